@@ -1,0 +1,42 @@
+# Geneva's tasks. `make help` lists them.
+#
+# Without DATABASE_URL (or TEST_DATABASE_URL for the tests), the tasks that
+# need a database start a throwaway PostgreSQL server and remove it afterwards.
+
+GO ?= go
+WITHPG := $(GO) run ./internal/cmd/withpg --
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the tasks
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_\/-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: test
+test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)
+ifdef TEST_DATABASE_URL
+	$(GO) test ./...
+else
+	$(WITHPG) $(GO) test ./...
+endif
+
+.PHONY: test/race
+test/race: ## Run every test with the race detector
+ifdef TEST_DATABASE_URL
+	$(GO) test -race ./...
+else
+	$(WITHPG) $(GO) test -race ./...
+endif
+
+.PHONY: lint
+lint: ## Check formatting and vet the code
+	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
+	$(GO) vet ./...
+
+.PHONY: sql
+sql: ## Write dist/geneva.sql, the single-file psql install
+	$(GO) run ./cmd/geneva sql > dist/geneva.sql
+
+.PHONY: migrate
+migrate: ## Install or upgrade the schema in $DATABASE_URL
+	$(GO) run ./cmd/geneva migrate

@@ -1,0 +1,180 @@
+// Package dbtest gives each test its own database with Geneva's schema
+// installed, cloned by pgtestdb from a template that is migrated once per
+// content of migrations/ and sql/ (and River's migrations).
+//
+// The server is TEST_DATABASE_URL when it is set (a libpq URL of a role that
+// may create roles and databases). Otherwise Main starts a throwaway server
+// for the test binary (see package pgtemp); `make test` starts one for the
+// whole run and sets TEST_DATABASE_URL.
+package dbtest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // pgtestdb opens database/sql connections with the "pgx" driver
+	"github.com/peterldowns/pgtestdb"
+	"github.com/peterldowns/pgtestdb/migrators/common"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/geneva-dev/geneva"
+	"github.com/geneva-dev/geneva/internal/pgtemp"
+)
+
+// EnvURL names the environment variable that gives the test server.
+const EnvURL = "TEST_DATABASE_URL"
+
+// migratorRev is part of the template's hash; bump it when Migrate's logic
+// changes in a way the hashed files do not show.
+const migratorRev = "1"
+
+// Main runs a package's tests, first starting a throwaway server when
+// TEST_DATABASE_URL is not set. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { dbtest.Main(m) }
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if os.Getenv(EnvURL) == "" {
+		srv, err := pgtemp.Start(context.Background(), nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dbtest:", err)
+			return 1
+		}
+		defer srv.Stop()
+		os.Setenv(EnvURL, srv.URL("postgres"))
+	}
+	return m.Run()
+}
+
+// NewConfig returns the connection settings of a new database with Geneva's
+// schema, dropped when the test passes (kept for inspection when it fails).
+func NewConfig(t testing.TB) *pgtestdb.Config {
+	t.Helper()
+	conf, err := serverConfig()
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	return pgtestdb.Custom(t, conf, migrator{})
+}
+
+// NewPool returns a pool on a new database with Geneva's schema, closed when
+// the test ends.
+func NewPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return NewPoolConfig(t, NewConfig(t))
+}
+
+// NewPoolConfig returns a pool on the database of conf, closed when the test
+// ends.
+func NewPoolConfig(t testing.TB, conf *pgtestdb.Config) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), conf.URL())
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewConn returns one connection on the database of conf, closed when the test
+// ends.
+func NewConn(t testing.TB, conf *pgtestdb.Config) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), conf.URL())
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// ServerURL returns the URL of the test server (its maintenance database).
+func ServerURL() string { return os.Getenv(EnvURL) }
+
+func serverConfig() (pgtestdb.Config, error) {
+	raw := os.Getenv(EnvURL)
+	if raw == "" {
+		return pgtestdb.Config{}, fmt.Errorf("%s is not set; run the tests with `make test`, or call dbtest.Main from TestMain", EnvURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return pgtestdb.Config{}, fmt.Errorf("%s must be a postgres:// URL", EnvURL)
+	}
+	password, _ := u.User.Password()
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	database := strings.TrimPrefix(u.Path, "/")
+	if database == "" {
+		database = "postgres"
+	}
+	options := u.RawQuery
+	if options == "" {
+		options = "sslmode=disable"
+	}
+	return pgtestdb.Config{
+		DriverName:                "pgx",
+		Host:                      u.Hostname(),
+		Port:                      port,
+		User:                      u.User.Username(),
+		Password:                  password,
+		Database:                  database,
+		Options:                   options,
+		ForceTerminateConnections: true,
+	}, nil
+}
+
+// migrator installs Geneva's schema into pgtestdb's template database.
+type migrator struct{}
+
+// Hash covers every file of migrations/ and sql/ and River's migrations, so
+// any change to them makes a new template.
+func (migrator) Hash() (string, error) {
+	h := common.NewRecursiveHash(common.Field("rev", migratorRev))
+	err := fs.WalkDir(geneva.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := fs.ReadFile(geneva.FS, path)
+		if err != nil {
+			return err
+		}
+		h.Add([]byte(path))
+		h.Add(body)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	riverMigrator, err := rivermigrate.New(riverpgxv5.New(nil), nil)
+	if err != nil {
+		return "", err
+	}
+	for _, migration := range riverMigrator.AllVersions() {
+		h.Add([]byte(migration.SQLUp))
+	}
+	return h.String(), nil
+}
+
+func (migrator) Migrate(ctx context.Context, _ *sql.DB, conf pgtestdb.Config) error {
+	pool, err := pgxpool.New(ctx, conf.URL())
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = geneva.Migrate(ctx, pool, nil)
+	return err
+}

@@ -1,0 +1,149 @@
+package geneva
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// VersionTable is the tern version table that records which of Geneva's
+// numbered migrations a database has. It is Geneva's own, so that it never
+// clashes with an application's tern history.
+const VersionTable = "public.geneva_schema_version"
+
+// RiverSchema is the schema River's tables live in. Geneva's functions insert
+// River jobs into public.river_job and notify public.river_insert.
+const RiverSchema = "public"
+
+// migrateLockKey serializes concurrent runs of Migrate (River's migrator takes
+// no lock of its own). Arbitrary; spells "geneva" in hex, roughly.
+const migrateLockKey = int64(0x67656e657661)
+
+// MigrateOpts are options for Migrate.
+type MigrateOpts struct {
+	// Logger receives River's migration log lines.
+	//
+	// Defaults to a logger that discards everything.
+	Logger *slog.Logger
+}
+
+// MigrateResult tells what Migrate did.
+type MigrateResult struct {
+	// RiverVersions are the River migrations applied, in order (none when River
+	// was up to date).
+	RiverVersions []int
+
+	// SchemaVersionFrom and SchemaVersionTo are Geneva's schema versions (its
+	// numbered migrations) before and after.
+	SchemaVersionFrom int32
+	SchemaVersionTo   int32
+}
+
+// Migrate installs or upgrades Geneva's schema in place: River's own migrations
+// first (Geneva's SQL inserts River jobs, so both must be present), then
+// Geneva's numbered migrations (tables, constraints, indexes), then the code
+// package from sql/ (every function), reinstalled each time in one transaction.
+// It is idempotent and safe to run from several processes at once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
+	if opts == nil {
+		opts = &MigrateOpts{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: migrate: %w", err)
+	}
+	defer conn.Release()
+
+	if _, err := conn.Exec(ctx, "select pg_advisory_lock($1)", migrateLockKey); err != nil {
+		return nil, fmt.Errorf("geneva: migrate: taking the migration lock: %w", err)
+	}
+	defer func() {
+		// Unlock even when ctx is done; a failure closes the connection, which
+		// releases the lock too.
+		if _, err := conn.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", migrateLockKey); err != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	result := &MigrateResult{}
+
+	riverMigrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{
+		Logger: logger,
+		Schema: RiverSchema,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("geneva: migrate: %w", err)
+	}
+	riverResult, err := riverMigrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: migrate: River's schema: %w", err)
+	}
+	for _, version := range riverResult.Versions {
+		result.RiverVersions = append(result.RiverVersions, version.Version)
+	}
+
+	migrator, err := migrate.NewMigrator(ctx, conn.Conn(), VersionTable)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: migrate: %w", err)
+	}
+	if err := migrator.LoadMigrations(mustSub("migrations")); err != nil {
+		return nil, fmt.Errorf("geneva: migrate: loading migrations: %w", err)
+	}
+	if result.SchemaVersionFrom, err = migrator.GetCurrentVersion(ctx); err != nil {
+		return nil, fmt.Errorf("geneva: migrate: %w", err)
+	}
+	if err := migrator.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("geneva: migrate: %w", describePgError(err))
+	}
+	result.SchemaVersionTo = int32(len(migrator.Migrations))
+
+	codePackage, err := migrate.LoadCodePackage(mustSub("sql"))
+	if err != nil {
+		return nil, fmt.Errorf("geneva: migrate: loading sql/: %w", err)
+	}
+	if err := migrate.InstallCodePackage(ctx, conn.Conn(), nil, codePackage); err != nil {
+		return nil, fmt.Errorf("geneva: migrate: installing sql/: %w", describePgError(err))
+	}
+
+	return result, nil
+}
+
+// describePgError adds the line and column of a failing statement to a tern
+// error, which otherwise carries the whole SQL text.
+func describePgError(err error) error {
+	var pgErr migrate.MigrationPgError
+	if !errors.As(err, &pgErr) || pgErr.PgError == nil {
+		return err
+	}
+	where := ""
+	if pgErr.Position != 0 {
+		if line, err := migrate.ExtractErrorLine(pgErr.Sql, int(pgErr.Position)); err == nil {
+			where = fmt.Sprintf(" at line %d: %s", line.LineNum, line.Text)
+		}
+	}
+	name := pgErr.MigrationName
+	if name == "" {
+		name = "sql/install.sql"
+	}
+	return fmt.Errorf("%s: %w%s", name, pgErr.PgError, where)
+}
+
+func mustSub(dir string) fs.FS {
+	sub, err := fs.Sub(FS, dir)
+	if err != nil {
+		panic(err) // dir is a constant naming an embedded directory
+	}
+	return sub
+}

@@ -1,0 +1,102 @@
+-- geneva._advance: moves a workflow on after an execution has ended: schedules
+-- what runs next, or finishes, cancels or pauses the workflow. One UPDATE of
+-- the workflow row.
+--
+-- Called by: start_step, complete_step, fail_step, cancel_workflow, skip_step.
+-- The caller holds the workflow lock (and the execution lock), and has already
+-- ended the execution that brought the workflow here.
+--
+-- p_move:
+--   next    the step after p_step_name in the current step list, after that
+--           step's own wait; finish when there is none (or p_step_name is no
+--           longer defined)
+--   same    p_step_name again, at now + p_wait (reattempts, resumable hand-over)
+--   finish  the workflow is finished
+--   cancel  the workflow is canceled
+--   pause   the workflow is paused; resume runs p_step_name anew
+--
+-- An operator's pause or cancel of a performing workflow (requested_action)
+-- takes effect here, at the step boundary: a cancel turns a schedule or a pause
+-- into a cancel (no next execution is created); a pause keeps the next
+-- execution scheduled, without a job (resume enqueues it), and pauses. A
+-- finish is never undone by a request.
+create or replace function geneva._advance(
+  p_workflow geneva.workflows,
+  p_definition geneva.workflow_definitions,
+  p_move text,
+  p_step_name text,
+  p_wait interval default null,
+  p_cursor jsonb default null,
+  p_continues_from_id bigint default null
+)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_move text := p_move;
+  v_step_name text := p_step_name;
+  v_wait interval := coalesce(p_wait, interval '0');
+  v_index integer;
+  v_state text;
+  v_workflow geneva.workflows;
+begin
+  -- guard: resolve the moves that schedule against the current step list
+  if v_move = 'next' then
+    v_index := array_position(p_definition.step_names, p_step_name);
+    if v_index is null or v_index >= cardinality(p_definition.step_names) then
+      v_move := 'finish';
+    else
+      v_move := 'schedule';
+      v_step_name := p_definition.step_names[v_index + 1];
+      v_wait := p_definition.step_waits[v_index + 1];
+    end if;
+  elsif v_move = 'same' then
+    v_move := 'schedule';
+  elsif v_move not in ('finish', 'cancel', 'pause') then
+    raise exception 'unknown move %', p_move using errcode = '22023';
+  end if;
+
+  -- guard: an operator's request waits for the step boundary, which is now
+  if p_workflow.requested_action = 'cancel' and v_move in ('schedule', 'pause') then
+    v_move := 'cancel';
+  elsif p_workflow.requested_action = 'pause' and v_move = 'schedule' then
+    v_move := 'schedule_paused';
+  end if;
+
+  if v_move in ('schedule', 'schedule_paused') then
+    perform geneva._schedule_step(
+      p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule',
+      p_cursor, p_continues_from_id
+    );
+  end if;
+
+  v_state := case v_move
+    when 'schedule' then 'ready'
+    when 'finish' then 'finished'
+    when 'cancel' then 'canceled'
+    else 'paused'
+  end;
+
+  update geneva.workflows w
+  set state = v_state,
+    current_step_name = null,
+    next_step_name = case v_move
+      when 'finish' then null
+      when 'cancel' then w.next_step_name
+      else v_step_name
+    end,
+    requested_action = null,
+    transitioned_at = case when v_state = 'ready' then null else v_now end,
+    paused_at = case when v_state = 'paused' then v_now end,
+    finished_at = case when v_state = 'finished' then v_now else w.finished_at end,
+    canceled_at = case when v_state = 'canceled' then v_now else w.canceled_at end,
+    updated_at = v_now
+  where w.id = p_workflow.id
+  returning w.* into v_workflow;
+
+  return v_workflow;
+end;
+$$;

@@ -1,0 +1,41 @@
+-- geneva._end_execution: moves an execution to an end state with its outcome.
+--
+-- Called by: every function that records what happened to an execution. The
+-- caller holds the workflow lock, then the execution lock, and has checked
+-- that the execution is active.
+--
+-- Sets the state's own timestamp and finished_at, writes the error columns when
+-- given, and merges p_metadata into the execution's metadata.
+create or replace function geneva._end_execution(
+  p_execution_id bigint,
+  p_state text,
+  p_outcome text,
+  p_error_class_name text default null,
+  p_error_message text default null,
+  p_error_backtrace text default null,
+  p_metadata jsonb default null
+)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+begin
+  update geneva.step_executions e
+  set state = p_state,
+    outcome = p_outcome,
+    completed_at = case when p_state = 'completed' then v_now else e.completed_at end,
+    failed_at = case when p_state = 'failed' then v_now else e.failed_at end,
+    canceled_at = case when p_state = 'canceled' then v_now else e.canceled_at end,
+    skipped_at = case when p_state = 'skipped' then v_now else e.skipped_at end,
+    finished_at = v_now,
+    error_class_name = coalesce(p_error_class_name, e.error_class_name),
+    error_message = coalesce(p_error_message, e.error_message),
+    error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
+    metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
+    updated_at = v_now
+  where e.id = p_execution_id;
+end;
+$$;

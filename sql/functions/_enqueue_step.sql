@@ -1,0 +1,60 @@
+-- geneva._enqueue_step: inserts the River job that will trigger a step execution.
+--
+-- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
+-- transaction, so scheduling and enqueueing commit or roll back together.
+-- Takes no locks of its own.
+--
+-- The job carries the execution id and the immutable facts a worker needs to
+-- evaluate its conditions without a read. River runs on the real clock while
+-- the engine may run on geneva.fake_now, so the job is due after the same delay
+-- as the execution: now() + (p_scheduled_for - geneva.now()). A job due now is
+-- inserted `available` and wakes River's producers at once with River's insert
+-- notification (topic public.river_insert); a later one is inserted `scheduled`
+-- and River's scheduler makes it available when due.
+create or replace function geneva._enqueue_step(
+  p_execution_id bigint,
+  p_workflow geneva.workflows,
+  p_step_name text,
+  p_scheduled_for timestamptz,
+  p_queue text,
+  p_priority smallint
+)
+returns bigint
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_delay interval := p_scheduled_for - geneva.now();
+  v_available boolean := v_delay <= interval '0';
+  v_job_id bigint;
+begin
+  insert into public.river_job (
+    args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
+  ) values (
+    jsonb_build_object(
+      'execution_id', p_execution_id,
+      'workflow_id', p_workflow.id,
+      'workflow_type', p_workflow.workflow_type,
+      'hero_type', p_workflow.hero_type,
+      'hero_id', p_workflow.hero_id,
+      'step_name', p_step_name
+    ),
+    'geneva_step',
+    25,
+    p_priority,
+    p_queue,
+    case when v_available then now() else now() + v_delay end,
+    case when v_available then 'available' else 'scheduled' end::public.river_job_state,
+    '{}',
+    '{}'
+  )
+  returning id into v_job_id;
+
+  if v_available then
+    perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
+  end if;
+
+  return v_job_id;
+end;
+$$;

@@ -1,0 +1,52 @@
+-- geneva._ensure_job: makes sure a River job will trigger a scheduled execution.
+--
+-- Called by: geneva.start_step (a job that arrived early), geneva.resume_workflow
+-- (the execution kept while the workflow was paused). The caller holds the
+-- workflow and execution locks.
+--
+-- When the execution's recorded job is still waiting in River (available,
+-- scheduled, retryable or pending), nothing is done: it will come. Otherwise (it
+-- ran, is running now, or was deleted) a new job is inserted, due at the
+-- execution's scheduled_for (at once when that has passed), and recorded on the
+-- execution.
+create or replace function geneva._ensure_job(
+  p_workflow geneva.workflows,
+  p_execution geneva.step_executions
+)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_definition geneva.workflow_definitions;
+  v_job_id bigint;
+begin
+  if exists (
+    select 1
+    from public.river_job j
+    where j.id = p_execution.job_id
+      and j.state in ('available', 'scheduled', 'retryable', 'pending')
+  ) then
+    return;
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = p_workflow.workflow_type;
+
+  v_job_id := geneva._enqueue_step(
+    p_execution.id,
+    p_workflow,
+    p_execution.step_name,
+    p_execution.scheduled_for,
+    coalesce(v_definition.queue, 'default'),
+    coalesce(v_definition.priority, 1::smallint)
+  );
+
+  update geneva.step_executions e
+  set job_id = v_job_id,
+    updated_at = geneva.now()
+  where e.id = p_execution.id;
+end;
+$$;

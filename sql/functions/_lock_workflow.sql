@@ -1,0 +1,32 @@
+-- geneva._lock_workflow: locks a workflow row and returns it as it is under the
+-- lock.
+--
+-- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step.
+-- Raises: 22004 for a NULL id; P0002 when the workflow does not exist.
+create or replace function geneva._lock_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_workflow geneva.workflows;
+begin
+  if p_workflow_id is null then
+    raise exception 'workflow id must not be null' using errcode = '22004';
+  end if;
+
+  select w.* into v_workflow
+  from geneva.workflows w
+  where w.id = p_workflow_id
+  for no key update;
+
+  if not found then
+    raise exception 'workflow % not found', p_workflow_id
+      using errcode = 'P0002',
+            table = 'workflows';
+  end if;
+
+  return v_workflow;
+end;
+$$;

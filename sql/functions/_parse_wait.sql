@@ -1,0 +1,37 @@
+-- geneva._parse_wait: reads a wait from a definition: an interval string
+-- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
+--
+-- Called by: geneva.define_workflow, geneva._validate_policy. Takes no locks.
+-- Raises 22023 (naming p_where) for anything else, an unparsable string, or a
+-- negative wait.
+create or replace function geneva._parse_wait(p_value jsonb, p_where text)
+returns interval
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  v_wait interval;
+begin
+  begin
+    v_wait := case jsonb_typeof(p_value)
+      when 'number' then make_interval(secs => (p_value #>> '{}')::double precision)
+      when 'string' then (p_value #>> '{}')::interval
+    end;
+  exception when others then
+    v_wait := null;
+  end;
+
+  if v_wait is null then
+    raise exception '%: wait % is not an interval', p_where, p_value
+      using errcode = '22023',
+            hint = 'Give an interval such as "30 seconds" or a number of seconds.';
+  end if;
+  if v_wait < interval '0' then
+    raise exception '%: wait % is negative', p_where, p_value
+      using errcode = '22023';
+  end if;
+
+  return v_wait;
+end;
+$$;

@@ -1,0 +1,51 @@
+-- geneva._schedule_step: inserts a scheduled execution of a step and, unless
+-- told not to, the River job that will trigger it.
+--
+-- Called by: geneva.create_workflow, geneva._advance, geneva.resume_workflow.
+-- The caller holds the workflow lock, has ended any other active execution
+-- (the unique index step_executions_one_active enforces it), and updates the
+-- workflow row itself (state, next_step_name).
+--
+-- The execution id is drawn first so that the job's arguments can name it and
+-- the execution row is written once, with its job_id.
+create or replace function geneva._schedule_step(
+  p_workflow geneva.workflows,
+  p_definition geneva.workflow_definitions,
+  p_step_name text,
+  p_scheduled_for timestamptz,
+  p_enqueue boolean,
+  p_cursor jsonb default null,
+  p_continues_from_id bigint default null
+)
+returns bigint
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_execution_id bigint := nextval('geneva.step_executions_id_seq');
+  v_job_id bigint;
+begin
+  if p_enqueue then
+    v_job_id := geneva._enqueue_step(
+      v_execution_id,
+      p_workflow,
+      p_step_name,
+      p_scheduled_for,
+      coalesce(p_definition.queue, 'default'),
+      coalesce(p_definition.priority, 1::smallint)
+    );
+  end if;
+
+  insert into geneva.step_executions (
+    id, workflow_id, step_name, state, scheduled_for, job_id, cursor, continues_from_id,
+    created_at, updated_at
+  ) values (
+    v_execution_id, p_workflow.id, p_step_name, 'scheduled', p_scheduled_for, v_job_id, p_cursor,
+    p_continues_from_id, v_now, v_now
+  );
+
+  return v_execution_id;
+end;
+$$;

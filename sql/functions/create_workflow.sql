@@ -1,0 +1,94 @@
+-- geneva.create_workflow: creates a workflow for a hero and schedules its first
+-- step (after that step's wait), or finishes it at once when the type has no
+-- steps. Runs in the caller's transaction, so the workflow, its first execution
+-- and the River job commit with the caller's own writes.
+--
+-- Called by: applications (any SQL client, goclient).
+-- Locks: inserts only. A concurrent create for the same type and hero waits for
+-- the first to commit or roll back.
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id; WF001
+-- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
+-- when the hero already has an ongoing workflow of this type and
+-- p_allow_multiple is false.
+create or replace function geneva.create_workflow(
+  p_workflow_type text,
+  p_hero_type text,
+  p_hero_id text,
+  p_allow_multiple boolean default false
+)
+returns bigint
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_definition geneva.workflow_definitions;
+  v_first_step text;
+  v_workflow geneva.workflows;
+  v_existing geneva.workflows;
+begin
+  if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
+    raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
+      using errcode = '22004';
+  end if;
+  if p_hero_type = '' or p_hero_id = '' then
+    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = p_workflow_type;
+  if not found then
+    raise exception 'unknown workflow type %', p_workflow_type
+      using errcode = 'WF001',
+            hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',
+            table = 'workflow_definitions';
+  end if;
+
+  v_first_step := v_definition.step_names[1];
+
+  insert into geneva.workflows as w (
+    workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple,
+    created_at, updated_at, transitioned_at, finished_at
+  ) values (
+    p_workflow_type, p_hero_type, p_hero_id,
+    case when v_first_step is null then 'finished' else 'ready' end,
+    v_first_step, p_allow_multiple, v_now, v_now,
+    case when v_first_step is null then v_now end,
+    case when v_first_step is null then v_now end
+  )
+  on conflict (workflow_type, hero_type, hero_id)
+    where state not in ('finished', 'canceled') and not allow_multiple
+    do nothing
+  returning w.* into v_workflow;
+
+  -- guard: one ongoing workflow per type and hero
+  if not found then
+    select w.* into v_existing
+    from geneva.workflows w
+    where w.workflow_type = p_workflow_type
+      and w.hero_type = p_hero_type
+      and w.hero_id = p_hero_id
+      and w.state not in ('finished', 'canceled')
+      and not w.allow_multiple;
+    raise exception 'hero % % already has an ongoing % workflow', p_hero_type, p_hero_id, p_workflow_type
+      using errcode = '23505',
+            detail = format('Workflow %s is %s.', v_existing.id, v_existing.state),
+            hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
+            table = 'workflows',
+            constraint = 'workflows_one_ongoing_per_hero';
+  end if;
+
+  if v_first_step is not null then
+    perform geneva._schedule_step(
+      v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true
+    );
+  end if;
+
+  return v_workflow.id;
+end;
+$$;
+
+comment on function geneva.create_workflow(text, text, text, boolean) is
+'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';

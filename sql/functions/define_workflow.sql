@@ -1,0 +1,186 @@
+-- geneva.define_workflow: registers a workflow type, or replaces its definition.
+--
+-- Called by: the Go worker at start-up for each of its workflow types; any SQL
+-- client for other languages. Workflows already running follow the new step
+-- list from their next transition on.
+--
+-- The definition (see the README) lists the steps in run order, each with its
+-- name and optional wait, skip_if and on_exception; and optional top-level
+-- on_exception, queue (default 'default'), priority (1-4, default 1),
+-- may_proceed_without_hero and cancel_if (names of the worker's conditions,
+-- kept for operators to read). Re-registering an identical definition writes
+-- nothing.
+--
+-- Locks: the definition row (upsert).
+-- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
+-- (unknown keys, steps not a list, a step without a name, duplicate step names,
+-- a bad wait or skip_if, any bad policy as in geneva._validate_policy, a bad
+-- queue, priority, may_proceed_without_hero or cancel_if).
+create or replace function geneva.define_workflow(
+  p_workflow_type text,
+  p_definition jsonb
+)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_key text;
+  v_steps jsonb := coalesce(p_definition -> 'steps', '[]'::jsonb);
+  v_step jsonb;
+  v_index integer := 0;
+  v_where text;
+  v_name text;
+  v_names text[] := '{}';
+  v_waits interval[] := '{}';
+  v_policy jsonb;
+  v_queue text := 'default';
+  v_priority smallint := 1;
+begin
+  if p_workflow_type is null then
+    raise exception 'workflow type must not be null' using errcode = '22004';
+  end if;
+  if p_definition is null then
+    raise exception 'definition of % must not be null', p_workflow_type using errcode = '22004';
+  end if;
+  if length(p_workflow_type) not between 1 and 255 then
+    raise exception 'workflow type must be 1 to 255 characters long' using errcode = '22023';
+  end if;
+  if jsonb_typeof(p_definition) <> 'object' then
+    raise exception 'definition of % must be a JSON object', p_workflow_type
+      using errcode = '22023';
+  end if;
+
+  -- guard: top-level keys
+  for v_key in select jsonb_object_keys(p_definition) loop
+    if v_key not in (
+      'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if'
+    ) then
+      raise exception 'definition of %: unknown key "%"', p_workflow_type, v_key
+        using errcode = '22023',
+              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero and cancel_if.';
+    end if;
+  end loop;
+
+  -- guard: steps
+  if jsonb_typeof(v_steps) <> 'array' then
+    raise exception 'definition of %: steps must be a list', p_workflow_type
+      using errcode = '22023';
+  end if;
+
+  for v_step in select s from jsonb_array_elements(v_steps) s loop
+    v_where := format('definition of %s: steps[%s]', p_workflow_type, v_index);
+    if jsonb_typeof(v_step) <> 'object' then
+      raise exception '%: a step must be an object', v_where using errcode = '22023';
+    end if;
+    for v_key in select jsonb_object_keys(v_step) loop
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception') then
+        raise exception '%: unknown step key "%"', v_where, v_key
+          using errcode = '22023',
+                hint = 'Step keys are name, wait, skip_if and on_exception.';
+      end if;
+    end loop;
+
+    v_name := v_step ->> 'name';
+    if jsonb_typeof(v_step -> 'name') is distinct from 'string' or v_name = '' then
+      raise exception '%: a step needs a name', v_where using errcode = '22023';
+    end if;
+    if v_name = any(v_names) then
+      raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
+        using errcode = '22023';
+    end if;
+    v_where := format('definition of %s: step %s', p_workflow_type, v_name);
+
+    v_names := v_names || v_name;
+    v_waits := v_waits || case
+      when v_step ? 'wait' then geneva._parse_wait(v_step -> 'wait', v_where)
+      else interval '0'
+    end;
+
+    if v_step ? 'skip_if'
+      and jsonb_typeof(v_step -> 'skip_if') not in ('boolean', 'string') then
+      raise exception '%: skip_if must be true, false or the name of a condition', v_where
+        using errcode = '22023';
+    end if;
+
+    v_policy := v_step -> 'on_exception';
+    if jsonb_typeof(v_policy) = 'array' then
+      perform geneva._validate_policy(p.policy, format('%s: on_exception[%s]', v_where, p.n - 1))
+      from jsonb_array_elements(v_policy) with ordinality as p(policy, n);
+    elsif v_policy is not null then
+      perform geneva._validate_policy(v_policy, v_where || ': on_exception');
+    end if;
+
+    v_index := v_index + 1;
+  end loop;
+
+  -- guard: workflow-level policies
+  v_policy := p_definition -> 'on_exception';
+  v_where := format('definition of %s: on_exception', p_workflow_type);
+  if jsonb_typeof(v_policy) = 'array' then
+    perform geneva._validate_policy(p.policy, format('%s[%s]', v_where, p.n - 1))
+    from jsonb_array_elements(v_policy) with ordinality as p(policy, n);
+  elsif v_policy is not null then
+    perform geneva._validate_policy(v_policy, v_where);
+  end if;
+
+  -- guard: job options and the rest
+  if p_definition ? 'queue' then
+    if jsonb_typeof(p_definition -> 'queue') <> 'string'
+      or char_length(p_definition ->> 'queue') not between 1 and 127 then
+      raise exception 'definition of %: queue must be a name of 1 to 127 characters', p_workflow_type
+        using errcode = '22023';
+    end if;
+    v_queue := p_definition ->> 'queue';
+  end if;
+  if p_definition ? 'priority' then
+    if jsonb_typeof(p_definition -> 'priority') <> 'number'
+      or (p_definition ->> 'priority') not in ('1', '2', '3', '4') then
+      raise exception 'definition of %: priority must be 1, 2, 3 or 4', p_workflow_type
+        using errcode = '22023',
+              hint = 'Priorities are River''s: 1 runs first.';
+    end if;
+    v_priority := (p_definition ->> 'priority')::smallint;
+  end if;
+  if p_definition ? 'may_proceed_without_hero'
+    and jsonb_typeof(p_definition -> 'may_proceed_without_hero') <> 'boolean' then
+    raise exception 'definition of %: may_proceed_without_hero must be true or false', p_workflow_type
+      using errcode = '22023';
+  end if;
+  if p_definition ? 'cancel_if'
+    and (
+      jsonb_typeof(p_definition -> 'cancel_if') <> 'array'
+      or exists (
+        select 1
+        from jsonb_array_elements(p_definition -> 'cancel_if') c
+        where jsonb_typeof(c) <> 'string'
+      )
+    ) then
+    raise exception 'definition of %: cancel_if must be a list of condition names', p_workflow_type
+      using errcode = '22023';
+  end if;
+
+  insert into geneva.workflow_definitions as d (
+    workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
+    created_at, updated_at
+  ) values (
+    p_workflow_type, p_definition, v_names, v_waits, v_queue, v_priority,
+    coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
+    v_now, v_now
+  )
+  on conflict (workflow_type) do update
+  set definition = excluded.definition,
+    step_names = excluded.step_names,
+    step_waits = excluded.step_waits,
+    queue = excluded.queue,
+    priority = excluded.priority,
+    may_proceed_without_hero = excluded.may_proceed_without_hero,
+    updated_at = excluded.updated_at
+  where d.definition is distinct from excluded.definition;
+end;
+$$;
+
+comment on function geneva.define_workflow(text, jsonb) is
+'Registers or replaces a workflow type''s definition (steps in run order, policies, queue, priority), validating it.';

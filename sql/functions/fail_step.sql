@@ -1,0 +1,220 @@
+-- geneva.fail_step: records that a step (or the evaluation of its
+-- preconditions) raised an error, resolves the exception policy, and moves the
+-- workflow on.
+--
+-- Called by: the worker, in the transaction that also completes the River job,
+-- when the step function returned an error or panicked (the execution is
+-- in_progress), or when evaluating cancel_if/skip_if failed before start_step
+-- (the execution is still scheduled and due; the reattempt reason is then
+-- "precondition"). p_error_classes lists the error's type names, outermost
+-- first, and the names of the worker's matchers that match it; the first is
+-- stored as error_class_name.
+--
+-- The policy is resolved by geneva._resolve_policy. Its action:
+--   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
+--   cancel     failed/canceled_by_exception; workflow canceled
+--   skip       skipped/skipped_by_exception; next step scheduled
+--   reattempt  completed/reattempted_by_exception; the same step at now + the
+--              policy's wait; unless the step's consecutive exception
+--              reattempts (since its last success or recovery) have reached the
+--              cap: then failed/reattempts_exhausted and the policy's
+--              terminal_action (pause by default, cancel or skip)
+-- The error columns are written in every case. When the policy names a
+-- handler, nothing is recorded and the result says which handler to run; the
+-- worker runs it and calls fail_step again with its decision in
+-- p_handler_signal ('reattempt' with p_handler_wait, 'skip', 'cancel',
+-- 'pause' (also for no decision) or 'finished'); a handler's reattempts have
+-- no cap. An operator's pause or cancel requested while the step ran applies
+-- now (see geneva._advance).
+--
+-- Locks: the workflow row, then the execution row.
+-- Returns: action (what was applied: pause, cancel, skip, reattempt, finished,
+-- or handler), outcome (NULL when nothing was recorded because the execution
+-- can no longer fail: it moved on, or its workflow is paused), report (whether
+-- the worker should report the error: the policy's report is always, the
+-- default; never; or terminal_only, which reports unless the step is
+-- reattempted), the workflow's state after it, and the handler to run.
+-- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
+-- negative handler wait, or a handler decision when no handler applies; P0002
+-- for an unknown execution.
+create or replace function geneva.fail_step(
+  p_execution_id bigint,
+  p_error_classes text[],
+  p_error_message text,
+  p_error_backtrace text default null,
+  p_handler_signal text default null,
+  p_handler_wait interval default null
+)
+returns table (
+  action text,
+  outcome text,
+  report boolean,
+  workflow_state text,
+  handler text
+)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := geneva.now();
+  v_execution geneva.step_executions;
+  v_workflow geneva.workflows;
+  v_definition geneva.workflow_definitions;
+  v_reason text;
+  v_policy jsonb;
+  v_action text;
+  v_wait interval;
+  v_cap integer;
+  v_count integer;
+  v_outcome text;
+  v_error_class_name text := p_error_classes[1];
+  v_metadata jsonb;
+begin
+  if p_handler_signal is not null
+    and p_handler_signal not in ('reattempt', 'skip', 'cancel', 'pause', 'finished') then
+    raise exception 'unknown handler decision %', p_handler_signal
+      using errcode = '22023',
+            hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
+  end if;
+  if p_handler_wait < interval '0' then
+    raise exception 'wait % is negative', p_handler_wait using errcode = '22023';
+  end if;
+
+  v_execution := geneva._lock_execution(p_execution_id);
+  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+
+  -- guard: which phase failed, if the execution can still fail at all
+  if v_execution.state = 'in_progress' and v_workflow.state = 'performing' then
+    v_reason := 'exception_policy';
+  elsif v_execution.state = 'in_progress' then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
+    return;
+  elsif v_execution.state = 'scheduled' and v_workflow.state = 'ready'
+    and v_execution.scheduled_for <= v_now then
+    v_reason := 'precondition';
+  else
+    return query select null::text, null::text, false, v_workflow.state, null::text;
+    return;
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+
+  v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+
+  -- guard: a handler decides in Go; ask for its decision first
+  if v_policy ? 'handler' then
+    if p_handler_signal is null then
+      return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
+      return;
+    end if;
+    v_action := p_handler_signal;
+    v_wait := p_handler_wait;
+  elsif p_handler_signal is not null then
+    raise exception 'execution % has no handler policy for this error', p_execution_id
+      using errcode = '22023',
+            detail = format('The policy that applies is %s.', v_policy),
+            hint = 'Call fail_step without a handler decision.';
+  else
+    v_action := v_policy ->> 'action';
+    v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
+    v_cap := (v_policy ->> 'cap')::integer;
+  end if;
+
+  v_metadata := jsonb_build_object(
+    'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
+    'policy', v_policy
+  );
+
+  -- guard: the reattempt cap counts consecutive exception reattempts of this
+  -- step since its last success, recovery or resumable hand-over
+  if v_action = 'reattempt' and v_cap is not null then
+    select count(*) into v_count
+    from geneva.step_executions e
+    where e.workflow_id = v_workflow.id
+      and e.step_name = v_execution.step_name
+      and e.outcome = 'reattempted_by_exception'
+      and e.id > coalesce((
+        select max(s.id)
+        from geneva.step_executions s
+        where s.workflow_id = v_workflow.id
+          and s.step_name = v_execution.step_name
+          and s.outcome in ('success', 'recovered', 'suspended')
+      ), 0);
+
+    if v_count >= v_cap then
+      v_outcome := 'reattempts_exhausted';
+      v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
+      perform geneva._end_execution(
+        v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
+        v_metadata || jsonb_build_object('consecutive_reattempts', v_count)
+      );
+      v_workflow := geneva._advance(
+        v_workflow, v_definition,
+        case v_action when 'skip' then 'next' else v_action end,
+        v_execution.step_name
+      );
+    end if;
+  end if;
+
+  if v_outcome is null then
+    case v_action
+      when 'pause' then
+        v_outcome := 'paused_by_exception';
+        perform geneva._end_execution(
+          v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
+          v_metadata
+        );
+        v_workflow := geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
+      when 'cancel' then
+        v_outcome := 'canceled_by_exception';
+        perform geneva._end_execution(
+          v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
+          v_metadata
+        );
+        v_workflow := geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
+      when 'skip' then
+        v_outcome := 'skipped_by_exception';
+        perform geneva._end_execution(
+          v_execution.id, 'skipped', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
+          v_metadata
+        );
+        v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+      when 'reattempt' then
+        v_outcome := 'reattempted_by_exception';
+        perform geneva._end_execution(
+          v_execution.id, 'completed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
+          v_metadata || jsonb_build_object('reattempt_reason', v_reason)
+        );
+        v_workflow := geneva._advance(
+          v_workflow, v_definition, 'same', v_execution.step_name, v_wait
+        );
+      when 'finished' then
+        v_outcome := 'success';
+        perform geneva._end_execution(
+          v_execution.id, 'completed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
+          v_metadata
+        );
+        v_workflow := geneva._advance(v_workflow, v_definition, 'finish', v_execution.step_name);
+    end case;
+  end if;
+
+  return query select
+    v_action,
+    v_outcome,
+    case coalesce(v_policy ->> 'report', 'always')
+      when 'never' then false
+      when 'terminal_only' then v_outcome <> 'reattempted_by_exception'
+      else true
+    end,
+    v_workflow.state,
+    v_policy ->> 'handler';
+end;
+$$;
+
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval) is
+'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';

@@ -1,0 +1,55 @@
+-- geneva.pause_workflow: an operator pauses a workflow.
+--
+-- Called by: operators and applications (any SQL client, goclient, the CLI).
+-- A ready workflow pauses now and keeps its scheduled execution (it becomes
+-- overdue while paused; resume enqueues it again). A performing workflow
+-- pauses at the step boundary: the request is recorded, the running step's own
+-- result is recorded when it ends, and then the workflow pauses with the next
+-- execution kept scheduled. Requesting it again is harmless.
+--
+-- Locks: the workflow row.
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- workflow that is paused, finished or canceled, or performing with a cancel
+-- already requested.
+create or replace function geneva.pause_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
+begin
+  if v_workflow.state = 'ready' then
+    update geneva.workflows w
+    set state = 'paused',
+      paused_at = v_now,
+      transitioned_at = v_now,
+      updated_at = v_now
+    where w.id = p_workflow_id
+    returning w.* into v_workflow;
+  elsif v_workflow.state = 'performing' and v_workflow.requested_action is distinct from 'cancel' then
+    update geneva.workflows w
+    set requested_action = 'pause',
+      updated_at = v_now
+    where w.id = p_workflow_id
+    returning w.* into v_workflow;
+  else
+    raise exception 'workflow % cannot be paused', p_workflow_id
+      using errcode = '55000',
+            detail = case
+              when v_workflow.state = 'performing' then 'A cancel of the workflow is already requested.'
+              else format('Workflow is %s.', v_workflow.state)
+            end,
+            hint = 'Only ready and performing workflows can be paused.',
+            table = 'workflows';
+  end if;
+
+  return v_workflow;
+end;
+$$;
+
+comment on function geneva.pause_workflow(bigint) is
+'Pauses a workflow now (ready) or at the end of its running step (performing).';

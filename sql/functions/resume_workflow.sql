@@ -1,0 +1,79 @@
+-- geneva.resume_workflow: an operator resumes a paused workflow.
+--
+-- Called by: operators and applications (any SQL client, goclient, the CLI).
+-- The workflow becomes ready. The execution it kept while paused runs at its
+-- time (at once when overdue), with a new River job unless one is still
+-- waiting; without a kept execution (the workflow paused on an error, a pause
+-- signal or a missing step), next_step_name is scheduled anew, now. Resuming a
+-- performing workflow whose pause was requested withdraws the request.
+--
+-- Locks: the workflow row, then its active execution.
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- workflow that is not paused (and has no pause requested).
+create or replace function geneva.resume_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
+  v_execution geneva.step_executions;
+  v_definition geneva.workflow_definitions;
+begin
+  -- guard: withdraw a pause that has not happened yet
+  if v_workflow.state = 'performing' and v_workflow.requested_action = 'pause' then
+    update geneva.workflows w
+    set requested_action = null,
+      updated_at = v_now
+    where w.id = p_workflow_id
+    returning w.* into v_workflow;
+    return v_workflow;
+  end if;
+
+  if v_workflow.state <> 'paused' then
+    raise exception 'workflow % cannot be resumed', p_workflow_id
+      using errcode = '55000',
+            detail = format('Workflow is %s.', v_workflow.state),
+            hint = 'Only paused workflows can be resumed.',
+            table = 'workflows';
+  end if;
+
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.state in ('scheduled', 'in_progress')
+  for no key update;
+
+  if v_execution.state = 'scheduled' then
+    perform geneva._ensure_job(v_workflow, v_execution);
+  elsif v_execution.id is null then
+    select d.* into v_definition
+    from geneva.workflow_definitions d
+    where d.workflow_type = v_workflow.workflow_type;
+
+    -- (a paused workflow always has a next step; else start from the first)
+    v_workflow.next_step_name := coalesce(v_workflow.next_step_name, v_definition.step_names[1]);
+    if v_workflow.next_step_name is null then
+      return geneva._advance(v_workflow, v_definition, 'finish', null);
+    end if;
+    perform geneva._schedule_step(v_workflow, v_definition, v_workflow.next_step_name, v_now, true);
+  end if;
+
+  update geneva.workflows w
+  set state = 'ready',
+    next_step_name = v_workflow.next_step_name,
+    paused_at = null,
+    transitioned_at = null,
+    updated_at = v_now
+  where w.id = p_workflow_id
+  returning w.* into v_workflow;
+
+  return v_workflow;
+end;
+$$;
+
+comment on function geneva.resume_workflow(bigint) is
+'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now.';

@@ -1,0 +1,163 @@
+-- geneva.start_step: claims a step execution for a worker, or records the
+-- outcome of the worker's preconditions.
+--
+-- Called by: the worker when River delivers a step's job, after it has
+-- evaluated the workflow's cancel_if and the step's skip_if (p_precondition
+-- 'cancel' or 'skip'; 'hero_missing' when its hero loader found nothing; NULL
+-- when the step should run). Calling it again, early, or for an execution that
+-- has moved on is harmless.
+--
+-- Locks: the workflow row, then the execution row.
+-- Returns one row when the worker should run the step now: the execution is
+-- then in_progress and the workflow performing. Returns no row, in order, when:
+--   the execution is not scheduled (a duplicate or late job): nothing changes;
+--   the workflow is finished or canceled: the execution is canceled
+--     (canceled_externally);
+--   the workflow is not ready (paused): the execution stays scheduled and
+--     resume_workflow enqueues it again;
+--   the execution is not due yet: it stays scheduled, and a job is enqueued for
+--     its time unless one is still waiting in River;
+--   the step is no longer defined: failed/step_not_defined, workflow paused;
+--   the hero is missing (and the definition does not allow it):
+--     canceled/canceled_hero_missing, workflow canceled;
+--   cancel_if held: canceled/canceled_by_condition, workflow canceled;
+--   skip_if held (from the worker, or `"skip_if": true` in the definition):
+--     skipped/skipped_by_condition, next step scheduled or workflow finished.
+-- Raises: 22004 for a NULL id; 22023 for an unknown precondition; P0002 for an
+-- unknown execution.
+create or replace function geneva.start_step(
+  p_execution_id bigint,
+  p_precondition text default null
+)
+returns table (
+  execution_id bigint,
+  workflow_id bigint,
+  workflow_type text,
+  hero_type text,
+  hero_id text,
+  step_name text,
+  attempt integer,
+  scheduled_for timestamptz,
+  started_at timestamptz,
+  cursor jsonb,
+  continues_from_id bigint
+)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := geneva.now();
+  v_execution geneva.step_executions;
+  v_workflow geneva.workflows;
+  v_definition geneva.workflow_definitions;
+  v_index integer;
+begin
+  if p_precondition is not null and p_precondition not in ('cancel', 'skip', 'hero_missing') then
+    raise exception 'unknown precondition %', p_precondition
+      using errcode = '22023',
+            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
+  end if;
+
+  v_execution := geneva._lock_execution(p_execution_id);
+  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+
+  -- guard: only a scheduled execution starts; anything else is a duplicate or late job
+  if v_execution.state <> 'scheduled' then
+    return;
+  end if;
+
+  -- guard: a finished or canceled workflow keeps no active execution
+  if v_workflow.state in ('finished', 'canceled') then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    return;
+  end if;
+
+  -- guard: a paused workflow keeps its execution scheduled until resumed
+  if v_workflow.state <> 'ready' then
+    return;
+  end if;
+
+  -- guard: an early job leaves the execution for a job at its time
+  if v_execution.scheduled_for > v_now then
+    perform geneva._ensure_job(v_workflow, v_execution);
+    return;
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+  v_index := array_position(v_definition.step_names, v_execution.step_name);
+
+  -- guard: the step must still be defined (a deploy may have removed it)
+  if v_index is null then
+    perform geneva._end_execution(
+      v_execution.id, 'failed', 'step_not_defined',
+      p_error_message => format(
+        'step %s is not defined in workflow type %s', v_execution.step_name, v_workflow.workflow_type
+      )
+    );
+    perform geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
+    return;
+  end if;
+
+  -- guard: the hero is gone
+  if p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_hero_missing');
+    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
+    return;
+  end if;
+
+  -- guard: cancel_if
+  if p_precondition = 'cancel' then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_by_condition');
+    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
+    return;
+  end if;
+
+  -- guard: skip_if
+  if p_precondition = 'skip'
+    or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then
+    perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_by_condition');
+    perform geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+    return;
+  end if;
+
+  update geneva.step_executions e
+  set state = 'in_progress',
+    started_at = v_now,
+    updated_at = v_now
+  where e.id = v_execution.id;
+
+  update geneva.workflows w
+  set state = 'performing',
+    current_step_name = v_execution.step_name,
+    started_at = coalesce(w.started_at, v_now),
+    updated_at = v_now
+  where w.id = v_workflow.id;
+
+  return query
+  select
+    v_execution.id,
+    v_workflow.id,
+    v_workflow.workflow_type,
+    v_workflow.hero_type,
+    v_workflow.hero_id,
+    v_execution.step_name,
+    (
+      select count(*)::integer
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.step_name = v_execution.step_name
+        and e.id <= v_execution.id
+    ),
+    v_execution.scheduled_for,
+    v_now,
+    v_execution.cursor,
+    v_execution.continues_from_id;
+end;
+$$;
+
+comment on function geneva.start_step(bigint, text) is
+'Worker protocol: claims a due scheduled execution (one row back) or records its preconditions (no row).';

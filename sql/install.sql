@@ -1,0 +1,40 @@
+-- Geneva's code package: every function, trigger and view of the engine.
+--
+-- `geneva migrate` installs it in one transaction after the numbered
+-- migrations, every time, so a database is upgraded in place; the single-file
+-- psql install (dist/geneva.sql) embeds it. Everything here is idempotent
+-- (create or replace), written once, and depends only on the tables of
+-- migrations/ and on River's public.river_job.
+--
+-- Files are included as Go templates (tern code packages): keep double curly
+-- braces out of SQL.
+
+-- Graveyard: drops of removed functions and changed signatures, oldest first.
+-- (none yet)
+
+-- Clock and private helpers, in dependency order.
+{{ template "functions/now.sql" . }}
+{{ template "functions/_parse_wait.sql" . }}
+{{ template "functions/_validate_policy.sql" . }}
+{{ template "functions/_lock_workflow.sql" . }}
+{{ template "functions/_lock_execution.sql" . }}
+{{ template "functions/_enqueue_step.sql" . }}
+{{ template "functions/_ensure_job.sql" . }}
+{{ template "functions/_schedule_step.sql" . }}
+{{ template "functions/_end_execution.sql" . }}
+{{ template "functions/_advance.sql" . }}
+{{ template "functions/_resolve_policy.sql" . }}
+
+-- Definitions and workflows.
+{{ template "functions/define_workflow.sql" . }}
+{{ template "functions/create_workflow.sql" . }}
+{{ template "functions/pause_workflow.sql" . }}
+{{ template "functions/resume_workflow.sql" . }}
+{{ template "functions/cancel_workflow.sql" . }}
+{{ template "functions/skip_step.sql" . }}
+
+-- Worker protocol.
+{{ template "functions/start_step.sql" . }}
+{{ template "functions/complete_step.sql" . }}
+{{ template "functions/fail_step.sql" . }}
+{{ template "functions/checkpoint_step.sql" . }}

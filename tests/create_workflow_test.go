@@ -1,0 +1,224 @@
+package tests
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+func TestCreateWorkflow(t *testing.T) {
+	t.Parallel()
+
+	t.Run("AllowMultipleLetsAHeroHaveSeveral", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		var first, second int64
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1', true)").Scan(&first))
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1', true)").Scan(&second))
+		require.NotEqual(t, first, second)
+		// and a workflow without allow_multiple still fits beside them
+		b.create(t, "ThreeSteps", "1")
+	})
+
+	t.Run("FinishesAtOnceWithoutSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Empty", `{"steps": []}`)
+
+		id := b.create(t, "Empty", "1")
+
+		wf := b.workflow(t, id)
+		require.Equal(t, "finished", wf.State)
+		require.Nil(t, wf.NextStepName)
+		require.Equal(t, t0, deref(wf.FinishedAt))
+		require.Equal(t, t0, deref(wf.TransitionedAt))
+		require.Empty(t, b.executions(t, id))
+		// a finished workflow frees the hero's slot
+		b.create(t, "Empty", "1")
+	})
+
+	t.Run("FreesTheSlotWhenCanceled", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		id := b.create(t, "ThreeSteps", "1")
+		b.call(t, "cancel_workflow", id)
+		b.create(t, "ThreeSteps", "1")
+	})
+
+	t.Run("InsertsAvailableRiverJobWithQueueAndPriority", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "Billing", `{"steps": [{"name": "charge"}], "queue": "billing", "priority": 3}`)
+
+		id := b.create(t, "Billing", "7")
+
+		execution := b.active(t, id)
+		require.NotNil(t, execution.JobID)
+		job := b.job(t, *execution.JobID)
+		require.Equal(t, "available", job.State)
+		require.Equal(t, "geneva_step", job.Kind)
+		require.Equal(t, "billing", job.Queue)
+		require.EqualValues(t, 3, job.Priority)
+		require.Equal(t, map[string]any{
+			"execution_id":  float64(execution.ID),
+			"workflow_id":   float64(id),
+			"workflow_type": "Billing",
+			"hero_type":     "User",
+			"hero_id":       "7",
+			"step_name":     "charge",
+		}, job.Args)
+	})
+
+	t.Run("NotifiesRiverOfTheInsert", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "Billing", `{"steps": [{"name": "charge"}], "queue": "billing"}`)
+
+		listener := dbtest.NewConn(t, b.conf)
+		_, err := listener.Exec(b.ctx, `listen "public.river_insert"`)
+		require.NoError(t, err)
+
+		b.create(t, "Billing", "7")
+
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		notification, err := listener.WaitForNotification(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "public.river_insert", notification.Channel)
+		require.JSONEq(t, `{"queue": "billing"}`, notification.Payload)
+	})
+
+	t.Run("NotifiesNothingUntilCommit", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		listener := dbtest.NewConn(t, b.conf)
+		_, err := listener.Exec(b.ctx, `listen "public.river_insert"`)
+		require.NoError(t, err)
+
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1')")
+		require.NoError(t, err)
+		require.NoError(t, tx.Rollback(b.ctx))
+
+		ctx, cancel := context.WithTimeout(b.ctx, 200*time.Millisecond)
+		defer cancel()
+		_, err = listener.WaitForNotification(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		var workflows, jobs int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows").Scan(&workflows))
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from public.river_job").Scan(&jobs))
+		require.Zero(t, workflows)
+		require.Zero(t, jobs)
+	})
+
+	t.Run("RefusesSecondOngoingWorkflowForHero", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		b.call(t, "pause_workflow", id) // a paused workflow keeps its slot
+
+		_, err := b.tryCreate("ThreeSteps", "1")
+
+		pgErr := requireCode(t, err, "23505")
+		require.Equal(t, "workflows_one_ongoing_per_hero", pgErr.ConstraintName)
+		require.Contains(t, pgErr.Message, "ThreeSteps")
+		require.Contains(t, pgErr.Message, "User 1")
+		// another hero, or another type for the same hero, is fine
+		b.create(t, "ThreeSteps", "2")
+		b.define(t, "Other", `{"steps": [{"name": "x"}]}`)
+		b.create(t, "Other", "1")
+	})
+
+	t.Run("RejectsEmptyHero", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.create_workflow('ThreeSteps', '', '1')")
+		requireCode(t, err, "22023")
+		_, err = b.conn.Exec(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '')")
+		requireCode(t, err, "22023")
+	})
+
+	t.Run("RejectsNulls", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		for _, sql := range []string{
+			"select geneva.create_workflow(null, 'User', '1')",
+			"select geneva.create_workflow('ThreeSteps', null, '1')",
+			"select geneva.create_workflow('ThreeSteps', 'User', null)",
+			"select geneva.create_workflow('ThreeSteps', 'User', '1', null)",
+		} {
+			_, err := b.conn.Exec(b.ctx, sql)
+			requireCode(t, err, "22004")
+		}
+	})
+
+	t.Run("RejectsUnknownType", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		_, err := b.tryCreate("Nope", "1")
+
+		requireCode(t, err, "WF001")
+	})
+
+	t.Run("SchedulesFirstStepAfterItsWait", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Later", `{"steps": [{"name": "first", "wait": "2 hours"}, {"name": "second"}]}`)
+
+		id := b.create(t, "Later", "1")
+
+		wf := b.workflow(t, id)
+		require.Equal(t, "ready", wf.State)
+		require.Equal(t, "first", deref(wf.NextStepName))
+		require.Nil(t, wf.CurrentStepName)
+		execution := b.active(t, id)
+		require.Equal(t, "first", execution.StepName)
+		require.Equal(t, "scheduled", execution.State)
+		require.Equal(t, t0.Add(hours(2)), execution.ScheduledFor)
+		// River runs on the real clock: the job is due after the same delay
+		job := b.job(t, *execution.JobID)
+		require.Equal(t, "scheduled", job.State)
+		require.WithinDuration(t, b.dbNow(t).Add(hours(2)), job.ScheduledAt, time.Minute)
+	})
+
+	t.Run("SchedulesFirstStepNow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+
+		id := b.create(t, "ThreeSteps", "1")
+
+		wf := b.workflow(t, id)
+		require.Equal(t, "ThreeSteps", wf.WorkflowType)
+		require.Equal(t, "ready", wf.State)
+		require.Equal(t, "a", deref(wf.NextStepName))
+		require.Nil(t, wf.StartedAt)
+		executions := b.executions(t, id)
+		require.Len(t, executions, 1)
+		require.Equal(t, "a", executions[0].StepName)
+		require.Equal(t, "scheduled", executions[0].State)
+		require.Nil(t, executions[0].Outcome)
+		require.Equal(t, t0, executions[0].ScheduledFor)
+		require.Equal(t, "available", b.job(t, *executions[0].JobID).State)
+	})
+}
