@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -60,22 +61,18 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 		logger = slog.New(slog.DiscardHandler)
 	}
 
-	conn, err := pool.Acquire(ctx)
+	// A connection of its own, outside the pool: it holds the lock and runs
+	// tern, while River's migrator uses the pool (which may have a single
+	// connection). Closing it releases the lock.
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("geneva: migrate: %w", err)
 	}
-	defer conn.Release()
+	defer conn.Close(context.WithoutCancel(ctx))
 
 	if _, err := conn.Exec(ctx, "select pg_advisory_lock($1)", migrateLockKey); err != nil {
 		return nil, fmt.Errorf("geneva: migrate: taking the migration lock: %w", err)
 	}
-	defer func() {
-		// Unlock even when ctx is done; a failure closes the connection, which
-		// releases the lock too.
-		if _, err := conn.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", migrateLockKey); err != nil {
-			conn.Conn().Close(context.WithoutCancel(ctx))
-		}
-	}()
 
 	result := &MigrateResult{}
 
@@ -94,7 +91,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 		result.RiverVersions = append(result.RiverVersions, version.Version)
 	}
 
-	migrator, err := migrate.NewMigrator(ctx, conn.Conn(), VersionTable)
+	migrator, err := migrate.NewMigrator(ctx, conn, VersionTable)
 	if err != nil {
 		return nil, fmt.Errorf("geneva: migrate: %w", err)
 	}
@@ -113,7 +110,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 	if err != nil {
 		return nil, fmt.Errorf("geneva: migrate: loading sql/: %w", err)
 	}
-	if err := migrate.InstallCodePackage(ctx, conn.Conn(), nil, codePackage); err != nil {
+	if err := migrate.InstallCodePackage(ctx, conn, nil, codePackage); err != nil {
 		return nil, fmt.Errorf("geneva: migrate: installing sql/: %w", describePgError(err))
 	}
 

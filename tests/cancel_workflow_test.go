@@ -1,0 +1,226 @@
+package tests
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCancelWorkflow(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CancelsPausedWorkflowAndKeptExecution", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		kept := b.active(t, id)
+		b.call(t, "pause_workflow", id)
+
+		b.setNow(t, t0.Add(time.Minute))
+		require.Equal(t, "canceled", b.call(t, "cancel_workflow", id))
+
+		got := b.execution(t, kept.ID)
+		require.Equal(t, "canceled", got.State)
+		require.Equal(t, "canceled_externally", deref(got.Outcome))
+		require.Equal(t, t0.Add(time.Minute), deref(got.CanceledAt))
+		wf := b.workflow(t, id)
+		require.Equal(t, "canceled", wf.State)
+		require.Nil(t, wf.PausedAt)
+		require.Equal(t, t0.Add(time.Minute), deref(wf.CanceledAt))
+	})
+
+	t.Run("CancelsReadyWorkflowAndFreesSlot", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		execution := b.active(t, id)
+
+		require.Equal(t, "canceled", b.call(t, "cancel_workflow", id))
+
+		got := b.execution(t, execution.ID)
+		require.Equal(t, "canceled", got.State)
+		require.Equal(t, "canceled_externally", deref(got.Outcome))
+		require.Equal(t, t0, deref(got.FinishedAt))
+		wf := b.workflow(t, id)
+		require.Equal(t, "canceled", wf.State)
+		require.Equal(t, t0, deref(wf.TransitionedAt))
+		b.noActive(t, id)
+		// its job, if River delivers it, changes nothing
+		_, ok := b.startStep(t, execution.ID, nil)
+		require.False(t, ok)
+		require.Equal(t, got, b.execution(t, execution.ID))
+		b.create(t, "ThreeSteps", "1")
+	})
+
+	t.Run("OfPerformingWorkflowWaitsForStepBoundary", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		started := b.run(t, id)
+
+		require.Equal(t, "performing", b.call(t, "cancel_workflow", id))
+		require.Equal(t, "performing", b.call(t, "cancel_workflow", id), "asking twice is harmless")
+		_, err := b.tryCreate("ThreeSteps", "1")
+		requireCode(t, err, "23505") // not canceled yet
+
+		result := b.complete(t, started.ExecutionID, "success", nil)
+
+		require.Equal(t, completed{Outcome: ptr("success"), WorkflowState: "canceled"}, result, "the step's own result is recorded")
+		b.noActive(t, id)
+		require.Len(t, b.executions(t, id), 1, "nothing more is scheduled")
+		require.Nil(t, b.workflow(t, id).RequestedAction)
+	})
+
+	t.Run("OfPerformingWorkflowReplacesRequestedPause", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		started := b.run(t, id)
+		b.call(t, "pause_workflow", id)
+
+		b.call(t, "cancel_workflow", id)
+		result := b.complete(t, started.ExecutionID, "pause", nil)
+
+		require.Equal(t, "canceled", result.WorkflowState)
+	})
+
+	t.Run("OfPerformingWorkflowLetsLastStepFinish", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
+		id := b.create(t, "One", "1")
+		started := b.run(t, id)
+		b.call(t, "cancel_workflow", id)
+
+		result := b.complete(t, started.ExecutionID, "success", nil)
+
+		require.Equal(t, "finished", result.WorkflowState, "a request never undoes finished work")
+	})
+
+	t.Run("RaisesForUnknownWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		_, err := b.tryCall("cancel_workflow", 12345)
+		requireCode(t, err, "P0002")
+	})
+
+	t.Run("RefusesFinishedAndCanceled", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		b.define(t, "Empty", `{}`)
+		canceled := b.create(t, "ThreeSteps", "1")
+		b.call(t, "cancel_workflow", canceled)
+		finished := b.create(t, "Empty", "2")
+
+		for _, id := range []int64{canceled, finished} {
+			before := b.workflow(t, id)
+			_, err := b.tryCall("cancel_workflow", id)
+			requireCode(t, err, "55000")
+			require.Equal(t, before, b.workflow(t, id))
+		}
+	})
+}
+
+func TestSkipStep(t *testing.T) {
+	t.Parallel()
+
+	t.Run("FromPausedOnErrorSchedulesStepAfterFailedOne", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		failedExecution := b.run(t, id)
+		b.fail(t, failedExecution.ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, "ready", b.call(t, "skip_step", id))
+
+		require.Equal(t, "paused_by_exception", deref(b.execution(t, failedExecution.ExecutionID).Outcome), "the failed execution stays as it was")
+		next := b.active(t, id)
+		require.Equal(t, "b", next.StepName)
+		require.Equal(t, t0.Add(hours(1)), next.ScheduledFor)
+		wf := b.workflow(t, id)
+		require.Nil(t, wf.PausedAt)
+		require.Nil(t, wf.TransitionedAt)
+	})
+
+	t.Run("FromPausedSkipsKeptExecution", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		kept := b.active(t, id)
+		b.call(t, "pause_workflow", id)
+
+		require.Equal(t, "ready", b.call(t, "skip_step", id))
+
+		require.Equal(t, "skipped_externally", deref(b.execution(t, kept.ID).Outcome))
+		require.Equal(t, "b", b.active(t, id).StepName)
+	})
+
+	t.Run("FromReadySkipsScheduledExecution", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		a := b.active(t, id)
+
+		require.Equal(t, "ready", b.call(t, "skip_step", id))
+
+		got := b.execution(t, a.ID)
+		require.Equal(t, "skipped", got.State)
+		require.Equal(t, "skipped_externally", deref(got.Outcome))
+		require.Equal(t, t0, deref(got.SkippedAt))
+		next := b.active(t, id)
+		require.Equal(t, "b", next.StepName)
+		require.Equal(t, t0.Add(hours(1)), next.ScheduledFor, "the next step waits its own wait")
+		require.Equal(t, "b", deref(b.workflow(t, id).NextStepName))
+	})
+
+	t.Run("OfLastStepFinishes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
+		id := b.create(t, "One", "1")
+
+		require.Equal(t, "finished", b.call(t, "skip_step", id))
+		b.noActive(t, id)
+	})
+
+	t.Run("RaisesForUnknownWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		_, err := b.tryCall("skip_step", 12345)
+		requireCode(t, err, "P0002")
+	})
+
+	t.Run("RefusesPerformingFinishedCanceled", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		b.define(t, "Empty", `{}`)
+		performing := b.create(t, "ThreeSteps", "1")
+		b.run(t, performing)
+		canceled := b.create(t, "ThreeSteps", "2")
+		b.call(t, "cancel_workflow", canceled)
+		finished := b.create(t, "Empty", "3")
+
+		for _, id := range []int64{performing, canceled, finished} {
+			before := b.workflow(t, id)
+			_, err := b.tryCall("skip_step", id)
+			requireCode(t, err, "55000")
+			require.Equal(t, before, b.workflow(t, id))
+		}
+	})
+}

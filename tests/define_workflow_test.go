@@ -1,0 +1,384 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefineWorkflow(t *testing.T) {
+	t.Parallel()
+
+	// definitionRow is a row of geneva.workflow_definitions.
+	type definitionRow struct {
+		Definition            string
+		StepNames             []string
+		StepWaits             []time.Duration
+		StepWaitsText         []string
+		Queue                 string
+		Priority              int16
+		MayProceedWithoutHero bool
+		CreatedAt             time.Time
+		UpdatedAt             time.Time
+		Xmin                  string
+	}
+
+	readDefinition := func(t *testing.T, b *testBundle, workflowType string) definitionRow {
+		t.Helper()
+		rows, err := b.pool.Query(b.ctx, `
+			select definition::text, step_names, step_waits, step_waits::text[], queue, priority,
+			  may_proceed_without_hero, created_at, updated_at, xmin::text
+			from geneva.workflow_definitions where workflow_type = $1`, workflowType)
+		require.NoError(t, err)
+		row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[definitionRow])
+		require.NoError(t, err)
+		return row
+	}
+
+	countDefinitions := func(t *testing.T, b *testBundle) int {
+		t.Helper()
+		var n int
+		require.NoError(t, b.pool.QueryRow(b.ctx, "select count(*) from geneva.workflow_definitions").Scan(&n))
+		return n
+	}
+
+	// requireRejected asserts that define_workflow refuses the definition with
+	// the SQLSTATE code, and that the type's row is as it was; definition nil
+	// is SQL NULL. It uses the pool, so parallel subtests may share b.
+	requireRejected := func(t *testing.T, b *testBundle, code string, workflowType, definition any) {
+		t.Helper()
+		var before string
+		require.NoError(t, b.pool.QueryRow(b.ctx, `select coalesce(
+			(select row(d.*, d.xmin)::text from geneva.workflow_definitions d where workflow_type = $1), '')`,
+			workflowType).Scan(&before))
+
+		_, err := b.pool.Exec(b.ctx, "select geneva.define_workflow($1, $2::jsonb)", workflowType, definition)
+		require.Error(t, err, "accepted %v: %v", workflowType, definition)
+		requireCode(t, err, code)
+
+		var after string
+		require.NoError(t, b.pool.QueryRow(b.ctx, `select coalesce(
+			(select row(d.*, d.xmin)::text from geneva.workflow_definitions d where workflow_type = $1), '')`,
+			workflowType).Scan(&after))
+		require.Equal(t, before, after, "a rejected definition wrote %v", workflowType)
+	}
+
+	t.Run("AcceptsEdgeCases", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t) // shared through its pool: each case defines its own type
+
+		for _, tc := range []struct {
+			name       string
+			definition string
+		}{
+			{"CancelIfEmpty", `{"cancel_if": []}`},
+			{"HandlerAlone", `{"steps": [{"name": "a", "on_exception": {"handler": "notify"}}]}`},
+			{"HandlerInAList", `{"steps": [{"name": "a", "on_exception": [{"handler": "notify", "matching": ["E"]}, {"action": "pause"}]}]}`},
+			{"HandlerWithMatchingAndReport", `{"on_exception": {"handler": "notify", "matching": ["E"], "report": "never"}}`},
+			{"MaxReattemptsNull", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "max_reattempts": null}}]}`},
+			{"MaxReattemptsNullAtWorkflowLevel", `{"on_exception": [{"action": "reattempt", "max_reattempts": null}]}`},
+			{"MaxReattemptsZero", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "max_reattempts": 0}}]}`},
+			{"MayProceedWithoutHeroFalse", `{"may_proceed_without_hero": false}`},
+			{"PolicyWaitIsoString", `{"on_exception": {"action": "reattempt", "wait": "PT5M"}}`},
+			{"PolicyWaitZero", `{"on_exception": {"action": "reattempt", "wait": 0}}`},
+			{"Priority4", `{"priority": 4}`},
+			{"ReportAlways", `{"on_exception": {"action": "cancel", "report": "always"}}`},
+			{"ReportNever", `{"on_exception": {"action": "skip", "report": "never"}}`},
+			{"ReportTerminalOnly", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "report": "terminal_only"}}]}`},
+			{"SkipIfFalse", `{"steps": [{"name": "a", "skip_if": false}]}`},
+			{"StepWaitFractionalSeconds", `{"steps": [{"name": "a", "wait": 0.5}]}`},
+			{"StepWaitZeroString", `{"steps": [{"name": "a", "wait": "0 seconds"}]}`},
+			{"TerminalActionCancel", `{"on_exception": {"action": "reattempt", "max_reattempts": 2, "terminal_action": "cancel"}}`},
+			{"TerminalActionPause", `{"on_exception": {"action": "reattempt", "terminal_action": "pause"}}`},
+			{"TerminalActionSkip", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "max_reattempts": 1, "terminal_action": "skip"}}]}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+
+				_, err := b.pool.Exec(b.ctx, "select geneva.define_workflow($1, $2::jsonb)", tc.name, tc.definition)
+				require.NoError(t, err)
+
+				require.JSONEq(t, tc.definition, readDefinition(t, b, tc.name).Definition)
+			})
+		}
+	})
+
+	t.Run("FillsDefaults", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		for _, tc := range []struct{ workflowType, definition string }{
+			{"Nothing", `{}`},
+			{"NoSteps", `{"steps": []}`},
+			{"OnlyPolicy", `{"on_exception": {"action": "cancel"}}`},
+		} {
+			b.define(t, tc.workflowType, tc.definition)
+
+			row := readDefinition(t, b, tc.workflowType)
+			require.JSONEq(t, tc.definition, row.Definition)
+			require.Empty(t, row.StepNames)
+			require.Empty(t, row.StepWaits)
+			require.Equal(t, "default", row.Queue)
+			require.EqualValues(t, 1, row.Priority)
+			require.False(t, row.MayProceedWithoutHero)
+		}
+		// a step without a wait waits nothing
+		b.define(t, "NoWait", `{"steps": [{"name": "a"}]}`)
+		row := readDefinition(t, b, "NoWait")
+		require.Equal(t, []string{"a"}, row.StepNames)
+		require.Equal(t, []time.Duration{0}, row.StepWaits)
+	})
+
+	t.Run("IdenticalRedefinitionWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Same", `{"steps": [{"name": "a", "wait": "1 hour"}], "queue": "q", "priority": 2}`)
+		before := readDefinition(t, b, "Same")
+
+		b.setNow(t, t0.Add(hours(1)))
+		b.define(t, "Same", `{"steps": [{"name": "a", "wait": "1 hour"}], "queue": "q", "priority": 2}`)
+		// the same JSON with its keys in another order and other spacing
+		b.setNow(t, t0.Add(hours(2)))
+		b.define(t, "Same", `{"priority": 2,"queue":"q","steps":[{"wait":"1 hour","name":"a"}]}`)
+
+		after := readDefinition(t, b, "Same")
+		require.Equal(t, t0, after.CreatedAt)
+		require.Equal(t, t0, after.UpdatedAt)
+		require.Equal(t, before, after) // xmin too: the row was not rewritten
+	})
+
+	t.Run("KeepsOldDefinitionWhenRedefinitionIsRejected", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Kept", `{"steps": [{"name": "a"}, {"name": "b", "wait": 60}], "queue": "q"}`)
+		before := readDefinition(t, b, "Kept")
+
+		b.setNow(t, t0.Add(hours(1)))
+		// valid up to a bad policy in the last step
+		requireRejected(t, b, "22023", "Kept",
+			`{"steps": [{"name": "x"}, {"name": "y", "on_exception": [{"action": "pause", "matching": ["E"]}, {"action": "explode"}]}], "queue": "other"}`)
+		requireRejected(t, b, "22023", "Kept", `{"steps": [{"name": "x"}, {"name": "x"}]}`)
+		requireRejected(t, b, "22004", "Kept", nil)
+
+		require.Equal(t, before, readDefinition(t, b, "Kept"))
+		require.Equal(t, 1, countDefinitions(t, b))
+	})
+
+	t.Run("RedefinitionReplacesTheDefinition", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Changing", `{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}, {"name": "c"}], "queue": "q", "priority": 2, "may_proceed_without_hero": true}`)
+
+		b.setNow(t, t0.Add(hours(1)))
+		b.define(t, "Changing", `{"steps": [{"name": "c", "wait": 30}, {"name": "d"}]}`)
+
+		row := readDefinition(t, b, "Changing")
+		require.JSONEq(t, `{"steps": [{"name": "c", "wait": 30}, {"name": "d"}]}`, row.Definition)
+		require.Equal(t, []string{"c", "d"}, row.StepNames)
+		require.Equal(t, []time.Duration{30 * time.Second, 0}, row.StepWaits)
+		require.Equal(t, "default", row.Queue)
+		require.EqualValues(t, 1, row.Priority)
+		require.False(t, row.MayProceedWithoutHero)
+		require.Equal(t, t0, row.CreatedAt)
+		require.Equal(t, t0.Add(hours(1)), row.UpdatedAt)
+		require.Equal(t, 1, countDefinitions(t, b))
+		// workflows created now follow the new step list
+		id := b.create(t, "Changing", "1")
+		require.Equal(t, "c", deref(b.workflow(t, id).NextStepName))
+	})
+
+	t.Run("RejectsBadDefinitions", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t) // shared through its pool: each case uses its own type
+
+		for _, tc := range []struct {
+			name         string
+			workflowType *string // the case's name unless given
+			definition   string
+		}{
+			{name: "CancelIfNotAList", definition: `{"cancel_if": "account_closed"}`},
+			{name: "CancelIfObject", definition: `{"cancel_if": {"name": "account_closed"}}`},
+			{name: "CancelIfWithNonString", definition: `{"cancel_if": ["account_closed", 1]}`},
+			{name: "DefinitionIsJSONNull", definition: `null`},
+			{name: "DefinitionIsList", definition: `[{"name": "a"}]`},
+			{name: "DefinitionIsNumber", definition: `1`},
+			{name: "DefinitionIsString", definition: `"steps"`},
+			{name: "MayProceedWithoutHeroNumber", definition: `{"may_proceed_without_hero": 1}`},
+			{name: "MayProceedWithoutHeroString", definition: `{"may_proceed_without_hero": "true"}`},
+			{name: "Priority0", definition: `{"priority": 0}`},
+			{name: "Priority5", definition: `{"priority": 5}`},
+			{name: "PriorityFractional", definition: `{"priority": 1.5}`},
+			{name: "PriorityNegative", definition: `{"priority": -1}`},
+			{name: "PriorityString", definition: `{"priority": "1"}`},
+			{name: "QueueEmpty", definition: `{"queue": ""}`},
+			{name: "QueueNotAString", definition: `{"queue": 1}`},
+			{name: "QueueNull", definition: `{"queue": null}`},
+			{name: "QueueTooLong", definition: `{"queue": "` + strings.Repeat("q", 1000) + `"}`},
+			{name: "SkipIfList", definition: `{"steps": [{"name": "a", "skip_if": ["closed"]}]}`},
+			{name: "SkipIfNumber", definition: `{"steps": [{"name": "a", "skip_if": 1}]}`},
+			{name: "SkipIfObject", definition: `{"steps": [{"name": "a"}, {"name": "b", "skip_if": {"if": true}}]}`},
+			{name: "StepNameDuplicated", definition: `{"steps": [{"name": "a"}, {"name": "b"}, {"name": "a"}]}`},
+			{name: "StepNameEmpty", definition: `{"steps": [{"name": ""}]}`},
+			{name: "StepNameMissing", definition: `{"steps": [{"name": "a"}, {"wait": 5}]}`},
+			{name: "StepNameNull", definition: `{"steps": [{"name": null}]}`},
+			{name: "StepNameNumber", definition: `{"steps": [{"name": 1}]}`},
+			{name: "StepNotAnObject", definition: `{"steps": ["a"]}`},
+			{name: "StepNotAnObjectAfterValidOne", definition: `{"steps": [{"name": "a"}, ["b"]]}`},
+			{name: "StepUnknownKey", definition: `{"steps": [{"name": "a", "retries": 3}]}`},
+			{name: "StepWaitBoolean", definition: `{"steps": [{"name": "a", "wait": true}]}`},
+			{name: "StepWaitEmptyString", definition: `{"steps": [{"name": "a", "wait": ""}]}`},
+			{name: "StepWaitNegativeNumber", definition: `{"steps": [{"name": "a", "wait": -5}]}`},
+			{name: "StepWaitNegativeString", definition: `{"steps": [{"name": "a", "wait": "-5 minutes"}]}`},
+			{name: "StepWaitUnparsable", definition: `{"steps": [{"name": "a", "wait": "soon"}]}`},
+			{name: "StepsNotAList", definition: `{"steps": {"name": "a"}}`},
+			{name: "StepsNull", definition: `{"steps": null}`},
+			{name: "StepsString", definition: `{"steps": "a"}`},
+			{name: "UnknownKey", definition: `{"stepz": []}`},
+			{name: "UnknownKeyBesideValidOnes", definition: `{"steps": [{"name": "a"}], "retries": 3}`},
+			{name: "WorkflowTypeEmpty", workflowType: ptr(""), definition: `{}`},
+			{name: "WorkflowTypeTooLong", workflowType: ptr(strings.Repeat("W", 1000)), definition: `{}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				workflowType := tc.name
+				if tc.workflowType != nil {
+					workflowType = *tc.workflowType
+				}
+
+				requireRejected(t, b, "22023", workflowType, tc.definition)
+			})
+		}
+	})
+
+	t.Run("RejectsBadPolicies", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t) // shared through its pool: each case uses its own type
+
+		// Every bad policy is refused wherever a policy may stand.
+		locations := []string{
+			`{"steps": [{"name": "a", "on_exception": %s}]}`,
+			`{"steps": [{"name": "a"}, {"name": "b", "on_exception": [{"action": "pause", "matching": ["E"]}, %s]}]}`,
+			`{"steps": [{"name": "a"}], "on_exception": %s}`,
+			`{"on_exception": [{"action": "cancel", "matching": ["E"]}, %s]}`,
+		}
+
+		for _, tc := range []struct {
+			name   string
+			policy string
+		}{
+			{"ActionAndHandler", `{"action": "pause", "handler": "notify"}`},
+			{"ActionEmpty", `{"action": ""}`},
+			{"ActionNotAString", `{"action": 1}`},
+			{"ActionNull", `{"action": null}`},
+			{"ActionUnknown", `{"action": "retry"}`},
+			{"HandlerEmpty", `{"handler": ""}`},
+			{"HandlerNotAString", `{"handler": 1}`},
+			{"HandlerWithMaxReattempts", `{"handler": "notify", "max_reattempts": 3}`},
+			{"HandlerWithTerminalAction", `{"handler": "notify", "terminal_action": "cancel"}`},
+			{"HandlerWithWait", `{"handler": "notify", "wait": "1 minute"}`},
+			{"MatchingEmpty", `{"action": "pause", "matching": []}`},
+			{"MatchingNotAList", `{"action": "pause", "matching": "E"}`},
+			{"MatchingWithEmptyName", `{"action": "pause", "matching": [""]}`},
+			{"MatchingWithNonString", `{"action": "pause", "matching": ["E", 1]}`},
+			{"MaxReattemptsBoolean", `{"action": "reattempt", "max_reattempts": true}`},
+			{"MaxReattemptsFractional", `{"action": "reattempt", "max_reattempts": 1.5}`},
+			{"MaxReattemptsNegative", `{"action": "reattempt", "max_reattempts": -1}`},
+			{"MaxReattemptsOnCancel", `{"action": "cancel", "max_reattempts": 3}`},
+			{"MaxReattemptsOnPause", `{"action": "pause", "max_reattempts": 3}`},
+			{"MaxReattemptsOnSkip", `{"action": "skip", "max_reattempts": 3}`},
+			{"MaxReattemptsString", `{"action": "reattempt", "max_reattempts": "3"}`},
+			{"NeitherActionNorHandler", `{"matching": ["E"]}`},
+			{"NoKeys", `{}`},
+			{"NotAnObject", `"pause"`},
+			{"NotAnObjectBoolean", `true`},
+			{"ReportNotAString", `{"action": "pause", "report": true}`},
+			{"ReportUnknown", `{"action": "pause", "report": "sometimes"}`},
+			{"TerminalActionNotAString", `{"action": "reattempt", "terminal_action": 1}`},
+			{"TerminalActionOnCancel", `{"action": "cancel", "terminal_action": "pause"}`},
+			{"TerminalActionOnPause", `{"action": "pause", "terminal_action": "cancel"}`},
+			{"TerminalActionOnSkip", `{"action": "skip", "terminal_action": "cancel"}`},
+			{"TerminalActionReattempt", `{"action": "reattempt", "terminal_action": "reattempt"}`},
+			{"TerminalActionUnknown", `{"action": "reattempt", "terminal_action": "explode"}`},
+			{"UnknownKey", `{"action": "pause", "retries": 1}`},
+			{"WaitEmptyString", `{"action": "reattempt", "wait": ""}`},
+			{"WaitNegativeNumber", `{"action": "reattempt", "wait": -1}`},
+			{"WaitNegativeString", `{"action": "reattempt", "wait": "-30 seconds"}`},
+			{"WaitOnCancel", `{"action": "cancel", "wait": "1 minute"}`},
+			{"WaitOnPause", `{"action": "pause", "wait": 60}`},
+			{"WaitOnSkip", `{"action": "skip", "wait": "1 minute"}`},
+			{"WaitUnparsable", `{"action": "reattempt", "wait": "a while"}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+
+				for _, location := range locations {
+					requireRejected(t, b, "22023", tc.name, fmt.Sprintf(location, tc.policy))
+				}
+			})
+		}
+	})
+
+	t.Run("RejectsNulls", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		requireRejected(t, b, "22004", nil, `{}`)
+		requireRejected(t, b, "22004", "Nulls", nil)
+		requireRejected(t, b, "22004", nil, nil)
+
+		require.Zero(t, countDefinitions(t, b))
+	})
+
+	t.Run("StoresDefinitionAndDerivedColumns", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		payments := `{
+			"steps": [
+				{"name": "authorize_payment",
+				 "on_exception": [{"action": "reattempt", "matching": ["RateLimited"], "wait": "30 seconds",
+				                   "max_reattempts": 5, "terminal_action": "cancel", "report": "terminal_only"},
+				                  {"action": "pause"}]},
+				{"name": "capture_payment", "wait": "1 hour", "on_exception": {"action": "reattempt"}},
+				{"name": "settle", "wait": 90, "skip_if": "already_settled"},
+				{"name": "notify", "wait": 1.5, "on_exception": {"handler": "alert_ops", "matching": ["Timeout"]}},
+				{"name": "send_receipt", "wait": "PT5M", "skip_if": true}
+			],
+			"on_exception": [{"action": "reattempt", "matching": ["Timeout"], "max_reattempts": 3},
+			                 {"action": "cancel"}],
+			"queue": "billing", "priority": 3, "may_proceed_without_hero": true,
+			"cancel_if": ["account_closed", "refunded"]
+		}`
+		single := `{"steps": [{"name": "only", "wait": "2 hours"}], "on_exception": {"action": "skip", "report": "never"}, "queue": "other", "priority": 4, "may_proceed_without_hero": false}`
+
+		b.define(t, "Payments", payments)
+		b.define(t, "Single", single)
+
+		row := readDefinition(t, b, "Payments")
+		require.JSONEq(t, payments, row.Definition)
+		require.Equal(t, []string{"authorize_payment", "capture_payment", "settle", "notify", "send_receipt"}, row.StepNames)
+		require.Equal(t, []time.Duration{0, time.Hour, 90 * time.Second, 1500 * time.Millisecond, 5 * time.Minute}, row.StepWaits)
+		require.Equal(t, []string{"00:00:00", "01:00:00", "00:01:30", "00:00:01.5", "00:05:00"}, row.StepWaitsText)
+		require.Equal(t, "billing", row.Queue)
+		require.EqualValues(t, 3, row.Priority)
+		require.True(t, row.MayProceedWithoutHero)
+		require.Equal(t, t0, row.CreatedAt)
+		require.Equal(t, t0, row.UpdatedAt)
+
+		row = readDefinition(t, b, "Single")
+		require.JSONEq(t, single, row.Definition)
+		require.Equal(t, []string{"only"}, row.StepNames)
+		require.Equal(t, []time.Duration{2 * time.Hour}, row.StepWaits)
+		require.Equal(t, "other", row.Queue)
+		require.EqualValues(t, 4, row.Priority)
+		require.False(t, row.MayProceedWithoutHero)
+		require.Equal(t, 2, countDefinitions(t, b))
+	})
+}

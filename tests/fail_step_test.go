@@ -1,0 +1,383 @@
+package tests
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// defineFailing defines "Failing": steps a (with the given on_exception
+// policy, or none when it is empty) and b.
+func (b *testBundle) defineFailing(t *testing.T, policy string) {
+	t.Helper()
+	onException := ""
+	if policy != "" {
+		onException = `, "on_exception": ` + policy
+	}
+	b.define(t, "Failing", `{"steps": [{"name": "a"`+onException+`}, {"name": "b"}]}`)
+}
+
+func TestFailStep(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CancelPolicyCancelsWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "cancel"}`)
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+
+		result := b.fail(t, started.ExecutionID, []string{"CardDeclined"}, "declined")
+
+		require.Equal(t, failed{Action: ptr("cancel"), Outcome: ptr("canceled_by_exception"), Report: true, WorkflowState: "canceled"}, result)
+		got := b.execution(t, started.ExecutionID)
+		require.Equal(t, "failed", got.State)
+		require.Equal(t, t0, deref(got.FailedAt))
+		require.Equal(t, "CardDeclined", deref(got.ErrorClassName))
+		wf := b.workflow(t, id)
+		require.Equal(t, "canceled", wf.State)
+		b.noActive(t, id)
+	})
+
+	t.Run("DefaultPausesAndRecordsError", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+
+		result := b.fail(t, started.ExecutionID, []string{"*url.Error", "*net.OpError", "Timeout"}, "dial tcp: i/o timeout")
+
+		require.Equal(t, failed{Action: ptr("pause"), Outcome: ptr("paused_by_exception"), Report: true, WorkflowState: "paused"}, result)
+		got := b.execution(t, started.ExecutionID)
+		require.Equal(t, "failed", got.State)
+		require.Equal(t, "paused_by_exception", deref(got.Outcome))
+		require.Equal(t, "*url.Error", deref(got.ErrorClassName), "the outermost error's type")
+		require.Equal(t, "dial tcp: i/o timeout", deref(got.ErrorMessage))
+		require.Equal(t, "stack trace", deref(got.ErrorBacktrace))
+		require.Equal(t, t0, deref(got.FailedAt))
+		require.Equal(t, []any{"*url.Error", "*net.OpError", "Timeout"}, got.Metadata["error_classes"])
+		require.Equal(t, "default", got.Metadata["policy"].(map[string]any)["level"])
+		wf := b.workflow(t, id)
+		require.Equal(t, "paused", wf.State)
+		require.Equal(t, "a", deref(wf.NextStepName))
+		require.Nil(t, wf.CurrentStepName)
+		require.Equal(t, t0, deref(wf.PausedAt))
+		b.noActive(t, id)
+
+		// resume schedules the failed step anew, now
+		b.setNow(t, t0.Add(hours(1)))
+		b.call(t, "resume_workflow", id)
+		again := b.active(t, id)
+		require.Equal(t, "a", again.StepName)
+		require.Equal(t, t0.Add(hours(1)), again.ScheduledFor)
+	})
+
+	t.Run("ExhaustedReattemptsApplyTerminalAction", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			terminal string
+			action   string
+			state    string
+		}{
+			{"", "pause", "paused"},
+			{`, "terminal_action": "pause"`, "pause", "paused"},
+			{`, "terminal_action": "cancel"`, "cancel", "canceled"},
+			{`, "terminal_action": "skip"`, "skip", "ready"},
+		} {
+			t.Run(c.action+c.terminal, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.setNow(t, t0)
+				b.defineFailing(t, `{"action": "reattempt", "max_reattempts": 2`+c.terminal+`}`)
+				id := b.create(t, "Failing", "1")
+
+				for i := 0; i < 2; i++ {
+					result := b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+					require.Equal(t, "reattempted_by_exception", deref(result.Outcome))
+				}
+				started := b.run(t, id)
+				result := b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+
+				require.Equal(t, failed{Action: ptr(c.action), Outcome: ptr("reattempts_exhausted"), Report: true, WorkflowState: c.state}, result)
+				got := b.execution(t, started.ExecutionID)
+				require.Equal(t, "failed", got.State)
+				require.Equal(t, "Boom", deref(got.ErrorClassName))
+				require.EqualValues(t, 2, got.Metadata["consecutive_reattempts"])
+				require.Len(t, b.executions(t, id), 3+map[string]int{"skip": 1}[c.action], "N allows N reattempts")
+				if c.action == "skip" {
+					require.Equal(t, "b", b.active(t, id).StepName)
+				}
+			})
+		}
+	})
+
+	t.Run("HandlerDecidesInTwoCalls", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"handler": "smart_retry", "report": "never"}`)
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+
+		ask, err := b.tryFail(started.ExecutionID, []string{"RateLimited"}, "slow down", nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, failed{Action: ptr("handler"), WorkflowState: "performing", Handler: ptr("smart_retry")}, ask)
+		require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State, "nothing recorded yet")
+
+		decided, err := b.tryFail(started.ExecutionID, []string{"RateLimited"}, "slow down", ptr("reattempt"), ptr(30*time.Second))
+		require.NoError(t, err)
+		require.Equal(t, failed{Action: ptr("reattempt"), Outcome: ptr("reattempted_by_exception"), Report: false, WorkflowState: "ready", Handler: ptr("smart_retry")}, decided)
+		next := b.active(t, id)
+		require.Equal(t, t0.Add(30*time.Second), next.ScheduledFor)
+		require.Equal(t, "RateLimited", deref(b.execution(t, started.ExecutionID).ErrorClassName))
+	})
+
+	t.Run("HandlerDecisionWithoutHandlerIsRejected", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+
+		_, err := b.tryFail(started.ExecutionID, []string{"Boom"}, "boom", ptr("skip"), nil)
+		requireCode(t, err, "22023")
+		_, err = b.tryFail(started.ExecutionID, []string{"Boom"}, "boom", ptr("success"), nil)
+		requireCode(t, err, "22023")
+		require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State)
+	})
+
+	t.Run("PreconditionErrorGoesThroughPolicy", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "reattempt", "wait": "5 minutes"}`)
+		id := b.create(t, "Failing", "1")
+		execution := b.active(t, id)
+
+		// cancel_if raised before start_step: the execution is still scheduled
+		result := b.fail(t, execution.ID, []string{"HeroLookupError"}, "db down")
+
+		require.Equal(t, "reattempted_by_exception", deref(result.Outcome))
+		got := b.execution(t, execution.ID)
+		require.Equal(t, "completed", got.State)
+		require.Nil(t, got.StartedAt)
+		require.Equal(t, "precondition", got.Metadata["reattempt_reason"])
+		next := b.active(t, id)
+		require.Equal(t, t0.Add(5*time.Minute), next.ScheduledFor)
+		require.Nil(t, b.workflow(t, id).StartedAt, "the workflow never performed")
+	})
+
+	t.Run("PreconditionErrorOfPausedWorkflowRecordsNothing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		execution := b.active(t, id)
+		b.call(t, "pause_workflow", id)
+
+		result := b.fail(t, execution.ID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{WorkflowState: "paused"}, result)
+		require.Equal(t, execution, b.execution(t, execution.ID))
+	})
+
+	t.Run("RaisesForUnknownExecution", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		_, err := b.tryFail(12345, []string{"Boom"}, "boom", nil, nil)
+		requireCode(t, err, "P0002")
+		_, err = b.conn.Exec(b.ctx, "select * from geneva.fail_step(null, '{Boom}', 'boom')")
+		requireCode(t, err, "22004")
+	})
+
+	t.Run("ReattemptCountResetsOnSuccessNotOnFlowControl", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "reattempt", "max_reattempts": 2}`)
+		id := b.create(t, "Failing", "1")
+
+		// two exception reattempts, with a flow-control reattempt between them
+		b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+		b.complete(t, b.run(t, id).ExecutionID, "reattempt", nil)
+		b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+		result := b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+		require.Equal(t, "reattempts_exhausted", deref(result.Outcome), "flow-control reattempts neither count nor reset")
+
+		// after exhaustion, each resume grants one more attempt
+		b.call(t, "resume_workflow", id)
+		result = b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+		require.Equal(t, "reattempts_exhausted", deref(result.Outcome))
+	})
+
+	t.Run("ReattemptDefaultCapIs100AtStepLevel", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "reattempt"}`)
+		id := b.create(t, "Failing", "1")
+
+		for i := 0; i < 100; i++ {
+			result := b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+			require.Equal(t, "reattempted_by_exception", deref(result.Outcome), "attempt %d", i+1)
+		}
+		result := b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, "reattempts_exhausted", deref(result.Outcome))
+		require.Equal(t, "paused", result.WorkflowState)
+	})
+
+	t.Run("ReattemptUnlimitedWithNull", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "reattempt", "max_reattempts": null}`)
+		id := b.create(t, "Failing", "1")
+		// as if 150 reattempts had happened already
+		for i := 0; i < 150; i++ {
+			b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+		}
+
+		result := b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, "reattempted_by_exception", deref(result.Outcome))
+	})
+
+	t.Run("ReattemptWaitsPolicyWait", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Failing", `{"steps": [{"name": "a"}, {"name": "b", "wait": "1 day", "on_exception": {"action": "reattempt", "wait": "30 seconds"}}]}`)
+		id := b.create(t, "Failing", "1")
+		b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+		b.setNow(t, t0.Add(hours(24)))
+		started := b.run(t, id)
+
+		result := b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{Action: ptr("reattempt"), Outcome: ptr("reattempted_by_exception"), Report: true, WorkflowState: "ready"}, result)
+		got := b.execution(t, started.ExecutionID)
+		require.Equal(t, "completed", got.State)
+		require.Equal(t, "Boom", deref(got.ErrorClassName), "error columns are written on reattempts too")
+		require.Equal(t, "exception_policy", got.Metadata["reattempt_reason"])
+		next := b.active(t, id)
+		require.Equal(t, "b", next.StepName)
+		require.Equal(t, t0.Add(hours(24)+30*time.Second), next.ScheduledFor, "the policy's wait, not the step's")
+		b.setNow(t, t0.Add(hours(24)+29*time.Second))
+		_, ok := b.startStep(t, next.ID, nil)
+		require.False(t, ok)
+		b.setNow(t, t0.Add(hours(24)+30*time.Second))
+		_, ok = b.startStep(t, next.ID, nil)
+		require.True(t, ok)
+	})
+
+	t.Run("RecordsNothingWhenNoLongerInProgress", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+		b.complete(t, started.ExecutionID, "success", nil)
+		before := b.executions(t, id)
+
+		result := b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{WorkflowState: "ready"}, result)
+		require.Equal(t, before, b.executions(t, id))
+	})
+
+	t.Run("ReportFollowsPolicy", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			policy  string
+			reports []bool // for each failure until the workflow stops
+		}{
+			{`{"action": "reattempt", "max_reattempts": 1}`, []bool{true, true}},
+			{`{"action": "reattempt", "max_reattempts": 1, "report": "always"}`, []bool{true, true}},
+			{`{"action": "reattempt", "max_reattempts": 1, "report": "never"}`, []bool{false, false}},
+			{`{"action": "reattempt", "max_reattempts": 1, "report": "terminal_only"}`, []bool{false, true}},
+			{`{"action": "pause", "report": "terminal_only"}`, []bool{true}},
+			{`{"action": "skip", "report": "never"}`, []bool{false}},
+		} {
+			t.Run(c.policy, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.defineFailing(t, c.policy)
+				id := b.create(t, "Failing", "1")
+				for i, want := range c.reports {
+					result := b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom")
+					require.Equal(t, want, result.Report, "failure %d", i+1)
+				}
+			})
+		}
+	})
+
+	t.Run("SkipPolicySchedulesNextStep", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "skip"}`)
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+
+		result := b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{Action: ptr("skip"), Outcome: ptr("skipped_by_exception"), Report: true, WorkflowState: "ready"}, result)
+		got := b.execution(t, started.ExecutionID)
+		require.Equal(t, "skipped", got.State)
+		require.Equal(t, t0, deref(got.SkippedAt))
+		require.Equal(t, "Boom", deref(got.ErrorClassName))
+		require.Equal(t, "b", b.active(t, id).StepName)
+	})
+
+	t.Run("StepPolicyWinsOverWorkflowPolicies", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "Layered", `{
+			"steps": [
+				{"name": "single", "on_exception": {"action": "skip"}},
+				{"name": "listed", "on_exception": [
+					{"action": "cancel", "matching": ["Fatal"]},
+					{"action": "reattempt", "matching": ["Timeout"], "max_reattempts": 3}
+				]},
+				{"name": "plain"}
+			],
+			"on_exception": [
+				{"action": "reattempt", "matching": ["Timeout"]},
+				{"action": "cancel"},
+				{"action": "skip"}
+			]
+		}`)
+
+		cases := []struct {
+			step    string
+			classes []string
+			action  string
+			level   string
+		}{
+			{"single", []string{"Timeout"}, "skip", "step"},            // a single step policy wins outright
+			{"listed", []string{"Wrapper", "Fatal"}, "cancel", "step"}, // a specific list entry matches any class
+			{"listed", []string{"Timeout"}, "reattempt", "step"},
+			{"listed", []string{"Other"}, "skip", "workflow"},       // no list match: most recent blanket
+			{"plain", []string{"Timeout"}, "reattempt", "workflow"}, // workflow specific beats blanket
+			{"plain", []string{"Other"}, "skip", "workflow"},
+		}
+		for i, c := range cases {
+			id := b.create(t, "Layered", fmt.Sprint(i))
+			b.setNow(t, t0)
+			for b.active(t, id).StepName != c.step {
+				b.complete(t, b.run(t, id).ExecutionID, "skip", nil)
+			}
+			started := b.run(t, id)
+			result := b.fail(t, started.ExecutionID, c.classes, "boom")
+			require.Equal(t, c.action, deref(result.Action), "case %d", i)
+			require.Equal(t, c.level, b.execution(t, started.ExecutionID).Metadata["policy"].(map[string]any)["level"], "case %d", i)
+		}
+	})
+}
