@@ -4,14 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +21,7 @@ import (
 
 	"github.com/geneva-dev/geneva"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/pgtemp"
 )
 
 // distFile is the committed psql install, relative to the tests' directory.
@@ -423,57 +420,9 @@ func runPsql(t *testing.T, psql, databaseURL string) {
 // requirePsql returns the path of psql, or skips the test without one.
 func requirePsql(t *testing.T) string {
 	t.Helper()
-	psql, err := findPsql()
+	psql, err := pgtemp.Program("psql")
 	if err != nil {
 		t.Skipf("cannot test the psql install: %v", err)
 	}
 	return psql
-}
-
-// findPsql finds psql on the PATH, else next to initdb where package pgtemp
-// looks for it: initdb on the PATH (and where it links to), pg_config's
-// bindir, then the usual package directories, newest version first.
-func findPsql() (string, error) {
-	if path, err := exec.LookPath("psql"); err == nil {
-		return path, nil
-	}
-	var dirs []string
-	if initdb, err := exec.LookPath("initdb"); err == nil {
-		dirs = append(dirs, filepath.Dir(initdb))
-		if resolved, err := filepath.EvalSymlinks(initdb); err == nil {
-			dirs = append(dirs, filepath.Dir(resolved))
-		}
-	}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		dirs = append(dirs, strings.TrimSpace(string(out)))
-	}
-	var candidates []string
-	for _, pattern := range []string{
-		"/usr/lib/postgresql/*/bin",
-		"/usr/pgsql-*/bin",
-		"/opt/homebrew/opt/postgresql@*/bin",
-		"/usr/local/opt/postgresql@*/bin",
-		"/usr/local/pgsql/bin",
-	} {
-		matches, _ := filepath.Glob(pattern)
-		candidates = append(candidates, matches...)
-	}
-	sort.SliceStable(candidates, func(i, j int) bool { return majorOf(candidates[i]) > majorOf(candidates[j]) })
-	for _, dir := range append(dirs, candidates...) {
-		path := filepath.Join(dir, "psql")
-		if info, err := os.Stat(path); err == nil && !info.IsDir() {
-			return path, nil
-		}
-	}
-	return "", errors.New("psql is not on the PATH nor next to initdb (pg_config --bindir, /usr/lib/postgresql/*/bin, ...)")
-}
-
-// majorOf reads the major version in a path such as /usr/lib/postgresql/15/bin.
-func majorOf(dir string) int {
-	for _, part := range strings.FieldsFunc(dir, func(r rune) bool { return r == '/' || r == '@' || r == '-' }) {
-		if n, err := strconv.Atoi(part); err == nil {
-			return n
-		}
-	}
-	return 0
 }

@@ -180,11 +180,31 @@ func (s *Server) run(ctx context.Context, program string, args ...string) error 
 	return nil
 }
 
-// findBinDir finds the directory of initdb and pg_ctl: on the PATH, from
-// pg_config, or in the usual places of Debian, Red Hat and Homebrew packages
-// (newest version first).
+// Program returns the path of one of PostgreSQL's programs (psql, pg_dump,
+// ...): on the PATH, else beside the server's binaries.
+func Program(name string) (string, error) {
+	if path, err := exec.LookPath(name); err == nil {
+		return path, nil
+	}
+	dir, err := findBinDir()
+	if err != nil {
+		return "", err
+	}
+	if path := filepath.Join(dir, name); isFile(path) {
+		return path, nil
+	}
+	return "", fmt.Errorf("pgtemp: %s is neither on the PATH nor in %s", name, dir)
+}
+
+// findBinDir finds the directory of initdb and pg_ctl: where initdb on the
+// PATH really is (Debian links it from /usr/local/bin), from pg_config, or in
+// the usual places of Debian, Red Hat and Homebrew packages (newest version
+// first).
 func findBinDir() (string, error) {
 	if path, err := exec.LookPath("initdb"); err == nil {
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			path = resolved
+		}
 		return filepath.Dir(path), nil
 	}
 	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
