@@ -568,6 +568,28 @@ update public.geneva_schema_version set version = 1;
 commit;
 \endif
 
+-- Geneva 002_housekeeping_indexes.sql
+select version < 2 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 002: indexes for housekeeping and dashboards.
+--
+-- Housekeeping looks for executions stuck in_progress or overdue while
+-- scheduled, and for finished or canceled workflows past their retention; each
+-- of these partial indexes holds only the rows such a pass can pick.
+
+create index step_executions_in_progress_started_at on geneva.step_executions (started_at)
+where state = 'in_progress';
+
+create index step_executions_scheduled_for on geneva.step_executions (scheduled_for)
+where state = 'scheduled';
+
+create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
+where state in ('finished', 'canceled');
+update public.geneva_schema_version set version = 2;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -849,8 +871,11 @@ $$;
 -- the engine may run on geneva.fake_now, so the job is due after the same delay
 -- as the execution: now() + (p_scheduled_for - geneva.now()). A job due now is
 -- inserted `available` and wakes River's producers at once with River's insert
--- notification (topic public.river_insert); a later one is inserted `scheduled`
--- and River's scheduler makes it available when due.
+-- notification (topic public.river_insert). As River does for its own short
+-- snoozes, a job due within River's scheduler interval (5 seconds) is inserted
+-- `available` with its future time, for the producers' next fetch after it;
+-- a later one is inserted `scheduled` and River's scheduler makes it available
+-- when due.
 create or replace function geneva._enqueue_step(
   p_execution_id bigint,
   p_workflow geneva.workflows,
@@ -865,8 +890,8 @@ volatile
 set search_path = ''
 as $$
 declare
-  v_delay interval := p_scheduled_for - geneva.now();
-  v_available boolean := v_delay <= interval '0';
+  v_delay interval := greatest(p_scheduled_for - geneva.now(), interval '0');
+  v_available boolean := v_delay <= interval '5 seconds';
   v_job_id bigint;
 begin
   insert into public.river_job (
@@ -884,14 +909,14 @@ begin
     25,
     p_priority,
     p_queue,
-    case when v_available then now() else now() + v_delay end,
+    now() + v_delay,
     case when v_available then 'available' else 'scheduled' end::public.river_job_state,
     '{}',
     '{}'
   )
   returning id into v_job_id;
 
-  if v_available then
+  if v_delay = interval '0' then
     perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
   end if;
 
@@ -1251,6 +1276,68 @@ begin
 
   -- 4. the default
   return jsonb_build_object('action', 'pause', 'level', 'default', 'cap', null);
+end;
+$$;
+
+-- geneva._recover_execution: recovers one execution that is stuck: in_progress
+-- for too long (its worker died) or scheduled and overdue for too long (its
+-- job was lost).
+--
+-- Called by: geneva.housekeep, once per candidate, after the candidate query.
+-- Locks: the workflow row, then the execution row; both are checked again
+-- under the locks, and nothing is done when the execution is no longer
+-- active, or when a scheduled one's workflow is not ready (a paused
+-- workflow's kept execution is never recovered).
+--
+-- p_action 'reattempt': the execution ends completed/recovered and the same
+-- step is scheduled now. p_action 'cancel': it ends canceled/recovered and the
+-- workflow is canceled. metadata.recovery_reason says which kind of stuck it
+-- was. Returns whether it recovered the execution.
+create or replace function geneva._recover_execution(p_execution_id bigint, p_action text)
+returns boolean
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_workflow_id bigint;
+  v_workflow geneva.workflows;
+  v_execution geneva.step_executions;
+  v_definition geneva.workflow_definitions;
+  v_reason text;
+begin
+  select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
+  select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update;
+  select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id for no key update;
+
+  if v_execution.state is null or v_workflow.id is null then
+    return false;
+  elsif v_execution.state = 'in_progress' then
+    v_reason := 'stuck_in_progress';
+  elsif v_execution.state = 'scheduled' and v_workflow.state = 'ready' then
+    v_reason := 'stuck_scheduled';
+  else
+    return false;
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+
+  if p_action = 'cancel' then
+    perform geneva._end_execution(
+      v_execution.id, 'canceled', 'recovered',
+      p_metadata => jsonb_build_object('recovery_reason', v_reason)
+    );
+    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
+  else
+    perform geneva._end_execution(
+      v_execution.id, 'completed', 'recovered',
+      p_metadata => jsonb_build_object('recovery_reason', v_reason)
+    );
+    perform geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name);
+  end if;
+  return true;
 end;
 $$;
 
@@ -1790,6 +1877,209 @@ $$;
 
 comment on function geneva.skip_step(bigint) is
 'Skips the step that would run next of a ready or paused workflow and schedules the one after it.';
+
+-- geneva.schedule_step: runs a step of a ready or paused workflow now: the
+-- named step, or by default the one that would run next.
+--
+-- Called by: operators ("run it now instead of waiting"), and the test
+-- helpers that run one step inline.
+-- The workflow's scheduled execution, if any, is replaced (it ends
+-- canceled/canceled_externally, or is simply made due now when it is the same
+-- step), a new execution of the step is scheduled now with its River job, and
+-- the workflow is ready.
+--
+-- Locks: the workflow row, then its active execution.
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 22023 for a step
+-- the workflow's definition does not have; 55000 for a performing, finished
+-- or canceled workflow.
+create or replace function geneva.schedule_step(p_workflow_id bigint, p_step_name text default null)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
+  v_execution geneva.step_executions;
+  v_definition geneva.workflow_definitions;
+  v_step_name text;
+begin
+  if v_workflow.state not in ('ready', 'paused') then
+    raise exception 'workflow % cannot schedule a step', p_workflow_id
+      using errcode = '55000',
+            detail = format('Workflow is %s.', v_workflow.state),
+            hint = 'Only ready and paused workflows can schedule a step.',
+            table = 'workflows';
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+
+  v_step_name := coalesce(p_step_name, v_workflow.next_step_name);
+  if v_step_name is null or not v_step_name = any(v_definition.step_names) then
+    raise exception 'workflow type % has no step %', v_workflow.workflow_type, coalesce(v_step_name, 'to run next')
+      using errcode = '22023',
+            detail = format('Its steps are %s.', array_to_string(v_definition.step_names, ', '));
+  end if;
+
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.state in ('scheduled', 'in_progress')
+  for no key update;
+
+  if v_execution.id is not null then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+  end if;
+  perform geneva._schedule_step(v_workflow, v_definition, v_step_name, v_now, true);
+
+  update geneva.workflows w
+  set state = 'ready',
+    next_step_name = v_step_name,
+    paused_at = null,
+    transitioned_at = null,
+    updated_at = v_now
+  where w.id = p_workflow_id
+  returning w.* into v_workflow;
+
+  return v_workflow;
+end;
+$$;
+
+comment on function geneva.schedule_step(bigint, text) is
+'Runs a step of a ready or paused workflow now (by default the next one), replacing its scheduled execution.';
+
+-- geneva.get_workflow: one workflow.
+--
+-- Called by: applications, operators, goclient.GetWorkflow. Takes no locks.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
+create or replace function geneva.get_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  v_workflow geneva.workflows;
+begin
+  if p_workflow_id is null then
+    raise exception 'workflow id must not be null' using errcode = '22004';
+  end if;
+
+  select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
+  if not found then
+    raise exception 'workflow % not found', p_workflow_id
+      using errcode = 'P0002',
+            table = 'workflows';
+  end if;
+
+  return v_workflow;
+end;
+$$;
+
+comment on function geneva.get_workflow(bigint) is
+'One workflow by id.';
+
+-- geneva.list_workflows: workflows by state, type and hero, newest first, a
+-- page at a time.
+--
+-- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
+-- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
+-- pass the last id of a page as p_before_id to get the next one.
+-- Raises: 22023 for a limit outside 1 to 10000.
+create or replace function geneva.list_workflows(
+  p_state text default null,
+  p_workflow_type text default null,
+  p_hero_type text default null,
+  p_hero_id text default null,
+  p_limit integer default 100,
+  p_before_id bigint default null
+)
+returns setof geneva.workflows
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if p_limit is null or p_limit not between 1 and 10000 then
+    raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
+  end if;
+
+  return query
+  select w.*
+  from geneva.workflows w
+  where (p_state is null or w.state = p_state)
+    and (p_workflow_type is null or w.workflow_type = p_workflow_type)
+    and (p_hero_type is null or w.hero_type = p_hero_type)
+    and (p_hero_id is null or w.hero_id = p_hero_id)
+    and (p_before_id is null or w.id < p_before_id)
+  order by w.id desc
+  limit p_limit;
+end;
+$$;
+
+comment on function geneva.list_workflows(text, text, text, text, integer, bigint) is
+'Workflows filtered by state, type and hero, newest first, paged by id.';
+
+-- geneva.step_history: a workflow's step executions, in order.
+--
+-- Called by: applications, operators, goclient.StepHistory, `geneva show`.
+-- Takes no locks.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
+create or replace function geneva.step_history(p_workflow_id bigint)
+returns setof geneva.step_executions
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  perform geneva.get_workflow(p_workflow_id);
+
+  return query
+  select e.*
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+  order by e.id;
+end;
+$$;
+
+comment on function geneva.step_history(bigint) is
+'A workflow''s step executions, in order.';
+
+-- geneva.get_step_execution: one step execution.
+--
+-- Called by: applications, operators, goclient.GetStepExecution, the test
+-- helpers. Takes no locks.
+-- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+create or replace function geneva.get_step_execution(p_execution_id bigint)
+returns geneva.step_executions
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  v_execution geneva.step_executions;
+begin
+  if p_execution_id is null then
+    raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+
+  select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id;
+  if not found then
+    raise exception 'step execution % not found', p_execution_id
+      using errcode = 'P0002',
+            table = 'step_executions';
+  end if;
+
+  return v_execution;
+end;
+$$;
+
+comment on function geneva.get_step_execution(bigint) is
+'One step execution by id.';
 
 
 -- Worker protocol.
@@ -2350,4 +2640,186 @@ $$;
 
 comment on function geneva.checkpoint_step(bigint, jsonb) is
 'Worker protocol: a resumable step saves its cursor; true means stop now (pause or cancel requested).';
+
+-- geneva.interrupt_step: a worker gives back a step it could not finish
+-- because it is shutting down; the step is run again.
+--
+-- Called by: the worker, when its shutdown cancels a running step, in the
+-- transaction that also completes the River job.
+-- The execution ends completed/recovered (metadata.recovery_reason
+-- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
+-- same step is scheduled now, on another worker; an operator's pause or cancel
+-- requested meanwhile applies (see geneva._advance).
+--
+-- Locks: the workflow row, then the execution row.
+-- Returns the recorded outcome (NULL when the execution was no longer
+-- in_progress) and the workflow's state after it.
+-- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+create or replace function geneva.interrupt_step(p_execution_id bigint)
+returns table (outcome text, workflow_state text)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_execution geneva.step_executions := geneva._lock_execution(p_execution_id);
+  v_workflow geneva.workflows;
+  v_definition geneva.workflow_definitions;
+begin
+  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+
+  if v_execution.state <> 'in_progress' or v_workflow.state <> 'performing' then
+    return query select null::text, v_workflow.state;
+    return;
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+
+  perform geneva._end_execution(
+    v_execution.id, 'completed', 'recovered',
+    p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
+  );
+  v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name);
+
+  return query select 'recovered'::text, v_workflow.state;
+end;
+$$;
+
+comment on function geneva.interrupt_step(bigint) is
+'Worker protocol: a shutting-down worker gives back a running step, which is scheduled again now.';
+
+
+-- Housekeeping.
+-- geneva.housekeep: one round of housekeeping, in one short transaction.
+--
+-- Called by: the worker's periodic housekeeping job (which calls it again
+-- while it reports more to do), `geneva housekeep`, operators.
+--
+-- 1. Deletes up to p_batch_size finished or canceled workflows (with their
+--    executions) that ended (transitioned_at) before now - p_retention; a NULL
+--    retention deletes nothing.
+-- 2. Recovers up to p_batch_size executions in_progress since before now -
+--    p_stuck_in_progress_after (their worker died), and up to p_batch_size
+--    scheduled executions of ready workflows overdue since before now -
+--    p_stuck_scheduled_after (their job was lost), by p_recovery_action:
+--    'reattempt' (completed/recovered, the same step scheduled now) or
+--    'cancel' (canceled/recovered, workflow canceled). Executions of paused
+--    workflows are never recovered.
+--
+-- Locks: each recovered execution's workflow row, then the execution row.
+-- Returns the counts: {"workflows_deleted", "stuck_in_progress_recovered",
+-- "stuck_scheduled_recovered", "more"}; "more" is true when a batch was full,
+-- so another round may find more.
+-- Raises: 22023 for an unknown recovery action, a non-positive batch size or
+-- a negative interval.
+create or replace function geneva.housekeep(
+  p_retention interval default interval '30 days',
+  p_stuck_in_progress_after interval default interval '1 hour',
+  p_stuck_scheduled_after interval default interval '15 minutes',
+  p_recovery_action text default 'reattempt',
+  p_batch_size integer default 1000
+)
+returns jsonb
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_deleted integer := 0;
+  v_in_progress integer := 0;
+  v_scheduled integer := 0;
+  v_execution_id bigint;
+begin
+  if p_recovery_action is null or p_recovery_action not in ('reattempt', 'cancel') then
+    raise exception 'unknown recovery action %', p_recovery_action
+      using errcode = '22023',
+            hint = 'Recovery actions are reattempt and cancel.';
+  end if;
+  if p_batch_size is null or p_batch_size < 1 then
+    raise exception 'batch size must be positive' using errcode = '22023';
+  end if;
+  if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
+    or p_stuck_scheduled_after < interval '0' then
+    raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
+  end if;
+
+  -- 1. retention
+  if p_retention is not null then
+    with old as (
+      select w.id
+      from geneva.workflows w
+      where w.state in ('finished', 'canceled')
+        and w.transitioned_at < v_now - p_retention
+      order by w.transitioned_at
+      limit p_batch_size
+      for update skip locked
+    )
+    delete from geneva.workflows w
+    using old
+    where w.id = old.id;
+    get diagnostics v_deleted = row_count;
+  end if;
+
+  -- 2. stuck in_progress
+  if p_stuck_in_progress_after is not null then
+    for v_execution_id in
+      select e.id
+      from geneva.step_executions e
+      where e.state = 'in_progress'
+        and e.started_at < v_now - p_stuck_in_progress_after
+      order by e.started_at
+      limit p_batch_size
+    loop
+      if geneva._recover_execution(v_execution_id, p_recovery_action) then
+        v_in_progress := v_in_progress + 1;
+      end if;
+    end loop;
+  end if;
+
+  -- 3. stuck scheduled (never those of paused workflows)
+  if p_stuck_scheduled_after is not null then
+    for v_execution_id in
+      select e.id
+      from geneva.step_executions e
+      join geneva.workflows w on w.id = e.workflow_id
+      where e.state = 'scheduled'
+        and e.scheduled_for < v_now - p_stuck_scheduled_after
+        and w.state = 'ready'
+      order by e.scheduled_for
+      limit p_batch_size
+    loop
+      if geneva._recover_execution(v_execution_id, p_recovery_action) then
+        v_scheduled := v_scheduled + 1;
+      end if;
+    end loop;
+  end if;
+
+  return jsonb_build_object(
+    'workflows_deleted', v_deleted,
+    'stuck_in_progress_recovered', v_in_progress,
+    'stuck_scheduled_recovered', v_scheduled,
+    'more', v_deleted = p_batch_size or v_in_progress = p_batch_size or v_scheduled = p_batch_size
+  );
+end;
+$$;
+
+comment on function geneva.housekeep(interval, interval, interval, text, integer) is
+'One round of housekeeping: deletes ended workflows past retention, recovers stuck executions; returns counts.';
+
+
+-- Views, last.
+-- geneva.workflow_counts: how many workflows of each type are in each state.
+--
+-- For dashboards (Grafana, Metabase) and `geneva ls`. Reads
+-- workflows_state_type (state, workflow_type).
+create or replace view geneva.workflow_counts as
+select w.workflow_type, w.state, count(*) as workflows
+from geneva.workflows w
+group by w.workflow_type, w.state;
+
+comment on view geneva.workflow_counts is 'Workflows per type and state.';
 commit;

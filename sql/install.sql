@@ -24,6 +24,7 @@
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
+{{ template "functions/_recover_execution.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}
@@ -32,9 +33,21 @@
 {{ template "functions/resume_workflow.sql" . }}
 {{ template "functions/cancel_workflow.sql" . }}
 {{ template "functions/skip_step.sql" . }}
+{{ template "functions/schedule_step.sql" . }}
+{{ template "functions/get_workflow.sql" . }}
+{{ template "functions/list_workflows.sql" . }}
+{{ template "functions/step_history.sql" . }}
+{{ template "functions/get_step_execution.sql" . }}
 
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
 {{ template "functions/complete_step.sql" . }}
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
+{{ template "functions/interrupt_step.sql" . }}
+
+-- Housekeeping.
+{{ template "functions/housekeep.sql" . }}
+
+-- Views, last.
+{{ template "views/workflow_counts.sql" . }}

@@ -9,8 +9,11 @@
 -- the engine may run on geneva.fake_now, so the job is due after the same delay
 -- as the execution: now() + (p_scheduled_for - geneva.now()). A job due now is
 -- inserted `available` and wakes River's producers at once with River's insert
--- notification (topic public.river_insert); a later one is inserted `scheduled`
--- and River's scheduler makes it available when due.
+-- notification (topic public.river_insert). As River does for its own short
+-- snoozes, a job due within River's scheduler interval (5 seconds) is inserted
+-- `available` with its future time, for the producers' next fetch after it;
+-- a later one is inserted `scheduled` and River's scheduler makes it available
+-- when due.
 create or replace function geneva._enqueue_step(
   p_execution_id bigint,
   p_workflow geneva.workflows,
@@ -25,8 +28,8 @@ volatile
 set search_path = ''
 as $$
 declare
-  v_delay interval := p_scheduled_for - geneva.now();
-  v_available boolean := v_delay <= interval '0';
+  v_delay interval := greatest(p_scheduled_for - geneva.now(), interval '0');
+  v_available boolean := v_delay <= interval '5 seconds';
   v_job_id bigint;
 begin
   insert into public.river_job (
@@ -44,14 +47,14 @@ begin
     25,
     p_priority,
     p_queue,
-    case when v_available then now() else now() + v_delay end,
+    now() + v_delay,
     case when v_available then 'available' else 'scheduled' end::public.river_job_state,
     '{}',
     '{}'
   )
   returning id into v_job_id;
 
-  if v_available then
+  if v_delay = interval '0' then
     perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
   end if;
 

@@ -1,0 +1,466 @@
+// Package goclient is Geneva's SQL API for Go: one method per public SQL
+// function of the geneva schema, each with a ...Tx twin that runs in the
+// caller's transaction, so that, for example, a workflow is created in the
+// same commit as the application's own writes.
+//
+//	client := goclient.New(pool)
+//
+//	tx, err := pool.Begin(ctx)
+//	...
+//	id, err := client.CreateWorkflowTx(ctx, tx, "Onboarding", "User", "42", nil)
+//	...
+//	err = tx.Commit(ctx)
+//
+// Errors from the database map to the sentinel errors of this package
+// (errors.Is(err, goclient.ErrNotFound), ...) and still unwrap to the
+// *pgconn.PgError.
+package goclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// DB runs the client's SQL: a *pgxpool.Pool, a *pgx.Conn or a pgx.Tx.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Client calls Geneva's SQL functions.
+type Client struct {
+	db DB
+}
+
+// New returns a client that runs on db (normally a *pgxpool.Pool).
+func New(db DB) *Client {
+	return &Client{db: db}
+}
+
+// CreateWorkflowOpts are options for CreateWorkflow.
+type CreateWorkflowOpts struct {
+	// AllowMultiple lets the hero have several ongoing workflows of the type.
+	//
+	// Defaults to false: a second ongoing workflow for the hero is refused
+	// with a *DuplicateWorkflowError.
+	AllowMultiple bool
+}
+
+// CreateWorkflow creates a workflow of workflowType for the hero and schedules
+// its first step (geneva.create_workflow). It returns the workflow's id.
+//
+// Errors: ErrUnknownWorkflowType; *DuplicateWorkflowError (ErrDuplicateWorkflow)
+// when the hero has an ongoing workflow of the type; ErrInvalidArgument.
+func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
+	return createWorkflow(ctx, c.db, workflowType, heroType, heroID, opts)
+}
+
+// CreateWorkflowTx is CreateWorkflow in the caller's transaction.
+func (c *Client) CreateWorkflowTx(ctx context.Context, tx pgx.Tx, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
+	return createWorkflow(ctx, tx, workflowType, heroType, heroID, opts)
+}
+
+func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
+	if opts == nil {
+		opts = &CreateWorkflowOpts{}
+	}
+	var id int64
+	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4)",
+		workflowType, heroType, heroID, opts.AllowMultiple).Scan(&id)
+	if err != nil {
+		err = mapError(err)
+		var mapped *Error
+		if errors.As(err, &mapped) && mapped.Kind == ErrDuplicateWorkflow {
+			return 0, &DuplicateWorkflowError{WorkflowType: workflowType, HeroType: heroType, HeroID: heroID, PgError: mapped.PgError}
+		}
+		return 0, err
+	}
+	return id, nil
+}
+
+// DefineWorkflow registers or replaces the definition of a workflow type
+// (geneva.define_workflow); definition is its JSON. The worker registers its
+// workflows itself at start-up.
+//
+// Errors: ErrInvalidArgument, naming what is wrong with the definition.
+func (c *Client) DefineWorkflow(ctx context.Context, workflowType string, definition json.RawMessage) error {
+	return defineWorkflow(ctx, c.db, workflowType, definition)
+}
+
+// DefineWorkflowTx is DefineWorkflow in the caller's transaction.
+func (c *Client) DefineWorkflowTx(ctx context.Context, tx pgx.Tx, workflowType string, definition json.RawMessage) error {
+	return defineWorkflow(ctx, tx, workflowType, definition)
+}
+
+func defineWorkflow(ctx context.Context, db DB, workflowType string, definition json.RawMessage) error {
+	_, err := db.Exec(ctx, "select geneva.define_workflow($1, $2::jsonb)", workflowType, string(definition))
+	return mapError(err)
+}
+
+// GetWorkflow returns a workflow (geneva.get_workflow).
+//
+// Errors: ErrNotFound.
+func (c *Client) GetWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, c.db, "get_workflow", workflowID)
+}
+
+// GetWorkflowTx is GetWorkflow in the caller's transaction.
+func (c *Client) GetWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, tx, "get_workflow", workflowID)
+}
+
+// ListWorkflows returns workflows by state, type and hero, newest first
+// (geneva.list_workflows).
+func (c *Client) ListWorkflows(ctx context.Context, params *ListWorkflowsParams) ([]*Workflow, error) {
+	return listWorkflows(ctx, c.db, params)
+}
+
+// ListWorkflowsTx is ListWorkflows in the caller's transaction.
+func (c *Client) ListWorkflowsTx(ctx context.Context, tx pgx.Tx, params *ListWorkflowsParams) ([]*Workflow, error) {
+	return listWorkflows(ctx, tx, params)
+}
+
+func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*Workflow, error) {
+	if params == nil {
+		params = &ListWorkflowsParams{}
+	}
+	limit := params.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
+		nullIfEmpty(params.State), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
+		nullIfEmpty(params.HeroID), limit, nullIfZero(params.BeforeID))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	workflows, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[Workflow])
+	return workflows, mapError(err)
+}
+
+// PauseWorkflow pauses a workflow (geneva.pause_workflow): at once when it is
+// ready, keeping its scheduled step; at the end of its running step when it is
+// performing. It returns the workflow afterwards.
+//
+// Errors: ErrNotFound; ErrIllegalTransition for a paused, finished or canceled
+// workflow.
+func (c *Client) PauseWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, c.db, "pause_workflow", workflowID)
+}
+
+// PauseWorkflowTx is PauseWorkflow in the caller's transaction.
+func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, tx, "pause_workflow", workflowID)
+}
+
+// ResumeWorkflow resumes a paused workflow (geneva.resume_workflow): the step
+// it kept runs at its time (at once if overdue), or the step it paused on runs
+// again now. It returns the workflow afterwards.
+//
+// Errors: ErrNotFound; ErrIllegalTransition for a workflow that is not paused.
+func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, c.db, "resume_workflow", workflowID)
+}
+
+// ResumeWorkflowTx is ResumeWorkflow in the caller's transaction.
+func (c *Client) ResumeWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, tx, "resume_workflow", workflowID)
+}
+
+// CancelWorkflow cancels a workflow (geneva.cancel_workflow): at once when it
+// is ready or paused, at the end of its running step when it is performing.
+// It returns the workflow afterwards.
+//
+// Errors: ErrNotFound; ErrIllegalTransition for a finished or canceled
+// workflow.
+func (c *Client) CancelWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, c.db, "cancel_workflow", workflowID)
+}
+
+// CancelWorkflowTx is CancelWorkflow in the caller's transaction.
+func (c *Client) CancelWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, tx, "cancel_workflow", workflowID)
+}
+
+// SkipStep skips the step a ready or paused workflow would run next and
+// schedules the one after it (geneva.skip_step). It returns the workflow
+// afterwards.
+//
+// Errors: ErrNotFound; ErrIllegalTransition for a performing, finished or
+// canceled workflow.
+func (c *Client) SkipStep(ctx context.Context, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, c.db, "skip_step", workflowID)
+}
+
+// SkipStepTx is SkipStep in the caller's transaction.
+func (c *Client) SkipStepTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
+	return workflowCall(ctx, tx, "skip_step", workflowID)
+}
+
+// workflowCall calls one of the functions that take a workflow id and return
+// its row. function is a constant of this package.
+func workflowCall(ctx context.Context, db DB, function string, workflowID int64) (*Workflow, error) {
+	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva."+function+"($1)", workflowID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	workflow, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[Workflow])
+	return workflow, mapError(err)
+}
+
+// StepHistory returns a workflow's step executions in order
+// (geneva.step_history).
+//
+// Errors: ErrNotFound.
+func (c *Client) StepHistory(ctx context.Context, workflowID int64) ([]*StepExecution, error) {
+	return stepHistory(ctx, c.db, workflowID)
+}
+
+// StepHistoryTx is StepHistory in the caller's transaction.
+func (c *Client) StepHistoryTx(ctx context.Context, tx pgx.Tx, workflowID int64) ([]*StepExecution, error) {
+	return stepHistory(ctx, tx, workflowID)
+}
+
+func stepHistory(ctx context.Context, db DB, workflowID int64) ([]*StepExecution, error) {
+	rows, err := db.Query(ctx, "select "+stepExecutionColumns+" from geneva.step_history($1)", workflowID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	executions, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[StepExecution])
+	return executions, mapError(err)
+}
+
+// GetStepExecution returns a step execution (geneva.get_step_execution).
+//
+// Errors: ErrNotFound.
+func (c *Client) GetStepExecution(ctx context.Context, executionID int64) (*StepExecution, error) {
+	return getStepExecution(ctx, c.db, executionID)
+}
+
+// GetStepExecutionTx is GetStepExecution in the caller's transaction.
+func (c *Client) GetStepExecutionTx(ctx context.Context, tx pgx.Tx, executionID int64) (*StepExecution, error) {
+	return getStepExecution(ctx, tx, executionID)
+}
+
+func getStepExecution(ctx context.Context, db DB, executionID int64) (*StepExecution, error) {
+	rows, err := db.Query(ctx, "select "+stepExecutionColumns+" from geneva.get_step_execution($1)", executionID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	execution, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[StepExecution])
+	return execution, mapError(err)
+}
+
+// ScheduleStep runs a step of a ready or paused workflow now: stepName, or the
+// step that would run next when it is empty (geneva.schedule_step). The
+// workflow's scheduled execution is replaced. It returns the workflow
+// afterwards.
+//
+// Errors: ErrNotFound; ErrInvalidArgument for a step the workflow does not
+// have; ErrIllegalTransition for a performing, finished or canceled workflow.
+func (c *Client) ScheduleStep(ctx context.Context, workflowID int64, stepName string) (*Workflow, error) {
+	return scheduleStep(ctx, c.db, workflowID, stepName)
+}
+
+// ScheduleStepTx is ScheduleStep in the caller's transaction.
+func (c *Client) ScheduleStepTx(ctx context.Context, tx pgx.Tx, workflowID int64, stepName string) (*Workflow, error) {
+	return scheduleStep(ctx, tx, workflowID, stepName)
+}
+
+func scheduleStep(ctx context.Context, db DB, workflowID int64, stepName string) (*Workflow, error) {
+	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfEmpty(stepName))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	workflow, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[Workflow])
+	return workflow, mapError(err)
+}
+
+// Housekeep runs one round of housekeeping (geneva.housekeep) and returns its
+// counts. Call it again while More is true.
+func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*HousekeepResult, error) {
+	if params == nil {
+		params = &HousekeepParams{}
+	}
+	retention := params.Retention
+	if retention == 0 {
+		retention = 30 * 24 * time.Hour
+	}
+	var retentionArg *time.Duration
+	if retention > 0 {
+		retentionArg = &retention
+	}
+	action := params.RecoveryAction
+	if action == "" {
+		action = "reattempt"
+	}
+	batch := params.BatchSize
+	if batch == 0 {
+		batch = 1000
+	}
+	var result HousekeepResult
+	err := c.db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", retentionArg,
+		orDefault(params.StuckInProgressAfter, time.Hour), orDefault(params.StuckScheduledAfter, 15*time.Minute),
+		action, batch).Scan(&result)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &result, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// StartStep claims a step execution for a worker, or records the precondition
+// the worker found (geneva.start_step). It returns the step to run, or nil
+// when there is nothing to run: the execution was a duplicate, early, late, its
+// workflow is paused, or the precondition was recorded.
+//
+// Errors: ErrNotFound; ErrInvalidArgument.
+func (c *Client) StartStep(ctx context.Context, executionID int64, precondition Precondition) (*StartedStep, error) {
+	return startStep(ctx, c.db, executionID, precondition)
+}
+
+// StartStepTx is StartStep in the caller's transaction.
+func (c *Client) StartStepTx(ctx context.Context, tx pgx.Tx, executionID int64, precondition Precondition) (*StartedStep, error) {
+	return startStep(ctx, tx, executionID, precondition)
+}
+
+func startStep(ctx context.Context, db DB, executionID int64, precondition Precondition) (*StartedStep, error) {
+	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
+		attempt, scheduled_for, started_at, cursor, continues_from_id from geneva.start_step($1, $2)`,
+		executionID, nullIfEmpty(string(precondition)))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	steps, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[StartedStep])
+	if err != nil || len(steps) == 0 {
+		return nil, mapError(err)
+	}
+	return steps[0], nil
+}
+
+// CompleteStep records how a running step ended without an error
+// (geneva.complete_step). wait applies to SignalReattempt and SignalSuspend.
+//
+// Errors: ErrNotFound; ErrInvalidArgument.
+func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration) (*StepResult, error) {
+	return completeStep(ctx, c.db, executionID, signal, wait)
+}
+
+// CompleteStepTx is CompleteStep in the caller's transaction.
+func (c *Client) CompleteStepTx(ctx context.Context, tx pgx.Tx, executionID int64, signal Signal, wait time.Duration) (*StepResult, error) {
+	return completeStep(ctx, tx, executionID, signal, wait)
+}
+
+func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, wait time.Duration) (*StepResult, error) {
+	var waitArg *time.Duration
+	if wait != 0 {
+		waitArg = &wait
+	}
+	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3)",
+		executionID, string(signal), waitArg)
+	return collectStepResult(rows, err)
+}
+
+// FailStep records an error of a step, or of its preconditions
+// (geneva.fail_step). SQL resolves the exception policy and tells whether to
+// report the error; when the policy names a handler, the result's Action is
+// "handler" and nothing is recorded until FailStep is called again with the
+// handler's decision in failure.HandlerSignal.
+//
+// Errors: ErrNotFound; ErrInvalidArgument.
+func (c *Client) FailStep(ctx context.Context, executionID int64, failure *Failure) (*FailResult, error) {
+	return failStep(ctx, c.db, executionID, failure)
+}
+
+// FailStepTx is FailStep in the caller's transaction.
+func (c *Client) FailStepTx(ctx context.Context, tx pgx.Tx, executionID int64, failure *Failure) (*FailResult, error) {
+	return failStep(ctx, tx, executionID, failure)
+}
+
+func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (*FailResult, error) {
+	var handlerWait *time.Duration
+	if failure.HandlerWait != 0 {
+		handlerWait = &failure.HandlerWait
+	}
+	rows, err := db.Query(ctx, `select action, outcome, report, workflow_state, handler
+		from geneva.fail_step($1, $2, $3, $4, $5, $6)`,
+		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
+		nullIfEmpty(string(failure.HandlerSignal)), handlerWait)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[FailResult])
+	return result, mapError(err)
+}
+
+// CheckpointStep saves a resumable step's cursor (geneva.checkpoint_step). It
+// returns true when the step should stop now: a pause or cancel was
+// requested, or the execution moved on.
+//
+// Errors: ErrNotFound.
+func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor json.RawMessage) (bool, error) {
+	return checkpointStep(ctx, c.db, executionID, cursor)
+}
+
+// CheckpointStepTx is CheckpointStep in the caller's transaction.
+func (c *Client) CheckpointStepTx(ctx context.Context, tx pgx.Tx, executionID int64, cursor json.RawMessage) (bool, error) {
+	return checkpointStep(ctx, tx, executionID, cursor)
+}
+
+func checkpointStep(ctx context.Context, db DB, executionID int64, cursor json.RawMessage) (bool, error) {
+	var stop bool
+	err := db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, string(cursor)).Scan(&stop)
+	return stop, mapError(err)
+}
+
+// InterruptStep gives back a running step that a shutting-down worker could
+// not finish; it is scheduled again now (geneva.interrupt_step).
+//
+// Errors: ErrNotFound.
+func (c *Client) InterruptStep(ctx context.Context, executionID int64) (*StepResult, error) {
+	return interruptStep(ctx, c.db, executionID)
+}
+
+// InterruptStepTx is InterruptStep in the caller's transaction.
+func (c *Client) InterruptStepTx(ctx context.Context, tx pgx.Tx, executionID int64) (*StepResult, error) {
+	return interruptStep(ctx, tx, executionID)
+}
+
+func interruptStep(ctx context.Context, db DB, executionID int64) (*StepResult, error) {
+	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1)", executionID)
+	return collectStepResult(rows, err)
+}
+
+func collectStepResult(rows pgx.Rows, err error) (*StepResult, error) {
+	if err != nil {
+		return nil, mapError(err)
+	}
+	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[StepResult])
+	return result, mapError(err)
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullIfZero(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}

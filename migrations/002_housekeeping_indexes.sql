@@ -1,0 +1,14 @@
+-- Geneva 002: indexes for housekeeping and dashboards.
+--
+-- Housekeeping looks for executions stuck in_progress or overdue while
+-- scheduled, and for finished or canceled workflows past their retention; each
+-- of these partial indexes holds only the rows such a pass can pick.
+
+create index step_executions_in_progress_started_at on geneva.step_executions (started_at)
+where state = 'in_progress';
+
+create index step_executions_scheduled_for on geneva.step_executions (scheduled_for)
+where state = 'scheduled';
+
+create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
+where state in ('finished', 'canceled');

@@ -1,0 +1,30 @@
+-- geneva.get_workflow: one workflow.
+--
+-- Called by: applications, operators, goclient.GetWorkflow. Takes no locks.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
+create or replace function geneva.get_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  v_workflow geneva.workflows;
+begin
+  if p_workflow_id is null then
+    raise exception 'workflow id must not be null' using errcode = '22004';
+  end if;
+
+  select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
+  if not found then
+    raise exception 'workflow % not found', p_workflow_id
+      using errcode = 'P0002',
+            table = 'workflows';
+  end if;
+
+  return v_workflow;
+end;
+$$;
+
+comment on function geneva.get_workflow(bigint) is
+'One workflow by id.';

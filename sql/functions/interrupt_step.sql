@@ -1,0 +1,49 @@
+-- geneva.interrupt_step: a worker gives back a step it could not finish
+-- because it is shutting down; the step is run again.
+--
+-- Called by: the worker, when its shutdown cancels a running step, in the
+-- transaction that also completes the River job.
+-- The execution ends completed/recovered (metadata.recovery_reason
+-- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
+-- same step is scheduled now, on another worker; an operator's pause or cancel
+-- requested meanwhile applies (see geneva._advance).
+--
+-- Locks: the workflow row, then the execution row.
+-- Returns the recorded outcome (NULL when the execution was no longer
+-- in_progress) and the workflow's state after it.
+-- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+create or replace function geneva.interrupt_step(p_execution_id bigint)
+returns table (outcome text, workflow_state text)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_execution geneva.step_executions := geneva._lock_execution(p_execution_id);
+  v_workflow geneva.workflows;
+  v_definition geneva.workflow_definitions;
+begin
+  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+
+  if v_execution.state <> 'in_progress' or v_workflow.state <> 'performing' then
+    return query select null::text, v_workflow.state;
+    return;
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+
+  perform geneva._end_execution(
+    v_execution.id, 'completed', 'recovered',
+    p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
+  );
+  v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name);
+
+  return query select 'recovered'::text, v_workflow.state;
+end;
+$$;
+
+comment on function geneva.interrupt_step(bigint) is
+'Worker protocol: a shutting-down worker gives back a running step, which is scheduled again now.';

@@ -1,0 +1,40 @@
+-- geneva.list_workflows: workflows by state, type and hero, newest first, a
+-- page at a time.
+--
+-- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
+-- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
+-- pass the last id of a page as p_before_id to get the next one.
+-- Raises: 22023 for a limit outside 1 to 10000.
+create or replace function geneva.list_workflows(
+  p_state text default null,
+  p_workflow_type text default null,
+  p_hero_type text default null,
+  p_hero_id text default null,
+  p_limit integer default 100,
+  p_before_id bigint default null
+)
+returns setof geneva.workflows
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if p_limit is null or p_limit not between 1 and 10000 then
+    raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
+  end if;
+
+  return query
+  select w.*
+  from geneva.workflows w
+  where (p_state is null or w.state = p_state)
+    and (p_workflow_type is null or w.workflow_type = p_workflow_type)
+    and (p_hero_type is null or w.hero_type = p_hero_type)
+    and (p_hero_id is null or w.hero_id = p_hero_id)
+    and (p_before_id is null or w.id < p_before_id)
+  order by w.id desc
+  limit p_limit;
+end;
+$$;
+
+comment on function geneva.list_workflows(text, text, text, text, integer, bigint) is
+'Workflows filtered by state, type and hero, newest first, paged by id.';

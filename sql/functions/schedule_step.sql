@@ -1,0 +1,73 @@
+-- geneva.schedule_step: runs a step of a ready or paused workflow now: the
+-- named step, or by default the one that would run next.
+--
+-- Called by: operators ("run it now instead of waiting"), and the test
+-- helpers that run one step inline.
+-- The workflow's scheduled execution, if any, is replaced (it ends
+-- canceled/canceled_externally, or is simply made due now when it is the same
+-- step), a new execution of the step is scheduled now with its River job, and
+-- the workflow is ready.
+--
+-- Locks: the workflow row, then its active execution.
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 22023 for a step
+-- the workflow's definition does not have; 55000 for a performing, finished
+-- or canceled workflow.
+create or replace function geneva.schedule_step(p_workflow_id bigint, p_step_name text default null)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
+  v_execution geneva.step_executions;
+  v_definition geneva.workflow_definitions;
+  v_step_name text;
+begin
+  if v_workflow.state not in ('ready', 'paused') then
+    raise exception 'workflow % cannot schedule a step', p_workflow_id
+      using errcode = '55000',
+            detail = format('Workflow is %s.', v_workflow.state),
+            hint = 'Only ready and paused workflows can schedule a step.',
+            table = 'workflows';
+  end if;
+
+  select d.* into v_definition
+  from geneva.workflow_definitions d
+  where d.workflow_type = v_workflow.workflow_type;
+
+  v_step_name := coalesce(p_step_name, v_workflow.next_step_name);
+  if v_step_name is null or not v_step_name = any(v_definition.step_names) then
+    raise exception 'workflow type % has no step %', v_workflow.workflow_type, coalesce(v_step_name, 'to run next')
+      using errcode = '22023',
+            detail = format('Its steps are %s.', array_to_string(v_definition.step_names, ', '));
+  end if;
+
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.state in ('scheduled', 'in_progress')
+  for no key update;
+
+  if v_execution.id is not null then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+  end if;
+  perform geneva._schedule_step(v_workflow, v_definition, v_step_name, v_now, true);
+
+  update geneva.workflows w
+  set state = 'ready',
+    next_step_name = v_step_name,
+    paused_at = null,
+    transitioned_at = null,
+    updated_at = v_now
+  where w.id = p_workflow_id
+  returning w.* into v_workflow;
+
+  return v_workflow;
+end;
+$$;
+
+comment on function geneva.schedule_step(bigint, text) is
+'Runs a step of a ready or paused workflow now (by default the next one), replacing its scheduled execution.';

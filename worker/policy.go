@@ -1,0 +1,205 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+)
+
+// Action is what an exception policy does with a failed step.
+type Action string
+
+const (
+	// ActionPause pauses the workflow (the default when no policy applies).
+	ActionPause Action = "pause"
+	// ActionCancel cancels the workflow.
+	ActionCancel Action = "cancel"
+	// ActionSkip skips the step; the next one runs.
+	ActionSkip Action = "skip"
+	// ActionReattempt runs the step again after the policy's Wait, up to
+	// MaxReattempts consecutive times.
+	ActionReattempt Action = "reattempt"
+)
+
+// Report says when a failed step's error goes to the ErrorReporter.
+type Report string
+
+const (
+	// ReportAlways reports every error (the default).
+	ReportAlways Report = "always"
+	// ReportNever reports none: the error is expected.
+	ReportNever Report = "never"
+	// ReportTerminalOnly reports an error only when the step is not
+	// reattempted (e.g. when reattempts run out).
+	ReportTerminalOnly Report = "terminal_only"
+)
+
+// Unlimited, as an ExceptionPolicy's MaxReattempts, sets no limit.
+const Unlimited = -1
+
+// Handler decides what to do with a step's error, for an ExceptionPolicy. It
+// returns a flow-control value (Reattempt, Skip, Cancel, Pause, Finished); nil
+// pauses the workflow.
+type Handler func(ctx context.Context, step *Step, err error) error
+
+// ExceptionPolicy says what happens when a step returns an error (or panics).
+// It is a plain value: store it in a variable and share it across workflow
+// types.
+//
+//	var TransientRetry = worker.ExceptionPolicy{
+//		Action:         worker.ActionReattempt,
+//		Wait:           30 * time.Second,
+//		MaxReattempts:  5,
+//		TerminalAction: worker.ActionCancel,
+//	}
+//
+// SQL resolves which policy applies (see the README): a step's own single
+// policy wins outright; a step's list tries its specific policies (those with
+// Matching) in order, then its first blanket one; then the workflow's
+// policies, most recent first; then pause.
+type ExceptionPolicy struct {
+	// Action is what to do. Leave it empty when Handler decides.
+	Action Action
+
+	// Matching restricts the policy to errors one of these matchers matches.
+	//
+	// Defaults to none: a blanket policy that applies to every error.
+	Matching []Matcher
+
+	// Wait is how long a reattempt waits. Only for ActionReattempt.
+	Wait time.Duration
+
+	// MaxReattempts caps consecutive exception reattempts of the step (a
+	// success resets the count; Reattempt signals do not count): N allows N
+	// reattempts. Only for ActionReattempt.
+	//
+	// Defaults (0) to 100 for a step's policy and to no limit for a workflow's;
+	// Unlimited sets no limit.
+	MaxReattempts int
+
+	// TerminalAction applies when reattempts run out: ActionPause,
+	// ActionCancel or ActionSkip. Only for ActionReattempt.
+	//
+	// Defaults to ActionPause.
+	TerminalAction Action
+
+	// Report says when the error goes to the ErrorReporter.
+	//
+	// Defaults to ReportAlways.
+	Report Report
+
+	// Handler decides instead of Action; it cannot be combined with Wait,
+	// MaxReattempts or TerminalAction.
+	Handler Handler
+}
+
+// Matcher tells whether an exception policy applies to an error. The worker
+// sends SQL the names of the matchers that match a step's error, besides the
+// error's type names, and SQL matches the names listed in a policy.
+type Matcher interface {
+	// MatcherName is the name stored in the definition's "matching" list.
+	MatcherName() string
+	// MatchError reports whether err matches.
+	MatchError(err error) bool
+}
+
+// ErrorAs matches errors with an E in their chain (errors.As), e.g.
+// worker.ErrorAs[*net.OpError](). Its name is E's type name.
+func ErrorAs[E error]() Matcher {
+	return errorAsMatcher[E]{}
+}
+
+type errorAsMatcher[E error] struct{}
+
+func (errorAsMatcher[E]) MatcherName() string { return typeName(reflect.TypeFor[E]()) }
+
+func (errorAsMatcher[E]) MatchError(err error) bool {
+	var target E
+	return errors.As(err, &target)
+}
+
+// ErrorIs matches errors with target in their chain (errors.Is), e.g. a
+// sentinel error. Its name is target's text.
+func ErrorIs(target error) Matcher {
+	return errorIsMatcher{target: target}
+}
+
+type errorIsMatcher struct{ target error }
+
+func (m errorIsMatcher) MatcherName() string       { return m.target.Error() }
+func (m errorIsMatcher) MatchError(err error) bool { return errors.Is(err, m.target) }
+
+// ClassName matches errors with a type of that name in their chain, e.g.
+// worker.ClassName("*net.OpError"): names in definitions written by hand, or
+// for other languages, match the same way.
+func ClassName(name string) Matcher {
+	return classNameMatcher(name)
+}
+
+type classNameMatcher string
+
+func (m classNameMatcher) MatcherName() string { return string(m) }
+
+func (m classNameMatcher) MatchError(err error) bool {
+	for _, name := range errorTypeNames(err) {
+		if name == string(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorTypeNames lists the type names of err and of every error in its chain
+// (through Unwrap() error and Unwrap() []error), outermost first, each once.
+func errorTypeNames(err error) []string {
+	var (
+		names []string
+		seen  = map[string]bool{}
+		walk  func(error)
+	)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		name := typeName(reflect.TypeOf(err))
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+		switch unwrapper := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(unwrapper.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, inner := range unwrapper.Unwrap() {
+				walk(inner)
+			}
+		}
+	}
+	walk(err)
+	return names
+}
+
+// typeName is a type's name as %T prints it: "*net.OpError",
+// "worker.PanicError".
+func typeName(t reflect.Type) string {
+	return fmt.Sprint(t)
+}
+
+// PanicError is the error of a step (or condition, or handler) that panicked.
+// Its stack is stored as the execution's backtrace.
+type PanicError struct {
+	// Value is what was passed to panic.
+	Value any
+	// Stack is the goroutine's stack where it panicked.
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Unwrap returns the panic's value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}

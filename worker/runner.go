@@ -1,0 +1,66 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+// Runner runs step executions in the calling goroutine, without River: the
+// same preconditions, SQL calls and outcome as the worker, for test helpers
+// (package workertest) and tools. It uses the Workflows, Logger, Hooks,
+// ErrorReporter and StepTimeout of its config.
+type Runner struct {
+	exec *executor
+}
+
+// NewRunner makes a runner for the workflows in config.
+func NewRunner(config *Config) (*Runner, error) {
+	if config == nil {
+		config = &Config{}
+	}
+	reg, err := newRegistry(config.Workflows)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
+	}
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Runner{exec: &executor{
+		registry:    reg,
+		hooks:       config.Hooks,
+		logger:      logger,
+		report:      config.ErrorReporter,
+		stepTimeout: config.StepTimeout,
+	}}, nil
+}
+
+// Register writes the workflows' definitions to the database on db.
+func (r *Runner) Register(ctx context.Context, db DB) error {
+	return register(ctx, goclient.New(db), r.exec.registry)
+}
+
+// Perform runs one step execution on db, as the worker would when its River
+// job arrives: nothing happens unless it is due and its workflow ready.
+func (r *Runner) Perform(ctx context.Context, db DB, executionID int64) error {
+	client := goclient.New(db)
+	execution, err := client.GetStepExecution(ctx, executionID)
+	if err != nil {
+		return err
+	}
+	workflow, err := client.GetWorkflow(ctx, execution.WorkflowID)
+	if err != nil {
+		return err
+	}
+	return r.exec.perform(ctx, db, StepArgs{
+		ExecutionID:  execution.ID,
+		WorkflowID:   workflow.ID,
+		WorkflowType: workflow.WorkflowType,
+		HeroType:     workflow.HeroType,
+		HeroID:       workflow.HeroID,
+		StepName:     execution.StepName,
+	}, nil)
+}

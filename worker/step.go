@@ -1,0 +1,99 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+// Step is what a step function (and a condition, a handler, a hook) sees of
+// the execution it runs.
+type Step struct {
+	// ExecutionID is the step execution's id (geneva.step_executions).
+	ExecutionID int64
+	// WorkflowID is the workflow's id (geneva.workflows).
+	WorkflowID int64
+	// WorkflowType is the workflow's type.
+	WorkflowType string
+	// HeroType and HeroID name the record the workflow is about.
+	HeroType string
+	HeroID   string
+	// Name is the step's name.
+	Name string
+	// Attempt counts the executions of this step in the workflow, this one
+	// included (1 the first time). Zero in conditions, which run before the
+	// step starts.
+	Attempt int
+	// ScheduledFor is when the execution was due.
+	ScheduledFor time.Time
+	// StartedAt is when the execution started (zero in conditions).
+	StartedAt time.Time
+	// Cursor is a resumable step's cursor, handed over by Suspend from the
+	// execution it continues; nil at first.
+	Cursor json.RawMessage
+	// Logger logs with the workflow's type, id and hero and the execution's
+	// id and step name.
+	Logger *slog.Logger
+
+	// Outcome is the outcome the worker recorded for the execution (e.g.
+	// "success", "reattempted_by_exception"), set when the finalize event
+	// ends; empty when nothing was recorded. For hooks.
+	Outcome string
+
+	client *goclient.Client
+}
+
+// Checkpoint saves a resumable step's cursor (any value that marshals to
+// JSON). It returns true when the step should stop now because an operator
+// asked the workflow to pause or cancel: return Suspend(0) then, and the
+// successor execution, if any, continues from the cursor.
+func (s *Step) Checkpoint(ctx context.Context, cursor any) (stop bool, err error) {
+	raw, err := json.Marshal(cursor)
+	if err != nil {
+		return false, fmt.Errorf("geneva: checkpoint: %w", err)
+	}
+	if s.client == nil {
+		return false, fmt.Errorf("geneva: checkpoint outside a running step")
+	}
+	return s.client.CheckpointStep(ctx, s.ExecutionID, raw)
+}
+
+// Event names what a Hook wraps.
+type Event string
+
+const (
+	// EventPreconditions wraps the hero check, the cancel_if and skip_if
+	// conditions and geneva.start_step.
+	EventPreconditions Event = "preconditions"
+	// EventStep wraps the step function.
+	EventStep Event = "step"
+	// EventFinalize wraps the recording of the step's outcome (with the River
+	// job's completion, in one transaction).
+	EventFinalize Event = "finalize"
+)
+
+// Hook wraps one event of a step's run, for instrumentation: start a span or
+// a timer, call next, record what it returned. A hook must call next once and
+// return its error (or wrap it).
+//
+//	func timing(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+//		start := time.Now()
+//		err := next(ctx)
+//		stepSeconds.WithLabelValues(step.WorkflowType, step.Name, string(event)).Observe(time.Since(start).Seconds())
+//		return err
+//	}
+type Hook func(ctx context.Context, event Event, step *Step, next func(ctx context.Context) error) error
+
+// runHooks runs f inside the hooks, the first outermost.
+func runHooks(ctx context.Context, hooks []Hook, event Event, step *Step, f func(context.Context) error) error {
+	if len(hooks) == 0 {
+		return f(ctx)
+	}
+	return hooks[0](ctx, event, step, func(ctx context.Context) error {
+		return runHooks(ctx, hooks[1:], event, step, f)
+	})
+}

@@ -1,0 +1,205 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+// Config configures a Worker.
+type Config struct {
+	// Workflows are the workflow types the worker runs. Their definitions are
+	// registered in the database when the worker starts.
+	Workflows []*Workflow
+
+	// MaxWorkers is how many steps run at once in each queue the workflows
+	// use.
+	//
+	// Defaults to 10.
+	MaxWorkers int
+
+	// Logger receives the worker's logs; each step's Logger derives from it.
+	//
+	// Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// Hooks wrap the events of each step's run, the first outermost.
+	Hooks []Hook
+
+	// ErrorReporter receives the errors of failed steps that their exception
+	// policy says to report (see ExceptionPolicy.Report).
+	//
+	// Defaults to logging them at the error level.
+	ErrorReporter func(ctx context.Context, step *Step, err error)
+
+	// StepTimeout cancels a step's context after this long; the step then
+	// fails with its context's error, through the exception policies.
+	//
+	// Defaults to no timeout.
+	StepTimeout time.Duration
+
+	// River is the base of the River client's configuration, for settings
+	// Geneva does not set (e.g. FetchPollInterval, PeriodicJobs, ID). Geneva
+	// adds its worker, the queues (unless Queues is set), the logger (unless
+	// Logger is set) and the job timeout.
+	//
+	// Defaults to River's defaults.
+	River *river.Config
+}
+
+// Worker runs the steps of workflows: River delivers a job for each step
+// execution that SQL schedules, and the worker evaluates the conditions,
+// claims the execution (geneva.start_step), runs the step function and
+// reports what happened (geneva.complete_step or geneva.fail_step) in the same
+// transaction that completes the job. It decides nothing about a workflow's
+// state.
+type Worker struct {
+	client   *goclient.Client
+	exec     *executor
+	pool     *pgxpool.Pool
+	registry registry
+	river    *river.Client[pgx.Tx]
+}
+
+// New makes a worker for the workflows in config, on pool. It checks the
+// workflows' definitions; Start registers them in the database.
+func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
+	if config == nil {
+		config = &Config{}
+	}
+	reg, err := newRegistry(config.Workflows)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
+	}
+
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	report := config.ErrorReporter
+	if report == nil {
+		report = func(ctx context.Context, step *Step, err error) {
+			step.Logger.ErrorContext(ctx, "geneva: step error", slog.String("error", err.Error()))
+		}
+	}
+
+	w := &Worker{
+		client:   goclient.New(pool),
+		pool:     pool,
+		registry: reg,
+		exec: &executor{
+			registry:    reg,
+			hooks:       config.Hooks,
+			logger:      logger,
+			report:      report,
+			stepTimeout: config.StepTimeout,
+		},
+	}
+
+	riverConfig := &river.Config{}
+	if config.River != nil {
+		copied := *config.River
+		riverConfig = &copied
+	}
+	if riverConfig.Workers == nil {
+		riverConfig.Workers = river.NewWorkers()
+	}
+	if err := river.AddWorkerSafely(riverConfig.Workers, &stepWorker{worker: w}); err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
+	}
+	if riverConfig.Queues == nil {
+		maxWorkers := config.MaxWorkers
+		if maxWorkers == 0 {
+			maxWorkers = 10
+		}
+		riverConfig.Queues = map[string]river.QueueConfig{}
+		for _, queue := range reg.queues() {
+			riverConfig.Queues[queue] = river.QueueConfig{MaxWorkers: maxWorkers}
+		}
+	}
+	if riverConfig.Logger == nil {
+		riverConfig.Logger = logger
+	}
+	// Steps may run long; StepTimeout applies inside the executor.
+	riverConfig.JobTimeout = -1
+
+	w.river, err = river.NewClient(riverpgxv5.New(pool), riverConfig)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
+	}
+	return w, nil
+}
+
+// Client returns a client for the SQL API on the worker's pool.
+func (w *Worker) Client() *goclient.Client { return w.client }
+
+// River returns the worker's River client.
+func (w *Worker) River() *river.Client[pgx.Tx] { return w.river }
+
+// Register writes the workflows' definitions to the database
+// (geneva.define_workflow). Start does it first.
+func (w *Worker) Register(ctx context.Context) error {
+	return register(ctx, w.client, w.registry)
+}
+
+func register(ctx context.Context, client *goclient.Client, reg registry) error {
+	for _, workflowType := range reg.types() {
+		if err := client.DefineWorkflow(ctx, workflowType, reg[workflowType].definition); err != nil {
+			return fmt.Errorf("geneva: registering workflow %s: %w", workflowType, err)
+		}
+	}
+	return nil
+}
+
+// Start registers the workflows' definitions and starts working. It returns
+// once the worker runs; Stop stops it.
+func (w *Worker) Start(ctx context.Context) error {
+	if err := w.Register(ctx); err != nil {
+		return err
+	}
+	if err := w.river.Start(ctx); err != nil {
+		return fmt.Errorf("geneva: starting River: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the worker gracefully: it fetches no more steps and waits for the
+// running ones to end. When ctx is done first, the running steps' contexts
+// are canceled; a step that then returns an error is given back
+// (geneva.interrupt_step) and runs again on another worker. A step cut off
+// harder (the process killed) stays in_progress until housekeeping recovers
+// it: never lost.
+func (w *Worker) Stop(ctx context.Context) error {
+	err := w.river.Stop(ctx)
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	w.exec.stopping.Store(true)
+	cutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := w.river.StopAndCancel(cutCtx); err != nil {
+		return fmt.Errorf("geneva: stopping: %w", err)
+	}
+	return nil
+}
+
+// stepWorker is the River worker of kind "geneva_step".
+type stepWorker struct {
+	river.WorkerDefaults[StepArgs]
+	worker *Worker
+}
+
+func (s *stepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
+	return s.worker.exec.perform(ctx, s.worker.pool, job.Args, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		return err
+	})
+}

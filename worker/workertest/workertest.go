@@ -1,0 +1,267 @@
+// Package workertest helps test workflows: it runs their steps inline, in the
+// test's goroutine, through the real SQL functions, and asserts on what the
+// database then holds.
+//
+//	func TestOnboarding(t *testing.T) {
+//		conn := ... // a connection to a database with Geneva's schema
+//		h := workertest.New(t, conn, &worker.Config{Workflows: []*worker.Workflow{onboarding}})
+//
+//		id := h.Create(ctx, "UserOnboarding", "User", "42")
+//		h.Speedrun(ctx, id, nil)
+//
+//		h.AssertWorkflowState(ctx, id, goclient.StateFinished)
+//		h.AssertStepExecuted(ctx, id, "send_reminder", goclient.ExecutionCompleted)
+//	}
+//
+// The harness owns its connection's engine clock (the setting
+// geneva.fake_now): to run a step that is not yet due it moves the clock to
+// the step's time, so waits are honoured without sleeping and the history
+// reads as it would in production, only sooner.
+package workertest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/worker"
+)
+
+// TB is the part of testing.TB the harness uses.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Harness runs one test's workflows on one connection.
+type Harness struct {
+	client *goclient.Client
+	conn   *pgx.Conn
+	runner *worker.Runner
+	tb     TB
+}
+
+// New registers the workflows of config on conn (a connection to a database
+// with Geneva's schema, used only by the harness) and returns a harness.
+func New(tb TB, conn *pgx.Conn, config *worker.Config) *Harness {
+	tb.Helper()
+	runner, err := worker.NewRunner(config)
+	if err != nil {
+		tb.Fatalf("workertest: %v", err)
+	}
+	if err := runner.Register(context.Background(), conn); err != nil {
+		tb.Fatalf("workertest: %v", err)
+	}
+	return &Harness{client: goclient.New(conn), conn: conn, runner: runner, tb: tb}
+}
+
+// Client returns a client on the harness's connection (and clock).
+func (h *Harness) Client() *goclient.Client { return h.client }
+
+// Create creates a workflow and returns its id.
+func (h *Harness) Create(ctx context.Context, workflowType, heroType, heroID string) int64 {
+	h.tb.Helper()
+	id, err := h.client.CreateWorkflow(ctx, workflowType, heroType, heroID, nil)
+	if err != nil {
+		h.tb.Fatalf("workertest: creating %s for %s %s: %v", workflowType, heroType, heroID, err)
+	}
+	return id
+}
+
+// Now returns the engine's clock on the harness's connection.
+func (h *Harness) Now(ctx context.Context) time.Time {
+	h.tb.Helper()
+	var now time.Time
+	if err := h.conn.QueryRow(ctx, "select geneva.now()").Scan(&now); err != nil {
+		h.tb.Fatalf("workertest: reading the clock: %v", err)
+	}
+	return now
+}
+
+// SetNow moves the engine's clock on the harness's connection.
+func (h *Harness) SetNow(ctx context.Context, at time.Time) {
+	h.tb.Helper()
+	if _, err := h.conn.Exec(ctx, "select set_config('geneva.fake_now', $1, false)", at.Format(time.RFC3339Nano)); err != nil {
+		h.tb.Fatalf("workertest: setting the clock: %v", err)
+	}
+}
+
+// Advance moves the engine's clock on by d.
+func (h *Harness) Advance(ctx context.Context, d time.Duration) {
+	h.tb.Helper()
+	h.SetNow(ctx, h.Now(ctx).Add(d))
+}
+
+// PerformNextStep runs the workflow's active execution once, moving the clock
+// to its time first if it is not due, and returns it as it ended; nil when the
+// workflow has no active execution.
+func (h *Harness) PerformNextStep(ctx context.Context, workflowID int64) *goclient.StepExecution {
+	h.tb.Helper()
+	execution := h.activeExecution(ctx, workflowID)
+	if execution == nil {
+		return nil
+	}
+	if now := h.Now(ctx); execution.ScheduledFor.After(now) {
+		h.SetNow(ctx, execution.ScheduledFor)
+	}
+	if err := h.runner.Perform(ctx, h.conn, execution.ID); err != nil {
+		h.tb.Fatalf("workertest: performing execution %d (%s): %v", execution.ID, execution.StepName, err)
+	}
+	return h.execution(ctx, execution.ID)
+}
+
+// SpeedrunOpts are options for Speedrun.
+type SpeedrunOpts struct {
+	// MaxSteps stops a run that takes more steps than this, failing the test
+	// (a step that reattempts forever).
+	//
+	// Defaults to 100.
+	MaxSteps int
+}
+
+// Speedrun runs the workflow's steps one after another, ignoring their waits
+// (it moves the clock to each step's time), until the workflow is finished,
+// canceled or paused, and returns it.
+func (h *Harness) Speedrun(ctx context.Context, workflowID int64, opts *SpeedrunOpts) *goclient.Workflow {
+	h.tb.Helper()
+	maxSteps := 100
+	if opts != nil && opts.MaxSteps > 0 {
+		maxSteps = opts.MaxSteps
+	}
+	for steps := 0; ; steps++ {
+		workflow := h.workflow(ctx, workflowID)
+		if workflow.State != goclient.StateReady {
+			return workflow
+		}
+		if steps == maxSteps {
+			h.tb.Fatalf("workertest: workflow %d still runs after %d steps", workflowID, maxSteps)
+		}
+		if h.PerformNextStep(ctx, workflowID) == nil {
+			return workflow
+		}
+	}
+}
+
+// PerformStepInline runs one named step of a ready or paused workflow now
+// (the next step when stepName is empty), replacing its scheduled execution
+// (geneva.schedule_step), and returns the execution as it ended.
+func (h *Harness) PerformStepInline(ctx context.Context, workflowID int64, stepName string) *goclient.StepExecution {
+	h.tb.Helper()
+	if _, err := h.client.ScheduleStep(ctx, workflowID, stepName); err != nil {
+		h.tb.Fatalf("workertest: scheduling step %q of workflow %d: %v", stepName, workflowID, err)
+	}
+	return h.PerformNextStep(ctx, workflowID)
+}
+
+// AssertWorkflowState fails the test unless the workflow is in state.
+func (h *Harness) AssertWorkflowState(ctx context.Context, workflowID int64, state string) {
+	h.tb.Helper()
+	if workflow := h.workflow(ctx, workflowID); workflow.State != state {
+		h.tb.Fatalf("workertest: workflow %d is %s, want %s\n%s", workflowID, workflow.State, state, h.describe(ctx, workflowID))
+	}
+}
+
+// AssertStepExecuted fails the test unless the step's latest execution is in
+// state (e.g. goclient.ExecutionCompleted).
+func (h *Harness) AssertStepExecuted(ctx context.Context, workflowID int64, stepName, state string) {
+	h.tb.Helper()
+	if execution := h.latest(ctx, workflowID, stepName); execution.State != state {
+		h.tb.Fatalf("workertest: step %s of workflow %d is %s, want %s\n%s",
+			stepName, workflowID, execution.State, state, h.describe(ctx, workflowID))
+	}
+}
+
+// AssertStepOutcome fails the test unless the step's latest execution ended
+// with outcome (e.g. "skipped_by_condition").
+func (h *Harness) AssertStepOutcome(ctx context.Context, workflowID int64, stepName, outcome string) {
+	h.tb.Helper()
+	if got := deref(h.latest(ctx, workflowID, stepName).Outcome); got != outcome {
+		h.tb.Fatalf("workertest: step %s of workflow %d ended %q, want %q\n%s",
+			stepName, workflowID, got, outcome, h.describe(ctx, workflowID))
+	}
+}
+
+// latest is the step's latest execution; the test fails when it never ran.
+func (h *Harness) latest(ctx context.Context, workflowID int64, stepName string) *goclient.StepExecution {
+	h.tb.Helper()
+	history := h.history(ctx, workflowID)
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].StepName == stepName {
+			return history[i]
+		}
+	}
+	h.tb.Fatalf("workertest: step %s of workflow %d never ran\n%s", stepName, workflowID, h.describe(ctx, workflowID))
+	return nil
+}
+
+// History returns the workflow's executions in order.
+func (h *Harness) History(ctx context.Context, workflowID int64) []*goclient.StepExecution {
+	h.tb.Helper()
+	return h.history(ctx, workflowID)
+}
+
+func (h *Harness) history(ctx context.Context, workflowID int64) []*goclient.StepExecution {
+	h.tb.Helper()
+	history, err := h.client.StepHistory(ctx, workflowID)
+	if err != nil {
+		h.tb.Fatalf("workertest: reading the history of workflow %d: %v", workflowID, err)
+	}
+	return history
+}
+
+func (h *Harness) workflow(ctx context.Context, workflowID int64) *goclient.Workflow {
+	h.tb.Helper()
+	workflow, err := h.client.GetWorkflow(ctx, workflowID)
+	if err != nil {
+		h.tb.Fatalf("workertest: reading workflow %d: %v", workflowID, err)
+	}
+	return workflow
+}
+
+func (h *Harness) execution(ctx context.Context, executionID int64) *goclient.StepExecution {
+	h.tb.Helper()
+	execution, err := h.client.GetStepExecution(ctx, executionID)
+	if err != nil {
+		h.tb.Fatalf("workertest: reading execution %d: %v", executionID, err)
+	}
+	return execution
+}
+
+func (h *Harness) activeExecution(ctx context.Context, workflowID int64) *goclient.StepExecution {
+	h.tb.Helper()
+	for _, execution := range h.history(ctx, workflowID) {
+		if execution.State == goclient.ExecutionScheduled || execution.State == goclient.ExecutionInProgress {
+			return execution
+		}
+	}
+	return nil
+}
+
+// describe prints a workflow's history for failure messages.
+func (h *Harness) describe(ctx context.Context, workflowID int64) string {
+	history, err := h.client.StepHistory(ctx, workflowID)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, e := range history {
+		fmt.Fprintf(&b, "  %d %s %s %s", e.ID, e.StepName, e.State, deref(e.Outcome))
+		if e.ErrorMessage != nil {
+			fmt.Fprintf(&b, " (%s: %s)", deref(e.ErrorClassName), *e.ErrorMessage)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p != nil {
+		return *p
+	}
+	return zero
+}

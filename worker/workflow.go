@@ -1,0 +1,429 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// StepFunc is a step's code. It returns nil when the step is done, a
+// flow-control value (Reattempt, Skip, Cancel, Pause, Finished, Suspend) to
+// steer the workflow, or any other error, which goes through the exception
+// policies. It runs outside any transaction, at least once: make it
+// idempotent.
+type StepFunc func(ctx context.Context, step *Step) error
+
+// Condition decides a workflow's cancel_if or a step's skip_if. It runs just
+// before the step would start. An error goes through the step's exception
+// policies.
+type Condition func(ctx context.Context, step *Step) (bool, error)
+
+// WorkflowOpts are options for NewWorkflow.
+type WorkflowOpts struct {
+	// Queue is the River queue of the workflow's steps.
+	//
+	// Defaults to "default".
+	Queue string
+
+	// Priority is the River priority of the workflow's steps, 1 (first) to 4.
+	//
+	// Defaults to 1.
+	Priority int
+
+	// MayProceedWithoutHero lets steps run when the hero is gone (see
+	// HeroMissing).
+	//
+	// Defaults to false: the workflow is canceled (canceled_hero_missing).
+	MayProceedWithoutHero bool
+
+	// HeroMissing tells whether the workflow's hero no longer exists. It runs
+	// before each step, before the cancel_if conditions.
+	//
+	// Defaults to nil: heroes are not checked by the worker (geneva.track_hero
+	// can cancel workflows when a hero row is deleted).
+	HeroMissing Condition
+}
+
+// StepOpts are options for Workflow.Step.
+type StepOpts struct {
+	// Wait is how long the step waits after its predecessor ends.
+	//
+	// Defaults to no wait.
+	Wait time.Duration
+
+	// Skip always skips the step (decided in SQL, as `"skip_if": true`).
+	Skip bool
+
+	// SkipIf skips the step when it returns true.
+	SkipIf Condition
+
+	// OnException is the step's single exception policy: it applies to every
+	// error of the step, whatever the workflow's policies say.
+	OnException *ExceptionPolicy
+
+	// OnExceptionList is the step's composable policies: the first specific
+	// one (with Matching) that matches in order, else the first blanket one,
+	// else the workflow's policies. Not with OnException.
+	OnExceptionList []ExceptionPolicy
+
+	// Before places the step before the named step, which must already be
+	// defined. Not with After.
+	Before string
+
+	// After places the step after the named step, which must already be
+	// defined. Not with Before.
+	After string
+}
+
+// Workflow defines a workflow type: its steps in run order and its settings.
+// Build it once, at start-up, and give it to the worker:
+//
+//	onboarding := worker.NewWorkflow("UserOnboarding", nil).
+//		CancelIf("account_closed", accountClosed).
+//		Step("send_welcome", sendWelcome, nil).
+//		Step("send_reminder", sendReminder, &worker.StepOpts{Wait: 48 * time.Hour}).
+//		Step("complete_onboarding", completeOnboarding, nil)
+//
+// Mistakes (a duplicate step name, Before naming an unknown step, ...) are
+// collected and reported by Validate, which the worker calls before it
+// registers the definition.
+type Workflow struct {
+	workflowType string
+	opts         WorkflowOpts
+	steps        []*stepDef
+	stepCount    int // steps ever added, for the names of anonymous steps
+	cancelIf     []namedCondition
+	onException  []ExceptionPolicy
+	errs         []error
+}
+
+type stepDef struct {
+	name string
+	fn   StepFunc
+	opts StepOpts
+}
+
+type namedCondition struct {
+	name string
+	fn   Condition
+}
+
+// NewWorkflow starts the definition of a workflow type. The type name is what
+// geneva.create_workflow takes.
+func NewWorkflow(workflowType string, opts *WorkflowOpts) *Workflow {
+	w := &Workflow{workflowType: workflowType}
+	if opts != nil {
+		w.opts = *opts
+	}
+	if workflowType == "" {
+		w.errs = append(w.errs, errors.New("a workflow needs a type name"))
+	}
+	return w
+}
+
+// Type is the workflow's type name.
+func (w *Workflow) Type() string { return w.workflowType }
+
+// Extend starts a new workflow type with everything w has so far: its steps,
+// conditions, policies and options. Later changes to either do not affect
+// the other, so a base workflow can carry the settings several types share:
+//
+//	base := worker.NewWorkflow("Base", &worker.WorkflowOpts{Queue: "billing"}).
+//		OnException(worker.ExceptionPolicy{Action: worker.ActionReattempt, Matching: transient})
+//	invoice := base.Extend("Invoice").Step("send", sendInvoice, nil)
+func (w *Workflow) Extend(workflowType string) *Workflow {
+	child := &Workflow{
+		workflowType: workflowType,
+		opts:         w.opts,
+		stepCount:    w.stepCount,
+		cancelIf:     slices.Clone(w.cancelIf),
+		onException:  slices.Clone(w.onException),
+		errs:         slices.Clone(w.errs),
+	}
+	for _, step := range w.steps {
+		copied := *step
+		child.steps = append(child.steps, &copied)
+	}
+	if workflowType == "" {
+		child.errs = append(child.errs, errors.New("a workflow needs a type name"))
+	}
+	return child
+}
+
+// Step adds a step. An empty name makes an anonymous step named step_N, N
+// counting every step added so far (so loops can add polling ladders). Steps
+// run in the order they are added unless StepOpts.Before or After place them.
+func (w *Workflow) Step(name string, fn StepFunc, opts *StepOpts) *Workflow {
+	w.stepCount++
+	if name == "" {
+		name = fmt.Sprintf("step_%d", w.stepCount)
+	}
+	step := &stepDef{name: name, fn: fn}
+	if opts != nil {
+		step.opts = *opts
+	}
+
+	switch {
+	case fn == nil:
+		w.errorf("step %s has no function", name)
+	case w.stepIndex(name) >= 0:
+		w.errorf("duplicate step name %q", name)
+	case step.opts.Before != "" && step.opts.After != "":
+		w.errorf("step %s: Before and After cannot both be given", name)
+	case step.opts.OnException != nil && step.opts.OnExceptionList != nil:
+		w.errorf("step %s: OnException and OnExceptionList cannot both be given", name)
+	case step.opts.Wait < 0:
+		w.errorf("step %s: negative wait %s", name, step.opts.Wait)
+	}
+
+	at := len(w.steps)
+	if target := step.opts.Before + step.opts.After; target != "" {
+		index := w.stepIndex(target)
+		if index < 0 {
+			w.errorf("step %s: no step %q to place it before or after (it must be defined first)", name, target)
+		} else if step.opts.Before != "" {
+			at = index
+		} else {
+			at = index + 1
+		}
+	}
+	w.steps = slices.Insert(w.steps, at, step)
+	return w
+}
+
+// CancelIf cancels the workflow before any step when cond returns true
+// (canceled_by_condition). Conditions run in the order they are added; name
+// identifies the condition in the definition and logs.
+func (w *Workflow) CancelIf(name string, cond Condition) *Workflow {
+	if cond == nil {
+		w.errorf("cancel_if %s has no function", name)
+	}
+	w.cancelIf = append(w.cancelIf, namedCondition{name: name, fn: cond})
+	return w
+}
+
+// OnException adds a workflow-level exception policy, for steps whose own
+// policies do not decide. The most recently added policies are tried first:
+// a specific one (with Matching) that matches, else the most recent blanket
+// one.
+func (w *Workflow) OnException(policy ExceptionPolicy) *Workflow {
+	w.onException = append(w.onException, policy)
+	return w
+}
+
+// Validate reports the mistakes found while building the workflow, if any.
+// The database validates the rest when the definition is registered.
+func (w *Workflow) Validate() error {
+	return errors.Join(w.errs...)
+}
+
+func (w *Workflow) errorf(format string, args ...any) {
+	w.errs = append(w.errs, fmt.Errorf("workflow %s: "+format, append([]any{w.workflowType}, args...)...))
+}
+
+func (w *Workflow) stepIndex(name string) int {
+	return slices.IndexFunc(w.steps, func(s *stepDef) bool { return s.name == name })
+}
+
+func (w *Workflow) step(name string) *stepDef {
+	if index := w.stepIndex(name); index >= 0 {
+		return w.steps[index]
+	}
+	return nil
+}
+
+// handlerName names the handler of the policy at a place in the definition;
+// the worker finds the function again by this name when SQL asks for it.
+func handlerName(place string) string { return "handler:" + place }
+
+// handlers maps each handler's name to its function.
+func (w *Workflow) handlers() map[string]Handler {
+	handlers := map[string]Handler{}
+	add := func(place string, policy *ExceptionPolicy) {
+		if policy.Handler != nil {
+			handlers[handlerName(place)] = policy.Handler
+		}
+	}
+	for _, step := range w.steps {
+		if step.opts.OnException != nil {
+			add(step.name, step.opts.OnException)
+		}
+		for i := range step.opts.OnExceptionList {
+			add(fmt.Sprintf("%s[%d]", step.name, i), &step.opts.OnExceptionList[i])
+		}
+	}
+	for i := range w.onException {
+		add(fmt.Sprintf("workflow[%d]", i), &w.onException[i])
+	}
+	return handlers
+}
+
+// matchers lists every matcher of the workflow's policies.
+func (w *Workflow) matchers() []Matcher {
+	var matchers []Matcher
+	add := func(policies ...ExceptionPolicy) {
+		for _, policy := range policies {
+			matchers = append(matchers, policy.Matching...)
+		}
+	}
+	for _, step := range w.steps {
+		if step.opts.OnException != nil {
+			add(*step.opts.OnException)
+		}
+		add(step.opts.OnExceptionList...)
+	}
+	add(w.onException...)
+	return matchers
+}
+
+// Definition returns the workflow's definition as geneva.define_workflow takes
+// it.
+func (w *Workflow) Definition() (json.RawMessage, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	steps := make([]map[string]any, 0, len(w.steps))
+	for _, step := range w.steps {
+		s := map[string]any{"name": step.name}
+		if step.opts.Wait > 0 {
+			s["wait"] = step.opts.Wait.Seconds()
+		}
+		switch {
+		case step.opts.Skip:
+			s["skip_if"] = true
+		case step.opts.SkipIf != nil:
+			s["skip_if"] = "condition"
+		}
+		if step.opts.OnException != nil {
+			s["on_exception"] = policyJSON(*step.opts.OnException, step.name)
+		}
+		if step.opts.OnExceptionList != nil {
+			list := make([]map[string]any, len(step.opts.OnExceptionList))
+			for i, policy := range step.opts.OnExceptionList {
+				list[i] = policyJSON(policy, fmt.Sprintf("%s[%d]", step.name, i))
+			}
+			s["on_exception"] = list
+		}
+		steps = append(steps, s)
+	}
+
+	definition := map[string]any{"steps": steps}
+	if len(w.onException) > 0 {
+		list := make([]map[string]any, len(w.onException))
+		for i, policy := range w.onException {
+			list[i] = policyJSON(policy, fmt.Sprintf("workflow[%d]", i))
+		}
+		definition["on_exception"] = list
+	}
+	if w.opts.Queue != "" {
+		definition["queue"] = w.opts.Queue
+	}
+	if w.opts.Priority != 0 {
+		definition["priority"] = w.opts.Priority
+	}
+	if w.opts.MayProceedWithoutHero {
+		definition["may_proceed_without_hero"] = true
+	}
+	if len(w.cancelIf) > 0 {
+		names := make([]string, len(w.cancelIf))
+		for i, cond := range w.cancelIf {
+			names[i] = cond.name
+		}
+		definition["cancel_if"] = names
+	}
+	return json.Marshal(definition)
+}
+
+// policyJSON is a policy as the definition format has it. Values SQL would
+// refuse are passed on as they are, for SQL to refuse with its message.
+func policyJSON(policy ExceptionPolicy, place string) map[string]any {
+	p := map[string]any{}
+	if policy.Handler != nil {
+		p["handler"] = handlerName(place)
+	}
+	if policy.Action != "" || policy.Handler == nil {
+		p["action"] = string(policy.Action)
+	}
+	if len(policy.Matching) > 0 {
+		names := make([]string, 0, len(policy.Matching))
+		for _, matcher := range policy.Matching {
+			if !slices.Contains(names, matcher.MatcherName()) {
+				names = append(names, matcher.MatcherName())
+			}
+		}
+		p["matching"] = names
+	}
+	if policy.Wait != 0 {
+		p["wait"] = policy.Wait.Seconds()
+	}
+	switch {
+	case policy.MaxReattempts == Unlimited:
+		p["max_reattempts"] = nil
+	case policy.MaxReattempts != 0:
+		p["max_reattempts"] = policy.MaxReattempts
+	}
+	if policy.TerminalAction != "" {
+		p["terminal_action"] = string(policy.TerminalAction)
+	}
+	if policy.Report != "" {
+		p["report"] = string(policy.Report)
+	}
+	return p
+}
+
+// registry is the workflows a worker runs, by type.
+type registry map[string]*registeredWorkflow
+
+type registeredWorkflow struct {
+	*Workflow
+	definition json.RawMessage
+	handlers   map[string]Handler
+	matchers   []Matcher
+}
+
+func newRegistry(workflows []*Workflow) (registry, error) {
+	reg := registry{}
+	var errs []error
+	for _, w := range workflows {
+		if _, ok := reg[w.workflowType]; ok {
+			errs = append(errs, fmt.Errorf("workflow %s is given twice", w.workflowType))
+			continue
+		}
+		definition, err := w.Definition()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		reg[w.workflowType] = &registeredWorkflow{
+			Workflow:   w,
+			definition: definition,
+			handlers:   w.handlers(),
+			matchers:   w.matchers(),
+		}
+	}
+	return reg, errors.Join(errs...)
+}
+
+func (r registry) types() []string {
+	return slices.Sorted(maps.Keys(r))
+}
+
+// queues lists the River queues of the workflows.
+func (r registry) queues() []string {
+	var queues []string
+	for _, w := range r {
+		queue := w.opts.Queue
+		if queue == "" {
+			queue = "default"
+		}
+		if !slices.Contains(queues, queue) {
+			queues = append(queues, queue)
+		}
+	}
+	slices.Sort(queues)
+	return queues
+}
