@@ -37,7 +37,9 @@ func (e *CardDeclinedError) Error() string { return "card declined: " + e.Reason
 // RateLimitedError asks the caller to come back later.
 type RateLimitedError struct{ RetryAfter time.Duration }
 
-func (e *RateLimitedError) Error() string { return fmt.Sprintf("rate limited, retry after %s", e.RetryAfter) }
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("rate limited, retry after %s", e.RetryAfter)
+}
 
 // Errors of the simulated gateway and services.
 var (
