@@ -12,6 +12,10 @@ WITHPG := $(GO) run ./internal/cmd/withpg --
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_\/-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: demo
+demo: ## Run the example workflows with a worker and show the dashboard (throwaway PostgreSQL unless DATABASE_URL is set)
+	$(GO) run ./cmd/geneva demo
+
 .PHONY: test
 test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)
 ifdef TEST_DATABASE_URL

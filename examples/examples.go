@@ -55,6 +55,10 @@ type World struct {
 	Webhooks map[string]*Webhook
 	// Sent lists the emails and calls made, in order.
 	Sent []string
+	// AutoCreate makes a hero that is not in the world on first use (a user,
+	// an "ok" payment, a webhook delivered at once), for a worker that runs
+	// workflows created by someone else.
+	AutoCreate bool
 }
 
 // NewWorld returns an empty world.
@@ -81,7 +85,17 @@ func lookup[T any](w *World, table map[string]*T, id string) (*T, error) {
 	defer w.mu.Unlock()
 	hero, ok := table[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", errHeroMissing, id)
+		if !w.AutoCreate {
+			return nil, fmt.Errorf("%w: %s", errHeroMissing, id)
+		}
+		hero = new(T)
+		switch h := any(hero).(type) {
+		case *User:
+			h.Email = "user" + id + "@example.com"
+		case *Payment:
+			h.Scenario = "ok"
+		}
+		table[id] = hero
 	}
 	return hero, nil
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/geneva-dev/geneva/worker"
@@ -14,7 +17,8 @@ import (
 // "rate_limited" (the first authorization is rate limited), "fraud" (capture
 // suspects fraud until FraudCleared), "auth_expired" (the first capture finds
 // the authorization expired), "inventory_timeout" (the inventory service
-// times out twice).
+// times out twice), "gateway_down" (the gateway refuses connections: an error
+// no policy handles, so the workflow pauses).
 type Payment struct {
 	Amount          int
 	Scenario        string
@@ -116,6 +120,8 @@ func PaymentProcessing(world *World, opts *Options) *worker.Workflow {
 				err = &CardDeclinedError{Reason: "insufficient funds"}
 			case p.Scenario == "rate_limited" && n == 1:
 				err = &RateLimitedError{RetryAfter: opts.wait(30 * time.Second)}
+			case p.Scenario == "gateway_down":
+				err = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 			}
 			var declined *CardDeclinedError
 			var limited *RateLimitedError
@@ -130,6 +136,9 @@ func PaymentProcessing(world *World, opts *Options) *worker.Workflow {
 				return worker.Reattempt(limited.RetryAfter)
 			case errors.Is(err, ErrServiceUnavailable):
 				return worker.Reattempt(opts.wait(5 * time.Minute))
+			}
+			if err != nil {
+				return fmt.Errorf("authorizing payment %s: %w", step.HeroID, err)
 			}
 			world.Do(func() { p.AuthorizationID = fmt.Sprintf("auth-%s-%d", step.HeroID, n) })
 			return nil

@@ -321,6 +321,24 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
+// WorkflowCount is a row of the geneva.workflow_counts view.
+type WorkflowCount struct {
+	WorkflowType string `db:"workflow_type"`
+	State        string `db:"state"`
+	Workflows    int64  `db:"workflows"`
+}
+
+// WorkflowCounts returns how many workflows of each type are in each state
+// (the geneva.workflow_counts view), ordered by type and state.
+func (c *Client) WorkflowCounts(ctx context.Context) ([]*WorkflowCount, error) {
+	rows, err := c.db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
+	if err != nil {
+		return nil, mapError(err)
+	}
+	counts, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[WorkflowCount])
+	return counts, mapError(err)
+}
+
 // StartStep claims a step execution for a worker, or records the precondition
 // the worker found (geneva.start_step). It returns the step to run, or nil
 // when there is nothing to run: the execution was a duplicate, early, late, its

@@ -92,6 +92,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, completeJo
 	)
 	err := runHooks(ctx, e.hooks, EventPreconditions, step, func(ctx context.Context) error {
 		precondition, conditionErr = e.preconditions(ctx, wf, step)
+		step.Precondition = string(precondition)
 		if conditionErr != nil {
 			return nil // recorded by finalize, through the exception policies
 		}
@@ -173,21 +174,26 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 	defer cancel()
 
 	var (
-		outcome *string
-		report  bool
+		outcome       *string
+		workflowState string
+		report        bool
 	)
 	err := runHooks(ctx, e.hooks, EventFinalize, step, func(ctx context.Context) error {
 		var err error
 		for attempt := 1; ; attempt++ {
 			err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 				var err error
-				outcome, report, err = e.record(ctx, goclient.New(tx), wf, step, stepErr, interrupted)
+				outcome, workflowState, report, err = e.record(ctx, goclient.New(tx), wf, step, stepErr, interrupted)
 				if err == nil && completeJob != nil {
 					err = completeJob(ctx, tx)
 				}
 				return err
 			})
-			if err == nil || attempt == finalizeAttempts || ctx.Err() != nil {
+			if err == nil {
+				step.Outcome, step.WorkflowState = deref(outcome), workflowState
+				return nil
+			}
+			if attempt == finalizeAttempts || ctx.Err() != nil {
 				return err
 			}
 			step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again", slog.String("error", err.Error()))
@@ -198,7 +204,6 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 		return fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, err)
 	}
 
-	step.Outcome = deref(outcome)
 	logAttrs := []any{slog.String("outcome", step.Outcome)}
 	switch {
 	case outcome == nil:
@@ -218,30 +223,34 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 	return nil
 }
 
-// record makes the one SQL call that records the step's end, in tx.
-func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, interrupted bool) (outcome *string, report bool, err error) {
-	if interrupted {
-		result, err := client.InterruptStep(ctx, step.ExecutionID)
-		if err != nil {
-			return nil, false, err
-		}
-		return result.Outcome, false, nil
+// record makes the one SQL call that records the step's end, in tx, and
+// returns the outcome, the workflow's state after it, and whether to report
+// the error.
+func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, interrupted bool) (*string, string, bool, error) {
+	var (
+		result *goclient.StepResult
+		err    error
+	)
+	flow, isFlow := asFlowControl(stepErr)
+	switch {
+	case interrupted:
+		result, err = client.InterruptStep(ctx, step.ExecutionID)
+	case stepErr == nil:
+		result, err = client.CompleteStep(ctx, step.ExecutionID, goclient.SignalSuccess, 0)
+	case isFlow:
+		result, err = client.CompleteStep(ctx, step.ExecutionID, flow.Signal, flow.Wait)
+	default:
+		return e.recordFailure(ctx, client, wf, step, stepErr)
 	}
-	if stepErr == nil {
-		result, err := client.CompleteStep(ctx, step.ExecutionID, goclient.SignalSuccess, 0)
-		if err != nil {
-			return nil, false, err
-		}
-		return result.Outcome, false, nil
+	if err != nil {
+		return nil, "", false, err
 	}
-	if flow, ok := asFlowControl(stepErr); ok {
-		result, err := client.CompleteStep(ctx, step.ExecutionID, flow.Signal, flow.Wait)
-		if err != nil {
-			return nil, false, err
-		}
-		return result.Outcome, false, nil
-	}
+	return result.Outcome, result.WorkflowState, false, nil
+}
 
+// recordFailure records a step's error: SQL resolves the policy; when it
+// names a handler, the handler decides and SQL is told its decision.
+func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error) (*string, string, bool, error) {
 	failure := &goclient.Failure{
 		Classes:   errorClasses(wf, stepErr),
 		Message:   stepErr.Error(),
@@ -249,15 +258,15 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, wf *regi
 	}
 	result, err := client.FailStep(ctx, step.ExecutionID, failure)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	if deref(result.Action) == "handler" {
 		failure.HandlerSignal, failure.HandlerWait = e.decide(ctx, wf, step, deref(result.Handler), stepErr)
 		if result, err = client.FailStep(ctx, step.ExecutionID, failure); err != nil {
-			return nil, false, err
+			return nil, "", false, err
 		}
 	}
-	return result.Outcome, result.Report, nil
+	return result.Outcome, result.WorkflowState, result.Report, nil
 }
 
 // decide runs an imperative handler and returns its decision; a handler that

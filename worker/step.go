@@ -39,10 +39,19 @@ type Step struct {
 	// id and step name.
 	Logger *slog.Logger
 
+	// Precondition is what the preconditions found, set when the
+	// preconditions event ends: "cancel" (a cancel_if held), "skip" (skip_if
+	// held), "hero_missing", or empty. For hooks.
+	Precondition string
+
 	// Outcome is the outcome the worker recorded for the execution (e.g.
 	// "success", "reattempted_by_exception"), set when the finalize event
 	// ends; empty when nothing was recorded. For hooks.
 	Outcome string
+
+	// WorkflowState is the workflow's state after the outcome was recorded,
+	// set with Outcome. For hooks.
+	WorkflowState string
 
 	client *goclient.Client
 }

@@ -1,9 +1,11 @@
-// Command geneva installs Geneva's schema and operates workflows.
+// Command geneva installs Geneva's schema, runs a worker for the example
+// workflows, and operates workflows from the command line.
 //
 //	geneva [--database-url URL] <command> [arguments]
 //
 // The database is --database-url, else the DATABASE_URL environment variable
-// (a libpq URL).
+// (a libpq URL). Without either, `demo` and `worker` start a throwaway
+// PostgreSQL server and remove it when they end.
 package main
 
 import (
@@ -15,32 +17,64 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/geneva-dev/geneva"
 )
 
 const usage = `usage: geneva [--database-url URL] <command> [arguments]
 
 Commands:
-  migrate   install or upgrade the schema (River's, then Geneva's) in place
-  sql       print the single-file psql install script (dist/geneva.sql)
+  demo                  run the example workflows and show the dashboard
+  worker                run a worker for the example workflows until interrupted
+  migrate               install or upgrade the schema (River's, then Geneva's) in place
+  ls [flags]            workflow counts, then workflows (--state, --type, --hero TYPE:ID, --limit)
+  show ID               a workflow and the timeline of its steps
+  pause ID              pause a workflow (at the step boundary when a step runs)
+  resume ID             resume a paused workflow
+  cancel ID             cancel a workflow
+  skip ID               skip the step a workflow would run next
+  run-now ID [STEP]     run a workflow's next step (or STEP) now instead of waiting
+  housekeep [flags]     delete old workflows and recover stuck steps, until done
+  sql                   print the single-file psql install script (dist/geneva.sql)
 
-The database is --database-url, else $DATABASE_URL.
+The database is --database-url, else $DATABASE_URL; without either, demo and
+worker start a throwaway PostgreSQL server.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		os.Exit(2)
-	}
-	if err != nil {
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "geneva:", err)
 		os.Exit(1)
 	}
+}
+
+// command is one of the binary's commands.
+type command struct {
+	// run does the work; args are the command's own arguments.
+	run func(ctx context.Context, env *environment, args []string) error
+	// throwaway: without a database URL, start a throwaway server.
+	throwaway bool
+	// noDatabase: the command needs no database.
+	noDatabase bool
+}
+
+var commands = map[string]command{
+	"demo":      {run: runDemo, throwaway: true},
+	"worker":    {run: runWorker, throwaway: true},
+	"migrate":   {run: runMigrate},
+	"ls":        {run: runList},
+	"show":      {run: runShow},
+	"pause":     {run: operate("pause")},
+	"resume":    {run: operate("resume")},
+	"cancel":    {run: operate("cancel")},
+	"skip":      {run: operate("skip")},
+	"run-now":   {run: runNow},
+	"housekeep": {run: runHousekeep},
+	"sql":       {run: runSQL, noDatabase: true},
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
@@ -55,48 +89,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return flag.ErrHelp
 	}
 
-	command, rest := flags.Arg(0), flags.Args()[1:]
-	switch command {
-	case "sql":
-		script, err := geneva.PsqlScript()
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(stdout, script)
-		return err
-	case "migrate":
-		if len(rest) > 0 {
-			return fmt.Errorf("migrate takes no arguments")
-		}
-		pool, err := connect(ctx, *databaseURL)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		result, err := geneva.Migrate(ctx, pool, nil)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "River migrations applied: %v\nGeneva schema version: %d -> %d; functions installed\n",
-			result.RiverVersions, result.SchemaVersionFrom, result.SchemaVersionTo)
-		return nil
-	default:
+	name := flags.Arg(0)
+	cmd, ok := commands[name]
+	if !ok {
 		flags.Usage()
-		return fmt.Errorf("unknown command %q", command)
+		return fmt.Errorf("unknown command %q", name)
 	}
-}
-
-func connect(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
-	if databaseURL == "" {
-		return nil, errors.New("no database: set DATABASE_URL or pass --database-url")
+	env := &environment{stdout: stdout}
+	if !cmd.noDatabase {
+		if err := env.open(ctx, *databaseURL, cmd.throwaway); err != nil {
+			return err
+		}
+		defer env.close()
 	}
-	pool, err := pgxpool.New(ctx, databaseURL)
-	if err != nil {
-		return nil, err
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
+	return cmd.run(ctx, env, flags.Args()[1:])
 }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/geneva-dev/geneva/examples"
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/worker"
+)
+
+// runDemo creates the example workflows, runs them with a worker while
+// printing each step's outcome, plays an operator, and prints the dashboard.
+func runDemo(ctx context.Context, env *environment, args []string) error {
+	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
+	dayLasts := flags.Duration("day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
+	timeout := flags.Duration("timeout", 2*time.Minute, "give up after this long")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+
+	world := demoWorld()
+	compress := float64(24*time.Hour) / float64(*dayLasts)
+	start := time.Now()
+	w, err := worker.New(env.pool, &worker.Config{
+		Workflows:     examples.Workflows(world, &examples.Options{Compress: compress}),
+		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Hooks:         []worker.Hook{progress(env, start)},
+		ErrorReporter: reportError(env, start),
+		River:         &river.Config{FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond},
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = w.Stop(stopCtx)
+	}()
+
+	// Create every workflow in one transaction, as an application would with
+	// its own writes.
+	ids := map[string]int64{}
+	err = pgx.BeginFunc(ctx, env.pool, func(tx pgx.Tx) error {
+		for _, hero := range demoHeroes {
+			id, err := env.client.CreateWorkflowTx(ctx, tx, hero.workflowType, hero.heroType, hero.heroID, nil)
+			if err != nil {
+				return err
+			}
+			ids[hero.heroType+" "+hero.heroID] = id
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	env.printf("Created %d workflows in one transaction; a day of waits lasts %s.\n\n", len(demoHeroes), *dayLasts)
+
+	if err := waitSettled(ctx, env); err != nil {
+		return err
+	}
+	env.printf("\nAll workflows are finished, canceled or paused (%s).\n", time.Since(start).Round(10*time.Millisecond))
+
+	// The operator clears the payment held for fraud review and resumes it.
+	fraudID := ids["Payment 1004"]
+	world.Do(func() { world.Payments["1004"].FraudCleared = true })
+	env.printf("\nOperator: payment 1004 passed its fraud review: geneva resume %d\n\n", fraudID)
+	if _, err := env.client.ResumeWorkflow(ctx, fraudID); err != nil {
+		return err
+	}
+	if err := waitSettled(ctx, env); err != nil {
+		return err
+	}
+
+	env.printf("\nDashboard (geneva ls):\n\n")
+	if err := printCounts(ctx, env); err != nil {
+		return err
+	}
+	workflows, err := env.client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100})
+	if err != nil {
+		return err
+	}
+	slices.Reverse(workflows)
+	env.printf("\n")
+	printWorkflows(env.stdout, workflows)
+
+	for _, hero := range []string{"Payment 1004", "Payment 1006"} {
+		id := ids[hero]
+		workflow, err := env.client.GetWorkflow(ctx, id)
+		if err != nil {
+			return err
+		}
+		history, err := env.client.StepHistory(ctx, id)
+		if err != nil {
+			return err
+		}
+		env.printf("\ngeneva show %d\n", id)
+		printWorkflow(env.stdout, workflow, history)
+	}
+	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
+		time.Since(start).Round(10*time.Millisecond))
+	return nil
+}
+
+// demoHeroes are the demo's workflows: a hero each.
+var demoHeroes = []struct{ workflowType, heroType, heroID string }{
+	{"UserOnboarding", "User", "ann"},
+	{"UserOnboarding", "User", "bo"},
+	{"UserOnboarding", "User", "cy"},
+	{"PaymentProcessing", "Payment", "1001"},
+	{"PaymentProcessing", "Payment", "1002"},
+	{"PaymentProcessing", "Payment", "1003"},
+	{"PaymentProcessing", "Payment", "1004"},
+	{"PaymentProcessing", "Payment", "1005"},
+	{"PaymentProcessing", "Payment", "1006"},
+	{"WebhookDelivery", "Webhook", "w1"},
+	{"WebhookDelivery", "Webhook", "w2"},
+	{"WebhookDelivery", "Webhook", "w3"},
+}
+
+func demoWorld() *examples.World {
+	world := examples.NewWorld()
+	world.Users["ann"] = &examples.User{Email: "ann@example.com"}
+	world.Users["bo"] = &examples.User{Email: "bo@example.com", ProfileComplete: true, EmailVerified: true, Connections: 2}
+	world.Users["cy"] = &examples.User{Email: "cy@example.com", AccountClosed: true}
+	world.Payments["1001"] = &examples.Payment{Amount: 4200, Scenario: "ok"}
+	world.Payments["1002"] = &examples.Payment{Amount: 990, Scenario: "declined"}
+	world.Payments["1003"] = &examples.Payment{Amount: 1250, Scenario: "rate_limited"}
+	world.Payments["1004"] = &examples.Payment{Amount: 98000, Scenario: "fraud"}
+	world.Payments["1005"] = &examples.Payment{Amount: 3100, Scenario: "inventory_timeout"}
+	world.Payments["1006"] = &examples.Payment{Amount: 700, Scenario: "gateway_down"}
+	world.Webhooks["w1"] = &examples.Webhook{Endpoint: "https://a.example/hook", FailuresBeforeSuccess: 0}
+	world.Webhooks["w2"] = &examples.Webhook{Endpoint: "https://b.example/hook", FailuresBeforeSuccess: 5}
+	world.Webhooks["w3"] = &examples.Webhook{Endpoint: "https://c.example/hook", FailuresBeforeSuccess: -1}
+	return world
+}
+
+// progress is a hook printing each step's outcome as the worker records it.
+func progress(env *environment, start time.Time) worker.Hook {
+	var mu sync.Mutex
+	return func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+		err := next(ctx)
+		what := ""
+		switch {
+		case event == worker.EventPreconditions && step.Precondition != "":
+			what = map[string]string{"cancel": "cancel_if held", "skip": "skip_if held", "hero_missing": "hero missing"}[step.Precondition]
+		case event == worker.EventFinalize && step.Outcome != "":
+			what = step.Outcome
+			if step.WorkflowState != goclient.StateReady {
+				what += ", workflow " + step.WorkflowState
+			}
+		default:
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		env.printf("%8s  %-18s #%-3d %-8s %-5s %-26s -> %s\n", time.Since(start).Round(10*time.Millisecond),
+			step.WorkflowType, step.WorkflowID, step.HeroType, step.HeroID, step.Name, what)
+		return err
+	}
+}
+
+// reportError stands in for an error tracker.
+func reportError(env *environment, start time.Time) func(ctx context.Context, step *worker.Step, err error) {
+	return func(ctx context.Context, step *worker.Step, err error) {
+		env.printf("%8s  ! reported to the error tracker: %s #%d %s: %v\n", time.Since(start).Round(10*time.Millisecond),
+			step.WorkflowType, step.WorkflowID, step.Name, err)
+	}
+}
+
+// waitSettled waits until no workflow is ready or performing.
+func waitSettled(ctx context.Context, env *environment) error {
+	for {
+		counts, err := env.client.WorkflowCounts(ctx)
+		if err != nil {
+			return err
+		}
+		active := 0
+		for _, count := range counts {
+			if count.State == goclient.StateReady || count.State == goclient.StatePerforming {
+				active += int(count.Workflows)
+			}
+		}
+		if active == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("the workflows did not settle in time")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// runWorker runs a worker for the example workflows until interrupted.
+func runWorker(ctx context.Context, env *environment, args []string) error {
+	flags := flag.NewFlagSet("worker", flag.ContinueOnError)
+	maxWorkers := flags.Int("max-workers", 10, "steps run at once per queue")
+	grace := flags.Duration("grace", 30*time.Second, "on interrupt, let running steps finish this long")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	world := examples.NewWorld()
+	world.AutoCreate = true
+	w, err := worker.New(env.pool, &worker.Config{
+		Workflows:  examples.Workflows(world, nil),
+		MaxWorkers: *maxWorkers,
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery); interrupt to stop\n")
+	<-ctx.Done()
+
+	env.printf("stopping: running steps have %s to finish\n", *grace)
+	stopCtx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	return w.Stop(stopCtx)
+}
