@@ -58,3 +58,21 @@ func TestReadme(t *testing.T) {
 		require.Equal(t, "canceled", state)
 	})
 }
+
+func TestReadmeQuickstart(t *testing.T) {
+	t.Parallel()
+
+	example, err := os.ReadFile("../worker/example_test.go")
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+
+	text := string(example)
+	body := text[strings.Index(text, "// quickstart:begin\n")+len("// quickstart:begin\n") : strings.Index(text, "\t// quickstart:end")]
+	var lines []string
+	for _, line := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(line, "\t"))
+	}
+	require.Contains(t, string(readme), "```go\n"+strings.Join(lines, "\n")+"\n```",
+		"README.md's quickstart is no longer worker/example_test.go's")
+}

@@ -178,3 +178,16 @@ func (migrator) Migrate(ctx context.Context, _ *sql.DB, conf pgtestdb.Config) er
 	_, err = geneva.Migrate(ctx, pool, nil)
 	return err
 }
+
+// ExampleTB is a testing.TB stand-in for runnable examples, which have none:
+// it panics on failure, and it never cleans up (the example's database stays
+// until the test server goes).
+func ExampleTB() testing.TB { return exampleTB{} }
+
+type exampleTB struct{ testing.TB }
+
+func (exampleTB) Helper()                           {}
+func (exampleTB) Cleanup(func())                    {}
+func (exampleTB) Failed() bool                      { return false }
+func (exampleTB) Logf(string, ...any)               {}
+func (exampleTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
