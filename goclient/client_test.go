@@ -1,0 +1,186 @@
+package goclient_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client) {
+	t.Helper()
+	ctx := context.Background()
+	pool := dbtest.NewPool(t)
+	client := goclient.New(pool)
+	require.NoError(t, client.DefineWorkflow(ctx, "Two", []byte(`{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}]}`)))
+	return ctx, pool, client
+}
+
+func TestClient(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CreateWorkflowTxCommitsWithTheCaller", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client := setup(t)
+
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		rolledBack, err := client.CreateWorkflowTx(ctx, tx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		require.NoError(t, tx.Rollback(ctx))
+		_, err = client.GetWorkflow(ctx, rolledBack)
+		require.ErrorIs(t, err, goclient.ErrNotFound)
+
+		tx, err = pool.Begin(ctx)
+		require.NoError(t, err)
+		committed, err := client.CreateWorkflowTx(ctx, tx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(ctx))
+		workflow, err := client.GetWorkflow(ctx, committed)
+		require.NoError(t, err)
+		require.Equal(t, goclient.StateReady, workflow.State)
+	})
+
+	t.Run("DuplicateWorkflowNamesTheHero", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		_, err := client.CreateWorkflow(ctx, "Two", "User", "7", nil)
+		require.NoError(t, err)
+
+		_, err = client.CreateWorkflow(ctx, "Two", "User", "7", nil)
+
+		require.ErrorIs(t, err, goclient.ErrDuplicateWorkflow)
+		var duplicate *goclient.DuplicateWorkflowError
+		require.ErrorAs(t, err, &duplicate)
+		require.Equal(t, goclient.DuplicateWorkflowError{WorkflowType: "Two", HeroType: "User", HeroID: "7", PgError: duplicate.PgError}, *duplicate)
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "23505", pgErr.Code)
+		require.Equal(t, "workflows_one_ongoing_per_hero", pgErr.ConstraintName)
+
+		_, err = client.CreateWorkflow(ctx, "Two", "User", "7", &goclient.CreateWorkflowOpts{AllowMultiple: true})
+		require.NoError(t, err)
+	})
+
+	t.Run("ErrorsMatchTheirSentinels", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		_, err = client.CancelWorkflow(ctx, id)
+		require.NoError(t, err)
+
+		for _, c := range []struct {
+			err  error
+			want error
+			code string
+		}{
+			{second(client.GetWorkflow(ctx, 404)), goclient.ErrNotFound, "P0002"},
+			{second(client.ResumeWorkflow(ctx, id)), goclient.ErrIllegalTransition, "55000"},
+			{second(client.CreateWorkflow(ctx, "Nope", "User", "1", nil)), goclient.ErrUnknownWorkflowType, "WF001"},
+			{client.DefineWorkflow(ctx, "Bad", []byte(`{"steps": {}}`)), goclient.ErrInvalidArgument, "22023"},
+			{second(client.CreateWorkflow(ctx, "Two", "User", "", nil)), goclient.ErrInvalidArgument, "22023"},
+			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100000})), goclient.ErrInvalidArgument, "22023"},
+		} {
+			require.ErrorIs(t, c.err, c.want)
+			var pgErr *pgconn.PgError
+			require.ErrorAs(t, c.err, &pgErr)
+			require.Equal(t, c.code, pgErr.Code)
+			require.Contains(t, c.err.Error(), "geneva: ")
+		}
+	})
+
+	t.Run("OperatesAndReads", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+
+		paused, err := client.PauseWorkflow(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, goclient.StatePaused, paused.State)
+		require.NotNil(t, paused.PausedAt)
+		ready, err := client.SkipStep(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, "b", *ready.NextStepName)
+		now, err := client.ScheduleStep(ctx, id, "")
+		require.NoError(t, err)
+		require.Equal(t, "b", *now.NextStepName)
+
+		history, err := client.StepHistory(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, history, 3)
+		require.Equal(t, "skipped_externally", *history[0].Outcome)
+		require.Equal(t, "canceled_externally", *history[1].Outcome)
+		require.Equal(t, goclient.ExecutionScheduled, history[2].State)
+		require.WithinDuration(t, time.Now(), history[2].ScheduledFor, time.Minute, "run now")
+		execution, err := client.GetStepExecution(ctx, history[2].ID)
+		require.NoError(t, err)
+		require.Equal(t, history[2], execution)
+
+		for i := 2; i <= 5; i++ {
+			_, err := client.CreateWorkflow(ctx, "Two", "User", string(rune('0'+i)), nil)
+			require.NoError(t, err)
+		}
+		page, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, page, 2)
+		next, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 2, BeforeID: page[1].ID})
+		require.NoError(t, err)
+		require.Less(t, next[0].ID, page[1].ID)
+		hero, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{HeroType: "User", HeroID: "1"})
+		require.NoError(t, err)
+		require.Len(t, hero, 1)
+		require.Equal(t, id, hero[0].ID)
+
+		counts, err := client.WorkflowCounts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []*goclient.WorkflowCount{{WorkflowType: "Two", State: "ready", Workflows: 5}}, counts)
+	})
+
+	t.Run("WorkerProtocol", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		history, err := client.StepHistory(ctx, id)
+		require.NoError(t, err)
+
+		started, err := client.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		require.Equal(t, "a", started.StepName)
+		again, err := client.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		require.Nil(t, again, "nothing to run twice")
+
+		result, err := client.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
+		require.NoError(t, err)
+		require.Equal(t, goclient.FailResult{Action: ptr("pause"), Outcome: ptr("paused_by_exception"), Report: true, WorkflowState: "paused"}, *result)
+
+		_, err = client.ResumeWorkflow(ctx, id)
+		require.NoError(t, err)
+		history, err = client.StepHistory(ctx, id)
+		require.NoError(t, err)
+		started, err = client.StartStep(ctx, history[1].ID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		stop, err := client.CheckpointStep(ctx, started.ExecutionID, []byte(`{"n": 1}`))
+		require.NoError(t, err)
+		require.False(t, stop)
+		completed, err := client.CompleteStep(ctx, started.ExecutionID, goclient.SignalReattempt, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, goclient.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *completed)
+	})
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func ptr[T any](v T) *T { return &v }
+
