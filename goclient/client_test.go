@@ -183,4 +183,3 @@ func TestClient(t *testing.T) {
 func second[T any](_ T, err error) error { return err }
 
 func ptr[T any](v T) *T { return &v }
-
