@@ -781,6 +781,20 @@ begin
 end;
 $$;
 
+-- geneva._definition: the definition of a workflow type, or a row of NULLs
+-- when the type is not registered (callers treat its steps as undefined).
+--
+-- Called by: every function that schedules or resolves policies. Takes no
+-- locks.
+create or replace function geneva._definition(p_workflow_type text)
+returns geneva.workflow_definitions
+language sql
+stable
+set search_path = ''
+as $$
+  select d.* from geneva.workflow_definitions d where d.workflow_type = p_workflow_type
+$$;
+
 -- geneva._lock_workflow: locks a workflow row and returns it as it is under the
 -- lock.
 --
@@ -957,9 +971,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = p_workflow.workflow_type;
+  v_definition := geneva._definition(p_workflow.workflow_type);
 
   v_job_id := geneva._enqueue_step(
     p_execution.id,
@@ -1320,9 +1332,7 @@ begin
     return false;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   if p_action = 'cancel' then
     perform geneva._end_execution(
@@ -1568,10 +1578,8 @@ begin
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = p_workflow_type;
-  if not found then
+  v_definition := geneva._definition(p_workflow_type);
+  if v_definition.workflow_type is null then
     raise exception 'unknown workflow type %', p_workflow_type
       using errcode = 'WF001',
             hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',
@@ -1733,9 +1741,7 @@ begin
   if v_execution.state = 'scheduled' then
     perform geneva._ensure_job(v_workflow, v_execution);
   elsif v_execution.id is null then
-    select d.* into v_definition
-    from geneva.workflow_definitions d
-    where d.workflow_type = v_workflow.workflow_type;
+    v_definition := geneva._definition(v_workflow.workflow_type);
 
     -- (a paused workflow always has a next step; else start from the first)
     v_workflow.next_step_name := coalesce(v_workflow.next_step_name, v_definition.step_names[1]);
@@ -1865,9 +1871,7 @@ begin
     perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_externally');
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   return geneva._advance(
     v_workflow, v_definition, 'next', coalesce(v_execution.step_name, v_workflow.next_step_name)
@@ -1914,9 +1918,7 @@ begin
             table = 'workflows';
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   v_step_name := coalesce(p_step_name, v_workflow.next_step_name);
   if v_step_name is null or not v_step_name = any(v_definition.step_names) then
@@ -2170,9 +2172,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
   v_index := array_position(v_definition.step_names, v_execution.step_name);
 
   -- guard: the step must still be defined (a deploy may have removed it)
@@ -2285,8 +2285,10 @@ as $$
 declare
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
-  v_definition geneva.workflow_definitions;
+  v_state text;
   v_outcome text;
+  v_move text;
+  v_metadata jsonb;
 begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
@@ -2321,46 +2323,45 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
-
+  -- what the signal does to the execution and the workflow
   case p_signal
     when 'success' then
+      v_state := 'completed';
       v_outcome := 'success';
-      perform geneva._end_execution(v_execution.id, 'completed', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+      v_move := 'next';
     when 'finished' then
+      v_state := 'completed';
       v_outcome := 'success';
-      perform geneva._end_execution(v_execution.id, 'completed', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'finish', v_execution.step_name);
+      v_move := 'finish';
     when 'reattempt' then
+      v_state := 'completed';
       v_outcome := 'reattempted';
-      perform geneva._end_execution(
-        v_execution.id, 'completed', v_outcome,
-        p_metadata => jsonb_build_object('reattempt_reason', 'flow_control')
-      );
-      v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_wait);
+      v_move := 'same';
+      v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
     when 'skip' then
+      v_state := 'skipped';
       v_outcome := 'skipped_by_flow_control';
-      perform geneva._end_execution(v_execution.id, 'skipped', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+      v_move := 'next';
     when 'cancel' then
+      v_state := 'canceled';
       v_outcome := 'canceled_by_flow_control';
-      perform geneva._end_execution(v_execution.id, 'canceled', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
+      v_move := 'cancel';
     when 'pause' then
+      v_state := 'canceled';
       v_outcome := 'paused_by_flow_control';
-      perform geneva._end_execution(v_execution.id, 'canceled', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
+      v_move := 'pause';
     when 'suspend' then
+      v_state := 'completed';
       v_outcome := 'suspended';
-      perform geneva._end_execution(v_execution.id, 'completed', v_outcome);
-      v_workflow := geneva._advance(
-        v_workflow, v_definition, 'same', v_execution.step_name, p_wait,
-        v_execution.cursor, v_execution.id
-      );
+      v_move := 'same';
   end case;
+
+  perform geneva._end_execution(v_execution.id, v_state, v_outcome, p_metadata => v_metadata);
+  v_workflow := geneva._advance(
+    v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
+    case when p_signal = 'suspend' then v_execution.cursor end,
+    case when p_signal = 'suspend' then v_execution.id end
+  );
 
   return query select v_outcome, v_workflow.state;
 end;
@@ -2439,7 +2440,9 @@ declare
   v_wait interval;
   v_cap integer;
   v_count integer;
+  v_state text;
   v_outcome text;
+  v_move text;
   v_error_class_name text := p_error_classes[1];
   v_metadata jsonb;
 begin
@@ -2471,10 +2474,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
-
+  v_definition := geneva._definition(v_workflow.workflow_type);
   v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
 
   -- guard: a handler decides in Go; ask for its decision first
@@ -2520,59 +2520,42 @@ begin
     if v_count >= v_cap then
       v_outcome := 'reattempts_exhausted';
       v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
-      perform geneva._end_execution(
-        v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-        v_metadata || jsonb_build_object('consecutive_reattempts', v_count)
-      );
-      v_workflow := geneva._advance(
-        v_workflow, v_definition,
-        case v_action when 'skip' then 'next' else v_action end,
-        v_execution.step_name
-      );
+      v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
     end if;
   end if;
 
-  if v_outcome is null then
-    case v_action
-      when 'pause' then
-        v_outcome := 'paused_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
-      when 'cancel' then
-        v_outcome := 'canceled_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-      when 'skip' then
-        v_outcome := 'skipped_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'skipped', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
-      when 'reattempt' then
-        v_outcome := 'reattempted_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'completed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata || jsonb_build_object('reattempt_reason', v_reason)
-        );
-        v_workflow := geneva._advance(
-          v_workflow, v_definition, 'same', v_execution.step_name, v_wait
-        );
-      when 'finished' then
-        v_outcome := 'success';
-        perform geneva._end_execution(
-          v_execution.id, 'completed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'finish', v_execution.step_name);
-    end case;
-  end if;
+  -- what the action does to the execution and the workflow
+  case v_action
+    when 'pause' then
+      v_state := 'failed';
+      v_outcome := coalesce(v_outcome, 'paused_by_exception');
+      v_move := 'pause';
+    when 'cancel' then
+      v_state := 'failed';
+      v_outcome := coalesce(v_outcome, 'canceled_by_exception');
+      v_move := 'cancel';
+    when 'skip' then
+      v_state := case when v_outcome is null then 'skipped' else 'failed' end;
+      v_outcome := coalesce(v_outcome, 'skipped_by_exception');
+      v_move := 'next';
+    when 'reattempt' then
+      v_state := 'completed';
+      v_outcome := 'reattempted_by_exception';
+      v_move := 'same';
+      v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
+    when 'finished' then
+      v_state := 'completed';
+      v_outcome := 'success';
+      v_move := 'finish';
+  end case;
+
+  perform geneva._end_execution(
+    v_execution.id, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+  );
+  v_workflow := geneva._advance(
+    v_workflow, v_definition, v_move, v_execution.step_name,
+    case when v_move = 'same' then v_wait end
+  );
 
   return query select
     v_action,
@@ -2674,9 +2657,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   perform geneva._end_execution(
     v_execution.id, 'completed', 'recovered',

@@ -16,6 +16,7 @@
 {{ template "functions/now.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
+{{ template "functions/_definition.sql" . }}
 {{ template "functions/_lock_workflow.sql" . }}
 {{ template "functions/_lock_execution.sql" . }}
 {{ template "functions/_enqueue_step.sql" . }}

@@ -31,9 +31,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = p_workflow.workflow_type;
+  v_definition := geneva._definition(p_workflow.workflow_type);
 
   v_job_id := geneva._enqueue_step(
     p_execution.id,

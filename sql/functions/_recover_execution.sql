@@ -39,9 +39,7 @@ begin
     return false;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   if p_action = 'cancel' then
     perform geneva._end_execution(

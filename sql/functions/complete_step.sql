@@ -36,8 +36,10 @@ as $$
 declare
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
-  v_definition geneva.workflow_definitions;
+  v_state text;
   v_outcome text;
+  v_move text;
+  v_metadata jsonb;
 begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
@@ -72,46 +74,45 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
-
+  -- what the signal does to the execution and the workflow
   case p_signal
     when 'success' then
+      v_state := 'completed';
       v_outcome := 'success';
-      perform geneva._end_execution(v_execution.id, 'completed', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+      v_move := 'next';
     when 'finished' then
+      v_state := 'completed';
       v_outcome := 'success';
-      perform geneva._end_execution(v_execution.id, 'completed', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'finish', v_execution.step_name);
+      v_move := 'finish';
     when 'reattempt' then
+      v_state := 'completed';
       v_outcome := 'reattempted';
-      perform geneva._end_execution(
-        v_execution.id, 'completed', v_outcome,
-        p_metadata => jsonb_build_object('reattempt_reason', 'flow_control')
-      );
-      v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_wait);
+      v_move := 'same';
+      v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
     when 'skip' then
+      v_state := 'skipped';
       v_outcome := 'skipped_by_flow_control';
-      perform geneva._end_execution(v_execution.id, 'skipped', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+      v_move := 'next';
     when 'cancel' then
+      v_state := 'canceled';
       v_outcome := 'canceled_by_flow_control';
-      perform geneva._end_execution(v_execution.id, 'canceled', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
+      v_move := 'cancel';
     when 'pause' then
+      v_state := 'canceled';
       v_outcome := 'paused_by_flow_control';
-      perform geneva._end_execution(v_execution.id, 'canceled', v_outcome);
-      v_workflow := geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
+      v_move := 'pause';
     when 'suspend' then
+      v_state := 'completed';
       v_outcome := 'suspended';
-      perform geneva._end_execution(v_execution.id, 'completed', v_outcome);
-      v_workflow := geneva._advance(
-        v_workflow, v_definition, 'same', v_execution.step_name, p_wait,
-        v_execution.cursor, v_execution.id
-      );
+      v_move := 'same';
   end case;
+
+  perform geneva._end_execution(v_execution.id, v_state, v_outcome, p_metadata => v_metadata);
+  v_workflow := geneva._advance(
+    v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
+    case when p_signal = 'suspend' then v_execution.cursor end,
+    case when p_signal = 'suspend' then v_execution.id end
+  );
 
   return query select v_outcome, v_workflow.state;
 end;

@@ -36,10 +36,8 @@ begin
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = p_workflow_type;
-  if not found then
+  v_definition := geneva._definition(p_workflow_type);
+  if v_definition.workflow_type is null then
     raise exception 'unknown workflow type %', p_workflow_type
       using errcode = 'WF001',
             hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',

@@ -68,7 +68,9 @@ declare
   v_wait interval;
   v_cap integer;
   v_count integer;
+  v_state text;
   v_outcome text;
+  v_move text;
   v_error_class_name text := p_error_classes[1];
   v_metadata jsonb;
 begin
@@ -100,10 +102,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
-
+  v_definition := geneva._definition(v_workflow.workflow_type);
   v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
 
   -- guard: a handler decides in Go; ask for its decision first
@@ -149,59 +148,42 @@ begin
     if v_count >= v_cap then
       v_outcome := 'reattempts_exhausted';
       v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
-      perform geneva._end_execution(
-        v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-        v_metadata || jsonb_build_object('consecutive_reattempts', v_count)
-      );
-      v_workflow := geneva._advance(
-        v_workflow, v_definition,
-        case v_action when 'skip' then 'next' else v_action end,
-        v_execution.step_name
-      );
+      v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
     end if;
   end if;
 
-  if v_outcome is null then
-    case v_action
-      when 'pause' then
-        v_outcome := 'paused_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
-      when 'cancel' then
-        v_outcome := 'canceled_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'failed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-      when 'skip' then
-        v_outcome := 'skipped_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'skipped', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
-      when 'reattempt' then
-        v_outcome := 'reattempted_by_exception';
-        perform geneva._end_execution(
-          v_execution.id, 'completed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata || jsonb_build_object('reattempt_reason', v_reason)
-        );
-        v_workflow := geneva._advance(
-          v_workflow, v_definition, 'same', v_execution.step_name, v_wait
-        );
-      when 'finished' then
-        v_outcome := 'success';
-        perform geneva._end_execution(
-          v_execution.id, 'completed', v_outcome, v_error_class_name, p_error_message, p_error_backtrace,
-          v_metadata
-        );
-        v_workflow := geneva._advance(v_workflow, v_definition, 'finish', v_execution.step_name);
-    end case;
-  end if;
+  -- what the action does to the execution and the workflow
+  case v_action
+    when 'pause' then
+      v_state := 'failed';
+      v_outcome := coalesce(v_outcome, 'paused_by_exception');
+      v_move := 'pause';
+    when 'cancel' then
+      v_state := 'failed';
+      v_outcome := coalesce(v_outcome, 'canceled_by_exception');
+      v_move := 'cancel';
+    when 'skip' then
+      v_state := case when v_outcome is null then 'skipped' else 'failed' end;
+      v_outcome := coalesce(v_outcome, 'skipped_by_exception');
+      v_move := 'next';
+    when 'reattempt' then
+      v_state := 'completed';
+      v_outcome := 'reattempted_by_exception';
+      v_move := 'same';
+      v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
+    when 'finished' then
+      v_state := 'completed';
+      v_outcome := 'success';
+      v_move := 'finish';
+  end case;
+
+  perform geneva._end_execution(
+    v_execution.id, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+  );
+  v_workflow := geneva._advance(
+    v_workflow, v_definition, v_move, v_execution.step_name,
+    case when v_move = 'same' then v_wait end
+  );
 
   return query select
     v_action,

@@ -31,9 +31,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   perform geneva._end_execution(
     v_execution.id, 'completed', 'recovered',

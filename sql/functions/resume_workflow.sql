@@ -50,9 +50,7 @@ begin
   if v_execution.state = 'scheduled' then
     perform geneva._ensure_job(v_workflow, v_execution);
   elsif v_execution.id is null then
-    select d.* into v_definition
-    from geneva.workflow_definitions d
-    where d.workflow_type = v_workflow.workflow_type;
+    v_definition := geneva._definition(v_workflow.workflow_type);
 
     -- (a paused workflow always has a next step; else start from the first)
     v_workflow.next_step_name := coalesce(v_workflow.next_step_name, v_definition.step_names[1]);

@@ -34,9 +34,7 @@ begin
             table = 'workflows';
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   v_step_name := coalesce(p_step_name, v_workflow.next_step_name);
   if v_step_name is null or not v_step_name = any(v_definition.step_names) then

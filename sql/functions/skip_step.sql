@@ -43,9 +43,7 @@ begin
     perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_externally');
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
 
   return geneva._advance(
     v_workflow, v_definition, 'next', coalesce(v_execution.step_name, v_workflow.next_step_name)

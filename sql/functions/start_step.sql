@@ -85,9 +85,7 @@ begin
     return;
   end if;
 
-  select d.* into v_definition
-  from geneva.workflow_definitions d
-  where d.workflow_type = v_workflow.workflow_type;
+  v_definition := geneva._definition(v_workflow.workflow_type);
   v_index := array_position(v_definition.step_names, v_execution.step_name);
 
   -- guard: the step must still be defined (a deploy may have removed it)
