@@ -46,6 +46,9 @@ type Config struct {
 	// Defaults to no timeout.
 	StepTimeout time.Duration
 
+	// Housekeeping configures the periodic housekeeping job (on by default).
+	Housekeeping HousekeepingConfig
+
 	// River is the base of the River client's configuration, for settings
 	// Geneva does not set (e.g. FetchPollInterval, PeriodicJobs, ID). Geneva
 	// adds its worker, the queues (unless Queues is set), the logger (unless
@@ -127,6 +130,14 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	}
 	if riverConfig.Logger == nil {
 		riverConfig.Logger = logger
+	}
+	queues := reg.queues()
+	housekeepingQueue := "default"
+	if _, ok := riverConfig.Queues[housekeepingQueue]; !ok && len(queues) > 0 {
+		housekeepingQueue = queues[0]
+	}
+	if err := addHousekeeping(riverConfig, config.Housekeeping, w.client, logger, housekeepingQueue); err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
 	}
 	// Steps may run long; StepTimeout applies inside the executor.
 	riverConfig.JobTimeout = -1

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
@@ -366,6 +367,31 @@ func TestWorker(t *testing.T) {
 
 		require.EqualValues(t, 1, runs.Load())
 		require.Equal(t, []string{"a: success"}, b.outcomes(t, id))
+	})
+
+	t.Run("HousekeepingRecoversStuckSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		wf := worker.NewWorkflow("Stuck", nil).Step("a", ok, nil)
+		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
+		// a worker that died two hours ago started step a
+		conn, err := pgx.ConnectConfig(b.ctx, b.pool.Config().ConnConfig)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close(b.ctx) })
+		_, err = conn.Exec(b.ctx, "select set_config('geneva.fake_now', (now() - interval '2 hours')::text, false)")
+		require.NoError(t, err)
+		twoHoursAgo := goclient.New(conn)
+		id, err := twoHoursAgo.CreateWorkflow(b.ctx, "Stuck", "User", "1", nil)
+		require.NoError(t, err)
+		started, err := twoHoursAgo.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		require.NotNil(t, started)
+
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}})
+		b.waitState(t, id, "finished")
+
+		require.Equal(t, []string{"a: recovered", "a: success"}, b.outcomes(t, id))
+		require.Equal(t, "stuck_in_progress", b.history(t, id)[0].Metadata["recovery_reason"])
 	})
 
 	t.Run("HooksWrapEveryEvent", func(t *testing.T) {
