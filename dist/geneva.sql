@@ -674,9 +674,11 @@ $$;
 -- Called by: geneva.define_workflow. Takes no locks. Raises 22023, naming
 -- p_where, for: an unknown key; neither or both of action and handler; an
 -- unknown action, terminal action or report value; an empty or malformed
--- matching list; wait, max_reattempts or terminal_action on a policy that is
--- not a reattempt (which includes a handler); a negative or unparsable wait; a
--- max_reattempts that is not a non-negative integer or null.
+-- matching list; wait, max_reattempts, terminal_action, backoff or max_wait on
+-- a policy that is not a reattempt (which includes a handler); a negative or
+-- unparsable wait or max_wait; a max_reattempts that is not a non-negative
+-- integer or null; a backoff that is not a number from 1 to 100; a max_wait
+-- without a backoff.
 create or replace function geneva._validate_policy(p_policy jsonb, p_where text)
 returns void
 language plpgsql
@@ -694,11 +696,12 @@ begin
 
   for v_key in select jsonb_object_keys(p_policy) loop
     if v_key not in (
-      'action', 'handler', 'matching', 'wait', 'max_reattempts', 'terminal_action', 'report'
+      'action', 'handler', 'matching', 'wait', 'max_reattempts', 'terminal_action', 'report',
+      'backoff', 'max_wait'
     ) then
       raise exception '%: unknown policy key "%"', p_where, v_key
         using errcode = '22023',
-              hint = 'Policy keys are action, handler, matching, wait, max_reattempts, terminal_action and report.';
+              hint = 'Policy keys are action, handler, matching, wait, max_reattempts, terminal_action, backoff, max_wait and report.';
     end if;
   end loop;
 
@@ -711,8 +714,8 @@ begin
       raise exception '%: handler must name a handler', p_where
         using errcode = '22023';
     end if;
-    if p_policy ?| array['wait', 'max_reattempts', 'terminal_action'] then
-      raise exception '%: a handler cannot be combined with wait, max_reattempts or terminal_action', p_where
+    if p_policy ?| array['wait', 'max_reattempts', 'terminal_action', 'backoff', 'max_wait'] then
+      raise exception '%: a handler cannot be combined with wait, max_reattempts, terminal_action, backoff or max_wait', p_where
         using errcode = '22023',
               hint = 'Decide waits and limits inside the handler.';
     end if;
@@ -741,14 +744,35 @@ begin
   end if;
 
   -- (a handler with these keys was refused above)
-  if v_action <> 'reattempt' and p_policy ?| array['wait', 'max_reattempts', 'terminal_action'] then
-    raise exception '%: wait, max_reattempts and terminal_action apply only to the reattempt action, not %',
+  if v_action <> 'reattempt'
+    and p_policy ?| array['wait', 'max_reattempts', 'terminal_action', 'backoff', 'max_wait'] then
+    raise exception '%: wait, max_reattempts, terminal_action, backoff and max_wait apply only to the reattempt action, not %',
       p_where, v_action
       using errcode = '22023';
   end if;
 
   if p_policy ? 'wait' then
     perform geneva._parse_wait(p_policy -> 'wait', p_where);
+  end if;
+
+  if p_policy ? 'backoff'
+    and not (
+      case
+        when jsonb_typeof(p_policy -> 'backoff') = 'number'
+          then (p_policy ->> 'backoff')::numeric between 1 and 100
+        else false
+      end
+    ) then
+    raise exception '%: backoff must be a number from 1 to 100 (the factor each wait grows by)', p_where
+      using errcode = '22023';
+  end if;
+
+  if p_policy ? 'max_wait' then
+    if not p_policy ? 'backoff' then
+      raise exception '%: max_wait caps a backoff; give backoff too', p_where
+        using errcode = '22023';
+    end if;
+    perform geneva._parse_wait(p_policy -> 'max_wait', p_where);
   end if;
 
   if p_policy ? 'max_reattempts' and jsonb_typeof(p_policy -> 'max_reattempts') <> 'null' then
@@ -1289,6 +1313,24 @@ begin
   -- 4. the default
   return jsonb_build_object('action', 'pause', 'level', 'default', 'cap', null);
 end;
+$$;
+
+-- geneva._backoff_wait: the wait of a reattempt policy with a backoff, before
+-- the reattempt that follows p_count consecutive exception reattempts:
+-- wait * backoff ^ p_count, at most max_wait (default one day).
+--
+-- Called by: geneva.fail_step. Takes no locks.
+create or replace function geneva._backoff_wait(p_policy jsonb, p_count integer)
+returns interval
+language sql
+immutable
+set search_path = ''
+as $$
+  select make_interval(secs => least(
+    extract(epoch from coalesce(geneva._parse_wait(p_policy -> 'wait', 'policy'), interval '0'))
+      * power((p_policy ->> 'backoff')::double precision, least(p_count, 1000)),
+    extract(epoch from coalesce(geneva._parse_wait(p_policy -> 'max_wait', 'policy'), interval '1 day'))
+  ))
 $$;
 
 -- geneva._recover_execution: recovers one execution that is stuck: in_progress
@@ -2387,7 +2429,8 @@ comment on function geneva.complete_step(bigint, text, interval) is
 --   cancel     failed/canceled_by_exception; workflow canceled
 --   skip       skipped/skipped_by_exception; next step scheduled
 --   reattempt  completed/reattempted_by_exception; the same step at now + the
---              policy's wait; unless the step's consecutive exception
+--              policy's wait (growing with its backoff, see
+--              geneva._backoff_wait); unless the step's consecutive exception
 --              reattempts (since its last success or recovery) have reached the
 --              cap: then failed/reattempts_exhausted and the policy's
 --              terminal_action (pause by default, cancel or skip)
@@ -2501,9 +2544,10 @@ begin
     'policy', v_policy
   );
 
-  -- guard: the reattempt cap counts consecutive exception reattempts of this
-  -- step since its last success, recovery or resumable hand-over
-  if v_action = 'reattempt' and v_cap is not null then
+  -- guard: the reattempt cap and the backoff count consecutive exception
+  -- reattempts of this step since its last success, recovery or resumable
+  -- hand-over
+  if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
     select count(*) into v_count
     from geneva.step_executions e
     where e.workflow_id = v_workflow.id
@@ -2521,6 +2565,8 @@ begin
       v_outcome := 'reattempts_exhausted';
       v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
       v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
+    elsif v_policy ? 'backoff' then
+      v_wait := geneva._backoff_wait(v_policy, v_count);
     end if;
   end if;
 

@@ -25,6 +25,7 @@
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
+{{ template "functions/_backoff_wait.sql" . }}
 {{ template "functions/_recover_execution.sql" . }}
 
 -- Definitions and workflows.

@@ -79,6 +79,19 @@ type ExceptionPolicy struct {
 	// Unlimited sets no limit.
 	MaxReattempts int
 
+	// Backoff makes each consecutive reattempt wait longer: the k-th
+	// consecutive exception reattempt of the step waits Wait * Backoff^(k-1),
+	// at most MaxWait. A number from 1 to 100; 2 doubles the wait each time.
+	// Only for ActionReattempt.
+	//
+	// Defaults to 0: every reattempt waits Wait.
+	Backoff float64
+
+	// MaxWait caps the waits a Backoff grows.
+	//
+	// Defaults to one day.
+	MaxWait time.Duration
+
 	// TerminalAction applies when reattempts run out: ActionPause,
 	// ActionCancel or ActionSkip. Only for ActionReattempt.
 	//

@@ -366,6 +366,12 @@ func policyJSON(policy ExceptionPolicy, place string) map[string]any {
 	case policy.MaxReattempts != 0:
 		p["max_reattempts"] = policy.MaxReattempts
 	}
+	if policy.Backoff != 0 {
+		p["backoff"] = policy.Backoff
+	}
+	if policy.MaxWait != 0 {
+		p["max_wait"] = policy.MaxWait.Seconds()
+	}
 	if policy.TerminalAction != "" {
 		p["terminal_action"] = string(policy.TerminalAction)
 	}

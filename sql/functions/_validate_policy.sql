@@ -3,9 +3,11 @@
 -- Called by: geneva.define_workflow. Takes no locks. Raises 22023, naming
 -- p_where, for: an unknown key; neither or both of action and handler; an
 -- unknown action, terminal action or report value; an empty or malformed
--- matching list; wait, max_reattempts or terminal_action on a policy that is
--- not a reattempt (which includes a handler); a negative or unparsable wait; a
--- max_reattempts that is not a non-negative integer or null.
+-- matching list; wait, max_reattempts, terminal_action, backoff or max_wait on
+-- a policy that is not a reattempt (which includes a handler); a negative or
+-- unparsable wait or max_wait; a max_reattempts that is not a non-negative
+-- integer or null; a backoff that is not a number from 1 to 100; a max_wait
+-- without a backoff.
 create or replace function geneva._validate_policy(p_policy jsonb, p_where text)
 returns void
 language plpgsql
@@ -23,11 +25,12 @@ begin
 
   for v_key in select jsonb_object_keys(p_policy) loop
     if v_key not in (
-      'action', 'handler', 'matching', 'wait', 'max_reattempts', 'terminal_action', 'report'
+      'action', 'handler', 'matching', 'wait', 'max_reattempts', 'terminal_action', 'report',
+      'backoff', 'max_wait'
     ) then
       raise exception '%: unknown policy key "%"', p_where, v_key
         using errcode = '22023',
-              hint = 'Policy keys are action, handler, matching, wait, max_reattempts, terminal_action and report.';
+              hint = 'Policy keys are action, handler, matching, wait, max_reattempts, terminal_action, backoff, max_wait and report.';
     end if;
   end loop;
 
@@ -40,8 +43,8 @@ begin
       raise exception '%: handler must name a handler', p_where
         using errcode = '22023';
     end if;
-    if p_policy ?| array['wait', 'max_reattempts', 'terminal_action'] then
-      raise exception '%: a handler cannot be combined with wait, max_reattempts or terminal_action', p_where
+    if p_policy ?| array['wait', 'max_reattempts', 'terminal_action', 'backoff', 'max_wait'] then
+      raise exception '%: a handler cannot be combined with wait, max_reattempts, terminal_action, backoff or max_wait', p_where
         using errcode = '22023',
               hint = 'Decide waits and limits inside the handler.';
     end if;
@@ -70,14 +73,35 @@ begin
   end if;
 
   -- (a handler with these keys was refused above)
-  if v_action <> 'reattempt' and p_policy ?| array['wait', 'max_reattempts', 'terminal_action'] then
-    raise exception '%: wait, max_reattempts and terminal_action apply only to the reattempt action, not %',
+  if v_action <> 'reattempt'
+    and p_policy ?| array['wait', 'max_reattempts', 'terminal_action', 'backoff', 'max_wait'] then
+    raise exception '%: wait, max_reattempts, terminal_action, backoff and max_wait apply only to the reattempt action, not %',
       p_where, v_action
       using errcode = '22023';
   end if;
 
   if p_policy ? 'wait' then
     perform geneva._parse_wait(p_policy -> 'wait', p_where);
+  end if;
+
+  if p_policy ? 'backoff'
+    and not (
+      case
+        when jsonb_typeof(p_policy -> 'backoff') = 'number'
+          then (p_policy ->> 'backoff')::numeric between 1 and 100
+        else false
+      end
+    ) then
+    raise exception '%: backoff must be a number from 1 to 100 (the factor each wait grows by)', p_where
+      using errcode = '22023';
+  end if;
+
+  if p_policy ? 'max_wait' then
+    if not p_policy ? 'backoff' then
+      raise exception '%: max_wait caps a backoff; give backoff too', p_where
+        using errcode = '22023';
+    end if;
+    perform geneva._parse_wait(p_policy -> 'max_wait', p_where);
   end if;
 
   if p_policy ? 'max_reattempts' and jsonb_typeof(p_policy -> 'max_reattempts') <> 'null' then

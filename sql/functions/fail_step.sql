@@ -15,7 +15,8 @@
 --   cancel     failed/canceled_by_exception; workflow canceled
 --   skip       skipped/skipped_by_exception; next step scheduled
 --   reattempt  completed/reattempted_by_exception; the same step at now + the
---              policy's wait; unless the step's consecutive exception
+--              policy's wait (growing with its backoff, see
+--              geneva._backoff_wait); unless the step's consecutive exception
 --              reattempts (since its last success or recovery) have reached the
 --              cap: then failed/reattempts_exhausted and the policy's
 --              terminal_action (pause by default, cancel or skip)
@@ -129,9 +130,10 @@ begin
     'policy', v_policy
   );
 
-  -- guard: the reattempt cap counts consecutive exception reattempts of this
-  -- step since its last success, recovery or resumable hand-over
-  if v_action = 'reattempt' and v_cap is not null then
+  -- guard: the reattempt cap and the backoff count consecutive exception
+  -- reattempts of this step since its last success, recovery or resumable
+  -- hand-over
+  if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
     select count(*) into v_count
     from geneva.step_executions e
     where e.workflow_id = v_workflow.id
@@ -149,6 +151,8 @@ begin
       v_outcome := 'reattempts_exhausted';
       v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
       v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
+    elsif v_policy ? 'backoff' then
+      v_wait := geneva._backoff_wait(v_policy, v_count);
     end if;
   end if;
 
