@@ -149,6 +149,10 @@ type Failure struct {
 	HandlerSignal Signal
 	// HandlerWait is the wait of a handler's reattempt.
 	HandlerWait time.Duration
+	// Precondition says the error came from evaluating the preconditions
+	// (cancel_if, skip_if, the hero check) before StartStep: it then applies
+	// to the scheduled execution. Otherwise it applies to the running one.
+	Precondition bool
 }
 
 // FailResult is what FailStep decided.

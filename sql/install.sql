@@ -10,7 +10,7 @@
 -- braces out of SQL.
 
 -- Graveyard: drops of removed functions and changed signatures, oldest first.
--- (none yet)
+-- (none yet: nothing has been released)
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
@@ -22,6 +22,7 @@
 {{ template "functions/_enqueue_step.sql" . }}
 {{ template "functions/_ensure_job.sql" . }}
 {{ template "functions/_schedule_step.sql" . }}
+{{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
@@ -48,8 +49,19 @@
 {{ template "functions/checkpoint_step.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
 
--- Housekeeping.
+-- Housekeeping and heroes.
 {{ template "functions/housekeep.sql" . }}
+{{ template "triggers/hero_deleted.sql" . }}
+{{ template "functions/track_hero.sql" . }}
+{{ template "functions/untrack_hero.sql" . }}
+
+-- Guards of the state machine against hand-written SQL.
+{{ template "triggers/workflows_guard_state.sql" . }}
+{{ template "triggers/step_executions_guard_state.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
+{{ template "views/paused_workflows.sql" . }}
+{{ template "views/stuck_executions.sql" . }}
+{{ template "views/workflow_timeline.sql" . }}
+{{ template "views/step_stats.sql" . }}

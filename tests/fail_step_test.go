@@ -160,7 +160,7 @@ func TestFailStep(t *testing.T) {
 		execution := b.active(t, id)
 
 		// cancel_if raised before start_step: the execution is still scheduled
-		result := b.fail(t, execution.ID, []string{"HeroLookupError"}, "db down")
+		result := b.failPrecondition(t, execution.ID, []string{"HeroLookupError"}, "db down")
 
 		require.Equal(t, "reattempted_by_exception", deref(result.Outcome))
 		got := b.execution(t, execution.ID)
@@ -172,6 +172,29 @@ func TestFailStep(t *testing.T) {
 		require.Nil(t, b.workflow(t, id).StartedAt, "the workflow never performed")
 	})
 
+	t.Run("PreconditionErrorOfEarlyJobKeepsAJob", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+		execution := b.active(t, id)
+		// the execution is due later; its job ran early and is gone
+		b.define(t, "Failing", `{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}]}`)
+		_, err := b.conn.Exec(b.ctx, "delete from public.river_job where id = $1", *execution.JobID)
+		require.NoError(t, err)
+		_, err = b.conn.Exec(b.ctx, "update geneva.step_executions set scheduled_for = $2 where id = $1", execution.ID, t0.Add(hours(1)))
+		require.NoError(t, err)
+
+		result := b.failPrecondition(t, execution.ID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{WorkflowState: "ready"}, result)
+		got := b.execution(t, execution.ID)
+		require.Equal(t, "scheduled", got.State)
+		require.Equal(t, "scheduled", b.job(t, *got.JobID).State, "a new job for its time")
+	})
+
 	t.Run("PreconditionErrorOfPausedWorkflowRecordsNothing", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -180,9 +203,37 @@ func TestFailStep(t *testing.T) {
 		execution := b.active(t, id)
 		b.call(t, "pause_workflow", id)
 
-		result := b.fail(t, execution.ID, []string{"Boom"}, "boom")
+		result := b.failPrecondition(t, execution.ID, []string{"Boom"}, "boom")
 
 		require.Equal(t, failed{WorkflowState: "paused"}, result)
+		require.Equal(t, execution, b.execution(t, execution.ID))
+	})
+
+	t.Run("PreconditionErrorNeverTouchesRunningStep", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		// a duplicate job's cancel_if fails while another worker runs the step
+		started := b.run(t, id)
+
+		result := b.failPrecondition(t, started.ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{WorkflowState: "performing"}, result)
+		require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State)
+		require.Equal(t, "success", deref(b.complete(t, started.ExecutionID, "success", nil).Outcome))
+	})
+
+	t.Run("StepErrorNeverTouchesScheduledExecution", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineFailing(t, "")
+		id := b.create(t, "Failing", "1")
+		execution := b.active(t, id)
+
+		result := b.fail(t, execution.ID, []string{"Boom"}, "boom")
+
+		require.Equal(t, failed{WorkflowState: "ready"}, result)
 		require.Equal(t, execution, b.execution(t, execution.ID))
 	})
 

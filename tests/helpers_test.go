@@ -243,6 +243,17 @@ func (b *testBundle) fail(t *testing.T, executionID int64, classes []string, mes
 	return row
 }
 
+// failPrecondition calls fail_step for an error of the preconditions.
+func (b *testBundle) failPrecondition(t *testing.T, executionID int64, classes []string, message string) failed {
+	t.Helper()
+	rows, err := b.conn.Query(b.ctx, "select * from geneva.fail_step($1, $2, $3, p_precondition => true)",
+		executionID, classes, message)
+	require.NoError(t, err)
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[failed])
+	require.NoError(t, err)
+	return row
+}
+
 func (b *testBundle) tryFail(executionID int64, classes []string, message string, handlerSignal *string, handlerWait *time.Duration) (failed, error) {
 	rows, err := b.conn.Query(b.ctx, "select * from geneva.fail_step($1, $2, $3, 'stack trace', $4, $5)",
 		executionID, classes, message, handlerSignal, handlerWait)

@@ -224,7 +224,7 @@ func TestResumeWorkflow(t *testing.T) {
 		}
 	})
 
-	t.Run("WithdrawsRequestedPause", func(t *testing.T) {
+	t.Run("RefusesPerformingWithPauseRequested", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.defineThreeSteps(t)
@@ -232,11 +232,11 @@ func TestResumeWorkflow(t *testing.T) {
 		started := b.run(t, id)
 		b.call(t, "pause_workflow", id)
 
-		require.Equal(t, "performing", b.call(t, "resume_workflow", id))
-		require.Nil(t, b.workflow(t, id).RequestedAction)
+		_, err := b.tryCall("resume_workflow", id)
 
-		result := b.complete(t, started.ExecutionID, "success", nil)
-		require.Equal(t, "ready", result.WorkflowState)
-		require.NotNil(t, b.active(t, id).JobID)
+		requireCode(t, err, "55000") // not paused yet
+		require.Equal(t, "pause", deref(b.workflow(t, id).RequestedAction))
+		require.Equal(t, "paused", b.complete(t, started.ExecutionID, "success", nil).WorkflowState)
+		require.Equal(t, "ready", b.call(t, "resume_workflow", id))
 	})
 }

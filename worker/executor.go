@@ -53,6 +53,15 @@ type executor struct {
 	stopping atomic.Bool
 }
 
+// phase is what a finalize records the end of.
+type phase int
+
+const (
+	phaseStep         phase = iota // the step function ran
+	phasePrecondition              // a condition failed before the step started
+	phaseInterrupted               // a shutdown cut the step off
+)
+
 // finalizeAttempts is how many times the outcome's transaction is tried before
 // the execution is left in_progress for housekeeping to recover.
 const finalizeAttempts = 4
@@ -100,11 +109,16 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, completeJo
 		started, err = client.StartStep(ctx, step.ExecutionID, precondition)
 		return err
 	})
+	if errors.Is(err, goclient.ErrNotFound) {
+		// deleted with its workflow (housekeeping's retention) before its job ran
+		step.Logger.WarnContext(ctx, "geneva: the execution no longer exists")
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("geneva: starting execution %d: %w", step.ExecutionID, err)
 	}
 	if conditionErr != nil {
-		return e.finalize(ctx, db, wf, step, conditionErr, false, completeJob)
+		return e.finalize(ctx, db, wf, step, conditionErr, phasePrecondition, completeJob)
 	}
 	if started == nil {
 		if precondition != goclient.PreconditionNone {
@@ -130,8 +144,11 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, completeJo
 	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
 		return callStep(ctx, wf.step(step.Name), step)
 	})
-	interrupted := stepErr != nil && ctx.Err() != nil && e.stopping.Load()
-	return e.finalize(ctx, db, wf, step, stepErr, interrupted, completeJob)
+	phase := phaseStep
+	if stepErr != nil && ctx.Err() != nil && e.stopping.Load() {
+		phase = phaseInterrupted
+	}
+	return e.finalize(ctx, db, wf, step, stepErr, phase, completeJob)
 }
 
 // preconditions runs the hero check, the workflow's cancel_if conditions and
@@ -167,7 +184,7 @@ func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, st
 
 // finalize records what happened, in one transaction with the River job's
 // completion, then reports the error when SQL says so.
-func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, stepErr error, interrupted bool, completeJob func(context.Context, pgx.Tx) error) error {
+func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, stepErr error, phase phase, completeJob func(context.Context, pgx.Tx) error) error {
 	// The step's context may be canceled (a timeout, a shutdown): record the
 	// outcome anyway.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -183,7 +200,7 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 		for attempt := 1; ; attempt++ {
 			err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 				var err error
-				outcome, workflowState, report, err = e.record(ctx, goclient.New(tx), wf, step, stepErr, interrupted)
+				outcome, workflowState, report, err = e.record(ctx, goclient.New(tx), wf, step, stepErr, phase)
 				if err == nil && completeJob != nil {
 					err = completeJob(ctx, tx)
 				}
@@ -208,7 +225,7 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 	switch {
 	case outcome == nil:
 		step.Logger.WarnContext(ctx, "geneva: outcome not recorded: the execution had moved on", logAttrs...)
-	case stepErr == nil || interrupted:
+	case stepErr == nil || phase == phaseInterrupted:
 		step.Logger.InfoContext(ctx, "geneva: step ended", logAttrs...)
 	default:
 		if _, ok := asFlowControl(stepErr); ok {
@@ -226,21 +243,23 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 // record makes the one SQL call that records the step's end, in tx, and
 // returns the outcome, the workflow's state after it, and whether to report
 // the error.
-func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, interrupted bool) (*string, string, bool, error) {
+func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, phase phase) (*string, string, bool, error) {
 	var (
 		result *goclient.StepResult
 		err    error
 	)
 	flow, isFlow := asFlowControl(stepErr)
 	switch {
-	case interrupted:
+	case phase == phasePrecondition:
+		return e.recordFailure(ctx, client, wf, step, stepErr, true)
+	case phase == phaseInterrupted:
 		result, err = client.InterruptStep(ctx, step.ExecutionID)
 	case stepErr == nil:
 		result, err = client.CompleteStep(ctx, step.ExecutionID, goclient.SignalSuccess, 0)
 	case isFlow:
 		result, err = client.CompleteStep(ctx, step.ExecutionID, flow.Signal, flow.Wait)
 	default:
-		return e.recordFailure(ctx, client, wf, step, stepErr)
+		return e.recordFailure(ctx, client, wf, step, stepErr, false)
 	}
 	if err != nil {
 		return nil, "", false, err
@@ -250,11 +269,12 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, wf *regi
 
 // recordFailure records a step's error: SQL resolves the policy; when it
 // names a handler, the handler decides and SQL is told its decision.
-func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error) (*string, string, bool, error) {
+func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, precondition bool) (*string, string, bool, error) {
 	failure := &goclient.Failure{
-		Classes:   errorClasses(wf, stepErr),
-		Message:   stepErr.Error(),
-		Backtrace: backtrace(stepErr),
+		Classes:      errorClasses(wf, stepErr),
+		Message:      stepErr.Error(),
+		Backtrace:    backtrace(stepErr),
+		Precondition: precondition,
 	}
 	result, err := client.FailStep(ctx, step.ExecutionID, failure)
 	if err != nil {

@@ -2,15 +2,21 @@
 -- what runs next, or finishes, cancels or pauses the workflow. One UPDATE of
 -- the workflow row.
 --
--- Called by: start_step, complete_step, fail_step, cancel_workflow, skip_step.
--- The caller holds the workflow lock (and the execution lock), and has already
--- ended the execution that brought the workflow here.
+-- Called by: start_step, complete_step, fail_step, interrupt_step,
+-- cancel_workflow, skip_step, housekeeping, the hero trigger. The caller holds
+-- the workflow lock (and the execution lock), and has already ended the
+-- execution that brought the workflow here (p_from, when there is one).
 --
 -- p_move:
 --   next    the step after p_step_name in the current step list, after that
---           step's own wait; finish when there is none (or p_step_name is no
---           longer defined)
---   same    p_step_name again, at now + p_wait (reattempts, resumable hand-over)
+--           step's own wait; finish when p_step_name is the last step; pause
+--           when p_step_name is no longer defined (a deploy removed it while
+--           it ran: the workflow stops rather than skip what remains)
+--   skip    as next, but finish when p_step_name is no longer defined (an
+--           operator's skip of a step that is gone)
+--   same    p_step_name again, at now + p_wait (reattempts, recovery, a
+--           resumable step's hand-over): the new execution counts one more
+--           attempt and continues p_from's cursor
 --   finish  the workflow is finished
 --   cancel  the workflow is canceled
 --   pause   the workflow is paused; resume runs p_step_name anew
@@ -26,8 +32,7 @@ create or replace function geneva._advance(
   p_move text,
   p_step_name text,
   p_wait interval default null,
-  p_cursor jsonb default null,
-  p_continues_from_id bigint default null
+  p_from geneva.step_executions default null
 )
 returns geneva.workflows
 language plpgsql
@@ -39,14 +44,17 @@ declare
   v_move text := p_move;
   v_step_name text := p_step_name;
   v_wait interval := coalesce(p_wait, interval '0');
+  v_attempt integer := 1;
   v_index integer;
   v_state text;
   v_workflow geneva.workflows;
 begin
   -- guard: resolve the moves that schedule against the current step list
-  if v_move = 'next' then
+  if v_move in ('next', 'skip') then
     v_index := array_position(p_definition.step_names, p_step_name);
-    if v_index is null or v_index >= cardinality(p_definition.step_names) then
+    if v_index is null and v_move = 'next' then
+      v_move := 'pause';
+    elsif v_index is null or v_index >= cardinality(p_definition.step_names) then
       v_move := 'finish';
     else
       v_move := 'schedule';
@@ -55,6 +63,7 @@ begin
     end if;
   elsif v_move = 'same' then
     v_move := 'schedule';
+    v_attempt := coalesce(p_from.attempt + 1, 1);
   elsif v_move not in ('finish', 'cancel', 'pause') then
     raise exception 'unknown move %', p_move using errcode = '22023';
   end if;
@@ -68,8 +77,9 @@ begin
 
   if v_move in ('schedule', 'schedule_paused') then
     perform geneva._schedule_step(
-      p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule',
-      p_cursor, p_continues_from_id
+      p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule', v_attempt,
+      case when p_move = 'same' then p_from.cursor end,
+      case when p_move = 'same' and p_from.cursor is not null then p_from.id end
     );
   end if;
 

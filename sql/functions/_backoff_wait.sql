@@ -2,16 +2,20 @@
 -- the reattempt that follows p_count consecutive exception reattempts:
 -- wait * backoff ^ p_count, at most max_wait (default one day).
 --
--- Called by: geneva.fail_step. Takes no locks.
+-- Called by: geneva.fail_step. Takes no locks. (The exponent stops growing at
+-- 64: 100 ^ 64 times any interval still fits a double, and is far above any
+-- max_wait.)
 create or replace function geneva._backoff_wait(p_policy jsonb, p_count integer)
 returns interval
 language sql
-immutable
+stable
 set search_path = ''
 as $$
   select make_interval(secs => least(
-    extract(epoch from coalesce(geneva._parse_wait(p_policy -> 'wait', 'policy'), interval '0'))
-      * power((p_policy ->> 'backoff')::double precision, least(p_count, 1000)),
-    extract(epoch from coalesce(geneva._parse_wait(p_policy -> 'max_wait', 'policy'), interval '1 day'))
+    extract(epoch from geneva._parse_wait(p_policy -> 'wait', 'policy'))
+      * power((p_policy ->> 'backoff')::double precision, least(p_count, 64)),
+    extract(epoch from
+      case when p_policy ? 'max_wait' then geneva._parse_wait(p_policy -> 'max_wait', 'policy')
+      else interval '1 day' end)
   ))
 $$;

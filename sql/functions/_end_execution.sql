@@ -5,7 +5,10 @@
 -- that the execution is active.
 --
 -- Sets the state's own timestamp and finished_at, writes the error columns when
--- given, and merges p_metadata into the execution's metadata.
+-- given, and merges p_metadata into the execution's metadata. A scheduled
+-- execution ended before its job ran (an operator's cancel or skip, a
+-- recovery) has that job cancelled in River, so no worker runs its
+-- conditions for nothing.
 create or replace function geneva._end_execution(
   p_execution_id bigint,
   p_state text,
@@ -22,7 +25,13 @@ set search_path = ''
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_state text;
+  v_job_id bigint;
 begin
+  select e.state, e.job_id into v_state, v_job_id
+  from geneva.step_executions e
+  where e.id = p_execution_id;
+
   update geneva.step_executions e
   set state = p_state,
     outcome = p_outcome,
@@ -37,5 +46,13 @@ begin
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
   where e.id = p_execution_id;
+
+  if v_state = 'scheduled' and v_job_id is not null then
+    update public.river_job j
+    set state = 'cancelled',
+      finalized_at = now()
+    where j.id = v_job_id
+      and j.state in ('available', 'scheduled', 'retryable');
+  end if;
 end;
 $$;

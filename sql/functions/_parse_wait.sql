@@ -7,7 +7,7 @@
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)
 returns interval
 language plpgsql
-immutable
+stable
 set search_path = ''
 as $$
 declare

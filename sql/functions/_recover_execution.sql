@@ -1,18 +1,27 @@
 -- geneva._recover_execution: recovers one execution that is stuck: in_progress
--- for too long (its worker died) or scheduled and overdue for too long (its
--- job was lost).
+-- without a sign of life (its start or last checkpoint, updated_at) since
+-- p_in_progress_before (its worker died), or scheduled for before
+-- p_scheduled_before while its workflow is ready and no River job waits for it
+-- (its job was lost).
 --
--- Called by: geneva.housekeep, once per candidate, after the candidate query.
--- Locks: the workflow row, then the execution row; both are checked again
--- under the locks, and nothing is done when the execution is no longer
--- active, or when a scheduled one's workflow is not ready (a paused
+-- Called by: geneva.housekeep, once per candidate found by its queries.
+-- Locks: the workflow row, then the execution row, skipping either when
+-- another transaction holds it (housekeeping never waits on live traffic; the
+-- next round tries again). Everything is checked again under the locks, and
+-- nothing is done when the execution is no longer stuck (a paused
 -- workflow's kept execution is never recovered).
 --
 -- p_action 'reattempt': the execution ends completed/recovered and the same
--- step is scheduled now. p_action 'cancel': it ends canceled/recovered and the
--- workflow is canceled. metadata.recovery_reason says which kind of stuck it
--- was. Returns whether it recovered the execution.
-create or replace function geneva._recover_execution(p_execution_id bigint, p_action text)
+-- step is scheduled now (continuing a resumable step's cursor). p_action
+-- 'cancel': it ends canceled/recovered and the workflow is canceled.
+-- metadata.recovery_reason says which kind of stuck it was. Returns whether it
+-- recovered the execution.
+create or replace function geneva._recover_execution(
+  p_execution_id bigint,
+  p_action text,
+  p_in_progress_before timestamptz,
+  p_scheduled_before timestamptz
+)
 returns boolean
 language plpgsql
 volatile
@@ -22,38 +31,42 @@ declare
   v_workflow_id bigint;
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
-  v_definition geneva.workflow_definitions;
   v_reason text;
 begin
   select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
-  select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update;
-  select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id for no key update;
-
-  if v_execution.state is null or v_workflow.id is null then
+  select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update skip locked;
+  if v_workflow.id is null then
     return false;
-  elsif v_execution.state = 'in_progress' then
+  end if;
+  select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id for no key update skip locked;
+
+  if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';
-  elsif v_execution.state = 'scheduled' and v_workflow.state = 'ready' then
+  elsif v_execution.state = 'scheduled' and v_execution.scheduled_for < p_scheduled_before
+    and v_workflow.state = 'ready'
+    and not exists (
+      select 1
+      from public.river_job j
+      where j.id = v_execution.job_id
+        and j.state in ('available', 'scheduled', 'retryable', 'pending')
+    ) then
     v_reason := 'stuck_scheduled';
   else
     return false;
   end if;
 
-  v_definition := geneva._definition(v_workflow.workflow_type);
-
-  if p_action = 'cancel' then
-    perform geneva._end_execution(
-      v_execution.id, 'canceled', 'recovered',
-      p_metadata => jsonb_build_object('recovery_reason', v_reason)
-    );
-    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-  else
-    perform geneva._end_execution(
-      v_execution.id, 'completed', 'recovered',
-      p_metadata => jsonb_build_object('recovery_reason', v_reason)
-    );
-    perform geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name);
-  end if;
+  perform geneva._end_execution(
+    v_execution.id,
+    case p_action when 'cancel' then 'canceled' else 'completed' end,
+    'recovered',
+    p_metadata => jsonb_build_object('recovery_reason', v_reason)
+  );
+  perform geneva._advance(
+    v_workflow, geneva._definition(v_workflow.workflow_type),
+    case p_action when 'cancel' then 'cancel' else 'same' end,
+    v_execution.step_name,
+    p_from => v_execution
+  );
   return true;
 end;
 $$;

@@ -45,7 +45,7 @@ begin
     return v_step_policy || jsonb_build_object(
       'level', 'step',
       'cap', case
-        when v_step_policy ->> 'action' <> 'reattempt' then null
+        when v_step_policy ->> 'action' is distinct from 'reattempt' then null
         when v_step_policy ? 'max_reattempts' then v_step_policy -> 'max_reattempts'
         else to_jsonb(100)
       end

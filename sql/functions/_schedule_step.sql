@@ -1,10 +1,14 @@
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
 -- told not to, the River job that will trigger it.
 --
--- Called by: geneva.create_workflow, geneva._advance, geneva.resume_workflow.
--- The caller holds the workflow lock, has ended any other active execution
--- (the unique index step_executions_one_active enforces it), and updates the
--- workflow row itself (state, next_step_name).
+-- Called by: geneva.create_workflow, geneva._advance, geneva.resume_workflow,
+-- geneva.schedule_step. The caller holds the workflow lock, has ended any
+-- other active execution (the unique index step_executions_one_active
+-- enforces it), and updates the workflow row itself (state, next_step_name).
+--
+-- p_attempt counts the executions of the step (1 when it is reached from its
+-- predecessor); a successor execution of a resumable step gets the cursor and
+-- the id of the execution it continues.
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
@@ -14,6 +18,7 @@ create or replace function geneva._schedule_step(
   p_step_name text,
   p_scheduled_for timestamptz,
   p_enqueue boolean,
+  p_attempt integer default 1,
   p_cursor jsonb default null,
   p_continues_from_id bigint default null
 )
@@ -39,11 +44,11 @@ begin
   end if;
 
   insert into geneva.step_executions (
-    id, workflow_id, step_name, state, scheduled_for, job_id, cursor, continues_from_id,
+    id, workflow_id, step_name, attempt, state, scheduled_for, job_id, cursor, continues_from_id,
     created_at, updated_at
   ) values (
-    v_execution_id, p_workflow.id, p_step_name, 'scheduled', p_scheduled_for, v_job_id, p_cursor,
-    p_continues_from_id, v_now, v_now
+    v_execution_id, p_workflow.id, p_step_name, p_attempt, 'scheduled', p_scheduled_for, v_job_id,
+    p_cursor, p_continues_from_id, v_now, v_now
   );
 
   return v_execution_id;

@@ -6,12 +6,12 @@
 -- matching list; wait, max_reattempts, terminal_action, backoff or max_wait on
 -- a policy that is not a reattempt (which includes a handler); a negative or
 -- unparsable wait or max_wait; a max_reattempts that is not a non-negative
--- integer or null; a backoff that is not a number from 1 to 100; a max_wait
--- without a backoff.
+-- integer or null; a backoff that is not a number from 1 to 100, or without a
+-- wait above zero; a max_wait without a backoff.
 create or replace function geneva._validate_policy(p_policy jsonb, p_where text)
 returns void
 language plpgsql
-immutable
+stable
 set search_path = ''
 as $$
 declare
@@ -94,6 +94,16 @@ begin
     ) then
     raise exception '%: backoff must be a number from 1 to 100 (the factor each wait grows by)', p_where
       using errcode = '22023';
+  end if;
+
+  if p_policy ? 'backoff' then
+    if not p_policy ? 'wait' then
+      raise exception '%: a backoff grows the wait; give a wait above zero', p_where
+        using errcode = '22023';
+    elsif geneva._parse_wait(p_policy -> 'wait', p_where) = interval '0' then
+      raise exception '%: a backoff grows the wait; give a wait above zero', p_where
+        using errcode = '22023';
+    end if;
   end if;
 
   if p_policy ? 'max_wait' then

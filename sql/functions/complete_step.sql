@@ -5,7 +5,8 @@
 -- that also completes the River job. p_signal is what the step returned:
 --   success    completed/success; next step scheduled, or workflow finished
 --   finished   completed/success; workflow finished
---   reattempt  completed/reattempted; the same step at now + p_wait
+--   reattempt  completed/reattempted; the same step at now + p_wait (a
+--              resumable step's successor keeps its cursor)
 --   skip       skipped/skipped_by_flow_control; next step scheduled
 --   cancel     canceled/canceled_by_flow_control; workflow canceled
 --   pause      canceled/paused_by_flow_control; workflow paused (resume runs
@@ -110,8 +111,7 @@ begin
   perform geneva._end_execution(v_execution.id, v_state, v_outcome, p_metadata => v_metadata);
   v_workflow := geneva._advance(
     v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
-    case when p_signal = 'suspend' then v_execution.cursor end,
-    case when p_signal = 'suspend' then v_execution.id end
+    v_execution
   );
 
   return query select v_outcome, v_workflow.state;

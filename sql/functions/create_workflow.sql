@@ -25,7 +25,8 @@ declare
   v_now timestamptz := geneva.now();
   v_definition geneva.workflow_definitions;
   v_first_step text;
-  v_workflow geneva.workflows;
+  v_new geneva.workflows;
+  v_inserted boolean;
   v_existing geneva.workflows;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
@@ -46,23 +47,37 @@ begin
 
   v_first_step := v_definition.step_names[1];
 
-  insert into geneva.workflows as w (
-    workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple,
-    created_at, updated_at, transitioned_at, finished_at
-  ) values (
-    p_workflow_type, p_hero_type, p_hero_id,
+  -- (in the table's column order)
+  v_new := row(
+    nextval('geneva.workflows_id_seq'), p_workflow_type, p_hero_type, p_hero_id,
     case when v_first_step is null then 'finished' else 'ready' end,
-    v_first_step, p_allow_multiple, v_now, v_now,
-    case when v_first_step is null then v_now end,
-    case when v_first_step is null then v_now end
-  )
-  on conflict (workflow_type, hero_type, hero_id)
-    where state not in ('finished', 'canceled') and not allow_multiple
-    do nothing
-  returning w.* into v_workflow;
+    null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
+    case when v_first_step is null then v_now end, null,
+    case when v_first_step is null then v_now end, null
+  );
+
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    -- a rival creating the same hero's workflow is waited for, then seen
+    insert into geneva.workflows
+    select v_new.*
+    on conflict (workflow_type, hero_type, hero_id)
+      where state not in ('finished', 'canceled') and not allow_multiple
+      do nothing;
+    v_inserted := found;
+  else
+    -- under repeatable read and serializable, ON CONFLICT meets a rival
+    -- committed after the snapshot with a serialization failure; a plain
+    -- insert reports the duplicate as one
+    begin
+      insert into geneva.workflows select v_new.*;
+      v_inserted := true;
+    exception when unique_violation then
+      v_inserted := false;
+    end;
+  end if;
 
   -- guard: one ongoing workflow per type and hero
-  if not found then
+  if not v_inserted then
     select w.* into v_existing
     from geneva.workflows w
     where w.workflow_type = p_workflow_type
@@ -72,7 +87,8 @@ begin
       and not w.allow_multiple;
     raise exception 'hero % % already has an ongoing % workflow', p_hero_type, p_hero_id, p_workflow_type
       using errcode = '23505',
-            detail = format('Workflow %s is %s.', v_existing.id, v_existing.state),
+            detail = case when v_existing.id is not null
+              then format('Workflow %s is %s.', v_existing.id, v_existing.state) end,
             hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
             table = 'workflows',
             constraint = 'workflows_one_ongoing_per_hero';
@@ -80,11 +96,11 @@ begin
 
   if v_first_step is not null then
     perform geneva._schedule_step(
-      v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true
+      v_new, v_definition, v_first_step, v_now + v_definition.step_waits[1], true
     );
   end if;
 
-  return v_workflow.id;
+  return v_new.id;
 end;
 $$;
 

@@ -3,12 +3,14 @@
 -- workflow on.
 --
 -- Called by: the worker, in the transaction that also completes the River job,
--- when the step function returned an error or panicked (the execution is
--- in_progress), or when evaluating cancel_if/skip_if failed before start_step
--- (the execution is still scheduled and due; the reattempt reason is then
--- "precondition"). p_error_classes lists the error's type names, outermost
--- first, and the names of the worker's matchers that match it; the first is
--- stored as error_class_name.
+-- when the step function returned an error or panicked (p_precondition false:
+-- it applies only to an in_progress execution), or when evaluating
+-- cancel_if/skip_if failed before start_step (p_precondition true: it applies
+-- only to a scheduled execution that is due, of a ready workflow; the
+-- reattempt reason is then "precondition"; an early one keeps a job for its
+-- time). p_error_classes lists the error's type names, outermost first, and
+-- the names of the worker's matchers that match it; the first is stored as
+-- error_class_name.
 --
 -- The policy is resolved by geneva._resolve_policy. Its action:
 --   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
@@ -36,15 +38,16 @@
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait, or a handler decision when no handler applies; P0002
--- for an unknown execution.
+-- negative handler wait, a wait with a decision other than reattempt, or a
+-- handler decision when no handler applies; P0002 for an unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
   p_error_classes text[],
   p_error_message text,
   p_error_backtrace text default null,
   p_handler_signal text default null,
-  p_handler_wait interval default null
+  p_handler_wait interval default null,
+  p_precondition boolean default false
 )
 returns table (
   action text,
@@ -84,23 +87,36 @@ begin
   if p_handler_wait < interval '0' then
     raise exception 'wait % is negative', p_handler_wait using errcode = '22023';
   end if;
+  if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
+    raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
+      using errcode = '22023';
+  end if;
 
   v_execution := geneva._lock_execution(p_execution_id);
   select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
 
-  -- guard: which phase failed, if the execution can still fail at all
-  if v_execution.state = 'in_progress' and v_workflow.state = 'performing' then
+  -- guard: the phase that failed must be the execution's: a running step's
+  -- error, or a precondition's before the step started
+  if not coalesce(p_precondition, false) then
+    if v_execution.state <> 'in_progress' then
+      return query select null::text, null::text, false, v_workflow.state, null::text;
+      return;
+    elsif v_workflow.state <> 'performing' then
+      perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+      return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
+      return;
+    end if;
     v_reason := 'exception_policy';
-  elsif v_execution.state = 'in_progress' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
-    return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
-    return;
-  elsif v_execution.state = 'scheduled' and v_workflow.state = 'ready'
-    and v_execution.scheduled_for <= v_now then
-    v_reason := 'precondition';
   else
-    return query select null::text, null::text, false, v_workflow.state, null::text;
-    return;
+    if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
+      return query select null::text, null::text, false, v_workflow.state, null::text;
+      return;
+    elsif v_execution.scheduled_for > v_now then
+      perform geneva._ensure_job(v_workflow, v_execution);
+      return query select null::text, null::text, false, v_workflow.state, null::text;
+      return;
+    end if;
+    v_reason := 'precondition';
   end if;
 
   v_definition := geneva._definition(v_workflow.workflow_type);
@@ -186,7 +202,8 @@ begin
   );
   v_workflow := geneva._advance(
     v_workflow, v_definition, v_move, v_execution.step_name,
-    case when v_move = 'same' then v_wait end
+    case when v_move = 'same' then v_wait end,
+    v_execution
   );
 
   return query select
@@ -202,5 +219,5 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';

@@ -6,20 +6,22 @@
 -- 1. Deletes up to p_batch_size finished or canceled workflows (with their
 --    executions) that ended (transitioned_at) before now - p_retention; a NULL
 --    retention deletes nothing.
--- 2. Recovers up to p_batch_size executions in_progress since before now -
---    p_stuck_in_progress_after (their worker died), and up to p_batch_size
---    scheduled executions of ready workflows overdue since before now -
---    p_stuck_scheduled_after (their job was lost), by p_recovery_action:
+-- 2. Recovers up to p_batch_size executions in_progress with no start or
+--    checkpoint (updated_at) since now - p_stuck_in_progress_after (their
+--    worker died), and up to p_batch_size scheduled executions of ready
+--    workflows overdue since now - p_stuck_scheduled_after with no River job
+--    waiting for them (their job was lost), by p_recovery_action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
 --    workflows are never recovered.
 --
--- Locks: each recovered execution's workflow row, then the execution row.
+-- Locks: each recovered execution's workflow row, then the execution row,
+-- skipping rows other transactions hold (the next round gets them).
 -- Returns the counts: {"workflows_deleted", "stuck_in_progress_recovered",
--- "stuck_scheduled_recovered", "more"}; "more" is true when a batch was full,
--- so another round may find more.
--- Raises: 22023 for an unknown recovery action, a non-positive batch size or
--- a negative interval.
+-- "stuck_scheduled_recovered", "more"}; "more" is true when a batch was full
+-- and made progress, so another round may find more.
+-- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
+-- unknown recovery action, a non-positive batch size or a negative interval.
 create or replace function geneva.housekeep(
   p_retention interval default interval '30 days',
   p_stuck_in_progress_after interval default interval '1 hour',
@@ -37,14 +39,19 @@ declare
   v_deleted integer := 0;
   v_in_progress integer := 0;
   v_scheduled integer := 0;
+  v_candidates integer := 0;
+  v_full boolean := false;
   v_execution_id bigint;
 begin
-  if p_recovery_action is null or p_recovery_action not in ('reattempt', 'cancel') then
+  if p_recovery_action is null or p_batch_size is null then
+    raise exception 'recovery action and batch size must not be null' using errcode = '22004';
+  end if;
+  if p_recovery_action not in ('reattempt', 'cancel') then
     raise exception 'unknown recovery action %', p_recovery_action
       using errcode = '22023',
             hint = 'Recovery actions are reattempt and cancel.';
   end if;
-  if p_batch_size is null or p_batch_size < 1 then
+  if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
@@ -52,7 +59,7 @@ begin
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
 
-  -- 1. retention
+  -- 1. retention (rows another transaction holds wait for the next round)
   if p_retention is not null then
     with old as (
       select w.id
@@ -67,26 +74,34 @@ begin
     using old
     where w.id = old.id;
     get diagnostics v_deleted = row_count;
+    v_full := v_deleted = p_batch_size;
   end if;
 
-  -- 2. stuck in_progress
+  -- 2. stuck in_progress: no start or checkpoint for too long
   if p_stuck_in_progress_after is not null then
+    v_candidates := 0;
     for v_execution_id in
       select e.id
       from geneva.step_executions e
       where e.state = 'in_progress'
-        and e.started_at < v_now - p_stuck_in_progress_after
-      order by e.started_at
+        and e.updated_at < v_now - p_stuck_in_progress_after
+      order by e.updated_at
       limit p_batch_size
     loop
-      if geneva._recover_execution(v_execution_id, p_recovery_action) then
+      v_candidates := v_candidates + 1;
+      if geneva._recover_execution(
+        v_execution_id, p_recovery_action, v_now - p_stuck_in_progress_after, '-infinity'
+      ) then
         v_in_progress := v_in_progress + 1;
       end if;
     end loop;
+    v_full := v_full or (v_candidates = p_batch_size and v_in_progress > 0);
   end if;
 
-  -- 3. stuck scheduled (never those of paused workflows)
+  -- 3. stuck scheduled: overdue, the workflow ready (never paused), and no job
+  -- waiting for it in River (a backlog is not a loss)
   if p_stuck_scheduled_after is not null then
+    v_candidates := 0;
     for v_execution_id in
       select e.id
       from geneva.step_executions e
@@ -94,20 +109,30 @@ begin
       where e.state = 'scheduled'
         and e.scheduled_for < v_now - p_stuck_scheduled_after
         and w.state = 'ready'
+        and not exists (
+          select 1
+          from public.river_job j
+          where j.id = e.job_id
+            and j.state in ('available', 'scheduled', 'retryable', 'pending')
+        )
       order by e.scheduled_for
       limit p_batch_size
     loop
-      if geneva._recover_execution(v_execution_id, p_recovery_action) then
+      v_candidates := v_candidates + 1;
+      if geneva._recover_execution(
+        v_execution_id, p_recovery_action, '-infinity', v_now - p_stuck_scheduled_after
+      ) then
         v_scheduled := v_scheduled + 1;
       end if;
     end loop;
+    v_full := v_full or (v_candidates = p_batch_size and v_scheduled > 0);
   end if;
 
   return jsonb_build_object(
     'workflows_deleted', v_deleted,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
-    'more', v_deleted = p_batch_size or v_in_progress = p_batch_size or v_scheduled = p_batch_size
+    'more', v_full
   );
 end;
 $$;

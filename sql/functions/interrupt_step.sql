@@ -5,8 +5,9 @@
 -- transaction that also completes the River job.
 -- The execution ends completed/recovered (metadata.recovery_reason
 -- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
--- same step is scheduled now, on another worker; an operator's pause or cancel
--- requested meanwhile applies (see geneva._advance).
+-- same step is scheduled now, on another worker, continuing from the cursor a
+-- resumable step last saved; an operator's pause or cancel requested
+-- meanwhile applies (see geneva._advance).
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
@@ -26,8 +27,16 @@ declare
 begin
   select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
 
-  if v_execution.state <> 'in_progress' or v_workflow.state <> 'performing' then
+  -- guard: the execution moved on while the step ran: record nothing
+  if v_execution.state <> 'in_progress' then
     return query select null::text, v_workflow.state;
+    return;
+  end if;
+
+  -- guard: a workflow that is not performing has no running step to give back
+  if v_workflow.state <> 'performing' then
+    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    return query select 'canceled_externally'::text, v_workflow.state;
     return;
   end if;
 
@@ -37,7 +46,7 @@ begin
     v_execution.id, 'completed', 'recovered',
     p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
   );
-  v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name);
+  v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_from => v_execution);
 
   return query select 'recovered'::text, v_workflow.state;
 end;

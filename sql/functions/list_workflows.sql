@@ -4,7 +4,7 @@
 -- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
 -- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
 -- pass the last id of a page as p_before_id to get the next one.
--- Raises: 22023 for a limit outside 1 to 10000.
+-- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000.
 create or replace function geneva.list_workflows(
   p_state text default null,
   p_workflow_type text default null,
@@ -19,7 +19,10 @@ stable
 set search_path = ''
 as $$
 begin
-  if p_limit is null or p_limit not between 1 and 10000 then
+  if p_limit is null then
+    raise exception 'limit must not be null' using errcode = '22004';
+  end if;
+  if p_limit not between 1 and 10000 then
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
   end if;
 

@@ -4,13 +4,14 @@
 -- The workflow becomes ready. The execution it kept while paused runs at its
 -- time (at once when overdue), with a new River job unless one is still
 -- waiting; without a kept execution (the workflow paused on an error, a pause
--- signal or a missing step), next_step_name is scheduled anew, now. Resuming a
--- performing workflow whose pause was requested withdraws the request.
+-- signal or a missing step), next_step_name is scheduled anew, now, as one
+-- more attempt of it.
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is not paused (and has no pause requested).
+-- workflow that is not paused (a performing one with a pause requested is
+-- not paused yet: it pauses when its step ends).
 create or replace function geneva.resume_workflow(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
@@ -23,16 +24,6 @@ declare
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
 begin
-  -- guard: withdraw a pause that has not happened yet
-  if v_workflow.state = 'performing' and v_workflow.requested_action = 'pause' then
-    update geneva.workflows w
-    set requested_action = null,
-      updated_at = v_now
-    where w.id = p_workflow_id
-    returning w.* into v_workflow;
-    return v_workflow;
-  end if;
-
   if v_workflow.state <> 'paused' then
     raise exception 'workflow % cannot be resumed', p_workflow_id
       using errcode = '55000',
@@ -57,7 +48,10 @@ begin
     if v_workflow.next_step_name is null then
       return geneva._advance(v_workflow, v_definition, 'finish', null);
     end if;
-    perform geneva._schedule_step(v_workflow, v_definition, v_workflow.next_step_name, v_now, true);
+    perform geneva._schedule_step(
+      v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
+      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name)
+    );
   end if;
 
   update geneva.workflows w

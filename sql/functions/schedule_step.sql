@@ -4,9 +4,9 @@
 -- Called by: operators ("run it now instead of waiting"), and the test
 -- helpers that run one step inline.
 -- The workflow's scheduled execution, if any, is replaced (it ends
--- canceled/canceled_externally, or is simply made due now when it is the same
--- step), a new execution of the step is scheduled now with its River job, and
--- the workflow is ready.
+-- canceled/canceled_externally), a new execution of the step is scheduled now
+-- with its River job (as one more attempt of the step), and the workflow is
+-- ready.
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
@@ -52,7 +52,9 @@ begin
   if v_execution.id is not null then
     perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
   end if;
-  perform geneva._schedule_step(v_workflow, v_definition, v_step_name, v_now, true);
+  perform geneva._schedule_step(
+    v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)
+  );
 
   update geneva.workflows w
   set state = 'ready',

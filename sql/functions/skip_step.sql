@@ -46,7 +46,7 @@ begin
   v_definition := geneva._definition(v_workflow.workflow_type);
 
   return geneva._advance(
-    v_workflow, v_definition, 'next', coalesce(v_execution.step_name, v_workflow.next_step_name)
+    v_workflow, v_definition, 'skip', coalesce(v_execution.step_name, v_workflow.next_step_name)
   );
 end;
 $$;

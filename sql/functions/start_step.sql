@@ -143,13 +143,7 @@ begin
     v_workflow.hero_type,
     v_workflow.hero_id,
     v_execution.step_name,
-    (
-      select count(*)::integer
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.step_name = v_execution.step_name
-        and e.id <= v_execution.id
-    ),
+    v_execution.attempt,
     v_execution.scheduled_for,
     v_now,
     v_execution.cursor,

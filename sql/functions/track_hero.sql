@@ -1,0 +1,55 @@
+-- geneva.track_hero: makes deleting a row of an application's hero table
+-- cancel the ongoing workflows of that hero, in the same transaction
+-- (canceled_hero_missing), unless their definition says
+-- "may_proceed_without_hero": true.
+--
+-- Called by: the application's migrations, once per hero table and type:
+--   select geneva.track_hero('public.users', 'User');
+-- It attaches a statement-level AFTER DELETE trigger named
+-- geneva_hero_<hero type> (see geneva._trg_hero_deleted); calling it again
+-- replaces it. p_id_column is the column workflows' hero_id holds (as text).
+-- The table is a regclass and every identifier is quoted, so odd or hostile
+-- names cannot inject SQL.
+--
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type or a column
+-- the table does not have; 42P01 (from the regclass cast) for an unknown
+-- table.
+create or replace function geneva.track_hero(
+  p_table regclass,
+  p_hero_type text,
+  p_id_column name default 'id'
+)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  if p_table is null or p_hero_type is null or p_id_column is null then
+    raise exception 'table, hero type and id column must not be null' using errcode = '22004';
+  end if;
+  if p_hero_type = '' then
+    raise exception 'hero type must not be empty' using errcode = '22023';
+  end if;
+  if not exists (
+    select 1
+    from pg_catalog.pg_attribute a
+    where a.attrelid = p_table
+      and a.attname = p_id_column
+      and a.attnum > 0
+      and not a.attisdropped
+  ) then
+    raise exception 'table % has no column %', p_table, p_id_column
+      using errcode = '22023';
+  end if;
+
+  execute format(
+    'create or replace trigger %I after delete on %s referencing old table as old_heroes '
+    'for each statement execute function geneva._trg_hero_deleted(%L, %L)',
+    'geneva_hero_' || p_hero_type, p_table, p_hero_type, p_id_column
+  );
+end;
+$$;
+
+comment on function geneva.track_hero(regclass, text, name) is
+'Makes deleting a hero row cancel its ongoing workflows (canceled_hero_missing) in the same transaction.';

@@ -1,0 +1,22 @@
+-- geneva.untrack_hero: removes the trigger geneva.track_hero attached.
+--
+-- Called by: the application's migrations. Removing a trigger that is not
+-- there is harmless.
+-- Raises: 22004 for a NULL argument; 42P01 (from the regclass cast) for an
+-- unknown table.
+create or replace function geneva.untrack_hero(p_table regclass, p_hero_type text)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  if p_table is null or p_hero_type is null then
+    raise exception 'table and hero type must not be null' using errcode = '22004';
+  end if;
+  execute format('drop trigger if exists %I on %s', 'geneva_hero_' || p_hero_type, p_table);
+end;
+$$;
+
+comment on function geneva.untrack_hero(regclass, text) is
+'Removes the hero-deletion trigger geneva.track_hero attached.';

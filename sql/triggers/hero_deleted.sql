@@ -1,0 +1,59 @@
+-- geneva._trg_hero_deleted: the trigger function geneva.track_hero attaches to
+-- an application's hero table: after rows are deleted, the ongoing workflows
+-- of those heroes are canceled in the same transaction, unless their
+-- definition says "may_proceed_without_hero".
+--
+-- A statement-level AFTER DELETE trigger with the deleted rows as the
+-- transition table old_heroes; TG_ARGV[0] is the hero type, TG_ARGV[1] the id
+-- column. For each workflow, in id order (lock order: workflow row, then its
+-- active execution): a ready or paused one is canceled now with its active
+-- execution (canceled/canceled_hero_missing); a performing one is canceled
+-- at its step boundary (as geneva.cancel_workflow does). If the deleting
+-- transaction rolls back, nothing was canceled.
+create or replace function geneva._trg_hero_deleted()
+returns trigger
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_hero_type text := tg_argv[0];
+  v_id_column text := tg_argv[1];
+  v_hero_ids text[];
+  v_workflow geneva.workflows;
+  v_execution_id bigint;
+begin
+  execute format('select array_agg(distinct h.%I::text) from old_heroes h', v_id_column)
+  into v_hero_ids;
+
+  for v_workflow in
+    select w.*
+    from geneva.workflows w
+    where w.hero_type = v_hero_type
+      and w.hero_id = any(v_hero_ids)
+      and w.state in ('ready', 'performing', 'paused')
+      and not coalesce((geneva._definition(w.workflow_type)).may_proceed_without_hero, false)
+    order by w.id
+    for no key update
+  loop
+    if v_workflow.state = 'performing' then
+      update geneva.workflows w
+      set requested_action = 'cancel',
+        updated_at = geneva.now()
+      where w.id = v_workflow.id;
+    else
+      select e.id into v_execution_id
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.state in ('scheduled', 'in_progress')
+      for no key update;
+      if v_execution_id is not null then
+        perform geneva._end_execution(v_execution_id, 'canceled', 'canceled_hero_missing');
+      end if;
+      perform geneva._advance(v_workflow, null, 'cancel', null);
+    end if;
+  end loop;
+
+  return null;
+end;
+$$;

@@ -1,0 +1,34 @@
+-- geneva._trg_step_executions_guard_state: refuses illegal execution
+-- transitions and rewrites of history, so that hand-written SQL cannot
+-- corrupt a workflow (e.g. completed back to scheduled). The engine's
+-- functions only make legal ones and pass through.
+--
+-- Legal: scheduled -> in_progress, completed, failed, canceled, skipped;
+-- in_progress -> completed, failed, canceled, skipped. An ended execution
+-- keeps its state and outcome.
+-- Raises: 55000, naming the execution and both states.
+create or replace function geneva._trg_step_executions_guard_state()
+returns trigger
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  if old.state not in ('scheduled', 'in_progress')
+    or new.state = 'scheduled'
+    or (old.state = 'in_progress' and new.state = 'in_progress') then
+    raise exception 'step execution % cannot go from % (%) to % (%)',
+      old.id, old.state, coalesce(old.outcome, 'no outcome'), new.state, coalesce(new.outcome, 'no outcome')
+      using errcode = '55000',
+            hint = 'Executions move forward only; the geneva functions record their ends.',
+            table = 'step_executions';
+  end if;
+  return new;
+end;
+$$;
+
+create or replace trigger step_executions_guard_state
+before update of state, outcome on geneva.step_executions
+for each row
+when (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
+execute function geneva._trg_step_executions_guard_state();

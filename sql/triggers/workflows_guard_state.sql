@@ -1,0 +1,34 @@
+-- geneva._trg_workflows_guard_state: refuses illegal workflow transitions,
+-- so that hand-written SQL cannot corrupt a workflow (e.g. finished back to
+-- ready). The engine's functions only make legal ones and pass through.
+--
+-- Legal: ready -> performing, paused, finished, canceled; performing -> ready,
+-- paused, finished, canceled; paused -> ready, finished, canceled. Finished
+-- and canceled are final.
+-- Raises: 55000, naming the workflow and both states.
+create or replace function geneva._trg_workflows_guard_state()
+returns trigger
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  if (old.state, new.state) not in (
+    ('ready', 'performing'), ('ready', 'paused'), ('ready', 'finished'), ('ready', 'canceled'),
+    ('performing', 'ready'), ('performing', 'paused'), ('performing', 'finished'), ('performing', 'canceled'),
+    ('paused', 'ready'), ('paused', 'finished'), ('paused', 'canceled')
+  ) then
+    raise exception 'workflow % cannot go from % to %', old.id, old.state, new.state
+      using errcode = '55000',
+            hint = 'Move workflows with the geneva functions (pause_workflow, resume_workflow, cancel_workflow, skip_step).',
+            table = 'workflows';
+  end if;
+  return new;
+end;
+$$;
+
+create or replace trigger workflows_guard_state
+before update of state on geneva.workflows
+for each row
+when (old.state is distinct from new.state)
+execute function geneva._trg_workflows_guard_state();

@@ -1,0 +1,28 @@
+-- geneva.workflow_timeline: one row per execution, in order, with how long it
+-- waited for a worker (queue lag: started - scheduled) and how long it ran.
+--
+-- For `geneva show` and dashboards; filter by workflow_id (it reads
+-- step_executions_workflow_id).
+create or replace view geneva.workflow_timeline as
+select
+  e.workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  e.id as execution_id,
+  e.step_name,
+  e.state,
+  e.outcome,
+  e.scheduled_for,
+  e.started_at,
+  e.finished_at,
+  e.started_at - e.scheduled_for as queue_lag,
+  e.finished_at - e.started_at as run_time,
+  e.error_class_name,
+  e.error_message,
+  e.metadata ->> 'reattempt_reason' as reattempt_reason
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id;
+
+comment on view geneva.workflow_timeline is
+'One row per step execution with its queue lag and run time; filter by workflow_id.';
