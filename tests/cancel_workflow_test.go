@@ -32,6 +32,19 @@ func TestCancelWorkflow(t *testing.T) {
 		require.Equal(t, t0.Add(time.Minute), deref(wf.CanceledAt))
 	})
 
+	t.Run("CancelsTheWaitingRiverJob", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+		waiting := b.active(t, id) // b's job is scheduled in River
+
+		b.call(t, "cancel_workflow", id)
+
+		require.Equal(t, "cancelled", b.job(t, *waiting.JobID).State, "no worker runs it for nothing")
+	})
+
 	t.Run("CancelsReadyWorkflowAndFreesSlot", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -124,6 +124,25 @@ func TestCompleteStep(t *testing.T) {
 		require.True(t, ok)
 	})
 
+	t.Run("ReattemptKeepsResumableCursor", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		started := b.run(t, id)
+		_, err := b.conn.Exec(b.ctx, `select geneva.checkpoint_step($1, '{"page": 9}')`, started.ExecutionID)
+		require.NoError(t, err)
+
+		b.complete(t, started.ExecutionID, "reattempt", nil)
+
+		next := b.active(t, id)
+		require.JSONEq(t, `{"page": 9}`, string(next.Cursor))
+		require.Equal(t, started.ExecutionID, deref(next.ContinuesFromID))
+		again := b.run(t, id)
+		require.EqualValues(t, 2, again.Attempt)
+		require.JSONEq(t, `{"page": 9}`, string(again.Cursor))
+	})
+
 	t.Run("ReattemptWithoutWaitSchedulesNow", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -194,6 +213,22 @@ func TestCompleteStep(t *testing.T) {
 		next := b.active(t, id)
 		require.Equal(t, "b", next.StepName)
 		require.Equal(t, t0.Add(hours(1)), next.ScheduledFor)
+	})
+
+	t.Run("SuccessOfStepNoLongerDefinedPauses", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		started := b.run(t, id)
+		// a deploy removed step a while it ran
+		b.define(t, "ThreeSteps", `{"steps": [{"name": "b"}, {"name": "c"}]}`)
+
+		result := b.complete(t, started.ExecutionID, "success", nil)
+
+		require.Equal(t, completed{Outcome: ptr("success"), WorkflowState: "paused"}, result, "rather than skip what remains")
+		require.Equal(t, "a", deref(b.workflow(t, id).NextStepName))
+		b.noActive(t, id)
 	})
 
 	t.Run("SuccessFinishesAfterLastStep", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/internal/dbtest"
@@ -140,6 +141,27 @@ func TestCreateWorkflow(t *testing.T) {
 		b.create(t, "ThreeSteps", "2")
 		b.define(t, "Other", `{"steps": [{"name": "x"}]}`)
 		b.create(t, "Other", "1")
+	})
+
+	t.Run("RefusesDuplicateUnderRepeatableRead", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		rival := dbtest.NewConn(t, b.conf)
+
+		tx, err := b.conn.BeginTx(b.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+		require.NoError(t, err)
+		defer tx.Rollback(b.ctx)
+		_, err = tx.Exec(b.ctx, "select 1") // the snapshot is taken here
+		require.NoError(t, err)
+		// a rival commits the hero's workflow after the snapshot
+		_, err = rival.Exec(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1')")
+		require.NoError(t, err)
+
+		_, err = tx.Exec(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1')")
+
+		pgErr := requireCode(t, err, "23505")
+		require.Equal(t, "workflows_one_ongoing_per_hero", pgErr.ConstraintName)
 	})
 
 	t.Run("RejectsEmptyHero", func(t *testing.T) {

@@ -22,6 +22,45 @@ func (b *testBundle) defineFailing(t *testing.T, policy string) {
 func TestFailStep(t *testing.T) {
 	t.Parallel()
 
+	t.Run("BackoffGrowsWaitUpToMaxWait", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, `{"action": "reattempt", "wait": "10 seconds", "backoff": 2, "max_wait": "1 minute", "max_reattempts": null}`)
+		id := b.create(t, "Failing", "1")
+
+		var waits []time.Duration
+		for range 5 {
+			started := b.run(t, id)
+			b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+			next := b.active(t, id)
+			waits = append(waits, next.ScheduledFor.Sub(started.StartedAt))
+			b.setNow(t, next.ScheduledFor)
+		}
+
+		require.Equal(t, []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute}, waits)
+	})
+
+	t.Run("BackoffResetsWithSuccessAndDefaultsToADayCap", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Failing", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "wait": "1 hour", "backoff": 100, "max_reattempts": null}}]}`)
+		id := b.create(t, "Failing", "1")
+
+		started := b.run(t, id)
+		b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+		require.Equal(t, hours(1), b.active(t, id).ScheduledFor.Sub(started.StartedAt))
+		b.setNow(t, b.active(t, id).ScheduledFor)
+		started = b.run(t, id)
+		b.fail(t, started.ExecutionID, []string{"Boom"}, "boom")
+
+		require.Equal(t, hours(24), b.active(t, id).ScheduledFor.Sub(started.StartedAt), "100 hours, capped at a day")
+		var wait time.Duration
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva._backoff_wait('{"wait": "1 hour", "backoff": 100}', 100000)`).Scan(&wait))
+		require.Equal(t, hours(24), wait, "no overflow however many reattempts")
+	})
+
 	t.Run("CancelPolicyCancelsWorkflow", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -112,6 +151,33 @@ func TestFailStep(t *testing.T) {
 				if c.action == "skip" {
 					require.Equal(t, "b", b.active(t, id).StepName)
 				}
+			})
+		}
+	})
+
+	t.Run("GlobalCapWithAlternatingErrors", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			last  string
+			state string
+		}{{"Timeout", "paused"}, {"RateLimited", "canceled"}} {
+			t.Run(c.last, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.defineFailing(t, `[
+					{"action": "reattempt", "matching": ["Timeout"], "max_reattempts": 10},
+					{"action": "reattempt", "matching": ["RateLimited"], "max_reattempts": 3, "terminal_action": "cancel"}
+				]`)
+				id := b.create(t, "Failing", "1")
+
+				for _, class := range []string{"Timeout", "RateLimited", "Timeout"} {
+					result := b.fail(t, b.run(t, id).ExecutionID, []string{class}, "boom")
+					require.Equal(t, "reattempted_by_exception", deref(result.Outcome))
+				}
+				result := b.fail(t, b.run(t, id).ExecutionID, []string{c.last}, "boom")
+
+				require.Equal(t, "reattempts_exhausted", deref(result.Outcome), "the list's cap is the smallest, 3")
+				require.Equal(t, c.state, result.WorkflowState, "the failing error's own terminal action")
 			})
 		}
 	})
@@ -245,6 +311,34 @@ func TestFailStep(t *testing.T) {
 		requireCode(t, err, "P0002")
 		_, err = b.conn.Exec(b.ctx, "select * from geneva.fail_step(null, '{Boom}', 'boom')")
 		requireCode(t, err, "22004")
+	})
+
+	t.Run("MostRecentWorkflowPolicyWins", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "Layered", `{
+			"steps": [{"name": "a"}],
+			"on_exception": [
+				{"action": "cancel", "matching": ["Timeout"]},
+				{"action": "pause"},
+				{"action": "skip", "matching": ["Timeout"]},
+				{"action": "reattempt"}
+			]
+		}`)
+
+		cases := []struct {
+			classes []string
+			action  string
+		}{
+			{[]string{"Timeout"}, "skip"},          // the most recent specific match
+			{[]string{"Other"}, "reattempt"},       // the most recent blanket
+			{[]string{"Other", "Timeout"}, "skip"}, // a specific match beats any blanket
+		}
+		for i, c := range cases {
+			id := b.create(t, "Layered", fmt.Sprint(i))
+			result := b.fail(t, b.run(t, id).ExecutionID, c.classes, "boom")
+			require.Equal(t, c.action, deref(result.Action), "case %d", i)
+		}
 	})
 
 	t.Run("ReattemptCountResetsOnSuccessNotOnFlowControl", func(t *testing.T) {

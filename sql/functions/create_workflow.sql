@@ -87,8 +87,10 @@ begin
       and not w.allow_multiple;
     raise exception 'hero % % already has an ongoing % workflow', p_hero_type, p_hero_id, p_workflow_type
       using errcode = '23505',
-            detail = case when v_existing.id is not null
-              then format('Workflow %s is %s.', v_existing.id, v_existing.state) end,
+            detail = case
+              when v_existing.id is not null then format('Workflow %s is %s.', v_existing.id, v_existing.state)
+              else 'The other workflow was created after this transaction''s snapshot.'
+            end,
             hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
             table = 'workflows',
             constraint = 'workflows_one_ongoing_per_hero';
