@@ -183,3 +183,51 @@ func TestClient(t *testing.T) {
 func second[T any](_ T, err error) error { return err }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestViews(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ReadsEveryView", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		history, err := client.StepHistory(ctx, id)
+		require.NoError(t, err)
+		started, err := client.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		_, err = client.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
+		require.NoError(t, err)
+		other, err := client.CreateWorkflow(ctx, "Two", "User", "2", nil)
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, "update geneva.step_executions set scheduled_for = now() - interval '1 hour' where workflow_id = $1", other)
+		require.NoError(t, err)
+
+		timeline, err := client.Timeline(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, timeline, 1)
+		require.Equal(t, "paused_by_exception", *timeline[0].Outcome)
+		require.NotNil(t, timeline[0].QueueLag)
+		require.NotNil(t, timeline[0].RunTime)
+
+		paused, err := client.PausedWorkflows(ctx, "")
+		require.NoError(t, err)
+		require.Len(t, paused, 1)
+		require.Equal(t, "Boom", *paused[0].LastErrorClass)
+		none, err := client.PausedWorkflows(ctx, "Nope")
+		require.NoError(t, err)
+		require.Empty(t, none)
+
+		stuck, err := client.StuckExecutions(ctx)
+		require.NoError(t, err)
+		require.Len(t, stuck, 1)
+		require.Equal(t, other, stuck[0].WorkflowID)
+		require.False(t, stuck[0].Stuck, "its job still waits in River")
+		require.Greater(t, *stuck[0].OverdueBy, 59*time.Minute)
+
+		stats, err := client.StepStats(ctx)
+		require.NoError(t, err)
+		require.Len(t, stats, 1)
+		require.Equal(t, map[string]int64{"paused_by_exception": 1}, stats[0].Outcomes)
+	})
+}

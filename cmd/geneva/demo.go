@@ -98,18 +98,23 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 	env.printf("\n")
 	printWorkflows(env.stdout, workflows)
 
+	env.printf("\ngeneva stats PaymentProcessing\n")
+	if err := runStats(ctx, env, []string{"PaymentProcessing"}); err != nil {
+		return err
+	}
+
 	for _, hero := range []string{"Payment 1004", "Payment 1006"} {
 		id := ids[hero]
 		workflow, err := env.client.GetWorkflow(ctx, id)
 		if err != nil {
 			return err
 		}
-		history, err := env.client.StepHistory(ctx, id)
+		timeline, err := env.client.Timeline(ctx, id)
 		if err != nil {
 			return err
 		}
 		env.printf("\ngeneva show %d\n", id)
-		printWorkflow(env.stdout, workflow, history)
+		printWorkflow(env.stdout, workflow, timeline)
 	}
 	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
 		time.Since(start).Round(10*time.Millisecond))

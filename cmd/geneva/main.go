@@ -25,8 +25,11 @@ Commands:
   demo                  run the example workflows and show the dashboard
   worker                run a worker for the example workflows until interrupted
   migrate               install or upgrade the schema (River's, then Geneva's) in place
-  ls [flags]            workflow counts, then workflows (--state, --type, --hero TYPE:ID, --limit)
+  ls [flags]            workflow counts, then workflows (--state, --type, --hero TYPE:ID, --limit);
+                        with --state paused, why each paused
   show ID               a workflow and the timeline of its steps
+  stuck                 executions running or overdue, and whether they count as stuck
+  stats [TYPE...]       per type and step over the last day: outcomes, queue lag, run time
   pause ID              pause a workflow (at the step boundary when a step runs)
   resume ID             resume a paused workflow
   cancel ID             cancel a workflow
@@ -68,6 +71,8 @@ var commands = map[string]command{
 	"migrate":   {run: runMigrate},
 	"ls":        {run: runList},
 	"show":      {run: runShow},
+	"stuck":     {run: runStuck},
+	"stats":     {run: runStats},
 	"pause":     {run: operate("pause")},
 	"resume":    {run: operate("resume")},
 	"cancel":    {run: operate("cancel")},

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -52,6 +53,9 @@ func runList(ctx context.Context, env *environment, args []string) error {
 	if err := printCounts(ctx, env); err != nil {
 		return err
 	}
+	if params.State == goclient.StatePaused && params.HeroType == "" {
+		return printPaused(ctx, env, params.WorkflowType)
+	}
 	workflows, err := env.client.ListWorkflows(ctx, params)
 	if err != nil {
 		return err
@@ -93,6 +97,30 @@ func printCounts(ctx context.Context, env *environment) error {
 	return w.Flush()
 }
 
+// printPaused prints the paused workflows and why (the
+// geneva.paused_workflows view).
+func printPaused(ctx context.Context, env *environment, workflowType string) error {
+	paused, err := env.client.PausedWorkflows(ctx, workflowType)
+	if err != nil {
+		return err
+	}
+	env.printf("\n")
+	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "id\ttype\thero\tnext step\tpaused for\twhy")
+	for _, p := range paused {
+		why := "paused by an operator or the step"
+		switch {
+		case p.KeptExecutionID != nil:
+			why = "paused by an operator; its next step is overdue by " + duration(p.KeptOverdueBy)
+		case p.LastErrorMessage != nil && deref(p.ErrorStepName) == deref(p.NextStepName):
+			why = deref(p.LastErrorClass) + ": " + *p.LastErrorMessage
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", p.WorkflowID, p.WorkflowType, p.HeroType, p.HeroID,
+			deref(p.NextStepName), duration(p.PausedFor), why)
+	}
+	return w.Flush()
+}
+
 func printWorkflows(out io.Writer, workflows []*goclient.Workflow) {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "id\ttype\thero\tstate\tnext step\tupdated")
@@ -114,18 +142,19 @@ func runShow(ctx context.Context, env *environment, args []string) error {
 	}
 	workflow, err := env.client.GetWorkflow(ctx, id)
 	if err != nil {
-		return err
+		return describe(err)
 	}
-	history, err := env.client.StepHistory(ctx, id)
+	timeline, err := env.client.Timeline(ctx, id)
 	if err != nil {
 		return err
 	}
-	printWorkflow(env.stdout, workflow, history)
+	printWorkflow(env.stdout, workflow, timeline)
 	return nil
 }
 
-// printWorkflow prints a workflow and the timeline of its executions.
-func printWorkflow(out io.Writer, wf *goclient.Workflow, history []*goclient.StepExecution) {
+// printWorkflow prints a workflow and the timeline of its executions (the
+// geneva.workflow_timeline view).
+func printWorkflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.TimelineEntry) {
 	fmt.Fprintf(out, "workflow %d: %s for %s %s — %s", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID, wf.State)
 	if wf.RequestedAction != nil {
 		fmt.Fprintf(out, " (%s requested)", *wf.RequestedAction)
@@ -136,22 +165,66 @@ func printWorkflow(out io.Writer, wf *goclient.Workflow, history []*goclient.Ste
 	fmt.Fprintf(out, "\ncreated %s\n\n", wf.CreatedAt.Format(time.DateTime))
 
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "execution\tstep\tstate\toutcome\tscheduled for\tran\terror")
-	for _, e := range history {
-		ran := ""
-		if e.StartedAt != nil && e.FinishedAt != nil {
-			ran = e.FinishedAt.Sub(*e.StartedAt).Round(time.Millisecond).String()
-		} else if e.StartedAt != nil {
-			ran = "running since " + e.StartedAt.Format(time.TimeOnly)
-		}
+	fmt.Fprintln(w, "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran\terror")
+	for _, e := range timeline {
 		errText := ""
 		if e.ErrorMessage != nil {
 			errText = deref(e.ErrorClassName) + ": " + *e.ErrorMessage
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.StepName, e.State, deref(e.Outcome),
-			e.ScheduledFor.Format("2006-01-02 15:04:05.000"), ran, errText)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.StepName, e.State, deref(e.Outcome),
+			e.ScheduledFor.Format("2006-01-02 15:04:05.000"), duration(e.QueueLag), duration(e.RunTime), errText)
 	}
 	w.Flush()
+}
+
+func duration(d *time.Duration) string {
+	if d == nil {
+		return ""
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func runStuck(ctx context.Context, env *environment, args []string) error {
+	stuck, err := env.client.StuckExecutions(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by\tstuck")
+	for _, e := range stuck {
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\t%v\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
+			e.HeroType, e.HeroID, e.StepName, e.State, duration(e.SilentFor), duration(e.OverdueBy), e.Stuck)
+	}
+	return w.Flush()
+}
+
+func runStats(ctx context.Context, env *environment, args []string) error {
+	stats, err := env.client.StepStats(ctx)
+	if err != nil {
+		return err
+	}
+	seconds := func(s *float64) string {
+		if s == nil {
+			return ""
+		}
+		return (time.Duration(*s * float64(time.Second))).Round(time.Millisecond).String()
+	}
+	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "type\tstep\texecutions\truns\tlag p50\tlag p95\trun p50\trun p95\toutcomes")
+	for _, s := range stats {
+		if len(args) > 0 && !slices.Contains(args, s.WorkflowType) {
+			continue
+		}
+		var outcomes []string
+		for outcome, n := range s.Outcomes {
+			outcomes = append(outcomes, fmt.Sprintf("%s=%d", outcome, n))
+		}
+		slices.Sort(outcomes)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", s.WorkflowType, s.StepName, s.Executions, s.Runs,
+			seconds(s.QueueLagP50Seconds), seconds(s.QueueLagP95Seconds), seconds(s.RunTimeP50Seconds),
+			seconds(s.RunTimeP95Seconds), strings.Join(outcomes, " "))
+	}
+	return w.Flush()
 }
 
 // operate returns the command for an operator function.
