@@ -3057,6 +3057,24 @@ begin
 end;
 $$;
 
+-- geneva._hero_trigger_name: the name of the trigger geneva.track_hero puts on
+-- a hero table for a hero type: geneva_hero_<hero type>, or, when that would
+-- not fit PostgreSQL's 63-byte names (and two long types would share a cut
+-- name), geneva_hero_ and the md5 of the hero type.
+--
+-- Called by: track_hero and untrack_hero. Takes no locks.
+create or replace function geneva._hero_trigger_name(p_hero_type text)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$
+  select case
+    when octet_length('geneva_hero_' || p_hero_type) <= 63 then 'geneva_hero_' || p_hero_type
+    else 'geneva_hero_' || md5(p_hero_type)
+  end
+$$;
+
 -- geneva.track_hero: makes deleting a row of an application's hero table
 -- cancel the ongoing workflows of that hero, in the same transaction
 -- (canceled_hero_missing), unless their definition says
@@ -3065,8 +3083,9 @@ $$;
 -- Called by: the application's migrations, once per hero table and type:
 --   select geneva.track_hero('public.users', 'User');
 -- It attaches a statement-level AFTER DELETE trigger named
--- geneva_hero_<hero type> (see geneva._trg_hero_deleted); calling it again
--- replaces it. p_id_column is the column workflows' hero_id holds (as text).
+-- geneva_hero_<hero type> (see geneva._trg_hero_deleted and
+-- geneva._hero_trigger_name for hero types too long for a name); calling it
+-- again replaces it. p_id_column is the column workflows' hero_id holds (as text).
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
@@ -3105,7 +3124,7 @@ begin
   execute format(
     'create or replace trigger %I after delete on %s referencing old table as old_heroes '
     'for each statement execute function geneva._trg_hero_deleted(%L, %L)',
-    'geneva_hero_' || p_hero_type, p_table, p_hero_type, p_id_column
+    geneva._hero_trigger_name(p_hero_type), p_table, p_hero_type, p_id_column
   );
 end;
 $$;
@@ -3129,7 +3148,7 @@ begin
   if p_table is null or p_hero_type is null then
     raise exception 'table and hero type must not be null' using errcode = '22004';
   end if;
-  execute format('drop trigger if exists %I on %s', 'geneva_hero_' || p_hero_type, p_table);
+  execute format('drop trigger if exists %I on %s', geneva._hero_trigger_name(p_hero_type), p_table);
 end;
 $$;
 
@@ -3221,9 +3240,10 @@ group by w.workflow_type, w.state;
 
 comment on view geneva.workflow_counts is 'Workflows per type and state.';
 
--- geneva.paused_workflows: every paused workflow and why: its last error (of
--- the execution it paused on, if an error paused it), and the execution it
--- keeps scheduled (an operator's pause) with how overdue it is.
+-- geneva.paused_workflows: every paused workflow and why: the error that
+-- paused it (when its last ended execution failed: an exception, reattempts
+-- run out, a step no longer defined), and the execution it keeps scheduled
+-- (an operator's pause) with how overdue it is.
 --
 -- For dashboards and operators; `geneva ls --state paused` reads it. Reads
 -- workflows_state_type, then each paused workflow's executions by
@@ -3237,23 +3257,23 @@ select
   w.next_step_name,
   w.paused_at,
   geneva.now() - w.paused_at as paused_for,
-  last_error.step_name as error_step_name,
-  last_error.outcome as error_outcome,
-  last_error.error_class_name as last_error_class,
-  last_error.error_message as last_error_message,
-  last_error.failed_at as last_error_at,
+  case when last_ended.state = 'failed' then last_ended.step_name end as error_step_name,
+  case when last_ended.state = 'failed' then last_ended.outcome end as error_outcome,
+  case when last_ended.state = 'failed' then last_ended.error_class_name end as last_error_class,
+  case when last_ended.state = 'failed' then last_ended.error_message end as last_error_message,
+  case when last_ended.state = 'failed' then last_ended.failed_at end as last_error_at,
   kept.id as kept_execution_id,
   kept.scheduled_for as kept_scheduled_for,
-  greatest(geneva.now() - kept.scheduled_for, interval '0') as kept_overdue_by
+  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by
 from geneva.workflows w
 left join lateral (
-  select e.step_name, e.outcome, e.error_class_name, e.error_message, coalesce(e.failed_at, e.finished_at) as failed_at
+  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at
   from geneva.step_executions e
   where e.workflow_id = w.id
-    and e.error_message is not null
+    and e.state not in ('scheduled', 'in_progress')
   order by e.id desc
   limit 1
-) last_error on true
+) last_ended on true
 left join lateral (
   select e.id, e.scheduled_for
   from geneva.step_executions e
@@ -3263,7 +3283,7 @@ left join lateral (
 where w.state = 'paused';
 
 comment on view geneva.paused_workflows is
-'Paused workflows with their last error and the execution they keep scheduled.';
+'Paused workflows with the error that paused them and the execution they keep scheduled.';
 
 -- geneva.stuck_executions: executions that may be stuck: in_progress (their
 -- worker may have died), or scheduled and overdue while their workflow is

@@ -52,6 +52,7 @@
 -- Housekeeping and heroes.
 {{ template "functions/housekeep.sql" . }}
 {{ template "triggers/hero_deleted.sql" . }}
+{{ template "functions/_hero_trigger_name.sql" . }}
 {{ template "functions/track_hero.sql" . }}
 {{ template "functions/untrack_hero.sql" . }}
 

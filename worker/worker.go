@@ -141,6 +141,9 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	}
 	// Steps may run long; StepTimeout applies inside the executor.
 	riverConfig.JobTimeout = -1
+	// The queues may hold other jobs of the application's: fetch only the
+	// kinds this client works.
+	riverConfig.FetchOnlyKnownKinds = true
 
 	w.river, err = river.NewClient(riverpgxv5.New(pool), riverConfig)
 	if err != nil {

@@ -6,8 +6,9 @@
 -- Called by: the application's migrations, once per hero table and type:
 --   select geneva.track_hero('public.users', 'User');
 -- It attaches a statement-level AFTER DELETE trigger named
--- geneva_hero_<hero type> (see geneva._trg_hero_deleted); calling it again
--- replaces it. p_id_column is the column workflows' hero_id holds (as text).
+-- geneva_hero_<hero type> (see geneva._trg_hero_deleted and
+-- geneva._hero_trigger_name for hero types too long for a name); calling it
+-- again replaces it. p_id_column is the column workflows' hero_id holds (as text).
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
@@ -46,7 +47,7 @@ begin
   execute format(
     'create or replace trigger %I after delete on %s referencing old table as old_heroes '
     'for each statement execute function geneva._trg_hero_deleted(%L, %L)',
-    'geneva_hero_' || p_hero_type, p_table, p_hero_type, p_id_column
+    geneva._hero_trigger_name(p_hero_type), p_table, p_hero_type, p_id_column
   );
 end;
 $$;

@@ -14,7 +14,7 @@ begin
   if p_table is null or p_hero_type is null then
     raise exception 'table and hero type must not be null' using errcode = '22004';
   end if;
-  execute format('drop trigger if exists %I on %s', 'geneva_hero_' || p_hero_type, p_table);
+  execute format('drop trigger if exists %I on %s', geneva._hero_trigger_name(p_hero_type), p_table);
 end;
 $$;
 

@@ -1,0 +1,483 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The states in alphabetical order, so that the generated subtests are too.
+var (
+	guardWorkflowStates  = []string{"canceled", "finished", "paused", "performing", "ready"}
+	guardExecutionStates = []string{"canceled", "completed", "failed", "in_progress", "scheduled", "skipped"}
+)
+
+// guardLegalWorkflow lists the legal workflow transitions, as the header of
+// sql/triggers/workflows_guard_state.sql states them.
+var guardLegalWorkflow = map[[2]string]bool{
+	{"ready", "performing"}: true, {"ready", "paused"}: true, {"ready", "finished"}: true, {"ready", "canceled"}: true,
+	{"performing", "ready"}: true, {"performing", "paused"}: true, {"performing", "finished"}: true, {"performing", "canceled"}: true,
+	{"paused", "ready"}: true, {"paused", "finished"}: true, {"paused", "canceled"}: true,
+}
+
+// guardLegalExecution lists the legal execution transitions, as the header of
+// sql/triggers/step_executions_guard_state.sql states them.
+var guardLegalExecution = map[[2]string]bool{
+	{"scheduled", "in_progress"}: true, {"scheduled", "completed"}: true, {"scheduled", "failed"}: true,
+	{"scheduled", "canceled"}: true, {"scheduled", "skipped"}: true,
+	{"in_progress", "completed"}: true, {"in_progress", "failed"}: true,
+	{"in_progress", "canceled"}: true, {"in_progress", "skipped"}: true,
+}
+
+// guardOutcomes gives each execution state the outcome a direct update writes
+// with it: one its CHECK constraint allows, and the one the engine gave the
+// executions guardExecutionIn makes, so that an update to the same state
+// changes nothing.
+var guardOutcomes = map[string]*string{
+	"scheduled":   nil,
+	"in_progress": nil,
+	"completed":   ptr("success"),
+	"failed":      ptr("paused_by_exception"),
+	"canceled":    ptr("canceled_externally"),
+	"skipped":     ptr("skipped_externally"),
+}
+
+// guardCamel turns "in_progress" into "InProgress".
+func guardCamel(s string) string {
+	parts := strings.Split(s, "_")
+	for i, p := range parts {
+		parts[i] = strings.ToUpper(p[:1]) + p[1:]
+	}
+	return strings.Join(parts, "")
+}
+
+// guardWorkflowIn creates a ThreeSteps workflow and brings it to state through
+// the engine's functions.
+func (b *testBundle) guardWorkflowIn(t *testing.T, state, heroID string) int64 {
+	t.Helper()
+	id := b.create(t, "ThreeSteps", heroID)
+	switch state {
+	case "ready":
+	case "performing":
+		b.run(t, id)
+	case "paused":
+		b.call(t, "pause_workflow", id)
+	case "finished":
+		b.complete(t, b.run(t, id).ExecutionID, "finished", nil)
+	case "canceled":
+		b.call(t, "cancel_workflow", id)
+	default:
+		t.Fatalf("unknown workflow state %s", state)
+	}
+	require.Equal(t, state, b.workflow(t, id).State)
+	return id
+}
+
+// guardExecutionIn creates a ThreeSteps workflow and brings the execution of
+// its first step to state through the engine's functions; ended executions
+// get the outcome of guardOutcomes.
+func (b *testBundle) guardExecutionIn(t *testing.T, state, heroID string) int64 {
+	t.Helper()
+	id := b.create(t, "ThreeSteps", heroID)
+	execution := b.active(t, id)
+	switch state {
+	case "scheduled":
+	case "in_progress":
+		b.run(t, id)
+	case "completed":
+		b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+	case "failed":
+		b.fail(t, b.run(t, id).ExecutionID, []string{"Boom"}, "boom") // the default policy pauses
+	case "canceled":
+		b.call(t, "cancel_workflow", id)
+	case "skipped":
+		b.call(t, "skip_step", id)
+	default:
+		t.Fatalf("unknown execution state %s", state)
+	}
+	got := b.execution(t, execution.ID)
+	require.Equal(t, state, got.State)
+	require.Equal(t, guardOutcomes[state], got.Outcome)
+	return execution.ID
+}
+
+// guardSetWorkflowState updates a workflow's state by hand. It also clears
+// current_step_name and requested_action, which NULL suits in every state:
+// so the CHECK constraints workflows_current_step_only_when_performing and
+// workflows_requested_action_valid hold for any target and only the guard can
+// refuse the update.
+func (b *testBundle) guardSetWorkflowState(id int64, state string) error {
+	_, err := b.conn.Exec(b.ctx, `update geneva.workflows
+		set state = $2, current_step_name = null, requested_action = null
+		where id = $1`, id, state)
+	return err
+}
+
+// guardSetExecutionState updates an execution's state and outcome by hand,
+// with started_at and finished_at as the target state requires (the CHECK
+// constraints step_executions_outcome_matches_state and
+// step_executions_finished_at_when_ended then hold), so that only the guard
+// can refuse the update.
+func (b *testBundle) guardSetExecutionState(id int64, state string, outcome *string) error {
+	_, err := b.conn.Exec(b.ctx, `update geneva.step_executions
+		set state = $2::text,
+		  outcome = $3,
+		  started_at = case when $2::text = 'in_progress' then coalesce(started_at, geneva.now()) else started_at end,
+		  finished_at = case when $2::text in ('scheduled', 'in_progress') then null
+		    else coalesce(finished_at, geneva.now()) end
+		where id = $1`, id, state, outcome)
+	return err
+}
+
+func (b *testBundle) guardExec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	_, err := b.conn.Exec(b.ctx, sql, args...)
+	require.NoError(t, err)
+}
+
+func TestGuardState(t *testing.T) {
+	t.Parallel()
+
+	t.Run("EndedExecutionKeepsItsOutcome", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			state   string
+			outcome *string
+		}{
+			{"canceled", ptr("recovered")},
+			{"completed", nil},
+			{"completed", ptr("reattempted")},
+			{"failed", ptr("canceled_by_exception")},
+			{"skipped", ptr("skipped_by_condition")},
+		} {
+			name := "NoOutcome"
+			if c.outcome != nil {
+				name = guardCamel(*c.outcome)
+			}
+			t.Run(guardCamel(c.state)+"To"+name, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.setNow(t, t0)
+				b.defineThreeSteps(t)
+				id := b.guardExecutionIn(t, c.state, "1")
+				before := b.execution(t, id)
+
+				_, err := b.conn.Exec(b.ctx, "update geneva.step_executions set outcome = $2 where id = $1", id, c.outcome)
+
+				requireCode(t, err, "55000")
+				require.Equal(t, before, b.execution(t, id))
+			})
+		}
+	})
+
+	t.Run("EngineFunctionsPassThrough", func(t *testing.T) {
+		t.Parallel()
+		// Each history below runs through the engine's functions; the helpers
+		// require every call to succeed, so a guard refusing one of the
+		// engine's own transitions fails the test.
+
+		t.Run("Conditions", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.setNow(t, t0)
+			b.define(t, "Guarded", `{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c", "skip_if": true}]}`)
+			b.define(t, "Renamed", `{"steps": [{"name": "a"}, {"name": "b"}]}`)
+
+			conditions := b.create(t, "Guarded", "1")
+			_, ok := b.startStep(t, b.active(t, conditions).ID, ptr("skip"))
+			require.False(t, ok)
+			_, ok = b.startStep(t, b.active(t, conditions).ID, ptr("cancel"))
+			require.False(t, ok)
+
+			literalSkip := b.create(t, "Guarded", "2")
+			b.complete(t, b.run(t, literalSkip).ExecutionID, "success", nil)
+			b.complete(t, b.run(t, literalSkip).ExecutionID, "success", nil)
+			_, ok = b.startStep(t, b.active(t, literalSkip).ID, nil) // c: "skip_if": true
+			require.False(t, ok)
+
+			heroMissing := b.create(t, "Guarded", "3")
+			_, ok = b.startStep(t, b.active(t, heroMissing).ID, ptr("hero_missing"))
+			require.False(t, ok)
+
+			precondition := b.create(t, "Guarded", "4")
+			b.failPrecondition(t, b.active(t, precondition).ID, []string{"Boom"}, "boom") // pauses
+
+			renamed := b.create(t, "Renamed", "5")
+			b.define(t, "Renamed", `{"steps": [{"name": "a2"}, {"name": "b"}]}`)
+			_, ok = b.startStep(t, b.active(t, renamed).ID, nil) // step_not_defined pauses
+			require.False(t, ok)
+			b.call(t, "skip_step", renamed)
+
+			for id, state := range map[int64]string{
+				conditions: "canceled", literalSkip: "finished", heroMissing: "canceled",
+				precondition: "paused", renamed: "finished",
+			} {
+				require.Equal(t, state, b.workflow(t, id).State, "workflow %d", id)
+			}
+		})
+
+		t.Run("Exceptions", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.setNow(t, t0)
+			b.define(t, "Guarded", `{"steps": [
+				{"name": "a", "on_exception": [
+					{"action": "reattempt", "matching": ["Retry"]},
+					{"action": "reattempt", "matching": ["Limited"], "max_reattempts": 1, "terminal_action": "skip"},
+					{"action": "skip", "matching": ["Skip"]},
+					{"action": "cancel", "matching": ["Cancel"]},
+					{"action": "pause"}]},
+				{"name": "b"}]}`)
+
+			failing := b.create(t, "Guarded", "1")
+			require.Equal(t, "reattempted_by_exception", deref(b.fail(t, b.run(t, failing).ExecutionID, []string{"Retry"}, "again").Outcome))
+			require.Equal(t, "paused_by_exception", deref(b.fail(t, b.run(t, failing).ExecutionID, []string{"Boom"}, "boom").Outcome))
+			b.call(t, "resume_workflow", failing)
+			require.Equal(t, "skipped_by_exception", deref(b.fail(t, b.run(t, failing).ExecutionID, []string{"Skip"}, "skip").Outcome))
+			b.complete(t, b.run(t, failing).ExecutionID, "success", nil)
+
+			exhausted := b.create(t, "Guarded", "2")
+			b.fail(t, b.run(t, exhausted).ExecutionID, []string{"Limited"}, "once")
+			require.Equal(t, "reattempts_exhausted", deref(b.fail(t, b.run(t, exhausted).ExecutionID, []string{"Limited"}, "twice").Outcome))
+
+			canceled := b.create(t, "Guarded", "3")
+			require.Equal(t, "canceled_by_exception", deref(b.fail(t, b.run(t, canceled).ExecutionID, []string{"Cancel"}, "no").Outcome))
+
+			for id, state := range map[int64]string{failing: "finished", exhausted: "ready", canceled: "canceled"} {
+				require.Equal(t, state, b.workflow(t, id).State, "workflow %d", id)
+			}
+		})
+
+		t.Run("HeroTrigger", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.setNow(t, t0)
+			b.defineThreeSteps(t)
+			b.guardExec(t, "create table public.guard_users (id bigint primary key)")
+			b.guardExec(t, "insert into public.guard_users (id) values (1), (2), (3)")
+			b.guardExec(t, "select geneva.track_hero('public.guard_users', 'User')")
+			ready := b.create(t, "ThreeSteps", "1")
+			paused := b.guardWorkflowIn(t, "paused", "2")
+			performing := b.create(t, "ThreeSteps", "3")
+			started := b.run(t, performing)
+
+			b.guardExec(t, "delete from public.guard_users")
+			b.complete(t, started.ExecutionID, "success", nil)
+
+			for _, id := range []int64{ready, paused, performing} {
+				require.Equal(t, "canceled", b.workflow(t, id).State, "workflow %d", id)
+			}
+		})
+
+		t.Run("Housekeeping", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.setNow(t, t0)
+			b.defineThreeSteps(t)
+			reattempted := b.create(t, "ThreeSteps", "1")
+			b.run(t, reattempted)
+			canceled := b.create(t, "ThreeSteps", "2")
+			b.run(t, canceled)
+
+			// stuck in progress: recovered by reattempt, then by cancel
+			b.setNow(t, t0.Add(hours(2)))
+			var counts map[string]any
+			require.NoError(t, b.conn.QueryRow(b.ctx,
+				"select geneva.housekeep(p_stuck_in_progress_after => interval '90 minutes')").Scan(&counts))
+			require.EqualValues(t, 2, counts["stuck_in_progress_recovered"])
+			b.run(t, canceled)
+			b.setNow(t, t0.Add(hours(4)))
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_recovery_action => 'cancel')").Scan(&counts))
+			require.EqualValues(t, 1, counts["stuck_in_progress_recovered"])
+			require.Equal(t, "canceled", b.workflow(t, canceled).State)
+
+			// stuck scheduled: its job was lost
+			lost := b.active(t, reattempted)
+			b.guardExec(t, "delete from public.river_job where id = $1", *lost.JobID)
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep()").Scan(&counts))
+			require.EqualValues(t, 1, counts["stuck_scheduled_recovered"])
+			b.complete(t, b.run(t, reattempted).ExecutionID, "finished", nil)
+
+			// retention deletes both
+			b.setNow(t, t0.Add(40*24*time.Hour))
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep()").Scan(&counts))
+			require.EqualValues(t, 2, counts["workflows_deleted"])
+		})
+
+		t.Run("Operators", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.setNow(t, t0)
+			b.defineThreeSteps(t)
+
+			operated := b.create(t, "ThreeSteps", "1")
+			b.call(t, "pause_workflow", operated)
+			b.call(t, "resume_workflow", operated)
+			b.call(t, "skip_step", operated)     // a skipped, b scheduled in an hour
+			b.call(t, "schedule_step", operated) // b now instead
+			started := b.run(t, operated)
+			b.call(t, "pause_workflow", operated) // at the step boundary
+			b.complete(t, started.ExecutionID, "success", nil)
+			require.Equal(t, "paused", b.workflow(t, operated).State)
+			b.call(t, "skip_step", operated) // c, the last: finished
+
+			canceledWhileRunning := b.create(t, "ThreeSteps", "2")
+			started = b.run(t, canceledWhileRunning)
+			b.call(t, "pause_workflow", canceledWhileRunning)
+			b.call(t, "cancel_workflow", canceledWhileRunning) // replaces the requested pause
+			b.complete(t, started.ExecutionID, "success", nil)
+
+			canceledWhilePaused := b.create(t, "ThreeSteps", "3")
+			b.fail(t, b.run(t, canceledWhilePaused).ExecutionID, []string{"Boom"}, "boom")
+			_, err := b.conn.Exec(b.ctx, "select geneva.schedule_step($1, 'a')", canceledWhilePaused)
+			require.NoError(t, err)
+			b.call(t, "pause_workflow", canceledWhilePaused)
+			b.call(t, "cancel_workflow", canceledWhilePaused)
+
+			for id, state := range map[int64]string{
+				operated: "finished", canceledWhileRunning: "canceled", canceledWhilePaused: "canceled",
+			} {
+				require.Equal(t, state, b.workflow(t, id).State, "workflow %d", id)
+			}
+		})
+
+		t.Run("Signals", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.setNow(t, t0)
+			b.define(t, "Guarded", `{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}`)
+
+			signals := b.create(t, "Guarded", "1")
+			b.complete(t, b.run(t, signals).ExecutionID, "success", nil)
+			b.complete(t, b.run(t, signals).ExecutionID, "reattempt", nil)
+			b.complete(t, b.run(t, signals).ExecutionID, "skip", nil)
+			started := b.run(t, signals)
+			_, err := b.conn.Exec(b.ctx, `select geneva.checkpoint_step($1, '{"page": 2}')`, started.ExecutionID)
+			require.NoError(t, err)
+			b.complete(t, started.ExecutionID, "suspend", nil)
+			b.complete(t, b.run(t, signals).ExecutionID, "pause", nil)
+			b.call(t, "resume_workflow", signals)
+			b.complete(t, b.run(t, signals).ExecutionID, "success", nil)
+
+			finished := b.create(t, "Guarded", "2")
+			b.complete(t, b.run(t, finished).ExecutionID, "finished", nil)
+
+			canceled := b.create(t, "Guarded", "3")
+			b.complete(t, b.run(t, canceled).ExecutionID, "cancel", nil)
+
+			interrupted := b.create(t, "Guarded", "4")
+			rows, err := b.conn.Query(b.ctx, "select * from geneva.interrupt_step($1)", b.run(t, interrupted).ExecutionID)
+			require.NoError(t, err)
+			rows.Close()
+			require.NoError(t, rows.Err())
+			b.complete(t, b.run(t, interrupted).ExecutionID, "finished", nil)
+
+			for id, state := range map[int64]string{
+				signals: "finished", finished: "finished", canceled: "canceled", interrupted: "finished",
+			} {
+				require.Equal(t, state, b.workflow(t, id).State, "workflow %d", id)
+			}
+		})
+	})
+
+	t.Run("ExecutionTransitions", func(t *testing.T) {
+		t.Parallel()
+		// Every pair of states, each on a fresh execution brought to its state
+		// by the engine. An update to the same state (with the same outcome) is
+		// no transition and passes.
+		for _, from := range guardExecutionStates {
+			for _, to := range guardExecutionStates {
+				legal := from == to || guardLegalExecution[[2]string{from, to}]
+				t.Run(guardCamel(from)+"To"+guardCamel(to), func(t *testing.T) {
+					t.Parallel()
+					b := setup(t)
+					b.setNow(t, t0)
+					b.defineThreeSteps(t)
+					id := b.guardExecutionIn(t, from, "1")
+					before := b.execution(t, id)
+
+					b.setNow(t, t0.Add(time.Minute))
+					err := b.guardSetExecutionState(id, to, guardOutcomes[to])
+
+					if !legal {
+						requireCode(t, err, "55000")
+						require.Equal(t, before, b.execution(t, id), "nothing changed")
+						return
+					}
+					require.NoError(t, err)
+					got := b.execution(t, id)
+					require.Equal(t, to, got.State)
+					require.Equal(t, guardOutcomes[to], got.Outcome)
+				})
+			}
+		}
+	})
+
+	t.Run("UpdatesWithoutTransitionPass", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+
+		for i, state := range []string{"canceled", "completed", "failed", "skipped"} {
+			id := b.guardExecutionIn(t, state, "execution-"+state)
+			before := b.execution(t, id)
+
+			b.guardExec(t, `update geneva.step_executions
+				set metadata = metadata || '{"note": "looked at"}', cursor = '{"page": 7}',
+				  updated_at = $2, state = state, outcome = outcome
+				where id = $1`, id, t0.Add(time.Duration(i+1)*time.Hour))
+
+			got := b.execution(t, id)
+			require.Equal(t, state, got.State)
+			require.Equal(t, before.Outcome, got.Outcome)
+			require.Equal(t, "looked at", got.Metadata["note"])
+			require.JSONEq(t, `{"page": 7}`, string(got.Cursor))
+			var updatedAt time.Time
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select updated_at from geneva.step_executions where id = $1", id).Scan(&updatedAt))
+			require.Equal(t, t0.Add(time.Duration(i+1)*time.Hour), updatedAt)
+		}
+
+		for _, state := range []string{"canceled", "finished"} {
+			id := b.guardWorkflowIn(t, state, "workflow-"+state)
+
+			b.guardExec(t, "update geneva.workflows set updated_at = $2, state = state where id = $1", id, t0.Add(hours(5)))
+
+			got := b.workflow(t, id)
+			require.Equal(t, state, got.State)
+			require.Equal(t, t0.Add(hours(5)), got.UpdatedAt)
+		}
+	})
+
+	t.Run("WorkflowTransitions", func(t *testing.T) {
+		t.Parallel()
+		// Every pair of states, each on a fresh workflow brought to its state
+		// by the engine. An update to the same state is no transition and
+		// passes.
+		for _, from := range guardWorkflowStates {
+			for _, to := range guardWorkflowStates {
+				legal := from == to || guardLegalWorkflow[[2]string{from, to}]
+				t.Run(guardCamel(from)+"To"+guardCamel(to), func(t *testing.T) {
+					t.Parallel()
+					b := setup(t)
+					b.setNow(t, t0)
+					b.defineThreeSteps(t)
+					id := b.guardWorkflowIn(t, from, "1")
+					before := b.workflow(t, id)
+
+					err := b.guardSetWorkflowState(id, to)
+
+					if !legal {
+						requireCode(t, err, "55000")
+						require.Equal(t, before, b.workflow(t, id), "nothing changed")
+						return
+					}
+					require.NoError(t, err)
+					require.Equal(t, to, b.workflow(t, id).State)
+				})
+			}
+		}
+	})
+}
