@@ -32,6 +32,10 @@ else
 	$(WITHPG) $(GO) test -race ./...
 endif
 
+.PHONY: bench
+bench: ## Measure Geneva beside raw River (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md
+	$(GO) run ./cmd/geneva-bench
+
 .PHONY: lint
 lint: ## Check formatting and vet the code
 	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)

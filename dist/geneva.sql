@@ -467,19 +467,16 @@ create table geneva.workflows (
   paused_at timestamptz,
   finished_at timestamptz,
   canceled_at timestamptz,
+  -- (few CHECKs: PostgreSQL prepares each anew for every statement that
+  -- writes the table)
   constraint workflows_state_valid check (
     state in ('ready', 'performing', 'paused', 'finished', 'canceled')
+    -- an operator's request waits for the step boundary of a performing workflow
+    and (requested_action is null or (requested_action in ('pause', 'cancel') and state = 'performing'))
+    -- the step running now
+    and (current_step_name is null or state = 'performing')
   ),
-  constraint workflows_requested_action_valid check (
-    requested_action is null
-    or (requested_action in ('pause', 'cancel') and state = 'performing')
-  ),
-  constraint workflows_workflow_type_not_empty check (workflow_type <> ''),
-  constraint workflows_hero_type_not_empty check (hero_type <> ''),
-  constraint workflows_hero_id_not_empty check (hero_id <> ''),
-  constraint workflows_current_step_only_when_performing check (
-    current_step_name is null or state = 'performing'
-  )
+  constraint workflows_names_not_empty check (workflow_type <> '' and hero_type <> '' and hero_id <> '')
 );
 
 -- One ongoing (not finished or canceled) workflow per type and hero, unless the
@@ -520,44 +517,33 @@ create table geneva.step_executions (
   continues_from_id bigint,
   created_at timestamptz not null,
   updated_at timestamptz not null,
-  constraint step_executions_state_valid check (
-    state in ('scheduled', 'in_progress', 'completed', 'failed', 'canceled', 'skipped')
-  ),
-  constraint step_executions_outcome_valid check (
-    outcome in (
-      'success', 'reattempted', 'reattempted_by_exception',
-      'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally',
-      'canceled_by_condition', 'canceled_by_flow_control', 'canceled_by_exception',
-      'canceled_externally', 'canceled_hero_missing',
-      'paused_by_flow_control', 'paused_by_exception',
-      'reattempts_exhausted', 'step_not_defined', 'recovered', 'suspended'
-    )
-  ),
-  -- which outcomes each end state may carry; active executions carry none
-  constraint step_executions_outcome_matches_state check (
+  -- the states, and which outcomes each may carry (active executions carry
+  -- none): one CHECK, because PostgreSQL prepares every CHECK anew for each
+  -- statement that writes the table
+  -- the states, which outcomes each may carry (active executions carry none),
+  -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
+  -- prepares every CHECK anew for each statement that writes the table
+  constraint step_executions_state_outcome_valid check (
     case state
-      when 'scheduled' then outcome is null
-      when 'in_progress' then outcome is null
-      when 'completed' then outcome in (
+      when 'scheduled' then outcome is null and finished_at is null
+      when 'in_progress' then outcome is null and finished_at is null
+      when 'completed' then finished_at is not null and outcome in (
         'success', 'reattempted', 'reattempted_by_exception', 'recovered', 'suspended'
       )
-      when 'failed' then outcome in (
+      when 'failed' then finished_at is not null and outcome in (
         'paused_by_exception', 'canceled_by_exception', 'reattempts_exhausted', 'step_not_defined'
       )
-      when 'canceled' then outcome in (
+      when 'canceled' then finished_at is not null and outcome in (
         'canceled_by_condition', 'canceled_by_flow_control', 'canceled_externally',
         'canceled_hero_missing', 'paused_by_flow_control', 'recovered'
       )
-      when 'skipped' then outcome in (
+      when 'skipped' then finished_at is not null and outcome in (
         'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally'
       )
+      else false
     end
   ),
-  constraint step_executions_finished_at_when_ended check (
-    (state in ('scheduled', 'in_progress')) = (finished_at is null)
-  ),
-  constraint step_executions_step_name_not_empty check (step_name <> ''),
-  constraint step_executions_attempt_positive check (attempt > 0)
+  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0)
 );
 
 -- At most one active (scheduled or in_progress) execution per workflow.
@@ -604,6 +590,27 @@ begin;
 create index step_executions_finished_at on geneva.step_executions (finished_at)
 where finished_at is not null;
 update public.geneva_schema_version set version = 3;
+commit;
+\endif
+
+-- Geneva 004_queue_notifications.sql
+select version < 4 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 004: when River's insert notification last went out, per queue.
+--
+-- PostgreSQL serializes every committing transaction that sent a NOTIFY (a
+-- lock on the database), so one notification per scheduled step caps
+-- throughput. As River's own client does, Geneva sends at most one per queue
+-- per short interval (see geneva._notify_insert); River's producers fetch
+-- everything available when woken. Unlogged: it is a hint, rebuilt after a
+-- crash.
+
+create unlogged table geneva.queue_notifications (
+  queue text primary key,
+  notified_at timestamptz not null
+);
+update public.geneva_schema_version set version = 4;
 commit;
 \endif
 
@@ -836,14 +843,19 @@ $$;
 -- when the type is not registered (callers treat its steps as undefined).
 --
 -- Called by: every function that schedules or resolves policies. Takes no
--- locks.
+-- locks. (PL/pgSQL: see geneva._complete_job.)
 create or replace function geneva._definition(p_workflow_type text)
 returns geneva.workflow_definitions
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select d.* from geneva.workflow_definitions d where d.workflow_type = p_workflow_type
+declare
+  v_definition geneva.workflow_definitions;
+begin
+  select d.* into v_definition from geneva.workflow_definitions d where d.workflow_type = p_workflow_type;
+  return v_definition;
+end;
 $$;
 
 -- geneva._lock_workflow: locks a workflow row and returns it as it is under the
@@ -880,48 +892,82 @@ end;
 $$;
 
 -- geneva._lock_execution: locks an execution's workflow row, then the
--- execution row (the one lock order used everywhere), and returns the
--- execution as it is under the lock.
+-- execution row (the one lock order used everywhere), and returns both as
+-- they are under the locks.
 --
--- Called by: start_step, complete_step, fail_step.
+-- Called by: start_step, complete_step, fail_step, interrupt_step:
+--   v_locked := geneva._lock_execution(p_execution_id);
+--   v_workflow := v_locked.o_workflow;
+--   v_execution := v_locked.o_execution;
 -- Raises: 22004 for a NULL id; P0002 when the execution does not exist.
-create or replace function geneva._lock_execution(p_execution_id bigint)
-returns geneva.step_executions
+create or replace function geneva._lock_execution(
+  p_execution_id bigint,
+  out o_workflow geneva.workflows,
+  out o_execution geneva.step_executions
+)
 language plpgsql
 volatile
 set search_path = ''
 as $$
-declare
-  v_workflow_id bigint;
-  v_execution geneva.step_executions;
 begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
 
-  select e.workflow_id into v_workflow_id
+  -- (an execution's workflow_id never changes: reading it unlocked is safe)
+  select w.* into o_workflow
+  from geneva.workflows w
+  where w.id = (select e.workflow_id from geneva.step_executions e where e.id = p_execution_id)
+  for no key update;
+
+  select e.* into o_execution
   from geneva.step_executions e
-  where e.id = p_execution_id;
+  where e.id = p_execution_id
+  for no key update;
 
-  if found then
-    perform
-    from geneva.workflows w
-    where w.id = v_workflow_id
-    for no key update;
-
-    select e.* into v_execution
-    from geneva.step_executions e
-    where e.id = p_execution_id
-    for no key update;
-  end if;
-
-  if v_execution.id is null then
+  if o_execution.id is null or o_workflow.id is null then
     raise exception 'step execution % not found', p_execution_id
       using errcode = 'P0002',
             table = 'step_executions';
   end if;
+end;
+$$;
 
-  return v_execution;
+-- geneva._notify_insert: wakes River's producers of a queue (River's insert
+-- notification, topic public.river_insert) unless it was done moments ago.
+--
+-- Called by: geneva._enqueue_step, for a job due now. Every transaction that
+-- notifies is serialized at commit by PostgreSQL, so, as River's own client
+-- does, at most one notification per queue goes out per 10 milliseconds (on
+-- the real clock): the producers it wakes fetch every available job of the
+-- queue, and they poll besides. A concurrent transaction already notifying
+-- for the queue (holding its advisory lock) is left to do it.
+--
+-- Locks: a transaction-level advisory lock per queue (tried, never waited
+-- for), and the queue's row of geneva.queue_notifications.
+create or replace function geneva._notify_insert(p_queue text)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_notified_at timestamptz;
+begin
+  select q.notified_at into v_notified_at
+  from geneva.queue_notifications q
+  where q.queue = p_queue;
+
+  if v_notified_at > clock_timestamp() - interval '10 milliseconds'
+    or not pg_try_advisory_xact_lock(hashtextextended('geneva.notify:' || p_queue, 0)) then
+    return;
+  end if;
+
+  insert into geneva.queue_notifications as q (queue, notified_at)
+  values (p_queue, clock_timestamp())
+  on conflict (queue) do update set notified_at = excluded.notified_at;
+
+  perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
 end;
 $$;
 
@@ -936,7 +982,8 @@ $$;
 -- the engine may run on geneva.fake_now, so the job is due after the same delay
 -- as the execution: now() + (p_scheduled_for - geneva.now()). A job due now is
 -- inserted `available` and wakes River's producers at once with River's insert
--- notification (topic public.river_insert). As River does for its own short
+-- notification (topic public.river_insert, see geneva._notify_insert). As River
+-- does for its own short
 -- snoozes, a job due within River's scheduler interval (5 seconds) is inserted
 -- `available` with its future time, for the producers' next fetch after it;
 -- a later one is inserted `scheduled` and River's scheduler makes it available
@@ -982,7 +1029,7 @@ begin
   returning id into v_job_id;
 
   if v_delay = interval '0' then
-    perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
+    perform geneva._notify_insert(p_queue);
   end if;
 
   return v_job_id;
@@ -1017,7 +1064,7 @@ begin
     select 1
     from public.river_job j
     where j.id = p_execution.job_id
-      and j.state in ('available', 'scheduled', 'retryable', 'pending')
+      and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
   ) then
     return;
   end if;
@@ -1105,25 +1152,28 @@ $$;
 -- newest first (step_executions_workflow_id); takes no locks.
 create or replace function geneva._next_attempt(p_workflow_id bigint, p_step_name text)
 returns integer
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select coalesce((
-    select e.attempt + 1
-    from geneva.step_executions e
-    where e.workflow_id = p_workflow_id
-      and e.step_name = p_step_name
-    order by e.id desc
-    limit 1
-  ), 1)
+declare
+  v_attempt integer;
+begin
+  select e.attempt + 1 into v_attempt
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.step_name = p_step_name
+  order by e.id desc
+  limit 1;
+  return coalesce(v_attempt, 1);
+end;
 $$;
 
 -- geneva._end_execution: moves an execution to an end state with its outcome.
 --
--- Called by: every function that records what happened to an execution. The
--- caller holds the workflow lock, then the execution lock, and has checked
--- that the execution is active.
+-- Called by: every function that records what happened to an execution, with
+-- the execution as read under its lock. The caller holds the workflow lock,
+-- then the execution lock, and has checked that the execution is active.
 --
 -- Sets the state's own timestamp and finished_at, writes the error columns when
 -- given, and merges p_metadata into the execution's metadata. A scheduled
@@ -1131,7 +1181,7 @@ $$;
 -- recovery) has that job cancelled in River, so no worker runs its
 -- conditions for nothing.
 create or replace function geneva._end_execution(
-  p_execution_id bigint,
+  p_execution geneva.step_executions,
   p_state text,
   p_outcome text,
   p_error_class_name text default null,
@@ -1146,13 +1196,7 @@ set search_path = ''
 as $$
 declare
   v_now timestamptz := geneva.now();
-  v_state text;
-  v_job_id bigint;
 begin
-  select e.state, e.job_id into v_state, v_job_id
-  from geneva.step_executions e
-  where e.id = p_execution_id;
-
   update geneva.step_executions e
   set state = p_state,
     outcome = p_outcome,
@@ -1166,14 +1210,44 @@ begin
     error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
-  where e.id = p_execution_id;
+  where e.id = p_execution.id;
 
-  if v_state = 'scheduled' and v_job_id is not null then
+  if p_execution.state = 'scheduled' and p_execution.job_id is not null then
     update public.river_job j
     set state = 'cancelled',
       finalized_at = now()
-    where j.id = v_job_id
-      and j.state in ('available', 'scheduled', 'retryable');
+    where j.id = p_execution.job_id
+      and j.state::text in ('available', 'scheduled', 'retryable');
+  end if;
+end;
+$$;
+
+-- geneva._complete_job: marks the River job a worker ran as completed, in the
+-- transaction that records what the job's step did, as River's JobCompleteTx
+-- would (state completed, finalized_at now; only while it is running).
+-- River's own completion of the job afterwards finds it done and does
+-- nothing.
+--
+-- Called by: complete_step, fail_step, interrupt_step, with the p_job_id the
+-- worker passed (NULL: nothing to do). Locks the job row.
+-- (PL/pgSQL rather than SQL, here and in the other small helpers of the hot
+-- path: PostgreSQL plans a non-inlined SQL function's query at every call,
+-- PL/pgSQL once per session. Every lookup of a River job compares its state
+-- as text: compared as River's enum, the planner prefers River's fetch index
+-- (state, queue, ...) to the primary key and scans every job in that state.)
+create or replace function geneva._complete_job(p_job_id bigint)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  if p_job_id is not null then
+    update public.river_job j
+    set state = 'completed',
+      finalized_at = now()
+    where j.id = p_job_id
+      and j.state::text = 'running';
   end if;
 end;
 $$;
@@ -1468,7 +1542,7 @@ begin
       select 1
       from public.river_job j
       where j.id = v_execution.job_id
-        and j.state in ('available', 'scheduled', 'retryable', 'pending')
+        and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
     ) then
     v_reason := 'stuck_scheduled';
   else
@@ -1476,7 +1550,7 @@ begin
   end if;
 
   perform geneva._end_execution(
-    v_execution.id,
+    v_execution,
     case p_action when 'cancel' then 'canceled' else 'completed' end,
     'recovered',
     p_metadata => jsonb_build_object('recovery_reason', v_reason)
@@ -1942,7 +2016,7 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
-  v_execution_id bigint;
+  v_execution geneva.step_executions;
 begin
   if v_workflow.state = 'performing' then
     update geneva.workflows w
@@ -1961,14 +2035,14 @@ begin
             table = 'workflows';
   end if;
 
-  select e.id into v_execution_id
+  select e.* into v_execution
   from geneva.step_executions e
   where e.workflow_id = p_workflow_id
     and e.state in ('scheduled', 'in_progress')
   for no key update;
 
-  if v_execution_id is not null then
-    perform geneva._end_execution(v_execution_id, 'canceled', 'canceled_externally');
+  if v_execution.id is not null then
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
   end if;
 
   return geneva._advance(v_workflow, null, 'cancel', null);
@@ -2020,7 +2094,7 @@ begin
   for no key update;
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_externally');
+    perform geneva._end_execution(v_execution, 'skipped', 'skipped_externally');
   end if;
 
   v_definition := geneva._definition(v_workflow.workflow_type);
@@ -2086,7 +2160,7 @@ begin
   for no key update;
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
   end if;
   perform geneva._schedule_step(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)
@@ -2293,6 +2367,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
+  v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
@@ -2304,8 +2379,9 @@ begin
             hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
   end if;
 
-  v_execution := geneva._lock_execution(p_execution_id);
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+  v_locked := geneva._lock_execution(p_execution_id);
+  v_workflow := v_locked.o_workflow;
+  v_execution := v_locked.o_execution;
 
   -- guard: only a scheduled execution starts; anything else is a duplicate or late job
   if v_execution.state <> 'scheduled' then
@@ -2314,7 +2390,7 @@ begin
 
   -- guard: a finished or canceled workflow keeps no active execution
   if v_workflow.state in ('finished', 'canceled') then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
     return;
   end if;
 
@@ -2335,7 +2411,7 @@ begin
   -- guard: the step must still be defined (a deploy may have removed it)
   if v_index is null then
     perform geneva._end_execution(
-      v_execution.id, 'failed', 'step_not_defined',
+      v_execution, 'failed', 'step_not_defined',
       p_error_message => format(
         'step %s is not defined in workflow type %s', v_execution.step_name, v_workflow.workflow_type
       )
@@ -2346,14 +2422,14 @@ begin
 
   -- guard: the hero is gone
   if p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_hero_missing');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
     perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
     return;
   end if;
 
   -- guard: cancel_if
   if p_precondition = 'cancel' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_by_condition');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_by_condition');
     perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
     return;
   end if;
@@ -2361,7 +2437,7 @@ begin
   -- guard: skip_if
   if p_precondition = 'skip'
     or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then
-    perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_by_condition');
+    perform geneva._end_execution(v_execution, 'skipped', 'skipped_by_condition');
     perform geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
     return;
   end if;
@@ -2401,8 +2477,9 @@ comment on function geneva.start_step(bigint, text) is
 -- geneva.complete_step: records how a step that ran ended without an error,
 -- and moves the workflow on.
 --
--- Called by: the worker after the step function returned, in the transaction
--- that also completes the River job. p_signal is what the step returned:
+-- Called by: the worker after the step function returned; p_job_id names the
+-- River job it ran, which is completed in the same transaction (see
+-- geneva._complete_job). p_signal is what the step returned:
 --   success    completed/success; next step scheduled, or workflow finished
 --   finished   completed/success; workflow finished
 --   reattempt  completed/reattempted; the same step at now + p_wait (a
@@ -2426,7 +2503,8 @@ comment on function geneva.start_step(bigint, text) is
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
-  p_wait interval default null
+  p_wait interval default null,
+  p_job_id bigint default null
 )
 returns table (outcome text, workflow_state text)
 language plpgsql
@@ -2435,6 +2513,7 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
+  v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_state text;
@@ -2459,18 +2538,21 @@ begin
             hint = 'Only reattempt and suspend take a wait.';
   end if;
 
-  v_execution := geneva._lock_execution(p_execution_id);
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+  v_locked := geneva._lock_execution(p_execution_id);
+  v_workflow := v_locked.o_workflow;
+  v_execution := v_locked.o_execution;
 
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
+    perform geneva._complete_job(p_job_id);
     return query select null::text, v_workflow.state;
     return;
   end if;
 
   -- guard: a workflow that is not performing has no running step to report
   if v_workflow.state <> 'performing' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._complete_job(p_job_id);
     return query select 'canceled_externally'::text, v_workflow.state;
     return;
   end if;
@@ -2508,25 +2590,27 @@ begin
       v_move := 'same';
   end case;
 
-  perform geneva._end_execution(v_execution.id, v_state, v_outcome, p_metadata => v_metadata);
+  perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
   v_workflow := geneva._advance(
     v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
     v_execution
   );
 
+  perform geneva._complete_job(p_job_id);
   return query select v_outcome, v_workflow.state;
 end;
 $$;
 
-comment on function geneva.complete_step(bigint, text, interval) is
+comment on function geneva.complete_step(bigint, text, interval, bigint) is
 'Worker protocol: records a step''s normal end or flow-control signal and schedules what comes next.';
 
 -- geneva.fail_step: records that a step (or the evaluation of its
 -- preconditions) raised an error, resolves the exception policy, and moves the
 -- workflow on.
 --
--- Called by: the worker, in the transaction that also completes the River job,
--- when the step function returned an error or panicked (p_precondition false:
+-- Called by: the worker (p_job_id names the River job it ran, which is
+-- completed in the same transaction, unless a handler's decision is asked
+-- for), when the step function returned an error or panicked (p_precondition false:
 -- it applies only to an in_progress execution), or when evaluating
 -- cancel_if/skip_if failed before start_step (p_precondition true: it applies
 -- only to a scheduled execution that is due, of a ready workflow; the
@@ -2570,7 +2654,8 @@ create or replace function geneva.fail_step(
   p_error_backtrace text default null,
   p_handler_signal text default null,
   p_handler_wait interval default null,
-  p_precondition boolean default false
+  p_precondition boolean default false,
+  p_job_id bigint default null
 )
 returns table (
   action text,
@@ -2586,6 +2671,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
+  v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
@@ -2615,27 +2701,32 @@ begin
       using errcode = '22023';
   end if;
 
-  v_execution := geneva._lock_execution(p_execution_id);
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+  v_locked := geneva._lock_execution(p_execution_id);
+  v_workflow := v_locked.o_workflow;
+  v_execution := v_locked.o_execution;
 
   -- guard: the phase that failed must be the execution's: a running step's
   -- error, or a precondition's before the step started
   if not coalesce(p_precondition, false) then
     if v_execution.state <> 'in_progress' then
+      perform geneva._complete_job(p_job_id);
       return query select null::text, null::text, false, v_workflow.state, null::text;
       return;
     elsif v_workflow.state <> 'performing' then
-      perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+      perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+      perform geneva._complete_job(p_job_id);
       return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
       return;
     end if;
     v_reason := 'exception_policy';
   else
     if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
+      perform geneva._complete_job(p_job_id);
       return query select null::text, null::text, false, v_workflow.state, null::text;
       return;
     elsif v_execution.scheduled_for > v_now then
       perform geneva._ensure_job(v_workflow, v_execution);
+      perform geneva._complete_job(p_job_id);
       return query select null::text, null::text, false, v_workflow.state, null::text;
       return;
     end if;
@@ -2721,7 +2812,7 @@ begin
   end case;
 
   perform geneva._end_execution(
-    v_execution.id, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+    v_execution, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
   );
   v_workflow := geneva._advance(
     v_workflow, v_definition, v_move, v_execution.step_name,
@@ -2729,6 +2820,7 @@ begin
     v_execution
   );
 
+  perform geneva._complete_job(p_job_id);
   return query select
     v_action,
     v_outcome,
@@ -2742,7 +2834,7 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';
 
 -- geneva.checkpoint_step: a resumable step saves its cursor and learns whether
@@ -2799,8 +2891,8 @@ comment on function geneva.checkpoint_step(bigint, jsonb) is
 -- geneva.interrupt_step: a worker gives back a step it could not finish
 -- because it is shutting down; the step is run again.
 --
--- Called by: the worker, when its shutdown cancels a running step, in the
--- transaction that also completes the River job.
+-- Called by: the worker, when its shutdown cancels a running step; p_job_id
+-- names the River job it ran, completed in the same transaction.
 -- The execution ends completed/recovered (metadata.recovery_reason
 -- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
 -- same step is scheduled now, on another worker, continuing from the cursor a
@@ -2811,7 +2903,7 @@ comment on function geneva.checkpoint_step(bigint, jsonb) is
 -- Returns the recorded outcome (NULL when the execution was no longer
 -- in_progress) and the workflow's state after it.
 -- Raises: 22004 for a NULL id; P0002 for an unknown execution.
-create or replace function geneva.interrupt_step(p_execution_id bigint)
+create or replace function geneva.interrupt_step(p_execution_id bigint, p_job_id bigint default null)
 returns table (outcome text, workflow_state text)
 language plpgsql
 volatile
@@ -2819,21 +2911,22 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-  v_execution geneva.step_executions := geneva._lock_execution(p_execution_id);
-  v_workflow geneva.workflows;
+  v_locked record := geneva._lock_execution(p_execution_id);
+  v_execution geneva.step_executions := v_locked.o_execution;
+  v_workflow geneva.workflows := v_locked.o_workflow;
   v_definition geneva.workflow_definitions;
 begin
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
-
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
+    perform geneva._complete_job(p_job_id);
     return query select null::text, v_workflow.state;
     return;
   end if;
 
   -- guard: a workflow that is not performing has no running step to give back
   if v_workflow.state <> 'performing' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._complete_job(p_job_id);
     return query select 'canceled_externally'::text, v_workflow.state;
     return;
   end if;
@@ -2841,16 +2934,17 @@ begin
   v_definition := geneva._definition(v_workflow.workflow_type);
 
   perform geneva._end_execution(
-    v_execution.id, 'completed', 'recovered',
+    v_execution, 'completed', 'recovered',
     p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
   );
   v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_from => v_execution);
 
+  perform geneva._complete_job(p_job_id);
   return query select 'recovered'::text, v_workflow.state;
 end;
 $$;
 
-comment on function geneva.interrupt_step(bigint) is
+comment on function geneva.interrupt_step(bigint, bigint) is
 'Worker protocol: a shutting-down worker gives back a running step, which is scheduled again now.';
 
 
@@ -2966,12 +3060,9 @@ begin
       where e.state = 'scheduled'
         and e.scheduled_for < v_now - p_stuck_scheduled_after
         and w.state = 'ready'
-        and not exists (
-          select 1
-          from public.river_job j
-          where j.id = e.job_id
-            and j.state in ('available', 'scheduled', 'retryable', 'pending')
-        )
+        -- (a lookup by primary key for each candidate: see geneva._complete_job)
+        and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
+          not in ('available', 'scheduled', 'retryable', 'pending')
       order by e.scheduled_for
       limit p_batch_size
     loop
@@ -3020,7 +3111,7 @@ declare
   v_id_column text := tg_argv[1];
   v_hero_ids text[];
   v_workflow geneva.workflows;
-  v_execution_id bigint;
+  v_execution geneva.step_executions;
 begin
   execute format('select array_agg(distinct h.%I::text) from old_heroes h', v_id_column)
   into v_hero_ids;
@@ -3041,13 +3132,13 @@ begin
         updated_at = geneva.now()
       where w.id = v_workflow.id;
     else
-      select e.id into v_execution_id
+      select e.* into v_execution
       from geneva.step_executions e
       where e.workflow_id = v_workflow.id
         and e.state in ('scheduled', 'in_progress')
       for no key update;
-      if v_execution_id is not null then
-        perform geneva._end_execution(v_execution_id, 'canceled', 'canceled_hero_missing');
+      if v_execution.id is not null then
+        perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
       end if;
       perform geneva._advance(v_workflow, null, 'cancel', null);
     end if;
@@ -3310,12 +3401,9 @@ select
   case
     when e.state = 'in_progress' then e.updated_at < geneva.now() - interval '1 hour'
     else e.scheduled_for < geneva.now() - interval '15 minutes'
-      and not exists (
-        select 1
-        from public.river_job j
-        where j.id = e.job_id
-          and j.state in ('available', 'scheduled', 'retryable', 'pending')
-      )
+      -- (a lookup by primary key for each row: see geneva._complete_job)
+      and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
+        not in ('available', 'scheduled', 'retryable', 'pending')
   end as stuck,
   e.job_id
 from geneva.step_executions e

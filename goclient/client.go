@@ -368,27 +368,43 @@ func startStep(ctx context.Context, db DB, executionID int64, precondition Preco
 	return steps[0], nil
 }
 
+// ReportOpts are options for CompleteStep and InterruptStep.
+type ReportOpts struct {
+	// JobID is the River job the worker ran for the execution: SQL completes
+	// it in the same transaction as the outcome.
+	//
+	// Defaults to none.
+	JobID int64
+}
+
 // CompleteStep records how a running step ended without an error
 // (geneva.complete_step). wait applies to SignalReattempt and SignalSuspend.
 //
 // Errors: ErrNotFound; ErrInvalidArgument.
-func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration) (*StepResult, error) {
-	return completeStep(ctx, c.db, executionID, signal, wait)
+func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
+	return completeStep(ctx, c.db, executionID, signal, wait, opts)
 }
 
 // CompleteStepTx is CompleteStep in the caller's transaction.
-func (c *Client) CompleteStepTx(ctx context.Context, tx pgx.Tx, executionID int64, signal Signal, wait time.Duration) (*StepResult, error) {
-	return completeStep(ctx, tx, executionID, signal, wait)
+func (c *Client) CompleteStepTx(ctx context.Context, tx pgx.Tx, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
+	return completeStep(ctx, tx, executionID, signal, wait, opts)
 }
 
-func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, wait time.Duration) (*StepResult, error) {
+func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
 	var waitArg *time.Duration
 	if wait != 0 {
 		waitArg = &wait
 	}
-	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3)",
-		executionID, string(signal), waitArg)
+	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
+		executionID, string(signal), waitArg, jobIDOf(opts))
 	return collectStepResult(rows, err)
+}
+
+func jobIDOf(opts *ReportOpts) *int64 {
+	if opts == nil || opts.JobID == 0 {
+		return nil
+	}
+	return &opts.JobID
 }
 
 // FailStep records an error of a step, or of its preconditions
@@ -413,9 +429,9 @@ func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (
 		handlerWait = &failure.HandlerWait
 	}
 	rows, err := db.Query(ctx, `select action, outcome, report, workflow_state, handler
-		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7)`,
+		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8)`,
 		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
-		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition)
+		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID))
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -447,17 +463,17 @@ func checkpointStep(ctx context.Context, db DB, executionID int64, cursor json.R
 // not finish; it is scheduled again now (geneva.interrupt_step).
 //
 // Errors: ErrNotFound.
-func (c *Client) InterruptStep(ctx context.Context, executionID int64) (*StepResult, error) {
-	return interruptStep(ctx, c.db, executionID)
+func (c *Client) InterruptStep(ctx context.Context, executionID int64, opts *ReportOpts) (*StepResult, error) {
+	return interruptStep(ctx, c.db, executionID, opts)
 }
 
 // InterruptStepTx is InterruptStep in the caller's transaction.
-func (c *Client) InterruptStepTx(ctx context.Context, tx pgx.Tx, executionID int64) (*StepResult, error) {
-	return interruptStep(ctx, tx, executionID)
+func (c *Client) InterruptStepTx(ctx context.Context, tx pgx.Tx, executionID int64, opts *ReportOpts) (*StepResult, error) {
+	return interruptStep(ctx, tx, executionID, opts)
 }
 
-func interruptStep(ctx context.Context, db DB, executionID int64) (*StepResult, error) {
-	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1)", executionID)
+func interruptStep(ctx context.Context, db DB, executionID int64, opts *ReportOpts) (*StepResult, error) {
+	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)", executionID, jobIDOf(opts))
 	return collectStepResult(rows, err)
 }
 

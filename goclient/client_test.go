@@ -174,7 +174,7 @@ func TestClient(t *testing.T) {
 		stop, err := client.CheckpointStep(ctx, started.ExecutionID, []byte(`{"n": 1}`))
 		require.NoError(t, err)
 		require.False(t, stop)
-		completed, err := client.CompleteStep(ctx, started.ExecutionID, goclient.SignalReattempt, time.Minute)
+		completed, err := client.CompleteStep(ctx, started.ExecutionID, goclient.SignalReattempt, time.Minute, nil)
 		require.NoError(t, err)
 		require.Equal(t, goclient.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *completed)
 	})

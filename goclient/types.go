@@ -149,6 +149,10 @@ type Failure struct {
 	HandlerSignal Signal
 	// HandlerWait is the wait of a handler's reattempt.
 	HandlerWait time.Duration
+	// JobID is the River job the worker ran for the execution: SQL completes
+	// it in the same transaction as the outcome (not when it asks for a
+	// handler's decision).
+	JobID int64
 	// Precondition says the error came from evaluating the preconditions
 	// (cancel_if, skip_if, the hero check) before StartStep: it then applies
 	// to the scheduled execution. Otherwise it applies to the running one.

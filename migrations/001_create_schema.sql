@@ -56,19 +56,16 @@ create table geneva.workflows (
   paused_at timestamptz,
   finished_at timestamptz,
   canceled_at timestamptz,
+  -- (few CHECKs: PostgreSQL prepares each anew for every statement that
+  -- writes the table)
   constraint workflows_state_valid check (
     state in ('ready', 'performing', 'paused', 'finished', 'canceled')
+    -- an operator's request waits for the step boundary of a performing workflow
+    and (requested_action is null or (requested_action in ('pause', 'cancel') and state = 'performing'))
+    -- the step running now
+    and (current_step_name is null or state = 'performing')
   ),
-  constraint workflows_requested_action_valid check (
-    requested_action is null
-    or (requested_action in ('pause', 'cancel') and state = 'performing')
-  ),
-  constraint workflows_workflow_type_not_empty check (workflow_type <> ''),
-  constraint workflows_hero_type_not_empty check (hero_type <> ''),
-  constraint workflows_hero_id_not_empty check (hero_id <> ''),
-  constraint workflows_current_step_only_when_performing check (
-    current_step_name is null or state = 'performing'
-  )
+  constraint workflows_names_not_empty check (workflow_type <> '' and hero_type <> '' and hero_id <> '')
 );
 
 -- One ongoing (not finished or canceled) workflow per type and hero, unless the
@@ -109,44 +106,33 @@ create table geneva.step_executions (
   continues_from_id bigint,
   created_at timestamptz not null,
   updated_at timestamptz not null,
-  constraint step_executions_state_valid check (
-    state in ('scheduled', 'in_progress', 'completed', 'failed', 'canceled', 'skipped')
-  ),
-  constraint step_executions_outcome_valid check (
-    outcome in (
-      'success', 'reattempted', 'reattempted_by_exception',
-      'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally',
-      'canceled_by_condition', 'canceled_by_flow_control', 'canceled_by_exception',
-      'canceled_externally', 'canceled_hero_missing',
-      'paused_by_flow_control', 'paused_by_exception',
-      'reattempts_exhausted', 'step_not_defined', 'recovered', 'suspended'
-    )
-  ),
-  -- which outcomes each end state may carry; active executions carry none
-  constraint step_executions_outcome_matches_state check (
+  -- the states, and which outcomes each may carry (active executions carry
+  -- none): one CHECK, because PostgreSQL prepares every CHECK anew for each
+  -- statement that writes the table
+  -- the states, which outcomes each may carry (active executions carry none),
+  -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
+  -- prepares every CHECK anew for each statement that writes the table
+  constraint step_executions_state_outcome_valid check (
     case state
-      when 'scheduled' then outcome is null
-      when 'in_progress' then outcome is null
-      when 'completed' then outcome in (
+      when 'scheduled' then outcome is null and finished_at is null
+      when 'in_progress' then outcome is null and finished_at is null
+      when 'completed' then finished_at is not null and outcome in (
         'success', 'reattempted', 'reattempted_by_exception', 'recovered', 'suspended'
       )
-      when 'failed' then outcome in (
+      when 'failed' then finished_at is not null and outcome in (
         'paused_by_exception', 'canceled_by_exception', 'reattempts_exhausted', 'step_not_defined'
       )
-      when 'canceled' then outcome in (
+      when 'canceled' then finished_at is not null and outcome in (
         'canceled_by_condition', 'canceled_by_flow_control', 'canceled_externally',
         'canceled_hero_missing', 'paused_by_flow_control', 'recovered'
       )
-      when 'skipped' then outcome in (
+      when 'skipped' then finished_at is not null and outcome in (
         'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally'
       )
+      else false
     end
   ),
-  constraint step_executions_finished_at_when_ended check (
-    (state in ('scheduled', 'in_progress')) = (finished_at is null)
-  ),
-  constraint step_executions_step_name_not_empty check (step_name <> ''),
-  constraint step_executions_attempt_positive check (attempt > 0)
+  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0)
 );
 
 -- At most one active (scheduled or in_progress) execution per workflow.

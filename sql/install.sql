@@ -19,11 +19,13 @@
 {{ template "functions/_definition.sql" . }}
 {{ template "functions/_lock_workflow.sql" . }}
 {{ template "functions/_lock_execution.sql" . }}
+{{ template "functions/_notify_insert.sql" . }}
 {{ template "functions/_enqueue_step.sql" . }}
 {{ template "functions/_ensure_job.sql" . }}
 {{ template "functions/_schedule_step.sql" . }}
 {{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
+{{ template "functions/_complete_job.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
 {{ template "functions/_backoff_wait.sql" . }}

@@ -105,9 +105,9 @@ func (b *testBundle) guardExecutionIn(t *testing.T, state, heroID string) int64 
 
 // guardSetWorkflowState updates a workflow's state by hand. It also clears
 // current_step_name and requested_action, which NULL suits in every state:
-// so the CHECK constraints workflows_current_step_only_when_performing and
-// workflows_requested_action_valid hold for any target and only the guard can
-// refuse the update.
+// so the CHECK constraint workflows_state_valid (its rules for
+// current_step_name and requested_action) holds for any target and only the
+// guard can refuse the update.
 func (b *testBundle) guardSetWorkflowState(id int64, state string) error {
 	_, err := b.conn.Exec(b.ctx, `update geneva.workflows
 		set state = $2, current_step_name = null, requested_action = null
@@ -117,9 +117,8 @@ func (b *testBundle) guardSetWorkflowState(id int64, state string) error {
 
 // guardSetExecutionState updates an execution's state and outcome by hand,
 // with started_at and finished_at as the target state requires (the CHECK
-// constraints step_executions_outcome_matches_state and
-// step_executions_finished_at_when_ended then hold), so that only the guard
-// can refuse the update.
+// constraint step_executions_state_outcome_valid then holds), so that only
+// the guard can refuse the update.
 func (b *testBundle) guardSetExecutionState(id int64, state string, outcome *string) error {
 	_, err := b.conn.Exec(b.ctx, `update geneva.step_executions
 		set state = $2::text,

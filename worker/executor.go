@@ -66,10 +66,10 @@ const (
 // the execution is left in_progress for housekeeping to recover.
 const finalizeAttempts = 4
 
-// perform runs one step execution on db. completeJob, when not nil, completes
-// the River job in the transaction that records the outcome. An error means
-// nothing was recorded and the job should be retried.
-func (e *executor) perform(ctx context.Context, db DB, args StepArgs, completeJob func(context.Context, pgx.Tx) error) error {
+// perform runs one step execution on db. jobID, when not zero, is the River
+// job being worked: SQL completes it in the transaction that records the
+// outcome. An error means nothing was recorded and the job should be retried.
+func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
 	wf := e.registry[args.WorkflowType]
 	if wf == nil {
 		return fmt.Errorf("geneva: this worker does not run workflow type %q (it runs %v)", args.WorkflowType, e.registry.types())
@@ -118,7 +118,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, completeJo
 		return fmt.Errorf("geneva: starting execution %d: %w", step.ExecutionID, err)
 	}
 	if conditionErr != nil {
-		return e.finalize(ctx, db, wf, step, conditionErr, phasePrecondition, completeJob)
+		return e.finalize(ctx, db, wf, step, conditionErr, phasePrecondition, jobID)
 	}
 	if started == nil {
 		if precondition != goclient.PreconditionNone {
@@ -148,7 +148,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, completeJo
 	if stepErr != nil && ctx.Err() != nil && e.stopping.Load() {
 		phase = phaseInterrupted
 	}
-	return e.finalize(ctx, db, wf, step, stepErr, phase, completeJob)
+	return e.finalize(ctx, db, wf, step, stepErr, phase, jobID)
 }
 
 // preconditions runs the hero check, the workflow's cancel_if conditions and
@@ -182,9 +182,9 @@ func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, st
 	return goclient.PreconditionNone, nil
 }
 
-// finalize records what happened, in one transaction with the River job's
-// completion, then reports the error when SQL says so.
-func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, stepErr error, phase phase, completeJob func(context.Context, pgx.Tx) error) error {
+// finalize records what happened with one SQL call, which completes the River
+// job in the same transaction, then reports the error when SQL says so.
+func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, stepErr error, phase phase, jobID int64) error {
 	// The step's context may be canceled (a timeout, a shutdown): record the
 	// outcome anyway.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -198,14 +198,7 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 	err := runHooks(ctx, e.hooks, EventFinalize, step, func(ctx context.Context) error {
 		var err error
 		for attempt := 1; ; attempt++ {
-			err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-				var err error
-				outcome, workflowState, report, err = e.record(ctx, goclient.New(tx), wf, step, stepErr, phase)
-				if err == nil && completeJob != nil {
-					err = completeJob(ctx, tx)
-				}
-				return err
-			})
+			outcome, workflowState, report, err = e.record(ctx, goclient.New(db), wf, step, stepErr, phase, jobID)
 			if err == nil {
 				step.Outcome, step.WorkflowState = deref(outcome), workflowState
 				return nil
@@ -240,10 +233,12 @@ func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, 
 	return nil
 }
 
-// record makes the one SQL call that records the step's end, in tx, and
-// returns the outcome, the workflow's state after it, and whether to report
-// the error.
-func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, phase phase) (*string, string, bool, error) {
+// record makes the one SQL call that records the step's end (and completes
+// the River job), and returns the outcome, the workflow's state after it, and
+// whether to report the error. A handler policy takes a second call: the
+// first records nothing and asks for the handler's decision.
+func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, phase phase, jobID int64) (*string, string, bool, error) {
+	opts := &goclient.ReportOpts{JobID: jobID}
 	var (
 		result *goclient.StepResult
 		err    error
@@ -251,15 +246,15 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, wf *regi
 	flow, isFlow := asFlowControl(stepErr)
 	switch {
 	case phase == phasePrecondition:
-		return e.recordFailure(ctx, client, wf, step, stepErr, true)
+		return e.recordFailure(ctx, client, wf, step, stepErr, true, jobID)
 	case phase == phaseInterrupted:
-		result, err = client.InterruptStep(ctx, step.ExecutionID)
+		result, err = client.InterruptStep(ctx, step.ExecutionID, opts)
 	case stepErr == nil:
-		result, err = client.CompleteStep(ctx, step.ExecutionID, goclient.SignalSuccess, 0)
+		result, err = client.CompleteStep(ctx, step.ExecutionID, goclient.SignalSuccess, 0, opts)
 	case isFlow:
-		result, err = client.CompleteStep(ctx, step.ExecutionID, flow.Signal, flow.Wait)
+		result, err = client.CompleteStep(ctx, step.ExecutionID, flow.Signal, flow.Wait, opts)
 	default:
-		return e.recordFailure(ctx, client, wf, step, stepErr, false)
+		return e.recordFailure(ctx, client, wf, step, stepErr, false, jobID)
 	}
 	if err != nil {
 		return nil, "", false, err
@@ -269,12 +264,13 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, wf *regi
 
 // recordFailure records a step's error: SQL resolves the policy; when it
 // names a handler, the handler decides and SQL is told its decision.
-func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, precondition bool) (*string, string, bool, error) {
+func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, precondition bool, jobID int64) (*string, string, bool, error) {
 	failure := &goclient.Failure{
 		Classes:      errorClasses(wf, stepErr),
 		Message:      stepErr.Error(),
 		Backtrace:    backtrace(stepErr),
 		Precondition: precondition,
+		JobID:        jobID,
 	}
 	result, err := client.FailStep(ctx, step.ExecutionID, failure)
 	if err != nil {

@@ -62,5 +62,5 @@ func (r *Runner) Perform(ctx context.Context, db DB, executionID int64) error {
 		HeroType:     workflow.HeroType,
 		HeroID:       workflow.HeroID,
 		StepName:     execution.StepName,
-	}, nil)
+	}, 0)
 }

@@ -50,9 +50,11 @@ type Config struct {
 	Housekeeping HousekeepingConfig
 
 	// River is the base of the River client's configuration, for settings
-	// Geneva does not set (e.g. FetchPollInterval, PeriodicJobs, ID). Geneva
-	// adds its worker, the queues (unless Queues is set), the logger (unless
-	// Logger is set) and the job timeout.
+	// Geneva does not set (e.g. FetchCooldown, PeriodicJobs, ID). Geneva adds
+	// its worker, the queues (unless Queues is set), the logger (unless Logger
+	// is set), FetchPollInterval (unless set: 200 milliseconds, as a backstop
+	// for the insert notifications SQL throttles), FetchOnlyKnownKinds and the
+	// job timeout.
 	//
 	// Defaults to River's defaults.
 	River *river.Config
@@ -139,6 +141,14 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if err := addHousekeeping(riverConfig, config.Housekeeping, w.client, logger, housekeepingQueue); err != nil {
 		return nil, fmt.Errorf("geneva: %w", err)
 	}
+	// SQL sends River's insert notification at most once per queue per 10
+	// milliseconds; a producer that missed one finds the job at its next poll.
+	if riverConfig.FetchPollInterval == 0 {
+		riverConfig.FetchPollInterval = 200 * time.Millisecond
+		if riverConfig.FetchCooldown > riverConfig.FetchPollInterval {
+			riverConfig.FetchPollInterval = riverConfig.FetchCooldown
+		}
+	}
 	// Steps may run long; StepTimeout applies inside the executor.
 	riverConfig.JobTimeout = -1
 	// The queues may hold other jobs of the application's: fetch only the
@@ -211,9 +221,9 @@ type stepWorker struct {
 	worker *Worker
 }
 
+// Work runs the step execution the job names. SQL completes the job in the
+// transaction that records the step's outcome; when there is nothing to run,
+// River completes it.
 func (s *stepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
-	return s.worker.exec.perform(ctx, s.worker.pool, job.Args, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
-		return err
-	})
+	return s.worker.exec.perform(ctx, s.worker.pool, job.Args, job.ID)
 }

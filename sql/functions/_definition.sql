@@ -2,12 +2,17 @@
 -- when the type is not registered (callers treat its steps as undefined).
 --
 -- Called by: every function that schedules or resolves policies. Takes no
--- locks.
+-- locks. (PL/pgSQL: see geneva._complete_job.)
 create or replace function geneva._definition(p_workflow_type text)
 returns geneva.workflow_definitions
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select d.* from geneva.workflow_definitions d where d.workflow_type = p_workflow_type
+declare
+  v_definition geneva.workflow_definitions;
+begin
+  select d.* into v_definition from geneva.workflow_definitions d where d.workflow_type = p_workflow_type;
+  return v_definition;
+end;
 $$;

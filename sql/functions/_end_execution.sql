@@ -1,8 +1,8 @@
 -- geneva._end_execution: moves an execution to an end state with its outcome.
 --
--- Called by: every function that records what happened to an execution. The
--- caller holds the workflow lock, then the execution lock, and has checked
--- that the execution is active.
+-- Called by: every function that records what happened to an execution, with
+-- the execution as read under its lock. The caller holds the workflow lock,
+-- then the execution lock, and has checked that the execution is active.
 --
 -- Sets the state's own timestamp and finished_at, writes the error columns when
 -- given, and merges p_metadata into the execution's metadata. A scheduled
@@ -10,7 +10,7 @@
 -- recovery) has that job cancelled in River, so no worker runs its
 -- conditions for nothing.
 create or replace function geneva._end_execution(
-  p_execution_id bigint,
+  p_execution geneva.step_executions,
   p_state text,
   p_outcome text,
   p_error_class_name text default null,
@@ -25,13 +25,7 @@ set search_path = ''
 as $$
 declare
   v_now timestamptz := geneva.now();
-  v_state text;
-  v_job_id bigint;
 begin
-  select e.state, e.job_id into v_state, v_job_id
-  from geneva.step_executions e
-  where e.id = p_execution_id;
-
   update geneva.step_executions e
   set state = p_state,
     outcome = p_outcome,
@@ -45,14 +39,14 @@ begin
     error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
-  where e.id = p_execution_id;
+  where e.id = p_execution.id;
 
-  if v_state = 'scheduled' and v_job_id is not null then
+  if p_execution.state = 'scheduled' and p_execution.job_id is not null then
     update public.river_job j
     set state = 'cancelled',
       finalized_at = now()
-    where j.id = v_job_id
-      and j.state in ('available', 'scheduled', 'retryable');
+    where j.id = p_execution.job_id
+      and j.state::text in ('available', 'scheduled', 'retryable');
   end if;
 end;
 $$;

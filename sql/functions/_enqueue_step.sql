@@ -9,7 +9,8 @@
 -- the engine may run on geneva.fake_now, so the job is due after the same delay
 -- as the execution: now() + (p_scheduled_for - geneva.now()). A job due now is
 -- inserted `available` and wakes River's producers at once with River's insert
--- notification (topic public.river_insert). As River does for its own short
+-- notification (topic public.river_insert, see geneva._notify_insert). As River
+-- does for its own short
 -- snoozes, a job due within River's scheduler interval (5 seconds) is inserted
 -- `available` with its future time, for the producers' next fetch after it;
 -- a later one is inserted `scheduled` and River's scheduler makes it available
@@ -55,7 +56,7 @@ begin
   returning id into v_job_id;
 
   if v_delay = interval '0' then
-    perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
+    perform geneva._notify_insert(p_queue);
   end if;
 
   return v_job_id;

@@ -6,16 +6,19 @@
 -- newest first (step_executions_workflow_id); takes no locks.
 create or replace function geneva._next_attempt(p_workflow_id bigint, p_step_name text)
 returns integer
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select coalesce((
-    select e.attempt + 1
-    from geneva.step_executions e
-    where e.workflow_id = p_workflow_id
-      and e.step_name = p_step_name
-    order by e.id desc
-    limit 1
-  ), 1)
+declare
+  v_attempt integer;
+begin
+  select e.attempt + 1 into v_attempt
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.step_name = p_step_name
+  order by e.id desc
+  limit 1;
+  return coalesce(v_attempt, 1);
+end;
 $$;

@@ -48,7 +48,7 @@ begin
       select 1
       from public.river_job j
       where j.id = v_execution.job_id
-        and j.state in ('available', 'scheduled', 'retryable', 'pending')
+        and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
     ) then
     v_reason := 'stuck_scheduled';
   else
@@ -56,7 +56,7 @@ begin
   end if;
 
   perform geneva._end_execution(
-    v_execution.id,
+    v_execution,
     case p_action when 'cancel' then 'canceled' else 'completed' end,
     'recovered',
     p_metadata => jsonb_build_object('recovery_reason', v_reason)

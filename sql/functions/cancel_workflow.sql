@@ -21,7 +21,7 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
-  v_execution_id bigint;
+  v_execution geneva.step_executions;
 begin
   if v_workflow.state = 'performing' then
     update geneva.workflows w
@@ -40,14 +40,14 @@ begin
             table = 'workflows';
   end if;
 
-  select e.id into v_execution_id
+  select e.* into v_execution
   from geneva.step_executions e
   where e.workflow_id = p_workflow_id
     and e.state in ('scheduled', 'in_progress')
   for no key update;
 
-  if v_execution_id is not null then
-    perform geneva._end_execution(v_execution_id, 'canceled', 'canceled_externally');
+  if v_execution.id is not null then
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
   end if;
 
   return geneva._advance(v_workflow, null, 'cancel', null);

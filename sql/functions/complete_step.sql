@@ -1,8 +1,9 @@
 -- geneva.complete_step: records how a step that ran ended without an error,
 -- and moves the workflow on.
 --
--- Called by: the worker after the step function returned, in the transaction
--- that also completes the River job. p_signal is what the step returned:
+-- Called by: the worker after the step function returned; p_job_id names the
+-- River job it ran, which is completed in the same transaction (see
+-- geneva._complete_job). p_signal is what the step returned:
 --   success    completed/success; next step scheduled, or workflow finished
 --   finished   completed/success; workflow finished
 --   reattempt  completed/reattempted; the same step at now + p_wait (a
@@ -26,7 +27,8 @@
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
-  p_wait interval default null
+  p_wait interval default null,
+  p_job_id bigint default null
 )
 returns table (outcome text, workflow_state text)
 language plpgsql
@@ -35,6 +37,7 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
+  v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_state text;
@@ -59,18 +62,21 @@ begin
             hint = 'Only reattempt and suspend take a wait.';
   end if;
 
-  v_execution := geneva._lock_execution(p_execution_id);
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+  v_locked := geneva._lock_execution(p_execution_id);
+  v_workflow := v_locked.o_workflow;
+  v_execution := v_locked.o_execution;
 
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
+    perform geneva._complete_job(p_job_id);
     return query select null::text, v_workflow.state;
     return;
   end if;
 
   -- guard: a workflow that is not performing has no running step to report
   if v_workflow.state <> 'performing' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._complete_job(p_job_id);
     return query select 'canceled_externally'::text, v_workflow.state;
     return;
   end if;
@@ -108,15 +114,16 @@ begin
       v_move := 'same';
   end case;
 
-  perform geneva._end_execution(v_execution.id, v_state, v_outcome, p_metadata => v_metadata);
+  perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
   v_workflow := geneva._advance(
     v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
     v_execution
   );
 
+  perform geneva._complete_job(p_job_id);
   return query select v_outcome, v_workflow.state;
 end;
 $$;
 
-comment on function geneva.complete_step(bigint, text, interval) is
+comment on function geneva.complete_step(bigint, text, interval, bigint) is
 'Worker protocol: records a step''s normal end or flow-control signal and schedules what comes next.';

@@ -2,8 +2,9 @@
 -- preconditions) raised an error, resolves the exception policy, and moves the
 -- workflow on.
 --
--- Called by: the worker, in the transaction that also completes the River job,
--- when the step function returned an error or panicked (p_precondition false:
+-- Called by: the worker (p_job_id names the River job it ran, which is
+-- completed in the same transaction, unless a handler's decision is asked
+-- for), when the step function returned an error or panicked (p_precondition false:
 -- it applies only to an in_progress execution), or when evaluating
 -- cancel_if/skip_if failed before start_step (p_precondition true: it applies
 -- only to a scheduled execution that is due, of a ready workflow; the
@@ -47,7 +48,8 @@ create or replace function geneva.fail_step(
   p_error_backtrace text default null,
   p_handler_signal text default null,
   p_handler_wait interval default null,
-  p_precondition boolean default false
+  p_precondition boolean default false,
+  p_job_id bigint default null
 )
 returns table (
   action text,
@@ -63,6 +65,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
+  v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
@@ -92,27 +95,32 @@ begin
       using errcode = '22023';
   end if;
 
-  v_execution := geneva._lock_execution(p_execution_id);
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+  v_locked := geneva._lock_execution(p_execution_id);
+  v_workflow := v_locked.o_workflow;
+  v_execution := v_locked.o_execution;
 
   -- guard: the phase that failed must be the execution's: a running step's
   -- error, or a precondition's before the step started
   if not coalesce(p_precondition, false) then
     if v_execution.state <> 'in_progress' then
+      perform geneva._complete_job(p_job_id);
       return query select null::text, null::text, false, v_workflow.state, null::text;
       return;
     elsif v_workflow.state <> 'performing' then
-      perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+      perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+      perform geneva._complete_job(p_job_id);
       return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
       return;
     end if;
     v_reason := 'exception_policy';
   else
     if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
+      perform geneva._complete_job(p_job_id);
       return query select null::text, null::text, false, v_workflow.state, null::text;
       return;
     elsif v_execution.scheduled_for > v_now then
       perform geneva._ensure_job(v_workflow, v_execution);
+      perform geneva._complete_job(p_job_id);
       return query select null::text, null::text, false, v_workflow.state, null::text;
       return;
     end if;
@@ -198,7 +206,7 @@ begin
   end case;
 
   perform geneva._end_execution(
-    v_execution.id, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+    v_execution, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
   );
   v_workflow := geneva._advance(
     v_workflow, v_definition, v_move, v_execution.step_name,
@@ -206,6 +214,7 @@ begin
     v_execution
   );
 
+  perform geneva._complete_job(p_job_id);
   return query select
     v_action,
     v_outcome,
@@ -219,5 +228,5 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';

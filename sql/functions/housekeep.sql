@@ -109,12 +109,9 @@ begin
       where e.state = 'scheduled'
         and e.scheduled_for < v_now - p_stuck_scheduled_after
         and w.state = 'ready'
-        and not exists (
-          select 1
-          from public.river_job j
-          where j.id = e.job_id
-            and j.state in ('available', 'scheduled', 'retryable', 'pending')
-        )
+        -- (a lookup by primary key for each candidate: see geneva._complete_job)
+        and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
+          not in ('available', 'scheduled', 'retryable', 'pending')
       order by e.scheduled_for
       limit p_batch_size
     loop

@@ -1,8 +1,8 @@
 -- geneva.interrupt_step: a worker gives back a step it could not finish
 -- because it is shutting down; the step is run again.
 --
--- Called by: the worker, when its shutdown cancels a running step, in the
--- transaction that also completes the River job.
+-- Called by: the worker, when its shutdown cancels a running step; p_job_id
+-- names the River job it ran, completed in the same transaction.
 -- The execution ends completed/recovered (metadata.recovery_reason
 -- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
 -- same step is scheduled now, on another worker, continuing from the cursor a
@@ -13,7 +13,7 @@
 -- Returns the recorded outcome (NULL when the execution was no longer
 -- in_progress) and the workflow's state after it.
 -- Raises: 22004 for a NULL id; P0002 for an unknown execution.
-create or replace function geneva.interrupt_step(p_execution_id bigint)
+create or replace function geneva.interrupt_step(p_execution_id bigint, p_job_id bigint default null)
 returns table (outcome text, workflow_state text)
 language plpgsql
 volatile
@@ -21,21 +21,22 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-  v_execution geneva.step_executions := geneva._lock_execution(p_execution_id);
-  v_workflow geneva.workflows;
+  v_locked record := geneva._lock_execution(p_execution_id);
+  v_execution geneva.step_executions := v_locked.o_execution;
+  v_workflow geneva.workflows := v_locked.o_workflow;
   v_definition geneva.workflow_definitions;
 begin
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
-
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
+    perform geneva._complete_job(p_job_id);
     return query select null::text, v_workflow.state;
     return;
   end if;
 
   -- guard: a workflow that is not performing has no running step to give back
   if v_workflow.state <> 'performing' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._complete_job(p_job_id);
     return query select 'canceled_externally'::text, v_workflow.state;
     return;
   end if;
@@ -43,14 +44,15 @@ begin
   v_definition := geneva._definition(v_workflow.workflow_type);
 
   perform geneva._end_execution(
-    v_execution.id, 'completed', 'recovered',
+    v_execution, 'completed', 'recovered',
     p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
   );
   v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_from => v_execution);
 
+  perform geneva._complete_job(p_job_id);
   return query select 'recovered'::text, v_workflow.state;
 end;
 $$;
 
-comment on function geneva.interrupt_step(bigint) is
+comment on function geneva.interrupt_step(bigint, bigint) is
 'Worker protocol: a shutting-down worker gives back a running step, which is scheduled again now.';

@@ -50,7 +50,7 @@ begin
   for no key update;
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
   end if;
   perform geneva._schedule_step(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)

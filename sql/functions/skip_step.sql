@@ -40,7 +40,7 @@ begin
   for no key update;
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_externally');
+    perform geneva._end_execution(v_execution, 'skipped', 'skipped_externally');
   end if;
 
   v_definition := geneva._definition(v_workflow.workflow_type);

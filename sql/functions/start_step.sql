@@ -49,6 +49,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
+  v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
@@ -60,8 +61,9 @@ begin
             hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
   end if;
 
-  v_execution := geneva._lock_execution(p_execution_id);
-  select w.* into v_workflow from geneva.workflows w where w.id = v_execution.workflow_id;
+  v_locked := geneva._lock_execution(p_execution_id);
+  v_workflow := v_locked.o_workflow;
+  v_execution := v_locked.o_execution;
 
   -- guard: only a scheduled execution starts; anything else is a duplicate or late job
   if v_execution.state <> 'scheduled' then
@@ -70,7 +72,7 @@ begin
 
   -- guard: a finished or canceled workflow keeps no active execution
   if v_workflow.state in ('finished', 'canceled') then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
     return;
   end if;
 
@@ -91,7 +93,7 @@ begin
   -- guard: the step must still be defined (a deploy may have removed it)
   if v_index is null then
     perform geneva._end_execution(
-      v_execution.id, 'failed', 'step_not_defined',
+      v_execution, 'failed', 'step_not_defined',
       p_error_message => format(
         'step %s is not defined in workflow type %s', v_execution.step_name, v_workflow.workflow_type
       )
@@ -102,14 +104,14 @@ begin
 
   -- guard: the hero is gone
   if p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_hero_missing');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
     perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
     return;
   end if;
 
   -- guard: cancel_if
   if p_precondition = 'cancel' then
-    perform geneva._end_execution(v_execution.id, 'canceled', 'canceled_by_condition');
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_by_condition');
     perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
     return;
   end if;
@@ -117,7 +119,7 @@ begin
   -- guard: skip_if
   if p_precondition = 'skip'
     or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then
-    perform geneva._end_execution(v_execution.id, 'skipped', 'skipped_by_condition');
+    perform geneva._end_execution(v_execution, 'skipped', 'skipped_by_condition');
     perform geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
     return;
   end if;

@@ -21,7 +21,7 @@ declare
   v_id_column text := tg_argv[1];
   v_hero_ids text[];
   v_workflow geneva.workflows;
-  v_execution_id bigint;
+  v_execution geneva.step_executions;
 begin
   execute format('select array_agg(distinct h.%I::text) from old_heroes h', v_id_column)
   into v_hero_ids;
@@ -42,13 +42,13 @@ begin
         updated_at = geneva.now()
       where w.id = v_workflow.id;
     else
-      select e.id into v_execution_id
+      select e.* into v_execution
       from geneva.step_executions e
       where e.workflow_id = v_workflow.id
         and e.state in ('scheduled', 'in_progress')
       for no key update;
-      if v_execution_id is not null then
-        perform geneva._end_execution(v_execution_id, 'canceled', 'canceled_hero_missing');
+      if v_execution.id is not null then
+        perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
       end if;
       perform geneva._advance(v_workflow, null, 'cancel', null);
     end if;

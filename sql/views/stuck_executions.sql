@@ -23,12 +23,9 @@ select
   case
     when e.state = 'in_progress' then e.updated_at < geneva.now() - interval '1 hour'
     else e.scheduled_for < geneva.now() - interval '15 minutes'
-      and not exists (
-        select 1
-        from public.river_job j
-        where j.id = e.job_id
-          and j.state in ('available', 'scheduled', 'retryable', 'pending')
-      )
+      -- (a lookup by primary key for each row: see geneva._complete_job)
+      and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
+        not in ('available', 'scheduled', 'retryable', 'pending')
   end as stuck,
   e.job_id
 from geneva.step_executions e

@@ -1,0 +1,440 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+type bench struct {
+	o    options
+	pool *pgxpool.Pool
+	r    results
+	// heroes numbers heroes across runs, so that every workflow has its own.
+	heroes atomic.Int64
+}
+
+func (b *bench) child(mode string) (*child, error) {
+	return startChild(childConfig{
+		mode: mode, databaseURL: b.o.databaseURL, maxWorkers: b.o.workers, poolSize: b.o.pool,
+		steps: b.o.steps, fetchCooldown: b.o.fetchCooldown,
+	})
+}
+
+func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
+
+// define registers the benchmark's workflow types: Bench (the no-op steps)
+// and BenchCreate (one step, for create_workflow).
+func (b *bench) define(ctx context.Context) error {
+	client := goclient.New(b.pool)
+	definition, err := benchWorkflow(b.o.steps).Definition()
+	if err != nil {
+		return err
+	}
+	if err := client.DefineWorkflow(ctx, "Bench", definition); err != nil {
+		return err
+	}
+	return client.DefineWorkflow(ctx, "BenchCreate", []byte(`{"steps": [{"name": "only"}]}`))
+}
+
+// createBatch creates n Bench workflows in transactions of up to 100 and
+// returns the range of their ids.
+func (b *bench) createBatch(ctx context.Context, workflowType string, n int) (first, last int64, err error) {
+	client := goclient.New(b.pool)
+	for done := 0; done < n; {
+		size := min(100, n-done)
+		err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			for range size {
+				id, err := client.CreateWorkflowTx(ctx, tx, workflowType, "User", b.hero(), nil)
+				if err != nil {
+					return err
+				}
+				if first == 0 {
+					first = id
+				}
+				last = id
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		done += size
+	}
+	return first, last, nil
+}
+
+// waitFinished waits until no workflow of the type is ready or performing.
+func (b *bench) waitFinished(ctx context.Context, workflowType string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var active int
+		err := b.pool.QueryRow(ctx, `select count(*) from geneva.workflows
+			where workflow_type = $1 and state in ('ready', 'performing')`, workflowType).Scan(&active)
+		if err != nil {
+			return err
+		}
+		if active == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d %s workflows still run after %s", active, workflowType, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// throughput runs workflows of no-op steps with all of them created at once:
+// the end-to-end ceiling, and the latencies at full load.
+func (b *bench) throughput(ctx context.Context) error {
+	if err := b.define(ctx); err != nil {
+		return err
+	}
+	if b.o.profile {
+		if _, err := b.pool.Exec(ctx, "create extension if not exists pg_stat_statements; select pg_stat_statements_reset()"); err != nil {
+			return err
+		}
+	}
+	worker, err := b.child("geneva")
+	if err != nil {
+		return err
+	}
+	start, machineStart, ownStart := time.Now(), machineCPU(), ownCPU()
+	first, last, err := b.createBatch(ctx, "Bench", b.o.workflows)
+	if err != nil {
+		return err
+	}
+	if err := b.waitFinished(ctx, "Bench", 10*time.Minute); err != nil {
+		return err
+	}
+	elapsed, machine, own := time.Since(start), machineCPU()-machineStart, ownCPU()-ownStart
+	rss, workerCPU, err := worker.stop()
+	if err != nil {
+		return err
+	}
+	b.r.genevaCPU = cpuSplit{total: machine, worker: workerCPU, bench: own}
+
+	if b.o.profile {
+		if err := b.printProfile(ctx); err != nil {
+			return err
+		}
+	}
+	b.r.genevaSteps = b.o.workflows * b.o.steps
+	b.r.genevaElapsed = elapsed
+	b.r.genevaRSS = rss
+	b.r.fullLoad, err = b.latencies(ctx, first, last)
+	return err
+}
+
+// riverCeiling works as many no-op River jobs as the throughput run had
+// steps, with the same slots and settings: the machine's ceiling for a queue.
+func (b *bench) riverCeiling(ctx context.Context) error {
+	inserter, err := river.NewClient(riverpgxv5.New(b.pool), &river.Config{})
+	if err != nil {
+		return err
+	}
+	worker, err := b.child("river")
+	if err != nil {
+		return err
+	}
+	jobs := b.o.workflows * b.o.steps
+	start := time.Now()
+	for done := 0; done < jobs; {
+		size := min(1000, jobs-done)
+		params := make([]river.InsertManyParams, size)
+		for i := range params {
+			params[i] = river.InsertManyParams{Args: noopArgs{}}
+		}
+		if _, err := inserter.InsertManyFast(ctx, params); err != nil {
+			return err
+		}
+		done += size
+	}
+	for {
+		var left int
+		err := b.pool.QueryRow(ctx, `select count(*) from public.river_job
+			where kind = 'bench_noop' and state not in ('completed', 'discarded', 'cancelled')`).Scan(&left)
+		if err != nil {
+			return err
+		}
+		if left == 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("%d River jobs left after 10 minutes", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.r.riverJobs = jobs
+	b.r.riverElapsed = time.Since(start)
+	b.r.riverRSS, _, err = worker.stop()
+	return err
+}
+
+// steadyLoad offers steps at a steady rate well below saturation, each
+// workflow created in its own transaction, and measures the latencies.
+func (b *bench) steadyLoad(ctx context.Context) error {
+	worker, err := b.child("geneva")
+	if err != nil {
+		return err
+	}
+	client := goclient.New(b.pool)
+	perSecond := float64(b.o.steadyRate) / float64(b.o.steps)
+	var (
+		first, last int64
+		owed        float64
+		tick        = 10 * time.Millisecond
+		ticker      = time.NewTicker(tick)
+		end         = time.Now().Add(b.o.steadyFor)
+		created     int
+	)
+	for now := range ticker.C {
+		if now.After(end) {
+			break
+		}
+		owed += perSecond * tick.Seconds()
+		for ; owed >= 1; owed-- {
+			id, err := client.CreateWorkflow(ctx, "Bench", "User", b.hero(), nil)
+			if err != nil {
+				return err
+			}
+			if first == 0 {
+				first = id
+			}
+			last = id
+			created++
+		}
+	}
+	ticker.Stop()
+	if err := b.waitFinished(ctx, "Bench", 5*time.Minute); err != nil {
+		return err
+	}
+	if _, _, err := worker.stop(); err != nil {
+		return err
+	}
+	b.r.steadyOffered = b.o.steadyRate
+	b.r.steadyAchieved = float64(created*b.o.steps) / b.o.steadyFor.Seconds()
+	b.r.steady, err = b.latencies(ctx, first, last)
+	return err
+}
+
+// createThroughput creates workflows with several connections at once, first
+// one per transaction, then a hundred per transaction.
+func (b *bench) createThroughput(ctx context.Context) error {
+	client := goclient.New(b.pool)
+	run := func(perTx int) (float64, error) {
+		var (
+			wg       sync.WaitGroup
+			errs     = make(chan error, b.o.createConns)
+			perConn  = b.o.creates / b.o.createConns
+			start    = time.Now()
+			creating = func() error {
+				for done := 0; done < perConn; done += perTx {
+					err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+						for range perTx {
+							if _, err := client.CreateWorkflowTx(ctx, tx, "BenchCreate", "User", b.hero(), nil); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		)
+		for range b.o.createConns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- creating()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				return 0, err
+			}
+		}
+		return float64(perConn*b.o.createConns) / time.Since(start).Seconds(), nil
+	}
+	var err error
+	if b.r.createsOnePerTx, err = run(1); err != nil {
+		return err
+	}
+	b.r.createsHundredPerTx, err = run(100)
+	return err
+}
+
+// growth fills the tables with finished history and, at each size, times
+// create_workflow and each dashboard view.
+func (b *bench) growth(ctx context.Context) error {
+	client := goclient.New(b.pool)
+	have := 0
+	for _, size := range slices.Sorted(slices.Values(b.o.growth)) {
+		fmt.Fprintf(os.Stderr, "geneva-bench: growth: filling to %d finished workflows\n", size)
+		if err := fillHistory(ctx, b.pool, have, size); err != nil {
+			return err
+		}
+		have = max(have, size)
+		if _, err := b.pool.Exec(ctx, "analyze geneva.workflows; analyze geneva.step_executions"); err != nil {
+			return err
+		}
+
+		var creates []time.Duration
+		for range b.o.growthCreates {
+			start := time.Now()
+			if _, err := client.CreateWorkflow(ctx, "BenchCreate", "User", b.hero(), nil); err != nil {
+				return err
+			}
+			creates = append(creates, time.Since(start))
+		}
+		row := growthRow{size: size, create: percentiles(creates)}
+
+		var sample int64
+		if err := b.pool.QueryRow(ctx, "select coalesce(max(id), 0) from geneva.workflows where workflow_type = 'BenchHistory'").Scan(&sample); err != nil {
+			return err
+		}
+		for _, view := range []struct{ name, sql string }{
+			{"workflow_counts", "select * from geneva.workflow_counts"},
+			{"paused_workflows", "select * from geneva.paused_workflows"},
+			{"stuck_executions", "select * from geneva.stuck_executions"},
+			{"workflow_timeline", fmt.Sprintf("select * from geneva.workflow_timeline where workflow_id = %d", sample)},
+			{"step_stats", "select * from geneva.step_stats"},
+		} {
+			best := time.Duration(1<<63 - 1)
+			for range 3 {
+				start := time.Now()
+				rows, err := b.pool.Query(ctx, view.sql)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					return fmt.Errorf("%s: %w", view.name, err)
+				}
+				best = min(best, time.Since(start))
+			}
+			row.views = append(row.views, viewTime{name: view.name, took: best})
+		}
+		b.r.growth = append(b.r.growth, row)
+	}
+	return nil
+}
+
+// fillHistory adds finished workflows (three completed executions each) until
+// the tables hold size of them, in chunks, as if they had ended over the last
+// thirty days.
+func fillHistory(ctx context.Context, pool *pgxpool.Pool, have, size int) error {
+	const chunk = 100_000
+	for from := have; from < size; from += chunk {
+		to := min(from+chunk, size)
+		_, err := pool.Exec(ctx, `
+			with new as (
+			  insert into geneva.workflows (
+			    workflow_type, hero_type, hero_id, state, created_at, updated_at, started_at,
+			    transitioned_at, finished_at
+			  )
+			  select 'BenchHistory', 'User', 'history-' || g, 'finished', t - interval '1 hour', t,
+			    t - interval '1 hour', t, t
+			  from generate_series($1::bigint + 1, $2::bigint) g,
+			    lateral (select now() - (g % 30) * interval '1 day' - (g % 86400) * interval '1 second' as t) at
+			  returning id, finished_at
+			)
+			insert into geneva.step_executions (
+			  workflow_id, step_name, attempt, state, outcome, scheduled_for, started_at, completed_at,
+			  finished_at, created_at, updated_at
+			)
+			select new.id, s.name, 1, 'completed', 'success',
+			  new.finished_at - s.back, new.finished_at - s.back + interval '5 milliseconds',
+			  new.finished_at - s.back + interval '20 milliseconds', new.finished_at - s.back + interval '20 milliseconds',
+			  new.finished_at - s.back, new.finished_at - s.back + interval '20 milliseconds'
+			from new
+			cross join (values ('a', interval '40 minutes'), ('b', interval '20 minutes'), ('c', interval '0')) s(name, back)`,
+			from, to)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latency is a distribution in milliseconds.
+type latency struct {
+	p50, p95, p99, max float64
+	n                  int
+}
+
+// latencies reads, for the executions of workflows first..last, the lag from
+// scheduled_for to started_at, and the gap from a step's end to the next
+// step's start.
+func (b *bench) latencies(ctx context.Context, first, last int64) (latencyPair, error) {
+	var pair latencyPair
+	err := b.pool.QueryRow(ctx, `
+		with e as (
+		  select extract(epoch from started_at - scheduled_for) * 1000 as lag,
+		    extract(epoch from started_at - lag(finished_at) over (partition by workflow_id order by id)) * 1000 as gap
+		  from geneva.step_executions
+		  where workflow_id between $1 and $2 and started_at is not null
+		)
+		select
+		  percentile_cont(0.5) within group (order by lag), percentile_cont(0.95) within group (order by lag),
+		  percentile_cont(0.99) within group (order by lag), max(lag), count(lag),
+		  coalesce(percentile_cont(0.5) within group (order by gap), 0), coalesce(percentile_cont(0.95) within group (order by gap), 0),
+		  coalesce(percentile_cont(0.99) within group (order by gap), 0), coalesce(max(gap), 0), count(gap)
+		from e`, first, last).Scan(
+		&pair.lag.p50, &pair.lag.p95, &pair.lag.p99, &pair.lag.max, &pair.lag.n,
+		&pair.gap.p50, &pair.gap.p95, &pair.gap.p99, &pair.gap.max, &pair.gap.n)
+	return pair, err
+}
+
+type latencyPair struct{ lag, gap latency }
+
+func percentiles(durations []time.Duration) latency {
+	slices.Sort(durations)
+	at := func(q float64) float64 {
+		return float64(durations[int(q*float64(len(durations)-1))]) / float64(time.Millisecond)
+	}
+	return latency{p50: at(0.5), p95: at(0.95), p99: at(0.99), max: at(1), n: len(durations)}
+}
+
+// printProfile prints the statements that took the most time, from
+// pg_stat_statements.
+func (b *bench) printProfile(ctx context.Context) error {
+	rows, err := b.pool.Query(ctx, `select calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3),
+		left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+		from pg_stat_statements order by total_exec_time desc limit 25`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Fprintf(os.Stderr, "%8s %10s %8s  %s\n", "calls", "total ms", "mean ms", "query")
+	for rows.Next() {
+		var (
+			calls       int64
+			total, mean float64
+			query       string
+		)
+		if err := rows.Scan(&calls, &total, &mean, &query); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%8d %10.1f %8.3f  %s\n", calls, total, mean, query)
+	}
+	return rows.Err()
+}
