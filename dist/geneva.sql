@@ -933,6 +933,30 @@ begin
 end;
 $$;
 
+-- geneva._lock_active_execution: locks a workflow's active (scheduled or
+-- in_progress) execution, if it has one, and returns it (a row of NULLs
+-- otherwise).
+--
+-- Called by: the operator functions and the hero trigger, which hold the
+-- workflow's lock already (lock order: workflow, then execution).
+create or replace function geneva._lock_active_execution(p_workflow_id bigint)
+returns geneva.step_executions
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_execution geneva.step_executions;
+begin
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.state in ('scheduled', 'in_progress')
+  for no key update;
+  return v_execution;
+end;
+$$;
+
 -- geneva._notify_insert: wakes River's producers of a queue (River's insert
 -- notification, topic public.river_insert) unless it was done moments ago.
 --
@@ -1955,11 +1979,7 @@ begin
             table = 'workflows';
   end if;
 
-  select e.* into v_execution
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-    and e.state in ('scheduled', 'in_progress')
-  for no key update;
+  v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.state = 'scheduled' then
     perform geneva._ensure_job(v_workflow, v_execution);
@@ -2035,11 +2055,7 @@ begin
             table = 'workflows';
   end if;
 
-  select e.* into v_execution
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-    and e.state in ('scheduled', 'in_progress')
-  for no key update;
+  v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.id is not null then
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
@@ -2087,11 +2103,7 @@ begin
             table = 'workflows';
   end if;
 
-  select e.* into v_execution
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-    and e.state in ('scheduled', 'in_progress')
-  for no key update;
+  v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.id is not null then
     perform geneva._end_execution(v_execution, 'skipped', 'skipped_externally');
@@ -2153,11 +2165,7 @@ begin
             detail = format('Its steps are %s.', array_to_string(v_definition.step_names, ', '));
   end if;
 
-  select e.* into v_execution
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-    and e.state in ('scheduled', 'in_progress')
-  for no key update;
+  v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.id is not null then
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
@@ -3132,11 +3140,7 @@ begin
         updated_at = geneva.now()
       where w.id = v_workflow.id;
     else
-      select e.* into v_execution
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.state in ('scheduled', 'in_progress')
-      for no key update;
+      v_execution := geneva._lock_active_execution(v_workflow.id);
       if v_execution.id is not null then
         perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
       end if;

@@ -19,6 +19,7 @@
 {{ template "functions/_definition.sql" . }}
 {{ template "functions/_lock_workflow.sql" . }}
 {{ template "functions/_lock_execution.sql" . }}
+{{ template "functions/_lock_active_execution.sql" . }}
 {{ template "functions/_notify_insert.sql" . }}
 {{ template "functions/_enqueue_step.sql" . }}
 {{ template "functions/_ensure_job.sql" . }}

@@ -62,6 +62,34 @@ const (
 	phaseInterrupted               // a shutdown cut the step off
 )
 
+// newExecutor makes the executor of a worker or a runner from its config.
+func newExecutor(config *Config) (*executor, error) {
+	if config == nil {
+		config = &Config{}
+	}
+	reg, err := newRegistry(config.Workflows)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
+	}
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	report := config.ErrorReporter
+	if report == nil {
+		report = func(ctx context.Context, step *Step, err error) {
+			step.Logger.ErrorContext(ctx, "geneva: step error", slog.String("error", err.Error()))
+		}
+	}
+	return &executor{
+		registry:    reg,
+		hooks:       config.Hooks,
+		logger:      logger,
+		report:      report,
+		stepTimeout: config.StepTimeout,
+	}, nil
+}
+
 // finalizeAttempts is how many times the outcome's transaction is tried before
 // the execution is left in_progress for housekeeping to recover.
 const finalizeAttempts = 4

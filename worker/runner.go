@@ -2,8 +2,6 @@ package worker
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 
 	"github.com/geneva-dev/geneva/goclient"
 )
@@ -18,24 +16,11 @@ type Runner struct {
 
 // NewRunner makes a runner for the workflows in config.
 func NewRunner(config *Config) (*Runner, error) {
-	if config == nil {
-		config = &Config{}
-	}
-	reg, err := newRegistry(config.Workflows)
+	exec, err := newExecutor(config)
 	if err != nil {
-		return nil, fmt.Errorf("geneva: %w", err)
+		return nil, err
 	}
-	logger := config.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &Runner{exec: &executor{
-		registry:    reg,
-		hooks:       config.Hooks,
-		logger:      logger,
-		report:      config.ErrorReporter,
-		stepTimeout: config.StepTimeout,
-	}}, nil
+	return &Runner{exec: exec}, nil
 }
 
 // Register writes the workflows' definitions to the database on db.

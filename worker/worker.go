@@ -80,34 +80,17 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if config == nil {
 		config = &Config{}
 	}
-	reg, err := newRegistry(config.Workflows)
+	exec, err := newExecutor(config)
 	if err != nil {
-		return nil, fmt.Errorf("geneva: %w", err)
+		return nil, err
 	}
-
-	logger := config.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	report := config.ErrorReporter
-	if report == nil {
-		report = func(ctx context.Context, step *Step, err error) {
-			step.Logger.ErrorContext(ctx, "geneva: step error", slog.String("error", err.Error()))
-		}
-	}
-
 	w := &Worker{
 		client:   goclient.New(pool),
+		exec:     exec,
 		pool:     pool,
-		registry: reg,
-		exec: &executor{
-			registry:    reg,
-			hooks:       config.Hooks,
-			logger:      logger,
-			report:      report,
-			stepTimeout: config.StepTimeout,
-		},
+		registry: exec.registry,
 	}
+	logger, reg := exec.logger, exec.registry
 
 	riverConfig := &river.Config{}
 	if config.River != nil {

@@ -40,11 +40,7 @@ begin
             table = 'workflows';
   end if;
 
-  select e.* into v_execution
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-    and e.state in ('scheduled', 'in_progress')
-  for no key update;
+  v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.id is not null then
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');

@@ -32,11 +32,7 @@ begin
             table = 'workflows';
   end if;
 
-  select e.* into v_execution
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-    and e.state in ('scheduled', 'in_progress')
-  for no key update;
+  v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.state = 'scheduled' then
     perform geneva._ensure_job(v_workflow, v_execution);

@@ -42,11 +42,7 @@ begin
         updated_at = geneva.now()
       where w.id = v_workflow.id;
     else
-      select e.* into v_execution
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.state in ('scheduled', 'in_progress')
-      for no key update;
+      v_execution := geneva._lock_active_execution(v_workflow.id);
       if v_execution.id is not null then
         perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
       end if;
