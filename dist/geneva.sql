@@ -2955,6 +2955,62 @@ $$;
 comment on function geneva.interrupt_step(bigint, bigint) is
 'Worker protocol: a shutting-down worker gives back a running step, which is scheduled again now.';
 
+-- geneva.heartbeat_step: a running step's sign of life.
+--
+-- Called by: the worker, every Config.HeartbeatInterval while a step function
+-- runs, so that housekeeping does not take a long step for one whose worker
+-- died (it recovers in_progress executions by updated_at). One UPDATE of the
+-- execution row; no other lock.
+-- Returns whether the execution is still in_progress (false: something else
+-- ended it, e.g. housekeeping recovered it, and the step's outcome will not be
+-- recorded).
+-- Raises: 22004 for a NULL id.
+create or replace function geneva.heartbeat_step(p_execution_id bigint)
+returns boolean
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  if p_execution_id is null then
+    raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+
+  update geneva.step_executions e
+  set updated_at = geneva.now()
+  where e.id = p_execution_id
+    and e.state = 'in_progress';
+  return found;
+end;
+$$;
+
+comment on function geneva.heartbeat_step(bigint) is
+'Worker protocol: a running step''s sign of life for housekeeping; false when the execution is no longer in_progress.';
+
+-- geneva.step_defined: whether the registered definition of a workflow type
+-- has a step of that name.
+--
+-- Called by: a worker whose own definition lacks the workflow type or the
+-- step of a job it received (a deploy in progress: a newer worker registered
+-- it). When the database has the step, the worker gives the job back for a
+-- newer worker; when it does not, geneva.start_step records the execution as
+-- failed/step_not_defined. Takes no locks.
+-- Returns false for an unknown type or step, and for NULLs.
+create or replace function geneva.step_defined(p_workflow_type text, p_step_name text)
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(
+    (select p_step_name = any (d.step_names) from geneva.workflow_definitions d where d.workflow_type = p_workflow_type),
+    false
+  );
+$$;
+
+comment on function geneva.step_defined(text, text) is
+'Worker protocol: whether the registered definition of a workflow type has the named step.';
+
 
 -- Housekeeping and heroes.
 -- geneva.housekeep: one round of housekeeping, in one short transaction.

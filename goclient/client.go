@@ -285,6 +285,15 @@ func scheduleStep(ctx context.Context, db DB, workflowID int64, stepName string)
 // Housekeep runs one round of housekeeping (geneva.housekeep) and returns its
 // counts. Call it again while More is true.
 func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*HousekeepResult, error) {
+	return housekeep(ctx, c.db, params)
+}
+
+// HousekeepTx is Housekeep in the caller's transaction.
+func (c *Client) HousekeepTx(ctx context.Context, tx pgx.Tx, params *HousekeepParams) (*HousekeepResult, error) {
+	return housekeep(ctx, tx, params)
+}
+
+func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepResult, error) {
 	if params == nil {
 		params = &HousekeepParams{}
 	}
@@ -305,7 +314,7 @@ func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*House
 		batch = 1000
 	}
 	var result HousekeepResult
-	err := c.db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", retentionArg,
+	err := db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", retentionArg,
 		orDefault(params.StuckInProgressAfter, time.Hour), orDefault(params.StuckScheduledAfter, 15*time.Minute),
 		action, batch).Scan(&result)
 	if err != nil {
@@ -331,7 +340,16 @@ type WorkflowCount struct {
 // WorkflowCounts returns how many workflows of each type are in each state
 // (the geneva.workflow_counts view), ordered by type and state.
 func (c *Client) WorkflowCounts(ctx context.Context) ([]*WorkflowCount, error) {
-	rows, err := c.db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
+	return workflowCounts(ctx, c.db)
+}
+
+// WorkflowCountsTx is WorkflowCounts in the caller's transaction.
+func (c *Client) WorkflowCountsTx(ctx context.Context, tx pgx.Tx) ([]*WorkflowCount, error) {
+	return workflowCounts(ctx, tx)
+}
+
+func workflowCounts(ctx context.Context, db DB) ([]*WorkflowCount, error) {
+	rows, err := db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -475,6 +493,83 @@ func (c *Client) InterruptStepTx(ctx context.Context, tx pgx.Tx, executionID int
 func interruptStep(ctx context.Context, db DB, executionID int64, opts *ReportOpts) (*StepResult, error) {
 	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)", executionID, jobIDOf(opts))
 	return collectStepResult(rows, err)
+}
+
+// HeartbeatStep is a running step's sign of life (geneva.heartbeat_step):
+// housekeeping recovers in_progress executions silent for too long. It
+// returns false when the execution is no longer in_progress. The worker sends
+// heartbeats itself.
+//
+// Errors: ErrInvalidArgument.
+func (c *Client) HeartbeatStep(ctx context.Context, executionID int64) (bool, error) {
+	return heartbeatStep(ctx, c.db, executionID)
+}
+
+// HeartbeatStepTx is HeartbeatStep in the caller's transaction.
+func (c *Client) HeartbeatStepTx(ctx context.Context, tx pgx.Tx, executionID int64) (bool, error) {
+	return heartbeatStep(ctx, tx, executionID)
+}
+
+func heartbeatStep(ctx context.Context, db DB, executionID int64) (bool, error) {
+	var running bool
+	err := db.QueryRow(ctx, "select geneva.heartbeat_step($1)", executionID).Scan(&running)
+	return running, mapError(err)
+}
+
+// StepDefined reports whether the registered definition of a workflow type
+// has the named step (geneva.step_defined).
+func (c *Client) StepDefined(ctx context.Context, workflowType, stepName string) (bool, error) {
+	return stepDefined(ctx, c.db, workflowType, stepName)
+}
+
+// StepDefinedTx is StepDefined in the caller's transaction.
+func (c *Client) StepDefinedTx(ctx context.Context, tx pgx.Tx, workflowType, stepName string) (bool, error) {
+	return stepDefined(ctx, tx, workflowType, stepName)
+}
+
+func stepDefined(ctx context.Context, db DB, workflowType, stepName string) (bool, error) {
+	var defined bool
+	err := db.QueryRow(ctx, "select geneva.step_defined($1, $2)", workflowType, stepName).Scan(&defined)
+	return defined, mapError(err)
+}
+
+// TrackHero makes deleting a row of table (e.g. "public.users") cancel the
+// ongoing workflows of heroType whose hero_id is the row's idColumn
+// (geneva.track_hero): a trigger, attached once, typically in a migration.
+// An empty idColumn means "id".
+//
+// Errors: ErrInvalidArgument (an empty hero type, a column the table does not
+// have); an unknown table is PostgreSQL's own error (42P01).
+func (c *Client) TrackHero(ctx context.Context, table, heroType, idColumn string) error {
+	return trackHero(ctx, c.db, table, heroType, idColumn)
+}
+
+// TrackHeroTx is TrackHero in the caller's transaction.
+func (c *Client) TrackHeroTx(ctx context.Context, tx pgx.Tx, table, heroType, idColumn string) error {
+	return trackHero(ctx, tx, table, heroType, idColumn)
+}
+
+func trackHero(ctx context.Context, db DB, table, heroType, idColumn string) error {
+	if idColumn == "" {
+		idColumn = "id"
+	}
+	_, err := db.Exec(ctx, "select geneva.track_hero($1::regclass, $2, $3)", table, heroType, idColumn)
+	return mapError(err)
+}
+
+// UntrackHero removes what TrackHero attached (geneva.untrack_hero).
+func (c *Client) UntrackHero(ctx context.Context, table, heroType string) error {
+	return untrackHero(ctx, c.db, table, heroType)
+}
+
+// UntrackHeroTx is UntrackHero in the caller's transaction.
+func (c *Client) UntrackHeroTx(ctx context.Context, tx pgx.Tx, table, heroType string) error {
+	return untrackHero(ctx, tx, table, heroType)
+}
+
+func untrackHero(ctx context.Context, db DB, table, heroType string) error {
+	_, err := db.Exec(ctx, "select geneva.untrack_hero($1::regclass, $2)", table, heroType)
+	return mapError(err)
 }
 
 func collectStepResult(rows pgx.Rows, err error) (*StepResult, error) {

@@ -231,3 +231,83 @@ func TestViews(t *testing.T) {
 		require.Equal(t, map[string]int64{"paused_by_exception": 1}, stats[0].Outcomes)
 	})
 }
+
+func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
+	t.Parallel()
+
+	t.Run("HeartbeatStepTouchesOnlyARunningExecution", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		history, err := client.StepHistory(ctx, id)
+		require.NoError(t, err)
+		executionID := history[0].ID
+
+		running, err := client.HeartbeatStep(ctx, executionID)
+		require.NoError(t, err)
+		require.False(t, running, "still scheduled")
+
+		started, err := client.StartStep(ctx, executionID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, "update geneva.step_executions set updated_at = updated_at - interval '1 hour' where id = $1", executionID)
+		require.NoError(t, err)
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		running, err = client.HeartbeatStepTx(ctx, tx, executionID)
+		require.NoError(t, err)
+		require.True(t, running)
+		require.NoError(t, tx.Commit(ctx))
+		execution, err := client.GetStepExecution(ctx, executionID)
+		require.NoError(t, err)
+		require.False(t, execution.UpdatedAt.Before(started.StartedAt), "touched")
+
+		_, err = client.CompleteStep(ctx, executionID, goclient.SignalSuccess, 0, nil)
+		require.NoError(t, err)
+		running, err = client.HeartbeatStep(ctx, executionID)
+		require.NoError(t, err)
+		require.False(t, running, "ended")
+	})
+
+	t.Run("StepDefined", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		for _, c := range []struct {
+			workflowType, step string
+			want               bool
+		}{{"Two", "a", true}, {"Two", "b", true}, {"Two", "c", false}, {"Three", "a", false}} {
+			defined, err := client.StepDefined(ctx, c.workflowType, c.step)
+			require.NoError(t, err)
+			require.Equal(t, c.want, defined, "%s.%s", c.workflowType, c.step)
+		}
+	})
+
+	t.Run("TrackHero", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client := setup(t)
+		_, err := pool.Exec(ctx, "create table accounts (account_id text primary key)")
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, "insert into accounts values ('1'), ('2')")
+		require.NoError(t, err)
+
+		require.ErrorIs(t, client.TrackHero(ctx, "accounts", "Account", "id"), goclient.ErrInvalidArgument, "no such column")
+		require.NoError(t, client.TrackHero(ctx, "accounts", "Account", "account_id"))
+		first, err := client.CreateWorkflow(ctx, "Two", "Account", "1", nil)
+		require.NoError(t, err)
+		second, err := client.CreateWorkflow(ctx, "Two", "Account", "2", nil)
+		require.NoError(t, err)
+
+		_, err = pool.Exec(ctx, "delete from accounts where account_id = '1'")
+		require.NoError(t, err)
+		workflow, err := client.GetWorkflow(ctx, first)
+		require.NoError(t, err)
+		require.Equal(t, goclient.StateCanceled, workflow.State)
+
+		require.NoError(t, client.UntrackHero(ctx, "accounts", "Account"))
+		_, err = pool.Exec(ctx, "delete from accounts where account_id = '2'")
+		require.NoError(t, err)
+		workflow, err = client.GetWorkflow(ctx, second)
+		require.NoError(t, err)
+		require.Equal(t, goclient.StateReady, workflow.State, "no longer tracked")
+	})
+}

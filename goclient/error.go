@@ -93,6 +93,9 @@ func mapError(err error) error {
 	case CodeUnknownWorkflowType:
 		kind = ErrUnknownWorkflowType
 	case pgerrcode.UniqueViolation:
+		if pgErr.ConstraintName != "workflows_one_ongoing_per_hero" {
+			return err
+		}
 		kind = ErrDuplicateWorkflow
 	default:
 		return err

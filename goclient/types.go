@@ -178,6 +178,10 @@ type FailResult struct {
 
 // ListWorkflowsParams filters ListWorkflows. Zero fields do not filter.
 type ListWorkflowsParams struct {
+	// State, WorkflowType, HeroType and HeroID filter the list; each matches
+	// exactly.
+	//
+	// Defaults to no filter (empty).
 	State        string
 	WorkflowType string
 	HeroType     string
@@ -187,6 +191,8 @@ type ListWorkflowsParams struct {
 	// Defaults to 100.
 	Limit int
 	// BeforeID pages: pass the last ID of the previous page.
+	//
+	// Defaults to 0: the first page.
 	BeforeID int64
 }
 
@@ -197,8 +203,9 @@ type HousekeepParams struct {
 	//
 	// Defaults to 30 days.
 	Retention time.Duration
-	// StuckInProgressAfter is how long an execution may be in_progress before
-	// it counts as stuck (its worker died).
+	// StuckInProgressAfter is how long an in_progress execution may go without
+	// a sign of life (its start, a checkpoint, a heartbeat) before it counts as
+	// stuck (its worker died).
 	//
 	// Defaults to 1 hour.
 	StuckInProgressAfter time.Duration

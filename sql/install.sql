@@ -51,6 +51,8 @@
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
+{{ template "functions/heartbeat_step.sql" . }}
+{{ template "functions/step_defined.sql" . }}
 
 -- Housekeeping and heroes.
 {{ template "functions/housekeep.sql" . }}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -50,7 +51,12 @@ func main() {
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(2)
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "geneva:", err)
+		// errors from the library already say where they come from
+		message := err.Error()
+		if !strings.HasPrefix(message, "geneva: ") {
+			message = "geneva: " + message
+		}
+		fmt.Fprintln(os.Stderr, message)
 		os.Exit(1)
 	}
 }
