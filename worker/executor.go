@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,10 +46,10 @@ type executor struct {
 	logger      *slog.Logger
 	report      func(ctx context.Context, step *Step, err error)
 	stepTimeout time.Duration
-	// stopping is set when a shutdown cuts running steps off: a step whose
-	// context was canceled then is given back (geneva.interrupt_step), not
-	// failed.
-	stopping atomic.Bool
+	// heartbeat is how often a running step's execution is touched
+	// (geneva.heartbeat_step); zero for none (the runner's single connection
+	// cannot be shared with a heartbeat).
+	heartbeat time.Duration
 }
 
 // phase is what a finalize records the end of.
@@ -67,6 +66,9 @@ func newExecutor(config *Config) (*executor, error) {
 	if config == nil {
 		config = &Config{}
 	}
+	if config.StepTimeout < 0 {
+		return nil, fmt.Errorf("geneva: negative StepTimeout %s", config.StepTimeout)
+	}
 	reg, err := newRegistry(config.Workflows)
 	if err != nil {
 		return nil, fmt.Errorf("geneva: %w", err)
@@ -78,7 +80,7 @@ func newExecutor(config *Config) (*executor, error) {
 	report := config.ErrorReporter
 	if report == nil {
 		report = func(ctx context.Context, step *Step, err error) {
-			step.Logger.ErrorContext(ctx, "geneva: step error", slog.String("error", err.Error()))
+			step.Logger.ErrorContext(ctx, "geneva: step error", slog.String("error", errorMessage(err)))
 		}
 	}
 	return &executor{
@@ -90,20 +92,43 @@ func newExecutor(config *Config) (*executor, error) {
 	}, nil
 }
 
+// NotHereError is what perform returns for a job whose workflow type or step
+// this worker's definitions lack while the database's definition has it: a
+// deploy is under way and a newer worker should run it. The worker gives the
+// job back to River for later (a snooze).
+type NotHereError struct {
+	WorkflowType string
+	StepName     string
+}
+
+func (e *NotHereError) Error() string {
+	return fmt.Sprintf("geneva: this worker does not define step %s of workflow type %s, which the database does", e.StepName, e.WorkflowType)
+}
+
 // finalizeAttempts is how many times the outcome's transaction is tried before
 // the execution is left in_progress for housekeeping to recover.
-const finalizeAttempts = 4
+const finalizeAttempts = 5
 
 // perform runs one step execution on db. jobID, when not zero, is the River
 // job being worked: SQL completes it in the transaction that records the
 // outcome. An error means nothing was recorded and the job should be retried.
 func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
+	client := goclient.New(db)
 	wf := e.registry[args.WorkflowType]
-	if wf == nil {
-		return fmt.Errorf("geneva: this worker does not run workflow type %q (it runs %v)", args.WorkflowType, e.registry.types())
+	if wf == nil || wf.step(args.StepName) == nil {
+		defined, err := client.StepDefined(ctx, args.WorkflowType, args.StepName)
+		if err != nil {
+			return fmt.Errorf("geneva: looking up step %s of %s: %w", args.StepName, args.WorkflowType, err)
+		}
+		if defined {
+			return &NotHereError{WorkflowType: args.WorkflowType, StepName: args.StepName}
+		}
+		// Defined nowhere: start_step records it (failed/step_not_defined).
+		if wf == nil {
+			wf = &registeredWorkflow{Workflow: &Workflow{workflowType: args.WorkflowType}}
+		}
 	}
 
-	client := goclient.New(db)
 	step := &Step{
 		ExecutionID:  args.ExecutionID,
 		WorkflowID:   args.WorkflowID,
@@ -122,35 +147,41 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		client: client,
 	}
 
+	// The hooks see each event's result; what the executor acts on is what
+	// the event's own function captured, whatever a hook returns.
 	var (
 		started      *goclient.StartedStep
-		precondition goclient.Precondition
 		conditionErr error
+		startErr     error
 	)
-	err := runHooks(ctx, e.hooks, EventPreconditions, step, func(ctx context.Context) error {
+	e.event(ctx, EventPreconditions, step, func(ctx context.Context) error {
+		var precondition goclient.Precondition
 		precondition, conditionErr = e.preconditions(ctx, wf, step)
-		step.Precondition = string(precondition)
 		if conditionErr != nil {
-			return nil // recorded by finalize, through the exception policies
+			return conditionErr
 		}
-		var err error
-		started, err = client.StartStep(ctx, step.ExecutionID, precondition)
-		return err
+		step.Precondition = string(precondition)
+		started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
+		return startErr
 	})
-	if errors.Is(err, goclient.ErrNotFound) {
+	if conditionErr != nil && ctx.Err() != nil {
+		// cut off by a shutdown: record nothing, the job runs again
+		return fmt.Errorf("geneva: preconditions of execution %d: %w", step.ExecutionID, ctx.Err())
+	}
+	if errors.Is(startErr, goclient.ErrNotFound) {
 		// deleted with its workflow (housekeeping's retention) before its job ran
 		step.Logger.WarnContext(ctx, "geneva: the execution no longer exists")
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("geneva: starting execution %d: %w", step.ExecutionID, err)
+	if startErr != nil {
+		return fmt.Errorf("geneva: starting execution %d: %w", step.ExecutionID, startErr)
 	}
 	if conditionErr != nil {
-		return e.finalize(ctx, db, wf, step, conditionErr, phasePrecondition, jobID)
+		return e.finalize(ctx, db, &recording{wf: wf, step: step, err: conditionErr, phase: phasePrecondition, jobID: jobID})
 	}
 	if started == nil {
-		if precondition != goclient.PreconditionNone {
-			step.Logger.InfoContext(ctx, "geneva: step not run", slog.String("precondition", string(precondition)))
+		if step.Precondition != "" {
+			step.Logger.InfoContext(ctx, "geneva: step not run", slog.String("precondition", step.Precondition))
 		} else {
 			step.Logger.DebugContext(ctx, "geneva: nothing to run (duplicate, early or late job, or paused workflow)")
 		}
@@ -169,148 +200,310 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		stepCtx, cancel = context.WithTimeout(ctx, e.stepTimeout)
 		defer cancel()
 	}
+	stopHeartbeat := e.startHeartbeat(ctx, client, step)
+	ran := false
 	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
+		ran = true
 		return callStep(ctx, wf.step(step.Name), step)
 	})
+	stopHeartbeat()
+	if !ran && stepErr == nil {
+		stepErr = errors.New("geneva: a hook did not run the step (it must call next)")
+	}
+
 	phase := phaseStep
-	if stepErr != nil && ctx.Err() != nil && e.stopping.Load() {
+	// The job's context is canceled only when the worker stops hard (River's
+	// StopAndCancel) or the job is canceled: give the step back rather than
+	// fail it. A step timeout cancels only the step's context.
+	if stepErr != nil && errors.Is(ctx.Err(), context.Canceled) {
 		phase = phaseInterrupted
 	}
-	return e.finalize(ctx, db, wf, step, stepErr, phase, jobID)
+	return e.finalize(ctx, db, &recording{wf: wf, step: step, err: checkFlowControl(stepErr), phase: phase, jobID: jobID})
+}
+
+// event runs f inside the hooks, and runs it anyway (logging the mistake)
+// when a hook did not call next: the executor must not lose a step's
+// progress to a hook.
+func (e *executor) event(ctx context.Context, event Event, step *Step, f func(context.Context) error) {
+	ran := false
+	err := runHooks(ctx, e.hooks, event, step, func(ctx context.Context) error {
+		ran = true
+		return f(ctx)
+	})
+	if !ran {
+		step.Logger.ErrorContext(ctx, "geneva: a hook did not call next; running the event anyway",
+			slog.String("event", string(event)), slog.Any("hook_error", err))
+		_ = f(ctx)
+	}
+}
+
+// startHeartbeat touches the execution every e.heartbeat while its step runs,
+// so that housekeeping does not recover a long step as if its worker had
+// died. The returned function stops it and waits for it.
+func (e *executor) startHeartbeat(ctx context.Context, client *goclient.Client, step *Step) func() {
+	if e.heartbeat <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		ticker := time.NewTicker(e.heartbeat)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			running, err := client.HeartbeatStep(ctx, step.ExecutionID)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				step.Logger.WarnContext(ctx, "geneva: heartbeat failed", slog.String("error", err.Error()))
+			case err == nil && !running:
+				step.Logger.WarnContext(ctx, "geneva: the execution was ended while its step ran (recovered by housekeeping?); its outcome will not be recorded")
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // preconditions runs the hero check, the workflow's cancel_if conditions and
-// the step's skip_if, in that order, and says which held.
+// the step's skip_if, in that order, and says which held. A condition may
+// return Cancel() or Skip() instead of a result; those decide as a cancel_if
+// or a skip_if that holds.
 func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (goclient.Precondition, error) {
 	if wf.opts.HeroMissing != nil {
-		missing, err := callCondition(ctx, wf.opts.HeroMissing, step)
-		if err != nil || missing {
-			return goclient.PreconditionHeroMissing, err
+		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, goclient.PreconditionHeroMissing, step)
+		switch {
+		case err != nil || found == goclient.PreconditionCancel || found == goclient.PreconditionSkip:
+			return found, err
+		case found == goclient.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
+			return found, nil
+		case found == goclient.PreconditionHeroMissing:
+			step.HeroMissing = true // and the other conditions still apply
 		}
 	}
 	for _, cond := range wf.cancelIf {
-		cancel, err := callCondition(ctx, cond.fn, step)
-		if err != nil {
-			return goclient.PreconditionNone, fmt.Errorf("cancel_if %s: %w", cond.name, err)
-		}
-		if cancel {
-			return goclient.PreconditionCancel, nil
+		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, goclient.PreconditionCancel, step)
+		if err != nil || found != goclient.PreconditionNone {
+			return found, err
 		}
 	}
 	// (an undefined step is left to start_step, which records it)
 	if def := wf.step(step.Name); def != nil && def.opts.SkipIf != nil {
-		skip, err := callCondition(ctx, def.opts.SkipIf, step)
-		if err != nil {
-			return goclient.PreconditionNone, fmt.Errorf("skip_if: %w", err)
-		}
-		if skip {
-			return goclient.PreconditionSkip, nil
-		}
+		return evalCondition(ctx, "skip_if", def.opts.SkipIf, goclient.PreconditionSkip, step)
 	}
 	return goclient.PreconditionNone, nil
 }
 
+// evalCondition runs one condition; holds is what it means when it returns
+// true.
+func evalCondition(ctx context.Context, name string, cond Condition, holds goclient.Precondition, step *Step) (goclient.Precondition, error) {
+	result, err := callCondition(ctx, cond, step)
+	if flow, ok := asFlowControl(err); ok {
+		switch flow.Signal {
+		case goclient.SignalCancel:
+			return goclient.PreconditionCancel, nil
+		case goclient.SignalSkip:
+			return goclient.PreconditionSkip, nil
+		}
+		err = fmt.Errorf("geneva: a condition returned flow control %q; only Cancel and Skip decide a condition", flow.Signal)
+	}
+	if err != nil {
+		return goclient.PreconditionNone, &ConditionError{Condition: name, Err: err}
+	}
+	if result {
+		return holds, nil
+	}
+	return goclient.PreconditionNone, nil
+}
+
+// ConditionError is the error of a condition (a hero check, a cancel_if, a
+// skip_if) that failed; it goes through the step's exception policies like a
+// step's error, and matchers see through it to Err.
+type ConditionError struct {
+	// Condition names the condition: "hero_missing", "cancel_if <name>" or
+	// "skip_if".
+	Condition string
+	// Err is the condition's error.
+	Err error
+}
+
+func (e *ConditionError) Error() string { return e.Condition + ": " + errorMessage(e.Err) }
+
+// Unwrap returns the condition's error.
+func (e *ConditionError) Unwrap() error { return e.Err }
+
+// checkFlowControl turns a flow-control value with a signal a step cannot give
+// into an error (which goes through the exception policies).
+func checkFlowControl(err error) error {
+	flow, ok := asFlowControl(err)
+	if !ok || slices.Contains([]goclient.Signal{
+		goclient.SignalSuccess, goclient.SignalFinished, goclient.SignalReattempt, goclient.SignalSkip,
+		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend,
+	}, flow.Signal) {
+		return err
+	}
+	return fmt.Errorf("geneva: a step returned flow control with an unknown signal %q", flow.Signal)
+}
+
+// flowWait is the wait SQL takes with a signal: only reattempt and suspend
+// wait, never less than nothing.
+func flowWait(flow *FlowControl) time.Duration {
+	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend) {
+		return 0
+	}
+	return flow.Wait
+}
+
+// recording is one step's end, as finalize records it. A handler's decision
+// is kept, so that retrying the transaction does not run the handler again.
+type recording struct {
+	wf    *registeredWorkflow
+	step  *Step
+	err   error
+	phase phase
+	jobID int64
+
+	failure *goclient.Failure
+}
+
+// recorded is what SQL recorded: the outcome (nil when the execution had moved
+// on), the workflow's state after it, and whether to report the error.
+type recorded struct {
+	outcome       *string
+	workflowState string
+	report        bool
+}
+
 // finalize records what happened with one SQL call, which completes the River
-// job in the same transaction, then reports the error when SQL says so.
-func (e *executor) finalize(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, stepErr error, phase phase, jobID int64) error {
+// job in the same transaction, then reports the error when SQL says so. It
+// tries again for a minute when the database fails; after that the execution
+// stays in_progress until housekeeping recovers it.
+func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	// The step's context may be canceled (a timeout, a shutdown): record the
 	// outcome anyway.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 
+	step := rec.step
 	var (
-		outcome       *string
-		workflowState string
-		report        bool
+		result    *recorded
+		recordErr error
 	)
-	err := runHooks(ctx, e.hooks, EventFinalize, step, func(ctx context.Context) error {
-		var err error
-		for attempt := 1; ; attempt++ {
-			outcome, workflowState, report, err = e.record(ctx, goclient.New(db), wf, step, stepErr, phase, jobID)
-			if err == nil {
-				step.Outcome, step.WorkflowState = deref(outcome), workflowState
-				return nil
-			}
-			if attempt == finalizeAttempts || ctx.Err() != nil {
-				return err
-			}
-			step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again", slog.String("error", err.Error()))
-			time.Sleep(time.Duration(attempt*attempt) * 100 * time.Millisecond)
+	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
+		result, recordErr = e.recordWithRetries(ctx, goclient.New(db), rec)
+		if recordErr == nil {
+			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
+		return recordErr
 	})
-	if err != nil {
-		return fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, err)
+	if recordErr != nil {
+		return fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, recordErr)
 	}
 
 	logAttrs := []any{slog.String("outcome", step.Outcome)}
+	_, isFlow := asFlowControl(rec.err)
 	switch {
-	case outcome == nil:
+	case result.outcome == nil:
 		step.Logger.WarnContext(ctx, "geneva: outcome not recorded: the execution had moved on", logAttrs...)
-	case stepErr == nil || phase == phaseInterrupted:
+	case rec.err == nil || isFlow || rec.phase == phaseInterrupted:
 		step.Logger.InfoContext(ctx, "geneva: step ended", logAttrs...)
 	default:
-		if _, ok := asFlowControl(stepErr); ok {
-			step.Logger.InfoContext(ctx, "geneva: step ended", logAttrs...)
-		} else {
-			step.Logger.WarnContext(ctx, "geneva: step failed", append(logAttrs, slog.String("error", stepErr.Error()))...)
-		}
+		step.Logger.WarnContext(ctx, "geneva: step failed", append(logAttrs, slog.String("error", errorMessage(rec.err)))...)
 	}
-	if report && e.report != nil {
-		e.report(ctx, step, stepErr)
+	if result.report && e.report != nil {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					step.Logger.ErrorContext(ctx, "geneva: the error reporter panicked", slog.Any("panic", r))
+				}
+			}()
+			e.report(ctx, step, rec.err)
+		}()
 	}
 	return nil
 }
 
+// recordWithRetries tries record until it succeeds, the database refuses the
+// arguments (trying again would not help), finalizeAttempts run out or ctx
+// ends, waiting longer each time.
+func (e *executor) recordWithRetries(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+	for attempt := 1; ; attempt++ {
+		result, err := e.record(ctx, client, rec)
+		if err == nil || attempt == finalizeAttempts || errors.Is(err, goclient.ErrInvalidArgument) {
+			return result, err
+		}
+		rec.step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again",
+			slog.Int("try", attempt), slog.String("error", err.Error()))
+		timer := time.NewTimer(min(time.Duration(attempt*attempt)*250*time.Millisecond, 10*time.Second))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, errors.Join(err, ctx.Err())
+		case <-timer.C:
+		}
+	}
+}
+
 // record makes the one SQL call that records the step's end (and completes
-// the River job), and returns the outcome, the workflow's state after it, and
-// whether to report the error. A handler policy takes a second call: the
-// first records nothing and asks for the handler's decision.
-func (e *executor) record(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, phase phase, jobID int64) (*string, string, bool, error) {
-	opts := &goclient.ReportOpts{JobID: jobID}
+// the River job). A handler policy takes a second call: the first records
+// nothing and asks for the handler's decision.
+func (e *executor) record(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+	opts := &goclient.ReportOpts{JobID: rec.jobID}
 	var (
 		result *goclient.StepResult
 		err    error
 	)
-	flow, isFlow := asFlowControl(stepErr)
+	flow, isFlow := asFlowControl(rec.err)
 	switch {
-	case phase == phasePrecondition:
-		return e.recordFailure(ctx, client, wf, step, stepErr, true, jobID)
-	case phase == phaseInterrupted:
-		result, err = client.InterruptStep(ctx, step.ExecutionID, opts)
-	case stepErr == nil:
-		result, err = client.CompleteStep(ctx, step.ExecutionID, goclient.SignalSuccess, 0, opts)
+	case rec.phase == phasePrecondition:
+		return e.recordFailure(ctx, client, rec, true)
+	case rec.phase == phaseInterrupted:
+		result, err = client.InterruptStep(ctx, rec.step.ExecutionID, opts)
+	case rec.err == nil:
+		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, goclient.SignalSuccess, 0, opts)
 	case isFlow:
-		result, err = client.CompleteStep(ctx, step.ExecutionID, flow.Signal, flow.Wait, opts)
+		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, flow.Signal, flowWait(flow), opts)
 	default:
-		return e.recordFailure(ctx, client, wf, step, stepErr, false, jobID)
+		return e.recordFailure(ctx, client, rec, false)
 	}
 	if err != nil {
-		return nil, "", false, err
+		return nil, err
 	}
-	return result.Outcome, result.WorkflowState, false, nil
+	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState}, nil
 }
 
 // recordFailure records a step's error: SQL resolves the policy; when it
 // names a handler, the handler decides and SQL is told its decision.
-func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, wf *registeredWorkflow, step *Step, stepErr error, precondition bool, jobID int64) (*string, string, bool, error) {
-	failure := &goclient.Failure{
-		Classes:      errorClasses(wf, stepErr),
-		Message:      stepErr.Error(),
-		Backtrace:    backtrace(stepErr),
-		Precondition: precondition,
-		JobID:        jobID,
-	}
-	result, err := client.FailStep(ctx, step.ExecutionID, failure)
-	if err != nil {
-		return nil, "", false, err
-	}
-	if deref(result.Action) == "handler" {
-		failure.HandlerSignal, failure.HandlerWait = e.decide(ctx, wf, step, deref(result.Handler), stepErr)
-		if result, err = client.FailStep(ctx, step.ExecutionID, failure); err != nil {
-			return nil, "", false, err
+func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, rec *recording, precondition bool) (*recorded, error) {
+	if rec.failure == nil {
+		rec.failure = &goclient.Failure{
+			Classes:      errorClasses(rec.wf, rec.err),
+			Message:      errorMessage(rec.err),
+			Backtrace:    backtrace(rec.err),
+			Precondition: precondition,
+			JobID:        rec.jobID,
 		}
 	}
-	return result.Outcome, result.WorkflowState, result.Report, nil
+	result, err := client.FailStep(ctx, rec.step.ExecutionID, rec.failure)
+	if err != nil {
+		return nil, err
+	}
+	if deref(result.Action) == "handler" {
+		rec.failure.HandlerSignal, rec.failure.HandlerWait = e.decide(ctx, rec.wf, rec.step, deref(result.Handler), rec.err)
+		if result, err = client.FailStep(ctx, rec.step.ExecutionID, rec.failure); err != nil {
+			return nil, err
+		}
+	}
+	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, report: result.Report}, nil
 }
 
 // decide runs an imperative handler and returns its decision; a handler that
@@ -328,11 +521,11 @@ func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Ste
 		goclient.SignalReattempt, goclient.SignalSkip, goclient.SignalCancel, goclient.SignalPause, goclient.SignalFinished,
 	}, flow.Signal) {
 		if decision != nil {
-			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", decision.Error()))
+			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", errorMessage(decision)))
 		}
 		return goclient.SignalPause, 0
 	}
-	return flow.Signal, flow.Wait
+	return flow.Signal, flowWait(flow)
 }
 
 // errorClasses are the names SQL matches exception policies against: the
@@ -342,7 +535,7 @@ func errorClasses(wf *registeredWorkflow, err error) []string {
 	classes := errorTypeNames(err)
 	for _, matcher := range wf.matchers {
 		name := matcher.MatcherName()
-		if !slices.Contains(classes, name) && matcher.MatchError(err) {
+		if !slices.Contains(classes, name) && safeMatch(matcher, err) {
 			classes = append(classes, name)
 		}
 	}
@@ -356,10 +549,39 @@ func backtrace(err error) string {
 	if errors.As(err, &panicErr) {
 		return string(panicErr.Stack)
 	}
-	if detailed := fmt.Sprintf("%+v", err); detailed != err.Error() {
+	detailed := safeString(func() string { return fmt.Sprintf("%+v", err) })
+	if detailed != errorMessage(err) {
 		return detailed
 	}
 	return ""
+}
+
+// errorMessage is err's message, even for an error whose Error method panics
+// (a typed nil pointer, say).
+func errorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	return safeString(err.Error)
+}
+
+func safeString(f func() string) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = fmt.Sprintf("(panic while printing the error: %v)", r)
+		}
+	}()
+	return f()
+}
+
+// safeMatch is matcher.MatchError; a matcher that panics does not match.
+func safeMatch(matcher Matcher, err error) (matched bool) {
+	defer func() {
+		if recover() != nil {
+			matched = false
+		}
+	}()
+	return matcher.MatchError(err)
 }
 
 // callStep runs a step function, turning a panic into a *PanicError.

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -22,6 +23,13 @@ type HousekeepingConfig struct {
 	//
 	// Defaults to 1 minute.
 	Interval time.Duration
+
+	// Queue is the River queue of the housekeeping job. The worker must work
+	// it (River.Queues, when set, must list it).
+	//
+	// Defaults to "default" when the worker works it, else to the first of
+	// the workflows' queues in alphabetical order.
+	Queue string
 
 	// Params are the thresholds (retention, stuck after, recovery action).
 	//
@@ -68,10 +76,23 @@ func (h *housekeepWorker) Work(ctx context.Context, job *river.Job[HousekeepArgs
 }
 
 // addHousekeeping adds the housekeeping worker and periodic job to a River
-// configuration, in queue.
-func addHousekeeping(riverConfig *river.Config, config HousekeepingConfig, client *goclient.Client, logger *slog.Logger, queue string) error {
+// configuration (whose Queues are set), in its queue.
+func addHousekeeping(riverConfig *river.Config, config HousekeepingConfig, client *goclient.Client, logger *slog.Logger, workflowQueues []string) error {
 	if config.Disabled {
 		return nil
+	}
+	if config.Interval < 0 {
+		return fmt.Errorf("negative housekeeping interval %s", config.Interval)
+	}
+	queue := config.Queue
+	if queue == "" {
+		queue = "default"
+		if _, ok := riverConfig.Queues[queue]; !ok && len(workflowQueues) > 0 {
+			queue = workflowQueues[0]
+		}
+	}
+	if _, ok := riverConfig.Queues[queue]; !ok {
+		return fmt.Errorf("housekeeping queue %q is not among the worker's queues", queue)
 	}
 	err := river.AddWorkerSafely(riverConfig.Workers, &housekeepWorker{client: client, logger: logger, params: config.Params})
 	if err != nil {

@@ -490,7 +490,7 @@ func TestManualExceptionPolicies(t *testing.T) {
 		first := h.History(ctx, id)[0]
 		require.Equal(t, "precondition", first.Metadata["reattempt_reason"])
 		require.Nil(t, first.StartedAt)
-		require.Equal(t, "*fmt.wrapError", *first.ErrorClassName)
+		require.Equal(t, "*worker.ConditionError", *first.ErrorClassName)
 		require.Contains(t, first.Metadata["error_classes"], "worker_test.timeoutError")
 	})
 }

@@ -141,8 +141,16 @@ func ErrorIs(target error) Matcher {
 
 type errorIsMatcher struct{ target error }
 
-func (m errorIsMatcher) MatcherName() string       { return m.target.Error() }
-func (m errorIsMatcher) MatchError(err error) bool { return errors.Is(err, m.target) }
+func (m errorIsMatcher) MatcherName() string {
+	if m.target == nil {
+		return "<nil>"
+	}
+	return m.target.Error()
+}
+
+func (m errorIsMatcher) MatchError(err error) bool {
+	return m.target != nil && errors.Is(err, m.target)
+}
 
 // ClassName matches errors with a type of that name in their chain, e.g.
 // worker.ClassName("*net.OpError"): names in definitions written by hand, or
@@ -164,18 +172,24 @@ func (m classNameMatcher) MatchError(err error) bool {
 	return false
 }
 
+// maxErrorTree bounds the errors errorTypeNames visits, against chains that
+// loop.
+const maxErrorTree = 100
+
 // errorTypeNames lists the type names of err and of every error in its chain
 // (through Unwrap() error and Unwrap() []error), outermost first, each once.
 func errorTypeNames(err error) []string {
 	var (
-		names []string
-		seen  = map[string]bool{}
-		walk  func(error)
+		names   []string
+		seen    = map[string]bool{}
+		visited int
+		walk    func(error)
 	)
 	walk = func(err error) {
-		if err == nil {
+		if err == nil || visited == maxErrorTree {
 			return
 		}
+		visited++
 		name := typeName(reflect.TypeOf(err))
 		if !seen[name] {
 			seen[name] = true

@@ -39,6 +39,10 @@ type Step struct {
 	// id and step name.
 	Logger *slog.Logger
 
+	// HeroMissing is true when WorkflowOpts.HeroMissing found the hero gone and
+	// the workflow may proceed without it (MayProceedWithoutHero).
+	HeroMissing bool
+
 	// Precondition is what the preconditions found, set when the
 	// preconditions event ends: "cancel" (a cancel_if held), "skip" (skip_if
 	// held), "hero_missing", or empty. For hooks.
@@ -89,6 +93,12 @@ const (
 // a timer, call next, record what it returned. A hook must call next once and
 // return its error (or wrap it).
 //
+// What the hooks return is the step's error for EventStep (a hook may
+// translate errors); a hook that does not call next fails the step. For
+// EventPreconditions and EventFinalize the executor acts on what next found,
+// whatever the hooks return, and runs next itself, logging an error, when a
+// hook did not. A hook that panics returns a *PanicError.
+//
 //	func timing(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
 //		start := time.Now()
 //		err := next(ctx)
@@ -97,11 +107,13 @@ const (
 //	}
 type Hook func(ctx context.Context, event Event, step *Step, next func(ctx context.Context) error) error
 
-// runHooks runs f inside the hooks, the first outermost.
-func runHooks(ctx context.Context, hooks []Hook, event Event, step *Step, f func(context.Context) error) error {
+// runHooks runs f inside the hooks, the first outermost. A hook that panics
+// returns a *PanicError.
+func runHooks(ctx context.Context, hooks []Hook, event Event, step *Step, f func(context.Context) error) (err error) {
 	if len(hooks) == 0 {
 		return f(ctx)
 	}
+	defer recoverInto(&err)
 	return hooks[0](ctx, event, step, func(ctx context.Context) error {
 		return runHooks(ctx, hooks[1:], event, step, f)
 	})

@@ -2,8 +2,10 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +48,15 @@ type Config struct {
 	// Defaults to no timeout.
 	StepTimeout time.Duration
 
+	// HeartbeatInterval is how often a running step's execution is touched
+	// (geneva.heartbeat_step), so that housekeeping, which recovers in_progress
+	// executions silent for HousekeepParams.StuckInProgressAfter, does not take
+	// a long step for one whose worker died. Keep it well below that
+	// threshold; -1 turns heartbeats off.
+	//
+	// Defaults to 1 minute.
+	HeartbeatInterval time.Duration
+
 	// Housekeeping configures the periodic housekeeping job (on by default).
 	Housekeeping HousekeepingConfig
 
@@ -84,6 +95,17 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case config.HeartbeatInterval == 0:
+		exec.heartbeat = time.Minute
+	case config.HeartbeatInterval > 0:
+		exec.heartbeat = config.HeartbeatInterval
+	case config.HeartbeatInterval != -1:
+		return nil, fmt.Errorf("geneva: negative HeartbeatInterval %s (-1 turns heartbeats off)", config.HeartbeatInterval)
+	}
+	if config.MaxWorkers < 0 {
+		return nil, fmt.Errorf("geneva: negative MaxWorkers %d", config.MaxWorkers)
+	}
 	w := &Worker{
 		client:   goclient.New(pool),
 		exec:     exec,
@@ -97,6 +119,8 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 		copied := *config.River
 		riverConfig = &copied
 	}
+	// appended to below: never into the caller's backing array
+	riverConfig.PeriodicJobs = slices.Clone(riverConfig.PeriodicJobs)
 	if riverConfig.Workers == nil {
 		riverConfig.Workers = river.NewWorkers()
 	}
@@ -116,12 +140,9 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if riverConfig.Logger == nil {
 		riverConfig.Logger = logger
 	}
-	queues := reg.queues()
-	housekeepingQueue := "default"
-	if _, ok := riverConfig.Queues[housekeepingQueue]; !ok && len(queues) > 0 {
-		housekeepingQueue = queues[0]
-	}
-	if err := addHousekeeping(riverConfig, config.Housekeeping, w.client, logger, housekeepingQueue); err != nil {
+	if riverConfig.LeaderElectionDisabled && !config.Housekeeping.Disabled {
+		logger.Info("geneva: River's leader election is disabled, so this worker runs no housekeeping (periodic jobs run on the leader); run `geneva housekeep` or another worker")
+	} else if err := addHousekeeping(riverConfig, config.Housekeeping, w.client, logger, reg.queues()); err != nil {
 		return nil, fmt.Errorf("geneva: %w", err)
 	}
 	// SQL sends River's insert notification at most once per queue per 10
@@ -132,8 +153,6 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 			riverConfig.FetchPollInterval = riverConfig.FetchCooldown
 		}
 	}
-	// Steps may run long; StepTimeout applies inside the executor.
-	riverConfig.JobTimeout = -1
 	// The queues may hold other jobs of the application's: fetch only the
 	// kinds this client works.
 	riverConfig.FetchOnlyKnownKinds = true
@@ -167,12 +186,15 @@ func register(ctx context.Context, client *goclient.Client, reg registry) error 
 }
 
 // Start registers the workflows' definitions and starts working. It returns
-// once the worker runs; Stop stops it.
+// once the worker runs. ctx is for the start only: canceling it later does
+// not stop the worker; Stop does.
 func (w *Worker) Start(ctx context.Context) error {
 	if err := w.Register(ctx); err != nil {
 		return err
 	}
-	if err := w.river.Start(ctx); err != nil {
+	// River would cut running steps off when ctx ends, before Stop could let
+	// them finish.
+	if err := w.river.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("geneva: starting River: %w", err)
 	}
 	return nil
@@ -181,16 +203,15 @@ func (w *Worker) Start(ctx context.Context) error {
 // Stop stops the worker gracefully: it fetches no more steps and waits for the
 // running ones to end. When ctx is done first, the running steps' contexts
 // are canceled; a step that then returns an error is given back
-// (geneva.interrupt_step) and runs again on another worker. A step cut off
-// harder (the process killed) stays in_progress until housekeeping recovers
-// it: never lost.
+// (geneva.interrupt_step) and runs again on another worker; Stop waits up to
+// 10 more seconds for that. A step cut off harder (the process killed) stays
+// in_progress until housekeeping recovers it: never lost.
 func (w *Worker) Stop(ctx context.Context) error {
 	err := w.river.Stop(ctx)
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	w.exec.stopping.Store(true)
-	cutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	cutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := w.river.StopAndCancel(cutCtx); err != nil {
 		return fmt.Errorf("geneva: stopping: %w", err)
@@ -204,9 +225,29 @@ type stepWorker struct {
 	worker *Worker
 }
 
+// notHereSnooze is how long a job whose step this worker does not define
+// waits for a worker that does.
+const notHereSnooze = 10 * time.Second
+
 // Work runs the step execution the job names. SQL completes the job in the
 // transaction that records the step's outcome; when there is nothing to run,
 // River completes it.
 func (s *stepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
-	return s.worker.exec.perform(ctx, s.worker.pool, job.Args, job.ID)
+	err := s.worker.exec.perform(ctx, s.worker.pool, job.Args, job.ID)
+	var notHere *NotHereError
+	switch {
+	case errors.As(err, &notHere):
+		s.worker.exec.logger.WarnContext(ctx, err.Error()+"; leaving the job for a newer worker",
+			slog.Int64("execution_id", job.Args.ExecutionID), slog.Int64("job_id", job.ID))
+		return river.JobSnooze(notHereSnooze)
+	case err != nil && ctx.Err() != nil:
+		// cut off by a shutdown before anything was recorded: available again
+		// at once, without counting an attempt
+		return river.JobSnooze(0)
+	}
+	return err
 }
+
+// Timeout is -1: River never cuts a step off (StepTimeout applies inside the
+// executor, and fails the step through its policies).
+func (s *stepWorker) Timeout(*river.Job[StepArgs]) time.Duration { return -1 }

@@ -395,6 +395,12 @@ func newRegistry(workflows []*Workflow) (registry, error) {
 	reg := registry{}
 	var errs []error
 	for _, w := range workflows {
+		if w == nil {
+			errs = append(errs, errors.New("a nil workflow is given"))
+			continue
+		}
+		// a snapshot: changes to w after this do not reach a running worker
+		w = w.Extend(w.workflowType)
 		if _, ok := reg[w.workflowType]; ok {
 			errs = append(errs, fmt.Errorf("workflow %s is given twice", w.workflowType))
 			continue

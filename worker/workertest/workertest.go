@@ -62,6 +62,9 @@ func New(tb TB, conn *pgx.Conn, config *worker.Config) *Harness {
 // Client returns a client on the harness's connection (and clock).
 func (h *Harness) Client() *goclient.Client { return h.client }
 
+// Conn returns the harness's connection, with its clock (geneva.fake_now).
+func (h *Harness) Conn() *pgx.Conn { return h.conn }
+
 // Create creates a workflow and returns its id.
 func (h *Harness) Create(ctx context.Context, workflowType, heroType, heroID string) int64 {
 	h.tb.Helper()
