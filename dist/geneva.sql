@@ -628,7 +628,14 @@ begin;
 -- braces out of SQL.
 
 -- Graveyard: drops of removed functions and changed signatures, oldest first.
--- (none yet: nothing has been released)
+-- (nothing has been released yet; these keep development databases in step)
+drop function if exists geneva.complete_step(bigint, text, interval, bigint, boolean);
+drop function if exists geneva._advance(
+  geneva.workflows, geneva.workflow_definitions, text, text, interval, geneva.step_executions
+);
+drop function if exists geneva._schedule_step(
+  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
+);
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -1123,6 +1130,10 @@ $$;
 -- predecessor); a successor execution of a resumable step gets the cursor and
 -- the id of the execution it continues.
 --
+-- p_start inserts the execution already in_progress, started now, without a
+-- job: the next step a worker runs in the same job (see geneva._advance and
+-- geneva.complete_and_continue).
+--
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
 create or replace function geneva._schedule_step(
@@ -1133,7 +1144,8 @@ create or replace function geneva._schedule_step(
   p_enqueue boolean,
   p_attempt integer default 1,
   p_cursor jsonb default null,
-  p_continues_from_id bigint default null
+  p_continues_from_id bigint default null,
+  p_start boolean default false
 )
 returns bigint
 language plpgsql
@@ -1145,7 +1157,7 @@ declare
   v_execution_id bigint := nextval('geneva.step_executions_id_seq');
   v_job_id bigint;
 begin
-  if p_enqueue then
+  if p_enqueue and not p_start then
     v_job_id := geneva._enqueue_step(
       v_execution_id,
       p_workflow,
@@ -1157,11 +1169,12 @@ begin
   end if;
 
   insert into geneva.step_executions (
-    id, workflow_id, step_name, attempt, state, scheduled_for, job_id, cursor, continues_from_id,
-    created_at, updated_at
+    id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
+    continues_from_id, created_at, updated_at
   ) values (
-    v_execution_id, p_workflow.id, p_step_name, p_attempt, 'scheduled', p_scheduled_for, v_job_id,
-    p_cursor, p_continues_from_id, v_now, v_now
+    v_execution_id, p_workflow.id, p_step_name, p_attempt,
+    case when p_start then 'in_progress' else 'scheduled' end, p_scheduled_for,
+    case when p_start then v_now end, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
   );
 
   return v_execution_id;
@@ -1304,13 +1317,20 @@ $$;
 -- into a cancel (no next execution is created); a pause keeps the next
 -- execution scheduled, without a job (resume enqueues it), and pauses. A
 -- finish is never undone by a request.
+--
+-- p_inline (geneva.complete_and_continue): when the execution to schedule is
+-- due now and no condition of the worker's has to run before it (the
+-- definition has no cancel_if, the step no skip_if), it is inserted already
+-- in_progress, without a job, and the workflow is left performing it: the
+-- caller's worker runs it in the same job.
 create or replace function geneva._advance(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
   p_move text,
   p_step_name text,
   p_wait interval default null,
-  p_from geneva.step_executions default null
+  p_from geneva.step_executions default null,
+  p_inline boolean default false
 )
 returns geneva.workflows
 language plpgsql
@@ -1326,6 +1346,7 @@ declare
   v_index integer;
   v_state text;
   v_workflow geneva.workflows;
+  v_start boolean := false;
 begin
   -- guard: resolve the moves that schedule against the current step list
   if v_move in ('next', 'skip') then
@@ -1353,31 +1374,39 @@ begin
     v_move := 'schedule_paused';
   end if;
 
+  v_start := p_inline and v_move = 'schedule' and v_wait <= interval '0'
+    and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
+    and not (
+      p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
+    );
+
   if v_move in ('schedule', 'schedule_paused') then
     perform geneva._schedule_step(
       p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule', v_attempt,
       case when p_move = 'same' then p_from.cursor end,
-      case when p_move = 'same' and p_from.cursor is not null then p_from.id end
+      case when p_move = 'same' and p_from.cursor is not null then p_from.id end,
+      v_start
     );
   end if;
 
-  v_state := case v_move
-    when 'schedule' then 'ready'
-    when 'finish' then 'finished'
-    when 'cancel' then 'canceled'
+  v_state := case
+    when v_start then 'performing'
+    when v_move = 'schedule' then 'ready'
+    when v_move = 'finish' then 'finished'
+    when v_move = 'cancel' then 'canceled'
     else 'paused'
   end;
 
   update geneva.workflows w
   set state = v_state,
-    current_step_name = null,
+    current_step_name = case when v_start then v_step_name end,
     next_step_name = case v_move
       when 'finish' then null
       when 'cancel' then w.next_step_name
       else v_step_name
     end,
     requested_action = null,
-    transitioned_at = case when v_state = 'ready' then null else v_now end,
+    transitioned_at = case when v_state in ('ready', 'performing') then null else v_now end,
     paused_at = case when v_state = 'paused' then v_now end,
     finished_at = case when v_state = 'finished' then v_now else w.finished_at end,
     canceled_at = case when v_state = 'canceled' then v_now else w.canceled_at end,
@@ -2482,39 +2511,26 @@ $$;
 comment on function geneva.start_step(bigint, text) is
 'Worker protocol: claims a due scheduled execution (one row back) or records its preconditions (no row).';
 
--- geneva.complete_step: records how a step that ran ended without an error,
--- and moves the workflow on.
---
--- Called by: the worker after the step function returned; p_job_id names the
--- River job it ran, which is completed in the same transaction (see
--- geneva._complete_job). p_signal is what the step returned:
---   success    completed/success; next step scheduled, or workflow finished
---   finished   completed/success; workflow finished
---   reattempt  completed/reattempted; the same step at now + p_wait (a
---              resumable step's successor keeps its cursor)
---   skip       skipped/skipped_by_flow_control; next step scheduled
---   cancel     canceled/canceled_by_flow_control; workflow canceled
---   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step anew)
---   suspend    completed/suspended; a resumable step hands over: the same step
---              at now + p_wait, continuing from this execution with its cursor
--- An operator's pause or cancel requested while the step ran applies now (see
--- geneva._advance).
---
--- Locks: the workflow row, then the execution row.
--- Returns the recorded outcome and the workflow's state after it. The outcome
--- is NULL when nothing was recorded because the execution is no longer
--- in_progress (housekeeping recovered it while a slow worker ran).
--- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
-create or replace function geneva.complete_step(
+-- geneva._complete_step: the body of geneva.complete_step and
+-- geneva.complete_and_continue, which document it; p_continue is false for
+-- the first.
+create or replace function geneva._complete_step(
   p_execution_id bigint,
-  p_signal text default 'success',
-  p_wait interval default null,
-  p_job_id bigint default null
+  p_signal text,
+  p_wait interval,
+  p_job_id bigint,
+  p_continue boolean
 )
-returns table (outcome text, workflow_state text)
+returns table (
+  outcome text,
+  workflow_state text,
+  next_execution_id bigint,
+  next_step_name text,
+  next_attempt integer,
+  next_started_at timestamptz,
+  next_cursor jsonb,
+  next_continues_from_id bigint
+)
 language plpgsql
 volatile
 set search_path = ''
@@ -2528,6 +2544,7 @@ declare
   v_outcome text;
   v_move text;
   v_metadata jsonb;
+  v_next geneva.step_executions;
 begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
@@ -2553,7 +2570,8 @@ begin
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
     perform geneva._complete_job(p_job_id);
-    return query select null::text, v_workflow.state;
+    workflow_state := v_workflow.state;
+    return next;
     return;
   end if;
 
@@ -2561,7 +2579,9 @@ begin
   if v_workflow.state <> 'performing' then
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
     perform geneva._complete_job(p_job_id);
-    return query select 'canceled_externally'::text, v_workflow.state;
+    outcome := 'canceled_externally';
+    workflow_state := v_workflow.state;
+    return next;
     return;
   end if;
 
@@ -2601,16 +2621,122 @@ begin
   perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
   v_workflow := geneva._advance(
     v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
-    v_execution
+    v_execution, p_inline => coalesce(p_continue, false)
   );
 
+  -- a workflow left performing has its next execution started for the worker
+  if v_workflow.state = 'performing' then
+    select e.* into v_next
+    from geneva.step_executions e
+    where e.workflow_id = v_workflow.id
+      and e.state in ('scheduled', 'in_progress');
+    next_execution_id := v_next.id;
+    next_step_name := v_next.step_name;
+    next_attempt := v_next.attempt;
+    next_started_at := v_next.started_at;
+    next_cursor := v_next.cursor;
+    next_continues_from_id := v_next.continues_from_id;
+  end if;
+
   perform geneva._complete_job(p_job_id);
-  return query select v_outcome, v_workflow.state;
+  outcome := v_outcome;
+  workflow_state := v_workflow.state;
+  return next;
+end;
+$$;
+
+
+-- geneva.complete_step: records how a step that ran ended without an error,
+-- and moves the workflow on.
+--
+-- Called by: the worker after the step function returned; p_job_id names the
+-- River job it ran, which is completed in the same transaction (see
+-- geneva._complete_job). p_signal is what the step returned:
+--   success    completed/success; next step scheduled, or workflow finished
+--   finished   completed/success; workflow finished
+--   reattempt  completed/reattempted; the same step at now + p_wait (a
+--              resumable step's successor keeps its cursor)
+--   skip       skipped/skipped_by_flow_control; next step scheduled
+--   cancel     canceled/canceled_by_flow_control; workflow canceled
+--   pause      canceled/paused_by_flow_control; workflow paused (resume runs
+--              the step anew)
+--   suspend    completed/suspended; a resumable step hands over: the same step
+--              at now + p_wait, continuing from this execution with its cursor
+-- An operator's pause or cancel requested while the step ran applies now (see
+-- geneva._advance).
+--
+-- Locks: the workflow row, then the execution row.
+-- Returns the recorded outcome and the workflow's state after it. The outcome
+-- is NULL when nothing was recorded because the execution is no longer
+-- in_progress (housekeeping recovered it while a slow worker ran).
+-- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
+-- negative wait, or a wait with a signal that takes none; P0002 for an unknown
+-- execution.
+create or replace function geneva.complete_step(
+  p_execution_id bigint,
+  p_signal text default 'success',
+  p_wait interval default null,
+  p_job_id bigint default null
+)
+returns table (outcome text, workflow_state text)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  return query
+  select c.outcome, c.workflow_state
+  from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, false) c;
 end;
 $$;
 
 comment on function geneva.complete_step(bigint, text, interval, bigint) is
 'Worker protocol: records a step''s normal end or flow-control signal and schedules what comes next.';
+
+-- geneva.complete_and_continue: geneva.complete_step for a worker that offers
+-- to run the next step in the same job.
+--
+-- Called by: the Go worker (Config.InlineSteps). It records the step's end as
+-- complete_step does; then, when what comes next is due now and has no
+-- condition of the worker's to evaluate first (the definition has no
+-- cancel_if, the step no skip_if), it starts it here, in this transaction,
+-- without a River job, and returns it: the worker runs it at once and reports
+-- it like any other. Otherwise the next execution is scheduled with its job as
+-- usual. A worker that dies while running it leaves an in_progress execution,
+-- as any crash does, for housekeeping to recover.
+--
+-- Locks: the workflow row, then the execution row, then the next execution's.
+-- Returns what complete_step returns, then the started next execution: its
+-- id, step name, attempt, start, and the cursor and execution it continues
+-- from (a resumable step's hand-over); NULLs when none was started.
+-- Raises: as complete_step.
+create or replace function geneva.complete_and_continue(
+  p_execution_id bigint,
+  p_signal text default 'success',
+  p_wait interval default null,
+  p_job_id bigint default null
+)
+returns table (
+  outcome text,
+  workflow_state text,
+  next_execution_id bigint,
+  next_step_name text,
+  next_attempt integer,
+  next_started_at timestamptz,
+  next_cursor jsonb,
+  next_continues_from_id bigint
+)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);
+end;
+$$;
+
+comment on function geneva.complete_and_continue(bigint, text, interval, bigint) is
+'Worker protocol: complete_step, then starts and returns the next execution when it is due now and needs no worker condition.';
 
 -- geneva.fail_step: records that a step (or the evaluation of its
 -- preconditions) raised an error, resolves the exception policy, and moves the

@@ -393,6 +393,16 @@ type ReportOpts struct {
 	//
 	// Defaults to none.
 	JobID int64
+
+	// Continue offers to run the next execution in the same job
+	// (CompleteStep only, which then calls geneva.complete_and_continue): when
+	// it is due now and has no cancel_if or skip_if to evaluate first, SQL
+	// starts it and returns it as StepResult.Next.
+	// Offer it only when the workflow has no condition SQL cannot see (a
+	// hero check).
+	//
+	// Defaults to false: the next execution gets a River job.
+	Continue bool
 }
 
 // CompleteStep records how a running step ended without an error
@@ -413,9 +423,32 @@ func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, 
 	if wait != 0 {
 		waitArg = &wait
 	}
-	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
-		executionID, string(signal), waitArg, jobIDOf(opts))
-	return collectStepResult(rows, err)
+	if opts == nil || !opts.Continue {
+		rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
+			executionID, string(signal), waitArg, jobIDOf(opts))
+		return collectStepResult(rows, err)
+	}
+	var (
+		result    StepResult
+		next      NextStep
+		nextID    *int64
+		nextName  *string
+		attempt   *int
+		startedAt *time.Time
+	)
+	err := db.QueryRow(ctx, `select outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
+		next_started_at, next_cursor, next_continues_from_id
+		from geneva.complete_and_continue($1, $2, $3, $4)`,
+		executionID, string(signal), waitArg, jobIDOf(opts),
+	).Scan(&result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt, &startedAt, &next.Cursor, &next.ContinuesFromID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	if nextID != nil {
+		next.ExecutionID, next.StepName, next.Attempt, next.StartedAt = *nextID, deref(nextName), deref(attempt), deref(startedAt)
+		result.Next = &next
+	}
+	return &result, nil
 }
 
 func jobIDOf(opts *ReportOpts) *int64 {
@@ -592,4 +625,12 @@ func nullIfZero(n int64) *int64 {
 		return nil
 	}
 	return &n
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p != nil {
+		return *p
+	}
+	return zero
 }

@@ -133,6 +133,22 @@ type StepResult struct {
 	Outcome *string `db:"outcome"`
 	// WorkflowState is the workflow's state afterwards.
 	WorkflowState string `db:"workflow_state"`
+	// Next is the execution CompleteStep started for the worker to run at
+	// once (ReportOpts.Continue), or nil.
+	Next *NextStep `db:"-"`
+}
+
+// NextStep is an execution started by CompleteStep for the worker to run in
+// the same job: the next step of the same workflow, due now, with no
+// condition to evaluate first.
+type NextStep struct {
+	ExecutionID int64
+	StepName    string
+	Attempt     int
+	StartedAt   time.Time
+	// Cursor and ContinuesFromID are a resumable step's hand-over.
+	Cursor          json.RawMessage
+	ContinuesFromID *int64
 }
 
 // Failure describes an error of a step, for FailStep.

@@ -10,7 +10,14 @@
 -- braces out of SQL.
 
 -- Graveyard: drops of removed functions and changed signatures, oldest first.
--- (none yet: nothing has been released)
+-- (nothing has been released yet; these keep development databases in step)
+drop function if exists geneva.complete_step(bigint, text, interval, bigint, boolean);
+drop function if exists geneva._advance(
+  geneva.workflows, geneva.workflow_definitions, text, text, interval, geneva.step_executions
+);
+drop function if exists geneva._schedule_step(
+  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
+);
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,6 +51,12 @@ type executor struct {
 	// (geneva.heartbeat_step); zero for none (the runner's single connection
 	// cannot be shared with a heartbeat).
 	heartbeat time.Duration
+	// inlineSteps is how many next steps one job may run (zero for the
+	// runner, whose Perform runs one execution).
+	inlineSteps int
+	// stopping ends inline runs at the next step boundary, so that a worker's
+	// graceful stop does not wait for whole workflows.
+	stopping atomic.Bool
 }
 
 // phase is what a finalize records the end of.
@@ -129,23 +136,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 	}
 
-	step := &Step{
-		ExecutionID:  args.ExecutionID,
-		WorkflowID:   args.WorkflowID,
-		WorkflowType: args.WorkflowType,
-		HeroType:     args.HeroType,
-		HeroID:       args.HeroID,
-		Name:         args.StepName,
-		Logger: e.logger.With(
-			slog.String("workflow_type", args.WorkflowType),
-			slog.Int64("workflow_id", args.WorkflowID),
-			slog.String("hero_type", args.HeroType),
-			slog.String("hero_id", args.HeroID),
-			slog.Int64("execution_id", args.ExecutionID),
-			slog.String("step_name", args.StepName),
-		),
-		client: client,
-	}
+	step := e.newStep(client, args)
 
 	// The hooks see each event's result; what the executor acts on is what
 	// the event's own function captured, whatever a hook returns.
@@ -192,15 +183,51 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	step.ScheduledFor = started.ScheduledFor
 	step.StartedAt = started.StartedAt
 	step.Cursor = started.Cursor
-	step.Logger = step.Logger.With(slog.Int("attempt", started.Attempt))
 
+	// Run the step, then each next step SQL starts for this job (see
+	// Config.InlineSteps).
+	for inline := 0; ; inline++ {
+		step.Logger = step.Logger.With(slog.Int("attempt", step.Attempt))
+		offer := inline < e.inlineSteps && wf.opts.HeroMissing == nil
+		next, err := e.runStarted(ctx, db, wf, step, jobID, offer)
+		if err != nil || next == nil {
+			return err
+		}
+
+		jobID = 0 // completed with the first step; the next ones have none
+		args := StepArgs{
+			ExecutionID:  next.ExecutionID,
+			WorkflowID:   step.WorkflowID,
+			WorkflowType: step.WorkflowType,
+			HeroType:     step.HeroType,
+			HeroID:       step.HeroID,
+			StepName:     next.StepName,
+		}
+		step = e.newStep(client, args)
+		step.Attempt = next.Attempt
+		step.ScheduledFor = next.StartedAt
+		step.StartedAt = next.StartedAt
+		step.Cursor = next.Cursor
+		// SQL started it: nothing to check, but hooks see every step's events
+		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
+		if wf.step(step.Name) == nil {
+			// defined in the database only (a deploy in progress): give it back
+			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back")
+			return e.finalize(ctx, db, &recording{wf: wf, step: step, err: &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}, phase: phaseInterrupted})
+		}
+	}
+}
+
+// runStarted runs a started execution's step and records how it ended. When
+// offer is true and SQL starts the next step for this job, it returns it.
+func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*goclient.NextStep, error) {
 	stepCtx := ctx
 	if e.stepTimeout > 0 {
 		var cancel context.CancelFunc
 		stepCtx, cancel = context.WithTimeout(ctx, e.stepTimeout)
 		defer cancel()
 	}
-	stopHeartbeat := e.startHeartbeat(ctx, client, step)
+	stopHeartbeat := e.startHeartbeat(ctx, step.client, step)
 	ran := false
 	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
 		ran = true
@@ -211,14 +238,39 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		stepErr = errors.New("geneva: a hook did not run the step (it must call next)")
 	}
 
-	phase := phaseStep
+	rec := &recording{wf: wf, step: step, err: checkFlowControl(stepErr), phase: phaseStep, jobID: jobID, offer: offer}
 	// The job's context is canceled only when the worker stops hard (River's
 	// StopAndCancel) or the job is canceled: give the step back rather than
 	// fail it. A step timeout cancels only the step's context.
 	if stepErr != nil && errors.Is(ctx.Err(), context.Canceled) {
-		phase = phaseInterrupted
+		rec.phase = phaseInterrupted
 	}
-	return e.finalize(ctx, db, &recording{wf: wf, step: step, err: checkFlowControl(stepErr), phase: phase, jobID: jobID})
+	if ctx.Err() != nil || e.stopping.Load() {
+		rec.offer = false
+	}
+	err := e.finalize(ctx, db, rec)
+	return rec.next, err
+}
+
+// newStep is the Step of an execution, before it starts.
+func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
+	return &Step{
+		ExecutionID:  args.ExecutionID,
+		WorkflowID:   args.WorkflowID,
+		WorkflowType: args.WorkflowType,
+		HeroType:     args.HeroType,
+		HeroID:       args.HeroID,
+		Name:         args.StepName,
+		Logger: e.logger.With(
+			slog.String("workflow_type", args.WorkflowType),
+			slog.Int64("workflow_id", args.WorkflowID),
+			slog.String("hero_type", args.HeroType),
+			slog.String("hero_id", args.HeroID),
+			slog.Int64("execution_id", args.ExecutionID),
+			slog.String("step_name", args.StepName),
+		),
+		client: client,
+	}
 }
 
 // event runs f inside the hooks, and runs it anyway (logging the mistake)
@@ -372,6 +424,11 @@ type recording struct {
 	phase phase
 	jobID int64
 
+	// offer asks SQL to start the next step for this job
+	// (geneva.complete_and_continue); next is the step it started.
+	offer bool
+	next  *goclient.NextStep
+
 	failure *goclient.Failure
 }
 
@@ -457,7 +514,7 @@ func (e *executor) recordWithRetries(ctx context.Context, client *goclient.Clien
 // the River job). A handler policy takes a second call: the first records
 // nothing and asks for the handler's decision.
 func (e *executor) record(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
-	opts := &goclient.ReportOpts{JobID: rec.jobID}
+	opts := &goclient.ReportOpts{JobID: rec.jobID, Continue: rec.offer}
 	var (
 		result *goclient.StepResult
 		err    error
@@ -478,6 +535,7 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, rec *rec
 	if err != nil {
 		return nil, err
 	}
+	rec.next = result.Next
 	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState}, nil
 }
 

@@ -48,6 +48,19 @@ type Config struct {
 	// Defaults to no timeout.
 	StepTimeout time.Duration
 
+	// InlineSteps is how many further steps one River job may run: when a step
+	// ends and the next one is due at once with no condition to evaluate
+	// first, SQL starts it in the transaction that records the step's end
+	// (geneva.complete_and_continue) and the worker runs it in the same
+	// job, without a River job of its own: one transaction per step instead
+	// of two, and no queueing between steps. Each step still gets its own
+	// execution row, hooks and outcome. Workflows with a HeroMissing check
+	// never run inline; a graceful stop ends inline runs at the next step.
+	// -1 turns it off.
+	//
+	// Defaults to 20.
+	InlineSteps int
+
 	// HeartbeatInterval is how often a running step's execution is touched
 	// (geneva.heartbeat_step), so that housekeeping, which recovers in_progress
 	// executions silent for HousekeepParams.StuckInProgressAfter, does not take
@@ -102,6 +115,14 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 		exec.heartbeat = config.HeartbeatInterval
 	case config.HeartbeatInterval != -1:
 		return nil, fmt.Errorf("geneva: negative HeartbeatInterval %s (-1 turns heartbeats off)", config.HeartbeatInterval)
+	}
+	switch {
+	case config.InlineSteps == 0:
+		exec.inlineSteps = 20
+	case config.InlineSteps > 0:
+		exec.inlineSteps = config.InlineSteps
+	case config.InlineSteps != -1:
+		return nil, fmt.Errorf("geneva: negative InlineSteps %d (-1 turns inline steps off)", config.InlineSteps)
 	}
 	if config.MaxWorkers < 0 {
 		return nil, fmt.Errorf("geneva: negative MaxWorkers %d", config.MaxWorkers)
@@ -207,6 +228,7 @@ func (w *Worker) Start(ctx context.Context) error {
 // 10 more seconds for that. A step cut off harder (the process killed) stays
 // in_progress until housekeeping recovers it: never lost.
 func (w *Worker) Stop(ctx context.Context) error {
+	w.exec.stopping.Store(true)
 	err := w.river.Stop(ctx)
 	if err == nil || ctx.Err() == nil {
 		return err

@@ -26,13 +26,20 @@
 -- into a cancel (no next execution is created); a pause keeps the next
 -- execution scheduled, without a job (resume enqueues it), and pauses. A
 -- finish is never undone by a request.
+--
+-- p_inline (geneva.complete_and_continue): when the execution to schedule is
+-- due now and no condition of the worker's has to run before it (the
+-- definition has no cancel_if, the step no skip_if), it is inserted already
+-- in_progress, without a job, and the workflow is left performing it: the
+-- caller's worker runs it in the same job.
 create or replace function geneva._advance(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
   p_move text,
   p_step_name text,
   p_wait interval default null,
-  p_from geneva.step_executions default null
+  p_from geneva.step_executions default null,
+  p_inline boolean default false
 )
 returns geneva.workflows
 language plpgsql
@@ -48,6 +55,7 @@ declare
   v_index integer;
   v_state text;
   v_workflow geneva.workflows;
+  v_start boolean := false;
 begin
   -- guard: resolve the moves that schedule against the current step list
   if v_move in ('next', 'skip') then
@@ -75,31 +83,39 @@ begin
     v_move := 'schedule_paused';
   end if;
 
+  v_start := p_inline and v_move = 'schedule' and v_wait <= interval '0'
+    and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
+    and not (
+      p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
+    );
+
   if v_move in ('schedule', 'schedule_paused') then
     perform geneva._schedule_step(
       p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule', v_attempt,
       case when p_move = 'same' then p_from.cursor end,
-      case when p_move = 'same' and p_from.cursor is not null then p_from.id end
+      case when p_move = 'same' and p_from.cursor is not null then p_from.id end,
+      v_start
     );
   end if;
 
-  v_state := case v_move
-    when 'schedule' then 'ready'
-    when 'finish' then 'finished'
-    when 'cancel' then 'canceled'
+  v_state := case
+    when v_start then 'performing'
+    when v_move = 'schedule' then 'ready'
+    when v_move = 'finish' then 'finished'
+    when v_move = 'cancel' then 'canceled'
     else 'paused'
   end;
 
   update geneva.workflows w
   set state = v_state,
-    current_step_name = null,
+    current_step_name = case when v_start then v_step_name end,
     next_step_name = case v_move
       when 'finish' then null
       when 'cancel' then w.next_step_name
       else v_step_name
     end,
     requested_action = null,
-    transitioned_at = case when v_state = 'ready' then null else v_now end,
+    transitioned_at = case when v_state in ('ready', 'performing') then null else v_now end,
     paused_at = case when v_state = 'paused' then v_now end,
     finished_at = case when v_state = 'finished' then v_now else w.finished_at end,
     canceled_at = case when v_state = 'canceled' then v_now else w.canceled_at end,

@@ -10,6 +10,10 @@
 -- predecessor); a successor execution of a resumable step gets the cursor and
 -- the id of the execution it continues.
 --
+-- p_start inserts the execution already in_progress, started now, without a
+-- job: the next step a worker runs in the same job (see geneva._advance and
+-- geneva.complete_and_continue).
+--
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
 create or replace function geneva._schedule_step(
@@ -20,7 +24,8 @@ create or replace function geneva._schedule_step(
   p_enqueue boolean,
   p_attempt integer default 1,
   p_cursor jsonb default null,
-  p_continues_from_id bigint default null
+  p_continues_from_id bigint default null,
+  p_start boolean default false
 )
 returns bigint
 language plpgsql
@@ -32,7 +37,7 @@ declare
   v_execution_id bigint := nextval('geneva.step_executions_id_seq');
   v_job_id bigint;
 begin
-  if p_enqueue then
+  if p_enqueue and not p_start then
     v_job_id := geneva._enqueue_step(
       v_execution_id,
       p_workflow,
@@ -44,11 +49,12 @@ begin
   end if;
 
   insert into geneva.step_executions (
-    id, workflow_id, step_name, attempt, state, scheduled_for, job_id, cursor, continues_from_id,
-    created_at, updated_at
+    id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
+    continues_from_id, created_at, updated_at
   ) values (
-    v_execution_id, p_workflow.id, p_step_name, p_attempt, 'scheduled', p_scheduled_for, v_job_id,
-    p_cursor, p_continues_from_id, v_now, v_now
+    v_execution_id, p_workflow.id, p_step_name, p_attempt,
+    case when p_start then 'in_progress' else 'scheduled' end, p_scheduled_for,
+    case when p_start then v_now end, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
   );
 
   return v_execution_id;

@@ -1,36 +1,23 @@
--- geneva.complete_step: records how a step that ran ended without an error,
--- and moves the workflow on.
---
--- Called by: the worker after the step function returned; p_job_id names the
--- River job it ran, which is completed in the same transaction (see
--- geneva._complete_job). p_signal is what the step returned:
---   success    completed/success; next step scheduled, or workflow finished
---   finished   completed/success; workflow finished
---   reattempt  completed/reattempted; the same step at now + p_wait (a
---              resumable step's successor keeps its cursor)
---   skip       skipped/skipped_by_flow_control; next step scheduled
---   cancel     canceled/canceled_by_flow_control; workflow canceled
---   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step anew)
---   suspend    completed/suspended; a resumable step hands over: the same step
---              at now + p_wait, continuing from this execution with its cursor
--- An operator's pause or cancel requested while the step ran applies now (see
--- geneva._advance).
---
--- Locks: the workflow row, then the execution row.
--- Returns the recorded outcome and the workflow's state after it. The outcome
--- is NULL when nothing was recorded because the execution is no longer
--- in_progress (housekeeping recovered it while a slow worker ran).
--- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
-create or replace function geneva.complete_step(
+-- geneva._complete_step: the body of geneva.complete_step and
+-- geneva.complete_and_continue, which document it; p_continue is false for
+-- the first.
+create or replace function geneva._complete_step(
   p_execution_id bigint,
-  p_signal text default 'success',
-  p_wait interval default null,
-  p_job_id bigint default null
+  p_signal text,
+  p_wait interval,
+  p_job_id bigint,
+  p_continue boolean
 )
-returns table (outcome text, workflow_state text)
+returns table (
+  outcome text,
+  workflow_state text,
+  next_execution_id bigint,
+  next_step_name text,
+  next_attempt integer,
+  next_started_at timestamptz,
+  next_cursor jsonb,
+  next_continues_from_id bigint
+)
 language plpgsql
 volatile
 set search_path = ''
@@ -44,6 +31,7 @@ declare
   v_outcome text;
   v_move text;
   v_metadata jsonb;
+  v_next geneva.step_executions;
 begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
@@ -69,7 +57,8 @@ begin
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
     perform geneva._complete_job(p_job_id);
-    return query select null::text, v_workflow.state;
+    workflow_state := v_workflow.state;
+    return next;
     return;
   end if;
 
@@ -77,7 +66,9 @@ begin
   if v_workflow.state <> 'performing' then
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
     perform geneva._complete_job(p_job_id);
-    return query select 'canceled_externally'::text, v_workflow.state;
+    outcome := 'canceled_externally';
+    workflow_state := v_workflow.state;
+    return next;
     return;
   end if;
 
@@ -117,13 +108,119 @@ begin
   perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
   v_workflow := geneva._advance(
     v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
-    v_execution
+    v_execution, p_inline => coalesce(p_continue, false)
   );
 
+  -- a workflow left performing has its next execution started for the worker
+  if v_workflow.state = 'performing' then
+    select e.* into v_next
+    from geneva.step_executions e
+    where e.workflow_id = v_workflow.id
+      and e.state in ('scheduled', 'in_progress');
+    next_execution_id := v_next.id;
+    next_step_name := v_next.step_name;
+    next_attempt := v_next.attempt;
+    next_started_at := v_next.started_at;
+    next_cursor := v_next.cursor;
+    next_continues_from_id := v_next.continues_from_id;
+  end if;
+
   perform geneva._complete_job(p_job_id);
-  return query select v_outcome, v_workflow.state;
+  outcome := v_outcome;
+  workflow_state := v_workflow.state;
+  return next;
+end;
+$$;
+
+
+-- geneva.complete_step: records how a step that ran ended without an error,
+-- and moves the workflow on.
+--
+-- Called by: the worker after the step function returned; p_job_id names the
+-- River job it ran, which is completed in the same transaction (see
+-- geneva._complete_job). p_signal is what the step returned:
+--   success    completed/success; next step scheduled, or workflow finished
+--   finished   completed/success; workflow finished
+--   reattempt  completed/reattempted; the same step at now + p_wait (a
+--              resumable step's successor keeps its cursor)
+--   skip       skipped/skipped_by_flow_control; next step scheduled
+--   cancel     canceled/canceled_by_flow_control; workflow canceled
+--   pause      canceled/paused_by_flow_control; workflow paused (resume runs
+--              the step anew)
+--   suspend    completed/suspended; a resumable step hands over: the same step
+--              at now + p_wait, continuing from this execution with its cursor
+-- An operator's pause or cancel requested while the step ran applies now (see
+-- geneva._advance).
+--
+-- Locks: the workflow row, then the execution row.
+-- Returns the recorded outcome and the workflow's state after it. The outcome
+-- is NULL when nothing was recorded because the execution is no longer
+-- in_progress (housekeeping recovered it while a slow worker ran).
+-- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
+-- negative wait, or a wait with a signal that takes none; P0002 for an unknown
+-- execution.
+create or replace function geneva.complete_step(
+  p_execution_id bigint,
+  p_signal text default 'success',
+  p_wait interval default null,
+  p_job_id bigint default null
+)
+returns table (outcome text, workflow_state text)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  return query
+  select c.outcome, c.workflow_state
+  from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, false) c;
 end;
 $$;
 
 comment on function geneva.complete_step(bigint, text, interval, bigint) is
 'Worker protocol: records a step''s normal end or flow-control signal and schedules what comes next.';
+
+-- geneva.complete_and_continue: geneva.complete_step for a worker that offers
+-- to run the next step in the same job.
+--
+-- Called by: the Go worker (Config.InlineSteps). It records the step's end as
+-- complete_step does; then, when what comes next is due now and has no
+-- condition of the worker's to evaluate first (the definition has no
+-- cancel_if, the step no skip_if), it starts it here, in this transaction,
+-- without a River job, and returns it: the worker runs it at once and reports
+-- it like any other. Otherwise the next execution is scheduled with its job as
+-- usual. A worker that dies while running it leaves an in_progress execution,
+-- as any crash does, for housekeeping to recover.
+--
+-- Locks: the workflow row, then the execution row, then the next execution's.
+-- Returns what complete_step returns, then the started next execution: its
+-- id, step name, attempt, start, and the cursor and execution it continues
+-- from (a resumable step's hand-over); NULLs when none was started.
+-- Raises: as complete_step.
+create or replace function geneva.complete_and_continue(
+  p_execution_id bigint,
+  p_signal text default 'success',
+  p_wait interval default null,
+  p_job_id bigint default null
+)
+returns table (
+  outcome text,
+  workflow_state text,
+  next_execution_id bigint,
+  next_step_name text,
+  next_attempt integer,
+  next_started_at timestamptz,
+  next_cursor jsonb,
+  next_continues_from_id bigint
+)
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);
+end;
+$$;
+
+comment on function geneva.complete_and_continue(bigint, text, interval, bigint) is
+'Worker protocol: complete_step, then starts and returns the next execution when it is due now and needs no worker condition.';
