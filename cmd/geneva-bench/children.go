@@ -54,6 +54,7 @@ type childConfig struct {
 	poolSize      int
 	steps         int
 	fetchCooldown time.Duration
+	inlineSteps   int
 }
 
 func (c childConfig) args() []string {
@@ -64,6 +65,7 @@ func (c childConfig) args() []string {
 		"-pool", fmt.Sprint(c.poolSize),
 		"-steps", fmt.Sprint(c.steps),
 		"-fetch-cooldown", c.fetchCooldown.String(),
+		"-inline-steps", fmt.Sprint(c.inlineSteps),
 	}
 }
 
@@ -100,6 +102,7 @@ func runChild(config childConfig) error {
 		w, err := worker.New(pool, &worker.Config{
 			Workflows:    []*worker.Workflow{benchWorkflow(config.steps)},
 			MaxWorkers:   config.maxWorkers,
+			InlineSteps:  config.inlineSteps,
 			Logger:       quiet,
 			River:        riverConfig,
 			Housekeeping: worker.HousekeepingConfig{Disabled: true},

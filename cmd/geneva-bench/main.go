@@ -35,11 +35,13 @@ type options struct {
 	workers       int
 	pool          int
 	fetchCooldown time.Duration
+	inlineSteps   int
 	steadyRate    int
 	steadyFor     time.Duration
 	creates       int
 	createConns   int
 	growth        []int
+	sweep         []int
 	growthCreates int
 	results       string
 	profile       bool
@@ -50,12 +52,15 @@ func main() {
 		o      options
 		child  string
 		growth string
+		sweep  string
 	)
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated); default: a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in the throughput run")
 	flag.IntVar(&o.steps, "steps", 5, "no-op steps per workflow")
 	flag.IntVar(&o.workers, "workers", 24, "concurrent step slots of the worker (River MaxWorkers)")
 	flag.IntVar(&o.pool, "pool", 30, "the worker's database connections")
+	flag.StringVar(&sweep, "sweep", "8,16,24", "slots at which Geneva and River throughput are also measured, each with slots+6 connections (empty: no sweep)")
+	flag.IntVar(&o.inlineSteps, "inline-steps", 0, "the worker's InlineSteps (0: its default; -1: every step through its own River job)")
 	flag.DurationVar(&o.fetchCooldown, "fetch-cooldown", 5*time.Millisecond, "River's FetchCooldown in the workers (River's default is 100ms)")
 	flag.IntVar(&o.steadyRate, "steady-rate", 500, "offered steps per second of the steady-load run")
 	flag.DurationVar(&o.steadyFor, "steady-for", 10*time.Second, "how long the steady load is offered")
@@ -71,7 +76,7 @@ func main() {
 	if child != "" {
 		err := runChild(childConfig{
 			mode: child, databaseURL: o.databaseURL, maxWorkers: o.workers, poolSize: o.pool,
-			steps: o.steps, fetchCooldown: o.fetchCooldown,
+			steps: o.steps, fetchCooldown: o.fetchCooldown, inlineSteps: o.inlineSteps,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geneva-bench child:", err)
@@ -80,22 +85,36 @@ func main() {
 		return
 	}
 
-	for _, size := range strings.Split(growth, ",") {
-		if size = strings.TrimSpace(size); size == "" {
-			continue
-		}
-		n, err := strconv.Atoi(size)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "geneva-bench: -growth takes numbers:", err)
-			os.Exit(2)
-		}
-		o.growth = append(o.growth, n)
+	var err error
+	if o.growth, err = parseInts(growth); err != nil {
+		fmt.Fprintln(os.Stderr, "geneva-bench: -growth takes numbers:", err)
+		os.Exit(2)
+	}
+	if o.sweep, err = parseInts(sweep); err != nil {
+		fmt.Fprintln(os.Stderr, "geneva-bench: -sweep takes numbers:", err)
+		os.Exit(2)
 	}
 
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "geneva-bench:", err)
 		os.Exit(1)
 	}
+}
+
+// parseInts parses a comma-separated list of numbers.
+func parseInts(list string) ([]int, error) {
+	var values []int
+	for _, value := range strings.Split(list, ",") {
+		if value = strings.TrimSpace(value); value == "" {
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			return nil, err
+		}
+		values = append(values, n)
+	}
+	return values, nil
 }
 
 func run(ctx context.Context, o options) error {
@@ -146,6 +165,7 @@ func run(ctx context.Context, o options) error {
 	}{
 		{"throughput (Geneva)", b.throughput},
 		{"throughput (raw River)", b.riverCeiling},
+		{"slots sweep", b.sweep},
 		{"steady load", b.steadyLoad},
 		{"create_workflow", b.createThroughput},
 		{"growth", b.growth},

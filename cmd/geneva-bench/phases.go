@@ -26,9 +26,15 @@ type bench struct {
 }
 
 func (b *bench) child(mode string) (*child, error) {
+	return b.childWith(mode, b.o.workers, b.o.pool, b.o.inlineSteps)
+}
+
+// childWith starts a child worker with the given slots, connections and
+// InlineSteps.
+func (b *bench) childWith(mode string, workers, pool, inlineSteps int) (*child, error) {
 	return startChild(childConfig{
-		mode: mode, databaseURL: b.o.databaseURL, maxWorkers: b.o.workers, poolSize: b.o.pool,
-		steps: b.o.steps, fetchCooldown: b.o.fetchCooldown,
+		mode: mode, databaseURL: b.o.databaseURL, maxWorkers: workers, poolSize: pool,
+		steps: b.o.steps, fetchCooldown: b.o.fetchCooldown, inlineSteps: inlineSteps,
 	})
 }
 
@@ -140,15 +146,28 @@ func (b *bench) throughput(ctx context.Context) error {
 // riverCeiling works as many no-op River jobs as the throughput run had
 // steps, with the same slots and settings: the machine's ceiling for a queue.
 func (b *bench) riverCeiling(ctx context.Context) error {
-	inserter, err := river.NewClient(riverpgxv5.New(b.pool), &river.Config{})
-	if err != nil {
-		return err
-	}
 	worker, err := b.child("river")
 	if err != nil {
 		return err
 	}
 	jobs := b.o.workflows * b.o.steps
+	elapsed, err := b.workRiverJobs(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	b.r.riverJobs = jobs
+	b.r.riverElapsed = elapsed
+	b.r.riverRSS, _, err = worker.stop()
+	return err
+}
+
+// workRiverJobs inserts jobs no-op River jobs and waits until a running
+// child has worked them all.
+func (b *bench) workRiverJobs(ctx context.Context, jobs int) (time.Duration, error) {
+	inserter, err := river.NewClient(riverpgxv5.New(b.pool), &river.Config{})
+	if err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	for done := 0; done < jobs; {
 		size := min(1000, jobs-done)
@@ -157,7 +176,7 @@ func (b *bench) riverCeiling(ctx context.Context) error {
 			params[i] = river.InsertManyParams{Args: noopArgs{}}
 		}
 		if _, err := inserter.InsertManyFast(ctx, params); err != nil {
-			return err
+			return 0, err
 		}
 		done += size
 	}
@@ -166,20 +185,60 @@ func (b *bench) riverCeiling(ctx context.Context) error {
 		err := b.pool.QueryRow(ctx, `select count(*) from public.river_job
 			where kind = 'bench_noop' and state not in ('completed', 'discarded', 'cancelled')`).Scan(&left)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if left == 0 {
-			break
+			return time.Since(start), nil
 		}
 		if time.Since(start) > 10*time.Minute {
-			return fmt.Errorf("%d River jobs left after 10 minutes", left)
+			return 0, fmt.Errorf("%d River jobs left after 10 minutes", left)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	b.r.riverJobs = jobs
-	b.r.riverElapsed = time.Since(start)
-	b.r.riverRSS, _, err = worker.stop()
-	return err
+}
+
+// sweep measures Geneva (with its worker's inline steps, and with every
+// step through its own River job) and raw River at each number of slots,
+// so that each is also seen at its best.
+func (b *bench) sweep(ctx context.Context) error {
+	steps := b.o.workflows * b.o.steps
+	rate := func(mode string, workers, inlineSteps int) (float64, error) {
+		worker, err := b.childWith(mode, workers, workers+6, inlineSteps)
+		if err != nil {
+			return 0, err
+		}
+		var elapsed time.Duration
+		if mode == "river" {
+			elapsed, err = b.workRiverJobs(ctx, steps)
+		} else {
+			start := time.Now()
+			if _, _, err = b.createBatch(ctx, "Bench", b.o.workflows); err == nil {
+				err = b.waitFinished(ctx, "Bench", 10*time.Minute)
+			}
+			elapsed = time.Since(start)
+		}
+		if _, _, stopErr := worker.stop(); err == nil {
+			err = stopErr
+		}
+		return float64(steps) / elapsed.Seconds(), err
+	}
+	for _, workers := range b.o.sweep {
+		row := sweepRow{workers: workers}
+		var err error
+		if row.geneva, err = rate("geneva", workers, 0); err != nil {
+			return err
+		}
+		if row.genevaOwnJobs, err = rate("geneva", workers, -1); err != nil {
+			return err
+		}
+		if row.river, err = rate("river", workers, 0); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "geneva-bench: sweep: %d slots: Geneva %.0f steps/s (each step its own job: %.0f), River %.0f jobs/s\n",
+			workers, row.geneva, row.genevaOwnJobs, row.river)
+		b.r.sweep = append(b.r.sweep, row)
+	}
+	return nil
 }
 
 // steadyLoad offers steps at a steady rate well below saturation, each

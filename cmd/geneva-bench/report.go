@@ -32,7 +32,29 @@ type results struct {
 	createsOnePerTx     float64
 	createsHundredPerTx float64
 
+	sweep []sweepRow
+
 	growth []growthRow
+}
+
+// sweepRow is the throughput of Geneva (inline steps, and every step through
+// its own River job) and of raw River at one number of slots.
+type sweepRow struct {
+	workers                      int
+	geneva, genevaOwnJobs, river float64
+}
+
+// best is the sweep's best Geneva and River rates (zero without a sweep).
+func (r *results) best() (geneva, river sweepRow) {
+	for _, row := range r.sweep {
+		if row.geneva > geneva.geneva {
+			geneva = row
+		}
+		if row.river > river.river {
+			river = row
+		}
+	}
+	return geneva, river
 }
 
 // cpuSplit is where the CPU went during a run.
@@ -59,18 +81,23 @@ func (r *results) riverPerSecond() float64 {
 	return float64(r.riverJobs) / r.riverElapsed.Seconds()
 }
 
-// summary is the last line, for scripts.
+// summary is the last line, for scripts: Geneva's steps/s and its ratio to
+// River's jobs/s, each at its best number of slots when there was a sweep
+// (else the main run's), and the p99 start lag at the steady load.
 func (r *results) summary() string {
-	return fmt.Sprintf("steps/s=%.0f ratio_vs_river=%.2f p99_lag_ms=%.1f",
-		r.stepsPerSecond(), r.stepsPerSecond()/r.riverPerSecond(), r.steady.lag.p99)
+	geneva, river := r.stepsPerSecond(), r.riverPerSecond()
+	if bestGeneva, bestRiver := r.best(); bestGeneva.geneva > 0 {
+		geneva, river = bestGeneva.geneva, bestRiver.river
+	}
+	return fmt.Sprintf("steps/s=%.0f ratio_vs_river=%.2f p99_lag_ms=%.1f", geneva, geneva/river, r.steady.lag.p99)
 }
 
 func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -workflows %d -steps %d -workers %d -pool %d -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s.\n\n",
-		o.workflows, o.steps, o.workers, o.pool, o.fetchCooldown, o.steadyRate, o.steadyFor, o.creates, o.createConns,
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -workflows %d -steps %d -workers %d -pool %d -inline-steps %d -sweep %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s.\n\n",
+		o.workflows, o.steps, o.workers, o.pool, o.inlineSteps, joinInts(o.sweep), o.fetchCooldown, o.steadyRate, o.steadyFor, o.creates, o.createConns,
 		joinInts(o.growth), time.Now().UTC().Format("2006-01-02"))
 
 	b.WriteString("## Throughput and latency\n\n| measure | value |\n|---|---|\n")
@@ -93,6 +120,20 @@ func (r *results) markdown() string {
 	fmt.Fprintf(&b, "| create_workflow, one per transaction, %d connections | %.0f /s |\n", o.createConns, r.createsOnePerTx)
 	fmt.Fprintf(&b, "| create_workflow, 100 per transaction, %d connections | %.0f /s |\n", o.createConns, r.createsHundredPerTx)
 	fmt.Fprintf(&b, "| worker peak RSS: Geneva / raw River | %s / %s |\n\n", mib(r.genevaRSS), mib(r.riverRSS))
+
+	if len(r.sweep) > 0 {
+		b.WriteString("## Throughput by slots\n\n")
+		fmt.Fprintf(&b, "The same %d workflows × %d no-op steps (and as many River jobs) at each number of slots, with slots + 6 connections. "+
+			"Geneva's worker runs a workflow's next step in the same job when it is due at once (Config.InlineSteps); "+
+			"the middle column turns that off, so every step goes through its own River job.\n\n", o.workflows, o.steps)
+		b.WriteString("| slots | Geneva steps/s | Geneva, each step its own job | raw River jobs/s | Geneva ÷ River |\n|---|---|---|---|---|\n")
+		for _, row := range r.sweep {
+			fmt.Fprintf(&b, "| %d | %.0f | %.0f | %.0f | %.2f |\n", row.workers, row.geneva, row.genevaOwnJobs, row.river, row.geneva/row.river)
+		}
+		bestGeneva, bestRiver := r.best()
+		fmt.Fprintf(&b, "\nEach at its best: Geneva %.0f steps/s (%d slots), River %.0f jobs/s (%d slots): **%.2f**.\n\n",
+			bestGeneva.geneva, bestGeneva.workers, bestRiver.river, bestRiver.workers, bestGeneva.geneva/bestRiver.river)
+	}
 
 	b.WriteString("## Cost as finished history grows\n\n")
 	b.WriteString("create_workflow latency (one per transaction, sequential) and each dashboard view's query time (best of 3).\n\n")
