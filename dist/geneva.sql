@@ -517,9 +517,6 @@ create table geneva.step_executions (
   continues_from_id bigint,
   created_at timestamptz not null,
   updated_at timestamptz not null,
-  -- the states, and which outcomes each may carry (active executions carry
-  -- none): one CHECK, because PostgreSQL prepares every CHECK anew for each
-  -- statement that writes the table
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table

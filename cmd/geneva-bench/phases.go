@@ -441,13 +441,16 @@ type latency struct {
 }
 
 // latencies reads, for the executions of workflows first..last, the lag from
-// scheduled_for to started_at, and the gap from a step's end to the next
-// step's start.
+// scheduled_for to started_at, the same lag of only the steps started by
+// their own River job (a step the worker ran inline started in the
+// transaction that completed the step before it, so its lag is zero), and the
+// gap from a step's end to the next step's start.
 func (b *bench) latencies(ctx context.Context, first, last int64) (latencyPair, error) {
 	var pair latencyPair
 	err := b.pool.QueryRow(ctx, `
 		with e as (
 		  select extract(epoch from started_at - scheduled_for) * 1000 as lag,
+		    case when job_id is not null then extract(epoch from started_at - scheduled_for) * 1000 end as job_lag,
 		    extract(epoch from started_at - lag(finished_at) over (partition by workflow_id order by id)) * 1000 as gap
 		  from geneva.step_executions
 		  where workflow_id between $1 and $2 and started_at is not null
@@ -455,15 +458,18 @@ func (b *bench) latencies(ctx context.Context, first, last int64) (latencyPair, 
 		select
 		  percentile_cont(0.5) within group (order by lag), percentile_cont(0.95) within group (order by lag),
 		  percentile_cont(0.99) within group (order by lag), max(lag), count(lag),
+		  coalesce(percentile_cont(0.5) within group (order by job_lag), 0), coalesce(percentile_cont(0.95) within group (order by job_lag), 0),
+		  coalesce(percentile_cont(0.99) within group (order by job_lag), 0), coalesce(max(job_lag), 0), count(job_lag),
 		  coalesce(percentile_cont(0.5) within group (order by gap), 0), coalesce(percentile_cont(0.95) within group (order by gap), 0),
 		  coalesce(percentile_cont(0.99) within group (order by gap), 0), coalesce(max(gap), 0), count(gap)
 		from e`, first, last).Scan(
 		&pair.lag.p50, &pair.lag.p95, &pair.lag.p99, &pair.lag.max, &pair.lag.n,
+		&pair.jobLag.p50, &pair.jobLag.p95, &pair.jobLag.p99, &pair.jobLag.max, &pair.jobLag.n,
 		&pair.gap.p50, &pair.gap.p95, &pair.gap.p99, &pair.gap.max, &pair.gap.n)
 	return pair, err
 }
 
-type latencyPair struct{ lag, gap latency }
+type latencyPair struct{ lag, jobLag, gap latency }
 
 func percentiles(durations []time.Duration) latency {
 	slices.Sort(durations)
