@@ -135,6 +135,36 @@ func TestHousekeep(t *testing.T) {
 		}
 	})
 
+	t.Run("KeepsABusyDatabaseFlat", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
+		const perDay = 6
+		day := 24 * time.Hour
+		for d := 0; d < 8; d++ {
+			b.setNow(t, t0.Add(time.Duration(d)*day))
+			for i := 0; i < perDay; i++ {
+				b.hkFinished(t, fmt.Sprintf("%d-%d", d, i))
+			}
+			// Half a day later, a retention of two days keeps what ended
+			// today and yesterday, whatever has gone before.
+			b.setNow(t, t0.Add(time.Duration(d)*day+12*time.Hour))
+			for rounds := 0; ; rounds++ {
+				require.Less(t, rounds, 10)
+				if !b.hkRound(t, "p_retention => interval '2 days', p_batch_size => 4, "+hkRetentionOnly).More {
+					break
+				}
+			}
+
+			var workflows, executions int
+			require.NoError(t, b.conn.QueryRow(b.ctx, `select
+				(select count(*) from geneva.workflows), (select count(*) from geneva.step_executions)`).Scan(&workflows, &executions))
+			want := min(d+1, 2) * perDay
+			require.Equal(t, want, workflows, "day %d", d)
+			require.Equal(t, want, executions, "day %d", d)
+		}
+	})
+
 	t.Run("KeepsOngoingWorkflowsOfAnyAge", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
