@@ -633,6 +633,17 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
+-- stuck_executions lost its "stuck" column (it lists only stuck executions)
+do $$
+begin
+  if exists (
+    select from information_schema.columns
+    where table_schema = 'geneva' and table_name = 'stuck_executions' and column_name = 'stuck'
+  ) then
+    drop view geneva.stuck_executions;
+  end if;
+end;
+$$;
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -1310,10 +1321,12 @@ $$;
 --   pause   the workflow is paused; resume runs p_step_name anew
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
--- takes effect here, at the step boundary: a cancel turns a schedule or a pause
--- into a cancel (no next execution is created); a pause keeps the next
--- execution scheduled, without a job (resume enqueues it), and pauses. A
--- finish is never undone by a request.
+-- takes effect here, at the step boundary, after the step's own result is
+-- recorded: a cancel cancels the workflow, and the next execution, when there
+-- would be one, is created canceled (canceled_externally), so the history
+-- shows what the cancel stopped; a pause keeps the next execution scheduled,
+-- without a job (resume enqueues it), and pauses, but lets a workflow with
+-- nothing left to run finish.
 --
 -- p_inline (geneva.complete_and_continue): when the execution to schedule is
 -- due now and no condition of the worker's has to run before it (the
@@ -1344,6 +1357,8 @@ declare
   v_state text;
   v_workflow geneva.workflows;
   v_start boolean := false;
+  v_next_id bigint;
+  v_next geneva.step_executions;
 begin
   -- guard: resolve the moves that schedule against the current step list
   if v_move in ('next', 'skip') then
@@ -1365,32 +1380,44 @@ begin
   end if;
 
   -- guard: an operator's request waits for the step boundary, which is now
-  if p_workflow.requested_action = 'cancel' and v_move in ('schedule', 'pause') then
+  if p_workflow.requested_action = 'cancel' and v_move = 'schedule' then
+    v_move := 'schedule_canceled';
+  elsif p_workflow.requested_action = 'cancel' and v_move in ('pause', 'finish') then
     v_move := 'cancel';
   elsif p_workflow.requested_action = 'pause' and v_move = 'schedule' then
     v_move := 'schedule_paused';
   end if;
 
-  v_start := p_inline and v_move = 'schedule' and v_wait <= interval '0'
-    and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
-    and not (
-      p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
-    );
+  -- a step no longer in the definition is not started here: start_step
+  -- records it (step_not_defined) when its job runs
+  v_start := coalesce(
+    p_inline and v_move = 'schedule' and v_wait <= interval '0'
+      and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
+      and array_position(p_definition.step_names, v_step_name) is not null
+      and not (
+        p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
+      ),
+    false
+  );
 
-  if v_move in ('schedule', 'schedule_paused') then
-    perform geneva._schedule_step(
+  if v_move in ('schedule', 'schedule_paused', 'schedule_canceled') then
+    v_next_id := geneva._schedule_step(
       p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule', v_attempt,
       case when p_move = 'same' then p_from.cursor end,
       case when p_move = 'same' and p_from.cursor is not null then p_from.id end,
       v_start
     );
   end if;
+  if v_move = 'schedule_canceled' then
+    select e.* into v_next from geneva.step_executions e where e.id = v_next_id;
+    perform geneva._end_execution(v_next, 'canceled', 'canceled_externally');
+  end if;
 
   v_state := case
     when v_start then 'performing'
     when v_move = 'schedule' then 'ready'
     when v_move = 'finish' then 'finished'
-    when v_move = 'cancel' then 'canceled'
+    when v_move in ('cancel', 'schedule_canceled') then 'canceled'
     else 'paused'
   end;
 
@@ -1543,10 +1570,11 @@ as $$
 $$;
 
 -- geneva._recover_execution: recovers one execution that is stuck: in_progress
--- without a sign of life (its start or last checkpoint, updated_at) since
--- p_in_progress_before (its worker died), or scheduled for before
--- p_scheduled_before while its workflow is ready and no River job waits for it
--- (its job was lost).
+-- without a sign of life (its start, last checkpoint or heartbeat, updated_at)
+-- since p_in_progress_before (its worker died), or scheduled for before
+-- p_scheduled_before while its workflow is ready (its job was lost, or the
+-- queue is that far behind: the waiting job is then canceled and the new
+-- execution's job keeps its place in the queue).
 --
 -- Called by: geneva.housekeep, once per candidate found by its queries.
 -- Locks: the workflow row, then the execution row, skipping either when
@@ -1576,6 +1604,7 @@ declare
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_reason text;
+  v_queued_at timestamptz;
 begin
   select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
   select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update skip locked;
@@ -1587,14 +1616,14 @@ begin
   if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';
   elsif v_execution.state = 'scheduled' and v_execution.scheduled_for < p_scheduled_before
-    and v_workflow.state = 'ready'
-    and not exists (
-      select 1
-      from public.river_job j
-      where j.id = v_execution.job_id
-        and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
-    ) then
+    and v_workflow.state = 'ready' then
     v_reason := 'stuck_scheduled';
+    -- a job still waiting (a queue far behind) is canceled with the
+    -- execution; the new job takes its place in the queue
+    select j.scheduled_at into v_queued_at
+    from public.river_job j
+    where j.id = v_execution.job_id
+      and j.state::text in ('available', 'scheduled', 'retryable');
   else
     return false;
   end if;
@@ -1611,6 +1640,14 @@ begin
     v_execution.step_name,
     p_from => v_execution
   );
+  if v_queued_at is not null then
+    update public.river_job j
+    set scheduled_at = least(j.scheduled_at, v_queued_at)
+    where j.id = (
+      select e.job_id from geneva.step_executions e
+      where e.workflow_id = v_workflow.id and e.state = 'scheduled'
+    );
+  end if;
   return true;
 end;
 $$;
@@ -1922,7 +1959,8 @@ comment on function geneva.create_workflow(text, text, text, boolean) is
 -- overdue while paused; resume enqueues it again). A performing workflow
 -- pauses at the step boundary: the request is recorded, the running step's own
 -- result is recorded when it ends, and then the workflow pauses with the next
--- execution kept scheduled. Requesting it again is harmless.
+-- execution kept scheduled (or finishes, when nothing is left to run).
+-- Requesting it again is harmless.
 --
 -- Locks: the workflow row.
 -- Returns the workflow row after the call.
@@ -2047,7 +2085,9 @@ comment on function geneva.resume_workflow(bigint) is
 -- (canceled/canceled_externally). A performing workflow is canceled at the
 -- step boundary: the request is recorded (replacing a requested pause), the
 -- running step's own result is recorded when it ends, and then the workflow
--- is canceled and nothing more is scheduled. Requesting it again is harmless.
+-- is canceled, even when that step was its last, and the execution that
+-- would have come next is created canceled (canceled_externally). Requesting
+-- it again is harmless.
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
@@ -2566,6 +2606,28 @@ begin
 
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
+    -- a worker calling complete_and_continue again because the reply to a
+    -- call that committed was lost gets the step that call started (the
+    -- workflow's next execution, in_progress without a job), or no one
+    -- would run it until housekeeping found it stuck
+    if p_continue and v_workflow.state = 'performing' then
+      select e.* into v_next
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.state = 'in_progress'
+        and e.job_id is null
+        and e.id > p_execution_id
+        and not exists (
+          select from geneva.step_executions b
+          where b.workflow_id = v_workflow.id and b.id > p_execution_id and b.id < e.id
+        );
+      next_execution_id := v_next.id;
+      next_step_name := v_next.step_name;
+      next_attempt := v_next.attempt;
+      next_started_at := v_next.started_at;
+      next_cursor := v_next.cursor;
+      next_continues_from_id := v_next.continues_from_id;
+    end if;
     perform geneva._complete_job(p_job_id);
     workflow_state := v_workflow.state;
     return next;
@@ -3144,20 +3206,23 @@ comment on function geneva.step_defined(text, text) is
 -- 1. Deletes up to p_batch_size finished or canceled workflows (with their
 --    executions) that ended (transitioned_at) before now - p_retention; a NULL
 --    retention deletes nothing.
--- 2. Recovers up to p_batch_size executions in_progress with no start or
---    checkpoint (updated_at) since now - p_stuck_in_progress_after (their
---    worker died), and up to p_batch_size scheduled executions of ready
---    workflows overdue since now - p_stuck_scheduled_after with no River job
---    waiting for them (their job was lost), by p_recovery_action:
+-- 2. Recovers up to p_batch_size executions in_progress with no start,
+--    checkpoint or heartbeat (updated_at) since now - p_stuck_in_progress_after
+--    (their worker died), and up to p_batch_size scheduled executions of ready
+--    workflows overdue since now - p_stuck_scheduled_after (their job was
+--    lost, or the queue is that far behind), by p_recovery_action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
---    workflows are never recovered.
+--    workflows are never recovered. A recovered scheduled execution's River
+--    job, if still waiting, is canceled, and the new one keeps its place in
+--    the queue.
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
--- Returns the counts: {"workflows_deleted", "stuck_in_progress_recovered",
--- "stuck_scheduled_recovered", "more"}; "more" is true when a batch was full
--- and made progress, so another round may find more.
+-- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
+-- "stuck_in_progress_recovered", "stuck_scheduled_recovered", "more"}; "more"
+-- is true when a batch was full and made progress, so another round may find
+-- more.
 -- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
 -- unknown recovery action, a non-positive batch size or a negative interval.
 create or replace function geneva.housekeep(
@@ -3174,7 +3239,9 @@ set search_path = ''
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_old bigint[];
   v_deleted integer := 0;
+  v_executions_deleted integer := 0;
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
@@ -3197,9 +3264,11 @@ begin
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
 
-  -- 1. retention (rows another transaction holds wait for the next round)
+  -- 1. retention (rows another transaction holds wait for the next round);
+  -- the executions go with their workflows (on delete cascade), counted first
   if p_retention is not null then
-    with old as (
+    select coalesce(array_agg(w.id), '{}') into v_old
+    from (
       select w.id
       from geneva.workflows w
       where w.state in ('finished', 'canceled')
@@ -3207,10 +3276,11 @@ begin
       order by w.transitioned_at
       limit p_batch_size
       for update skip locked
-    )
-    delete from geneva.workflows w
-    using old
-    where w.id = old.id;
+    ) w;
+    select count(*) into v_executions_deleted
+    from geneva.step_executions e
+    where e.workflow_id = any(v_old);
+    delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;
     v_full := v_deleted = p_batch_size;
   end if;
@@ -3236,8 +3306,7 @@ begin
     v_full := v_full or (v_candidates = p_batch_size and v_in_progress > 0);
   end if;
 
-  -- 3. stuck scheduled: overdue, the workflow ready (never paused), and no job
-  -- waiting for it in River (a backlog is not a loss)
+  -- 3. stuck scheduled: overdue, the workflow ready (never paused)
   if p_stuck_scheduled_after is not null then
     v_candidates := 0;
     for v_execution_id in
@@ -3247,9 +3316,6 @@ begin
       where e.state = 'scheduled'
         and e.scheduled_for < v_now - p_stuck_scheduled_after
         and w.state = 'ready'
-        -- (a lookup by primary key for each candidate: see geneva._complete_job)
-        and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
-          not in ('available', 'scheduled', 'retryable', 'pending')
       order by e.scheduled_for
       limit p_batch_size
     loop
@@ -3264,7 +3330,8 @@ begin
   end if;
 
   return jsonb_build_object(
-    'workflows_deleted', v_deleted,
+    'workflows_cleaned_up', v_deleted,
+    'step_executions_cleaned_up', v_executions_deleted,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
     'more', v_full
@@ -3283,10 +3350,12 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- A statement-level AFTER DELETE trigger with the deleted rows as the
 -- transition table old_heroes; TG_ARGV[0] is the hero type, TG_ARGV[1] the id
 -- column. For each workflow, in id order (lock order: workflow row, then its
--- active execution): a ready or paused one is canceled now with its active
--- execution (canceled/canceled_hero_missing); a performing one is canceled
--- at its step boundary (as geneva.cancel_workflow does). If the deleting
--- transaction rolls back, nothing was canceled.
+-- active execution): each is canceled now with its active execution
+-- (canceled/canceled_hero_missing), a performing one included: its step has
+-- no hero left to act on, and the worker's report of it, when it comes,
+-- finds the execution ended and records nothing (unlike an operator's
+-- cancel, which waits for the step boundary). If the deleting transaction
+-- rolls back, nothing was canceled.
 create or replace function geneva._trg_hero_deleted()
 returns trigger
 language plpgsql
@@ -3313,18 +3382,11 @@ begin
     order by w.id
     for no key update
   loop
-    if v_workflow.state = 'performing' then
-      update geneva.workflows w
-      set requested_action = 'cancel',
-        updated_at = geneva.now()
-      where w.id = v_workflow.id;
-    else
-      v_execution := geneva._lock_active_execution(v_workflow.id);
-      if v_execution.id is not null then
-        perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
-      end if;
-      perform geneva._advance(v_workflow, null, 'cancel', null);
+    v_execution := geneva._lock_active_execution(v_workflow.id);
+    if v_execution.id is not null then
+      perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
     end if;
+    perform geneva._advance(v_workflow, null, 'cancel', null);
   end loop;
 
   return null;
@@ -3559,14 +3621,17 @@ where w.state = 'paused';
 comment on view geneva.paused_workflows is
 'Paused workflows with the error that paused them and the execution they keep scheduled.';
 
--- geneva.stuck_executions: executions that may be stuck: in_progress (their
--- worker may have died), or scheduled and overdue while their workflow is
--- ready (their job may be lost). "stuck" says whether housekeeping would
--- recover it with its default thresholds: no start or checkpoint for an hour,
--- or overdue by 15 minutes with no River job waiting for it.
+-- geneva.stuck_executions: the executions housekeeping would recover as
+-- stuck: in_progress with no start, checkpoint or heartbeat (updated_at) for
+-- an hour (their worker died), or scheduled and overdue by 15 minutes while
+-- their workflow is ready (their job was lost, or the queue is that far
+-- behind). Executions of paused workflows are never stuck. The thresholds are
+-- housekeeping's defaults; a session may set its own, as intervals, in
+-- geneva.stuck_in_progress_after and geneva.stuck_scheduled_after.
 --
 -- For dashboards and operators. Reads the partial indexes
 -- step_executions_in_progress_updated_at and step_executions_scheduled_for.
+
 create or replace view geneva.stuck_executions as
 select
   e.id as execution_id,
@@ -3581,21 +3646,23 @@ select
   case when e.state = 'in_progress' then geneva.now() - e.started_at end as running_for,
   case when e.state = 'in_progress' then geneva.now() - e.updated_at end as silent_for,
   case when e.state = 'scheduled' then geneva.now() - e.scheduled_for end as overdue_by,
-  case
-    when e.state = 'in_progress' then e.updated_at < geneva.now() - interval '1 hour'
-    else e.scheduled_for < geneva.now() - interval '15 minutes'
-      -- (a lookup by primary key for each row: see geneva._complete_job)
-      and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
-        not in ('available', 'scheduled', 'retryable', 'pending')
-  end as stuck,
   e.job_id
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
-where (e.state = 'in_progress')
-  or (e.state = 'scheduled' and e.scheduled_for < geneva.now() and w.state = 'ready');
+where (
+    e.state = 'in_progress'
+    and e.updated_at < geneva.now()
+      - coalesce(nullif(current_setting('geneva.stuck_in_progress_after', true), ''), '1 hour')::interval
+  )
+  or (
+    e.state = 'scheduled'
+    and e.scheduled_for < geneva.now()
+      - coalesce(nullif(current_setting('geneva.stuck_scheduled_after', true), ''), '15 minutes')::interval
+    and w.state = 'ready'
+  );
 
 comment on view geneva.stuck_executions is
-'Executions in progress or overdue, with whether housekeeping''s default thresholds count them as stuck.';
+'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default 1 hour, 15 minutes).';
 
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
 -- waited for a worker (queue lag: started - scheduled) and how long it ran.
@@ -3621,7 +3688,8 @@ select
   e.error_message,
   e.metadata ->> 'reattempt_reason' as reattempt_reason
 from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id;
+join geneva.workflows w on w.id = e.workflow_id
+order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is
 'One row per step execution with its queue lag and run time; filter by workflow_id.';

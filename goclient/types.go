@@ -243,9 +243,19 @@ type HousekeepParams struct {
 
 // HousekeepResult counts what a round of housekeeping did.
 type HousekeepResult struct {
-	WorkflowsDeleted         int `json:"workflows_deleted"`
+	WorkflowsCleanedUp       int `json:"workflows_cleaned_up"`
+	StepExecutionsCleanedUp  int `json:"step_executions_cleaned_up"`
 	StuckInProgressRecovered int `json:"stuck_in_progress_recovered"`
 	StuckScheduledRecovered  int `json:"stuck_scheduled_recovered"`
 	// More is true when a batch was full: another round may find more.
 	More bool `json:"more"`
+}
+
+// Add adds another round's counts to r (and takes its More).
+func (r *HousekeepResult) Add(round *HousekeepResult) {
+	r.WorkflowsCleanedUp += round.WorkflowsCleanedUp
+	r.StepExecutionsCleanedUp += round.StepExecutionsCleanedUp
+	r.StuckInProgressRecovered += round.StuckInProgressRecovered
+	r.StuckScheduledRecovered += round.StuckScheduledRecovered
+	r.More = round.More
 }

@@ -95,11 +95,11 @@ type StuckExecution struct {
 	RunningFor   *time.Duration `db:"running_for"`
 	SilentFor    *time.Duration `db:"silent_for"`
 	OverdueBy    *time.Duration `db:"overdue_by"`
-	Stuck        bool           `db:"stuck"`
+	JobID        *int64         `db:"job_id"`
 }
 
-// StuckExecutions returns the executions running or overdue, and whether
-// housekeeping counts them as stuck (the geneva.stuck_executions view).
+// StuckExecutions returns the executions housekeeping would recover as stuck
+// with its default thresholds (the geneva.stuck_executions view).
 func (c *Client) StuckExecutions(ctx context.Context) ([]*StuckExecution, error) {
 	return stuckExecutions(ctx, c.db)
 }
@@ -111,7 +111,7 @@ func (c *Client) StuckExecutionsTx(ctx context.Context, tx pgx.Tx) ([]*StuckExec
 
 func stuckExecutions(ctx context.Context, db DB) ([]*StuckExecution, error) {
 	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		state, scheduled_for, started_at, running_for, silent_for, overdue_by, stuck
+		state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id
 		from geneva.stuck_executions order by execution_id`)
 	return collect[StuckExecution](rows, err)
 }

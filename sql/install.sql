@@ -18,6 +18,17 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
+-- stuck_executions lost its "stuck" column (it lists only stuck executions)
+do $$
+begin
+  if exists (
+    select from information_schema.columns
+    where table_schema = 'geneva' and table_name = 'stuck_executions' and column_name = 'stuck'
+  ) then
+    drop view geneva.stuck_executions;
+  end if;
+end;
+$$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}

@@ -86,8 +86,16 @@ func TestCancelWorkflow(t *testing.T) {
 
 		require.Equal(t, completed{Outcome: ptr("success"), WorkflowState: "canceled"}, result, "the step's own result is recorded")
 		b.noActive(t, id)
-		require.Len(t, b.executions(t, id), 1, "nothing more is scheduled")
-		require.Nil(t, b.workflow(t, id).RequestedAction)
+		executions := b.executions(t, id)
+		require.Len(t, executions, 2, "the next execution is created canceled")
+		require.Equal(t, "b", executions[1].StepName)
+		require.Equal(t, "canceled", executions[1].State)
+		require.Equal(t, "canceled_externally", deref(executions[1].Outcome))
+		require.Nil(t, executions[1].JobID, "no job for it")
+		require.Zero(t, b.jobCount(t, executions[1].ID))
+		workflow := b.workflow(t, id)
+		require.Nil(t, workflow.RequestedAction)
+		require.Equal(t, "b", deref(workflow.NextStepName))
 	})
 
 	t.Run("OfPerformingWorkflowReplacesRequestedPause", func(t *testing.T) {
@@ -104,17 +112,40 @@ func TestCancelWorkflow(t *testing.T) {
 		require.Equal(t, "canceled", result.WorkflowState)
 	})
 
-	t.Run("OfPerformingWorkflowLetsLastStepFinish", func(t *testing.T) {
+	t.Run("OfPerformingWorkflowOnItsLastStepCancelsIt", func(t *testing.T) {
+		t.Parallel()
+		for _, signal := range []string{"success", "finished"} {
+			t.Run(signal, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.define(t, "One", `{"steps": [{"name": "only"}]}`)
+				id := b.create(t, "One", "1")
+				started := b.run(t, id)
+				b.call(t, "cancel_workflow", id)
+
+				result := b.complete(t, started.ExecutionID, signal, nil)
+
+				require.Equal(t, completed{Outcome: ptr("success"), WorkflowState: "canceled"}, result,
+					"the step's own result is recorded, then the requested cancel")
+				b.noActive(t, id)
+				workflow := b.workflow(t, id)
+				require.NotNil(t, workflow.CanceledAt)
+				require.Nil(t, workflow.FinishedAt)
+			})
+		}
+	})
+
+	t.Run("OfPerformingWorkflowOnItsLastStepLetsPauseFinish", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
 		id := b.create(t, "One", "1")
 		started := b.run(t, id)
-		b.call(t, "cancel_workflow", id)
+		b.call(t, "pause_workflow", id)
 
 		result := b.complete(t, started.ExecutionID, "success", nil)
 
-		require.Equal(t, "finished", result.WorkflowState, "a request never undoes finished work")
+		require.Equal(t, "finished", result.WorkflowState, "a pause holds the next step; there is none")
 	})
 
 	t.Run("RaisesForUnknownWorkflow", func(t *testing.T) {

@@ -151,11 +151,38 @@ func TestCompleteAndContinue(t *testing.T) {
 		b.noActive(t, canceled)
 	})
 
+	t.Run("CalledAgainHandsOverTheStepItStarted", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Quick", `{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}`)
+		id := b.create(t, "Quick", "1")
+		started := b.run(t, id)
+		first := b.continueStep(t, started.ExecutionID, "success", nil)
+		require.NotNil(t, first.NextExecutionID)
+
+		// the reply to the first call was lost; the worker tries again
+		again := b.continueStep(t, started.ExecutionID, "success", nil)
+
+		require.Nil(t, again.Outcome, "nothing is recorded twice")
+		require.Equal(t, "performing", again.WorkflowState)
+		require.Equal(t, first.NextExecutionID, again.NextExecutionID, "the step the first call started")
+		require.Equal(t, "b", deref(again.NextStepName))
+		require.Len(t, b.executions(t, id), 2)
+
+		// once that step has moved on, there is nothing to hand over
+		b.continueStep(t, *first.NextExecutionID, "success", nil)
+		late := b.continueStep(t, started.ExecutionID, "success", nil)
+		require.Nil(t, late.Outcome)
+		require.Nil(t, late.NextExecutionID)
+		require.Len(t, b.executions(t, id), 3)
+	})
+
 	t.Run("ExecutionThatMovedOnRecordsNothing", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.setNow(t, t0)
-		b.define(t, "Quick", `{"steps": [{"name": "a"}, {"name": "b"}]}`)
+		b.define(t, "Quick", `{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}]}`)
 		id := b.create(t, "Quick", "1")
 		started := b.run(t, id)
 		b.continueStep(t, started.ExecutionID, "success", nil)
@@ -163,9 +190,38 @@ func TestCompleteAndContinue(t *testing.T) {
 		result := b.continueStep(t, started.ExecutionID, "success", nil)
 
 		require.Nil(t, result.Outcome)
-		require.Equal(t, "performing", result.WorkflowState)
+		require.Equal(t, "ready", result.WorkflowState)
 		require.Nil(t, result.NextExecutionID)
 		require.Len(t, b.executions(t, id), 2)
+	})
+
+	t.Run("NextStepNoLongerDefinedGetsItsJob", func(t *testing.T) {
+		t.Parallel()
+		for _, signal := range []string{"reattempt", "suspend"} {
+			t.Run(signal, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.setNow(t, t0)
+				b.define(t, "Quick", `{"steps": [{"name": "a"}, {"name": "b"}]}`)
+				id := b.create(t, "Quick", "1")
+				started := b.run(t, id)
+				// a deploy removes the running step
+				b.define(t, "Quick", `{"steps": [{"name": "b"}]}`)
+
+				result := b.continueStep(t, started.ExecutionID, signal, nil)
+
+				require.Equal(t, "ready", result.WorkflowState)
+				require.Nil(t, result.NextExecutionID, "not started here")
+				next := b.active(t, id)
+				require.Equal(t, "a", next.StepName)
+				require.Equal(t, "scheduled", next.State)
+				require.NotNil(t, next.JobID, "its job will find it gone (step_not_defined)")
+				_, ok := b.startStep(t, next.ID, nil)
+				require.False(t, ok)
+				require.Equal(t, "step_not_defined", deref(b.execution(t, next.ID).Outcome))
+				require.Equal(t, "paused", b.workflow(t, id).State)
+			})
+		}
 	})
 
 	t.Run("RefusesWhatCompleteStepRefuses", func(t *testing.T) {

@@ -288,7 +288,7 @@ func TestGuardState(t *testing.T) {
 			require.EqualValues(t, 2, counts["stuck_in_progress_recovered"])
 			b.run(t, canceled)
 			b.setNow(t, t0.Add(hours(4)))
-			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_recovery_action => 'cancel')").Scan(&counts))
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_recovery_action => 'cancel', p_stuck_scheduled_after => null)").Scan(&counts))
 			require.EqualValues(t, 1, counts["stuck_in_progress_recovered"])
 			require.Equal(t, "canceled", b.workflow(t, canceled).State)
 
@@ -302,7 +302,7 @@ func TestGuardState(t *testing.T) {
 			// retention deletes both
 			b.setNow(t, t0.Add(40*24*time.Hour))
 			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep()").Scan(&counts))
-			require.EqualValues(t, 2, counts["workflows_deleted"])
+			require.EqualValues(t, 2, counts["workflows_cleaned_up"])
 		})
 
 		t.Run("Operators", func(t *testing.T) {

@@ -12,7 +12,8 @@ import (
 
 // hkCounts is what geneva.housekeep returns.
 type hkCounts struct {
-	WorkflowsDeleted         int  `json:"workflows_deleted"`
+	WorkflowsCleanedUp       int  `json:"workflows_cleaned_up"`
+	StepExecutionsCleanedUp  int  `json:"step_executions_cleaned_up"`
 	StuckInProgressRecovered int  `json:"stuck_in_progress_recovered"`
 	StuckScheduledRecovered  int  `json:"stuck_scheduled_recovered"`
 	More                     bool `json:"more"`
@@ -105,9 +106,9 @@ func TestHousekeep(t *testing.T) {
 		}
 
 		require.Equal(t, []hkCounts{
-			{WorkflowsDeleted: 2, More: true},
-			{WorkflowsDeleted: 2, More: true},
-			{WorkflowsDeleted: 1, More: false},
+			{WorkflowsCleanedUp: 2, StepExecutionsCleanedUp: 2, More: true},
+			{WorkflowsCleanedUp: 2, StepExecutionsCleanedUp: 2, More: true},
+			{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1, More: false},
 		}, rounds)
 		for _, id := range ids {
 			require.Zero(t, b.hkWorkflowCount(t, id))
@@ -128,7 +129,7 @@ func TestHousekeep(t *testing.T) {
 		b.setNow(t, t0.Add(30*24*time.Hour+time.Minute))
 		counts := b.hkRound(t, hkRetentionOnly)
 
-		require.Equal(t, hkCounts{WorkflowsDeleted: 2}, counts)
+		require.Equal(t, hkCounts{WorkflowsCleanedUp: 2, StepExecutionsCleanedUp: 2}, counts)
 		for _, id := range []int64{finished, canceled} {
 			require.Zero(t, b.hkWorkflowCount(t, id))
 			require.Zero(t, b.hkExecutionCount(t, id), "executions go with their workflow")
@@ -200,7 +201,7 @@ func TestHousekeep(t *testing.T) {
 		b.setNow(t, t0.Add(31*24*time.Hour))
 		counts := b.hkRound(t, hkRetentionOnly)
 
-		require.Equal(t, hkCounts{WorkflowsDeleted: 1}, counts)
+		require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, counts)
 		require.Zero(t, b.hkWorkflowCount(t, old))
 		require.Equal(t, 1, b.hkWorkflowCount(t, young))
 		require.Equal(t, 1, b.hkExecutionCount(t, young))
@@ -504,7 +505,7 @@ func TestHousekeep(t *testing.T) {
 		require.Equal(t, 1, b.hkWorkflowCount(t, id))
 
 		b.setNow(t, t0.Add(71*24*time.Hour))
-		require.Equal(t, hkCounts{WorkflowsDeleted: 1}, b.hkRound(t, hkRetentionOnly))
+		require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, b.hkRound(t, hkRetentionOnly))
 		require.Zero(t, b.hkWorkflowCount(t, id))
 	})
 
@@ -517,7 +518,7 @@ func TestHousekeep(t *testing.T) {
 
 		b.setNow(t, t0.Add(hours(2)))
 		require.Equal(t, hkCounts{}, b.hkRound(t, "p_retention => interval '3 hours', "+hkRetentionOnly))
-		require.Equal(t, hkCounts{WorkflowsDeleted: 1}, b.hkRound(t, "p_retention => interval '1 hour', "+hkRetentionOnly))
+		require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, b.hkRound(t, "p_retention => interval '1 hour', "+hkRetentionOnly))
 		require.Zero(t, b.hkWorkflowCount(t, id))
 	})
 
@@ -531,7 +532,8 @@ func TestHousekeep(t *testing.T) {
 		var got map[string]any
 		require.NoError(t, json.Unmarshal(raw, &got))
 		require.Equal(t, map[string]any{
-			"workflows_deleted":           float64(0),
+			"workflows_cleaned_up":        float64(0),
+			"step_executions_cleaned_up":  float64(0),
 			"stuck_in_progress_recovered": float64(0),
 			"stuck_scheduled_recovered":   float64(0),
 			"more":                        false,
@@ -560,7 +562,7 @@ func TestHousekeep(t *testing.T) {
 			require.Equal(t, 1, b.hkWorkflowCount(t, id))
 
 			require.NoError(t, tx.Rollback(b.ctx))
-			require.Equal(t, hkCounts{WorkflowsDeleted: 1}, b.hkRound(t, ""))
+			require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, b.hkRound(t, ""))
 			require.Zero(t, b.hkWorkflowCount(t, id))
 		})
 
@@ -715,10 +717,10 @@ func TestHousekeep(t *testing.T) {
 		}
 	})
 
-	t.Run("StuckScheduledWithWaitingJobIsABacklog", func(t *testing.T) {
+	t.Run("StuckScheduledWithWaitingJobKeepsItsPlaceInTheQueue", func(t *testing.T) {
 		t.Parallel()
 
-		for _, state := range []string{"available", "scheduled"} {
+		for _, state := range []string{"available", "scheduled", "retryable"} {
 			t.Run(strings.ToUpper(state[:1])+state[1:], func(t *testing.T) {
 				t.Parallel()
 				b := setup(t)
@@ -727,16 +729,25 @@ func TestHousekeep(t *testing.T) {
 				id := b.create(t, "ThreeSteps", "1")
 				execution := b.active(t, id)
 				_, err := b.conn.Exec(b.ctx,
-					"update public.river_job set state = $2::text::public.river_job_state where id = $1",
+					"update public.river_job set state = $2::text::public.river_job_state, scheduled_at = scheduled_at - interval '1 day' where id = $1",
 					*execution.JobID, state)
 				require.NoError(t, err)
+				queuedAt := b.job(t, *execution.JobID).ScheduledAt
 
 				b.setNow(t, t0.Add(hours(5)))
 				counts := b.hkRound(t, "")
 
-				require.Equal(t, hkCounts{}, counts)
-				require.Equal(t, execution, b.execution(t, execution.ID))
-				require.Equal(t, "ready", b.workflow(t, id).State)
+				require.Equal(t, hkCounts{StuckScheduledRecovered: 1}, counts, "a queue hours behind is stuck too")
+				recovered := b.execution(t, execution.ID)
+				require.Equal(t, "completed", recovered.State)
+				require.Equal(t, "recovered", deref(recovered.Outcome))
+				require.Equal(t, "cancelled", b.job(t, *execution.JobID).State, "the waiting job goes with it")
+				next := b.active(t, id)
+				require.Equal(t, "a", next.StepName)
+				require.Equal(t, 2, b.hkAttempt(t, next.ID))
+				require.NotNil(t, next.JobID)
+				require.Equal(t, "available", b.job(t, *next.JobID).State)
+				require.True(t, b.job(t, *next.JobID).ScheduledAt.Equal(queuedAt), "the new job keeps the old one's place")
 			})
 		}
 	})

@@ -267,32 +267,45 @@ func TestViews(t *testing.T) {
 			RunningFor   *time.Duration
 			SilentFor    *time.Duration
 			OverdueBy    *time.Duration
-			Stuck        bool
 			JobID        *int64
 		}
-		row := func(workflowID int64, heroID, state string, startedAt *time.Time, runningFor, silentFor, overdueBy *time.Duration, stuck bool) stuckRow {
+		row := func(workflowID int64, heroID, state string, startedAt *time.Time, runningFor, silentFor, overdueBy *time.Duration) stuckRow {
 			execution := b.active(t, workflowID)
 			return stuckRow{
 				ExecutionID: execution.ID, WorkflowID: workflowID, WorkflowType: "ThreeSteps", HeroType: "User",
 				HeroID: heroID, StepName: "a", State: state, ScheduledFor: execution.ScheduledFor,
 				StartedAt: startedAt, RunningFor: runningFor, SilentFor: silentFor, OverdueBy: overdueBy,
-				Stuck: stuck, JobID: execution.JobID,
+				JobID: execution.JobID,
 			}
 		}
-		got := viewRows[stuckRow](t, b, `
+		query := `
 			select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name, state,
-			  scheduled_for, started_at, running_for, silent_for, overdue_by, stuck, job_id
+			  scheduled_for, started_at, running_for, silent_for, overdue_by, job_id
 			from geneva.stuck_executions
-			order by execution_id`)
+			order by execution_id`
+		got := viewRows[stuckRow](t, b, query)
 
+		// not listed: checkpointed 30 minutes ago, silent for exactly an hour,
+		// overdue by only 10 minutes, paused, not due
 		require.Equal(t, []stuckRow{
-			row(silent, "silent", "in_progress", ptr(t0), ptr(hours(2)), ptr(hours(2)), nil, true),
-			row(checkpointed, "checkpointed", "in_progress", ptr(t0), ptr(hours(2)), ptr(30*time.Minute), nil, false),
-			row(silentJustOverAnHour, "61m", "in_progress", ptr(t0.Add(59*time.Minute)), ptr(61*time.Minute), ptr(61*time.Minute), nil, true),
-			row(silentAnHour, "60m", "in_progress", ptr(t0.Add(hours(1))), ptr(hours(1)), ptr(hours(1)), nil, false),
-			row(jobGone, "job-gone", "scheduled", nil, nil, nil, ptr(hours(2)), true),
-			row(jobWaits, "job-waits", "scheduled", nil, nil, nil, ptr(hours(2)), false),
-			row(recentlyOverdue, "recent", "scheduled", nil, nil, nil, ptr(10*time.Minute), false),
+			row(silent, "silent", "in_progress", ptr(t0), ptr(hours(2)), ptr(hours(2)), nil),
+			row(silentJustOverAnHour, "61m", "in_progress", ptr(t0.Add(59*time.Minute)), ptr(61*time.Minute), ptr(61*time.Minute), nil),
+			row(jobGone, "job-gone", "scheduled", nil, nil, nil, ptr(hours(2))),
+			row(jobWaits, "job-waits", "scheduled", nil, nil, nil, ptr(hours(2))),
+		}, got)
+
+		// a session's own thresholds
+		b.guardExec(t, "set geneva.stuck_in_progress_after = '20 minutes'")
+		b.guardExec(t, "set geneva.stuck_scheduled_after = '5 minutes'")
+		got = viewRows[stuckRow](t, b, query)
+		require.Equal(t, []stuckRow{
+			row(silent, "silent", "in_progress", ptr(t0), ptr(hours(2)), ptr(hours(2)), nil),
+			row(checkpointed, "checkpointed", "in_progress", ptr(t0), ptr(hours(2)), ptr(30*time.Minute), nil),
+			row(silentJustOverAnHour, "61m", "in_progress", ptr(t0.Add(59*time.Minute)), ptr(61*time.Minute), ptr(61*time.Minute), nil),
+			row(silentAnHour, "60m", "in_progress", ptr(t0.Add(hours(1))), ptr(hours(1)), ptr(hours(1)), nil),
+			row(jobGone, "job-gone", "scheduled", nil, nil, nil, ptr(hours(2))),
+			row(jobWaits, "job-waits", "scheduled", nil, nil, nil, ptr(hours(2))),
+			row(recentlyOverdue, "recent", "scheduled", nil, nil, nil, ptr(10*time.Minute)),
 		}, got)
 	})
 

@@ -212,8 +212,13 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
 		if wf.step(step.Name) == nil {
 			// defined in the database only (a deploy in progress): give it back
-			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back")
+			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
 			return e.finalize(ctx, db, &recording{wf: wf, step: step, err: &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}, phase: phaseInterrupted})
+		}
+		if err := ctx.Err(); err != nil {
+			// the worker stopped hard while the last step was recorded: give
+			// this one back rather than start it on a dead context
+			return e.finalize(ctx, db, &recording{wf: wf, step: step, err: err, phase: phaseInterrupted})
 		}
 	}
 }
@@ -469,6 +474,10 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	logAttrs := []any{slog.String("outcome", step.Outcome)}
 	_, isFlow := asFlowControl(rec.err)
 	switch {
+	case result.outcome == nil && rec.next != nil:
+		// an earlier try committed but its reply was lost; SQL hands over
+		// the step that try started
+		step.Logger.InfoContext(ctx, "geneva: step ended (recorded by an earlier try)")
 	case result.outcome == nil:
 		step.Logger.WarnContext(ctx, "geneva: outcome not recorded: the execution had moved on", logAttrs...)
 	case rec.err == nil || isFlow || rec.phase == phaseInterrupted:

@@ -59,16 +59,15 @@ func (h *housekeepWorker) Work(ctx context.Context, job *river.Job[HousekeepArgs
 		if err != nil {
 			return err
 		}
-		total.WorkflowsDeleted += result.WorkflowsDeleted
-		total.StuckInProgressRecovered += result.StuckInProgressRecovered
-		total.StuckScheduledRecovered += result.StuckScheduledRecovered
+		total.Add(result)
 		if !result.More {
 			break
 		}
 	}
 	if total != (goclient.HousekeepResult{}) {
 		h.logger.InfoContext(ctx, "geneva: housekeeping",
-			slog.Int("workflows_deleted", total.WorkflowsDeleted),
+			slog.Int("workflows_cleaned_up", total.WorkflowsCleanedUp),
+			slog.Int("step_executions_cleaned_up", total.StepExecutionsCleanedUp),
 			slog.Int("stuck_in_progress_recovered", total.StuckInProgressRecovered),
 			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered))
 	}

@@ -218,6 +218,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.river.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("geneva: starting River: %w", err)
 	}
+	w.exec.stopping.Store(false) // a worker started again after Stop
 	return nil
 }
 

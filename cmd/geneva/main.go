@@ -29,7 +29,7 @@ Commands:
   ls [flags]            workflow counts, then workflows (--state, --type, --hero TYPE:ID, --limit);
                         with --state paused, why each paused
   show ID               a workflow and the timeline of its steps
-  stuck                 executions running or overdue, and whether they count as stuck
+  stuck                 executions housekeeping would recover as stuck
   stats [TYPE...]       per type and step over the last day: outcomes, queue lag, run time
   pause ID              pause a workflow (at the step boundary when a step runs)
   resume ID             resume a paused workflow

@@ -190,10 +190,10 @@ func runStuck(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by\tstuck")
+	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by")
 	for _, e := range stuck {
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\t%v\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
-			e.HeroType, e.HeroID, e.StepName, e.State, duration(e.SilentFor), duration(e.OverdueBy), e.Stuck)
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
+			e.HeroType, e.HeroID, e.StepName, e.State, duration(e.SilentFor), duration(e.OverdueBy))
 	}
 	return w.Flush()
 }
@@ -290,15 +290,13 @@ func runHousekeep(ctx context.Context, env *environment, args []string) error {
 		if err != nil {
 			return describe(err)
 		}
-		total.WorkflowsDeleted += result.WorkflowsDeleted
-		total.StuckInProgressRecovered += result.StuckInProgressRecovered
-		total.StuckScheduledRecovered += result.StuckScheduledRecovered
+		total.Add(result)
 		if !result.More {
 			break
 		}
 	}
-	env.printf("deleted %d workflows; recovered %d executions stuck in progress and %d stuck scheduled\n",
-		total.WorkflowsDeleted, total.StuckInProgressRecovered, total.StuckScheduledRecovered)
+	env.printf("deleted %d workflows (%d executions); recovered %d executions stuck in progress and %d stuck scheduled\n",
+		total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.StuckInProgressRecovered, total.StuckScheduledRecovered)
 	return nil
 }
 

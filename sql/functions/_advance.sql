@@ -22,10 +22,12 @@
 --   pause   the workflow is paused; resume runs p_step_name anew
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
--- takes effect here, at the step boundary: a cancel turns a schedule or a pause
--- into a cancel (no next execution is created); a pause keeps the next
--- execution scheduled, without a job (resume enqueues it), and pauses. A
--- finish is never undone by a request.
+-- takes effect here, at the step boundary, after the step's own result is
+-- recorded: a cancel cancels the workflow, and the next execution, when there
+-- would be one, is created canceled (canceled_externally), so the history
+-- shows what the cancel stopped; a pause keeps the next execution scheduled,
+-- without a job (resume enqueues it), and pauses, but lets a workflow with
+-- nothing left to run finish.
 --
 -- p_inline (geneva.complete_and_continue): when the execution to schedule is
 -- due now and no condition of the worker's has to run before it (the
@@ -56,6 +58,8 @@ declare
   v_state text;
   v_workflow geneva.workflows;
   v_start boolean := false;
+  v_next_id bigint;
+  v_next geneva.step_executions;
 begin
   -- guard: resolve the moves that schedule against the current step list
   if v_move in ('next', 'skip') then
@@ -77,32 +81,44 @@ begin
   end if;
 
   -- guard: an operator's request waits for the step boundary, which is now
-  if p_workflow.requested_action = 'cancel' and v_move in ('schedule', 'pause') then
+  if p_workflow.requested_action = 'cancel' and v_move = 'schedule' then
+    v_move := 'schedule_canceled';
+  elsif p_workflow.requested_action = 'cancel' and v_move in ('pause', 'finish') then
     v_move := 'cancel';
   elsif p_workflow.requested_action = 'pause' and v_move = 'schedule' then
     v_move := 'schedule_paused';
   end if;
 
-  v_start := p_inline and v_move = 'schedule' and v_wait <= interval '0'
-    and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
-    and not (
-      p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
-    );
+  -- a step no longer in the definition is not started here: start_step
+  -- records it (step_not_defined) when its job runs
+  v_start := coalesce(
+    p_inline and v_move = 'schedule' and v_wait <= interval '0'
+      and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
+      and array_position(p_definition.step_names, v_step_name) is not null
+      and not (
+        p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
+      ),
+    false
+  );
 
-  if v_move in ('schedule', 'schedule_paused') then
-    perform geneva._schedule_step(
+  if v_move in ('schedule', 'schedule_paused', 'schedule_canceled') then
+    v_next_id := geneva._schedule_step(
       p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule', v_attempt,
       case when p_move = 'same' then p_from.cursor end,
       case when p_move = 'same' and p_from.cursor is not null then p_from.id end,
       v_start
     );
   end if;
+  if v_move = 'schedule_canceled' then
+    select e.* into v_next from geneva.step_executions e where e.id = v_next_id;
+    perform geneva._end_execution(v_next, 'canceled', 'canceled_externally');
+  end if;
 
   v_state := case
     when v_start then 'performing'
     when v_move = 'schedule' then 'ready'
     when v_move = 'finish' then 'finished'
-    when v_move = 'cancel' then 'canceled'
+    when v_move in ('cancel', 'schedule_canceled') then 'canceled'
     else 'paused'
   end;
 

@@ -1,8 +1,9 @@
 -- geneva._recover_execution: recovers one execution that is stuck: in_progress
--- without a sign of life (its start or last checkpoint, updated_at) since
--- p_in_progress_before (its worker died), or scheduled for before
--- p_scheduled_before while its workflow is ready and no River job waits for it
--- (its job was lost).
+-- without a sign of life (its start, last checkpoint or heartbeat, updated_at)
+-- since p_in_progress_before (its worker died), or scheduled for before
+-- p_scheduled_before while its workflow is ready (its job was lost, or the
+-- queue is that far behind: the waiting job is then canceled and the new
+-- execution's job keeps its place in the queue).
 --
 -- Called by: geneva.housekeep, once per candidate found by its queries.
 -- Locks: the workflow row, then the execution row, skipping either when
@@ -32,6 +33,7 @@ declare
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_reason text;
+  v_queued_at timestamptz;
 begin
   select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
   select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update skip locked;
@@ -43,14 +45,14 @@ begin
   if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';
   elsif v_execution.state = 'scheduled' and v_execution.scheduled_for < p_scheduled_before
-    and v_workflow.state = 'ready'
-    and not exists (
-      select 1
-      from public.river_job j
-      where j.id = v_execution.job_id
-        and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
-    ) then
+    and v_workflow.state = 'ready' then
     v_reason := 'stuck_scheduled';
+    -- a job still waiting (a queue far behind) is canceled with the
+    -- execution; the new job takes its place in the queue
+    select j.scheduled_at into v_queued_at
+    from public.river_job j
+    where j.id = v_execution.job_id
+      and j.state::text in ('available', 'scheduled', 'retryable');
   else
     return false;
   end if;
@@ -67,6 +69,14 @@ begin
     v_execution.step_name,
     p_from => v_execution
   );
+  if v_queued_at is not null then
+    update public.river_job j
+    set scheduled_at = least(j.scheduled_at, v_queued_at)
+    where j.id = (
+      select e.job_id from geneva.step_executions e
+      where e.workflow_id = v_workflow.id and e.state = 'scheduled'
+    );
+  end if;
   return true;
 end;
 $$;

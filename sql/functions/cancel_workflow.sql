@@ -6,7 +6,9 @@
 -- (canceled/canceled_externally). A performing workflow is canceled at the
 -- step boundary: the request is recorded (replacing a requested pause), the
 -- running step's own result is recorded when it ends, and then the workflow
--- is canceled and nothing more is scheduled. Requesting it again is harmless.
+-- is canceled, even when that step was its last, and the execution that
+-- would have come next is created canceled (canceled_externally). Requesting
+-- it again is harmless.
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.

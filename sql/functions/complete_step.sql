@@ -56,6 +56,28 @@ begin
 
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
+    -- a worker calling complete_and_continue again because the reply to a
+    -- call that committed was lost gets the step that call started (the
+    -- workflow's next execution, in_progress without a job), or no one
+    -- would run it until housekeeping found it stuck
+    if p_continue and v_workflow.state = 'performing' then
+      select e.* into v_next
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.state = 'in_progress'
+        and e.job_id is null
+        and e.id > p_execution_id
+        and not exists (
+          select from geneva.step_executions b
+          where b.workflow_id = v_workflow.id and b.id > p_execution_id and b.id < e.id
+        );
+      next_execution_id := v_next.id;
+      next_step_name := v_next.step_name;
+      next_attempt := v_next.attempt;
+      next_started_at := v_next.started_at;
+      next_cursor := v_next.cursor;
+      next_continues_from_id := v_next.continues_from_id;
+    end if;
     perform geneva._complete_job(p_job_id);
     workflow_state := v_workflow.state;
     return next;

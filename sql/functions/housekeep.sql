@@ -6,20 +6,23 @@
 -- 1. Deletes up to p_batch_size finished or canceled workflows (with their
 --    executions) that ended (transitioned_at) before now - p_retention; a NULL
 --    retention deletes nothing.
--- 2. Recovers up to p_batch_size executions in_progress with no start or
---    checkpoint (updated_at) since now - p_stuck_in_progress_after (their
---    worker died), and up to p_batch_size scheduled executions of ready
---    workflows overdue since now - p_stuck_scheduled_after with no River job
---    waiting for them (their job was lost), by p_recovery_action:
+-- 2. Recovers up to p_batch_size executions in_progress with no start,
+--    checkpoint or heartbeat (updated_at) since now - p_stuck_in_progress_after
+--    (their worker died), and up to p_batch_size scheduled executions of ready
+--    workflows overdue since now - p_stuck_scheduled_after (their job was
+--    lost, or the queue is that far behind), by p_recovery_action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
---    workflows are never recovered.
+--    workflows are never recovered. A recovered scheduled execution's River
+--    job, if still waiting, is canceled, and the new one keeps its place in
+--    the queue.
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
--- Returns the counts: {"workflows_deleted", "stuck_in_progress_recovered",
--- "stuck_scheduled_recovered", "more"}; "more" is true when a batch was full
--- and made progress, so another round may find more.
+-- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
+-- "stuck_in_progress_recovered", "stuck_scheduled_recovered", "more"}; "more"
+-- is true when a batch was full and made progress, so another round may find
+-- more.
 -- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
 -- unknown recovery action, a non-positive batch size or a negative interval.
 create or replace function geneva.housekeep(
@@ -36,7 +39,9 @@ set search_path = ''
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_old bigint[];
   v_deleted integer := 0;
+  v_executions_deleted integer := 0;
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
@@ -59,9 +64,11 @@ begin
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
 
-  -- 1. retention (rows another transaction holds wait for the next round)
+  -- 1. retention (rows another transaction holds wait for the next round);
+  -- the executions go with their workflows (on delete cascade), counted first
   if p_retention is not null then
-    with old as (
+    select coalesce(array_agg(w.id), '{}') into v_old
+    from (
       select w.id
       from geneva.workflows w
       where w.state in ('finished', 'canceled')
@@ -69,10 +76,11 @@ begin
       order by w.transitioned_at
       limit p_batch_size
       for update skip locked
-    )
-    delete from geneva.workflows w
-    using old
-    where w.id = old.id;
+    ) w;
+    select count(*) into v_executions_deleted
+    from geneva.step_executions e
+    where e.workflow_id = any(v_old);
+    delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;
     v_full := v_deleted = p_batch_size;
   end if;
@@ -98,8 +106,7 @@ begin
     v_full := v_full or (v_candidates = p_batch_size and v_in_progress > 0);
   end if;
 
-  -- 3. stuck scheduled: overdue, the workflow ready (never paused), and no job
-  -- waiting for it in River (a backlog is not a loss)
+  -- 3. stuck scheduled: overdue, the workflow ready (never paused)
   if p_stuck_scheduled_after is not null then
     v_candidates := 0;
     for v_execution_id in
@@ -109,9 +116,6 @@ begin
       where e.state = 'scheduled'
         and e.scheduled_for < v_now - p_stuck_scheduled_after
         and w.state = 'ready'
-        -- (a lookup by primary key for each candidate: see geneva._complete_job)
-        and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
-          not in ('available', 'scheduled', 'retryable', 'pending')
       order by e.scheduled_for
       limit p_batch_size
     loop
@@ -126,7 +130,8 @@ begin
   end if;
 
   return jsonb_build_object(
-    'workflows_deleted', v_deleted,
+    'workflows_cleaned_up', v_deleted,
+    'step_executions_cleaned_up', v_executions_deleted,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
     'more', v_full

@@ -5,7 +5,8 @@
 -- overdue while paused; resume enqueues it again). A performing workflow
 -- pauses at the step boundary: the request is recorded, the running step's own
 -- result is recorded when it ends, and then the workflow pauses with the next
--- execution kept scheduled. Requesting it again is harmless.
+-- execution kept scheduled (or finishes, when nothing is left to run).
+-- Requesting it again is harmless.
 --
 -- Locks: the workflow row.
 -- Returns the workflow row after the call.

@@ -6,10 +6,12 @@
 -- A statement-level AFTER DELETE trigger with the deleted rows as the
 -- transition table old_heroes; TG_ARGV[0] is the hero type, TG_ARGV[1] the id
 -- column. For each workflow, in id order (lock order: workflow row, then its
--- active execution): a ready or paused one is canceled now with its active
--- execution (canceled/canceled_hero_missing); a performing one is canceled
--- at its step boundary (as geneva.cancel_workflow does). If the deleting
--- transaction rolls back, nothing was canceled.
+-- active execution): each is canceled now with its active execution
+-- (canceled/canceled_hero_missing), a performing one included: its step has
+-- no hero left to act on, and the worker's report of it, when it comes,
+-- finds the execution ended and records nothing (unlike an operator's
+-- cancel, which waits for the step boundary). If the deleting transaction
+-- rolls back, nothing was canceled.
 create or replace function geneva._trg_hero_deleted()
 returns trigger
 language plpgsql
@@ -36,18 +38,11 @@ begin
     order by w.id
     for no key update
   loop
-    if v_workflow.state = 'performing' then
-      update geneva.workflows w
-      set requested_action = 'cancel',
-        updated_at = geneva.now()
-      where w.id = v_workflow.id;
-    else
-      v_execution := geneva._lock_active_execution(v_workflow.id);
-      if v_execution.id is not null then
-        perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
-      end if;
-      perform geneva._advance(v_workflow, null, 'cancel', null);
+    v_execution := geneva._lock_active_execution(v_workflow.id);
+    if v_execution.id is not null then
+      perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
     end if;
+    perform geneva._advance(v_workflow, null, 'cancel', null);
   end loop;
 
   return null;

@@ -1,11 +1,14 @@
--- geneva.stuck_executions: executions that may be stuck: in_progress (their
--- worker may have died), or scheduled and overdue while their workflow is
--- ready (their job may be lost). "stuck" says whether housekeeping would
--- recover it with its default thresholds: no start or checkpoint for an hour,
--- or overdue by 15 minutes with no River job waiting for it.
+-- geneva.stuck_executions: the executions housekeeping would recover as
+-- stuck: in_progress with no start, checkpoint or heartbeat (updated_at) for
+-- an hour (their worker died), or scheduled and overdue by 15 minutes while
+-- their workflow is ready (their job was lost, or the queue is that far
+-- behind). Executions of paused workflows are never stuck. The thresholds are
+-- housekeeping's defaults; a session may set its own, as intervals, in
+-- geneva.stuck_in_progress_after and geneva.stuck_scheduled_after.
 --
 -- For dashboards and operators. Reads the partial indexes
 -- step_executions_in_progress_updated_at and step_executions_scheduled_for.
+
 create or replace view geneva.stuck_executions as
 select
   e.id as execution_id,
@@ -20,18 +23,20 @@ select
   case when e.state = 'in_progress' then geneva.now() - e.started_at end as running_for,
   case when e.state = 'in_progress' then geneva.now() - e.updated_at end as silent_for,
   case when e.state = 'scheduled' then geneva.now() - e.scheduled_for end as overdue_by,
-  case
-    when e.state = 'in_progress' then e.updated_at < geneva.now() - interval '1 hour'
-    else e.scheduled_for < geneva.now() - interval '15 minutes'
-      -- (a lookup by primary key for each row: see geneva._complete_job)
-      and coalesce((select j.state::text from public.river_job j where j.id = e.job_id), 'gone')
-        not in ('available', 'scheduled', 'retryable', 'pending')
-  end as stuck,
   e.job_id
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
-where (e.state = 'in_progress')
-  or (e.state = 'scheduled' and e.scheduled_for < geneva.now() and w.state = 'ready');
+where (
+    e.state = 'in_progress'
+    and e.updated_at < geneva.now()
+      - coalesce(nullif(current_setting('geneva.stuck_in_progress_after', true), ''), '1 hour')::interval
+  )
+  or (
+    e.state = 'scheduled'
+    and e.scheduled_for < geneva.now()
+      - coalesce(nullif(current_setting('geneva.stuck_scheduled_after', true), ''), '15 minutes')::interval
+    and w.state = 'ready'
+  );
 
 comment on view geneva.stuck_executions is
-'Executions in progress or overdue, with whether housekeeping''s default thresholds count them as stuck.';
+'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default 1 hour, 15 minutes).';

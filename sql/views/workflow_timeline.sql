@@ -22,7 +22,8 @@ select
   e.error_message,
   e.metadata ->> 'reattempt_reason' as reattempt_reason
 from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id;
+join geneva.workflows w on w.id = e.workflow_id
+order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is
 'One row per step execution with its queue lag and run time; filter by workflow_id.';
