@@ -129,6 +129,75 @@ func TestInlineSteps(t *testing.T) {
 		require.Equal(t, []string{"a: job", "b: -", "b: job"}, b.jobIDs(t, id), "given back with a job of its own")
 	})
 
+	t.Run("OperatorRequestDuringAChainStopsIt", func(t *testing.T) {
+		t.Parallel()
+		for _, request := range []string{"pause", "cancel"} {
+			t.Run(request, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				running, release := make(chan struct{}), make(chan struct{})
+				wf := worker.NewWorkflow("Held", nil).
+					Step("a", ok, nil).
+					Step("b", func(ctx context.Context, step *worker.Step) error {
+						close(running)
+						<-release
+						return nil
+					}, nil).
+					Step("c", ok, nil)
+				b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}})
+				id := b.create(t, "Held")
+				<-running // b runs inline, after a
+
+				var err error
+				if request == "pause" {
+					_, err = b.client.PauseWorkflow(b.ctx, id)
+				} else {
+					_, err = b.client.CancelWorkflow(b.ctx, id)
+				}
+				require.NoError(t, err)
+				close(release)
+
+				if request == "pause" {
+					b.waitState(t, id, goclient.StatePaused)
+					require.Equal(t, []string{"a: success", "b: success", "c: scheduled"}, b.outcomes(t, id), "c is kept, not run")
+					require.Equal(t, []string{"a: job", "b: -", "c: -"}, b.jobIDs(t, id))
+					_, err = b.client.ResumeWorkflow(b.ctx, id)
+					require.NoError(t, err)
+					b.waitState(t, id, goclient.StateFinished)
+					require.Equal(t, []string{"a: success", "b: success", "c: success"}, b.outcomes(t, id))
+				} else {
+					b.waitState(t, id, goclient.StateCanceled)
+					require.Equal(t, []string{"a: success", "b: success", "c: canceled_externally"}, b.outcomes(t, id))
+				}
+			})
+		}
+	})
+
+	t.Run("AChainedStepThatFailsGoesThroughItsPolicy", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var mu sync.Mutex
+		tries := 0
+		wf := worker.NewWorkflow("Flaky", nil).
+			Step("a", ok, nil).
+			Step("b", func(ctx context.Context, step *worker.Step) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if tries++; tries == 1 {
+					return fmt.Errorf("flaky")
+				}
+				return nil
+			}, &worker.StepOpts{OnException: &worker.ExceptionPolicy{Action: worker.ActionReattempt}}).
+			Step("c", ok, nil)
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}})
+
+		id := b.create(t, "Flaky")
+		b.waitState(t, id, goclient.StateFinished)
+
+		require.Equal(t, []string{"a: success", "b: reattempted_by_exception", "b: success", "c: success"}, b.outcomes(t, id))
+		require.Equal(t, []string{"a: job", "b: -", "b: job", "c: -"}, b.jobIDs(t, id), "a failure ends the chain; the reattempt gets a job")
+	})
+
 	t.Run("NextStepOnlyANewerWorkerDefinesIsGivenBack", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
