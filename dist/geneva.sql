@@ -2604,12 +2604,12 @@ begin
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
-  -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
-    -- a worker calling complete_and_continue again because the reply to a
-    -- call that committed was lost gets the step that call started (the
-    -- workflow's next execution, in_progress without a job), or no one
-    -- would run it until housekeeping found it stuck
+    -- guard: the execution moved on while the step ran: record nothing. A
+    -- worker calling complete_and_continue again because the reply to a call
+    -- that committed was lost gets the step that call started (the
+    -- workflow's next execution, in_progress without a job), or no one would
+    -- run it until housekeeping found it stuck.
     if p_continue and v_workflow.state = 'performing' then
       select e.* into v_next
       from geneva.step_executions e
@@ -2621,84 +2621,68 @@ begin
           select from geneva.step_executions b
           where b.workflow_id = v_workflow.id and b.id > p_execution_id and b.id < e.id
         );
-      next_execution_id := v_next.id;
-      next_step_name := v_next.step_name;
-      next_attempt := v_next.attempt;
-      next_started_at := v_next.started_at;
-      next_cursor := v_next.cursor;
-      next_continues_from_id := v_next.continues_from_id;
     end if;
-    perform geneva._complete_job(p_job_id);
-    workflow_state := v_workflow.state;
-    return next;
-    return;
-  end if;
-
-  -- guard: a workflow that is not performing has no running step to report
-  if v_workflow.state <> 'performing' then
+  elsif v_workflow.state <> 'performing' then
+    -- guard: a workflow that is not performing has no running step to report
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    perform geneva._complete_job(p_job_id);
     outcome := 'canceled_externally';
-    workflow_state := v_workflow.state;
-    return next;
-    return;
+  else
+    -- what the signal does to the execution and the workflow
+    case p_signal
+      when 'success' then
+        v_state := 'completed';
+        v_outcome := 'success';
+        v_move := 'next';
+      when 'finished' then
+        v_state := 'completed';
+        v_outcome := 'success';
+        v_move := 'finish';
+      when 'reattempt' then
+        v_state := 'completed';
+        v_outcome := 'reattempted';
+        v_move := 'same';
+        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
+      when 'skip' then
+        v_state := 'skipped';
+        v_outcome := 'skipped_by_flow_control';
+        v_move := 'next';
+      when 'cancel' then
+        v_state := 'canceled';
+        v_outcome := 'canceled_by_flow_control';
+        v_move := 'cancel';
+      when 'pause' then
+        v_state := 'canceled';
+        v_outcome := 'paused_by_flow_control';
+        v_move := 'pause';
+      when 'suspend' then
+        v_state := 'completed';
+        v_outcome := 'suspended';
+        v_move := 'same';
+    end case;
+
+    perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
+    v_workflow := geneva._advance(
+      v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
+      v_execution, p_inline => coalesce(p_continue, false)
+    );
+
+    -- a workflow left performing has its next execution started for the worker
+    if v_workflow.state = 'performing' then
+      select e.* into v_next
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.state in ('scheduled', 'in_progress');
+    end if;
+    outcome := v_outcome;
   end if;
 
-  -- what the signal does to the execution and the workflow
-  case p_signal
-    when 'success' then
-      v_state := 'completed';
-      v_outcome := 'success';
-      v_move := 'next';
-    when 'finished' then
-      v_state := 'completed';
-      v_outcome := 'success';
-      v_move := 'finish';
-    when 'reattempt' then
-      v_state := 'completed';
-      v_outcome := 'reattempted';
-      v_move := 'same';
-      v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
-    when 'skip' then
-      v_state := 'skipped';
-      v_outcome := 'skipped_by_flow_control';
-      v_move := 'next';
-    when 'cancel' then
-      v_state := 'canceled';
-      v_outcome := 'canceled_by_flow_control';
-      v_move := 'cancel';
-    when 'pause' then
-      v_state := 'canceled';
-      v_outcome := 'paused_by_flow_control';
-      v_move := 'pause';
-    when 'suspend' then
-      v_state := 'completed';
-      v_outcome := 'suspended';
-      v_move := 'same';
-  end case;
-
-  perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
-  v_workflow := geneva._advance(
-    v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
-    v_execution, p_inline => coalesce(p_continue, false)
-  );
-
-  -- a workflow left performing has its next execution started for the worker
-  if v_workflow.state = 'performing' then
-    select e.* into v_next
-    from geneva.step_executions e
-    where e.workflow_id = v_workflow.id
-      and e.state in ('scheduled', 'in_progress');
-    next_execution_id := v_next.id;
-    next_step_name := v_next.step_name;
-    next_attempt := v_next.attempt;
-    next_started_at := v_next.started_at;
-    next_cursor := v_next.cursor;
-    next_continues_from_id := v_next.continues_from_id;
-  end if;
-
+  next_execution_id := v_next.id;
+  next_step_name := v_next.step_name;
+  next_attempt := v_next.attempt;
+  next_started_at := v_next.started_at;
+  next_cursor := v_next.cursor;
+  next_continues_from_id := v_next.continues_from_id;
   perform geneva._complete_job(p_job_id);
-  outcome := v_outcome;
   workflow_state := v_workflow.state;
   return next;
 end;
