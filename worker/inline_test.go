@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,6 +197,41 @@ func TestInlineSteps(t *testing.T) {
 
 		require.Equal(t, []string{"a: success", "b: reattempted_by_exception", "b: success", "c: success"}, b.outcomes(t, id))
 		require.Equal(t, []string{"a: job", "b: -", "b: job", "c: -"}, b.jobIDs(t, id), "a failure ends the chain; the reattempt gets a job")
+	})
+
+	t.Run("HardStopBeforeAChainedStepGivesItBackUnrun", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var (
+			w     *worker.Worker
+			ran   atomic.Bool
+			stops = make(chan error, 1)
+		)
+		// b's preconditions event comes after SQL started it and before it
+		// runs: stop the worker hard there and wait for the job's context
+		hook := func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+			if step.Name == "b" && event == worker.EventPreconditions {
+				expired, cancel := context.WithCancel(context.Background())
+				cancel()
+				go func() { stops <- w.Stop(expired) }()
+				<-ctx.Done()
+			}
+			return next(ctx)
+		}
+		wf := worker.NewWorkflow("Stopped", nil).
+			Step("a", ok, nil).
+			Step("b", func(context.Context, *worker.Step) error { ran.Store(true); return nil }, nil)
+		var err error
+		w, err = worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf}, Hooks: []worker.Hook{hook}, River: fastRiver()})
+		require.NoError(t, err)
+		require.NoError(t, w.Start(b.ctx))
+
+		id := b.create(t, "Stopped")
+		<-stops
+
+		require.False(t, ran.Load(), "b never ran on the dead context")
+		require.Equal(t, []string{"a: success", "b: recovered", "b: scheduled"}, b.outcomes(t, id))
+		require.Equal(t, []string{"a: job", "b: -", "b: job"}, b.jobIDs(t, id), "given back with a job of its own")
 	})
 
 	t.Run("NextStepOnlyANewerWorkerDefinesIsGivenBack", func(t *testing.T) {
