@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"log/slog"
 	"os"
 	"slices"
@@ -12,26 +11,49 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
 
 	"github.com/geneva-dev/geneva/examples"
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/worker"
 )
 
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	dayLasts time.Duration
+	timeout  time.Duration
+}
+
+func newDemoCmd(opts *options) *cobra.Command {
+	demo := &demoOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the example workflows with a worker and show the dashboards",
+		Long: `Create the manual's example workflows (user onboarding, payments, webhooks),
+run them with a worker while printing each step's outcome, play an operator
+who resumes a paused payment, then print what geneva ls, stats and show say.
+
+Without a database URL it starts a throwaway PostgreSQL server and installs
+the schema in it. Against a database of yours, run geneva migrate first; the
+demo can run there again and again (its workflows allow several per hero).`,
+		Args: noArgs,
+		RunE: withEnv(opts, true, func(ctx context.Context, env *environment, args []string) error {
+			return runDemo(ctx, env, demo)
+		}),
+	}
+	cmd.Flags().DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
+	cmd.Flags().DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
+	return cmd
+}
+
 // runDemo creates the example workflows, runs them with a worker while
 // printing each step's outcome, plays an operator, and prints the dashboard.
-func runDemo(ctx context.Context, env *environment, args []string) error {
-	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
-	dayLasts := flags.Duration("day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
-	timeout := flags.Duration("timeout", 2*time.Minute, "give up after this long")
-	if err := flags.Parse(args); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, demo.timeout)
 	defer cancel()
 
 	world := demoWorld()
-	compress := float64(24*time.Hour) / float64(*dayLasts)
+	compress := float64(24*time.Hour) / float64(demo.dayLasts)
 	start := time.Now()
 	w, err := worker.New(env.pool, &worker.Config{
 		Workflows:     examples.Workflows(world, &examples.Options{Compress: compress}),
@@ -53,24 +75,29 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 	}()
 
 	// Create every workflow in one transaction, as an application would with
-	// its own writes.
+	// its own writes. They allow several per hero, so that the demo can run
+	// again in the same database.
 	ids := map[string]int64{}
+	var order []int64
 	err = pgx.BeginFunc(ctx, env.pool, func(tx pgx.Tx) error {
+		txClient := goclient.New(tx)
 		for _, hero := range demoHeroes {
-			id, err := env.client.CreateWorkflowTx(ctx, tx, hero.workflowType, hero.heroType, hero.heroID, nil)
+			id, err := txClient.CreateWorkflow(ctx, hero.workflowType, hero.heroType, hero.heroID,
+				&goclient.CreateWorkflowOpts{AllowMultiple: true})
 			if err != nil {
 				return err
 			}
 			ids[hero.heroType+" "+hero.heroID] = id
+			order = append(order, id)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	env.printf("Created %d workflows in one transaction; a day of waits lasts %s.\n\n", len(demoHeroes), *dayLasts)
+	env.printf("Created %d workflows in one transaction; a day of waits lasts %s.\n\n", len(demoHeroes), demo.dayLasts)
 
-	if err := waitSettled(ctx, env); err != nil {
+	if err := waitSettled(ctx, env, order); err != nil {
 		return err
 	}
 	env.printf("\nAll workflows are finished, canceled or paused (%s).\n", time.Since(start).Round(10*time.Millisecond))
@@ -82,24 +109,41 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 	if _, err := env.client.ResumeWorkflow(ctx, fraudID); err != nil {
 		return err
 	}
-	if err := waitSettled(ctx, env); err != nil {
+	if err := waitSettled(ctx, env, order); err != nil {
 		return err
 	}
 
 	env.printf("\nDashboard (geneva ls):\n\n")
-	if err := printCounts(ctx, env); err != nil {
-		return err
-	}
-	workflows, err := env.client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100})
+	counts, err := env.client.WorkflowCounts(ctx)
 	if err != nil {
 		return err
 	}
-	slices.Reverse(workflows)
-	env.printf("\n")
+	if err := printCounts(env.stdout, counts); err != nil {
+		return err
+	}
+	var workflows []*goclient.Workflow
+	for _, id := range order {
+		workflow, err := env.client.GetWorkflow(ctx, id)
+		if err != nil {
+			return err
+		}
+		workflows = append(workflows, workflow)
+	}
+	env.printf("\nThis run's workflows:\n\n")
 	printWorkflows(env.stdout, workflows)
 
-	env.printf("\ngeneva stats PaymentProcessing\n")
-	if err := runStats(ctx, env, []string{"PaymentProcessing"}); err != nil {
+	env.printf("\ngeneva ls --state paused\n\n")
+	paused, err := env.client.PausedWorkflows(ctx, "")
+	if err != nil {
+		return err
+	}
+	paused = slices.DeleteFunc(paused, func(p *goclient.PausedWorkflow) bool { return !slices.Contains(order, p.WorkflowID) })
+	if err := printPaused(env.stdout, paused); err != nil {
+		return err
+	}
+
+	env.printf("\ngeneva stats PaymentProcessing\n\n")
+	if err := stats(ctx, env, []string{"PaymentProcessing"}, false); err != nil {
 		return err
 	}
 
@@ -113,7 +157,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		if err != nil {
 			return err
 		}
-		env.printf("\ngeneva show %d\n", id)
+		env.printf("\ngeneva show %d\n\n", id)
 		printWorkflow(env.stdout, workflow, timeline)
 	}
 	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
@@ -165,7 +209,9 @@ func progress(env *environment, start time.Time) worker.Hook {
 			what = map[string]string{"cancel": "cancel_if held", "skip": "skip_if held", "hero_missing": "hero missing"}[step.Precondition]
 		case event == worker.EventFinalize && step.Outcome != "":
 			what = step.Outcome
-			if step.WorkflowState != goclient.StateReady {
+			// (ready or performing: the workflow goes on, its next step
+			// scheduled or, chained, already running)
+			if step.WorkflowState != goclient.StateReady && step.WorkflowState != goclient.StatePerforming {
 				what += ", workflow " + step.WorkflowState
 			}
 		default:
@@ -187,18 +233,14 @@ func reportError(env *environment, start time.Time) func(ctx context.Context, st
 	}
 }
 
-// waitSettled waits until no workflow is ready or performing.
-func waitSettled(ctx context.Context, env *environment) error {
+// waitSettled waits until none of the workflows is ready or performing.
+func waitSettled(ctx context.Context, env *environment, ids []int64) error {
 	for {
-		counts, err := env.client.WorkflowCounts(ctx)
+		var active int
+		err := env.pool.QueryRow(ctx, `select count(*) from unnest($1::bigint[]) as t(id),
+			lateral geneva.get_workflow(t.id) w where w.state in ('ready', 'performing')`, ids).Scan(&active)
 		if err != nil {
 			return err
-		}
-		active := 0
-		for _, count := range counts {
-			if count.State == goclient.StateReady || count.State == goclient.StatePerforming {
-				active += int(count.Workflows)
-			}
 		}
 		if active == 0 {
 			return nil
@@ -211,19 +253,39 @@ func waitSettled(ctx context.Context, env *environment) error {
 	}
 }
 
-// runWorker runs a worker for the example workflows until interrupted.
-func runWorker(ctx context.Context, env *environment, args []string) error {
-	flags := flag.NewFlagSet("worker", flag.ContinueOnError)
-	maxWorkers := flags.Int("max-workers", 10, "steps run at once per queue")
-	grace := flags.Duration("grace", 30*time.Second, "on interrupt, let running steps finish this long")
-	if err := flags.Parse(args); err != nil {
-		return err
+// workerOptions are the flags of the worker command.
+type workerOptions struct {
+	maxWorkers int
+	grace      time.Duration
+}
+
+func newWorkerCmd(opts *options) *cobra.Command {
+	wo := &workerOptions{}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a worker for the example workflows until interrupted",
+		Long: `Run a worker for the example workflows only (UserOnboarding,
+PaymentProcessing, WebhookDelivery from examples/), until interrupted.
+
+Your own workflows run in your own worker binary: a few lines around
+worker.New, as examples/myworker/main.go shows (README, "Your own worker").`,
+		Args: noArgs,
+		RunE: withEnv(opts, true, func(ctx context.Context, env *environment, args []string) error {
+			return runWorker(ctx, env, wo)
+		}),
 	}
+	cmd.Flags().IntVar(&wo.maxWorkers, "max-workers", 10, "steps run at once per queue")
+	cmd.Flags().DurationVar(&wo.grace, "grace", 30*time.Second, "on interrupt, let running steps finish this long")
+	return cmd
+}
+
+// runWorker runs a worker for the example workflows until interrupted.
+func runWorker(ctx context.Context, env *environment, wo *workerOptions) error {
 	world := examples.NewWorld()
 	world.AutoCreate = true
 	w, err := worker.New(env.pool, &worker.Config{
 		Workflows:  examples.Workflows(world, nil),
-		MaxWorkers: *maxWorkers,
+		MaxWorkers: wo.maxWorkers,
 	})
 	if err != nil {
 		return err
@@ -234,8 +296,8 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery); interrupt to stop\n")
 	<-ctx.Done()
 
-	env.printf("stopping: running steps have %s to finish\n", *grace)
-	stopCtx, cancel := context.WithTimeout(context.Background(), *grace)
+	env.printf("stopping: running steps have %s to finish\n", wo.grace)
+	stopCtx, cancel := context.WithTimeout(context.Background(), wo.grace)
 	defer cancel()
 	return w.Stop(stopCtx)
 }
