@@ -230,5 +230,3 @@ func TestDemoRunsTwice(t *testing.T) {
 		require.NotContains(t, out, "workflow performing")
 	}
 }
-
-
