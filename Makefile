@@ -45,6 +45,20 @@ lint: ## Check formatting and vet the code
 sql: ## Write dist/geneva.sql, the single-file psql install
 	$(GO) run ./cmd/geneva sql > dist/geneva.sql
 
+# The dashboard's front-end pieces, fetched from the npm registry with `npm
+# pack` (no install scripts run) and committed under dashboard/assets, where
+# go:embed takes them into the binary: Node.js is needed only to refresh them.
+HTMX_VERSION := 2.0.11
+
+.PHONY: vendor-assets
+vendor-assets: ## Refresh the dashboard's vendored htmx from the npm registry (needs npm)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd "$$tmp" && npm pack --silent htmx.org@$(HTMX_VERSION) >/dev/null) && \
+	  tar -xzf "$$tmp"/htmx.org-$(HTMX_VERSION).tgz -C "$$tmp" && \
+	  cp "$$tmp"/package/dist/htmx.min.js dashboard/assets/htmx.min.js && \
+	  cp "$$tmp"/package/LICENSE dashboard/assets/htmx.LICENSE && \
+	  echo "dashboard/assets: htmx.org $(HTMX_VERSION)"
+
 .PHONY: migrate
 migrate: ## Install or upgrade the schema in $DATABASE_URL
 	$(GO) run ./cmd/geneva migrate

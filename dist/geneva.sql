@@ -611,6 +611,22 @@ update public.geneva_schema_version set version = 4;
 commit;
 \endif
 
+-- Geneva 005_dashboard_indexes.sql
+select version < 5 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 005: an index for the dashboard's workflow list filtered by error
+-- class.
+--
+-- "Workflows whose latest error is of class X" starts from the executions
+-- that carry that class (geneva.step_errors), not from the workflows.
+
+create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
+where error_class_name is not null;
+update public.geneva_schema_version set version = 5;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -3721,4 +3737,127 @@ group by r.workflow_type, r.step_name, o.outcomes;
 
 comment on view geneva.step_stats is
 'Per type and step, over the last 24 hours: executions, outcomes, queue lag and run time percentiles.';
+
+-- geneva.workflow_list: every workflow, with whether it is ongoing (ready,
+-- performing or paused), for filtered lists paged by id (keyset, newest
+-- first). A plain projection, so filters on its columns reach the indexes;
+-- filter by error class through geneva.step_errors.
+--
+-- For the dashboard and operators. Reads workflows by its primary key,
+-- workflows_state_type and workflows_hero.
+create or replace view geneva.workflow_list as
+select
+  w.id as workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  w.state in ('ready', 'performing', 'paused') as ongoing,
+  w.current_step_name,
+  w.next_step_name,
+  w.allow_multiple,
+  w.requested_action,
+  w.created_at,
+  w.updated_at,
+  w.started_at,
+  w.transitioned_at,
+  w.paused_at,
+  w.finished_at,
+  w.canceled_at
+from geneva.workflows w;
+
+comment on view geneva.workflow_list is
+'Every workflow with whether it is ongoing; filter on its columns and page by workflow_id.';
+
+-- geneva.step_errors: every step execution that ended with an error (its
+-- error columns set: failed, reattempted or skipped by an exception), with
+-- whether it is its workflow's latest such execution.
+--
+-- For the dashboard's filter "workflows whose latest error is of class X"
+-- (filter on error_class_name and latest) and for the last error of a page
+-- of workflows (filter on workflow_id). Reads
+-- step_executions_error_class_name for the first, step_executions_workflow_id
+-- for the second.
+create or replace view geneva.step_errors as
+select
+  e.id as execution_id,
+  e.workflow_id,
+  e.step_name,
+  e.state,
+  e.outcome,
+  e.error_class_name,
+  e.error_message,
+  e.finished_at,
+  not exists (
+    select
+    from geneva.step_executions later
+    where later.workflow_id = e.workflow_id
+      and later.id > e.id
+      and later.error_class_name is not null
+  ) as latest
+from geneva.step_executions e
+where e.error_class_name is not null;
+
+comment on view geneva.step_errors is
+'Step executions that ended with an error, and whether each is its workflow''s latest one.';
+
+-- geneva.definition_steps: the steps of each registered workflow type, in
+-- run order, with the wait before each and the type's queue.
+--
+-- For the dashboard's step list of a workflow (filter by workflow_type).
+-- Reads workflow_definitions by its primary key.
+create or replace view geneva.definition_steps as
+select
+  d.workflow_type,
+  s.position::integer as position,
+  s.step_name,
+  d.step_waits[s.position] as wait,
+  d.queue,
+  d.updated_at as defined_at
+from geneva.workflow_definitions d
+cross join lateral unnest(d.step_names) with ordinality as s(step_name, position);
+
+comment on view geneva.definition_steps is
+'The steps of each workflow type in run order, with their waits and the type''s queue.';
+
+-- geneva.step_throughput: step executions that ended in each minute of the
+-- last hour, by outcome.
+--
+-- For the dashboard's chart. Reads step_executions_finished_at for the
+-- window.
+create or replace view geneva.step_throughput as
+select
+  date_trunc('minute', e.finished_at) as minute,
+  e.outcome,
+  count(*) as executions
+from geneva.step_executions e
+where e.finished_at >= date_trunc('minute', geneva.now()) - interval '59 minutes'
+group by 1, 2;
+
+comment on view geneva.step_throughput is
+'Step executions ended per minute over the last hour, by outcome.';
+
+-- geneva.queue_lag: per queue, the executions that are due but have not
+-- started while their workflow is ready, and how long the oldest of them has
+-- waited (the queue's lag).
+--
+-- For the dashboard and alerts. Reads the partial index
+-- step_executions_scheduled_for for the due executions.
+create or replace view geneva.queue_lag as
+select
+  d.queue,
+  count(*) as due_executions,
+  min(e.scheduled_for) as oldest_scheduled_for,
+  geneva.now() - min(e.scheduled_for) as lag,
+  (array_agg(e.id order by e.scheduled_for, e.id))[1] as oldest_execution_id
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+where e.state = 'scheduled'
+  and e.scheduled_for <= geneva.now()
+  and w.state = 'ready'
+group by d.queue;
+
+comment on view geneva.queue_lag is
+'Per queue: executions due but not started (their workflow ready) and the oldest one''s wait.';
 commit;

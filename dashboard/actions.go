@@ -1,0 +1,259 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// verbs are the actions on one workflow: their SQL function, and what the
+// page says.
+var verbs = map[string]struct {
+	sql, label, describe, done string
+}{
+	"pause":   {"select geneva.pause_workflow($1)", "Pause", "pause workflow %d (at the end of its running step, if one runs)", "Paused (or, while a step runs, pausing at its end)."},
+	"resume":  {"select geneva.resume_workflow($1)", "Resume", "resume workflow %d", "Resumed."},
+	"cancel":  {"select geneva.cancel_workflow($1)", "Cancel", "cancel workflow %d (at the end of its running step, if one runs)", "Canceled (or, while a step runs, canceling at its end)."},
+	"skip":    {"select geneva.skip_step($1)", "Skip step", "skip the step workflow %d would run next", "Skipped its next step."},
+	"run-now": {"select geneva.schedule_step($1, $2)", "Run now", "run a step of workflow %d now", "Scheduled to run now."},
+}
+
+// notices are the messages after an action, by ?done=.
+var notices = func() map[string]string {
+	m := map[string]string{}
+	for name, v := range verbs {
+		m[name] = v.done
+	}
+	return m
+}()
+
+// bulkVerbs are the actions on a filtered set.
+var bulkVerbs = map[string]struct{ sql, label, eligible string }{
+	"resume": {"select geneva.resume_workflow($1)", "Resume", "paused"},
+	"cancel": {"select geneva.cancel_workflow($1)", "Cancel", "ongoing (ready, performing or paused)"},
+}
+
+// confirmData is the confirmation page of one action.
+type confirmData struct {
+	Action, Label, Question string
+	Workflow                *workflow
+	StepNames               []string
+	Step                    string
+}
+
+func (h *handler) actionTarget(w http.ResponseWriter, r *http.Request) (string, int64, bool) {
+	action := r.PathValue("action")
+	if _, ok := verbs[action]; !ok {
+		h.fail(w, r, http.StatusNotFound, fmt.Errorf("there is no action %q", action))
+		return "", 0, false
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		h.fail(w, r, http.StatusNotFound, fmt.Errorf("%q is not a workflow id", r.PathValue("id")))
+		return "", 0, false
+	}
+	if h.cfg.ReadOnly {
+		h.fail(w, r, http.StatusForbidden, errors.New("refused: this dashboard is read-only"))
+		return "", 0, false
+	}
+	return action, id, true
+}
+
+// confirmAction asks before acting on one workflow.
+func (h *handler) confirmAction(w http.ResponseWriter, r *http.Request) {
+	action, id, ok := h.actionTarget(w, r)
+	if !ok {
+		return
+	}
+	d, err := h.confirmData(r.Context(), action, id)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	d.Step = r.URL.Query().Get("step")
+	p := h.newPage(r, d.Label+" workflow "+strconv.FormatInt(id, 10), "workflows", d)
+	p.Refresh = 0
+	h.render(w, r, http.StatusOK, "confirm", p)
+}
+
+func (h *handler) confirmData(ctx context.Context, action string, id int64) (*confirmData, error) {
+	wf, err := h.getWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := verbs[action]
+	d := &confirmData{Action: action, Label: v.label, Question: fmt.Sprintf(v.describe, id), Workflow: wf}
+	if action == "run-now" {
+		steps, err := h.definitionSteps(ctx, wf.WorkflowType)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range steps {
+			d.StepNames = append(d.StepNames, s.StepName)
+		}
+	}
+	return d, nil
+}
+
+// act performs one action through its SQL function and goes back to the
+// workflow, or shows the refusal's sentence.
+func (h *handler) act(w http.ResponseWriter, r *http.Request) {
+	action, id, ok := h.actionTarget(w, r)
+	if !ok || !h.checkCSRF(w, r) {
+		return
+	}
+	ctx := r.Context()
+	var err error
+	if action == "run-now" {
+		_, err = h.db.Exec(ctx, verbs[action].sql, id, nullIfEmpty(r.PostFormValue("step")))
+	} else {
+		_, err = h.db.Exec(ctx, verbs[action].sql, id)
+	}
+	if err != nil {
+		d, loadErr := h.confirmData(ctx, action, id)
+		if loadErr != nil {
+			h.fail(w, r, statusOf(err), err)
+			return
+		}
+		d.Step = r.PostFormValue("step")
+		p := h.newPage(r, d.Label+" workflow "+strconv.FormatInt(id, 10), "workflows", d)
+		p.Refresh = 0
+		p.Error = "Refused: " + sentence(err)
+		h.render(w, r, statusOf(err), "confirm", p)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("%s/workflows/%d?done=%s", h.cfg.Prefix, id, url.QueryEscape(action)), http.StatusSeeOther)
+}
+
+// bulkData is the confirmation and the result of a bulk action.
+type bulkData struct {
+	Action, Label, Eligible string
+	Filter                  *filter
+	Query                   string
+	Count, UpTo             int64
+	// the result
+	Done     bool
+	Acted    int
+	Refused  []*refusal
+	Refusals int
+}
+
+// refusal is the workflows a bulk action could not act on for one reason.
+type refusal struct {
+	Reason    string
+	Workflows []int64
+	More      int
+}
+
+func (h *handler) bulkTarget(w http.ResponseWriter, r *http.Request, get func(string) string) (string, *filter, bool) {
+	action := r.PathValue("action")
+	if _, ok := bulkVerbs[action]; !ok {
+		h.fail(w, r, http.StatusNotFound, fmt.Errorf("there is no bulk action %q", action))
+		return "", nil, false
+	}
+	if h.cfg.ReadOnly {
+		h.fail(w, r, http.StatusForbidden, errors.New("refused: this dashboard is read-only"))
+		return "", nil, false
+	}
+	f, err := parseFilter(get)
+	if err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return "", nil, false
+	}
+	f.Before = 0
+	return action, f, true
+}
+
+// confirmBulk counts what a bulk action would act on and asks.
+func (h *handler) confirmBulk(w http.ResponseWriter, r *http.Request) {
+	action, f, ok := h.bulkTarget(w, r, r.URL.Query().Get)
+	if !ok {
+		return
+	}
+	count, upTo, err := h.countEligible(r.Context(), f, action)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	v := bulkVerbs[action]
+	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: f.query(), Count: count, UpTo: upTo}
+	p := h.newPage(r, v.label+" workflows", "workflows", d)
+	p.Refresh = 0
+	h.render(w, r, http.StatusOK, "bulk", p)
+}
+
+// maxRefusedIDs bounds the workflow ids listed per reason of refusal.
+const maxRefusedIDs = 20
+
+// actBulk acts on the filtered workflows that were counted (ids up to the
+// highest counted), a batch at a time, each workflow through its own call
+// of the SQL function, and reports how many it acted on and why the others
+// were refused.
+func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
+	action, f, ok := h.bulkTarget(w, r, r.PostFormValue)
+	if !ok || !h.checkCSRF(w, r) {
+		return
+	}
+	if f.UpTo == 0 {
+		h.fail(w, r, http.StatusBadRequest, errors.New("nothing to act on: confirm the count first"))
+		return
+	}
+	ctx := r.Context()
+	v := bulkVerbs[action]
+	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: f.query(), UpTo: f.UpTo, Done: true}
+	d.Count, _ = strconv.ParseInt(r.PostFormValue("count"), 10, 64)
+	reasons := map[string]*refusal{}
+	var before int64
+	for {
+		ids, err := h.eligibleBatch(ctx, f, action, before)
+		if err != nil {
+			h.failQuery(w, r, err)
+			return
+		}
+		for _, id := range ids {
+			if h.beforeBulkCall != nil {
+				h.beforeBulkCall(ctx, id)
+			}
+			if _, err := h.db.Exec(ctx, v.sql, id); err != nil {
+				if ctx.Err() != nil {
+					h.fail(w, r, statusOf(ctx.Err()), ctx.Err())
+					return
+				}
+				// the reason without the workflow's id, to group them
+				reason := strings.Replace(sentence(err), " "+strconv.FormatInt(id, 10)+" ", " ", 1)
+				ref := reasons[reason]
+				if ref == nil {
+					ref = &refusal{Reason: reason}
+					reasons[reason] = ref
+				}
+				if len(ref.Workflows) < maxRefusedIDs {
+					ref.Workflows = append(ref.Workflows, id)
+				} else {
+					ref.More++
+				}
+				d.Refusals++
+				continue
+			}
+			d.Acted++
+		}
+		if len(ids) < h.cfg.BulkBatchSize {
+			break
+		}
+		before = ids[len(ids)-1]
+	}
+	for _, ref := range reasons {
+		d.Refused = append(d.Refused, ref)
+	}
+	slices.SortFunc(d.Refused, func(a, b *refusal) int {
+		return cmp.Or(cmp.Compare(len(b.Workflows)+b.More, len(a.Workflows)+a.More), cmp.Compare(a.Reason, b.Reason))
+	})
+	p := h.newPage(r, v.label+" workflows", "workflows", d)
+	p.Refresh = 0
+	h.render(w, r, http.StatusOK, "bulk", p)
+}

@@ -1,0 +1,370 @@
+// Package dashboard is Geneva's web dashboard for operators: what runs, what
+// is paused and why, what is stuck, how long steps wait and run, and the
+// operator's verbs (pause, resume, cancel, skip, run now; bulk resume and
+// cancel of a filtered set).
+//
+// It is an http.Handler, so an application can mount it in its own server
+// behind its own authentication, or `geneva dashboard` serves it:
+//
+//	handler, err := dashboard.New(pool, &dashboard.Config{Prefix: "/geneva"})
+//	if err != nil {
+//		return err
+//	}
+//	mux.Handle("/geneva/", requireAdmin(handler))
+//
+// # What it reads and calls
+//
+// The dashboard reads only Geneva's views (geneva.workflow_counts,
+// paused_workflows, stuck_executions, step_stats, workflow_list, step_errors,
+// definition_steps, step_throughput, queue_lag) and public read functions
+// (geneva.get_workflow, step_history), and it acts only through the SQL
+// functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
+// schedule_step), so it works with a role that holds geneva_reader (read
+// only) or geneva_operator. The engine decides every transition; an action
+// it refuses is shown as the sentence its error carries.
+//
+// # Pages
+//
+// Every page has a stable URL (filters are query parameters) and refreshes
+// its live part every few seconds with htmx, keeping the filter and the
+// scroll position:
+//
+//	/                      overview: counts by type and state, steps ended per minute, queue lag
+//	/workflows             list: state (or "ongoing"), type, hero, error class, created between
+//	/workflows/{id}        one workflow: fields, steps, timeline of executions
+//	/paused                paused workflows grouped by error class
+//	/stuck                 what housekeeping would recover, with its thresholds
+//	/stats                 per type and step: outcomes, queue lag and run time
+//
+// # Safety
+//
+// Every state-changing request must be a POST that passes
+// net/http.CrossOriginProtection and carries the dashboard's CSRF token.
+// Config.ReadOnly hides and refuses every action. Config.Token and
+// Config.BasicAuthUser protect the whole dashboard; ListenAndServe refuses a
+// non-loopback address without one of them.
+package dashboard
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed all:assets all:templates
+var files embed.FS
+
+// Config configures the dashboard. A nil Config takes every default.
+type Config struct {
+	// BasicAuthUser and BasicAuthPassword, when BasicAuthUser is set, require
+	// HTTP basic authentication with these credentials (or Token).
+	//
+	// Defaults to none.
+	BasicAuthUser     string
+	BasicAuthPassword string
+
+	// BulkBatchSize is how many workflows a bulk action acts on per batch.
+	//
+	// Defaults to 100.
+	BulkBatchSize int
+
+	// CSRFKey derives the token every form carries. Give the same key to
+	// every replica behind one address.
+	//
+	// Defaults to a random key per handler.
+	CSRFKey []byte
+
+	// Logger logs failed requests.
+	//
+	// Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// Metrics, when set, is served at Prefix + "/metrics" (for example a
+	// Prometheus handler of the engine's metrics).
+	//
+	// Defaults to nil: no /metrics.
+	Metrics http.Handler
+
+	// PageSize is how many workflows a list shows per page.
+	//
+	// Defaults to 50.
+	PageSize int
+
+	// Prefix is the path the handler is mounted at, without a trailing
+	// slash, e.g. "/geneva". The handler serves the paths under it, so mount
+	// it with the prefix kept (not behind http.StripPrefix).
+	//
+	// Defaults to "" (the root).
+	Prefix string
+
+	// ReadOnly hides every action and refuses them with 403 Forbidden.
+	//
+	// Defaults to false.
+	ReadOnly bool
+
+	// RefreshInterval is how often the live parts of a page refresh
+	// themselves. Negative disables refreshing.
+	//
+	// Defaults to 5 seconds.
+	RefreshInterval time.Duration
+
+	// Token, when set, is required as "Authorization: Bearer TOKEN", or once
+	// as ?token=TOKEN, which sets a cookie for the rest of the visit (or
+	// basic authentication, when configured).
+	//
+	// Defaults to none.
+	Token string
+
+	// TrustedOrigins are origins (scheme://host[:port]) allowed to send
+	// state-changing requests from another origin, for a dashboard behind a
+	// proxy that rewrites the host.
+	//
+	// Defaults to none.
+	TrustedOrigins []string
+}
+
+// handler is the dashboard.
+type handler struct {
+	cfg       Config
+	csrf      string
+	db        *pgxpool.Pool
+	logger    *slog.Logger
+	next      http.Handler
+	templates map[string]*template.Template
+
+	// beforeBulkCall, when set (by tests), runs before each call of a bulk
+	// action, to play a concurrent change.
+	beforeBulkCall func(ctx context.Context, workflowID int64)
+}
+
+// New returns the dashboard reading and operating the Geneva schema through
+// pool. Its pages are under cfg.Prefix.
+func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
+	if pool == nil {
+		return nil, errors.New("geneva: dashboard needs a pool")
+	}
+	h := &handler{db: pool}
+	if cfg != nil {
+		h.cfg = *cfg
+	}
+	c := &h.cfg
+	c.Prefix = strings.TrimSuffix(c.Prefix, "/")
+	if c.Prefix != "" && !strings.HasPrefix(c.Prefix, "/") {
+		return nil, fmt.Errorf("geneva: dashboard prefix %q must start with /", c.Prefix)
+	}
+	if c.BulkBatchSize <= 0 {
+		c.BulkBatchSize = 100
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 50
+	}
+	if c.RefreshInterval == 0 {
+		c.RefreshInterval = 5 * time.Second
+	}
+	if c.BasicAuthUser == "" && c.BasicAuthPassword != "" {
+		return nil, errors.New("geneva: dashboard basic auth needs a user")
+	}
+	h.logger = c.Logger
+	if h.logger == nil {
+		h.logger = slog.Default()
+	}
+	key := c.CSRFKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("geneva dashboard csrf"))
+	h.csrf = base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+
+	var err error
+	if h.templates, err = parseTemplates(); err != nil {
+		return nil, err
+	}
+
+	mux := http.NewServeMux()
+	p := c.Prefix
+	assets, _ := fs.Sub(files, "assets")
+	mux.Handle("GET "+p+"/assets/", http.StripPrefix(p+"/assets/", assetServer(assets)))
+	mux.HandleFunc("GET "+p+"/{$}", h.overview)
+	mux.HandleFunc("GET "+p+"/workflows", h.workflows)
+	mux.HandleFunc("GET "+p+"/workflows/{id}", h.workflow)
+	mux.HandleFunc("GET "+p+"/workflows/{id}/{action}", h.confirmAction)
+	mux.HandleFunc("POST "+p+"/workflows/{id}/{action}", h.act)
+	mux.HandleFunc("GET "+p+"/bulk/{action}", h.confirmBulk)
+	mux.HandleFunc("POST "+p+"/bulk/{action}", h.actBulk)
+	mux.HandleFunc("GET "+p+"/paused", h.paused)
+	mux.HandleFunc("GET "+p+"/stuck", h.stuck)
+	mux.HandleFunc("GET "+p+"/stats", h.stats)
+	if c.Metrics != nil {
+		mux.Handle("GET "+p+"/metrics", c.Metrics)
+	}
+	if p != "" {
+		mux.Handle("GET "+p, http.RedirectHandler(p+"/", http.StatusMovedPermanently))
+	}
+
+	cop := http.NewCrossOriginProtection()
+	for _, origin := range c.TrustedOrigins {
+		if err := cop.AddTrustedOrigin(origin); err != nil {
+			return nil, fmt.Errorf("geneva: dashboard trusted origin: %w", err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, http.StatusForbidden, errors.New("refused: the request came from another site (cross-origin)"))
+	}))
+	h.next = cop.Handler(mux)
+	return h, nil
+}
+
+// ServeHTTP authenticates the request, then serves it.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.authenticate(w, r) {
+		return
+	}
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	h.next.ServeHTTP(w, r)
+}
+
+const tokenCookie = "geneva_dashboard_token"
+
+// authenticate checks the token or basic credentials, when configured, and
+// answers 401 when they are missing or wrong.
+func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	c := &h.cfg
+	if c.Token == "" && c.BasicAuthUser == "" {
+		return true
+	}
+	if c.Token != "" {
+		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(token, c.Token) {
+			return true
+		}
+		if cookie, err := r.Cookie(tokenCookie); err == nil && equal(cookie.Value, c.Token) {
+			return true
+		}
+		if token := r.URL.Query().Get("token"); token != "" && equal(token, c.Token) && r.Method == http.MethodGet {
+			http.SetCookie(w, &http.Cookie{
+				Name: tokenCookie, Value: c.Token, Path: c.Prefix + "/",
+				HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+			})
+			q := r.URL.Query()
+			q.Del("token")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return false
+		}
+	}
+	if c.BasicAuthUser != "" {
+		if user, password, ok := r.BasicAuth(); ok && equal(user, c.BasicAuthUser) && equal(password, c.BasicAuthPassword) {
+			return true
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="Geneva dashboard", charset="UTF-8"`)
+	}
+	http.Error(w, "Unauthorized: this dashboard needs its token or password.", http.StatusUnauthorized)
+	return false
+}
+
+func equal(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// checkCSRF tells whether a state-changing request carries the token (the
+// origin was checked by CrossOriginProtection).
+func (h *handler) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
+	token := r.PostFormValue("csrf")
+	if token == "" {
+		token = r.Header.Get("X-CSRF-Token")
+	}
+	if !equal(token, h.csrf) {
+		h.fail(w, r, http.StatusForbidden, errors.New("refused: the form's security token is missing or stale; reload the page and try again"))
+		return false
+	}
+	return true
+}
+
+func assetServer(assets fs.FS) http.Handler {
+	server := http.FileServerFS(assets)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		server.ServeHTTP(w, r)
+	})
+}
+
+// ListenAndServe serves the dashboard for pool at addr (host:port) until ctx
+// is done, then shuts the server down gracefully. It refuses an address that
+// is not a loopback one (127.0.0.1, ::1, localhost) unless cfg sets Token or
+// BasicAuthUser. ready, when not nil, is called with the dashboard's URL once
+// it listens.
+func ListenAndServe(ctx context.Context, pool *pgxpool.Pool, addr string, cfg *Config, ready func(url string)) error {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if err := CheckAddr(addr, cfg); err != nil {
+		return err
+	}
+	handler, err := New(pool, cfg)
+	if err != nil {
+		return err
+	}
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("geneva: dashboard: %w", err)
+	}
+	server := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if ready != nil {
+		ready(fmt.Sprintf("http://%s%s/", listener.Addr(), strings.TrimSuffix(cfg.Prefix, "/")))
+	}
+	errs := make(chan error, 1)
+	go func() { errs <- server.Serve(listener) }()
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return server.Shutdown(shutdownCtx)
+	}
+}
+
+// CheckAddr returns an error when addr is not a loopback address and cfg
+// sets neither Token nor BasicAuthUser: the dashboard operates workflows, so
+// it is never open to a network without a credential.
+func CheckAddr(addr string, cfg *Config) error {
+	if cfg != nil && (cfg.Token != "" || cfg.BasicAuthUser != "") {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("geneva: dashboard address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("geneva: refusing to serve the dashboard on %s, which is not a loopback address, without a token or basic auth (set one, or listen on 127.0.0.1)", addr)
+}

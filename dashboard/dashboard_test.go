@@ -1,0 +1,491 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type response struct {
+	status int
+	body   string
+	header http.Header
+}
+
+func do(t *testing.T, h http.Handler, req *http.Request) response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return response{status: rec.Code, body: rec.Body.String(), header: rec.Header()}
+}
+
+func get(t *testing.T, h http.Handler, path string) response {
+	t.Helper()
+	return do(t, h, httptest.NewRequest(http.MethodGet, path, nil))
+}
+
+// post sends a form as a same-origin browser would.
+func post(t *testing.T, h http.Handler, path string, form url.Values) response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return do(t, h, req)
+}
+
+// rowsOf returns the workflow ids a list page links to, in order.
+func rowsOf(body string) []string {
+	var ids []string
+	for _, m := range regexp.MustCompile(`<td class="num"><a href="[^"]*/workflows/(\d+)">`).FindAllStringSubmatch(body, -1) {
+		ids = append(ids, m[1])
+	}
+	return ids
+}
+
+func ids(list ...int64) []string {
+	var s []string
+	for _, id := range list {
+		s = append(s, fmt.Sprint(id))
+	}
+	return s
+}
+
+func TestPages(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, nil)
+
+	t.Run("Overview", func(t *testing.T) {
+		r := get(t, h, "/")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `<a href="/workflows?type=Payment">Payment</a>`)
+		require.Contains(t, r.body, `<a href="/workflows?type=Payment&amp;state=paused">5</a>`)
+		require.Contains(t, r.body, `<a href="/workflows?type=Onboarding&amp;state=ready">2</a>`)
+		require.Regexp(t, `id="paused-count"><span class="n">5</span>`, r.body)
+		require.Regexp(t, `id="stuck-count"><span class="n">0</span>`, r.body)
+		require.Contains(t, r.body, `<svg class="chart"`)
+		require.Contains(t, r.body, "succeeded</title>") // a bar of the chart
+		// the two ready Onboarding workflows are due on queue mail
+		require.Regexp(t, `<td>mail</td><td class="num">2</td>`, r.body)
+		require.Contains(t, r.body, `hx-trigger="every 5s`)
+	})
+
+	t.Run("WorkflowsNewestFirst", func(t *testing.T) {
+		r := get(t, h, "/workflows")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		all := rowsOf(r.body)
+		require.Len(t, all, 10)
+		require.Equal(t, fmt.Sprint(w.canceled), all[0])
+	})
+
+	for _, tc := range []struct {
+		name, query string
+		want        []int64
+	}{
+		{"State", "state=paused", append(append([]int64{}, w.cardDeclined...), w.gatewayTimeout...)},
+		{"Ongoing", "state=ongoing", append(append(append([]int64{}, w.ready...), w.cardDeclined...), w.gatewayTimeout...)},
+		{"Type", "type=Onboarding", append(append([]int64{}, w.ready...), w.canceled)},
+		{"HeroTypeAndID", "hero=Customer:card-a", w.cardDeclined[:1]},
+		{"HeroID", "hero=gone", []int64{w.canceled}},
+		{"ErrorClass", "error_class=GatewayTimeout", w.gatewayTimeout},
+		{"ErrorClassAndState", "error_class=CardDeclined&state=finished", nil},
+		{"CreatedAfter", "created_after=2999-01-01T00:00", nil},
+		{"CreatedBefore", "created_before=2999-01-01", append(append(append(append([]int64{}, w.gatewayTimeout...), w.cardDeclined...), w.finished...), append(w.ready, w.canceled)...)},
+	} {
+		t.Run("WorkflowsFilter"+tc.name, func(t *testing.T) {
+			r := get(t, h, "/workflows?"+tc.query)
+			require.Equal(t, http.StatusOK, r.status, r.body)
+			// newest first
+			want := slices.Clone(tc.want)
+			slices.SortFunc(want, func(a, b int64) int { return cmp.Compare(b, a) })
+			require.Equal(t, ids(want...), rowsOf(r.body))
+			if tc.want == nil {
+				require.Contains(t, r.body, "No workflow matches")
+			}
+		})
+	}
+
+	t.Run("WorkflowsBadFilter", func(t *testing.T) {
+		r := get(t, h, "/workflows?state=sleeping")
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Contains(t, r.body, `unknown state &#34;sleeping&#34;`)
+		r = get(t, h, "/workflows?created_after=yesterday")
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Contains(t, r.body, "is not a time like")
+	})
+
+	t.Run("WorkflowsPagedByID", func(t *testing.T) {
+		small := w.newHandler(t, &Config{PageSize: 4})
+		var seen []string
+		path := "/workflows?type=Payment"
+		for path != "" {
+			r := get(t, small, path)
+			require.Equal(t, http.StatusOK, r.status, r.body)
+			seen = append(seen, rowsOf(r.body)...)
+			m := regexp.MustCompile(`id="next-page" href="([^"]+)"`).FindStringSubmatch(r.body)
+			path = ""
+			if m != nil {
+				path = strings.ReplaceAll(m[1], "&amp;", "&")
+				require.Contains(t, path, "type=Payment") // the filter stays
+				require.Contains(t, path, "before=")
+			}
+		}
+		require.Len(t, seen, 7)
+		require.Equal(t, ids(w.finished[1]), seen[:1])
+		require.Equal(t, ids(w.gatewayTimeout[0]), seen[6:])
+	})
+
+	t.Run("Workflow", func(t *testing.T) {
+		id := w.gatewayTimeout[0]
+		r := get(t, h, fmt.Sprint("/workflows/", id))
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `id="workflow-state">paused</span>`)
+		// the steps of the definition and where it stands
+		require.Regexp(t, `(?s)class="standing-done"><span class="step">authorize</span>.*class="standing-paused-here"><span class="step">capture</span>.*class="standing-pending"><span class="step">receipt</span>`, r.body)
+		// the timeline: both executions, the error, its backtrace folded
+		require.Contains(t, r.body, "<code>GatewayTimeout</code> the gateway said: GatewayTimeout")
+		require.Contains(t, r.body, `<summary>backtrace</summary><pre>goroutine 1 [running]:`)
+		require.Contains(t, r.body, "paused_by_exception")
+		require.Contains(t, r.body, `id="action-resume"`)
+		require.Contains(t, r.body, `id="action-run-now"`)
+		require.NotContains(t, r.body, `id="action-pause"`)
+	})
+
+	t.Run("WorkflowNotFound", func(t *testing.T) {
+		r := get(t, h, "/workflows/999999")
+		require.Equal(t, http.StatusNotFound, r.status)
+		require.Contains(t, r.body, "workflow 999999 not found")
+		r = get(t, h, "/workflows/abc")
+		require.Equal(t, http.StatusNotFound, r.status)
+	})
+
+	t.Run("Paused", func(t *testing.T) {
+		r := get(t, h, "/paused")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Regexp(t, `(?s)<code>GatewayTimeout</code></td>\s*<td class="num">3</td>.*<code>CardDeclined</code></td>\s*<td class="num">2</td>`, r.body)
+		require.Contains(t, r.body, `/workflows?state=paused&amp;error_class=GatewayTimeout`)
+		// the list, grouped: the larger group first
+		require.Equal(t, append(ids(w.gatewayTimeout[2], w.gatewayTimeout[1], w.gatewayTimeout[0]), ids(w.cardDeclined[1], w.cardDeclined[0])...), rowsOf(r.body))
+	})
+
+	t.Run("Stuck", func(t *testing.T) {
+		r := get(t, h, "/stuck")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, "Nothing is stuck.")
+		require.Contains(t, r.body, "<strong>15 minutes</strong>")
+		// with a threshold of nothing, the ready workflows' due steps are stuck
+		r = get(t, h, "/stuck?scheduled_after=0+seconds")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, "<strong>0 seconds</strong>")
+		for _, id := range w.ready {
+			require.Contains(t, r.body, fmt.Sprintf(`/workflows/%d#e`, id))
+		}
+		r = get(t, h, "/stuck?in_progress_after=banana")
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Contains(t, r.body, `invalid input syntax for type interval: &#34;banana&#34;`)
+	})
+
+	t.Run("Stats", func(t *testing.T) {
+		r := get(t, h, "/stats")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Regexp(t, `(?s)<td>authorize</td>\s*<td class="num">7</td>`, r.body)
+		require.Contains(t, r.body, `<span class="outcome">success 5</span> <span class="outcome">paused_by_exception 2</span>`)
+	})
+
+	t.Run("Assets", func(t *testing.T) {
+		for _, name := range []string{"htmx.min.js", "dashboard.js", "dashboard.css"} {
+			r := get(t, h, "/assets/"+name)
+			require.Equal(t, http.StatusOK, r.status, name)
+		}
+	})
+}
+
+func TestActions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, nil)
+	csrf := url.Values{"csrf": {h.csrf}}
+
+	t.Run("ConfirmThenResume", func(t *testing.T) {
+		id := w.gatewayTimeout[0]
+		r := get(t, h, fmt.Sprintf("/workflows/%d/resume", id))
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, fmt.Sprintf("Do you want to resume workflow %d?", id))
+		require.Contains(t, r.body, `name="csrf" value="`+h.csrf+`"`)
+		require.Equal(t, "paused", w.state(t, id), "asking changes nothing")
+
+		r = post(t, h, fmt.Sprintf("/workflows/%d/resume", id), csrf)
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		require.Equal(t, fmt.Sprintf("/workflows/%d?done=resume", id), r.header.Get("Location"))
+		require.Equal(t, "ready", w.state(t, id))
+		require.Contains(t, get(t, h, r.header.Get("Location")).body, "Resumed.")
+
+		// again: the engine refuses, and the page says its sentence
+		r = post(t, h, fmt.Sprintf("/workflows/%d/resume", id), csrf)
+		require.Equal(t, http.StatusConflict, r.status)
+		require.Contains(t, r.body, fmt.Sprintf("Refused: workflow %d cannot be resumed. Workflow is ready. Only paused workflows can be resumed.", id))
+	})
+
+	t.Run("PauseSkipRunNowCancel", func(t *testing.T) {
+		id := w.ready[0]
+		require.Equal(t, http.StatusSeeOther, post(t, h, fmt.Sprintf("/workflows/%d/pause", id), csrf).status)
+		require.Equal(t, "paused", w.state(t, id))
+		require.Equal(t, http.StatusSeeOther, post(t, h, fmt.Sprintf("/workflows/%d/skip", id), csrf).status)
+		var next string
+		require.NoError(t, w.pool.QueryRow(w.ctx, "select next_step_name from geneva.get_workflow($1)", id).Scan(&next))
+		require.Equal(t, "nudge", next)
+
+		// run now, a named step
+		r := get(t, h, fmt.Sprintf("/workflows/%d/run-now", id))
+		require.Contains(t, r.body, "<option>welcome</option>")
+		form := url.Values{"csrf": {h.csrf}, "step": {"welcome"}}
+		require.Equal(t, http.StatusSeeOther, post(t, h, fmt.Sprintf("/workflows/%d/run-now", id), form).status)
+		require.NoError(t, w.pool.QueryRow(w.ctx, "select next_step_name from geneva.get_workflow($1)", id).Scan(&next))
+		require.Equal(t, "welcome", next)
+		// a step the definition does not have: 22023's sentence
+		form.Set("step", "dance")
+		r = post(t, h, fmt.Sprintf("/workflows/%d/run-now", id), form)
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Contains(t, r.body, "workflow type Onboarding has no step dance. Its steps are welcome, nudge.")
+
+		require.Equal(t, http.StatusSeeOther, post(t, h, fmt.Sprintf("/workflows/%d/cancel", id), csrf).status)
+		require.Equal(t, "canceled", w.state(t, id))
+	})
+
+	t.Run("UnknownActionAndWorkflow", func(t *testing.T) {
+		require.Equal(t, http.StatusNotFound, post(t, h, fmt.Sprintf("/workflows/%d/explode", w.ready[1]), csrf).status)
+		r := post(t, h, "/workflows/999999/cancel", csrf)
+		require.Equal(t, http.StatusNotFound, r.status)
+		require.Contains(t, r.body, "workflow 999999 not found")
+	})
+
+	t.Run("CSRF", func(t *testing.T) {
+		id := w.ready[1]
+		path := fmt.Sprintf("/workflows/%d/cancel", id)
+		// no token
+		r := post(t, h, path, url.Values{})
+		require.Equal(t, http.StatusForbidden, r.status)
+		require.Contains(t, r.body, "security token")
+		// a wrong token
+		r = post(t, h, path, url.Values{"csrf": {"forged"}})
+		require.Equal(t, http.StatusForbidden, r.status)
+		// the right token from another site
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(csrf.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		r = do(t, h, req)
+		require.Equal(t, http.StatusForbidden, r.status)
+		require.Contains(t, r.body, "another site")
+		// an old browser's Origin header from another site
+		req = httptest.NewRequest(http.MethodPost, "http://dashboard.example"+path, strings.NewReader(csrf.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", "http://evil.example")
+		require.Equal(t, http.StatusForbidden, do(t, h, req).status)
+		// a bulk action without the token
+		r = post(t, h, "/bulk/cancel", url.Values{"upto": {"999999"}})
+		require.Equal(t, http.StatusForbidden, r.status)
+		// a GET never acts
+		require.Equal(t, http.StatusOK, get(t, h, path).status)
+		require.Equal(t, "ready", w.state(t, id))
+	})
+}
+
+func TestBulk(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CancelFilteredSetInBatches", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		h := w.newHandler(t, &Config{BulkBatchSize: 2})
+		r := get(t, h, "/bulk/cancel?type=Payment")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `<strong id="bulk-count">5</strong> workflows match the filter and are ongoing`)
+		require.Contains(t, r.body, `<input type="hidden" name="type" value="Payment">`)
+		upto := regexp.MustCompile(`name="upto" value="(\d+)"`).FindStringSubmatch(r.body)
+		require.NotNil(t, upto)
+
+		// a Payment created after the count is left alone
+		late := w.create(t, "Payment", "late")
+		r = post(t, h, "/bulk/cancel", url.Values{"csrf": {h.csrf}, "type": {"Payment"}, "upto": {upto[1]}, "count": {"5"}})
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `<strong id="acted">5</strong> acted on, <strong id="refused">0</strong> refused`)
+		for _, id := range append(w.gatewayTimeout, w.cardDeclined...) {
+			require.Equal(t, "canceled", w.state(t, id))
+		}
+		require.Equal(t, "ready", w.state(t, late))
+		require.Equal(t, "finished", w.state(t, w.finished[0]))
+	})
+
+	t.Run("ResumeByErrorClassReportsRefusals", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		h := w.newHandler(t, nil)
+		r := get(t, h, "/bulk/resume?error_class=GatewayTimeout")
+		require.Contains(t, r.body, `<strong id="bulk-count">3</strong> workflows match the filter and are paused`)
+		// someone else cancels one while the bulk action runs
+		raced := w.gatewayTimeout[1]
+		h.beforeBulkCall = func(ctx context.Context, id int64) {
+			if id == raced {
+				_, err := w.pool.Exec(ctx, "select geneva.cancel_workflow($1)", id)
+				require.NoError(t, err)
+			}
+		}
+		r = post(t, h, "/bulk/resume", url.Values{"csrf": {h.csrf}, "error_class": {"GatewayTimeout"},
+			"upto": {fmt.Sprint(w.gatewayTimeout[2])}, "count": {"3"}})
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on, <strong id="refused">1</strong> refused`)
+		require.Contains(t, r.body, "<td>workflow cannot be resumed. Workflow is canceled. Only paused workflows can be resumed.</td>")
+		require.Contains(t, r.body, fmt.Sprintf(`<a href="/workflows/%d">%d</a>`, raced, raced))
+		require.Equal(t, "ready", w.state(t, w.gatewayTimeout[0]))
+		require.Equal(t, "paused", w.state(t, w.cardDeclined[0]))
+	})
+
+	t.Run("NothingToDo", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		h := w.newHandler(t, nil)
+		r := get(t, h, "/bulk/resume?state=finished")
+		require.Equal(t, http.StatusOK, r.status)
+		require.Contains(t, r.body, "No workflow matching the filter is paused")
+		r = post(t, h, "/bulk/resume", url.Values{"csrf": {h.csrf}, "state": {"finished"}})
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Equal(t, http.StatusNotFound, get(t, h, "/bulk/skip").status)
+	})
+}
+
+func TestReadOnly(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, &Config{ReadOnly: true})
+	id := w.gatewayTimeout[0]
+
+	r := get(t, h, fmt.Sprint("/workflows/", id))
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, r.body, `<span class="badge">read-only</span>`)
+	require.NotContains(t, r.body, `id="action-`)
+	require.NotContains(t, get(t, h, "/workflows").body, `id="bulk-`)
+
+	for _, path := range []string{fmt.Sprintf("/workflows/%d/resume", id), "/bulk/resume?state=paused"} {
+		r = get(t, h, path)
+		require.Equal(t, http.StatusForbidden, r.status, path)
+		require.Contains(t, r.body, "read-only")
+	}
+	r = post(t, h, fmt.Sprintf("/workflows/%d/resume", id), url.Values{"csrf": {h.csrf}})
+	require.Equal(t, http.StatusForbidden, r.status)
+	r = post(t, h, "/bulk/resume", url.Values{"csrf": {h.csrf}, "state": {"paused"}, "upto": {"999999"}})
+	require.Equal(t, http.StatusForbidden, r.status)
+	require.Equal(t, "paused", w.state(t, id))
+}
+
+func TestAuthPrefixMetrics(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+
+	t.Run("Token", func(t *testing.T) {
+		h := w.newHandler(t, &Config{Token: "s3cret"})
+		require.Equal(t, http.StatusUnauthorized, get(t, h, "/").status)
+		require.Equal(t, http.StatusUnauthorized, get(t, h, "/?token=wrong").status)
+
+		r := get(t, h, "/workflows?state=paused&token=s3cret")
+		require.Equal(t, http.StatusSeeOther, r.status)
+		require.Equal(t, "/workflows?state=paused", r.header.Get("Location"))
+		cookie := r.header.Get("Set-Cookie")
+		require.Contains(t, cookie, tokenCookie+"=s3cret")
+		require.Contains(t, cookie, "HttpOnly")
+
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Cookie", tokenCookie+"=s3cret")
+		require.Equal(t, http.StatusOK, do(t, h, req).status)
+		req = httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		require.Equal(t, http.StatusOK, do(t, h, req).status)
+	})
+
+	t.Run("BasicAuth", func(t *testing.T) {
+		h := w.newHandler(t, &Config{BasicAuthUser: "ops", BasicAuthPassword: "pw"})
+		r := get(t, h, "/")
+		require.Equal(t, http.StatusUnauthorized, r.status)
+		require.Contains(t, r.header.Get("WWW-Authenticate"), "Basic")
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.SetBasicAuth("ops", "wrong")
+		require.Equal(t, http.StatusUnauthorized, do(t, h, req).status)
+		req.SetBasicAuth("ops", "pw")
+		require.Equal(t, http.StatusOK, do(t, h, req).status)
+	})
+
+	t.Run("PrefixAndMetrics", func(t *testing.T) {
+		metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "geneva_steps_total 7\n") })
+		h := w.newHandler(t, &Config{Prefix: "/ops/geneva/", Metrics: metrics})
+		mux := http.NewServeMux()
+		mux.Handle("/ops/geneva/", h)
+		r := get(t, mux, "/ops/geneva/")
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `href="/ops/geneva/workflows?type=Payment"`)
+		require.Contains(t, r.body, `src="/ops/geneva/assets/htmx.min.js"`)
+		require.Equal(t, http.StatusOK, get(t, mux, "/ops/geneva/assets/htmx.min.js").status)
+		require.Equal(t, http.StatusOK, get(t, mux, fmt.Sprint("/ops/geneva/workflows/", w.finished[0])).status)
+		r = get(t, mux, "/ops/geneva/metrics")
+		require.Equal(t, "geneva_steps_total 7\n", r.body)
+		require.Equal(t, http.StatusNotFound, get(t, w.newHandler(t, nil), "/metrics").status)
+
+		r = post(t, mux, fmt.Sprintf("/ops/geneva/workflows/%d/pause", w.ready[0]), url.Values{"csrf": {h.csrf}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		require.Equal(t, fmt.Sprintf("/ops/geneva/workflows/%d?done=pause", w.ready[0]), r.header.Get("Location"))
+	})
+}
+
+func TestCheckAddr(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:0", "127.0.0.2:80"} {
+		require.NoError(t, CheckAddr(addr, nil), addr)
+	}
+	for _, addr := range []string{":8080", "0.0.0.0:8080", "192.168.1.5:8080", "example.com:80"} {
+		err := CheckAddr(addr, &Config{})
+		require.ErrorContains(t, err, "not a loopback address", addr)
+		require.NoError(t, CheckAddr(addr, &Config{Token: "t"}), addr)
+		require.NoError(t, CheckAddr(addr, &Config{BasicAuthUser: "u", BasicAuthPassword: "p"}), addr)
+	}
+	require.Error(t, CheckAddr("nonsense", nil))
+}
+
+func TestListenAndServe(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- ListenAndServe(ctx, w.pool, "127.0.0.1:0", nil, func(u string) { urls <- u })
+	}()
+	u := <-urls
+	resp, err := http.Get(u + "paused")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	cancel()
+	require.NoError(t, <-done)
+
+	require.ErrorContains(t, ListenAndServe(context.Background(), w.pool, "0.0.0.0:0", nil, nil), "not a loopback address")
+}
+
+func TestHumanDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[string]string{
+		"0s": "0", "850us": "850µs", "12.34ms": "12.3ms", "4.567s": "4.57s", "3m12s": "3m12s",
+		"2h5m": "2h05m", "76h": "3d04h", "-1.5s": "-1.50s",
+	} {
+		dd, err := time.ParseDuration(d)
+		require.NoError(t, err)
+		require.Equal(t, want, humanDuration(dd), d)
+	}
+}

@@ -1,0 +1,446 @@
+package dashboard
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// page is what every template receives.
+type page struct {
+	Title    string
+	Nav      string // the navigation entry to highlight
+	Prefix   string
+	CSRF     string
+	ReadOnly bool
+	// Refresh is the live region's polling interval in seconds (0: none).
+	Refresh int
+	// Self is the page's own URL, which the live region polls.
+	Self   string
+	Notice string
+	Error  string
+	Data   any
+}
+
+func (h *handler) newPage(r *http.Request, title, nav string, data any) *page {
+	p := &page{
+		Title: title, Nav: nav, Prefix: h.cfg.Prefix, CSRF: h.csrf, ReadOnly: h.cfg.ReadOnly,
+		Self: r.URL.RequestURI(), Data: data,
+	}
+	if h.cfg.RefreshInterval > 0 {
+		p.Refresh = max(1, int(h.cfg.RefreshInterval/time.Second))
+	}
+	return p
+}
+
+func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
+	t, ok := h.templates[name]
+	if !ok {
+		panic("dashboard: no template " + name)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
+		h.logger.ErrorContext(r.Context(), "dashboard: rendering", "template", name, "error", err)
+		http.Error(w, "the page could not be rendered: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// fail renders an error page with the error's sentence.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if status >= 500 {
+		h.logger.ErrorContext(r.Context(), "dashboard: request failed", "path", r.URL.Path, "error", err)
+	}
+	p := h.newPage(r, http.StatusText(status), "", nil)
+	p.Refresh = 0
+	p.Error = sentence(err)
+	h.render(w, r, status, "error", p)
+}
+
+// failQuery renders a failed read: 404 for what does not exist, 400 for a
+// bad argument, else 500.
+func (h *handler) failQuery(w http.ResponseWriter, r *http.Request, err error) {
+	h.fail(w, r, statusOf(err), err)
+}
+
+func statusOf(err error) int {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return http.StatusNotFound
+	case errors.As(err, &pgErr):
+		switch {
+		case pgErr.Code == "P0002":
+			return http.StatusNotFound
+		case pgErr.Code == "55000" || pgErr.Code == "23505":
+			return http.StatusConflict
+		case strings.HasPrefix(pgErr.Code, "22"):
+			return http.StatusBadRequest
+		case pgErr.Code == "42501":
+			return http.StatusForbidden
+		}
+	case errors.Is(err, context.Canceled):
+		return 499
+	}
+	return http.StatusInternalServerError
+}
+
+// sentence is what a person reads for err: a PostgreSQL error's message,
+// detail and hint (e.g. "workflow 7 cannot be resumed. Workflow is
+// finished. Only paused workflows can be resumed."), never a stack.
+func sentence(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		var b strings.Builder
+		b.WriteString(pgErr.Message)
+		for _, more := range []string{pgErr.Detail, pgErr.Hint} {
+			if more != "" {
+				if !strings.HasSuffix(b.String(), ".") {
+					b.WriteString(".")
+				}
+				b.WriteString(" " + more)
+			}
+		}
+		return b.String()
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "not found"
+	}
+	return err.Error()
+}
+
+// overviewData is the Overview page.
+type overviewData struct {
+	Types     []string
+	States    []string
+	Counts    map[string]map[string]int64
+	Totals    map[string]int64
+	Total     int64
+	Paused    int64
+	Stuck     int64
+	Chart     template.HTML
+	Ended     int64
+	QueueLags []*queueLag
+}
+
+func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	d := &overviewData{States: states, Counts: map[string]map[string]int64{}, Totals: map[string]int64{}}
+	counts, err := h.workflowCounts(ctx)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	for _, c := range counts {
+		if d.Counts[c.WorkflowType] == nil {
+			d.Counts[c.WorkflowType] = map[string]int64{}
+			d.Types = append(d.Types, c.WorkflowType)
+		}
+		d.Counts[c.WorkflowType][c.State] = c.Workflows
+		d.Totals[c.State] += c.Workflows
+		d.Total += c.Workflows
+	}
+	d.Paused = d.Totals["paused"]
+	if d.Stuck, err = h.stuckCount(ctx); err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	points, now, err := h.throughput(ctx)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	for _, p := range points {
+		d.Ended += p.Executions
+	}
+	d.Chart = throughputChart(points, now)
+	if d.QueueLags, err = h.queueLags(ctx); err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "overview", h.newPage(r, "Overview", "overview", d))
+}
+
+// workflowsData is the Workflows page.
+type workflowsData struct {
+	Filter    *filter
+	Query     string
+	States    []string
+	Workflows []*workflowRow
+	Next      string // the next page's URL, if any
+	First     bool
+}
+
+func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := parseFilter(q.Get)
+	d := &workflowsData{Filter: f, Query: f.query(), States: states, First: f.Before == 0}
+	if err != nil {
+		p := h.newPage(r, "Workflows", "workflows", d)
+		p.Error = err.Error()
+		p.Refresh = 0
+		h.render(w, r, http.StatusBadRequest, "workflows", p)
+		return
+	}
+	list, more, err := h.listWorkflows(r.Context(), f)
+	if err != nil {
+		p := h.newPage(r, "Workflows", "workflows", d)
+		p.Error = sentence(err)
+		h.render(w, r, statusOf(err), "workflows", p)
+		return
+	}
+	d.Workflows = list
+	if more {
+		next := f.query()
+		if next != "" {
+			next += "&"
+		}
+		d.Next = h.cfg.Prefix + "/workflows?" + next + "before=" + strconv.FormatInt(list[len(list)-1].ID, 10)
+	}
+	h.render(w, r, http.StatusOK, "workflows", h.newPage(r, "Workflows", "workflows", d))
+}
+
+// stepStanding is a step of a workflow's definition and where the workflow
+// stands with it.
+type stepStanding struct {
+	Position int
+	Name     string
+	Wait     *time.Duration
+	// Standing: done, skipped, running, next, failed, pending, canceled, or
+	// "removed" for a step the definition no longer has.
+	Standing   string
+	Executions int
+	Last       *execution
+}
+
+// workflowData is the Workflow page.
+type workflowData struct {
+	Workflow  *workflow
+	Steps     []*stepStanding
+	Timeline  []*execution
+	Total     int
+	Actions   []string
+	StepNames []string
+}
+
+func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		h.fail(w, r, http.StatusNotFound, fmt.Errorf("%q is not a workflow id", r.PathValue("id")))
+		return
+	}
+	d, err := h.loadWorkflow(ctx, id)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	p := h.newPage(r, fmt.Sprintf("Workflow %d", id), "workflows", d)
+	p.Notice = notices[r.URL.Query().Get("done")]
+	h.render(w, r, http.StatusOK, "workflow", p)
+}
+
+func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, error) {
+	wf, err := h.getWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	timeline, total, err := h.stepHistory(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defined, err := h.definitionSteps(ctx, wf.WorkflowType)
+	if err != nil {
+		return nil, err
+	}
+	d := &workflowData{Workflow: wf, Timeline: timeline, Total: total, Actions: allowedActions(wf)}
+	for _, s := range defined {
+		d.StepNames = append(d.StepNames, s.StepName)
+	}
+	d.Steps = standings(wf, defined, timeline)
+	return d, nil
+}
+
+// standings places the workflow on its definition's steps.
+func standings(wf *workflow, defined []*definedStep, timeline []*execution) []*stepStanding {
+	byName := map[string]*stepStanding{}
+	var steps []*stepStanding
+	for _, s := range defined {
+		st := &stepStanding{Position: s.Position, Name: s.StepName, Wait: s.Wait, Standing: "pending"}
+		byName[s.StepName] = st
+		steps = append(steps, st)
+	}
+	for _, e := range timeline {
+		st := byName[e.StepName]
+		if st == nil {
+			st = &stepStanding{Name: e.StepName, Standing: "removed"}
+			byName[e.StepName] = st
+			steps = append(steps, st)
+		}
+		st.Executions++
+		st.Last = e
+	}
+	ongoing := wf.State == "ready" || wf.State == "performing" || wf.State == "paused"
+	here := ""
+	if ongoing {
+		here = deref(wf.NextStepName)
+		if wf.CurrentStepName != nil {
+			here = *wf.CurrentStepName
+		}
+	}
+	for _, st := range steps {
+		if st.Standing == "removed" {
+			continue
+		}
+		switch {
+		case st.Name == here && wf.State == "performing":
+			st.Standing = "running"
+		case st.Name == here && wf.State == "paused":
+			st.Standing = "paused here"
+		case st.Name == here:
+			st.Standing = "next"
+		case st.Last == nil:
+			st.Standing = "pending"
+		default:
+			switch st.Last.State {
+			case "completed":
+				st.Standing = "done"
+			case "skipped":
+				st.Standing = "skipped"
+			case "failed":
+				st.Standing = "failed"
+			case "canceled":
+				st.Standing = "canceled"
+			default:
+				st.Standing = st.Last.State
+			}
+		}
+	}
+	return steps
+}
+
+// allowedActions are the verbs the workflow's state allows (SQL decides in
+// the end; these are the buttons shown).
+func allowedActions(wf *workflow) []string {
+	switch wf.State {
+	case "ready":
+		return []string{"pause", "cancel", "skip", "run-now"}
+	case "performing":
+		if deref(wf.RequestedAction) == "cancel" {
+			return nil
+		}
+		return []string{"pause", "cancel"}
+	case "paused":
+		return []string{"resume", "cancel", "skip", "run-now"}
+	}
+	return nil
+}
+
+// pausedData is the Paused page.
+type pausedData struct {
+	Groups []*pausedGroup
+	Paused []*pausedRow
+	Total  int64
+	Max    int
+}
+
+func (h *handler) paused(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	groups, err := h.pausedGroups(ctx)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	list, err := h.pausedWorkflows(ctx)
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	d := &pausedData{Groups: groups, Max: maxPaused}
+	for _, g := range groups {
+		d.Total += g.Workflows
+	}
+	// grouped by error class, the largest group first
+	order := map[string]int{}
+	for i, g := range groups {
+		order[deref(g.ErrorClass)] = i
+	}
+	slices.SortStableFunc(list, func(a, b *pausedRow) int {
+		return cmp.Compare(order[deref(a.LastErrorClass)], order[deref(b.LastErrorClass)])
+	})
+	d.Paused = list
+	h.render(w, r, http.StatusOK, "paused", h.newPage(r, "Paused", "paused", d))
+}
+
+// stuckData is the Stuck page.
+type stuckData struct {
+	InProgressAfter string
+	ScheduledAfter  string
+	Stuck           []*stuckRow
+	Total           int64
+	Max             int
+}
+
+func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := &stuckData{InProgressAfter: strings.TrimSpace(q.Get("in_progress_after")),
+		ScheduledAfter: strings.TrimSpace(q.Get("scheduled_after")), Max: maxStuck}
+	list, total, err := h.stuckExecutions(r.Context(), d.InProgressAfter, d.ScheduledAfter)
+	if err != nil {
+		p := h.newPage(r, "Stuck", "stuck", d)
+		p.Error = sentence(err)
+		p.Refresh = 0
+		h.render(w, r, statusOf(err), "stuck", p)
+		return
+	}
+	d.Stuck, d.Total = list, total
+	h.render(w, r, http.StatusOK, "stuck", h.newPage(r, "Stuck", "stuck", d))
+}
+
+func (h *handler) stats(w http.ResponseWriter, r *http.Request) {
+	list, err := h.stepStats(r.Context())
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "stats", h.newPage(r, "Step statistics", "stats", list))
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// sortedOutcomes lists an outcome map, the largest count first.
+func sortedOutcomes(m map[string]int64) []outcomeCount {
+	var list []outcomeCount
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		list = append(list, outcomeCount{k, m[k]})
+	}
+	slices.SortStableFunc(list, func(a, b outcomeCount) int { return cmp.Compare(b.Count, a.Count) })
+	return list
+}
+
+type outcomeCount struct {
+	Outcome string
+	Count   int64
+}

@@ -1,0 +1,540 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Every query here reads Geneva's views and public read functions, never
+// its tables, so the dashboard runs with geneva_reader's grants (and
+// geneva_operator's for the actions).
+
+// workflowRow is a workflow in a list, with its latest error.
+type workflowRow struct {
+	ID              int64      `db:"workflow_id"`
+	WorkflowType    string     `db:"workflow_type"`
+	HeroType        string     `db:"hero_type"`
+	HeroID          string     `db:"hero_id"`
+	State           string     `db:"state"`
+	CurrentStepName *string    `db:"current_step_name"`
+	NextStepName    *string    `db:"next_step_name"`
+	RequestedAction *string    `db:"requested_action"`
+	CreatedAt       time.Time  `db:"created_at"`
+	UpdatedAt       time.Time  `db:"updated_at"`
+	ErrorClass      *string    `db:"error_class_name"`
+	ErrorMessage    *string    `db:"error_message"`
+	ErrorStep       *string    `db:"error_step_name"`
+	ErrorAt         *time.Time `db:"error_at"`
+}
+
+// filter is the Workflows page's filter, from its query parameters.
+type filter struct {
+	State         string // a state, or "ongoing"
+	Type          string
+	HeroType      string
+	HeroID        string
+	ErrorClass    string
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	Before        int64 // keyset: ids below this one
+	UpTo          int64 // bulk: ids up to this one (those counted)
+
+	// the raw values, to fill the form again
+	Hero, CreatedAfterText, CreatedBeforeText string
+}
+
+var states = []string{"ready", "performing", "paused", "finished", "canceled"}
+
+// parseFilter reads a filter from query or form values.
+func parseFilter(get func(string) string) (*filter, error) {
+	f := &filter{
+		State:             strings.TrimSpace(get("state")),
+		Type:              strings.TrimSpace(get("type")),
+		ErrorClass:        strings.TrimSpace(get("error_class")),
+		Hero:              strings.TrimSpace(get("hero")),
+		CreatedAfterText:  strings.TrimSpace(get("created_after")),
+		CreatedBeforeText: strings.TrimSpace(get("created_before")),
+	}
+	if f.State != "" && f.State != "ongoing" && !slices.Contains(states, f.State) {
+		return f, fmt.Errorf("unknown state %q: use one of %s or ongoing", f.State, strings.Join(states, ", "))
+	}
+	if f.Hero != "" {
+		if heroType, heroID, ok := strings.Cut(f.Hero, ":"); ok {
+			f.HeroType, f.HeroID = strings.TrimSpace(heroType), strings.TrimSpace(heroID)
+		} else {
+			f.HeroID = f.Hero
+		}
+	}
+	var err error
+	if f.CreatedAfter, err = parseTime(f.CreatedAfterText); err != nil {
+		return f, fmt.Errorf("created after: %w", err)
+	}
+	if f.CreatedBefore, err = parseTime(f.CreatedBeforeText); err != nil {
+		return f, fmt.Errorf("created before: %w", err)
+	}
+	for name, dst := range map[string]*int64{"before": &f.Before, "upto": &f.UpTo} {
+		if v := get(name); v != "" {
+			if *dst, err = strconv.ParseInt(v, 10, 64); err != nil || *dst <= 0 {
+				return f, fmt.Errorf("%s must be a workflow id, not %q", name, v)
+			}
+		}
+	}
+	return f, nil
+}
+
+// parseTime reads a time as the browser's datetime-local input sends it (in
+// UTC), as RFC 3339, or as a date.
+func parseTime(s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("%q is not a time like 2006-01-02T15:04 (UTC)", s)
+}
+
+// query returns the filter's values without paging, for links.
+func (f *filter) query() string {
+	q := url.Values{}
+	add := func(name, value string) {
+		if value != "" {
+			q.Set(name, value)
+		}
+	}
+	add("state", f.State)
+	add("type", f.Type)
+	add("hero", f.Hero)
+	add("error_class", f.ErrorClass)
+	add("created_after", f.CreatedAfterText)
+	add("created_before", f.CreatedBeforeText)
+	return q.Encode()
+}
+
+// Empty tells whether nothing is filtered.
+func (f *filter) Empty() bool { return f.query() == "" }
+
+// where builds the SQL condition on geneva.workflow_list (alias w) and its
+// arguments. Only the filters given appear, so each query plans for its
+// own indexes.
+func (f *filter) where(extra ...string) (string, []any) {
+	var conds []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	switch f.State {
+	case "":
+	case "ongoing":
+		conds = append(conds, "w.ongoing")
+	default:
+		conds = append(conds, "w.state = "+arg(f.State))
+	}
+	if f.Type != "" {
+		conds = append(conds, "w.workflow_type = "+arg(f.Type))
+	}
+	if f.HeroType != "" {
+		conds = append(conds, "w.hero_type = "+arg(f.HeroType))
+	}
+	if f.HeroID != "" {
+		conds = append(conds, "w.hero_id = "+arg(f.HeroID))
+	}
+	if f.ErrorClass != "" {
+		conds = append(conds, "w.workflow_id in (select e.workflow_id from geneva.step_errors e where e.error_class_name = "+
+			arg(f.ErrorClass)+" and e.latest)")
+	}
+	if f.CreatedAfter != nil {
+		conds = append(conds, "w.created_at >= "+arg(*f.CreatedAfter))
+	}
+	if f.CreatedBefore != nil {
+		conds = append(conds, "w.created_at < "+arg(*f.CreatedBefore))
+	}
+	if f.Before > 0 {
+		conds = append(conds, "w.workflow_id < "+arg(f.Before))
+	}
+	if f.UpTo > 0 {
+		conds = append(conds, "w.workflow_id <= "+arg(f.UpTo))
+	}
+	conds = append(conds, extra...)
+	if len(conds) == 0 {
+		return "true", args
+	}
+	return strings.Join(conds, " and "), args
+}
+
+// listWorkflows returns a page of the filtered workflows, newest first, and
+// whether there are more.
+func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*workflowRow, bool, error) {
+	where, args := f.where()
+	args = append(args, h.cfg.PageSize+1)
+	rows, err := h.db.Query(ctx, `
+		select w.workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name,
+		  w.next_step_name, w.requested_action, w.created_at, w.updated_at,
+		  le.error_class_name, le.error_message, le.step_name as error_step_name, le.finished_at as error_at
+		from (
+		  select * from geneva.workflow_list w
+		  where `+where+`
+		  order by w.workflow_id desc
+		  limit $`+strconv.Itoa(len(args))+`
+		) w
+		left join lateral (
+		  select e.error_class_name, e.error_message, e.step_name, e.finished_at
+		  from geneva.step_errors e
+		  where e.workflow_id = w.workflow_id
+		  order by e.execution_id desc
+		  limit 1
+		) le on true
+		order by w.workflow_id desc`, args...)
+	list, err := collect[workflowRow](rows, err)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(list) > h.cfg.PageSize
+	if more {
+		list = list[:h.cfg.PageSize]
+	}
+	return list, more, nil
+}
+
+// eligible is the condition on geneva.workflow_list for the workflows a
+// bulk action applies to.
+var eligible = map[string]string{
+	"resume": "w.state = 'paused'",
+	"cancel": "w.ongoing",
+}
+
+// countEligible counts the filtered workflows a bulk action applies to and
+// returns the highest id among them.
+func (h *handler) countEligible(ctx context.Context, f *filter, action string) (int64, int64, error) {
+	where, args := f.where(eligible[action])
+	var count, maxID int64
+	err := h.db.QueryRow(ctx, `select count(*), coalesce(max(w.workflow_id), 0) from geneva.workflow_list w where `+where, args...).
+		Scan(&count, &maxID)
+	return count, maxID, err
+}
+
+// eligibleBatch returns the next batch of ids (below before, when set) of
+// the filtered workflows a bulk action applies to, newest first.
+func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, before int64) ([]int64, error) {
+	g := *f
+	g.Before = before
+	where, args := g.where(eligible[action])
+	args = append(args, h.cfg.BulkBatchSize)
+	rows, err := h.db.Query(ctx, `select w.workflow_id from geneva.workflow_list w where `+where+
+		` order by w.workflow_id desc limit $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// workflow is a row of geneva.get_workflow.
+type workflow struct {
+	ID              int64      `db:"id"`
+	WorkflowType    string     `db:"workflow_type"`
+	HeroType        string     `db:"hero_type"`
+	HeroID          string     `db:"hero_id"`
+	State           string     `db:"state"`
+	CurrentStepName *string    `db:"current_step_name"`
+	NextStepName    *string    `db:"next_step_name"`
+	AllowMultiple   bool       `db:"allow_multiple"`
+	RequestedAction *string    `db:"requested_action"`
+	CreatedAt       time.Time  `db:"created_at"`
+	UpdatedAt       time.Time  `db:"updated_at"`
+	StartedAt       *time.Time `db:"started_at"`
+	TransitionedAt  *time.Time `db:"transitioned_at"`
+	PausedAt        *time.Time `db:"paused_at"`
+	FinishedAt      *time.Time `db:"finished_at"`
+	CanceledAt      *time.Time `db:"canceled_at"`
+}
+
+func (h *handler) getWorkflow(ctx context.Context, id int64) (*workflow, error) {
+	rows, err := h.db.Query(ctx, `select id, workflow_type, hero_type, hero_id, state, current_step_name,
+		next_step_name, allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at,
+		paused_at, finished_at, canceled_at from geneva.get_workflow($1)`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[workflow])
+}
+
+// execution is a row of geneva.step_history.
+type execution struct {
+	ID              int64           `db:"id"`
+	StepName        string          `db:"step_name"`
+	Attempt         int             `db:"attempt"`
+	State           string          `db:"state"`
+	Outcome         *string         `db:"outcome"`
+	ScheduledFor    time.Time       `db:"scheduled_for"`
+	StartedAt       *time.Time      `db:"started_at"`
+	FinishedAt      *time.Time      `db:"finished_at"`
+	ErrorClassName  *string         `db:"error_class_name"`
+	ErrorMessage    *string         `db:"error_message"`
+	ErrorBacktrace  *string         `db:"error_backtrace"`
+	JobID           *int64          `db:"job_id"`
+	Metadata        json.RawMessage `db:"metadata"`
+	Cursor          json.RawMessage `db:"cursor"`
+	ContinuesFromID *int64          `db:"continues_from_id"`
+	UpdatedAt       time.Time       `db:"updated_at"`
+}
+
+// QueueLag is how long the execution waited for a worker (nil before it
+// started).
+func (e *execution) QueueLag() *time.Duration {
+	if e.StartedAt == nil {
+		return nil
+	}
+	d := e.StartedAt.Sub(e.ScheduledFor)
+	return &d
+}
+
+// RunTime is how long it ran (nil unless it started and ended).
+func (e *execution) RunTime() *time.Duration {
+	if e.StartedAt == nil || e.FinishedAt == nil {
+		return nil
+	}
+	d := e.FinishedAt.Sub(*e.StartedAt)
+	return &d
+}
+
+// maxTimeline bounds the executions a workflow page shows (the newest).
+const maxTimeline = 500
+
+func (h *handler) stepHistory(ctx context.Context, id int64) ([]*execution, int, error) {
+	rows, err := h.db.Query(ctx, `select id, step_name, attempt, state, outcome, scheduled_for, started_at,
+		finished_at, error_class_name, error_message, error_backtrace, job_id, metadata, cursor,
+		continues_from_id, updated_at, count(*) over () as total
+		from geneva.step_history($1) order by id desc limit $2`, id, maxTimeline)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var list []*execution
+	total := 0
+	for rows.Next() {
+		e := &execution{}
+		if err := rows.Scan(&e.ID, &e.StepName, &e.Attempt, &e.State, &e.Outcome, &e.ScheduledFor, &e.StartedAt,
+			&e.FinishedAt, &e.ErrorClassName, &e.ErrorMessage, &e.ErrorBacktrace, &e.JobID, &e.Metadata, &e.Cursor,
+			&e.ContinuesFromID, &e.UpdatedAt, &total); err != nil {
+			return nil, 0, err
+		}
+		list = append(list, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	// oldest first
+	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
+		list[i], list[j] = list[j], list[i]
+	}
+	return list, total, nil
+}
+
+// definedStep is a row of geneva.definition_steps.
+type definedStep struct {
+	Position int            `db:"position"`
+	StepName string         `db:"step_name"`
+	Wait     *time.Duration `db:"wait"`
+	Queue    string         `db:"queue"`
+}
+
+func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*definedStep, error) {
+	rows, err := h.db.Query(ctx, `select position, step_name, wait, queue from geneva.definition_steps
+		where workflow_type = $1 order by position`, workflowType)
+	return collect[definedStep](rows, err)
+}
+
+// count is a row of geneva.workflow_counts.
+type count struct {
+	WorkflowType string `db:"workflow_type"`
+	State        string `db:"state"`
+	Workflows    int64  `db:"workflows"`
+}
+
+func (h *handler) workflowCounts(ctx context.Context) ([]*count, error) {
+	rows, err := h.db.Query(ctx, `select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type`)
+	return collect[count](rows, err)
+}
+
+// throughput is a row of geneva.step_throughput.
+type throughput struct {
+	Minute     time.Time `db:"minute"`
+	Outcome    string    `db:"outcome"`
+	Executions int64     `db:"executions"`
+}
+
+func (h *handler) throughput(ctx context.Context) ([]*throughput, time.Time, error) {
+	rows, err := h.db.Query(ctx, `select minute, outcome, executions from geneva.step_throughput order by minute`)
+	list, err := collect[throughput](rows, err)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var now time.Time
+	err = h.db.QueryRow(ctx, `select date_trunc('minute', geneva.now())`).Scan(&now)
+	return list, now, err
+}
+
+// queueLag is a row of geneva.queue_lag.
+type queueLag struct {
+	Queue              string         `db:"queue"`
+	DueExecutions      int64          `db:"due_executions"`
+	OldestScheduledFor time.Time      `db:"oldest_scheduled_for"`
+	Lag                *time.Duration `db:"lag"`
+	OldestExecutionID  int64          `db:"oldest_execution_id"`
+}
+
+func (h *handler) queueLags(ctx context.Context) ([]*queueLag, error) {
+	rows, err := h.db.Query(ctx, `select queue, due_executions, oldest_scheduled_for, lag, oldest_execution_id
+		from geneva.queue_lag order by queue`)
+	return collect[queueLag](rows, err)
+}
+
+func (h *handler) stuckCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := h.db.QueryRow(ctx, `select count(*) from geneva.stuck_executions`).Scan(&n)
+	return n, err
+}
+
+// pausedRow is a row of geneva.paused_workflows.
+type pausedRow struct {
+	WorkflowID       int64          `db:"workflow_id"`
+	WorkflowType     string         `db:"workflow_type"`
+	HeroType         string         `db:"hero_type"`
+	HeroID           string         `db:"hero_id"`
+	NextStepName     *string        `db:"next_step_name"`
+	PausedAt         *time.Time     `db:"paused_at"`
+	PausedFor        *time.Duration `db:"paused_for"`
+	ErrorStepName    *string        `db:"error_step_name"`
+	ErrorOutcome     *string        `db:"error_outcome"`
+	LastErrorClass   *string        `db:"last_error_class"`
+	LastErrorMessage *string        `db:"last_error_message"`
+	KeptExecutionID  *int64         `db:"kept_execution_id"`
+	KeptOverdueBy    *time.Duration `db:"kept_overdue_by"`
+}
+
+// maxPaused bounds the paused workflows the Paused page lists (the groups
+// count them all).
+const maxPaused = 1000
+
+func (h *handler) pausedWorkflows(ctx context.Context) ([]*pausedRow, error) {
+	rows, err := h.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
+		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, kept_execution_id,
+		kept_overdue_by
+		from geneva.paused_workflows order by workflow_id desc limit $1`, maxPaused)
+	return collect[pausedRow](rows, err)
+}
+
+// pausedGroup is the paused workflows of one error class (or none).
+type pausedGroup struct {
+	ErrorClass   *string        `db:"error_class"`
+	Workflows    int64          `db:"workflows"`
+	Types        string         `db:"types"`
+	Example      *string        `db:"example"`
+	OldestPaused *time.Duration `db:"oldest_paused"`
+}
+
+func (h *handler) pausedGroups(ctx context.Context) ([]*pausedGroup, error) {
+	rows, err := h.db.Query(ctx, `select last_error_class as error_class, count(*) as workflows,
+		string_agg(distinct workflow_type, ', ') as types, min(last_error_message) as example, max(paused_for) as oldest_paused
+		from geneva.paused_workflows group by last_error_class order by count(*) desc, last_error_class`)
+	return collect[pausedGroup](rows, err)
+}
+
+// stuckRow is a row of geneva.stuck_executions.
+type stuckRow struct {
+	ExecutionID  int64          `db:"execution_id"`
+	WorkflowID   int64          `db:"workflow_id"`
+	WorkflowType string         `db:"workflow_type"`
+	HeroType     string         `db:"hero_type"`
+	HeroID       string         `db:"hero_id"`
+	StepName     string         `db:"step_name"`
+	State        string         `db:"state"`
+	ScheduledFor time.Time      `db:"scheduled_for"`
+	StartedAt    *time.Time     `db:"started_at"`
+	RunningFor   *time.Duration `db:"running_for"`
+	SilentFor    *time.Duration `db:"silent_for"`
+	OverdueBy    *time.Duration `db:"overdue_by"`
+	JobID        *int64         `db:"job_id"`
+}
+
+// maxStuck bounds the stuck executions the Stuck page lists.
+const maxStuck = 1000
+
+// stuckExecutions reads geneva.stuck_executions with the given thresholds
+// (intervals; empty: the view's defaults), and the number in all.
+func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, scheduledAfter string) ([]*stuckRow, int64, error) {
+	tx, err := h.db.Begin(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback(ctx)
+	// validate them as intervals first, so a typo is the sentence of 22007
+	if _, err := tx.Exec(ctx, `select set_config('geneva.stuck_in_progress_after', coalesce($1::interval::text, ''), true),
+		set_config('geneva.stuck_scheduled_after', coalesce($2::interval::text, ''), true)`,
+		nullIfEmpty(inProgressAfter), nullIfEmpty(scheduledAfter)); err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
+		state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id, count(*) over () as total
+		from geneva.stuck_executions order by execution_id limit $1`, maxStuck)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var list []*stuckRow
+	var total int64
+	for rows.Next() {
+		s := &stuckRow{}
+		if err := rows.Scan(&s.ExecutionID, &s.WorkflowID, &s.WorkflowType, &s.HeroType, &s.HeroID, &s.StepName,
+			&s.State, &s.ScheduledFor, &s.StartedAt, &s.RunningFor, &s.SilentFor, &s.OverdueBy, &s.JobID, &total); err != nil {
+			return nil, 0, err
+		}
+		list = append(list, s)
+	}
+	return list, total, rows.Err()
+}
+
+// stepStat is a row of geneva.step_stats.
+type stepStat struct {
+	WorkflowType       string           `db:"workflow_type"`
+	StepName           string           `db:"step_name"`
+	Executions         int64            `db:"executions"`
+	Runs               int64            `db:"runs"`
+	Outcomes           map[string]int64 `db:"outcomes"`
+	QueueLagP50Seconds *float64         `db:"queue_lag_p50_seconds"`
+	QueueLagP95Seconds *float64         `db:"queue_lag_p95_seconds"`
+	RunTimeP50Seconds  *float64         `db:"run_time_p50_seconds"`
+	RunTimeP95Seconds  *float64         `db:"run_time_p95_seconds"`
+}
+
+func (h *handler) stepStats(ctx context.Context) ([]*stepStat, error) {
+	rows, err := h.db.Query(ctx, `select workflow_type, step_name, executions, runs, outcomes,
+		queue_lag_p50_seconds, queue_lag_p95_seconds, run_time_p50_seconds, run_time_p95_seconds
+		from geneva.step_stats order by workflow_type, step_name`)
+	return collect[stepStat](rows, err)
+}
+
+func collect[T any](rows pgx.Rows, err error) ([]*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[T])
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,157 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// parseTemplates parses every page with the layout, by page name.
+func parseTemplates() (map[string]*template.Template, error) {
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(files, "templates/layout.html", name)
+		if err != nil {
+			return nil, fmt.Errorf("geneva: dashboard template %s: %w", base, err)
+		}
+		pages[base] = t
+	}
+	return pages, nil
+}
+
+var funcs = template.FuncMap{
+	"add": func(a, b any) int64 { return toInt64(a) + toInt64(b) },
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"dur": func(v any) string {
+		switch d := v.(type) {
+		case *time.Duration:
+			if d == nil {
+				return ""
+			}
+			return humanDuration(*d)
+		case time.Duration:
+			return humanDuration(d)
+		}
+		return ""
+	},
+	"formValues": func(f *filter) map[string]string {
+		values, _ := url.ParseQuery(f.query())
+		m := map[string]string{}
+		for k := range values {
+			m[k] = values.Get(k)
+		}
+		return m
+	},
+	"hasJSON": func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s != "" && s != "null"
+	},
+	"int64": toInt64,
+	"label": func(action string) string { return verbs[action].label },
+	"lower": strings.ToLower,
+	"notMatched": func(d *bulkData) int64 {
+		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals))
+	},
+	"outcomes": sortedOutcomes,
+	"prettyJSON": func(raw json.RawMessage) string {
+		var b bytes.Buffer
+		if err := json.Indent(&b, raw, "", "  "); err != nil {
+			return string(raw)
+		}
+		return b.String()
+	},
+	"secs": func(s *float64) string {
+		if s == nil {
+			return ""
+		}
+		return humanDuration(time.Duration(*s * float64(time.Second)))
+	},
+	"slug": func(s string) string { return strings.ReplaceAll(s, " ", "-") },
+	"ts": func(v any) template.HTML {
+		var t time.Time
+		switch x := v.(type) {
+		case time.Time:
+			t = x
+		case *time.Time:
+			if x == nil {
+				return ""
+			}
+			t = *x
+		default:
+			return ""
+		}
+		t = t.UTC()
+		return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`,
+			t.Format(time.RFC3339Nano), t.Format("2006-01-02 15:04:05.000 UTC"), t.Format("2006-01-02 15:04:05")))
+	},
+}
+
+func toInt64(v any) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	case *time.Duration:
+		if x == nil {
+			return 0
+		}
+		return int64(*x)
+	case time.Duration:
+		return int64(x)
+	}
+	return 0
+}
+
+// humanDuration shows a duration with about three significant digits:
+// 850µs, 12.3ms, 4.56s, 3m12s, 2h05m, 3d04h.
+func humanDuration(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%s%dµs", sign, d.Microseconds())
+	case d < time.Second:
+		return sign + trimFloat(float64(d)/float64(time.Millisecond)) + "ms"
+	case d < time.Minute:
+		return sign + trimFloat(d.Seconds()) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%s%dm%02ds", sign, int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%s%dh%02dm", sign, int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%s%dd%02dh", sign, int(d.Hours())/24, int(d.Hours())%24)
+}
+
+func trimFloat(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", math.Round(f))
+	case f >= 10:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}

@@ -1,0 +1,18 @@
+-- geneva.definition_steps: the steps of each registered workflow type, in
+-- run order, with the wait before each and the type's queue.
+--
+-- For the dashboard's step list of a workflow (filter by workflow_type).
+-- Reads workflow_definitions by its primary key.
+create or replace view geneva.definition_steps as
+select
+  d.workflow_type,
+  s.position::integer as position,
+  s.step_name,
+  d.step_waits[s.position] as wait,
+  d.queue,
+  d.updated_at as defined_at
+from geneva.workflow_definitions d
+cross join lateral unnest(d.step_names) with ordinality as s(step_name, position);
+
+comment on view geneva.definition_steps is
+'The steps of each workflow type in run order, with their waits and the type''s queue.';

@@ -1,0 +1,23 @@
+-- geneva.queue_lag: per queue, the executions that are due but have not
+-- started while their workflow is ready, and how long the oldest of them has
+-- waited (the queue's lag).
+--
+-- For the dashboard and alerts. Reads the partial index
+-- step_executions_scheduled_for for the due executions.
+create or replace view geneva.queue_lag as
+select
+  d.queue,
+  count(*) as due_executions,
+  min(e.scheduled_for) as oldest_scheduled_for,
+  geneva.now() - min(e.scheduled_for) as lag,
+  (array_agg(e.id order by e.scheduled_for, e.id))[1] as oldest_execution_id
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+where e.state = 'scheduled'
+  and e.scheduled_for <= geneva.now()
+  and w.state = 'ready'
+group by d.queue;
+
+comment on view geneva.queue_lag is
+'Per queue: executions due but not started (their workflow ready) and the oldest one''s wait.';

@@ -1,0 +1,30 @@
+-- geneva.workflow_list: every workflow, with whether it is ongoing (ready,
+-- performing or paused), for filtered lists paged by id (keyset, newest
+-- first). A plain projection, so filters on its columns reach the indexes;
+-- filter by error class through geneva.step_errors.
+--
+-- For the dashboard and operators. Reads workflows by its primary key,
+-- workflows_state_type and workflows_hero.
+create or replace view geneva.workflow_list as
+select
+  w.id as workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  w.state in ('ready', 'performing', 'paused') as ongoing,
+  w.current_step_name,
+  w.next_step_name,
+  w.allow_multiple,
+  w.requested_action,
+  w.created_at,
+  w.updated_at,
+  w.started_at,
+  w.transitioned_at,
+  w.paused_at,
+  w.finished_at,
+  w.canceled_at
+from geneva.workflows w;
+
+comment on view geneva.workflow_list is
+'Every workflow with whether it is ongoing; filter on its columns and page by workflow_id.';
