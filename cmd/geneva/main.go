@@ -104,7 +104,7 @@ either, demo and worker start a throwaway PostgreSQL server.`,
 		&cobra.Group{ID: "install", Title: "Installing and running:"},
 	)
 	for _, cmd := range []*cobra.Command{
-		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts),
+		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts), newDashboardCmd(opts),
 	} {
 		cmd.GroupID = "inspect"
 		root.AddCommand(cmd)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geneva-dev/geneva/dashboard"
+)
+
+// dashboardOptions are the dashboard command's flags.
+type dashboardOptions struct {
+	addr      string
+	basicAuth string
+	prefix    string
+	readOnly  bool
+	refresh   time.Duration
+	token     string
+
+	cfg *dashboard.Config
+}
+
+func newDashboardCmd(opts *options) *cobra.Command {
+	do := &dashboardOptions{}
+	cmd := &cobra.Command{
+		Use:   "dashboard",
+		Short: "Serve the web dashboard until interrupted",
+		Long: `Serve the operator's web dashboard for the database until interrupted:
+workflows by type and state, what is paused and why, what is stuck, how long
+steps wait and run, and the verbs (pause, resume, cancel, skip, run now, and
+bulk resume or cancel of a filtered set).
+
+It listens on 127.0.0.1:8080 unless --addr says otherwise, and refuses an
+address that is not a loopback one without --token or --basic-auth (also
+read from $GENEVA_DASHBOARD_TOKEN and $GENEVA_DASHBOARD_BASIC_AUTH, which
+keep them out of the process list). With --read-only it shows no action and
+refuses every one.`,
+		Args: noArgs,
+		// the flags are checked before connecting to the database
+		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
+			do.cfg, err = do.config()
+			return err
+		},
+		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+			return runDashboard(ctx, env, do)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&do.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
+	f.BoolVar(&do.readOnly, "read-only", false, "show no action and refuse every one")
+	f.StringVar(&do.token, "token", os.Getenv("GENEVA_DASHBOARD_TOKEN"),
+		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN) (default $GENEVA_DASHBOARD_TOKEN)")
+	f.StringVar(&do.basicAuth, "basic-auth", os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH"),
+		"require HTTP basic authentication as USER:PASSWORD (default $GENEVA_DASHBOARD_BASIC_AUTH)")
+	f.StringVar(&do.prefix, "prefix", "", "serve under this path, e.g. /geneva")
+	f.DurationVar(&do.refresh, "refresh", 5*time.Second, "how often pages refresh themselves (0: never)")
+	return cmd
+}
+
+// config turns the flags into the dashboard's configuration and checks that
+// the address is loopback or protected.
+func (do *dashboardOptions) config() (*dashboard.Config, error) {
+	cfg := &dashboard.Config{Prefix: do.prefix, ReadOnly: do.readOnly, Token: do.token, RefreshInterval: do.refresh}
+	if do.refresh == 0 {
+		cfg.RefreshInterval = -1
+	}
+	if do.basicAuth != "" {
+		user, password, ok := strings.Cut(do.basicAuth, ":")
+		if !ok || user == "" {
+			return nil, usagef("--basic-auth takes USER:PASSWORD")
+		}
+		cfg.BasicAuthUser, cfg.BasicAuthPassword = user, password
+	}
+	if err := dashboard.CheckAddr(do.addr, cfg); err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+// runDashboard serves the dashboard until ctx ends.
+func runDashboard(ctx context.Context, env *environment, do *dashboardOptions) error {
+	cfg := do.cfg
+	// a database without Geneva's schema says so now, not on every page
+	if _, err := env.pool.Exec(ctx, "select from geneva.workflow_counts limit 1"); err != nil {
+		return explain(err)
+	}
+	return dashboard.ListenAndServe(ctx, env.pool, do.addr, cfg, func(url string) {
+		mode := ""
+		if do.readOnly {
+			mode = " (read-only)"
+		}
+		env.printf("Dashboard: %s%s — interrupt (Ctrl-C) to stop\n", url, mode)
+	})
+}
