@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -135,7 +136,7 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 type bulkData struct {
 	Action, Label, Eligible string
 	Filter                  *filter
-	Query                   string
+	Query                   template.URL
 	Count, UpTo             int64
 	// the result
 	Done     bool
@@ -182,7 +183,7 @@ func (h *handler) confirmBulk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := bulkVerbs[action]
-	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: f.query(), Count: count, UpTo: upTo}
+	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()), Count: count, UpTo: upTo}
 	p := h.newPage(r, v.label+" workflows", "workflows", d)
 	p.Refresh = 0
 	h.render(w, r, http.StatusOK, "bulk", p)
@@ -206,7 +207,7 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	v := bulkVerbs[action]
-	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: f.query(), UpTo: f.UpTo, Done: true}
+	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()), UpTo: f.UpTo, Done: true}
 	d.Count, _ = strconv.ParseInt(r.PostFormValue("count"), 10, 64)
 	reasons := map[string]*refusal{}
 	var before int64

@@ -115,6 +115,12 @@ func TestPages(t *testing.T) {
 		})
 	}
 
+	t.Run("WorkflowsLinksKeepTheFilter", func(t *testing.T) {
+		r := get(t, h, "/workflows?state=paused&error_class=Gateway+Timeout")
+		require.Contains(t, r.body, `href="/bulk/cancel?error_class=Gateway&#43;Timeout&amp;state=paused"`)
+		require.Contains(t, r.body, `href="/bulk/resume?error_class=Gateway&#43;Timeout&amp;state=paused"`)
+	})
+
 	t.Run("WorkflowsBadFilter", func(t *testing.T) {
 		r := get(t, h, "/workflows?state=sleeping")
 		require.Equal(t, http.StatusBadRequest, r.status)

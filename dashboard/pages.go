@@ -179,8 +179,10 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 
 // workflowsData is the Workflows page.
 type workflowsData struct {
-	Filter    *filter
-	Query     string
+	Filter *filter
+	// Query is the filter as a query string (a URL fragment, so that the
+	// template does not escape its = and &)
+	Query     template.URL
 	States    []string
 	Workflows []*workflowRow
 	Next      string // the next page's URL, if any
@@ -190,7 +192,7 @@ type workflowsData struct {
 func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := parseFilter(q.Get)
-	d := &workflowsData{Filter: f, Query: f.query(), States: states, First: f.Before == 0}
+	d := &workflowsData{Filter: f, Query: template.URL(f.query()), States: states, First: f.Before == 0}
 	if err != nil {
 		p := h.newPage(r, "Workflows", "workflows", d)
 		p.Error = err.Error()

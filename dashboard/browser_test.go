@@ -1,0 +1,229 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// findChromium returns the headless browser to drive: $CHROMIUM, else
+// Debian's chromium (or Chrome) on the PATH; "" when there is none.
+func findChromium() string {
+	if path := os.Getenv("CHROMIUM"); path != "" {
+		return path
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// browser is a headless Chromium on the dashboard, which keeps a screenshot
+// of each page it checked and writes them out when the test fails.
+type browser struct {
+	t           *testing.T
+	ctx         context.Context
+	base        string
+	screenshots []screenshot
+}
+
+type screenshot struct {
+	name string
+	png  []byte
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	t.Helper()
+	chromium := findChromium()
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed, and CI=true: the browser test must run in CI (.ci/run installs Debian's chromium package)")
+		}
+		t.Skip("SKIP: chromium is not installed, so the dashboard's browser test cannot run (apt-get install chromium, or set CHROMIUM to a Chrome binary); it fails instead when CI=true")
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 480),
+	)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	b := &browser{t: t, ctx: ctx, base: base}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.writeScreenshots()
+		}
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	// start the browser now, so that a missing library fails here, clearly
+	require.NoError(t, chromedp.Do(ctx), "starting %s", chromium)
+	return b
+}
+
+// run runs steps, then keeps a screenshot of the page.
+func (b *browser) run(name string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	err := chromedp.Do(b.ctx, steps...)
+	b.snap(name)
+	require.NoError(b.t, err, "browser: %s", name)
+}
+
+// value runs an action that returns a value.
+func value[T any](b *browser, name string, action chromedp.Action[T]) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, action)
+	if err != nil {
+		b.snap(name)
+	}
+	require.NoError(b.t, err, "browser: %s", name)
+	return v
+}
+
+// snap keeps a screenshot of the page as it is now.
+func (b *browser) snap(name string) {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(80)); err == nil {
+		b.screenshots = append(b.screenshots, screenshot{name, png})
+	}
+}
+
+// writeScreenshots writes the screenshots to a directory under the system's
+// temporary directory that outlives the test, and says where.
+func (b *browser) writeScreenshots() {
+	dir, err := os.MkdirTemp("", "geneva-dashboard-"+strings.ReplaceAll(b.t.Name(), "/", "-")+"-")
+	if err != nil {
+		b.t.Logf("screenshots: %v", err)
+		return
+	}
+	for i, s := range b.screenshots {
+		name := fmt.Sprintf("%02d-%s.jpg", i+1, strings.Map(func(r rune) rune {
+			if r == ' ' || r == '/' {
+				return '-'
+			}
+			return r
+		}, s.name))
+		_ = os.WriteFile(filepath.Join(dir, name), s.png, 0o644)
+	}
+	b.t.Logf("screenshots of each page: %s", dir)
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	b.run("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+	return strings.TrimSpace(value(b, "read "+sel, chromedp.Text(chromedp.CSS(sel))))
+}
+
+// rows counts the rows of the page's list.
+func (b *browser) rows() int {
+	b.t.Helper()
+	return value(b, "count rows", chromedp.Evaluate[int](`document.querySelectorAll("table.list tbody tr").length`))
+}
+
+func (b *browser) location() string {
+	b.t.Helper()
+	return strings.TrimPrefix(value(b, "location", chromedp.Location()), b.base)
+}
+
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, &Config{RefreshInterval: time.Second})
+	server := httptest.NewServer(h)
+	t.Cleanup(server.Close)
+
+	t.Run("FilterByErrorClassThenResumeOne", func(t *testing.T) {
+		b := newBrowser(t, server.URL)
+		b.run("overview", chromedp.Navigate(server.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#paused-count")))
+		require.Equal(t, "5 paused", strings.Join(strings.Fields(b.text("#paused-count")), " "))
+
+		b.run("workflows", chromedp.Click(chromedp.CSS(`nav a[href="/workflows"]`)), chromedp.WaitVisible(chromedp.CSS("#filters")))
+		require.Equal(t, 10, b.rows())
+		b.run("filter by error class",
+			chromedp.SendKeys(chromedp.CSS(`#filters input[name="error_class"]`), "GatewayTimeout"),
+			chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`table.list`)),
+		)
+		require.Contains(t, b.location(), "error_class=GatewayTimeout")
+		require.Equal(t, 3, b.rows())
+
+		id := w.gatewayTimeout[2] // newest first
+		b.run("open the paused workflow", chromedp.Click(chromedp.CSS(`table.list tbody tr:first-child td a`)), chromedp.WaitVisible(chromedp.CSS("#workflow-state")))
+		require.Equal(t, fmt.Sprintf("/workflows/%d", id), b.location())
+		require.Equal(t, "paused", b.text("#workflow-state"))
+		require.Contains(t, b.text("table.timeline"), "GatewayTimeout")
+
+		b.run("press Resume", chromedp.Click(chromedp.CSS("#action-resume")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		require.Contains(t, b.text("form.confirm"), fmt.Sprintf("resume workflow %d?", id))
+		b.run("confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		require.Equal(t, "Resumed.", b.text(".notice"))
+		require.Equal(t, "ready", b.text("#workflow-state"))
+		require.Equal(t, "ready", w.state(t, id))
+	})
+
+	t.Run("BulkCancelOfAFilteredSet", func(t *testing.T) {
+		b := newBrowser(t, server.URL)
+		b.run("workflows", chromedp.Navigate(server.URL+"/workflows"), chromedp.WaitVisible(chromedp.CSS("#filters")))
+		b.run("filter paused by CardDeclined",
+			chromedp.SetValue(chromedp.CSS(`#filters select[name="state"]`), "paused"),
+			chromedp.SendKeys(chromedp.CSS(`#filters input[name="error_class"]`), "CardDeclined"),
+			chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`table.list`)),
+		)
+		require.Equal(t, 2, b.rows())
+		b.run("press Cancel the ongoing", chromedp.Click(chromedp.CSS("#bulk-cancel")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		require.Equal(t, "2", b.text("#bulk-count"))
+		b.run("confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#bulk-result")))
+		require.Equal(t, "2", b.text("#acted"))
+		require.Equal(t, "0", b.text("#refused"))
+		for _, id := range w.cardDeclined {
+			require.Equal(t, "canceled", w.state(t, id))
+		}
+		b.run("back to the list", chromedp.Click(chromedp.CSS(`#bulk-result a`)), chromedp.WaitVisible(chromedp.CSS("#filters")))
+		require.Contains(t, b.text("#live"), "No workflow matches")
+	})
+
+	t.Run("LiveRefreshKeepsFilterAndScroll", func(t *testing.T) {
+		b := newBrowser(t, server.URL)
+		path := "/workflows?type=Payment"
+		b.run("workflows of a type", chromedp.Navigate(server.URL+path), chromedp.WaitVisible(chromedp.CSS("table.list")))
+		before := b.rows()
+		scrolled := value(b, "scroll", chromedp.Evaluate[float64](`window.scrollTo(0, 120); window.scrollY`))
+		require.Positive(t, scrolled, "the page should be taller than the window")
+
+		// a new workflow of the type, and one of another type, appear behind the page
+		fresh := w.create(t, "Payment", "fresh")
+		w.create(t, "Onboarding", "other")
+		b.run("wait for the refresh", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`a[href="/workflows/%d"]`, fresh))))
+		require.Equal(t, before+1, b.rows(), "the filter is kept")
+		require.Equal(t, path, b.location())
+		y := value(b, "scroll position", chromedp.Evaluate[float64](`window.scrollY`))
+		require.Equal(t, scrolled, y, "the scroll position is kept")
+	})
+}
