@@ -124,9 +124,12 @@ func (f *filter) query() string {
 // Empty tells whether nothing is filtered.
 func (f *filter) Empty() bool { return f.query() == "" }
 
-// where builds the SQL condition on geneva.workflow_list (alias w) and its
-// arguments. Only the filters given appear, so each query plans for its
-// own indexes.
+// where builds the FROM and WHERE of a query of the filtered workflows
+// (geneva.workflow_list, alias w) and their arguments. Only the filters given
+// appear, so each query plans for its own indexes. An error class joins
+// geneva.step_errors (alias e) on the workflow's latest error, one row per
+// workflow, so that newest first walks step_executions_error_class_name
+// backwards and stops at the page's end.
 func (f *filter) where(extra ...string) (string, []any) {
 	var conds []string
 	var args []any
@@ -150,9 +153,10 @@ func (f *filter) where(extra ...string) (string, []any) {
 	if f.HeroID != "" {
 		conds = append(conds, "w.hero_id = "+arg(f.HeroID))
 	}
+	from := "geneva.workflow_list w"
 	if f.ErrorClass != "" {
-		conds = append(conds, "w.workflow_id in (select e.workflow_id from geneva.step_errors e where e.error_class_name = "+
-			arg(f.ErrorClass)+" and e.latest)")
+		from = "geneva.step_errors e join geneva.workflow_list w on w.workflow_id = e.workflow_id"
+		conds = append(conds, "e.error_class_name = "+arg(f.ErrorClass), "e.latest")
 	}
 	if f.CreatedAfter != nil {
 		conds = append(conds, "w.created_at >= "+arg(*f.CreatedAfter))
@@ -168,9 +172,9 @@ func (f *filter) where(extra ...string) (string, []any) {
 	}
 	conds = append(conds, extra...)
 	if len(conds) == 0 {
-		return "true", args
+		return from, args
 	}
-	return strings.Join(conds, " and "), args
+	return from + " where " + strings.Join(conds, " and "), args
 }
 
 // listWorkflows returns a page of the filtered workflows, newest first, and
@@ -183,8 +187,7 @@ func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*workflowRow,
 		  w.next_step_name, w.requested_action, w.created_at, w.updated_at,
 		  le.error_class_name, le.error_message, le.step_name as error_step_name, le.finished_at as error_at
 		from (
-		  select * from geneva.workflow_list w
-		  where `+where+`
+		  select w.* from `+where+`
 		  order by w.workflow_id desc
 		  limit $`+strconv.Itoa(len(args))+`
 		) w
@@ -219,7 +222,7 @@ var eligible = map[string]string{
 func (h *handler) countEligible(ctx context.Context, f *filter, action string) (int64, int64, error) {
 	where, args := f.where(eligible[action])
 	var count, maxID int64
-	err := h.db.QueryRow(ctx, `select count(*), coalesce(max(w.workflow_id), 0) from geneva.workflow_list w where `+where, args...).
+	err := h.db.QueryRow(ctx, `select count(*), coalesce(max(w.workflow_id), 0) from `+where, args...).
 		Scan(&count, &maxID)
 	return count, maxID, err
 }
@@ -231,7 +234,7 @@ func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, b
 	g.Before = before
 	where, args := g.where(eligible[action])
 	args = append(args, h.cfg.BulkBatchSize)
-	rows, err := h.db.Query(ctx, `select w.workflow_id from geneva.workflow_list w where `+where+
+	rows, err := h.db.Query(ctx, `select w.workflow_id from `+where+
 		` order by w.workflow_id desc limit $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, err
