@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/geneva-dev/geneva/dashboard"
 	"github.com/geneva-dev/geneva/goclient"
 )
 
@@ -340,7 +343,7 @@ func (b *bench) createThroughput(ctx context.Context) error {
 }
 
 // growth fills the tables with finished history and, at each size, times
-// create_workflow and each dashboard view.
+// create_workflow, each dashboard view and the web dashboard's pages.
 func (b *bench) growth(ctx context.Context) error {
 	client := goclient.New(b.pool)
 	have := 0
@@ -392,9 +395,49 @@ func (b *bench) growth(ctx context.Context) error {
 			}
 			row.views = append(row.views, viewTime{name: view.name, took: best})
 		}
+		pages, err := dashboardPages(ctx, b.pool, sample)
+		if err != nil {
+			return err
+		}
+		row.views = append(row.views, pages...)
 		b.r.growth = append(b.r.growth, row)
 	}
 	return nil
+}
+
+// dashboardPages times the dashboard's pages (best of 3), served in process.
+func dashboardPages(ctx context.Context, pool *pgxpool.Pool, sample int64) ([]viewTime, error) {
+	handler, err := dashboard.New(pool, nil)
+	if err != nil {
+		return nil, err
+	}
+	if sample == 0 { // no history yet: the newest workflow
+		if err := pool.QueryRow(ctx, "select coalesce(max(id), 0) from geneva.workflows").Scan(&sample); err != nil {
+			return nil, err
+		}
+	}
+	var times []viewTime
+	for _, page := range []struct{ name, path string }{
+		{"page /", "/"},
+		{"page /workflows", "/workflows?type=BenchHistory"},
+		{"page /workflows/ID", fmt.Sprintf("/workflows/%d", sample)},
+		{"page /paused", "/paused"},
+		{"page /stats", "/stats"},
+	} {
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, page.path, nil)
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			handler.ServeHTTP(rec, req)
+			best = min(best, time.Since(start))
+			if rec.Code != http.StatusOK {
+				return nil, fmt.Errorf("dashboard %s: %d %s", page.path, rec.Code, rec.Body.String())
+			}
+		}
+		times = append(times, viewTime{name: page.name, took: best})
+	}
+	return times, nil
 }
 
 // fillHistory adds finished workflows (three completed executions each) until
