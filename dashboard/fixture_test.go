@@ -31,6 +31,13 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{ctx: context.Background(), pool: dbtest.NewPool(t)}
+	fillWorld(t, w)
+	return w
+}
+
+// fillWorld defines the types and creates the workflows of newWorld.
+func fillWorld(t *testing.T, w *world) {
+	t.Helper()
 	w.exec(t, `select geneva.define_workflow('Payment', '{"steps": [{"name": "authorize"}, {"name": "capture"}, {"name": "receipt"}]}')`)
 	w.exec(t, `select geneva.define_workflow('Onboarding', '{"steps": [{"name": "welcome"}, {"name": "nudge", "wait": "1 day"}], "queue": "mail"}')`)
 
@@ -57,7 +64,6 @@ func newWorld(t *testing.T) *world {
 	}
 	w.canceled = w.create(t, "Onboarding", "gone")
 	w.exec(t, "select geneva.cancel_workflow($1)", w.canceled)
-	return w
 }
 
 func (w *world) exec(t *testing.T, sql string, args ...any) {
