@@ -1318,7 +1318,8 @@ $$;
 --           attempt and continues p_from's cursor
 --   finish  the workflow is finished
 --   cancel  the workflow is canceled
---   pause   the workflow is paused; resume runs p_step_name anew
+--   pause   the workflow is paused; resume runs p_step_name again (from a
+--           resumable step's cursor, see resume_workflow)
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is
@@ -2016,7 +2017,8 @@ comment on function geneva.pause_workflow(bigint) is
 -- time (at once when overdue), with a new River job unless one is still
 -- waiting; without a kept execution (the workflow paused on an error, a pause
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it.
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
@@ -2034,6 +2036,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_last geneva.step_executions;
 begin
   if v_workflow.state <> 'paused' then
     raise exception 'workflow % cannot be resumed', p_workflow_id
@@ -2055,9 +2058,18 @@ begin
     if v_workflow.next_step_name is null then
       return geneva._advance(v_workflow, v_definition, 'finish', null);
     end if;
+    -- a resumable step continues from the cursor its latest execution had
+    select e.* into v_last
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+      and e.step_name = v_workflow.next_step_name
+    order by e.id desc
+    limit 1;
     perform geneva._schedule_step(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
-      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name)
+      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
+      v_last.cursor,
+      case when v_last.cursor is not null then v_last.id end
     );
   end if;
 
@@ -2586,18 +2598,18 @@ begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
-  if p_signal not in ('success', 'finished', 'reattempt', 'skip', 'cancel', 'pause', 'suspend') then
+  if p_signal not in ('success', 'finished', 'reattempt', 'reattempt_rewind', 'skip', 'cancel', 'pause', 'suspend') then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
-            hint = 'Signals are success, finished, reattempt, skip, cancel, pause and suspend.';
+            hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
   end if;
   if p_wait < interval '0' then
     raise exception 'wait % is negative', p_wait using errcode = '22023';
   end if;
-  if p_wait is not null and p_signal not in ('reattempt', 'suspend') then
+  if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
-            hint = 'Only reattempt and suspend take a wait.';
+            hint = 'Only reattempt, reattempt_rewind and suspend take a wait.';
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
@@ -2642,6 +2654,11 @@ begin
         v_outcome := 'reattempted';
         v_move := 'same';
         v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
+      when 'reattempt_rewind' then
+        v_state := 'completed';
+        v_outcome := 'reattempted';
+        v_move := 'same';
+        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control', 'rewind', true);
       when 'skip' then
         v_state := 'skipped';
         v_outcome := 'skipped_by_flow_control';
@@ -2661,6 +2678,10 @@ begin
     end case;
 
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
+    if p_signal = 'reattempt_rewind' then
+      -- the successor starts from nothing (the ended row keeps its cursor)
+      v_execution.cursor := null;
+    end if;
     v_workflow := geneva._advance(
       v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
       v_execution, p_inline => coalesce(p_continue, false)
@@ -2699,10 +2720,12 @@ $$;
 --   finished   completed/success; workflow finished
 --   reattempt  completed/reattempted; the same step at now + p_wait (a
 --              resumable step's successor keeps its cursor)
+--   reattempt_rewind  as reattempt, but the successor starts without a
+--              cursor (metadata.rewind)
 --   skip       skipped/skipped_by_flow_control; next step scheduled
 --   cancel     canceled/canceled_by_flow_control; workflow canceled
 --   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step anew)
+--              the step again, from a resumable step's cursor)
 --   suspend    completed/suspended; a resumable step hands over: the same step
 --              at now + p_wait, continuing from this execution with its cursor
 -- An operator's pause or cancel requested while the step ran applies now (see
@@ -3023,7 +3046,9 @@ comment on function geneva.fail_step(bigint, text[], text, text, text, interval,
 -- cancel of the workflow, or the execution is no longer in_progress (the cursor
 -- is then not saved). The step then returns, and its result (e.g. suspend)
 -- applies the request at the step boundary.
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- A NULL cursor is refused: a saved cursor is never erased by a checkpoint
+-- (a step that must start over returns a rewinding reattempt instead).
+-- Raises: 22004 for a NULL id or cursor; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -3035,6 +3060,11 @@ declare
 begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+  if p_cursor is null then
+    raise exception 'cursor of execution % must not be null', p_execution_id
+      using errcode = '22004',
+            hint = 'To start a resumable step over, complete it with the reattempt_rewind signal.';
   end if;
 
   update geneva.step_executions e
@@ -3652,7 +3682,9 @@ comment on view geneva.stuck_executions is
 -- waited for a worker (queue lag: started - scheduled) and how long it ran.
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
--- step_executions_workflow_id).
+-- step_executions_workflow_id). A resumable step's chain of executions reads
+-- as one step's progress: each row's cursor (where it got to) and the
+-- execution it continues (continues_from_id).
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -3670,7 +3702,9 @@ select
   e.finished_at - e.started_at as run_time,
   e.error_class_name,
   e.error_message,
-  e.metadata ->> 'reattempt_reason' as reattempt_reason
+  e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.cursor,
+  e.continues_from_id
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;
