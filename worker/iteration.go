@@ -369,9 +369,14 @@ func (it *Iteration) check(ctx context.Context) error {
 
 // stop saves the cursor and returns why the step stops.
 func (it *Iteration) stop(ctx context.Context, reason *StopError) error {
+	first := it.stopped == nil
 	it.stopped = reason
 	if err := it.flush(ctx); err != nil {
 		return err
+	}
+	if first && it.Logger != nil {
+		it.Logger.InfoContext(ctx, "geneva: resumable step hands over",
+			"reason", string(reason.Reason), "cursor", string(it.cursor), "iterations", it.iterations)
 	}
 	return reason
 }
