@@ -17,6 +17,16 @@
 // error, and a panic (recovered, with its stack, as a [*PanicError]), goes
 // through the exception policies.
 //
+// # Resumable steps
+//
+// [Workflow.ResumableStep] adds a step that works through a long collection
+// with a cursor ([Iteration]) and hands over to successor executions of
+// itself when a budget ([ResumableOpts] MaxRuntime, MaxIterations) is spent,
+// the worker stops, or an operator pauses or cancels the workflow. [Iterate],
+// [IterateQuery] and [IterateQueryBatches] write the loop. The cursor survives
+// every way the step runs again except [ReattemptRewind] and an operator's
+// schedule_step or skip_step.
+//
 // # Exception policies
 //
 // An [ExceptionPolicy] is a plain value. SQL resolves which applies: a step's

@@ -67,8 +67,9 @@ type Step struct {
 	iteration *Iteration
 }
 
-// Checkpoint saves a resumable step's cursor (any value that marshals to
-// JSON). It returns true when the step should stop now because an operator
+// Checkpoint saves a step's cursor (any value that marshals to JSON) at
+// once: the plumbing under Workflow.ResumableStep, whose Iteration is the
+// easier way (budgets, cheap checks, hand-over). It returns true when the step should stop now because an operator
 // asked the workflow to pause or cancel: return Suspend(0) then, and the
 // successor execution, if any, continues from the cursor.
 func (s *Step) Checkpoint(ctx context.Context, cursor any) (stop bool, err error) {
