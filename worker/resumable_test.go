@@ -563,6 +563,44 @@ func TestResumableInterruptions(t *testing.T) {
 		b.waitState(t, id, goclient.StateFinished)
 		require.Equal(t, many, seen.list(), "the new worker continued from the cursor")
 	})
+
+	t.Run("WorkerHardStopGivesBackFromCursor", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var seen visits[int]
+		blocked := make(chan struct{})
+		var once sync.Once
+		wf := worker.NewWorkflow("Stuck", nil).
+			ResumableStep("work", func(ctx context.Context, it *worker.Iteration) error {
+				return worker.Iterate(ctx, it, items, func(ctx context.Context, item int) error {
+					if item == 3 && !it.Resumed() {
+						once.Do(func() { close(blocked) })
+						<-ctx.Done() // an item that outlasts the grace period
+						return ctx.Err()
+					}
+					seen.add(item)
+					return nil
+				})
+			}, &worker.ResumableOpts{CheckpointInterval: time.Hour})
+		w, err := worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: fastRiver()})
+		require.NoError(t, err)
+		require.NoError(t, w.Start(b.ctx))
+		id := b.create(t, "Stuck")
+		<-blocked
+
+		stopCtx, cancel := context.WithTimeout(b.ctx, 100*time.Millisecond)
+		defer cancel()
+		require.NoError(t, w.Stop(stopCtx))
+
+		history := b.history(t, id)
+		require.Equal(t, []string{"work: recovered", "work: scheduled"}, b.outcomes(t, id), "given back (interrupt_step)")
+		require.JSONEq(t, "3", string(history[0].Cursor), "the cursor not yet written went with it")
+		require.JSONEq(t, "3", string(history[1].Cursor))
+
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}})
+		b.waitState(t, id, goclient.StateFinished)
+		require.Equal(t, items, seen.list(), "items 0-2 were not repeated")
+	})
 }
 
 func TestResumablePaths(t *testing.T) {
