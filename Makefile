@@ -14,7 +14,7 @@ help: ## List the tasks
 
 .PHONY: demo
 demo: ## Run the example workflows with a worker and show the dashboard (throwaway PostgreSQL unless DATABASE_URL is set)
-	$(GO) run ./cmd/geneva demo
+	$(GO) run ./examples/demo
 
 .PHONY: test
 test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)

@@ -114,7 +114,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestMissingSchema(t *testing.T) {
 	url := empty(t)
-	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}, {"demo"}} {
+	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}} {
 		_, err := cli(t, url, args...)
 		require.ErrorContains(t, err, "Geneva's schema is not installed in this database", "geneva %v", args)
 		require.ErrorContains(t, err, "run `geneva migrate`", "geneva %v", args)
@@ -216,17 +216,4 @@ func TestListAndShow(t *testing.T) {
 	out, err = cli(t, url, "stats", "--json")
 	require.NoError(t, err)
 	require.JSONEq(t, "[]", out)
-}
-
-func TestDemoRunsTwice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the demo")
-	}
-	url := migrated(t)
-	for range 2 {
-		out, err := cli(t, url, "demo", "--day", "100ms")
-		require.NoError(t, err, out)
-		require.Contains(t, out, "All workflows are finished, canceled or paused")
-		require.NotContains(t, out, "workflow performing")
-	}
 }
