@@ -116,7 +116,7 @@ func TestMissingSchema(t *testing.T) {
 	url := empty(t)
 	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}} {
 		_, err := cli(t, url, args...)
-		require.ErrorContains(t, err, "Geneva's schema is not installed in this database", "geneva %v", args)
+		require.ErrorContains(t, err, "the database lacks Geneva's schema", "geneva %v", args)
 		require.ErrorContains(t, err, "run `geneva migrate`", "geneva %v", args)
 	}
 	out, err := cli(t, url, "migrate")

@@ -119,7 +119,7 @@ func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	if !installed {
-		return errors.New("Geneva's schema is not installed in this database: run `geneva migrate` first")
+		return errors.New("the database lacks Geneva's schema: run `geneva migrate` first")
 	}
 	return nil
 }
