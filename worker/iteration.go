@@ -401,10 +401,10 @@ func (it *Iteration) write(ctx context.Context) (bool, error) {
 	if it.cursor == nil {
 		return false, nil
 	}
-	if it.Step.client == nil {
+	if it.client == nil {
 		return false, errors.New("geneva: checkpoint outside a running step")
 	}
-	stop, err := it.Step.client.CheckpointStep(ctx, it.ExecutionID, it.cursor)
+	stop, err := it.client.CheckpointStep(ctx, it.ExecutionID, it.cursor)
 	if err != nil {
 		return false, fmt.Errorf("geneva: saving the cursor: %w", err)
 	}
