@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -753,6 +755,39 @@ func TestResumableOptions(t *testing.T) {
 		}
 	})
 
+	t.Run("TightLoopWritesTheCursorOncePerInterval", func(t *testing.T) {
+		t.Parallel()
+		conf := dbtest.NewConfig(t)
+		connConfig, err := pgx.ParseConfig(conf.URL())
+		require.NoError(t, err)
+		tracer := &checkpointCounter{}
+		connConfig.Tracer = tracer
+		conn, err := pgx.ConnectConfig(context.Background(), connConfig)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close(context.Background()) })
+		const n = 100000
+		wf := worker.NewWorkflow("Tight", nil).
+			ResumableStep("loop", func(ctx context.Context, it *worker.Iteration) error {
+				start := time.Now()
+				for i := 1; i <= n; i++ {
+					if err := it.Set(ctx, i); err != nil {
+						return err
+					}
+				}
+				if time.Since(start) > 900*time.Millisecond {
+					t.Skip("the loop took over a second on this machine")
+				}
+				return nil
+			}, nil)
+		h := workertest.New(t, conn, &worker.Config{Workflows: []*worker.Workflow{wf}})
+		id := h.Create(context.Background(), "Tight", "Job", "1")
+
+		h.PerformNextStep(context.Background(), id)
+
+		h.AssertCursor(context.Background(), id, n)
+		require.Equal(t, int64(1), tracer.n.Load(), "one write, when the step ended, for %d Sets", n)
+	})
+
 	t.Run("Validates", func(t *testing.T) {
 		t.Parallel()
 		noop := func(ctx context.Context, it *worker.Iteration) error { return nil }
@@ -787,3 +822,15 @@ func reflectFields(v any) map[string]reflect.Type {
 	}
 	return fields
 }
+
+// checkpointCounter counts the geneva.checkpoint_step calls on a connection.
+type checkpointCounter struct{ n atomic.Int64 }
+
+func (c *checkpointCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(data.SQL, "checkpoint_step") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *checkpointCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
