@@ -107,17 +107,42 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 		fmt.Fprintln(out, "No step executions.")
 		return
 	}
+	// resumable steps: the cursor each execution got to, and the one it
+	// continues, so a chain of executions reads as one step's progress
+	resumable := slices.ContainsFunc(timeline, func(e *goclient.TimelineEntry) bool {
+		return e.Cursor != nil || e.ContinuesFromID != nil
+	})
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran\terror")
+	header := "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran"
+	if resumable {
+		header += "\tcontinues\tcursor"
+	}
+	fmt.Fprintln(w, header+"\terror")
 	for _, e := range timeline {
 		errText := ""
 		if e.ErrorMessage != nil {
 			errText = Deref(e.ErrorClassName) + ": " + *e.ErrorMessage
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.StepName, e.State, Deref(e.Outcome),
-			e.ScheduledFor.Local().Format("2006-01-02 15:04:05.000 MST"), Duration(e.QueueLag), Duration(e.RunTime), errText)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s", e.ExecutionID, e.StepName, e.State, Deref(e.Outcome),
+			e.ScheduledFor.Local().Format("2006-01-02 15:04:05.000 MST"), Duration(e.QueueLag), Duration(e.RunTime))
+		if resumable {
+			continues := ""
+			if e.ContinuesFromID != nil {
+				continues = fmt.Sprintf("<- %d", *e.ContinuesFromID)
+			}
+			fmt.Fprintf(w, "\t%s\t%s", continues, shorten(string(e.Cursor), 40))
+		}
+		fmt.Fprintf(w, "\t%s\n", errText)
 	}
 	w.Flush()
+}
+
+// shorten cuts s to at most n runes, marking the cut.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // Stamp formats a timestamp for people, in the local time zone, naming it.
