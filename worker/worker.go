@@ -108,6 +108,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	exec.recordUntilStopped = true
 	switch {
 	case config.HeartbeatInterval == 0:
 		exec.heartbeat = time.Minute
@@ -228,6 +229,13 @@ func (w *Worker) Start(ctx context.Context) error {
 // (geneva.interrupt_step) and runs again on another worker; Stop waits up to
 // 10 more seconds for that. A step cut off harder (the process killed) stays
 // in_progress until housekeeping recovers it: never lost.
+//
+// A step whose outcome the database cannot take (it is down or unreachable)
+// keeps its outcome and tries again, waiting up to 5 seconds between tries,
+// heartbeating the execution meanwhile, until the database answers: a
+// graceful Stop waits for it like for a running step; once ctx ends, the
+// worker gives up after a few more tries and leaves the execution to
+// housekeeping.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.exec.stopping.Store(true)
 	err := w.river.Stop(ctx)
