@@ -2,7 +2,11 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -87,4 +92,75 @@ func TestHousekeeping(t *testing.T) {
 		after := lastRun()
 		require.Equal(t, last, after, "no round after Stop")
 	})
+}
+
+// The housekeeping settings of TestLeaderKilled: a step without a sign of
+// life for a second is stuck; rounds every 400 milliseconds. The bound is
+// StuckInProgressAfter + 1.5 × Interval.
+var (
+	quickHousekeeping = worker.HousekeepingConfig{
+		Interval: 400 * time.Millisecond,
+		Params:   goclient.HousekeepParams{StuckInProgressAfter: time.Second},
+	}
+	quickHeartbeat = 200 * time.Millisecond
+	quickBound     = quickHousekeeping.Params.StuckInProgressAfter + quickHousekeeping.Interval*3/2
+)
+
+// Killing the worker that is River's leader, in the middle of a step, delays
+// recovery by nothing: another worker recovers the step within the bound
+// (River would take many seconds to elect a new leader).
+func TestLeaderKilled(t *testing.T) {
+	t.Parallel()
+	conf := dbtest.NewConfig(t)
+	pool := dbtest.NewPoolConfig(t, conf)
+	b := &testBundle{ctx: context.Background(), pool: pool, client: goclient.New(pool)}
+	_, err := pool.Exec(b.ctx, `create table crash_runs (
+		execution_id bigint not null,
+		others_in_progress int not null,
+		started_at timestamptz not null default clock_timestamp())`)
+	require.NoError(t, err)
+	require.NoError(t, b.client.DefineWorkflow(b.ctx, "Crashy", mustDefinition(t, crashWorkflow(pool, ""))))
+	id := b.create(t, "Crashy")
+
+	// The leader: a worker process of its own that starts step a and hangs
+	// in it, heartbeating.
+	leader := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	leader.Env = append(os.Environ(),
+		"GENEVA_CRASH_CHILD_URL="+conf.URL(),
+		"GENEVA_CRASH_CHILD_MODE=block",
+		"GENEVA_CRASH_CHILD_RIVER_ID=doomed-leader",
+		"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))
+	require.NoError(t, leader.Start())
+	t.Cleanup(func() { _ = leader.Process.Kill(); _ = leader.Wait() })
+	require.Eventually(t, func() bool {
+		var runs, leaders int
+		require.NoError(t, pool.QueryRow(b.ctx, "select count(*) from crash_runs").Scan(&runs))
+		require.NoError(t, pool.QueryRow(b.ctx,
+			"select count(*) from public.river_leader where leader_id = 'doomed-leader' and expires_at > now()").Scan(&leaders))
+		return runs == 1 && leaders == 1
+	}, 30*time.Second, 10*time.Millisecond, "the child runs step a and leads")
+
+	// Another worker runs beside it, not the leader.
+	quick := quickHousekeeping
+	b.start(t, &worker.Config{
+		Workflows:         []*worker.Workflow{crashWorkflow(pool, "run")},
+		Logger:            slog.New(slog.DiscardHandler),
+		Housekeeping:      quick,
+		HeartbeatInterval: quickHeartbeat,
+	})
+	time.Sleep(2 * quickBound)
+	require.Equal(t, []string{"a: in_progress"}, b.outcomes(t, id), "a live step's heartbeats keep it")
+
+	require.NoError(t, leader.Process.Signal(syscall.SIGKILL))
+	_ = leader.Wait()
+	var killedAt time.Time
+	require.NoError(t, pool.QueryRow(b.ctx, "select now()").Scan(&killedAt))
+
+	b.waitState(t, id, "finished")
+	require.Equal(t, []string{"a: recovered", "a: success", "b: success"}, b.outcomes(t, id))
+	recovered := b.history(t, id)[0]
+	took := recovered.FinishedAt.Sub(killedAt)
+	t.Logf("recovered %s after the leader died (bound %s)", took, quickBound)
+	// a second of slack for a loaded machine
+	require.LessOrEqual(t, took, quickBound+time.Second)
 }
