@@ -512,8 +512,12 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 // gives up after finalizeAttempts tries only when stop ends (the worker stops
 // hard), when the database answers with another error, or in a Runner.
 func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
-	stopHeartbeat := func() {}
-	defer func() { stopHeartbeat() }()
+	var stopHeartbeat func()
+	defer func() {
+		if stopHeartbeat != nil {
+			stopHeartbeat()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
 		result, err := e.record(tryCtx, client, rec)
@@ -525,7 +529,7 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient
 		if attempt >= finalizeAttempts && (!persist || stop.Err() != nil) {
 			return nil, err
 		}
-		if persist && attempt == 1 && rec.phase != phasePrecondition {
+		if persist && stopHeartbeat == nil && rec.phase != phasePrecondition {
 			// the step's own heartbeat has stopped; housekeeping must not
 			// take it for dead while its outcome waits
 			heartbeatCtx, cancelHeartbeat := context.WithCancel(stop)
