@@ -52,6 +52,9 @@
 //
 // [New] checks the definitions; [Worker.Start] registers them
 // (geneva.define_workflow) and starts River; [Worker.Stop] stops gracefully.
-// The worker also runs housekeeping ([HousekeepingConfig]) as a River
-// periodic job. Package workertest runs steps inline for tests.
+// Every worker also takes part in housekeeping ([HousekeepingConfig]): the
+// first to find a round due runs it, so recovery never waits for one process;
+// [HousekeepingConfig] gives the worst-case recovery time. A step's outcome
+// that the database cannot take (an outage) is kept and retried until it
+// can ([Worker.Stop]). Package workertest runs steps inline for tests.
 package worker

@@ -59,6 +59,10 @@ type executor struct {
 	stopping atomic.Bool
 	// clock measures resumable steps' MaxRuntime (Config.Clock).
 	clock func() time.Time
+	// recordUntilStopped keeps trying to record an outcome while the
+	// database does not answer, until the worker stops hard (a Worker's; a
+	// Runner gives up after finalizeAttempts).
+	recordUntilStopped bool
 }
 
 // phase is what a finalize records the end of.
@@ -116,7 +120,8 @@ func (e *NotHereError) Error() string {
 }
 
 // finalizeAttempts is how many times the outcome's transaction is tried before
-// the execution is left in_progress for housekeeping to recover.
+// the execution is left in_progress for housekeeping to recover, when trying
+// longer is not called for (see recordWithRetries).
 const finalizeAttempts = 5
 
 // perform runs one step execution on db. jobID, when not zero, is the River
@@ -462,13 +467,13 @@ type recorded struct {
 
 // finalize records what happened with one SQL call, which completes the River
 // job in the same transaction, then reports the error when SQL says so. It
-// tries again for a minute when the database fails; after that the execution
-// stays in_progress until housekeeping recovers it.
+// tries again while the database fails (see recordWithRetries); when it gives
+// up the execution stays in_progress until housekeeping recovers it.
 func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	// The step's context may be canceled (a timeout, a shutdown): record the
-	// outcome anyway.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
+	// outcome anyway. stop ends only when the worker stops hard.
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
 
 	step := rec.step
 	var (
@@ -476,7 +481,7 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 		recordErr error
 	)
 	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
-		result, recordErr = e.recordWithRetries(ctx, goclient.New(db), rec)
+		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), rec)
 		if recordErr == nil {
 			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
@@ -513,22 +518,51 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	return nil
 }
 
-// recordWithRetries tries record until it succeeds, the database refuses the
-// arguments (trying again would not help), finalizeAttempts run out or ctx
-// ends, waiting longer each time.
-func (e *executor) recordWithRetries(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+// recordWithRetries tries record until it succeeds or the database refuses
+// the arguments (trying again would not help), waiting longer each time (see
+// recordBackoff); each try has recordTryTimeout. While the database does not
+// answer (down, restarting, unreachable, out of connections; see
+// databaseUnavailable) a worker keeps the outcome and keeps trying, for as
+// long as it takes, heartbeating the execution meanwhile where it can; it
+// gives up after finalizeAttempts tries only when stop ends (the worker stops
+// hard), when the database answers with another error, or in a Runner.
+func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+	var stopHeartbeat func()
+	defer func() {
+		if stopHeartbeat != nil {
+			stopHeartbeat()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
-		result, err := e.record(ctx, client, rec)
-		if err == nil || attempt == finalizeAttempts || errors.Is(err, goclient.ErrInvalidArgument) {
+		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
+		result, err := e.record(tryCtx, client, rec)
+		cancel()
+		if err == nil || errors.Is(err, goclient.ErrInvalidArgument) {
 			return result, err
 		}
+		persist := e.recordUntilStopped && databaseUnavailable(err)
+		if attempt >= finalizeAttempts && (!persist || stop.Err() != nil) {
+			return nil, err
+		}
+		if persist && stopHeartbeat == nil && rec.phase != phasePrecondition {
+			// the step's own heartbeat has stopped; housekeeping must not
+			// take it for dead while its outcome waits
+			heartbeatCtx, cancelHeartbeat := context.WithCancel(stop)
+			stopBeating := e.startHeartbeat(heartbeatCtx, client, rec.step)
+			stopHeartbeat = func() { cancelHeartbeat(); stopBeating() }
+		}
+		wait := recordBackoff(attempt)
 		rec.step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again",
-			slog.Int("try", attempt), slog.String("error", err.Error()))
-		timer := time.NewTimer(min(time.Duration(attempt*attempt)*250*time.Millisecond, 10*time.Second))
+			slog.Int("try", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		// a hard stop during the wait ends it: the remaining tries go at once
+		var stopped <-chan struct{}
+		if stop.Err() == nil {
+			stopped = stop.Done()
+		}
+		timer := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-stopped:
 			timer.Stop()
-			return nil, errors.Join(err, ctx.Err())
 		case <-timer.C:
 		}
 	}
