@@ -592,7 +592,7 @@ commit;
 select version < 2 as geneva_apply from public.geneva_schema_version \gset
 \if :geneva_apply
 begin;
--- Geneva 005: when the last round of housekeeping ran, so that any worker
+-- Geneva 002: when the last round of housekeeping ran, so that any worker
 -- runs one when none ran within the interval (geneva.housekeep_if_due), not
 -- only River's elected leader.
 --

@@ -1,4 +1,4 @@
--- Geneva 005: when the last round of housekeeping ran, so that any worker
+-- Geneva 002: when the last round of housekeeping ran, so that any worker
 -- runs one when none ran within the interval (geneva.housekeep_if_due), not
 -- only River's elected leader.
 --
