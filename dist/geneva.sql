@@ -612,11 +612,11 @@ update public.geneva_schema_version set version = 2;
 commit;
 \endif
 
--- Geneva 005_dashboard_indexes.sql
-select version < 5 as geneva_apply from public.geneva_schema_version \gset
+-- Geneva 003_dashboard_indexes.sql
+select version < 3 as geneva_apply from public.geneva_schema_version \gset
 \if :geneva_apply
 begin;
--- Geneva 005: an index for the dashboard's workflow list filtered by error
+-- Geneva 003: an index for the dashboard's workflow list filtered by error
 -- class.
 --
 -- "Workflows whose latest error is of class X" starts from the executions
@@ -624,7 +624,7 @@ begin;
 
 create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
 where error_class_name is not null;
-update public.geneva_schema_version set version = 5;
+update public.geneva_schema_version set version = 3;
 commit;
 \endif
 
