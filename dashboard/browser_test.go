@@ -225,5 +225,13 @@ func TestBrowser(t *testing.T) {
 		require.Equal(t, path, b.location())
 		y := value(b, "scroll position", chromedp.Evaluate[float64](`window.scrollY`))
 		require.Equal(t, scrolled, y, "the scroll position is kept")
+
+		// switched off, the page stays as it is
+		b.run("switch live off", chromedp.Click(chromedp.CSS("#live-toggle")))
+		unseen := w.create(t, "Payment", "unseen")
+		time.Sleep(2500 * time.Millisecond) // more than two refresh intervals
+		require.Equal(t, before+1, b.rows(), "no refresh while live is off")
+		b.run("switch live on", chromedp.Click(chromedp.CSS("#live-toggle")),
+			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`a[href="/workflows/%d"]`, unseen))))
 	})
 }

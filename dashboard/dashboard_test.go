@@ -77,7 +77,8 @@ func TestPages(t *testing.T) {
 		require.Contains(t, r.body, "succeeded</title>") // a bar of the chart
 		// the two ready Onboarding workflows are due on queue mail
 		require.Regexp(t, `<td>mail</td><td class="num">2</td>`, r.body)
-		require.Contains(t, r.body, `hx-trigger="every 5s`)
+		require.Contains(t, r.body, `hx-trigger="every 5s"`)
+		require.Contains(t, r.header.Get("Content-Security-Policy"), "script-src 'self';")
 	})
 
 	t.Run("WorkflowsNewestFirst", func(t *testing.T) {

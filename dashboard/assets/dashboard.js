@@ -1,5 +1,7 @@
-// Geneva dashboard: the "live" switch (remembered in this browser) that the
-// live regions' htmx polling checks, and the CSRF token on htmx requests.
+// Geneva dashboard: the "live" switch (remembered in this browser), which
+// holds back the live regions' htmx polling while off or while the tab is
+// hidden, and the CSRF token on htmx requests. No eval: the pages' Content
+// Security Policy allows only scripts from the dashboard itself.
 (function () {
   "use strict";
   var key = "geneva-dashboard-live";
@@ -16,6 +18,10 @@
         window.localStorage.setItem(key, toggle.checked ? "on" : "off");
       });
     } catch (e) { /* storage disabled: stay live */ }
+  });
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if (elt && elt.id === "live" && !window.genevaLive()) event.preventDefault();
   });
   document.addEventListener("htmx:configRequest", function (event) {
     var meta = document.querySelector('meta[name="csrf-token"]');
