@@ -181,6 +181,7 @@ func TestPages(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		require.Regexp(t, `(?s)<code>GatewayTimeout</code></td>\s*<td class="num">3</td>.*<code>CardDeclined</code></td>\s*<td class="num">2</td>`, r.body)
 		require.Contains(t, r.body, `/workflows?state=paused&amp;error_class=GatewayTimeout`)
+		require.Contains(t, r.body, `/bulk/resume?state=paused&amp;error_class=GatewayTimeout`)
 		// the list, grouped: the larger group first
 		require.Equal(t, append(ids(w.gatewayTimeout[2], w.gatewayTimeout[1], w.gatewayTimeout[0]), ids(w.cardDeclined[1], w.cardDeclined[0])...), rowsOf(r.body))
 	})
@@ -207,6 +208,21 @@ func TestPages(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		require.Regexp(t, `(?s)<td>authorize</td>\s*<td class="num">7</td>`, r.body)
 		require.Contains(t, r.body, `<span class="outcome">success 5</span> <span class="outcome">paused_by_exception 2</span>`)
+	})
+
+	// (last: it adds a workflow)
+	t.Run("WorkflowResumableStep", func(t *testing.T) {
+		id := w.create(t, "Onboarding", "resumable")
+		var first int64
+		require.NoError(t, w.pool.QueryRow(w.ctx, "select id from geneva.step_history($1)", id).Scan(&first))
+		w.exec(t, "select from geneva.start_step($1)", first)
+		w.exec(t, `select geneva.checkpoint_step($1, '{"page": 2}')`, first)
+		w.exec(t, "select geneva.complete_step($1, 'suspend')", first)
+		r := get(t, h, fmt.Sprint("/workflows/", id))
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, "<summary>cursor</summary><pre>{\n  &#34;page&#34;: 2\n}</pre>")
+		require.Contains(t, r.body, fmt.Sprintf(`continues <a href="#e%d">%d</a>`, first, first))
+		require.Contains(t, r.body, "suspended")
 	})
 
 	t.Run("Assets", func(t *testing.T) {
