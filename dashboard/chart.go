@@ -79,9 +79,13 @@ func throughputChart(points []*throughput, now time.Time) template.HTML {
 			fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s UTC: %d %s</title></rect>`,
 				outcomeGroups[g].class, x+0.5, y, max(barW-1, 1), h, minute.UTC().Format("15:04"), n, outcomeGroups[g].name)
 		}
-		if i%10 == 0 || i == minutes-1 {
-			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
-				x+barW/2, height-6, minute.UTC().Format("15:04"))
+		switch {
+		case i == minutes-1:
+			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="end">%s</text>`,
+				x+barW, height-6, minute.UTC().Format("15:04"))
+		case i%10 == 0:
+			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`,
+				x+barW/2, height-6, map[bool]string{true: "start", false: "middle"}[i == 0], minute.UTC().Format("15:04"))
 		}
 	}
 	b.WriteString(`</svg><p class="legend">`)

@@ -512,3 +512,21 @@ func TestHumanDuration(t *testing.T) {
 		require.Equal(t, want, humanDuration(dd), d)
 	}
 }
+
+func TestThroughputChart(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	chart := string(throughputChart([]*throughput{
+		{Minute: now, Outcome: "success", Executions: 30},
+		{Minute: now, Outcome: "paused_by_exception", Executions: 3},
+		{Minute: now.Add(-10 * time.Minute), Outcome: "reattempted_by_exception", Executions: 7},
+		{Minute: now.Add(-2 * time.Hour), Outcome: "success", Executions: 1000}, // outside the hour
+	}, now))
+	require.Contains(t, chart, "<title>12:00 UTC: 30 succeeded</title>")
+	require.Contains(t, chart, "<title>12:00 UTC: 3 paused</title>")
+	require.Contains(t, chart, "<title>11:50 UTC: 7 reattempted</title>")
+	require.NotContains(t, chart, "1000")
+	require.Contains(t, chart, `text-anchor="end">50</text>`) // the scale: 33 rounds up to 50
+	require.Contains(t, chart, `text-anchor="end">12:00</text>`)
+	require.Contains(t, chart, `text-anchor="start">11:01</text>`)
+}
