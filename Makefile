@@ -47,6 +47,10 @@ lint: ## Run golangci-lint (.golangci.yml) and vet the code
 sql: ## Write dist/geneva.sql, the single-file psql install
 	$(GO) run ./cmd/geneva sql > dist/geneva.sql
 
+.PHONY: dashboard
+dashboard: ## Serve the web dashboard for $DATABASE_URL at 127.0.0.1:8080 until interrupted
+	$(GO) run ./cmd/geneva dashboard
+
 # The dashboard's front-end pieces, fetched from the npm registry with `npm
 # pack` (no install scripts run) and committed under dashboard/assets, where
 # go:embed takes them into the binary: Node.js is needed only to refresh them.

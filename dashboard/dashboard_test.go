@@ -87,6 +87,7 @@ func TestPages(t *testing.T) {
 		all := rowsOf(r.body)
 		require.Len(t, all, 10)
 		require.Equal(t, fmt.Sprint(w.canceled), all[0])
+		require.Contains(t, r.body, `<datalist id="error-classes"><option value="CardDeclined"><option value="GatewayTimeout"></datalist>`)
 	})
 
 	for _, tc := range []struct {

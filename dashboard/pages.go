@@ -185,8 +185,10 @@ type workflowsData struct {
 	Query     template.URL
 	States    []string
 	Workflows []*workflowRow
-	Next      string // the next page's URL, if any
-	First     bool
+	// ErrorClasses are suggestions for the error class filter.
+	ErrorClasses []string
+	Next         string // the next page's URL, if any
+	First        bool
 }
 
 func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
@@ -198,6 +200,10 @@ func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 		p.Error = err.Error()
 		p.Refresh = 0
 		h.render(w, r, http.StatusBadRequest, "workflows", p)
+		return
+	}
+	if d.ErrorClasses, err = h.errorClasses(r.Context()); err != nil {
+		h.failQuery(w, r, err)
 		return
 	}
 	list, more, err := h.listWorkflows(r.Context(), f)
