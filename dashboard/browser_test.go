@@ -178,6 +178,12 @@ func TestBrowser(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("/workflows/%d", id), b.location())
 		require.Equal(t, "paused", b.text("#workflow-state"))
 		require.Contains(t, b.text("table.timeline"), "GatewayTimeout")
+		// a backtrace unfolded stays open while the page refreshes itself
+		b.run("unfold the backtrace", chromedp.Click(chromedp.CSS("details.backtrace summary")),
+			chromedp.WaitVisible(chromedp.CSS("details.backtrace pre")))
+		w.exec(t, "select geneva.create_workflow('Onboarding', 'Customer', 'meanwhile')")
+		time.Sleep(2500 * time.Millisecond) // more than two refresh intervals
+		require.True(t, value(b, "backtrace open", chromedp.Evaluate[bool](`document.querySelector("details.backtrace").open`)))
 
 		b.run("press Resume", chromedp.Click(chromedp.CSS("#action-resume")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
 		require.Contains(t, b.text("form.confirm"), fmt.Sprintf("resume workflow %d?", id))
