@@ -531,3 +531,35 @@ func TestThroughputChart(t *testing.T) {
 	require.Contains(t, chart, `text-anchor="end">12:00</text>`)
 	require.Contains(t, chart, `text-anchor="start">11:01</text>`)
 }
+
+func TestWorkflowStandings(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, nil)
+
+	t.Run("PerformingWithAPauseRequested", func(t *testing.T) {
+		id := w.ready[0]
+		var executionID int64
+		require.NoError(t, w.pool.QueryRow(w.ctx, "select id from geneva.step_history($1)", id).Scan(&executionID))
+		w.exec(t, "select from geneva.start_step($1)", executionID)
+		r := get(t, h, fmt.Sprint("/workflows/", id))
+		require.Contains(t, r.body, `class="standing-running"><span class="step">welcome</span>`)
+		require.Contains(t, r.body, `id="action-pause"`)
+		require.Contains(t, r.body, `id="action-cancel"`)
+		require.NotContains(t, r.body, `id="action-skip"`)
+
+		require.Equal(t, http.StatusSeeOther, post(t, h, fmt.Sprintf("/workflows/%d/pause", id), url.Values{"csrf": {h.csrf}}).status)
+		r = get(t, h, fmt.Sprint("/workflows/", id))
+		require.Contains(t, r.body, "(pause requested at the step boundary)")
+		require.Equal(t, "performing", w.state(t, id))
+	})
+
+	t.Run("StepNoLongerDefined", func(t *testing.T) {
+		w.exec(t, `select geneva.define_workflow('Ghost', '{"steps": [{"name": "x"}, {"name": "y"}]}')`)
+		id := w.create(t, "Ghost", "boo")
+		w.step(t, id, "")
+		w.exec(t, `select geneva.define_workflow('Ghost', '{"steps": [{"name": "y"}, {"name": "z"}]}')`)
+		r := get(t, h, fmt.Sprint("/workflows/", id))
+		require.Regexp(t, `(?s)class="standing-next"><span class="step">y</span>.*class="standing-pending"><span class="step">z</span>.*class="standing-no-longer-defined"><span class="step">x</span>`, r.body)
+	})
+}

@@ -231,7 +231,7 @@ type stepStanding struct {
 	Name     string
 	Wait     *time.Duration
 	// Standing: done, skipped, running, next, failed, pending, canceled, or
-	// "removed" for a step the definition no longer has.
+	// "no longer defined" for a step the definition no longer has.
 	Standing   string
 	Executions int
 	Last       *execution
@@ -297,7 +297,7 @@ func standings(wf *workflow, defined []*definedStep, timeline []*execution) []*s
 	for _, e := range timeline {
 		st := byName[e.StepName]
 		if st == nil {
-			st = &stepStanding{Name: e.StepName, Standing: "removed"}
+			st = &stepStanding{Name: e.StepName, Standing: "no longer defined"}
 			byName[e.StepName] = st
 			steps = append(steps, st)
 		}
@@ -313,7 +313,7 @@ func standings(wf *workflow, defined []*definedStep, timeline []*execution) []*s
 		}
 	}
 	for _, st := range steps {
-		if st.Standing == "removed" {
+		if st.Standing == "no longer defined" {
 			continue
 		}
 		switch {
