@@ -208,6 +208,7 @@ func TestPages(t *testing.T) {
 		r := get(t, h, "/stats")
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		require.Regexp(t, `(?s)<td>authorize</td>\s*<td class="num">7</td>`, r.body)
+		require.Regexp(t, `(?s)<td>authorize</td>.*<td>capture</td>.*<td>receipt</td>`, r.body) // in run order
 		require.Contains(t, r.body, `<span class="outcome">success 5</span> <span class="outcome">paused_by_exception 2</span>`)
 	})
 

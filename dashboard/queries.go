@@ -547,9 +547,12 @@ type stepStat struct {
 }
 
 func (h *handler) stepStats(ctx context.Context) ([]*stepStat, error) {
-	rows, err := h.db.Query(ctx, `select workflow_type, step_name, executions, runs, outcomes,
-		queue_lag_p50_seconds, queue_lag_p95_seconds, run_time_p50_seconds, run_time_p95_seconds
-		from geneva.step_stats order by workflow_type, step_name`)
+	// steps in their definition's order
+	rows, err := h.db.Query(ctx, `select s.workflow_type, s.step_name, s.executions, s.runs, s.outcomes,
+		s.queue_lag_p50_seconds, s.queue_lag_p95_seconds, s.run_time_p50_seconds, s.run_time_p95_seconds
+		from geneva.step_stats s
+		left join geneva.definition_steps d on d.workflow_type = s.workflow_type and d.step_name = s.step_name
+		order by s.workflow_type, d.position nulls last, s.step_name`)
 	return collect[stepStat](rows, err)
 }
 
