@@ -78,7 +78,7 @@ func (h *handler) confirmAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Step = r.URL.Query().Get("step")
-	p := h.newPage(r, d.Label+" workflow "+strconv.FormatInt(id, 10), "workflows", d)
+	p := h.newPage(r, fmt.Sprintf("Workflow %d: %s", id, strings.ToLower(d.Label)), "workflows", d)
 	p.Refresh = 0
 	h.render(w, r, http.StatusOK, "confirm", p)
 }
@@ -123,7 +123,7 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		d.Step = r.PostFormValue("step")
-		p := h.newPage(r, d.Label+" workflow "+strconv.FormatInt(id, 10), "workflows", d)
+		p := h.newPage(r, fmt.Sprintf("Workflow %d: %s", id, strings.ToLower(d.Label)), "workflows", d)
 		p.Refresh = 0
 		p.Error = "Refused: " + sentence(err)
 		h.render(w, r, statusOf(err), "confirm", p)
