@@ -611,6 +611,31 @@ update public.geneva_schema_version set version = 4;
 commit;
 \endif
 
+-- Geneva 005_error_classes.sql
+select version < 5 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 005: every class of a failed step's error, not only the one recorded
+-- in error_class_name.
+--
+-- error_classes lists the type names of the error's chain, the recorded class
+-- (error_class_name: the most specific, looking through the standard
+-- library's anonymous wrappers such as fmt.Errorf's %w and errors.Join) first,
+-- then the others in chain order, each once; so an operator can ask
+-- `'*net.OpError' = any(error_classes)` whatever wrapped it. Written by
+-- geneva.fail_step with the other error columns.
+
+alter table geneva.step_executions add column error_classes text [];
+
+-- Executions failed before this migration: the classes fail_step recorded in
+-- their metadata.
+update geneva.step_executions
+set error_classes = array(select jsonb_array_elements_text(metadata -> 'error_classes'))
+where metadata ? 'error_classes' and jsonb_typeof(metadata -> 'error_classes') = 'array';
+update public.geneva_schema_version set version = 5;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -633,6 +658,9 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
+-- _end_execution and fail_step took error_classes (migration 005)
+drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
+drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
 -- stuck_executions lost its "stuck" column (it lists only stuck executions)
 do $$
 begin
@@ -1220,7 +1248,8 @@ $$;
 -- the execution as read under its lock. The caller holds the workflow lock,
 -- then the execution lock, and has checked that the execution is active.
 --
--- Sets the state's own timestamp and finished_at, writes the error columns when
+-- Sets the state's own timestamp and finished_at, writes the error columns
+-- (error_class_name, error_message, error_backtrace, error_classes) when
 -- given, and merges p_metadata into the execution's metadata. A scheduled
 -- execution ended before its job ran (an operator's cancel or skip, a
 -- recovery) has that job cancelled in River, so no worker runs its
@@ -1232,7 +1261,8 @@ create or replace function geneva._end_execution(
   p_error_class_name text default null,
   p_error_message text default null,
   p_error_backtrace text default null,
-  p_metadata jsonb default null
+  p_metadata jsonb default null,
+  p_error_classes text[] default null
 )
 returns void
 language plpgsql
@@ -1253,6 +1283,7 @@ begin
     error_class_name = coalesce(p_error_class_name, e.error_class_name),
     error_message = coalesce(p_error_message, e.error_message),
     error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
+    error_classes = coalesce(p_error_classes, e.error_classes),
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
   where e.id = p_execution.id;
@@ -2793,8 +2824,13 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- only to a scheduled execution that is due, of a ready workflow; the
 -- reattempt reason is then "precondition"; an early one keeps a job for its
 -- time). p_error_classes lists the error's type names, outermost first, and
--- the names of the worker's matchers that match it; the first is stored as
--- error_class_name.
+-- the names of the worker's matchers that match it: policies match against
+-- them. p_error_chain lists the type names of the error's chain, the class to
+-- record first (the most specific one: the Go worker looks through the
+-- standard library's anonymous wrappers, fmt.Errorf's %w and errors.Join),
+-- then the others; it is stored as error_classes and its first element as
+-- error_class_name. Without it (NULL or empty), p_error_classes is stored
+-- instead (and its first element as error_class_name).
 --
 -- The policy is resolved by geneva._resolve_policy. Its action:
 --   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
@@ -2832,7 +2868,8 @@ create or replace function geneva.fail_step(
   p_handler_signal text default null,
   p_handler_wait interval default null,
   p_precondition boolean default false,
-  p_job_id bigint default null
+  p_job_id bigint default null,
+  p_error_chain text[] default null
 )
 returns table (
   action text,
@@ -2861,7 +2898,10 @@ declare
   v_state text;
   v_outcome text;
   v_move text;
-  v_error_class_name text := p_error_classes[1];
+  v_error_chain text[] := case
+    when cardinality(p_error_chain) > 0 then p_error_chain
+    else p_error_classes
+  end;
   v_metadata jsonb;
 begin
   if p_handler_signal is not null
@@ -2989,7 +3029,8 @@ begin
   end case;
 
   perform geneva._end_execution(
-    v_execution, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+    v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
+    v_error_chain
   );
   v_workflow := geneva._advance(
     v_workflow, v_definition, v_move, v_execution.step_name,
@@ -3011,7 +3052,7 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[]) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';
 
 -- geneva.checkpoint_step: a resumable step saves its cursor and learns whether
@@ -3563,7 +3604,9 @@ comment on view geneva.workflow_counts is 'Workflows per type and state.';
 -- geneva.paused_workflows: every paused workflow and why: the error that
 -- paused it (when its last ended execution failed: an exception, reattempts
 -- run out, a step no longer defined), and the execution it keeps scheduled
--- (an operator's pause) with how overdue it is.
+-- (an operator's pause) with how overdue it is. last_error_class is the
+-- error's recorded class; error_classes every class of its chain, so that
+-- `'*net.OpError' = any(error_classes)` finds it however it was wrapped.
 --
 -- For dashboards and operators; `geneva ls --state paused` reads it. Reads
 -- workflows_state_type, then each paused workflow's executions by
@@ -3584,10 +3627,11 @@ select
   case when last_ended.state = 'failed' then last_ended.failed_at end as last_error_at,
   kept.id as kept_execution_id,
   kept.scheduled_for as kept_scheduled_for,
-  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by
+  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by,
+  case when last_ended.state = 'failed' then last_ended.error_classes end as error_classes
 from geneva.workflows w
 left join lateral (
-  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at
+  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at, e.error_classes
   from geneva.step_executions e
   where e.workflow_id = w.id
     and e.state not in ('scheduled', 'in_progress')
@@ -3649,7 +3693,9 @@ comment on view geneva.stuck_executions is
 'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default 1 hour, 15 minutes).';
 
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
--- waited for a worker (queue lag: started - scheduled) and how long it ran.
+-- waited for a worker (queue lag: started - scheduled) and how long it ran,
+-- and its error: the recorded class, message and every class of its chain
+-- (error_classes).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
 -- step_executions_workflow_id).
@@ -3670,7 +3716,8 @@ select
   e.finished_at - e.started_at as run_time,
   e.error_class_name,
   e.error_message,
-  e.metadata ->> 'reattempt_reason' as reattempt_reason
+  e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.error_classes
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;

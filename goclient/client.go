@@ -480,9 +480,10 @@ func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (
 		handlerWait = &failure.HandlerWait
 	}
 	rows, err := db.Query(ctx, `select action, outcome, report, workflow_state, handler
-		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8)`,
+		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
-		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID))
+		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID),
+		failure.Chain)
 	if err != nil {
 		return nil, mapError(err)
 	}

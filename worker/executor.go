@@ -554,6 +554,7 @@ func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, r
 	if rec.failure == nil {
 		rec.failure = &goclient.Failure{
 			Classes:      errorClasses(rec.wf, rec.err),
+			Chain:        errorChain(rec.err),
 			Message:      errorMessage(rec.err),
 			Backtrace:    backtrace(rec.err),
 			Precondition: precondition,

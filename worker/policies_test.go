@@ -114,7 +114,7 @@ func TestManualExceptionPolicies(t *testing.T) {
 		h.AssertWorkflowState(ctx, id, goclient.StatePaused)
 		execution := h.History(ctx, id)[0]
 		require.Equal(t, "paused_by_exception", *execution.Outcome)
-		require.Equal(t, "*fmt.wrapError", *execution.ErrorClassName)
+		require.Equal(t, "*errors.errorString", *execution.ErrorClassName)
 		require.Equal(t, "calling service: connection failed", *execution.ErrorMessage)
 		require.Equal(t, []string{"risky_operation: calling service: connection failed"}, *reported)
 	})

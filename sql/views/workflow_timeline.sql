@@ -1,5 +1,7 @@
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
--- waited for a worker (queue lag: started - scheduled) and how long it ran.
+-- waited for a worker (queue lag: started - scheduled) and how long it ran,
+-- and its error: the recorded class, message and every class of its chain
+-- (error_classes).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
 -- step_executions_workflow_id).
@@ -20,7 +22,8 @@ select
   e.finished_at - e.started_at as run_time,
   e.error_class_name,
   e.error_message,
-  e.metadata ->> 'reattempt_reason' as reattempt_reason
+  e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.error_classes
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;
