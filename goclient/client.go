@@ -161,9 +161,12 @@ func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int6
 
 // ResumeWorkflow resumes a paused workflow (geneva.resume_workflow): the step
 // it kept runs at its time (at once if overdue), or the step it paused on runs
-// again now. It returns the workflow afterwards.
+// again now. On a performing workflow with a pause requested, it withdraws
+// the request (the workflow stays performing). It returns the workflow
+// afterwards.
 //
-// Errors: ErrNotFound; ErrIllegalTransition for a workflow that is not paused.
+// Errors: ErrNotFound; ErrIllegalTransition for a workflow that is neither
+// paused nor performing with a pause requested.
 func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
 	return workflowCall(ctx, c.db, "resume_workflow", workflowID)
 }
