@@ -698,12 +698,69 @@ $$;
 comment on function geneva.now() is
 'The engine''s clock: the setting geneva.fake_now when set, else now().';
 
+-- geneva._check_wait: refuses a wait that is negative or longer than the
+-- longest wait Geneva takes, 100 years (3,155,760,000 seconds: a year counts
+-- 365.25 days, a month 30, as extract(epoch) counts them). Far-off times are
+-- a mistake (seconds given as milliseconds, say), and a bound keeps every
+-- scheduled time inside timestamptz's range.
+--
+-- Called by: geneva._parse_wait (waits of definitions), geneva._complete_step
+-- (a reattempt's or suspend's wait), geneva.fail_step (a handler's wait).
+-- Takes no locks. NULL passes.
+-- Raises: 22023, naming p_where and the wait, for a negative or too long one.
+create or replace function geneva._check_wait(p_wait interval, p_where text)
+returns interval
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if p_wait < interval '0' then
+    raise exception '%wait % is negative', coalesce(p_where || ': ', ''), p_wait
+      using errcode = '22023',
+            hint = 'A wait is from 0 to 100 years.';
+  end if;
+  if extract(epoch from p_wait) > 3155760000 then
+    raise exception '%wait % is too long: the longest is 100 years', coalesce(p_where || ': ', ''), p_wait
+      using errcode = '22023',
+            hint = 'A wait is from 0 to 100 years.';
+  end if;
+  return p_wait;
+end;
+$$;
+
+-- geneva._check_length: refuses a name longer than its limit, before anything
+-- is written. The limits are in bytes (UTF-8), so that every index entry of
+-- workflows fits a btree page whatever the characters: workflow types, step
+-- names and hero types take at most 255 bytes, hero ids 1024, queue names
+-- 127 (see the README).
+--
+-- Called by: geneva.define_workflow, geneva.create_workflow,
+-- geneva.track_hero. Takes no locks. NULL passes.
+-- Raises: 22001 (string_data_right_truncation) naming p_argument, its length
+-- and the limit.
+create or replace function geneva._check_length(p_value text, p_limit integer, p_argument text)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if octet_length(p_value) > p_limit then
+    raise exception '% is too long: % bytes, the limit is %', p_argument, octet_length(p_value), p_limit
+      using errcode = '22001',
+            detail = format('It starts with %s.', left(p_value, 40)),
+            hint = 'Workflow types, step names and hero types take at most 255 bytes, hero ids 1024, queue names 127.';
+  end if;
+end;
+$$;
+
 -- geneva._parse_wait: reads a wait from a definition: an interval string
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
 --
 -- Called by: geneva.define_workflow, geneva._validate_policy. Takes no locks.
 -- Raises 22023 (naming p_where) for anything else, an unparsable string, or a
--- negative wait.
+-- negative wait or one longer than 100 years (see geneva._check_wait).
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)
 returns interval
 language plpgsql
@@ -713,6 +770,14 @@ as $$
 declare
   v_wait interval;
 begin
+  -- (a number is checked before make_interval, which overflows silently)
+  if jsonb_typeof(p_value) = 'number' and abs((p_value #>> '{}')::numeric) > 3155760000 then
+    raise exception '%: wait % seconds is %: the longest is 100 years', p_where, p_value,
+      case when (p_value #>> '{}')::numeric < 0 then 'negative' else 'too long' end
+      using errcode = '22023',
+            hint = 'A wait is from 0 to 100 years (3155760000 seconds).';
+  end if;
+
   begin
     v_wait := case jsonb_typeof(p_value)
       when 'number' then make_interval(secs => (p_value #>> '{}')::double precision)
@@ -727,12 +792,7 @@ begin
       using errcode = '22023',
             hint = 'Give an interval such as "30 seconds" or a number of seconds.';
   end if;
-  if v_wait < interval '0' then
-    raise exception '%: wait % is negative', p_where, p_value
-      using errcode = '22023';
-  end if;
-
-  return v_wait;
+  return geneva._check_wait(v_wait, p_where);
 end;
 $$;
 
@@ -1700,9 +1760,14 @@ $$;
 --
 -- Locks: the definition row (upsert).
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
--- (unknown keys, steps not a list, a step without a name, duplicate step names,
--- a bad wait or skip_if, any bad policy as in geneva._validate_policy, a bad
--- queue, priority, may_proceed_without_hero or cancel_if).
+-- (unknown keys, no steps key, steps not a list, a step without a name,
+-- duplicate step names, a bad wait or skip_if, any bad policy as in
+-- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
+-- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
+-- queue name longer than 127 (see geneva._check_length).
+--
+-- The steps key is required; an empty list is legal (a workflow of that type
+-- finishes as soon as it is created).
 create or replace function geneva.define_workflow(
   p_workflow_type text,
   p_definition jsonb
@@ -1715,7 +1780,7 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_key text;
-  v_steps jsonb := coalesce(p_definition -> 'steps', '[]'::jsonb);
+  v_steps jsonb := p_definition -> 'steps';
   v_step jsonb;
   v_index integer := 0;
   v_where text;
@@ -1732,8 +1797,9 @@ begin
   if p_definition is null then
     raise exception 'definition of % must not be null', p_workflow_type using errcode = '22004';
   end if;
-  if length(p_workflow_type) not between 1 and 255 then
-    raise exception 'workflow type must be 1 to 255 characters long' using errcode = '22023';
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  if p_workflow_type = '' then
+    raise exception 'workflow type must not be empty' using errcode = '22023';
   end if;
   if jsonb_typeof(p_definition) <> 'object' then
     raise exception 'definition of % must be a JSON object', p_workflow_type
@@ -1752,6 +1818,11 @@ begin
   end loop;
 
   -- guard: steps
+  if v_steps is null then
+    raise exception 'definition of % has no steps', p_workflow_type
+      using errcode = '22023',
+            hint = 'List the steps in run order under "steps"; an empty list makes workflows that finish at once.';
+  end if;
   if jsonb_typeof(v_steps) <> 'array' then
     raise exception 'definition of %: steps must be a list', p_workflow_type
       using errcode = '22023';
@@ -1774,6 +1845,7 @@ begin
     if jsonb_typeof(v_step -> 'name') is distinct from 'string' or v_name = '' then
       raise exception '%: a step needs a name', v_where using errcode = '22023';
     end if;
+    perform geneva._check_length(v_name, 255, v_where || ': step name');
     if v_name = any(v_names) then
       raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
         using errcode = '22023';
@@ -1815,6 +1887,7 @@ begin
 
   -- guard: job options and the rest
   if p_definition ? 'queue' then
+    perform geneva._check_length(p_definition ->> 'queue', 127, format('definition of %s: queue', p_workflow_type));
     if jsonb_typeof(p_definition -> 'queue') <> 'string'
       or char_length(p_definition ->> 'queue') not between 1 and 127 then
       raise exception 'definition of %: queue must be a name of 1 to 127 characters', p_workflow_type
@@ -1880,7 +1953,9 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- Called by: applications (any SQL client, goclient).
 -- Locks: inserts only. A concurrent create for the same type and hero waits for
 -- the first to commit or roll back.
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id; WF001
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id;
+-- 22001 for a workflow type or hero type longer than 255 bytes or a hero id
+-- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
 -- p_allow_multiple is false.
@@ -1907,6 +1982,9 @@ begin
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
       using errcode = '22004';
   end if;
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
@@ -2646,9 +2724,7 @@ begin
       using errcode = '22023',
             hint = 'Signals are success, finished, reattempt, skip, cancel, pause and suspend.';
   end if;
-  if p_wait < interval '0' then
-    raise exception 'wait % is negative', p_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_wait, 'signal ' || p_signal);
   if p_wait is not null and p_signal not in ('reattempt', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
@@ -2768,8 +2844,8 @@ $$;
 -- is NULL when nothing was recorded because the execution is no longer
 -- in_progress (housekeeping recovered it while a slow worker ran).
 -- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
+-- negative wait or one longer than 100 years, or a wait with a signal that
+-- takes none; P0002 for an unknown execution.
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
@@ -2882,7 +2958,7 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait, a wait with a decision other than reattempt, or a
+-- negative handler wait or one longer than 100 years, a wait with a decision other than reattempt, or a
 -- handler decision when no handler applies; P0002 for an unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
@@ -2934,9 +3010,7 @@ begin
       using errcode = '22023',
             hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
   end if;
-  if p_handler_wait < interval '0' then
-    raise exception 'wait % is negative', p_handler_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
     raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
       using errcode = '22023';
@@ -3474,8 +3548,8 @@ $$;
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or a column
--- the table does not have; 42P01 (from the regclass cast) for an unknown
+-- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
+-- bytes; 22023 for an empty hero type or a column the table does not have; 42P01 (from the regclass cast) for an unknown
 -- table.
 create or replace function geneva.track_hero(
   p_table regclass,
@@ -3491,6 +3565,7 @@ begin
   if p_table is null or p_hero_type is null or p_id_column is null then
     raise exception 'table, hero type and id column must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
   if p_hero_type = '' then
     raise exception 'hero type must not be empty' using errcode = '22023';
   end if;

@@ -35,6 +35,8 @@ $$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
+{{ template "functions/_check_wait.sql" . }}
+{{ template "functions/_check_length.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
 {{ template "functions/_definition.sql" . }}

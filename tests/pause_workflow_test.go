@@ -92,7 +92,7 @@ func TestPauseWorkflow(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.defineThreeSteps(t)
-		b.define(t, "Empty", `{}`)
+		b.define(t, "Empty", `{"steps": []}`)
 
 		paused := b.create(t, "ThreeSteps", "1")
 		b.call(t, "pause_workflow", paused)

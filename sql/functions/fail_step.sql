@@ -44,7 +44,7 @@
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait, a wait with a decision other than reattempt, or a
+-- negative handler wait or one longer than 100 years, a wait with a decision other than reattempt, or a
 -- handler decision when no handler applies; P0002 for an unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
@@ -96,9 +96,7 @@ begin
       using errcode = '22023',
             hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
   end if;
-  if p_handler_wait < interval '0' then
-    raise exception 'wait % is negative', p_handler_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
     raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
       using errcode = '22023';
