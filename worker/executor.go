@@ -417,7 +417,7 @@ func flowWait(flow *FlowControl) time.Duration {
 	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend) {
 		return 0
 	}
-	return flow.Wait
+	return min(flow.Wait, LongestWait)
 }
 
 // recording is one step's end, as finalize records it. A handler's decision

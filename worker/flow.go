@@ -43,9 +43,10 @@ func Finished() error { return &FlowControl{Signal: goclient.SignalFinished} }
 // again.
 func Pause() error { return &FlowControl{Signal: goclient.SignalPause} }
 
-// Reattempt runs the step again after wait (now when zero): the step ends
-// completed/reattempted. Reattempts asked for by a step never count against an
-// exception policy's max_reattempts.
+// Reattempt runs the step again after wait (now when zero or negative, after
+// LongestWait when longer): the step ends completed/reattempted. Reattempts
+// asked for by a step never count against an exception policy's
+// max_reattempts.
 func Reattempt(wait time.Duration) error {
 	return &FlowControl{Signal: goclient.SignalReattempt, Wait: wait}
 }
@@ -55,7 +56,8 @@ func Reattempt(wait time.Duration) error {
 func Skip() error { return &FlowControl{Signal: goclient.SignalSkip} }
 
 // Suspend hands a resumable step over to a successor execution of the same
-// step after wait, which gets the cursor last saved with Step.Checkpoint.
+// step after wait (at most LongestWait), which gets the cursor last saved
+// with Step.Checkpoint.
 func Suspend(wait time.Duration) error {
 	return &FlowControl{Signal: goclient.SignalSuspend, Wait: wait}
 }

@@ -42,6 +42,12 @@ const (
 // Unlimited, as an ExceptionPolicy's MaxReattempts, sets no limit.
 const Unlimited = -1
 
+// LongestWait is the longest wait Geneva takes: 100 years (a year of 365.25
+// days), as SQL bounds every wait. Validate refuses longer waits in a
+// definition; a longer Reattempt or Suspend wait (or a handler's) waits
+// LongestWait.
+const LongestWait = 3_155_760_000 * time.Second
+
 // Handler decides what to do with a step's error, for an ExceptionPolicy. It
 // returns a flow-control value (Reattempt, Skip, Cancel, Pause, Finished); nil
 // pauses the workflow.
@@ -106,9 +112,53 @@ type ExceptionPolicy struct {
 	// Defaults to ReportAlways.
 	Report Report
 
-	// Handler decides instead of Action; it cannot be combined with Wait,
-	// MaxReattempts or TerminalAction.
+	// Handler decides instead of Action; it cannot be combined with Action,
+	// Wait, MaxReattempts, Backoff, MaxWait or TerminalAction (Validate
+	// refuses them).
 	Handler Handler
+}
+
+// Validate reports what makes the policy unusable, if anything: a Handler
+// combined with Action, Wait, MaxReattempts, Backoff, MaxWait or
+// TerminalAction (a handler decides those itself), or a Wait or MaxWait
+// outside 0 to LongestWait. Workflow.Validate, and so worker.New, calls it for
+// every policy of a workflow; the database checks the rest of a policy when
+// the definition is registered.
+func (p ExceptionPolicy) Validate() error {
+	var errs []error
+	if p.Handler != nil {
+		var with []string
+		for _, field := range []struct {
+			name string
+			set  bool
+		}{
+			{"Action", p.Action != ""},
+			{"Wait", p.Wait != 0},
+			{"MaxReattempts", p.MaxReattempts != 0},
+			{"Backoff", p.Backoff != 0},
+			{"MaxWait", p.MaxWait != 0},
+			{"TerminalAction", p.TerminalAction != ""},
+		} {
+			if field.set {
+				with = append(with, field.name)
+			}
+		}
+		if len(with) > 0 {
+			errs = append(errs, fmt.Errorf("a Handler cannot be combined with %s: the handler decides", strings.Join(with, ", ")))
+		}
+	}
+	for _, wait := range []struct {
+		name  string
+		value time.Duration
+	}{{"Wait", p.Wait}, {"MaxWait", p.MaxWait}} {
+		switch {
+		case wait.value < 0:
+			errs = append(errs, fmt.Errorf("%s %s is negative", wait.name, wait.value))
+		case wait.value > LongestWait:
+			errs = append(errs, fmt.Errorf("%s %s is longer than %s", wait.name, wait.value, LongestWait))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Matcher tells whether an exception policy applies to an error. The worker
