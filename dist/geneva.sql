@@ -411,6 +411,9 @@ select version < 1 as geneva_apply from public.geneva_schema_version \gset
 begin;
 -- Geneva 001: the tables, their constraints and indexes.
 --
+-- (Migrations 002-004 of the unreleased development history are folded in
+-- here; nothing has been released, so no database needs them apart.)
+--
 -- Numbered migrations hold only data definitions and are never edited once
 -- released. Functions live in sql/ and are installed after the migrations by
 -- every run of `geneva migrate` (see sql/install.sql). Nothing here may depend
@@ -550,22 +553,12 @@ where state in ('scheduled', 'in_progress');
 -- A workflow's history in order; also serves the cascade from workflows and the
 -- count of consecutive reattempts of a step.
 create index step_executions_workflow_id on geneva.step_executions (workflow_id, id);
-update public.geneva_schema_version set version = 1;
-commit;
-\endif
 
--- Geneva 002_housekeeping_indexes.sql
-select version < 2 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 002: indexes for housekeeping and dashboards.
---
 -- Housekeeping looks for executions stuck in_progress (no sign of life since
--- updated_at: their start or a resumable step's last checkpoint) or overdue
--- while scheduled, and for finished or canceled workflows past their
--- retention; each of these partial indexes holds only the rows such a pass
--- can pick.
-
+-- updated_at: their start, a heartbeat or a resumable step's last
+-- checkpoint) or overdue while scheduled, and for finished or canceled
+-- workflows past their retention; each of these partial indexes holds only
+-- the rows such a pass can pick.
 create index step_executions_in_progress_updated_at on geneva.step_executions (updated_at)
 where state = 'in_progress';
 
@@ -574,27 +567,12 @@ where state = 'scheduled';
 
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
 where state in ('finished', 'canceled');
-update public.geneva_schema_version set version = 2;
-commit;
-\endif
 
--- Geneva 003_finished_at_index.sql
-select version < 3 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 003: executions by when they ended, for geneva.step_stats's window.
-
+-- Executions by when they ended, for geneva.step_stats's window.
 create index step_executions_finished_at on geneva.step_executions (finished_at)
 where finished_at is not null;
-update public.geneva_schema_version set version = 3;
-commit;
-\endif
 
--- Geneva 004_queue_notifications.sql
-select version < 4 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 004: when River's insert notification last went out, per queue.
+-- When River's insert notification last went out, per queue.
 --
 -- PostgreSQL serializes every committing transaction that sent a NOTIFY (a
 -- lock on the database), so one notification per scheduled step caps
@@ -602,20 +580,19 @@ begin;
 -- per short interval (see geneva._notify_insert); River's producers fetch
 -- everything available when woken. Unlogged: it is a hint, rebuilt after a
 -- crash.
-
 create unlogged table geneva.queue_notifications (
   queue text primary key,
   notified_at timestamptz not null
 );
-update public.geneva_schema_version set version = 4;
+update public.geneva_schema_version set version = 1;
 commit;
 \endif
 
--- Geneva 005_error_classes.sql
-select version < 5 as geneva_apply from public.geneva_schema_version \gset
+-- Geneva 002_error_classes.sql
+select version < 2 as geneva_apply from public.geneva_schema_version \gset
 \if :geneva_apply
 begin;
--- Geneva 005: every class of a failed step's error, not only the one recorded
+-- Geneva 002: every class of a failed step's error, not only the one recorded
 -- in error_class_name.
 --
 -- error_classes lists the type names of the error's chain, the recorded class
@@ -632,7 +609,7 @@ alter table geneva.step_executions add column error_classes text [];
 update geneva.step_executions
 set error_classes = array(select jsonb_array_elements_text(metadata -> 'error_classes'))
 where metadata ? 'error_classes' and jsonb_typeof(metadata -> 'error_classes') = 'array';
-update public.geneva_schema_version set version = 5;
+update public.geneva_schema_version set version = 2;
 commit;
 \endif
 
@@ -658,7 +635,7 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
--- _end_execution and fail_step took error_classes (migration 005)
+-- _end_execution and fail_step took error_classes (migration 002)
 drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
 drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
 -- stuck_executions lost its "stuck" column (it lists only stuck executions)
@@ -1409,7 +1386,8 @@ $$;
 --           attempt and continues p_from's cursor
 --   finish  the workflow is finished
 --   cancel  the workflow is canceled
---   pause   the workflow is paused; resume runs p_step_name anew
+--   pause   the workflow is paused; resume runs p_step_name again (from a
+--           resumable step's cursor, see resume_workflow)
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is
@@ -2125,7 +2103,8 @@ comment on function geneva.pause_workflow(bigint) is
 -- time (at once when overdue), with a new River job unless one is still
 -- waiting; without a kept execution (the workflow paused on an error, a pause
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it.
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
 --
 -- On a performing workflow with a pause requested (it is not paused yet: it
 -- would pause when its step ends), resume withdraws the request: the
@@ -2149,6 +2128,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_last geneva.step_executions;
 begin
   -- guard: a requested pause not applied yet is withdrawn
   if v_workflow.state = 'performing' and v_workflow.requested_action = 'pause' then
@@ -2182,9 +2162,18 @@ begin
     if v_workflow.next_step_name is null then
       return geneva._advance(v_workflow, v_definition, 'finish', null);
     end if;
+    -- a resumable step continues from the cursor its latest execution had
+    select e.* into v_last
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+      and e.step_name = v_workflow.next_step_name
+    order by e.id desc
+    limit 1;
     perform geneva._schedule_step(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
-      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name)
+      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
+      v_last.cursor,
+      case when v_last.cursor is not null then v_last.id end
     );
   end if;
 
@@ -2719,16 +2708,16 @@ begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
-  if p_signal not in ('success', 'finished', 'reattempt', 'skip', 'cancel', 'pause', 'suspend') then
+  if p_signal not in ('success', 'finished', 'reattempt', 'reattempt_rewind', 'skip', 'cancel', 'pause', 'suspend') then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
-            hint = 'Signals are success, finished, reattempt, skip, cancel, pause and suspend.';
+            hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
   end if;
   perform geneva._check_wait(p_wait, 'signal ' || p_signal);
-  if p_wait is not null and p_signal not in ('reattempt', 'suspend') then
+  if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
-            hint = 'Only reattempt and suspend take a wait.';
+            hint = 'Only reattempt, reattempt_rewind and suspend take a wait.';
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
@@ -2773,6 +2762,11 @@ begin
         v_outcome := 'reattempted';
         v_move := 'same';
         v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
+      when 'reattempt_rewind' then
+        v_state := 'completed';
+        v_outcome := 'reattempted';
+        v_move := 'same';
+        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control', 'rewind', true);
       when 'skip' then
         v_state := 'skipped';
         v_outcome := 'skipped_by_flow_control';
@@ -2792,6 +2786,10 @@ begin
     end case;
 
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
+    if p_signal = 'reattempt_rewind' then
+      -- the successor starts from nothing (the ended row keeps its cursor)
+      v_execution.cursor := null;
+    end if;
     v_workflow := geneva._advance(
       v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
       v_execution, p_inline => coalesce(p_continue, false)
@@ -2830,10 +2828,12 @@ $$;
 --   finished   completed/success; workflow finished
 --   reattempt  completed/reattempted; the same step at now + p_wait (a
 --              resumable step's successor keeps its cursor)
+--   reattempt_rewind  as reattempt, but the successor starts without a
+--              cursor (metadata.rewind)
 --   skip       skipped/skipped_by_flow_control; next step scheduled
 --   cancel     canceled/canceled_by_flow_control; workflow canceled
 --   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step anew)
+--              the step again, from a resumable step's cursor)
 --   suspend    completed/suspended; a resumable step hands over: the same step
 --              at now + p_wait, continuing from this execution with its cursor
 -- An operator's pause or cancel requested while the step ran applies now (see
@@ -3162,7 +3162,9 @@ comment on function geneva.fail_step(bigint, text[], text, text, text, interval,
 -- cancel of the workflow, or the execution is no longer in_progress (the cursor
 -- is then not saved). The step then returns, and its result (e.g. suspend)
 -- applies the request at the step boundary.
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- A NULL cursor is refused: a saved cursor is never erased by a checkpoint
+-- (a step that must start over returns a rewinding reattempt instead).
+-- Raises: 22004 for a NULL id or cursor; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -3174,6 +3176,11 @@ declare
 begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+  if p_cursor is null then
+    raise exception 'cursor of execution % must not be null', p_execution_id
+      using errcode = '22004',
+            hint = 'To start a resumable step over, complete it with the reattempt_rewind signal.';
   end if;
 
   update geneva.step_executions e
@@ -3797,7 +3804,9 @@ comment on view geneva.stuck_executions is
 -- (error_classes).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
--- step_executions_workflow_id).
+-- step_executions_workflow_id). A resumable step's chain of executions reads
+-- as one step's progress: each row's cursor (where it got to) and the
+-- execution it continues (continues_from_id).
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -3816,6 +3825,8 @@ select
   e.error_class_name,
   e.error_message,
   e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.cursor,
+  e.continues_from_id,
   e.error_classes
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id

@@ -76,7 +76,7 @@ func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID s
 	if err != nil {
 		err = mapError(err)
 		var mapped *Error
-		if errors.As(err, &mapped) && mapped.Kind == ErrDuplicateWorkflow {
+		if errors.As(err, &mapped) && mapped.Kind == ErrDuplicateWorkflow { //nolint:errorlint // Kind is the sentinel itself, not a wrapped error
 			return 0, &DuplicateWorkflowError{WorkflowType: workflowType, HeroType: heroType, HeroID: heroID, PgError: mapped.PgError}
 		}
 		return 0, err

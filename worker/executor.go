@@ -57,6 +57,8 @@ type executor struct {
 	// stopping ends inline runs at the next step boundary, so that a worker's
 	// graceful stop does not wait for whole workflows.
 	stopping atomic.Bool
+	// clock measures resumable steps' MaxRuntime (Config.Clock).
+	clock func() time.Time
 }
 
 // phase is what a finalize records the end of.
@@ -96,6 +98,7 @@ func newExecutor(config *Config) (*executor, error) {
 		logger:      logger,
 		report:      report,
 		stepTimeout: config.StepTimeout,
+		clock:       config.Clock,
 	}, nil
 }
 
@@ -183,6 +186,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	step.ScheduledFor = started.ScheduledFor
 	step.StartedAt = started.StartedAt
 	step.Cursor = started.Cursor
+	step.ContinuesFromID = deref(started.ContinuesFromID)
 
 	// Run the step, then each next step SQL starts for this job (see
 	// Config.InlineSteps).
@@ -208,6 +212,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		step.ScheduledFor = next.StartedAt
 		step.StartedAt = next.StartedAt
 		step.Cursor = next.Cursor
+		step.ContinuesFromID = deref(next.ContinuesFromID)
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
 		if wf.step(step.Name) == nil {
@@ -239,6 +244,14 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 		return callStep(ctx, wf.step(step.Name), step)
 	})
 	stopHeartbeat()
+	if step.iteration != nil {
+		// a resumable step's last cursor is written before its end is
+		// recorded: the step runs again from it after an error or a signal,
+		// and the history shows where each execution got to
+		if err := step.iteration.flush(ctx); err != nil {
+			step.Logger.WarnContext(ctx, "geneva: saving the cursor failed", slog.String("error", err.Error()))
+		}
+	}
 	if !ran && stepErr == nil {
 		stepErr = errors.New("geneva: a hook did not run the step (it must call next)")
 	}
@@ -275,6 +288,7 @@ func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
 			slog.String("step_name", args.StepName),
 		),
 		client: client,
+		exec:   e,
 	}
 }
 
@@ -404,17 +418,18 @@ func checkFlowControl(err error) error {
 	flow, ok := asFlowControl(err)
 	if !ok || slices.Contains([]goclient.Signal{
 		goclient.SignalSuccess, goclient.SignalFinished, goclient.SignalReattempt, goclient.SignalSkip,
-		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend,
+		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend, goclient.SignalReattemptRewind,
 	}, flow.Signal) {
 		return err
 	}
 	return fmt.Errorf("geneva: a step returned flow control with an unknown signal %q", flow.Signal)
 }
 
-// flowWait is the wait SQL takes with a signal: only reattempt and suspend
-// wait, never less than nothing.
+// flowWait is the wait SQL takes with a signal: only reattempt (rewinding or
+// not) and suspend wait, never less than nothing.
 func flowWait(flow *FlowControl) time.Duration {
-	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend) {
+	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend &&
+		flow.Signal != goclient.SignalReattemptRewind) {
 		return 0
 	}
 	return min(flow.Wait, LongestWait)

@@ -46,7 +46,8 @@ func Pause() error { return &FlowControl{Signal: goclient.SignalPause} }
 // Reattempt runs the step again after wait (now when zero or negative, after
 // LongestWait when longer): the step ends completed/reattempted. Reattempts
 // asked for by a step never count against an exception policy's
-// max_reattempts.
+// max_reattempts. A resumable step's next execution keeps its cursor (see
+// ReattemptRewind).
 func Reattempt(wait time.Duration) error {
 	return &FlowControl{Signal: goclient.SignalReattempt, Wait: wait}
 }

@@ -70,6 +70,13 @@ type Config struct {
 	// Defaults to 1 minute.
 	HeartbeatInterval time.Duration
 
+	// Clock is the clock resumable steps measure ResumableOpts.MaxRuntime
+	// with. Tests give a fake one to spend a budget without sleeping
+	// (workertest's harness uses its engine clock).
+	//
+	// Defaults to time.Now.
+	Clock func() time.Time
+
 	// Housekeeping configures the periodic housekeeping job (on by default).
 	Housekeeping HousekeepingConfig
 

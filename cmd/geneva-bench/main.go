@@ -45,6 +45,8 @@ type options struct {
 	growthCreates int
 	results       string
 	profile       bool
+
+	resumableIterations int
 }
 
 func main() {
@@ -70,6 +72,7 @@ func main() {
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")
 	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva throughput run")
+	flag.IntVar(&o.resumableIterations, "resumable-iterations", 2000000, "iterations of the no-op resumable step (0: skip that run)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.Parse()
 
@@ -169,6 +172,7 @@ func run(ctx context.Context, o options) error {
 		{"steady load", b.steadyLoad},
 		{"create_workflow", b.createThroughput},
 		{"growth", b.growth},
+		{"resumable steps", b.resumable},
 	}
 	for _, phase := range phases {
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s...\n", phase.name)

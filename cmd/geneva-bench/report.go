@@ -35,6 +35,8 @@ type results struct {
 	sweep []sweepRow
 
 	growth []growthRow
+
+	resumable resumableResult
 }
 
 // sweepRow is the throughput of Geneva (inline steps, and every step through
@@ -156,6 +158,7 @@ func (r *results) markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.resumable.markdown())
 	fmt.Fprintf(&b, "```\n%s\n```\n", r.summary())
 	return b.String()
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/geneva-dev/geneva"
@@ -30,7 +33,7 @@ func (env *environment) printf(format string, args ...any) {
 func (env *environment) open(ctx context.Context, databaseURL string, throwaway bool) error {
 	if databaseURL == "" {
 		if !throwaway {
-			return errors.New("no database: set DATABASE_URL or pass --database-url")
+			return usagef("no database: set DATABASE_URL or pass --database-url")
 		}
 		server, err := pgtemp.Start(ctx, nil)
 		if err != nil {
@@ -79,4 +82,28 @@ func (env *environment) close() {
 	if env.server != nil {
 		_ = env.server.Stop()
 	}
+}
+
+// explain rewrites an error for people: the database's detail and hint
+// follow its message, and a database without Geneva's schema says to run
+// geneva migrate instead of naming a missing relation.
+func explain(err error) error {
+	var pgErr *pgconn.PgError
+	if err == nil || !errors.As(err, &pgErr) {
+		return err
+	}
+	switch pgErr.Code {
+	case pgerrcode.UndefinedTable, pgerrcode.InvalidSchemaName, pgerrcode.UndefinedFunction:
+		if pgErr.Code != pgerrcode.UndefinedFunction || strings.Contains(pgErr.Message, "geneva.") {
+			return fmt.Errorf("the database lacks Geneva's schema (%s): run `geneva migrate` first", pgErr.Message)
+		}
+	}
+	text := pgErr.Message
+	if pgErr.Detail != "" {
+		text += " (" + pgErr.Detail + ")"
+	}
+	if pgErr.Hint != "" {
+		text += "; " + pgErr.Hint
+	}
+	return errors.New(text)
 }

@@ -1,117 +1,161 @@
-// Command geneva installs Geneva's schema, runs a worker for the example
-// workflows, and operates workflows from the command line.
+// Command geneva is the operator's tool for Geneva: it installs the schema,
+// lists and shows workflows, pauses, resumes, cancels and skips them, runs
+// housekeeping, and runs a worker for the example workflows.
 //
 //	geneva [--database-url URL] <command> [arguments]
+//	geneva help [command]
 //
 // The database is --database-url, else the DATABASE_URL environment variable
-// (a libpq URL). Without either, `demo` and `worker` start a throwaway
+// (a libpq URL). Without either, `worker` starts a throwaway
 // PostgreSQL server and remove it when they end.
+//
+// The command line is built with spf13/cobra: per-command help, usage lines
+// and flags come from one declaration per command, `geneva help CMD`,
+// `geneva CMD --help` and shell completion work without code of ours, and it
+// is what River's own CLI uses, so operators of both find the same shape.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
-
-const usage = `usage: geneva [--database-url URL] <command> [arguments]
-
-Commands:
-  demo                  run the example workflows and show the dashboard
-  worker                run a worker for the example workflows until interrupted
-  migrate               install or upgrade the schema (River's, then Geneva's) in place
-  ls [flags]            workflow counts, then workflows (--state, --type, --hero TYPE:ID, --limit);
-                        with --state paused, why each paused
-  show ID               a workflow and the timeline of its steps
-  stuck                 executions housekeeping would recover as stuck
-  stats [TYPE...]       per type and step over the last day: outcomes, queue lag, run time
-  pause ID              pause a workflow (at the step boundary when a step runs)
-  resume ID             resume a paused workflow
-  cancel ID             cancel a workflow
-  skip ID               skip the step a workflow would run next
-  run-now ID [STEP]     run a workflow's next step (or STEP) now instead of waiting
-  housekeep [flags]     delete old workflows and recover stuck steps, until done
-  sql                   print the single-file psql install script (dist/geneva.sql)
-
-The database is --database-url, else $DATABASE_URL; without either, demo and
-worker start a throwaway PostgreSQL server.
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	case err != nil:
+	if err != nil {
 		// errors from the library already say where they come from
 		message := err.Error()
 		if !strings.HasPrefix(message, "geneva: ") {
 			message = "geneva: " + message
 		}
 		fmt.Fprintln(os.Stderr, message)
+		var usage usageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
 
-// command is one of the binary's commands.
-type command struct {
-	// run does the work; args are the command's own arguments.
-	run func(ctx context.Context, env *environment, args []string) error
-	// throwaway: without a database URL, start a throwaway server.
-	throwaway bool
-	// noDatabase: the command needs no database.
-	noDatabase bool
+// run runs the command line args, writing to stdout and stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRootCmd(stdout)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return root.ExecuteContext(ctx)
 }
 
-var commands = map[string]command{
-	"demo":      {run: runDemo, throwaway: true},
-	"worker":    {run: runWorker, throwaway: true},
-	"migrate":   {run: runMigrate},
-	"ls":        {run: runList},
-	"show":      {run: runShow},
-	"stuck":     {run: runStuck},
-	"stats":     {run: runStats},
-	"pause":     {run: operate("pause")},
-	"resume":    {run: operate("resume")},
-	"cancel":    {run: operate("cancel")},
-	"skip":      {run: operate("skip")},
-	"run-now":   {run: runNow},
-	"housekeep": {run: runHousekeep},
-	"sql":       {run: runSQL, noDatabase: true},
+// usageError is a command line the command cannot take (exit status 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
-	flags := flag.NewFlagSet("geneva", flag.ContinueOnError)
-	flags.Usage = func() { fmt.Fprint(flags.Output(), usage) }
-	databaseURL := flags.String("database-url", os.Getenv("DATABASE_URL"), "libpq URL of the database")
-	if err := flags.Parse(args); err != nil {
-		return err
-	}
-	if flags.NArg() == 0 {
-		flags.Usage()
-		return flag.ErrHelp
-	}
+// options are the flags every command takes.
+type options struct {
+	databaseURL string
+}
 
-	name := flags.Arg(0)
-	cmd, ok := commands[name]
-	if !ok {
-		flags.Usage()
-		return fmt.Errorf("unknown command %q", name)
+func newRootCmd(stdout io.Writer) *cobra.Command {
+	opts := &options{}
+	root := &cobra.Command{
+		Use:   "geneva",
+		Short: "Operate Geneva's durable workflows in PostgreSQL",
+		Long: `geneva installs Geneva's schema and operates its workflows: it lists and shows
+them, pauses, resumes, cancels and skips them, and runs housekeeping.
+
+The database is --database-url, else $DATABASE_URL (a libpq URL); without
+either, worker starts a throwaway PostgreSQL server. The demo is its own
+program: go run ./examples/demo.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// an unknown command is a usage error, not a silent help page
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q (see geneva help)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	env := &environment{stdout: stdout}
-	if !cmd.noDatabase {
-		if err := env.open(ctx, *databaseURL, cmd.throwaway); err != nil {
+	root.PersistentFlags().StringVar(&opts.databaseURL, "database-url", os.Getenv("DATABASE_URL"),
+		"libpq URL of the database (default $DATABASE_URL)")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+	})
+	root.CompletionOptions.HiddenDefaultCmd = true
+
+	root.AddGroup(
+		&cobra.Group{ID: "inspect", Title: "Inspecting workflows:"},
+		&cobra.Group{ID: "operate", Title: "Operating workflows:"},
+		&cobra.Group{ID: "install", Title: "Installing and running:"},
+	)
+	for _, cmd := range []*cobra.Command{
+		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts),
+	} {
+		cmd.GroupID = "inspect"
+		root.AddCommand(cmd)
+	}
+	for _, cmd := range []*cobra.Command{
+		newOperateCmd(opts, "pause", "Pause a workflow (at the step boundary when a step runs)"),
+		newOperateCmd(opts, "resume", "Resume a paused workflow, or withdraw a requested pause"),
+		newOperateCmd(opts, "cancel", "Cancel a workflow (at the step boundary when a step runs)"),
+		newOperateCmd(opts, "skip", "Skip the step a paused or ready workflow would run next"),
+		newRunNowCmd(opts), newHousekeepCmd(opts),
+	} {
+		cmd.GroupID = "operate"
+		root.AddCommand(cmd)
+	}
+	for _, cmd := range []*cobra.Command{
+		newMigrateCmd(opts), newSQLCmd(), newWorkerCmd(opts),
+	} {
+		cmd.GroupID = "install"
+		root.AddCommand(cmd)
+	}
+	return root
+}
+
+// noArgs refuses arguments, naming the command.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments", cmd.Name())
+	}
+	return nil
+}
+
+// oneWorkflowID requires exactly one argument, a workflow id.
+func oneWorkflowID(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usagef("%s takes one workflow id", cmd.Name())
+	}
+	return nil
+}
+
+// withEnv turns a function of an environment into a cobra RunE: it opens the
+// database (a throwaway server when allowed and none is given) and closes it
+// after.
+func withEnv(opts *options, throwaway bool, f func(ctx context.Context, env *environment, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		env := &environment{stdout: cmd.OutOrStdout()}
+		if err := env.open(ctx, opts.databaseURL, throwaway); err != nil {
 			return err
 		}
 		defer env.close()
+		return explain(f(ctx, env, args))
 	}
-	return cmd.run(ctx, env, flags.Args()[1:])
 }

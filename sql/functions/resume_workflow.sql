@@ -5,7 +5,8 @@
 -- time (at once when overdue), with a new River job unless one is still
 -- waiting; without a kept execution (the workflow paused on an error, a pause
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it.
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
 --
 -- On a performing workflow with a pause requested (it is not paused yet: it
 -- would pause when its step ends), resume withdraws the request: the
@@ -29,6 +30,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_last geneva.step_executions;
 begin
   -- guard: a requested pause not applied yet is withdrawn
   if v_workflow.state = 'performing' and v_workflow.requested_action = 'pause' then
@@ -62,9 +64,18 @@ begin
     if v_workflow.next_step_name is null then
       return geneva._advance(v_workflow, v_definition, 'finish', null);
     end if;
+    -- a resumable step continues from the cursor its latest execution had
+    select e.* into v_last
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+      and e.step_name = v_workflow.next_step_name
+    order by e.id desc
+    limit 1;
     perform geneva._schedule_step(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
-      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name)
+      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
+      v_last.cursor,
+      case when v_last.cursor is not null then v_last.id end
     );
   end if;
 

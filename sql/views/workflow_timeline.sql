@@ -4,7 +4,9 @@
 -- (error_classes).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
--- step_executions_workflow_id).
+-- step_executions_workflow_id). A resumable step's chain of executions reads
+-- as one step's progress: each row's cursor (where it got to) and the
+-- execution it continues (continues_from_id).
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -23,6 +25,8 @@ select
   e.error_class_name,
   e.error_message,
   e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.cursor,
+  e.continues_from_id,
   e.error_classes
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id

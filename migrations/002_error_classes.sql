@@ -1,4 +1,4 @@
--- Geneva 005: every class of a failed step's error, not only the one recorded
+-- Geneva 002: every class of a failed step's error, not only the one recorded
 -- in error_class_name.
 --
 -- error_classes lists the type names of the error's chain, the recorded class

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// geneva runs the command line against databaseURL and returns what it
+// printed.
+func cli(t *testing.T, databaseURL string, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if databaseURL != "" {
+		args = append([]string{"--database-url", databaseURL}, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := run(ctx, args, &stdout, &stderr)
+	return stdout.String() + stderr.String(), err
+}
+
+// migrated returns the URL of a new database with Geneva's schema.
+func migrated(t *testing.T) string {
+	t.Helper()
+	return dbtest.NewConfig(t).URL()
+}
+
+// empty returns the URL of a new database without Geneva's schema.
+func empty(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbtest.ServerURL())
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("geneva_cli_empty_%d", time.Now().UnixNano())
+	_, err = conn.Exec(ctx, "create database "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dbtest.ServerURL())
+		if err == nil {
+			_, _ = conn.Exec(ctx, "drop database if exists "+name+" with (force)")
+			conn.Close(ctx)
+		}
+	})
+	config, err := pgx.ParseConfig(dbtest.ServerURL())
+	require.NoError(t, err)
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", config.User, config.Host, config.Port, name)
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {}, {"help", "show"}, {"show", "--help"}, {"ls", "-h"}} {
+		out, err := cli(t, "", args...)
+		require.NoError(t, err, "geneva %v", args)
+		require.Contains(t, out, "Usage:", "geneva %v", args)
+	}
+
+	// every command has a usage line and a sentence
+	for _, cmd := range newRootCmd(nil).Commands() {
+		if cmd.Hidden || cmd.Name() == "help" {
+			continue
+		}
+		require.NotEmpty(t, cmd.Short, cmd.Name())
+		require.True(t, strings.HasPrefix(cmd.Use, cmd.Name()), cmd.Use)
+		require.NotNil(t, cmd.Args, "%s checks its arguments", cmd.Name())
+	}
+
+	out, _ := cli(t, "", "worker", "--help")
+	require.Contains(t, out, "example workflows only")
+	require.Contains(t, out, "examples/myworker")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "show takes one workflow id"},
+		{[]string{"show", "1", "2"}, "show takes one workflow id"},
+		{[]string{"pause"}, "pause takes one workflow id"},
+		{[]string{"run-now"}, "run-now takes a workflow id and, optionally, a step name"},
+		{[]string{"migrate", "now"}, "migrate takes no arguments"},
+		{[]string{"stuck", "x"}, "stuck takes no arguments"},
+		{[]string{"bogus"}, `unknown command "bogus"`},
+		{[]string{"ls", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"ls"}, "no database: set DATABASE_URL or pass --database-url"},
+	} {
+		t.Setenv("DATABASE_URL", "")
+		_, err := cli(t, "", tt.args...)
+		require.ErrorContains(t, err, tt.want, "geneva %v", tt.args)
+		var usage usageError
+		require.True(t, errors.As(err, &usage), "geneva %v: a usage error (exit status 2)", tt.args)
+	}
+
+	url := migrated(t)
+	_, err := cli(t, url, "show", "abc")
+	require.ErrorContains(t, err, `"abc" is not a workflow id`)
+	_, err = cli(t, url, "show", "12345")
+	require.ErrorContains(t, err, "workflow 12345 not found")
+}
+
+func TestMissingSchema(t *testing.T) {
+	url := empty(t)
+	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}} {
+		_, err := cli(t, url, args...)
+		require.ErrorContains(t, err, "the database lacks Geneva's schema", "geneva %v", args)
+		require.ErrorContains(t, err, "run `geneva migrate`", "geneva %v", args)
+	}
+	out, err := cli(t, url, "migrate")
+	require.NoError(t, err)
+	require.Contains(t, out, "functions installed")
+	out, err = cli(t, url, "ls")
+	require.NoError(t, err)
+	require.Contains(t, out, "No workflows.")
+}
+
+func TestEmptyResultsSaySo(t *testing.T) {
+	url := migrated(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls"}, "No workflows.\n\nNo workflows match."},
+		{[]string{"ls", "--state", "paused"}, "No paused workflows."},
+		{[]string{"stuck"}, "No stuck executions."},
+		{[]string{"stats"}, "No step executions ended in the last 24 hours."},
+	} {
+		out, err := cli(t, url, tt.args...)
+		require.NoError(t, err)
+		require.Contains(t, out, tt.want, "geneva %v", tt.args)
+	}
+	_, err := cli(t, url, "stats", "NoSuchType")
+	require.ErrorContains(t, err, `no workflows of type "NoSuchType"`)
+}
+
+// setUp defines two types and creates a workflow of each, returning their
+// ids.
+func setUp(t *testing.T, url string) (welcome, payment int64) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	client := goclient.New(conn)
+	require.NoError(t, client.DefineWorkflow(ctx, "Welcome", json.RawMessage(`{"steps":[{"name":"hello","wait":"1 hour"}]}`)))
+	require.NoError(t, client.DefineWorkflow(ctx, "Payment", json.RawMessage(`{"steps":[{"name":"charge"}]}`)))
+	welcome, err = client.CreateWorkflow(ctx, "Welcome", "User", "1", nil)
+	require.NoError(t, err)
+	payment, err = client.CreateWorkflow(ctx, "Payment", "Order", "7", nil)
+	require.NoError(t, err)
+	return welcome, payment
+}
+
+func TestListAndShow(t *testing.T) {
+	url := migrated(t)
+	welcome, payment := setUp(t, url)
+
+	// --type filters the counts too
+	out, err := cli(t, url, "ls", "--type", "Welcome")
+	require.NoError(t, err)
+	require.Contains(t, out, "Welcome")
+	require.NotContains(t, out, "Payment")
+
+	// timestamps name their zone
+	out, err = cli(t, url, "show", fmt.Sprint(welcome))
+	require.NoError(t, err)
+	require.Regexp(t, `created \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+\n`, out)
+
+	// a workflow paused with its next step an hour away is not "overdue by 0s"
+	_, err = cli(t, url, "pause", fmt.Sprint(welcome))
+	require.NoError(t, err)
+	out, err = cli(t, url, "ls", "--state", "paused")
+	require.NoError(t, err)
+	require.NotContains(t, out, "overdue")
+	require.Contains(t, out, "its next step is due ")
+
+	var list struct {
+		Counts []map[string]any `json:"counts"`
+		Paused []map[string]any `json:"paused"`
+	}
+	out, err = cli(t, url, "ls", "--state", "paused", "--json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &list), out)
+	require.Len(t, list.Paused, 1)
+	require.EqualValues(t, welcome, list.Paused[0]["workflow_id"])
+	require.Len(t, list.Counts, 2)
+
+	var shown struct {
+		Workflow map[string]any   `json:"workflow"`
+		Timeline []map[string]any `json:"timeline"`
+	}
+	out, err = cli(t, url, "show", fmt.Sprint(payment), "--json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &shown), out)
+	require.Equal(t, "ready", shown.Workflow["state"])
+	require.Equal(t, "Order", shown.Workflow["hero_type"])
+	require.Len(t, shown.Timeline, 1)
+	require.Equal(t, "charge", shown.Timeline[0]["step_name"])
+
+	out, err = cli(t, url, "stuck", "--json")
+	require.NoError(t, err)
+	require.JSONEq(t, "[]", out)
+	out, err = cli(t, url, "stats", "--json")
+	require.NoError(t, err)
+	require.JSONEq(t, "[]", out)
+}
+
+// geneva show prints a resumable step's chain: each execution's cursor and
+// the execution it continues.
+func TestShowResumable(t *testing.T) {
+	url := migrated(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	client := goclient.New(conn)
+	require.NoError(t, client.DefineWorkflow(ctx, "Import", json.RawMessage(`{"steps":[{"name":"rows"}]}`)))
+	id, err := client.CreateWorkflow(ctx, "Import", "File", "1", nil)
+	require.NoError(t, err)
+	var first, second int64
+	require.NoError(t, conn.QueryRow(ctx, `select execution_id from geneva.start_step(
+		(select id from geneva.step_executions where workflow_id = $1))`, id).Scan(&first))
+	_, err = conn.Exec(ctx, `select geneva.checkpoint_step($1, '{"after": 500}')`, first)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `select geneva.complete_step($1, 'suspend')`, first)
+	require.NoError(t, err)
+	require.NoError(t, conn.QueryRow(ctx, `select max(id) from geneva.step_history($1)`, id).Scan(&second))
+
+	out, err := cli(t, url, "show", fmt.Sprint(id))
+	require.NoError(t, err)
+	require.Contains(t, out, "continues")
+	require.Regexp(t, fmt.Sprintf(`(?m)^%d .*<- %d +\{"after": 500\}`, second, first), out)
+}

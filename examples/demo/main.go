@@ -1,0 +1,337 @@
+// Command demo runs the manual's example workflows (user onboarding,
+// payments, webhooks; see package examples) with a worker on a throwaway
+// PostgreSQL server, printing each step's outcome, playing an operator who
+// resumes a paused payment, and printing what `geneva ls`, `stats` and `show`
+// say at the end.
+//
+//	go run ./examples/demo                         # or: make demo
+//	DATABASE_URL=postgres://localhost/app go run ./examples/demo
+//
+// Against a database of yours, run `geneva migrate` first; the demo can run
+// there again and again (its workflows allow several per hero).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/geneva-dev/geneva"
+	"github.com/geneva-dev/geneva/examples"
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/pgtemp"
+	"github.com/geneva-dev/geneva/internal/report"
+	"github.com/geneva-dev/geneva/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	databaseURL string
+	dayLasts    time.Duration
+	timeout     time.Duration
+}
+
+// environment is what the demo runs with: its output and its database.
+type environment struct {
+	stdout io.Writer
+	pool   *pgxpool.Pool
+	client *goclient.Client
+}
+
+func (env *environment) printf(format string, args ...any) {
+	fmt.Fprintf(env.stdout, format, args...)
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	demo := &demoOptions{}
+	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
+	flags.SetOutput(stdout)
+	flags.StringVar(&demo.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database with Geneva's schema; default: a throwaway server")
+	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
+	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("demo takes no arguments, only flags (-h lists them)")
+	}
+
+	env := &environment{stdout: stdout}
+	databaseURL := demo.databaseURL
+	if databaseURL == "" {
+		server, err := pgtemp.Start(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer server.Stop()
+		databaseURL = server.URL("postgres")
+		env.printf("PostgreSQL: started a throwaway server at %s (removed on exit)\n", databaseURL)
+	}
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	env.pool, env.client = pool, goclient.New(pool)
+	if demo.databaseURL == "" {
+		if _, err := geneva.Migrate(ctx, pool, nil); err != nil {
+			return err
+		}
+		env.printf("Schema: installed River's and Geneva's\n")
+	} else if err := requireSchema(ctx, pool); err != nil {
+		return err
+	}
+	return runDemo(ctx, env, demo)
+}
+
+// requireSchema says to run geneva migrate when the database lacks Geneva's
+// schema.
+func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	var installed bool
+	err := pool.QueryRow(ctx, "select to_regprocedure('geneva.create_workflow(text, text, text, boolean)') is not null").Scan(&installed)
+	if err != nil {
+		return err
+	}
+	if !installed {
+		return errors.New("the database lacks Geneva's schema: run `geneva migrate` first")
+	}
+	return nil
+}
+
+// runDemo creates the example workflows, runs them with a worker while
+// printing each step's outcome, plays an operator, and prints the dashboard.
+func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, demo.timeout)
+	defer cancel()
+
+	world := demoWorld()
+	compress := float64(24*time.Hour) / float64(demo.dayLasts)
+	start := time.Now()
+	w, err := worker.New(env.pool, &worker.Config{
+		Workflows:     examples.Workflows(world, &examples.Options{Compress: compress}),
+		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Hooks:         []worker.Hook{progress(env, start)},
+		ErrorReporter: reportError(env, start),
+		River:         &river.Config{FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond},
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = w.Stop(stopCtx)
+	}()
+
+	// Create every workflow in one transaction, as an application would with
+	// its own writes. They allow several per hero, so that the demo can run
+	// again in the same database.
+	ids := map[string]int64{}
+	var order []int64
+	err = pgx.BeginFunc(ctx, env.pool, func(tx pgx.Tx) error {
+		txClient := goclient.New(tx)
+		for _, hero := range demoHeroes {
+			id, err := txClient.CreateWorkflow(ctx, hero.workflowType, hero.heroType, hero.heroID,
+				&goclient.CreateWorkflowOpts{AllowMultiple: true})
+			if err != nil {
+				return err
+			}
+			ids[hero.heroType+" "+hero.heroID] = id
+			order = append(order, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	env.printf("Created %d workflows in one transaction; a day of waits lasts %s.\n\n", len(demoHeroes), demo.dayLasts)
+
+	if err := waitSettled(ctx, env, order); err != nil {
+		return err
+	}
+	env.printf("\nAll workflows are finished, canceled or paused (%s).\n", time.Since(start).Round(10*time.Millisecond))
+
+	// The operator clears the payment held for fraud review and resumes it.
+	fraudID := ids["Payment 1004"]
+	world.Do(func() { world.Payments["1004"].FraudCleared = true })
+	env.printf("\nOperator: payment 1004 passed its fraud review: geneva resume %d\n\n", fraudID)
+	if _, err := env.client.ResumeWorkflow(ctx, fraudID); err != nil {
+		return err
+	}
+	if err := waitSettled(ctx, env, order); err != nil {
+		return err
+	}
+
+	env.printf("\nDashboard (geneva ls):\n\n")
+	counts, err := env.client.WorkflowCounts(ctx)
+	if err != nil {
+		return err
+	}
+	if err := report.Counts(env.stdout, counts); err != nil {
+		return err
+	}
+	var workflows []*goclient.Workflow
+	for _, id := range order {
+		workflow, err := env.client.GetWorkflow(ctx, id)
+		if err != nil {
+			return err
+		}
+		workflows = append(workflows, workflow)
+	}
+	env.printf("\nThis run's workflows:\n\n")
+	report.Workflows(env.stdout, workflows)
+
+	env.printf("\ngeneva ls --state paused\n\n")
+	paused, err := env.client.PausedWorkflows(ctx, "")
+	if err != nil {
+		return err
+	}
+	paused = slices.DeleteFunc(paused, func(p *goclient.PausedWorkflow) bool { return !slices.Contains(order, p.WorkflowID) })
+	if err := report.Paused(env.stdout, paused); err != nil {
+		return err
+	}
+
+	env.printf("\ngeneva stats PaymentProcessing\n\n")
+	stats, err := env.client.StepStats(ctx)
+	if err != nil {
+		return err
+	}
+	stats = slices.DeleteFunc(stats, func(s *goclient.StepStat) bool { return s.WorkflowType != "PaymentProcessing" })
+	if err := report.Stats(env.stdout, stats); err != nil {
+		return err
+	}
+
+	for _, hero := range []string{"Payment 1004", "Payment 1006"} {
+		id := ids[hero]
+		workflow, err := env.client.GetWorkflow(ctx, id)
+		if err != nil {
+			return err
+		}
+		timeline, err := env.client.Timeline(ctx, id)
+		if err != nil {
+			return err
+		}
+		env.printf("\ngeneva show %d\n\n", id)
+		report.Workflow(env.stdout, workflow, timeline)
+	}
+	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
+		time.Since(start).Round(10*time.Millisecond))
+	return nil
+}
+
+// demoHeroes are the demo's workflows: a hero each.
+var demoHeroes = []struct{ workflowType, heroType, heroID string }{
+	{"UserOnboarding", "User", "ann"},
+	{"UserOnboarding", "User", "bo"},
+	{"UserOnboarding", "User", "cy"},
+	{"PaymentProcessing", "Payment", "1001"},
+	{"PaymentProcessing", "Payment", "1002"},
+	{"PaymentProcessing", "Payment", "1003"},
+	{"PaymentProcessing", "Payment", "1004"},
+	{"PaymentProcessing", "Payment", "1005"},
+	{"PaymentProcessing", "Payment", "1006"},
+	{"WebhookDelivery", "Webhook", "w1"},
+	{"WebhookDelivery", "Webhook", "w2"},
+	{"WebhookDelivery", "Webhook", "w3"},
+}
+
+func demoWorld() *examples.World {
+	world := examples.NewWorld()
+	world.Users["ann"] = &examples.User{Email: "ann@example.com"}
+	world.Users["bo"] = &examples.User{Email: "bo@example.com", ProfileComplete: true, EmailVerified: true, Connections: 2}
+	world.Users["cy"] = &examples.User{Email: "cy@example.com", AccountClosed: true}
+	world.Payments["1001"] = &examples.Payment{Amount: 4200, Scenario: "ok"}
+	world.Payments["1002"] = &examples.Payment{Amount: 990, Scenario: "declined"}
+	world.Payments["1003"] = &examples.Payment{Amount: 1250, Scenario: "rate_limited"}
+	world.Payments["1004"] = &examples.Payment{Amount: 98000, Scenario: "fraud"}
+	world.Payments["1005"] = &examples.Payment{Amount: 3100, Scenario: "inventory_timeout"}
+	world.Payments["1006"] = &examples.Payment{Amount: 700, Scenario: "gateway_down"}
+	world.Webhooks["w1"] = &examples.Webhook{Endpoint: "https://a.example/hook", FailuresBeforeSuccess: 0}
+	world.Webhooks["w2"] = &examples.Webhook{Endpoint: "https://b.example/hook", FailuresBeforeSuccess: 5}
+	world.Webhooks["w3"] = &examples.Webhook{Endpoint: "https://c.example/hook", FailuresBeforeSuccess: -1}
+	return world
+}
+
+// progress is a hook printing each step's outcome as the worker records it.
+func progress(env *environment, start time.Time) worker.Hook {
+	var mu sync.Mutex
+	return func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+		err := next(ctx)
+		what := ""
+		switch {
+		case event == worker.EventPreconditions && step.Precondition != "":
+			what = map[string]string{"cancel": "cancel_if held", "skip": "skip_if held", "hero_missing": "hero missing"}[step.Precondition]
+		case event == worker.EventFinalize && step.Outcome != "":
+			what = step.Outcome
+			// (ready or performing: the workflow goes on, its next step
+			// scheduled or, chained, already running)
+			if step.WorkflowState != goclient.StateReady && step.WorkflowState != goclient.StatePerforming {
+				what += ", workflow " + step.WorkflowState
+			}
+		default:
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		env.printf("%8s  %-18s #%-3d %-8s %-5s %-26s -> %s\n", time.Since(start).Round(10*time.Millisecond),
+			step.WorkflowType, step.WorkflowID, step.HeroType, step.HeroID, step.Name, what)
+		return err
+	}
+}
+
+// reportError stands in for an error tracker.
+func reportError(env *environment, start time.Time) func(ctx context.Context, step *worker.Step, err error) {
+	return func(ctx context.Context, step *worker.Step, err error) {
+		env.printf("%8s  ! reported to the error tracker: %s #%d %s: %v\n", time.Since(start).Round(10*time.Millisecond),
+			step.WorkflowType, step.WorkflowID, step.Name, err)
+	}
+}
+
+// waitSettled waits until none of the workflows is ready or performing.
+func waitSettled(ctx context.Context, env *environment, ids []int64) error {
+	for {
+		var active int
+		err := env.pool.QueryRow(ctx, `select count(*) from unnest($1::bigint[]) as t(id),
+			lateral geneva.get_workflow(t.id) w where w.state in ('ready', 'performing')`, ids).Scan(&active)
+		if err != nil {
+			return err
+		}
+		if active == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("the workflows did not settle in time")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
