@@ -300,12 +300,10 @@ func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepR
 	if params == nil {
 		params = &HousekeepParams{}
 	}
-	retention := params.Retention
-	if retention == 0 {
-		retention = 30 * 24 * time.Hour
-	}
+	// (a negative retention keeps ended workflows forever: NULL in SQL)
+	retention := orDefault(params.Retention, 30*24*time.Hour)
 	var retentionArg *time.Duration
-	if retention > 0 {
+	if retention >= 0 {
 		retentionArg = &retention
 	}
 	action := params.RecoveryAction
@@ -326,11 +324,12 @@ func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepR
 	return &result, nil
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
+// orDefault is *d, or def when d is nil (not given).
+func orDefault(d *time.Duration, def time.Duration) time.Duration {
+	if d == nil {
 		return def
 	}
-	return d
+	return *d
 }
 
 // WorkflowCount is a row of the geneva.workflow_counts view.

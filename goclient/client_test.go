@@ -98,6 +98,29 @@ func TestClient(t *testing.T) {
 		}
 	})
 
+	t.Run("HousekeepZeroRetentionMeansZero", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		_, err = client.CancelWorkflow(ctx, id)
+		require.NoError(t, err)
+
+		// not given: the default, 30 days, keeps it; so does a negative one
+		for _, params := range []*goclient.HousekeepParams{nil, {}, {Retention: new(-time.Second)}} {
+			result, err := client.Housekeep(ctx, params)
+			require.NoError(t, err)
+			require.Zero(t, result.WorkflowsCleanedUp)
+		}
+
+		result, err := client.Housekeep(ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+
+		require.NoError(t, err)
+		require.Equal(t, 1, result.WorkflowsCleanedUp)
+		_, err = client.GetWorkflow(ctx, id)
+		require.ErrorIs(t, err, goclient.ErrNotFound)
+	})
+
 	t.Run("OperatesAndReads", func(t *testing.T) {
 		t.Parallel()
 		ctx, _, client := setup(t)

@@ -228,31 +228,38 @@ type ListWorkflowsParams struct {
 }
 
 // HousekeepParams are the thresholds of a round of housekeeping.
+//
+// The durations are pointers so that zero means zero: a nil field takes the
+// default, a pointer to 0 is a threshold of 0 (with Go 1.26's new, write
+// Retention: new(time.Duration(0)) or StuckScheduledAfter: new(time.Minute)).
 type HousekeepParams struct {
 	// Retention is how long finished and canceled workflows are kept after
-	// they end; a negative value keeps them forever.
+	// they end: 0 deletes every ended workflow; a negative value keeps them
+	// forever.
 	//
-	// Defaults to 30 days.
-	Retention time.Duration
+	// Defaults (nil) to 30 days.
+	Retention *time.Duration
 	// StuckInProgressAfter is how long an in_progress execution may go without
 	// a sign of life (its start, a checkpoint, a heartbeat) before it counts as
-	// stuck (its worker died).
+	// stuck (its worker died). Not negative.
 	//
-	// Defaults to 1 hour.
-	StuckInProgressAfter time.Duration
+	// Defaults (nil) to 1 hour.
+	StuckInProgressAfter *time.Duration
 	// StuckScheduledAfter is how long a scheduled execution of a ready
 	// workflow may be overdue before it counts as stuck (its job was lost).
+	// Not negative.
 	//
-	// Defaults to 15 minutes.
-	StuckScheduledAfter time.Duration
+	// Defaults (nil) to 15 minutes.
+	StuckScheduledAfter *time.Duration
 	// RecoveryAction is what happens to a stuck execution: "reattempt" (the
 	// step runs again) or "cancel" (the workflow is canceled).
 	//
-	// Defaults to "reattempt".
+	// Defaults (empty) to "reattempt".
 	RecoveryAction string
-	// BatchSize caps the rows of each kind a round handles.
+	// BatchSize caps the rows of each kind a round handles; it must be
+	// positive.
 	//
-	// Defaults to 1000.
+	// Defaults (0) to 1000.
 	BatchSize int
 }
 

@@ -31,7 +31,9 @@ type HousekeepingConfig struct {
 	// the workflows' queues in alphabetical order.
 	Queue string
 
-	// Params are the thresholds (retention, stuck after, recovery action).
+	// Params are the thresholds (retention, stuck after, recovery action);
+	// each field not given (nil, empty) takes goclient's default, and a zero
+	// duration means zero.
 	//
 	// Defaults to goclient's: 30 days, 1 hour, 15 minutes, reattempt.
 	Params goclient.HousekeepParams
