@@ -2,6 +2,7 @@ package goclient_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,8 @@ func TestClient(t *testing.T) {
 			{client.DefineWorkflow(ctx, "Bad", []byte(`{"steps": {}}`)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.CreateWorkflow(ctx, "Two", "User", "", nil)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100000})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{State: "bogus"})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.CreateWorkflow(ctx, "Two", "User", strings.Repeat("h", 96*1024), nil)), goclient.ErrInvalidArgument, "22001"},
 		} {
 			require.ErrorIs(t, c.err, c.want)
 			var pgErr *pgconn.PgError
