@@ -107,6 +107,14 @@ func TestReadmeRecipes(t *testing.T) {
 	}
 
 	t.Run("ResumeByErrorClass", func(t *testing.T) {
+		// the class recorded is the one a person names, not fmt.Errorf's wrapper
+		var class string
+		var classes []string
+		require.NoError(t, h.Conn().QueryRow(ctx, `select last_error_class, error_classes
+			from geneva.paused_workflows where workflow_id = $1`, ids["1006"]).Scan(&class, &classes))
+		require.Equal(t, "*net.OpError", class)
+		require.Equal(t, []string{"*net.OpError", "*fmt.wrapError", "*os.SyscallError", "syscall.Errno"}, classes)
+
 		require.Equal(t, []int64{ids["1006"]}, affected(findRecipe(t, recipes, "resume every PaymentProcessing")))
 		h.AssertWorkflowState(ctx, ids["1006"], goclient.StateReady)
 		h.AssertWorkflowState(ctx, ids["1004"], goclient.StatePaused) // paused by its step, not by an error
