@@ -258,7 +258,7 @@ func TestActions(t *testing.T) {
 		// again: the engine refuses, and the page says its sentence
 		r = post(t, h, fmt.Sprintf("/workflows/%d/resume", id), csrf)
 		require.Equal(t, http.StatusConflict, r.status)
-		require.Contains(t, r.body, fmt.Sprintf("Refused: workflow %d cannot be resumed. Workflow is ready. Only paused workflows can be resumed.", id))
+		require.Contains(t, r.body, fmt.Sprintf("Refused: workflow %d cannot be resumed. Workflow is ready. Only paused workflows can be resumed", id))
 	})
 
 	t.Run("PauseSkipRunNowCancel", func(t *testing.T) {
@@ -369,7 +369,7 @@ func TestBulk(t *testing.T) {
 			"upto": {fmt.Sprint(w.gatewayTimeout[2])}, "count": {"3"}})
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on, <strong id="refused">1</strong> refused`)
-		require.Contains(t, r.body, "<td>workflow cannot be resumed. Workflow is canceled. Only paused workflows can be resumed.</td>")
+		require.Contains(t, r.body, "<td>workflow cannot be resumed. Workflow is canceled. Only paused workflows can be resumed")
 		require.Contains(t, r.body, fmt.Sprintf(`<a href="/workflows/%d">%d</a>`, raced, raced))
 		require.Equal(t, "ready", w.state(t, w.gatewayTimeout[0]))
 		require.Equal(t, "paused", w.state(t, w.cardDeclined[0]))
@@ -553,6 +553,13 @@ func TestWorkflowStandings(t *testing.T) {
 		r = get(t, h, fmt.Sprint("/workflows/", id))
 		require.Contains(t, r.body, "(pause requested at the step boundary)")
 		require.Equal(t, "performing", w.state(t, id))
+		// resume withdraws the request
+		require.Contains(t, r.body, `id="action-resume"`)
+		require.NotContains(t, r.body, `id="action-pause"`)
+		require.Equal(t, http.StatusSeeOther, post(t, h, fmt.Sprintf("/workflows/%d/resume", id), url.Values{"csrf": {h.csrf}}).status)
+		r = get(t, h, fmt.Sprint("/workflows/", id))
+		require.NotContains(t, r.body, "requested at the step boundary")
+		require.Contains(t, r.body, `id="action-pause"`)
 	})
 
 	t.Run("StepNoLongerDefined", func(t *testing.T) {

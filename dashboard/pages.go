@@ -350,8 +350,11 @@ func allowedActions(wf *workflow) []string {
 	case "ready":
 		return []string{"pause", "cancel", "skip", "run-now"}
 	case "performing":
-		if deref(wf.RequestedAction) == "cancel" {
+		switch deref(wf.RequestedAction) {
+		case "cancel":
 			return nil
+		case "pause":
+			return []string{"resume", "cancel"} // resume withdraws the request
 		}
 		return []string{"pause", "cancel"}
 	case "paused":

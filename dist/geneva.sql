@@ -612,11 +612,36 @@ update public.geneva_schema_version set version = 2;
 commit;
 \endif
 
--- Geneva 003_dashboard_indexes.sql
+-- Geneva 003_error_classes.sql
 select version < 3 as geneva_apply from public.geneva_schema_version \gset
 \if :geneva_apply
 begin;
--- Geneva 003: an index for the dashboard's workflow list filtered by error
+-- Geneva 003: every class of a failed step's error, not only the one recorded
+-- in error_class_name.
+--
+-- error_classes lists the type names of the error's chain, the recorded class
+-- (error_class_name: the most specific, looking through the standard
+-- library's anonymous wrappers such as fmt.Errorf's %w and errors.Join) first,
+-- then the others in chain order, each once; so an operator can ask
+-- `'*net.OpError' = any(error_classes)` whatever wrapped it. Written by
+-- geneva.fail_step with the other error columns.
+
+alter table geneva.step_executions add column error_classes text [];
+
+-- Executions failed before this migration: the classes fail_step recorded in
+-- their metadata.
+update geneva.step_executions
+set error_classes = array(select jsonb_array_elements_text(metadata -> 'error_classes'))
+where metadata ? 'error_classes' and jsonb_typeof(metadata -> 'error_classes') = 'array';
+update public.geneva_schema_version set version = 3;
+commit;
+\endif
+
+-- Geneva 004_dashboard_indexes.sql
+select version < 4 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 004: an index for the dashboard's workflow list filtered by error
 -- class.
 --
 -- "Workflows whose latest error is of class X" starts from the executions
@@ -624,7 +649,7 @@ begin;
 
 create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
 where error_class_name is not null;
-update public.geneva_schema_version set version = 3;
+update public.geneva_schema_version set version = 4;
 commit;
 \endif
 
@@ -650,6 +675,9 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
+-- _end_execution and fail_step took error_classes (migration 002)
+drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
+drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
 -- stuck_executions lost its "stuck" column (it lists only stuck executions)
 do $$
 begin
@@ -687,12 +715,69 @@ $$;
 comment on function geneva.now() is
 'The engine''s clock: the setting geneva.fake_now when set, else now().';
 
+-- geneva._check_wait: refuses a wait that is negative or longer than the
+-- longest wait Geneva takes, 100 years (3,155,760,000 seconds: a year counts
+-- 365.25 days, a month 30, as extract(epoch) counts them). Far-off times are
+-- a mistake (seconds given as milliseconds, say), and a bound keeps every
+-- scheduled time inside timestamptz's range.
+--
+-- Called by: geneva._parse_wait (waits of definitions), geneva._complete_step
+-- (a reattempt's or suspend's wait), geneva.fail_step (a handler's wait).
+-- Takes no locks. NULL passes.
+-- Raises: 22023, naming p_where and the wait, for a negative or too long one.
+create or replace function geneva._check_wait(p_wait interval, p_where text)
+returns interval
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if p_wait < interval '0' then
+    raise exception '%wait % is negative', coalesce(p_where || ': ', ''), p_wait
+      using errcode = '22023',
+            hint = 'A wait is from 0 to 100 years.';
+  end if;
+  if extract(epoch from p_wait) > 3155760000 then
+    raise exception '%wait % is too long: the longest is 100 years', coalesce(p_where || ': ', ''), p_wait
+      using errcode = '22023',
+            hint = 'A wait is from 0 to 100 years.';
+  end if;
+  return p_wait;
+end;
+$$;
+
+-- geneva._check_length: refuses a name longer than its limit, before anything
+-- is written. The limits are in bytes (UTF-8), so that every index entry of
+-- workflows fits a btree page whatever the characters: workflow types, step
+-- names and hero types take at most 255 bytes, hero ids 1024, queue names
+-- 127 (see the README).
+--
+-- Called by: geneva.define_workflow, geneva.create_workflow,
+-- geneva.track_hero. Takes no locks. NULL passes.
+-- Raises: 22001 (string_data_right_truncation) naming p_argument, its length
+-- and the limit.
+create or replace function geneva._check_length(p_value text, p_limit integer, p_argument text)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if octet_length(p_value) > p_limit then
+    raise exception '% is too long: % bytes, the limit is %', p_argument, octet_length(p_value), p_limit
+      using errcode = '22001',
+            detail = format('It starts with %s.', left(p_value, 40)),
+            hint = 'Workflow types, step names and hero types take at most 255 bytes, hero ids 1024, queue names 127.';
+  end if;
+end;
+$$;
+
 -- geneva._parse_wait: reads a wait from a definition: an interval string
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
 --
 -- Called by: geneva.define_workflow, geneva._validate_policy. Takes no locks.
 -- Raises 22023 (naming p_where) for anything else, an unparsable string, or a
--- negative wait.
+-- negative wait or one longer than 100 years (see geneva._check_wait).
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)
 returns interval
 language plpgsql
@@ -702,6 +787,14 @@ as $$
 declare
   v_wait interval;
 begin
+  -- (a number is checked before make_interval, which overflows silently)
+  if jsonb_typeof(p_value) = 'number' and abs((p_value #>> '{}')::numeric) > 3155760000 then
+    raise exception '%: wait % seconds is %: the longest is 100 years', p_where, p_value,
+      case when (p_value #>> '{}')::numeric < 0 then 'negative' else 'too long' end
+      using errcode = '22023',
+            hint = 'A wait is from 0 to 100 years (3155760000 seconds).';
+  end if;
+
   begin
     v_wait := case jsonb_typeof(p_value)
       when 'number' then make_interval(secs => (p_value #>> '{}')::double precision)
@@ -716,12 +809,7 @@ begin
       using errcode = '22023',
             hint = 'Give an interval such as "30 seconds" or a number of seconds.';
   end if;
-  if v_wait < interval '0' then
-    raise exception '%: wait % is negative', p_where, p_value
-      using errcode = '22023';
-  end if;
-
-  return v_wait;
+  return geneva._check_wait(v_wait, p_where);
 end;
 $$;
 
@@ -1237,7 +1325,8 @@ $$;
 -- the execution as read under its lock. The caller holds the workflow lock,
 -- then the execution lock, and has checked that the execution is active.
 --
--- Sets the state's own timestamp and finished_at, writes the error columns when
+-- Sets the state's own timestamp and finished_at, writes the error columns
+-- (error_class_name, error_message, error_backtrace, error_classes) when
 -- given, and merges p_metadata into the execution's metadata. A scheduled
 -- execution ended before its job ran (an operator's cancel or skip, a
 -- recovery) has that job cancelled in River, so no worker runs its
@@ -1249,7 +1338,8 @@ create or replace function geneva._end_execution(
   p_error_class_name text default null,
   p_error_message text default null,
   p_error_backtrace text default null,
-  p_metadata jsonb default null
+  p_metadata jsonb default null,
+  p_error_classes text[] default null
 )
 returns void
 language plpgsql
@@ -1270,6 +1360,7 @@ begin
     error_class_name = coalesce(p_error_class_name, e.error_class_name),
     error_message = coalesce(p_error_message, e.error_message),
     error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
+    error_classes = coalesce(p_error_classes, e.error_classes),
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
   where e.id = p_execution.id;
@@ -1687,9 +1778,14 @@ $$;
 --
 -- Locks: the definition row (upsert).
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
--- (unknown keys, steps not a list, a step without a name, duplicate step names,
--- a bad wait or skip_if, any bad policy as in geneva._validate_policy, a bad
--- queue, priority, may_proceed_without_hero or cancel_if).
+-- (unknown keys, no steps key, steps not a list, a step without a name,
+-- duplicate step names, a bad wait or skip_if, any bad policy as in
+-- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
+-- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
+-- queue name longer than 127 (see geneva._check_length).
+--
+-- The steps key is required; an empty list is legal (a workflow of that type
+-- finishes as soon as it is created).
 create or replace function geneva.define_workflow(
   p_workflow_type text,
   p_definition jsonb
@@ -1702,7 +1798,7 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_key text;
-  v_steps jsonb := coalesce(p_definition -> 'steps', '[]'::jsonb);
+  v_steps jsonb := p_definition -> 'steps';
   v_step jsonb;
   v_index integer := 0;
   v_where text;
@@ -1719,8 +1815,9 @@ begin
   if p_definition is null then
     raise exception 'definition of % must not be null', p_workflow_type using errcode = '22004';
   end if;
-  if length(p_workflow_type) not between 1 and 255 then
-    raise exception 'workflow type must be 1 to 255 characters long' using errcode = '22023';
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  if p_workflow_type = '' then
+    raise exception 'workflow type must not be empty' using errcode = '22023';
   end if;
   if jsonb_typeof(p_definition) <> 'object' then
     raise exception 'definition of % must be a JSON object', p_workflow_type
@@ -1739,6 +1836,11 @@ begin
   end loop;
 
   -- guard: steps
+  if v_steps is null then
+    raise exception 'definition of % has no steps', p_workflow_type
+      using errcode = '22023',
+            hint = 'List the steps in run order under "steps"; an empty list makes workflows that finish at once.';
+  end if;
   if jsonb_typeof(v_steps) <> 'array' then
     raise exception 'definition of %: steps must be a list', p_workflow_type
       using errcode = '22023';
@@ -1761,6 +1863,7 @@ begin
     if jsonb_typeof(v_step -> 'name') is distinct from 'string' or v_name = '' then
       raise exception '%: a step needs a name', v_where using errcode = '22023';
     end if;
+    perform geneva._check_length(v_name, 255, v_where || ': step name');
     if v_name = any(v_names) then
       raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
         using errcode = '22023';
@@ -1802,6 +1905,7 @@ begin
 
   -- guard: job options and the rest
   if p_definition ? 'queue' then
+    perform geneva._check_length(p_definition ->> 'queue', 127, format('definition of %s: queue', p_workflow_type));
     if jsonb_typeof(p_definition -> 'queue') <> 'string'
       or char_length(p_definition ->> 'queue') not between 1 and 127 then
       raise exception 'definition of %: queue must be a name of 1 to 127 characters', p_workflow_type
@@ -1867,7 +1971,9 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- Called by: applications (any SQL client, goclient).
 -- Locks: inserts only. A concurrent create for the same type and hero waits for
 -- the first to commit or roll back.
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id; WF001
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id;
+-- 22001 for a workflow type or hero type longer than 255 bytes or a hero id
+-- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
 -- p_allow_multiple is false.
@@ -1894,6 +2000,9 @@ begin
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
       using errcode = '22004';
   end if;
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
@@ -2037,11 +2146,17 @@ comment on function geneva.pause_workflow(bigint) is
 -- more attempt of it, continuing the cursor of a resumable step's latest
 -- execution (an error that paused a long iteration does not start it over).
 --
+-- On a performing workflow with a pause requested (it is not paused yet: it
+-- would pause when its step ends), resume withdraws the request: the
+-- workflow stays performing with requested_action NULL, and its step's end
+-- moves it on as if no pause had been asked for.
+--
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is not paused (a performing one with a pause requested is
--- not paused yet: it pauses when its step ends).
+-- workflow that is neither paused nor performing with a pause requested
+-- (ready, finished, canceled; performing without a request or with a cancel
+-- requested).
 create or replace function geneva.resume_workflow(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
@@ -2055,11 +2170,23 @@ declare
   v_definition geneva.workflow_definitions;
   v_last geneva.step_executions;
 begin
+  -- guard: a requested pause not applied yet is withdrawn
+  if v_workflow.state = 'performing' and v_workflow.requested_action = 'pause' then
+    update geneva.workflows w
+    set requested_action = null,
+      updated_at = v_now
+    where w.id = p_workflow_id
+    returning w.* into v_workflow;
+    return v_workflow;
+  end if;
+
   if v_workflow.state <> 'paused' then
     raise exception 'workflow % cannot be resumed', p_workflow_id
       using errcode = '55000',
-            detail = format('Workflow is %s.', v_workflow.state),
-            hint = 'Only paused workflows can be resumed.',
+            detail = format('Workflow is %s%s.', v_workflow.state,
+              case when v_workflow.requested_action is not null
+                then format(', with a %s requested', v_workflow.requested_action) else '' end),
+            hint = 'Only paused workflows can be resumed, and performing ones with a pause requested.',
             table = 'workflows';
   end if;
 
@@ -2104,7 +2231,7 @@ end;
 $$;
 
 comment on function geneva.resume_workflow(bigint) is
-'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now.';
+'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now; withdraws a pause requested of a performing one.';
 
 -- geneva.cancel_workflow: an operator cancels a workflow, freeing its hero's
 -- slot.
@@ -2322,7 +2449,8 @@ comment on function geneva.get_workflow(bigint) is
 -- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
 -- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
 -- pass the last id of a page as p_before_id to get the next one.
--- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000.
+-- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000, or
+-- an unknown state (a typo would otherwise match nothing, silently).
 create or replace function geneva.list_workflows(
   p_state text default null,
   p_workflow_type text default null,
@@ -2342,6 +2470,11 @@ begin
   end if;
   if p_limit not between 1 and 10000 then
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
+  end if;
+  if p_state not in ('ready', 'performing', 'paused', 'finished', 'canceled') then
+    raise exception 'unknown workflow state %', p_state
+      using errcode = '22023',
+            hint = 'A workflow is ready, performing, paused, finished or canceled.';
   end if;
 
   return query
@@ -2620,9 +2753,7 @@ begin
       using errcode = '22023',
             hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
   end if;
-  if p_wait < interval '0' then
-    raise exception 'wait % is negative', p_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_wait, 'signal ' || p_signal);
   if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
@@ -2753,8 +2884,8 @@ $$;
 -- is NULL when nothing was recorded because the execution is no longer
 -- in_progress (housekeeping recovered it while a slow worker ran).
 -- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
+-- negative wait or one longer than 100 years, or a wait with a signal that
+-- takes none; P0002 for an unknown execution.
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
@@ -2833,8 +2964,13 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- only to a scheduled execution that is due, of a ready workflow; the
 -- reattempt reason is then "precondition"; an early one keeps a job for its
 -- time). p_error_classes lists the error's type names, outermost first, and
--- the names of the worker's matchers that match it; the first is stored as
--- error_class_name.
+-- the names of the worker's matchers that match it: policies match against
+-- them. p_error_chain lists the type names of the error's chain, the class to
+-- record first (the most specific one: the Go worker looks through the
+-- standard library's anonymous wrappers, fmt.Errorf's %w and errors.Join),
+-- then the others; it is stored as error_classes and its first element as
+-- error_class_name. Without it (NULL or empty), p_error_classes is stored
+-- instead (and its first element as error_class_name).
 --
 -- The policy is resolved by geneva._resolve_policy. Its action:
 --   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
@@ -2862,7 +2998,7 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait, a wait with a decision other than reattempt, or a
+-- negative handler wait or one longer than 100 years, a wait with a decision other than reattempt, or a
 -- handler decision when no handler applies; P0002 for an unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
@@ -2872,7 +3008,8 @@ create or replace function geneva.fail_step(
   p_handler_signal text default null,
   p_handler_wait interval default null,
   p_precondition boolean default false,
-  p_job_id bigint default null
+  p_job_id bigint default null,
+  p_error_chain text[] default null
 )
 returns table (
   action text,
@@ -2901,7 +3038,10 @@ declare
   v_state text;
   v_outcome text;
   v_move text;
-  v_error_class_name text := p_error_classes[1];
+  v_error_chain text[] := case
+    when cardinality(p_error_chain) > 0 then p_error_chain
+    else p_error_classes
+  end;
   v_metadata jsonb;
 begin
   if p_handler_signal is not null
@@ -2910,9 +3050,7 @@ begin
       using errcode = '22023',
             hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
   end if;
-  if p_handler_wait < interval '0' then
-    raise exception 'wait % is negative', p_handler_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
     raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
       using errcode = '22023';
@@ -3029,7 +3167,8 @@ begin
   end case;
 
   perform geneva._end_execution(
-    v_execution, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+    v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
+    v_error_chain
   );
   v_workflow := geneva._advance(
     v_workflow, v_definition, v_move, v_execution.step_name,
@@ -3051,7 +3190,7 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[]) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';
 
 -- geneva.checkpoint_step: a resumable step saves its cursor and learns whether
@@ -3542,8 +3681,8 @@ $$;
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or a column
--- the table does not have; 42P01 (from the regclass cast) for an unknown
+-- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
+-- bytes; 22023 for an empty hero type or a column the table does not have; 42P01 (from the regclass cast) for an unknown
 -- table.
 create or replace function geneva.track_hero(
   p_table regclass,
@@ -3559,6 +3698,7 @@ begin
   if p_table is null or p_hero_type is null or p_id_column is null then
     raise exception 'table, hero type and id column must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
   if p_hero_type = '' then
     raise exception 'hero type must not be empty' using errcode = '22023';
   end if;
@@ -3696,7 +3836,9 @@ comment on view geneva.workflow_counts is 'Workflows per type and state.';
 -- geneva.paused_workflows: every paused workflow and why: the error that
 -- paused it (when its last ended execution failed: an exception, reattempts
 -- run out, a step no longer defined), and the execution it keeps scheduled
--- (an operator's pause) with how overdue it is.
+-- (an operator's pause) with how overdue it is. last_error_class is the
+-- error's recorded class; error_classes every class of its chain, so that
+-- `'*net.OpError' = any(error_classes)` finds it however it was wrapped.
 --
 -- For dashboards and operators; `geneva ls --state paused` reads it. Reads
 -- workflows_state_type, then each paused workflow's executions by
@@ -3717,10 +3859,11 @@ select
   case when last_ended.state = 'failed' then last_ended.failed_at end as last_error_at,
   kept.id as kept_execution_id,
   kept.scheduled_for as kept_scheduled_for,
-  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by
+  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by,
+  case when last_ended.state = 'failed' then last_ended.error_classes end as error_classes
 from geneva.workflows w
 left join lateral (
-  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at
+  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at, e.error_classes
   from geneva.step_executions e
   where e.workflow_id = w.id
     and e.state not in ('scheduled', 'in_progress')
@@ -3782,7 +3925,9 @@ comment on view geneva.stuck_executions is
 'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default 1 hour, 15 minutes).';
 
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
--- waited for a worker (queue lag: started - scheduled) and how long it ran.
+-- waited for a worker (queue lag: started - scheduled) and how long it ran,
+-- and its error: the recorded class, message and every class of its chain
+-- (error_classes).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
 -- step_executions_workflow_id). A resumable step's chain of executions reads
@@ -3807,7 +3952,8 @@ select
   e.error_message,
   e.metadata ->> 'reattempt_reason' as reattempt_reason,
   e.cursor,
-  e.continues_from_id
+  e.continues_from_id,
+  e.error_classes
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;

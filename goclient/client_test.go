@@ -2,6 +2,7 @@ package goclient_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,8 @@ func TestClient(t *testing.T) {
 			{client.DefineWorkflow(ctx, "Bad", []byte(`{"steps": {}}`)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.CreateWorkflow(ctx, "Two", "User", "", nil)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100000})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{State: "bogus"})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.CreateWorkflow(ctx, "Two", "User", strings.Repeat("h", 96*1024), nil)), goclient.ErrInvalidArgument, "22001"},
 		} {
 			require.ErrorIs(t, c.err, c.want)
 			var pgErr *pgconn.PgError
@@ -96,6 +99,29 @@ func TestClient(t *testing.T) {
 			require.Equal(t, c.code, pgErr.Code)
 			require.Contains(t, c.err.Error(), "geneva: ")
 		}
+	})
+
+	t.Run("HousekeepZeroRetentionMeansZero", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		_, err = client.CancelWorkflow(ctx, id)
+		require.NoError(t, err)
+
+		// not given: the default, 30 days, keeps it; so does a negative one
+		for _, params := range []*goclient.HousekeepParams{nil, {}, {Retention: new(-time.Second)}} {
+			result, err := client.Housekeep(ctx, params)
+			require.NoError(t, err)
+			require.Zero(t, result.WorkflowsCleanedUp)
+		}
+
+		result, err := client.Housekeep(ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+
+		require.NoError(t, err)
+		require.Equal(t, 1, result.WorkflowsCleanedUp)
+		_, err = client.GetWorkflow(ctx, id)
+		require.ErrorIs(t, err, goclient.ErrNotFound)
 	})
 
 	t.Run("OperatesAndReads", func(t *testing.T) {

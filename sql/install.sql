@@ -18,6 +18,9 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
+-- _end_execution and fail_step took error_classes (migration 002)
+drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
+drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
 -- stuck_executions lost its "stuck" column (it lists only stuck executions)
 do $$
 begin
@@ -32,6 +35,8 @@ $$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
+{{ template "functions/_check_wait.sql" . }}
+{{ template "functions/_check_length.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
 {{ template "functions/_definition.sql" . }}

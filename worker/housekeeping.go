@@ -35,8 +35,9 @@ type HousekeepingConfig struct {
 	// Defaults to 1 minute.
 	Interval time.Duration
 
-	// Params are the thresholds (retention, stuck after, recovery action).
-	// Workers sharing a database should agree on them.
+	// Params are the thresholds (retention, stuck after, recovery action);
+	// each field not given (nil, empty) takes goclient's default, and a zero
+	// duration means zero. Workers sharing a database should agree on them.
 	//
 	// Defaults to goclient's: 30 days, 1 hour, 15 minutes, reattempt.
 	Params goclient.HousekeepParams

@@ -27,10 +27,8 @@ func TestHousekeeping(t *testing.T) {
 	t.Run("RecoversWithoutLeaderWithinBound", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		const (
-			interval   = 400 * time.Millisecond
-			stuckAfter = time.Second
-		)
+		const interval = 400 * time.Millisecond
+		stuckAfter := time.Second
 		wf := worker.NewWorkflow("Orphaned", nil).Step("a", ok, nil)
 		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
 		id := b.create(t, "Orphaned")
@@ -49,7 +47,7 @@ func TestHousekeeping(t *testing.T) {
 				},
 				Housekeeping: worker.HousekeepingConfig{
 					Interval: interval,
-					Params:   goclient.HousekeepParams{StuckInProgressAfter: stuckAfter},
+					Params:   goclient.HousekeepParams{StuckInProgressAfter: &stuckAfter},
 				},
 			})
 		}
@@ -98,12 +96,13 @@ func TestHousekeeping(t *testing.T) {
 // life for a second is stuck; rounds every 400 milliseconds. The bound is
 // StuckInProgressAfter + 1.5 × Interval.
 var (
+	quickStuckAfter   = time.Second
 	quickHousekeeping = worker.HousekeepingConfig{
 		Interval: 400 * time.Millisecond,
-		Params:   goclient.HousekeepParams{StuckInProgressAfter: time.Second},
+		Params:   goclient.HousekeepParams{StuckInProgressAfter: &quickStuckAfter},
 	}
 	quickHeartbeat = 200 * time.Millisecond
-	quickBound     = quickHousekeeping.Params.StuckInProgressAfter + quickHousekeeping.Interval*3/2
+	quickBound     = quickStuckAfter + quickHousekeeping.Interval*3/2
 )
 
 // Killing the worker that is River's leader, in the middle of a step, delays

@@ -174,7 +174,7 @@ func TestCrashRecovery(t *testing.T) {
 	// threshold of zero rather than the hour it would wait in production) and
 	// gives the step back.
 	second := child("run")
-	result, err := b.client.Housekeep(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: time.Nanosecond})
+	result, err := b.client.Housekeep(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: new(time.Nanosecond)})
 	require.NoError(t, err)
 	require.Equal(t, 1, result.StuckInProgressRecovered)
 	require.NoError(t, second.Wait(), "the second worker saw the workflow finish")

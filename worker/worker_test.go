@@ -184,19 +184,20 @@ func TestWorker(t *testing.T) {
 
 		for _, c := range []struct {
 			workflowType string
+			class        string
 			classes      []any
 			message      string
 		}{
-			{"Plain", []any{"*errors.errorString"}, "boom"},
-			{"Wrapped", []any{"*fmt.wrapError", "*errors.errorString"}, "charging: gateway said no"},
-			{"Joined", []any{"*errors.joinError", "*errors.errorString", "*worker_test.rateLimitError"}, "gateway said no\nrate limited"},
-			{"Panics", []any{"*worker.PanicError"}, "panic: the sky fell"},
+			{"Plain", "*errors.errorString", []any{"*errors.errorString"}, "boom"},
+			{"Wrapped", "*errors.errorString", []any{"*fmt.wrapError", "*errors.errorString"}, "charging: gateway said no"},
+			{"Joined", "*errors.errorString", []any{"*errors.joinError", "*errors.errorString", "*worker_test.rateLimitError"}, "gateway said no\nrate limited"},
+			{"Panics", "*worker.PanicError", []any{"*worker.PanicError"}, "panic: the sky fell"},
 		} {
 			id := b.create(t, c.workflowType)
 			b.waitState(t, id, "paused")
 			execution := b.history(t, id)[0]
 			require.Equal(t, "paused_by_exception", *execution.Outcome, c.workflowType)
-			require.Equal(t, c.classes[0], *execution.ErrorClassName, c.workflowType)
+			require.Equal(t, c.class, *execution.ErrorClassName, c.workflowType, "the most specific class, through the wrappers")
 			require.Equal(t, c.classes, execution.Metadata["error_classes"], c.workflowType)
 			require.Equal(t, c.message, *execution.ErrorMessage, c.workflowType)
 			if c.workflowType == "Panics" {

@@ -4,7 +4,8 @@
 -- the execution as read under its lock. The caller holds the workflow lock,
 -- then the execution lock, and has checked that the execution is active.
 --
--- Sets the state's own timestamp and finished_at, writes the error columns when
+-- Sets the state's own timestamp and finished_at, writes the error columns
+-- (error_class_name, error_message, error_backtrace, error_classes) when
 -- given, and merges p_metadata into the execution's metadata. A scheduled
 -- execution ended before its job ran (an operator's cancel or skip, a
 -- recovery) has that job cancelled in River, so no worker runs its
@@ -16,7 +17,8 @@ create or replace function geneva._end_execution(
   p_error_class_name text default null,
   p_error_message text default null,
   p_error_backtrace text default null,
-  p_metadata jsonb default null
+  p_metadata jsonb default null,
+  p_error_classes text[] default null
 )
 returns void
 language plpgsql
@@ -37,6 +39,7 @@ begin
     error_class_name = coalesce(p_error_class_name, e.error_class_name),
     error_message = coalesce(p_error_message, e.error_message),
     error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
+    error_classes = coalesce(p_error_classes, e.error_classes),
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
   where e.id = p_execution.id;

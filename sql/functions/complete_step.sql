@@ -41,9 +41,7 @@ begin
       using errcode = '22023',
             hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
   end if;
-  if p_wait < interval '0' then
-    raise exception 'wait % is negative', p_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_wait, 'signal ' || p_signal);
   if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
@@ -174,8 +172,8 @@ $$;
 -- is NULL when nothing was recorded because the execution is no longer
 -- in_progress (housekeeping recovered it while a slow worker ran).
 -- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
+-- negative wait or one longer than 100 years, or a wait with a signal that
+-- takes none; P0002 for an unknown execution.
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',

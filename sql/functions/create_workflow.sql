@@ -6,7 +6,9 @@
 -- Called by: applications (any SQL client, goclient).
 -- Locks: inserts only. A concurrent create for the same type and hero waits for
 -- the first to commit or roll back.
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id; WF001
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id;
+-- 22001 for a workflow type or hero type longer than 255 bytes or a hero id
+-- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
 -- p_allow_multiple is false.
@@ -33,6 +35,9 @@ begin
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
       using errcode = '22004';
   end if;
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;

@@ -12,8 +12,8 @@
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or a column
--- the table does not have; 42P01 (from the regclass cast) for an unknown
+-- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
+-- bytes; 22023 for an empty hero type or a column the table does not have; 42P01 (from the regclass cast) for an unknown
 -- table.
 create or replace function geneva.track_hero(
   p_table regclass,
@@ -29,6 +29,7 @@ begin
   if p_table is null or p_hero_type is null or p_id_column is null then
     raise exception 'table, hero type and id column must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
   if p_hero_type = '' then
     raise exception 'hero type must not be empty' using errcode = '22023';
   end if;
