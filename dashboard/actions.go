@@ -143,6 +143,10 @@ type bulkData struct {
 	Acted    int
 	Refused  []*refusal
 	Refusals int
+	// Limit is the most one request acts on; Remaining, how many still
+	// match after a request stopped there.
+	Limit     int
+	Remaining int64
 }
 
 // refusal is the workflows a bulk action could not act on for one reason.
@@ -183,7 +187,8 @@ func (h *handler) confirmBulk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := bulkVerbs[action]
-	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()), Count: count, UpTo: upTo}
+	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()),
+		Count: count, UpTo: upTo, Limit: h.cfg.BulkLimit}
 	p := h.newPage(r, v.label+" workflows", "workflows", d)
 	p.Refresh = 0
 	h.render(w, r, http.StatusOK, "bulk", p)
@@ -207,12 +212,23 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	v := bulkVerbs[action]
-	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()), UpTo: f.UpTo, Done: true}
+	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()),
+		UpTo: f.UpTo, Done: true, Limit: h.cfg.BulkLimit}
 	d.Count, _ = strconv.ParseInt(r.PostFormValue("count"), 10, 64)
 	reasons := map[string]*refusal{}
 	var before int64
 	for {
-		ids, err := h.eligibleBatch(ctx, f, action, before)
+		batch := min(h.cfg.BulkBatchSize, h.cfg.BulkLimit-d.Acted-d.Refusals)
+		if batch == 0 {
+			// the limit: say how many are left for the next request
+			var err error
+			if d.Remaining, _, err = h.countEligible(ctx, f, action); err != nil {
+				h.failQuery(w, r, err)
+				return
+			}
+			break
+		}
+		ids, err := h.eligibleBatch(ctx, f, action, before, batch)
 		if err != nil {
 			h.failQuery(w, r, err)
 			return
@@ -243,7 +259,7 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 			}
 			d.Acted++
 		}
-		if len(ids) < h.cfg.BulkBatchSize {
+		if len(ids) < batch {
 			break
 		}
 		before = ids[len(ids)-1]

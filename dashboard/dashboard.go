@@ -83,6 +83,13 @@ type Config struct {
 	// Defaults to 100.
 	BulkBatchSize int
 
+	// BulkLimit is how many workflows one bulk request acts on at most, so
+	// that a request ends in reasonable time; the result offers to go on
+	// with the rest.
+	//
+	// Defaults to 10,000.
+	BulkLimit int
+
 	// CSRFKey derives the token every form carries. Give the same key to
 	// every replica behind one address.
 	//
@@ -169,6 +176,9 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	}
 	if c.BulkBatchSize <= 0 {
 		c.BulkBatchSize = 100
+	}
+	if c.BulkLimit <= 0 {
+		c.BulkLimit = 10_000
 	}
 	if c.PageSize <= 0 {
 		c.PageSize = 50

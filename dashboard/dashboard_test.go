@@ -375,6 +375,31 @@ func TestBulk(t *testing.T) {
 		require.Equal(t, "paused", w.state(t, w.cardDeclined[0]))
 	})
 
+	t.Run("StopsAtTheLimitAndGoesOn", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		h := w.newHandler(t, &Config{BulkBatchSize: 2, BulkLimit: 3})
+		r := get(t, h, "/bulk/cancel?state=paused")
+		require.Contains(t, r.body, `<strong id="bulk-count">5</strong>`)
+		require.Contains(t, r.body, "the newest 3 in this request")
+		upto := regexp.MustCompile(`name="upto" value="(\d+)"`).FindStringSubmatch(r.body)[1]
+		r = post(t, h, "/bulk/cancel", url.Values{"csrf": {h.csrf}, "state": {"paused"}, "upto": {upto}, "count": {"5"}})
+		require.Contains(t, r.body, `<strong id="acted">3</strong> acted on, <strong id="refused">0</strong> refused.`)
+		require.Contains(t, r.body, "<strong>2</strong> more still match")
+		next := regexp.MustCompile(`id="bulk-continue" href="([^"]+)"`).FindStringSubmatch(r.body)
+		require.NotNil(t, next)
+		require.Equal(t, "/bulk/cancel?state=paused&amp;upto="+upto, next[1])
+
+		r = get(t, h, "/bulk/cancel?state=paused&upto="+upto)
+		require.Contains(t, r.body, `<strong id="bulk-count">2</strong>`)
+		r = post(t, h, "/bulk/cancel", url.Values{"csrf": {h.csrf}, "state": {"paused"}, "upto": {upto}, "count": {"2"}})
+		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on`)
+		require.NotContains(t, r.body, "more still match")
+		for _, id := range append(w.gatewayTimeout, w.cardDeclined...) {
+			require.Equal(t, "canceled", w.state(t, id))
+		}
+	})
+
 	t.Run("NothingToDo", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)

@@ -252,13 +252,13 @@ func (h *handler) countEligible(ctx context.Context, f *filter, action string) (
 	return count, maxID, err
 }
 
-// eligibleBatch returns the next batch of ids (below before, when set) of
-// the filtered workflows a bulk action applies to, newest first.
-func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, before int64) ([]int64, error) {
+// eligibleBatch returns the next limit ids (below before, when set) of the
+// filtered workflows a bulk action applies to, newest first.
+func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, before int64, limit int) ([]int64, error) {
 	g := *f
 	g.Before = before
 	where, args := g.where(eligible[action])
-	args = append(args, h.cfg.BulkBatchSize)
+	args = append(args, limit)
 	rows, err := h.db.Query(ctx, `select w.workflow_id from `+where+
 		` order by w.workflow_id desc limit $`+strconv.Itoa(len(args)), args...)
 	if err != nil {

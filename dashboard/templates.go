@@ -69,7 +69,7 @@ var funcs = template.FuncMap{
 	"label": func(action string) string { return verbs[action].label },
 	"lower": strings.ToLower,
 	"notMatched": func(d *bulkData) int64 {
-		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals))
+		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals)-d.Remaining)
 	},
 	"outcomes": sortedOutcomes,
 	"prettyJSON": func(raw json.RawMessage) string {
