@@ -102,8 +102,9 @@ func statusOf(err error) int {
 }
 
 // sentence is what a person reads for err: a PostgreSQL error's message,
-// detail and hint (e.g. "workflow 7 cannot be resumed. Workflow is
-// finished. Only paused workflows can be resumed."), never a stack.
+// detail and hint (e.g. "workflow 7 cannot be canceled. Workflow is
+// finished. Finished and canceled workflows cannot be canceled."), never a
+// stack.
 func sentence(err error) string {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
