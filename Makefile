@@ -55,8 +55,8 @@ dashboard: ## Serve the web dashboard for $DATABASE_URL at 127.0.0.1:8080 until 
 # pack` (no install scripts run) and committed under dashboard/assets, where
 # go:embed takes them into the binary: Node.js is needed only to refresh them.
 # htmx: 17 kB gzipped, no dependencies and no build step, so the pages stay
-# server-rendered html/template; the 2.x line because it is the one whose
-# attributes the templates use (4.x changed them).
+# server-rendered html/template; the 2.x line, which the templates and the
+# browser test were written against (4.x is a new major version).
 HTMX_VERSION := 2.0.11
 
 .PHONY: vendor-assets
