@@ -163,6 +163,7 @@ func TestPages(t *testing.T) {
 		// the timeline: both executions, the error, its backtrace folded
 		require.Contains(t, r.body, "<code>GatewayTimeout</code> the gateway said: GatewayTimeout")
 		require.Contains(t, r.body, `<summary>backtrace</summary><pre>goroutine 1 [running]:`)
+		require.Contains(t, r.body, "its chain: <code>GatewayTimeout</code>, <code>*url.Error</code>")
 		require.Contains(t, r.body, "paused_by_exception")
 		require.Contains(t, r.body, `id="action-resume"`)
 		require.Contains(t, r.body, `id="action-run-now"`)

@@ -93,7 +93,7 @@ func (w *world) step(t *testing.T, workflowID int64, errorClass string) {
 		w.exec(t, "select geneva.complete_step($1)", executionID)
 		return
 	}
-	w.exec(t, "select geneva.fail_step($1, $2, $3, $4)", executionID, []string{errorClass},
+	w.exec(t, "select geneva.fail_step($1, $2, $3, $4)", executionID, []string{errorClass, "*url.Error"},
 		"the gateway said: "+errorClass, "goroutine 1 [running]:\nmain.charge()\n\tpayments.go:42")
 }
 

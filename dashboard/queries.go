@@ -308,6 +308,7 @@ type execution struct {
 	StartedAt       *time.Time      `db:"started_at"`
 	FinishedAt      *time.Time      `db:"finished_at"`
 	ErrorClassName  *string         `db:"error_class_name"`
+	ErrorClasses    []string        `db:"error_classes"`
 	ErrorMessage    *string         `db:"error_message"`
 	ErrorBacktrace  *string         `db:"error_backtrace"`
 	JobID           *int64          `db:"job_id"`
@@ -341,7 +342,7 @@ const maxTimeline = 500
 
 func (h *handler) stepHistory(ctx context.Context, id int64) ([]*execution, int, error) {
 	rows, err := h.db.Query(ctx, `select id, step_name, attempt, state, outcome, scheduled_for, started_at,
-		finished_at, error_class_name, error_message, error_backtrace, job_id, metadata, cursor,
+		finished_at, error_class_name, error_classes, error_message, error_backtrace, job_id, metadata, cursor,
 		continues_from_id, updated_at, count(*) over () as total
 		from geneva.step_history($1) order by id desc limit $2`, id, maxTimeline)
 	if err != nil {
@@ -353,7 +354,7 @@ func (h *handler) stepHistory(ctx context.Context, id int64) ([]*execution, int,
 	for rows.Next() {
 		e := &execution{}
 		if err := rows.Scan(&e.ID, &e.StepName, &e.Attempt, &e.State, &e.Outcome, &e.ScheduledFor, &e.StartedAt,
-			&e.FinishedAt, &e.ErrorClassName, &e.ErrorMessage, &e.ErrorBacktrace, &e.JobID, &e.Metadata, &e.Cursor,
+			&e.FinishedAt, &e.ErrorClassName, &e.ErrorClasses, &e.ErrorMessage, &e.ErrorBacktrace, &e.JobID, &e.Metadata, &e.Cursor,
 			&e.ContinuesFromID, &e.UpdatedAt, &total); err != nil {
 			return nil, 0, err
 		}
