@@ -7,7 +7,7 @@
 -- migrations/ and on River's public.river_job.
 --
 -- Files are included as Go templates (tern code packages): keep double curly
--- braces out of SQL.
+-- braces out of SQL. The template data are the role names of sql/grants.sql.
 
 -- Graveyard: drops of removed functions and changed signatures, oldest first.
 -- (nothing has been released yet; these keep development databases in step)
@@ -89,3 +89,6 @@ $$;
 {{ template "views/stuck_executions.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}
+
+-- Roles and privileges, after everything they name.
+{{ template "grants.sql" . }}

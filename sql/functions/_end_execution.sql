@@ -21,7 +21,7 @@ create or replace function geneva._end_execution(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

@@ -26,7 +26,7 @@ create or replace function geneva._recover_execution(
 returns boolean
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow_id bigint;

@@ -30,7 +30,7 @@ create or replace function geneva._schedule_step(
 returns bigint
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

@@ -20,7 +20,7 @@ returns table (
 )
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -174,7 +174,8 @@ create or replace function geneva.complete_step(
 returns table (outcome text, workflow_state text)
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query
@@ -221,7 +222,8 @@ returns table (
 )
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);

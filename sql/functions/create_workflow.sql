@@ -19,7 +19,8 @@ create or replace function geneva.create_workflow(
 returns bigint
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

@@ -35,7 +35,8 @@ create or replace function geneva.housekeep(
 returns jsonb
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

@@ -17,7 +17,8 @@ create or replace function geneva.interrupt_step(p_execution_id bigint, p_job_id
 returns table (outcome text, workflow_state text)
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -23,7 +23,8 @@ create or replace function geneva.track_hero(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_table is null or p_hero_type is null or p_id_column is null then

@@ -11,7 +11,7 @@ create or replace function geneva._trg_step_executions_guard_state()
 returns trigger
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if old.state not in ('scheduled', 'in_progress')

@@ -16,7 +16,9 @@
 // The harness owns its connection's engine clock (the setting
 // geneva.fake_now): to run a step that is not yet due it moves the clock to
 // the step's time, so waits are honoured without sleeping and the history
-// reads as it would in production, only sooner.
+// reads as it would in production, only sooner. The database must honour
+// that setting: migrate it with geneva.MigrateOpts{FakeClock: true} (test
+// databases only).
 package workertest
 
 import (
