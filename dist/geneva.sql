@@ -3797,7 +3797,7 @@ comment on view geneva.step_stats is
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, housekeeping and hero tracking
 --   worker    workers: the worker protocol, define_workflow, housekeeping,
---             and River's own tables
+--             the read functions, and River's own tables
 --
 -- Their names are the template data role_app, role_operator, role_worker and
 -- role_reader (SQL identifiers) and role_app_name, … (SQL literals): given by
@@ -3851,13 +3851,14 @@ to :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role", :"geneva_
 grant execute on function geneva.now()
 to :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role", :"geneva_reader_role";
 
--- Reads: dashboards, applications, operators.
+-- Reads: dashboards, applications, operators, workers (a worker's client
+-- reads the workflows it runs).
 grant execute on function
   geneva.get_workflow,
   geneva.list_workflows,
   geneva.step_history,
   geneva.get_step_execution
-to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role";
+to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role";
 
 grant select on
   geneva.workflow_counts,

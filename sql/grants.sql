@@ -12,7 +12,7 @@
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, housekeeping and hero tracking
 --   worker    workers: the worker protocol, define_workflow, housekeeping,
---             and River's own tables
+--             the read functions, and River's own tables
 --
 -- Their names are the template data role_app, role_operator, role_worker and
 -- role_reader (SQL identifiers) and role_app_name, … (SQL literals): given by
@@ -66,13 +66,14 @@ to {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}, {{ .role_reader }}
 grant execute on function geneva.now()
 to {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}, {{ .role_reader }};
 
--- Reads: dashboards, applications, operators.
+-- Reads: dashboards, applications, operators, workers (a worker's client
+-- reads the workflows it runs).
 grant execute on function
   geneva.get_workflow,
   geneva.list_workflows,
   geneva.step_history,
   geneva.get_step_execution
-to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
+to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
 
 grant select on
   geneva.workflow_counts,
