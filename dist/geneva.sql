@@ -1851,6 +1851,8 @@ begin
       using errcode = '22023';
   end if;
 
+  -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
+  perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
     workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
     created_at, updated_at
@@ -1868,6 +1870,7 @@ begin
     may_proceed_without_hero = excluded.may_proceed_without_hero,
     updated_at = excluded.updated_at
   where d.definition is distinct from excluded.definition;
+  perform pg_catalog.set_config('geneva.defining', '', true);
 end;
 $$;
 
@@ -3316,8 +3319,11 @@ begin
     select count(*) into v_executions_deleted
     from geneva.step_executions e
     where e.workflow_id = any(v_old);
+    -- the only deleter of workflows (sql/triggers/workflows_guard_columns.sql)
+    perform pg_catalog.set_config('geneva.retention', 'on', true);
     delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;
+    perform pg_catalog.set_config('geneva.retention', '', true);
     v_full := v_deleted = p_batch_size;
   end if;
 
@@ -3605,6 +3611,133 @@ before update of state, outcome on geneva.step_executions
 for each row
 when (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
 execute function geneva._trg_step_executions_guard_state();
+
+-- geneva._trg_workflows_guard_columns: refuses what no engine function does
+-- to a workflow row, for every role, the owner included (the others have no
+-- privilege on the table at all): changing its identity (id, workflow type,
+-- hero, allow_multiple, created_at), and deleting it other than through
+-- housekeeping's retention.
+--
+-- geneva.housekeep sets geneva.retention to 'on' (transaction-local) for its
+-- delete only; deleting a workflow deletes its executions with it.
+-- Raises: 55000, naming the workflow and what was refused.
+create or replace function geneva._trg_workflows_guard_columns()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if tg_op = 'DELETE' then
+    if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
+      raise exception 'workflow % cannot be deleted by hand', old.id
+        using errcode = '55000',
+              hint = 'Workflows are deleted by geneva.housekeep''s retention; cancel it with geneva.cancel_workflow.',
+              table = 'workflows';
+    end if;
+    return old;
+  end if;
+
+  if (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at)
+    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at) then
+    raise exception 'workflow % cannot change its id, type, hero, allow_multiple or created_at', old.id
+      using errcode = '55000',
+            hint = 'Create a new workflow with geneva.create_workflow.',
+            table = 'workflows';
+  end if;
+  return new;
+end;
+$$;
+
+create or replace trigger workflows_guard_columns
+before update or delete on geneva.workflows
+for each row
+execute function geneva._trg_workflows_guard_columns();
+
+-- geneva._trg_step_executions_guard_columns: refuses what no engine function
+-- does to an execution row, for every role, the owner included (the others
+-- have no privilege on the table at all): changing its identity (id,
+-- workflow, step name, attempt, the execution it continues, created_at),
+-- changing anything of an ended execution (its facts are history), and
+-- deleting it other than with its workflow through housekeeping's retention
+-- (the setting geneva.retention = 'on', see workflows_guard_columns).
+--
+-- Fires before step_executions_guard_state (triggers fire in name order).
+-- Raises: 55000, naming the execution and what was refused.
+create or replace function geneva._trg_step_executions_guard_columns()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if tg_op = 'DELETE' then
+    if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
+      raise exception 'step execution % cannot be deleted by hand', old.id
+        using errcode = '55000',
+              hint = 'Executions are deleted with their workflow by geneva.housekeep''s retention.',
+              table = 'step_executions';
+    end if;
+    return old;
+  end if;
+
+  if (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
+    is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at) then
+    raise exception 'step execution % cannot change its id, workflow, step, attempt, continues_from_id or created_at', old.id
+      using errcode = '55000',
+            hint = 'Executions are created and ended by the geneva functions.',
+            table = 'step_executions';
+  end if;
+  if old.state not in ('scheduled', 'in_progress') and new is distinct from old then
+    raise exception 'step execution % has ended (% %) and cannot change', old.id, old.state, old.outcome
+      using errcode = '55000',
+            hint = 'An ended execution is history.',
+            table = 'step_executions';
+  end if;
+  return new;
+end;
+$$;
+
+create or replace trigger step_executions_guard_columns
+before update or delete on geneva.step_executions
+for each row
+execute function geneva._trg_step_executions_guard_columns();
+
+-- geneva._trg_workflow_definitions_guard: definitions are written only by
+-- geneva.define_workflow, which validates them and derives step_names and
+-- step_waits; refused for every role, the owner included, otherwise (the
+-- others have no privilege on the table at all). No function deletes one.
+--
+-- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
+-- for its write only. The owner could set it too: the guard is against
+-- mistakes, not against the owner, who can always disable triggers.
+-- Raises: 55000, naming the workflow type.
+create or replace function geneva._trg_workflow_definitions_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if tg_op = 'DELETE' or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
+    raise exception 'the definition of % cannot be % by hand',
+      case when tg_op = 'INSERT' then new.workflow_type else old.workflow_type end,
+      case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end
+      using errcode = '55000',
+            hint = 'Define workflows with geneva.define_workflow (the Go worker does it at start-up).',
+            table = 'workflow_definitions';
+  end if;
+  if tg_op = 'DELETE' then
+    return old;
+  end if;
+  return new;
+end;
+$$;
+
+create or replace trigger workflow_definitions_guard
+before insert or update or delete on geneva.workflow_definitions
+for each row
+execute function geneva._trg_workflow_definitions_guard();
 
 
 -- Views, last.

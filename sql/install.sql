@@ -82,6 +82,9 @@ $$;
 -- Guards of the state machine against hand-written SQL.
 {{ template "triggers/workflows_guard_state.sql" . }}
 {{ template "triggers/step_executions_guard_state.sql" . }}
+{{ template "triggers/workflows_guard_columns.sql" . }}
+{{ template "triggers/step_executions_guard_columns.sql" . }}
+{{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}

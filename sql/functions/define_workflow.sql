@@ -163,6 +163,8 @@ begin
       using errcode = '22023';
   end if;
 
+  -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
+  perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
     workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
     created_at, updated_at
@@ -180,6 +182,7 @@ begin
     may_proceed_without_hero = excluded.may_proceed_without_hero,
     updated_at = excluded.updated_at
   where d.definition is distinct from excluded.definition;
+  perform pg_catalog.set_config('geneva.defining', '', true);
 end;
 $$;
 
