@@ -1329,6 +1329,47 @@ begin
 end;
 $$;
 
+-- geneva._check_job: refuses a worker's report that names a River job other
+-- than the one that ran the execution: its own job, or, for an execution a
+-- chain of inline steps started without a job (complete_and_continue), the
+-- job of the chain: the last execution of the workflow up to it that has one.
+-- Without the check a report could complete any running job of River's.
+--
+-- Called by: complete_step and complete_and_continue (geneva._complete_step),
+-- fail_step, interrupt_step, under the locks of geneva._lock_execution, with
+-- the locked execution and the p_job_id the worker passed (NULL: no job to
+-- complete, nothing to check).
+-- Raises: 22023 naming both jobs.
+create or replace function geneva._check_job(p_execution geneva.step_executions, p_job_id bigint)
+returns void
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_job_id bigint := p_execution.job_id;
+begin
+  if p_job_id is null or p_job_id = v_job_id then
+    return;
+  end if;
+  if v_job_id is null then
+    select e.job_id into v_job_id
+    from geneva.step_executions e
+    where e.workflow_id = p_execution.workflow_id
+      and e.id < p_execution.id
+      and e.job_id is not null
+    order by e.id desc
+    limit 1;
+  end if;
+  if v_job_id is distinct from p_job_id then
+    raise exception 'job % did not run step execution %', p_job_id, p_execution.id
+      using errcode = '22023',
+            detail = pg_catalog.format('Its job is %s.', coalesce(v_job_id::text, 'none')),
+            table = 'step_executions';
+  end if;
+end;
+$$;
+
 -- geneva._advance: moves a workflow on after an execution has ended: schedules
 -- what runs next, or finishes, cancels or pauses the workflow. One UPDATE of
 -- the workflow row.
@@ -2648,6 +2689,7 @@ begin
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
+  perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
@@ -2760,8 +2802,8 @@ $$;
 -- is NULL when nothing was recorded because the execution is no longer
 -- in_progress (housekeeping recovered it while a slow worker ran).
 -- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
+-- negative wait, a wait with a signal that takes none, or a p_job_id that did
+-- not run the execution (geneva._check_job); P0002 for an unknown execution.
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
@@ -2872,7 +2914,8 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
 -- negative handler wait, a wait with a decision other than reattempt, or a
--- handler decision when no handler applies; P0002 for an unknown execution.
+-- handler decision when no handler applies, or a p_job_id that did not run
+-- the execution (geneva._check_job); P0002 for an unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
   p_error_classes text[],
@@ -2929,6 +2972,7 @@ begin
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
+  perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
@@ -3130,7 +3174,8 @@ comment on function geneva.checkpoint_step(bigint, jsonb) is
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
 -- in_progress) and the workflow's state after it.
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- Raises: 22004 for a NULL id; 22023 for a p_job_id that did not run the
+-- execution (geneva._check_job); P0002 for an unknown execution.
 create or replace function geneva.interrupt_step(p_execution_id bigint, p_job_id bigint default null)
 returns table (outcome text, workflow_state text)
 language plpgsql
@@ -3145,6 +3190,7 @@ declare
   v_workflow geneva.workflows := v_locked.o_workflow;
   v_definition geneva.workflow_definitions;
 begin
+  perform geneva._check_job(v_execution, p_job_id);
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
     perform geneva._complete_job(p_job_id);

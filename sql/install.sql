@@ -45,6 +45,7 @@ $$;
 {{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_complete_job.sql" . }}
+{{ template "functions/_check_job.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
 {{ template "functions/_backoff_wait.sql" . }}

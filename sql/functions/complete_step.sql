@@ -51,6 +51,7 @@ begin
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
+  perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
@@ -163,8 +164,8 @@ $$;
 -- is NULL when nothing was recorded because the execution is no longer
 -- in_progress (housekeeping recovered it while a slow worker ran).
 -- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait, or a wait with a signal that takes none; P0002 for an unknown
--- execution.
+-- negative wait, a wait with a signal that takes none, or a p_job_id that did
+-- not run the execution (geneva._check_job); P0002 for an unknown execution.
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
