@@ -59,4 +59,17 @@ func TestJobChecked(t *testing.T) {
 	_, err := b.conn.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null, $2)", nextID, myJob)
 	require.NoError(t, err)
 	require.Equal(t, "completed", b.execution(t, nextID).State)
+
+	// a copy of an execution's job (River delivered it twice: its arguments
+	// name the execution) is the execution's job too
+	third := b.active(t, mine)
+	var copyID int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, `insert into river_job (args, kind, max_attempts, queue, state, attempt, attempted_at)
+		select args, kind, max_attempts, queue, 'running', 1, now() from river_job where id = $1
+		returning id`, deref(third.JobID)).Scan(&copyID))
+	started := b.run(t, mine)
+	refused(started.ExecutionID)
+	_, err = b.conn.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null, $2)", started.ExecutionID, copyID)
+	require.NoError(t, err)
+	require.Equal(t, "completed", jobState(copyID))
 }
