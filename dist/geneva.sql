@@ -1330,16 +1330,18 @@ end;
 $$;
 
 -- geneva._check_job: refuses a worker's report that names a River job other
--- than the one that ran the execution: its own job, or, for an execution a
--- chain of inline steps started without a job (complete_and_continue), the
--- job of the chain: the last execution of the workflow up to it that has one.
--- Without the check a report could complete any running job of River's.
+-- than one that ran the execution: a geneva_step job for the execution (its
+-- own job_id, or any copy of it River delivered: its arguments name the
+-- execution), or, for an execution a chain of inline steps started without a
+-- job (complete_and_continue), the job of the chain: that of the last
+-- execution of the workflow before it that has one. Without the check a
+-- report could complete any running job of River's.
 --
 -- Called by: complete_step and complete_and_continue (geneva._complete_step),
 -- fail_step, interrupt_step, under the locks of geneva._lock_execution, with
 -- the locked execution and the p_job_id the worker passed (NULL: no job to
 -- complete, nothing to check).
--- Raises: 22023 naming both jobs.
+-- Raises: 22023 naming the job and the execution.
 create or replace function geneva._check_job(p_execution geneva.step_executions, p_job_id bigint)
 returns void
 language plpgsql
@@ -1347,24 +1349,32 @@ stable
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_job_id bigint := p_execution.job_id;
+  v_head geneva.step_executions := p_execution;
 begin
-  if p_job_id is null or p_job_id = v_job_id then
+  if p_job_id is null or p_job_id = p_execution.job_id then
     return;
   end if;
-  if v_job_id is null then
-    select e.job_id into v_job_id
+  if p_execution.job_id is null then
+    select e.* into v_head
     from geneva.step_executions e
     where e.workflow_id = p_execution.workflow_id
       and e.id < p_execution.id
       and e.job_id is not null
     order by e.id desc
     limit 1;
+    if p_job_id = v_head.job_id then
+      return;
+    end if;
   end if;
-  if v_job_id is distinct from p_job_id then
+  if v_head.id is null or not exists (
+    select from public.river_job j
+    where j.id = p_job_id
+      and j.kind = 'geneva_step'
+      and j.args ->> 'execution_id' = v_head.id::text
+  ) then
     raise exception 'job % did not run step execution %', p_job_id, p_execution.id
       using errcode = '22023',
-            detail = pg_catalog.format('Its job is %s.', coalesce(v_job_id::text, 'none')),
+            detail = pg_catalog.format('Its job is %s.', coalesce(v_head.job_id::text, 'none')),
             table = 'step_executions';
   end if;
 end;
@@ -1721,6 +1731,90 @@ begin
       where e.workflow_id = v_workflow.id and e.state = 'scheduled'
     );
   end if;
+  return true;
+end;
+$$;
+
+-- geneva._repair_orphan: repairs one workflow whose state has no matching
+-- active execution (the shapes of geneva.orphan_workflows), the way its state
+-- says:
+--   ready or performing: a mismatched active execution (an in_progress one of
+--     a ready workflow, a scheduled one of a performing workflow) ends
+--     canceled/recovered; then the step the workflow was at (performing: the
+--     current step; ready: the next step) is scheduled now, counting one more
+--     attempt of it, and the workflow is ready (an operator's pending request
+--     applies, see geneva._advance); a step no longer defined pauses the
+--     workflow instead
+--   finished or canceled: the active execution ends canceled/recovered (its
+--     waiting job is canceled); the workflow stays as it is
+-- The ended execution's metadata.recovery_reason and the new execution's
+-- metadata.repaired name the shape ('orphan_' || shape for the first).
+--
+-- Called by: geneva.housekeep, once per row of geneva.orphan_workflows.
+-- Locks: the workflow row, then its active execution, skipping the workflow
+-- when another transaction holds it (the next round tries again); the shape
+-- is checked again under the lock. Returns whether it repaired the workflow.
+create or replace function geneva._repair_orphan(p_workflow_id bigint)
+returns boolean
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_workflow geneva.workflows;
+  v_definition geneva.workflow_definitions;
+  v_active geneva.step_executions;
+  v_from geneva.step_executions;
+  v_shape text;
+  v_step_name text;
+begin
+  select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id for no key update skip locked;
+  if v_workflow.id is null then
+    return false;
+  end if;
+  select e.* into v_active
+  from geneva.step_executions e
+  where e.workflow_id = v_workflow.id and e.state in ('scheduled', 'in_progress')
+  for no key update;
+
+  v_shape := case
+    when v_workflow.state = 'ready' and v_active.state is distinct from 'scheduled' then 'ready_without_scheduled'
+    when v_workflow.state = 'performing' and v_active.state is distinct from 'in_progress' then 'performing_without_running'
+    when v_workflow.state in ('finished', 'canceled') and v_active.id is not null then 'ended_with_active'
+  end;
+  if v_shape is null then
+    return false;
+  end if;
+
+  if v_active.id is not null then
+    perform geneva._end_execution(
+      v_active, 'canceled', 'recovered', p_metadata => jsonb_build_object('recovery_reason', 'orphan_' || v_shape)
+    );
+  end if;
+  if v_shape = 'ended_with_active' then
+    return true;
+  end if;
+
+  v_definition := geneva._definition(v_workflow.workflow_type);
+  v_step_name := case
+    when v_workflow.state = 'performing' then coalesce(v_workflow.current_step_name, v_workflow.next_step_name)
+    else v_workflow.next_step_name
+  end;
+  select e.* into v_from
+  from geneva.step_executions e
+  where e.workflow_id = v_workflow.id and e.step_name = v_step_name
+  order by e.id desc
+  limit 1;
+
+  if v_step_name is null or array_position(v_definition.step_names, v_step_name) is null then
+    perform geneva._advance(v_workflow, v_definition, 'pause', v_step_name);
+    return true;
+  end if;
+
+  perform geneva._advance(v_workflow, v_definition, 'same', v_step_name, p_from => v_from);
+  update geneva.step_executions e
+  set metadata = e.metadata || jsonb_build_object('repaired', v_shape)
+  where e.workflow_id = v_workflow.id and e.state in ('scheduled', 'in_progress');
   return true;
 end;
 $$;
@@ -3300,11 +3394,14 @@ comment on function geneva.step_defined(text, text) is
 --    workflows are never recovered. A recovered scheduled execution's River
 --    job, if still waiting, is canceled, and the new one keeps its place in
 --    the queue.
+-- 3. Repairs up to p_batch_size workflows whose state has no matching active
+--    execution (geneva.orphan_workflows; see geneva._repair_orphan).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
--- "stuck_in_progress_recovered", "stuck_scheduled_recovered", "more"}; "more"
+-- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
+-- "orphans_repaired", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
 -- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
@@ -3330,6 +3427,8 @@ declare
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
+  v_orphans integer := 0;
+  v_workflow_id bigint;
   v_full boolean := false;
   v_execution_id bigint;
 begin
@@ -3417,7 +3516,20 @@ begin
     v_full := v_full or (v_candidates = p_batch_size and v_scheduled > 0);
   end if;
 
+  -- 4. orphans: a workflow state without its active execution
+  v_candidates := 0;
+  for v_workflow_id in
+    select o.workflow_id from geneva.orphan_workflows o limit p_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._repair_orphan(v_workflow_id) then
+      v_orphans := v_orphans + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+
   return jsonb_build_object(
+    'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
     'stuck_in_progress_recovered', v_in_progress,
@@ -3843,6 +3955,61 @@ where w.state = 'paused';
 comment on view geneva.paused_workflows is
 'Paused workflows with the error that paused them and the execution they keep scheduled.';
 
+-- geneva.orphan_workflows: workflows whose state has no matching active
+-- execution, shapes no engine function makes (hand-written SQL with the
+-- guards disabled, a restore of part of a backup, a bug): housekeeping
+-- repairs them (geneva._repair_orphan). List it before geneva.stuck_executions
+-- on a dashboard: a stuck execution waits for a threshold, an orphan never
+-- moves on its own.
+--
+-- orphan says which shape:
+--   ready_without_scheduled      a ready workflow with no scheduled execution
+--   performing_without_running   a performing workflow with no in_progress one
+--   ended_with_active            a finished or canceled workflow with an
+--                                active (scheduled or in_progress) execution
+-- execution_id and execution_state name the active execution there is, if
+-- any.
+--
+-- For dashboards and operators. Ended workflows are found from the active
+-- executions (partial index step_executions_one_active), the others from the
+-- workflows' state index.
+
+create or replace view geneva.orphan_workflows as
+select
+  w.id as workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  case w.state
+    when 'ready' then 'ready_without_scheduled'
+    when 'performing' then 'performing_without_running'
+  end as orphan,
+  e.id as execution_id,
+  e.state as execution_state
+from geneva.workflows w
+left join geneva.step_executions e
+  on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
+where (w.state = 'ready' and e.state is distinct from 'scheduled')
+  or (w.state = 'performing' and e.state is distinct from 'in_progress')
+union all
+select
+  w.id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  'ended_with_active',
+  e.id,
+  e.state
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+where e.state in ('scheduled', 'in_progress')
+  and w.state in ('finished', 'canceled');
+
+comment on view geneva.orphan_workflows is
+'Workflows whose state has no matching active execution (shapes no function makes); housekeeping repairs them.';
+
 -- geneva.stuck_executions: the executions housekeeping would recover as
 -- stuck: in_progress with no start, checkpoint or heartbeat (updated_at) for
 -- an hour (their worker died), or scheduled and overdue by 15 minutes while
@@ -4042,6 +4209,7 @@ to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role", :"geneva_
 grant select on
   geneva.workflow_counts,
   geneva.paused_workflows,
+  geneva.orphan_workflows,
   geneva.stuck_executions,
   geneva.workflow_timeline,
   geneva.step_stats

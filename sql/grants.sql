@@ -78,6 +78,7 @@ to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}
 grant select on
   geneva.workflow_counts,
   geneva.paused_workflows,
+  geneva.orphan_workflows,
   geneva.stuck_executions,
   geneva.workflow_timeline,
   geneva.step_stats

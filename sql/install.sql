@@ -50,6 +50,7 @@ $$;
 {{ template "functions/_resolve_policy.sql" . }}
 {{ template "functions/_backoff_wait.sql" . }}
 {{ template "functions/_recover_execution.sql" . }}
+{{ template "functions/_repair_orphan.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}
@@ -90,6 +91,7 @@ $$;
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
 {{ template "views/paused_workflows.sql" . }}
+{{ template "views/orphan_workflows.sql" . }}
 {{ template "views/stuck_executions.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}

@@ -536,6 +536,7 @@ func TestHousekeep(t *testing.T) {
 			"step_executions_cleaned_up":  float64(0),
 			"stuck_in_progress_recovered": float64(0),
 			"stuck_scheduled_recovered":   float64(0),
+			"orphans_repaired":            float64(0),
 			"more":                        false,
 		}, got)
 	})

@@ -69,7 +69,8 @@ func (h *housekeepWorker) Work(ctx context.Context, job *river.Job[HousekeepArgs
 			slog.Int("workflows_cleaned_up", total.WorkflowsCleanedUp),
 			slog.Int("step_executions_cleaned_up", total.StepExecutionsCleanedUp),
 			slog.Int("stuck_in_progress_recovered", total.StuckInProgressRecovered),
-			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered))
+			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered),
+			slog.Int("orphans_repaired", total.OrphansRepaired))
 	}
 	return nil
 }

@@ -16,11 +16,14 @@
 --    workflows are never recovered. A recovered scheduled execution's River
 --    job, if still waiting, is canceled, and the new one keeps its place in
 --    the queue.
+-- 3. Repairs up to p_batch_size workflows whose state has no matching active
+--    execution (geneva.orphan_workflows; see geneva._repair_orphan).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
--- "stuck_in_progress_recovered", "stuck_scheduled_recovered", "more"}; "more"
+-- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
+-- "orphans_repaired", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
 -- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
@@ -46,6 +49,8 @@ declare
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
+  v_orphans integer := 0;
+  v_workflow_id bigint;
   v_full boolean := false;
   v_execution_id bigint;
 begin
@@ -133,7 +138,20 @@ begin
     v_full := v_full or (v_candidates = p_batch_size and v_scheduled > 0);
   end if;
 
+  -- 4. orphans: a workflow state without its active execution
+  v_candidates := 0;
+  for v_workflow_id in
+    select o.workflow_id from geneva.orphan_workflows o limit p_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._repair_orphan(v_workflow_id) then
+      v_orphans := v_orphans + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+
   return jsonb_build_object(
+    'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
     'stuck_in_progress_recovered', v_in_progress,
