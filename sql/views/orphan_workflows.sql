@@ -13,9 +13,10 @@
 -- execution_id and execution_state name the active execution there is, if
 -- any.
 --
--- For dashboards and operators. Ended workflows are found from the active
--- executions (partial index step_executions_one_active), the others from the
--- workflows' state index.
+-- For dashboards and operators, and housekeeping's sweep (every round: it
+-- reads every ready and performing workflow, through the index
+-- workflows_state_type, and every active execution, through
+-- step_executions_one_active).
 
 create or replace view geneva.orphan_workflows as
 select
@@ -24,27 +25,23 @@ select
   w.hero_type,
   w.hero_id,
   w.state,
-  case w.state
-    when 'ready' then 'ready_without_scheduled'
-    when 'performing' then 'performing_without_running'
-  end as orphan,
+  'ready_without_scheduled' as orphan,
   e.id as execution_id,
   e.state as execution_state
 from geneva.workflows w
 left join geneva.step_executions e
   on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
-where (w.state = 'ready' and e.state is distinct from 'scheduled')
-  or (w.state = 'performing' and e.state is distinct from 'in_progress')
+where w.state = 'ready'
+  and e.state is distinct from 'scheduled'
 union all
-select
-  w.id,
-  w.workflow_type,
-  w.hero_type,
-  w.hero_id,
-  w.state,
-  'ended_with_active',
-  e.id,
-  e.state
+select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, 'performing_without_running', e.id, e.state
+from geneva.workflows w
+left join geneva.step_executions e
+  on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
+where w.state = 'performing'
+  and e.state is distinct from 'in_progress'
+union all
+select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, 'ended_with_active', e.id, e.state
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 where e.state in ('scheduled', 'in_progress')
