@@ -13,9 +13,9 @@
 --    lost, or the queue is that far behind), by p_recovery_action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
---    workflows are never recovered. A recovered scheduled execution's River
---    job, if still waiting, is canceled, and the new one keeps its place in
---    the queue.
+--    workflows are never recovered. A scheduled execution whose River job
+--    still waits is late, not lost: it is recovered in place (due now, no new
+--    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to p_batch_size workflows whose state has no matching active
 --    execution (geneva.orphan_workflows; see geneva._repair_orphan).
 --
