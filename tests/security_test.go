@@ -1,6 +1,10 @@
 package tests
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -259,4 +263,67 @@ func TestFakeClockOnlyInTestDatabases(t *testing.T) {
 		_, err := conn.Exec(b.ctx, "create table geneva.fake_clock_enabled ()")
 		requireCode(t, err, "42501")
 	}
+}
+
+// TestRoleNames: the roles' names come from MigrateOpts.Roles for
+// geneva.Migrate and from psql variables for dist/geneva.sql; the roles are
+// created when missing.
+func TestRoleNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	// names of this test's own, dropped after the databases
+	suffix := make([]byte, 4)
+	_, err := rand.Read(suffix)
+	require.NoError(t, err)
+	prefix := "geneva_t" + hex.EncodeToString(suffix) + "_"
+	roles := geneva.Roles{App: prefix + "app", Operator: prefix + "operator", Worker: prefix + "worker", Reader: prefix + "reader"}
+	t.Cleanup(func() {
+		server, err := pgx.Connect(ctx, dbtest.ServerURL())
+		if err != nil {
+			t.Errorf("dropping roles: %v", err)
+			return
+		}
+		defer server.Close(ctx)
+		for _, role := range []string{roles.App, roles.Operator, roles.Worker, roles.Reader} {
+			if _, err := server.Exec(ctx, "drop role if exists "+pgx.Identifier{role}.Sanitize()); err != nil {
+				t.Errorf("dropping role %s: %v", role, err)
+			}
+		}
+	})
+
+	check := func(t *testing.T, conn *pgx.Conn) {
+		t.Helper()
+		for role, may := range map[string]bool{
+			roles.App: true, roles.Operator: true, roles.Reader: false, roles.Worker: false,
+		} {
+			var got bool
+			require.NoError(t, conn.QueryRow(ctx,
+				"select has_function_privilege($1, 'geneva.create_workflow(text, text, text, boolean)', 'execute')", role).Scan(&got))
+			require.Equal(t, may, got, role)
+		}
+		var login bool
+		require.NoError(t, conn.QueryRow(ctx, "select rolcanlogin from pg_roles where rolname = $1", roles.Worker).Scan(&login))
+		require.False(t, login)
+	}
+
+	t.Run("Migrate", func(t *testing.T) {
+		databaseURL := newEmptyDatabase(t)
+		pool := newPoolURL(t, databaseURL)
+		_, err := geneva.Migrate(ctx, pool, &geneva.MigrateOpts{Roles: roles})
+		require.NoError(t, err)
+		check(t, newConnURL(t, databaseURL))
+	})
+
+	t.Run("Psql", func(t *testing.T) {
+		psql := requirePsql(t)
+		databaseURL := newEmptyDatabase(t)
+		cmd := exec.CommandContext(ctx, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+			"-v", "geneva_app_role="+roles.App, "-v", "geneva_operator_role="+roles.Operator,
+			"-v", "geneva_worker_role="+roles.Worker, "-v", "geneva_reader_role="+roles.Reader,
+			"-f", distFile, "-d", databaseURL)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		check(t, newConnURL(t, databaseURL))
+	})
 }
