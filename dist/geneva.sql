@@ -3638,9 +3638,13 @@ $$;
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or a column
--- the table does not have; 42P01 (from the regclass cast) for an unknown
--- table.
+-- It runs as Geneva's owner (security definer), who needs the TRIGGER
+-- privilege on the table (an owner of the application's tables has it);
+-- Geneva's own tables and River's are refused.
+--
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type, a column
+-- the table does not have, or a table of Geneva's or River's; 42P01 (from the
+-- regclass cast) for an unknown table.
 create or replace function geneva.track_hero(
   p_table regclass,
   p_hero_type text,
@@ -3658,6 +3662,14 @@ begin
   end if;
   if p_hero_type = '' then
     raise exception 'hero type must not be empty' using errcode = '22023';
+  end if;
+  if exists (
+    select from pg_catalog.pg_class c
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where c.oid = p_table
+      and (n.nspname = 'geneva' or (n.nspname = 'public' and c.relname like 'river\_%'))
+  ) then
+    raise exception 'table % is Geneva''s or River''s, not a hero table', p_table using errcode = '22023';
   end if;
   if not exists (
     select 1
@@ -4179,7 +4191,15 @@ begin
     pg_catalog.current_setting('geneva.role_reader')
   ] loop
     if not exists (select from pg_catalog.pg_roles r where r.rolname = v_role) then
-      execute pg_catalog.format('create role %I nologin', v_role);
+      begin
+        execute pg_catalog.format('create role %I nologin', v_role);
+      exception when insufficient_privilege then
+        raise exception 'role % does not exist, and % may not create it', v_role, current_user
+          using errcode = '42501',
+                hint = pg_catalog.format(
+                  'Create it once as a role with CREATEROLE (create role %I nologin), or name existing roles (README, "Security").',
+                  v_role);
+      end;
     end if;
   end loop;
 end;

@@ -43,7 +43,15 @@ begin
     pg_catalog.current_setting('geneva.role_reader')
   ] loop
     if not exists (select from pg_catalog.pg_roles r where r.rolname = v_role) then
-      execute pg_catalog.format('create role %I nologin', v_role);
+      begin
+        execute pg_catalog.format('create role %I nologin', v_role);
+      exception when insufficient_privilege then
+        raise exception 'role % does not exist, and % may not create it', v_role, current_user
+          using errcode = '42501',
+                hint = pg_catalog.format(
+                  'Create it once as a role with CREATEROLE (create role %I nologin), or name existing roles (README, "Security").',
+                  v_role);
+      end;
     end if;
   end loop;
 end;

@@ -194,6 +194,11 @@ func TestLeastPrivilege(t *testing.T) {
 		_, err := operator.Exec(b.ctx, "select geneva.pause_workflow($1)", other)
 		require.NoError(t, err)
 		require.Equal(t, "paused", b.workflow(t, other).State)
+		// hero tracking runs as the owner, but never on Geneva's or River's tables
+		for _, table := range []string{"geneva.workflows", "geneva.step_executions", "public.river_job"} {
+			_, err = operator.Exec(b.ctx, "select geneva.track_hero($1, 'User', 'id')", table)
+			requireCode(t, err, "22023")
+		}
 
 		worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
 		started, ok, err := startStepOn(b.ctx, worker, first.ID, nil)
