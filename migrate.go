@@ -24,11 +24,6 @@ const VersionTable = "public.geneva_schema_version"
 // River jobs into public.river_job and notify public.river_insert.
 const RiverSchema = "public"
 
-// fakeClockSQL makes a database honour geneva.fake_now (see sql/functions/now.sql).
-const fakeClockSQL = `create table if not exists geneva.fake_clock_enabled ();
-comment on table geneva.fake_clock_enabled is
-  'Test database: geneva.now() honours the setting geneva.fake_now. Drop it to stop that.'`
-
 // migrateLockKey serializes concurrent runs of Migrate (River's migrator takes
 // no lock of its own). Arbitrary; spells "geneva" in hex, roughly.
 const migrateLockKey = int64(0x67656e657661)
@@ -44,12 +39,6 @@ type MigrateOpts struct {
 	// grants its functions and views to. Empty names take the defaults of
 	// [DefaultRoles].
 	Roles Roles
-
-	// FakeClock lets geneva.now() honour the setting geneva.fake_now in this
-	// database (it creates the table geneva.fake_clock_enabled). For test
-	// databases only: with it, any session can move the engine's clock.
-	// Without it, Migrate leaves the clock as it finds it.
-	FakeClock bool
 }
 
 // Roles are the names of Geneva's four NOLOGIN roles (README, "Security").
@@ -187,12 +176,6 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 	}
 	if err := migrate.InstallCodePackage(ctx, conn, opts.Roles.templateData(), codePackage); err != nil {
 		return nil, fmt.Errorf("geneva: migrate: installing sql/: %w", describePgError(err))
-	}
-
-	if opts.FakeClock {
-		if _, err := conn.Exec(ctx, fakeClockSQL); err != nil {
-			return nil, fmt.Errorf("geneva: migrate: enabling the fake clock: %w", err)
-		}
 	}
 
 	return result, nil

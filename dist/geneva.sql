@@ -675,12 +675,12 @@ $$;
 -- engine function reads time only through this, so tests travel in time with
 -- `set geneva.fake_now = '…'`.
 --
--- A test database is one where the table geneva.fake_clock_enabled exists
--- (`geneva.Migrate` with MigrateOpts.FakeClock creates it; the test harness
--- does so). Only the schema's owner can create tables in schema geneva, so in
--- any other database a session's geneva.fake_now is ignored: no role can move
--- the clock that decides what is due or stuck. The check is a catalog lookup
--- made only when the setting is set.
+-- A test database is one where the table geneva.fake_clock_enabled exists:
+-- the owner's `select geneva.allow_fake_clock(true)` (the test harness calls
+-- it) creates it. Only the schema's owner can create tables in schema geneva,
+-- so in any other database a session's geneva.fake_now is ignored: no role
+-- can move the clock that decides what is due or stuck. The check is a
+-- catalog lookup made only when the setting is set.
 --
 -- Called by: every engine function; tests.
 -- Unlike the other functions it has no `set search_path` and is not a
@@ -700,7 +700,41 @@ as $$
 $$;
 
 comment on function geneva.now() is
-'The engine''s clock: now(), or the setting geneva.fake_now where the table geneva.fake_clock_enabled exists (test databases).';
+'The engine''s clock: now(), or the setting geneva.fake_now where geneva.allow_fake_clock(true) was called (test databases).';
+
+-- geneva.allow_fake_clock: turns the test clock on or off for this database:
+-- whether geneva.now() honours a session's geneva.fake_now (see
+-- sql/functions/now.sql). On means the table geneva.fake_clock_enabled
+-- exists. Off after a fresh install; `geneva migrate` leaves it as it is.
+--
+-- Called by: test harnesses (internal/dbtest, after migrating a test
+-- database), outside test suites; never in production.
+-- For the schema's owner only: it runs as its caller and is granted to no
+-- one, and creating a table in schema geneva needs the owner's privilege, so
+-- any other role gets 42501.
+-- Raises: 22004 for NULL; 42501 for a role other than the owner.
+create or replace function geneva.allow_fake_clock(p_allow boolean)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if p_allow is null then
+    raise exception 'allow must not be null' using errcode = '22004';
+  end if;
+  if p_allow then
+    create table if not exists geneva.fake_clock_enabled ();
+    comment on table geneva.fake_clock_enabled is
+      'Test database: geneva.now() honours the setting geneva.fake_now (geneva.allow_fake_clock).';
+  else
+    drop table if exists geneva.fake_clock_enabled;
+  end if;
+end;
+$$;
+
+comment on function geneva.allow_fake_clock(boolean) is
+'Test databases only, owner only: lets geneva.now() honour the setting geneva.fake_now (true) or not (false).';
 
 -- geneva._parse_wait: reads a wait from a definition: an interval string
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
@@ -4171,8 +4205,8 @@ comment on view geneva.step_stats is
 --
 -- Everything is revoked first, so a privilege removed here is removed from
 -- the database too. A function or view added to the package must be added
--- below (tests/grants_test.go fails until it is); a private `_` helper or a
--- table never is.
+-- below (TestGrants in tests/security_test.go fails until it is); a private
+-- `_` helper or a table never is.
 
 select
   pg_catalog.set_config('geneva.role_app', :'geneva_app_role', true),
@@ -4217,6 +4251,8 @@ from public, :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role",
 
 grant usage on schema geneva
 to :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role", :"geneva_reader_role";
+
+-- (geneva.allow_fake_clock is the owner's alone: granted to no one.)
 
 -- The clock, for every role (tests and dashboards read it).
 grant execute on function geneva.now()

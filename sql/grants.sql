@@ -23,8 +23,8 @@
 --
 -- Everything is revoked first, so a privilege removed here is removed from
 -- the database too. A function or view added to the package must be added
--- below (tests/grants_test.go fails until it is); a private `_` helper or a
--- table never is.
+-- below (TestGrants in tests/security_test.go fails until it is); a private
+-- `_` helper or a table never is.
 
 select
   pg_catalog.set_config('geneva.role_app', {{ .role_app_name }}, true),
@@ -69,6 +69,8 @@ from public, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}, {{ .role
 
 grant usage on schema geneva
 to {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}, {{ .role_reader }};
+
+-- (geneva.allow_fake_clock is the owner's alone: granted to no one.)
 
 -- The clock, for every role (tests and dashboards read it).
 grant execute on function geneva.now()

@@ -32,6 +32,7 @@ $$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
+{{ template "functions/allow_fake_clock.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
 {{ template "functions/_definition.sql" . }}

@@ -28,6 +28,7 @@ func TestGrants(t *testing.T) {
 			select p.oid::regprocedure::text
 			from pg_proc p
 			where p.pronamespace = 'geneva'::regnamespace and p.proname not like '\_%'
+			  and p.proname <> 'allow_fake_clock' -- the owner's alone
 			  and p.prokind = 'f'
 			  and not exists (select from unnest($1::text[]) r where has_function_privilege(r, p.oid, 'execute'))
 			order by 1`, roles)
@@ -111,7 +112,9 @@ func TestLeastPrivilege(t *testing.T) {
 		"insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at) values ('ThreeSteps', 'User', '2', 'ready', now(), now())",
 		"delete from geneva.workflow_definitions",
 		"select nextval('geneva.workflows_id_seq')",
-		// enable the fake clock
+		// turn the test clock on or off
+		"select geneva.allow_fake_clock(true)",
+		"select geneva.allow_fake_clock(false)",
 		"create table geneva.fake_clock_enabled ()",
 		"drop table geneva.fake_clock_enabled",
 		// call a helper
@@ -228,7 +231,7 @@ func TestTempTypeShadowing(t *testing.T) {
 }
 
 // TestFakeClockOnlyInTestDatabases: geneva.fake_now moves the clock only
-// where the owner enabled it (geneva.fake_clock_enabled exists); no other role
+// where the owner turned it on (geneva.allow_fake_clock); no other role
 // can enable it.
 func TestFakeClockOnlyInTestDatabases(t *testing.T) {
 	b := setup(t)
@@ -243,7 +246,7 @@ func TestFakeClockOnlyInTestDatabases(t *testing.T) {
 	require.True(t, now.Equal(far))
 
 	// disabled: ignored, by the functions too
-	_, err := b.conn.Exec(b.ctx, "drop table geneva.fake_clock_enabled")
+	_, err := b.conn.Exec(b.ctx, "select geneva.allow_fake_clock(false)")
 	require.NoError(t, err)
 	require.NoError(t, worker.QueryRow(b.ctx, "select geneva.now()").Scan(&now))
 	require.WithinDuration(t, time.Now(), now, time.Hour)
@@ -265,7 +268,9 @@ func TestFakeClockOnlyInTestDatabases(t *testing.T) {
 	// and no role can enable it
 	for _, role := range []dbtest.Role{dbtest.App, dbtest.Operator, dbtest.Reader, dbtest.Worker} {
 		conn := dbtest.NewConnAs(t, b.conf, role)
-		_, err := conn.Exec(b.ctx, "create table geneva.fake_clock_enabled ()")
+		_, err := conn.Exec(b.ctx, "select geneva.allow_fake_clock(true)")
+		requireCode(t, err, "42501")
+		_, err = conn.Exec(b.ctx, "create table geneva.fake_clock_enabled ()")
 		requireCode(t, err, "42501")
 	}
 }

@@ -3,7 +3,7 @@
 // content of migrations/ and sql/ (and River's migrations).
 //
 // Geneva's schema is installed by its owner, pgtestdb's test role, with the
-// fake clock enabled (geneva.Migrate's FakeClock: sessions may set
+// test clock on (`select geneva.allow_fake_clock(true)`: sessions may set
 // geneva.fake_now). The connections of NewConfig, NewPool and NewConn are the
 // owner's; NewPoolAs and NewConnAs connect as login roles that are members of
 // Geneva's roles (App, Operator, Worker, Reader), for tests that act as an
@@ -44,7 +44,7 @@ const EnvURL = "TEST_DATABASE_URL"
 
 // migratorRev is part of the template's hash; bump it when Migrate's logic
 // changes in a way the hashed files do not show.
-const migratorRev = "2"
+const migratorRev = "3"
 
 // Role is a login role of the test server, a member of one of Geneva's
 // roles (with their default names).
@@ -276,7 +276,10 @@ func (migrator) Migrate(ctx context.Context, _ *sql.DB, conf pgtestdb.Config) er
 		return err
 	}
 	defer pool.Close()
-	_, err = geneva.Migrate(ctx, pool, &geneva.MigrateOpts{FakeClock: true})
+	if _, err := geneva.Migrate(ctx, pool, nil); err != nil {
+		return err
+	}
+	_, err = pool.Exec(ctx, "select geneva.allow_fake_clock(true)")
 	return err
 }
 

@@ -5,12 +5,12 @@
 -- engine function reads time only through this, so tests travel in time with
 -- `set geneva.fake_now = '…'`.
 --
--- A test database is one where the table geneva.fake_clock_enabled exists
--- (`geneva.Migrate` with MigrateOpts.FakeClock creates it; the test harness
--- does so). Only the schema's owner can create tables in schema geneva, so in
--- any other database a session's geneva.fake_now is ignored: no role can move
--- the clock that decides what is due or stuck. The check is a catalog lookup
--- made only when the setting is set.
+-- A test database is one where the table geneva.fake_clock_enabled exists:
+-- the owner's `select geneva.allow_fake_clock(true)` (the test harness calls
+-- it) creates it. Only the schema's owner can create tables in schema geneva,
+-- so in any other database a session's geneva.fake_now is ignored: no role
+-- can move the clock that decides what is due or stuck. The check is a
+-- catalog lookup made only when the setting is set.
 --
 -- Called by: every engine function; tests.
 -- Unlike the other functions it has no `set search_path` and is not a
@@ -30,4 +30,4 @@ as $$
 $$;
 
 comment on function geneva.now() is
-'The engine''s clock: now(), or the setting geneva.fake_now where the table geneva.fake_clock_enabled exists (test databases).';
+'The engine''s clock: now(), or the setting geneva.fake_now where geneva.allow_fake_clock(true) was called (test databases).';

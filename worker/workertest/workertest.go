@@ -17,8 +17,8 @@
 // geneva.fake_now): to run a step that is not yet due it moves the clock to
 // the step's time, so waits are honoured without sleeping and the history
 // reads as it would in production, only sooner. The database must honour
-// that setting: migrate it with geneva.MigrateOpts{FakeClock: true} (test
-// databases only).
+// that setting: its owner runs `select geneva.allow_fake_clock(true)` once
+// (test databases only).
 package workertest
 
 import (
