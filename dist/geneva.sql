@@ -4186,7 +4186,13 @@ comment on view geneva.step_stats is
 -- The functions are the only door: the public ones are security definers
 -- (they run as the schema's owner) and no role has any privilege on a table
 -- of schema geneva, so a role can do exactly what the functions it may
--- execute allow. Four NOLOGIN roles, granted to login roles by the database's
+-- execute allow. The private `_` helpers are not security definers: only the
+-- public functions call them, already as the owner, so being definers would
+-- add a privilege switch to every call of the hot path and nothing else; and
+-- were one ever granted by mistake, it would still run with its caller's
+-- privileges only. The exception is geneva._trg_hero_deleted, a trigger
+-- function fired by the application's own deletes. geneva.allow_fake_clock
+-- is the owner's alone (invoker rights, granted to no one). Four NOLOGIN roles, granted to login roles by the database's
 -- administrator (README, "Security"):
 --
 --   reader    dashboards: the views and the read functions
@@ -4251,8 +4257,6 @@ from public, :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role",
 
 grant usage on schema geneva
 to :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role", :"geneva_reader_role";
-
--- (geneva.allow_fake_clock is the owner's alone: granted to no one.)
 
 -- The clock, for every role (tests and dashboards read it).
 grant execute on function geneva.now()
