@@ -1242,6 +1242,8 @@ begin
     );
   end if;
 
+  -- the only inserter of active executions (sql/triggers/step_executions_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
     continues_from_id, created_at, updated_at
@@ -1250,6 +1252,7 @@ begin
     case when p_start then 'in_progress' else 'scheduled' end, p_scheduled_for,
     case when p_start then v_now end, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
   );
+  perform pg_catalog.set_config('geneva.inserting', '', true);
 
   return v_execution_id;
 end;
@@ -2113,6 +2116,8 @@ begin
     case when v_first_step is null then v_now end, null
   );
 
+  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen
     insert into geneva.workflows
@@ -2132,6 +2137,8 @@ begin
       v_inserted := false;
     end;
   end if;
+
+  perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- guard: one ongoing workflow per type and hero
   if not v_inserted then
@@ -3827,11 +3834,14 @@ execute function geneva._trg_step_executions_guard_state();
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row, for every role, the owner included (the others have no
 -- privilege on the table at all): changing its identity (id, workflow type,
--- hero, allow_multiple, created_at), and deleting it other than through
--- housekeeping's retention.
+-- hero, allow_multiple, created_at), deleting it other than through
+-- housekeeping's retention, and inserting an ongoing one (ready, performing,
+-- paused) other than through geneva.create_workflow (ended history may be
+-- inserted: an import, the benchmark's fill).
 --
--- geneva.housekeep sets geneva.retention to 'on' (transaction-local) for its
--- delete only; deleting a workflow deletes its executions with it.
+-- geneva.housekeep sets geneva.retention, and geneva.create_workflow
+-- geneva.inserting, to 'on' (transaction-local) around their statement only;
+-- deleting a workflow deletes its executions with it.
 -- Raises: 55000, naming the workflow and what was refused.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger
@@ -3840,6 +3850,16 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
+  if tg_op = 'INSERT' then
+    if new.state not in ('finished', 'canceled')
+      and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on' then
+      raise exception 'an ongoing workflow cannot be inserted by hand'
+        using errcode = '55000',
+              hint = 'Create workflows with geneva.create_workflow.',
+              table = 'workflows';
+    end if;
+    return new;
+  end if;
   if tg_op = 'DELETE' then
     if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
       raise exception 'workflow % cannot be deleted by hand', old.id
@@ -3862,7 +3882,7 @@ end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before update or delete on geneva.workflows
+before insert or update or delete on geneva.workflows
 for each row
 execute function geneva._trg_workflows_guard_columns();
 
@@ -3870,9 +3890,12 @@ execute function geneva._trg_workflows_guard_columns();
 -- does to an execution row, for every role, the owner included (the others
 -- have no privilege on the table at all): changing its identity (id,
 -- workflow, step name, attempt, the execution it continues, created_at),
--- changing anything of an ended execution (its facts are history), and
+-- changing anything of an ended execution (its facts are history),
 -- deleting it other than with its workflow through housekeeping's retention
--- (the setting geneva.retention = 'on', see workflows_guard_columns).
+-- (the setting geneva.retention = 'on', see workflows_guard_columns), and
+-- inserting an active one (scheduled, in_progress) other than through
+-- geneva._schedule_step (the setting geneva.inserting = 'on'; ended history
+-- may be inserted).
 --
 -- Fires before step_executions_guard_state (triggers fire in name order).
 -- Raises: 55000, naming the execution and what was refused.
@@ -3883,6 +3906,16 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
+  if tg_op = 'INSERT' then
+    if new.state in ('scheduled', 'in_progress')
+      and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on' then
+      raise exception 'an active step execution cannot be inserted by hand'
+        using errcode = '55000',
+              hint = 'Executions are scheduled by the geneva functions (schedule_step, resume_workflow, …).',
+              table = 'step_executions';
+    end if;
+    return new;
+  end if;
   if tg_op = 'DELETE' then
     if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
       raise exception 'step execution % cannot be deleted by hand', old.id
@@ -3911,7 +3944,7 @@ end;
 $$;
 
 create or replace trigger step_executions_guard_columns
-before update or delete on geneva.step_executions
+before insert or update or delete on geneva.step_executions
 for each row
 execute function geneva._trg_step_executions_guard_columns();
 

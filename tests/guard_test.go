@@ -520,6 +520,10 @@ func TestGuardColumns(t *testing.T) {
 		"delete from geneva.step_executions",
 		`update geneva.workflow_definitions set definition = '{"steps": "oops"}', step_names = '{}', step_waits = '{}'`,
 		"delete from geneva.workflow_definitions",
+		`insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at)
+		   values ('ThreeSteps', 'User', 'hand', 'ready', now(), now())`,
+		`insert into geneva.step_executions (workflow_id, step_name, state, scheduled_for, created_at, updated_at)
+		   select id, 'c', 'scheduled', now(), now(), now() from geneva.workflows`,
 		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, queue, priority,
 		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
 	} {
@@ -527,6 +531,17 @@ func TestGuardColumns(t *testing.T) {
 		requireCode(t, err, "55000")
 	}
 	require.Equal(t, before, snapshot(), "a refused statement changed something")
+
+	t.Run("EndedHistoryMayBeInserted", func(t *testing.T) {
+		// as an import or the benchmark's fill does
+		_, err := b.conn.Exec(b.ctx, `with w as (
+			  insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at, transitioned_at, finished_at)
+			  values ('ThreeSteps', 'User', 'imported', 'finished', geneva.now(), geneva.now(), geneva.now(), geneva.now())
+			  returning id)
+			insert into geneva.step_executions (workflow_id, step_name, state, outcome, scheduled_for, finished_at, created_at, updated_at)
+			select id, 'a', 'completed', 'success', geneva.now(), geneva.now(), geneva.now(), geneva.now() from w`)
+		require.NoError(t, err)
+	})
 
 	t.Run("TheFunctionsStillDoIt", func(t *testing.T) {
 		// define_workflow rewrites a definition; its permission ends with it,

@@ -57,6 +57,8 @@ begin
     case when v_first_step is null then v_now end, null
   );
 
+  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen
     insert into geneva.workflows
@@ -76,6 +78,8 @@ begin
       v_inserted := false;
     end;
   end if;
+
+  perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- guard: one ongoing workflow per type and hero
   if not v_inserted then

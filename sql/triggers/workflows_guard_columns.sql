@@ -1,11 +1,14 @@
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row, for every role, the owner included (the others have no
 -- privilege on the table at all): changing its identity (id, workflow type,
--- hero, allow_multiple, created_at), and deleting it other than through
--- housekeeping's retention.
+-- hero, allow_multiple, created_at), deleting it other than through
+-- housekeeping's retention, and inserting an ongoing one (ready, performing,
+-- paused) other than through geneva.create_workflow (ended history may be
+-- inserted: an import, the benchmark's fill).
 --
--- geneva.housekeep sets geneva.retention to 'on' (transaction-local) for its
--- delete only; deleting a workflow deletes its executions with it.
+-- geneva.housekeep sets geneva.retention, and geneva.create_workflow
+-- geneva.inserting, to 'on' (transaction-local) around their statement only;
+-- deleting a workflow deletes its executions with it.
 -- Raises: 55000, naming the workflow and what was refused.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger
@@ -14,6 +17,16 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
+  if tg_op = 'INSERT' then
+    if new.state not in ('finished', 'canceled')
+      and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on' then
+      raise exception 'an ongoing workflow cannot be inserted by hand'
+        using errcode = '55000',
+              hint = 'Create workflows with geneva.create_workflow.',
+              table = 'workflows';
+    end if;
+    return new;
+  end if;
   if tg_op = 'DELETE' then
     if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
       raise exception 'workflow % cannot be deleted by hand', old.id
@@ -36,6 +49,6 @@ end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before update or delete on geneva.workflows
+before insert or update or delete on geneva.workflows
 for each row
 execute function geneva._trg_workflows_guard_columns();
