@@ -1311,6 +1311,8 @@ as $$
 declare
   v_now timestamptz := geneva.now();
 begin
+  -- the only ender of executions (sql/triggers/step_executions_guard_state.sql)
+  perform pg_catalog.set_config('geneva.ending', 'on', true);
   update geneva.step_executions e
   set state = p_state,
     outcome = p_outcome,
@@ -1325,6 +1327,7 @@ begin
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
   where e.id = p_execution.id;
+  perform pg_catalog.set_config('geneva.ending', '', true);
 
   if p_execution.state = 'scheduled' and p_execution.job_id is not null then
     update public.river_job j
@@ -3803,7 +3806,10 @@ execute function geneva._trg_workflows_guard_state();
 --
 -- Legal: scheduled -> in_progress, completed, failed, canceled, skipped;
 -- in_progress -> completed, failed, canceled, skipped. An ended execution
--- keeps its state and outcome.
+-- keeps its state and outcome. An execution ends only through
+-- geneva._end_execution, which sets geneva.ending to 'on' (transaction-local)
+-- around its update: ending one by hand would leave its workflow waiting for
+-- nothing (a ready workflow without a scheduled execution).
 -- Raises: 55000, naming the execution and both states.
 create or replace function geneva._trg_step_executions_guard_state()
 returns trigger
@@ -3819,6 +3825,13 @@ begin
       old.id, old.state, coalesce(old.outcome, 'no outcome'), new.state, coalesce(new.outcome, 'no outcome')
       using errcode = '55000',
             hint = 'Executions move forward only; the geneva functions record their ends.',
+            table = 'step_executions';
+  end if;
+  if new.state not in ('scheduled', 'in_progress')
+    and pg_catalog.current_setting('geneva.ending', true) is distinct from 'on' then
+    raise exception 'step execution % cannot be ended (%) by hand', old.id, new.state
+      using errcode = '55000',
+            hint = 'The geneva functions end executions (complete_step, fail_step, cancel_workflow, skip_step, housekeep).',
             table = 'step_executions';
   end if;
   return new;

@@ -400,12 +400,28 @@ func TestGuardState(t *testing.T) {
 					b.setNow(t, t0.Add(time.Minute))
 					err := b.guardSetExecutionState(id, to, guardOutcomes[to])
 
-					if !legal {
+					ends := from != to && to != "in_progress"
+					if !legal || ends {
+						// an end by hand is refused even when legal: only
+						// geneva._end_execution ends executions
 						requireCode(t, err, "55000")
 						require.Equal(t, before, b.execution(t, id), "nothing changed")
-						return
+						if !legal {
+							return
+						}
+						// with the engine's permission, a legal end passes
+						tx, err := b.conn.Begin(b.ctx)
+						require.NoError(t, err)
+						_, err = tx.Exec(b.ctx, "select set_config('geneva.ending', 'on', true)")
+						require.NoError(t, err)
+						_, err = tx.Exec(b.ctx, `update geneva.step_executions
+							set state = $2::text, outcome = $3, finished_at = coalesce(finished_at, geneva.now())
+							where id = $1`, id, to, guardOutcomes[to])
+						require.NoError(t, err)
+						require.NoError(t, tx.Commit(b.ctx))
+					} else {
+						require.NoError(t, err)
 					}
-					require.NoError(t, err)
 					got := b.execution(t, id)
 					require.Equal(t, to, got.State)
 					require.Equal(t, guardOutcomes[to], got.Outcome)
@@ -508,6 +524,9 @@ func TestGuardColumns(t *testing.T) {
 		"update geneva.workflows set allow_multiple = true",
 		"update geneva.workflows set created_at = created_at - interval '1 day'",
 		"delete from geneva.workflows",
+		// the issue's strand: a scheduled execution ended by hand
+		"update geneva.step_executions set state = 'completed', outcome = 'success', finished_at = now() where state = 'scheduled'",
+		"update geneva.step_executions set state = 'canceled', outcome = 'canceled_externally', finished_at = now() where state = 'scheduled'",
 		"update geneva.step_executions set step_name = 'c' where state = 'scheduled'",
 		"update geneva.step_executions set workflow_id = workflow_id + 1",
 		"update geneva.step_executions set attempt = attempt + 1",
