@@ -109,7 +109,7 @@ func TestClient(t *testing.T) {
 
 	t.Run("HousekeepZeroRetentionMeansZero", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client := setup(t)
+		ctx, _, client, _ := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		_, err = client.CancelWorkflow(ctx, id)
@@ -346,7 +346,7 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 
 func TestHousekeepIfDue(t *testing.T) {
 	t.Parallel()
-	ctx, pool, client := setup(t)
+	ctx, pool, client, _ := setup(t)
 
 	result, err := client.HousekeepIfDue(ctx, 0, nil)
 	require.NoError(t, err)
