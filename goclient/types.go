@@ -269,6 +269,9 @@ type HousekeepResult struct {
 	StepExecutionsCleanedUp  int `json:"step_executions_cleaned_up"`
 	StuckInProgressRecovered int `json:"stuck_in_progress_recovered"`
 	StuckScheduledRecovered  int `json:"stuck_scheduled_recovered"`
+	// OrphansRepaired counts workflows whose state had no matching active
+	// execution (the view geneva.orphan_workflows).
+	OrphansRepaired int `json:"orphans_repaired"`
 	// More is true when a batch was full: another round may find more.
 	More bool `json:"more"`
 }
@@ -279,5 +282,6 @@ func (r *HousekeepResult) Add(round *HousekeepResult) {
 	r.StepExecutionsCleanedUp += round.StepExecutionsCleanedUp
 	r.StuckInProgressRecovered += round.StuckInProgressRecovered
 	r.StuckScheduledRecovered += round.StuckScheduledRecovered
+	r.OrphansRepaired += round.OrphansRepaired
 	r.More = round.More
 }

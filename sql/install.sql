@@ -7,7 +7,7 @@
 -- migrations/ and on River's public.river_job.
 --
 -- Files are included as Go templates (tern code packages): keep double curly
--- braces out of SQL.
+-- braces out of SQL. The template data are the role names of sql/grants.sql.
 
 -- Graveyard: drops of removed functions and changed signatures, oldest first.
 -- (nothing has been released yet; these keep development databases in step)
@@ -37,6 +37,7 @@ $$;
 {{ template "functions/now.sql" . }}
 {{ template "functions/_check_wait.sql" . }}
 {{ template "functions/_check_length.sql" . }}
+{{ template "functions/allow_fake_clock.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
 {{ template "functions/_definition.sql" . }}
@@ -50,10 +51,12 @@ $$;
 {{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_complete_job.sql" . }}
+{{ template "functions/_check_job.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
 {{ template "functions/_backoff_wait.sql" . }}
 {{ template "functions/_recover_execution.sql" . }}
+{{ template "functions/_repair_orphan.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}
@@ -88,10 +91,14 @@ $$;
 -- Guards of the state machine against hand-written SQL.
 {{ template "triggers/workflows_guard_state.sql" . }}
 {{ template "triggers/step_executions_guard_state.sql" . }}
+{{ template "triggers/workflows_guard_columns.sql" . }}
+{{ template "triggers/step_executions_guard_columns.sql" . }}
+{{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
 {{ template "views/paused_workflows.sql" . }}
+{{ template "views/orphan_workflows.sql" . }}
 {{ template "views/stuck_executions.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}
@@ -100,3 +107,6 @@ $$;
 {{ template "views/definition_steps.sql" . }}
 {{ template "views/step_throughput.sql" . }}
 {{ template "views/queue_lag.sql" . }}
+
+-- Roles and privileges, after everything they name.
+{{ template "grants.sql" . }}

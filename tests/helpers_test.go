@@ -26,6 +26,8 @@ type testBundle struct {
 	conn *pgx.Conn
 	ctx  context.Context
 	pool *pgxpool.Pool
+	// reader is a connection as a member of geneva_reader, opened by viewRows
+	reader *pgx.Conn
 }
 
 func setup(t *testing.T) *testBundle {

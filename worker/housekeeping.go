@@ -127,6 +127,7 @@ func (h *housekeeper) runIfDue(ctx context.Context) {
 			slog.Int("workflows_cleaned_up", total.WorkflowsCleanedUp),
 			slog.Int("step_executions_cleaned_up", total.StepExecutionsCleanedUp),
 			slog.Int("stuck_in_progress_recovered", total.StuckInProgressRecovered),
-			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered))
+			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered),
+			slog.Int("orphans_repaired", total.OrphansRepaired))
 	}
 }

@@ -30,10 +30,11 @@ func TestHousekeeping(t *testing.T) {
 		const interval = 400 * time.Millisecond
 		stuckAfter := time.Second
 		wf := worker.NewWorkflow("Orphaned", nil).Step("a", ok, nil)
-		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
+		workerClient := goclient.New(b.workerPool)
+		require.NoError(t, workerClient.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
 		id := b.create(t, "Orphaned")
 		// a worker started step a and died at once
-		started, err := b.client.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		started, err := workerClient.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
 		require.NoError(t, err)
 		require.NotNil(t, started)
 
@@ -112,7 +113,8 @@ func TestLeaderKilled(t *testing.T) {
 	t.Parallel()
 	conf := dbtest.NewConfig(t)
 	pool := dbtest.NewPoolConfig(t, conf)
-	b := &testBundle{ctx: context.Background(), pool: pool, client: goclient.New(pool)}
+	b := &testBundle{ctx: context.Background(), pool: pool, workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
+		client: goclient.New(pool)}
 	_, err := pool.Exec(b.ctx, `create table crash_runs (
 		execution_id bigint not null,
 		others_in_progress int not null,
@@ -125,7 +127,8 @@ func TestLeaderKilled(t *testing.T) {
 	// in it, heartbeating.
 	leader := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	leader.Env = append(os.Environ(),
-		"GENEVA_CRASH_CHILD_URL="+conf.URL(),
+		"GENEVA_CRASH_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
+		"GENEVA_CRASH_CHILD_OWNER_URL="+conf.URL(),
 		"GENEVA_CRASH_CHILD_MODE=block",
 		"GENEVA_CRASH_CHILD_RIVER_ID=doomed-leader",
 		"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))

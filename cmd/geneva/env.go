@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"os"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -62,7 +63,13 @@ func (env *environment) open(ctx context.Context, databaseURL string, throwaway 
 }
 
 func (env *environment) migrate(ctx context.Context) error {
-	result, err := geneva.Migrate(ctx, env.pool, nil)
+	// the roles' names: GENEVA_APP_ROLE, … (README, "Security")
+	result, err := geneva.Migrate(ctx, env.pool, &geneva.MigrateOpts{Roles: geneva.Roles{
+		App:      os.Getenv("GENEVA_APP_ROLE"),
+		Operator: os.Getenv("GENEVA_OPERATOR_ROLE"),
+		Worker:   os.Getenv("GENEVA_WORKER_ROLE"),
+		Reader:   os.Getenv("GENEVA_READER_ROLE"),
+	}})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ create or replace function geneva._check_length(p_value text, p_limit integer, p
 returns void
 language plpgsql
 immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if octet_length(p_value) > p_limit then

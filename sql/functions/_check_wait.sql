@@ -12,7 +12,7 @@ create or replace function geneva._check_wait(p_wait interval, p_where text)
 returns interval
 language plpgsql
 immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_wait < interval '0' then

@@ -23,11 +23,13 @@ create or replace function geneva._end_execution(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
 begin
+  -- the only ender of executions (sql/triggers/step_executions_guard_state.sql)
+  perform pg_catalog.set_config('geneva.ending', 'on', true);
   update geneva.step_executions e
   set state = p_state,
     outcome = p_outcome,
@@ -43,6 +45,7 @@ begin
     metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
     updated_at = v_now
   where e.id = p_execution.id;
+  perform pg_catalog.set_config('geneva.ending', '', true);
 
   if p_execution.state = 'scheduled' and p_execution.job_id is not null then
     update public.river_job j

@@ -8,7 +8,7 @@ create or replace function geneva._parse_wait(p_value jsonb, p_where text)
 returns interval
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_wait interval;

@@ -20,7 +20,7 @@ returns table (
 )
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -49,6 +49,7 @@ begin
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
+  perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
@@ -172,8 +173,9 @@ $$;
 -- is NULL when nothing was recorded because the execution is no longer
 -- in_progress (housekeeping recovered it while a slow worker ran).
 -- Raises: 22004 for a NULL id or signal; 22023 for an unknown signal, a
--- negative wait or one longer than 100 years, or a wait with a signal that
--- takes none; P0002 for an unknown execution.
+-- negative wait or one longer than 100 years, a wait with a signal that takes
+-- none, or a p_job_id that did not run the execution (geneva._check_job);
+-- P0002 for an unknown execution.
 create or replace function geneva.complete_step(
   p_execution_id bigint,
   p_signal text default 'success',
@@ -183,7 +185,8 @@ create or replace function geneva.complete_step(
 returns table (outcome text, workflow_state text)
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query
@@ -230,7 +233,8 @@ returns table (
 )
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);

@@ -21,7 +21,8 @@ create or replace function geneva.create_workflow(
 returns bigint
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
@@ -61,6 +62,8 @@ begin
     case when v_first_step is null then v_now end, null
   );
 
+  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen
     insert into geneva.workflows
@@ -80,6 +83,8 @@ begin
       v_inserted := false;
     end;
   end if;
+
+  perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- guard: one ongoing workflow per type and hero
   if not v_inserted then

@@ -28,7 +28,8 @@ create or replace function geneva.define_workflow(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
@@ -175,6 +176,8 @@ begin
       using errcode = '22023';
   end if;
 
+  -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
+  perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
     workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
     created_at, updated_at
@@ -192,6 +195,7 @@ begin
     may_proceed_without_hero = excluded.may_proceed_without_hero,
     updated_at = excluded.updated_at
   where d.definition is distinct from excluded.definition;
+  perform pg_catalog.set_config('geneva.defining', '', true);
 end;
 $$;
 

@@ -44,8 +44,10 @@
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait or one longer than 100 years, a wait with a decision other than reattempt, or a
--- handler decision when no handler applies; P0002 for an unknown execution.
+-- negative handler wait or one longer than 100 years, a wait with a decision
+-- other than reattempt, a handler decision when no handler applies, or a
+-- p_job_id that did not run the execution (geneva._check_job); P0002 for an
+-- unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
   p_error_classes text[],
@@ -66,7 +68,8 @@ returns table (
 )
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -103,6 +106,7 @@ begin
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
+  perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 

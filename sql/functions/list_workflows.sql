@@ -17,7 +17,8 @@ create or replace function geneva.list_workflows(
 returns setof geneva.workflows
 language plpgsql
 stable
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_limit is null then
