@@ -3076,7 +3076,6 @@ begin
 end;
 $$;
 
-
 -- geneva.complete_step: records how a step that ran ended without an error,
 -- and moves the workflow on.
 --

@@ -73,7 +73,9 @@ $$;
 
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
+{{ template "functions/_complete_step.sql" . }}
 {{ template "functions/complete_step.sql" . }}
+{{ template "functions/complete_and_continue.sql" . }}
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
