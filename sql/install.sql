@@ -95,3 +95,4 @@ $$;
 {{ template "views/stuck_executions.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}
+{{ template "views/engine_metrics.sql" . }}
