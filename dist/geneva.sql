@@ -637,6 +637,25 @@ update public.geneva_schema_version set version = 3;
 commit;
 \endif
 
+-- Geneva 004_trace_context.sql
+select version < 4 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 004: the trace context of the request that created a workflow.
+--
+-- trace_context holds a W3C traceparent header value
+-- (version-traceid-parentid-flags, e.g.
+-- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), written once by
+-- geneva.create_workflow from its p_trace_context and returned to the worker
+-- with every step by geneva.start_step, so that each step's span links to
+-- the trace that created the workflow, however much later it runs. NULL when
+-- the creator passed none.
+
+alter table geneva.workflows add column trace_context text;
+update public.geneva_schema_version set version = 4;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -671,6 +690,22 @@ begin
   ) then
     drop view geneva.stuck_executions;
   end if;
+end;
+$$;
+-- create_workflow took p_trace_context, start_step returns queue and
+-- trace_context (migration 004)
+drop function if exists geneva.create_workflow(text, text, text, boolean);
+do $$
+begin
+  if exists (
+    select from pg_catalog.pg_proc
+    where oid = 'geneva.start_step(bigint, text)'::regprocedure
+      and not 'trace_context' = any(proargnames)
+  ) then
+    drop function geneva.start_step(bigint, text);
+  end if;
+exception when undefined_function then
+  null; -- a new database
 end;
 $$;
 
@@ -1960,12 +1995,20 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
--- p_allow_multiple is false.
+-- p_allow_multiple is false; 22023 for a p_trace_context that is not a W3C
+-- traceparent.
+--
+-- p_trace_context: the W3C traceparent of the request creating the workflow
+-- (version-traceid-parentid-flags, e.g.
+-- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), stored in
+-- workflows.trace_context and handed to the worker with each step
+-- (start_step), whose span links to it. NULL or '' stores none.
 create or replace function geneva.create_workflow(
   p_workflow_type text,
   p_hero_type text,
   p_hero_id text,
-  p_allow_multiple boolean default false
+  p_allow_multiple boolean default false,
+  p_trace_context text default null
 )
 returns bigint
 language plpgsql
@@ -1979,6 +2022,7 @@ declare
   v_new geneva.workflows;
   v_inserted boolean;
   v_existing geneva.workflows;
+  v_trace_context text := nullif(p_trace_context, '');
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
@@ -1989,6 +2033,12 @@ begin
   perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+    raise exception 'trace context % is not a W3C traceparent', p_trace_context
+      using errcode = '22023',
+            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
   end if;
 
   v_definition := geneva._definition(p_workflow_type);
@@ -2007,7 +2057,7 @@ begin
     case when v_first_step is null then 'finished' else 'ready' end,
     null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
     case when v_first_step is null then v_now end, null,
-    case when v_first_step is null then v_now end, null
+    case when v_first_step is null then v_now end, null, v_trace_context
   );
 
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
@@ -2060,7 +2110,7 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean) is
+comment on function geneva.create_workflow(text, text, text, boolean, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';
 
 -- geneva.pause_workflow: an operator pauses a workflow.
@@ -2547,7 +2597,10 @@ comment on function geneva.get_step_execution(bigint) is
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns one row when the worker should run the step now: the execution is
--- then in_progress and the workflow performing. Returns no row, in order, when:
+-- then in_progress and the workflow performing; with the workflow type's queue
+-- and the trace context its creator stored (create_workflow's
+-- p_trace_context), for the worker's instrumentation.
+-- Returns no row, in order, when:
 --   the execution is not scheduled (a duplicate or late job): nothing changes;
 --   the workflow is finished or canceled: the execution is canceled
 --     (canceled_externally);
@@ -2578,7 +2631,9 @@ returns table (
   scheduled_for timestamptz,
   started_at timestamptz,
   cursor jsonb,
-  continues_from_id bigint
+  continues_from_id bigint,
+  queue text,
+  trace_context text
 )
 language plpgsql
 volatile
@@ -2687,7 +2742,9 @@ begin
     v_execution.scheduled_for,
     v_now,
     v_execution.cursor,
-    v_execution.continues_from_id;
+    v_execution.continues_from_id,
+    coalesce(v_definition.queue, 'default'),
+    v_workflow.trace_context;
 end;
 $$;
 
@@ -4019,19 +4076,17 @@ comment on view geneva.step_stats is
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
 -- and a 5-minute range of step_executions_finished_at: its cost follows the
--- ongoing workflows and the recent executions, not the history.
+-- ongoing workflows and the recent executions, not the history. (geneva.now()
+-- is written out in each condition rather than read from a CTE: the planner
+-- estimates the ranges from its value, and picks index scans.)
 create or replace view geneva.engine_metrics as
-with clock as (
-  select geneva.now() as now
-),
-due as (
+with due as (
   select d.queue, e.scheduled_for
   from geneva.step_executions e
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  cross join clock
   where e.state = 'scheduled'
-    and e.scheduled_for <= clock.now
+    and e.scheduled_for <= geneva.now()
     and w.state = 'ready'
 ),
 queues as (
@@ -4057,7 +4112,7 @@ left join due on due.queue = q.queue
 group by q.queue
 union all
 select 'queue_oldest_due_seconds', null, null, q.queue,
-  coalesce(extract(epoch from (select clock.now from clock) - min(due.scheduled_for)), 0)::double precision
+  coalesce(extract(epoch from geneva.now() - min(due.scheduled_for)), 0)::double precision
 from queues q
 left join due on due.queue = q.queue
 group by q.queue
@@ -4065,9 +4120,8 @@ union all
 select 'executions_ended_5m', w.workflow_type, e.step_name, e.outcome, count(*)
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
-cross join clock
-where e.finished_at > clock.now - interval '5 minutes'
-  and e.finished_at <= clock.now
+where e.finished_at > geneva.now() - interval '5 minutes'
+  and e.finished_at <= geneva.now()
 group by w.workflow_type, e.step_name, e.outcome;
 
 comment on view geneva.engine_metrics is
