@@ -162,6 +162,44 @@ func TestHandler(t *testing.T) {
 		}
 	}
 	require.Len(t, all, total)
+	names := map[string]string{"executions_ended_5m": "geneva_step_executions_ended_5m"}
+	for _, r := range all {
+		name := names[r.Metric]
+		if name == "" {
+			name = "geneva_" + r.Metric
+		}
+		var key string
+		switch r.Metric {
+		case "workflows", "stuck_executions":
+			key = "state=" + r.Label + ",workflow_type=" + r.WorkflowType
+		case "paused_workflows":
+			key = "error_class=" + r.Label + ",workflow_type=" + r.WorkflowType
+		case "queue_due_steps", "queue_oldest_due_seconds":
+			key = "queue=" + r.Label
+		case "executions_ended_5m":
+			key = "outcome=" + r.Label + ",step_name=" + r.StepName + ",workflow_type=" + r.WorkflowType
+		}
+		got, ok := samples(families, name)[key]
+		require.True(t, ok, "%s{%s} is not served", name, key)
+		require.InDelta(t, r.Value, got, 1e-9, "%s{%s}", name, key)
+	}
+
+	// and the view agrees with the views it sums up
+	var ongoing, paused, stuck float64
+	require.NoError(t, conn.QueryRow(ctx, `select
+		  (select sum(workflows) from geneva.workflow_counts where state in ('ready', 'performing', 'paused')),
+		  (select count(*) from geneva.paused_workflows),
+		  (select count(*) from geneva.stuck_executions)`).Scan(&ongoing, &paused, &stuck))
+	sum := func(name string) float64 {
+		total := 0.0
+		for _, v := range samples(families, name) {
+			total += v
+		}
+		return total
+	}
+	require.InDelta(t, ongoing, sum("geneva_workflows"), 1e-9)
+	require.InDelta(t, paused, sum("geneva_paused_workflows"), 1e-9)
+	require.InDelta(t, stuck, sum("geneva_stuck_executions"), 1e-9)
 }
 
 func TestHandlerQueryFails(t *testing.T) {
