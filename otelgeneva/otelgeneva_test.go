@@ -301,6 +301,22 @@ func TestHook(t *testing.T) {
 		}, b.finished(t))
 	})
 
+	t.Run("ConditionFails", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, -1, worker.NewWorkflow("Checked", nil).
+			Step("a", noop, &worker.StepOpts{SkipIf: func(context.Context, *worker.Step) (bool, error) {
+				return false, &net.DNSError{Err: "no such host", Name: "crm"}
+			}}))
+		id := b.create(t, b.ctx, "Checked")
+		b.waitState(t, id, "paused")
+
+		span := b.stepSpans(t, id, 1)[0]
+		require.Equal(t, "paused_by_exception", attr(span, otelgeneva.AttrOutcome).AsString())
+		require.Equal(t, "*worker.ConditionError", attr(span, otelgeneva.AttrErrorType).AsString())
+		require.Equal(t, []string{"finalize", "preconditions"}, b.children(span))
+		require.Equal(t, map[string]int64{"Checked a paused_by_exception": 1}, b.finished(t))
+	})
+
 	t.Run("InlineChain", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 20, worker.NewWorkflow("Chain", nil).
