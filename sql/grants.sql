@@ -95,7 +95,8 @@ grant select on
   geneva.orphan_workflows,
   geneva.stuck_executions,
   geneva.workflow_timeline,
-  geneva.step_stats
+  geneva.step_stats,
+  geneva.engine_metrics
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 
 -- Applications and operators.

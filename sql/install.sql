@@ -32,6 +32,22 @@ begin
   end if;
 end;
 $$;
+-- create_workflow took p_trace_context, start_step returns queue and
+-- trace_context (migration 004)
+drop function if exists geneva.create_workflow(text, text, text, boolean);
+do $$
+begin
+  if exists (
+    select from pg_catalog.pg_proc
+    where oid = 'geneva.start_step(bigint, text)'::regprocedure
+      and not 'trace_context' = any(proargnames)
+  ) then
+    drop function geneva.start_step(bigint, text);
+  end if;
+exception when undefined_function then
+  null; -- a new database
+end;
+$$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
@@ -104,6 +120,7 @@ $$;
 {{ template "views/stuck_executions.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}
+{{ template "views/engine_metrics.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}
