@@ -659,11 +659,30 @@ update public.geneva_schema_version set version = 3;
 commit;
 \endif
 
--- Geneva 004_dashboard_indexes.sql
+-- Geneva 004_trace_context.sql
 select version < 4 as geneva_apply from public.geneva_schema_version \gset
 \if :geneva_apply
 begin;
--- Geneva 004: an index for the dashboard's workflow list filtered by error
+-- Geneva 004: the trace context of the request that created a workflow.
+--
+-- trace_context holds a W3C traceparent header value
+-- (version-traceid-parentid-flags, e.g.
+-- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), written once by
+-- geneva.create_workflow from its p_trace_context and returned to the worker
+-- with every step by geneva.start_step, so that each step's span links to
+-- the trace that created the workflow, however much later it runs. NULL when
+-- the creator passed none.
+
+alter table geneva.workflows add column trace_context text;
+update public.geneva_schema_version set version = 4;
+commit;
+\endif
+
+-- Geneva 005_dashboard_indexes.sql
+select version < 5 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 005: an index for the dashboard's workflow list filtered by error
 -- class.
 --
 -- "Workflows whose latest error is of class X" starts from the executions
@@ -671,7 +690,7 @@ begin;
 
 create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
 where error_class_name is not null;
-update public.geneva_schema_version set version = 4;
+update public.geneva_schema_version set version = 5;
 commit;
 \endif
 
@@ -709,6 +728,22 @@ begin
   ) then
     drop view geneva.stuck_executions;
   end if;
+end;
+$$;
+-- create_workflow took p_trace_context, start_step returns queue and
+-- trace_context (migration 004)
+drop function if exists geneva.create_workflow(text, text, text, boolean);
+do $$
+begin
+  if exists (
+    select from pg_catalog.pg_proc
+    where oid = 'geneva.start_step(bigint, text)'::regprocedure
+      and not 'trace_context' = any(proargnames)
+  ) then
+    drop function geneva.start_step(bigint, text);
+  end if;
+exception when undefined_function then
+  null; -- a new database
 end;
 $$;
 
@@ -2195,12 +2230,20 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
--- p_allow_multiple is false.
+-- p_allow_multiple is false; 22023 for a p_trace_context that is not a W3C
+-- traceparent.
+--
+-- p_trace_context: the W3C traceparent of the request creating the workflow
+-- (version-traceid-parentid-flags, e.g.
+-- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), stored in
+-- workflows.trace_context and handed to the worker with each step
+-- (start_step), whose span links to it. NULL or '' stores none.
 create or replace function geneva.create_workflow(
   p_workflow_type text,
   p_hero_type text,
   p_hero_id text,
-  p_allow_multiple boolean default false
+  p_allow_multiple boolean default false,
+  p_trace_context text default null
 )
 returns bigint
 language plpgsql
@@ -2215,6 +2258,7 @@ declare
   v_new geneva.workflows;
   v_inserted boolean;
   v_existing geneva.workflows;
+  v_trace_context text := nullif(p_trace_context, '');
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
@@ -2225,6 +2269,12 @@ begin
   perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+    raise exception 'trace context % is not a W3C traceparent', p_trace_context
+      using errcode = '22023',
+            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
   end if;
 
   v_definition := geneva._definition(p_workflow_type);
@@ -2243,7 +2293,7 @@ begin
     case when v_first_step is null then 'finished' else 'ready' end,
     null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
     case when v_first_step is null then v_now end, null,
-    case when v_first_step is null then v_now end, null
+    case when v_first_step is null then v_now end, null, v_trace_context
   );
 
   -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
@@ -2300,7 +2350,7 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean) is
+comment on function geneva.create_workflow(text, text, text, boolean, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';
 
 -- geneva.pause_workflow: an operator pauses a workflow.
@@ -2796,7 +2846,10 @@ comment on function geneva.get_step_execution(bigint) is
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns one row when the worker should run the step now: the execution is
--- then in_progress and the workflow performing. Returns no row, in order, when:
+-- then in_progress and the workflow performing; with the workflow type's queue
+-- and the trace context its creator stored (create_workflow's
+-- p_trace_context), for the worker's instrumentation.
+-- Returns no row, in order, when:
 --   the execution is not scheduled (a duplicate or late job): nothing changes;
 --   the workflow is finished or canceled: the execution is canceled
 --     (canceled_externally);
@@ -2827,7 +2880,9 @@ returns table (
   scheduled_for timestamptz,
   started_at timestamptz,
   cursor jsonb,
-  continues_from_id bigint
+  continues_from_id bigint,
+  queue text,
+  trace_context text
 )
 language plpgsql
 volatile
@@ -2937,7 +2992,9 @@ begin
     v_execution.scheduled_for,
     v_now,
     v_execution.cursor,
-    v_execution.continues_from_id;
+    v_execution.continues_from_id,
+    coalesce(v_definition.queue, 'default'),
+    v_workflow.trace_context;
 end;
 $$;
 
@@ -3091,7 +3148,6 @@ begin
   return next;
 end;
 $$;
-
 
 -- geneva.complete_step: records how a step that ran ended without an error,
 -- and moves the workflow on.
@@ -4640,6 +4696,87 @@ group by d.queue;
 comment on view geneva.queue_lag is
 'Per queue: executions due but not started (their workflow ready) and the oldest one''s wait.';
 
+-- geneva.engine_metrics: the engine's state as metric samples, in one cheap
+-- query, for Prometheus (package promgeneva serves it at /metrics) and any
+-- other monitoring that reads SQL. Right whatever workers run or died: it
+-- reads only the tables.
+--
+-- One row per sample: metric names the series; workflow_type, step_name and
+-- label (whose meaning depends on the metric) are its labels; value is the
+-- number. Every metric is a gauge:
+--   workflows            ongoing workflows (ready, performing, paused) per
+--                        type; label: the state. Ended workflows are not
+--                        counted: they grow until housekeeping's retention
+--                        removes them, and counting them would read them all.
+--   paused_workflows     paused workflows per type; label: the class of the
+--                        error that paused them ('' for an operator's pause).
+--   stuck_executions     geneva.stuck_executions per type; label: the state.
+--   queue_due_steps      per queue (label): scheduled executions of ready
+--                        workflows that are due (scheduled_for <= now);
+--                        every queue of a definition has a row, 0 when none.
+--   queue_oldest_due_seconds  per queue (label): how long the oldest of those
+--                        has been due, in seconds; 0 when none.
+--   executions_ended_5m  executions that ended in the last 5 minutes, per
+--                        type and step; label: the outcome. A window, not a
+--                        cumulative count (housekeeping deletes history, so
+--                        a count of rows would not be monotonic); divide by
+--                        300 for a rate.
+--
+-- Reads workflows_state_type for the ongoing states, each paused workflow's
+-- last ended execution (step_executions_workflow_id), the partial indexes
+-- step_executions_scheduled_for and step_executions_in_progress_updated_at,
+-- and a 5-minute range of step_executions_finished_at: its cost follows the
+-- ongoing workflows and the recent executions, not the history. (geneva.now()
+-- is written out in each condition rather than read from a CTE: the planner
+-- estimates the ranges from its value, and picks index scans.)
+create or replace view geneva.engine_metrics as
+with due as (
+  select d.queue, e.scheduled_for
+  from geneva.step_executions e
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  where e.state = 'scheduled'
+    and e.scheduled_for <= geneva.now()
+    and w.state = 'ready'
+),
+queues as (
+  select distinct d.queue from geneva.workflow_definitions d
+)
+select 'workflows'::text as metric, w.workflow_type, null::text as step_name, w.state as label,
+  count(*)::double precision as value
+from geneva.workflows w
+where w.state in ('ready', 'performing', 'paused')
+group by w.workflow_type, w.state
+union all
+select 'paused_workflows', p.workflow_type, null, coalesce(p.last_error_class, ''), count(*)
+from geneva.paused_workflows p
+group by p.workflow_type, coalesce(p.last_error_class, '')
+union all
+select 'stuck_executions', s.workflow_type, null, s.state, count(*)
+from geneva.stuck_executions s
+group by s.workflow_type, s.state
+union all
+select 'queue_due_steps', null, null, q.queue, count(due.scheduled_for)
+from queues q
+left join due on due.queue = q.queue
+group by q.queue
+union all
+select 'queue_oldest_due_seconds', null, null, q.queue,
+  coalesce(extract(epoch from geneva.now() - min(due.scheduled_for)), 0)::double precision
+from queues q
+left join due on due.queue = q.queue
+group by q.queue
+union all
+select 'executions_ended_5m', w.workflow_type, e.step_name, e.outcome, count(*)
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+where e.finished_at > geneva.now() - interval '5 minutes'
+  and e.finished_at <= geneva.now()
+group by w.workflow_type, e.step_name, e.outcome;
+
+comment on view geneva.engine_metrics is
+'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';
+
 
 -- Roles and privileges, after everything they name.
 -- Geneva's roles and every privilege on its objects, in one place, applied
@@ -4740,6 +4877,7 @@ grant select on
   geneva.stuck_executions,
   geneva.workflow_timeline,
   geneva.step_stats,
+  geneva.engine_metrics,
   -- the web dashboard's (package dashboard)
   geneva.workflow_list,
   geneva.step_errors,

@@ -50,6 +50,14 @@ type CreateWorkflowOpts struct {
 	// Defaults to false: a second ongoing workflow for the hero is refused
 	// with a *DuplicateWorkflowError.
 	AllowMultiple bool
+
+	// TraceContext is the W3C traceparent of the request creating the
+	// workflow (e.g. "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+	// stored with the workflow: every step's span links to it (package
+	// otelgeneva fills it from a context).
+	//
+	// Defaults to none.
+	TraceContext string
 }
 
 // CreateWorkflow creates a workflow of workflowType for the hero and schedules
@@ -71,8 +79,8 @@ func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID s
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4)",
-		workflowType, heroType, heroID, opts.AllowMultiple).Scan(&id)
+	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
+		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext)).Scan(&id)
 	if err != nil {
 		err = mapError(err)
 		var mapped *Error
@@ -409,7 +417,8 @@ func (c *Client) StartStepTx(ctx context.Context, tx pgx.Tx, executionID int64, 
 
 func startStep(ctx context.Context, db DB, executionID int64, precondition Precondition) (*StartedStep, error) {
 	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		attempt, scheduled_for, started_at, cursor, continues_from_id from geneva.start_step($1, $2)`,
+		attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context
+		from geneva.start_step($1, $2)`,
 		executionID, nullIfEmpty(string(precondition)))
 	if err != nil {
 		return nil, mapError(err)

@@ -114,6 +114,11 @@ type StartedStep struct {
 	// continues (ContinuesFromID).
 	Cursor          json.RawMessage `db:"cursor"`
 	ContinuesFromID *int64          `db:"continues_from_id"`
+	// Queue is the River queue of the workflow type.
+	Queue string `db:"queue"`
+	// TraceContext is the W3C traceparent the workflow was created with
+	// (CreateWorkflowOpts.TraceContext); empty when none.
+	TraceContext *string `db:"trace_context"`
 }
 
 // Signal is how a step ended without an error, for CompleteStep.

@@ -96,6 +96,7 @@ grant select on
   geneva.stuck_executions,
   geneva.workflow_timeline,
   geneva.step_stats,
+  geneva.engine_metrics,
   -- the web dashboard's (package dashboard)
   geneva.workflow_list,
   geneva.step_errors,

@@ -32,6 +32,22 @@ begin
   end if;
 end;
 $$;
+-- create_workflow took p_trace_context, start_step returns queue and
+-- trace_context (migration 004)
+drop function if exists geneva.create_workflow(text, text, text, boolean);
+do $$
+begin
+  if exists (
+    select from pg_catalog.pg_proc
+    where oid = 'geneva.start_step(bigint, text)'::regprocedure
+      and not 'trace_context' = any(proargnames)
+  ) then
+    drop function geneva.start_step(bigint, text);
+  end if;
+exception when undefined_function then
+  null; -- a new database
+end;
+$$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
@@ -73,7 +89,9 @@ $$;
 
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
+{{ template "functions/_complete_step.sql" . }}
 {{ template "functions/complete_step.sql" . }}
+{{ template "functions/complete_and_continue.sql" . }}
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
@@ -107,6 +125,7 @@ $$;
 {{ template "views/definition_steps.sql" . }}
 {{ template "views/step_throughput.sql" . }}
 {{ template "views/queue_lag.sql" . }}
+{{ template "views/engine_metrics.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}

@@ -185,6 +185,8 @@ type startedStep struct {
 	StartedAt       time.Time
 	Cursor          json.RawMessage
 	ContinuesFromID *int64
+	Queue           string
+	TraceContext    *string
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

@@ -158,6 +158,14 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 		step.Precondition = string(precondition)
 		started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
+		if started != nil {
+			// set here so that the hooks see that the step started
+			step.Attempt = started.Attempt
+			step.ScheduledFor = started.ScheduledFor
+			step.StartedAt = started.StartedAt
+			step.Queue = started.Queue
+			step.TraceContext = deref(started.TraceContext)
+		}
 		return startErr
 	})
 	if conditionErr != nil && ctx.Err() != nil {
@@ -184,9 +192,6 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		return nil
 	}
 
-	step.Attempt = started.Attempt
-	step.ScheduledFor = started.ScheduledFor
-	step.StartedAt = started.StartedAt
 	step.Cursor = started.Cursor
 	step.ContinuesFromID = deref(started.ContinuesFromID)
 
@@ -209,7 +214,9 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 			HeroID:       step.HeroID,
 			StepName:     next.StepName,
 		}
+		queue, traceContext := step.Queue, step.TraceContext
 		step = e.newStep(client, args)
+		step.Queue, step.TraceContext = queue, traceContext // the workflow's
 		step.Attempt = next.Attempt
 		step.ScheduledFor = next.StartedAt
 		step.StartedAt = next.StartedAt

@@ -354,3 +354,14 @@ func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
 }
+
+// ErrorClass is the class Geneva records for err (the execution's
+// error_class_name): the outermost type in its chain that is not one of the
+// standard library's anonymous wrappers, e.g. "*net.OpError" for
+// fmt.Errorf("charging: %w", opErr). Empty for nil. For hooks.
+func ErrorClass(err error) string {
+	if chain := errorChain(err); len(chain) > 0 {
+		return chain[0]
+	}
+	return ""
+}

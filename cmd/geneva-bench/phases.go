@@ -343,7 +343,8 @@ func (b *bench) createThroughput(ctx context.Context) error {
 }
 
 // growth fills the tables with finished history and, at each size, times
-// create_workflow, each dashboard view and the web dashboard's pages.
+// create_workflow, each dashboard view, the metrics scrape's query and the web
+// dashboard's pages.
 func (b *bench) growth(ctx context.Context) error {
 	client := goclient.New(b.pool)
 	have := 0
@@ -377,6 +378,7 @@ func (b *bench) growth(ctx context.Context) error {
 			{"stuck_executions", "select * from geneva.stuck_executions"},
 			{"workflow_timeline", fmt.Sprintf("select * from geneva.workflow_timeline where workflow_id = %d", sample)},
 			{"step_stats", "select * from geneva.step_stats"},
+			{"engine_metrics", "select * from geneva.engine_metrics"}, // each Prometheus scrape
 		} {
 			best := time.Duration(1<<63 - 1)
 			for range 3 {

@@ -143,7 +143,7 @@ func (r *results) markdown() string {
 
 	if len(r.growth) > 0 {
 		b.WriteString("## Cost as finished history grows\n\n")
-		b.WriteString("create_workflow latency (one per transaction, sequential), each dashboard view's query time, and each page of the web dashboard (package dashboard, served in process) (best of 3).\n\n")
+		b.WriteString("create_workflow latency (one per transaction, sequential), each dashboard view's query time (engine_metrics is a Prometheus scrape's one query), and each page of the web dashboard (package dashboard, served in process) (best of 3).\n\n")
 		b.WriteString("| finished workflows | create p50 | create p95 |")
 		for _, v := range r.growth[0].views {
 			fmt.Fprintf(&b, " %s |", v.name)

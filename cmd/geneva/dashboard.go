@@ -9,12 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geneva-dev/geneva/dashboard"
+	"github.com/geneva-dev/geneva/promgeneva"
 )
 
 // dashboardOptions are the dashboard command's flags.
 type dashboardOptions struct {
 	addr      string
 	basicAuth string
+	metrics   bool
 	prefix    string
 	readOnly  bool
 	refresh   time.Duration
@@ -37,7 +39,8 @@ It listens on 127.0.0.1:8080 unless --addr says otherwise, and refuses an
 address that is not a loopback one without --token or --basic-auth (also
 read from $GENEVA_DASHBOARD_TOKEN and $GENEVA_DASHBOARD_BASIC_AUTH, which
 keep them out of the process list). With --read-only it shows no action and
-refuses every one.`,
+refuses every one. The engine's metrics for Prometheus are at /metrics
+(behind the same token or password), unless --metrics=false.`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -56,6 +59,7 @@ refuses every one.`,
 	f.StringVar(&do.basicAuth, "basic-auth", os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH"),
 		"require HTTP basic authentication as USER:PASSWORD (default $GENEVA_DASHBOARD_BASIC_AUTH)")
 	f.StringVar(&do.prefix, "prefix", "", "serve under this path, e.g. /geneva")
+	f.BoolVar(&do.metrics, "metrics", true, "serve the engine's metrics for Prometheus at PREFIX/metrics (as geneva metrics does)")
 	f.DurationVar(&do.refresh, "refresh", 5*time.Second, "how often pages refresh themselves (0: never)")
 	return cmd
 }
@@ -83,6 +87,9 @@ func (do *dashboardOptions) config() (*dashboard.Config, error) {
 // runDashboard serves the dashboard until ctx ends.
 func runDashboard(ctx context.Context, env *environment, do *dashboardOptions) error {
 	cfg := do.cfg
+	if do.metrics {
+		cfg.Metrics = promgeneva.Handler(env.pool)
+	}
 	// a database without Geneva's schema says so now, not on every page
 	if _, err := env.pool.Exec(ctx, "select from geneva.workflow_counts limit 1"); err != nil {
 		return explain(err)

@@ -68,6 +68,13 @@ func TestDashboardCommand(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Contains(t, string(body), "read-only")
+		// the engine's metrics, behind the same token
+		resp, err = browser.Get(url + "metrics")
+		require.NoError(t, err)
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, string(body), "geneva_scrape_error 0")
 
 		cancel()
 		select {

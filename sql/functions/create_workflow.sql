@@ -11,12 +11,20 @@
 -- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
--- p_allow_multiple is false.
+-- p_allow_multiple is false; 22023 for a p_trace_context that is not a W3C
+-- traceparent.
+--
+-- p_trace_context: the W3C traceparent of the request creating the workflow
+-- (version-traceid-parentid-flags, e.g.
+-- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), stored in
+-- workflows.trace_context and handed to the worker with each step
+-- (start_step), whose span links to it. NULL or '' stores none.
 create or replace function geneva.create_workflow(
   p_workflow_type text,
   p_hero_type text,
   p_hero_id text,
-  p_allow_multiple boolean default false
+  p_allow_multiple boolean default false,
+  p_trace_context text default null
 )
 returns bigint
 language plpgsql
@@ -31,6 +39,7 @@ declare
   v_new geneva.workflows;
   v_inserted boolean;
   v_existing geneva.workflows;
+  v_trace_context text := nullif(p_trace_context, '');
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
@@ -41,6 +50,12 @@ begin
   perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+    raise exception 'trace context % is not a W3C traceparent', p_trace_context
+      using errcode = '22023',
+            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
   end if;
 
   v_definition := geneva._definition(p_workflow_type);
@@ -59,7 +74,7 @@ begin
     case when v_first_step is null then 'finished' else 'ready' end,
     null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
     case when v_first_step is null then v_now end, null,
-    case when v_first_step is null then v_now end, null
+    case when v_first_step is null then v_now end, null, v_trace_context
   );
 
   -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
@@ -116,5 +131,5 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean) is
+comment on function geneva.create_workflow(text, text, text, boolean, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';

@@ -1,4 +1,4 @@
--- Geneva 004: an index for the dashboard's workflow list filtered by error
+-- Geneva 005: an index for the dashboard's workflow list filtered by error
 -- class.
 --
 -- "Workflows whose latest error is of class X" starts from the executions
