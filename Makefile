@@ -16,6 +16,10 @@ help: ## List the tasks
 demo: ## Run the example workflows with a worker and show the dashboard (throwaway PostgreSQL unless DATABASE_URL is set)
 	$(GO) run ./examples/demo
 
+.PHONY: demo/dashboard
+demo/dashboard: ## The demo, then its database, worker and web dashboard stay up at 127.0.0.1:8080 until interrupted
+	$(GO) run ./examples/demo --dashboard 127.0.0.1:8080
+
 .PHONY: test
 test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)
 ifdef TEST_DATABASE_URL

@@ -5,6 +5,7 @@
 // say at the end.
 //
 //	go run ./examples/demo                         # or: make demo
+//	go run ./examples/demo --dashboard 127.0.0.1:8080   # or: make demo/dashboard
 //	DATABASE_URL=postgres://localhost/app go run ./examples/demo
 //
 // Against a database of yours, run `geneva migrate` first; the demo can run
@@ -30,10 +31,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/geneva-dev/geneva"
+	"github.com/geneva-dev/geneva/dashboard"
 	"github.com/geneva-dev/geneva/examples"
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/pgtemp"
 	"github.com/geneva-dev/geneva/internal/report"
+	"github.com/geneva-dev/geneva/promgeneva"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -55,6 +58,7 @@ type demoOptions struct {
 	databaseURL string
 	dayLasts    time.Duration
 	timeout     time.Duration
+	dashboard   string
 }
 
 // environment is what the demo runs with: its output and its database.
@@ -75,6 +79,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	flags.StringVar(&demo.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database with Geneva's schema; default: a throwaway server")
 	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
 	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
+	flags.StringVar(&demo.dashboard, "dashboard", "", "afterwards, serve the web dashboard (and /metrics) at this loopback address, e.g. 127.0.0.1:8080, until interrupted")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -107,7 +112,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if err := requireSchema(ctx, pool); err != nil {
 		return err
 	}
-	return runDemo(ctx, env, demo)
+	if demo.dashboard == "" {
+		return runDemo(ctx, env, demo, nil)
+	}
+	// afterwards, the database, the worker and the dashboard stay up for a
+	// person to look at and act on
+	cfg := &dashboard.Config{Metrics: promgeneva.Handler(pool)}
+	if err := dashboard.CheckAddr(demo.dashboard, cfg); err != nil {
+		return err
+	}
+	return runDemo(ctx, env, demo, func(ctx context.Context) error {
+		return dashboard.ListenAndServe(ctx, pool, demo.dashboard, cfg, func(url string) {
+			env.printf("\nDashboard: %s (metrics at %smetrics); the worker still runs. Interrupt (Ctrl-C) to stop and remove the database.\n", url, url)
+		})
+	})
 }
 
 // requireSchema says to run geneva migrate when the database lacks Geneva's
@@ -126,8 +144,8 @@ func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
 
 // runDemo creates the example workflows, runs them with a worker while
 // printing each step's outcome, plays an operator, and prints the dashboard.
-func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, demo.timeout)
+func runDemo(outer context.Context, env *environment, demo *demoOptions, then func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(outer, demo.timeout)
 	defer cancel()
 
 	world := demoWorld()
@@ -143,7 +161,7 @@ func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Start(ctx); err != nil {
+	if err := w.Start(outer); err != nil { // (it outlives the timeout while then runs)
 		return err
 	}
 	defer func() {
@@ -245,6 +263,9 @@ func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
 	}
 	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
 		time.Since(start).Round(10*time.Millisecond))
+	if then != nil {
+		return then(outer)
+	}
 	return nil
 }
 

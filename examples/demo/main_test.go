@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,4 +57,59 @@ func TestMissingSchema(t *testing.T) {
 	url := fmt.Sprintf("postgres://%s@%s:%d/geneva_demo_empty?sslmode=disable", config.User, config.Host, config.Port)
 	_, err = demo(t, "--database-url", url)
 	require.ErrorContains(t, err, "run `geneva migrate` first")
+}
+
+// syncBuffer is a bytes.Buffer safe for the demo's writes and the test's
+// reads at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// With --dashboard, the demo leaves its database and the dashboard up, with
+// the engine's metrics, until interrupted.
+func TestDashboardStaysUp(t *testing.T) {
+	url := dbtest.NewConfig(t).URL()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--database-url", url, "--day", "100ms", "--dashboard", "127.0.0.1:0"}, out)
+	}()
+
+	served := regexp.MustCompile(`Dashboard: (http://127\.0\.0\.1:\d+/)`)
+	var page string
+	require.Eventually(t, func() bool {
+		m := served.FindStringSubmatch(out.String())
+		if m != nil {
+			page = m[1]
+		}
+		return m != nil
+	}, time.Minute, 50*time.Millisecond, "the demo prints the dashboard's URL:\n%s", out)
+
+	for path, want := range map[string]string{"": "PaymentProcessing", "metrics": "geneva_workflows"} {
+		res, err := http.Get(page + path)
+		require.NoError(t, err)
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.Contains(t, string(body), want, path)
+	}
+
+	cancel()
+	require.NoError(t, <-done)
 }
