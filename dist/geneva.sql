@@ -1216,6 +1216,32 @@ begin
 end;
 $$;
 
+-- geneva._job_waits: whether a River job in state p_state still waits to
+-- run: available, scheduled or retryable. The one list of it, for the
+-- functions that ask whether an execution's job will still come (resume,
+-- recovery) and that cancel a job no longer wanted (ending an execution).
+--
+-- A pending job is not waiting: River leaves pending jobs alone until
+-- something outside it makes them available, and Geneva never inserts one,
+-- so a pending job of Geneva's was parked by hand and will not run by
+-- itself; resume gives its execution a new job (a job delivered twice
+-- changes nothing).
+--
+-- Called by: _ensure_job, _recover_execution, _end_execution, with the
+-- job's state as text (compared as River's enum, the planner prefers River's
+-- fetch index to the primary key).
+-- It has no `set search_path` and is not a security definer: it names
+-- nothing, and without either the planner inlines it into the caller's
+-- query.
+create or replace function geneva._job_waits(p_state text)
+returns boolean
+language sql
+immutable
+parallel safe
+as $$
+  select p_state in ('available', 'scheduled', 'retryable')
+$$;
+
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
 -- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
@@ -1309,7 +1335,7 @@ begin
     select 1
     from public.river_job j
     where j.id = p_execution.job_id
-      and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
+      and geneva._job_waits(j.state::text)
   ) then
     return;
   end if;
@@ -1477,7 +1503,7 @@ begin
     set state = 'cancelled',
       finalized_at = now()
     where j.id = p_execution.job_id
-      and j.state::text in ('available', 'scheduled', 'retryable');
+      and geneva._job_waits(j.state::text);
   end if;
 end;
 $$;
@@ -1895,7 +1921,7 @@ begin
     if exists (
       select from public.river_job j
       where j.id = v_execution.job_id
-        and j.state::text in ('available', 'scheduled', 'retryable')
+        and geneva._job_waits(j.state::text)
     ) then
       update geneva.step_executions e
       set scheduled_for = geneva.now(),

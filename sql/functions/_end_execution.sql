@@ -52,7 +52,7 @@ begin
     set state = 'cancelled',
       finalized_at = now()
     where j.id = p_execution.job_id
-      and j.state::text in ('available', 'scheduled', 'retryable');
+      and geneva._job_waits(j.state::text);
   end if;
 end;
 $$;

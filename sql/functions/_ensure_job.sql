@@ -26,7 +26,7 @@ begin
     select 1
     from public.river_job j
     where j.id = p_execution.job_id
-      and j.state::text in ('available', 'scheduled', 'retryable', 'pending')
+      and geneva._job_waits(j.state::text)
   ) then
     return;
   end if;

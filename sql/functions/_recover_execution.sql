@@ -57,7 +57,7 @@ begin
     if exists (
       select from public.river_job j
       where j.id = v_execution.job_id
-        and j.state::text in ('available', 'scheduled', 'retryable')
+        and geneva._job_waits(j.state::text)
     ) then
       update geneva.step_executions e
       set scheduled_for = geneva.now(),
