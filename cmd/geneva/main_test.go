@@ -270,3 +270,18 @@ func TestHousekeepZeroRetention(t *testing.T) {
 	_, err = cli(t, url, "show", fmt.Sprint(payment))
 	require.ErrorContains(t, err, "not found")
 }
+
+// The operator's commands need no more than the geneva_operator role.
+func TestUnderOperatorRole(t *testing.T) {
+	conf := dbtest.NewConfig(t)
+	welcome, _ := setUp(t, conf.URL()) // (definitions are the owner's or a worker's)
+	url := dbtest.URLAs(conf, dbtest.Operator)
+	for _, args := range [][]string{
+		{"ls"}, {"ls", "--state", "ready", "--json"}, {"show", fmt.Sprint(welcome)}, {"stuck"}, {"stats"},
+		{"pause", fmt.Sprint(welcome)}, {"ls", "--state", "paused"}, {"resume", fmt.Sprint(welcome)},
+		{"run-now", fmt.Sprint(welcome)}, {"housekeep"}, {"cancel", fmt.Sprint(welcome)},
+	} {
+		out, err := cli(t, url, args...)
+		require.NoError(t, err, "geneva %v as geneva_operator:\n%s", args, out)
+	}
+}
