@@ -33,8 +33,8 @@ else
 endif
 
 .PHONY: bench
-bench: ## Measure Geneva beside raw River (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md
-	$(GO) run ./cmd/geneva-bench
+bench: ## Measure Geneva beside raw River on a durable and a non-durable server (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags (go run ./cmd/geneva-bench -h)
+	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
 .PHONY: lint
 lint: ## Check formatting and vet the code
