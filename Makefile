@@ -14,7 +14,7 @@ help: ## List the tasks
 
 .PHONY: demo
 demo: ## Run the example workflows with a worker and show the dashboard (throwaway PostgreSQL unless DATABASE_URL is set)
-	$(GO) run ./cmd/geneva demo
+	$(GO) run ./examples/demo
 
 .PHONY: test
 test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)
@@ -36,9 +36,11 @@ endif
 bench: ## Measure Geneva beside raw River on a durable and a non-durable server (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags (go run ./cmd/geneva-bench -h)
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
+GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
 .PHONY: lint
-lint: ## Check formatting and vet the code
-	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
+lint: ## Run golangci-lint (.golangci.yml) and vet the code
+	$(GOLANGCI_LINT) run ./...
 	$(GO) vet ./...
 
 .PHONY: sql

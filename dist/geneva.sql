@@ -411,6 +411,9 @@ select version < 1 as geneva_apply from public.geneva_schema_version \gset
 begin;
 -- Geneva 001: the tables, their constraints and indexes.
 --
+-- (Migrations 002-004 of the unreleased development history are folded in
+-- here; nothing has been released, so no database needs them apart.)
+--
 -- Numbered migrations hold only data definitions and are never edited once
 -- released. Functions live in sql/ and are installed after the migrations by
 -- every run of `geneva migrate` (see sql/install.sql). Nothing here may depend
@@ -550,22 +553,12 @@ where state in ('scheduled', 'in_progress');
 -- A workflow's history in order; also serves the cascade from workflows and the
 -- count of consecutive reattempts of a step.
 create index step_executions_workflow_id on geneva.step_executions (workflow_id, id);
-update public.geneva_schema_version set version = 1;
-commit;
-\endif
 
--- Geneva 002_housekeeping_indexes.sql
-select version < 2 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 002: indexes for housekeeping and dashboards.
---
 -- Housekeeping looks for executions stuck in_progress (no sign of life since
--- updated_at: their start or a resumable step's last checkpoint) or overdue
--- while scheduled, and for finished or canceled workflows past their
--- retention; each of these partial indexes holds only the rows such a pass
--- can pick.
-
+-- updated_at: their start, a heartbeat or a resumable step's last
+-- checkpoint) or overdue while scheduled, and for finished or canceled
+-- workflows past their retention; each of these partial indexes holds only
+-- the rows such a pass can pick.
 create index step_executions_in_progress_updated_at on geneva.step_executions (updated_at)
 where state = 'in_progress';
 
@@ -574,27 +567,12 @@ where state = 'scheduled';
 
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
 where state in ('finished', 'canceled');
-update public.geneva_schema_version set version = 2;
-commit;
-\endif
 
--- Geneva 003_finished_at_index.sql
-select version < 3 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 003: executions by when they ended, for geneva.step_stats's window.
-
+-- Executions by when they ended, for geneva.step_stats's window.
 create index step_executions_finished_at on geneva.step_executions (finished_at)
 where finished_at is not null;
-update public.geneva_schema_version set version = 3;
-commit;
-\endif
 
--- Geneva 004_queue_notifications.sql
-select version < 4 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 004: when River's insert notification last went out, per queue.
+-- When River's insert notification last went out, per queue.
 --
 -- PostgreSQL serializes every committing transaction that sent a NOTIFY (a
 -- lock on the database), so one notification per scheduled step caps
@@ -602,12 +580,35 @@ begin;
 -- per short interval (see geneva._notify_insert); River's producers fetch
 -- everything available when woken. Unlogged: it is a hint, rebuilt after a
 -- crash.
-
 create unlogged table geneva.queue_notifications (
   queue text primary key,
   notified_at timestamptz not null
 );
-update public.geneva_schema_version set version = 4;
+update public.geneva_schema_version set version = 1;
+commit;
+\endif
+
+-- Geneva 002_housekeeping_rounds.sql
+select version < 2 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 002: when the last round of housekeeping ran, so that any worker
+-- runs one when none ran within the interval (geneva.housekeep_if_due), not
+-- only River's elected leader.
+--
+-- One row, always present; callers take it with `for update skip locked`, so
+-- that two rounds never run at once.
+
+create table geneva.housekeeping_rounds (
+  singleton boolean primary key default true check (singleton),
+  -- when the last round that found nothing more to do started (-infinity:
+  -- never), and what the last round did
+  last_run_at timestamptz not null default '-infinity',
+  last_result jsonb
+);
+
+insert into geneva.housekeeping_rounds default values;
+update public.geneva_schema_version set version = 2;
 commit;
 \endif
 
@@ -1318,7 +1319,8 @@ $$;
 --           attempt and continues p_from's cursor
 --   finish  the workflow is finished
 --   cancel  the workflow is canceled
---   pause   the workflow is paused; resume runs p_step_name anew
+--   pause   the workflow is paused; resume runs p_step_name again (from a
+--           resumable step's cursor, see resume_workflow)
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is
@@ -2016,7 +2018,8 @@ comment on function geneva.pause_workflow(bigint) is
 -- time (at once when overdue), with a new River job unless one is still
 -- waiting; without a kept execution (the workflow paused on an error, a pause
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it.
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
@@ -2034,6 +2037,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_last geneva.step_executions;
 begin
   if v_workflow.state <> 'paused' then
     raise exception 'workflow % cannot be resumed', p_workflow_id
@@ -2055,9 +2059,18 @@ begin
     if v_workflow.next_step_name is null then
       return geneva._advance(v_workflow, v_definition, 'finish', null);
     end if;
+    -- a resumable step continues from the cursor its latest execution had
+    select e.* into v_last
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+      and e.step_name = v_workflow.next_step_name
+    order by e.id desc
+    limit 1;
     perform geneva._schedule_step(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
-      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name)
+      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
+      v_last.cursor,
+      case when v_last.cursor is not null then v_last.id end
     );
   end if;
 
@@ -2586,18 +2599,18 @@ begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
-  if p_signal not in ('success', 'finished', 'reattempt', 'skip', 'cancel', 'pause', 'suspend') then
+  if p_signal not in ('success', 'finished', 'reattempt', 'reattempt_rewind', 'skip', 'cancel', 'pause', 'suspend') then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
-            hint = 'Signals are success, finished, reattempt, skip, cancel, pause and suspend.';
+            hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
   end if;
   if p_wait < interval '0' then
     raise exception 'wait % is negative', p_wait using errcode = '22023';
   end if;
-  if p_wait is not null and p_signal not in ('reattempt', 'suspend') then
+  if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
-            hint = 'Only reattempt and suspend take a wait.';
+            hint = 'Only reattempt, reattempt_rewind and suspend take a wait.';
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
@@ -2642,6 +2655,11 @@ begin
         v_outcome := 'reattempted';
         v_move := 'same';
         v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
+      when 'reattempt_rewind' then
+        v_state := 'completed';
+        v_outcome := 'reattempted';
+        v_move := 'same';
+        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control', 'rewind', true);
       when 'skip' then
         v_state := 'skipped';
         v_outcome := 'skipped_by_flow_control';
@@ -2661,6 +2679,10 @@ begin
     end case;
 
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
+    if p_signal = 'reattempt_rewind' then
+      -- the successor starts from nothing (the ended row keeps its cursor)
+      v_execution.cursor := null;
+    end if;
     v_workflow := geneva._advance(
       v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
       v_execution, p_inline => coalesce(p_continue, false)
@@ -2699,10 +2721,12 @@ $$;
 --   finished   completed/success; workflow finished
 --   reattempt  completed/reattempted; the same step at now + p_wait (a
 --              resumable step's successor keeps its cursor)
+--   reattempt_rewind  as reattempt, but the successor starts without a
+--              cursor (metadata.rewind)
 --   skip       skipped/skipped_by_flow_control; next step scheduled
 --   cancel     canceled/canceled_by_flow_control; workflow canceled
 --   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step anew)
+--              the step again, from a resumable step's cursor)
 --   suspend    completed/suspended; a resumable step hands over: the same step
 --              at now + p_wait, continuing from this execution with its cursor
 -- An operator's pause or cancel requested while the step ran applies now (see
@@ -3023,7 +3047,9 @@ comment on function geneva.fail_step(bigint, text[], text, text, text, interval,
 -- cancel of the workflow, or the execution is no longer in_progress (the cursor
 -- is then not saved). The step then returns, and its result (e.g. suspend)
 -- applies the request at the step boundary.
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- A NULL cursor is refused: a saved cursor is never erased by a checkpoint
+-- (a step that must start over returns a rewinding reattempt instead).
+-- Raises: 22004 for a NULL id or cursor; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -3035,6 +3061,11 @@ declare
 begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+  if p_cursor is null then
+    raise exception 'cursor of execution % must not be null', p_execution_id
+      using errcode = '22004',
+            hint = 'To start a resumable step over, complete it with the reattempt_rewind signal.';
   end if;
 
   update geneva.step_executions e
@@ -3325,6 +3356,92 @@ $$;
 
 comment on function geneva.housekeep(interval, interval, interval, text, integer) is
 'One round of housekeeping: deletes ended workflows past retention, recovers stuck executions; returns counts.';
+
+-- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
+-- the same parameters) when none ran within p_interval; else nothing.
+--
+-- Called by: every worker, at random times between a quarter and a half of
+-- p_interval apart, so that recovery goes on while any worker runs (no leader
+-- to wait for); operators.
+--
+-- The last round's start is the one row of geneva.housekeeping_rounds, read
+-- on the real clock (now(), never geneva.fake_now). Not due costs one
+-- index read and takes no lock. When due, the row is locked with `skip
+-- locked`: a caller that finds it held by another round returns NULL at once,
+-- so two rounds never run at once. A round whose result says "more" (a batch
+-- was full) leaves the last run time as it was, so the next call, by any
+-- caller, runs the next round at once.
+--
+-- Locks: the housekeeping_rounds row (until the caller's transaction ends),
+-- then what geneva.housekeep locks.
+-- Returns geneva.housekeep's counts, or NULL when no round was due or another
+-- caller was running one.
+-- Raises: 22004 for a NULL interval; 22023 for a negative one; what
+-- geneva.housekeep raises.
+create or replace function geneva.housekeep_if_due(
+  p_interval interval default interval '1 minute',
+  p_retention interval default interval '30 days',
+  p_stuck_in_progress_after interval default interval '1 hour',
+  p_stuck_scheduled_after interval default interval '15 minutes',
+  p_recovery_action text default 'reattempt',
+  p_batch_size integer default 1000
+)
+returns jsonb
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_last timestamptz;
+  v_result jsonb;
+begin
+  if p_interval is null then
+    raise exception 'interval must not be null' using errcode = '22004';
+  end if;
+  if p_interval < interval '0' then
+    raise exception 'interval must not be negative' using errcode = '22023';
+  end if;
+
+  -- not due: a plain read, no lock
+  select r.last_run_at into v_last
+  from geneva.housekeeping_rounds r
+  where r.singleton;
+  if v_last > pg_catalog.now() - p_interval then
+    return null;
+  end if;
+  if v_last is null then
+    -- the row was deleted by hand: put it back
+    insert into geneva.housekeeping_rounds (singleton) values (true)
+    on conflict do nothing;
+  end if;
+
+  -- due: take the row unless another round holds it, and check again (a
+  -- round may have ended since the read above)
+  select r.last_run_at into v_last
+  from geneva.housekeeping_rounds r
+  where r.singleton
+  for update skip locked;
+  if not found or v_last > pg_catalog.now() - p_interval then
+    return null;
+  end if;
+
+  v_result := geneva.housekeep(
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size
+  );
+
+  update geneva.housekeeping_rounds r
+  set last_run_at = case
+        when (v_result->>'more')::boolean then r.last_run_at
+        else pg_catalog.now()
+      end,
+      last_result = v_result
+  where r.singleton;
+  return v_result;
+end;
+$$;
+
+comment on function geneva.housekeep_if_due(interval, interval, interval, interval, text, integer) is
+'One round of housekeeping when none ran within the interval (skip locked: never two at once); NULL otherwise.';
 
 -- geneva._trg_hero_deleted: the trigger function geneva.track_hero attaches to
 -- an application's hero table: after rows are deleted, the ongoing workflows
@@ -3652,7 +3769,9 @@ comment on view geneva.stuck_executions is
 -- waited for a worker (queue lag: started - scheduled) and how long it ran.
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
--- step_executions_workflow_id).
+-- step_executions_workflow_id). A resumable step's chain of executions reads
+-- as one step's progress: each row's cursor (where it got to) and the
+-- execution it continues (continues_from_id).
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -3670,7 +3789,9 @@ select
   e.finished_at - e.started_at as run_time,
   e.error_class_name,
   e.error_message,
-  e.metadata ->> 'reattempt_reason' as reattempt_reason
+  e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.cursor,
+  e.continues_from_id
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;

@@ -76,7 +76,7 @@ func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID s
 	if err != nil {
 		err = mapError(err)
 		var mapped *Error
-		if errors.As(err, &mapped) && mapped.Kind == ErrDuplicateWorkflow {
+		if errors.As(err, &mapped) && mapped.Kind == ErrDuplicateWorkflow { //nolint:errorlint // Kind is the sentinel itself, not a wrapped error
 			return 0, &DuplicateWorkflowError{WorkflowType: workflowType, HeroType: heroType, HeroID: heroID, PgError: mapped.PgError}
 		}
 		return 0, err
@@ -293,7 +293,42 @@ func (c *Client) HousekeepTx(ctx context.Context, tx pgx.Tx, params *HousekeepPa
 	return housekeep(ctx, tx, params)
 }
 
+// HousekeepIfDue runs one round of housekeeping (geneva.housekeep_if_due)
+// unless one started within interval (zero means 1 minute) or another caller
+// is running one; then it returns nil. Workers call it on a timer; call it
+// again at once while the result's More is true.
+func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
+	return housekeepIfDue(ctx, c.db, interval, params)
+}
+
+// HousekeepIfDueTx is HousekeepIfDue in the caller's transaction (which holds
+// the round's lock until it ends).
+func (c *Client) HousekeepIfDueTx(ctx context.Context, tx pgx.Tx, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
+	return housekeepIfDue(ctx, tx, interval, params)
+}
+
+func housekeepIfDue(ctx context.Context, db DB, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
+	var result *HousekeepResult
+	err := db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
+		append([]any{orDefault(interval, time.Minute)}, housekeepArgs(params)...)...).Scan(&result)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return result, nil
+}
+
 func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepResult, error) {
+	var result HousekeepResult
+	err := db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", housekeepArgs(params)...).Scan(&result)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &result, nil
+}
+
+// housekeepArgs are the SQL arguments of geneva.housekeep for params, with
+// goclient's defaults.
+func housekeepArgs(params *HousekeepParams) []any {
 	if params == nil {
 		params = &HousekeepParams{}
 	}
@@ -313,14 +348,9 @@ func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepR
 	if batch == 0 {
 		batch = 1000
 	}
-	var result HousekeepResult
-	err := db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", retentionArg,
+	return []any{retentionArg,
 		orDefault(params.StuckInProgressAfter, time.Hour), orDefault(params.StuckScheduledAfter, 15*time.Minute),
-		action, batch).Scan(&result)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	return &result, nil
+		action, batch}
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -311,3 +311,27 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 		require.Equal(t, goclient.StateReady, workflow.State, "no longer tracked")
 	})
 }
+
+func TestHousekeepIfDue(t *testing.T) {
+	t.Parallel()
+	ctx, pool, client := setup(t)
+
+	result, err := client.HousekeepIfDue(ctx, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, result, "never ran: due")
+	result, err = client.HousekeepIfDue(ctx, time.Hour, nil)
+	require.NoError(t, err)
+	require.Nil(t, result, "ran just now")
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+	_, err = tx.Exec(ctx, "update geneva.housekeeping_rounds set last_run_at = '-infinity'")
+	require.NoError(t, err)
+	result, err = client.HousekeepIfDueTx(ctx, tx, time.Hour, &goclient.HousekeepParams{BatchSize: 10})
+	require.NoError(t, err)
+	require.NotNil(t, result)
+
+	_, err = client.HousekeepIfDue(ctx, -time.Second, nil)
+	require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+}

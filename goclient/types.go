@@ -120,10 +120,13 @@ const (
 	SignalSuccess   Signal = "success"   // the step is done; the next one runs
 	SignalFinished  Signal = "finished"  // the workflow is done
 	SignalReattempt Signal = "reattempt" // run the step again, after a wait
-	SignalSkip      Signal = "skip"      // skip the step; the next one runs
-	SignalCancel    Signal = "cancel"    // cancel the workflow
-	SignalPause     Signal = "pause"     // pause the workflow; resume reruns the step
-	SignalSuspend   Signal = "suspend"   // a resumable step hands over to its successor
+	// SignalReattemptRewind runs a resumable step again after a wait, from
+	// no cursor (the start).
+	SignalReattemptRewind Signal = "reattempt_rewind"
+	SignalSkip            Signal = "skip"    // skip the step; the next one runs
+	SignalCancel          Signal = "cancel"  // cancel the workflow
+	SignalPause           Signal = "pause"   // pause the workflow; resume reruns the step
+	SignalSuspend         Signal = "suspend" // a resumable step hands over to its successor
 )
 
 // StepResult is what CompleteStep and InterruptStep recorded.

@@ -2,6 +2,7 @@ package goclient
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,6 +23,10 @@ type TimelineEntry struct {
 	ErrorClassName  *string        `db:"error_class_name"`
 	ErrorMessage    *string        `db:"error_message"`
 	ReattemptReason *string        `db:"reattempt_reason"`
+	// Cursor is where a resumable step's execution got to (its last saved
+	// cursor); ContinuesFromID the execution it continues.
+	Cursor          json.RawMessage `db:"cursor"`
+	ContinuesFromID *int64          `db:"continues_from_id"`
 }
 
 // Timeline returns a workflow's executions in order with their queue lag and
@@ -37,7 +42,8 @@ func (c *Client) TimelineTx(ctx context.Context, tx pgx.Tx, workflowID int64) ([
 
 func timeline(ctx context.Context, db DB, workflowID int64) ([]*TimelineEntry, error) {
 	rows, err := db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
-		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason
+		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
+		continues_from_id
 		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
 	return collect[TimelineEntry](rows, err)
 }

@@ -1,5 +1,8 @@
 -- Geneva 001: the tables, their constraints and indexes.
 --
+-- (Migrations 002-004 of the unreleased development history are folded in
+-- here; nothing has been released, so no database needs them apart.)
+--
 -- Numbered migrations hold only data definitions and are never edited once
 -- released. Functions live in sql/ and are installed after the migrations by
 -- every run of `geneva migrate` (see sql/install.sql). Nothing here may depend
@@ -139,3 +142,34 @@ where state in ('scheduled', 'in_progress');
 -- A workflow's history in order; also serves the cascade from workflows and the
 -- count of consecutive reattempts of a step.
 create index step_executions_workflow_id on geneva.step_executions (workflow_id, id);
+
+-- Housekeeping looks for executions stuck in_progress (no sign of life since
+-- updated_at: their start, a heartbeat or a resumable step's last
+-- checkpoint) or overdue while scheduled, and for finished or canceled
+-- workflows past their retention; each of these partial indexes holds only
+-- the rows such a pass can pick.
+create index step_executions_in_progress_updated_at on geneva.step_executions (updated_at)
+where state = 'in_progress';
+
+create index step_executions_scheduled_for on geneva.step_executions (scheduled_for)
+where state = 'scheduled';
+
+create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
+where state in ('finished', 'canceled');
+
+-- Executions by when they ended, for geneva.step_stats's window.
+create index step_executions_finished_at on geneva.step_executions (finished_at)
+where finished_at is not null;
+
+-- When River's insert notification last went out, per queue.
+--
+-- PostgreSQL serializes every committing transaction that sent a NOTIFY (a
+-- lock on the database), so one notification per scheduled step caps
+-- throughput. As River's own client does, Geneva sends at most one per queue
+-- per short interval (see geneva._notify_insert); River's producers fetch
+-- everything available when woken. Unlogged: it is a hint, rebuilt after a
+-- crash.
+create unlogged table geneva.queue_notifications (
+  queue text primary key,
+  notified_at timestamptz not null
+);

@@ -74,6 +74,7 @@ $$;
 
 -- Housekeeping and heroes.
 {{ template "functions/housekeep.sql" . }}
+{{ template "functions/housekeep_if_due.sql" . }}
 {{ template "triggers/hero_deleted.sql" . }}
 {{ template "functions/_hero_trigger_name.sql" . }}
 {{ template "functions/track_hero.sql" . }}

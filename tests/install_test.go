@@ -189,6 +189,40 @@ func TestInstall(t *testing.T) {
 		require.NoError(t, err)
 	})
 
+	// The two ways to install give the same database, to the last index,
+	// comment and grant.
+	t.Run("MigrateAndPsqlScriptInstallIdenticalSchemas", func(t *testing.T) {
+		t.Parallel()
+		psql := requirePsql(t)
+		pgDump, err := pgtemp.Program("pg_dump")
+		if err != nil {
+			t.Skipf("cannot compare schemas: %v", err)
+		}
+
+		migratedURL := newEmptyDatabase(t)
+		migrate(t, newPoolURL(t, migratedURL))
+		psqlURL := newEmptyDatabase(t)
+		runPsql(t, psql, psqlURL)
+
+		dump := func(databaseURL string) string {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, pgDump, "--schema-only", "-d", databaseURL).CombinedOutput()
+			require.NoError(t, err, "pg_dump:\n%s", out)
+			// (pg_dump's \restrict lines carry a random key)
+			var lines []string
+			for line := range strings.Lines(string(out)) {
+				if !strings.HasPrefix(line, `\restrict `) && !strings.HasPrefix(line, `\unrestrict `) {
+					lines = append(lines, line)
+				}
+			}
+			return strings.Join(lines, "")
+		}
+		migrated, installed := dump(migratedURL), dump(psqlURL)
+		require.Contains(t, migrated, "create_workflow")
+		require.Equal(t, migrated, installed, "geneva migrate and psql -f dist/geneva.sql install different schemas")
+	})
+
 	t.Run("PsqlScriptInstallsOnEmptyDatabase", func(t *testing.T) {
 		t.Parallel()
 		psql := requirePsql(t)

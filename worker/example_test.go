@@ -40,7 +40,7 @@ func Example() {
 	w, err := worker.New(pool, &worker.Config{Workflows: []*worker.Workflow{welcome}})
 	must(err)
 	must(w.Start(ctx)) // registers the definition, starts River
-	defer w.Stop(ctx)
+	defer func() { must(w.Stop(ctx)) }()
 
 	// The workflow commits with the application's own writes, or not at all.
 	var id int64

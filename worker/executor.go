@@ -57,6 +57,12 @@ type executor struct {
 	// stopping ends inline runs at the next step boundary, so that a worker's
 	// graceful stop does not wait for whole workflows.
 	stopping atomic.Bool
+	// clock measures resumable steps' MaxRuntime (Config.Clock).
+	clock func() time.Time
+	// recordUntilStopped keeps trying to record an outcome while the
+	// database does not answer, until the worker stops hard (a Worker's; a
+	// Runner gives up after finalizeAttempts).
+	recordUntilStopped bool
 }
 
 // phase is what a finalize records the end of.
@@ -96,6 +102,7 @@ func newExecutor(config *Config) (*executor, error) {
 		logger:      logger,
 		report:      report,
 		stepTimeout: config.StepTimeout,
+		clock:       config.Clock,
 	}, nil
 }
 
@@ -113,7 +120,8 @@ func (e *NotHereError) Error() string {
 }
 
 // finalizeAttempts is how many times the outcome's transaction is tried before
-// the execution is left in_progress for housekeeping to recover.
+// the execution is left in_progress for housekeeping to recover, when trying
+// longer is not called for (see recordWithRetries).
 const finalizeAttempts = 5
 
 // perform runs one step execution on db. jobID, when not zero, is the River
@@ -183,6 +191,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	step.ScheduledFor = started.ScheduledFor
 	step.StartedAt = started.StartedAt
 	step.Cursor = started.Cursor
+	step.ContinuesFromID = deref(started.ContinuesFromID)
 
 	// Run the step, then each next step SQL starts for this job (see
 	// Config.InlineSteps).
@@ -208,6 +217,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		step.ScheduledFor = next.StartedAt
 		step.StartedAt = next.StartedAt
 		step.Cursor = next.Cursor
+		step.ContinuesFromID = deref(next.ContinuesFromID)
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
 		if wf.step(step.Name) == nil {
@@ -239,6 +249,14 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 		return callStep(ctx, wf.step(step.Name), step)
 	})
 	stopHeartbeat()
+	if step.iteration != nil {
+		// a resumable step's last cursor is written before its end is
+		// recorded: the step runs again from it after an error or a signal,
+		// and the history shows where each execution got to
+		if err := step.iteration.flush(ctx); err != nil {
+			step.Logger.WarnContext(ctx, "geneva: saving the cursor failed", slog.String("error", err.Error()))
+		}
+	}
 	if !ran && stepErr == nil {
 		stepErr = errors.New("geneva: a hook did not run the step (it must call next)")
 	}
@@ -275,6 +293,7 @@ func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
 			slog.String("step_name", args.StepName),
 		),
 		client: client,
+		exec:   e,
 	}
 }
 
@@ -404,17 +423,18 @@ func checkFlowControl(err error) error {
 	flow, ok := asFlowControl(err)
 	if !ok || slices.Contains([]goclient.Signal{
 		goclient.SignalSuccess, goclient.SignalFinished, goclient.SignalReattempt, goclient.SignalSkip,
-		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend,
+		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend, goclient.SignalReattemptRewind,
 	}, flow.Signal) {
 		return err
 	}
 	return fmt.Errorf("geneva: a step returned flow control with an unknown signal %q", flow.Signal)
 }
 
-// flowWait is the wait SQL takes with a signal: only reattempt and suspend
-// wait, never less than nothing.
+// flowWait is the wait SQL takes with a signal: only reattempt (rewinding or
+// not) and suspend wait, never less than nothing.
 func flowWait(flow *FlowControl) time.Duration {
-	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend) {
+	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend &&
+		flow.Signal != goclient.SignalReattemptRewind) {
 		return 0
 	}
 	return flow.Wait
@@ -447,13 +467,13 @@ type recorded struct {
 
 // finalize records what happened with one SQL call, which completes the River
 // job in the same transaction, then reports the error when SQL says so. It
-// tries again for a minute when the database fails; after that the execution
-// stays in_progress until housekeeping recovers it.
+// tries again while the database fails (see recordWithRetries); when it gives
+// up the execution stays in_progress until housekeeping recovers it.
 func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	// The step's context may be canceled (a timeout, a shutdown): record the
-	// outcome anyway.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
+	// outcome anyway. stop ends only when the worker stops hard.
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
 
 	step := rec.step
 	var (
@@ -461,7 +481,7 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 		recordErr error
 	)
 	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
-		result, recordErr = e.recordWithRetries(ctx, goclient.New(db), rec)
+		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), rec)
 		if recordErr == nil {
 			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
@@ -498,22 +518,51 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	return nil
 }
 
-// recordWithRetries tries record until it succeeds, the database refuses the
-// arguments (trying again would not help), finalizeAttempts run out or ctx
-// ends, waiting longer each time.
-func (e *executor) recordWithRetries(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+// recordWithRetries tries record until it succeeds or the database refuses
+// the arguments (trying again would not help), waiting longer each time (see
+// recordBackoff); each try has recordTryTimeout. While the database does not
+// answer (down, restarting, unreachable, out of connections; see
+// databaseUnavailable) a worker keeps the outcome and keeps trying, for as
+// long as it takes, heartbeating the execution meanwhile where it can; it
+// gives up after finalizeAttempts tries only when stop ends (the worker stops
+// hard), when the database answers with another error, or in a Runner.
+func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+	var stopHeartbeat func()
+	defer func() {
+		if stopHeartbeat != nil {
+			stopHeartbeat()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
-		result, err := e.record(ctx, client, rec)
-		if err == nil || attempt == finalizeAttempts || errors.Is(err, goclient.ErrInvalidArgument) {
+		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
+		result, err := e.record(tryCtx, client, rec)
+		cancel()
+		if err == nil || errors.Is(err, goclient.ErrInvalidArgument) {
 			return result, err
 		}
+		persist := e.recordUntilStopped && databaseUnavailable(err)
+		if attempt >= finalizeAttempts && (!persist || stop.Err() != nil) {
+			return nil, err
+		}
+		if persist && stopHeartbeat == nil && rec.phase != phasePrecondition {
+			// the step's own heartbeat has stopped; housekeeping must not
+			// take it for dead while its outcome waits
+			heartbeatCtx, cancelHeartbeat := context.WithCancel(stop)
+			stopBeating := e.startHeartbeat(heartbeatCtx, client, rec.step)
+			stopHeartbeat = func() { cancelHeartbeat(); stopBeating() }
+		}
+		wait := recordBackoff(attempt)
 		rec.step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again",
-			slog.Int("try", attempt), slog.String("error", err.Error()))
-		timer := time.NewTimer(min(time.Duration(attempt*attempt)*250*time.Millisecond, 10*time.Second))
+			slog.Int("try", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		// a hard stop during the wait ends it: the remaining tries go at once
+		var stopped <-chan struct{}
+		if stop.Err() == nil {
+			stopped = stop.Done()
+		}
+		timer := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-stopped:
 			timer.Stop()
-			return nil, errors.Join(err, ctx.Err())
 		case <-timer.C:
 		}
 	}

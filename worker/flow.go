@@ -45,7 +45,8 @@ func Pause() error { return &FlowControl{Signal: goclient.SignalPause} }
 
 // Reattempt runs the step again after wait (now when zero): the step ends
 // completed/reattempted. Reattempts asked for by a step never count against an
-// exception policy's max_reattempts.
+// exception policy's max_reattempts. A resumable step's next execution keeps
+// its cursor (see ReattemptRewind).
 func Reattempt(wait time.Duration) error {
 	return &FlowControl{Signal: goclient.SignalReattempt, Wait: wait}
 }

@@ -4,60 +4,117 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
-
-	"github.com/riverqueue/river"
 
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// HousekeepingConfig configures the worker's housekeeping: a River periodic
-// job, run by the leader among the workers, that deletes finished and
-// canceled workflows past their retention and recovers stuck executions
-// (geneva.housekeep).
+// HousekeepingConfig configures the worker's housekeeping, which deletes
+// finished and canceled workflows past their retention and recovers stuck
+// executions (geneva.housekeep). Every worker takes part: each checks at
+// start, then at random times between a quarter and a half of Interval
+// apart, whether a round is due (geneva.housekeep_if_due); the first to find
+// one due runs it, and the others skip it. Recovery so goes on while any
+// worker runs, with no leader to wait for.
+//
+// The worst case: a step whose worker died is recovered at most
+// StuckInProgressAfter + 1.5 × Interval (plus the round's own run time) after
+// its last sign of life (its start, a checkpoint or a heartbeat, sent every
+// Config.HeartbeatInterval while it runs), as long as one worker runs; a
+// scheduled step whose job was lost, StuckScheduledAfter + 1.5 × Interval
+// after it was due. With the defaults: 1 hour 1.5 minutes, and 16.5 minutes.
 type HousekeepingConfig struct {
-	// Disabled turns housekeeping off (run `geneva housekeep` instead).
+	// Disabled turns housekeeping off in this worker (run `geneva housekeep`
+	// or another worker instead).
 	Disabled bool
 
-	// Interval is how often it runs.
+	// Interval is how often a round runs, among all workers: a worker runs
+	// one when none started within Interval.
 	//
 	// Defaults to 1 minute.
 	Interval time.Duration
 
-	// Queue is the River queue of the housekeeping job. The worker must work
-	// it (River.Queues, when set, must list it).
-	//
-	// Defaults to "default" when the worker works it, else to the first of
-	// the workflows' queues in alphabetical order.
-	Queue string
-
 	// Params are the thresholds (retention, stuck after, recovery action).
+	// Workers sharing a database should agree on them.
 	//
 	// Defaults to goclient's: 30 days, 1 hour, 15 minutes, reattempt.
 	Params goclient.HousekeepParams
 }
 
-// HousekeepArgs are the arguments of the housekeeping job.
-type HousekeepArgs struct{}
+// housekeeper runs rounds of housekeeping when they are due, until stopped.
+type housekeeper struct {
+	client   *goclient.Client
+	logger   *slog.Logger
+	interval time.Duration
+	params   goclient.HousekeepParams
 
-// Kind is the River job kind of housekeeping.
-func (HousekeepArgs) Kind() string { return "geneva_housekeep" }
-
-type housekeepWorker struct {
-	river.WorkerDefaults[HousekeepArgs]
-	client *goclient.Client
-	logger *slog.Logger
-	params goclient.HousekeepParams
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// Work runs rounds of housekeeping, each a short transaction, until one
-// finds nothing more to do.
-func (h *housekeepWorker) Work(ctx context.Context, job *river.Job[HousekeepArgs]) error {
+// newHousekeeper checks the configuration; nil when housekeeping is disabled.
+func newHousekeeper(config HousekeepingConfig, client *goclient.Client, logger *slog.Logger) (*housekeeper, error) {
+	if config.Disabled {
+		return nil, nil
+	}
+	if config.Interval < 0 {
+		return nil, fmt.Errorf("negative housekeeping interval %s", config.Interval)
+	}
+	interval := config.Interval
+	if interval == 0 {
+		interval = time.Minute
+	}
+	return &housekeeper{client: client, logger: logger, interval: interval, params: config.Params}, nil
+}
+
+// start runs the checks in a goroutine until stop.
+func (h *housekeeper) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.done = make(chan struct{})
+	go func() {
+		defer close(h.done)
+		var wait time.Duration // the first check at once
+		for {
+			timer := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			h.runIfDue(ctx)
+			wait = h.interval/4 + rand.N(h.interval/4+1)
+		}
+	}()
+}
+
+// stop ends the checks, canceling a round under way (its transaction rolls
+// back; another worker runs the next), and waits for them.
+func (h *housekeeper) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	<-h.done
+	h.cancel = nil
+}
+
+// runIfDue runs rounds, each a short transaction, while they are due: one
+// unless a round finds more to do than its batch.
+func (h *housekeeper) runIfDue(ctx context.Context) {
 	var total goclient.HousekeepResult
 	for {
-		result, err := h.client.Housekeep(ctx, &h.params)
+		result, err := h.client.HousekeepIfDue(ctx, h.interval, &h.params)
 		if err != nil {
-			return err
+			if ctx.Err() == nil {
+				h.logger.WarnContext(ctx, "geneva: housekeeping failed; trying again later", slog.String("error", err.Error()))
+			}
+			break
+		}
+		if result == nil {
+			break // not due, or another worker runs it
 		}
 		total.Add(result)
 		if !result.More {
@@ -71,42 +128,4 @@ func (h *housekeepWorker) Work(ctx context.Context, job *river.Job[HousekeepArgs
 			slog.Int("stuck_in_progress_recovered", total.StuckInProgressRecovered),
 			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered))
 	}
-	return nil
-}
-
-// addHousekeeping adds the housekeeping worker and periodic job to a River
-// configuration (whose Queues are set), in its queue.
-func addHousekeeping(riverConfig *river.Config, config HousekeepingConfig, client *goclient.Client, logger *slog.Logger, workflowQueues []string) error {
-	if config.Disabled {
-		return nil
-	}
-	if config.Interval < 0 {
-		return fmt.Errorf("negative housekeeping interval %s", config.Interval)
-	}
-	queue := config.Queue
-	if queue == "" {
-		queue = "default"
-		if _, ok := riverConfig.Queues[queue]; !ok && len(workflowQueues) > 0 {
-			queue = workflowQueues[0]
-		}
-	}
-	if _, ok := riverConfig.Queues[queue]; !ok {
-		return fmt.Errorf("housekeeping queue %q is not among the worker's queues", queue)
-	}
-	err := river.AddWorkerSafely(riverConfig.Workers, &housekeepWorker{client: client, logger: logger, params: config.Params})
-	if err != nil {
-		return err
-	}
-	interval := config.Interval
-	if interval == 0 {
-		interval = time.Minute
-	}
-	riverConfig.PeriodicJobs = append(riverConfig.PeriodicJobs, river.NewPeriodicJob(
-		river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return HousekeepArgs{}, &river.InsertOpts{Queue: queue, MaxAttempts: 1}
-		},
-		&river.PeriodicJobOpts{ID: "geneva_housekeep", RunOnStart: true},
-	))
-	return nil
 }

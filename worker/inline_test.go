@@ -227,7 +227,9 @@ func TestInlineSteps(t *testing.T) {
 		require.NoError(t, w.Start(b.ctx))
 
 		id := b.create(t, "Stopped")
-		<-stops
+		if err := <-stops; err != nil {
+			t.Logf("Stop past its deadline: %v", err)
+		}
 
 		require.False(t, ran.Load(), "b never ran on the dead context")
 		require.Equal(t, []string{"a: success", "b: recovered", "b: scheduled"}, b.outcomes(t, id))

@@ -350,11 +350,11 @@ func TestWorkerRobustness(t *testing.T) {
 		b := setup(t)
 		wf := worker.NewWorkflow("Any", nil).Step("a", ok, nil)
 		for name, config := range map[string]*worker.Config{
-			"housekeeping queue not worked": {Housekeeping: worker.HousekeepingConfig{Queue: "elsewhere"}},
-			"negative heartbeat":            {HeartbeatInterval: -time.Second},
-			"negative step timeout":         {StepTimeout: -time.Second},
-			"negative max workers":          {MaxWorkers: -1},
-			"nil workflow":                  {Workflows: []*worker.Workflow{nil}},
+			"negative housekeeping interval": {Housekeeping: worker.HousekeepingConfig{Interval: -time.Second}},
+			"negative heartbeat":             {HeartbeatInterval: -time.Second},
+			"negative step timeout":          {StepTimeout: -time.Second},
+			"negative max workers":           {MaxWorkers: -1},
+			"nil workflow":                   {Workflows: []*worker.Workflow{nil}},
 		} {
 			if config.Workflows == nil {
 				config.Workflows = []*worker.Workflow{wf}

@@ -110,10 +110,17 @@ func TestCrashChild(t *testing.T) {
 	pool, err := pgxpool.New(ctx, databaseURL)
 	require.NoError(t, err)
 	defer pool.Close()
-	w, err := worker.New(pool, &worker.Config{
+	config := &worker.Config{
 		Workflows: []*worker.Workflow{crashWorkflow(pool, os.Getenv("GENEVA_CRASH_CHILD_MODE"))},
 		River:     fastRiver(),
-	})
+	}
+	if id := os.Getenv("GENEVA_CRASH_CHILD_RIVER_ID"); id != "" {
+		// TestLeaderKilled's: short housekeeping settings, a known River ID
+		config.River.ID = id
+		config.Housekeeping = quickHousekeeping
+		config.HeartbeatInterval = quickHeartbeat
+	}
+	w, err := worker.New(pool, config)
 	require.NoError(t, err)
 	require.NoError(t, w.Start(ctx))
 	workflowID, err := strconv.ParseInt(os.Getenv("GENEVA_CRASH_CHILD_WORKFLOW"), 10, 64)

@@ -35,6 +35,9 @@ type Step struct {
 	// Cursor is a resumable step's cursor, handed over by Suspend from the
 	// execution it continues; nil at first.
 	Cursor json.RawMessage
+	// ContinuesFromID is the execution this one continues (a resumable step's
+	// predecessor, whose cursor it got); zero when none.
+	ContinuesFromID int64
 	// Logger logs with the workflow's type, id and hero and the execution's
 	// id and step name.
 	Logger *slog.Logger
@@ -58,10 +61,15 @@ type Step struct {
 	WorkflowState string
 
 	client *goclient.Client
+	// exec is the executor running the step (for a resumable step's clock and
+	// the worker's stop); iteration is a resumable step's Iteration.
+	exec      *executor
+	iteration *Iteration
 }
 
-// Checkpoint saves a resumable step's cursor (any value that marshals to
-// JSON). It returns true when the step should stop now because an operator
+// Checkpoint saves a step's cursor (any value that marshals to JSON) at
+// once: the plumbing under Workflow.ResumableStep, whose Iteration is the
+// easier way (budgets, cheap checks, hand-over). It returns true when the step should stop now because an operator
 // asked the workflow to pause or cancel: return Suspend(0) then, and the
 // successor execution, if any, continues from the cursor.
 func (s *Step) Checkpoint(ctx context.Context, cursor any) (stop bool, err error) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,7 +69,15 @@ type Config struct {
 	// Defaults to 1 minute.
 	HeartbeatInterval time.Duration
 
-	// Housekeeping configures the periodic housekeeping job (on by default).
+	// Clock is the clock resumable steps measure ResumableOpts.MaxRuntime
+	// with. Tests give a fake one to spend a budget without sleeping
+	// (workertest's harness uses its engine clock).
+	//
+	// Defaults to time.Now.
+	Clock func() time.Time
+
+	// Housekeeping configures housekeeping, which every worker takes part in
+	// (on by default).
 	Housekeeping HousekeepingConfig
 
 	// River is the base of the River client's configuration, for settings
@@ -91,11 +98,12 @@ type Config struct {
 // transaction that completes the job. It decides nothing about a workflow's
 // state.
 type Worker struct {
-	client   *goclient.Client
-	exec     *executor
-	pool     *pgxpool.Pool
-	registry registry
-	river    *river.Client[pgx.Tx]
+	client      *goclient.Client
+	exec        *executor
+	housekeeper *housekeeper // nil when disabled
+	pool        *pgxpool.Pool
+	registry    registry
+	river       *river.Client[pgx.Tx]
 }
 
 // New makes a worker for the workflows in config, on pool. It checks the
@@ -108,6 +116,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	exec.recordUntilStopped = true
 	switch {
 	case config.HeartbeatInterval == 0:
 		exec.heartbeat = time.Minute
@@ -140,8 +149,6 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 		copied := *config.River
 		riverConfig = &copied
 	}
-	// appended to below: never into the caller's backing array
-	riverConfig.PeriodicJobs = slices.Clone(riverConfig.PeriodicJobs)
 	if riverConfig.Workers == nil {
 		riverConfig.Workers = river.NewWorkers()
 	}
@@ -161,9 +168,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if riverConfig.Logger == nil {
 		riverConfig.Logger = logger
 	}
-	if riverConfig.LeaderElectionDisabled && !config.Housekeeping.Disabled {
-		logger.Info("geneva: River's leader election is disabled, so this worker runs no housekeeping (periodic jobs run on the leader); run `geneva housekeep` or another worker")
-	} else if err := addHousekeeping(riverConfig, config.Housekeeping, w.client, logger, reg.queues()); err != nil {
+	if w.housekeeper, err = newHousekeeper(config.Housekeeping, w.client, logger); err != nil {
 		return nil, fmt.Errorf("geneva: %w", err)
 	}
 	// SQL sends River's insert notification at most once per queue per 10
@@ -219,6 +224,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("geneva: starting River: %w", err)
 	}
 	w.exec.stopping.Store(false) // a worker started again after Stop
+	if w.housekeeper != nil {
+		w.housekeeper.start()
+	}
 	return nil
 }
 
@@ -228,8 +236,18 @@ func (w *Worker) Start(ctx context.Context) error {
 // (geneva.interrupt_step) and runs again on another worker; Stop waits up to
 // 10 more seconds for that. A step cut off harder (the process killed) stays
 // in_progress until housekeeping recovers it: never lost.
+//
+// A step whose outcome the database cannot take (it is down or unreachable)
+// keeps its outcome and tries again, waiting up to 5 seconds between tries,
+// heartbeating the execution meanwhile, until the database answers: a
+// graceful Stop waits for it like for a running step; once ctx ends, the
+// worker gives up after a few more tries and leaves the execution to
+// housekeeping.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.exec.stopping.Store(true)
+	if w.housekeeper != nil {
+		w.housekeeper.stop()
+	}
 	err := w.river.Stop(ctx)
 	if err == nil || ctx.Err() == nil {
 		return err

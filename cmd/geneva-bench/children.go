@@ -164,7 +164,7 @@ func startChild(config childConfig) (*child, error) {
 	if err != nil || strings.TrimSpace(line) != "ready" {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("the %s worker did not start: %q %v", config.mode, line, err)
+		return nil, fmt.Errorf("the %s worker did not start: %q %w", config.mode, line, err)
 	}
 	go io.Copy(io.Discard, stdout) //nolint:errcheck // drains the rest
 	return &child{cmd: cmd}, nil

@@ -58,6 +58,8 @@ type options struct {
 	growthCreates  int
 	results        string
 	profile        bool
+
+	resumableIterations int
 }
 
 func main() {
@@ -91,6 +93,7 @@ func main() {
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")
 	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva run at -workers slots")
+	flag.IntVar(&o.resumableIterations, "resumable-iterations", 2000000, "iterations of the no-op resumable step (0: skip that run)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.Parse()
@@ -253,6 +256,18 @@ func run(ctx context.Context, o options) error {
 		}},
 		phase{"create_workflow", b.createThroughput},
 		phase{"growth", b.growth},
+		// The resumable-step runs count round trips; on a throwaway server
+		// they run non-durable, as before this benchmark measured durably
+		// (a write per Set would otherwise wait for a WAL flush each).
+		phase{"resumable steps", func(ctx context.Context) error {
+			if profiles[0].set && o.resumableIterations > 0 {
+				if err := b.setDurability(ctx, false); err != nil {
+					return err
+				}
+				b.r.resumableNondurable = true
+			}
+			return b.resumable(ctx)
+		}},
 	)
 	for _, phase := range phases {
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s...\n", phase.name)

@@ -26,6 +26,9 @@ type results struct {
 	createsHundredPerTx float64
 
 	growth []growthRow
+
+	resumable           resumableResult
+	resumableNondurable bool // the resumable-step runs ran with durability off
 }
 
 // profileResults are the throughput runs at one durability.
@@ -248,6 +251,10 @@ func (r *results) markdown() string {
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString(r.resumable.markdown())
+	if r.resumableNondurable && len(r.resumable.rows) > 0 {
+		b.WriteString("The resumable-step runs ran on the server with fsync, synchronous_commit and full_page_writes off.\n\n")
 	}
 	fmt.Fprintf(&b, "```\n%s\n```\n", r.summary())
 	return b.String()

@@ -95,7 +95,7 @@ func explain(err error) error {
 	switch pgErr.Code {
 	case pgerrcode.UndefinedTable, pgerrcode.InvalidSchemaName, pgerrcode.UndefinedFunction:
 		if pgErr.Code != pgerrcode.UndefinedFunction || strings.Contains(pgErr.Message, "geneva.") {
-			return fmt.Errorf("Geneva's schema is not installed in this database (%s): run `geneva migrate` first", pgErr.Message)
+			return fmt.Errorf("the database lacks Geneva's schema (%s): run `geneva migrate` first", pgErr.Message)
 		}
 	}
 	text := pgErr.Message

@@ -1,12 +1,12 @@
 // Command geneva is the operator's tool for Geneva: it installs the schema,
 // lists and shows workflows, pauses, resumes, cancels and skips them, runs
-// housekeeping, and runs a worker for the example workflows and the demo.
+// housekeeping, and runs a worker for the example workflows.
 //
 //	geneva [--database-url URL] <command> [arguments]
 //	geneva help [command]
 //
 // The database is --database-url, else the DATABASE_URL environment variable
-// (a libpq URL). Without either, `demo` and `worker` start a throwaway
+// (a libpq URL). Without either, `worker` starts a throwaway
 // PostgreSQL server and remove it when they end.
 //
 // The command line is built with spf13/cobra: per-command help, usage lines
@@ -79,7 +79,8 @@ func newRootCmd(stdout io.Writer) *cobra.Command {
 them, pauses, resumes, cancels and skips them, and runs housekeeping.
 
 The database is --database-url, else $DATABASE_URL (a libpq URL); without
-either, demo and worker start a throwaway PostgreSQL server.`,
+either, worker starts a throwaway PostgreSQL server. The demo is its own
+program: go run ./examples/demo.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// an unknown command is a usage error, not a silent help page
@@ -120,7 +121,7 @@ either, demo and worker start a throwaway PostgreSQL server.`,
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
-		newMigrateCmd(opts), newSQLCmd(), newWorkerCmd(opts), newDemoCmd(opts),
+		newMigrateCmd(opts), newSQLCmd(), newWorkerCmd(opts),
 	} {
 		cmd.GroupID = "install"
 		root.AddCommand(cmd)

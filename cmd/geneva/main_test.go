@@ -114,9 +114,9 @@ func TestUsageErrors(t *testing.T) {
 
 func TestMissingSchema(t *testing.T) {
 	url := empty(t)
-	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}, {"demo"}} {
+	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}} {
 		_, err := cli(t, url, args...)
-		require.ErrorContains(t, err, "Geneva's schema is not installed in this database", "geneva %v", args)
+		require.ErrorContains(t, err, "the database lacks Geneva's schema", "geneva %v", args)
 		require.ErrorContains(t, err, "run `geneva migrate`", "geneva %v", args)
 	}
 	out, err := cli(t, url, "migrate")
@@ -218,15 +218,29 @@ func TestListAndShow(t *testing.T) {
 	require.JSONEq(t, "[]", out)
 }
 
-func TestDemoRunsTwice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the demo")
-	}
+// geneva show prints a resumable step's chain: each execution's cursor and
+// the execution it continues.
+func TestShowResumable(t *testing.T) {
 	url := migrated(t)
-	for range 2 {
-		out, err := cli(t, url, "demo", "--day", "100ms")
-		require.NoError(t, err, out)
-		require.Contains(t, out, "All workflows are finished, canceled or paused")
-		require.NotContains(t, out, "workflow performing")
-	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	client := goclient.New(conn)
+	require.NoError(t, client.DefineWorkflow(ctx, "Import", json.RawMessage(`{"steps":[{"name":"rows"}]}`)))
+	id, err := client.CreateWorkflow(ctx, "Import", "File", "1", nil)
+	require.NoError(t, err)
+	var first, second int64
+	require.NoError(t, conn.QueryRow(ctx, `select execution_id from geneva.start_step(
+		(select id from geneva.step_executions where workflow_id = $1))`, id).Scan(&first))
+	_, err = conn.Exec(ctx, `select geneva.checkpoint_step($1, '{"after": 500}')`, first)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `select geneva.complete_step($1, 'suspend')`, first)
+	require.NoError(t, err)
+	require.NoError(t, conn.QueryRow(ctx, `select max(id) from geneva.step_history($1)`, id).Scan(&second))
+
+	out, err := cli(t, url, "show", fmt.Sprint(id))
+	require.NoError(t, err)
+	require.Contains(t, out, "continues")
+	require.Regexp(t, fmt.Sprintf(`(?m)^%d .*<- %d +\{"after": 500\}`, second, first), out)
 }

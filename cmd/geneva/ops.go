@@ -2,20 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/geneva-dev/geneva"
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/report"
 )
 
 func newSQLCmd() *cobra.Command {
@@ -108,20 +106,20 @@ func list(ctx context.Context, env *environment, params *goclient.ListWorkflowsP
 	if asJSON {
 		out := map[string]any{"counts": counts}
 		if paused != nil || params.State == goclient.StatePaused && params.HeroType == "" {
-			out["paused"] = orEmpty(paused)
+			out["paused"] = report.OrEmpty(paused)
 		} else {
-			out["workflows"] = orEmpty(workflows)
+			out["workflows"] = report.OrEmpty(workflows)
 		}
-		return printJSON(env.stdout, out)
+		return report.JSON(env.stdout, out)
 	}
-	if err := printCounts(env.stdout, counts); err != nil {
+	if err := report.Counts(env.stdout, counts); err != nil {
 		return err
 	}
 	env.printf("\n")
 	if params.State == goclient.StatePaused && params.HeroType == "" {
-		return printPaused(env.stdout, paused)
+		return report.Paused(env.stdout, paused)
 	}
-	printWorkflows(env.stdout, workflows)
+	report.Workflows(env.stdout, workflows)
 	return nil
 }
 
@@ -133,81 +131,6 @@ func workflowCounts(ctx context.Context, env *environment, workflowType string) 
 		return counts, err
 	}
 	return slices.DeleteFunc(counts, func(c *goclient.WorkflowCount) bool { return c.WorkflowType != workflowType }), nil
-}
-
-var workflowStates = []string{goclient.StateReady, goclient.StatePerforming, goclient.StatePaused, goclient.StateFinished, goclient.StateCanceled}
-
-// printCounts prints workflow counts as a table of types by states.
-func printCounts(out io.Writer, counts []*goclient.WorkflowCount) error {
-	byType := map[string]map[string]int64{}
-	var types []string
-	for _, count := range counts {
-		if byType[count.WorkflowType] == nil {
-			byType[count.WorkflowType] = map[string]int64{}
-			types = append(types, count.WorkflowType)
-		}
-		byType[count.WorkflowType][count.State] = count.Workflows
-	}
-	if len(types) == 0 {
-		_, err := fmt.Fprintln(out, "No workflows.")
-		return err
-	}
-	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "workflow type\t%s\t\n", strings.Join(workflowStates, "\t"))
-	for _, workflowType := range types {
-		fmt.Fprintf(w, "%s", workflowType)
-		for _, state := range workflowStates {
-			fmt.Fprintf(w, "\t%d", byType[workflowType][state])
-		}
-		fmt.Fprintf(w, "\t\n")
-	}
-	return w.Flush()
-}
-
-// printPaused prints the paused workflows and why (the
-// geneva.paused_workflows view).
-func printPaused(out io.Writer, paused []*goclient.PausedWorkflow) error {
-	if len(paused) == 0 {
-		_, err := fmt.Fprintln(out, "No paused workflows.")
-		return err
-	}
-	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "id\ttype\thero\tnext step\tpaused for\twhy")
-	for _, p := range paused {
-		why := "paused by an operator or the step"
-		switch {
-		case p.KeptExecutionID != nil && p.KeptOverdueBy != nil && *p.KeptOverdueBy > 0:
-			why = "paused by an operator; its next step is overdue by " + duration(p.KeptOverdueBy)
-		case p.KeptExecutionID != nil && p.KeptScheduledFor != nil:
-			why = "paused by an operator; its next step is due " + stamp(*p.KeptScheduledFor)
-		case p.LastErrorMessage != nil && deref(p.ErrorStepName) == deref(p.NextStepName):
-			why = deref(p.LastErrorClass) + ": " + *p.LastErrorMessage
-		}
-		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", p.WorkflowID, p.WorkflowType, p.HeroType, p.HeroID,
-			deref(p.NextStepName), duration(p.PausedFor), why)
-	}
-	return w.Flush()
-}
-
-func printWorkflows(out io.Writer, workflows []*goclient.Workflow) {
-	if len(workflows) == 0 {
-		fmt.Fprintln(out, "No workflows match.")
-		return
-	}
-	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "id\ttype\thero\tstate\tnext step\tupdated")
-	for _, wf := range workflows {
-		next := deref(wf.NextStepName)
-		if wf.CurrentStepName != nil {
-			next = *wf.CurrentStepName + " (running)"
-		}
-		if wf.State == goclient.StateFinished || wf.State == goclient.StateCanceled {
-			next = ""
-		}
-		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID,
-			wf.State, next, stamp(wf.UpdatedAt))
-	}
-	w.Flush()
 }
 
 func newShowCmd(opts *options) *cobra.Command {
@@ -230,43 +153,14 @@ func newShowCmd(opts *options) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(env.stdout, map[string]any{"workflow": workflow, "timeline": orEmpty(timeline)})
+				return report.JSON(env.stdout, map[string]any{"workflow": workflow, "timeline": report.OrEmpty(timeline)})
 			}
-			printWorkflow(env.stdout, workflow, timeline)
+			report.Workflow(env.stdout, workflow, timeline)
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	return cmd
-}
-
-// printWorkflow prints a workflow and the timeline of its executions (the
-// geneva.workflow_timeline view).
-func printWorkflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.TimelineEntry) {
-	fmt.Fprintf(out, "workflow %d: %s for %s %s — %s", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID, wf.State)
-	if wf.RequestedAction != nil {
-		fmt.Fprintf(out, " (%s requested)", *wf.RequestedAction)
-	}
-	if wf.NextStepName != nil && wf.State != goclient.StateFinished && wf.State != goclient.StateCanceled {
-		fmt.Fprintf(out, ", next step %s", *wf.NextStepName)
-	}
-	fmt.Fprintf(out, "\ncreated %s\n\n", stamp(wf.CreatedAt))
-
-	if len(timeline) == 0 {
-		fmt.Fprintln(out, "No step executions.")
-		return
-	}
-	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran\terror")
-	for _, e := range timeline {
-		errText := ""
-		if e.ErrorMessage != nil {
-			errText = deref(e.ErrorClassName) + ": " + *e.ErrorMessage
-		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.StepName, e.State, deref(e.Outcome),
-			e.ScheduledFor.Local().Format("2006-01-02 15:04:05.000 MST"), duration(e.QueueLag), duration(e.RunTime), errText)
-	}
-	w.Flush()
 }
 
 func newStuckCmd(opts *options) *cobra.Command {
@@ -284,19 +178,9 @@ or scheduled and overdue for 15 minutes.`,
 				return err
 			}
 			if asJSON {
-				return printJSON(env.stdout, orEmpty(stuck))
+				return report.JSON(env.stdout, report.OrEmpty(stuck))
 			}
-			if len(stuck) == 0 {
-				env.printf("No stuck executions.\n")
-				return nil
-			}
-			w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by")
-			for _, e := range stuck {
-				fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
-					e.HeroType, e.HeroID, e.StepName, e.State, duration(e.SilentFor), duration(e.OverdueBy))
-			}
-			return w.Flush()
+			return report.Stuck(env.stdout, stuck)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
@@ -341,31 +225,9 @@ func stats(ctx context.Context, env *environment, types []string, asJSON bool) e
 		return len(types) > 0 && !slices.Contains(types, s.WorkflowType)
 	})
 	if asJSON {
-		return printJSON(env.stdout, orEmpty(stats))
+		return report.JSON(env.stdout, report.OrEmpty(stats))
 	}
-	if len(stats) == 0 {
-		env.printf("No step executions ended in the last 24 hours.\n")
-		return nil
-	}
-	seconds := func(s *float64) string {
-		if s == nil {
-			return ""
-		}
-		return (time.Duration(*s * float64(time.Second))).Round(time.Millisecond).String()
-	}
-	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "type\tstep\texecutions\truns\tlag p50\tlag p95\trun p50\trun p95\toutcomes")
-	for _, s := range stats {
-		var outcomes []string
-		for outcome, n := range s.Outcomes {
-			outcomes = append(outcomes, fmt.Sprintf("%s=%d", outcome, n))
-		}
-		slices.Sort(outcomes)
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", s.WorkflowType, s.StepName, s.Executions, s.Runs,
-			seconds(s.QueueLagP50Seconds), seconds(s.QueueLagP95Seconds), seconds(s.RunTimeP50Seconds),
-			seconds(s.RunTimeP95Seconds), strings.Join(outcomes, " "))
-	}
-	return w.Flush()
+	return report.Stats(env.stdout, stats)
 }
 
 // newOperateCmd returns the command for an operator function taking a
@@ -427,7 +289,7 @@ func newRunNowCmd(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			env.printf("workflow %d runs %s now\n", workflow.ID, deref(workflow.NextStepName))
+			env.printf("workflow %d runs %s now\n", workflow.ID, report.Deref(workflow.NextStepName))
 			return nil
 		}),
 	}
@@ -473,96 +335,4 @@ func parseWorkflowID(arg string) (int64, error) {
 		return 0, usagef("%q is not a workflow id", arg)
 	}
 	return id, nil
-}
-
-// stamp formats a timestamp for people, in the local time zone, naming it.
-func stamp(t time.Time) string {
-	return t.Local().Format("2006-01-02 15:04:05 MST")
-}
-
-func duration(d *time.Duration) string {
-	if d == nil {
-		return ""
-	}
-	return d.Round(time.Millisecond).String()
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p != nil {
-		return *p
-	}
-	return zero
-}
-
-// orEmpty makes a nil slice an empty one, so JSON prints [] and not null.
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-// printJSON writes v as indented JSON. Structs from goclient are written
-// with their SQL column names (their db tags), durations as seconds and
-// times in RFC 3339, so scripts read the same names as the views.
-func printJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(jsonValue(reflect.ValueOf(v)))
-}
-
-var (
-	durationType = reflect.TypeFor[time.Duration]()
-	timeType     = reflect.TypeFor[time.Time]()
-	rawType      = reflect.TypeFor[json.RawMessage]()
-)
-
-func jsonValue(v reflect.Value) any {
-	if !v.IsValid() {
-		return nil
-	}
-	switch {
-	case v.Type() == durationType:
-		return time.Duration(v.Int()).Seconds()
-	case v.Type() == timeType, v.Type() == rawType:
-		return v.Interface()
-	}
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return jsonValue(v.Elem())
-	case reflect.Slice:
-		if v.IsNil() {
-			return nil
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = jsonValue(v.Index(i))
-		}
-		return out
-	case reflect.Map:
-		out := map[string]any{}
-		for _, key := range v.MapKeys() {
-			out[fmt.Sprint(key.Interface())] = jsonValue(v.MapIndex(key))
-		}
-		return out
-	case reflect.Struct:
-		out := map[string]any{}
-		for i := range v.NumField() {
-			field := v.Type().Field(i)
-			if !field.IsExported() {
-				continue
-			}
-			name := field.Tag.Get("db")
-			if name == "" || name == "-" {
-				name = field.Name
-			}
-			out[name] = jsonValue(v.Field(i))
-		}
-		return out
-	}
-	return v.Interface()
 }

@@ -32,6 +32,7 @@ type Server struct {
 	port    int
 	runAs   *syscall.Credential
 	stopped bool
+	halted  bool
 }
 
 // Options are options for Start.
@@ -132,9 +133,39 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	s.stopped = true
-	err := s.run(context.Background(), "pg_ctl", "--pgdata", s.dataDir(), "--mode", "immediate", "--wait", "stop")
+	var err error
+	if !s.halted {
+		err = s.run(context.Background(), "pg_ctl", "--pgdata", s.dataDir(), "--mode", "immediate", "--wait", "stop")
+	}
 	s.removeDir()
 	return err
+}
+
+// Halt stops the server at once, as a crash would (every connection is cut),
+// and keeps its cluster for Resume: an outage, for tests of what survives one.
+func (s *Server) Halt(ctx context.Context) error {
+	if s.stopped || s.halted {
+		return errors.New("pgtemp: the server is not running")
+	}
+	if err := s.run(ctx, "pg_ctl", "--pgdata", s.dataDir(), "--mode", "immediate", "--wait", "stop"); err != nil {
+		return err
+	}
+	s.halted = true
+	return nil
+}
+
+// Resume starts a halted server again, on the same port, and waits until it
+// accepts connections.
+func (s *Server) Resume(ctx context.Context) error {
+	if s.stopped || !s.halted {
+		return errors.New("pgtemp: the server is not halted")
+	}
+	if err := s.run(ctx, "pg_ctl", "--pgdata", s.dataDir(), "--log", s.logFile(),
+		"--wait", "--timeout", "60", "start"); err != nil {
+		return err
+	}
+	s.halted = false
+	return nil
 }
 
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }

@@ -19,7 +19,8 @@
 --           attempt and continues p_from's cursor
 --   finish  the workflow is finished
 --   cancel  the workflow is canceled
---   pause   the workflow is paused; resume runs p_step_name anew
+--   pause   the workflow is paused; resume runs p_step_name again (from a
+--           resumable step's cursor, see resume_workflow)
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is

@@ -36,18 +36,18 @@ begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
-  if p_signal not in ('success', 'finished', 'reattempt', 'skip', 'cancel', 'pause', 'suspend') then
+  if p_signal not in ('success', 'finished', 'reattempt', 'reattempt_rewind', 'skip', 'cancel', 'pause', 'suspend') then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
-            hint = 'Signals are success, finished, reattempt, skip, cancel, pause and suspend.';
+            hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
   end if;
   if p_wait < interval '0' then
     raise exception 'wait % is negative', p_wait using errcode = '22023';
   end if;
-  if p_wait is not null and p_signal not in ('reattempt', 'suspend') then
+  if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
-            hint = 'Only reattempt and suspend take a wait.';
+            hint = 'Only reattempt, reattempt_rewind and suspend take a wait.';
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
@@ -92,6 +92,11 @@ begin
         v_outcome := 'reattempted';
         v_move := 'same';
         v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
+      when 'reattempt_rewind' then
+        v_state := 'completed';
+        v_outcome := 'reattempted';
+        v_move := 'same';
+        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control', 'rewind', true);
       when 'skip' then
         v_state := 'skipped';
         v_outcome := 'skipped_by_flow_control';
@@ -111,6 +116,10 @@ begin
     end case;
 
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
+    if p_signal = 'reattempt_rewind' then
+      -- the successor starts from nothing (the ended row keeps its cursor)
+      v_execution.cursor := null;
+    end if;
     v_workflow := geneva._advance(
       v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
       v_execution, p_inline => coalesce(p_continue, false)
@@ -149,10 +158,12 @@ $$;
 --   finished   completed/success; workflow finished
 --   reattempt  completed/reattempted; the same step at now + p_wait (a
 --              resumable step's successor keeps its cursor)
+--   reattempt_rewind  as reattempt, but the successor starts without a
+--              cursor (metadata.rewind)
 --   skip       skipped/skipped_by_flow_control; next step scheduled
 --   cancel     canceled/canceled_by_flow_control; workflow canceled
 --   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step anew)
+--              the step again, from a resumable step's cursor)
 --   suspend    completed/suspended; a resumable step hands over: the same step
 --              at now + p_wait, continuing from this execution with its cursor
 -- An operator's pause or cancel requested while the step ran applies now (see

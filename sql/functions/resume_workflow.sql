@@ -5,7 +5,8 @@
 -- time (at once when overdue), with a new River job unless one is still
 -- waiting; without a kept execution (the workflow paused on an error, a pause
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it.
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
@@ -23,6 +24,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_last geneva.step_executions;
 begin
   if v_workflow.state <> 'paused' then
     raise exception 'workflow % cannot be resumed', p_workflow_id
@@ -44,9 +46,18 @@ begin
     if v_workflow.next_step_name is null then
       return geneva._advance(v_workflow, v_definition, 'finish', null);
     end if;
+    -- a resumable step continues from the cursor its latest execution had
+    select e.* into v_last
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+      and e.step_name = v_workflow.next_step_name
+    order by e.id desc
+    limit 1;
     perform geneva._schedule_step(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
-      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name)
+      geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
+      v_last.cursor,
+      case when v_last.cursor is not null then v_last.id end
     );
   end if;
 

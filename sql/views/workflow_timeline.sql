@@ -2,7 +2,9 @@
 -- waited for a worker (queue lag: started - scheduled) and how long it ran.
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
--- step_executions_workflow_id).
+-- step_executions_workflow_id). A resumable step's chain of executions reads
+-- as one step's progress: each row's cursor (where it got to) and the
+-- execution it continues (continues_from_id).
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -20,7 +22,9 @@ select
   e.finished_at - e.started_at as run_time,
   e.error_class_name,
   e.error_message,
-  e.metadata ->> 'reattempt_reason' as reattempt_reason
+  e.metadata ->> 'reattempt_reason' as reattempt_reason,
+  e.cursor,
+  e.continues_from_id
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;

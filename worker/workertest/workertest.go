@@ -16,13 +16,24 @@
 // The harness owns its connection's engine clock (the setting
 // geneva.fake_now): to run a step that is not yet due it moves the clock to
 // the step's time, so waits are honoured without sleeping and the history
-// reads as it would in production, only sooner.
+// reads as it would in production, only sooner. Once it has set that clock,
+// resumable steps measure their MaxRuntime with it too (worker.Config.Clock):
+// it stands still while a step runs, so a budget is spent only when the test
+// moves it, e.g. from inside the step:
+//
+//	worker.Iterate(ctx, it, items, func(ctx context.Context, item Item) error {
+//		h.Advance(ctx, time.Hour) // MaxRuntime is spent: the next Set hands over
+//		return nil
+//	})
 package workertest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,20 +54,43 @@ type Harness struct {
 	conn   *pgx.Conn
 	runner *worker.Runner
 	tb     TB
+
+	mu   sync.Mutex
+	fake time.Time // the engine clock the harness set; zero for the real one
 }
 
 // New registers the workflows of config on conn (a connection to a database
 // with Geneva's schema, used only by the harness) and returns a harness.
 func New(tb TB, conn *pgx.Conn, config *worker.Config) *Harness {
 	tb.Helper()
-	runner, err := worker.NewRunner(config)
+	h := &Harness{client: goclient.New(conn), conn: conn, tb: tb}
+	copied := worker.Config{}
+	if config != nil {
+		copied = *config
+	}
+	if copied.Clock == nil {
+		copied.Clock = h.clock
+	}
+	runner, err := worker.NewRunner(&copied)
 	if err != nil {
 		tb.Fatalf("workertest: %v", err)
 	}
 	if err := runner.Register(context.Background(), conn); err != nil {
 		tb.Fatalf("workertest: %v", err)
 	}
-	return &Harness{client: goclient.New(conn), conn: conn, runner: runner, tb: tb}
+	h.runner = runner
+	return h
+}
+
+// clock is the clock resumable steps measure their budgets with: the engine
+// clock the harness set, else the real one.
+func (h *Harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fake.IsZero() {
+		return time.Now()
+	}
+	return h.fake
 }
 
 // Client returns a client on the harness's connection (and clock).
@@ -91,6 +125,9 @@ func (h *Harness) SetNow(ctx context.Context, at time.Time) {
 	if _, err := h.conn.Exec(ctx, "select set_config('geneva.fake_now', $1, false)", at.Format(time.RFC3339Nano)); err != nil {
 		h.tb.Fatalf("workertest: setting the clock: %v", err)
 	}
+	h.mu.Lock()
+	h.fake = at
+	h.mu.Unlock()
 }
 
 // Advance moves the engine's clock on by d.
@@ -158,6 +195,90 @@ func (h *Harness) PerformStepInline(ctx context.Context, workflowID int64, stepN
 		h.tb.Fatalf("workertest: scheduling step %q of workflow %d: %v", stepName, workflowID, err)
 	}
 	return h.PerformNextStep(ctx, workflowID)
+}
+
+// SpeedrunCurrentStep runs the workflow's current step (its active
+// execution's) until it ends: a resumable step through every successor it
+// hands over to, a reattempted step through its reattempts, moving the clock
+// to each execution's time. It stops when the workflow's active execution is
+// of another step, or there is none (the workflow finished, was canceled or
+// paused), and returns the step's last execution as it ended; nil when the
+// workflow has no active execution. More than maxExecutions executions (100
+// when zero or less) fail the test. Budgets (MaxIterations, MaxRuntime) still
+// apply: each one spent is one more execution.
+func (h *Harness) SpeedrunCurrentStep(ctx context.Context, workflowID int64, maxExecutions int) *goclient.StepExecution {
+	h.tb.Helper()
+	if maxExecutions <= 0 {
+		maxExecutions = 100
+	}
+	current := h.activeExecution(ctx, workflowID)
+	if current == nil {
+		return nil
+	}
+	var last *goclient.StepExecution
+	for executions := 0; ; executions++ {
+		active := h.activeExecution(ctx, workflowID)
+		if active == nil || active.StepName != current.StepName || h.workflow(ctx, workflowID).State != goclient.StateReady {
+			if last == nil {
+				return active
+			}
+			return h.execution(ctx, last.ID)
+		}
+		if executions == maxExecutions {
+			h.tb.Fatalf("workertest: step %s of workflow %d still runs after %d executions\n%s",
+				current.StepName, workflowID, maxExecutions, h.describe(ctx, workflowID))
+		}
+		last = h.PerformNextStep(ctx, workflowID)
+	}
+}
+
+// AssertCursor fails the test unless the cursor of the workflow's active
+// execution (else its latest) is want, compared as JSON (so 42 matches an
+// int64 cursor of 42, and a struct its fields); a nil want asserts there is
+// no cursor.
+func (h *Harness) AssertCursor(ctx context.Context, workflowID int64, want any) {
+	h.tb.Helper()
+	execution := h.activeExecution(ctx, workflowID)
+	if execution == nil {
+		history := h.history(ctx, workflowID)
+		if len(history) == 0 {
+			h.tb.Fatalf("workertest: workflow %d has no execution", workflowID)
+		}
+		execution = history[len(history)-1]
+	}
+	got := execution.Cursor
+	if want == nil {
+		if len(got) != 0 && !bytes.Equal(got, []byte("null")) {
+			h.tb.Fatalf("workertest: execution %d (%s) of workflow %d has cursor %s, want none\n%s",
+				execution.ID, execution.StepName, workflowID, got, h.describe(ctx, workflowID))
+		}
+		return
+	}
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		h.tb.Fatalf("workertest: encoding the wanted cursor: %v", err)
+	}
+	if !jsonEqual(got, wantJSON) {
+		h.tb.Fatalf("workertest: execution %d (%s) of workflow %d has cursor %s, want %s\n%s",
+			execution.ID, execution.StepName, workflowID, orNone(got), wantJSON, h.describe(ctx, workflowID))
+	}
+}
+
+// AssertStepHasSuccessor fails the test unless the step's latest execution is
+// scheduled and continues a completed execution of the same step (a resumable
+// step handed over and its successor waits to run).
+func (h *Harness) AssertStepHasSuccessor(ctx context.Context, workflowID int64, stepName string) {
+	h.tb.Helper()
+	successor := h.latest(ctx, workflowID, stepName)
+	if successor.State != goclient.ExecutionScheduled || successor.ContinuesFromID == nil {
+		h.tb.Fatalf("workertest: step %s of workflow %d has no scheduled successor (its latest execution %d is %s)\n%s",
+			stepName, workflowID, successor.ID, successor.State, h.describe(ctx, workflowID))
+	}
+	predecessor := h.execution(ctx, *successor.ContinuesFromID)
+	if predecessor.StepName != stepName || predecessor.State != goclient.ExecutionCompleted {
+		h.tb.Fatalf("workertest: execution %d of step %s continues execution %d (%s, %s), not a completed one of the step\n%s",
+			successor.ID, stepName, predecessor.ID, predecessor.StepName, predecessor.State, h.describe(ctx, workflowID))
+	}
 }
 
 // AssertWorkflowState fails the test unless the workflow is in state.
@@ -253,6 +374,12 @@ func (h *Harness) describe(ctx context.Context, workflowID int64) string {
 	var b strings.Builder
 	for _, e := range history {
 		fmt.Fprintf(&b, "  %d %s %s %s", e.ID, e.StepName, e.State, deref(e.Outcome))
+		if len(e.Cursor) > 0 {
+			fmt.Fprintf(&b, " cursor %s", e.Cursor)
+		}
+		if e.ContinuesFromID != nil {
+			fmt.Fprintf(&b, " (continues %d)", *e.ContinuesFromID)
+		}
 		if e.ErrorMessage != nil {
 			fmt.Fprintf(&b, " (%s: %s)", deref(e.ErrorClassName), *e.ErrorMessage)
 		}
@@ -267,4 +394,22 @@ func deref[T any](p *T) T {
 		return *p
 	}
 	return zero
+}
+
+// jsonEqual compares two JSON documents by value.
+func jsonEqual(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return bytes.Equal(ja, jb)
+}
+
+func orNone(raw []byte) string {
+	if len(raw) == 0 {
+		return "none"
+	}
+	return string(raw)
 }

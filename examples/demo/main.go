@@ -1,49 +1,127 @@
+// Command demo runs the manual's example workflows (user onboarding,
+// payments, webhooks; see package examples) with a worker on a throwaway
+// PostgreSQL server, printing each step's outcome, playing an operator who
+// resumes a paused payment, and printing what `geneva ls`, `stats` and `show`
+// say at the end.
+//
+//	go run ./examples/demo                         # or: make demo
+//	DATABASE_URL=postgres://localhost/app go run ./examples/demo
+//
+// Against a database of yours, run `geneva migrate` first; the demo can run
+// there again and again (its workflows allow several per hero).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/spf13/cobra"
 
+	"github.com/geneva-dev/geneva"
 	"github.com/geneva-dev/geneva/examples"
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/pgtemp"
+	"github.com/geneva-dev/geneva/internal/report"
 	"github.com/geneva-dev/geneva/worker"
 )
 
-// demoOptions are the demo's flags.
-type demoOptions struct {
-	dayLasts time.Duration
-	timeout  time.Duration
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
 }
 
-func newDemoCmd(opts *options) *cobra.Command {
-	demo := &demoOptions{}
-	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run the example workflows with a worker and show the dashboards",
-		Long: `Create the manual's example workflows (user onboarding, payments, webhooks),
-run them with a worker while printing each step's outcome, play an operator
-who resumes a paused payment, then print what geneva ls, stats and show say.
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	databaseURL string
+	dayLasts    time.Duration
+	timeout     time.Duration
+}
 
-Without a database URL it starts a throwaway PostgreSQL server and installs
-the schema in it. Against a database of yours, run geneva migrate first; the
-demo can run there again and again (its workflows allow several per hero).`,
-		Args: noArgs,
-		RunE: withEnv(opts, true, func(ctx context.Context, env *environment, args []string) error {
-			return runDemo(ctx, env, demo)
-		}),
+// environment is what the demo runs with: its output and its database.
+type environment struct {
+	stdout io.Writer
+	pool   *pgxpool.Pool
+	client *goclient.Client
+}
+
+func (env *environment) printf(format string, args ...any) {
+	fmt.Fprintf(env.stdout, format, args...)
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	demo := &demoOptions{}
+	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
+	flags.SetOutput(stdout)
+	flags.StringVar(&demo.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database with Geneva's schema; default: a throwaway server")
+	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
+	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
+	if err := flags.Parse(args); err != nil {
+		return err
 	}
-	cmd.Flags().DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
-	cmd.Flags().DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
-	return cmd
+	if flags.NArg() > 0 {
+		return fmt.Errorf("demo takes no arguments, only flags (-h lists them)")
+	}
+
+	env := &environment{stdout: stdout}
+	databaseURL := demo.databaseURL
+	if databaseURL == "" {
+		server, err := pgtemp.Start(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer server.Stop()
+		databaseURL = server.URL("postgres")
+		env.printf("PostgreSQL: started a throwaway server at %s (removed on exit)\n", databaseURL)
+	}
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	env.pool, env.client = pool, goclient.New(pool)
+	if demo.databaseURL == "" {
+		if _, err := geneva.Migrate(ctx, pool, nil); err != nil {
+			return err
+		}
+		env.printf("Schema: installed River's and Geneva's\n")
+	} else if err := requireSchema(ctx, pool); err != nil {
+		return err
+	}
+	return runDemo(ctx, env, demo)
+}
+
+// requireSchema says to run geneva migrate when the database lacks Geneva's
+// schema.
+func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	var installed bool
+	err := pool.QueryRow(ctx, "select to_regprocedure('geneva.create_workflow(text, text, text, boolean)') is not null").Scan(&installed)
+	if err != nil {
+		return err
+	}
+	if !installed {
+		return errors.New("the database lacks Geneva's schema: run `geneva migrate` first")
+	}
+	return nil
 }
 
 // runDemo creates the example workflows, runs them with a worker while
@@ -118,7 +196,7 @@ func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := printCounts(env.stdout, counts); err != nil {
+	if err := report.Counts(env.stdout, counts); err != nil {
 		return err
 	}
 	var workflows []*goclient.Workflow
@@ -130,7 +208,7 @@ func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
 		workflows = append(workflows, workflow)
 	}
 	env.printf("\nThis run's workflows:\n\n")
-	printWorkflows(env.stdout, workflows)
+	report.Workflows(env.stdout, workflows)
 
 	env.printf("\ngeneva ls --state paused\n\n")
 	paused, err := env.client.PausedWorkflows(ctx, "")
@@ -138,12 +216,17 @@ func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
 		return err
 	}
 	paused = slices.DeleteFunc(paused, func(p *goclient.PausedWorkflow) bool { return !slices.Contains(order, p.WorkflowID) })
-	if err := printPaused(env.stdout, paused); err != nil {
+	if err := report.Paused(env.stdout, paused); err != nil {
 		return err
 	}
 
 	env.printf("\ngeneva stats PaymentProcessing\n\n")
-	if err := stats(ctx, env, []string{"PaymentProcessing"}, false); err != nil {
+	stats, err := env.client.StepStats(ctx)
+	if err != nil {
+		return err
+	}
+	stats = slices.DeleteFunc(stats, func(s *goclient.StepStat) bool { return s.WorkflowType != "PaymentProcessing" })
+	if err := report.Stats(env.stdout, stats); err != nil {
 		return err
 	}
 
@@ -158,7 +241,7 @@ func runDemo(ctx context.Context, env *environment, demo *demoOptions) error {
 			return err
 		}
 		env.printf("\ngeneva show %d\n\n", id)
-		printWorkflow(env.stdout, workflow, timeline)
+		report.Workflow(env.stdout, workflow, timeline)
 	}
 	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
 		time.Since(start).Round(10*time.Millisecond))
@@ -251,53 +334,4 @@ func waitSettled(ctx context.Context, env *environment, ids []int64) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// workerOptions are the flags of the worker command.
-type workerOptions struct {
-	maxWorkers int
-	grace      time.Duration
-}
-
-func newWorkerCmd(opts *options) *cobra.Command {
-	wo := &workerOptions{}
-	cmd := &cobra.Command{
-		Use:   "worker",
-		Short: "Run a worker for the example workflows until interrupted",
-		Long: `Run a worker for the example workflows only (UserOnboarding,
-PaymentProcessing, WebhookDelivery from examples/), until interrupted.
-
-Your own workflows run in your own worker binary: a few lines around
-worker.New, as examples/myworker/main.go shows (README, "Your own worker").`,
-		Args: noArgs,
-		RunE: withEnv(opts, true, func(ctx context.Context, env *environment, args []string) error {
-			return runWorker(ctx, env, wo)
-		}),
-	}
-	cmd.Flags().IntVar(&wo.maxWorkers, "max-workers", 10, "steps run at once per queue")
-	cmd.Flags().DurationVar(&wo.grace, "grace", 30*time.Second, "on interrupt, let running steps finish this long")
-	return cmd
-}
-
-// runWorker runs a worker for the example workflows until interrupted.
-func runWorker(ctx context.Context, env *environment, wo *workerOptions) error {
-	world := examples.NewWorld()
-	world.AutoCreate = true
-	w, err := worker.New(env.pool, &worker.Config{
-		Workflows:  examples.Workflows(world, nil),
-		MaxWorkers: wo.maxWorkers,
-	})
-	if err != nil {
-		return err
-	}
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery); interrupt to stop\n")
-	<-ctx.Done()
-
-	env.printf("stopping: running steps have %s to finish\n", wo.grace)
-	stopCtx, cancel := context.WithTimeout(context.Background(), wo.grace)
-	defer cancel()
-	return w.Stop(stopCtx)
 }

@@ -1,0 +1,282 @@
+// Package report prints Geneva's views for people and scripts: the tables
+// the geneva command and the demo print, and JSON with the views' column
+// names.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+var workflowStates = []string{goclient.StateReady, goclient.StatePerforming, goclient.StatePaused, goclient.StateFinished, goclient.StateCanceled}
+
+// Counts prints workflow counts as a table of types by states.
+func Counts(out io.Writer, counts []*goclient.WorkflowCount) error {
+	byType := map[string]map[string]int64{}
+	var types []string
+	for _, count := range counts {
+		if byType[count.WorkflowType] == nil {
+			byType[count.WorkflowType] = map[string]int64{}
+			types = append(types, count.WorkflowType)
+		}
+		byType[count.WorkflowType][count.State] = count.Workflows
+	}
+	if len(types) == 0 {
+		_, err := fmt.Fprintln(out, "No workflows.")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "workflow type\t%s\t\n", strings.Join(workflowStates, "\t"))
+	for _, workflowType := range types {
+		fmt.Fprintf(w, "%s", workflowType)
+		for _, state := range workflowStates {
+			fmt.Fprintf(w, "\t%d", byType[workflowType][state])
+		}
+		fmt.Fprintf(w, "\t\n")
+	}
+	return w.Flush()
+}
+
+// Paused prints the paused workflows and why (the
+// geneva.paused_workflows view).
+func Paused(out io.Writer, paused []*goclient.PausedWorkflow) error {
+	if len(paused) == 0 {
+		_, err := fmt.Fprintln(out, "No paused workflows.")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "id\ttype\thero\tnext step\tpaused for\twhy")
+	for _, p := range paused {
+		why := "paused by an operator or the step"
+		switch {
+		case p.KeptExecutionID != nil && p.KeptOverdueBy != nil && *p.KeptOverdueBy > 0:
+			why = "paused by an operator; its next step is overdue by " + Duration(p.KeptOverdueBy)
+		case p.KeptExecutionID != nil && p.KeptScheduledFor != nil:
+			why = "paused by an operator; its next step is due " + Stamp(*p.KeptScheduledFor)
+		case p.LastErrorMessage != nil && Deref(p.ErrorStepName) == Deref(p.NextStepName):
+			why = Deref(p.LastErrorClass) + ": " + *p.LastErrorMessage
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", p.WorkflowID, p.WorkflowType, p.HeroType, p.HeroID,
+			Deref(p.NextStepName), Duration(p.PausedFor), why)
+	}
+	return w.Flush()
+}
+
+func Workflows(out io.Writer, workflows []*goclient.Workflow) {
+	if len(workflows) == 0 {
+		fmt.Fprintln(out, "No workflows match.")
+		return
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "id\ttype\thero\tstate\tnext step\tupdated")
+	for _, wf := range workflows {
+		next := Deref(wf.NextStepName)
+		if wf.CurrentStepName != nil {
+			next = *wf.CurrentStepName + " (running)"
+		}
+		if wf.State == goclient.StateFinished || wf.State == goclient.StateCanceled {
+			next = ""
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID,
+			wf.State, next, Stamp(wf.UpdatedAt))
+	}
+	w.Flush()
+}
+
+// Workflow prints a workflow and the timeline of its executions (the
+// geneva.workflow_timeline view).
+func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.TimelineEntry) {
+	fmt.Fprintf(out, "workflow %d: %s for %s %s — %s", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID, wf.State)
+	if wf.RequestedAction != nil {
+		fmt.Fprintf(out, " (%s requested)", *wf.RequestedAction)
+	}
+	if wf.NextStepName != nil && wf.State != goclient.StateFinished && wf.State != goclient.StateCanceled {
+		fmt.Fprintf(out, ", next step %s", *wf.NextStepName)
+	}
+	fmt.Fprintf(out, "\ncreated %s\n\n", Stamp(wf.CreatedAt))
+
+	if len(timeline) == 0 {
+		fmt.Fprintln(out, "No step executions.")
+		return
+	}
+	// resumable steps: the cursor each execution got to, and the one it
+	// continues, so a chain of executions reads as one step's progress
+	resumable := slices.ContainsFunc(timeline, func(e *goclient.TimelineEntry) bool {
+		return e.Cursor != nil || e.ContinuesFromID != nil
+	})
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	header := "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran"
+	if resumable {
+		header += "\tcontinues\tcursor"
+	}
+	fmt.Fprintln(w, header+"\terror")
+	for _, e := range timeline {
+		errText := ""
+		if e.ErrorMessage != nil {
+			errText = Deref(e.ErrorClassName) + ": " + *e.ErrorMessage
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s", e.ExecutionID, e.StepName, e.State, Deref(e.Outcome),
+			e.ScheduledFor.Local().Format("2006-01-02 15:04:05.000 MST"), Duration(e.QueueLag), Duration(e.RunTime))
+		if resumable {
+			continues := ""
+			if e.ContinuesFromID != nil {
+				continues = fmt.Sprintf("<- %d", *e.ContinuesFromID)
+			}
+			fmt.Fprintf(w, "\t%s\t%s", continues, shorten(string(e.Cursor), 40))
+		}
+		fmt.Fprintf(w, "\t%s\n", errText)
+	}
+	w.Flush()
+}
+
+// shorten cuts s to at most n runes, marking the cut.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Stamp formats a timestamp for people, in the local time zone, naming it.
+func Stamp(t time.Time) string {
+	return t.Local().Format("2006-01-02 15:04:05 MST")
+}
+
+func Duration(d *time.Duration) string {
+	if d == nil {
+		return ""
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// Deref is *p, or the zero value when p is nil.
+func Deref[T any](p *T) T {
+	var zero T
+	if p != nil {
+		return *p
+	}
+	return zero
+}
+
+// OrEmpty makes a nil slice an empty one, so JSON prints [] and not null.
+func OrEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// JSON writes v as indented JSON. Structs from goclient are written
+// with their SQL column names (their db tags), durations as seconds and
+// times in RFC 3339, so scripts read the same names as the views.
+func JSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(jsonValue(reflect.ValueOf(v)))
+}
+
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	timeType     = reflect.TypeFor[time.Time]()
+	rawType      = reflect.TypeFor[json.RawMessage]()
+)
+
+func jsonValue(v reflect.Value) any {
+	if !v.IsValid() {
+		return nil
+	}
+	switch {
+	case v.Type() == durationType:
+		return time.Duration(v.Int()).Seconds()
+	case v.Type() == timeType, v.Type() == rawType:
+		return v.Interface()
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return jsonValue(v.Elem())
+	case reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = jsonValue(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		out := map[string]any{}
+		for _, key := range v.MapKeys() {
+			out[fmt.Sprint(key.Interface())] = jsonValue(v.MapIndex(key))
+		}
+		return out
+	case reflect.Struct:
+		out := map[string]any{}
+		for i := range v.NumField() {
+			field := v.Type().Field(i)
+			if !field.IsExported() {
+				continue
+			}
+			name := field.Tag.Get("db")
+			if name == "" || name == "-" {
+				name = field.Name
+			}
+			out[name] = jsonValue(v.Field(i))
+		}
+		return out
+	}
+	return v.Interface()
+}
+
+// Stuck prints the executions housekeeping would recover as stuck (the
+// geneva.stuck_executions view).
+func Stuck(out io.Writer, stuck []*goclient.StuckExecution) error {
+	if len(stuck) == 0 {
+		_, err := fmt.Fprintln(out, "No stuck executions.")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by")
+	for _, e := range stuck {
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
+			e.HeroType, e.HeroID, e.StepName, e.State, Duration(e.SilentFor), Duration(e.OverdueBy))
+	}
+	return w.Flush()
+}
+
+// Stats prints per type and step statistics (the geneva.step_stats view).
+func Stats(out io.Writer, stats []*goclient.StepStat) error {
+	if len(stats) == 0 {
+		_, err := fmt.Fprintln(out, "No step executions ended in the last 24 hours.")
+		return err
+	}
+	seconds := func(s *float64) string {
+		if s == nil {
+			return ""
+		}
+		return (time.Duration(*s * float64(time.Second))).Round(time.Millisecond).String()
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "type\tstep\texecutions\truns\tlag p50\tlag p95\trun p50\trun p95\toutcomes")
+	for _, s := range stats {
+		var outcomes []string
+		for outcome, n := range s.Outcomes {
+			outcomes = append(outcomes, fmt.Sprintf("%s=%d", outcome, n))
+		}
+		slices.Sort(outcomes)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", s.WorkflowType, s.StepName, s.Executions, s.Runs,
+			seconds(s.QueueLagP50Seconds), seconds(s.QueueLagP95Seconds), seconds(s.RunTimeP50Seconds),
+			seconds(s.RunTimeP95Seconds), strings.Join(outcomes, " "))
+	}
+	return w.Flush()
+}

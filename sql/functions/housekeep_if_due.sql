@@ -1,0 +1,85 @@
+-- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
+-- the same parameters) when none ran within p_interval; else nothing.
+--
+-- Called by: every worker, at random times between a quarter and a half of
+-- p_interval apart, so that recovery goes on while any worker runs (no leader
+-- to wait for); operators.
+--
+-- The last round's start is the one row of geneva.housekeeping_rounds, read
+-- on the real clock (now(), never geneva.fake_now). Not due costs one
+-- index read and takes no lock. When due, the row is locked with `skip
+-- locked`: a caller that finds it held by another round returns NULL at once,
+-- so two rounds never run at once. A round whose result says "more" (a batch
+-- was full) leaves the last run time as it was, so the next call, by any
+-- caller, runs the next round at once.
+--
+-- Locks: the housekeeping_rounds row (until the caller's transaction ends),
+-- then what geneva.housekeep locks.
+-- Returns geneva.housekeep's counts, or NULL when no round was due or another
+-- caller was running one.
+-- Raises: 22004 for a NULL interval; 22023 for a negative one; what
+-- geneva.housekeep raises.
+create or replace function geneva.housekeep_if_due(
+  p_interval interval default interval '1 minute',
+  p_retention interval default interval '30 days',
+  p_stuck_in_progress_after interval default interval '1 hour',
+  p_stuck_scheduled_after interval default interval '15 minutes',
+  p_recovery_action text default 'reattempt',
+  p_batch_size integer default 1000
+)
+returns jsonb
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  v_last timestamptz;
+  v_result jsonb;
+begin
+  if p_interval is null then
+    raise exception 'interval must not be null' using errcode = '22004';
+  end if;
+  if p_interval < interval '0' then
+    raise exception 'interval must not be negative' using errcode = '22023';
+  end if;
+
+  -- not due: a plain read, no lock
+  select r.last_run_at into v_last
+  from geneva.housekeeping_rounds r
+  where r.singleton;
+  if v_last > pg_catalog.now() - p_interval then
+    return null;
+  end if;
+  if v_last is null then
+    -- the row was deleted by hand: put it back
+    insert into geneva.housekeeping_rounds (singleton) values (true)
+    on conflict do nothing;
+  end if;
+
+  -- due: take the row unless another round holds it, and check again (a
+  -- round may have ended since the read above)
+  select r.last_run_at into v_last
+  from geneva.housekeeping_rounds r
+  where r.singleton
+  for update skip locked;
+  if not found or v_last > pg_catalog.now() - p_interval then
+    return null;
+  end if;
+
+  v_result := geneva.housekeep(
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size
+  );
+
+  update geneva.housekeeping_rounds r
+  set last_run_at = case
+        when (v_result->>'more')::boolean then r.last_run_at
+        else pg_catalog.now()
+      end,
+      last_result = v_result
+  where r.singleton;
+  return v_result;
+end;
+$$;
+
+comment on function geneva.housekeep_if_due(interval, interval, interval, interval, text, integer) is
+'One round of housekeeping when none ran within the interval (skip locked: never two at once); NULL otherwise.';

@@ -1,0 +1,166 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/worker"
+)
+
+func TestHousekeeping(t *testing.T) {
+	t.Parallel()
+
+	// Recovery does not wait for a leader: workers that can never be River's
+	// leader recover a step whose worker died within the documented bound,
+	// StuckInProgressAfter + 1.5 × Interval after its last sign of life.
+	t.Run("RecoversWithoutLeaderWithinBound", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		const (
+			interval   = 400 * time.Millisecond
+			stuckAfter = time.Second
+		)
+		wf := worker.NewWorkflow("Orphaned", nil).Step("a", ok, nil)
+		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
+		id := b.create(t, "Orphaned")
+		// a worker started step a and died at once
+		started, err := b.client.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		require.NoError(t, err)
+		require.NotNil(t, started)
+
+		for range 2 {
+			b.start(t, &worker.Config{
+				Workflows: []*worker.Workflow{wf},
+				Logger:    slog.New(slog.DiscardHandler),
+				River: &river.Config{
+					LeaderElectionDisabled: true, // no River leader, no periodic jobs
+					FetchPollInterval:      20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond,
+				},
+				Housekeeping: worker.HousekeepingConfig{
+					Interval: interval,
+					Params:   goclient.HousekeepParams{StuckInProgressAfter: stuckAfter},
+				},
+			})
+		}
+		b.waitState(t, id, "finished")
+
+		require.Equal(t, []string{"a: recovered", "a: success"}, b.outcomes(t, id))
+		recovered := b.history(t, id)[0]
+		require.Equal(t, "stuck_in_progress", recovered.Metadata["recovery_reason"])
+		took := recovered.FinishedAt.Sub(*recovered.StartedAt)
+		bound := stuckAfter + interval*3/2
+		t.Logf("recovered %s after its last sign of life", took)
+		require.GreaterOrEqual(t, took, stuckAfter, "not before the threshold")
+		// a second of slack for a loaded machine
+		require.LessOrEqual(t, took, bound+time.Second, "recovered %s after its last sign of life; the bound is %s", took, bound)
+	})
+
+	t.Run("StopEndsIt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		w, err := worker.New(b.pool, &worker.Config{
+			Workflows:    []*worker.Workflow{worker.NewWorkflow("Any", nil).Step("a", ok, nil)},
+			River:        fastRiver(),
+			Housekeeping: worker.HousekeepingConfig{Interval: 40 * time.Millisecond},
+		})
+		require.NoError(t, err)
+		require.NoError(t, w.Start(b.ctx))
+		lastRun := func() string {
+			var at string
+			require.NoError(t, b.pool.QueryRow(b.ctx, "select last_run_at::text from geneva.housekeeping_rounds").Scan(&at))
+			return at
+		}
+		require.Eventually(t, func() bool { return lastRun() != "-infinity" }, 5*time.Second, 10*time.Millisecond,
+			"the worker runs rounds")
+
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		require.NoError(t, w.Stop(ctx))
+		last := lastRun()
+		time.Sleep(200 * time.Millisecond)
+		after := lastRun()
+		require.Equal(t, last, after, "no round after Stop")
+	})
+}
+
+// The housekeeping settings of TestLeaderKilled: a step without a sign of
+// life for a second is stuck; rounds every 400 milliseconds. The bound is
+// StuckInProgressAfter + 1.5 × Interval.
+var (
+	quickHousekeeping = worker.HousekeepingConfig{
+		Interval: 400 * time.Millisecond,
+		Params:   goclient.HousekeepParams{StuckInProgressAfter: time.Second},
+	}
+	quickHeartbeat = 200 * time.Millisecond
+	quickBound     = quickHousekeeping.Params.StuckInProgressAfter + quickHousekeeping.Interval*3/2
+)
+
+// Killing the worker that is River's leader, in the middle of a step, delays
+// recovery by nothing: another worker recovers the step within the bound
+// (River would take many seconds to elect a new leader).
+func TestLeaderKilled(t *testing.T) {
+	t.Parallel()
+	conf := dbtest.NewConfig(t)
+	pool := dbtest.NewPoolConfig(t, conf)
+	b := &testBundle{ctx: context.Background(), pool: pool, client: goclient.New(pool)}
+	_, err := pool.Exec(b.ctx, `create table crash_runs (
+		execution_id bigint not null,
+		others_in_progress int not null,
+		started_at timestamptz not null default clock_timestamp())`)
+	require.NoError(t, err)
+	require.NoError(t, b.client.DefineWorkflow(b.ctx, "Crashy", mustDefinition(t, crashWorkflow(pool, ""))))
+	id := b.create(t, "Crashy")
+
+	// The leader: a worker process of its own that starts step a and hangs
+	// in it, heartbeating.
+	leader := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	leader.Env = append(os.Environ(),
+		"GENEVA_CRASH_CHILD_URL="+conf.URL(),
+		"GENEVA_CRASH_CHILD_MODE=block",
+		"GENEVA_CRASH_CHILD_RIVER_ID=doomed-leader",
+		"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))
+	require.NoError(t, leader.Start())
+	t.Cleanup(func() { _ = leader.Process.Kill(); _ = leader.Wait() })
+	require.Eventually(t, func() bool {
+		var runs, leaders int
+		require.NoError(t, pool.QueryRow(b.ctx, "select count(*) from crash_runs").Scan(&runs))
+		require.NoError(t, pool.QueryRow(b.ctx,
+			"select count(*) from public.river_leader where leader_id = 'doomed-leader' and expires_at > now()").Scan(&leaders))
+		return runs == 1 && leaders == 1
+	}, 30*time.Second, 10*time.Millisecond, "the child runs step a and leads")
+
+	// Another worker runs beside it, not the leader.
+	quick := quickHousekeeping
+	b.start(t, &worker.Config{
+		Workflows:         []*worker.Workflow{crashWorkflow(pool, "run")},
+		Logger:            slog.New(slog.DiscardHandler),
+		Housekeeping:      quick,
+		HeartbeatInterval: quickHeartbeat,
+	})
+	time.Sleep(2 * quickBound)
+	require.Equal(t, []string{"a: in_progress"}, b.outcomes(t, id), "a live step's heartbeats keep it")
+
+	require.NoError(t, leader.Process.Signal(syscall.SIGKILL))
+	_ = leader.Wait()
+	var killedAt time.Time
+	require.NoError(t, pool.QueryRow(b.ctx, "select now()").Scan(&killedAt))
+
+	b.waitState(t, id, "finished")
+	require.Equal(t, []string{"a: recovered", "a: success", "b: success"}, b.outcomes(t, id))
+	recovered := b.history(t, id)[0]
+	took := recovered.FinishedAt.Sub(killedAt)
+	t.Logf("recovered %s after the leader died (bound %s)", took, quickBound)
+	// a second of slack for a loaded machine
+	require.LessOrEqual(t, took, quickBound+time.Second)
+}
