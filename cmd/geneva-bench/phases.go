@@ -127,7 +127,7 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 	if b.o.ceilingJobs > 0 {
 		var err error
 		if p.ceiling, err = b.riverCeiling(ctx); err != nil {
-			return fmt.Errorf("River's ceiling: %w", err)
+			return fmt.Errorf("the ceiling of raw River: %w", err)
 		}
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s: River's ceiling %.0f jobs/s (%d workers)\n", p.name, p.ceiling.rate(), b.o.ceilingWorkers)
 	}
