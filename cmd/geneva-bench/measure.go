@@ -39,6 +39,7 @@ type runStats struct {
 
 	commits  int64 // transactions committed in the database (pg_stat_database.xact_commit), less the benchmark's own polls
 	walBytes int64 // WAL written (pg_current_wal_insert_lsn)
+	walSyncs int64 // WAL flushes to disk (pg_stat_wal.wal_sync, the whole server's)
 
 	workerCPU  time.Duration // the child worker process
 	serverCPU  time.Duration // PostgreSQL's processes (zero when they cannot be seen)
@@ -62,6 +63,8 @@ func (s runStats) commitsPerUnit() float64 { return float64(s.commits) / float64
 
 func (s runStats) walPerUnit() float64 { return float64(s.walBytes) / float64(max(s.units, 1)) }
 
+func (s runStats) walSyncsPerUnit() float64 { return float64(s.walSyncs) / float64(max(s.units, 1)) }
+
 // busy is the share of the machine's cores busy over the measurement.
 func (s runStats) busy() float64 {
 	if s.window <= 0 {
@@ -84,7 +87,7 @@ type waitShare struct {
 // counters are the cumulative figures a run's measurement subtracts.
 type counters struct {
 	at                              time.Time
-	commits, wal                    int64
+	commits, wal, walSyncs          int64
 	serverCPU, machineCPU, benchCPU time.Duration
 	ownPolls                        int64
 	serverVisible                   bool
@@ -100,7 +103,8 @@ func (b *bench) readCounters(ctx context.Context) (counters, error) {
 	err := b.pool.QueryRow(ctx, `select
 		  (select xact_commit from pg_stat_database where datname = current_database()),
 		  pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint,
-		  pg_backend_pid()`).Scan(&c.commits, &c.wal, &backend)
+		  pg_backend_pid(),
+		  (select wal_sync from pg_stat_wal)`).Scan(&c.commits, &c.wal, &backend, &c.walSyncs)
 	if err != nil {
 		return c, err
 	}
@@ -185,6 +189,7 @@ func processTreeCPU(postmaster int) (time.Duration, bool) {
 func (after counters) since(before counters, stats *runStats) {
 	stats.commits = after.commits - before.commits - (after.ownPolls - before.ownPolls)
 	stats.walBytes = after.wal - before.wal
+	stats.walSyncs = after.walSyncs - before.walSyncs
 	stats.window = after.at.Sub(before.at)
 	if before.serverVisible && after.serverVisible {
 		stats.serverCPU = after.serverCPU - before.serverCPU

@@ -184,11 +184,12 @@ func (r *results) markdown() string {
 	for _, p := range r.profiles {
 		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
 		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run; " +
+			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off); " +
 			"CPU: the worker process, PostgreSQL's processes (postmaster and backends), and everything else on the machine (this benchmark, other work), per step or job; " +
 			"machine busy: the share of all cores busy over the run, whoever used them. " +
 			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
 			" from another connection, as shares of all samples (\"CPU\" is an active backend with no wait event); \"backends\" is the mean number active.\n\n")
-		b.WriteString("| run | per s | commits/step | WAL bytes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| run | per s | commits/step | WAL bytes/step | WAL flushes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|---|\n")
 		cost := func(label string, s runStats) {
 			if s.units == 0 {
 				return
@@ -203,8 +204,8 @@ func (r *results) markdown() string {
 			if s.ticks > 0 {
 				active = float64(s.seen) / float64(s.ticks)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.0f | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
-				label, s.rate(), s.commitsPerUnit(), s.walPerUnit(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
+			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.0f | %.2f | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
+				label, s.rate(), s.commitsPerUnit(), s.walPerUnit(), s.walSyncsPerUnit(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
 				busy, active, s.topWaits())
 		}
 		if o.ceilingJobs > 0 {
