@@ -162,6 +162,8 @@ func run(ctx context.Context, o options) error {
 		"fsync":              "on",
 		"synchronous_commit": "on",
 		"full_page_writes":   "on",
+		// The WAL flushes' time, for the cost table.
+		"track_wal_io_timing": "on",
 	}
 	throwaway := o.databaseURL == ""
 	if o.profile {

@@ -37,9 +37,10 @@ type runStats struct {
 	elapsed time.Duration // the work's time
 	window  time.Duration // the measurement's time: the work, and the worker's start and stop
 
-	commits  int64 // transactions committed in the database (pg_stat_database.xact_commit), less the benchmark's own polls
-	walBytes int64 // WAL written (pg_current_wal_insert_lsn)
-	walSyncs int64 // WAL flushes to disk (pg_stat_wal.wal_sync, the whole server's)
+	commits  int64         // transactions committed in the database (pg_stat_database.xact_commit), less the benchmark's own polls
+	walBytes int64         // WAL written (pg_current_wal_insert_lsn)
+	walSyncs int64         // WAL flushes to disk (pg_stat_wal.wal_sync, the whole server's)
+	syncTime time.Duration // their time (pg_stat_wal.wal_sync_time; zero without track_wal_io_timing)
 
 	workerCPU  time.Duration // the child worker process
 	serverCPU  time.Duration // PostgreSQL's processes (zero when they cannot be seen)
@@ -65,6 +66,14 @@ func (s runStats) walPerUnit() float64 { return float64(s.walBytes) / float64(ma
 
 func (s runStats) walSyncsPerUnit() float64 { return float64(s.walSyncs) / float64(max(s.units, 1)) }
 
+// walSyncs formats the WAL flushes per step and, when timed, their mean time.
+func (s runStats) walSyncsText() string {
+	if s.walSyncs > 0 && s.syncTime > 0 {
+		return fmt.Sprintf("%.2f (%.1f ms each)", s.walSyncsPerUnit(), float64(s.syncTime)/float64(time.Millisecond)/float64(s.walSyncs))
+	}
+	return fmt.Sprintf("%.2f", s.walSyncsPerUnit())
+}
+
 // busy is the share of the machine's cores busy over the measurement.
 func (s runStats) busy() float64 {
 	if s.window <= 0 {
@@ -88,6 +97,7 @@ type waitShare struct {
 type counters struct {
 	at                              time.Time
 	commits, wal, walSyncs          int64
+	syncTime                        float64 // milliseconds
 	serverCPU, machineCPU, benchCPU time.Duration
 	ownPolls                        int64
 	serverVisible                   bool
@@ -104,7 +114,8 @@ func (b *bench) readCounters(ctx context.Context) (counters, error) {
 		  (select xact_commit from pg_stat_database where datname = current_database()),
 		  pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint,
 		  pg_backend_pid(),
-		  (select wal_sync from pg_stat_wal)`).Scan(&c.commits, &c.wal, &backend, &c.walSyncs)
+		  (select wal_sync from pg_stat_wal),
+		  (select wal_sync_time from pg_stat_wal)`).Scan(&c.commits, &c.wal, &backend, &c.walSyncs, &c.syncTime)
 	if err != nil {
 		return c, err
 	}
@@ -190,6 +201,7 @@ func (after counters) since(before counters, stats *runStats) {
 	stats.commits = after.commits - before.commits - (after.ownPolls - before.ownPolls)
 	stats.walBytes = after.wal - before.wal
 	stats.walSyncs = after.walSyncs - before.walSyncs
+	stats.syncTime = time.Duration((after.syncTime - before.syncTime) * float64(time.Millisecond))
 	stats.window = after.at.Sub(before.at)
 	if before.serverVisible && after.serverVisible {
 		stats.serverCPU = after.serverCPU - before.serverCPU

@@ -184,7 +184,7 @@ func (r *results) markdown() string {
 	for _, p := range r.profiles {
 		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
 		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run; " +
-			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off); " +
+			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off), with their mean time when `track_wal_io_timing` is on (it is in the throwaway server); " +
 			"CPU: the worker process, PostgreSQL's processes (postmaster and backends), and everything else on the machine (this benchmark, other work), per step or job; " +
 			"machine busy: the share of all cores busy over the run, whoever used them. " +
 			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
@@ -204,8 +204,8 @@ func (r *results) markdown() string {
 			if s.ticks > 0 {
 				active = float64(s.seen) / float64(s.ticks)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.0f | %.2f | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
-				label, s.rate(), s.commitsPerUnit(), s.walPerUnit(), s.walSyncsPerUnit(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
+			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.0f | %s | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
+				label, s.rate(), s.commitsPerUnit(), s.walPerUnit(), s.walSyncsText(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
 				busy, active, s.topWaits())
 		}
 		if o.ceilingJobs > 0 {
