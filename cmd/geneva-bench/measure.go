@@ -119,14 +119,16 @@ func (b *bench) readCounters(ctx context.Context) (counters, error) {
 	if err != nil {
 		return c, err
 	}
-	b.ownPolls.Add(1)
+	// This statement's own commit falls after the figure it read: it counts
+	// in the next reading, with the polls up to it.
+	c.ownPolls = b.ownPolls.Add(1) - 1
 	if b.postmasterPID == 0 {
 		b.postmasterPID = postmasterOf(backend)
 	}
 	if b.postmasterPID > 0 {
 		c.serverCPU, c.serverVisible = processTreeCPU(b.postmasterPID)
 	}
-	c.at, c.machineCPU, c.benchCPU, c.ownPolls = time.Now(), machineCPU(), ownCPU(), b.ownPolls.Load()
+	c.at, c.machineCPU, c.benchCPU = time.Now(), machineCPU(), ownCPU()
 	return c, nil
 }
 
