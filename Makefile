@@ -39,9 +39,10 @@ bench: ## Measure Geneva beside raw River on a durable and a non-durable server 
 GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 .PHONY: lint
-lint: ## Run golangci-lint (.golangci.yml) and vet the code
+lint: ## Run golangci-lint (.golangci.yml), vet the code, and check sql/'s shape (TestSQLShape)
 	$(GOLANGCI_LINT) run ./...
 	$(GO) vet ./...
+	$(GO) test -count=1 -run '^TestSQLShape$$' .
 
 .PHONY: sql
 sql: ## Write dist/geneva.sql, the single-file psql install

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +34,69 @@ type MigrateOpts struct {
 	//
 	// Defaults to a logger that discards everything.
 	Logger *slog.Logger
+
+	// Roles names the roles Geneva creates (when they do not exist) and
+	// grants its functions and views to. Empty names take the defaults of
+	// [DefaultRoles].
+	Roles Roles
+}
+
+// Roles are the names of Geneva's four NOLOGIN roles (README, "Security").
+// Clusters whose databases each hold a Geneva schema may give each database
+// its own names.
+type Roles struct {
+	// App may create workflows and read them: applications.
+	App string
+	// Operator may do what App may, and pause, resume, cancel, skip and
+	// schedule workflows, run housekeeping and track heroes: operators and
+	// the geneva command.
+	Operator string
+	// Worker may run the worker protocol, define workflows, run housekeeping,
+	// and use River's tables: workers.
+	Worker string
+	// Reader may read the views and workflows: dashboards.
+	Reader string
+}
+
+// DefaultRoles are the roles' names unless MigrateOpts.Roles (or the psql
+// variables geneva_app_role, geneva_operator_role, geneva_worker_role and
+// geneva_reader_role of dist/geneva.sql) say otherwise.
+var DefaultRoles = Roles{
+	App:      "geneva_app",
+	Operator: "geneva_operator",
+	Worker:   "geneva_worker",
+	Reader:   "geneva_reader",
+}
+
+// withDefaults returns roles with the empty names replaced by the defaults.
+func (roles Roles) withDefaults() Roles {
+	pick := func(name, def string) string {
+		if name == "" {
+			return def
+		}
+		return name
+	}
+	return Roles{
+		App:      pick(roles.App, DefaultRoles.App),
+		Operator: pick(roles.Operator, DefaultRoles.Operator),
+		Worker:   pick(roles.Worker, DefaultRoles.Worker),
+		Reader:   pick(roles.Reader, DefaultRoles.Reader),
+	}
+}
+
+// templateData is the code package's template data (see sql/grants.sql):
+// each role's name as an SQL identifier and as an SQL literal.
+func (roles Roles) templateData() map[string]any {
+	roles = roles.withDefaults()
+	data := map[string]any{}
+	for key, name := range map[string]string{
+		"role_app": roles.App, "role_operator": roles.Operator,
+		"role_worker": roles.Worker, "role_reader": roles.Reader,
+	} {
+		data[key] = pgx.Identifier{name}.Sanitize()
+		data[key+"_name"] = "'" + strings.ReplaceAll(name, "'", "''") + "'"
+	}
+	return data
 }
 
 // MigrateResult tells what Migrate did.
@@ -110,7 +174,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 	if err != nil {
 		return nil, fmt.Errorf("geneva: migrate: loading sql/: %w", err)
 	}
-	if err := migrate.InstallCodePackage(ctx, conn, nil, codePackage); err != nil {
+	if err := migrate.InstallCodePackage(ctx, conn, opts.Roles.templateData(), codePackage); err != nil {
 		return nil, fmt.Errorf("geneva: migrate: installing sql/: %w", describePgError(err))
 	}
 

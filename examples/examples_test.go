@@ -126,8 +126,8 @@ func TestPaymentProcessing(t *testing.T) {
 			if execution.StepName == "update_inventory" {
 				outcomes = append(outcomes, *execution.Outcome)
 				if *execution.Outcome == "reattempted_by_exception" {
-					require.Equal(t, "*fmt.wrapError", *execution.ErrorClassName)
-					require.Contains(t, execution.Metadata["error_classes"], "*examples.InventoryTimeoutError")
+					require.Equal(t, "*examples.InventoryTimeoutError", *execution.ErrorClassName)
+					require.Equal(t, []string{"*examples.InventoryTimeoutError", "*fmt.wrapError"}, execution.ErrorClasses)
 				}
 			}
 		}

@@ -50,6 +50,14 @@ type CreateWorkflowOpts struct {
 	// Defaults to false: a second ongoing workflow for the hero is refused
 	// with a *DuplicateWorkflowError.
 	AllowMultiple bool
+
+	// TraceContext is the W3C traceparent of the request creating the
+	// workflow (e.g. "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+	// stored with the workflow: every step's span links to it (package
+	// otelgeneva fills it from a context).
+	//
+	// Defaults to none.
+	TraceContext string
 }
 
 // CreateWorkflow creates a workflow of workflowType for the hero and schedules
@@ -71,8 +79,8 @@ func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID s
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4)",
-		workflowType, heroType, heroID, opts.AllowMultiple).Scan(&id)
+	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
+		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext)).Scan(&id)
 	if err != nil {
 		err = mapError(err)
 		var mapped *Error
@@ -161,9 +169,12 @@ func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int6
 
 // ResumeWorkflow resumes a paused workflow (geneva.resume_workflow): the step
 // it kept runs at its time (at once if overdue), or the step it paused on runs
-// again now. It returns the workflow afterwards.
+// again now. On a performing workflow with a pause requested, it withdraws
+// the request (the workflow stays performing). It returns the workflow
+// afterwards.
 //
-// Errors: ErrNotFound; ErrIllegalTransition for a workflow that is not paused.
+// Errors: ErrNotFound; ErrIllegalTransition for a workflow that is neither
+// paused nor performing with a pause requested.
 func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
 	return workflowCall(ctx, c.db, "resume_workflow", workflowID)
 }
@@ -308,9 +319,12 @@ func (c *Client) HousekeepIfDueTx(ctx context.Context, tx pgx.Tx, interval time.
 }
 
 func housekeepIfDue(ctx context.Context, db DB, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
+	if interval == 0 {
+		interval = time.Minute
+	}
 	var result *HousekeepResult
 	err := db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
-		append([]any{orDefault(interval, time.Minute)}, housekeepArgs(params)...)...).Scan(&result)
+		append([]any{interval}, housekeepArgs(params)...)...).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -332,12 +346,10 @@ func housekeepArgs(params *HousekeepParams) []any {
 	if params == nil {
 		params = &HousekeepParams{}
 	}
-	retention := params.Retention
-	if retention == 0 {
-		retention = 30 * 24 * time.Hour
-	}
+	// (a negative retention keeps ended workflows forever: NULL in SQL)
+	retention := orDefault(params.Retention, 30*24*time.Hour)
 	var retentionArg *time.Duration
-	if retention > 0 {
+	if retention >= 0 {
 		retentionArg = &retention
 	}
 	action := params.RecoveryAction
@@ -353,11 +365,12 @@ func housekeepArgs(params *HousekeepParams) []any {
 		action, batch}
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
+// orDefault is *d, or def when d is nil (not given).
+func orDefault(d *time.Duration, def time.Duration) time.Duration {
+	if d == nil {
 		return def
 	}
-	return d
+	return *d
 }
 
 // WorkflowCount is a row of the geneva.workflow_counts view.
@@ -404,7 +417,8 @@ func (c *Client) StartStepTx(ctx context.Context, tx pgx.Tx, executionID int64, 
 
 func startStep(ctx context.Context, db DB, executionID int64, precondition Precondition) (*StartedStep, error) {
 	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		attempt, scheduled_for, started_at, cursor, continues_from_id from geneva.start_step($1, $2)`,
+		attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context
+		from geneva.start_step($1, $2)`,
 		executionID, nullIfEmpty(string(precondition)))
 	if err != nil {
 		return nil, mapError(err)
@@ -510,9 +524,10 @@ func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (
 		handlerWait = &failure.HandlerWait
 	}
 	rows, err := db.Query(ctx, `select action, outcome, report, workflow_state, handler
-		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8)`,
+		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
-		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID))
+		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID),
+		failure.Chain)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -2,6 +2,7 @@ package goclient_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,13 +16,19 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client) {
+// setup returns the owner's pool (to look at or change the tables directly),
+// a client connected as a member of geneva_operator (what applications and
+// operators may) and one connected as a member of geneva_worker (the worker
+// protocol).
+func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client, *goclient.Client) {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.NewPool(t)
-	client := goclient.New(pool)
-	require.NoError(t, client.DefineWorkflow(ctx, "Two", []byte(`{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}]}`)))
-	return ctx, pool, client
+	conf := dbtest.NewConfig(t)
+	pool := dbtest.NewPoolConfig(t, conf)
+	client := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator))
+	worker := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Worker))
+	require.NoError(t, worker.DefineWorkflow(ctx, "Two", []byte(`{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}]}`)))
+	return ctx, pool, client, worker
 }
 
 func TestClient(t *testing.T) {
@@ -29,7 +36,7 @@ func TestClient(t *testing.T) {
 
 	t.Run("CreateWorkflowTxCommitsWithTheCaller", func(t *testing.T) {
 		t.Parallel()
-		ctx, pool, client := setup(t)
+		ctx, pool, client, _ := setup(t)
 
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
@@ -51,7 +58,7 @@ func TestClient(t *testing.T) {
 
 	t.Run("DuplicateWorkflowNamesTheHero", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client := setup(t)
+		ctx, _, client, _ := setup(t)
 		_, err := client.CreateWorkflow(ctx, "Two", "User", "7", nil)
 		require.NoError(t, err)
 
@@ -72,7 +79,7 @@ func TestClient(t *testing.T) {
 
 	t.Run("ErrorsMatchTheirSentinels", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client := setup(t)
+		ctx, _, client, worker := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		_, err = client.CancelWorkflow(ctx, id)
@@ -86,9 +93,11 @@ func TestClient(t *testing.T) {
 			{second(client.GetWorkflow(ctx, 404)), goclient.ErrNotFound, "P0002"},
 			{second(client.ResumeWorkflow(ctx, id)), goclient.ErrIllegalTransition, "55000"},
 			{second(client.CreateWorkflow(ctx, "Nope", "User", "1", nil)), goclient.ErrUnknownWorkflowType, "WF001"},
-			{client.DefineWorkflow(ctx, "Bad", []byte(`{"steps": {}}`)), goclient.ErrInvalidArgument, "22023"},
+			{worker.DefineWorkflow(ctx, "Bad", []byte(`{"steps": {}}`)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.CreateWorkflow(ctx, "Two", "User", "", nil)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100000})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{State: "bogus"})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.CreateWorkflow(ctx, "Two", "User", strings.Repeat("h", 96*1024), nil)), goclient.ErrInvalidArgument, "22001"},
 		} {
 			require.ErrorIs(t, c.err, c.want)
 			var pgErr *pgconn.PgError
@@ -98,9 +107,32 @@ func TestClient(t *testing.T) {
 		}
 	})
 
+	t.Run("HousekeepZeroRetentionMeansZero", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		_, err = client.CancelWorkflow(ctx, id)
+		require.NoError(t, err)
+
+		// not given: the default, 30 days, keeps it; so does a negative one
+		for _, params := range []*goclient.HousekeepParams{nil, {}, {Retention: new(-time.Second)}} {
+			result, err := client.Housekeep(ctx, params)
+			require.NoError(t, err)
+			require.Zero(t, result.WorkflowsCleanedUp)
+		}
+
+		result, err := client.Housekeep(ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+
+		require.NoError(t, err)
+		require.Equal(t, 1, result.WorkflowsCleanedUp)
+		_, err = client.GetWorkflow(ctx, id)
+		require.ErrorIs(t, err, goclient.ErrNotFound)
+	})
+
 	t.Run("OperatesAndReads", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client := setup(t)
+		ctx, _, client, _ := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 
@@ -148,20 +180,20 @@ func TestClient(t *testing.T) {
 
 	t.Run("WorkerProtocol", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client := setup(t)
+		ctx, _, client, worker := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		history, err := client.StepHistory(ctx, id)
 		require.NoError(t, err)
 
-		started, err := client.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		started, err := worker.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
 		require.NoError(t, err)
 		require.Equal(t, "a", started.StepName)
-		again, err := client.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		again, err := worker.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
 		require.NoError(t, err)
 		require.Nil(t, again, "nothing to run twice")
 
-		result, err := client.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
+		result, err := worker.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
 		require.NoError(t, err)
 		require.Equal(t, goclient.FailResult{Action: ptr("pause"), Outcome: ptr("paused_by_exception"), Report: true, WorkflowState: "paused"}, *result)
 
@@ -169,12 +201,12 @@ func TestClient(t *testing.T) {
 		require.NoError(t, err)
 		history, err = client.StepHistory(ctx, id)
 		require.NoError(t, err)
-		started, err = client.StartStep(ctx, history[1].ID, goclient.PreconditionNone)
+		started, err = worker.StartStep(ctx, history[1].ID, goclient.PreconditionNone)
 		require.NoError(t, err)
-		stop, err := client.CheckpointStep(ctx, started.ExecutionID, []byte(`{"n": 1}`))
+		stop, err := worker.CheckpointStep(ctx, started.ExecutionID, []byte(`{"n": 1}`))
 		require.NoError(t, err)
 		require.False(t, stop)
-		completed, err := client.CompleteStep(ctx, started.ExecutionID, goclient.SignalReattempt, time.Minute, nil)
+		completed, err := worker.CompleteStep(ctx, started.ExecutionID, goclient.SignalReattempt, time.Minute, nil)
 		require.NoError(t, err)
 		require.Equal(t, goclient.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *completed)
 	})
@@ -189,14 +221,14 @@ func TestViews(t *testing.T) {
 
 	t.Run("ReadsEveryView", func(t *testing.T) {
 		t.Parallel()
-		ctx, pool, client := setup(t)
+		ctx, pool, client, worker := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		history, err := client.StepHistory(ctx, id)
 		require.NoError(t, err)
-		started, err := client.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		started, err := worker.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
 		require.NoError(t, err)
-		_, err = client.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
+		_, err = worker.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
 		require.NoError(t, err)
 		other, err := client.CreateWorkflow(ctx, "Two", "User", "2", nil)
 		require.NoError(t, err)
@@ -237,24 +269,24 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 
 	t.Run("HeartbeatStepTouchesOnlyARunningExecution", func(t *testing.T) {
 		t.Parallel()
-		ctx, pool, client := setup(t)
+		ctx, pool, client, worker := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		history, err := client.StepHistory(ctx, id)
 		require.NoError(t, err)
 		executionID := history[0].ID
 
-		running, err := client.HeartbeatStep(ctx, executionID)
+		running, err := worker.HeartbeatStep(ctx, executionID)
 		require.NoError(t, err)
 		require.False(t, running, "still scheduled")
 
-		started, err := client.StartStep(ctx, executionID, goclient.PreconditionNone)
+		started, err := worker.StartStep(ctx, executionID, goclient.PreconditionNone)
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx, "update geneva.step_executions set updated_at = updated_at - interval '1 hour' where id = $1", executionID)
 		require.NoError(t, err)
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
-		running, err = client.HeartbeatStepTx(ctx, tx, executionID)
+		running, err = worker.HeartbeatStepTx(ctx, tx, executionID)
 		require.NoError(t, err)
 		require.True(t, running)
 		require.NoError(t, tx.Commit(ctx))
@@ -262,21 +294,21 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, execution.UpdatedAt.Before(started.StartedAt), "touched")
 
-		_, err = client.CompleteStep(ctx, executionID, goclient.SignalSuccess, 0, nil)
+		_, err = worker.CompleteStep(ctx, executionID, goclient.SignalSuccess, 0, nil)
 		require.NoError(t, err)
-		running, err = client.HeartbeatStep(ctx, executionID)
+		running, err = worker.HeartbeatStep(ctx, executionID)
 		require.NoError(t, err)
 		require.False(t, running, "ended")
 	})
 
 	t.Run("StepDefined", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client := setup(t)
+		ctx, _, _, worker := setup(t)
 		for _, c := range []struct {
 			workflowType, step string
 			want               bool
 		}{{"Two", "a", true}, {"Two", "b", true}, {"Two", "c", false}, {"Three", "a", false}} {
-			defined, err := client.StepDefined(ctx, c.workflowType, c.step)
+			defined, err := worker.StepDefined(ctx, c.workflowType, c.step)
 			require.NoError(t, err)
 			require.Equal(t, c.want, defined, "%s.%s", c.workflowType, c.step)
 		}
@@ -284,7 +316,7 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 
 	t.Run("TrackHero", func(t *testing.T) {
 		t.Parallel()
-		ctx, pool, client := setup(t)
+		ctx, pool, client, _ := setup(t)
 		_, err := pool.Exec(ctx, "create table accounts (account_id text primary key)")
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx, "insert into accounts values ('1'), ('2')")
@@ -314,7 +346,7 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 
 func TestHousekeepIfDue(t *testing.T) {
 	t.Parallel()
-	ctx, pool, client := setup(t)
+	ctx, pool, client, _ := setup(t)
 
 	result, err := client.HousekeepIfDue(ctx, 0, nil)
 	require.NoError(t, err)

@@ -22,7 +22,8 @@ var (
 	ErrNotFound = errors.New("geneva: not found")
 
 	// ErrInvalidArgument means an argument or definition was refused (SQLSTATE
-	// 22023, or 22004 for a NULL): errors.Is(err, ErrInvalidArgument) is true.
+	// 22023, 22004 for a NULL, or 22001 for a name longer than its limit):
+	// errors.Is(err, ErrInvalidArgument) is true.
 	ErrInvalidArgument = errors.New("geneva: invalid argument")
 
 	// ErrIllegalTransition means the workflow is not in a state that allows
@@ -86,7 +87,7 @@ func mapError(err error) error {
 	switch pgErr.Code {
 	case pgerrcode.NoDataFound:
 		kind = ErrNotFound
-	case pgerrcode.InvalidParameterValue, pgerrcode.NullValueNotAllowedDataException:
+	case pgerrcode.InvalidParameterValue, pgerrcode.NullValueNotAllowedDataException, pgerrcode.StringDataRightTruncationDataException:
 		kind = ErrInvalidArgument
 	case pgerrcode.ObjectNotInPrerequisiteState:
 		kind = ErrIllegalTransition

@@ -55,21 +55,24 @@ const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_s
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.
 type StepExecution struct {
-	ID              int64           `db:"id"`
-	WorkflowID      int64           `db:"workflow_id"`
-	StepName        string          `db:"step_name"`
-	State           string          `db:"state"`
-	Outcome         *string         `db:"outcome"`
-	ScheduledFor    time.Time       `db:"scheduled_for"`
-	StartedAt       *time.Time      `db:"started_at"`
-	CompletedAt     *time.Time      `db:"completed_at"`
-	FailedAt        *time.Time      `db:"failed_at"`
-	CanceledAt      *time.Time      `db:"canceled_at"`
-	SkippedAt       *time.Time      `db:"skipped_at"`
-	FinishedAt      *time.Time      `db:"finished_at"`
-	ErrorClassName  *string         `db:"error_class_name"`
-	ErrorMessage    *string         `db:"error_message"`
-	ErrorBacktrace  *string         `db:"error_backtrace"`
+	ID             int64      `db:"id"`
+	WorkflowID     int64      `db:"workflow_id"`
+	StepName       string     `db:"step_name"`
+	State          string     `db:"state"`
+	Outcome        *string    `db:"outcome"`
+	ScheduledFor   time.Time  `db:"scheduled_for"`
+	StartedAt      *time.Time `db:"started_at"`
+	CompletedAt    *time.Time `db:"completed_at"`
+	FailedAt       *time.Time `db:"failed_at"`
+	CanceledAt     *time.Time `db:"canceled_at"`
+	SkippedAt      *time.Time `db:"skipped_at"`
+	FinishedAt     *time.Time `db:"finished_at"`
+	ErrorClassName *string    `db:"error_class_name"`
+	ErrorMessage   *string    `db:"error_message"`
+	ErrorBacktrace *string    `db:"error_backtrace"`
+	// ErrorClasses are every class of the error's chain, ErrorClassName
+	// first (see Failure.Chain).
+	ErrorClasses    []string        `db:"error_classes"`
 	JobID           *int64          `db:"job_id"`
 	Metadata        map[string]any  `db:"metadata"`
 	Cursor          json.RawMessage `db:"cursor"`
@@ -80,7 +83,7 @@ type StepExecution struct {
 
 const stepExecutionColumns = `id, workflow_id, step_name, state, outcome, scheduled_for, started_at,
 	completed_at, failed_at, canceled_at, skipped_at, finished_at, error_class_name, error_message,
-	error_backtrace, job_id, metadata, cursor, continues_from_id, created_at, updated_at`
+	error_backtrace, error_classes, job_id, metadata, cursor, continues_from_id, created_at, updated_at`
 
 // Precondition is what a worker found before starting a step, for StartStep.
 type Precondition string
@@ -111,6 +114,11 @@ type StartedStep struct {
 	// continues (ContinuesFromID).
 	Cursor          json.RawMessage `db:"cursor"`
 	ContinuesFromID *int64          `db:"continues_from_id"`
+	// Queue is the River queue of the workflow type.
+	Queue string `db:"queue"`
+	// TraceContext is the W3C traceparent the workflow was created with
+	// (CreateWorkflowOpts.TraceContext); empty when none.
+	TraceContext *string `db:"trace_context"`
 }
 
 // Signal is how a step ended without an error, for CompleteStep.
@@ -157,8 +165,17 @@ type NextStep struct {
 // Failure describes an error of a step, for FailStep.
 type Failure struct {
 	// Classes are the error's type names, outermost first, and the names of
-	// the matchers that match it. The first is stored as error_class_name.
+	// the matchers that match it: SQL matches exception policies against
+	// them.
 	Classes []string
+	// Chain lists the type names of the error's chain, each once, the class
+	// to record first (the worker puts the most specific first, looking
+	// through the standard library's anonymous wrappers), then the others. It
+	// is stored as the execution's error_classes, its first element as
+	// error_class_name.
+	//
+	// Defaults to Classes (empty: Classes is stored instead).
+	Chain []string
 	// Message is the error's text.
 	Message string
 	// Backtrace is the stack, if known.
@@ -216,31 +233,38 @@ type ListWorkflowsParams struct {
 }
 
 // HousekeepParams are the thresholds of a round of housekeeping.
+//
+// The durations are pointers so that zero means zero: a nil field takes the
+// default, a pointer to 0 is a threshold of 0 (with Go 1.26's new, write
+// Retention: new(time.Duration(0)) or StuckScheduledAfter: new(time.Minute)).
 type HousekeepParams struct {
 	// Retention is how long finished and canceled workflows are kept after
-	// they end; a negative value keeps them forever.
+	// they end: 0 deletes every ended workflow; a negative value keeps them
+	// forever.
 	//
-	// Defaults to 30 days.
-	Retention time.Duration
+	// Defaults (nil) to 30 days.
+	Retention *time.Duration
 	// StuckInProgressAfter is how long an in_progress execution may go without
 	// a sign of life (its start, a checkpoint, a heartbeat) before it counts as
-	// stuck (its worker died).
+	// stuck (its worker died). Not negative.
 	//
-	// Defaults to 1 hour.
-	StuckInProgressAfter time.Duration
+	// Defaults (nil) to 1 hour.
+	StuckInProgressAfter *time.Duration
 	// StuckScheduledAfter is how long a scheduled execution of a ready
 	// workflow may be overdue before it counts as stuck (its job was lost).
+	// Not negative.
 	//
-	// Defaults to 15 minutes.
-	StuckScheduledAfter time.Duration
+	// Defaults (nil) to 15 minutes.
+	StuckScheduledAfter *time.Duration
 	// RecoveryAction is what happens to a stuck execution: "reattempt" (the
 	// step runs again) or "cancel" (the workflow is canceled).
 	//
-	// Defaults to "reattempt".
+	// Defaults (empty) to "reattempt".
 	RecoveryAction string
-	// BatchSize caps the rows of each kind a round handles.
+	// BatchSize caps the rows of each kind a round handles; it must be
+	// positive.
 	//
-	// Defaults to 1000.
+	// Defaults (0) to 1000.
 	BatchSize int
 }
 
@@ -250,6 +274,9 @@ type HousekeepResult struct {
 	StepExecutionsCleanedUp  int `json:"step_executions_cleaned_up"`
 	StuckInProgressRecovered int `json:"stuck_in_progress_recovered"`
 	StuckScheduledRecovered  int `json:"stuck_scheduled_recovered"`
+	// OrphansRepaired counts workflows whose state had no matching active
+	// execution (the view geneva.orphan_workflows).
+	OrphansRepaired int `json:"orphans_repaired"`
 	// More is true when a batch was full: another round may find more.
 	More bool `json:"more"`
 }
@@ -260,5 +287,6 @@ func (r *HousekeepResult) Add(round *HousekeepResult) {
 	r.StepExecutionsCleanedUp += round.StepExecutionsCleanedUp
 	r.StuckInProgressRecovered += round.StuckInProgressRecovered
 	r.StuckScheduledRecovered += round.StuckScheduledRecovered
+	r.OrphansRepaired += round.OrphansRepaired
 	r.More = round.More
 }

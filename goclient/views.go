@@ -27,6 +27,9 @@ type TimelineEntry struct {
 	// cursor); ContinuesFromID the execution it continues.
 	Cursor          json.RawMessage `db:"cursor"`
 	ContinuesFromID *int64          `db:"continues_from_id"`
+	// ErrorClasses are every class of the error's chain, ErrorClassName
+	// first.
+	ErrorClasses []string `db:"error_classes"`
 }
 
 // Timeline returns a workflow's executions in order with their queue lag and
@@ -43,7 +46,7 @@ func (c *Client) TimelineTx(ctx context.Context, tx pgx.Tx, workflowID int64) ([
 func timeline(ctx context.Context, db DB, workflowID int64) ([]*TimelineEntry, error) {
 	rows, err := db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
 		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
-		continues_from_id
+		continues_from_id, error_classes
 		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
 	return collect[TimelineEntry](rows, err)
 }
@@ -65,6 +68,9 @@ type PausedWorkflow struct {
 	KeptExecutionID  *int64         `db:"kept_execution_id"`
 	KeptScheduledFor *time.Time     `db:"kept_scheduled_for"`
 	KeptOverdueBy    *time.Duration `db:"kept_overdue_by"`
+	// ErrorClasses are every class of the error that paused the workflow,
+	// LastErrorClass first.
+	ErrorClasses []string `db:"error_classes"`
 }
 
 // PausedWorkflows returns the paused workflows with why they paused (the
@@ -81,7 +87,7 @@ func (c *Client) PausedWorkflowsTx(ctx context.Context, tx pgx.Tx, workflowType 
 func pausedWorkflows(ctx context.Context, db DB, workflowType string) ([]*PausedWorkflow, error) {
 	rows, err := db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
 		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
-		kept_execution_id, kept_scheduled_for, kept_overdue_by
+		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
 		from geneva.paused_workflows where $1::text is null or workflow_type = $1 order by workflow_id`,
 		nullIfEmpty(workflowType))
 	return collect[PausedWorkflow](rows, err)

@@ -7,7 +7,7 @@
 -- migrations/ and on River's public.river_job.
 --
 -- Files are included as Go templates (tern code packages): keep double curly
--- braces out of SQL.
+-- braces out of SQL. The template data are the role names of sql/grants.sql.
 
 -- Graveyard: drops of removed functions and changed signatures, oldest first.
 -- (nothing has been released yet; these keep development databases in step)
@@ -18,6 +18,9 @@ drop function if exists geneva._advance(
 drop function if exists geneva._schedule_step(
   geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
 );
+-- _end_execution and fail_step took error_classes (migration 002)
+drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
+drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
 -- stuck_executions lost its "stuck" column (it lists only stuck executions)
 do $$
 begin
@@ -29,9 +32,28 @@ begin
   end if;
 end;
 $$;
+-- create_workflow took p_trace_context, start_step returns queue and
+-- trace_context (migration 004)
+drop function if exists geneva.create_workflow(text, text, text, boolean);
+do $$
+begin
+  if exists (
+    select from pg_catalog.pg_proc
+    where oid = 'geneva.start_step(bigint, text)'::regprocedure
+      and not 'trace_context' = any(proargnames)
+  ) then
+    drop function geneva.start_step(bigint, text);
+  end if;
+exception when undefined_function then
+  null; -- a new database
+end;
+$$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
+{{ template "functions/_check_wait.sql" . }}
+{{ template "functions/_check_length.sql" . }}
+{{ template "functions/allow_fake_clock.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
 {{ template "functions/_definition.sql" . }}
@@ -45,10 +67,12 @@ $$;
 {{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_complete_job.sql" . }}
+{{ template "functions/_check_job.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
 {{ template "functions/_backoff_wait.sql" . }}
 {{ template "functions/_recover_execution.sql" . }}
+{{ template "functions/_repair_orphan.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}
@@ -65,7 +89,9 @@ $$;
 
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
+{{ template "functions/_complete_step.sql" . }}
 {{ template "functions/complete_step.sql" . }}
+{{ template "functions/complete_and_continue.sql" . }}
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
@@ -83,10 +109,18 @@ $$;
 -- Guards of the state machine against hand-written SQL.
 {{ template "triggers/workflows_guard_state.sql" . }}
 {{ template "triggers/step_executions_guard_state.sql" . }}
+{{ template "triggers/workflows_guard_columns.sql" . }}
+{{ template "triggers/step_executions_guard_columns.sql" . }}
+{{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
 {{ template "views/paused_workflows.sql" . }}
+{{ template "views/orphan_workflows.sql" . }}
 {{ template "views/stuck_executions.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}
+{{ template "views/engine_metrics.sql" . }}
+
+-- Roles and privileges, after everything they name.
+{{ template "grants.sql" . }}

@@ -187,6 +187,8 @@ func TestCompleteStep(t *testing.T) {
 			{"select * from geneva.complete_step($1, 'later')", "22023"},
 			{"select * from geneva.complete_step($1, null)", "22004"},
 			{"select * from geneva.complete_step($1, 'reattempt', '-1 minute')", "22023"},
+			{"select * from geneva.complete_step($1, 'reattempt', '101 years')", "22023"},
+			{"select * from geneva.complete_and_continue($1, 'suspend', '99999 years')", "22023"},
 			{"select * from geneva.complete_step($1, 'success', '1 minute')", "22023"},
 			{"select * from geneva.complete_step($1, 'skip', '1 minute')", "22023"},
 		} {

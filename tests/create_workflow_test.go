@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,6 +174,33 @@ func TestCreateWorkflow(t *testing.T) {
 		requireCode(t, err, "22023")
 		_, err = b.conn.Exec(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '')")
 		requireCode(t, err, "22023")
+	})
+
+	t.Run("RejectsTooLongNamesBeforeWritingAnything", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		for _, c := range []struct {
+			workflowType, heroType, heroID, argument string
+		}{
+			{"ThreeSteps", "User", strings.Repeat("h", 96*1024), "hero id"}, // was a raw 54000 from an index
+			{"ThreeSteps", "User", strings.Repeat("h", 1025), "hero id"},
+			{"ThreeSteps", strings.Repeat("U", 256), "1", "hero type"},
+			{strings.Repeat("W", 256), "User", "1", "workflow type"},
+		} {
+			_, err := b.conn.Exec(b.ctx, "select geneva.create_workflow($1, $2, $3)", c.workflowType, c.heroType, c.heroID)
+			pgErr := requireCode(t, err, "22001")
+			require.Contains(t, pgErr.Message, c.argument)
+		}
+
+		var workflows, jobs int
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select (select count(*) from geneva.workflows),
+			(select count(*) from public.river_job)`).Scan(&workflows, &jobs))
+		require.Zero(t, workflows)
+		require.Zero(t, jobs)
+		// the limits themselves are accepted
+		b.create(t, "ThreeSteps", strings.Repeat("é", 512)) // 1024 bytes
 	})
 
 	t.Run("RejectsNulls", func(t *testing.T) {

@@ -75,25 +75,25 @@ func TestDefineWorkflow(t *testing.T) {
 			name       string
 			definition string
 		}{
-			{"CancelIfEmpty", `{"cancel_if": []}`},
+			{"CancelIfEmpty", `{"steps": [], "cancel_if": []}`},
 			{"HandlerAlone", `{"steps": [{"name": "a", "on_exception": {"handler": "notify"}}]}`},
 			{"HandlerInAList", `{"steps": [{"name": "a", "on_exception": [{"handler": "notify", "matching": ["E"]}, {"action": "pause"}]}]}`},
-			{"HandlerWithMatchingAndReport", `{"on_exception": {"handler": "notify", "matching": ["E"], "report": "never"}}`},
+			{"HandlerWithMatchingAndReport", `{"steps": [], "on_exception": {"handler": "notify", "matching": ["E"], "report": "never"}}`},
 			{"MaxReattemptsNull", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "max_reattempts": null}}]}`},
-			{"MaxReattemptsNullAtWorkflowLevel", `{"on_exception": [{"action": "reattempt", "max_reattempts": null}]}`},
+			{"MaxReattemptsNullAtWorkflowLevel", `{"steps": [], "on_exception": [{"action": "reattempt", "max_reattempts": null}]}`},
 			{"MaxReattemptsZero", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "max_reattempts": 0}}]}`},
-			{"MayProceedWithoutHeroFalse", `{"may_proceed_without_hero": false}`},
-			{"PolicyWaitIsoString", `{"on_exception": {"action": "reattempt", "wait": "PT5M"}}`},
-			{"PolicyWaitZero", `{"on_exception": {"action": "reattempt", "wait": 0}}`},
-			{"Priority4", `{"priority": 4}`},
-			{"ReportAlways", `{"on_exception": {"action": "cancel", "report": "always"}}`},
-			{"ReportNever", `{"on_exception": {"action": "skip", "report": "never"}}`},
+			{"MayProceedWithoutHeroFalse", `{"steps": [], "may_proceed_without_hero": false}`},
+			{"PolicyWaitIsoString", `{"steps": [], "on_exception": {"action": "reattempt", "wait": "PT5M"}}`},
+			{"PolicyWaitZero", `{"steps": [], "on_exception": {"action": "reattempt", "wait": 0}}`},
+			{"Priority4", `{"steps": [], "priority": 4}`},
+			{"ReportAlways", `{"steps": [], "on_exception": {"action": "cancel", "report": "always"}}`},
+			{"ReportNever", `{"steps": [], "on_exception": {"action": "skip", "report": "never"}}`},
 			{"ReportTerminalOnly", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "report": "terminal_only"}}]}`},
 			{"SkipIfFalse", `{"steps": [{"name": "a", "skip_if": false}]}`},
 			{"StepWaitFractionalSeconds", `{"steps": [{"name": "a", "wait": 0.5}]}`},
 			{"StepWaitZeroString", `{"steps": [{"name": "a", "wait": "0 seconds"}]}`},
-			{"TerminalActionCancel", `{"on_exception": {"action": "reattempt", "max_reattempts": 2, "terminal_action": "cancel"}}`},
-			{"TerminalActionPause", `{"on_exception": {"action": "reattempt", "terminal_action": "pause"}}`},
+			{"TerminalActionCancel", `{"steps": [], "on_exception": {"action": "reattempt", "max_reattempts": 2, "terminal_action": "cancel"}}`},
+			{"TerminalActionPause", `{"steps": [], "on_exception": {"action": "reattempt", "terminal_action": "pause"}}`},
 			{"TerminalActionSkip", `{"steps": [{"name": "a", "on_exception": {"action": "reattempt", "max_reattempts": 1, "terminal_action": "skip"}}]}`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -112,9 +112,8 @@ func TestDefineWorkflow(t *testing.T) {
 		b := setup(t)
 
 		for _, tc := range []struct{ workflowType, definition string }{
-			{"Nothing", `{}`},
 			{"NoSteps", `{"steps": []}`},
-			{"OnlyPolicy", `{"on_exception": {"action": "cancel"}}`},
+			{"OnlyPolicy", `{"steps": [], "on_exception": {"action": "cancel"}}`},
 		} {
 			b.define(t, tc.workflowType, tc.definition)
 
@@ -203,24 +202,23 @@ func TestDefineWorkflow(t *testing.T) {
 			workflowType *string // the case's name unless given
 			definition   string
 		}{
-			{name: "CancelIfNotAList", definition: `{"cancel_if": "account_closed"}`},
-			{name: "CancelIfObject", definition: `{"cancel_if": {"name": "account_closed"}}`},
-			{name: "CancelIfWithNonString", definition: `{"cancel_if": ["account_closed", 1]}`},
+			{name: "CancelIfNotAList", definition: `{"steps": [], "cancel_if": "account_closed"}`},
+			{name: "CancelIfObject", definition: `{"steps": [], "cancel_if": {"name": "account_closed"}}`},
+			{name: "CancelIfWithNonString", definition: `{"steps": [], "cancel_if": ["account_closed", 1]}`},
 			{name: "DefinitionIsJSONNull", definition: `null`},
 			{name: "DefinitionIsList", definition: `[{"name": "a"}]`},
 			{name: "DefinitionIsNumber", definition: `1`},
 			{name: "DefinitionIsString", definition: `"steps"`},
-			{name: "MayProceedWithoutHeroNumber", definition: `{"may_proceed_without_hero": 1}`},
-			{name: "MayProceedWithoutHeroString", definition: `{"may_proceed_without_hero": "true"}`},
-			{name: "Priority0", definition: `{"priority": 0}`},
-			{name: "Priority5", definition: `{"priority": 5}`},
-			{name: "PriorityFractional", definition: `{"priority": 1.5}`},
-			{name: "PriorityNegative", definition: `{"priority": -1}`},
-			{name: "PriorityString", definition: `{"priority": "1"}`},
-			{name: "QueueEmpty", definition: `{"queue": ""}`},
-			{name: "QueueNotAString", definition: `{"queue": 1}`},
-			{name: "QueueNull", definition: `{"queue": null}`},
-			{name: "QueueTooLong", definition: `{"queue": "` + strings.Repeat("q", 1000) + `"}`},
+			{name: "MayProceedWithoutHeroNumber", definition: `{"steps": [], "may_proceed_without_hero": 1}`},
+			{name: "MayProceedWithoutHeroString", definition: `{"steps": [], "may_proceed_without_hero": "true"}`},
+			{name: "Priority0", definition: `{"steps": [], "priority": 0}`},
+			{name: "Priority5", definition: `{"steps": [], "priority": 5}`},
+			{name: "PriorityFractional", definition: `{"steps": [], "priority": 1.5}`},
+			{name: "PriorityNegative", definition: `{"steps": [], "priority": -1}`},
+			{name: "PriorityString", definition: `{"steps": [], "priority": "1"}`},
+			{name: "QueueEmpty", definition: `{"steps": [], "queue": ""}`},
+			{name: "QueueNotAString", definition: `{"steps": [], "queue": 1}`},
+			{name: "QueueNull", definition: `{"steps": [], "queue": null}`},
 			{name: "SkipIfList", definition: `{"steps": [{"name": "a", "skip_if": ["closed"]}]}`},
 			{name: "SkipIfNumber", definition: `{"steps": [{"name": "a", "skip_if": 1}]}`},
 			{name: "SkipIfObject", definition: `{"steps": [{"name": "a"}, {"name": "b", "skip_if": {"if": true}}]}`},
@@ -237,13 +235,19 @@ func TestDefineWorkflow(t *testing.T) {
 			{name: "StepWaitNegativeNumber", definition: `{"steps": [{"name": "a", "wait": -5}]}`},
 			{name: "StepWaitNegativeString", definition: `{"steps": [{"name": "a", "wait": "-5 minutes"}]}`},
 			{name: "StepWaitUnparsable", definition: `{"steps": [{"name": "a", "wait": "soon"}]}`},
+			{name: "StepWaitTooLongNumber", definition: `{"steps": [{"name": "a", "wait": 1e20}]}`},
+			{name: "StepWaitTooLongNumberJustOver", definition: `{"steps": [{"name": "a", "wait": 3155760001}]}`},
+			{name: "StepWaitTooLongString", definition: `{"steps": [{"name": "a", "wait": "99999 years"}]}`},
+			{name: "StepWaitTooLongDays", definition: `{"steps": [{"name": "a", "wait": "36526 days"}]}`},
+			{name: "StepWaitHugeNegativeNumber", definition: `{"steps": [{"name": "a", "wait": -1e20}]}`},
+			{name: "StepsMissing", definition: `{}`},
+			{name: "StepsMissingBesidePolicies", definition: `{"on_exception": {"action": "cancel"}, "queue": "q"}`},
 			{name: "StepsNotAList", definition: `{"steps": {"name": "a"}}`},
 			{name: "StepsNull", definition: `{"steps": null}`},
 			{name: "StepsString", definition: `{"steps": "a"}`},
 			{name: "UnknownKey", definition: `{"stepz": []}`},
 			{name: "UnknownKeyBesideValidOnes", definition: `{"steps": [{"name": "a"}], "retries": 3}`},
-			{name: "WorkflowTypeEmpty", workflowType: ptr(""), definition: `{}`},
-			{name: "WorkflowTypeTooLong", workflowType: ptr(strings.Repeat("W", 1000)), definition: `{}`},
+			{name: "WorkflowTypeEmpty", workflowType: ptr(""), definition: `{"steps": []}`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -266,7 +270,7 @@ func TestDefineWorkflow(t *testing.T) {
 			`{"steps": [{"name": "a", "on_exception": %s}]}`,
 			`{"steps": [{"name": "a"}, {"name": "b", "on_exception": [{"action": "pause", "matching": ["E"]}, %s]}]}`,
 			`{"steps": [{"name": "a"}], "on_exception": %s}`,
-			`{"on_exception": [{"action": "cancel", "matching": ["E"]}, %s]}`,
+			`{"steps": [], "on_exception": [{"action": "cancel", "matching": ["E"]}, %s]}`,
 		}
 
 		for _, tc := range []struct {
@@ -314,6 +318,9 @@ func TestDefineWorkflow(t *testing.T) {
 			{"WaitOnPause", `{"action": "pause", "wait": 60}`},
 			{"WaitOnSkip", `{"action": "skip", "wait": "1 minute"}`},
 			{"WaitUnparsable", `{"action": "reattempt", "wait": "a while"}`},
+			{"WaitTooLongNumber", `{"action": "reattempt", "wait": 1e20}`},
+			{"WaitTooLongString", `{"action": "reattempt", "wait": "99999 years"}`},
+			{"MaxWaitTooLong", `{"action": "reattempt", "wait": 1, "backoff": 2, "max_wait": "101 years"}`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -323,6 +330,60 @@ func TestDefineWorkflow(t *testing.T) {
 				}
 			})
 		}
+	})
+
+	t.Run("RejectsTooLongNames", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t) // shared through its pool: each case uses its own type
+
+		long := strings.Repeat("é", 128) // 256 bytes in 128 characters
+		for _, tc := range []struct {
+			name         string
+			workflowType string
+			definition   string
+			argument     string
+		}{
+			{"WorkflowType", strings.Repeat("W", 256), `{"steps": []}`, "workflow type"},
+			{"WorkflowTypeInBytes", long, `{"steps": []}`, "workflow type"},
+			{"StepName", "StepName", `{"steps": [{"name": "a"}, {"name": "` + long + `"}]}`, "step name"},
+			{"Queue", "Queue", `{"steps": [], "queue": "` + strings.Repeat("q", 128) + `"}`, "queue"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+
+				requireRejected(t, b, "22001", tc.workflowType, tc.definition)
+				_, err := b.pool.Exec(b.ctx, "select geneva.define_workflow($1, $2::jsonb)", tc.workflowType, tc.definition)
+				require.Contains(t, requireCode(t, err, "22001").Message, tc.argument)
+			})
+		}
+		require.Zero(t, countDefinitions(t, b))
+
+		// the limits themselves are accepted
+		b.define(t, strings.Repeat("W", 255), `{"steps": [{"name": "`+strings.Repeat("s", 255)+`"}], "queue": "`+strings.Repeat("q", 127)+`"}`)
+	})
+
+	t.Run("TooLongWaitSaysSo", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		for _, wait := range []string{`1e20`, `"99999 years"`} {
+			_, err := b.conn.Exec(b.ctx, "select geneva.define_workflow('Long', $1::jsonb)",
+				`{"steps": [{"name": "a", "wait": `+wait+`}]}`)
+			pgErr := requireCode(t, err, "22023")
+			require.Contains(t, pgErr.Message, "too long", wait)
+			require.NotContains(t, pgErr.Message, "negative", wait)
+		}
+		b.define(t, "Longest", `{"steps": [{"name": "a", "wait": "100 years"}, {"name": "b", "wait": 3155760000}]}`)
+	})
+
+	t.Run("RequiresSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.define_workflow('NoSteps', '{}')")
+
+		require.Contains(t, requireCode(t, err, "22023").Message, "steps")
+		b.define(t, "EmptySteps", `{"steps": []}`) // an explicit empty list stays legal
 	})
 
 	t.Run("RejectsNulls", func(t *testing.T) {

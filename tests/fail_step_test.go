@@ -217,6 +217,19 @@ func TestFailStep(t *testing.T) {
 		require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State)
 	})
 
+	t.Run("HandlerWaitBeyond100YearsIsRejected", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineFailing(t, `{"handler": "decide"}`)
+		id := b.create(t, "Failing", "1")
+		started := b.run(t, id)
+
+		_, err := b.tryFail(started.ExecutionID, []string{"Boom"}, "boom", ptr("reattempt"), ptr(101*365*hours(24)))
+		pgErr := requireCode(t, err, "22023")
+		require.Contains(t, pgErr.Message, "too long")
+		require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State)
+	})
+
 	t.Run("PreconditionErrorGoesThroughPolicy", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

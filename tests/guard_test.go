@@ -400,12 +400,28 @@ func TestGuardState(t *testing.T) {
 					b.setNow(t, t0.Add(time.Minute))
 					err := b.guardSetExecutionState(id, to, guardOutcomes[to])
 
-					if !legal {
+					ends := from != to && to != "in_progress"
+					if !legal || ends {
+						// an end by hand is refused even when legal: only
+						// geneva._end_execution ends executions
 						requireCode(t, err, "55000")
 						require.Equal(t, before, b.execution(t, id), "nothing changed")
-						return
+						if !legal {
+							return
+						}
+						// with the engine's permission, a legal end passes
+						tx, err := b.conn.Begin(b.ctx)
+						require.NoError(t, err)
+						_, err = tx.Exec(b.ctx, "select set_config('geneva.ending', 'on', true)")
+						require.NoError(t, err)
+						_, err = tx.Exec(b.ctx, `update geneva.step_executions
+							set state = $2::text, outcome = $3, finished_at = coalesce(finished_at, geneva.now())
+							where id = $1`, id, to, guardOutcomes[to])
+						require.NoError(t, err)
+						require.NoError(t, tx.Commit(b.ctx))
+					} else {
+						require.NoError(t, err)
 					}
-					require.NoError(t, err)
 					got := b.execution(t, id)
 					require.Equal(t, to, got.State)
 					require.Equal(t, guardOutcomes[to], got.Outcome)
@@ -420,23 +436,18 @@ func TestGuardState(t *testing.T) {
 		b.setNow(t, t0)
 		b.defineThreeSteps(t)
 
+		// an ended execution is history: even a change of state-less columns
+		// is refused (sql/triggers/step_executions_guard_columns.sql)
 		for i, state := range []string{"canceled", "completed", "failed", "skipped"} {
 			id := b.guardExecutionIn(t, state, "execution-"+state)
 			before := b.execution(t, id)
 
-			b.guardExec(t, `update geneva.step_executions
+			_, err := b.conn.Exec(b.ctx, `update geneva.step_executions
 				set metadata = metadata || '{"note": "looked at"}', cursor = '{"page": 7}',
 				  updated_at = $2, state = state, outcome = outcome
 				where id = $1`, id, t0.Add(time.Duration(i+1)*time.Hour))
-
-			got := b.execution(t, id)
-			require.Equal(t, state, got.State)
-			require.Equal(t, before.Outcome, got.Outcome)
-			require.Equal(t, "looked at", got.Metadata["note"])
-			require.JSONEq(t, `{"page": 7}`, string(got.Cursor))
-			var updatedAt time.Time
-			require.NoError(t, b.conn.QueryRow(b.ctx, "select updated_at from geneva.step_executions where id = $1", id).Scan(&updatedAt))
-			require.Equal(t, t0.Add(time.Duration(i+1)*time.Hour), updatedAt)
+			requireCode(t, err, "55000")
+			require.Equal(t, before, b.execution(t, id), "nothing changed")
 		}
 
 		for _, state := range []string{"canceled", "finished"} {
@@ -478,5 +489,107 @@ func TestGuardState(t *testing.T) {
 				})
 			}
 		}
+	})
+}
+
+// TestGuardColumns: what no engine function does to the tables is refused
+// with 55000 for the owner too (the other roles have no privilege at all),
+// and nothing changes.
+func TestGuardColumns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.defineThreeSteps(t)
+	id := b.create(t, "ThreeSteps", "1")
+	ended := b.run(t, id)
+	b.complete(t, ended.ExecutionID, "success", nil)
+	active := b.active(t, id)
+
+	snapshot := func() string {
+		var s string
+		require.NoError(t, b.conn.QueryRow(b.ctx, `
+			select concat_ws('|',
+			  (select string_agg(to_jsonb(w)::text, ',' order by id) from geneva.workflows w),
+			  (select string_agg(to_jsonb(e)::text, ',' order by id) from geneva.step_executions e),
+			  (select string_agg(to_jsonb(d)::text, ',') from geneva.workflow_definitions d))`).Scan(&s))
+		return s
+	}
+	before := snapshot()
+
+	for _, statement := range []string{
+		"update geneva.workflows set hero_id = 'other'",
+		"update geneva.workflows set hero_type = 'Account'",
+		"update geneva.workflows set workflow_type = 'Other'",
+		"update geneva.workflows set id = id + 100",
+		"update geneva.workflows set allow_multiple = true",
+		"update geneva.workflows set created_at = created_at - interval '1 day'",
+		"delete from geneva.workflows",
+		// the issue's strand: a scheduled execution ended by hand
+		"update geneva.step_executions set state = 'completed', outcome = 'success', finished_at = now() where state = 'scheduled'",
+		"update geneva.step_executions set state = 'canceled', outcome = 'canceled_externally', finished_at = now() where state = 'scheduled'",
+		"update geneva.step_executions set step_name = 'c' where state = 'scheduled'",
+		"update geneva.step_executions set workflow_id = workflow_id + 1",
+		"update geneva.step_executions set attempt = attempt + 1",
+		"update geneva.step_executions set created_at = created_at - interval '1 day'",
+		"update geneva.step_executions set continues_from_id = id",
+		"update geneva.step_executions set error_message = 'rewritten' where state = 'completed'",
+		"update geneva.step_executions set finished_at = finished_at + interval '1 day' where state = 'completed'",
+		"update geneva.step_executions set job_id = null where state = 'completed'",
+		"delete from geneva.step_executions where state = 'scheduled'",
+		"delete from geneva.step_executions",
+		`update geneva.workflow_definitions set definition = '{"steps": "oops"}', step_names = '{}', step_waits = '{}'`,
+		"delete from geneva.workflow_definitions",
+		`insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at)
+		   values ('ThreeSteps', 'User', 'hand', 'ready', now(), now())`,
+		`insert into geneva.step_executions (workflow_id, step_name, state, scheduled_for, created_at, updated_at)
+		   select id, 'c', 'scheduled', now(), now(), now() from geneva.workflows`,
+		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, queue, priority,
+		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
+	} {
+		_, err := b.conn.Exec(b.ctx, statement)
+		requireCode(t, err, "55000")
+	}
+	require.Equal(t, before, snapshot(), "a refused statement changed something")
+
+	t.Run("EndedHistoryMayBeInserted", func(t *testing.T) {
+		// as an import or the benchmark's fill does
+		_, err := b.conn.Exec(b.ctx, `with w as (
+			  insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at, transitioned_at, finished_at)
+			  values ('ThreeSteps', 'User', 'imported', 'finished', geneva.now(), geneva.now(), geneva.now(), geneva.now())
+			  returning id)
+			insert into geneva.step_executions (workflow_id, step_name, state, outcome, scheduled_for, finished_at, created_at, updated_at)
+			select id, 'a', 'completed', 'success', geneva.now(), geneva.now(), geneva.now(), geneva.now() from w`)
+		require.NoError(t, err)
+	})
+
+	t.Run("TheFunctionsStillDoIt", func(t *testing.T) {
+		// define_workflow rewrites a definition; its permission ends with it,
+		// even in the same transaction
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, `select geneva.define_workflow('ThreeSteps', '{"steps": [{"name": "a"}, {"name": "b"}]}')`)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, "update geneva.workflow_definitions set queue = 'other'")
+		requireCode(t, err, "55000")
+		require.NoError(t, tx.Rollback(b.ctx))
+
+		// an operator's schedule still ends the active execution and
+		// schedules a new one
+		_, err = b.conn.Exec(b.ctx, "select geneva.schedule_step($1)", id)
+		require.NoError(t, err)
+		require.NotEqual(t, active.ID, b.active(t, id).ID)
+
+		// retention deletes an ended workflow with its executions, and only
+		// within housekeep
+		_, err = b.conn.Exec(b.ctx, "select geneva.cancel_workflow($1)", id)
+		require.NoError(t, err)
+		b.setNow(t, t0.Add(100*24*time.Hour))
+		_, err = b.conn.Exec(b.ctx, "select geneva.housekeep(interval '1 day')")
+		require.NoError(t, err)
+		var n int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.step_executions where workflow_id = $1", id).Scan(&n))
+		require.Zero(t, n)
+		_, err = b.conn.Exec(b.ctx, "delete from geneva.workflows")
+		require.NoError(t, err, "nothing left to delete")
 	})
 }

@@ -26,6 +26,8 @@ type testBundle struct {
 	conn *pgx.Conn
 	ctx  context.Context
 	pool *pgxpool.Pool
+	// reader is a connection as a member of geneva_reader, opened by viewRows
+	reader *pgx.Conn
 }
 
 func setup(t *testing.T) *testBundle {
@@ -183,6 +185,8 @@ type startedStep struct {
 	StartedAt       time.Time
 	Cursor          json.RawMessage
 	ContinuesFromID *int64
+	Queue           string
+	TraceContext    *string
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

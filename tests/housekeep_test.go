@@ -536,6 +536,7 @@ func TestHousekeep(t *testing.T) {
 			"step_executions_cleaned_up":  float64(0),
 			"stuck_in_progress_recovered": float64(0),
 			"stuck_scheduled_recovered":   float64(0),
+			"orphans_repaired":            float64(0),
 			"more":                        false,
 		}, got)
 	})
@@ -717,9 +718,13 @@ func TestHousekeep(t *testing.T) {
 		}
 	})
 
-	t.Run("StuckScheduledWithWaitingJobKeepsItsPlaceInTheQueue", func(t *testing.T) {
+	t.Run("StuckScheduledWithWaitingJobIsRecoveredInPlace", func(t *testing.T) {
 		t.Parallel()
 
+		// a queue far behind, or a worker snoozing the job (a deploy lacks
+		// the step): late, not lost. Recovered once, without a new row or an
+		// attempt, then left until its new due time passes the threshold
+		// again; the job keeps its place.
 		for _, state := range []string{"available", "scheduled", "retryable"} {
 			t.Run(strings.ToUpper(state[:1])+state[1:], func(t *testing.T) {
 				t.Parallel()
@@ -732,22 +737,34 @@ func TestHousekeep(t *testing.T) {
 					"update public.river_job set state = $2::text::public.river_job_state, scheduled_at = scheduled_at - interval '1 day' where id = $1",
 					*execution.JobID, state)
 				require.NoError(t, err)
-				queuedAt := b.job(t, *execution.JobID).ScheduledAt
+				job := b.job(t, *execution.JobID)
 
 				b.setNow(t, t0.Add(hours(5)))
-				counts := b.hkRound(t, "")
+				require.Equal(t, hkCounts{StuckScheduledRecovered: 1}, b.hkRound(t, ""), "a queue hours behind is stuck too")
 
-				require.Equal(t, hkCounts{StuckScheduledRecovered: 1}, counts, "a queue hours behind is stuck too")
 				recovered := b.execution(t, execution.ID)
-				require.Equal(t, "completed", recovered.State)
-				require.Equal(t, "recovered", deref(recovered.Outcome))
-				require.Equal(t, "cancelled", b.job(t, *execution.JobID).State, "the waiting job goes with it")
-				next := b.active(t, id)
-				require.Equal(t, "a", next.StepName)
-				require.Equal(t, 2, b.hkAttempt(t, next.ID))
-				require.NotNil(t, next.JobID)
-				require.Equal(t, "available", b.job(t, *next.JobID).State)
-				require.True(t, b.job(t, *next.JobID).ScheduledAt.Equal(queuedAt), "the new job keeps the old one's place")
+				require.Equal(t, "scheduled", recovered.State, "the same execution")
+				require.Equal(t, t0.Add(hours(5)), recovered.ScheduledFor, "due now")
+				require.EqualValues(t, 1, recovered.Metadata["queue_lag_recoveries"])
+				require.Equal(t, 1, b.hkAttempt(t, execution.ID), "no attempt counted")
+				require.Equal(t, 1, b.hkExecutionCount(t, id), "no row added")
+				require.Equal(t, job, b.job(t, *execution.JobID), "the job keeps its place")
+
+				// left alone until due + threshold (15 minutes) again
+				for _, after := range []time.Duration{time.Second, 10 * time.Minute, 15 * time.Minute} {
+					b.setNow(t, t0.Add(hours(5)+after))
+					require.Equal(t, hkCounts{}, b.hkRound(t, ""), "%s later", after)
+				}
+				b.setNow(t, t0.Add(hours(5)+16*time.Minute))
+				require.Equal(t, hkCounts{StuckScheduledRecovered: 1}, b.hkRound(t, ""))
+				again := b.execution(t, execution.ID)
+				require.Equal(t, t0.Add(hours(5)+16*time.Minute), again.ScheduledFor)
+				require.EqualValues(t, 2, again.Metadata["queue_lag_recoveries"])
+				first, err := time.Parse(time.RFC3339Nano, again.Metadata["first_scheduled_for"].(string))
+				require.NoError(t, err)
+				require.True(t, first.Equal(t0), "the first due time is kept: %s", first)
+				require.Equal(t, 1, b.hkExecutionCount(t, id), "still one row")
+				require.Equal(t, 1, b.hkAttempt(t, execution.ID))
 			})
 		}
 	})

@@ -92,7 +92,7 @@ func TestPauseWorkflow(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.defineThreeSteps(t)
-		b.define(t, "Empty", `{}`)
+		b.define(t, "Empty", `{"steps": []}`)
 
 		paused := b.create(t, "ThreeSteps", "1")
 		b.call(t, "pause_workflow", paused)
@@ -208,7 +208,7 @@ func TestResumeWorkflow(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.defineThreeSteps(t)
-		b.define(t, "Empty", `{}`)
+		b.define(t, "Empty", `{"steps": []}`)
 		ready := b.create(t, "ThreeSteps", "1")
 		performing := b.create(t, "ThreeSteps", "2")
 		b.run(t, performing)
@@ -224,19 +224,40 @@ func TestResumeWorkflow(t *testing.T) {
 		}
 	})
 
-	t.Run("RefusesPerformingWithPauseRequested", func(t *testing.T) {
+	t.Run("WithdrawsPauseRequestedOfPerformingWorkflow", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
+		b.setNow(t, t0)
 		b.defineThreeSteps(t)
 		id := b.create(t, "ThreeSteps", "1")
 		started := b.run(t, id)
 		b.call(t, "pause_workflow", id)
 
-		_, err := b.tryCall("resume_workflow", id)
+		require.Equal(t, "performing", b.call(t, "resume_workflow", id))
 
-		requireCode(t, err, "55000") // not paused yet
-		require.Equal(t, "pause", deref(b.workflow(t, id).RequestedAction))
-		require.Equal(t, "paused", b.complete(t, started.ExecutionID, "success", nil).WorkflowState)
-		require.Equal(t, "ready", b.call(t, "resume_workflow", id))
+		wf := b.workflow(t, id)
+		require.Nil(t, wf.RequestedAction, "the request is withdrawn")
+		require.Equal(t, "a", deref(wf.CurrentStepName), "the step still runs")
+		require.Equal(t, "ready", b.complete(t, started.ExecutionID, "success", nil).WorkflowState,
+			"the step's end moves on as if no pause had been requested")
+		require.Equal(t, "b", b.active(t, id).StepName)
+	})
+
+	t.Run("RefusesPerformingWithoutPauseRequested", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		running := b.create(t, "ThreeSteps", "1")
+		b.run(t, running)
+		cancelRequested := b.create(t, "ThreeSteps", "2")
+		b.run(t, cancelRequested)
+		b.call(t, "cancel_workflow", cancelRequested)
+
+		for _, id := range []int64{running, cancelRequested} {
+			before := b.workflow(t, id)
+			_, err := b.tryCall("resume_workflow", id)
+			requireCode(t, err, "55000")
+			require.Equal(t, before, b.workflow(t, id))
+		}
 	})
 }

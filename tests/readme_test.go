@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +76,89 @@ func TestReadmeQuickstart(t *testing.T) {
 	}
 	require.Contains(t, string(readme), "```go\n"+strings.Join(lines, "\n")+"\n```",
 		"README.md's quickstart is no longer worker/example_test.go's")
+}
+
+// sqlArgument is an input argument of an SQL function.
+type sqlArgument struct {
+	Name       string
+	Type       string
+	HasDefault bool
+}
+
+// readmeFunctions parses the README's SQL API tables: every
+// geneva.fn(p_arg type [default ...], ...) in a row's first cell.
+func readmeFunctions(t *testing.T) map[string][]sqlArgument {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	text := string(readme)
+	start := strings.Index(text, "\n## SQL API\n")
+	require.GreaterOrEqual(t, start, 0, "README.md has no SQL API section")
+	section := text[start+1:]
+	section = section[:strings.Index(section, "\n### Definitions")]
+
+	call := regexp.MustCompile(`geneva\.([a-z_]+)\(([^)]*)\)`)
+	functions := map[string][]sqlArgument{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `geneva.") {
+			continue
+		}
+		cell := strings.Split(line, " | ")[0]
+		for _, m := range call.FindAllStringSubmatch(cell, -1) {
+			name, list := m[1], strings.TrimSpace(m[2])
+			require.NotContains(t, functions, name, "README.md lists geneva.%s twice", name)
+			args := []sqlArgument{}
+			if list != "" {
+				for _, arg := range strings.Split(list, ",") {
+					arg, def, hasDefault := strings.Cut(strings.TrimSpace(arg), " default ")
+					require.True(t, !hasDefault || def != "", "geneva.%s: %q", name, arg)
+					argName, argType, _ := strings.Cut(arg, " ")
+					require.NotEmpty(t, argType, "README.md gives no type for geneva.%s's %s", name, argName)
+					argType = strings.ReplaceAll(strings.ToLower(argType), "timestamptz", "timestamp with time zone")
+					args = append(args, sqlArgument{Name: argName, Type: argType, HasDefault: hasDefault})
+				}
+			}
+			functions[name] = args
+		}
+	}
+	return functions
+}
+
+// TestReadmeSQLAPI compares the README's SQL API tables with the functions the
+// database has: every public function of schema geneva (not a trigger
+// function, not _private), with its arguments' names, types and defaults.
+func TestReadmeSQLAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	rows, err := b.conn.Query(b.ctx, `
+		select p.proname,
+		  coalesce((p.proargnames)[1:p.pronargs], '{}'),
+		  array(select format_type(a.t, null) from unnest(p.proargtypes::oid[]) with ordinality a(t, i) order by a.i),
+		  p.pronargdefaults
+		from pg_proc p
+		join pg_namespace n on n.oid = p.pronamespace
+		where n.nspname = 'geneva' and p.proname !~ '^_' and p.prorettype <> 'trigger'::regtype
+		order by p.proname`)
+	require.NoError(t, err)
+	database := map[string][]sqlArgument{}
+	var (
+		name     string
+		names    []string
+		types    []string
+		defaults int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &names, &types, &defaults}, func() error {
+		require.NotContains(t, database, name, "geneva.%s is overloaded", name)
+		args := []sqlArgument{}
+		for i := range types {
+			args = append(args, sqlArgument{Name: names[i], Type: types[i], HasDefault: i >= len(types)-defaults})
+		}
+		database[name] = args
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, database)
+
+	require.Equal(t, database, readmeFunctions(t), "README.md's SQL API tables differ from the database's functions")
 }

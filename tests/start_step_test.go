@@ -56,6 +56,7 @@ func TestStartStep(t *testing.T) {
 			Attempt:      1,
 			ScheduledFor: t0,
 			StartedAt:    t0,
+			Queue:        "default",
 		}, started)
 		got := b.execution(t, execution.ID)
 		require.Equal(t, "in_progress", got.State)

@@ -326,6 +326,7 @@ func TestTrackHero(t *testing.T) {
 			{"select geneva.track_hero('users', 'User', 'uuid')", "22023"},
 			{"select geneva.track_hero('users', 'User', 'ctid')", "22023"},
 			{"select geneva.track_hero('users', '')", "22023"},
+			{"select geneva.track_hero('users', repeat('U', 256))", "22001"},
 			{"select geneva.track_hero(null, 'User')", "22004"},
 			{"select geneva.track_hero('users', null)", "22004"},
 			{"select geneva.track_hero('users', 'User', null)", "22004"},

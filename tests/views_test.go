@@ -7,17 +7,39 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
-// viewRows runs a query (on b.conn: views read geneva.now()) and collects its
-// rows into structs by position.
+// viewRows runs a query as a dashboard would, on a connection of a member of
+// geneva_reader, with b.conn's settings (views read geneva.now() and the
+// session's thresholds), and collects its rows into structs by position.
 func viewRows[T any](t *testing.T, b *testBundle, sql string, args ...any) []T {
 	t.Helper()
-	rows, err := b.conn.Query(b.ctx, sql, args...)
+	if b.reader == nil {
+		b.reader = dbtest.NewConnAs(t, b.conf, dbtest.Reader)
+	}
+	_, err := b.reader.Exec(b.ctx, `select set_config(name, coalesce(value, ''), false)
+		from unnest($1::text[], $2::text[]) s(name, value)`, viewSettings, b.settings(t, viewSettings))
+	require.NoError(t, err)
+	rows, err := b.reader.Query(b.ctx, sql, args...)
 	require.NoError(t, err)
 	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[T])
 	require.NoError(t, err)
 	return all
+}
+
+// viewSettings are the settings of b.conn that viewRows copies.
+var viewSettings = []string{"geneva.fake_now", "geneva.stuck_in_progress_after", "geneva.stuck_scheduled_after"}
+
+// settings returns the values of settings on b.conn (NULL when unset).
+func (b *testBundle) settings(t *testing.T, names []string) []*string {
+	t.Helper()
+	var values []*string
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select array_agg(current_setting(name, true) order by n) from unnest($1::text[]) with ordinality s(name, n)",
+		names).Scan(&values))
+	return values
 }
 
 // viewRunFor starts the workflow's active execution at its scheduled time +

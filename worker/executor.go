@@ -90,12 +90,9 @@ func newExecutor(config *Config) (*executor, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	// (without a reporter, the "step failed" line at the error level is the
+	// report: see finalize)
 	report := config.ErrorReporter
-	if report == nil {
-		report = func(ctx context.Context, step *Step, err error) {
-			step.Logger.ErrorContext(ctx, "geneva: step error", slog.String("error", errorMessage(err)))
-		}
-	}
 	return &executor{
 		registry:    reg,
 		hooks:       config.Hooks,
@@ -161,6 +158,14 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 		step.Precondition = string(precondition)
 		started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
+		if started != nil {
+			// set here so that the hooks see that the step started
+			step.Attempt = started.Attempt
+			step.ScheduledFor = started.ScheduledFor
+			step.StartedAt = started.StartedAt
+			step.Queue = started.Queue
+			step.TraceContext = deref(started.TraceContext)
+		}
 		return startErr
 	})
 	if conditionErr != nil && ctx.Err() != nil {
@@ -187,9 +192,6 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		return nil
 	}
 
-	step.Attempt = started.Attempt
-	step.ScheduledFor = started.ScheduledFor
-	step.StartedAt = started.StartedAt
 	step.Cursor = started.Cursor
 	step.ContinuesFromID = deref(started.ContinuesFromID)
 
@@ -212,7 +214,9 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 			HeroID:       step.HeroID,
 			StepName:     next.StepName,
 		}
+		queue, traceContext := step.Queue, step.TraceContext
 		step = e.newStep(client, args)
+		step.Queue, step.TraceContext = queue, traceContext // the workflow's
 		step.Attempt = next.Attempt
 		step.ScheduledFor = next.StartedAt
 		step.StartedAt = next.StartedAt
@@ -437,7 +441,7 @@ func flowWait(flow *FlowControl) time.Duration {
 		flow.Signal != goclient.SignalReattemptRewind) {
 		return 0
 	}
-	return flow.Wait
+	return min(flow.Wait, LongestWait)
 }
 
 // recording is one step's end, as finalize records it. A handler's decision
@@ -503,7 +507,8 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 	case rec.err == nil || isFlow || rec.phase == phaseInterrupted:
 		step.Logger.InfoContext(ctx, "geneva: step ended", logAttrs...)
 	default:
-		step.Logger.WarnContext(ctx, "geneva: step failed", append(logAttrs, slog.String("error", errorMessage(rec.err)))...)
+		step.Logger.Log(ctx, failureLevel(step.Outcome, result.report), "geneva: step failed",
+			append(logAttrs, slog.String("error", errorMessage(rec.err)), slog.Bool("reported", result.report))...)
 	}
 	if result.report && e.report != nil {
 		func() {
@@ -516,6 +521,21 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 		}()
 	}
 	return nil
+}
+
+// failureLevel is the level a step's error is logged at, per what its
+// exception policy decided: the error level when the error is reported or
+// the outcome is terminal (the workflow paused or canceled by the exception,
+// reattempts exhausted, the step no longer defined); else (reattempted or
+// skipped, and not reported) the warning level.
+func failureLevel(outcome string, reported bool) slog.Level {
+	switch {
+	case reported:
+		return slog.LevelError
+	case outcome == "reattempted_by_exception" || outcome == "skipped_by_exception":
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 // recordWithRetries tries record until it succeeds or the database refuses
@@ -603,6 +623,7 @@ func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, r
 	if rec.failure == nil {
 		rec.failure = &goclient.Failure{
 			Classes:      errorClasses(rec.wf, rec.err),
+			Chain:        errorChain(rec.err),
 			Message:      errorMessage(rec.err),
 			Backtrace:    backtrace(rec.err),
 			Precondition: precondition,

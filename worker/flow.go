@@ -43,10 +43,11 @@ func Finished() error { return &FlowControl{Signal: goclient.SignalFinished} }
 // again.
 func Pause() error { return &FlowControl{Signal: goclient.SignalPause} }
 
-// Reattempt runs the step again after wait (now when zero): the step ends
-// completed/reattempted. Reattempts asked for by a step never count against an
-// exception policy's max_reattempts. A resumable step's next execution keeps
-// its cursor (see ReattemptRewind).
+// Reattempt runs the step again after wait (now when zero or negative, after
+// LongestWait when longer): the step ends completed/reattempted. Reattempts
+// asked for by a step never count against an exception policy's
+// max_reattempts. A resumable step's next execution keeps its cursor (see
+// ReattemptRewind).
 func Reattempt(wait time.Duration) error {
 	return &FlowControl{Signal: goclient.SignalReattempt, Wait: wait}
 }
@@ -56,7 +57,8 @@ func Reattempt(wait time.Duration) error {
 func Skip() error { return &FlowControl{Signal: goclient.SignalSkip} }
 
 // Suspend hands a resumable step over to a successor execution of the same
-// step after wait, which gets the cursor last saved with Step.Checkpoint.
+// step after wait (at most LongestWait), which gets the cursor last saved
+// with Step.Checkpoint.
 func Suspend(wait time.Duration) error {
 	return &FlowControl{Signal: goclient.SignalSuspend, Wait: wait}
 }

@@ -35,8 +35,9 @@ type HousekeepingConfig struct {
 	// Defaults to 1 minute.
 	Interval time.Duration
 
-	// Params are the thresholds (retention, stuck after, recovery action).
-	// Workers sharing a database should agree on them.
+	// Params are the thresholds (retention, stuck after, recovery action);
+	// each field not given (nil, empty) takes goclient's default, and a zero
+	// duration means zero. Workers sharing a database should agree on them.
 	//
 	// Defaults to goclient's: 30 days, 1 hour, 15 minutes, reattempt.
 	Params goclient.HousekeepParams
@@ -126,6 +127,7 @@ func (h *housekeeper) runIfDue(ctx context.Context) {
 			slog.Int("workflows_cleaned_up", total.WorkflowsCleanedUp),
 			slog.Int("step_executions_cleaned_up", total.StepExecutionsCleanedUp),
 			slog.Int("stuck_in_progress_recovered", total.StuckInProgressRecovered),
-			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered))
+			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered),
+			slog.Int("orphans_repaired", total.OrphansRepaired))
 	}
 }

@@ -27,15 +27,14 @@ func TestHousekeeping(t *testing.T) {
 	t.Run("RecoversWithoutLeaderWithinBound", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		const (
-			interval   = 400 * time.Millisecond
-			stuckAfter = time.Second
-		)
+		const interval = 400 * time.Millisecond
+		stuckAfter := time.Second
 		wf := worker.NewWorkflow("Orphaned", nil).Step("a", ok, nil)
-		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
+		workerClient := goclient.New(b.workerPool)
+		require.NoError(t, workerClient.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
 		id := b.create(t, "Orphaned")
 		// a worker started step a and died at once
-		started, err := b.client.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		started, err := workerClient.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
 		require.NoError(t, err)
 		require.NotNil(t, started)
 
@@ -49,7 +48,7 @@ func TestHousekeeping(t *testing.T) {
 				},
 				Housekeeping: worker.HousekeepingConfig{
 					Interval: interval,
-					Params:   goclient.HousekeepParams{StuckInProgressAfter: stuckAfter},
+					Params:   goclient.HousekeepParams{StuckInProgressAfter: &stuckAfter},
 				},
 			})
 		}
@@ -98,12 +97,13 @@ func TestHousekeeping(t *testing.T) {
 // life for a second is stuck; rounds every 400 milliseconds. The bound is
 // StuckInProgressAfter + 1.5 × Interval.
 var (
+	quickStuckAfter   = time.Second
 	quickHousekeeping = worker.HousekeepingConfig{
 		Interval: 400 * time.Millisecond,
-		Params:   goclient.HousekeepParams{StuckInProgressAfter: time.Second},
+		Params:   goclient.HousekeepParams{StuckInProgressAfter: &quickStuckAfter},
 	}
 	quickHeartbeat = 200 * time.Millisecond
-	quickBound     = quickHousekeeping.Params.StuckInProgressAfter + quickHousekeeping.Interval*3/2
+	quickBound     = quickStuckAfter + quickHousekeeping.Interval*3/2
 )
 
 // Killing the worker that is River's leader, in the middle of a step, delays
@@ -113,7 +113,8 @@ func TestLeaderKilled(t *testing.T) {
 	t.Parallel()
 	conf := dbtest.NewConfig(t)
 	pool := dbtest.NewPoolConfig(t, conf)
-	b := &testBundle{ctx: context.Background(), pool: pool, client: goclient.New(pool)}
+	b := &testBundle{ctx: context.Background(), pool: pool, workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
+		client: goclient.New(pool)}
 	_, err := pool.Exec(b.ctx, `create table crash_runs (
 		execution_id bigint not null,
 		others_in_progress int not null,
@@ -126,7 +127,8 @@ func TestLeaderKilled(t *testing.T) {
 	// in it, heartbeating.
 	leader := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	leader.Env = append(os.Environ(),
-		"GENEVA_CRASH_CHILD_URL="+conf.URL(),
+		"GENEVA_CRASH_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
+		"GENEVA_CRASH_CHILD_OWNER_URL="+conf.URL(),
 		"GENEVA_CRASH_CHILD_MODE=block",
 		"GENEVA_CRASH_CHILD_RIVER_ID=doomed-leader",
 		"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))

@@ -116,7 +116,7 @@ func TestInlineSteps(t *testing.T) {
 				<-ctx.Done()
 				return ctx.Err()
 			}, nil)
-		w, err := worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: fastRiver()})
+		w, err := worker.New(b.workerPool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: fastRiver()})
 		require.NoError(t, err)
 		require.NoError(t, w.Start(b.ctx))
 		id := b.create(t, "Blocking")
@@ -222,7 +222,7 @@ func TestInlineSteps(t *testing.T) {
 			Step("a", ok, nil).
 			Step("b", func(context.Context, *worker.Step) error { ran.Store(true); return nil }, nil)
 		var err error
-		w, err = worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf}, Hooks: []worker.Hook{hook}, River: fastRiver()})
+		w, err = worker.New(b.workerPool, &worker.Config{Workflows: []*worker.Workflow{wf}, Hooks: []worker.Hook{hook}, River: fastRiver()})
 		require.NoError(t, err)
 		require.NoError(t, w.Start(b.ctx))
 
@@ -244,7 +244,7 @@ func TestInlineSteps(t *testing.T) {
 		// a newer worker registers b while the older one still runs
 		newer, err := worker.NewWorkflow("Deploy", nil).Step("a", ok, nil).Step("b", ok, nil).Definition()
 		require.NoError(t, err)
-		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Deploy", newer))
+		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Deploy", newer))
 
 		id := b.create(t, "Deploy")
 

@@ -56,7 +56,7 @@ func TestRecordingOutlivesOutage(t *testing.T) {
 		t.Cleanup(pool.Close)
 		_, err = geneva.Migrate(ctx, pool, nil)
 		require.NoError(t, err)
-		b := &testBundle{ctx: ctx, pool: pool, client: goclient.New(pool)}
+		b := &testBundle{ctx: ctx, pool: pool, workerPool: pool, client: goclient.New(pool)}
 
 		a := newBlockingStep()
 		b.start(t, &worker.Config{

@@ -114,7 +114,7 @@ func TestManualExceptionPolicies(t *testing.T) {
 		h.AssertWorkflowState(ctx, id, goclient.StatePaused)
 		execution := h.History(ctx, id)[0]
 		require.Equal(t, "paused_by_exception", *execution.Outcome)
-		require.Equal(t, "*fmt.wrapError", *execution.ErrorClassName)
+		require.Equal(t, "*errors.errorString", *execution.ErrorClassName)
 		require.Equal(t, "calling service: connection failed", *execution.ErrorMessage)
 		require.Equal(t, []string{"risky_operation: calling service: connection failed"}, *reported)
 	})
@@ -409,20 +409,20 @@ func TestManualExceptionPolicies(t *testing.T) {
 	})
 
 	// "Imperative handlers cannot be combined with max_reattempts:, wait:, or
-	// terminal_action:" — refused when the definition is registered.
+	// terminal_action:" — refused before anything reaches the database, and
+	// by the database for definitions written by hand.
 	t.Run("HandlerWithLimitsIsRefused", func(t *testing.T) {
 		t.Parallel()
-		runner, err := worker.NewRunner(&worker.Config{Workflows: []*worker.Workflow{
+		_, err := worker.NewRunner(&worker.Config{Workflows: []*worker.Workflow{
 			worker.NewWorkflow("Bad", nil).OnException(worker.ExceptionPolicy{
 				Handler:       func(ctx context.Context, step *worker.Step, err error) error { return nil },
 				MaxReattempts: 3,
 			}).Step("a", failing(), nil),
 		}})
-		require.NoError(t, err)
+		require.ErrorContains(t, err, "a Handler cannot be combined with MaxReattempts")
 
-		err = runner.Register(ctx, dbtest.NewConn(t, dbtest.NewConfig(t)))
-
-		require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+		conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+		_, err = conn.Exec(ctx, `select geneva.define_workflow('Bad', '{"steps": [], "on_exception": {"handler": "h", "max_reattempts": 3}}')`)
 		require.ErrorContains(t, err, "a handler cannot be combined with wait, max_reattempts")
 	})
 

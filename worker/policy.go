@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/token"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -38,6 +41,12 @@ const (
 
 // Unlimited, as an ExceptionPolicy's MaxReattempts, sets no limit.
 const Unlimited = -1
+
+// LongestWait is the longest wait Geneva takes: 100 years (a year of 365.25
+// days), as SQL bounds every wait. Validate refuses longer waits in a
+// definition; a longer Reattempt or Suspend wait (or a handler's) waits
+// LongestWait.
+const LongestWait = 3_155_760_000 * time.Second
 
 // Handler decides what to do with a step's error, for an ExceptionPolicy. It
 // returns a flow-control value (Reattempt, Skip, Cancel, Pause, Finished); nil
@@ -103,9 +112,53 @@ type ExceptionPolicy struct {
 	// Defaults to ReportAlways.
 	Report Report
 
-	// Handler decides instead of Action; it cannot be combined with Wait,
-	// MaxReattempts or TerminalAction.
+	// Handler decides instead of Action; it cannot be combined with Action,
+	// Wait, MaxReattempts, Backoff, MaxWait or TerminalAction (Validate
+	// refuses them).
 	Handler Handler
+}
+
+// Validate reports what makes the policy unusable, if anything: a Handler
+// combined with Action, Wait, MaxReattempts, Backoff, MaxWait or
+// TerminalAction (a handler decides those itself), or a Wait or MaxWait
+// outside 0 to LongestWait. Workflow.Validate, and so worker.New, calls it for
+// every policy of a workflow; the database checks the rest of a policy when
+// the definition is registered.
+func (p ExceptionPolicy) Validate() error {
+	var errs []error
+	if p.Handler != nil {
+		var with []string
+		for _, field := range []struct {
+			name string
+			set  bool
+		}{
+			{"Action", p.Action != ""},
+			{"Wait", p.Wait != 0},
+			{"MaxReattempts", p.MaxReattempts != 0},
+			{"Backoff", p.Backoff != 0},
+			{"MaxWait", p.MaxWait != 0},
+			{"TerminalAction", p.TerminalAction != ""},
+		} {
+			if field.set {
+				with = append(with, field.name)
+			}
+		}
+		if len(with) > 0 {
+			errs = append(errs, fmt.Errorf("a Handler cannot be combined with %s: the handler decides", strings.Join(with, ", ")))
+		}
+	}
+	for _, wait := range []struct {
+		name  string
+		value time.Duration
+	}{{"Wait", p.Wait}, {"MaxWait", p.MaxWait}} {
+		switch {
+		case wait.value < 0:
+			errs = append(errs, fmt.Errorf("%s %s is negative", wait.name, wait.value))
+		case wait.value > LongestWait:
+			errs = append(errs, fmt.Errorf("%s %s is longer than %s", wait.name, wait.value, LongestWait))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Matcher tells whether an exception policy applies to an error. The worker
@@ -179,9 +232,52 @@ const maxErrorTree = 100
 // errorTypeNames lists the type names of err and of every error in its chain
 // (through Unwrap() error and Unwrap() []error), outermost first, each once.
 func errorTypeNames(err error) []string {
+	var names []string
+	walkErrorTypes(err, func(t reflect.Type) {
+		if name := typeName(t); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	})
+	return names
+}
+
+// errorChain lists the classes to record for a step's error (stored as the
+// execution's error_classes): the type names of every error in its chain,
+// each once, the class a person would name first (it becomes
+// error_class_name), then the others in chain order. That class is the
+// outermost type of the chain that is not one of the standard library's
+// anonymous wrappers (fmt.Errorf's %w, errors.Join, see isAnonymousWrapper):
+// a step returning fmt.Errorf("charging: %w", &net.OpError{...}) records
+// *net.OpError, and every class, *fmt.wrapError and *os.SyscallError
+// included. A chain of wrappers only records its outermost.
+func errorChain(err error) []string {
 	var (
-		names   []string
-		seen    = map[string]bool{}
+		names    []string
+		specific = -1
+	)
+	walkErrorTypes(err, func(t reflect.Type) {
+		name := typeName(t)
+		if slices.Contains(names, name) {
+			return
+		}
+		if specific < 0 && !isAnonymousWrapper(t) {
+			specific = len(names)
+		}
+		names = append(names, name)
+	})
+	if specific > 0 {
+		first := names[specific]
+		names = append(names[:specific], names[specific+1:]...)
+		names = append([]string{first}, names...)
+	}
+	return names
+}
+
+// walkErrorTypes calls visit with the dynamic type of err and of every error
+// in its chain (through Unwrap() error and Unwrap() []error), outermost first,
+// depth first.
+func walkErrorTypes(err error, visit func(reflect.Type)) {
+	var (
 		visited int
 		walk    func(error)
 	)
@@ -190,11 +286,7 @@ func errorTypeNames(err error) []string {
 			return
 		}
 		visited++
-		name := typeName(reflect.TypeOf(err))
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
-		}
+		visit(reflect.TypeOf(err))
 		switch unwrapper := err.(type) {
 		case interface{ Unwrap() error }:
 			walk(unwrapper.Unwrap())
@@ -205,7 +297,39 @@ func errorTypeNames(err error) []string {
 		}
 	}
 	walk(err)
-	return names
+}
+
+var (
+	unwrapOneType  = reflect.TypeFor[interface{ Unwrap() error }]()
+	unwrapManyType = reflect.TypeFor[interface{ Unwrap() []error }]()
+)
+
+// isAnonymousWrapper reports whether t is one of the standard library's
+// anonymous wrappers: an unexported type of a standard package that only
+// wraps other errors, such as *fmt.wrapError and *fmt.wrapErrors
+// (fmt.Errorf's %w) and *errors.joinError (errors.Join). Nobody names these
+// in a policy or a query, so the recorded class looks through them.
+func isAnonymousWrapper(t reflect.Type) bool {
+	if !t.Implements(unwrapOneType) && !t.Implements(unwrapManyType) {
+		return false
+	}
+	named := t
+	if named.Kind() == reflect.Pointer {
+		named = named.Elem()
+	}
+	name, pkg := named.Name(), named.PkgPath()
+	if name == "" || pkg == "" || token.IsExported(name) {
+		return false
+	}
+	return isStandardPackage(pkg)
+}
+
+// isStandardPackage reports whether an import path is the standard
+// library's: its first element has no dot (module paths have a domain), and
+// it is not a program's main package.
+func isStandardPackage(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".") && path != "main"
 }
 
 // typeName is a type's name as %T prints it: "*net.OpError",
@@ -229,4 +353,15 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
+}
+
+// ErrorClass is the class Geneva records for err (the execution's
+// error_class_name): the outermost type in its chain that is not one of the
+// standard library's anonymous wrappers, e.g. "*net.OpError" for
+// fmt.Errorf("charging: %w", opErr). Empty for nil. For hooks.
+func ErrorClass(err error) string {
+	if chain := errorChain(err); len(chain) > 0 {
+		return chain[0]
+	}
+	return ""
 }

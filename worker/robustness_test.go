@@ -302,7 +302,7 @@ func TestWorkerRobustness(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		wf := worker.NewWorkflow("Steady", nil).Step("a", ok, nil).Step("b", ok, nil)
-		w, err := worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: fastRiver()})
+		w, err := worker.New(b.workerPool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: fastRiver()})
 		require.NoError(t, err)
 		startCtx, cancel := context.WithCancel(b.ctx)
 		require.NoError(t, w.Start(startCtx))
@@ -359,13 +359,13 @@ func TestWorkerRobustness(t *testing.T) {
 			if config.Workflows == nil {
 				config.Workflows = []*worker.Workflow{wf}
 			}
-			_, err := worker.New(b.pool, config)
+			_, err := worker.New(b.workerPool, config)
 			require.Error(t, err, name)
 		}
 
 		// the caller's periodic jobs are copied, not appended to in place
 		jobs := make([]*river.PeriodicJob, 0, 4)
-		_, err := worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: &river.Config{PeriodicJobs: jobs}})
+		_, err := worker.New(b.workerPool, &worker.Config{Workflows: []*worker.Workflow{wf}, River: &river.Config{PeriodicJobs: jobs}})
 		require.NoError(t, err)
 		require.Nil(t, jobs[:1][0])
 	})

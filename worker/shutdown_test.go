@@ -33,7 +33,7 @@ func TestShutdown(t *testing.T) {
 				return nil
 			}, nil).
 			Step("b", ok, nil)
-		w, err := worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{wf},
+		w, err := worker.New(b.workerPool, &worker.Config{Workflows: []*worker.Workflow{wf},
 			River: fastRiver()})
 		require.NoError(t, err)
 		require.NoError(t, w.Start(b.ctx))
@@ -57,7 +57,7 @@ func TestShutdown(t *testing.T) {
 				<-ctx.Done()
 				return ctx.Err()
 			}, nil)
-		w, err := worker.New(b.pool, &worker.Config{Workflows: []*worker.Workflow{blocking},
+		w, err := worker.New(b.workerPool, &worker.Config{Workflows: []*worker.Workflow{blocking},
 			River: fastRiver()})
 		require.NoError(t, err)
 		require.NoError(t, w.Start(b.ctx))
@@ -107,11 +107,16 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("run by TestCrashRecovery")
 	}
 	ctx := context.Background()
+	// the worker runs as a member of geneva_worker; its step looks at the
+	// tables as their owner
 	pool, err := pgxpool.New(ctx, databaseURL)
 	require.NoError(t, err)
 	defer pool.Close()
+	ownerPool, err := pgxpool.New(ctx, os.Getenv("GENEVA_CRASH_CHILD_OWNER_URL"))
+	require.NoError(t, err)
+	defer ownerPool.Close()
 	config := &worker.Config{
-		Workflows: []*worker.Workflow{crashWorkflow(pool, os.Getenv("GENEVA_CRASH_CHILD_MODE"))},
+		Workflows: []*worker.Workflow{crashWorkflow(ownerPool, os.Getenv("GENEVA_CRASH_CHILD_MODE"))},
 		River:     fastRiver(),
 	}
 	if id := os.Getenv("GENEVA_CRASH_CHILD_RIVER_ID"); id != "" {
@@ -136,7 +141,12 @@ func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
 	conf := dbtest.NewConfig(t)
 	pool := dbtest.NewPoolConfig(t, conf)
-	b := &testBundle{ctx: context.Background(), pool: pool, client: goclient.New(pool)}
+	b := &testBundle{
+		ctx:        context.Background(),
+		pool:       pool,
+		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
+		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
+	}
 	_, err := pool.Exec(b.ctx, `create table crash_runs (
 		execution_id bigint not null,
 		others_in_progress int not null,
@@ -144,13 +154,14 @@ func TestCrashRecovery(t *testing.T) {
 	require.NoError(t, err)
 	definition, err := crashWorkflow(pool, "").Definition()
 	require.NoError(t, err)
-	require.NoError(t, b.client.DefineWorkflow(b.ctx, "Crashy", definition))
+	require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Crashy", definition))
 	id := b.create(t, "Crashy")
 
 	child := func(mode string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(),
-			"GENEVA_CRASH_CHILD_URL="+conf.URL(),
+			"GENEVA_CRASH_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
+			"GENEVA_CRASH_CHILD_OWNER_URL="+conf.URL(),
 			"GENEVA_CRASH_CHILD_MODE="+mode,
 			"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))
 		require.NoError(t, cmd.Start())
@@ -174,7 +185,7 @@ func TestCrashRecovery(t *testing.T) {
 	// threshold of zero rather than the hour it would wait in production) and
 	// gives the step back.
 	second := child("run")
-	result, err := b.client.Housekeep(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: time.Nanosecond})
+	result, err := b.client.Housekeep(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: new(time.Nanosecond)})
 	require.NoError(t, err)
 	require.Equal(t, 1, result.StuckInProgressRecovered)
 	require.NoError(t, second.Wait(), "the second worker saw the workflow finish")

@@ -38,6 +38,12 @@ type Step struct {
 	// ContinuesFromID is the execution this one continues (a resumable step's
 	// predecessor, whose cursor it got); zero when none.
 	ContinuesFromID int64
+	// Queue is the River queue of the workflow type (empty in conditions).
+	Queue string
+	// TraceContext is the W3C traceparent the workflow was created with
+	// (goclient.CreateWorkflowOpts.TraceContext), empty when none; set with
+	// Attempt. For hooks: package otelgeneva links each step's span to it.
+	TraceContext string
 	// Logger logs with the workflow's type, id and hero and the execution's
 	// id and step name.
 	Logger *slog.Logger

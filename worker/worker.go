@@ -38,7 +38,11 @@ type Config struct {
 	// ErrorReporter receives the errors of failed steps that their exception
 	// policy says to report (see ExceptionPolicy.Report).
 	//
-	// Defaults to logging them at the error level.
+	// Defaults to none: the log's "step failed" line, at the error level for
+	// a reported error, is the report. Whatever the reporter, a failed step is
+	// logged at the error level when its error is reported or its outcome is
+	// terminal (paused or canceled by the exception, reattempts exhausted),
+	// else (reattempted or skipped by the policy) at the warning level.
 	ErrorReporter func(ctx context.Context, step *Step, err error)
 
 	// StepTimeout cancels a step's context after this long; the step then

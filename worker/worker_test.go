@@ -22,16 +22,25 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
+// testBundle is one test's database. The worker runs as a member of
+// geneva_worker and the client as a member of geneva_operator, with no more
+// privilege than those roles; pool is the owner's, for looking at the tables.
 type testBundle struct {
-	ctx    context.Context
-	pool   *pgxpool.Pool
-	client *goclient.Client
+	ctx        context.Context
+	pool       *pgxpool.Pool
+	workerPool *pgxpool.Pool
+	client     *goclient.Client
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	pool := dbtest.NewPool(t)
-	return &testBundle{ctx: context.Background(), pool: pool, client: goclient.New(pool)}
+	conf := dbtest.NewConfig(t)
+	return &testBundle{
+		ctx:        context.Background(),
+		pool:       dbtest.NewPoolConfig(t, conf),
+		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
+		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
+	}
 }
 
 // start runs a worker for the workflows until the test ends.
@@ -40,7 +49,7 @@ func (b *testBundle) start(t *testing.T, config *worker.Config) *worker.Worker {
 	if config.River == nil {
 		config.River = fastRiver()
 	}
-	w, err := worker.New(b.pool, config)
+	w, err := worker.New(b.workerPool, config)
 	require.NoError(t, err)
 	require.NoError(t, w.Start(b.ctx))
 	t.Cleanup(func() {
@@ -184,19 +193,20 @@ func TestWorker(t *testing.T) {
 
 		for _, c := range []struct {
 			workflowType string
+			class        string
 			classes      []any
 			message      string
 		}{
-			{"Plain", []any{"*errors.errorString"}, "boom"},
-			{"Wrapped", []any{"*fmt.wrapError", "*errors.errorString"}, "charging: gateway said no"},
-			{"Joined", []any{"*errors.joinError", "*errors.errorString", "*worker_test.rateLimitError"}, "gateway said no\nrate limited"},
-			{"Panics", []any{"*worker.PanicError"}, "panic: the sky fell"},
+			{"Plain", "*errors.errorString", []any{"*errors.errorString"}, "boom"},
+			{"Wrapped", "*errors.errorString", []any{"*fmt.wrapError", "*errors.errorString"}, "charging: gateway said no"},
+			{"Joined", "*errors.errorString", []any{"*errors.joinError", "*errors.errorString", "*worker_test.rateLimitError"}, "gateway said no\nrate limited"},
+			{"Panics", "*worker.PanicError", []any{"*worker.PanicError"}, "panic: the sky fell"},
 		} {
 			id := b.create(t, c.workflowType)
 			b.waitState(t, id, "paused")
 			execution := b.history(t, id)[0]
 			require.Equal(t, "paused_by_exception", *execution.Outcome, c.workflowType)
-			require.Equal(t, c.classes[0], *execution.ErrorClassName, c.workflowType)
+			require.Equal(t, c.class, *execution.ErrorClassName, c.workflowType, "the most specific class, through the wrappers")
 			require.Equal(t, c.classes, execution.Metadata["error_classes"], c.workflowType)
 			require.Equal(t, c.message, *execution.ErrorMessage, c.workflowType)
 			if c.workflowType == "Panics" {
@@ -346,7 +356,7 @@ func TestWorker(t *testing.T) {
 		}, nil)
 		// the worker registers the definition when it starts; here the
 		// workflow is created first
-		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Once", mustDefinition(t, wf)))
+		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Once", mustDefinition(t, wf)))
 		id := b.create(t, "Once")
 		// River delivers the job twice: a copy of it waits too
 		for range 2 {
@@ -373,7 +383,7 @@ func TestWorker(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		wf := worker.NewWorkflow("Stuck", nil).Step("a", ok, nil)
-		require.NoError(t, b.client.DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
+		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
 		// a worker that died two hours ago started step a
 		conn, err := pgx.ConnectConfig(b.ctx, b.pool.Config().ConnConfig)
 		require.NoError(t, err)

@@ -215,10 +215,65 @@ func (w *Workflow) OnException(policy ExceptionPolicy) *Workflow {
 	return w
 }
 
-// Validate reports the mistakes found while building the workflow, if any.
-// The database validates the rest when the definition is registered.
+// Validate reports the mistakes found while building the workflow, if any:
+// among them names longer than their limits (a type or step name of more
+// than 255 bytes, a queue of more than 127), waits outside 0 to LongestWait,
+// and exception policies that ExceptionPolicy.Validate refuses. worker.New
+// calls it for every workflow. The database validates the rest when the
+// definition is registered.
 func (w *Workflow) Validate() error {
-	return errors.Join(w.errs...)
+	errs := slices.Clone(w.errs)
+	errorf := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("workflow %s: "+format, append([]any{w.workflowType}, args...)...))
+	}
+	if len(w.workflowType) > maxNameBytes {
+		errorf("the type name is %d bytes long; the limit is %d", len(w.workflowType), maxNameBytes)
+	}
+	if len(w.opts.Queue) > maxQueueBytes {
+		errorf("queue %q is %d bytes long; the limit is %d", w.opts.Queue, len(w.opts.Queue), maxQueueBytes)
+	}
+	for _, step := range w.steps {
+		if len(step.name) > maxNameBytes {
+			errorf("step name %.40q... is %d bytes long; the limit is %d", step.name, len(step.name), maxNameBytes)
+		}
+		if step.opts.Wait > LongestWait {
+			errorf("step %s: wait %s is longer than %s", step.name, step.opts.Wait, LongestWait)
+		}
+		if step.opts.OnException != nil {
+			if err := step.opts.OnException.Validate(); err != nil {
+				errorf("step %s: OnException: %w", step.name, err)
+			}
+		}
+		for i, policy := range step.opts.OnExceptionList {
+			if err := policy.Validate(); err != nil {
+				errorf("step %s: OnExceptionList[%d]: %w", step.name, i, err)
+			}
+		}
+	}
+	for i, policy := range w.onException {
+		if err := policy.Validate(); err != nil {
+			errorf("OnException (the %s policy): %w", ordinal(i+1), err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// The limits of names, in bytes, as SQL has them (see the README).
+const (
+	maxNameBytes  = 255
+	maxQueueBytes = 127
+)
+
+func ordinal(n int) string {
+	switch n {
+	case 1:
+		return "1st"
+	case 2:
+		return "2nd"
+	case 3:
+		return "3rd"
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 func (w *Workflow) errorf(format string, args ...any) {

@@ -373,7 +373,7 @@ func (b *bench) createThroughput(ctx context.Context) error {
 }
 
 // growth fills the tables with finished history and, at each size, times
-// create_workflow and each dashboard view.
+// create_workflow, each dashboard view and the metrics scrape's query.
 func (b *bench) growth(ctx context.Context) error {
 	client := goclient.New(b.pool)
 	have := 0
@@ -421,6 +421,7 @@ func (b *bench) growth(ctx context.Context) error {
 			{"stuck_executions", "select * from geneva.stuck_executions"},
 			{"workflow_timeline", fmt.Sprintf("select * from geneva.workflow_timeline where workflow_id = %d", sample)},
 			{"step_stats", "select * from geneva.step_stats"},
+			{"engine_metrics", "select * from geneva.engine_metrics"}, // each Prometheus scrape
 		} {
 			best := time.Duration(1<<63 - 1)
 			for range 3 {

@@ -237,7 +237,7 @@ func (r *results) markdown() string {
 
 	if len(r.growth) > 0 {
 		b.WriteString("## Cost as finished history grows\n\n")
-		fmt.Fprintf(&b, "create_workflow latency (one per transaction, sequential) and each dashboard view's query time (best of 3), %s. "+
+		fmt.Fprintf(&b, "create_workflow latency (one per transaction, sequential) and each dashboard view's query time (best of 3; engine_metrics is a Prometheus scrape's one query), %s. "+
 			"The finished history is written beforehand (on a throwaway server with durability off, then back on and a checkpoint).\n\n", settings)
 		b.WriteString("| finished workflows | create p50 | create p95 |")
 		for _, v := range r.growth[0].views {

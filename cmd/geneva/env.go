@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/jackc/pgerrcode"
@@ -62,7 +63,13 @@ func (env *environment) open(ctx context.Context, databaseURL string, throwaway 
 }
 
 func (env *environment) migrate(ctx context.Context) error {
-	result, err := geneva.Migrate(ctx, env.pool, nil)
+	// the roles' names: GENEVA_APP_ROLE, … (README, "Security")
+	result, err := geneva.Migrate(ctx, env.pool, &geneva.MigrateOpts{Roles: geneva.Roles{
+		App:      os.Getenv("GENEVA_APP_ROLE"),
+		Operator: os.Getenv("GENEVA_OPERATOR_ROLE"),
+		Worker:   os.Getenv("GENEVA_WORKER_ROLE"),
+		Reader:   os.Getenv("GENEVA_READER_ROLE"),
+	}})
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ program: go run ./examples/demo.`,
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
-		newMigrateCmd(opts), newSQLCmd(), newWorkerCmd(opts),
+		newMigrateCmd(opts), newSQLCmd(), newWorkerCmd(opts), newMetricsCmd(opts),
 	} {
 		cmd.GroupID = "install"
 		root.AddCommand(cmd)

@@ -244,3 +244,29 @@ func TestShowResumable(t *testing.T) {
 	require.Contains(t, out, "continues")
 	require.Regexp(t, fmt.Sprintf(`(?m)^%d .*<- %d +\{"after": 500\}`, second, first), out)
 }
+
+// An unknown state is refused by name, and the command fails.
+func TestUnknownState(t *testing.T) {
+	url := migrated(t)
+	_, err := cli(t, url, "ls", "--state", "bogus")
+	require.ErrorContains(t, err, `bogus`)
+	require.ErrorContains(t, err, "state")
+}
+
+// A zero retention deletes every ended workflow; no flag keeps the default.
+func TestHousekeepZeroRetention(t *testing.T) {
+	url := migrated(t)
+	_, payment := setUp(t, url)
+	_, err := cli(t, url, "cancel", fmt.Sprint(payment))
+	require.NoError(t, err)
+
+	out, err := cli(t, url, "housekeep")
+	require.NoError(t, err)
+	require.Contains(t, out, "deleted 0 workflows")
+
+	out, err = cli(t, url, "housekeep", "--retention", "0s")
+	require.NoError(t, err)
+	require.Contains(t, out, "deleted 1 workflows")
+	_, err = cli(t, url, "show", fmt.Sprint(payment))
+	require.ErrorContains(t, err, "not found")
+}

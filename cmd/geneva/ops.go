@@ -296,7 +296,7 @@ func newRunNowCmd(opts *options) *cobra.Command {
 }
 
 func newHousekeepCmd(opts *options) *cobra.Command {
-	var params goclient.HousekeepParams
+	params := goclient.HousekeepParams{Retention: new(time.Duration), StuckInProgressAfter: new(time.Duration), StuckScheduledAfter: new(time.Duration)}
 	cmd := &cobra.Command{
 		Use:   "housekeep [flags]",
 		Short: "Delete old workflows and recover stuck steps, until done",
@@ -322,9 +322,9 @@ default; a zero --retention deletes every ended workflow.`,
 			return nil
 		}),
 	}
-	cmd.Flags().DurationVar(&params.Retention, "retention", 30*24*time.Hour, "delete finished and canceled workflows that ended this long ago (negative: never)")
-	cmd.Flags().DurationVar(&params.StuckInProgressAfter, "stuck-in-progress", time.Hour, "recover executions in progress this long")
-	cmd.Flags().DurationVar(&params.StuckScheduledAfter, "stuck-scheduled", 15*time.Minute, "recover scheduled executions overdue this long")
+	cmd.Flags().DurationVar(params.Retention, "retention", 30*24*time.Hour, "delete finished and canceled workflows that ended this long ago (negative: never)")
+	cmd.Flags().DurationVar(params.StuckInProgressAfter, "stuck-in-progress", time.Hour, "recover executions in progress this long")
+	cmd.Flags().DurationVar(params.StuckScheduledAfter, "stuck-scheduled", 15*time.Minute, "recover scheduled executions overdue this long")
 	cmd.Flags().StringVar(&params.RecoveryAction, "recovery", "reattempt", "what to do with stuck executions: reattempt or cancel")
 	return cmd
 }

@@ -2,6 +2,14 @@
 // installed, cloned by pgtestdb from a template that is migrated once per
 // content of migrations/ and sql/ (and River's migrations).
 //
+// Geneva's schema is installed by its owner, pgtestdb's test role, with the
+// test clock on (`select geneva.allow_fake_clock(true)`: sessions may set
+// geneva.fake_now). The connections of NewConfig, NewPool and NewConn are the
+// owner's; NewPoolAs and NewConnAs connect as login roles that are members of
+// Geneva's roles (App, Operator, Worker, Reader), for tests that act as an
+// application, operator, worker or dashboard with no more privilege than
+// those.
+//
 // The server is TEST_DATABASE_URL when it is set (a libpq URL of a role that
 // may create roles and databases). Otherwise Main starts a throwaway server
 // for the test binary (see package pgtemp); `make test` starts one for the
@@ -16,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +44,64 @@ const EnvURL = "TEST_DATABASE_URL"
 
 // migratorRev is part of the template's hash; bump it when Migrate's logic
 // changes in a way the hashed files do not show.
-const migratorRev = "1"
+const migratorRev = "3"
+
+// Role is a login role of the test server, a member of one of Geneva's
+// roles (with their default names).
+type Role string
+
+// The login roles, created on the test server when missing.
+const (
+	App      Role = "geneva_test_app"      // member of geneva_app
+	Operator Role = "geneva_test_operator" // member of geneva_operator
+	Worker   Role = "geneva_test_worker"   // member of geneva_worker
+	Reader   Role = "geneva_test_reader"   // member of geneva_reader
+)
+
+// rolePassword is every test login role's password (for servers that ask).
+const rolePassword = "geneva_test"
+
+// memberOf maps each login role to the Geneva role it is granted.
+var memberOf = map[Role]string{
+	App:      geneva.DefaultRoles.App,
+	Operator: geneva.DefaultRoles.Operator,
+	Worker:   geneva.DefaultRoles.Worker,
+	Reader:   geneva.DefaultRoles.Reader,
+}
+
+var (
+	rolesOnce sync.Once
+	rolesErr  error
+)
+
+// ensureRoles creates Geneva's NOLOGIN roles and the test login roles on the
+// server, as the server's URL's role (the migration's role, pgtestdb's, may
+// not create roles). Test binaries run in parallel: a role another created
+// first is fine.
+func ensureRoles(ctx context.Context) error {
+	rolesOnce.Do(func() {
+		conn, err := pgx.Connect(ctx, ServerURL())
+		if err != nil {
+			rolesErr = err
+			return
+		}
+		defer conn.Close(ctx)
+		for login, group := range memberOf {
+			for _, statement := range []string{
+				fmt.Sprintf("create role %s nologin", pgx.Identifier{group}.Sanitize()),
+				fmt.Sprintf("create role %s login password '%s' in role %s",
+					pgx.Identifier{string(login)}.Sanitize(), rolePassword, pgx.Identifier{group}.Sanitize()),
+			} {
+				_, err := conn.Exec(ctx, `do $$ begin `+statement+`; exception when duplicate_object or unique_violation then null; end; $$`)
+				if err != nil {
+					rolesErr = fmt.Errorf("creating the test roles: %w", err)
+					return
+				}
+			}
+		}
+	})
+	return rolesErr
+}
 
 // Main runs a package's tests, first starting a throwaway server when
 // TEST_DATABASE_URL is not set. Call it from TestMain:
@@ -66,7 +132,42 @@ func NewConfig(t testing.TB) *pgtestdb.Config {
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
+	if err := ensureRoles(context.Background()); err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
 	return pgtestdb.Custom(t, conf, migrator{})
+}
+
+// URLAs returns the URL of the database of conf for the login role.
+func URLAs(conf *pgtestdb.Config, role Role) string {
+	as := *conf
+	as.User = string(role)
+	as.Password = rolePassword
+	return as.URL()
+}
+
+// NewPoolAs returns a pool on the database of conf connected as the login
+// role, closed when the test ends.
+func NewPoolAs(t testing.TB, conf *pgtestdb.Config, role Role) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), URLAs(conf, role))
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewConnAs returns one connection on the database of conf as the login
+// role, closed when the test ends.
+func NewConnAs(t testing.TB, conf *pgtestdb.Config, role Role) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), URLAs(conf, role))
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 // NewPool returns a pool on a new database with Geneva's schema, closed when
@@ -175,7 +276,10 @@ func (migrator) Migrate(ctx context.Context, _ *sql.DB, conf pgtestdb.Config) er
 		return err
 	}
 	defer pool.Close()
-	_, err = geneva.Migrate(ctx, pool, nil)
+	if _, err := geneva.Migrate(ctx, pool, nil); err != nil {
+		return err
+	}
+	_, err = pool.Exec(ctx, "select geneva.allow_fake_clock(true)")
 	return err
 }
 

@@ -47,7 +47,7 @@ create or replace function geneva._advance(
 returns geneva.workflows
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

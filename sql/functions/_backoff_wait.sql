@@ -9,7 +9,7 @@ create or replace function geneva._backoff_wait(p_policy jsonb, p_count integer)
 returns interval
 language sql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select make_interval(secs => least(
     extract(epoch from geneva._parse_wait(p_policy -> 'wait', 'policy'))

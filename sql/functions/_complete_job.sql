@@ -15,7 +15,7 @@ create or replace function geneva._complete_job(p_job_id bigint)
 returns void
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_job_id is not null then

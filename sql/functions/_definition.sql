@@ -7,7 +7,7 @@ create or replace function geneva._definition(p_workflow_type text)
 returns geneva.workflow_definitions
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_definition geneva.workflow_definitions;

@@ -26,7 +26,7 @@ create or replace function geneva._enqueue_step(
 returns bigint
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_delay interval := greatest(p_scheduled_for - geneva.now(), interval '0');

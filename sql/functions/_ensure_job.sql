@@ -16,7 +16,7 @@ create or replace function geneva._ensure_job(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_definition geneva.workflow_definitions;

@@ -8,7 +8,7 @@ create or replace function geneva._hero_trigger_name(p_hero_type text)
 returns text
 language sql
 immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select case
     when octet_length('geneva_hero_' || p_hero_type) <= 63 then 'geneva_hero_' || p_hero_type

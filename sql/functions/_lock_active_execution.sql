@@ -8,7 +8,7 @@ create or replace function geneva._lock_active_execution(p_workflow_id bigint)
 returns geneva.step_executions
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_execution geneva.step_executions;

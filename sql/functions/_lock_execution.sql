@@ -14,7 +14,7 @@ create or replace function geneva._lock_execution(
 )
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_execution_id is null then

@@ -7,7 +7,7 @@ create or replace function geneva._lock_workflow(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow geneva.workflows;

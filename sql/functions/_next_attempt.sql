@@ -8,7 +8,7 @@ create or replace function geneva._next_attempt(p_workflow_id bigint, p_step_nam
 returns integer
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_attempt integer;

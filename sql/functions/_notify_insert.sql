@@ -14,7 +14,7 @@ create or replace function geneva._notify_insert(p_queue text)
 returns void
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_notified_at timestamptz;

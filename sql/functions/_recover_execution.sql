@@ -2,8 +2,7 @@
 -- without a sign of life (its start, last checkpoint or heartbeat, updated_at)
 -- since p_in_progress_before (its worker died), or scheduled for before
 -- p_scheduled_before while its workflow is ready (its job was lost, or the
--- queue is that far behind: the waiting job is then canceled and the new
--- execution's job keeps its place in the queue).
+-- queue is that far behind).
 --
 -- Called by: geneva.housekeep, once per candidate found by its queries.
 -- Locks: the workflow row, then the execution row, skipping either when
@@ -12,9 +11,17 @@
 -- nothing is done when the execution is no longer stuck (a paused
 -- workflow's kept execution is never recovered).
 --
--- p_action 'reattempt': the execution ends completed/recovered and the same
--- step is scheduled now (continuing a resumable step's cursor). p_action
--- 'cancel': it ends canceled/recovered and the workflow is canceled.
+-- A scheduled execution whose job still waits (available, scheduled -- a
+-- worker snoozing it, say while a deploy lacks the step -- or retryable) is
+-- not lost, only late: it is recovered in place, whatever p_action: its
+-- scheduled_for becomes now, so that it is left alone until that new due time
+-- passes the threshold again, and its metadata counts the recovery
+-- (queue_lag_recoveries) and keeps the first due time (first_scheduled_for).
+-- No row is added, no attempt counted, the job keeps its place.
+--
+-- Otherwise, p_action 'reattempt': the execution ends completed/recovered and
+-- the same step is scheduled now (continuing a resumable step's cursor).
+-- p_action 'cancel': it ends canceled/recovered and the workflow is canceled.
 -- metadata.recovery_reason says which kind of stuck it was. Returns whether it
 -- recovered the execution.
 create or replace function geneva._recover_execution(
@@ -26,14 +33,13 @@ create or replace function geneva._recover_execution(
 returns boolean
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow_id bigint;
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_reason text;
-  v_queued_at timestamptz;
 begin
   select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
   select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update skip locked;
@@ -47,12 +53,22 @@ begin
   elsif v_execution.state = 'scheduled' and v_execution.scheduled_for < p_scheduled_before
     and v_workflow.state = 'ready' then
     v_reason := 'stuck_scheduled';
-    -- a job still waiting (a queue far behind) is canceled with the
-    -- execution; the new job takes its place in the queue
-    select j.scheduled_at into v_queued_at
-    from public.river_job j
-    where j.id = v_execution.job_id
-      and j.state::text in ('available', 'scheduled', 'retryable');
+    -- a job still waiting: late, not lost; recovered in place
+    if exists (
+      select from public.river_job j
+      where j.id = v_execution.job_id
+        and j.state::text in ('available', 'scheduled', 'retryable')
+    ) then
+      update geneva.step_executions e
+      set scheduled_for = geneva.now(),
+        metadata = e.metadata || jsonb_build_object(
+          'queue_lag_recoveries', coalesce((e.metadata ->> 'queue_lag_recoveries')::integer, 0) + 1,
+          'first_scheduled_for', coalesce(e.metadata -> 'first_scheduled_for', to_jsonb(e.scheduled_for))
+        ),
+        updated_at = geneva.now()
+      where e.id = v_execution.id;
+      return true;
+    end if;
   else
     return false;
   end if;
@@ -69,14 +85,6 @@ begin
     v_execution.step_name,
     p_from => v_execution
   );
-  if v_queued_at is not null then
-    update public.river_job j
-    set scheduled_at = least(j.scheduled_at, v_queued_at)
-    where j.id = (
-      select e.job_id from geneva.step_executions e
-      where e.workflow_id = v_workflow.id and e.state = 'scheduled'
-    );
-  end if;
   return true;
 end;
 $$;

@@ -26,7 +26,7 @@ create or replace function geneva._resolve_policy(
 returns jsonb
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_classes text[] := coalesce(p_error_classes, '{}');

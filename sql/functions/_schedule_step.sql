@@ -30,7 +30,7 @@ create or replace function geneva._schedule_step(
 returns bigint
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
@@ -48,6 +48,8 @@ begin
     );
   end if;
 
+  -- the only inserter of active executions (sql/triggers/step_executions_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
     continues_from_id, created_at, updated_at
@@ -56,6 +58,7 @@ begin
     case when p_start then 'in_progress' else 'scheduled' end, p_scheduled_for,
     case when p_start then v_now end, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
   );
+  perform pg_catalog.set_config('geneva.inserting', '', true);
 
   return v_execution_id;
 end;

@@ -12,7 +12,7 @@ create or replace function geneva._validate_policy(p_policy jsonb, p_where text)
 returns void
 language plpgsql
 stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_key text;

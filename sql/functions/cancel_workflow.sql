@@ -18,7 +18,8 @@ create or replace function geneva.cancel_workflow(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

@@ -14,7 +14,8 @@ create or replace function geneva.checkpoint_step(p_execution_id bigint, p_curso
 returns boolean
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow_id bigint;

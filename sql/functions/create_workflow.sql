@@ -6,20 +6,31 @@
 -- Called by: applications (any SQL client, goclient).
 -- Locks: inserts only. A concurrent create for the same type and hero waits for
 -- the first to commit or roll back.
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id; WF001
+-- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id;
+-- 22001 for a workflow type or hero type longer than 255 bytes or a hero id
+-- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
--- p_allow_multiple is false.
+-- p_allow_multiple is false; 22023 for a p_trace_context that is not a W3C
+-- traceparent.
+--
+-- p_trace_context: the W3C traceparent of the request creating the workflow
+-- (version-traceid-parentid-flags, e.g.
+-- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), stored in
+-- workflows.trace_context and handed to the worker with each step
+-- (start_step), whose span links to it. NULL or '' stores none.
 create or replace function geneva.create_workflow(
   p_workflow_type text,
   p_hero_type text,
   p_hero_id text,
-  p_allow_multiple boolean default false
+  p_allow_multiple boolean default false,
+  p_trace_context text default null
 )
 returns bigint
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
@@ -28,13 +39,23 @@ declare
   v_new geneva.workflows;
   v_inserted boolean;
   v_existing geneva.workflows;
+  v_trace_context text := nullif(p_trace_context, '');
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
       using errcode = '22004';
   end if;
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+    raise exception 'trace context % is not a W3C traceparent', p_trace_context
+      using errcode = '22023',
+            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
   end if;
 
   v_definition := geneva._definition(p_workflow_type);
@@ -53,9 +74,11 @@ begin
     case when v_first_step is null then 'finished' else 'ready' end,
     null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
     case when v_first_step is null then v_now end, null,
-    case when v_first_step is null then v_now end, null
+    case when v_first_step is null then v_now end, null, v_trace_context
   );
 
+  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen
     insert into geneva.workflows
@@ -75,6 +98,8 @@ begin
       v_inserted := false;
     end;
   end if;
+
+  perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- guard: one ongoing workflow per type and hero
   if not v_inserted then
@@ -106,5 +131,5 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean) is
+comment on function geneva.create_workflow(text, text, text, boolean, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';

@@ -13,9 +13,14 @@
 --
 -- Locks: the definition row (upsert).
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
--- (unknown keys, steps not a list, a step without a name, duplicate step names,
--- a bad wait or skip_if, any bad policy as in geneva._validate_policy, a bad
--- queue, priority, may_proceed_without_hero or cancel_if).
+-- (unknown keys, no steps key, steps not a list, a step without a name,
+-- duplicate step names, a bad wait or skip_if, any bad policy as in
+-- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
+-- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
+-- queue name longer than 127 (see geneva._check_length).
+--
+-- The steps key is required; an empty list is legal (a workflow of that type
+-- finishes as soon as it is created).
 create or replace function geneva.define_workflow(
   p_workflow_type text,
   p_definition jsonb
@@ -23,12 +28,13 @@ create or replace function geneva.define_workflow(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
   v_key text;
-  v_steps jsonb := coalesce(p_definition -> 'steps', '[]'::jsonb);
+  v_steps jsonb := p_definition -> 'steps';
   v_step jsonb;
   v_index integer := 0;
   v_where text;
@@ -45,8 +51,9 @@ begin
   if p_definition is null then
     raise exception 'definition of % must not be null', p_workflow_type using errcode = '22004';
   end if;
-  if length(p_workflow_type) not between 1 and 255 then
-    raise exception 'workflow type must be 1 to 255 characters long' using errcode = '22023';
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  if p_workflow_type = '' then
+    raise exception 'workflow type must not be empty' using errcode = '22023';
   end if;
   if jsonb_typeof(p_definition) <> 'object' then
     raise exception 'definition of % must be a JSON object', p_workflow_type
@@ -65,6 +72,11 @@ begin
   end loop;
 
   -- guard: steps
+  if v_steps is null then
+    raise exception 'definition of % has no steps', p_workflow_type
+      using errcode = '22023',
+            hint = 'List the steps in run order under "steps"; an empty list makes workflows that finish at once.';
+  end if;
   if jsonb_typeof(v_steps) <> 'array' then
     raise exception 'definition of %: steps must be a list', p_workflow_type
       using errcode = '22023';
@@ -87,6 +99,7 @@ begin
     if jsonb_typeof(v_step -> 'name') is distinct from 'string' or v_name = '' then
       raise exception '%: a step needs a name', v_where using errcode = '22023';
     end if;
+    perform geneva._check_length(v_name, 255, v_where || ': step name');
     if v_name = any(v_names) then
       raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
         using errcode = '22023';
@@ -128,6 +141,7 @@ begin
 
   -- guard: job options and the rest
   if p_definition ? 'queue' then
+    perform geneva._check_length(p_definition ->> 'queue', 127, format('definition of %s: queue', p_workflow_type));
     if jsonb_typeof(p_definition -> 'queue') <> 'string'
       or char_length(p_definition ->> 'queue') not between 1 and 127 then
       raise exception 'definition of %: queue must be a name of 1 to 127 characters', p_workflow_type
@@ -162,6 +176,8 @@ begin
       using errcode = '22023';
   end if;
 
+  -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
+  perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
     workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
     created_at, updated_at
@@ -179,6 +195,7 @@ begin
     may_proceed_without_hero = excluded.may_proceed_without_hero,
     updated_at = excluded.updated_at
   where d.definition is distinct from excluded.definition;
+  perform pg_catalog.set_config('geneva.defining', '', true);
 end;
 $$;
 

@@ -10,8 +10,13 @@
 -- only to a scheduled execution that is due, of a ready workflow; the
 -- reattempt reason is then "precondition"; an early one keeps a job for its
 -- time). p_error_classes lists the error's type names, outermost first, and
--- the names of the worker's matchers that match it; the first is stored as
--- error_class_name.
+-- the names of the worker's matchers that match it: policies match against
+-- them. p_error_chain lists the type names of the error's chain, the class to
+-- record first (the most specific one: the Go worker looks through the
+-- standard library's anonymous wrappers, fmt.Errorf's %w and errors.Join),
+-- then the others; it is stored as error_classes and its first element as
+-- error_class_name. Without it (NULL or empty), p_error_classes is stored
+-- instead (and its first element as error_class_name).
 --
 -- The policy is resolved by geneva._resolve_policy. Its action:
 --   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
@@ -39,8 +44,10 @@
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait, a wait with a decision other than reattempt, or a
--- handler decision when no handler applies; P0002 for an unknown execution.
+-- negative handler wait or one longer than 100 years, a wait with a decision
+-- other than reattempt, a handler decision when no handler applies, or a
+-- p_job_id that did not run the execution (geneva._check_job); P0002 for an
+-- unknown execution.
 create or replace function geneva.fail_step(
   p_execution_id bigint,
   p_error_classes text[],
@@ -49,7 +56,8 @@ create or replace function geneva.fail_step(
   p_handler_signal text default null,
   p_handler_wait interval default null,
   p_precondition boolean default false,
-  p_job_id bigint default null
+  p_job_id bigint default null,
+  p_error_chain text[] default null
 )
 returns table (
   action text,
@@ -60,7 +68,8 @@ returns table (
 )
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -78,7 +87,10 @@ declare
   v_state text;
   v_outcome text;
   v_move text;
-  v_error_class_name text := p_error_classes[1];
+  v_error_chain text[] := case
+    when cardinality(p_error_chain) > 0 then p_error_chain
+    else p_error_classes
+  end;
   v_metadata jsonb;
 begin
   if p_handler_signal is not null
@@ -87,15 +99,14 @@ begin
       using errcode = '22023',
             hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
   end if;
-  if p_handler_wait < interval '0' then
-    raise exception 'wait % is negative', p_handler_wait using errcode = '22023';
-  end if;
+  perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
     raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
       using errcode = '22023';
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
+  perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
@@ -206,7 +217,8 @@ begin
   end case;
 
   perform geneva._end_execution(
-    v_execution, v_state, v_outcome, v_error_class_name, p_error_message, p_error_backtrace, v_metadata
+    v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
+    v_error_chain
   );
   v_workflow := geneva._advance(
     v_workflow, v_definition, v_move, v_execution.step_name,
@@ -228,5 +240,5 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[]) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';

@@ -7,7 +7,8 @@ create or replace function geneva.get_step_execution(p_execution_id bigint)
 returns geneva.step_executions
 language plpgsql
 stable
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_execution geneva.step_executions;

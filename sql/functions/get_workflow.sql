@@ -6,7 +6,8 @@ create or replace function geneva.get_workflow(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
 stable
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow geneva.workflows;

@@ -12,7 +12,8 @@ create or replace function geneva.heartbeat_step(p_execution_id bigint)
 returns boolean
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_execution_id is null then

@@ -13,14 +13,17 @@
 --    lost, or the queue is that far behind), by p_recovery_action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
---    workflows are never recovered. A recovered scheduled execution's River
---    job, if still waiting, is canceled, and the new one keeps its place in
---    the queue.
+--    workflows are never recovered. A scheduled execution whose River job
+--    still waits is late, not lost: it is recovered in place (due now, no new
+--    row, no attempt; see geneva._recover_execution).
+-- 3. Repairs up to p_batch_size workflows whose state has no matching active
+--    execution (geneva.orphan_workflows; see geneva._repair_orphan).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
--- "stuck_in_progress_recovered", "stuck_scheduled_recovered", "more"}; "more"
+-- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
+-- "orphans_repaired", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
 -- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
@@ -35,7 +38,8 @@ create or replace function geneva.housekeep(
 returns jsonb
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
@@ -45,6 +49,8 @@ declare
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
+  v_orphans integer := 0;
+  v_workflow_id bigint;
   v_full boolean := false;
   v_execution_id bigint;
 begin
@@ -80,8 +86,11 @@ begin
     select count(*) into v_executions_deleted
     from geneva.step_executions e
     where e.workflow_id = any(v_old);
+    -- the only deleter of workflows (sql/triggers/workflows_guard_columns.sql)
+    perform pg_catalog.set_config('geneva.retention', 'on', true);
     delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;
+    perform pg_catalog.set_config('geneva.retention', '', true);
     v_full := v_deleted = p_batch_size;
   end if;
 
@@ -129,7 +138,20 @@ begin
     v_full := v_full or (v_candidates = p_batch_size and v_scheduled > 0);
   end if;
 
+  -- 4. orphans: a workflow state without its active execution
+  v_candidates := 0;
+  for v_workflow_id in
+    select o.workflow_id from geneva.orphan_workflows o limit p_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._repair_orphan(v_workflow_id) then
+      v_orphans := v_orphans + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+
   return jsonb_build_object(
+    'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
     'stuck_in_progress_recovered', v_in_progress,

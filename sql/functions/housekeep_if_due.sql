@@ -30,7 +30,8 @@ create or replace function geneva.housekeep_if_due(
 returns jsonb
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_last timestamptz;

@@ -12,12 +12,14 @@
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
 -- in_progress) and the workflow's state after it.
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- Raises: 22004 for a NULL id; 22023 for a p_job_id that did not run the
+-- execution (geneva._check_job); P0002 for an unknown execution.
 create or replace function geneva.interrupt_step(p_execution_id bigint, p_job_id bigint default null)
 returns table (outcome text, workflow_state text)
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -26,6 +28,7 @@ declare
   v_workflow geneva.workflows := v_locked.o_workflow;
   v_definition geneva.workflow_definitions;
 begin
+  perform geneva._check_job(v_execution, p_job_id);
   -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
     perform geneva._complete_job(p_job_id);

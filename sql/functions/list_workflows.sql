@@ -4,7 +4,8 @@
 -- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
 -- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
 -- pass the last id of a page as p_before_id to get the next one.
--- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000.
+-- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000, or
+-- an unknown state (a typo would otherwise match nothing, silently).
 create or replace function geneva.list_workflows(
   p_state text default null,
   p_workflow_type text default null,
@@ -16,7 +17,8 @@ create or replace function geneva.list_workflows(
 returns setof geneva.workflows
 language plpgsql
 stable
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_limit is null then
@@ -24,6 +26,11 @@ begin
   end if;
   if p_limit not between 1 and 10000 then
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
+  end if;
+  if p_state not in ('ready', 'performing', 'paused', 'finished', 'canceled') then
+    raise exception 'unknown workflow state %', p_state
+      using errcode = '22023',
+            hint = 'A workflow is ready, performing, paused, finished or canceled.';
   end if;
 
   return query

@@ -8,16 +8,23 @@
 -- more attempt of it, continuing the cursor of a resumable step's latest
 -- execution (an error that paused a long iteration does not start it over).
 --
+-- On a performing workflow with a pause requested (it is not paused yet: it
+-- would pause when its step ends), resume withdraws the request: the
+-- workflow stays performing with requested_action NULL, and its step's end
+-- moves it on as if no pause had been asked for.
+--
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is not paused (a performing one with a pause requested is
--- not paused yet: it pauses when its step ends).
+-- workflow that is neither paused nor performing with a pause requested
+-- (ready, finished, canceled; performing without a request or with a cancel
+-- requested).
 create or replace function geneva.resume_workflow(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
@@ -26,11 +33,23 @@ declare
   v_definition geneva.workflow_definitions;
   v_last geneva.step_executions;
 begin
+  -- guard: a requested pause not applied yet is withdrawn
+  if v_workflow.state = 'performing' and v_workflow.requested_action = 'pause' then
+    update geneva.workflows w
+    set requested_action = null,
+      updated_at = v_now
+    where w.id = p_workflow_id
+    returning w.* into v_workflow;
+    return v_workflow;
+  end if;
+
   if v_workflow.state <> 'paused' then
     raise exception 'workflow % cannot be resumed', p_workflow_id
       using errcode = '55000',
-            detail = format('Workflow is %s.', v_workflow.state),
-            hint = 'Only paused workflows can be resumed.',
+            detail = format('Workflow is %s%s.', v_workflow.state,
+              case when v_workflow.requested_action is not null
+                then format(', with a %s requested', v_workflow.requested_action) else '' end),
+            hint = 'Only paused workflows can be resumed, and performing ones with a pause requested.',
             table = 'workflows';
   end if;
 
@@ -75,4 +94,4 @@ end;
 $$;
 
 comment on function geneva.resume_workflow(bigint) is
-'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now.';
+'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now; withdraws a pause requested of a performing one.';

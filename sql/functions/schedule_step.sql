@@ -17,7 +17,8 @@ create or replace function geneva.schedule_step(p_workflow_id bigint, p_step_nam
 returns geneva.workflows
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();

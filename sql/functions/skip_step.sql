@@ -15,7 +15,8 @@ create or replace function geneva.skip_step(p_workflow_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);

@@ -9,7 +9,10 @@
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns one row when the worker should run the step now: the execution is
--- then in_progress and the workflow performing. Returns no row, in order, when:
+-- then in_progress and the workflow performing; with the workflow type's queue
+-- and the trace context its creator stored (create_workflow's
+-- p_trace_context), for the worker's instrumentation.
+-- Returns no row, in order, when:
 --   the execution is not scheduled (a duplicate or late job): nothing changes;
 --   the workflow is finished or canceled: the execution is canceled
 --     (canceled_externally);
@@ -40,11 +43,14 @@ returns table (
   scheduled_for timestamptz,
   started_at timestamptz,
   cursor jsonb,
-  continues_from_id bigint
+  continues_from_id bigint,
+  queue text,
+  trace_context text
 )
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -149,7 +155,9 @@ begin
     v_execution.scheduled_for,
     v_now,
     v_execution.cursor,
-    v_execution.continues_from_id;
+    v_execution.continues_from_id,
+    coalesce(v_definition.queue, 'default'),
+    v_workflow.trace_context;
 end;
 $$;
 

@@ -11,7 +11,8 @@ create or replace function geneva.step_defined(p_workflow_type text, p_step_name
 returns boolean
 language sql
 stable
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
   select coalesce(
     (select p_step_name = any (d.step_names) from geneva.workflow_definitions d where d.workflow_type = p_workflow_type),

@@ -7,7 +7,8 @@ create or replace function geneva.step_history(p_workflow_id bigint)
 returns setof geneva.step_executions
 language plpgsql
 stable
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform geneva.get_workflow(p_workflow_id);

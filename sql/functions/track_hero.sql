@@ -12,9 +12,14 @@
 -- The table is a regclass and every identifier is quoted, so odd or hostile
 -- names cannot inject SQL.
 --
--- Raises: 22004 for a NULL argument; 22023 for an empty hero type or a column
--- the table does not have; 42P01 (from the regclass cast) for an unknown
--- table.
+-- It runs as Geneva's owner (security definer), who needs the TRIGGER
+-- privilege on the table (an owner of the application's tables has it);
+-- Geneva's own tables and River's are refused.
+--
+-- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
+-- bytes; 22023 for an empty hero type, a column the table does not have, or
+-- a table of Geneva's or River's; 42P01 (from the regclass cast) for an
+-- unknown table.
 create or replace function geneva.track_hero(
   p_table regclass,
   p_hero_type text,
@@ -23,14 +28,24 @@ create or replace function geneva.track_hero(
 returns void
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_table is null or p_hero_type is null or p_id_column is null then
     raise exception 'table, hero type and id column must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
   if p_hero_type = '' then
     raise exception 'hero type must not be empty' using errcode = '22023';
+  end if;
+  if exists (
+    select from pg_catalog.pg_class c
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where c.oid = p_table
+      and (n.nspname = 'geneva' or (n.nspname = 'public' and c.relname like 'river\_%'))
+  ) then
+    raise exception 'table % is Geneva''s or River''s, not a hero table', p_table using errcode = '22023';
   end if;
   if not exists (
     select 1

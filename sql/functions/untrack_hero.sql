@@ -8,7 +8,8 @@ create or replace function geneva.untrack_hero(p_table regclass, p_hero_type tex
 returns void
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_table is null or p_hero_type is null then

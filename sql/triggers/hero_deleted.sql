@@ -12,11 +12,16 @@
 -- finds the execution ended and records nothing (unlike an operator's
 -- cancel, which waits for the step boundary). If the deleting transaction
 -- rolls back, nothing was canceled.
+--
+-- Security definer: it fires as the role that deletes heroes (the
+-- application's), which has no privilege on Geneva's tables. A trigger
+-- function needs no EXECUTE grant to fire, so none is given.
 create or replace function geneva._trg_hero_deleted()
 returns trigger
 language plpgsql
 volatile
-set search_path = ''
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_hero_type text := tg_argv[0];

@@ -5,13 +5,16 @@
 --
 -- Legal: scheduled -> in_progress, completed, failed, canceled, skipped;
 -- in_progress -> completed, failed, canceled, skipped. An ended execution
--- keeps its state and outcome.
+-- keeps its state and outcome. An execution ends only through
+-- geneva._end_execution, which sets geneva.ending to 'on' (transaction-local)
+-- around its update: ending one by hand would leave its workflow waiting for
+-- nothing (a ready workflow without a scheduled execution).
 -- Raises: 55000, naming the execution and both states.
 create or replace function geneva._trg_step_executions_guard_state()
 returns trigger
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if old.state not in ('scheduled', 'in_progress')
@@ -21,6 +24,13 @@ begin
       old.id, old.state, coalesce(old.outcome, 'no outcome'), new.state, coalesce(new.outcome, 'no outcome')
       using errcode = '55000',
             hint = 'Executions move forward only; the geneva functions record their ends.',
+            table = 'step_executions';
+  end if;
+  if new.state not in ('scheduled', 'in_progress')
+    and pg_catalog.current_setting('geneva.ending', true) is distinct from 'on' then
+    raise exception 'step execution % cannot be ended (%) by hand', old.id, new.state
+      using errcode = '55000',
+            hint = 'The geneva functions end executions (complete_step, fail_step, cancel_workflow, skip_step, housekeep).',
             table = 'step_executions';
   end if;
   return new;

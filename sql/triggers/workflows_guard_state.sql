@@ -10,7 +10,7 @@ create or replace function geneva._trg_workflows_guard_state()
 returns trigger
 language plpgsql
 volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if (old.state, new.state) not in (

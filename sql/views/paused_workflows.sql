@@ -1,7 +1,9 @@
 -- geneva.paused_workflows: every paused workflow and why: the error that
 -- paused it (when its last ended execution failed: an exception, reattempts
 -- run out, a step no longer defined), and the execution it keeps scheduled
--- (an operator's pause) with how overdue it is.
+-- (an operator's pause) with how overdue it is. last_error_class is the
+-- error's recorded class; error_classes every class of its chain, so that
+-- `'*net.OpError' = any(error_classes)` finds it however it was wrapped.
 --
 -- For dashboards and operators; `geneva ls --state paused` reads it. Reads
 -- workflows_state_type, then each paused workflow's executions by
@@ -22,10 +24,11 @@ select
   case when last_ended.state = 'failed' then last_ended.failed_at end as last_error_at,
   kept.id as kept_execution_id,
   kept.scheduled_for as kept_scheduled_for,
-  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by
+  case when kept.id is not null then greatest(geneva.now() - kept.scheduled_for, interval '0') end as kept_overdue_by,
+  case when last_ended.state = 'failed' then last_ended.error_classes end as error_classes
 from geneva.workflows w
 left join lateral (
-  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at
+  select e.step_name, e.state, e.outcome, e.error_class_name, e.error_message, e.failed_at, e.error_classes
   from geneva.step_executions e
   where e.workflow_id = w.id
     and e.state not in ('scheduled', 'in_progress')

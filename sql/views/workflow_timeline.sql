@@ -1,5 +1,7 @@
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
--- waited for a worker (queue lag: started - scheduled) and how long it ran.
+-- waited for a worker (queue lag: started - scheduled) and how long it ran,
+-- and its error: the recorded class, message and every class of its chain
+-- (error_classes).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
 -- step_executions_workflow_id). A resumable step's chain of executions reads
@@ -24,7 +26,8 @@ select
   e.error_message,
   e.metadata ->> 'reattempt_reason' as reattempt_reason,
   e.cursor,
-  e.continues_from_id
+  e.continues_from_id,
+  e.error_classes
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 order by e.workflow_id, e.id;

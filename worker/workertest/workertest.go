@@ -25,6 +25,9 @@
 //		h.Advance(ctx, time.Hour) // MaxRuntime is spent: the next Set hands over
 //		return nil
 //	})
+//
+// The database must honour that setting: its owner runs
+// `select geneva.allow_fake_clock(true)` once (test databases only).
 package workertest
 
 import (

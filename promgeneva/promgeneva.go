@@ -1,0 +1,191 @@
+// Package promgeneva serves Geneva's engine metrics to Prometheus: one
+// prometheus.Collector that reads the geneva.engine_metrics view at each
+// scrape (one query), so the numbers are right whatever workers run or died.
+//
+//	http.Handle("/metrics", promgeneva.Handler(pool))
+//
+// or, beside other collectors:
+//
+//	registry.MustRegister(promgeneva.NewCollector(pool))
+//
+// Every metric is a gauge (see the view's comment in sql/views/engine_metrics.sql):
+//
+//	geneva_workflows{workflow_type, state}              ongoing workflows (ready, performing, paused)
+//	geneva_paused_workflows{workflow_type, error_class}  paused workflows by the class of the error that paused them ("" for an operator's pause)
+//	geneva_stuck_executions{workflow_type, state}       executions housekeeping would recover as stuck
+//	geneva_queue_due_steps{queue}                       due steps of ready workflows not yet started
+//	geneva_queue_oldest_due_seconds{queue}              how long the oldest of them has waited
+//	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the last 5 minutes
+//	geneva_scrape_error                                 1 when the last scrape's query failed
+//
+// The core packages do not depend on the Prometheus client; this one does.
+package promgeneva
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// DB is what the collector queries: a *pgxpool.Pool, a *pgx.Conn or a
+// pgx.Tx.
+type DB interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Query is the collector's one query per scrape.
+const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
+from geneva.engine_metrics`
+
+// Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
+// default).
+const Timeout = 8 * time.Second
+
+// metric is how a row of geneva.engine_metrics becomes a sample.
+type metric struct {
+	desc *prometheus.Desc
+	// labels picks the label values from a row's workflow_type, step_name
+	// and label
+	labels func(workflowType, stepName, label string) []string
+}
+
+func typeAnd() func(string, string, string) []string {
+	return func(workflowType, _, label string) []string { return []string{workflowType, label} }
+}
+
+var metrics = map[string]metric{
+	"workflows": {
+		desc: prometheus.NewDesc("geneva_workflows",
+			"Ongoing workflows (ready, performing, paused) per type and state.",
+			[]string{"workflow_type", "state"}, nil),
+		labels: typeAnd(),
+	},
+	"paused_workflows": {
+		desc: prometheus.NewDesc("geneva_paused_workflows",
+			"Paused workflows per type and the class of the error that paused them (empty for an operator's pause).",
+			[]string{"workflow_type", "error_class"}, nil),
+		labels: typeAnd(),
+	},
+	"stuck_executions": {
+		desc: prometheus.NewDesc("geneva_stuck_executions",
+			"Executions housekeeping would recover as stuck (geneva.stuck_executions), per type and state.",
+			[]string{"workflow_type", "state"}, nil),
+		labels: typeAnd(),
+	},
+	"queue_due_steps": {
+		desc: prometheus.NewDesc("geneva_queue_due_steps",
+			"Due steps of ready workflows not yet started, per queue.",
+			[]string{"queue"}, nil),
+		labels: func(_, _, label string) []string { return []string{label} },
+	},
+	"queue_oldest_due_seconds": {
+		desc: prometheus.NewDesc("geneva_queue_oldest_due_seconds",
+			"How long the oldest due step of a ready workflow has waited to start, per queue (0 when none).",
+			[]string{"queue"}, nil),
+		labels: func(_, _, label string) []string { return []string{label} },
+	},
+	"executions_ended_5m": {
+		desc: prometheus.NewDesc("geneva_step_executions_ended_5m",
+			"Step executions that ended in the last 5 minutes, per type, step and outcome (a window, not a counter: divide by 300 for a rate).",
+			[]string{"workflow_type", "step_name", "outcome"}, nil),
+		labels: func(workflowType, stepName, label string) []string { return []string{workflowType, stepName, label} },
+	},
+}
+
+var scrapeErrorDesc = prometheus.NewDesc("geneva_scrape_error",
+	"1 when the last scrape's query of geneva.engine_metrics failed, else 0.", nil, nil)
+
+// Collector is a prometheus.Collector of Geneva's engine metrics.
+type Collector struct {
+	db DB
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// NewCollector returns a collector that queries db at each scrape.
+func NewCollector(db DB) *Collector {
+	return &Collector{db: db}
+}
+
+// Describe sends the descriptions of every metric.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range metrics {
+		ch <- m.desc
+	}
+	ch <- scrapeErrorDesc
+}
+
+// Collect runs the query and sends its samples. When the query fails it
+// sends only geneva_scrape_error 1 (and the error, which the handler
+// reports).
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if err := c.collect(ctx, ch); err != nil {
+		ch <- prometheus.MustNewConstMetric(scrapeErrorDesc, prometheus.GaugeValue, 1)
+		ch <- prometheus.NewInvalidMetric(scrapeErrorDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(scrapeErrorDesc, prometheus.GaugeValue, 0)
+}
+
+func (c *Collector) collect(ctx context.Context, ch chan<- prometheus.Metric) error {
+	rows, err := c.db.Query(ctx, Query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var samples []prometheus.Metric
+	for rows.Next() {
+		var (
+			name, workflowType, stepName, label string
+			value                               float64
+		)
+		if err := rows.Scan(&name, &workflowType, &stepName, &label, &value); err != nil {
+			return err
+		}
+		m, ok := metrics[name]
+		if !ok {
+			continue // a newer schema's metric: this build does not know it
+		}
+		sample, err := prometheus.NewConstMetric(m.desc, prometheus.GaugeValue, value, m.labels(workflowType, stepName, label)...)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, sample)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, s := range samples {
+		ch <- s
+	}
+	return nil
+}
+
+// NewRegistry returns a registry with the collector of db and the Go and
+// process collectors of this program.
+func NewRegistry(db DB) *prometheus.Registry {
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(
+		NewCollector(db),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return registry
+}
+
+// Handler serves the engine metrics of db (and the Go and process metrics of
+// this program) in the Prometheus exposition formats: mount it at /metrics.
+func Handler(db DB) http.Handler {
+	registry := NewRegistry(db)
+	return promhttp.HandlerFor(registry, promhttp.HandlerOpts{
+		Registry:      registry,
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}

@@ -1,0 +1,221 @@
+package promgeneva_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/promgeneva"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+var t0 = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// scrape gets /metrics from the handler and parses it with the Prometheus
+// text parser.
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/plain; version=0.0.4")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	return families
+}
+
+// samples flattens a family into "label=value,label=value" -> value.
+func samples(families map[string]*dto.MetricFamily, name string) map[string]float64 {
+	out := map[string]float64{}
+	family := families[name]
+	if family == nil {
+		return out
+	}
+	for _, m := range family.GetMetric() {
+		key := ""
+		for i, l := range m.GetLabel() {
+			if i > 0 {
+				key += ","
+			}
+			key += l.GetName() + "=" + l.GetValue()
+		}
+		out[key] = m.GetGauge().GetValue()
+	}
+	return out
+}
+
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conf := dbtest.NewConfig(t)
+	conn := dbtest.NewConn(t, conf)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := conn.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	setNow := func(at time.Time) {
+		exec("select set_config('geneva.fake_now', $1, false)", at.Format(time.RFC3339Nano))
+	}
+	var id int64
+	create := func(workflowType, hero string) int64 {
+		t.Helper()
+		require.NoError(t, conn.QueryRow(ctx, "select geneva.create_workflow($1, 'User', $2)", workflowType, hero).Scan(&id))
+		return id
+	}
+	start := func(workflowID int64) int64 {
+		t.Helper()
+		var execution int64
+		require.NoError(t, conn.QueryRow(ctx, `select (geneva.start_step(e.id)).execution_id
+			from geneva.step_executions e where e.workflow_id = $1 and e.state = 'scheduled'`, workflowID).Scan(&execution))
+		return execution
+	}
+
+	setNow(t0)
+	exec(`select geneva.define_workflow('Signup', '{"steps": [{"name": "welcome"}, {"name": "nudge", "wait": "1 day"}]}')`)
+	exec(`select geneva.define_workflow('Billing', '{"queue": "billing", "steps": [{"name": "charge"}]}')`)
+
+	// Signup: one finished, one waiting a day, one paused by an error, one
+	// paused by an operator; Billing: two due, one of them 10 minutes late
+	done := create("Signup", "1")
+	exec("select geneva.complete_step($1, 'success')", start(done))
+	setNow(t0.Add(25 * time.Hour))
+	exec("select geneva.complete_step($1, 'success')", start(done))
+	setNow(t0)
+	waiting := create("Signup", "2")
+	exec("select geneva.complete_step($1, 'success')", start(waiting))
+	failing := create("Signup", "3")
+	exec("select geneva.fail_step($1, $2, 'connection refused')", start(failing), []string{"*net.OpError"})
+	operator := create("Signup", "4")
+	exec("select geneva.pause_workflow($1)", operator)
+	create("Billing", "1")
+	setNow(t0.Add(10 * time.Minute))
+	create("Billing", "2")
+	setNow(t0.Add(20 * time.Minute))
+
+	families := scrape(t, promgeneva.Handler(conn))
+
+	require.Equal(t, map[string]float64{
+		"state=paused,workflow_type=Signup": 2,
+		"state=ready,workflow_type=Signup":  1,
+		"state=ready,workflow_type=Billing": 2,
+	}, samples(families, "geneva_workflows"))
+	require.Equal(t, map[string]float64{
+		"error_class=*net.OpError,workflow_type=Signup": 1,
+		"error_class=,workflow_type=Signup":             1,
+	}, samples(families, "geneva_paused_workflows"))
+	require.Equal(t, map[string]float64{
+		"queue=default": 0, // the waiting nudge is not due; paused workflows' steps are not counted
+		"queue=billing": 2,
+	}, samples(families, "geneva_queue_due_steps"))
+	require.Equal(t, map[string]float64{
+		"queue=default": 0,
+		"queue=billing": 20 * 60,
+	}, samples(families, "geneva_queue_oldest_due_seconds"))
+	// Billing 1 is overdue by 20 minutes: stuck (15 minutes)
+	require.Equal(t, map[string]float64{
+		"state=scheduled,workflow_type=Billing": 1,
+	}, samples(families, "geneva_stuck_executions"))
+	// ended in the last 5 minutes: nothing at t0+20m
+	require.Empty(t, samples(families, "geneva_step_executions_ended_5m"))
+	require.Equal(t, map[string]float64{"": 0}, samples(families, "geneva_scrape_error"))
+	require.Contains(t, families, "go_goroutines")
+
+	// at t0+2m, welcome (x3) and the failure ended within 5 minutes
+	setNow(t0.Add(2 * time.Minute))
+	families = scrape(t, promgeneva.Handler(conn))
+	require.Equal(t, map[string]float64{
+		"outcome=success,step_name=welcome,workflow_type=Signup":             2,
+		"outcome=paused_by_exception,step_name=welcome,workflow_type=Signup": 1,
+	}, samples(families, "geneva_step_executions_ended_5m"))
+
+	// every sample matches the view
+	rows, err := conn.Query(ctx, promgeneva.Query)
+	require.NoError(t, err)
+	type row struct {
+		Metric, WorkflowType, StepName, Label string
+		Value                                 float64
+	}
+	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	require.NoError(t, err)
+	total := 0
+	for name, family := range families {
+		if len(name) > 7 && name[:7] == "geneva_" && name != "geneva_scrape_error" {
+			total += len(family.GetMetric())
+		}
+	}
+	require.Len(t, all, total)
+	names := map[string]string{"executions_ended_5m": "geneva_step_executions_ended_5m"}
+	for _, r := range all {
+		name := names[r.Metric]
+		if name == "" {
+			name = "geneva_" + r.Metric
+		}
+		var key string
+		switch r.Metric {
+		case "workflows", "stuck_executions":
+			key = "state=" + r.Label + ",workflow_type=" + r.WorkflowType
+		case "paused_workflows":
+			key = "error_class=" + r.Label + ",workflow_type=" + r.WorkflowType
+		case "queue_due_steps", "queue_oldest_due_seconds":
+			key = "queue=" + r.Label
+		case "executions_ended_5m":
+			key = "outcome=" + r.Label + ",step_name=" + r.StepName + ",workflow_type=" + r.WorkflowType
+		}
+		got, ok := samples(families, name)[key]
+		require.True(t, ok, "%s{%s} is not served", name, key)
+		require.InDelta(t, r.Value, got, 1e-9, "%s{%s}", name, key)
+	}
+
+	// and the view agrees with the views it sums up
+	var ongoing, paused, stuck float64
+	require.NoError(t, conn.QueryRow(ctx, `select
+		  (select sum(workflows) from geneva.workflow_counts where state in ('ready', 'performing', 'paused')),
+		  (select count(*) from geneva.paused_workflows),
+		  (select count(*) from geneva.stuck_executions)`).Scan(&ongoing, &paused, &stuck))
+	sum := func(name string) float64 {
+		total := 0.0
+		for _, v := range samples(families, name) {
+			total += v
+		}
+		return total
+	}
+	require.InDelta(t, ongoing, sum("geneva_workflows"), 1e-9)
+	require.InDelta(t, paused, sum("geneva_paused_workflows"), 1e-9)
+	require.InDelta(t, stuck, sum("geneva_stuck_executions"), 1e-9)
+}
+
+func TestHandlerQueryFails(t *testing.T) {
+	t.Parallel()
+	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	_, err := conn.Exec(context.Background(), "drop view geneva.engine_metrics")
+	require.NoError(t, err)
+
+	srv := httptest.NewServer(promgeneva.Handler(conn))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	// ContinueOnError: the other metrics are still served, with the error flagged
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, families, "go_goroutines")
+}

@@ -1,0 +1,45 @@
+-- geneva.complete_and_continue: geneva.complete_step for a worker that offers
+-- to run the next step in the same job.
+--
+-- Called by: the Go worker (Config.InlineSteps). It records the step's end as
+-- complete_step does; then, when what comes next is due now and has no
+-- condition of the worker's to evaluate first (the definition has no
+-- cancel_if, the step no skip_if), it starts it here, in this transaction,
+-- without a River job, and returns it: the worker runs it at once and reports
+-- it like any other. Otherwise the next execution is scheduled with its job as
+-- usual. A worker that dies while running it leaves an in_progress execution,
+-- as any crash does, for housekeeping to recover.
+--
+-- Locks: the workflow row, then the execution row, then the next execution's.
+-- Returns what complete_step returns, then the started next execution: its
+-- id, step name, attempt, start, and the cursor and execution it continues
+-- from (a resumable step's hand-over); NULLs when none was started.
+-- Raises: as complete_step.
+create or replace function geneva.complete_and_continue(
+  p_execution_id bigint,
+  p_signal text default 'success',
+  p_wait interval default null,
+  p_job_id bigint default null
+)
+returns table (
+  outcome text,
+  workflow_state text,
+  next_execution_id bigint,
+  next_step_name text,
+  next_attempt integer,
+  next_started_at timestamptz,
+  next_cursor jsonb,
+  next_continues_from_id bigint
+)
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);
+end;
+$$;
+
+comment on function geneva.complete_and_continue(bigint, text, interval, bigint) is
+'Worker protocol: complete_step, then starts and returns the next execution when it is due now and needs no worker condition.';

@@ -1,0 +1,80 @@
+-- geneva.engine_metrics: the engine's state as metric samples, in one cheap
+-- query, for Prometheus (package promgeneva serves it at /metrics) and any
+-- other monitoring that reads SQL. Right whatever workers run or died: it
+-- reads only the tables.
+--
+-- One row per sample: metric names the series; workflow_type, step_name and
+-- label (whose meaning depends on the metric) are its labels; value is the
+-- number. Every metric is a gauge:
+--   workflows            ongoing workflows (ready, performing, paused) per
+--                        type; label: the state. Ended workflows are not
+--                        counted: they grow until housekeeping's retention
+--                        removes them, and counting them would read them all.
+--   paused_workflows     paused workflows per type; label: the class of the
+--                        error that paused them ('' for an operator's pause).
+--   stuck_executions     geneva.stuck_executions per type; label: the state.
+--   queue_due_steps      per queue (label): scheduled executions of ready
+--                        workflows that are due (scheduled_for <= now);
+--                        every queue of a definition has a row, 0 when none.
+--   queue_oldest_due_seconds  per queue (label): how long the oldest of those
+--                        has been due, in seconds; 0 when none.
+--   executions_ended_5m  executions that ended in the last 5 minutes, per
+--                        type and step; label: the outcome. A window, not a
+--                        cumulative count (housekeeping deletes history, so
+--                        a count of rows would not be monotonic); divide by
+--                        300 for a rate.
+--
+-- Reads workflows_state_type for the ongoing states, each paused workflow's
+-- last ended execution (step_executions_workflow_id), the partial indexes
+-- step_executions_scheduled_for and step_executions_in_progress_updated_at,
+-- and a 5-minute range of step_executions_finished_at: its cost follows the
+-- ongoing workflows and the recent executions, not the history. (geneva.now()
+-- is written out in each condition rather than read from a CTE: the planner
+-- estimates the ranges from its value, and picks index scans.)
+create or replace view geneva.engine_metrics as
+with due as (
+  select d.queue, e.scheduled_for
+  from geneva.step_executions e
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  where e.state = 'scheduled'
+    and e.scheduled_for <= geneva.now()
+    and w.state = 'ready'
+),
+queues as (
+  select distinct d.queue from geneva.workflow_definitions d
+)
+select 'workflows'::text as metric, w.workflow_type, null::text as step_name, w.state as label,
+  count(*)::double precision as value
+from geneva.workflows w
+where w.state in ('ready', 'performing', 'paused')
+group by w.workflow_type, w.state
+union all
+select 'paused_workflows', p.workflow_type, null, coalesce(p.last_error_class, ''), count(*)
+from geneva.paused_workflows p
+group by p.workflow_type, coalesce(p.last_error_class, '')
+union all
+select 'stuck_executions', s.workflow_type, null, s.state, count(*)
+from geneva.stuck_executions s
+group by s.workflow_type, s.state
+union all
+select 'queue_due_steps', null, null, q.queue, count(due.scheduled_for)
+from queues q
+left join due on due.queue = q.queue
+group by q.queue
+union all
+select 'queue_oldest_due_seconds', null, null, q.queue,
+  coalesce(extract(epoch from geneva.now() - min(due.scheduled_for)), 0)::double precision
+from queues q
+left join due on due.queue = q.queue
+group by q.queue
+union all
+select 'executions_ended_5m', w.workflow_type, e.step_name, e.outcome, count(*)
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+where e.finished_at > geneva.now() - interval '5 minutes'
+  and e.finished_at <= geneva.now()
+group by w.workflow_type, e.step_name, e.outcome;
+
+comment on view geneva.engine_metrics is
+'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';
