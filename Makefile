@@ -37,8 +37,8 @@ else
 endif
 
 .PHONY: bench
-bench: ## Measure Geneva beside raw River (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md
-	$(GO) run ./cmd/geneva-bench
+bench: ## Measure Geneva beside raw River on a durable and a non-durable server (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags (go run ./cmd/geneva-bench -h)
+	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
 GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 

@@ -54,7 +54,10 @@ type childConfig struct {
 	poolSize      int
 	steps         int
 	fetchCooldown time.Duration
-	inlineSteps   int
+	// fetchPollInterval is River's FetchPollInterval (0: the larger of
+	// fetchCooldown and 10ms).
+	fetchPollInterval time.Duration
+	inlineSteps       int
 }
 
 func (c childConfig) args() []string {
@@ -66,6 +69,7 @@ func (c childConfig) args() []string {
 		"-steps", fmt.Sprint(c.steps),
 		"-fetch-cooldown", c.fetchCooldown.String(),
 		"-inline-steps", fmt.Sprint(c.inlineSteps),
+		"-fetch-poll-interval", c.fetchPollInterval.String(),
 	}
 }
 
@@ -80,6 +84,7 @@ func runChild(config childConfig) error {
 		return err
 	}
 	poolConfig.MaxConns = int32(config.poolSize)
+	poolConfig.ConnConfig.RuntimeParams["application_name"] = workerApplication
 	pool, err := pgxpool.NewWithConfig(ctx, poolConfig)
 	if err != nil {
 		return err
@@ -87,9 +92,13 @@ func runChild(config childConfig) error {
 	defer pool.Close()
 
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	pollInterval := config.fetchPollInterval
+	if pollInterval <= 0 {
+		pollInterval = max(config.fetchCooldown, 10*time.Millisecond)
+	}
 	riverConfig := &river.Config{
 		FetchCooldown:     config.fetchCooldown,
-		FetchPollInterval: max(config.fetchCooldown, 10*time.Millisecond),
+		FetchPollInterval: pollInterval,
 		Logger:            quiet,
 	}
 
@@ -188,8 +197,10 @@ func machineCPU() time.Duration {
 	line, _, _ := strings.Cut(string(stat), "\n")
 	fields := strings.Fields(line)
 	var ticks int64
-	for i, field := range fields[1:] {
-		if i == 3 || i == 4 { // idle, iowait
+	// user, nice, system, idle, iowait, irq, softirq: all but idle and
+	// iowait (steal is not ours, and guest time is counted in user).
+	for i, field := range fields[1:min(len(fields), 8)] {
+		if i == 3 || i == 4 {
 			continue
 		}
 		n, _ := strconv.ParseInt(field, 10, 64)

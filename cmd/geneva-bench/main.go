@@ -1,8 +1,12 @@
 // Command geneva-bench measures Geneva side by side with raw River on one
-// machine, in one run: end-to-end steps per second and the ratio to River's
-// jobs per second, step start latency at full load and at a steady offered
-// load, create_workflow throughput, how create_workflow and the dashboard
-// views cost as finished history grows, and the worker's peak memory.
+// machine, in one run, on a durable server (fsync, synchronous_commit and
+// full_page_writes on) and again with those settings off: end-to-end steps
+// per second at several numbers of slots, River's ceiling measured the way
+// River's own benchmark does, what each step costs (commits, WAL bytes, CPU
+// of the worker and of PostgreSQL), the wait events of the worker's busy
+// backends, step start latency at full load and at a steady offered load,
+// create_workflow throughput, how create_workflow and the dashboard views
+// cost as finished history grows, and the worker's peak memory.
 //
 //	go run ./cmd/geneva-bench            # a throwaway PostgreSQL, default sizes
 //	go run ./cmd/geneva-bench -h         # the sizes and knobs
@@ -10,7 +14,7 @@
 // It prints a table, writes it with the machine's description to
 // bench/RESULTS.md, and ends with one summary line for scripts:
 //
-//	steps/s=… ratio_vs_river=… p99_lag_ms=…
+//	durable_steps/s=… nondurable_steps/s=… river_ceiling_jobs/s=… ratio=… p99_lag_ms=…
 package main
 
 import (
@@ -18,10 +22,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/geneva-dev/geneva"
@@ -29,22 +35,29 @@ import (
 )
 
 type options struct {
-	databaseURL   string
-	workflows     int
-	steps         int
-	workers       int
-	pool          int
-	fetchCooldown time.Duration
-	inlineSteps   int
-	steadyRate    int
-	steadyFor     time.Duration
-	creates       int
-	createConns   int
-	growth        []int
-	sweep         []int
-	growthCreates int
-	results       string
-	profile       bool
+	databaseURL    string
+	workflows      int
+	steps          int
+	workers        int
+	pool           int
+	fetchCooldown  time.Duration
+	inlineSteps    int
+	ownJobs        bool
+	riverSlots     bool
+	durability     string
+	ceilingJobs    int
+	ceilingWorkers int
+	ceilingPool    int
+	sampleEvery    time.Duration
+	steadyRate     int
+	steadyFor      time.Duration
+	creates        int
+	createConns    int
+	growth         []int
+	sweep          []int
+	growthCreates  int
+	results        string
+	profile        bool
 
 	resumableIterations int
 }
@@ -55,14 +68,22 @@ func main() {
 		child  string
 		growth string
 		sweep  string
+		poll   time.Duration
 	)
-	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated); default: a throwaway server")
-	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in the throughput run")
+	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
+	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
 	flag.IntVar(&o.steps, "steps", 5, "no-op steps per workflow")
-	flag.IntVar(&o.workers, "workers", 24, "concurrent step slots of the worker (River MaxWorkers)")
-	flag.IntVar(&o.pool, "pool", 30, "the worker's database connections")
-	flag.StringVar(&sweep, "sweep", "8,16,24", "slots at which Geneva and River throughput are also measured, each with slots+6 connections (empty: no sweep)")
+	flag.StringVar(&sweep, "sweep", "8,32,128", "slots (River MaxWorkers) at which Geneva and River throughput are measured, each with slots+6 connections")
+	flag.IntVar(&o.workers, "workers", 32, "the slots whose run gives the full-load latencies and the peak memory (added to -sweep if missing); also the steady-load worker's")
+	flag.IntVar(&o.pool, "pool", 0, "the worker's database connections (0: slots+6)")
 	flag.IntVar(&o.inlineSteps, "inline-steps", 0, "the worker's InlineSteps (0: its default; -1: every step through its own River job)")
+	flag.BoolVar(&o.ownJobs, "own-jobs", true, "also measure Geneva with every step through its own River job (InlineSteps -1) at each slot count")
+	flag.BoolVar(&o.riverSlots, "river-same-slots", true, "also measure raw River with the same slots and settings as Geneva at each slot count")
+	flag.StringVar(&o.durability, "durability", "both", "which throwaway-server settings to measure: both (durable, then with fsync, synchronous_commit and full_page_writes off), durable, or nondurable")
+	flag.IntVar(&o.ceilingJobs, "ceiling-jobs", 50000, "no-op jobs inserted beforehand for River's ceiling (0: skip it)")
+	flag.IntVar(&o.ceilingWorkers, "ceiling-workers", 500, "River MaxWorkers for River's ceiling")
+	flag.IntVar(&o.ceilingPool, "ceiling-pool", 10, "database connections of River's ceiling run")
+	flag.DurationVar(&o.sampleEvery, "sample-every", 10*time.Millisecond, "how often the wait events of the worker's active backends are sampled during throughput runs (0: never)")
 	flag.DurationVar(&o.fetchCooldown, "fetch-cooldown", 5*time.Millisecond, "River's FetchCooldown in the workers (River's default is 100ms)")
 	flag.IntVar(&o.steadyRate, "steady-rate", 500, "offered steps per second of the steady-load run")
 	flag.DurationVar(&o.steadyFor, "steady-for", 10*time.Second, "how long the steady load is offered")
@@ -71,15 +92,16 @@ func main() {
 	flag.StringVar(&growth, "growth", "0,100000,1000000", "finished workflows in the tables at each growth measurement")
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")
-	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva throughput run")
+	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva run at -workers slots")
 	flag.IntVar(&o.resumableIterations, "resumable-iterations", 2000000, "iterations of the no-op resumable step (0: skip that run)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
+	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.Parse()
 
 	if child != "" {
 		err := runChild(childConfig{
 			mode: child, databaseURL: o.databaseURL, maxWorkers: o.workers, poolSize: o.pool,
-			steps: o.steps, fetchCooldown: o.fetchCooldown, inlineSteps: o.inlineSteps,
+			steps: o.steps, fetchCooldown: o.fetchCooldown, fetchPollInterval: poll, inlineSteps: o.inlineSteps,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geneva-bench child:", err)
@@ -95,6 +117,16 @@ func main() {
 	}
 	if o.sweep, err = parseInts(sweep); err != nil {
 		fmt.Fprintln(os.Stderr, "geneva-bench: -sweep takes numbers:", err)
+		os.Exit(2)
+	}
+	if !slices.Contains(o.sweep, o.workers) {
+		o.sweep = append(o.sweep, o.workers)
+		slices.Sort(o.sweep)
+	}
+	switch o.durability {
+	case "both", "durable", "nondurable":
+	default:
+		fmt.Fprintln(os.Stderr, "geneva-bench: -durability is both, durable or nondurable")
 		os.Exit(2)
 	}
 
@@ -121,59 +153,124 @@ func parseInts(list string) ([]int, error) {
 }
 
 func run(ctx context.Context, o options) error {
+	start := time.Now()
+	// The throwaway server starts durable; setDurability switches it.
 	settings := map[string]string{
-		"shared_buffers":  "512MB",
-		"max_wal_size":    "4GB",
-		"max_connections": "400",
+		"shared_buffers":     "512MB",
+		"max_wal_size":       "4GB",
+		"max_connections":    "400",
+		"fsync":              "on",
+		"synchronous_commit": "on",
+		"full_page_writes":   "on",
+		// The WAL flushes' time, for the cost table.
+		"track_wal_io_timing": "on",
 	}
 	throwaway := o.databaseURL == ""
 	if o.profile {
 		settings["shared_preload_libraries"] = "pg_stat_statements"
 		settings["pg_stat_statements.track"] = "all"
 	}
+	b := &bench{o: o}
 	if throwaway {
 		server, err := pgtemp.Start(ctx, &pgtemp.Options{Settings: settings})
 		if err != nil {
 			return err
 		}
 		defer server.Stop()
-		o.databaseURL = server.URL("postgres")
+		// The runs use a database of their own, and the wait-event sampler
+		// another, so that its queries do not count as the runs' commits.
+		admin, err := pgx.Connect(ctx, server.URL("postgres"))
+		if err != nil {
+			return err
+		}
+		_, err = admin.Exec(ctx, "create database bench")
+		admin.Close(ctx)
+		if err != nil {
+			return err
+		}
+		b.o.databaseURL, b.samplerURL = server.URL("bench"), server.URL("postgres")
 	}
-	config, err := pgxpool.ParseConfig(o.databaseURL)
+	config, err := pgxpool.ParseConfig(b.o.databaseURL)
 	if err != nil {
 		return err
 	}
 	config.MaxConns = 20
 	// The benchmark's own polling must not spawn parallel workers.
 	config.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
-	pool, err := pgxpool.NewWithConfig(ctx, config)
+	config.ConnConfig.RuntimeParams["application_name"] = benchApplication
+	b.pool, err = pgxpool.NewWithConfig(ctx, config)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	if _, err := geneva.Migrate(ctx, pool, nil); err != nil {
+	defer b.pool.Close()
+	if _, err := geneva.Migrate(ctx, b.pool, nil); err != nil {
+		return err
+	}
+	if err := b.define(ctx); err != nil {
 		return err
 	}
 
-	b := &bench{o: o, pool: pool}
-	b.r.machine, err = describeMachine(ctx, pool, throwaway)
+	b.r.machine, err = describeMachine(ctx, b.pool, throwaway)
 	if err != nil {
 		return err
 	}
-	b.r.options = o
+	b.r.options = b.o
 
-	phases := []struct {
+	// Which durabilities are measured: a server given by URL only as it is.
+	var profiles []*profileResults
+	if throwaway {
+		if o.durability != "nondurable" {
+			profiles = append(profiles, &profileResults{name: "durable", durable: true, set: true})
+		}
+		if o.durability != "durable" {
+			profiles = append(profiles, &profileResults{name: "non-durable", durable: false, set: true})
+		}
+	} else {
+		durable, err := serverIsDurable(ctx, b.pool)
+		if err != nil {
+			return err
+		}
+		name := "non-durable"
+		if durable {
+			name = "durable"
+		}
+		profiles = append(profiles, &profileResults{name: name + " (the server as configured)", durable: durable})
+	}
+	b.r.profiles = profiles
+
+	type phase struct {
 		name string
 		run  func(context.Context) error
-	}{
-		{"throughput (Geneva)", b.throughput},
-		{"throughput (raw River)", b.riverCeiling},
-		{"slots sweep", b.sweep},
-		{"steady load", b.steadyLoad},
-		{"create_workflow", b.createThroughput},
-		{"growth", b.growth},
-		{"resumable steps", b.resumable},
 	}
+	var phases []phase
+	for _, p := range profiles {
+		phases = append(phases, phase{"throughput, " + p.name, func(ctx context.Context) error { return b.throughput(ctx, p) }})
+	}
+	// The rest runs on the first (durable) settings again.
+	phases = append(phases,
+		phase{"steady load", func(ctx context.Context) error {
+			if profiles[0].set && len(profiles) > 1 {
+				if err := b.setDurability(ctx, profiles[0].durable); err != nil {
+					return err
+				}
+			}
+			return b.steadyLoad(ctx)
+		}},
+		phase{"create_workflow", b.createThroughput},
+		phase{"growth", b.growth},
+		// The resumable-step runs count round trips; on a throwaway server
+		// they run non-durable, as before this benchmark measured durably
+		// (a write per Set would otherwise wait for a WAL flush each).
+		phase{"resumable steps", func(ctx context.Context) error {
+			if profiles[0].set && o.resumableIterations > 0 {
+				if err := b.setDurability(ctx, false); err != nil {
+					return err
+				}
+				b.r.resumableNondurable = true
+			}
+			return b.resumable(ctx)
+		}},
+	)
 	for _, phase := range phases {
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s...\n", phase.name)
 		start := time.Now()
@@ -182,6 +279,7 @@ func run(ctx context.Context, o options) error {
 		}
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s done in %s\n", phase.name, time.Since(start).Round(time.Millisecond))
 	}
+	b.r.took = time.Since(start)
 
 	text := b.r.markdown()
 	fmt.Print(text)
@@ -195,4 +293,51 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Println(b.r.summary())
 	return nil
+}
+
+// serverIsDurable says whether a server commits durably: fsync,
+// synchronous_commit and full_page_writes on.
+func serverIsDurable(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	var durable bool
+	err := pool.QueryRow(ctx, `select current_setting('fsync') = 'on'
+		and current_setting('synchronous_commit') <> 'off'
+		and current_setting('full_page_writes') = 'on'`).Scan(&durable)
+	return durable, err
+}
+
+// setDurability turns fsync, synchronous_commit and full_page_writes on or
+// off in the throwaway server (all three take effect on a reload) and waits
+// until new connections see it.
+func setDurability(ctx context.Context, pool *pgxpool.Pool, durable bool) error {
+	value := "off"
+	if durable {
+		value = "on"
+	}
+	for _, name := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+		if _, err := pool.Exec(ctx, fmt.Sprintf("alter system set %s = %s", name, value)); err != nil {
+			return err
+		}
+	}
+	if _, err := pool.Exec(ctx, "select pg_reload_conf()"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pool.Reset()
+		is, err := serverIsDurable(ctx, pool)
+		if err != nil {
+			return err
+		}
+		var fsync string
+		if err := pool.QueryRow(ctx, "show fsync").Scan(&fsync); err != nil {
+			return err
+		}
+		if is == durable && (fsync == "on") == durable {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server's durability settings did not change to %s", value)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -24,21 +24,29 @@ type bench struct {
 	o    options
 	pool *pgxpool.Pool
 	r    results
+	// samplerURL is a database of the same server other than the runs'
+	// (empty: the runs' own).
+	samplerURL string
 	// heroes numbers heroes across runs, so that every workflow has its own.
 	heroes atomic.Int64
+	// ownPolls counts the benchmark's own statements on the runs' database,
+	// which a run's commits leave out.
+	ownPolls atomic.Int64
+	// postmasterPID is the server's postmaster when it runs on this machine.
+	postmasterPID int
 }
 
-func (b *bench) child(mode string) (*child, error) {
-	return b.childWith(mode, b.o.workers, b.o.pool, b.o.inlineSteps)
-}
-
-// childWith starts a child worker with the given slots, connections and
-// InlineSteps.
-func (b *bench) childWith(mode string, workers, pool, inlineSteps int) (*child, error) {
-	return startChild(childConfig{
-		mode: mode, databaseURL: b.o.databaseURL, maxWorkers: workers, poolSize: pool,
+// childConfig is a child worker's configuration with the given slots and
+// InlineSteps, slots+6 connections (or -pool) and the benchmark's settings.
+func (b *bench) childConfig(mode string, slots, inlineSteps int) childConfig {
+	pool := b.o.pool
+	if pool <= 0 {
+		pool = slots + 6
+	}
+	return childConfig{
+		mode: mode, databaseURL: b.o.databaseURL, maxWorkers: slots, poolSize: pool,
 		steps: b.o.steps, fetchCooldown: b.o.fetchCooldown, inlineSteps: inlineSteps,
-	})
+	}
 }
 
 func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
@@ -94,6 +102,7 @@ func (b *bench) waitFinished(ctx context.Context, workflowType string, timeout t
 		if err != nil {
 			return err
 		}
+		b.ownPolls.Add(1)
 		if active == 0 {
 			return nil
 		}
@@ -104,155 +113,182 @@ func (b *bench) waitFinished(ctx context.Context, workflowType string, timeout t
 	}
 }
 
-// throughput runs workflows of no-op steps with all of them created at once:
-// the end-to-end ceiling, and the latencies at full load.
-func (b *bench) throughput(ctx context.Context) error {
-	if err := b.define(ctx); err != nil {
-		return err
-	}
-	if b.o.profile {
-		if _, err := b.pool.Exec(ctx, "create extension if not exists pg_stat_statements; select pg_stat_statements_reset()"); err != nil {
+// setDurability switches the throwaway server's durability settings.
+func (b *bench) setDurability(ctx context.Context, durable bool) error {
+	return setDurability(ctx, b.pool, durable)
+}
+
+// throughput measures one durability: River's ceiling, then at each number
+// of slots Geneva (with inline steps, and with every step through its own
+// River job) and raw River with the same slots.
+func (b *bench) throughput(ctx context.Context, p *profileResults) error {
+	if p.set {
+		if err := b.setDurability(ctx, p.durable); err != nil {
 			return err
 		}
 	}
-	worker, err := b.child("geneva")
-	if err != nil {
-		return err
+	if b.o.ceilingJobs > 0 {
+		var err error
+		if p.ceiling, err = b.riverCeiling(ctx); err != nil {
+			return fmt.Errorf("the ceiling of raw River: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "geneva-bench: %s: River's ceiling %.0f jobs/s (%d workers)\n", p.name, p.ceiling.rate(), b.o.ceilingWorkers)
 	}
-	start, machineStart, ownStart := time.Now(), machineCPU(), ownCPU()
-	first, last, err := b.createBatch(ctx, "Bench", b.o.workflows)
-	if err != nil {
-		return err
-	}
-	if err := b.waitFinished(ctx, "Bench", 10*time.Minute); err != nil {
-		return err
-	}
-	elapsed, machine, own := time.Since(start), machineCPU()-machineStart, ownCPU()-ownStart
-	rss, workerCPU, err := worker.stop()
-	if err != nil {
-		return err
-	}
-	b.r.genevaCPU = cpuSplit{total: machine, worker: workerCPU, bench: own}
-
-	if b.o.profile {
-		if err := b.printProfile(ctx); err != nil {
+	for _, slots := range b.o.sweep {
+		row := sweepRow{slots: slots}
+		main := slots == b.o.workers
+		var err error
+		if main && b.o.profile {
+			if _, err := b.pool.Exec(ctx, "create extension if not exists pg_stat_statements; select pg_stat_statements_reset()"); err != nil {
+				return err
+			}
+		}
+		var lat *latencyPair
+		if main {
+			lat = &p.fullLoad
+		}
+		if row.geneva, err = b.genevaRun(ctx, slots, b.o.inlineSteps, lat); err != nil {
 			return err
 		}
+		if main && b.o.profile {
+			if err := b.printProfile(ctx); err != nil {
+				return err
+			}
+		}
+		if b.o.ownJobs {
+			if row.ownJobs, err = b.genevaRun(ctx, slots, -1, nil); err != nil {
+				return err
+			}
+		}
+		if b.o.riverSlots {
+			if row.river, err = b.riverRun(ctx, slots); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: Geneva %.0f steps/s (%.2f commits, %.0f WAL bytes per step; waits: %s); each step its own job %.0f; River %.0f jobs/s\n",
+			p.name, slots, row.geneva.rate(), row.geneva.commitsPerUnit(), row.geneva.walPerUnit(), row.geneva.topWaits(),
+			row.ownJobs.rate(), row.river.rate())
+		p.sweep = append(p.sweep, row)
 	}
-	b.r.genevaSteps = b.o.workflows * b.o.steps
-	b.r.genevaElapsed = elapsed
-	b.r.genevaRSS = rss
-	b.r.fullLoad, err = b.latencies(ctx, first, last)
-	return err
+	return nil
 }
 
-// riverCeiling works as many no-op River jobs as the throughput run had
-// steps, with the same slots and settings: the machine's ceiling for a queue.
-func (b *bench) riverCeiling(ctx context.Context) error {
-	worker, err := b.child("river")
-	if err != nil {
-		return err
+// genevaRun creates the workflows of a throughput run at once and waits until
+// a worker with the given slots and InlineSteps has finished them; with lat,
+// it also reads their latencies.
+func (b *bench) genevaRun(ctx context.Context, slots, inlineSteps int, lat *latencyPair) (runStats, error) {
+	var first, last int64
+	stats, err := b.measure(ctx, b.childConfig("geneva", slots, inlineSteps), func(ctx context.Context) (int, time.Duration, error) {
+		start := time.Now()
+		var err error
+		first, last, err = b.createBatch(ctx, "Bench", b.o.workflows)
+		if err == nil {
+			err = b.waitFinished(ctx, "Bench", 10*time.Minute)
+		}
+		return b.o.workflows * b.o.steps, time.Since(start), err
+	})
+	if err == nil && lat != nil {
+		*lat, err = b.latencies(ctx, first, last)
 	}
-	jobs := b.o.workflows * b.o.steps
-	elapsed, err := b.workRiverJobs(ctx, jobs)
-	if err != nil {
-		return err
-	}
-	b.r.riverJobs = jobs
-	b.r.riverElapsed = elapsed
-	b.r.riverRSS, _, err = worker.stop()
-	return err
+	return stats, err
 }
 
-// workRiverJobs inserts jobs no-op River jobs and waits until a running
-// child has worked them all.
-func (b *bench) workRiverJobs(ctx context.Context, jobs int) (time.Duration, error) {
+// riverRun works as many no-op River jobs as a Geneva run has steps, with
+// the same slots and settings, inserted while the worker runs.
+func (b *bench) riverRun(ctx context.Context, slots int) (runStats, error) {
+	return b.measure(ctx, b.childConfig("river", slots, 0), func(ctx context.Context) (int, time.Duration, error) {
+		jobs := b.o.workflows * b.o.steps
+		start := time.Now()
+		if err := b.insertRiverJobs(ctx, jobs); err != nil {
+			return 0, 0, err
+		}
+		err := b.waitRiverJobs(ctx)
+		return jobs, time.Since(start), err
+	})
+}
+
+// riverCeiling measures River at its best, as River's own benchmark does:
+// every job inserted in bulk beforehand, then one client with hundreds of
+// workers, a 2 ms fetch cooldown and a 20 ms fetch poll interval, completing
+// jobs through River's batching completer (its client's only completer). The
+// time is the database's, from the first job's start to the last one's end,
+// so the worker's start-up is not counted.
+func (b *bench) riverCeiling(ctx context.Context) (runStats, error) {
+	if err := b.settle(ctx); err != nil {
+		return runStats{}, err
+	}
+	if err := b.insertRiverJobs(ctx, b.o.ceilingJobs); err != nil {
+		return runStats{}, err
+	}
+	config := childConfig{
+		mode: "river", databaseURL: b.o.databaseURL, maxWorkers: b.o.ceilingWorkers, poolSize: b.o.ceilingPool,
+		steps: b.o.steps, fetchCooldown: 2 * time.Millisecond, fetchPollInterval: 20 * time.Millisecond,
+	}
+	return b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+		if err := b.waitRiverJobs(ctx); err != nil {
+			return 0, 0, err
+		}
+		var seconds float64
+		err := b.pool.QueryRow(ctx, `select extract(epoch from max(finalized_at) - min(attempted_at))::float8
+			from public.river_job where kind = 'bench_noop'`).Scan(&seconds)
+		b.ownPolls.Add(1)
+		return b.o.ceilingJobs, time.Duration(seconds * float64(time.Second)), err
+	})
+}
+
+// insertRiverJobs inserts no-op River jobs in bulk, 5,000 a statement.
+func (b *bench) insertRiverJobs(ctx context.Context, jobs int) error {
 	inserter, err := river.NewClient(riverpgxv5.New(b.pool), &river.Config{})
 	if err != nil {
-		return 0, err
+		return err
 	}
-	start := time.Now()
 	for done := 0; done < jobs; {
-		size := min(1000, jobs-done)
+		size := min(5000, jobs-done)
 		params := make([]river.InsertManyParams, size)
 		for i := range params {
 			params[i] = river.InsertManyParams{Args: noopArgs{}}
 		}
 		if _, err := inserter.InsertManyFast(ctx, params); err != nil {
-			return 0, err
+			return err
 		}
 		done += size
 	}
+	return nil
+}
+
+// waitRiverJobs waits until every no-op River job has been worked.
+func (b *bench) waitRiverJobs(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		var left int
 		err := b.pool.QueryRow(ctx, `select count(*) from public.river_job
-			where kind = 'bench_noop' and state not in ('completed', 'discarded', 'cancelled')`).Scan(&left)
+			where kind = 'bench_noop' and state in ('available', 'running', 'retryable', 'scheduled', 'pending')`).Scan(&left)
 		if err != nil {
-			return 0, err
+			return err
 		}
+		b.ownPolls.Add(1)
 		if left == 0 {
-			return time.Since(start), nil
+			return nil
 		}
-		if time.Since(start) > 10*time.Minute {
-			return 0, fmt.Errorf("%d River jobs left after 10 minutes", left)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d River jobs left after 10 minutes", left)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// sweep measures Geneva (with its worker's inline steps, and with every
-// step through its own River job) and raw River at each number of slots,
-// so that each is also seen at its best.
-func (b *bench) sweep(ctx context.Context) error {
-	steps := b.o.workflows * b.o.steps
-	rate := func(mode string, workers, inlineSteps int) (float64, error) {
-		worker, err := b.childWith(mode, workers, workers+6, inlineSteps)
-		if err != nil {
-			return 0, err
-		}
-		var elapsed time.Duration
-		if mode == "river" {
-			elapsed, err = b.workRiverJobs(ctx, steps)
-		} else {
-			start := time.Now()
-			if _, _, err = b.createBatch(ctx, "Bench", b.o.workflows); err == nil {
-				err = b.waitFinished(ctx, "Bench", 10*time.Minute)
-			}
-			elapsed = time.Since(start)
-		}
-		if _, _, stopErr := worker.stop(); err == nil {
-			err = stopErr
-		}
-		return float64(steps) / elapsed.Seconds(), err
-	}
-	for _, workers := range b.o.sweep {
-		row := sweepRow{workers: workers}
-		var err error
-		if row.geneva, err = rate("geneva", workers, 0); err != nil {
-			return err
-		}
-		if row.genevaOwnJobs, err = rate("geneva", workers, -1); err != nil {
-			return err
-		}
-		if row.river, err = rate("river", workers, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "geneva-bench: sweep: %d slots: Geneva %.0f steps/s (each step its own job: %.0f), River %.0f jobs/s\n",
-			workers, row.geneva, row.genevaOwnJobs, row.river)
-		b.r.sweep = append(b.r.sweep, row)
-	}
-	return nil
-}
-
 // steadyLoad offers steps at a steady rate well below saturation, each
 // workflow created in its own transaction, and measures the latencies.
 func (b *bench) steadyLoad(ctx context.Context) error {
-	worker, err := b.child("geneva")
+	worker, err := startChild(b.childConfig("geneva", b.o.workers, b.o.inlineSteps))
 	if err != nil {
 		return err
 	}
 	client := goclient.New(b.pool)
 	perSecond := float64(b.o.steadyRate) / float64(b.o.steps)
+	// Each create waits for its own commit (a WAL flush on a durable
+	// server), so the load is offered from up to eight connections at once:
+	// one alone falls behind the rate when flushes are slow.
 	var (
 		first, last int64
 		owed        float64
@@ -260,23 +296,41 @@ func (b *bench) steadyLoad(ctx context.Context) error {
 		ticker      = time.NewTicker(tick)
 		end         = time.Now().Add(b.o.steadyFor)
 		created     int
+		mu          sync.Mutex
+		createErr   error
+		inFlight    = make(chan struct{}, 8)
+		wg          sync.WaitGroup
 	)
+	create := func() {
+		defer wg.Done()
+		defer func() { <-inFlight }()
+		id, err := client.CreateWorkflow(ctx, "Bench", "User", b.hero(), nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			createErr = err
+			return
+		}
+		if first == 0 || id < first {
+			first = id
+		}
+		last = max(last, id)
+		created++
+	}
 	for now := range ticker.C {
 		if now.After(end) {
 			break
 		}
 		owed += perSecond * tick.Seconds()
 		for ; owed >= 1; owed-- {
-			id, err := client.CreateWorkflow(ctx, "Bench", "User", b.hero(), nil)
-			if err != nil {
-				return err
-			}
-			if first == 0 {
-				first = id
-			}
-			last = id
-			created++
+			inFlight <- struct{}{}
+			wg.Add(1)
+			go create()
 		}
+	}
+	wg.Wait()
+	if createErr != nil {
+		return createErr
 	}
 	ticker.Stop()
 	if err := b.waitFinished(ctx, "Bench", 5*time.Minute); err != nil {
@@ -350,11 +404,25 @@ func (b *bench) growth(ctx context.Context) error {
 	have := 0
 	for _, size := range slices.Sorted(slices.Values(b.o.growth)) {
 		fmt.Fprintf(os.Stderr, "geneva-bench: growth: filling to %d finished workflows\n", size)
+		// The history is setup, not measured: a throwaway server writes it
+		// non-durably, then is made as the first throughput runs had it again
+		// and checkpointed before the timings.
+		first := b.r.profiles[0]
+		if first.set && first.durable && size > have {
+			if err := b.setDurability(ctx, false); err != nil {
+				return err
+			}
+		}
 		if err := fillHistory(ctx, b.pool, have, size); err != nil {
 			return err
 		}
+		if first.set && first.durable && size > have {
+			if err := b.setDurability(ctx, true); err != nil {
+				return err
+			}
+		}
 		have = max(have, size)
-		if _, err := b.pool.Exec(ctx, "analyze geneva.workflows; analyze geneva.step_executions"); err != nil {
+		if _, err := b.pool.Exec(ctx, "analyze geneva.workflows; analyze geneva.step_executions; checkpoint"); err != nil {
 			return err
 		}
 

@@ -14,16 +14,9 @@ import (
 type results struct {
 	machine string
 	options options
+	took    time.Duration
 
-	genevaSteps   int
-	genevaElapsed time.Duration
-	genevaRSS     int64
-	genevaCPU     cpuSplit
-	fullLoad      latencyPair
-
-	riverJobs    int
-	riverElapsed time.Duration
-	riverRSS     int64
+	profiles []*profileResults
 
 	steadyOffered  int
 	steadyAchieved float64
@@ -32,36 +25,59 @@ type results struct {
 	createsOnePerTx     float64
 	createsHundredPerTx float64
 
-	sweep []sweepRow
-
 	growth []growthRow
 
-	resumable resumableResult
+	resumable           resumableResult
+	resumableNondurable bool // the resumable-step runs ran with durability off
+}
+
+// profileResults are the throughput runs at one durability.
+type profileResults struct {
+	name    string
+	durable bool
+	set     bool // the benchmark set the server's durability (a throwaway server)
+
+	ceiling  runStats
+	sweep    []sweepRow
+	fullLoad latencyPair // of Geneva's run at -workers slots
 }
 
 // sweepRow is the throughput of Geneva (inline steps, and every step through
 // its own River job) and of raw River at one number of slots.
 type sweepRow struct {
-	workers                      int
-	geneva, genevaOwnJobs, river float64
+	slots                  int
+	geneva, ownJobs, river runStats
 }
 
-// best is the sweep's best Geneva and River rates (zero without a sweep).
-func (r *results) best() (geneva, river sweepRow) {
-	for _, row := range r.sweep {
-		if row.geneva > geneva.geneva {
-			geneva = row
-		}
-		if row.river > river.river {
-			river = row
+// best is the sweep's best Geneva run (zero without a sweep).
+func (p *profileResults) best() sweepRow {
+	var best sweepRow
+	for _, row := range p.sweep {
+		if row.geneva.rate() > best.geneva.rate() {
+			best = row
 		}
 	}
-	return geneva, river
+	return best
 }
 
-// cpuSplit is where the CPU went during a run.
-type cpuSplit struct {
-	total, worker, bench time.Duration
+// main is the sweep's run at -workers slots.
+func (p *profileResults) main(workers int) sweepRow {
+	for _, row := range p.sweep {
+		if row.slots == workers {
+			return row
+		}
+	}
+	return sweepRow{}
+}
+
+// profile returns the results at one durability (nil when not measured).
+func (r *results) profile(durable bool) *profileResults {
+	for _, p := range r.profiles {
+		if p.durable == durable {
+			return p
+		}
+	}
+	return nil
 }
 
 type growthRow struct {
@@ -75,75 +91,154 @@ type viewTime struct {
 	took time.Duration
 }
 
-func (r *results) stepsPerSecond() float64 {
-	return float64(r.genevaSteps) / r.genevaElapsed.Seconds()
-}
-
-func (r *results) riverPerSecond() float64 {
-	return float64(r.riverJobs) / r.riverElapsed.Seconds()
-}
-
-// summary is the last line, for scripts: Geneva's steps/s and its ratio to
-// River's jobs/s, each at its best number of slots when there was a sweep
-// (else the main run's), and the p99 start lag at the steady load of the
-// steps started by their own River job (inline steps start with no lag, and
-// counting them would hide the lag of the rest).
+// summary is the last line, for scripts: Geneva's steps/s at its best number
+// of slots on the durable and the non-durable server, River's ceiling on the
+// durable server, their ratio, and the p99 start lag at the steady load of
+// the steps started by their own River job (inline steps start with no lag,
+// and counting them would hide the lag of the rest). A figure not measured
+// is "-".
 func (r *results) summary() string {
-	geneva, river := r.stepsPerSecond(), r.riverPerSecond()
-	if bestGeneva, bestRiver := r.best(); bestGeneva.geneva > 0 {
-		geneva, river = bestGeneva.geneva, bestRiver.river
+	figure := func(v float64) string {
+		if v <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", v)
 	}
-	return fmt.Sprintf("steps/s=%.0f ratio_vs_river=%.2f p99_lag_ms=%.1f", geneva, geneva/river, r.steady.jobLag.p99)
+	durableSteps, nondurableSteps, ceiling, ratio := "-", "-", "-", "-"
+	if p := r.profile(true); p != nil {
+		durableSteps, ceiling = figure(p.best().geneva.rate()), figure(p.ceiling.rate())
+		if p.ceiling.rate() > 0 && p.best().geneva.rate() > 0 {
+			ratio = fmt.Sprintf("%.2f", p.best().geneva.rate()/p.ceiling.rate())
+		}
+	}
+	if p := r.profile(false); p != nil {
+		nondurableSteps = figure(p.best().geneva.rate())
+	}
+	return fmt.Sprintf("durable_steps/s=%s nondurable_steps/s=%s river_ceiling_jobs/s=%s ratio=%s p99_lag_ms=%.1f",
+		durableSteps, nondurableSteps, ceiling, ratio, r.steady.jobLag.p99)
 }
 
 func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -workflows %d -steps %d -workers %d -pool %d -inline-steps %d -sweep %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s.\n\n",
-		o.workflows, o.steps, o.workers, o.pool, o.inlineSteps, joinInts(o.sweep), o.fetchCooldown, o.steadyRate, o.steadyFor, o.creates, o.createConns,
-		joinInts(o.growth), time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s; the whole run took %s.\n\n",
+		o.durability, o.workflows, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.riverSlots,
+		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
+		o.creates, o.createConns, joinInts(o.growth), time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
-	b.WriteString("## Throughput and latency\n\n| measure | value |\n|---|---|\n")
-	fmt.Fprintf(&b, "| Geneva: %d workflows × %d no-op steps, %d slots | **%.0f steps/s** (%d steps in %s) |\n",
-		o.workflows, o.steps, o.workers, r.stepsPerSecond(), r.genevaSteps, r.genevaElapsed.Round(time.Millisecond))
-	fmt.Fprintf(&b, "| raw River: %d no-op jobs, same slots and settings | %.0f jobs/s (in %s) |\n",
-		r.riverJobs, r.riverPerSecond(), r.riverElapsed.Round(time.Millisecond))
-	fmt.Fprintf(&b, "| Geneva steps/s ÷ River jobs/s | **%.2f** |\n", r.stepsPerSecond()/r.riverPerSecond())
-	if c := r.genevaCPU; c.total > 0 {
-		perStep := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(r.genevaSteps) }
-		fmt.Fprintf(&b, "| CPU per Geneva step: machine / worker process / benchmark / the rest (PostgreSQL, kernel) | %.2f / %.2f / %.2f / %.2f ms (machine %.0f%% busy) |\n",
-			perStep(c.total), perStep(c.worker), perStep(c.bench), perStep(c.total-c.worker-c.bench),
-			100*c.total.Seconds()/(r.genevaElapsed.Seconds()*float64(runtime.NumCPU())))
+	// Throughput: one column per durability.
+	switched := " (the server given, as configured)"
+	if r.profiles[0].set {
+		switched = " (the benchmark turns all three off in the same server and reloads it)"
 	}
-	fmt.Fprintf(&b, "| start lag (scheduled → started), full load | %s |\n", r.fullLoad.lag)
-	fmt.Fprintf(&b, "| start lag of the steps started by their own River job, full load | %s |\n", r.fullLoad.jobLag)
-	fmt.Fprintf(&b, "| step gap (one step ends → next starts), full load | %s |\n", r.fullLoad.gap)
-	fmt.Fprintf(&b, "| steady load: offered %d steps/s, achieved | %.0f steps/s |\n", r.steadyOffered, r.steadyAchieved)
+	b.WriteString("## Throughput\n\n")
+	fmt.Fprintf(&b, "Each Geneva run creates %d workflows × %d no-op steps at once and waits until they are finished; "+
+		"each raw River run inserts as many no-op jobs while the worker runs. A run's worker has slots + 6 connections. "+
+		"Geneva's worker runs a workflow's next step in the same job when it is due at once (Config.InlineSteps); "+
+		"\"each step its own job\" turns that off. River's ceiling is measured as River's own benchmark measures it: "+
+		"%d no-op jobs inserted in bulk beforehand, one client with %d workers, FetchCooldown 2 ms, FetchPollInterval 20 ms, "+
+		"River's batching completer; its time runs from the first job's start to the last one's end. "+
+		"Durable: fsync, synchronous_commit and full_page_writes on; non-durable: not all three on%s. "+
+		"Every run starts after a VACUUM and a CHECKPOINT.\n\n",
+		o.workflows, o.steps, o.ceilingJobs, o.ceilingWorkers, switched)
+	b.WriteString("| run |")
+	for _, p := range r.profiles {
+		fmt.Fprintf(&b, " %s |", p.name)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(r.profiles)) + "\n")
+	row := func(label string, value func(p *profileResults) string) {
+		fmt.Fprintf(&b, "| %s |", label)
+		for _, p := range r.profiles {
+			fmt.Fprintf(&b, " %s |", value(p))
+		}
+		b.WriteString("\n")
+	}
+	if o.ceilingJobs > 0 {
+		row("River's ceiling, jobs/s", func(p *profileResults) string { return fmt.Sprintf("**%.0f**", p.ceiling.rate()) })
+	}
+	for i, slots := range o.sweep {
+		row(fmt.Sprintf("Geneva, %d slots, steps/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.geneva }) })
+		if o.ownJobs {
+			row(fmt.Sprintf("Geneva, %d slots, each step its own job, steps/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.ownJobs }) })
+		}
+		if o.riverSlots {
+			row(fmt.Sprintf("raw River, %d slots, jobs/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.river }) })
+		}
+	}
+	row("Geneva at its best", func(p *profileResults) string {
+		best := p.best()
+		return fmt.Sprintf("**%.0f** (%d slots)", best.geneva.rate(), best.slots)
+	})
+	if o.ceilingJobs > 0 {
+		row("Geneva at its best ÷ River's ceiling", func(p *profileResults) string {
+			if p.ceiling.rate() == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("**%.2f**", p.best().geneva.rate()/p.ceiling.rate())
+		})
+	}
+	b.WriteString("\n")
+
+	// Cost per step and wait events, one table per durability.
+	for _, p := range r.profiles {
+		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
+		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run; " +
+			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off), with their mean time when `track_wal_io_timing` is on (it is in the throwaway server); " +
+			"CPU: the worker process, PostgreSQL's processes (postmaster and backends), and everything else on the machine (this benchmark, other work), per step or job; " +
+			"machine busy: the share of all cores busy over the run, whoever used them. " +
+			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
+			" from another connection, as shares of all samples (\"CPU\" is an active backend with no wait event); \"backends\" is the mean number active.\n\n")
+		b.WriteString("| run | per s | commits/step | WAL bytes/step | WAL flushes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|---|\n")
+		cost := func(label string, s runStats) {
+			if s.units == 0 {
+				return
+			}
+			server := "n/a"
+			if s.serverCPU > 0 {
+				server = fmt.Sprintf("%.3f", s.cpuPerUnit(s.serverCPU))
+			}
+			rest := s.machineCPU - s.workerCPU - s.serverCPU
+			busy := 100 * s.busy()
+			active := 0.0
+			if s.ticks > 0 {
+				active = float64(s.seen) / float64(s.ticks)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.0f | %s | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
+				label, s.rate(), s.commitsPerUnit(), s.walPerUnit(), s.walSyncsText(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
+				busy, active, s.topWaits())
+		}
+		if o.ceilingJobs > 0 {
+			cost(fmt.Sprintf("River's ceiling (%d workers)", o.ceilingWorkers), p.ceiling)
+		}
+		for _, row := range p.sweep {
+			cost(fmt.Sprintf("Geneva, %d slots", row.slots), row.geneva)
+			cost(fmt.Sprintf("Geneva, %d slots, each step its own job", row.slots), row.ownJobs)
+			cost(fmt.Sprintf("raw River, %d slots", row.slots), row.river)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Latency and the rest\n\n| measure | value |\n|---|---|\n")
+	for _, p := range r.profiles {
+		fmt.Fprintf(&b, "| start lag (scheduled → started), full load, %d slots, %s | %s |\n", o.workers, p.name, p.fullLoad.lag)
+		fmt.Fprintf(&b, "| start lag of the steps started by their own River job, full load, %s | %s |\n", p.name, p.fullLoad.jobLag)
+		fmt.Fprintf(&b, "| step gap (one step ends → next starts), full load, %s | %s |\n", p.name, p.fullLoad.gap)
+	}
+	settings := r.profiles[0].name
+	fmt.Fprintf(&b, "| steady load (%s, %d slots): offered %d steps/s, achieved | %.0f steps/s |\n", settings, o.workers, r.steadyOffered, r.steadyAchieved)
 	fmt.Fprintf(&b, "| start lag, steady load | %s |\n", r.steady.lag)
 	fmt.Fprintf(&b, "| start lag of the steps started by their own River job, steady load | %s |\n", r.steady.jobLag)
 	fmt.Fprintf(&b, "| step gap, steady load | %s |\n", r.steady.gap)
-	fmt.Fprintf(&b, "| create_workflow, one per transaction, %d connections | %.0f /s |\n", o.createConns, r.createsOnePerTx)
-	fmt.Fprintf(&b, "| create_workflow, 100 per transaction, %d connections | %.0f /s |\n", o.createConns, r.createsHundredPerTx)
-	fmt.Fprintf(&b, "| worker peak RSS: Geneva / raw River | %s / %s |\n\n", mib(r.genevaRSS), mib(r.riverRSS))
-
-	if len(r.sweep) > 0 {
-		b.WriteString("## Throughput by slots\n\n")
-		fmt.Fprintf(&b, "The same %d workflows × %d no-op steps (and as many River jobs) at each number of slots, with slots + 6 connections. "+
-			"Geneva's worker runs a workflow's next step in the same job when it is due at once (Config.InlineSteps); "+
-			"the middle column turns that off, so every step goes through its own River job.\n\n", o.workflows, o.steps)
-		b.WriteString("| slots | Geneva steps/s | Geneva, each step its own job | raw River jobs/s | Geneva ÷ River |\n|---|---|---|---|---|\n")
-		for _, row := range r.sweep {
-			fmt.Fprintf(&b, "| %d | %.0f | %.0f | %.0f | %.2f |\n", row.workers, row.geneva, row.genevaOwnJobs, row.river, row.geneva/row.river)
-		}
-		bestGeneva, bestRiver := r.best()
-		fmt.Fprintf(&b, "\nEach at its best: Geneva %.0f steps/s (%d slots), River %.0f jobs/s (%d slots): **%.2f**.\n\n",
-			bestGeneva.geneva, bestGeneva.workers, bestRiver.river, bestRiver.workers, bestGeneva.geneva/bestRiver.river)
-	}
+	fmt.Fprintf(&b, "| create_workflow, one per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsOnePerTx)
+	fmt.Fprintf(&b, "| create_workflow, 100 per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredPerTx)
+	mainRow := r.profiles[0].main(o.workers)
+	fmt.Fprintf(&b, "| worker peak RSS at %d slots: Geneva / raw River | %s / %s |\n\n", o.workers, mib(mainRow.geneva.rss), mib(mainRow.river.rss))
 
 	if len(r.growth) > 0 {
 		b.WriteString("## Cost as finished history grows\n\n")
-		b.WriteString("create_workflow latency (one per transaction, sequential), each dashboard view's query time (engine_metrics is a Prometheus scrape's one query), and each page of the web dashboard (package dashboard, served in process) (best of 3).\n\n")
+		fmt.Fprintf(&b, "create_workflow latency (one per transaction, sequential), each dashboard view's query time (engine_metrics is a Prometheus scrape's one query) and each page of the web dashboard (package dashboard, served in process) (best of 3), %s. "+
+			"The finished history is written beforehand (on a throwaway server with durability off, then back on and a checkpoint).\n\n", settings)
 		b.WriteString("| finished workflows | create p50 | create p95 |")
 		for _, v := range r.growth[0].views {
 			fmt.Fprintf(&b, " %s |", v.name)
@@ -159,8 +254,23 @@ func (r *results) markdown() string {
 		b.WriteString("\n")
 	}
 	b.WriteString(r.resumable.markdown())
+	if r.resumableNondurable && len(r.resumable.rows) > 0 {
+		b.WriteString("The resumable-step runs ran on the server with fsync, synchronous_commit and full_page_writes off.\n\n")
+	}
 	fmt.Fprintf(&b, "```\n%s\n```\n", r.summary())
 	return b.String()
+}
+
+// rate formats the rate of the i-th sweep row's run.
+func rate(p *profileResults, i int, run func(sweepRow) runStats) string {
+	if i >= len(p.sweep) {
+		return "—"
+	}
+	s := run(p.sweep[i])
+	if s.units == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", s.rate())
 }
 
 func (l latency) String() string {
@@ -207,11 +317,15 @@ func describeMachine(ctx context.Context, pool *pgxpool.Pool, throwaway bool) (s
 		line, _, _ := strings.Cut(string(meminfo), "\n")
 		memory = strings.Join(strings.Fields(strings.TrimPrefix(line, "MemTotal:")), " ")
 	}
-	where := "a server given by URL"
+	where := "a server given by URL, its settings"
 	if throwaway {
-		where = "a throwaway server started by the benchmark, on the same machine"
+		where = "a throwaway server started by the benchmark, on the same machine; its settings at the start (the runs switch fsync, synchronous_commit and full_page_writes as their columns say)"
 	}
-	return fmt.Sprintf("- Machine: %d cores (GOMAXPROCS %d), %s memory, %s/%s, %s\n- PostgreSQL: %s, %s; %s\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), memory, runtime.GOOS, runtime.GOARCH, runtime.Version(),
+	load := "unknown"
+	if loadavg, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(loadavg))[:3], " ")
+	}
+	return fmt.Sprintf("- Machine: %d cores (GOMAXPROCS %d), %s memory, %s/%s, %s; load average at the start %s\n- PostgreSQL: %s, %s: %s\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), memory, runtime.GOOS, runtime.GOARCH, runtime.Version(), load,
 		version, where, strings.Join(parts, ", ")), nil
 }
