@@ -21,7 +21,7 @@ import (
 // exampleHarness returns a harness on a new database running workflows.
 func exampleHarness(workflows ...*worker.Workflow) *workertest.Harness {
 	tb := dbtest.ExampleTB()
-	conn := dbtest.NewConn(tb, dbtest.NewConfig(tb))
+	conn := dbtest.NewConnAs(tb, dbtest.NewConfig(tb), dbtest.Harness)
 	return workertest.New(tb, conn, &worker.Config{Workflows: workflows, ErrorReporter: func(context.Context, *worker.Step, error) {}})
 }
 

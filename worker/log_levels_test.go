@@ -126,7 +126,7 @@ func TestLogLevelsFollowThePolicy(t *testing.T) {
 			if c.reporter {
 				config.ErrorReporter = func(ctx context.Context, step *worker.Step, err error) { reported++ }
 			}
-			h := workertest.New(t, dbtest.NewConn(t, dbtest.NewConfig(t)), config)
+			h := workertest.New(t, dbtest.NewConnAs(t, dbtest.NewConfig(t), dbtest.Harness), config)
 			id := h.Create(ctx, "Flaky", "User", "1")
 
 			h.Speedrun(ctx, id, nil)

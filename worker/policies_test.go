@@ -67,7 +67,7 @@ func policyHarness(t *testing.T, workflows ...*worker.Workflow) (*workertest.Har
 		mu       sync.Mutex
 		reported []string
 	)
-	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	conn := dbtest.NewConnAs(t, dbtest.NewConfig(t), dbtest.Harness)
 	h := workertest.New(t, conn, &worker.Config{
 		Workflows: workflows,
 		ErrorReporter: func(ctx context.Context, step *worker.Step, err error) {
@@ -421,7 +421,7 @@ func TestManualExceptionPolicies(t *testing.T) {
 		}})
 		require.ErrorContains(t, err, "a Handler cannot be combined with MaxReattempts")
 
-		conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+		conn := dbtest.NewConnAs(t, dbtest.NewConfig(t), dbtest.Harness)
 		_, err = conn.Exec(ctx, `select geneva.define_workflow('Bad', '{"steps": [], "on_exception": {"handler": "h", "max_reattempts": 3}}')`)
 		require.ErrorContains(t, err, "a handler cannot be combined with wait, max_reattempts")
 	})

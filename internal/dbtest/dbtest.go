@@ -56,17 +56,21 @@ const (
 	Operator Role = "geneva_test_operator" // member of geneva_operator
 	Worker   Role = "geneva_test_worker"   // member of geneva_worker
 	Reader   Role = "geneva_test_reader"   // member of geneva_reader
+	// Harness plays an application, an operator and a worker on one
+	// connection, as workertest's harness does.
+	Harness Role = "geneva_test_harness" // member of geneva_operator and geneva_worker
 )
 
 // rolePassword is every test login role's password (for servers that ask).
 const rolePassword = "geneva_test"
 
-// memberOf maps each login role to the Geneva role it is granted.
-var memberOf = map[Role]string{
-	App:      geneva.DefaultRoles.App,
-	Operator: geneva.DefaultRoles.Operator,
-	Worker:   geneva.DefaultRoles.Worker,
-	Reader:   geneva.DefaultRoles.Reader,
+// memberOf maps each login role to the Geneva roles it is granted.
+var memberOf = map[Role][]string{
+	App:      {geneva.DefaultRoles.App},
+	Operator: {geneva.DefaultRoles.Operator},
+	Worker:   {geneva.DefaultRoles.Worker},
+	Reader:   {geneva.DefaultRoles.Reader},
+	Harness:  {geneva.DefaultRoles.Operator, geneva.DefaultRoles.Worker},
 }
 
 var (
@@ -86,12 +90,15 @@ func ensureRoles(ctx context.Context) error {
 			return
 		}
 		defer conn.Close(ctx)
-		for login, group := range memberOf {
-			for _, statement := range []string{
-				fmt.Sprintf("create role %s nologin", pgx.Identifier{group}.Sanitize()),
-				fmt.Sprintf("create role %s login password '%s' in role %s",
-					pgx.Identifier{string(login)}.Sanitize(), rolePassword, pgx.Identifier{group}.Sanitize()),
-			} {
+		for login, groups := range memberOf {
+			var statements, names []string
+			for _, group := range groups {
+				statements = append(statements, fmt.Sprintf("create role %s nologin", pgx.Identifier{group}.Sanitize()))
+				names = append(names, pgx.Identifier{group}.Sanitize())
+			}
+			statements = append(statements, fmt.Sprintf("create role %s login password '%s' in role %s",
+				pgx.Identifier{string(login)}.Sanitize(), rolePassword, strings.Join(names, ", ")))
+			for _, statement := range statements {
 				_, err := conn.Exec(ctx, `do $$ begin `+statement+`; exception when duplicate_object or unique_violation then null; end; $$`)
 				if err != nil {
 					rolesErr = fmt.Errorf("creating the test roles: %w", err)

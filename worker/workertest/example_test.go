@@ -22,7 +22,7 @@ func Example() {
 			&worker.StepOpts{Wait: 48 * time.Hour})
 
 	tb := dbtest.ExampleTB()
-	h := workertest.New(tb, dbtest.NewConn(tb, dbtest.NewConfig(tb)), &worker.Config{
+	h := workertest.New(tb, dbtest.NewConnAs(tb, dbtest.NewConfig(tb), dbtest.Harness), &worker.Config{
 		Workflows: []*worker.Workflow{onboarding},
 	})
 	id := h.Create(ctx, "Onboarding", "User", "42")
