@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 // verbs are the actions on one workflow: their SQL function, and what the
@@ -43,7 +45,7 @@ var bulkVerbs = map[string]struct{ sql, label, eligible string }{
 // confirmData is the confirmation page of one action.
 type confirmData struct {
 	Action, Label, Question string
-	Workflow                *workflow
+	Workflow                *goclient.Workflow
 	StepNames               []string
 	Step                    string
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 // page is what every template receives.
@@ -240,7 +242,7 @@ type stepStanding struct {
 
 // workflowData is the Workflow page.
 type workflowData struct {
-	Workflow  *workflow
+	Workflow  *goclient.Workflow
 	Steps     []*stepStanding
 	Timeline  []*execution
 	Total     int
@@ -287,7 +289,7 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 }
 
 // standings places the workflow on its definition's steps.
-func standings(wf *workflow, defined []*definedStep, timeline []*execution) []*stepStanding {
+func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execution) []*stepStanding {
 	byName := map[string]*stepStanding{}
 	var steps []*stepStanding
 	for _, s := range defined {
@@ -346,7 +348,7 @@ func standings(wf *workflow, defined []*definedStep, timeline []*execution) []*s
 
 // allowedActions are the verbs the workflow's state allows (SQL decides in
 // the end; these are the buttons shown).
-func allowedActions(wf *workflow) []string {
+func allowedActions(wf *goclient.Workflow) []string {
 	switch wf.State {
 	case "ready":
 		return []string{"pause", "cancel", "skip", "run-now"}
@@ -367,7 +369,7 @@ func allowedActions(wf *workflow) []string {
 // pausedData is the Paused page.
 type pausedData struct {
 	Groups []*pausedGroup
-	Paused []*pausedRow
+	Paused []*goclient.PausedWorkflow
 	Total  int64
 	Max    int
 }
@@ -393,7 +395,7 @@ func (h *handler) paused(w http.ResponseWriter, r *http.Request) {
 	for i, g := range groups {
 		order[deref(g.ErrorClass)] = i
 	}
-	slices.SortStableFunc(list, func(a, b *pausedRow) int {
+	slices.SortStableFunc(list, func(a, b *goclient.PausedWorkflow) int {
 		return cmp.Compare(order[deref(a.LastErrorClass)], order[deref(b.LastErrorClass)])
 	})
 	d.Paused = list
@@ -404,7 +406,7 @@ func (h *handler) paused(w http.ResponseWriter, r *http.Request) {
 type stuckData struct {
 	InProgressAfter string
 	ScheduledAfter  string
-	Stuck           []*stuckRow
+	Stuck           []*goclient.StuckExecution
 	Total           int64
 	Max             int
 }

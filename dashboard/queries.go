@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 // Every query here reads Geneva's views and public read functions, never
@@ -267,34 +269,8 @@ func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, b
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-// workflow is a row of geneva.get_workflow.
-type workflow struct {
-	ID              int64      `db:"id"`
-	WorkflowType    string     `db:"workflow_type"`
-	HeroType        string     `db:"hero_type"`
-	HeroID          string     `db:"hero_id"`
-	State           string     `db:"state"`
-	CurrentStepName *string    `db:"current_step_name"`
-	NextStepName    *string    `db:"next_step_name"`
-	AllowMultiple   bool       `db:"allow_multiple"`
-	RequestedAction *string    `db:"requested_action"`
-	CreatedAt       time.Time  `db:"created_at"`
-	UpdatedAt       time.Time  `db:"updated_at"`
-	StartedAt       *time.Time `db:"started_at"`
-	TransitionedAt  *time.Time `db:"transitioned_at"`
-	PausedAt        *time.Time `db:"paused_at"`
-	FinishedAt      *time.Time `db:"finished_at"`
-	CanceledAt      *time.Time `db:"canceled_at"`
-}
-
-func (h *handler) getWorkflow(ctx context.Context, id int64) (*workflow, error) {
-	rows, err := h.db.Query(ctx, `select id, workflow_type, hero_type, hero_id, state, current_step_name,
-		next_step_name, allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at,
-		paused_at, finished_at, canceled_at from geneva.get_workflow($1)`, id)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[workflow])
+func (h *handler) getWorkflow(ctx context.Context, id int64) (*goclient.Workflow, error) {
+	return goclient.New(h.db).GetWorkflow(ctx, id)
 }
 
 // execution is a row of geneva.step_history.
@@ -384,16 +360,8 @@ func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*
 	return collect[definedStep](rows, err)
 }
 
-// count is a row of geneva.workflow_counts.
-type count struct {
-	WorkflowType string `db:"workflow_type"`
-	State        string `db:"state"`
-	Workflows    int64  `db:"workflows"`
-}
-
-func (h *handler) workflowCounts(ctx context.Context) ([]*count, error) {
-	rows, err := h.db.Query(ctx, `select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type`)
-	return collect[count](rows, err)
+func (h *handler) workflowCounts(ctx context.Context) ([]*goclient.WorkflowCount, error) {
+	return goclient.New(h.db).WorkflowCounts(ctx)
 }
 
 // throughput is a row of geneva.step_throughput.
@@ -435,33 +403,16 @@ func (h *handler) stuckCount(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// pausedRow is a row of geneva.paused_workflows.
-type pausedRow struct {
-	WorkflowID       int64          `db:"workflow_id"`
-	WorkflowType     string         `db:"workflow_type"`
-	HeroType         string         `db:"hero_type"`
-	HeroID           string         `db:"hero_id"`
-	NextStepName     *string        `db:"next_step_name"`
-	PausedAt         *time.Time     `db:"paused_at"`
-	PausedFor        *time.Duration `db:"paused_for"`
-	ErrorStepName    *string        `db:"error_step_name"`
-	ErrorOutcome     *string        `db:"error_outcome"`
-	LastErrorClass   *string        `db:"last_error_class"`
-	LastErrorMessage *string        `db:"last_error_message"`
-	KeptExecutionID  *int64         `db:"kept_execution_id"`
-	KeptOverdueBy    *time.Duration `db:"kept_overdue_by"`
-}
-
 // maxPaused bounds the paused workflows the Paused page lists (the groups
 // count them all).
 const maxPaused = 1000
 
-func (h *handler) pausedWorkflows(ctx context.Context) ([]*pausedRow, error) {
+func (h *handler) pausedWorkflows(ctx context.Context) ([]*goclient.PausedWorkflow, error) {
 	rows, err := h.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
-		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, kept_execution_id,
-		kept_overdue_by
+		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
+		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
 		from geneva.paused_workflows order by workflow_id desc limit $1`, maxPaused)
-	return collect[pausedRow](rows, err)
+	return collect[goclient.PausedWorkflow](rows, err)
 }
 
 // pausedGroup is the paused workflows of one error class (or none).
@@ -480,29 +431,12 @@ func (h *handler) pausedGroups(ctx context.Context) ([]*pausedGroup, error) {
 	return collect[pausedGroup](rows, err)
 }
 
-// stuckRow is a row of geneva.stuck_executions.
-type stuckRow struct {
-	ExecutionID  int64          `db:"execution_id"`
-	WorkflowID   int64          `db:"workflow_id"`
-	WorkflowType string         `db:"workflow_type"`
-	HeroType     string         `db:"hero_type"`
-	HeroID       string         `db:"hero_id"`
-	StepName     string         `db:"step_name"`
-	State        string         `db:"state"`
-	ScheduledFor time.Time      `db:"scheduled_for"`
-	StartedAt    *time.Time     `db:"started_at"`
-	RunningFor   *time.Duration `db:"running_for"`
-	SilentFor    *time.Duration `db:"silent_for"`
-	OverdueBy    *time.Duration `db:"overdue_by"`
-	JobID        *int64         `db:"job_id"`
-}
-
 // maxStuck bounds the stuck executions the Stuck page lists.
 const maxStuck = 1000
 
 // stuckExecutions reads geneva.stuck_executions with the given thresholds
 // (intervals; empty: the view's defaults), and the number in all.
-func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, scheduledAfter string) ([]*stuckRow, int64, error) {
+func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, scheduledAfter string) ([]*goclient.StuckExecution, int64, error) {
 	tx, err := h.db.Begin(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -521,10 +455,10 @@ func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, schedule
 		return nil, 0, err
 	}
 	defer rows.Close()
-	var list []*stuckRow
+	var list []*goclient.StuckExecution
 	var total int64
 	for rows.Next() {
-		s := &stuckRow{}
+		s := &goclient.StuckExecution{}
 		if err := rows.Scan(&s.ExecutionID, &s.WorkflowID, &s.WorkflowType, &s.HeroType, &s.HeroID, &s.StepName,
 			&s.State, &s.ScheduledFor, &s.StartedAt, &s.RunningFor, &s.SilentFor, &s.OverdueBy, &s.JobID, &total); err != nil {
 			return nil, 0, err
@@ -534,27 +468,14 @@ func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, schedule
 	return list, total, rows.Err()
 }
 
-// stepStat is a row of geneva.step_stats.
-type stepStat struct {
-	WorkflowType       string           `db:"workflow_type"`
-	StepName           string           `db:"step_name"`
-	Executions         int64            `db:"executions"`
-	Runs               int64            `db:"runs"`
-	Outcomes           map[string]int64 `db:"outcomes"`
-	QueueLagP50Seconds *float64         `db:"queue_lag_p50_seconds"`
-	QueueLagP95Seconds *float64         `db:"queue_lag_p95_seconds"`
-	RunTimeP50Seconds  *float64         `db:"run_time_p50_seconds"`
-	RunTimeP95Seconds  *float64         `db:"run_time_p95_seconds"`
-}
-
-func (h *handler) stepStats(ctx context.Context) ([]*stepStat, error) {
+func (h *handler) stepStats(ctx context.Context) ([]*goclient.StepStat, error) {
 	// steps in their definition's order
 	rows, err := h.db.Query(ctx, `select s.workflow_type, s.step_name, s.executions, s.runs, s.outcomes,
 		s.queue_lag_p50_seconds, s.queue_lag_p95_seconds, s.run_time_p50_seconds, s.run_time_p95_seconds
 		from geneva.step_stats s
 		left join geneva.definition_steps d on d.workflow_type = s.workflow_type and d.step_name = s.step_name
 		order by s.workflow_type, d.position nulls last, s.step_name`)
-	return collect[stepStat](rows, err)
+	return collect[goclient.StepStat](rows, err)
 }
 
 func collect[T any](rows pgx.Rows, err error) ([]*T, error) {

@@ -156,7 +156,7 @@ func ExampleWorkflow_OnException() {
 }
 
 // A step's list of policies: its specific ones in order, then its first
-// blanket one. The reattempt caps of a list are one global cap: the smallest.
+// blanket one.
 func ExampleStepOpts_onExceptionList() {
 	ctx := context.Background()
 	h := exampleHarness(worker.NewWorkflow("Sync", nil).

@@ -282,6 +282,15 @@ func (it *Iteration) Iterations() int { return it.iterations }
 // now (the cursor is saved: the successor continues from v), or a failure to
 // marshal v or to write it.
 func (it *Iteration) Set(ctx context.Context, v any) error {
+	if err := it.setCursor(v); err != nil {
+		return err
+	}
+	it.iterations++
+	return it.check(ctx)
+}
+
+// setCursor makes v the cursor, to be written at the next write.
+func (it *Iteration) setCursor(v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("geneva: encoding the cursor: %w", err)
@@ -292,8 +301,7 @@ func (it *Iteration) Set(ctx context.Context, v any) error {
 	it.cursor = raw
 	it.dirty = true
 	it.advanced = true
-	it.iterations++
-	return it.check(ctx)
+	return nil
 }
 
 // Advance adds one to an integer cursor (no cursor counts as 0), then checks
@@ -326,16 +334,9 @@ func (it *Iteration) Checkpoint(ctx context.Context) error {
 //		return it.SkipTo(ctx, page, resp.RetryAfter)
 //	}
 func (it *Iteration) SkipTo(ctx context.Context, v any, wait time.Duration) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("geneva: encoding the cursor: %w", err)
+	if err := it.setCursor(v); err != nil {
+		return err
 	}
-	if bytes.Equal(raw, []byte("null")) {
-		return errors.New("geneva: the cursor cannot be null (to start over, return worker.ReattemptRewind)")
-	}
-	it.cursor = raw
-	it.dirty = true
-	it.advanced = true
 	return it.stop(ctx, &StopError{Reason: StopSkipTo, Wait: max(wait, 0)})
 }
 
