@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/geneva-dev/geneva/goclient"
 )
 
@@ -32,18 +30,18 @@ func (StepArgs) Kind() string { return "geneva_step" }
 // test helpers use one with geneva.fake_now set).
 type DB interface {
 	goclient.DB
-	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // executor runs step executions: the preconditions, geneva.start_step, the
 // step function, and the one SQL call that records what happened. It decides
 // nothing about the workflow's state: SQL does.
 type executor struct {
-	registry    registry
-	hooks       []Hook
-	logger      *slog.Logger
-	report      func(ctx context.Context, step *Step, err error)
-	stepTimeout time.Duration
+	registry registry
+	hooks    []Hook
+	logger   *slog.Logger
+	// errorReporter is Config.ErrorReporter (nil for none).
+	errorReporter func(ctx context.Context, step *Step, err error)
+	stepTimeout   time.Duration
 	// heartbeat is how often a running step's execution is touched
 	// (geneva.heartbeat_step); zero for none (the runner's single connection
 	// cannot be shared with a heartbeat).
@@ -78,16 +76,15 @@ func newExecutor(config *Config) (*executor, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	// (without a reporter, the "step failed" line at the error level is the
-	// report: see finalize)
-	report := config.ErrorReporter
 	return &executor{
-		registry:    reg,
-		hooks:       config.Hooks,
-		logger:      logger,
-		report:      report,
-		stepTimeout: config.StepTimeout,
-		clock:       config.Clock,
+		registry: reg,
+		hooks:    config.Hooks,
+		logger:   logger,
+		// (without a reporter, the "step failed" line at the error level is
+		// the report: see finalize)
+		errorReporter: config.ErrorReporter,
+		stepTimeout:   config.StepTimeout,
+		clock:         config.Clock,
 	}, nil
 }
 

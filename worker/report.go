@@ -14,97 +14,75 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// phase is what a finalize records the end of.
-type phase int
-
-const (
-	phaseStep         phase = iota // the step function ran
-	phasePrecondition              // a condition failed before the step started
-	phaseInterrupted               // a shutdown cut the step off
-)
-
 // finalizeAttempts is how many times the outcome's transaction is tried before
 // the execution is left in_progress for housekeeping to recover, when trying
 // longer is not called for (see recordWithRetries).
 const finalizeAttempts = 5
 
-// recording is one step's end, as finalize records it. A handler's decision
-// is kept, so that retrying the transaction does not run the handler again.
-type recording struct {
-	wf    *registeredWorkflow
-	step  *Step
-	err   error
-	phase phase
-	jobID int64
-
-	// offer asks SQL to start the next step for this job
-	// (geneva.complete_and_continue); next is the step it started.
-	offer bool
-	next  *goclient.NextStep
-
-	failure *goclient.Failure
-}
-
-// recorded is what SQL recorded: the outcome (nil when the execution had moved
-// on), the workflow's state after it, and whether to report the error.
+// recorded is what SQL recorded for an ending: the outcome (nil when the
+// execution had moved on), the workflow's state after it, whether to report
+// the error, and the next step SQL started for this job (see
+// ending.continueInline), if any.
 type recorded struct {
 	outcome       *string
 	workflowState string
 	report        bool
+	next          *goclient.NextStep
 }
 
-// finalize records what happened with one SQL call, which completes the River
-// job in the same transaction, then reports the error when SQL says so. It
-// tries again while the database fails (see recordWithRetries); when it gives
+// finalize is the one place an execution's end is reported: it records the
+// ending (recordWithRetries, with one SQL call that completes the River job
+// in the same transaction), logs it, and hands the error to the
+// ErrorReporter when SQL says so. It returns the next step SQL started for
+// this job, if any. It tries again while the database fails; when it gives
 // up the execution stays in_progress until housekeeping recovers it.
-func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
+func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*goclient.NextStep, error) {
 	// The step's context may be canceled (a timeout, a shutdown): record the
 	// outcome anyway. stop ends only when the worker stops hard.
 	stop := ctx
 	ctx = context.WithoutCancel(ctx)
 
-	step := rec.step
+	step := end.step
 	var (
 		result    *recorded
 		recordErr error
 	)
 	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
-		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), rec)
+		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), end)
 		if recordErr == nil {
 			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
 		return recordErr
 	})
 	if recordErr != nil {
-		return fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, recordErr)
+		return nil, fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, recordErr)
 	}
 
 	logAttrs := []any{slog.String("outcome", step.Outcome)}
-	_, isFlow := asFlowControl(rec.err)
 	switch {
-	case result.outcome == nil && rec.next != nil:
+	case result.outcome == nil && result.next != nil:
 		// an earlier try committed but its reply was lost; SQL hands over
 		// the step that try started
 		step.Logger.InfoContext(ctx, "geneva: step ended (recorded by an earlier try)")
 	case result.outcome == nil:
 		step.Logger.WarnContext(ctx, "geneva: outcome not recorded: the execution had moved on", logAttrs...)
-	case rec.err == nil || isFlow || rec.phase == phaseInterrupted:
+	case end.failure == nil:
 		step.Logger.InfoContext(ctx, "geneva: step ended", logAttrs...)
 	default:
 		step.Logger.Log(ctx, failureLevel(step.Outcome, result.report), "geneva: step failed",
-			append(logAttrs, slog.String("error", errorMessage(rec.err)), slog.Bool("reported", result.report))...)
+			append(logAttrs, slog.String("error", errorMessage(end.err)), slog.Bool("reported", result.report))...)
 	}
-	if result.report && e.report != nil {
+	if result.report && e.errorReporter != nil {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
 					step.Logger.ErrorContext(ctx, "geneva: the error reporter panicked", slog.Any("panic", r))
 				}
 			}()
-			e.report(ctx, step, rec.err)
+			e.errorReporter(ctx, step, end.err)
 		}()
 	}
-	return nil
+	return result.next, nil
 }
 
 // failureLevel is the level a step's error is logged at, per what its
@@ -130,7 +108,11 @@ func failureLevel(outcome string, reported bool) slog.Level {
 // long as it takes, heartbeating the execution meanwhile where it can; it
 // gives up after finalizeAttempts tries only when stop ends (the worker stops
 // hard), when the database answers with another error, or in a Runner.
-func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+//
+// It needs only the ending (and the executor, for a handler's decision): the
+// seam where recording could be handed to something that records the
+// endings of many executions together.
+func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, end *ending) (*recorded, error) {
 	var stopHeartbeat func()
 	defer func() {
 		if stopHeartbeat != nil {
@@ -139,7 +121,7 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient
 	}()
 	for attempt := 1; ; attempt++ {
 		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
-		result, err := e.record(tryCtx, client, rec)
+		result, err := e.record(tryCtx, client, end)
 		cancel()
 		if err == nil || errors.Is(err, goclient.ErrInvalidArgument) {
 			return result, err
@@ -148,15 +130,15 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient
 		if attempt >= finalizeAttempts && (!persist || stop.Err() != nil) {
 			return nil, err
 		}
-		if persist && stopHeartbeat == nil && rec.phase != phasePrecondition {
+		if persist && stopHeartbeat == nil && end.phase != phasePrecondition {
 			// the step's own heartbeat has stopped; housekeeping must not
 			// take it for dead while its outcome waits
 			heartbeatCtx, cancelHeartbeat := context.WithCancel(stop)
-			stopBeating := e.startHeartbeat(heartbeatCtx, client, rec.step)
+			stopBeating := e.startHeartbeat(heartbeatCtx, client, end.step)
 			stopHeartbeat = func() { cancelHeartbeat(); stopBeating() }
 		}
 		wait := recordBackoff(attempt)
-		rec.step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again",
+		end.step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again",
 			slog.Int("try", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		// a hard stop during the wait ends it: the remaining tries go at once
 		var stopped <-chan struct{}
@@ -172,55 +154,42 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient
 	}
 }
 
-// record makes the one SQL call that records the step's end (and completes
-// the River job). A handler policy takes a second call: the first records
-// nothing and asks for the handler's decision.
-func (e *executor) record(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
-	opts := &goclient.ReportOpts{JobID: rec.jobID, Continue: rec.offer}
+// record makes the one SQL call that records an ending (and completes the
+// River job): geneva.interrupt_step, geneva.complete_step (or
+// complete_and_continue) with its signal, or geneva.fail_step with its error.
+// A handler policy takes a second call: the first records nothing and asks
+// for the handler's decision, which the ending keeps.
+func (e *executor) record(ctx context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+	opts := &goclient.ReportOpts{JobID: end.jobID, Continue: end.continueInline}
 	var (
 		result *goclient.StepResult
 		err    error
 	)
-	flow, isFlow := asFlowControl(rec.err)
 	switch {
-	case rec.phase == phasePrecondition:
-		return e.recordFailure(ctx, client, rec, true)
-	case rec.phase == phaseInterrupted:
-		result, err = client.InterruptStep(ctx, rec.step.ExecutionID, opts)
-	case rec.err == nil:
-		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, goclient.SignalSuccess, 0, opts)
-	case isFlow:
-		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, flow.Signal, flowWait(flow), opts)
+	case end.phase == phaseInterrupted:
+		result, err = client.InterruptStep(ctx, end.step.ExecutionID, opts)
+	case end.failure == nil:
+		result, err = client.CompleteStep(ctx, end.step.ExecutionID, end.signal, end.wait, opts)
 	default:
-		return e.recordFailure(ctx, client, rec, false)
+		return e.recordFailure(ctx, client, end)
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec.next = result.Next
-	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState}, nil
+	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, next: result.Next}, nil
 }
 
-// recordFailure records a step's error: SQL resolves the policy; when it
-// names a handler, the handler decides and SQL is told its decision.
-func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, rec *recording, precondition bool) (*recorded, error) {
-	if rec.failure == nil {
-		rec.failure = &goclient.Failure{
-			Classes:      errorClasses(rec.wf, rec.err),
-			Chain:        errorChain(rec.err),
-			Message:      errorMessage(rec.err),
-			Backtrace:    backtrace(rec.err),
-			Precondition: precondition,
-			JobID:        rec.jobID,
-		}
-	}
-	result, err := client.FailStep(ctx, rec.step.ExecutionID, rec.failure)
+// recordFailure records an error: SQL resolves the policy; when it names a
+// handler, the handler decides (once: the ending keeps its decision) and SQL
+// is told the decision.
+func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+	result, err := client.FailStep(ctx, end.step.ExecutionID, end.failStep())
 	if err != nil {
 		return nil, err
 	}
 	if deref(result.Action) == "handler" {
-		rec.failure.HandlerSignal, rec.failure.HandlerWait = e.decide(ctx, rec.wf, rec.step, deref(result.Handler), rec.err)
-		if result, err = client.FailStep(ctx, rec.step.ExecutionID, rec.failure); err != nil {
+		end.decision = e.decide(ctx, end.wf, end.step, deref(result.Handler), end.err)
+		if result, err = client.FailStep(ctx, end.step.ExecutionID, end.failStep()); err != nil {
 			return nil, err
 		}
 	}
@@ -230,33 +199,23 @@ func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, r
 // decide runs an imperative handler and returns its decision; a handler that
 // decides nothing (or something else than reattempt, skip, cancel, pause or
 // finished), fails or panics pauses the workflow.
-func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Step, name string, stepErr error) (goclient.Signal, time.Duration) {
+func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Step, name string, stepErr error) *decision {
 	handler := wf.handlers[name]
 	if handler == nil {
 		step.Logger.ErrorContext(ctx, "geneva: the policy's handler is not in this worker's definition; pausing", slog.String("handler", name))
-		return goclient.SignalPause, 0
+		return &decision{signal: goclient.SignalPause}
 	}
-	decision := callHandler(ctx, handler, step, stepErr)
-	flow, ok := asFlowControl(decision)
+	decided := callHandler(ctx, handler, step, stepErr)
+	flow, ok := asFlowControl(decided)
 	if !ok || !slices.Contains([]goclient.Signal{
 		goclient.SignalReattempt, goclient.SignalSkip, goclient.SignalCancel, goclient.SignalPause, goclient.SignalFinished,
 	}, flow.Signal) {
-		if decision != nil {
-			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", errorMessage(decision)))
+		if decided != nil {
+			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", errorMessage(decided)))
 		}
-		return goclient.SignalPause, 0
+		return &decision{signal: goclient.SignalPause}
 	}
-	return flow.Signal, flowWait(flow)
-}
-
-// flowWait is the wait SQL takes with a signal: only reattempt (rewinding or
-// not) and suspend wait, never less than nothing.
-func flowWait(flow *FlowControl) time.Duration {
-	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend &&
-		flow.Signal != goclient.SignalReattemptRewind) {
-		return 0
-	}
-	return min(flow.Wait, LongestWait)
+	return &decision{signal: flow.Signal, wait: flowWait(flow)}
 }
 
 const (

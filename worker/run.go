@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
@@ -50,12 +49,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		step.Precondition = string(precondition)
 		started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
 		if started != nil {
-			// set here so that the hooks see that the step started
-			step.Attempt = started.Attempt
-			step.ScheduledFor = started.ScheduledFor
-			step.StartedAt = started.StartedAt
-			step.Queue = started.Queue
-			step.TraceContext = deref(started.TraceContext)
+			step.start(started) // here, so that the hooks see that it started
 		}
 		return startErr
 	})
@@ -72,7 +66,8 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		return fmt.Errorf("geneva: starting execution %d: %w", step.ExecutionID, startErr)
 	}
 	if conditionErr != nil {
-		return e.finalize(ctx, db, &recording{wf: wf, step: step, err: conditionErr, phase: phasePrecondition, jobID: jobID})
+		_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phasePrecondition, conditionErr))
+		return err
 	}
 	if started == nil {
 		if step.Precondition != "" {
@@ -82,9 +77,6 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 		return nil
 	}
-
-	step.Cursor = started.Cursor
-	step.ContinuesFromID = deref(started.ContinuesFromID)
 
 	// Run the step, then each next step SQL starts for this job (see
 	// Config.InlineSteps).
@@ -97,33 +89,22 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 
 		jobID = 0 // completed with the first step; the next ones have none
-		args := StepArgs{
-			ExecutionID:  next.ExecutionID,
-			WorkflowID:   step.WorkflowID,
-			WorkflowType: step.WorkflowType,
-			HeroType:     step.HeroType,
-			HeroID:       step.HeroID,
-			StepName:     next.StepName,
-		}
-		queue, traceContext := step.Queue, step.TraceContext
+		args, started := chained(step, next)
 		step = e.newStep(client, args)
-		step.Queue, step.TraceContext = queue, traceContext // the workflow's
-		step.Attempt = next.Attempt
-		step.ScheduledFor = next.StartedAt
-		step.StartedAt = next.StartedAt
-		step.Cursor = next.Cursor
-		step.ContinuesFromID = deref(next.ContinuesFromID)
+		step.start(started)
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
 		if wf.step(step.Name) == nil {
 			// defined in the database only (a deploy in progress): give it back
 			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
-			return e.finalize(ctx, db, &recording{wf: wf, step: step, err: &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}, phase: phaseInterrupted})
+			_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			// the worker stopped hard while the last step was recorded: give
 			// this one back rather than start it on a dead context
-			return e.finalize(ctx, db, &recording{wf: wf, step: step, err: err, phase: phaseInterrupted})
+			_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
+			return err
 		}
 	}
 }
@@ -156,21 +137,19 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 		stepErr = errors.New("geneva: a hook did not run the step (it must call next)")
 	}
 
-	rec := &recording{wf: wf, step: step, err: checkFlowControl(stepErr), phase: phaseStep, jobID: jobID, offer: offer}
 	// The job's context is canceled only when the worker stops hard (River's
 	// StopAndCancel) or the job is canceled: give the step back rather than
 	// fail it. A step timeout cancels only the step's context.
+	ended := phaseStep
 	if stepErr != nil && errors.Is(ctx.Err(), context.Canceled) {
-		rec.phase = phaseInterrupted
+		ended = phaseInterrupted
 	}
-	if ctx.Err() != nil || e.stopping.Load() {
-		rec.offer = false
-	}
-	err := e.finalize(ctx, db, rec)
-	return rec.next, err
+	end := newEnding(wf, step, jobID, ended, stepErr)
+	end.continueInline = offer && ctx.Err() == nil && !e.stopping.Load()
+	return e.finalize(ctx, db, end)
 }
 
-// newStep is the Step of an execution, before it starts.
+// newStep is the Step of an execution, before it starts (see Step.start).
 func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
 	return &Step{
 		ExecutionID:  args.ExecutionID,
@@ -189,6 +168,48 @@ func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
 		),
 		client: client,
 		exec:   e,
+	}
+}
+
+// start sets what SQL started step's execution with: its attempt, times,
+// queue and trace context, and a resumable step's hand-over.
+func (step *Step) start(started *goclient.StartedStep) {
+	step.Attempt = started.Attempt
+	step.ScheduledFor = started.ScheduledFor
+	step.StartedAt = started.StartedAt
+	step.Queue = started.Queue
+	step.TraceContext = deref(started.TraceContext)
+	step.Cursor = started.Cursor
+	step.ContinuesFromID = deref(started.ContinuesFromID)
+}
+
+// chained is the next execution SQL started for this job when it recorded
+// step's end (geneva.complete_and_continue): its job's arguments, and what it
+// started with, in step's workflow (its queue and trace context), due when it
+// started.
+func chained(step *Step, next *goclient.NextStep) (StepArgs, *goclient.StartedStep) {
+	args := StepArgs{
+		ExecutionID:  next.ExecutionID,
+		WorkflowID:   step.WorkflowID,
+		WorkflowType: step.WorkflowType,
+		HeroType:     step.HeroType,
+		HeroID:       step.HeroID,
+		StepName:     next.StepName,
+	}
+	return args, &goclient.StartedStep{
+		ExecutionID:     args.ExecutionID,
+		WorkflowID:      args.WorkflowID,
+		WorkflowType:    args.WorkflowType,
+		HeroType:        args.HeroType,
+		HeroID:          args.HeroID,
+		StepName:        args.StepName,
+		Attempt:         next.Attempt,
+		ScheduledFor:    next.StartedAt,
+		StartedAt:       next.StartedAt,
+		Cursor:          next.Cursor,
+		ContinuesFromID: next.ContinuesFromID,
+		Queue:           step.Queue,
+		TraceContext:    &step.TraceContext,
 	}
 }
 
@@ -294,19 +315,6 @@ func evalCondition(ctx context.Context, name string, cond Condition, holds gocli
 		return holds, nil
 	}
 	return goclient.PreconditionNone, nil
-}
-
-// checkFlowControl turns a flow-control value with a signal a step cannot give
-// into an error (which goes through the exception policies).
-func checkFlowControl(err error) error {
-	flow, ok := asFlowControl(err)
-	if !ok || slices.Contains([]goclient.Signal{
-		goclient.SignalSuccess, goclient.SignalFinished, goclient.SignalReattempt, goclient.SignalSkip,
-		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend, goclient.SignalReattemptRewind,
-	}, flow.Signal) {
-		return err
-	}
-	return fmt.Errorf("geneva: a step returned flow control with an unknown signal %q", flow.Signal)
 }
 
 // callStep runs a step function, turning a panic into a *PanicError.
