@@ -6,6 +6,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -140,5 +141,43 @@ func TestRecordingOutlivesOutage(t *testing.T) {
 		b.waitState(t, id, "finished")
 		require.Equal(t, []string{"a: success"}, b.outcomes(t, id))
 		require.EqualValues(t, 1, runs.Load())
+	})
+	t.Run("HandlerDecidesOnceAcrossTries", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		// The first try at recording the handler's decision is rolled back
+		// as a serialization failure; the sequence counts the refusals
+		// (nextval is not rolled back).
+		_, err := b.pool.Exec(b.ctx, `
+			create sequence refused_decisions;
+			create function refuse_decision() returns trigger language plpgsql as $$
+			begin
+			  if new.state <> 'in_progress' and pg_catalog.nextval('public.refused_decisions') = 1 then
+			    raise exception 'try again' using errcode = '40001';
+			  end if;
+			  return new;
+			end;
+			$$;
+			create trigger refuse_decision before update on geneva.step_executions
+			  for each row execute function refuse_decision();`)
+		require.NoError(t, err)
+
+		var decisions atomic.Int32
+		b.start(t, &worker.Config{
+			Workflows: []*worker.Workflow{worker.NewWorkflow("DecideOnce", nil).Step("a", failing(errors.New("boom")), &worker.StepOpts{
+				OnException: &worker.ExceptionPolicy{Handler: func(context.Context, *worker.Step, error) error {
+					decisions.Add(1)
+					return worker.Cancel()
+				}},
+			})},
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		id := b.create(t, "DecideOnce")
+
+		b.waitState(t, id, "canceled")
+		var refused int64
+		require.NoError(t, b.pool.QueryRow(b.ctx, "select last_value from refused_decisions").Scan(&refused))
+		require.GreaterOrEqual(t, refused, int64(2), "the first try was refused, a later one recorded")
+		require.EqualValues(t, 1, decisions.Load(), "the handler decided once; the later try passed its decision on")
 	})
 }

@@ -1,0 +1,267 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+// finalizeAttempts is how many times the outcome's transaction is tried before
+// the execution is left in_progress for housekeeping to recover, when trying
+// longer is not called for (see recordWithRetries).
+const finalizeAttempts = 5
+
+// recorded is what SQL recorded for an ending: the outcome (nil when the
+// execution had moved on), the workflow's state after it, whether to report
+// the error, and the next step SQL started for this job (see
+// ending.continueInline), if any.
+type recorded struct {
+	outcome       *string
+	workflowState string
+	report        bool
+	next          *goclient.NextStep
+}
+
+// finalize is the one place an execution's end is reported: it records the
+// ending (recordWithRetries, with one SQL call that completes the River job
+// in the same transaction), logs it, and hands the error to the
+// ErrorReporter when SQL says so. It returns the next step SQL started for
+// this job, if any. It tries again while the database fails; when it gives
+// up the execution stays in_progress until housekeeping recovers it.
+func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*goclient.NextStep, error) {
+	// The step's context may be canceled (a timeout, a shutdown): record the
+	// outcome anyway. stop ends only when the worker stops hard.
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
+
+	step := end.step
+	var (
+		result    *recorded
+		recordErr error
+	)
+	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
+		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), end)
+		if recordErr == nil {
+			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
+		}
+		return recordErr
+	})
+	if recordErr != nil {
+		return nil, fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, recordErr)
+	}
+
+	logAttrs := []any{slog.String("outcome", step.Outcome)}
+	switch {
+	case result.outcome == nil && result.next != nil:
+		// an earlier try committed but its reply was lost; SQL hands over
+		// the step that try started
+		step.Logger.InfoContext(ctx, "geneva: step ended (recorded by an earlier try)")
+	case result.outcome == nil:
+		step.Logger.WarnContext(ctx, "geneva: outcome not recorded: the execution had moved on", logAttrs...)
+	case end.failure == nil:
+		step.Logger.InfoContext(ctx, "geneva: step ended", logAttrs...)
+	default:
+		step.Logger.Log(ctx, failureLevel(step.Outcome, result.report), "geneva: step failed",
+			append(logAttrs, slog.String("error", errorMessage(end.err)), slog.Bool("reported", result.report))...)
+	}
+	if result.report && e.errorReporter != nil {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					step.Logger.ErrorContext(ctx, "geneva: the error reporter panicked", slog.Any("panic", r))
+				}
+			}()
+			e.errorReporter(ctx, step, end.err)
+		}()
+	}
+	return result.next, nil
+}
+
+// failureLevel is the level a step's error is logged at, per what its
+// exception policy decided: the error level when the error is reported or
+// the outcome is terminal (the workflow paused or canceled by the exception,
+// reattempts exhausted, the step no longer defined); else (reattempted or
+// skipped, and not reported) the warning level.
+func failureLevel(outcome string, reported bool) slog.Level {
+	switch {
+	case reported:
+		return slog.LevelError
+	case outcome == "reattempted_by_exception" || outcome == "skipped_by_exception":
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}
+
+// recordWithRetries tries record until it succeeds or the database refuses
+// the arguments (trying again would not help), waiting longer each time (see
+// recordBackoff); each try has recordTryTimeout. While the database does not
+// answer (down, restarting, unreachable, out of connections; see
+// databaseUnavailable) a worker keeps the outcome and keeps trying, for as
+// long as it takes, heartbeating the execution meanwhile where it can; it
+// gives up after finalizeAttempts tries only when stop ends (the worker stops
+// hard), when the database answers with another error, or in a Runner.
+//
+// It needs only the ending (and the executor, for a handler's decision): the
+// seam where recording could be handed to something that records the
+// endings of many executions together.
+func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+	var stopHeartbeat func()
+	defer func() {
+		if stopHeartbeat != nil {
+			stopHeartbeat()
+		}
+	}()
+	for attempt := 1; ; attempt++ {
+		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
+		result, err := e.record(tryCtx, client, end)
+		cancel()
+		if err == nil || errors.Is(err, goclient.ErrInvalidArgument) {
+			return result, err
+		}
+		persist := e.recordUntilStopped && databaseUnavailable(err)
+		if attempt >= finalizeAttempts && (!persist || stop.Err() != nil) {
+			return nil, err
+		}
+		if persist && stopHeartbeat == nil && end.phase != phasePrecondition {
+			// the step's own heartbeat has stopped; housekeeping must not
+			// take it for dead while its outcome waits
+			heartbeatCtx, cancelHeartbeat := context.WithCancel(stop)
+			stopBeating := e.startHeartbeat(heartbeatCtx, client, end.step)
+			stopHeartbeat = func() { cancelHeartbeat(); stopBeating() }
+		}
+		wait := recordBackoff(attempt)
+		end.step.Logger.WarnContext(ctx, "geneva: recording the outcome failed; trying again",
+			slog.Int("try", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		// a hard stop during the wait ends it: the remaining tries go at once
+		var stopped <-chan struct{}
+		if stop.Err() == nil {
+			stopped = stop.Done()
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-stopped:
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
+}
+
+// record makes the one SQL call that records an ending (and completes the
+// River job): geneva.interrupt_step, geneva.complete_step (or
+// complete_and_continue) with its signal, or geneva.fail_step with its error.
+// A handler policy takes a second call: the first records nothing and asks
+// for the handler's decision, which the ending keeps.
+func (e *executor) record(ctx context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+	opts := &goclient.ReportOpts{JobID: end.jobID, Continue: end.continueInline}
+	var (
+		result *goclient.StepResult
+		err    error
+	)
+	switch {
+	case end.phase == phaseInterrupted:
+		result, err = client.InterruptStep(ctx, end.step.ExecutionID, opts)
+	case end.failure == nil:
+		result, err = client.CompleteStep(ctx, end.step.ExecutionID, end.signal, end.wait, opts)
+	default:
+		return e.recordFailure(ctx, client, end)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, next: result.Next}, nil
+}
+
+// recordFailure records an error: SQL resolves the policy; when it names a
+// handler, the handler decides (once: the ending keeps its decision) and SQL
+// is told the decision.
+func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+	result, err := client.FailStep(ctx, end.step.ExecutionID, end.failStep())
+	if err != nil {
+		return nil, err
+	}
+	if deref(result.Action) == "handler" {
+		end.decision = e.decide(ctx, end.wf, end.step, deref(result.Handler), end.err)
+		if result, err = client.FailStep(ctx, end.step.ExecutionID, end.failStep()); err != nil {
+			return nil, err
+		}
+	}
+	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, report: result.Report}, nil
+}
+
+// decide runs an imperative handler and returns its decision; a handler that
+// decides nothing (or something else than reattempt, skip, cancel, pause or
+// finished), fails or panics pauses the workflow.
+func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Step, name string, stepErr error) *decision {
+	handler := wf.handlers[name]
+	if handler == nil {
+		step.Logger.ErrorContext(ctx, "geneva: the policy's handler is not in this worker's definition; pausing", slog.String("handler", name))
+		return &decision{signal: goclient.SignalPause}
+	}
+	decided := callHandler(ctx, handler, step, stepErr)
+	flow, ok := asFlowControl(decided)
+	if !ok || !slices.Contains([]goclient.Signal{
+		goclient.SignalReattempt, goclient.SignalSkip, goclient.SignalCancel, goclient.SignalPause, goclient.SignalFinished,
+	}, flow.Signal) {
+		if decided != nil {
+			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", errorMessage(decided)))
+		}
+		return &decision{signal: goclient.SignalPause}
+	}
+	return &decision{signal: flow.Signal, wait: flowWait(flow)}
+}
+
+const (
+	// recordTryTimeout bounds one try at recording an outcome, so that a
+	// connection that hangs (a network partition) does not hold it forever.
+	recordTryTimeout = time.Minute
+
+	// recordFirstWait and recordMaxWait bound the waits between tries at
+	// recording an outcome: the first wait, doubling up to the cap.
+	recordFirstWait = 100 * time.Millisecond
+	recordMaxWait   = 5 * time.Second
+)
+
+// recordBackoff is the wait after the attempt-th failed try at recording an
+// outcome: recordFirstWait doubling with each try up to recordMaxWait, give
+// or take a quarter, so that the workers of a fleet do not all come back at
+// once when the database does.
+func recordBackoff(attempt int) time.Duration {
+	wait := recordMaxWait
+	if attempt < 16 {
+		wait = min(recordFirstWait<<(attempt-1), recordMaxWait)
+	}
+	return wait*3/4 + rand.N(wait/2)
+}
+
+// databaseUnavailable says whether err means the database did not answer the
+// question, so that the same call may well succeed later: no connection (or
+// a lost one), a timeout, a server starting up or shutting down, out of
+// connections or other resources, a transaction rolled back by a
+// serialization failure or deadlock. An answer (a refusal, a bug) is none of
+// these.
+func databaseUnavailable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return true // a network error, a timeout, a pool that cannot connect
+	}
+	switch pgErr.Code[:2] {
+	case "08", // connection exception
+		"40", // transaction rollback: serialization failure, deadlock
+		"53", // insufficient resources: too many connections, disk full
+		"57", // operator intervention: shutdown, crash, cannot connect now, statement timeout
+		"58": // system error (I/O)
+		return true
+	}
+	return false
+}

@@ -1,0 +1,345 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+// perform runs one step execution on db. jobID, when not zero, is the River
+// job being worked: SQL completes it in the transaction that records the
+// outcome. An error means nothing was recorded and the job should be retried.
+func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
+	client := goclient.New(db)
+	wf := e.registry[args.WorkflowType]
+	if wf == nil || wf.step(args.StepName) == nil {
+		defined, err := client.StepDefined(ctx, args.WorkflowType, args.StepName)
+		if err != nil {
+			return fmt.Errorf("geneva: looking up step %s of %s: %w", args.StepName, args.WorkflowType, err)
+		}
+		if defined {
+			return &NotHereError{WorkflowType: args.WorkflowType, StepName: args.StepName}
+		}
+		// Defined nowhere: start_step records it (failed/step_not_defined).
+		if wf == nil {
+			wf = &registeredWorkflow{Workflow: &Workflow{workflowType: args.WorkflowType}}
+		}
+	}
+
+	step := e.newStep(client, args)
+
+	// The hooks see each event's result; what the executor acts on is what
+	// the event's own function captured, whatever a hook returns.
+	var (
+		started      *goclient.StartedStep
+		conditionErr error
+		startErr     error
+	)
+	e.event(ctx, EventPreconditions, step, func(ctx context.Context) error {
+		var precondition goclient.Precondition
+		precondition, conditionErr = e.preconditions(ctx, wf, step)
+		if conditionErr != nil {
+			return conditionErr
+		}
+		step.Precondition = string(precondition)
+		started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
+		if started != nil {
+			step.start(started) // here, so that the hooks see that it started
+		}
+		return startErr
+	})
+	if conditionErr != nil && ctx.Err() != nil {
+		// cut off by a shutdown: record nothing, the job runs again
+		return fmt.Errorf("geneva: preconditions of execution %d: %w", step.ExecutionID, ctx.Err())
+	}
+	if errors.Is(startErr, goclient.ErrNotFound) {
+		// deleted with its workflow (housekeeping's retention) before its job ran
+		step.Logger.WarnContext(ctx, "geneva: the execution no longer exists")
+		return nil
+	}
+	if startErr != nil {
+		return fmt.Errorf("geneva: starting execution %d: %w", step.ExecutionID, startErr)
+	}
+	if conditionErr != nil {
+		_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phasePrecondition, conditionErr))
+		return err
+	}
+	if started == nil {
+		if step.Precondition != "" {
+			step.Logger.InfoContext(ctx, "geneva: step not run", slog.String("precondition", step.Precondition))
+		} else {
+			step.Logger.DebugContext(ctx, "geneva: nothing to run (duplicate, early or late job, or paused workflow)")
+		}
+		return nil
+	}
+
+	// Run the step, then each next step SQL starts for this job (see
+	// Config.InlineSteps).
+	for inline := 0; ; inline++ {
+		step.Logger = step.Logger.With(slog.Int("attempt", step.Attempt))
+		offer := inline < e.inlineSteps && wf.opts.HeroMissing == nil
+		next, err := e.runStarted(ctx, db, wf, step, jobID, offer)
+		if err != nil || next == nil {
+			return err
+		}
+
+		jobID = 0 // completed with the first step; the next ones have none
+		args, started := chained(step, next)
+		step = e.newStep(client, args)
+		step.start(started)
+		// SQL started it: nothing to check, but hooks see every step's events
+		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
+		if wf.step(step.Name) == nil {
+			// defined in the database only (a deploy in progress): give it back
+			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
+			_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			// the worker stopped hard while the last step was recorded: give
+			// this one back rather than start it on a dead context
+			_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
+			return err
+		}
+	}
+}
+
+// runStarted runs a started execution's step and records how it ended. When
+// offer is true and SQL starts the next step for this job, it returns it.
+func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*goclient.NextStep, error) {
+	stepCtx := ctx
+	if e.stepTimeout > 0 {
+		var cancel context.CancelFunc
+		stepCtx, cancel = context.WithTimeout(ctx, e.stepTimeout)
+		defer cancel()
+	}
+	stopHeartbeat := e.startHeartbeat(ctx, step.client, step)
+	ran := false
+	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
+		ran = true
+		return callStep(ctx, wf.step(step.Name), step)
+	})
+	stopHeartbeat()
+	if step.iteration != nil {
+		// a resumable step's last cursor is written before its end is
+		// recorded: the step runs again from it after an error or a signal,
+		// and the history shows where each execution got to
+		if err := step.iteration.flush(ctx); err != nil {
+			step.Logger.WarnContext(ctx, "geneva: saving the cursor failed", slog.String("error", err.Error()))
+		}
+	}
+	if !ran && stepErr == nil {
+		stepErr = errors.New("geneva: a hook did not run the step (it must call next)")
+	}
+
+	// The job's context is canceled only when the worker stops hard (River's
+	// StopAndCancel) or the job is canceled: give the step back rather than
+	// fail it. A step timeout cancels only the step's context.
+	ended := phaseStep
+	if stepErr != nil && errors.Is(ctx.Err(), context.Canceled) {
+		ended = phaseInterrupted
+	}
+	end := newEnding(wf, step, jobID, ended, stepErr)
+	end.continueInline = offer && ctx.Err() == nil && !e.stopping.Load()
+	return e.finalize(ctx, db, end)
+}
+
+// newStep is the Step of an execution, before it starts (see Step.start).
+func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
+	return &Step{
+		ExecutionID:  args.ExecutionID,
+		WorkflowID:   args.WorkflowID,
+		WorkflowType: args.WorkflowType,
+		HeroType:     args.HeroType,
+		HeroID:       args.HeroID,
+		Name:         args.StepName,
+		Logger: e.logger.With(
+			slog.String("workflow_type", args.WorkflowType),
+			slog.Int64("workflow_id", args.WorkflowID),
+			slog.String("hero_type", args.HeroType),
+			slog.String("hero_id", args.HeroID),
+			slog.Int64("execution_id", args.ExecutionID),
+			slog.String("step_name", args.StepName),
+		),
+		client: client,
+		exec:   e,
+	}
+}
+
+// start sets what SQL started step's execution with: its attempt, times,
+// queue and trace context, and a resumable step's hand-over.
+func (step *Step) start(started *goclient.StartedStep) {
+	step.Attempt = started.Attempt
+	step.ScheduledFor = started.ScheduledFor
+	step.StartedAt = started.StartedAt
+	step.Queue = started.Queue
+	step.TraceContext = deref(started.TraceContext)
+	step.Cursor = started.Cursor
+	step.ContinuesFromID = deref(started.ContinuesFromID)
+}
+
+// chained is the next execution SQL started for this job when it recorded
+// step's end (geneva.complete_and_continue): its job's arguments, and what it
+// started with, in step's workflow (its queue and trace context), due when it
+// started.
+func chained(step *Step, next *goclient.NextStep) (StepArgs, *goclient.StartedStep) {
+	args := StepArgs{
+		ExecutionID:  next.ExecutionID,
+		WorkflowID:   step.WorkflowID,
+		WorkflowType: step.WorkflowType,
+		HeroType:     step.HeroType,
+		HeroID:       step.HeroID,
+		StepName:     next.StepName,
+	}
+	return args, &goclient.StartedStep{
+		ExecutionID:     args.ExecutionID,
+		WorkflowID:      args.WorkflowID,
+		WorkflowType:    args.WorkflowType,
+		HeroType:        args.HeroType,
+		HeroID:          args.HeroID,
+		StepName:        args.StepName,
+		Attempt:         next.Attempt,
+		ScheduledFor:    next.StartedAt,
+		StartedAt:       next.StartedAt,
+		Cursor:          next.Cursor,
+		ContinuesFromID: next.ContinuesFromID,
+		Queue:           step.Queue,
+		TraceContext:    &step.TraceContext,
+	}
+}
+
+// event runs f inside the hooks, and runs it anyway (logging the mistake)
+// when a hook did not call next: the executor must not lose a step's
+// progress to a hook.
+func (e *executor) event(ctx context.Context, event Event, step *Step, f func(context.Context) error) {
+	ran := false
+	err := runHooks(ctx, e.hooks, event, step, func(ctx context.Context) error {
+		ran = true
+		return f(ctx)
+	})
+	if !ran {
+		step.Logger.ErrorContext(ctx, "geneva: a hook did not call next; running the event anyway",
+			slog.String("event", string(event)), slog.Any("hook_error", err))
+		_ = f(ctx)
+	}
+}
+
+// startHeartbeat touches the execution every e.heartbeat while its step runs,
+// so that housekeeping does not recover a long step as if its worker had
+// died. The returned function stops it and waits for it.
+func (e *executor) startHeartbeat(ctx context.Context, client *goclient.Client, step *Step) func() {
+	if e.heartbeat <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		ticker := time.NewTicker(e.heartbeat)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			running, err := client.HeartbeatStep(ctx, step.ExecutionID)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				step.Logger.WarnContext(ctx, "geneva: heartbeat failed", slog.String("error", err.Error()))
+			case err == nil && !running:
+				step.Logger.WarnContext(ctx, "geneva: the execution was ended while its step ran (recovered by housekeeping?); its outcome will not be recorded")
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// preconditions runs the hero check, the workflow's cancel_if conditions and
+// the step's skip_if, in that order, and says which held. A condition may
+// return Cancel() or Skip() instead of a result; those decide as a cancel_if
+// or a skip_if that holds.
+func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (goclient.Precondition, error) {
+	if wf.opts.HeroMissing != nil {
+		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, goclient.PreconditionHeroMissing, step)
+		switch {
+		case err != nil || found == goclient.PreconditionCancel || found == goclient.PreconditionSkip:
+			return found, err
+		case found == goclient.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
+			return found, nil
+		case found == goclient.PreconditionHeroMissing:
+			step.HeroMissing = true // and the other conditions still apply
+		}
+	}
+	for _, cond := range wf.cancelIf {
+		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, goclient.PreconditionCancel, step)
+		if err != nil || found != goclient.PreconditionNone {
+			return found, err
+		}
+	}
+	// (an undefined step is left to start_step, which records it)
+	if def := wf.step(step.Name); def != nil && def.opts.SkipIf != nil {
+		return evalCondition(ctx, "skip_if", def.opts.SkipIf, goclient.PreconditionSkip, step)
+	}
+	return goclient.PreconditionNone, nil
+}
+
+// evalCondition runs one condition; holds is what it means when it returns
+// true.
+func evalCondition(ctx context.Context, name string, cond Condition, holds goclient.Precondition, step *Step) (goclient.Precondition, error) {
+	result, err := callCondition(ctx, cond, step)
+	if flow, ok := asFlowControl(err); ok {
+		switch flow.Signal {
+		case goclient.SignalCancel:
+			return goclient.PreconditionCancel, nil
+		case goclient.SignalSkip:
+			return goclient.PreconditionSkip, nil
+		}
+		err = fmt.Errorf("geneva: a condition returned flow control %q; only Cancel and Skip decide a condition", flow.Signal)
+	}
+	if err != nil {
+		return goclient.PreconditionNone, &ConditionError{Condition: name, Err: err}
+	}
+	if result {
+		return holds, nil
+	}
+	return goclient.PreconditionNone, nil
+}
+
+// callStep runs a step function, turning a panic into a *PanicError.
+func callStep(ctx context.Context, def *stepDef, step *Step) (err error) {
+	if def == nil {
+		// start_step checks the step is defined, in the database's definition;
+		// this worker's may differ during a deploy.
+		return fmt.Errorf("geneva: step %s is not defined in this worker's %s", step.Name, step.WorkflowType)
+	}
+	defer recoverInto(&err)
+	return def.fn(ctx, step)
+}
+
+func callCondition(ctx context.Context, cond Condition, step *Step) (result bool, err error) {
+	defer recoverInto(&err)
+	return cond(ctx, step)
+}
+
+func callHandler(ctx context.Context, handler Handler, step *Step, stepErr error) (decision error) {
+	defer recoverInto(&decision)
+	return handler(ctx, step, stepErr)
+}
+
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = &PanicError{Value: r, Stack: debug.Stack()}
+	}
+}
