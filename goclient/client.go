@@ -1,19 +1,3 @@
-// Package goclient is Geneva's SQL API for Go: one method per public SQL
-// function of the geneva schema, each with a ...Tx twin that runs in the
-// caller's transaction, so that, for example, a workflow is created in the
-// same commit as the application's own writes.
-//
-//	client := goclient.New(pool)
-//
-//	tx, err := pool.Begin(ctx)
-//	...
-//	id, err := client.CreateWorkflowTx(ctx, tx, "Onboarding", "User", "42", nil)
-//	...
-//	err = tx.Commit(ctx)
-//
-// Errors from the database map to the sentinel errors of this package
-// (errors.Is(err, goclient.ErrNotFound), ...) and still unwrap to the
-// *pgconn.PgError.
 package goclient
 
 import (
@@ -66,20 +50,11 @@ type CreateWorkflowOpts struct {
 // Errors: ErrUnknownWorkflowType; *DuplicateWorkflowError (ErrDuplicateWorkflow)
 // when the hero has an ongoing workflow of the type; ErrInvalidArgument.
 func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
-	return createWorkflow(ctx, c.db, workflowType, heroType, heroID, opts)
-}
-
-// CreateWorkflowTx is CreateWorkflow in the caller's transaction.
-func (c *Client) CreateWorkflowTx(ctx context.Context, tx pgx.Tx, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
-	return createWorkflow(ctx, tx, workflowType, heroType, heroID, opts)
-}
-
-func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
 	if opts == nil {
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
+	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
 		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext)).Scan(&id)
 	if err != nil {
 		err = mapError(err)
@@ -98,16 +73,7 @@ func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID s
 //
 // Errors: ErrInvalidArgument, naming what is wrong with the definition.
 func (c *Client) DefineWorkflow(ctx context.Context, workflowType string, definition json.RawMessage) error {
-	return defineWorkflow(ctx, c.db, workflowType, definition)
-}
-
-// DefineWorkflowTx is DefineWorkflow in the caller's transaction.
-func (c *Client) DefineWorkflowTx(ctx context.Context, tx pgx.Tx, workflowType string, definition json.RawMessage) error {
-	return defineWorkflow(ctx, tx, workflowType, definition)
-}
-
-func defineWorkflow(ctx context.Context, db DB, workflowType string, definition json.RawMessage) error {
-	_, err := db.Exec(ctx, "select geneva.define_workflow($1, $2::jsonb)", workflowType, string(definition))
+	_, err := c.db.Exec(ctx, "select geneva.define_workflow($1, $2::jsonb)", workflowType, string(definition))
 	return mapError(err)
 }
 
@@ -115,26 +81,12 @@ func defineWorkflow(ctx context.Context, db DB, workflowType string, definition 
 //
 // Errors: ErrNotFound.
 func (c *Client) GetWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "get_workflow", workflowID)
-}
-
-// GetWorkflowTx is GetWorkflow in the caller's transaction.
-func (c *Client) GetWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "get_workflow", workflowID)
+	return c.workflowCall(ctx, "get_workflow", workflowID)
 }
 
 // ListWorkflows returns workflows by state, type and hero, newest first
 // (geneva.list_workflows).
 func (c *Client) ListWorkflows(ctx context.Context, params *ListWorkflowsParams) ([]*Workflow, error) {
-	return listWorkflows(ctx, c.db, params)
-}
-
-// ListWorkflowsTx is ListWorkflows in the caller's transaction.
-func (c *Client) ListWorkflowsTx(ctx context.Context, tx pgx.Tx, params *ListWorkflowsParams) ([]*Workflow, error) {
-	return listWorkflows(ctx, tx, params)
-}
-
-func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*Workflow, error) {
 	if params == nil {
 		params = &ListWorkflowsParams{}
 	}
@@ -142,7 +94,7 @@ func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*
 	if limit == 0 {
 		limit = 100
 	}
-	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
 		nullIfEmpty(params.State), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
 		nullIfEmpty(params.HeroID), limit, nullIfZero(params.BeforeID))
 	if err != nil {
@@ -159,12 +111,7 @@ func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*
 // Errors: ErrNotFound; ErrIllegalTransition for a paused, finished or canceled
 // workflow.
 func (c *Client) PauseWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "pause_workflow", workflowID)
-}
-
-// PauseWorkflowTx is PauseWorkflow in the caller's transaction.
-func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "pause_workflow", workflowID)
+	return c.workflowCall(ctx, "pause_workflow", workflowID)
 }
 
 // ResumeWorkflow resumes a paused workflow (geneva.resume_workflow): the step
@@ -176,12 +123,7 @@ func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int6
 // Errors: ErrNotFound; ErrIllegalTransition for a workflow that is neither
 // paused nor performing with a pause requested.
 func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "resume_workflow", workflowID)
-}
-
-// ResumeWorkflowTx is ResumeWorkflow in the caller's transaction.
-func (c *Client) ResumeWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "resume_workflow", workflowID)
+	return c.workflowCall(ctx, "resume_workflow", workflowID)
 }
 
 // CancelWorkflow cancels a workflow (geneva.cancel_workflow): at once when it
@@ -191,12 +133,7 @@ func (c *Client) ResumeWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int
 // Errors: ErrNotFound; ErrIllegalTransition for a finished or canceled
 // workflow.
 func (c *Client) CancelWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "cancel_workflow", workflowID)
-}
-
-// CancelWorkflowTx is CancelWorkflow in the caller's transaction.
-func (c *Client) CancelWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "cancel_workflow", workflowID)
+	return c.workflowCall(ctx, "cancel_workflow", workflowID)
 }
 
 // SkipStep skips the step a ready or paused workflow would run next and
@@ -206,18 +143,13 @@ func (c *Client) CancelWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int
 // Errors: ErrNotFound; ErrIllegalTransition for a performing, finished or
 // canceled workflow.
 func (c *Client) SkipStep(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "skip_step", workflowID)
-}
-
-// SkipStepTx is SkipStep in the caller's transaction.
-func (c *Client) SkipStepTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "skip_step", workflowID)
+	return c.workflowCall(ctx, "skip_step", workflowID)
 }
 
 // workflowCall calls one of the functions that take a workflow id and return
 // its row. function is a constant of this package.
-func workflowCall(ctx context.Context, db DB, function string, workflowID int64) (*Workflow, error) {
-	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva."+function+"($1)", workflowID)
+func (c *Client) workflowCall(ctx context.Context, function string, workflowID int64) (*Workflow, error) {
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva."+function+"($1)", workflowID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -230,16 +162,7 @@ func workflowCall(ctx context.Context, db DB, function string, workflowID int64)
 //
 // Errors: ErrNotFound.
 func (c *Client) StepHistory(ctx context.Context, workflowID int64) ([]*StepExecution, error) {
-	return stepHistory(ctx, c.db, workflowID)
-}
-
-// StepHistoryTx is StepHistory in the caller's transaction.
-func (c *Client) StepHistoryTx(ctx context.Context, tx pgx.Tx, workflowID int64) ([]*StepExecution, error) {
-	return stepHistory(ctx, tx, workflowID)
-}
-
-func stepHistory(ctx context.Context, db DB, workflowID int64) ([]*StepExecution, error) {
-	rows, err := db.Query(ctx, "select "+stepExecutionColumns+" from geneva.step_history($1)", workflowID)
+	rows, err := c.db.Query(ctx, "select "+stepExecutionColumns+" from geneva.step_history($1)", workflowID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -251,16 +174,7 @@ func stepHistory(ctx context.Context, db DB, workflowID int64) ([]*StepExecution
 //
 // Errors: ErrNotFound.
 func (c *Client) GetStepExecution(ctx context.Context, executionID int64) (*StepExecution, error) {
-	return getStepExecution(ctx, c.db, executionID)
-}
-
-// GetStepExecutionTx is GetStepExecution in the caller's transaction.
-func (c *Client) GetStepExecutionTx(ctx context.Context, tx pgx.Tx, executionID int64) (*StepExecution, error) {
-	return getStepExecution(ctx, tx, executionID)
-}
-
-func getStepExecution(ctx context.Context, db DB, executionID int64) (*StepExecution, error) {
-	rows, err := db.Query(ctx, "select "+stepExecutionColumns+" from geneva.get_step_execution($1)", executionID)
+	rows, err := c.db.Query(ctx, "select "+stepExecutionColumns+" from geneva.get_step_execution($1)", executionID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -276,16 +190,7 @@ func getStepExecution(ctx context.Context, db DB, executionID int64) (*StepExecu
 // Errors: ErrNotFound; ErrInvalidArgument for a step the workflow does not
 // have; ErrIllegalTransition for a performing, finished or canceled workflow.
 func (c *Client) ScheduleStep(ctx context.Context, workflowID int64, stepName string) (*Workflow, error) {
-	return scheduleStep(ctx, c.db, workflowID, stepName)
-}
-
-// ScheduleStepTx is ScheduleStep in the caller's transaction.
-func (c *Client) ScheduleStepTx(ctx context.Context, tx pgx.Tx, workflowID int64, stepName string) (*Workflow, error) {
-	return scheduleStep(ctx, tx, workflowID, stepName)
-}
-
-func scheduleStep(ctx context.Context, db DB, workflowID int64, stepName string) (*Workflow, error) {
-	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfEmpty(stepName))
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfEmpty(stepName))
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -296,12 +201,12 @@ func scheduleStep(ctx context.Context, db DB, workflowID int64, stepName string)
 // Housekeep runs one round of housekeeping (geneva.housekeep) and returns its
 // counts. Call it again while More is true.
 func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeep(ctx, c.db, params)
-}
-
-// HousekeepTx is Housekeep in the caller's transaction.
-func (c *Client) HousekeepTx(ctx context.Context, tx pgx.Tx, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeep(ctx, tx, params)
+	var result HousekeepResult
+	err := c.db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", housekeepArgs(params)...).Scan(&result)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &result, nil
 }
 
 // HousekeepIfDue runs one round of housekeeping (geneva.housekeep_if_due)
@@ -309,35 +214,16 @@ func (c *Client) HousekeepTx(ctx context.Context, tx pgx.Tx, params *HousekeepPa
 // is running one; then it returns nil. Workers call it on a timer; call it
 // again at once while the result's More is true.
 func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeepIfDue(ctx, c.db, interval, params)
-}
-
-// HousekeepIfDueTx is HousekeepIfDue in the caller's transaction (which holds
-// the round's lock until it ends).
-func (c *Client) HousekeepIfDueTx(ctx context.Context, tx pgx.Tx, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeepIfDue(ctx, tx, interval, params)
-}
-
-func housekeepIfDue(ctx context.Context, db DB, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
 	if interval == 0 {
 		interval = time.Minute
 	}
 	var result *HousekeepResult
-	err := db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
+	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
 		append([]any{interval}, housekeepArgs(params)...)...).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return result, nil
-}
-
-func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepResult, error) {
-	var result HousekeepResult
-	err := db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", housekeepArgs(params)...).Scan(&result)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	return &result, nil
 }
 
 // housekeepArgs are the SQL arguments of geneva.housekeep for params, with
@@ -383,16 +269,7 @@ type WorkflowCount struct {
 // WorkflowCounts returns how many workflows of each type are in each state
 // (the geneva.workflow_counts view), ordered by type and state.
 func (c *Client) WorkflowCounts(ctx context.Context) ([]*WorkflowCount, error) {
-	return workflowCounts(ctx, c.db)
-}
-
-// WorkflowCountsTx is WorkflowCounts in the caller's transaction.
-func (c *Client) WorkflowCountsTx(ctx context.Context, tx pgx.Tx) ([]*WorkflowCount, error) {
-	return workflowCounts(ctx, tx)
-}
-
-func workflowCounts(ctx context.Context, db DB) ([]*WorkflowCount, error) {
-	rows, err := db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
+	rows, err := c.db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -407,16 +284,7 @@ func workflowCounts(ctx context.Context, db DB) ([]*WorkflowCount, error) {
 //
 // Errors: ErrNotFound; ErrInvalidArgument.
 func (c *Client) StartStep(ctx context.Context, executionID int64, precondition Precondition) (*StartedStep, error) {
-	return startStep(ctx, c.db, executionID, precondition)
-}
-
-// StartStepTx is StartStep in the caller's transaction.
-func (c *Client) StartStepTx(ctx context.Context, tx pgx.Tx, executionID int64, precondition Precondition) (*StartedStep, error) {
-	return startStep(ctx, tx, executionID, precondition)
-}
-
-func startStep(ctx context.Context, db DB, executionID int64, precondition Precondition) (*StartedStep, error) {
-	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
+	rows, err := c.db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
 		attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context
 		from geneva.start_step($1, $2)`,
 		executionID, nullIfEmpty(string(precondition)))
@@ -454,21 +322,12 @@ type ReportOpts struct {
 //
 // Errors: ErrNotFound; ErrInvalidArgument.
 func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
-	return completeStep(ctx, c.db, executionID, signal, wait, opts)
-}
-
-// CompleteStepTx is CompleteStep in the caller's transaction.
-func (c *Client) CompleteStepTx(ctx context.Context, tx pgx.Tx, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
-	return completeStep(ctx, tx, executionID, signal, wait, opts)
-}
-
-func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
 	var waitArg *time.Duration
 	if wait != 0 {
 		waitArg = &wait
 	}
 	if opts == nil || !opts.Continue {
-		rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
+		rows, err := c.db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
 			executionID, string(signal), waitArg, jobIDOf(opts))
 		return collectStepResult(rows, err)
 	}
@@ -480,7 +339,7 @@ func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, 
 		attempt   *int
 		startedAt *time.Time
 	)
-	err := db.QueryRow(ctx, `select outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
+	err := c.db.QueryRow(ctx, `select outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
 		next_started_at, next_cursor, next_continues_from_id
 		from geneva.complete_and_continue($1, $2, $3, $4)`,
 		executionID, string(signal), waitArg, jobIDOf(opts),
@@ -510,20 +369,11 @@ func jobIDOf(opts *ReportOpts) *int64 {
 //
 // Errors: ErrNotFound; ErrInvalidArgument.
 func (c *Client) FailStep(ctx context.Context, executionID int64, failure *Failure) (*FailResult, error) {
-	return failStep(ctx, c.db, executionID, failure)
-}
-
-// FailStepTx is FailStep in the caller's transaction.
-func (c *Client) FailStepTx(ctx context.Context, tx pgx.Tx, executionID int64, failure *Failure) (*FailResult, error) {
-	return failStep(ctx, tx, executionID, failure)
-}
-
-func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (*FailResult, error) {
 	var handlerWait *time.Duration
 	if failure.HandlerWait != 0 {
 		handlerWait = &failure.HandlerWait
 	}
-	rows, err := db.Query(ctx, `select action, outcome, report, workflow_state, handler
+	rows, err := c.db.Query(ctx, `select action, outcome, report, workflow_state, handler
 		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
 		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID),
@@ -541,17 +391,8 @@ func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (
 //
 // Errors: ErrNotFound.
 func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor json.RawMessage) (bool, error) {
-	return checkpointStep(ctx, c.db, executionID, cursor)
-}
-
-// CheckpointStepTx is CheckpointStep in the caller's transaction.
-func (c *Client) CheckpointStepTx(ctx context.Context, tx pgx.Tx, executionID int64, cursor json.RawMessage) (bool, error) {
-	return checkpointStep(ctx, tx, executionID, cursor)
-}
-
-func checkpointStep(ctx context.Context, db DB, executionID int64, cursor json.RawMessage) (bool, error) {
 	var stop bool
-	err := db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, string(cursor)).Scan(&stop)
+	err := c.db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, string(cursor)).Scan(&stop)
 	return stop, mapError(err)
 }
 
@@ -560,16 +401,7 @@ func checkpointStep(ctx context.Context, db DB, executionID int64, cursor json.R
 //
 // Errors: ErrNotFound.
 func (c *Client) InterruptStep(ctx context.Context, executionID int64, opts *ReportOpts) (*StepResult, error) {
-	return interruptStep(ctx, c.db, executionID, opts)
-}
-
-// InterruptStepTx is InterruptStep in the caller's transaction.
-func (c *Client) InterruptStepTx(ctx context.Context, tx pgx.Tx, executionID int64, opts *ReportOpts) (*StepResult, error) {
-	return interruptStep(ctx, tx, executionID, opts)
-}
-
-func interruptStep(ctx context.Context, db DB, executionID int64, opts *ReportOpts) (*StepResult, error) {
-	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)", executionID, jobIDOf(opts))
+	rows, err := c.db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)", executionID, jobIDOf(opts))
 	return collectStepResult(rows, err)
 }
 
@@ -580,34 +412,16 @@ func interruptStep(ctx context.Context, db DB, executionID int64, opts *ReportOp
 //
 // Errors: ErrInvalidArgument.
 func (c *Client) HeartbeatStep(ctx context.Context, executionID int64) (bool, error) {
-	return heartbeatStep(ctx, c.db, executionID)
-}
-
-// HeartbeatStepTx is HeartbeatStep in the caller's transaction.
-func (c *Client) HeartbeatStepTx(ctx context.Context, tx pgx.Tx, executionID int64) (bool, error) {
-	return heartbeatStep(ctx, tx, executionID)
-}
-
-func heartbeatStep(ctx context.Context, db DB, executionID int64) (bool, error) {
 	var running bool
-	err := db.QueryRow(ctx, "select geneva.heartbeat_step($1)", executionID).Scan(&running)
+	err := c.db.QueryRow(ctx, "select geneva.heartbeat_step($1)", executionID).Scan(&running)
 	return running, mapError(err)
 }
 
 // StepDefined reports whether the registered definition of a workflow type
 // has the named step (geneva.step_defined).
 func (c *Client) StepDefined(ctx context.Context, workflowType, stepName string) (bool, error) {
-	return stepDefined(ctx, c.db, workflowType, stepName)
-}
-
-// StepDefinedTx is StepDefined in the caller's transaction.
-func (c *Client) StepDefinedTx(ctx context.Context, tx pgx.Tx, workflowType, stepName string) (bool, error) {
-	return stepDefined(ctx, tx, workflowType, stepName)
-}
-
-func stepDefined(ctx context.Context, db DB, workflowType, stepName string) (bool, error) {
 	var defined bool
-	err := db.QueryRow(ctx, "select geneva.step_defined($1, $2)", workflowType, stepName).Scan(&defined)
+	err := c.db.QueryRow(ctx, "select geneva.step_defined($1, $2)", workflowType, stepName).Scan(&defined)
 	return defined, mapError(err)
 }
 
@@ -619,34 +433,16 @@ func stepDefined(ctx context.Context, db DB, workflowType, stepName string) (boo
 // Errors: ErrInvalidArgument (an empty hero type, a column the table does not
 // have); an unknown table is PostgreSQL's own error (42P01).
 func (c *Client) TrackHero(ctx context.Context, table, heroType, idColumn string) error {
-	return trackHero(ctx, c.db, table, heroType, idColumn)
-}
-
-// TrackHeroTx is TrackHero in the caller's transaction.
-func (c *Client) TrackHeroTx(ctx context.Context, tx pgx.Tx, table, heroType, idColumn string) error {
-	return trackHero(ctx, tx, table, heroType, idColumn)
-}
-
-func trackHero(ctx context.Context, db DB, table, heroType, idColumn string) error {
 	if idColumn == "" {
 		idColumn = "id"
 	}
-	_, err := db.Exec(ctx, "select geneva.track_hero($1::regclass, $2, $3)", table, heroType, idColumn)
+	_, err := c.db.Exec(ctx, "select geneva.track_hero($1::regclass, $2, $3)", table, heroType, idColumn)
 	return mapError(err)
 }
 
 // UntrackHero removes what TrackHero attached (geneva.untrack_hero).
 func (c *Client) UntrackHero(ctx context.Context, table, heroType string) error {
-	return untrackHero(ctx, c.db, table, heroType)
-}
-
-// UntrackHeroTx is UntrackHero in the caller's transaction.
-func (c *Client) UntrackHeroTx(ctx context.Context, tx pgx.Tx, table, heroType string) error {
-	return untrackHero(ctx, tx, table, heroType)
-}
-
-func untrackHero(ctx context.Context, db DB, table, heroType string) error {
-	_, err := db.Exec(ctx, "select geneva.untrack_hero($1::regclass, $2)", table, heroType)
+	_, err := c.db.Exec(ctx, "select geneva.untrack_hero($1::regclass, $2)", table, heroType)
 	return mapError(err)
 }
 

@@ -34,13 +34,13 @@ func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client, *goc
 func TestClient(t *testing.T) {
 	t.Parallel()
 
-	t.Run("CreateWorkflowTxCommitsWithTheCaller", func(t *testing.T) {
+	t.Run("CreateWorkflowInTheCallersTransactionCommitsWithIt", func(t *testing.T) {
 		t.Parallel()
 		ctx, pool, client, _ := setup(t)
 
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
-		rolledBack, err := client.CreateWorkflowTx(ctx, tx, "Two", "User", "1", nil)
+		rolledBack, err := goclient.New(tx).CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		require.NoError(t, tx.Rollback(ctx))
 		_, err = client.GetWorkflow(ctx, rolledBack)
@@ -48,7 +48,7 @@ func TestClient(t *testing.T) {
 
 		tx, err = pool.Begin(ctx)
 		require.NoError(t, err)
-		committed, err := client.CreateWorkflowTx(ctx, tx, "Two", "User", "1", nil)
+		committed, err := goclient.New(tx).CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit(ctx))
 		workflow, err := client.GetWorkflow(ctx, committed)
@@ -286,7 +286,7 @@ func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
 		require.NoError(t, err)
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
-		running, err = worker.HeartbeatStepTx(ctx, tx, executionID)
+		running, err = goclient.New(tx).HeartbeatStep(ctx, executionID)
 		require.NoError(t, err)
 		require.True(t, running)
 		require.NoError(t, tx.Commit(ctx))
@@ -360,7 +360,7 @@ func TestHousekeepIfDue(t *testing.T) {
 	defer tx.Rollback(ctx) //nolint:errcheck
 	_, err = tx.Exec(ctx, "update geneva.housekeeping_rounds set last_run_at = '-infinity'")
 	require.NoError(t, err)
-	result, err = client.HousekeepIfDueTx(ctx, tx, time.Hour, &goclient.HousekeepParams{BatchSize: 10})
+	result, err = goclient.New(tx).HousekeepIfDue(ctx, time.Hour, &goclient.HousekeepParams{BatchSize: 10})
 	require.NoError(t, err)
 	require.NotNil(t, result)
 
