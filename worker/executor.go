@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // StepArgs are the arguments of the River job that triggers a step execution.
@@ -125,7 +126,7 @@ const finalizeAttempts = 5
 // job being worked: SQL completes it in the transaction that records the
 // outcome. An error means nothing was recorded and the job should be retried.
 func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
-	client := goclient.New(db)
+	client := protocol.New(db)
 	wf := e.registry[args.WorkflowType]
 	if wf == nil || wf.step(args.StepName) == nil {
 		defined, err := client.StepDefined(ctx, args.WorkflowType, args.StepName)
@@ -146,12 +147,12 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	// The hooks see each event's result; what the executor acts on is what
 	// the event's own function captured, whatever a hook returns.
 	var (
-		started      *goclient.StartedStep
+		started      *protocol.StartedStep
 		conditionErr error
 		startErr     error
 	)
 	e.event(ctx, EventPreconditions, step, func(ctx context.Context) error {
-		var precondition goclient.Precondition
+		var precondition protocol.Precondition
 		precondition, conditionErr = e.preconditions(ctx, wf, step)
 		if conditionErr != nil {
 			return conditionErr
@@ -239,7 +240,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 
 // runStarted runs a started execution's step and records how it ended. When
 // offer is true and SQL starts the next step for this job, it returns it.
-func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*goclient.NextStep, error) {
+func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*protocol.NextStep, error) {
 	stepCtx := ctx
 	if e.stepTimeout > 0 {
 		var cancel context.CancelFunc
@@ -280,7 +281,7 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 }
 
 // newStep is the Step of an execution, before it starts.
-func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
+func (e *executor) newStep(client *protocol.Client, args StepArgs) *Step {
 	return &Step{
 		ExecutionID:  args.ExecutionID,
 		WorkflowID:   args.WorkflowID,
@@ -320,7 +321,7 @@ func (e *executor) event(ctx context.Context, event Event, step *Step, f func(co
 // startHeartbeat touches the execution every e.heartbeat while its step runs,
 // so that housekeeping does not recover a long step as if its worker had
 // died. The returned function stops it and waits for it.
-func (e *executor) startHeartbeat(ctx context.Context, client *goclient.Client, step *Step) func() {
+func (e *executor) startHeartbeat(ctx context.Context, client *protocol.Client, step *Step) func() {
 	if e.heartbeat <= 0 {
 		return func() {}
 	}
@@ -358,51 +359,51 @@ func (e *executor) startHeartbeat(ctx context.Context, client *goclient.Client, 
 // the step's skip_if, in that order, and says which held. A condition may
 // return Cancel() or Skip() instead of a result; those decide as a cancel_if
 // or a skip_if that holds.
-func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (goclient.Precondition, error) {
+func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (protocol.Precondition, error) {
 	if wf.opts.HeroMissing != nil {
-		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, goclient.PreconditionHeroMissing, step)
+		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, protocol.PreconditionHeroMissing, step)
 		switch {
-		case err != nil || found == goclient.PreconditionCancel || found == goclient.PreconditionSkip:
+		case err != nil || found == protocol.PreconditionCancel || found == protocol.PreconditionSkip:
 			return found, err
-		case found == goclient.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
+		case found == protocol.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
 			return found, nil
-		case found == goclient.PreconditionHeroMissing:
+		case found == protocol.PreconditionHeroMissing:
 			step.HeroMissing = true // and the other conditions still apply
 		}
 	}
 	for _, cond := range wf.cancelIf {
-		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, goclient.PreconditionCancel, step)
-		if err != nil || found != goclient.PreconditionNone {
+		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, protocol.PreconditionCancel, step)
+		if err != nil || found != protocol.PreconditionNone {
 			return found, err
 		}
 	}
 	// (an undefined step is left to start_step, which records it)
 	if def := wf.step(step.Name); def != nil && def.opts.SkipIf != nil {
-		return evalCondition(ctx, "skip_if", def.opts.SkipIf, goclient.PreconditionSkip, step)
+		return evalCondition(ctx, "skip_if", def.opts.SkipIf, protocol.PreconditionSkip, step)
 	}
-	return goclient.PreconditionNone, nil
+	return protocol.PreconditionNone, nil
 }
 
 // evalCondition runs one condition; holds is what it means when it returns
 // true.
-func evalCondition(ctx context.Context, name string, cond Condition, holds goclient.Precondition, step *Step) (goclient.Precondition, error) {
+func evalCondition(ctx context.Context, name string, cond Condition, holds protocol.Precondition, step *Step) (protocol.Precondition, error) {
 	result, err := callCondition(ctx, cond, step)
 	if flow, ok := asFlowControl(err); ok {
 		switch flow.Signal {
-		case goclient.SignalCancel:
-			return goclient.PreconditionCancel, nil
-		case goclient.SignalSkip:
-			return goclient.PreconditionSkip, nil
+		case SignalCancel:
+			return protocol.PreconditionCancel, nil
+		case SignalSkip:
+			return protocol.PreconditionSkip, nil
 		}
 		err = fmt.Errorf("geneva: a condition returned flow control %q; only Cancel and Skip decide a condition", flow.Signal)
 	}
 	if err != nil {
-		return goclient.PreconditionNone, &ConditionError{Condition: name, Err: err}
+		return protocol.PreconditionNone, &ConditionError{Condition: name, Err: err}
 	}
 	if result {
 		return holds, nil
 	}
-	return goclient.PreconditionNone, nil
+	return protocol.PreconditionNone, nil
 }
 
 // ConditionError is the error of a condition (a hero check, a cancel_if, a
@@ -425,9 +426,9 @@ func (e *ConditionError) Unwrap() error { return e.Err }
 // into an error (which goes through the exception policies).
 func checkFlowControl(err error) error {
 	flow, ok := asFlowControl(err)
-	if !ok || slices.Contains([]goclient.Signal{
-		goclient.SignalSuccess, goclient.SignalFinished, goclient.SignalReattempt, goclient.SignalSkip,
-		goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend, goclient.SignalReattemptRewind,
+	if !ok || slices.Contains([]Signal{
+		SignalSuccess, SignalFinished, SignalReattempt, SignalSkip,
+		SignalCancel, SignalPause, SignalSuspend, SignalReattemptRewind,
 	}, flow.Signal) {
 		return err
 	}
@@ -437,8 +438,8 @@ func checkFlowControl(err error) error {
 // flowWait is the wait SQL takes with a signal: only reattempt (rewinding or
 // not) and suspend wait, never less than nothing.
 func flowWait(flow *FlowControl) time.Duration {
-	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend &&
-		flow.Signal != goclient.SignalReattemptRewind) {
+	if flow.Wait < 0 || (flow.Signal != SignalReattempt && flow.Signal != SignalSuspend &&
+		flow.Signal != SignalReattemptRewind) {
 		return 0
 	}
 	return min(flow.Wait, LongestWait)
@@ -456,9 +457,9 @@ type recording struct {
 	// offer asks SQL to start the next step for this job
 	// (geneva.complete_and_continue); next is the step it started.
 	offer bool
-	next  *goclient.NextStep
+	next  *protocol.NextStep
 
-	failure *goclient.Failure
+	failure *protocol.Failure
 }
 
 // recorded is what SQL recorded: the outcome (nil when the execution had moved
@@ -485,7 +486,7 @@ func (e *executor) finalize(ctx context.Context, db DB, rec *recording) error {
 		recordErr error
 	)
 	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
-		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), rec)
+		result, recordErr = e.recordWithRetries(ctx, stop, protocol.New(db), rec)
 		if recordErr == nil {
 			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
@@ -546,7 +547,7 @@ func failureLevel(outcome string, reported bool) slog.Level {
 // long as it takes, heartbeating the execution meanwhile where it can; it
 // gives up after finalizeAttempts tries only when stop ends (the worker stops
 // hard), when the database answers with another error, or in a Runner.
-func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
+func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol.Client, rec *recording) (*recorded, error) {
 	var stopHeartbeat func()
 	defer func() {
 		if stopHeartbeat != nil {
@@ -591,10 +592,10 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient
 // record makes the one SQL call that records the step's end (and completes
 // the River job). A handler policy takes a second call: the first records
 // nothing and asks for the handler's decision.
-func (e *executor) record(ctx context.Context, client *goclient.Client, rec *recording) (*recorded, error) {
-	opts := &goclient.ReportOpts{JobID: rec.jobID, Continue: rec.offer}
+func (e *executor) record(ctx context.Context, client *protocol.Client, rec *recording) (*recorded, error) {
+	opts := &protocol.ReportOpts{JobID: rec.jobID, Continue: rec.offer}
 	var (
-		result *goclient.StepResult
+		result *protocol.StepResult
 		err    error
 	)
 	flow, isFlow := asFlowControl(rec.err)
@@ -604,9 +605,9 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, rec *rec
 	case rec.phase == phaseInterrupted:
 		result, err = client.InterruptStep(ctx, rec.step.ExecutionID, opts)
 	case rec.err == nil:
-		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, goclient.SignalSuccess, 0, opts)
+		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, protocol.SignalSuccess, 0, opts)
 	case isFlow:
-		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, flow.Signal, flowWait(flow), opts)
+		result, err = client.CompleteStep(ctx, rec.step.ExecutionID, protocol.Signal(flow.Signal), flowWait(flow), opts)
 	default:
 		return e.recordFailure(ctx, client, rec, false)
 	}
@@ -619,9 +620,9 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, rec *rec
 
 // recordFailure records a step's error: SQL resolves the policy; when it
 // names a handler, the handler decides and SQL is told its decision.
-func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, rec *recording, precondition bool) (*recorded, error) {
+func (e *executor) recordFailure(ctx context.Context, client *protocol.Client, rec *recording, precondition bool) (*recorded, error) {
 	if rec.failure == nil {
-		rec.failure = &goclient.Failure{
+		rec.failure = &protocol.Failure{
 			Classes:      errorClasses(rec.wf, rec.err),
 			Chain:        errorChain(rec.err),
 			Message:      errorMessage(rec.err),
@@ -646,23 +647,23 @@ func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, r
 // decide runs an imperative handler and returns its decision; a handler that
 // decides nothing (or something else than reattempt, skip, cancel, pause or
 // finished), fails or panics pauses the workflow.
-func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Step, name string, stepErr error) (goclient.Signal, time.Duration) {
+func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Step, name string, stepErr error) (protocol.Signal, time.Duration) {
 	handler := wf.handlers[name]
 	if handler == nil {
 		step.Logger.ErrorContext(ctx, "geneva: the policy's handler is not in this worker's definition; pausing", slog.String("handler", name))
-		return goclient.SignalPause, 0
+		return protocol.SignalPause, 0
 	}
 	decision := callHandler(ctx, handler, step, stepErr)
 	flow, ok := asFlowControl(decision)
-	if !ok || !slices.Contains([]goclient.Signal{
-		goclient.SignalReattempt, goclient.SignalSkip, goclient.SignalCancel, goclient.SignalPause, goclient.SignalFinished,
+	if !ok || !slices.Contains([]Signal{
+		SignalReattempt, SignalSkip, SignalCancel, SignalPause, SignalFinished,
 	}, flow.Signal) {
 		if decision != nil {
 			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", errorMessage(decision)))
 		}
-		return goclient.SignalPause, 0
+		return protocol.SignalPause, 0
 	}
-	return flow.Signal, flowWait(flow)
+	return protocol.Signal(flow.Signal), flowWait(flow)
 }
 
 // errorClasses are the names SQL matches exception policies against: the

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // Step is what a step function (and a condition, a handler, a hook) sees of
@@ -66,7 +66,7 @@ type Step struct {
 	// set with Outcome. For hooks.
 	WorkflowState string
 
-	client *goclient.Client
+	client *protocol.Client
 	// exec is the executor running the step (for a resumable step's clock and
 	// the worker's stop); iteration is a resumable step's Iteration.
 	exec      *executor

@@ -17,6 +17,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -356,7 +357,7 @@ func TestWorker(t *testing.T) {
 		}, nil)
 		// the worker registers the definition when it starts; here the
 		// workflow is created first
-		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Once", mustDefinition(t, wf)))
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Once", mustDefinition(t, wf)))
 		id := b.create(t, "Once")
 		// River delivers the job twice: a copy of it waits too
 		for range 2 {
@@ -383,7 +384,7 @@ func TestWorker(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		wf := worker.NewWorkflow("Stuck", nil).Step("a", ok, nil)
-		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
 		// a worker that died two hours ago started step a
 		conn, err := pgx.ConnectConfig(b.ctx, b.pool.Config().ConnConfig)
 		require.NoError(t, err)
@@ -393,7 +394,7 @@ func TestWorker(t *testing.T) {
 		twoHoursAgo := goclient.New(conn)
 		id, err := twoHoursAgo.CreateWorkflow(b.ctx, "Stuck", "User", "1", nil)
 		require.NoError(t, err)
-		started, err := twoHoursAgo.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		started, err := protocol.New(conn).StartStep(b.ctx, b.history(t, id)[0].ID, protocol.PreconditionNone)
 		require.NoError(t, err)
 		require.NotNil(t, started)
 
