@@ -1,5 +1,9 @@
-// Package goclient is Geneva's SQL API for Go: one method per public SQL
-// function of the geneva schema.
+// Package goclient is Geneva's SQL API for Go applications and operators:
+// one method per SQL function or view of the geneva schema that they call
+// (create, read, pause, resume, cancel, skip and schedule workflows,
+// housekeeping, hero tracking, the dashboards' views). The worker protocol
+// (start_step, complete_step, ...) is package worker's business; the README
+// documents it for workers in other languages.
 //
 //	client := goclient.New(pool)
 //	workflow, err := client.PauseWorkflow(ctx, id)

@@ -15,7 +15,8 @@ import (
 
 // SQL owns the vocabulary and the defaults; these tests pin goclient's
 // constants and the defaults it sends to what the database says, so that the
-// two cannot drift.
+// two cannot drift (internal/protocol's test does the same for the worker
+// protocol's signals and preconditions).
 
 // quoted lists the single-quoted words of s, in order, once each.
 func quoted(s string) []string {
@@ -52,20 +53,6 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	require.ElementsMatch(t, executionStates, []string{ExecutionScheduled, ExecutionInProgress, ExecutionCompleted,
 		ExecutionFailed, ExecutionCanceled, ExecutionSkipped})
 
-	// signals: what geneva._complete_step accepts
-	body := query(`select pg_get_functiondef('geneva._complete_step'::regproc)`)
-	line := regexp.MustCompile(`p_signal not in \(([^)]*)\)`).FindStringSubmatch(body)
-	require.NotNil(t, line)
-	require.ElementsMatch(t, quoted(line[1]), []string{string(SignalSuccess), string(SignalFinished),
-		string(SignalReattempt), string(SignalReattemptRewind), string(SignalSkip), string(SignalCancel),
-		string(SignalPause), string(SignalSuspend)})
-
-	// preconditions: what geneva.start_step accepts
-	body = query(`select pg_get_functiondef('geneva.start_step'::regproc)`)
-	line = regexp.MustCompile(`p_precondition not in \(([^)]*)\)`).FindStringSubmatch(body)
-	require.NotNil(t, line)
-	require.ElementsMatch(t, quoted(line[1]), []string{string(PreconditionCancel), string(PreconditionSkip),
-		string(PreconditionHeroMissing)})
 }
 
 // Housekeep sends, for parameters not given, exactly geneva.housekeep's own

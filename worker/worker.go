@@ -195,7 +195,8 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	return w, nil
 }
 
-// Client returns a client for the SQL API on the worker's pool.
+// Client returns a client for the application's and operator's SQL API on
+// the worker's pool (goclient.New(tx) runs in a transaction).
 func (w *Worker) Client() *goclient.Client { return w.client }
 
 // River returns the worker's River client.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/geneva-dev/geneva/dashboard"
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 type bench struct {
@@ -54,7 +55,7 @@ func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
 // define registers the benchmark's workflow types: Bench (the no-op steps)
 // and BenchCreate (one step, for create_workflow).
 func (b *bench) define(ctx context.Context) error {
-	client := goclient.New(b.pool)
+	client := protocol.New(b.pool)
 	definition, err := benchWorkflow(b.o.steps).Definition()
 	if err != nil {
 		return err
