@@ -86,7 +86,7 @@ func (c *Client) ListWorkflows(ctx context.Context, params *ListWorkflowsParams)
 		limit = 100
 	}
 	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
-		nullIfEmpty(params.State), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
+		nullIfEmpty(string(params.State)), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
 		nullIfEmpty(params.HeroID), limit, nullIfZero(params.BeforeID))
 	if err != nil {
 		return nil, mapError(err)
@@ -252,9 +252,9 @@ func orDefault(d *time.Duration, def time.Duration) time.Duration {
 
 // WorkflowCount is a row of the geneva.workflow_counts view.
 type WorkflowCount struct {
-	WorkflowType string `db:"workflow_type"`
-	State        string `db:"state"`
-	Workflows    int64  `db:"workflows"`
+	WorkflowType string        `db:"workflow_type"`
+	State        WorkflowState `db:"state"`
+	Workflows    int64         `db:"workflows"`
 }
 
 // WorkflowCounts returns how many workflows of each type are in each state

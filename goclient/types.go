@@ -5,32 +5,39 @@ import (
 	"time"
 )
 
+// WorkflowState is the state of a workflow (geneva.workflows.state).
+type WorkflowState string
+
 // Workflow states.
 const (
-	StateReady      = "ready"      // waiting for its next step execution
-	StatePerforming = "performing" // a step is running now
-	StatePaused     = "paused"     // stopped, waiting for a person; keeps its hero's slot
-	StateFinished   = "finished"   // all steps done, or finished signalled (terminal)
-	StateCanceled   = "canceled"   // canceled (terminal)
+	StateReady      WorkflowState = "ready"      // waiting for its next step execution
+	StatePerforming WorkflowState = "performing" // a step is running now
+	StatePaused     WorkflowState = "paused"     // stopped, waiting for a person; keeps its hero's slot
+	StateFinished   WorkflowState = "finished"   // all steps done, or finished signalled (terminal)
+	StateCanceled   WorkflowState = "canceled"   // canceled (terminal)
 )
 
-// Step execution states.
+// ExecutionState is the state of a step execution
+// (geneva.step_executions.state).
+type ExecutionState string
+
+// Step execution states (the execution's Outcome says which of the cases).
 const (
-	ExecutionScheduled  = "scheduled"
-	ExecutionInProgress = "in_progress"
-	ExecutionCompleted  = "completed"
-	ExecutionFailed     = "failed"
-	ExecutionCanceled   = "canceled"
-	ExecutionSkipped    = "skipped"
+	ExecutionScheduled  ExecutionState = "scheduled"   // waiting for its time and its job
+	ExecutionInProgress ExecutionState = "in_progress" // its step is running
+	ExecutionCompleted  ExecutionState = "completed"   // ended without an error, or reattempted, handed over, recovered
+	ExecutionFailed     ExecutionState = "failed"      // ended by an error: paused, canceled or out of reattempts
+	ExecutionCanceled   ExecutionState = "canceled"    // by a condition, a signal, an operator or a missing hero
+	ExecutionSkipped    ExecutionState = "skipped"     // by a condition, a signal, an exception policy or an operator
 )
 
 // Workflow is a row of geneva.workflows.
 type Workflow struct {
-	ID           int64  `db:"id"`
-	WorkflowType string `db:"workflow_type"`
-	HeroType     string `db:"hero_type"`
-	HeroID       string `db:"hero_id"`
-	State        string `db:"state"`
+	ID           int64         `db:"id"`
+	WorkflowType string        `db:"workflow_type"`
+	HeroType     string        `db:"hero_type"`
+	HeroID       string        `db:"hero_id"`
+	State        WorkflowState `db:"state"`
 	// CurrentStepName is the step running now (set only while performing).
 	CurrentStepName *string `db:"current_step_name"`
 	// NextStepName is the step of the most recently scheduled execution.
@@ -55,21 +62,21 @@ const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_s
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.
 type StepExecution struct {
-	ID             int64      `db:"id"`
-	WorkflowID     int64      `db:"workflow_id"`
-	StepName       string     `db:"step_name"`
-	State          string     `db:"state"`
-	Outcome        *string    `db:"outcome"`
-	ScheduledFor   time.Time  `db:"scheduled_for"`
-	StartedAt      *time.Time `db:"started_at"`
-	CompletedAt    *time.Time `db:"completed_at"`
-	FailedAt       *time.Time `db:"failed_at"`
-	CanceledAt     *time.Time `db:"canceled_at"`
-	SkippedAt      *time.Time `db:"skipped_at"`
-	FinishedAt     *time.Time `db:"finished_at"`
-	ErrorClassName *string    `db:"error_class_name"`
-	ErrorMessage   *string    `db:"error_message"`
-	ErrorBacktrace *string    `db:"error_backtrace"`
+	ID             int64          `db:"id"`
+	WorkflowID     int64          `db:"workflow_id"`
+	StepName       string         `db:"step_name"`
+	State          ExecutionState `db:"state"`
+	Outcome        *string        `db:"outcome"`
+	ScheduledFor   time.Time      `db:"scheduled_for"`
+	StartedAt      *time.Time     `db:"started_at"`
+	CompletedAt    *time.Time     `db:"completed_at"`
+	FailedAt       *time.Time     `db:"failed_at"`
+	CanceledAt     *time.Time     `db:"canceled_at"`
+	SkippedAt      *time.Time     `db:"skipped_at"`
+	FinishedAt     *time.Time     `db:"finished_at"`
+	ErrorClassName *string        `db:"error_class_name"`
+	ErrorMessage   *string        `db:"error_message"`
+	ErrorBacktrace *string        `db:"error_backtrace"`
 	// ErrorClasses are every class of the error's chain, ErrorClassName
 	// first (the worker's errors, as it reported them).
 	ErrorClasses    []string        `db:"error_classes"`
@@ -91,7 +98,7 @@ type ListWorkflowsParams struct {
 	// exactly.
 	//
 	// Defaults to no filter (empty).
-	State        string
+	State        WorkflowState
 	WorkflowType string
 	HeroType     string
 	HeroID       string

@@ -13,7 +13,7 @@ import (
 type TimelineEntry struct {
 	ExecutionID     int64          `db:"execution_id"`
 	StepName        string         `db:"step_name"`
-	State           string         `db:"state"`
+	State           ExecutionState `db:"state"`
 	Outcome         *string        `db:"outcome"`
 	ScheduledFor    time.Time      `db:"scheduled_for"`
 	StartedAt       *time.Time     `db:"started_at"`
@@ -83,7 +83,7 @@ type StuckExecution struct {
 	HeroType     string         `db:"hero_type"`
 	HeroID       string         `db:"hero_id"`
 	StepName     string         `db:"step_name"`
-	State        string         `db:"state"`
+	State        ExecutionState `db:"state"`
 	ScheduledFor time.Time      `db:"scheduled_for"`
 	StartedAt    *time.Time     `db:"started_at"`
 	RunningFor   *time.Duration `db:"running_for"`

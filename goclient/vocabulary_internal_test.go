@@ -29,6 +29,15 @@ func quoted(s string) []string {
 	return words
 }
 
+// strs is the strings of typed constants.
+func strs[S ~string](values ...S) []string {
+	var all []string
+	for _, v := range values {
+		all = append(all, string(v))
+	}
+	return all
+}
+
 func TestVocabularyMatchesSQL(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
@@ -42,7 +51,7 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	// workflow states: the CHECK on geneva.workflows (its first list)
 	check := query(`select pg_get_constraintdef(oid) from pg_constraint where conname = 'workflows_state_valid'`)
 	states := quoted(check[:strings.Index(check, "requested_action")])
-	require.ElementsMatch(t, states, []string{StateReady, StatePerforming, StatePaused, StateFinished, StateCanceled})
+	require.ElementsMatch(t, states, strs(StateReady, StatePerforming, StatePaused, StateFinished, StateCanceled))
 
 	// execution states: the cases of the CHECK on geneva.step_executions
 	check = query(`select pg_get_constraintdef(oid) from pg_constraint where conname = 'step_executions_state_outcome_valid'`)
@@ -50,8 +59,8 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	for _, m := range regexp.MustCompile(`WHEN '([a-z_]+)'::text THEN`).FindAllStringSubmatch(check, -1) {
 		executionStates = append(executionStates, m[1])
 	}
-	require.ElementsMatch(t, executionStates, []string{ExecutionScheduled, ExecutionInProgress, ExecutionCompleted,
-		ExecutionFailed, ExecutionCanceled, ExecutionSkipped})
+	require.ElementsMatch(t, executionStates, strs(ExecutionScheduled, ExecutionInProgress, ExecutionCompleted,
+		ExecutionFailed, ExecutionCanceled, ExecutionSkipped))
 
 }
 

@@ -259,7 +259,7 @@ func (h *hook) finalize(ctx context.Context, step *worker.Step, next func(contex
 	}
 	child.End()
 	if step.Outcome != "" {
-		h.ended(ctx, r, step, step.Outcome, step.WorkflowState)
+		h.ended(ctx, r, step, step.Outcome, string(step.WorkflowState))
 	} else {
 		r.span.End() // nothing recorded (the worker stopped, or recording failed)
 	}

@@ -466,7 +466,7 @@ type recording struct {
 // on), the workflow's state after it, and whether to report the error.
 type recorded struct {
 	outcome       *string
-	workflowState string
+	workflowState goclient.WorkflowState
 	report        bool
 }
 

@@ -272,7 +272,7 @@ func TestDefinitionsDiffer(t *testing.T) {
 			require.ErrorAs(t, runner.Perform(ctx, h.Conn(), b.ID), &notHere)
 			require.Equal(t, "b", notHere.StepName)
 		}
-		require.Equal(t, "scheduled", h.History(ctx, id)[1].State, "nothing recorded")
+		require.Equal(t, goclient.ExecutionScheduled, h.History(ctx, id)[1].State, "nothing recorded")
 
 		h.Speedrun(ctx, id, nil)
 		require.Equal(t, []string{"a: success", "b: success"}, outcomesOf(ctx, h, id))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
@@ -64,7 +65,7 @@ type Step struct {
 
 	// WorkflowState is the workflow's state after the outcome was recorded,
 	// set with Outcome. For hooks.
-	WorkflowState string
+	WorkflowState goclient.WorkflowState
 
 	client *protocol.Client
 	// exec is the executor running the step (for a resumable step's clock and

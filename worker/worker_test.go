@@ -74,7 +74,7 @@ func (b *testBundle) create(t *testing.T, workflowType string) int64 {
 }
 
 // waitState waits until the workflow is in one of the states.
-func (b *testBundle) waitState(t *testing.T, id int64, states ...string) *goclient.Workflow {
+func (b *testBundle) waitState(t *testing.T, id int64, states ...goclient.WorkflowState) *goclient.Workflow {
 	t.Helper()
 	var workflow *goclient.Workflow
 	require.Eventually(t, func() bool {
@@ -93,7 +93,7 @@ func (b *testBundle) outcomes(t *testing.T, id int64) []string {
 	require.NoError(t, err)
 	var outcomes []string
 	for _, e := range history {
-		outcome := e.State
+		outcome := string(e.State)
 		if e.Outcome != nil {
 			outcome = *e.Outcome
 		}
@@ -150,7 +150,7 @@ func TestWorker(t *testing.T) {
 
 		cases := []struct {
 			workflowType string
-			state        string
+			state        goclient.WorkflowState
 			outcomes     []string
 		}{
 			{"Success", "finished", []string{"first: success", "second: success"}},

@@ -3,6 +3,8 @@ package protocol
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 // Failure describes an error of a step, for FailStep.
@@ -50,7 +52,7 @@ type FailResult struct {
 	// Report tells whether the error should be reported, per the policy.
 	Report bool `db:"report"`
 	// WorkflowState is the workflow's state afterwards.
-	WorkflowState string `db:"workflow_state"`
+	WorkflowState goclient.WorkflowState `db:"workflow_state"`
 	// Handler names the handler the policy gives, if any.
 	Handler *string `db:"handler"`
 }
@@ -152,7 +154,7 @@ type StepResult struct {
 	// because the execution had moved on (e.g. housekeeping recovered it).
 	Outcome *string `db:"outcome"`
 	// WorkflowState is the workflow's state afterwards.
-	WorkflowState string `db:"workflow_state"`
+	WorkflowState goclient.WorkflowState `db:"workflow_state"`
 	// Next is the execution CompleteStep started for the worker to run at
 	// once (ReportOpts.Continue), or nil.
 	Next *NextStep `db:"-"`
