@@ -155,8 +155,8 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 			d.Counts[c.WorkflowType] = map[string]int64{}
 			d.Types = append(d.Types, c.WorkflowType)
 		}
-		d.Counts[c.WorkflowType][c.State] = c.Workflows
-		d.Totals[c.State] += c.Workflows
+		d.Counts[c.WorkflowType][string(c.State)] = c.Workflows
+		d.Totals[string(c.State)] += c.Workflows
 		d.Total += c.Workflows
 	}
 	d.Paused = d.Totals["paused"]

@@ -87,7 +87,7 @@ func TestPaymentProcessing(t *testing.T) {
 
 	for _, c := range []struct {
 		scenario string
-		state    string
+		state    goclient.WorkflowState
 		outcomes map[string]string // a step's last outcome
 	}{
 		{"ok", goclient.StateFinished, map[string]string{"notify_fulfillment": "success"}},

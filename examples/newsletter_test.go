@@ -51,7 +51,7 @@ func TestNewsletter(t *testing.T) {
 	waitFor := func(what string, cond func() bool) {
 		require.Eventually(t, cond, 30*time.Second, 5*time.Millisecond, what)
 	}
-	state := func(id int64) string {
+	state := func(id int64) goclient.WorkflowState {
 		workflow, err := client.GetWorkflow(ctx, id)
 		require.NoError(t, err)
 		return workflow.State

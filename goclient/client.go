@@ -1,24 +1,7 @@
-// Package goclient is Geneva's SQL API for Go: one method per public SQL
-// function of the geneva schema, each with a ...Tx twin that runs in the
-// caller's transaction, so that, for example, a workflow is created in the
-// same commit as the application's own writes.
-//
-//	client := goclient.New(pool)
-//
-//	tx, err := pool.Begin(ctx)
-//	...
-//	id, err := client.CreateWorkflowTx(ctx, tx, "Onboarding", "User", "42", nil)
-//	...
-//	err = tx.Commit(ctx)
-//
-// Errors from the database map to the sentinel errors of this package
-// (errors.Is(err, goclient.ErrNotFound), ...) and still unwrap to the
-// *pgconn.PgError.
 package goclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -33,12 +16,14 @@ type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Client calls Geneva's SQL functions.
+// Client calls Geneva's SQL functions for an application or operator. It
+// holds nothing but its DB.
 type Client struct {
 	db DB
 }
 
-// New returns a client that runs on db (normally a *pgxpool.Pool).
+// New returns a client that runs on db: a *pgxpool.Pool, or a pgx.Tx to
+// work in the caller's transaction.
 func New(db DB) *Client {
 	return &Client{db: db}
 }
@@ -66,20 +51,11 @@ type CreateWorkflowOpts struct {
 // Errors: ErrUnknownWorkflowType; *DuplicateWorkflowError (ErrDuplicateWorkflow)
 // when the hero has an ongoing workflow of the type; ErrInvalidArgument.
 func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
-	return createWorkflow(ctx, c.db, workflowType, heroType, heroID, opts)
-}
-
-// CreateWorkflowTx is CreateWorkflow in the caller's transaction.
-func (c *Client) CreateWorkflowTx(ctx context.Context, tx pgx.Tx, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
-	return createWorkflow(ctx, tx, workflowType, heroType, heroID, opts)
-}
-
-func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID string, opts *CreateWorkflowOpts) (int64, error) {
 	if opts == nil {
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
+	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
 		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext)).Scan(&id)
 	if err != nil {
 		err = mapError(err)
@@ -92,49 +68,16 @@ func createWorkflow(ctx context.Context, db DB, workflowType, heroType, heroID s
 	return id, nil
 }
 
-// DefineWorkflow registers or replaces the definition of a workflow type
-// (geneva.define_workflow); definition is its JSON. The worker registers its
-// workflows itself at start-up.
-//
-// Errors: ErrInvalidArgument, naming what is wrong with the definition.
-func (c *Client) DefineWorkflow(ctx context.Context, workflowType string, definition json.RawMessage) error {
-	return defineWorkflow(ctx, c.db, workflowType, definition)
-}
-
-// DefineWorkflowTx is DefineWorkflow in the caller's transaction.
-func (c *Client) DefineWorkflowTx(ctx context.Context, tx pgx.Tx, workflowType string, definition json.RawMessage) error {
-	return defineWorkflow(ctx, tx, workflowType, definition)
-}
-
-func defineWorkflow(ctx context.Context, db DB, workflowType string, definition json.RawMessage) error {
-	_, err := db.Exec(ctx, "select geneva.define_workflow($1, $2::jsonb)", workflowType, string(definition))
-	return mapError(err)
-}
-
 // GetWorkflow returns a workflow (geneva.get_workflow).
 //
 // Errors: ErrNotFound.
 func (c *Client) GetWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "get_workflow", workflowID)
-}
-
-// GetWorkflowTx is GetWorkflow in the caller's transaction.
-func (c *Client) GetWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "get_workflow", workflowID)
+	return c.workflowCall(ctx, "get_workflow", workflowID)
 }
 
 // ListWorkflows returns workflows by state, type and hero, newest first
 // (geneva.list_workflows).
 func (c *Client) ListWorkflows(ctx context.Context, params *ListWorkflowsParams) ([]*Workflow, error) {
-	return listWorkflows(ctx, c.db, params)
-}
-
-// ListWorkflowsTx is ListWorkflows in the caller's transaction.
-func (c *Client) ListWorkflowsTx(ctx context.Context, tx pgx.Tx, params *ListWorkflowsParams) ([]*Workflow, error) {
-	return listWorkflows(ctx, tx, params)
-}
-
-func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*Workflow, error) {
 	if params == nil {
 		params = &ListWorkflowsParams{}
 	}
@@ -142,8 +85,8 @@ func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*
 	if limit == 0 {
 		limit = 100
 	}
-	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
-		nullIfEmpty(params.State), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
+		nullIfEmpty(string(params.State)), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
 		nullIfEmpty(params.HeroID), limit, nullIfZero(params.BeforeID))
 	if err != nil {
 		return nil, mapError(err)
@@ -159,12 +102,7 @@ func listWorkflows(ctx context.Context, db DB, params *ListWorkflowsParams) ([]*
 // Errors: ErrNotFound; ErrIllegalTransition for a paused, finished or canceled
 // workflow.
 func (c *Client) PauseWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "pause_workflow", workflowID)
-}
-
-// PauseWorkflowTx is PauseWorkflow in the caller's transaction.
-func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "pause_workflow", workflowID)
+	return c.workflowCall(ctx, "pause_workflow", workflowID)
 }
 
 // ResumeWorkflow resumes a paused workflow (geneva.resume_workflow): the step
@@ -176,12 +114,7 @@ func (c *Client) PauseWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int6
 // Errors: ErrNotFound; ErrIllegalTransition for a workflow that is neither
 // paused nor performing with a pause requested.
 func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "resume_workflow", workflowID)
-}
-
-// ResumeWorkflowTx is ResumeWorkflow in the caller's transaction.
-func (c *Client) ResumeWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "resume_workflow", workflowID)
+	return c.workflowCall(ctx, "resume_workflow", workflowID)
 }
 
 // CancelWorkflow cancels a workflow (geneva.cancel_workflow): at once when it
@@ -191,12 +124,7 @@ func (c *Client) ResumeWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int
 // Errors: ErrNotFound; ErrIllegalTransition for a finished or canceled
 // workflow.
 func (c *Client) CancelWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "cancel_workflow", workflowID)
-}
-
-// CancelWorkflowTx is CancelWorkflow in the caller's transaction.
-func (c *Client) CancelWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "cancel_workflow", workflowID)
+	return c.workflowCall(ctx, "cancel_workflow", workflowID)
 }
 
 // SkipStep skips the step a ready or paused workflow would run next and
@@ -206,18 +134,13 @@ func (c *Client) CancelWorkflowTx(ctx context.Context, tx pgx.Tx, workflowID int
 // Errors: ErrNotFound; ErrIllegalTransition for a performing, finished or
 // canceled workflow.
 func (c *Client) SkipStep(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, c.db, "skip_step", workflowID)
-}
-
-// SkipStepTx is SkipStep in the caller's transaction.
-func (c *Client) SkipStepTx(ctx context.Context, tx pgx.Tx, workflowID int64) (*Workflow, error) {
-	return workflowCall(ctx, tx, "skip_step", workflowID)
+	return c.workflowCall(ctx, "skip_step", workflowID)
 }
 
 // workflowCall calls one of the functions that take a workflow id and return
 // its row. function is a constant of this package.
-func workflowCall(ctx context.Context, db DB, function string, workflowID int64) (*Workflow, error) {
-	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva."+function+"($1)", workflowID)
+func (c *Client) workflowCall(ctx context.Context, function string, workflowID int64) (*Workflow, error) {
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva."+function+"($1)", workflowID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -230,16 +153,7 @@ func workflowCall(ctx context.Context, db DB, function string, workflowID int64)
 //
 // Errors: ErrNotFound.
 func (c *Client) StepHistory(ctx context.Context, workflowID int64) ([]*StepExecution, error) {
-	return stepHistory(ctx, c.db, workflowID)
-}
-
-// StepHistoryTx is StepHistory in the caller's transaction.
-func (c *Client) StepHistoryTx(ctx context.Context, tx pgx.Tx, workflowID int64) ([]*StepExecution, error) {
-	return stepHistory(ctx, tx, workflowID)
-}
-
-func stepHistory(ctx context.Context, db DB, workflowID int64) ([]*StepExecution, error) {
-	rows, err := db.Query(ctx, "select "+stepExecutionColumns+" from geneva.step_history($1)", workflowID)
+	rows, err := c.db.Query(ctx, "select "+stepExecutionColumns+" from geneva.step_history($1)", workflowID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -251,16 +165,7 @@ func stepHistory(ctx context.Context, db DB, workflowID int64) ([]*StepExecution
 //
 // Errors: ErrNotFound.
 func (c *Client) GetStepExecution(ctx context.Context, executionID int64) (*StepExecution, error) {
-	return getStepExecution(ctx, c.db, executionID)
-}
-
-// GetStepExecutionTx is GetStepExecution in the caller's transaction.
-func (c *Client) GetStepExecutionTx(ctx context.Context, tx pgx.Tx, executionID int64) (*StepExecution, error) {
-	return getStepExecution(ctx, tx, executionID)
-}
-
-func getStepExecution(ctx context.Context, db DB, executionID int64) (*StepExecution, error) {
-	rows, err := db.Query(ctx, "select "+stepExecutionColumns+" from geneva.get_step_execution($1)", executionID)
+	rows, err := c.db.Query(ctx, "select "+stepExecutionColumns+" from geneva.get_step_execution($1)", executionID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -276,16 +181,7 @@ func getStepExecution(ctx context.Context, db DB, executionID int64) (*StepExecu
 // Errors: ErrNotFound; ErrInvalidArgument for a step the workflow does not
 // have; ErrIllegalTransition for a performing, finished or canceled workflow.
 func (c *Client) ScheduleStep(ctx context.Context, workflowID int64, stepName string) (*Workflow, error) {
-	return scheduleStep(ctx, c.db, workflowID, stepName)
-}
-
-// ScheduleStepTx is ScheduleStep in the caller's transaction.
-func (c *Client) ScheduleStepTx(ctx context.Context, tx pgx.Tx, workflowID int64, stepName string) (*Workflow, error) {
-	return scheduleStep(ctx, tx, workflowID, stepName)
-}
-
-func scheduleStep(ctx context.Context, db DB, workflowID int64, stepName string) (*Workflow, error) {
-	rows, err := db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfEmpty(stepName))
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfEmpty(stepName))
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -296,12 +192,12 @@ func scheduleStep(ctx context.Context, db DB, workflowID int64, stepName string)
 // Housekeep runs one round of housekeeping (geneva.housekeep) and returns its
 // counts. Call it again while More is true.
 func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeep(ctx, c.db, params)
-}
-
-// HousekeepTx is Housekeep in the caller's transaction.
-func (c *Client) HousekeepTx(ctx context.Context, tx pgx.Tx, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeep(ctx, tx, params)
+	var result HousekeepResult
+	err := c.db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", housekeepArgs(params)...).Scan(&result)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &result, nil
 }
 
 // HousekeepIfDue runs one round of housekeeping (geneva.housekeep_if_due)
@@ -309,35 +205,16 @@ func (c *Client) HousekeepTx(ctx context.Context, tx pgx.Tx, params *HousekeepPa
 // is running one; then it returns nil. Workers call it on a timer; call it
 // again at once while the result's More is true.
 func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeepIfDue(ctx, c.db, interval, params)
-}
-
-// HousekeepIfDueTx is HousekeepIfDue in the caller's transaction (which holds
-// the round's lock until it ends).
-func (c *Client) HousekeepIfDueTx(ctx context.Context, tx pgx.Tx, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
-	return housekeepIfDue(ctx, tx, interval, params)
-}
-
-func housekeepIfDue(ctx context.Context, db DB, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
 	if interval == 0 {
 		interval = time.Minute
 	}
 	var result *HousekeepResult
-	err := db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
+	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
 		append([]any{interval}, housekeepArgs(params)...)...).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return result, nil
-}
-
-func housekeep(ctx context.Context, db DB, params *HousekeepParams) (*HousekeepResult, error) {
-	var result HousekeepResult
-	err := db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", housekeepArgs(params)...).Scan(&result)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	return &result, nil
 }
 
 // housekeepArgs are the SQL arguments of geneva.housekeep for params, with
@@ -375,240 +252,20 @@ func orDefault(d *time.Duration, def time.Duration) time.Duration {
 
 // WorkflowCount is a row of the geneva.workflow_counts view.
 type WorkflowCount struct {
-	WorkflowType string `db:"workflow_type"`
-	State        string `db:"state"`
-	Workflows    int64  `db:"workflows"`
+	WorkflowType string        `db:"workflow_type"`
+	State        WorkflowState `db:"state"`
+	Workflows    int64         `db:"workflows"`
 }
 
 // WorkflowCounts returns how many workflows of each type are in each state
 // (the geneva.workflow_counts view), ordered by type and state.
 func (c *Client) WorkflowCounts(ctx context.Context) ([]*WorkflowCount, error) {
-	return workflowCounts(ctx, c.db)
-}
-
-// WorkflowCountsTx is WorkflowCounts in the caller's transaction.
-func (c *Client) WorkflowCountsTx(ctx context.Context, tx pgx.Tx) ([]*WorkflowCount, error) {
-	return workflowCounts(ctx, tx)
-}
-
-func workflowCounts(ctx context.Context, db DB) ([]*WorkflowCount, error) {
-	rows, err := db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
+	rows, err := c.db.Query(ctx, "select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state")
 	if err != nil {
 		return nil, mapError(err)
 	}
 	counts, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[WorkflowCount])
 	return counts, mapError(err)
-}
-
-// StartStep claims a step execution for a worker, or records the precondition
-// the worker found (geneva.start_step). It returns the step to run, or nil
-// when there is nothing to run: the execution was a duplicate, early, late, its
-// workflow is paused, or the precondition was recorded.
-//
-// Errors: ErrNotFound; ErrInvalidArgument.
-func (c *Client) StartStep(ctx context.Context, executionID int64, precondition Precondition) (*StartedStep, error) {
-	return startStep(ctx, c.db, executionID, precondition)
-}
-
-// StartStepTx is StartStep in the caller's transaction.
-func (c *Client) StartStepTx(ctx context.Context, tx pgx.Tx, executionID int64, precondition Precondition) (*StartedStep, error) {
-	return startStep(ctx, tx, executionID, precondition)
-}
-
-func startStep(ctx context.Context, db DB, executionID int64, precondition Precondition) (*StartedStep, error) {
-	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context
-		from geneva.start_step($1, $2)`,
-		executionID, nullIfEmpty(string(precondition)))
-	if err != nil {
-		return nil, mapError(err)
-	}
-	steps, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[StartedStep])
-	if err != nil || len(steps) == 0 {
-		return nil, mapError(err)
-	}
-	return steps[0], nil
-}
-
-// ReportOpts are options for CompleteStep and InterruptStep.
-type ReportOpts struct {
-	// JobID is the River job the worker ran for the execution: SQL completes
-	// it in the same transaction as the outcome.
-	//
-	// Defaults to none.
-	JobID int64
-
-	// Continue offers to run the next execution in the same job
-	// (CompleteStep only, which then calls geneva.complete_and_continue): when
-	// it is due now and has no cancel_if or skip_if to evaluate first, SQL
-	// starts it and returns it as StepResult.Next.
-	// Offer it only when the workflow has no condition SQL cannot see (a
-	// hero check).
-	//
-	// Defaults to false: the next execution gets a River job.
-	Continue bool
-}
-
-// CompleteStep records how a running step ended without an error
-// (geneva.complete_step). wait applies to SignalReattempt and SignalSuspend.
-//
-// Errors: ErrNotFound; ErrInvalidArgument.
-func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
-	return completeStep(ctx, c.db, executionID, signal, wait, opts)
-}
-
-// CompleteStepTx is CompleteStep in the caller's transaction.
-func (c *Client) CompleteStepTx(ctx context.Context, tx pgx.Tx, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
-	return completeStep(ctx, tx, executionID, signal, wait, opts)
-}
-
-func completeStep(ctx context.Context, db DB, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
-	var waitArg *time.Duration
-	if wait != 0 {
-		waitArg = &wait
-	}
-	if opts == nil || !opts.Continue {
-		rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
-			executionID, string(signal), waitArg, jobIDOf(opts))
-		return collectStepResult(rows, err)
-	}
-	var (
-		result    StepResult
-		next      NextStep
-		nextID    *int64
-		nextName  *string
-		attempt   *int
-		startedAt *time.Time
-	)
-	err := db.QueryRow(ctx, `select outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
-		next_started_at, next_cursor, next_continues_from_id
-		from geneva.complete_and_continue($1, $2, $3, $4)`,
-		executionID, string(signal), waitArg, jobIDOf(opts),
-	).Scan(&result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt, &startedAt, &next.Cursor, &next.ContinuesFromID)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	if nextID != nil {
-		next.ExecutionID, next.StepName, next.Attempt, next.StartedAt = *nextID, deref(nextName), deref(attempt), deref(startedAt)
-		result.Next = &next
-	}
-	return &result, nil
-}
-
-func jobIDOf(opts *ReportOpts) *int64 {
-	if opts == nil || opts.JobID == 0 {
-		return nil
-	}
-	return &opts.JobID
-}
-
-// FailStep records an error of a step, or of its preconditions
-// (geneva.fail_step). SQL resolves the exception policy and tells whether to
-// report the error; when the policy names a handler, the result's Action is
-// "handler" and nothing is recorded until FailStep is called again with the
-// handler's decision in failure.HandlerSignal.
-//
-// Errors: ErrNotFound; ErrInvalidArgument.
-func (c *Client) FailStep(ctx context.Context, executionID int64, failure *Failure) (*FailResult, error) {
-	return failStep(ctx, c.db, executionID, failure)
-}
-
-// FailStepTx is FailStep in the caller's transaction.
-func (c *Client) FailStepTx(ctx context.Context, tx pgx.Tx, executionID int64, failure *Failure) (*FailResult, error) {
-	return failStep(ctx, tx, executionID, failure)
-}
-
-func failStep(ctx context.Context, db DB, executionID int64, failure *Failure) (*FailResult, error) {
-	var handlerWait *time.Duration
-	if failure.HandlerWait != 0 {
-		handlerWait = &failure.HandlerWait
-	}
-	rows, err := db.Query(ctx, `select action, outcome, report, workflow_state, handler
-		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
-		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID),
-		failure.Chain)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[FailResult])
-	return result, mapError(err)
-}
-
-// CheckpointStep saves a resumable step's cursor (geneva.checkpoint_step). It
-// returns true when the step should stop now: a pause or cancel was
-// requested, or the execution moved on.
-//
-// Errors: ErrNotFound.
-func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor json.RawMessage) (bool, error) {
-	return checkpointStep(ctx, c.db, executionID, cursor)
-}
-
-// CheckpointStepTx is CheckpointStep in the caller's transaction.
-func (c *Client) CheckpointStepTx(ctx context.Context, tx pgx.Tx, executionID int64, cursor json.RawMessage) (bool, error) {
-	return checkpointStep(ctx, tx, executionID, cursor)
-}
-
-func checkpointStep(ctx context.Context, db DB, executionID int64, cursor json.RawMessage) (bool, error) {
-	var stop bool
-	err := db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, string(cursor)).Scan(&stop)
-	return stop, mapError(err)
-}
-
-// InterruptStep gives back a running step that a shutting-down worker could
-// not finish; it is scheduled again now (geneva.interrupt_step).
-//
-// Errors: ErrNotFound.
-func (c *Client) InterruptStep(ctx context.Context, executionID int64, opts *ReportOpts) (*StepResult, error) {
-	return interruptStep(ctx, c.db, executionID, opts)
-}
-
-// InterruptStepTx is InterruptStep in the caller's transaction.
-func (c *Client) InterruptStepTx(ctx context.Context, tx pgx.Tx, executionID int64, opts *ReportOpts) (*StepResult, error) {
-	return interruptStep(ctx, tx, executionID, opts)
-}
-
-func interruptStep(ctx context.Context, db DB, executionID int64, opts *ReportOpts) (*StepResult, error) {
-	rows, err := db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)", executionID, jobIDOf(opts))
-	return collectStepResult(rows, err)
-}
-
-// HeartbeatStep is a running step's sign of life (geneva.heartbeat_step):
-// housekeeping recovers in_progress executions silent for too long. It
-// returns false when the execution is no longer in_progress. The worker sends
-// heartbeats itself.
-//
-// Errors: ErrInvalidArgument.
-func (c *Client) HeartbeatStep(ctx context.Context, executionID int64) (bool, error) {
-	return heartbeatStep(ctx, c.db, executionID)
-}
-
-// HeartbeatStepTx is HeartbeatStep in the caller's transaction.
-func (c *Client) HeartbeatStepTx(ctx context.Context, tx pgx.Tx, executionID int64) (bool, error) {
-	return heartbeatStep(ctx, tx, executionID)
-}
-
-func heartbeatStep(ctx context.Context, db DB, executionID int64) (bool, error) {
-	var running bool
-	err := db.QueryRow(ctx, "select geneva.heartbeat_step($1)", executionID).Scan(&running)
-	return running, mapError(err)
-}
-
-// StepDefined reports whether the registered definition of a workflow type
-// has the named step (geneva.step_defined).
-func (c *Client) StepDefined(ctx context.Context, workflowType, stepName string) (bool, error) {
-	return stepDefined(ctx, c.db, workflowType, stepName)
-}
-
-// StepDefinedTx is StepDefined in the caller's transaction.
-func (c *Client) StepDefinedTx(ctx context.Context, tx pgx.Tx, workflowType, stepName string) (bool, error) {
-	return stepDefined(ctx, tx, workflowType, stepName)
-}
-
-func stepDefined(ctx context.Context, db DB, workflowType, stepName string) (bool, error) {
-	var defined bool
-	err := db.QueryRow(ctx, "select geneva.step_defined($1, $2)", workflowType, stepName).Scan(&defined)
-	return defined, mapError(err)
 }
 
 // TrackHero makes deleting a row of table (e.g. "public.users") cancel the
@@ -619,43 +276,17 @@ func stepDefined(ctx context.Context, db DB, workflowType, stepName string) (boo
 // Errors: ErrInvalidArgument (an empty hero type, a column the table does not
 // have); an unknown table is PostgreSQL's own error (42P01).
 func (c *Client) TrackHero(ctx context.Context, table, heroType, idColumn string) error {
-	return trackHero(ctx, c.db, table, heroType, idColumn)
-}
-
-// TrackHeroTx is TrackHero in the caller's transaction.
-func (c *Client) TrackHeroTx(ctx context.Context, tx pgx.Tx, table, heroType, idColumn string) error {
-	return trackHero(ctx, tx, table, heroType, idColumn)
-}
-
-func trackHero(ctx context.Context, db DB, table, heroType, idColumn string) error {
 	if idColumn == "" {
 		idColumn = "id"
 	}
-	_, err := db.Exec(ctx, "select geneva.track_hero($1::regclass, $2, $3)", table, heroType, idColumn)
+	_, err := c.db.Exec(ctx, "select geneva.track_hero($1::regclass, $2, $3)", table, heroType, idColumn)
 	return mapError(err)
 }
 
 // UntrackHero removes what TrackHero attached (geneva.untrack_hero).
 func (c *Client) UntrackHero(ctx context.Context, table, heroType string) error {
-	return untrackHero(ctx, c.db, table, heroType)
-}
-
-// UntrackHeroTx is UntrackHero in the caller's transaction.
-func (c *Client) UntrackHeroTx(ctx context.Context, tx pgx.Tx, table, heroType string) error {
-	return untrackHero(ctx, tx, table, heroType)
-}
-
-func untrackHero(ctx context.Context, db DB, table, heroType string) error {
-	_, err := db.Exec(ctx, "select geneva.untrack_hero($1::regclass, $2)", table, heroType)
+	_, err := c.db.Exec(ctx, "select geneva.untrack_hero($1::regclass, $2)", table, heroType)
 	return mapError(err)
-}
-
-func collectStepResult(rows pgx.Rows, err error) (*StepResult, error) {
-	if err != nil {
-		return nil, mapError(err)
-	}
-	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[StepResult])
-	return result, mapError(err)
 }
 
 func nullIfEmpty(s string) *string {
@@ -670,12 +301,4 @@ func nullIfZero(n int64) *int64 {
 		return nil
 	}
 	return &n
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p != nil {
-		return *p
-	}
-	return zero
 }

@@ -12,21 +12,22 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 // setup returns the owner's pool (to look at or change the tables directly),
 // a client connected as a member of geneva_operator (what applications and
-// operators may) and one connected as a member of geneva_worker (the worker
-// protocol).
-func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client, *goclient.Client) {
+// operators may) and the worker protocol, connected as a member of
+// geneva_worker, which has defined the workflow type Two.
+func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client, *protocol.Client) {
 	t.Helper()
 	ctx := context.Background()
 	conf := dbtest.NewConfig(t)
 	pool := dbtest.NewPoolConfig(t, conf)
 	client := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator))
-	worker := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Worker))
+	worker := protocol.New(dbtest.NewPoolAs(t, conf, dbtest.Worker))
 	require.NoError(t, worker.DefineWorkflow(ctx, "Two", []byte(`{"steps": [{"name": "a"}, {"name": "b", "wait": "1 hour"}]}`)))
 	return ctx, pool, client, worker
 }
@@ -34,13 +35,13 @@ func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client, *goc
 func TestClient(t *testing.T) {
 	t.Parallel()
 
-	t.Run("CreateWorkflowTxCommitsWithTheCaller", func(t *testing.T) {
+	t.Run("CreateWorkflowInTheCallersTransactionCommitsWithIt", func(t *testing.T) {
 		t.Parallel()
 		ctx, pool, client, _ := setup(t)
 
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
-		rolledBack, err := client.CreateWorkflowTx(ctx, tx, "Two", "User", "1", nil)
+		rolledBack, err := goclient.New(tx).CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		require.NoError(t, tx.Rollback(ctx))
 		_, err = client.GetWorkflow(ctx, rolledBack)
@@ -48,7 +49,7 @@ func TestClient(t *testing.T) {
 
 		tx, err = pool.Begin(ctx)
 		require.NoError(t, err)
-		committed, err := client.CreateWorkflowTx(ctx, tx, "Two", "User", "1", nil)
+		committed, err := goclient.New(tx).CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit(ctx))
 		workflow, err := client.GetWorkflow(ctx, committed)
@@ -79,7 +80,7 @@ func TestClient(t *testing.T) {
 
 	t.Run("ErrorsMatchTheirSentinels", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client, worker := setup(t)
+		ctx, _, client, _ := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		_, err = client.CancelWorkflow(ctx, id)
@@ -93,7 +94,6 @@ func TestClient(t *testing.T) {
 			{second(client.GetWorkflow(ctx, 404)), goclient.ErrNotFound, "P0002"},
 			{second(client.ResumeWorkflow(ctx, id)), goclient.ErrIllegalTransition, "55000"},
 			{second(client.CreateWorkflow(ctx, "Nope", "User", "1", nil)), goclient.ErrUnknownWorkflowType, "WF001"},
-			{worker.DefineWorkflow(ctx, "Bad", []byte(`{"steps": {}}`)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.CreateWorkflow(ctx, "Two", "User", "", nil)), goclient.ErrInvalidArgument, "22023"},
 			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100000})), goclient.ErrInvalidArgument, "22023"},
 			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{State: "bogus"})), goclient.ErrInvalidArgument, "22023"},
@@ -177,44 +177,9 @@ func TestClient(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []*goclient.WorkflowCount{{WorkflowType: "Two", State: "ready", Workflows: 5}}, counts)
 	})
-
-	t.Run("WorkerProtocol", func(t *testing.T) {
-		t.Parallel()
-		ctx, _, client, worker := setup(t)
-		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
-		require.NoError(t, err)
-		history, err := client.StepHistory(ctx, id)
-		require.NoError(t, err)
-
-		started, err := worker.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
-		require.NoError(t, err)
-		require.Equal(t, "a", started.StepName)
-		again, err := worker.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
-		require.NoError(t, err)
-		require.Nil(t, again, "nothing to run twice")
-
-		result, err := worker.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
-		require.NoError(t, err)
-		require.Equal(t, goclient.FailResult{Action: ptr("pause"), Outcome: ptr("paused_by_exception"), Report: true, WorkflowState: "paused"}, *result)
-
-		_, err = client.ResumeWorkflow(ctx, id)
-		require.NoError(t, err)
-		history, err = client.StepHistory(ctx, id)
-		require.NoError(t, err)
-		started, err = worker.StartStep(ctx, history[1].ID, goclient.PreconditionNone)
-		require.NoError(t, err)
-		stop, err := worker.CheckpointStep(ctx, started.ExecutionID, []byte(`{"n": 1}`))
-		require.NoError(t, err)
-		require.False(t, stop)
-		completed, err := worker.CompleteStep(ctx, started.ExecutionID, goclient.SignalReattempt, time.Minute, nil)
-		require.NoError(t, err)
-		require.Equal(t, goclient.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *completed)
-	})
 }
 
 func second[T any](_ T, err error) error { return err }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestViews(t *testing.T) {
 	t.Parallel()
@@ -226,9 +191,9 @@ func TestViews(t *testing.T) {
 		require.NoError(t, err)
 		history, err := client.StepHistory(ctx, id)
 		require.NoError(t, err)
-		started, err := worker.StartStep(ctx, history[0].ID, goclient.PreconditionNone)
+		started, err := worker.StartStep(ctx, history[0].ID, protocol.PreconditionNone)
 		require.NoError(t, err)
-		_, err = worker.FailStep(ctx, started.ExecutionID, &goclient.Failure{Classes: []string{"Boom"}, Message: "boom"})
+		_, err = worker.FailStep(ctx, started.ExecutionID, &protocol.Failure{Classes: []string{"Boom"}, Message: "boom"})
 		require.NoError(t, err)
 		other, err := client.CreateWorkflow(ctx, "Two", "User", "2", nil)
 		require.NoError(t, err)
@@ -264,55 +229,8 @@ func TestViews(t *testing.T) {
 	})
 }
 
-func TestHeartbeatsDefinitionsAndHeroes(t *testing.T) {
+func TestHeroes(t *testing.T) {
 	t.Parallel()
-
-	t.Run("HeartbeatStepTouchesOnlyARunningExecution", func(t *testing.T) {
-		t.Parallel()
-		ctx, pool, client, worker := setup(t)
-		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
-		require.NoError(t, err)
-		history, err := client.StepHistory(ctx, id)
-		require.NoError(t, err)
-		executionID := history[0].ID
-
-		running, err := worker.HeartbeatStep(ctx, executionID)
-		require.NoError(t, err)
-		require.False(t, running, "still scheduled")
-
-		started, err := worker.StartStep(ctx, executionID, goclient.PreconditionNone)
-		require.NoError(t, err)
-		_, err = pool.Exec(ctx, "update geneva.step_executions set updated_at = updated_at - interval '1 hour' where id = $1", executionID)
-		require.NoError(t, err)
-		tx, err := pool.Begin(ctx)
-		require.NoError(t, err)
-		running, err = worker.HeartbeatStepTx(ctx, tx, executionID)
-		require.NoError(t, err)
-		require.True(t, running)
-		require.NoError(t, tx.Commit(ctx))
-		execution, err := client.GetStepExecution(ctx, executionID)
-		require.NoError(t, err)
-		require.False(t, execution.UpdatedAt.Before(started.StartedAt), "touched")
-
-		_, err = worker.CompleteStep(ctx, executionID, goclient.SignalSuccess, 0, nil)
-		require.NoError(t, err)
-		running, err = worker.HeartbeatStep(ctx, executionID)
-		require.NoError(t, err)
-		require.False(t, running, "ended")
-	})
-
-	t.Run("StepDefined", func(t *testing.T) {
-		t.Parallel()
-		ctx, _, _, worker := setup(t)
-		for _, c := range []struct {
-			workflowType, step string
-			want               bool
-		}{{"Two", "a", true}, {"Two", "b", true}, {"Two", "c", false}, {"Three", "a", false}} {
-			defined, err := worker.StepDefined(ctx, c.workflowType, c.step)
-			require.NoError(t, err)
-			require.Equal(t, c.want, defined, "%s.%s", c.workflowType, c.step)
-		}
-	})
 
 	t.Run("TrackHero", func(t *testing.T) {
 		t.Parallel()
@@ -360,7 +278,7 @@ func TestHousekeepIfDue(t *testing.T) {
 	defer tx.Rollback(ctx) //nolint:errcheck
 	_, err = tx.Exec(ctx, "update geneva.housekeeping_rounds set last_run_at = '-infinity'")
 	require.NoError(t, err)
-	result, err = client.HousekeepIfDueTx(ctx, tx, time.Hour, &goclient.HousekeepParams{BatchSize: 10})
+	result, err = goclient.New(tx).HousekeepIfDue(ctx, time.Hour, &goclient.HousekeepParams{BatchSize: 10})
 	require.NoError(t, err)
 	require.NotNil(t, result)
 

@@ -5,7 +5,12 @@ import (
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/geneva-dev/geneva/internal/errmap"
 )
+
+// The worker protocol (internal/protocol) maps its errors with mapError too.
+func init() { errmap.Map = mapError }
 
 // Geneva's own SQLSTATEs.
 const (

@@ -5,32 +5,39 @@ import (
 	"time"
 )
 
+// WorkflowState is the state of a workflow (geneva.workflows.state).
+type WorkflowState string
+
 // Workflow states.
 const (
-	StateReady      = "ready"      // waiting for its next step execution
-	StatePerforming = "performing" // a step is running now
-	StatePaused     = "paused"     // stopped, waiting for a person; keeps its hero's slot
-	StateFinished   = "finished"   // all steps done, or finished signalled (terminal)
-	StateCanceled   = "canceled"   // canceled (terminal)
+	StateReady      WorkflowState = "ready"      // waiting for its next step execution
+	StatePerforming WorkflowState = "performing" // a step is running now
+	StatePaused     WorkflowState = "paused"     // stopped, waiting for a person; keeps its hero's slot
+	StateFinished   WorkflowState = "finished"   // all steps done, or finished signalled (terminal)
+	StateCanceled   WorkflowState = "canceled"   // canceled (terminal)
 )
 
-// Step execution states.
+// ExecutionState is the state of a step execution
+// (geneva.step_executions.state).
+type ExecutionState string
+
+// Step execution states (the execution's Outcome says which of the cases).
 const (
-	ExecutionScheduled  = "scheduled"
-	ExecutionInProgress = "in_progress"
-	ExecutionCompleted  = "completed"
-	ExecutionFailed     = "failed"
-	ExecutionCanceled   = "canceled"
-	ExecutionSkipped    = "skipped"
+	ExecutionScheduled  ExecutionState = "scheduled"   // waiting for its time and its job
+	ExecutionInProgress ExecutionState = "in_progress" // its step is running
+	ExecutionCompleted  ExecutionState = "completed"   // ended without an error, or reattempted, handed over, recovered
+	ExecutionFailed     ExecutionState = "failed"      // ended by an error: paused, canceled or out of reattempts
+	ExecutionCanceled   ExecutionState = "canceled"    // by a condition, a signal, an operator or a missing hero
+	ExecutionSkipped    ExecutionState = "skipped"     // by a condition, a signal, an exception policy or an operator
 )
 
 // Workflow is a row of geneva.workflows.
 type Workflow struct {
-	ID           int64  `db:"id"`
-	WorkflowType string `db:"workflow_type"`
-	HeroType     string `db:"hero_type"`
-	HeroID       string `db:"hero_id"`
-	State        string `db:"state"`
+	ID           int64         `db:"id"`
+	WorkflowType string        `db:"workflow_type"`
+	HeroType     string        `db:"hero_type"`
+	HeroID       string        `db:"hero_id"`
+	State        WorkflowState `db:"state"`
 	// CurrentStepName is the step running now (set only while performing).
 	CurrentStepName *string `db:"current_step_name"`
 	// NextStepName is the step of the most recently scheduled execution.
@@ -55,23 +62,23 @@ const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_s
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.
 type StepExecution struct {
-	ID             int64      `db:"id"`
-	WorkflowID     int64      `db:"workflow_id"`
-	StepName       string     `db:"step_name"`
-	State          string     `db:"state"`
-	Outcome        *string    `db:"outcome"`
-	ScheduledFor   time.Time  `db:"scheduled_for"`
-	StartedAt      *time.Time `db:"started_at"`
-	CompletedAt    *time.Time `db:"completed_at"`
-	FailedAt       *time.Time `db:"failed_at"`
-	CanceledAt     *time.Time `db:"canceled_at"`
-	SkippedAt      *time.Time `db:"skipped_at"`
-	FinishedAt     *time.Time `db:"finished_at"`
-	ErrorClassName *string    `db:"error_class_name"`
-	ErrorMessage   *string    `db:"error_message"`
-	ErrorBacktrace *string    `db:"error_backtrace"`
+	ID             int64          `db:"id"`
+	WorkflowID     int64          `db:"workflow_id"`
+	StepName       string         `db:"step_name"`
+	State          ExecutionState `db:"state"`
+	Outcome        *string        `db:"outcome"`
+	ScheduledFor   time.Time      `db:"scheduled_for"`
+	StartedAt      *time.Time     `db:"started_at"`
+	CompletedAt    *time.Time     `db:"completed_at"`
+	FailedAt       *time.Time     `db:"failed_at"`
+	CanceledAt     *time.Time     `db:"canceled_at"`
+	SkippedAt      *time.Time     `db:"skipped_at"`
+	FinishedAt     *time.Time     `db:"finished_at"`
+	ErrorClassName *string        `db:"error_class_name"`
+	ErrorMessage   *string        `db:"error_message"`
+	ErrorBacktrace *string        `db:"error_backtrace"`
 	// ErrorClasses are every class of the error's chain, ErrorClassName
-	// first (see Failure.Chain).
+	// first (the worker's errors, as it reported them).
 	ErrorClasses    []string        `db:"error_classes"`
 	JobID           *int64          `db:"job_id"`
 	Metadata        map[string]any  `db:"metadata"`
@@ -85,140 +92,13 @@ const stepExecutionColumns = `id, workflow_id, step_name, state, outcome, schedu
 	completed_at, failed_at, canceled_at, skipped_at, finished_at, error_class_name, error_message,
 	error_backtrace, error_classes, job_id, metadata, cursor, continues_from_id, created_at, updated_at`
 
-// Precondition is what a worker found before starting a step, for StartStep.
-type Precondition string
-
-const (
-	// PreconditionNone: the step should run.
-	PreconditionNone Precondition = ""
-	// PreconditionCancel: a cancel_if condition held.
-	PreconditionCancel Precondition = "cancel"
-	// PreconditionSkip: the step's skip_if condition held.
-	PreconditionSkip Precondition = "skip"
-	// PreconditionHeroMissing: the hero could not be found.
-	PreconditionHeroMissing Precondition = "hero_missing"
-)
-
-// StartedStep is what StartStep returns when the worker should run the step.
-type StartedStep struct {
-	ExecutionID  int64     `db:"execution_id"`
-	WorkflowID   int64     `db:"workflow_id"`
-	WorkflowType string    `db:"workflow_type"`
-	HeroType     string    `db:"hero_type"`
-	HeroID       string    `db:"hero_id"`
-	StepName     string    `db:"step_name"`
-	Attempt      int       `db:"attempt"`
-	ScheduledFor time.Time `db:"scheduled_for"`
-	StartedAt    time.Time `db:"started_at"`
-	// Cursor is a resumable step's cursor, handed over from the execution it
-	// continues (ContinuesFromID).
-	Cursor          json.RawMessage `db:"cursor"`
-	ContinuesFromID *int64          `db:"continues_from_id"`
-	// Queue is the River queue of the workflow type.
-	Queue string `db:"queue"`
-	// TraceContext is the W3C traceparent the workflow was created with
-	// (CreateWorkflowOpts.TraceContext); empty when none.
-	TraceContext *string `db:"trace_context"`
-}
-
-// Signal is how a step ended without an error, for CompleteStep.
-type Signal string
-
-const (
-	SignalSuccess   Signal = "success"   // the step is done; the next one runs
-	SignalFinished  Signal = "finished"  // the workflow is done
-	SignalReattempt Signal = "reattempt" // run the step again, after a wait
-	// SignalReattemptRewind runs a resumable step again after a wait, from
-	// no cursor (the start).
-	SignalReattemptRewind Signal = "reattempt_rewind"
-	SignalSkip            Signal = "skip"    // skip the step; the next one runs
-	SignalCancel          Signal = "cancel"  // cancel the workflow
-	SignalPause           Signal = "pause"   // pause the workflow; resume reruns the step
-	SignalSuspend         Signal = "suspend" // a resumable step hands over to its successor
-)
-
-// StepResult is what CompleteStep and InterruptStep recorded.
-type StepResult struct {
-	// Outcome is the execution's outcome, or nil when nothing was recorded
-	// because the execution had moved on (e.g. housekeeping recovered it).
-	Outcome *string `db:"outcome"`
-	// WorkflowState is the workflow's state afterwards.
-	WorkflowState string `db:"workflow_state"`
-	// Next is the execution CompleteStep started for the worker to run at
-	// once (ReportOpts.Continue), or nil.
-	Next *NextStep `db:"-"`
-}
-
-// NextStep is an execution started by CompleteStep for the worker to run in
-// the same job: the next step of the same workflow, due now, with no
-// condition to evaluate first.
-type NextStep struct {
-	ExecutionID int64
-	StepName    string
-	Attempt     int
-	StartedAt   time.Time
-	// Cursor and ContinuesFromID are a resumable step's hand-over.
-	Cursor          json.RawMessage
-	ContinuesFromID *int64
-}
-
-// Failure describes an error of a step, for FailStep.
-type Failure struct {
-	// Classes are the error's type names, outermost first, and the names of
-	// the matchers that match it: SQL matches exception policies against
-	// them.
-	Classes []string
-	// Chain lists the type names of the error's chain, each once, the class
-	// to record first (the worker puts the most specific first, looking
-	// through the standard library's anonymous wrappers), then the others. It
-	// is stored as the execution's error_classes, its first element as
-	// error_class_name.
-	//
-	// Defaults to Classes (empty: Classes is stored instead).
-	Chain []string
-	// Message is the error's text.
-	Message string
-	// Backtrace is the stack, if known.
-	Backtrace string
-	// HandlerSignal is an imperative handler's decision, when FailStep asked
-	// for one: reattempt, skip, cancel, pause or finished.
-	HandlerSignal Signal
-	// HandlerWait is the wait of a handler's reattempt.
-	HandlerWait time.Duration
-	// JobID is the River job the worker ran for the execution: SQL completes
-	// it in the same transaction as the outcome (not when it asks for a
-	// handler's decision).
-	JobID int64
-	// Precondition says the error came from evaluating the preconditions
-	// (cancel_if, skip_if, the hero check) before StartStep: it then applies
-	// to the scheduled execution. Otherwise it applies to the running one.
-	Precondition bool
-}
-
-// FailResult is what FailStep decided.
-type FailResult struct {
-	// Action is what was applied: pause, cancel, skip, reattempt, finished; or
-	// "handler" when the handler named by Handler must decide first (call
-	// FailStep again with its decision). Nil when nothing was recorded.
-	Action *string `db:"action"`
-	// Outcome is the execution's outcome, or nil when nothing was recorded
-	// (the execution had moved on, or its workflow is paused).
-	Outcome *string `db:"outcome"`
-	// Report tells whether the error should be reported, per the policy.
-	Report bool `db:"report"`
-	// WorkflowState is the workflow's state afterwards.
-	WorkflowState string `db:"workflow_state"`
-	// Handler names the handler the policy gives, if any.
-	Handler *string `db:"handler"`
-}
-
 // ListWorkflowsParams filters ListWorkflows. Zero fields do not filter.
 type ListWorkflowsParams struct {
 	// State, WorkflowType, HeroType and HeroID filter the list; each matches
 	// exactly.
 	//
 	// Defaults to no filter (empty).
-	State        string
+	State        WorkflowState
 	WorkflowType string
 	HeroType     string
 	HeroID       string

@@ -13,7 +13,7 @@ import (
 type TimelineEntry struct {
 	ExecutionID     int64          `db:"execution_id"`
 	StepName        string         `db:"step_name"`
-	State           string         `db:"state"`
+	State           ExecutionState `db:"state"`
 	Outcome         *string        `db:"outcome"`
 	ScheduledFor    time.Time      `db:"scheduled_for"`
 	StartedAt       *time.Time     `db:"started_at"`
@@ -35,16 +35,7 @@ type TimelineEntry struct {
 // Timeline returns a workflow's executions in order with their queue lag and
 // run time (the geneva.workflow_timeline view).
 func (c *Client) Timeline(ctx context.Context, workflowID int64) ([]*TimelineEntry, error) {
-	return timeline(ctx, c.db, workflowID)
-}
-
-// TimelineTx is Timeline in the caller's transaction.
-func (c *Client) TimelineTx(ctx context.Context, tx pgx.Tx, workflowID int64) ([]*TimelineEntry, error) {
-	return timeline(ctx, tx, workflowID)
-}
-
-func timeline(ctx context.Context, db DB, workflowID int64) ([]*TimelineEntry, error) {
-	rows, err := db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
+	rows, err := c.db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
 		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
 		continues_from_id, error_classes
 		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
@@ -76,16 +67,7 @@ type PausedWorkflow struct {
 // PausedWorkflows returns the paused workflows with why they paused (the
 // geneva.paused_workflows view), of one type unless workflowType is empty.
 func (c *Client) PausedWorkflows(ctx context.Context, workflowType string) ([]*PausedWorkflow, error) {
-	return pausedWorkflows(ctx, c.db, workflowType)
-}
-
-// PausedWorkflowsTx is PausedWorkflows in the caller's transaction.
-func (c *Client) PausedWorkflowsTx(ctx context.Context, tx pgx.Tx, workflowType string) ([]*PausedWorkflow, error) {
-	return pausedWorkflows(ctx, tx, workflowType)
-}
-
-func pausedWorkflows(ctx context.Context, db DB, workflowType string) ([]*PausedWorkflow, error) {
-	rows, err := db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
+	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
 		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
 		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
 		from geneva.paused_workflows where $1::text is null or workflow_type = $1 order by workflow_id`,
@@ -101,7 +83,7 @@ type StuckExecution struct {
 	HeroType     string         `db:"hero_type"`
 	HeroID       string         `db:"hero_id"`
 	StepName     string         `db:"step_name"`
-	State        string         `db:"state"`
+	State        ExecutionState `db:"state"`
 	ScheduledFor time.Time      `db:"scheduled_for"`
 	StartedAt    *time.Time     `db:"started_at"`
 	RunningFor   *time.Duration `db:"running_for"`
@@ -113,16 +95,7 @@ type StuckExecution struct {
 // StuckExecutions returns the executions housekeeping would recover as stuck
 // with its default thresholds (the geneva.stuck_executions view).
 func (c *Client) StuckExecutions(ctx context.Context) ([]*StuckExecution, error) {
-	return stuckExecutions(ctx, c.db)
-}
-
-// StuckExecutionsTx is StuckExecutions in the caller's transaction.
-func (c *Client) StuckExecutionsTx(ctx context.Context, tx pgx.Tx) ([]*StuckExecution, error) {
-	return stuckExecutions(ctx, tx)
-}
-
-func stuckExecutions(ctx context.Context, db DB) ([]*StuckExecution, error) {
-	rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
+	rows, err := c.db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
 		state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id
 		from geneva.stuck_executions order by execution_id`)
 	return collect[StuckExecution](rows, err)
@@ -145,16 +118,7 @@ type StepStat struct {
 // 24 hours: outcomes, queue lag and run time percentiles (the
 // geneva.step_stats view).
 func (c *Client) StepStats(ctx context.Context) ([]*StepStat, error) {
-	return stepStats(ctx, c.db)
-}
-
-// StepStatsTx is StepStats in the caller's transaction.
-func (c *Client) StepStatsTx(ctx context.Context, tx pgx.Tx) ([]*StepStat, error) {
-	return stepStats(ctx, tx)
-}
-
-func stepStats(ctx context.Context, db DB) ([]*StepStat, error) {
-	rows, err := db.Query(ctx, `select workflow_type, step_name, executions, runs, outcomes,
+	rows, err := c.db.Query(ctx, `select workflow_type, step_name, executions, runs, outcomes,
 		queue_lag_p50_seconds, queue_lag_p95_seconds, run_time_p50_seconds, run_time_p95_seconds
 		from geneva.step_stats order by workflow_type, step_name`)
 	return collect[StepStat](rows, err)

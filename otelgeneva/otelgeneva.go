@@ -42,6 +42,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -214,12 +215,12 @@ func (h *hook) preconditions(ctx context.Context, step *worker.Step, next func(c
 // preconditionOutcome is the outcome start_step records for a precondition
 // that held.
 func preconditionOutcome(precondition string) string {
-	switch goclient.Precondition(precondition) {
-	case goclient.PreconditionSkip:
+	switch protocol.Precondition(precondition) {
+	case protocol.PreconditionSkip:
 		return "skipped_by_condition"
-	case goclient.PreconditionCancel:
+	case protocol.PreconditionCancel:
 		return "canceled_by_condition"
-	case goclient.PreconditionHeroMissing:
+	case protocol.PreconditionHeroMissing:
 		return "canceled_hero_missing"
 	}
 	return ""
@@ -258,7 +259,7 @@ func (h *hook) finalize(ctx context.Context, step *worker.Step, next func(contex
 	}
 	child.End()
 	if step.Outcome != "" {
-		h.ended(ctx, r, step, step.Outcome, step.WorkflowState)
+		h.ended(ctx, r, step, step.Outcome, string(step.WorkflowState))
 	} else {
 		r.span.End() // nothing recorded (the worker stopped, or recording failed)
 	}

@@ -74,7 +74,7 @@ func (b *testBundle) create(t *testing.T, ctx context.Context, workflowType stri
 	return id
 }
 
-func (b *testBundle) waitState(t *testing.T, id int64, state string) {
+func (b *testBundle) waitState(t *testing.T, id int64, state goclient.WorkflowState) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		workflow, err := b.client.GetWorkflow(b.ctx, id)

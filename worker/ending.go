@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // ending is how one execution ended, classified once (newEnding) and
@@ -29,7 +29,7 @@ type ending struct {
 	// signal is how the step ended without an error (geneva.complete_step):
 	// success when it returned nil, else its flow control's signal. Empty for
 	// an error (see failure) and for an interruption.
-	signal goclient.Signal
+	signal Signal
 	// wait is the signal's wait (see flowWait).
 	wait time.Duration
 	// err is what the step or condition returned, nil on success: what the
@@ -37,7 +37,7 @@ type ending struct {
 	err error
 	// failure describes err for geneva.fail_step (classes, chain, message,
 	// backtrace); nil unless the step or a condition failed.
-	failure *goclient.Failure
+	failure *protocol.Failure
 	// decision is the exception handler's decision once it is taken, so that
 	// a report tried again (after a lost connection, say) passes it on rather
 	// than run the handler again; nil until then.
@@ -46,7 +46,7 @@ type ending struct {
 
 // decision is what an exception handler decided (see executor.decide).
 type decision struct {
-	signal goclient.Signal
+	signal Signal
 	wait   time.Duration
 }
 
@@ -60,9 +60,9 @@ const (
 )
 
 // stepSignals are the signals a step may end with.
-var stepSignals = []goclient.Signal{
-	goclient.SignalSuccess, goclient.SignalFinished, goclient.SignalReattempt, goclient.SignalSkip,
-	goclient.SignalCancel, goclient.SignalPause, goclient.SignalSuspend, goclient.SignalReattemptRewind,
+var stepSignals = []Signal{
+	SignalSuccess, SignalFinished, SignalReattempt, SignalSkip,
+	SignalCancel, SignalPause, SignalSuspend, SignalReattemptRewind,
 }
 
 // newEnding classifies how an execution ended, from what ended (phase) and
@@ -78,7 +78,7 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 	}
 	if ph == phaseStep {
 		if err == nil {
-			end.signal = goclient.SignalSuccess
+			end.signal = SignalSuccess
 			return end
 		}
 		if flow, ok := asFlowControl(err); ok {
@@ -89,7 +89,7 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 			end.err = fmt.Errorf("geneva: a step returned flow control with an unknown signal %q", flow.Signal)
 		}
 	}
-	end.failure = &goclient.Failure{
+	end.failure = &protocol.Failure{
 		Classes:      errorClasses(wf, end.err),
 		Chain:        errorChain(end.err),
 		Message:      errorMessage(end.err),
@@ -102,10 +102,10 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 
 // failStep is the failure to pass to geneva.fail_step: the error's
 // description, with the handler's decision once taken.
-func (end *ending) failStep() *goclient.Failure {
+func (end *ending) failStep() *protocol.Failure {
 	failure := *end.failure
 	if end.decision != nil {
-		failure.HandlerSignal, failure.HandlerWait = end.decision.signal, end.decision.wait
+		failure.HandlerSignal, failure.HandlerWait = protocol.Signal(end.decision.signal), end.decision.wait
 	}
 	return &failure
 }
@@ -113,8 +113,8 @@ func (end *ending) failStep() *goclient.Failure {
 // flowWait is the wait SQL takes with a signal: only reattempt (rewinding or
 // not) and suspend wait, never less than nothing.
 func flowWait(flow *FlowControl) time.Duration {
-	if flow.Wait < 0 || (flow.Signal != goclient.SignalReattempt && flow.Signal != goclient.SignalSuspend &&
-		flow.Signal != goclient.SignalReattemptRewind) {
+	if flow.Wait < 0 || (flow.Signal != SignalReattempt && flow.Signal != SignalSuspend &&
+		flow.Signal != SignalReattemptRewind) {
 		return 0
 	}
 	return min(flow.Wait, LongestWait)

@@ -74,7 +74,7 @@ func TestErrorClassesRecorded(t *testing.T) {
 
 			execution := h.PerformNextStep(ctx, id)
 
-			require.Equal(t, "failed", execution.State)
+			require.Equal(t, goclient.ExecutionFailed, execution.State)
 			require.Equal(t, tt.class, *execution.ErrorClassName)
 			require.Equal(t, tt.classes, execution.ErrorClasses)
 			paused, err := h.Client().PausedWorkflows(ctx, "Charging")

@@ -48,7 +48,7 @@ func Example() {
 		if _, err := tx.Exec(ctx, "insert into users (id) values (42)"); err != nil {
 			return err
 		}
-		id, err = w.Client().CreateWorkflowTx(ctx, tx, "Welcome", "User", "42", nil)
+		id, err = goclient.New(tx).CreateWorkflow(ctx, "Welcome", "User", "42", nil)
 		return err
 	}))
 

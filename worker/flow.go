@@ -3,8 +3,6 @@ package worker
 import (
 	"errors"
 	"time"
-
-	"github.com/geneva-dev/geneva/goclient"
 )
 
 // FlowControl is a step's decision about its workflow, returned as an error
@@ -18,7 +16,7 @@ import (
 // FlowControl wrapped in another error still counts.
 type FlowControl struct {
 	// Signal is what is asked for.
-	Signal goclient.Signal
+	Signal Signal
 	// Wait is the wait of Reattempt and Suspend.
 	Wait time.Duration
 }
@@ -32,16 +30,16 @@ func (f *FlowControl) Error() string {
 
 // Cancel cancels the workflow: the step ends canceled/canceled_by_flow_control
 // and nothing more runs.
-func Cancel() error { return &FlowControl{Signal: goclient.SignalCancel} }
+func Cancel() error { return &FlowControl{Signal: SignalCancel} }
 
 // Finished ends the workflow early, as finished: the step ends
 // completed/success and the remaining steps do not run.
-func Finished() error { return &FlowControl{Signal: goclient.SignalFinished} }
+func Finished() error { return &FlowControl{Signal: SignalFinished} }
 
 // Pause pauses the workflow for a person to look at: the step ends
 // canceled/paused_by_flow_control, and resuming the workflow runs the step
 // again.
-func Pause() error { return &FlowControl{Signal: goclient.SignalPause} }
+func Pause() error { return &FlowControl{Signal: SignalPause} }
 
 // Reattempt runs the step again after wait (now when zero or negative, after
 // LongestWait when longer): the step ends completed/reattempted. Reattempts
@@ -49,19 +47,39 @@ func Pause() error { return &FlowControl{Signal: goclient.SignalPause} }
 // max_reattempts. A resumable step's next execution keeps its cursor (see
 // ReattemptRewind).
 func Reattempt(wait time.Duration) error {
-	return &FlowControl{Signal: goclient.SignalReattempt, Wait: wait}
+	return &FlowControl{Signal: SignalReattempt, Wait: wait}
 }
 
 // Skip skips the rest of the step: it ends skipped/skipped_by_flow_control and
 // the next step runs.
-func Skip() error { return &FlowControl{Signal: goclient.SignalSkip} }
+func Skip() error { return &FlowControl{Signal: SignalSkip} }
 
 // Suspend hands a resumable step over to a successor execution of the same
 // step after wait (at most LongestWait), which gets the cursor last saved
 // with Step.Checkpoint.
 func Suspend(wait time.Duration) error {
-	return &FlowControl{Signal: goclient.SignalSuspend, Wait: wait}
+	return &FlowControl{Signal: SignalSuspend, Wait: wait}
 }
+
+// Signal is what a FlowControl asks for: the signal the worker reports to
+// SQL (geneva.complete_step's p_signal; a handler's decision is fail_step's
+// p_handler_signal).
+type Signal string
+
+// The signals, as the functions above return them.
+const (
+	SignalCancel    Signal = "cancel"    // Cancel
+	SignalFinished  Signal = "finished"  // Finished
+	SignalPause     Signal = "pause"     // Pause
+	SignalReattempt Signal = "reattempt" // Reattempt
+	// SignalReattemptRewind is ReattemptRewind: a resumable step runs again
+	// from the start.
+	SignalReattemptRewind Signal = "reattempt_rewind"
+	SignalSkip            Signal = "skip" // Skip
+	// SignalSuccess is what returning nil reports: the step is done.
+	SignalSuccess Signal = "success"
+	SignalSuspend Signal = "suspend" // Suspend
+)
 
 // asFlowControl finds a FlowControl in err's chain.
 func asFlowControl(err error) (*FlowControl, bool) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -30,11 +31,11 @@ func TestHousekeeping(t *testing.T) {
 		const interval = 400 * time.Millisecond
 		stuckAfter := time.Second
 		wf := worker.NewWorkflow("Orphaned", nil).Step("a", ok, nil)
-		workerClient := goclient.New(b.workerPool)
+		workerClient := protocol.New(b.workerPool)
 		require.NoError(t, workerClient.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
 		id := b.create(t, "Orphaned")
 		// a worker started step a and died at once
-		started, err := workerClient.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		started, err := workerClient.StartStep(b.ctx, b.history(t, id)[0].ID, protocol.PreconditionNone)
 		require.NoError(t, err)
 		require.NotNil(t, started)
 
@@ -120,7 +121,7 @@ func TestLeaderKilled(t *testing.T) {
 		others_in_progress int not null,
 		started_at timestamptz not null default clock_timestamp())`)
 	require.NoError(t, err)
-	require.NoError(t, b.client.DefineWorkflow(b.ctx, "Crashy", mustDefinition(t, crashWorkflow(pool, ""))))
+	require.NoError(t, protocol.New(pool).DefineWorkflow(b.ctx, "Crashy", mustDefinition(t, crashWorkflow(pool, ""))))
 	id := b.create(t, "Crashy")
 
 	// The leader: a worker process of its own that starts step a and hangs

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -244,7 +245,7 @@ func TestInlineSteps(t *testing.T) {
 		// a newer worker registers b while the older one still runs
 		newer, err := worker.NewWorkflow("Deploy", nil).Step("a", ok, nil).Step("b", ok, nil).Definition()
 		require.NoError(t, err)
-		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Deploy", newer))
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Deploy", newer))
 
 		id := b.create(t, "Deploy")
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/geneva-dev/geneva/goclient"
 )
 
 // ResumableFunc is a resumable step's code: it works through a long
@@ -180,14 +178,14 @@ func (e *StopError) Error() string {
 
 // Unwrap returns the suspend flow control the worker records.
 func (e *StopError) Unwrap() error {
-	return &FlowControl{Signal: goclient.SignalSuspend, Wait: e.Wait}
+	return &FlowControl{Signal: SignalSuspend, Wait: e.Wait}
 }
 
 // ReattemptRewind runs a resumable step again after wait (now when zero), from
 // the start: its successor has no cursor. (Reattempt, and every other way a
 // step runs again, keeps the cursor.)
 func ReattemptRewind(wait time.Duration) error {
-	return &FlowControl{Signal: goclient.SignalReattemptRewind, Wait: wait}
+	return &FlowControl{Signal: SignalReattemptRewind, Wait: wait}
 }
 
 // Iteration is what a resumable step works with: the step (embedded) and its

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // finalizeAttempts is how many times the outcome's transaction is tried before
@@ -25,9 +26,9 @@ const finalizeAttempts = 5
 // ending.continueInline), if any.
 type recorded struct {
 	outcome       *string
-	workflowState string
+	workflowState goclient.WorkflowState
 	report        bool
-	next          *goclient.NextStep
+	next          *protocol.NextStep
 }
 
 // finalize is the one place an execution's end is reported: it records the
@@ -36,7 +37,7 @@ type recorded struct {
 // ErrorReporter when SQL says so. It returns the next step SQL started for
 // this job, if any. It tries again while the database fails; when it gives
 // up the execution stays in_progress until housekeeping recovers it.
-func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*goclient.NextStep, error) {
+func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*protocol.NextStep, error) {
 	// The step's context may be canceled (a timeout, a shutdown): record the
 	// outcome anyway. stop ends only when the worker stops hard.
 	stop := ctx
@@ -48,7 +49,7 @@ func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*goclient.
 		recordErr error
 	)
 	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
-		result, recordErr = e.recordWithRetries(ctx, stop, goclient.New(db), end)
+		result, recordErr = e.recordWithRetries(ctx, stop, protocol.New(db), end)
 		if recordErr == nil {
 			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
@@ -112,7 +113,7 @@ func failureLevel(outcome string, reported bool) slog.Level {
 // It needs only the ending (and the executor, for a handler's decision): the
 // seam where recording could be handed to something that records the
 // endings of many executions together.
-func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol.Client, end *ending) (*recorded, error) {
 	var stopHeartbeat func()
 	defer func() {
 		if stopHeartbeat != nil {
@@ -159,17 +160,17 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *goclient
 // complete_and_continue) with its signal, or geneva.fail_step with its error.
 // A handler policy takes a second call: the first records nothing and asks
 // for the handler's decision, which the ending keeps.
-func (e *executor) record(ctx context.Context, client *goclient.Client, end *ending) (*recorded, error) {
-	opts := &goclient.ReportOpts{JobID: end.jobID, Continue: end.continueInline}
+func (e *executor) record(ctx context.Context, client *protocol.Client, end *ending) (*recorded, error) {
+	opts := &protocol.ReportOpts{JobID: end.jobID, Continue: end.continueInline}
 	var (
-		result *goclient.StepResult
+		result *protocol.StepResult
 		err    error
 	)
 	switch {
 	case end.phase == phaseInterrupted:
 		result, err = client.InterruptStep(ctx, end.step.ExecutionID, opts)
 	case end.failure == nil:
-		result, err = client.CompleteStep(ctx, end.step.ExecutionID, end.signal, end.wait, opts)
+		result, err = client.CompleteStep(ctx, end.step.ExecutionID, protocol.Signal(end.signal), end.wait, opts)
 	default:
 		return e.recordFailure(ctx, client, end)
 	}
@@ -182,7 +183,7 @@ func (e *executor) record(ctx context.Context, client *goclient.Client, end *end
 // recordFailure records an error: SQL resolves the policy; when it names a
 // handler, the handler decides (once: the ending keeps its decision) and SQL
 // is told the decision.
-func (e *executor) recordFailure(ctx context.Context, client *goclient.Client, end *ending) (*recorded, error) {
+func (e *executor) recordFailure(ctx context.Context, client *protocol.Client, end *ending) (*recorded, error) {
 	result, err := client.FailStep(ctx, end.step.ExecutionID, end.failStep())
 	if err != nil {
 		return nil, err
@@ -203,17 +204,17 @@ func (e *executor) decide(ctx context.Context, wf *registeredWorkflow, step *Ste
 	handler := wf.handlers[name]
 	if handler == nil {
 		step.Logger.ErrorContext(ctx, "geneva: the policy's handler is not in this worker's definition; pausing", slog.String("handler", name))
-		return &decision{signal: goclient.SignalPause}
+		return &decision{signal: SignalPause}
 	}
 	decided := callHandler(ctx, handler, step, stepErr)
 	flow, ok := asFlowControl(decided)
-	if !ok || !slices.Contains([]goclient.Signal{
-		goclient.SignalReattempt, goclient.SignalSkip, goclient.SignalCancel, goclient.SignalPause, goclient.SignalFinished,
+	if !ok || !slices.Contains([]Signal{
+		SignalReattempt, SignalSkip, SignalCancel, SignalPause, SignalFinished,
 	}, flow.Signal) {
 		if decided != nil {
 			step.Logger.WarnContext(ctx, "geneva: the exception handler decided nothing usable; pausing", slog.String("decision", errorMessage(decided)))
 		}
-		return &decision{signal: goclient.SignalPause}
+		return &decision{signal: SignalPause}
 	}
 	return &decision{signal: flow.Signal, wait: flowWait(flow)}
 }

@@ -60,7 +60,7 @@ func chain(t *testing.T, h *workertest.Harness, id int64) []string {
 		if previous != nil && previous.StepName == e.StepName && len(previous.Cursor) > 0 && e.ContinuesFromID != nil {
 			require.Equal(t, previous.ID, *e.ContinuesFromID, "execution %d continues the one before", e.ID)
 		}
-		outcome := e.State
+		outcome := string(e.State)
 		if e.Outcome != nil {
 			outcome = *e.Outcome
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 	"github.com/geneva-dev/geneva/worker/workertest"
 )
@@ -50,7 +51,7 @@ func TestMisbehavingStepCode(t *testing.T) {
 		t.Parallel()
 		wf := worker.NewWorkflow("Odd", nil).
 			// a wait on a signal that takes none is dropped, not refused
-			Step("a", always(&worker.FlowControl{Signal: goclient.SignalSkip, Wait: time.Hour}), nil).
+			Step("a", always(&worker.FlowControl{Signal: worker.SignalSkip, Wait: time.Hour}), nil).
 			// a negative wait is no wait
 			Step("b", failing(worker.Reattempt(-time.Minute)), nil)
 		h := quietHarness(t, nil, wf)
@@ -271,7 +272,7 @@ func TestDefinitionsDiffer(t *testing.T) {
 			require.ErrorAs(t, runner.Perform(ctx, h.Conn(), b.ID), &notHere)
 			require.Equal(t, "b", notHere.StepName)
 		}
-		require.Equal(t, "scheduled", h.History(ctx, id)[1].State, "nothing recorded")
+		require.Equal(t, goclient.ExecutionScheduled, h.History(ctx, id)[1].State, "nothing recorded")
 
 		h.Speedrun(ctx, id, nil)
 		require.Equal(t, []string{"a: success", "b: success"}, outcomesOf(ctx, h, id))
@@ -286,7 +287,7 @@ func TestDefinitionsDiffer(t *testing.T) {
 
 		conn := dbtest.NewConn(t, dbtest.NewConfig(t))
 		require.NoError(t, runner.Register(ctx, conn))
-		client := goclient.New(conn)
+		client := protocol.New(conn)
 		for name, want := range map[string]bool{"a": true, "added_later": false} {
 			defined, err := client.StepDefined(ctx, "Snapshot", name)
 			require.NoError(t, err)

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // perform runs one step execution on db. jobID, when not zero, is the River
 // job being worked: SQL completes it in the transaction that records the
 // outcome. An error means nothing was recorded and the job should be retried.
 func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
-	client := goclient.New(db)
+	client := protocol.New(db)
 	wf := e.registry[args.WorkflowType]
 	if wf == nil || wf.step(args.StepName) == nil {
 		defined, err := client.StepDefined(ctx, args.WorkflowType, args.StepName)
@@ -36,12 +37,12 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	// The hooks see each event's result; what the executor acts on is what
 	// the event's own function captured, whatever a hook returns.
 	var (
-		started      *goclient.StartedStep
+		started      *protocol.StartedStep
 		conditionErr error
 		startErr     error
 	)
 	e.event(ctx, EventPreconditions, step, func(ctx context.Context) error {
-		var precondition goclient.Precondition
+		var precondition protocol.Precondition
 		precondition, conditionErr = e.preconditions(ctx, wf, step)
 		if conditionErr != nil {
 			return conditionErr
@@ -111,7 +112,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 
 // runStarted runs a started execution's step and records how it ended. When
 // offer is true and SQL starts the next step for this job, it returns it.
-func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*goclient.NextStep, error) {
+func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*protocol.NextStep, error) {
 	stepCtx := ctx
 	if e.stepTimeout > 0 {
 		var cancel context.CancelFunc
@@ -150,7 +151,7 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 }
 
 // newStep is the Step of an execution, before it starts (see Step.start).
-func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
+func (e *executor) newStep(client *protocol.Client, args StepArgs) *Step {
 	return &Step{
 		ExecutionID:  args.ExecutionID,
 		WorkflowID:   args.WorkflowID,
@@ -173,7 +174,7 @@ func (e *executor) newStep(client *goclient.Client, args StepArgs) *Step {
 
 // start sets what SQL started step's execution with: its attempt, times,
 // queue and trace context, and a resumable step's hand-over.
-func (step *Step) start(started *goclient.StartedStep) {
+func (step *Step) start(started *protocol.StartedStep) {
 	step.Attempt = started.Attempt
 	step.ScheduledFor = started.ScheduledFor
 	step.StartedAt = started.StartedAt
@@ -187,7 +188,7 @@ func (step *Step) start(started *goclient.StartedStep) {
 // step's end (geneva.complete_and_continue): its job's arguments, and what it
 // started with, in step's workflow (its queue and trace context), due when it
 // started.
-func chained(step *Step, next *goclient.NextStep) (StepArgs, *goclient.StartedStep) {
+func chained(step *Step, next *protocol.NextStep) (StepArgs, *protocol.StartedStep) {
 	args := StepArgs{
 		ExecutionID:  next.ExecutionID,
 		WorkflowID:   step.WorkflowID,
@@ -196,7 +197,7 @@ func chained(step *Step, next *goclient.NextStep) (StepArgs, *goclient.StartedSt
 		HeroID:       step.HeroID,
 		StepName:     next.StepName,
 	}
-	return args, &goclient.StartedStep{
+	return args, &protocol.StartedStep{
 		ExecutionID:     args.ExecutionID,
 		WorkflowID:      args.WorkflowID,
 		WorkflowType:    args.WorkflowType,
@@ -232,7 +233,7 @@ func (e *executor) event(ctx context.Context, event Event, step *Step, f func(co
 // startHeartbeat touches the execution every e.heartbeat while its step runs,
 // so that housekeeping does not recover a long step as if its worker had
 // died. The returned function stops it and waits for it.
-func (e *executor) startHeartbeat(ctx context.Context, client *goclient.Client, step *Step) func() {
+func (e *executor) startHeartbeat(ctx context.Context, client *protocol.Client, step *Step) func() {
 	if e.heartbeat <= 0 {
 		return func() {}
 	}
@@ -270,51 +271,51 @@ func (e *executor) startHeartbeat(ctx context.Context, client *goclient.Client, 
 // the step's skip_if, in that order, and says which held. A condition may
 // return Cancel() or Skip() instead of a result; those decide as a cancel_if
 // or a skip_if that holds.
-func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (goclient.Precondition, error) {
+func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (protocol.Precondition, error) {
 	if wf.opts.HeroMissing != nil {
-		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, goclient.PreconditionHeroMissing, step)
+		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, protocol.PreconditionHeroMissing, step)
 		switch {
-		case err != nil || found == goclient.PreconditionCancel || found == goclient.PreconditionSkip:
+		case err != nil || found == protocol.PreconditionCancel || found == protocol.PreconditionSkip:
 			return found, err
-		case found == goclient.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
+		case found == protocol.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
 			return found, nil
-		case found == goclient.PreconditionHeroMissing:
+		case found == protocol.PreconditionHeroMissing:
 			step.HeroMissing = true // and the other conditions still apply
 		}
 	}
 	for _, cond := range wf.cancelIf {
-		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, goclient.PreconditionCancel, step)
-		if err != nil || found != goclient.PreconditionNone {
+		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, protocol.PreconditionCancel, step)
+		if err != nil || found != protocol.PreconditionNone {
 			return found, err
 		}
 	}
 	// (an undefined step is left to start_step, which records it)
 	if def := wf.step(step.Name); def != nil && def.opts.SkipIf != nil {
-		return evalCondition(ctx, "skip_if", def.opts.SkipIf, goclient.PreconditionSkip, step)
+		return evalCondition(ctx, "skip_if", def.opts.SkipIf, protocol.PreconditionSkip, step)
 	}
-	return goclient.PreconditionNone, nil
+	return protocol.PreconditionNone, nil
 }
 
 // evalCondition runs one condition; holds is what it means when it returns
 // true.
-func evalCondition(ctx context.Context, name string, cond Condition, holds goclient.Precondition, step *Step) (goclient.Precondition, error) {
+func evalCondition(ctx context.Context, name string, cond Condition, holds protocol.Precondition, step *Step) (protocol.Precondition, error) {
 	result, err := callCondition(ctx, cond, step)
 	if flow, ok := asFlowControl(err); ok {
 		switch flow.Signal {
-		case goclient.SignalCancel:
-			return goclient.PreconditionCancel, nil
-		case goclient.SignalSkip:
-			return goclient.PreconditionSkip, nil
+		case SignalCancel:
+			return protocol.PreconditionCancel, nil
+		case SignalSkip:
+			return protocol.PreconditionSkip, nil
 		}
 		err = fmt.Errorf("geneva: a condition returned flow control %q; only Cancel and Skip decide a condition", flow.Signal)
 	}
 	if err != nil {
-		return goclient.PreconditionNone, &ConditionError{Condition: name, Err: err}
+		return protocol.PreconditionNone, &ConditionError{Condition: name, Err: err}
 	}
 	if result {
 		return holds, nil
 	}
-	return goclient.PreconditionNone, nil
+	return protocol.PreconditionNone, nil
 }
 
 // callStep runs a step function, turning a panic into a *PanicError.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // Runner runs step executions in the calling goroutine, without River: the
@@ -25,7 +26,7 @@ func NewRunner(config *Config) (*Runner, error) {
 
 // Register writes the workflows' definitions to the database on db.
 func (r *Runner) Register(ctx context.Context, db DB) error {
-	return register(ctx, goclient.New(db), r.exec.registry)
+	return register(ctx, protocol.New(db), r.exec.registry)
 }
 
 // Perform runs one step execution on db, as the worker would when its River

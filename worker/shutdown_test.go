@@ -16,6 +16,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -154,7 +155,7 @@ func TestCrashRecovery(t *testing.T) {
 	require.NoError(t, err)
 	definition, err := crashWorkflow(pool, "").Definition()
 	require.NoError(t, err)
-	require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Crashy", definition))
+	require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Crashy", definition))
 	id := b.create(t, "Crashy")
 
 	child := func(mode string) *exec.Cmd {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // Step is what a step function (and a condition, a handler, a hook) sees of
@@ -64,9 +65,9 @@ type Step struct {
 
 	// WorkflowState is the workflow's state after the outcome was recorded,
 	// set with Outcome. For hooks.
-	WorkflowState string
+	WorkflowState goclient.WorkflowState
 
-	client *goclient.Client
+	client *protocol.Client
 	// exec is the executor running the step (for a resumable step's clock and
 	// the worker's stop); iteration is a resumable step's Iteration.
 	exec      *executor

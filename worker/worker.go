@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // Config configures a Worker.
@@ -194,7 +195,8 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	return w, nil
 }
 
-// Client returns a client for the SQL API on the worker's pool.
+// Client returns a client for the application's and operator's SQL API on
+// the worker's pool (goclient.New(tx) runs in a transaction).
 func (w *Worker) Client() *goclient.Client { return w.client }
 
 // River returns the worker's River client.
@@ -203,10 +205,10 @@ func (w *Worker) River() *river.Client[pgx.Tx] { return w.river }
 // Register writes the workflows' definitions to the database
 // (geneva.define_workflow). Start does it first.
 func (w *Worker) Register(ctx context.Context) error {
-	return register(ctx, w.client, w.registry)
+	return register(ctx, protocol.New(w.pool), w.registry)
 }
 
-func register(ctx context.Context, client *goclient.Client, reg registry) error {
+func register(ctx context.Context, client *protocol.Client, reg registry) error {
 	for _, workflowType := range reg.types() {
 		if err := client.DefineWorkflow(ctx, workflowType, reg[workflowType].definition); err != nil {
 			return fmt.Errorf("geneva: registering workflow %s: %w", workflowType, err)

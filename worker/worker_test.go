@@ -17,6 +17,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -73,7 +74,7 @@ func (b *testBundle) create(t *testing.T, workflowType string) int64 {
 }
 
 // waitState waits until the workflow is in one of the states.
-func (b *testBundle) waitState(t *testing.T, id int64, states ...string) *goclient.Workflow {
+func (b *testBundle) waitState(t *testing.T, id int64, states ...goclient.WorkflowState) *goclient.Workflow {
 	t.Helper()
 	var workflow *goclient.Workflow
 	require.Eventually(t, func() bool {
@@ -92,7 +93,7 @@ func (b *testBundle) outcomes(t *testing.T, id int64) []string {
 	require.NoError(t, err)
 	var outcomes []string
 	for _, e := range history {
-		outcome := e.State
+		outcome := string(e.State)
 		if e.Outcome != nil {
 			outcome = *e.Outcome
 		}
@@ -149,7 +150,7 @@ func TestWorker(t *testing.T) {
 
 		cases := []struct {
 			workflowType string
-			state        string
+			state        goclient.WorkflowState
 			outcomes     []string
 		}{
 			{"Success", "finished", []string{"first: success", "second: success"}},
@@ -356,7 +357,7 @@ func TestWorker(t *testing.T) {
 		}, nil)
 		// the worker registers the definition when it starts; here the
 		// workflow is created first
-		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Once", mustDefinition(t, wf)))
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Once", mustDefinition(t, wf)))
 		id := b.create(t, "Once")
 		// River delivers the job twice: a copy of it waits too
 		for range 2 {
@@ -383,7 +384,7 @@ func TestWorker(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		wf := worker.NewWorkflow("Stuck", nil).Step("a", ok, nil)
-		require.NoError(t, goclient.New(b.workerPool).DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Stuck", mustDefinition(t, wf)))
 		// a worker that died two hours ago started step a
 		conn, err := pgx.ConnectConfig(b.ctx, b.pool.Config().ConnConfig)
 		require.NoError(t, err)
@@ -393,7 +394,7 @@ func TestWorker(t *testing.T) {
 		twoHoursAgo := goclient.New(conn)
 		id, err := twoHoursAgo.CreateWorkflow(b.ctx, "Stuck", "User", "1", nil)
 		require.NoError(t, err)
-		started, err := twoHoursAgo.StartStep(b.ctx, b.history(t, id)[0].ID, goclient.PreconditionNone)
+		started, err := protocol.New(conn).StartStep(b.ctx, b.history(t, id)[0].ID, protocol.PreconditionNone)
 		require.NoError(t, err)
 		require.NotNil(t, started)
 

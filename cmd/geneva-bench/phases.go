@@ -18,6 +18,7 @@ import (
 
 	"github.com/geneva-dev/geneva/dashboard"
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 type bench struct {
@@ -54,7 +55,7 @@ func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
 // define registers the benchmark's workflow types: Bench (the no-op steps)
 // and BenchCreate (one step, for create_workflow).
 func (b *bench) define(ctx context.Context) error {
-	client := goclient.New(b.pool)
+	client := protocol.New(b.pool)
 	definition, err := benchWorkflow(b.o.steps).Definition()
 	if err != nil {
 		return err
@@ -68,12 +69,11 @@ func (b *bench) define(ctx context.Context) error {
 // createBatch creates n Bench workflows in transactions of up to 100 and
 // returns the range of their ids.
 func (b *bench) createBatch(ctx context.Context, workflowType string, n int) (first, last int64, err error) {
-	client := goclient.New(b.pool)
 	for done := 0; done < n; {
 		size := min(100, n-done)
 		err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 			for range size {
-				id, err := client.CreateWorkflowTx(ctx, tx, workflowType, "User", b.hero(), nil)
+				id, err := goclient.New(tx).CreateWorkflow(ctx, workflowType, "User", b.hero(), nil)
 				if err != nil {
 					return err
 				}
@@ -348,7 +348,6 @@ func (b *bench) steadyLoad(ctx context.Context) error {
 // createThroughput creates workflows with several connections at once, first
 // one per transaction, then a hundred per transaction.
 func (b *bench) createThroughput(ctx context.Context) error {
-	client := goclient.New(b.pool)
 	run := func(perTx int) (float64, error) {
 		var (
 			wg       sync.WaitGroup
@@ -358,8 +357,9 @@ func (b *bench) createThroughput(ctx context.Context) error {
 			creating = func() error {
 				for done := 0; done < perConn; done += perTx {
 					err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+						client := goclient.New(tx)
 						for range perTx {
-							if _, err := client.CreateWorkflowTx(ctx, tx, "BenchCreate", "User", b.hero(), nil); err != nil {
+							if _, err := client.CreateWorkflow(ctx, "BenchCreate", "User", b.hero(), nil); err != nil {
 								return err
 							}
 						}

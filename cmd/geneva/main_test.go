@@ -15,6 +15,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -155,8 +156,8 @@ func setUp(t *testing.T, url string) (welcome, payment int64) {
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	client := goclient.New(conn)
-	require.NoError(t, client.DefineWorkflow(ctx, "Welcome", json.RawMessage(`{"steps":[{"name":"hello","wait":"1 hour"}]}`)))
-	require.NoError(t, client.DefineWorkflow(ctx, "Payment", json.RawMessage(`{"steps":[{"name":"charge"}]}`)))
+	require.NoError(t, protocol.New(conn).DefineWorkflow(ctx, "Welcome", json.RawMessage(`{"steps":[{"name":"hello","wait":"1 hour"}]}`)))
+	require.NoError(t, protocol.New(conn).DefineWorkflow(ctx, "Payment", json.RawMessage(`{"steps":[{"name":"charge"}]}`)))
 	welcome, err = client.CreateWorkflow(ctx, "Welcome", "User", "1", nil)
 	require.NoError(t, err)
 	payment, err = client.CreateWorkflow(ctx, "Payment", "Order", "7", nil)
@@ -227,7 +228,7 @@ func TestShowResumable(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	client := goclient.New(conn)
-	require.NoError(t, client.DefineWorkflow(ctx, "Import", json.RawMessage(`{"steps":[{"name":"rows"}]}`)))
+	require.NoError(t, protocol.New(conn).DefineWorkflow(ctx, "Import", json.RawMessage(`{"steps":[{"name":"rows"}]}`)))
 	id, err := client.CreateWorkflow(ctx, "Import", "File", "1", nil)
 	require.NoError(t, err)
 	var first, second int64

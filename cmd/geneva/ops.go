@@ -66,7 +66,7 @@ geneva.paused_workflows view) instead.`,
   geneva ls --hero User:42 --json`,
 		Args: noArgs,
 		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
-			params.State = cmdState
+			params.State = goclient.WorkflowState(cmdState)
 			if hero != "" {
 				heroType, heroID, ok := strings.Cut(hero, ":")
 				if !ok || heroType == "" || heroID == "" {

@@ -316,7 +316,7 @@ func progress(env *environment, start time.Time) worker.Hook {
 			// (ready or performing: the workflow goes on, its next step
 			// scheduled or, chained, already running)
 			if step.WorkflowState != goclient.StateReady && step.WorkflowState != goclient.StatePerforming {
-				what += ", workflow " + step.WorkflowState
+				what += ", workflow " + string(step.WorkflowState)
 			}
 		default:
 			return err

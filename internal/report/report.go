@@ -16,15 +16,15 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-var workflowStates = []string{goclient.StateReady, goclient.StatePerforming, goclient.StatePaused, goclient.StateFinished, goclient.StateCanceled}
+var workflowStates = []goclient.WorkflowState{goclient.StateReady, goclient.StatePerforming, goclient.StatePaused, goclient.StateFinished, goclient.StateCanceled}
 
 // Counts prints workflow counts as a table of types by states.
 func Counts(out io.Writer, counts []*goclient.WorkflowCount) error {
-	byType := map[string]map[string]int64{}
+	byType := map[string]map[goclient.WorkflowState]int64{}
 	var types []string
 	for _, count := range counts {
 		if byType[count.WorkflowType] == nil {
-			byType[count.WorkflowType] = map[string]int64{}
+			byType[count.WorkflowType] = map[goclient.WorkflowState]int64{}
 			types = append(types, count.WorkflowType)
 		}
 		byType[count.WorkflowType][count.State] = count.Workflows
@@ -34,7 +34,11 @@ func Counts(out io.Writer, counts []*goclient.WorkflowCount) error {
 		return err
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "workflow type\t%s\t\n", strings.Join(workflowStates, "\t"))
+	fmt.Fprintf(w, "workflow type")
+	for _, state := range workflowStates {
+		fmt.Fprintf(w, "\t%s", state)
+	}
+	fmt.Fprintf(w, "\t\n")
 	for _, workflowType := range types {
 		fmt.Fprintf(w, "%s", workflowType)
 		for _, state := range workflowStates {

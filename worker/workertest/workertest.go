@@ -285,7 +285,7 @@ func (h *Harness) AssertStepHasSuccessor(ctx context.Context, workflowID int64, 
 }
 
 // AssertWorkflowState fails the test unless the workflow is in state.
-func (h *Harness) AssertWorkflowState(ctx context.Context, workflowID int64, state string) {
+func (h *Harness) AssertWorkflowState(ctx context.Context, workflowID int64, state goclient.WorkflowState) {
 	h.tb.Helper()
 	if workflow := h.workflow(ctx, workflowID); workflow.State != state {
 		h.tb.Fatalf("workertest: workflow %d is %s, want %s\n%s", workflowID, workflow.State, state, h.describe(ctx, workflowID))
@@ -294,7 +294,7 @@ func (h *Harness) AssertWorkflowState(ctx context.Context, workflowID int64, sta
 
 // AssertStepExecuted fails the test unless the step's latest execution is in
 // state (e.g. goclient.ExecutionCompleted).
-func (h *Harness) AssertStepExecuted(ctx context.Context, workflowID int64, stepName, state string) {
+func (h *Harness) AssertStepExecuted(ctx context.Context, workflowID int64, stepName string, state goclient.ExecutionState) {
 	h.tb.Helper()
 	if execution := h.latest(ctx, workflowID, stepName); execution.State != state {
 		h.tb.Fatalf("workertest: step %s of workflow %d is %s, want %s\n%s",

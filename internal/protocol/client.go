@@ -1,0 +1,197 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/errmap"
+)
+
+// Client calls the worker protocol's SQL functions. Like a goclient.Client
+// it holds nothing but its DB: make one on a transaction to work in it.
+type Client struct {
+	db goclient.DB
+}
+
+// New returns a client that runs on db: a *pgxpool.Pool, a *pgx.Conn or a
+// pgx.Tx.
+func New(db goclient.DB) *Client {
+	return &Client{db: db}
+}
+
+// CheckpointStep saves a resumable step's cursor (geneva.checkpoint_step). It
+// returns true when the step should stop now: a pause or cancel was
+// requested, or the execution moved on.
+//
+// Errors: goclient.ErrNotFound.
+func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor json.RawMessage) (bool, error) {
+	var stop bool
+	err := c.db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, string(cursor)).Scan(&stop)
+	return stop, mapError(err)
+}
+
+// CompleteStep records how a running step ended without an error
+// (geneva.complete_step). wait applies to SignalReattempt,
+// SignalReattemptRewind and SignalSuspend.
+//
+// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
+func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
+	var waitArg *time.Duration
+	if wait != 0 {
+		waitArg = &wait
+	}
+	if opts == nil || !opts.Continue {
+		rows, err := c.db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
+			executionID, string(signal), waitArg, jobIDOf(opts))
+		return collectStepResult(rows, err)
+	}
+	var (
+		result    StepResult
+		next      NextStep
+		nextID    *int64
+		nextName  *string
+		attempt   *int
+		startedAt *time.Time
+	)
+	err := c.db.QueryRow(ctx, `select outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
+		next_started_at, next_cursor, next_continues_from_id
+		from geneva.complete_and_continue($1, $2, $3, $4)`,
+		executionID, string(signal), waitArg, jobIDOf(opts),
+	).Scan(&result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt, &startedAt, &next.Cursor, &next.ContinuesFromID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	if nextID != nil {
+		next.ExecutionID, next.StepName, next.Attempt, next.StartedAt = *nextID, deref(nextName), deref(attempt), deref(startedAt)
+		result.Next = &next
+	}
+	return &result, nil
+}
+
+// DefineWorkflow registers or replaces the definition of a workflow type
+// (geneva.define_workflow); definition is its JSON. A worker registers its
+// workflows at start-up; no role but the worker's (and the schema's owner)
+// may.
+//
+// Errors: goclient.ErrInvalidArgument, naming what is wrong with the definition.
+func (c *Client) DefineWorkflow(ctx context.Context, workflowType string, definition json.RawMessage) error {
+	_, err := c.db.Exec(ctx, "select geneva.define_workflow($1, $2::jsonb)", workflowType, string(definition))
+	return mapError(err)
+}
+
+// FailStep records an error of a step, or of its preconditions
+// (geneva.fail_step). SQL resolves the exception policy and tells whether to
+// report the error; when the policy names a handler, the result's Action is
+// "handler" and nothing is recorded until FailStep is called again with the
+// handler's decision in failure.HandlerSignal.
+//
+// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
+func (c *Client) FailStep(ctx context.Context, executionID int64, failure *Failure) (*FailResult, error) {
+	var handlerWait *time.Duration
+	if failure.HandlerWait != 0 {
+		handlerWait = &failure.HandlerWait
+	}
+	rows, err := c.db.Query(ctx, `select action, outcome, report, workflow_state, handler
+		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
+		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID),
+		failure.Chain)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[FailResult])
+	return result, mapError(err)
+}
+
+// HeartbeatStep is a running step's sign of life (geneva.heartbeat_step):
+// housekeeping recovers in_progress executions silent for too long. It
+// returns false when the execution is no longer in_progress.
+//
+// Errors: goclient.ErrInvalidArgument.
+func (c *Client) HeartbeatStep(ctx context.Context, executionID int64) (bool, error) {
+	var running bool
+	err := c.db.QueryRow(ctx, "select geneva.heartbeat_step($1)", executionID).Scan(&running)
+	return running, mapError(err)
+}
+
+// InterruptStep gives back a running step that a shutting-down worker could
+// not finish; it is scheduled again now (geneva.interrupt_step).
+//
+// Errors: goclient.ErrNotFound.
+func (c *Client) InterruptStep(ctx context.Context, executionID int64, opts *ReportOpts) (*StepResult, error) {
+	rows, err := c.db.Query(ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)", executionID, jobIDOf(opts))
+	return collectStepResult(rows, err)
+}
+
+// StartStep claims a step execution for a worker, or records the precondition
+// the worker found (geneva.start_step). It returns the step to run, or nil
+// when there is nothing to run: the execution was a duplicate, early, late, its
+// workflow is paused, or the precondition was recorded.
+//
+// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
+func (c *Client) StartStep(ctx context.Context, executionID int64, precondition Precondition) (*StartedStep, error) {
+	rows, err := c.db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
+		attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context
+		from geneva.start_step($1, $2)`,
+		executionID, nullIfEmpty(string(precondition)))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	steps, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[StartedStep])
+	if err != nil || len(steps) == 0 {
+		return nil, mapError(err)
+	}
+	return steps[0], nil
+}
+
+// StepDefined reports whether the registered definition of a workflow type
+// has the named step (geneva.step_defined).
+func (c *Client) StepDefined(ctx context.Context, workflowType, stepName string) (bool, error) {
+	var defined bool
+	err := c.db.QueryRow(ctx, "select geneva.step_defined($1, $2)", workflowType, stepName).Scan(&defined)
+	return defined, mapError(err)
+}
+
+func collectStepResult(rows pgx.Rows, err error) (*StepResult, error) {
+	if err != nil {
+		return nil, mapError(err)
+	}
+	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[StepResult])
+	return result, mapError(err)
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p != nil {
+		return *p
+	}
+	return zero
+}
+
+func jobIDOf(opts *ReportOpts) *int64 {
+	if opts == nil || opts.JobID == 0 {
+		return nil
+	}
+	return &opts.JobID
+}
+
+// mapError is goclient's error mapping (see package errmap).
+func mapError(err error) error { return errmap.Map(err) }
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullIfZero(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}

@@ -1,0 +1,161 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
+)
+
+// Failure describes an error of a step, for FailStep.
+type Failure struct {
+	// Classes are the error's type names, outermost first, and the names of
+	// the matchers that match it: SQL matches exception policies against
+	// them.
+	Classes []string
+	// Chain lists the type names of the error's chain, each once, the class
+	// to record first (the worker puts the most specific first, looking
+	// through the standard library's anonymous wrappers), then the others. It
+	// is stored as the execution's error_classes, its first element as
+	// error_class_name.
+	//
+	// Defaults to Classes (empty: Classes is stored instead).
+	Chain []string
+	// Message is the error's text.
+	Message string
+	// Backtrace is the stack, if known.
+	Backtrace string
+	// HandlerSignal is an imperative handler's decision, when FailStep asked
+	// for one: reattempt, skip, cancel, pause or finished.
+	HandlerSignal Signal
+	// HandlerWait is the wait of a handler's reattempt.
+	HandlerWait time.Duration
+	// JobID is the River job the worker ran for the execution: SQL completes
+	// it in the same transaction as the outcome (not when it asks for a
+	// handler's decision).
+	JobID int64
+	// Precondition says the error came from evaluating the preconditions
+	// (cancel_if, skip_if, the hero check) before StartStep: it then applies
+	// to the scheduled execution. Otherwise it applies to the running one.
+	Precondition bool
+}
+
+// FailResult is what FailStep decided.
+type FailResult struct {
+	// Action is what was applied: pause, cancel, skip, reattempt, finished; or
+	// "handler" when the handler named by Handler must decide first (call
+	// FailStep again with its decision). Nil when nothing was recorded.
+	Action *string `db:"action"`
+	// Outcome is the execution's outcome, or nil when nothing was recorded
+	// (the execution had moved on, or its workflow is paused).
+	Outcome *string `db:"outcome"`
+	// Report tells whether the error should be reported, per the policy.
+	Report bool `db:"report"`
+	// WorkflowState is the workflow's state afterwards.
+	WorkflowState goclient.WorkflowState `db:"workflow_state"`
+	// Handler names the handler the policy gives, if any.
+	Handler *string `db:"handler"`
+}
+
+// NextStep is an execution started by CompleteStep for the worker to run in
+// the same job: the next step of the same workflow, due now, with no
+// condition to evaluate first.
+type NextStep struct {
+	ExecutionID int64
+	StepName    string
+	Attempt     int
+	StartedAt   time.Time
+	// Cursor and ContinuesFromID are a resumable step's hand-over.
+	Cursor          json.RawMessage
+	ContinuesFromID *int64
+}
+
+// Precondition is what a worker found before starting a step, for StartStep.
+type Precondition string
+
+const (
+	// PreconditionNone: the step should run.
+	PreconditionNone Precondition = ""
+	// PreconditionCancel: a cancel_if condition held.
+	PreconditionCancel Precondition = "cancel"
+	// PreconditionSkip: the step's skip_if condition held.
+	PreconditionSkip Precondition = "skip"
+	// PreconditionHeroMissing: the hero could not be found.
+	PreconditionHeroMissing Precondition = "hero_missing"
+)
+
+// ReportOpts are options for CompleteStep and InterruptStep.
+type ReportOpts struct {
+	// JobID is the River job the worker ran for the execution: SQL completes
+	// it in the same transaction as the outcome.
+	//
+	// Defaults to none.
+	JobID int64
+
+	// Continue offers to run the next execution in the same job
+	// (CompleteStep only, which then calls geneva.complete_and_continue): when
+	// it is due now and has no cancel_if or skip_if to evaluate first, SQL
+	// starts it and returns it as StepResult.Next.
+	// Offer it only when the workflow has no condition SQL cannot see (a
+	// hero check).
+	//
+	// Defaults to false: the next execution gets a River job.
+	Continue bool
+}
+
+// Signal is how a step ended without an error, for CompleteStep.
+type Signal string
+
+const (
+	SignalSuccess   Signal = "success"   // the step is done; the next one runs
+	SignalFinished  Signal = "finished"  // the workflow is done
+	SignalReattempt Signal = "reattempt" // run the step again, after a wait
+	// SignalReattemptRewind runs a resumable step again after a wait, from
+	// no cursor (the start).
+	SignalReattemptRewind Signal = "reattempt_rewind"
+	SignalSkip            Signal = "skip"    // skip the step; the next one runs
+	SignalCancel          Signal = "cancel"  // cancel the workflow
+	SignalPause           Signal = "pause"   // pause the workflow; resume reruns the step
+	SignalSuspend         Signal = "suspend" // a resumable step hands over to its successor
+)
+
+// Signals are every signal geneva.complete_step accepts (a test holds them
+// to it).
+var Signals = []Signal{
+	SignalSuccess, SignalFinished, SignalReattempt, SignalReattemptRewind,
+	SignalSkip, SignalCancel, SignalPause, SignalSuspend,
+}
+
+// StartedStep is what StartStep returns when the worker should run the step.
+type StartedStep struct {
+	ExecutionID  int64     `db:"execution_id"`
+	WorkflowID   int64     `db:"workflow_id"`
+	WorkflowType string    `db:"workflow_type"`
+	HeroType     string    `db:"hero_type"`
+	HeroID       string    `db:"hero_id"`
+	StepName     string    `db:"step_name"`
+	Attempt      int       `db:"attempt"`
+	ScheduledFor time.Time `db:"scheduled_for"`
+	StartedAt    time.Time `db:"started_at"`
+	// Cursor is a resumable step's cursor, handed over from the execution it
+	// continues (ContinuesFromID).
+	Cursor          json.RawMessage `db:"cursor"`
+	ContinuesFromID *int64          `db:"continues_from_id"`
+	// Queue is the River queue of the workflow type.
+	Queue string `db:"queue"`
+	// TraceContext is the W3C traceparent the workflow was created with
+	// (goclient.CreateWorkflowOpts.TraceContext); empty when none.
+	TraceContext *string `db:"trace_context"`
+}
+
+// StepResult is what CompleteStep and InterruptStep recorded.
+type StepResult struct {
+	// Outcome is the execution's outcome, or nil when nothing was recorded
+	// because the execution had moved on (e.g. housekeeping recovered it).
+	Outcome *string `db:"outcome"`
+	// WorkflowState is the workflow's state afterwards.
+	WorkflowState goclient.WorkflowState `db:"workflow_state"`
+	// Next is the execution CompleteStep started for the worker to run at
+	// once (ReportOpts.Continue), or nil.
+	Next *NextStep `db:"-"`
+}
