@@ -52,17 +52,16 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	require.ElementsMatch(t, executionStates, []string{ExecutionScheduled, ExecutionInProgress, ExecutionCompleted,
 		ExecutionFailed, ExecutionCanceled, ExecutionSkipped})
 
-	// signals: what geneva._complete_step accepts
-	body := query(`select pg_get_functiondef('geneva._complete_step'::regproc)`)
-	line := regexp.MustCompile(`p_signal not in \(([^)]*)\)`).FindStringSubmatch(body)
-	require.NotNil(t, line)
-	require.ElementsMatch(t, quoted(line[1]), []string{string(SignalSuccess), string(SignalFinished),
+	// signals: what geneva._complete_step accepts, the step's rows of the
+	// table of effects
+	signals := query(`select string_agg(quote_literal(signal), ', ') from geneva._signal_effects() where cause = 'step'`)
+	require.ElementsMatch(t, quoted(signals), []string{string(SignalSuccess), string(SignalFinished),
 		string(SignalReattempt), string(SignalReattemptRewind), string(SignalSkip), string(SignalCancel),
 		string(SignalPause), string(SignalSuspend)})
 
 	// preconditions: what geneva.start_step accepts
-	body = query(`select pg_get_functiondef('geneva.start_step'::regproc)`)
-	line = regexp.MustCompile(`p_precondition not in \(([^)]*)\)`).FindStringSubmatch(body)
+	body := query(`select pg_get_functiondef('geneva.start_step'::regproc)`)
+	line := regexp.MustCompile(`p_precondition not in \(([^)]*)\)`).FindStringSubmatch(body)
 	require.NotNil(t, line)
 	require.ElementsMatch(t, quoted(line[1]), []string{string(PreconditionCancel), string(PreconditionSkip),
 		string(PreconditionHeroMissing)})
