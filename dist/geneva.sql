@@ -1391,10 +1391,11 @@ $$;
 -- (the execution kept while the workflow was paused). The caller holds the
 -- workflow and execution locks.
 --
--- When the execution's recorded job is still waiting in River (available,
--- scheduled, retryable or pending), nothing is done: it will come. Otherwise (it
--- ran, is running now, or was deleted) a new job is inserted, due at the
--- execution's scheduled_for (at once when that has passed), and recorded on the
+-- When the execution's recorded job is still waiting in River (see
+-- geneva._job_waits), nothing is done: it will come. Otherwise (it ran, is
+-- running now, was parked pending, or was deleted) a new job is inserted, in
+-- the definition's queue with its priority, due at the execution's
+-- scheduled_for (at once when that has passed), and recorded on the
 -- execution.
 create or replace function geneva._ensure_job(
   p_workflow geneva.workflows,
@@ -1425,8 +1426,8 @@ begin
     p_workflow,
     p_execution.step_name,
     p_execution.scheduled_for,
-    coalesce(v_definition.queue, 'default'),
-    coalesce(v_definition.priority, 1::smallint)
+    v_definition.queue,
+    v_definition.priority
   );
 
   update geneva.step_executions e
@@ -1481,8 +1482,8 @@ begin
       p_workflow,
       p_step_name,
       p_scheduled_for,
-      coalesce(p_definition.queue, 'default'),
-      coalesce(p_definition.priority, 1::smallint)
+      p_definition.queue,
+      p_definition.priority
     );
   end if;
 
@@ -2161,6 +2162,9 @@ declare
   v_names text[] := '{}';
   v_waits interval[] := '{}';
   v_policy jsonb;
+  -- the queue's and the priority's defaults, written only here: everything
+  -- else reads the definition's (and the Go worker's mirror is pinned to
+  -- them by worker/defaults_internal_test.go)
   v_queue text := 'default';
   v_priority smallint := 1;
 begin
@@ -3098,7 +3102,7 @@ begin
     v_now,
     v_execution.cursor,
     v_execution.continues_from_id,
-    coalesce(v_definition.queue, 'default'),
+    v_definition.queue,
     v_workflow.trace_context;
 end;
 $$;

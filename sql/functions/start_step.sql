@@ -149,7 +149,7 @@ begin
     v_now,
     v_execution.cursor,
     v_execution.continues_from_id,
-    coalesce(v_definition.queue, 'default'),
+    v_definition.queue,
     v_workflow.trace_context;
 end;
 $$;
