@@ -94,14 +94,17 @@ declare
   v_metadata jsonb;
   v_effect_metadata jsonb;
 begin
-  if p_handler_signal is not null and not exists (
-    select from geneva._signal_effects() e where e.cause = 'exception' and e.signal = p_handler_signal
-  ) then
-    raise exception 'unknown handler decision %', p_handler_signal
-      using errcode = '22023',
-            hint = format('A handler decides %s.', (
-              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'exception'
-            ));
+  -- (nested: PL/pgSQL runs a condition with a subquery as a query, every time)
+  if p_handler_signal is not null then
+    if not exists (
+      select from geneva._signal_effects() e where e.cause = 'exception' and e.signal = p_handler_signal
+    ) then
+      raise exception 'unknown handler decision %', p_handler_signal
+        using errcode = '22023',
+              hint = format('A handler decides %s.', (
+                select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'exception'
+              ));
+    end if;
   end if;
   perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
