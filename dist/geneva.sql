@@ -793,8 +793,9 @@ comment on function geneva.now() is
 --   exhausted   a reattempt policy's terminal_action, once the step's
 --               consecutive exception reattempts reached the cap
 --   precondition  what start_step records instead of starting the step: the
---               step is no longer defined, the hero is missing, cancel_if or
---               skip_if held
+--               step is no longer defined, the hero is missing (also when
+--               the hero trigger of geneva.track_hero sees it deleted),
+--               cancel_if or skip_if held
 --   worker      interrupt_step: a shutting-down worker gives the step back
 --   housekeeping  geneva.housekeep's p_recovery_action for a stuck execution
 --   operator    cancel_workflow and skip_step ending a workflow's scheduled
@@ -806,8 +807,10 @@ comment on function geneva.now() is
 -- the policy, a reattempt's or a recovery's reason). A rewind's successor
 -- starts without the cursor (metadata.rewind).
 --
--- Called by: the functions above, each for its own cause, and tests. An
--- unknown signal has no row: the caller raises.
+-- Called by: the functions above, each for its own cause; complete_step,
+-- fail_step (a handler's decision), geneva._validate_policy (a terminal
+-- action) and housekeep (a recovery action) also check their argument against
+-- it, as an unknown signal has no row; tests.
 -- Like geneva.now() it has no `set search_path`: it names nothing, and
 -- without the setting the planner inlines it into the caller's query, where it
 -- costs a scan of these few rows.
