@@ -16,14 +16,68 @@ import (
 const searchPath = "set search_path = pg_catalog, pg_temp"
 
 var (
-	createFunction = regexp.MustCompile(`(?im)^create or replace function geneva\.(\w+)\(`)
-	createView     = regexp.MustCompile(`(?im)^create or replace view geneva\.(\w+)\b`)
-	includeLine    = regexp.MustCompile(`\{\{ template "([^"]+)" \. \}\}`)
+	// Definitions, however spelled: in code (see sqlCode), anywhere on a
+	// line, in any case and spacing, with or without "or replace".
+	createFunction = regexp.MustCompile(`(?i)\bcreate\s+(?:or\s+replace\s+)?(?:function|procedure)\s+([^\s(]+)\s*\(`)
+	createView     = regexp.MustCompile(`(?i)\bcreate\s+(?:or\s+replace\s+)?(?:materialized\s+)?view\s+([^\s(]+)`)
+	createTrigger  = regexp.MustCompile(`(?i)\bcreate\s+(?:or\s+replace\s+)?(?:constraint\s+)?trigger\s+([^\s(]+)`)
+	// and the one spelling allowed: idempotent, in schema geneva
+	canonical   = regexp.MustCompile(`^create or replace (?:(?:function|view) geneva\.\w+|trigger \w+)$`)
+	includeLine = regexp.MustCompile(`\{\{ template "([^"]+)" \. \}\}`)
 )
 
-// TestSQLShape holds sql/ to its conventions: one function (or view) per
-// file, named after it, with a header comment naming it, the fixed
-// search_path, and every file included by install.sql exactly once.
+// sqlCode is text without its -- comments and its single-quoted literals
+// (dynamic SQL, messages), which are blanked; dollar-quoted bodies stay, as
+// they are code.
+func sqlCode(text string) string {
+	out := []byte(text)
+	for i := 0; i < len(out); i++ {
+		switch {
+		case out[i] == '-' && i+1 < len(out) && out[i+1] == '-':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case out[i] == '\'':
+			out[i] = ' '
+			for i++; i < len(out); i++ {
+				if out[i] == '\'' {
+					if i+1 < len(out) && out[i+1] == '\'' { // an escaped quote
+						out[i], out[i+1] = ' ', ' '
+						i++
+						continue
+					}
+					out[i] = ' '
+					break
+				}
+				if out[i] != '\n' {
+					out[i] = ' '
+				}
+			}
+		}
+	}
+	return string(out)
+}
+
+// definitions lists the names that the create statements of text's code
+// define with re, and reports each create statement not spelled canonically.
+func definitions(t *testing.T, name, text string, re *regexp.Regexp) []string {
+	t.Helper()
+	var names []string
+	for _, m := range re.FindAllStringSubmatch(sqlCode(text), -1) {
+		statement := strings.Join(strings.Fields(strings.TrimSuffix(m[0], "(")), " ")
+		if !canonical.MatchString(statement) {
+			t.Errorf("%s: %q: write create or replace, lowercase, with the schema geneva (a trigger takes its table's)", name, statement)
+		}
+		names = append(names, strings.TrimPrefix(strings.ToLower(m[1]), "geneva."))
+	}
+	return names
+}
+
+// TestSQLShape holds sql/ to its conventions: one function (or view, or a
+// trigger function with its trigger) per file, without exception, named after
+// it, written "create or replace", with a header comment naming it, the fixed
+// search_path, and every file included by install.sql exactly once; nothing
+// else (install.sql, grants.sql, the migrations) defines any.
 func TestSQLShape(t *testing.T) {
 	code, err := fs.Sub(geneva.FS, "sql")
 	if err != nil {
@@ -47,7 +101,7 @@ func TestSQLShape(t *testing.T) {
 			if name == "grants.sql" && included[name] != 1 {
 				t.Errorf("grants.sql: included %d times by install.sql, want once", included[name])
 			}
-			return nil
+			return definesNothing(t, code, name)
 		}
 		files[name] = true
 		b, err := fs.ReadFile(code, name)
@@ -64,27 +118,32 @@ func TestSQLShape(t *testing.T) {
 			t.Errorf("%s: does not start with a header comment naming what it defines (-- geneva.name: ...)", name)
 		}
 
-		functions := createFunction.FindAllStringSubmatch(text, -1)
-		views := createView.FindAllStringSubmatch(text, -1)
+		functions := definitions(t, name, text, createFunction)
+		views := definitions(t, name, text, createView)
+		triggers := definitions(t, name, text, createTrigger)
 		switch path.Dir(name) {
 		case "functions":
-			if len(functions) != 1 || len(views) != 0 {
-				t.Errorf("%s: defines %d functions and %d views, want one function", name, len(functions), len(views))
+			if len(functions) != 1 || len(views) != 0 || len(triggers) != 0 {
+				t.Errorf("%s: defines functions %v, views %v and triggers %v; want one function", name, functions, views, triggers)
 				return nil
 			}
-			if functions[0][1] != base {
-				t.Errorf("%s: defines geneva.%s; the file is named after its function", name, functions[0][1])
+			if functions[0] != base {
+				t.Errorf("%s: defines geneva.%s; the file is named after its function", name, functions[0])
 			}
 			if !strings.HasPrefix(text, "-- geneva."+base+":") && !strings.HasPrefix(text, "-- geneva."+base+"():") {
 				t.Errorf("%s: the header comment does not start with -- geneva.%s:", name, base)
 			}
 		case "triggers":
-			if len(functions) != 1 || !strings.HasPrefix(functions[0][1], "_trg_") {
-				t.Errorf("%s: want one trigger function named geneva._trg_...", name)
+			// the trigger function, and the trigger when the table is Geneva's
+			// (geneva.track_hero attaches _trg_hero_deleted to heroes' tables)
+			if len(functions) != 1 || functions[0] != "_trg_"+base || len(views) != 0 || len(triggers) > 1 ||
+				len(triggers) == 1 && triggers[0] != base {
+				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._trg_%s and at most the trigger %s",
+					name, functions, views, triggers, base, base)
 			}
 		case "views":
-			if len(views) != 1 || views[0][1] != base || len(functions) != 0 {
-				t.Errorf("%s: want one view, geneva.%s, and no function", name, base)
+			if len(views) != 1 || views[0] != base || len(functions) != 0 || len(triggers) != 0 {
+				t.Errorf("%s: defines functions %v, views %v and triggers %v; want one view, geneva.%s", name, functions, views, triggers, base)
 			}
 		default:
 			t.Errorf("%s: sql/ holds functions/, triggers/ and views/ only", name)
@@ -105,4 +164,37 @@ func TestSQLShape(t *testing.T) {
 			t.Errorf("install.sql includes %s, which does not exist", name)
 		}
 	}
+
+	// The numbered migrations hold tables, indexes and constraints: the code
+	// is sql/'s, written once.
+	migrations, err := fs.Sub(geneva.FS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fs.WalkDir(migrations, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(name, ".sql") {
+			return err
+		}
+		return definesNothing(t, migrations, name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// definesNothing reports a function, view or trigger that fsys's file name
+// defines.
+func definesNothing(t *testing.T, fsys fs.FS, name string) error {
+	t.Helper()
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	code := sqlCode(string(b))
+	for _, re := range []*regexp.Regexp{createFunction, createView, createTrigger} {
+		for _, m := range re.FindAllString(code, -1) {
+			t.Errorf("%s: %q: functions, views and triggers are defined in sql/'s own files, one each", name, m)
+		}
+	}
+	return nil
 }

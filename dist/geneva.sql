@@ -782,6 +782,82 @@ $$;
 comment on function geneva.now() is
 'The engine''s clock: now(), or the setting geneva.fake_now where geneva.allow_fake_clock(true) was called (test databases).';
 
+-- geneva._signal_effects: the one table of what each way a step execution
+-- can end does to it and to its workflow: the README's outcome table, which
+-- a test compares with it (tests/readme_outcomes_test.go).
+--
+-- A row is keyed by its cause and its signal:
+--   step        what complete_step's p_signal (a step that returned) says
+--   exception   what fail_step applies: an exception policy's action, or a
+--               handler's decision (the only source of its "finished")
+--   exhausted   a reattempt policy's terminal_action, once the step's
+--               consecutive exception reattempts reached the cap
+--   precondition  what start_step records instead of starting the step: the
+--               step is no longer defined, the hero is missing (also when
+--               the hero trigger of geneva.track_hero sees it deleted),
+--               cancel_if or skip_if held
+--   worker      interrupt_step: a shutting-down worker gives the step back
+--   housekeeping  geneva.housekeep's p_recovery_action for a stuck execution
+--   operator    cancel_workflow and skip_step ending a workflow's scheduled
+--               (or paused) execution
+-- and says what the execution becomes (execution_state, outcome), what
+-- geneva._advance then does to the workflow (workflow_move: next, skip, same,
+-- finish, cancel or pause; see geneva._advance), and the metadata merged into
+-- the ended execution (its caller adds what only it knows: the error classes,
+-- the policy, a reattempt's or a recovery's reason). A rewind's successor
+-- starts without the cursor (metadata.rewind).
+--
+-- Called by: the functions above, each for its own cause; complete_step,
+-- fail_step (a handler's decision), geneva._validate_policy (a terminal
+-- action) and housekeep (a recovery action) also check their argument against
+-- it, as an unknown signal has no row; tests.
+-- Like geneva.now() it has no `set search_path`: it names nothing, and
+-- without the setting the planner inlines it into the caller's query, where it
+-- costs a scan of these few rows.
+create or replace function geneva._signal_effects()
+returns table (
+  cause text,
+  signal text,
+  execution_state text,
+  outcome text,
+  workflow_move text,
+  metadata jsonb
+)
+language sql
+immutable
+parallel safe
+as $$
+  select *
+  from (values
+    ('step', 'success', 'completed', 'success', 'next', null::jsonb),
+    ('step', 'finished', 'completed', 'success', 'finish', null),
+    ('step', 'reattempt', 'completed', 'reattempted', 'same', '{"reattempt_reason": "flow_control"}'),
+    ('step', 'reattempt_rewind', 'completed', 'reattempted', 'same',
+      '{"reattempt_reason": "flow_control", "rewind": true}'),
+    ('step', 'skip', 'skipped', 'skipped_by_flow_control', 'next', null),
+    ('step', 'cancel', 'canceled', 'canceled_by_flow_control', 'cancel', null),
+    ('step', 'pause', 'canceled', 'paused_by_flow_control', 'pause', null),
+    ('step', 'suspend', 'completed', 'suspended', 'same', null),
+    ('exception', 'pause', 'failed', 'paused_by_exception', 'pause', null),
+    ('exception', 'cancel', 'failed', 'canceled_by_exception', 'cancel', null),
+    ('exception', 'skip', 'skipped', 'skipped_by_exception', 'next', null),
+    ('exception', 'reattempt', 'completed', 'reattempted_by_exception', 'same', null),
+    ('exception', 'finished', 'completed', 'success', 'finish', null),
+    ('exhausted', 'pause', 'failed', 'reattempts_exhausted', 'pause', null),
+    ('exhausted', 'cancel', 'failed', 'reattempts_exhausted', 'cancel', null),
+    ('exhausted', 'skip', 'failed', 'reattempts_exhausted', 'next', null),
+    ('precondition', 'step_not_defined', 'failed', 'step_not_defined', 'pause', null),
+    ('precondition', 'hero_missing', 'canceled', 'canceled_hero_missing', 'cancel', null),
+    ('precondition', 'cancel', 'canceled', 'canceled_by_condition', 'cancel', null),
+    ('precondition', 'skip', 'skipped', 'skipped_by_condition', 'next', null),
+    ('worker', 'interrupt', 'completed', 'recovered', 'same', '{"recovery_reason": "interrupted"}'),
+    ('housekeeping', 'reattempt', 'completed', 'recovered', 'same', null),
+    ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),
+    ('operator', 'cancel', 'canceled', 'canceled_externally', 'cancel', null),
+    ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null)
+  ) as e (cause, signal, execution_state, outcome, workflow_move, metadata)
+$$;
+
 -- geneva._check_wait: refuses a wait that is negative or longer than the
 -- longest wait Geneva takes, 100 years (3,155,760,000 seconds: a year counts
 -- 365.25 days, a month 30, as extract(epoch) counts them). Far-off times are
@@ -1041,11 +1117,16 @@ begin
   if p_policy ? 'terminal_action'
     and (
       jsonb_typeof(p_policy -> 'terminal_action') <> 'string'
-      or p_policy ->> 'terminal_action' not in ('pause', 'cancel', 'skip')
+      or not exists (
+        select from geneva._signal_effects() e
+        where e.cause = 'exhausted' and e.signal = p_policy ->> 'terminal_action'
+      )
     ) then
     raise exception '%: unknown terminal action %', p_where, p_policy -> 'terminal_action'
       using errcode = '22023',
-            hint = 'Terminal actions are pause, cancel and skip.';
+            hint = format('Terminal actions are %s.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'exhausted'
+            ));
   end if;
 
   if p_policy ? 'report'
@@ -1313,10 +1394,11 @@ $$;
 -- (the execution kept while the workflow was paused). The caller holds the
 -- workflow and execution locks.
 --
--- When the execution's recorded job is still waiting in River (available,
--- scheduled, retryable or pending), nothing is done: it will come. Otherwise (it
--- ran, is running now, or was deleted) a new job is inserted, due at the
--- execution's scheduled_for (at once when that has passed), and recorded on the
+-- When the execution's recorded job is still waiting in River (see
+-- geneva._job_waits), nothing is done: it will come. Otherwise (it ran, is
+-- running now, was parked pending, or was deleted) a new job is inserted, in
+-- the definition's queue with its priority, due at the execution's
+-- scheduled_for (at once when that has passed), and recorded on the
 -- execution.
 create or replace function geneva._ensure_job(
   p_workflow geneva.workflows,
@@ -1347,8 +1429,8 @@ begin
     p_workflow,
     p_execution.step_name,
     p_execution.scheduled_for,
-    coalesce(v_definition.queue, 'default'),
-    coalesce(v_definition.priority, 1::smallint)
+    v_definition.queue,
+    v_definition.priority
   );
 
   update geneva.step_executions e
@@ -1403,8 +1485,8 @@ begin
       p_workflow,
       p_step_name,
       p_scheduled_for,
-      coalesce(p_definition.queue, 'default'),
-      coalesce(p_definition.priority, 1::smallint)
+      p_definition.queue,
+      p_definition.priority
     );
   end if;
 
@@ -1904,6 +1986,7 @@ declare
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_reason text;
+  v_effect record;
 begin
   select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
   select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update skip locked;
@@ -1937,16 +2020,15 @@ begin
     return false;
   end if;
 
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'housekeeping' and e.signal = p_action;
   perform geneva._end_execution(
-    v_execution,
-    case p_action when 'cancel' then 'canceled' else 'completed' end,
-    'recovered',
+    v_execution, v_effect.execution_state, v_effect.outcome,
     p_metadata => jsonb_build_object('recovery_reason', v_reason)
   );
   perform geneva._advance(
-    v_workflow, geneva._definition(v_workflow.workflow_type),
-    case p_action when 'cancel' then 'cancel' else 'same' end,
-    v_execution.step_name,
+    v_workflow, geneva._definition(v_workflow.workflow_type), v_effect.workflow_move, v_execution.step_name,
     p_from => v_execution
   );
   return true;
@@ -2083,6 +2165,9 @@ declare
   v_names text[] := '{}';
   v_waits interval[] := '{}';
   v_policy jsonb;
+  -- the queue's and the priority's defaults, written only here: everything
+  -- else reads the definition's (and the Go worker's mirror is pinned to
+  -- them by worker/defaults_internal_test.go)
   v_queue text := 'default';
   v_priority smallint := 1;
 begin
@@ -2562,6 +2647,7 @@ declare
   v_now timestamptz := geneva.now();
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
+  v_effect record;
 begin
   if v_workflow.state = 'performing' then
     update geneva.workflows w
@@ -2581,12 +2667,15 @@ begin
   end if;
 
   v_execution := geneva._lock_active_execution(p_workflow_id);
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'operator' and e.signal = 'cancel';
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
   end if;
 
-  return geneva._advance(v_workflow, null, 'cancel', null);
+  return geneva._advance(v_workflow, null, v_effect.workflow_move, null);
 end;
 $$;
 
@@ -2617,6 +2706,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_effect record;
 begin
   if v_workflow.state not in ('ready', 'paused') then
     raise exception 'workflow % cannot skip a step', p_workflow_id
@@ -2630,15 +2720,18 @@ begin
   end if;
 
   v_execution := geneva._lock_active_execution(p_workflow_id);
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'operator' and e.signal = 'skip';
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, 'skipped', 'skipped_externally');
+    perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
   end if;
 
   v_definition := geneva._definition(v_workflow.workflow_type);
 
   return geneva._advance(
-    v_workflow, v_definition, 'skip', coalesce(v_execution.step_name, v_workflow.next_step_name)
+    v_workflow, v_definition, v_effect.workflow_move, coalesce(v_execution.step_name, v_workflow.next_step_name)
   );
 end;
 $$;
@@ -2883,12 +2976,13 @@ comment on function geneva.get_step_execution(bigint) is
 --     resume_workflow enqueues it again;
 --   the execution is not due yet: it stays scheduled, and a job is enqueued for
 --     its time unless one is still waiting in River;
---   the step is no longer defined: failed/step_not_defined, workflow paused;
---   the hero is missing (and the definition does not allow it):
---     canceled/canceled_hero_missing, workflow canceled;
---   cancel_if held: canceled/canceled_by_condition, workflow canceled;
---   skip_if held (from the worker, or `"skip_if": true` in the definition):
---     skipped/skipped_by_condition, next step scheduled or workflow finished.
+--   the step is no longer defined (step_not_defined), the hero is missing
+--     and the definition does not allow it (hero_missing), cancel_if held
+--     (cancel), skip_if held (skip: from the worker, or `"skip_if": true` in
+--     the definition): the execution ends and the workflow moves on as that
+--     precondition's row in geneva._signal_effects says (a step no longer
+--     defined pauses the workflow, the hero missing or cancel_if cancels it,
+--     skip_if schedules the next step).
 -- Raises: 22004 for a NULL id; 22023 for an unknown precondition; P0002 for an
 -- unknown execution.
 create or replace function geneva.start_step(
@@ -2923,6 +3017,8 @@ declare
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
   v_index integer;
+  v_decided text;
+  v_effect record;
 begin
   if p_precondition is not null and p_precondition not in ('cancel', 'skip', 'hero_missing') then
     raise exception 'unknown precondition %', p_precondition
@@ -2959,37 +3055,27 @@ begin
   v_definition := geneva._definition(v_workflow.workflow_type);
   v_index := array_position(v_definition.step_names, v_execution.step_name);
 
-  -- guard: the step must still be defined (a deploy may have removed it)
-  if v_index is null then
+  -- guard: what is decided instead of starting the step, in order: the step
+  -- is no longer defined (a deploy may have removed it), the hero is gone,
+  -- cancel_if held, skip_if held
+  v_decided := case
+    when v_index is null then 'step_not_defined'
+    when p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then 'hero_missing'
+    when p_precondition = 'cancel' then 'cancel'
+    when p_precondition = 'skip'
+      or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then 'skip'
+  end;
+  if v_decided is not null then
+    select e.* into strict v_effect
+    from geneva._signal_effects() e
+    where e.cause = 'precondition' and e.signal = v_decided;
     perform geneva._end_execution(
-      v_execution, 'failed', 'step_not_defined',
-      p_error_message => format(
+      v_execution, v_effect.execution_state, v_effect.outcome,
+      p_error_message => case when v_decided = 'step_not_defined' then format(
         'step %s is not defined in workflow type %s', v_execution.step_name, v_workflow.workflow_type
-      )
+      ) end
     );
-    perform geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
-    return;
-  end if;
-
-  -- guard: the hero is gone
-  if p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
-    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-    return;
-  end if;
-
-  -- guard: cancel_if
-  if p_precondition = 'cancel' then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_by_condition');
-    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-    return;
-  end if;
-
-  -- guard: skip_if
-  if p_precondition = 'skip'
-    or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then
-    perform geneva._end_execution(v_execution, 'skipped', 'skipped_by_condition');
-    perform geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+    perform geneva._advance(v_workflow, v_definition, v_effect.workflow_move, v_execution.step_name);
     return;
   end if;
 
@@ -3019,7 +3105,7 @@ begin
     v_now,
     v_execution.cursor,
     v_execution.continues_from_id,
-    coalesce(v_definition.queue, 'default'),
+    v_definition.queue,
     v_workflow.trace_context;
 end;
 $$;
@@ -3065,16 +3151,27 @@ begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
-  if p_signal not in ('success', 'finished', 'reattempt', 'reattempt_rewind', 'skip', 'cancel', 'pause', 'suspend') then
+  -- what the signal does to the execution and the workflow
+  select e.execution_state, e.outcome, e.workflow_move, e.metadata
+  into v_state, v_outcome, v_move, v_metadata
+  from geneva._signal_effects() e
+  where e.cause = 'step' and e.signal = p_signal;
+  if not found then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
-            hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
+            hint = format('Signals are %s.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'step'
+            ));
   end if;
   perform geneva._check_wait(p_wait, 'signal ' || p_signal);
-  if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
+  -- (the signals that run the same step again wait before it)
+  if p_wait is not null and v_move <> 'same' then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
-            hint = 'Only reattempt, reattempt_rewind and suspend take a wait.';
+            hint = format('Only %s take a wait.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e
+              where e.cause = 'step' and e.workflow_move = 'same'
+            ));
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
@@ -3105,46 +3202,8 @@ begin
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
     outcome := 'canceled_externally';
   else
-    -- what the signal does to the execution and the workflow
-    case p_signal
-      when 'success' then
-        v_state := 'completed';
-        v_outcome := 'success';
-        v_move := 'next';
-      when 'finished' then
-        v_state := 'completed';
-        v_outcome := 'success';
-        v_move := 'finish';
-      when 'reattempt' then
-        v_state := 'completed';
-        v_outcome := 'reattempted';
-        v_move := 'same';
-        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
-      when 'reattempt_rewind' then
-        v_state := 'completed';
-        v_outcome := 'reattempted';
-        v_move := 'same';
-        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control', 'rewind', true);
-      when 'skip' then
-        v_state := 'skipped';
-        v_outcome := 'skipped_by_flow_control';
-        v_move := 'next';
-      when 'cancel' then
-        v_state := 'canceled';
-        v_outcome := 'canceled_by_flow_control';
-        v_move := 'cancel';
-      when 'pause' then
-        v_state := 'canceled';
-        v_outcome := 'paused_by_flow_control';
-        v_move := 'pause';
-      when 'suspend' then
-        v_state := 'completed';
-        v_outcome := 'suspended';
-        v_move := 'same';
-    end case;
-
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
-    if p_signal = 'reattempt_rewind' then
+    if v_metadata ? 'rewind' then
       -- the successor starts from nothing (the ended row keeps its cursor)
       v_execution.cursor := null;
     end if;
@@ -3180,19 +3239,15 @@ $$;
 --
 -- Called by: the worker after the step function returned; p_job_id names the
 -- River job it ran, which is completed in the same transaction (see
--- geneva._complete_job). p_signal is what the step returned:
---   success    completed/success; next step scheduled, or workflow finished
---   finished   completed/success; workflow finished
---   reattempt  completed/reattempted; the same step at now + p_wait (a
---              resumable step's successor keeps its cursor)
---   reattempt_rewind  as reattempt, but the successor starts without a
---              cursor (metadata.rewind)
---   skip       skipped/skipped_by_flow_control; next step scheduled
---   cancel     canceled/canceled_by_flow_control; workflow canceled
---   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step again, from a resumable step's cursor)
---   suspend    completed/suspended; a resumable step hands over: the same step
---              at now + p_wait, continuing from this execution with its cursor
+-- geneva._complete_job). p_signal is what the step returned: success,
+-- finished, reattempt, reattempt_rewind, skip, cancel, pause or suspend. What
+-- each does to the execution (state, outcome) and to the workflow is its row
+-- in geneva._signal_effects (cause step). The three that run the same step
+-- again (reattempt, reattempt_rewind, suspend) do it at now + p_wait: a
+-- reattempt's successor keeps a resumable step's cursor, a rewind's starts
+-- without it (metadata.rewind), and a suspend hands over (the successor
+-- continues from this execution, with its cursor). After a pause, resume
+-- runs the step again (from a resumable step's cursor).
 -- An operator's pause or cancel requested while the step ran applies now (see
 -- geneva._advance).
 --
@@ -3292,16 +3347,14 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- error_class_name. Without it (NULL or empty), p_error_classes is stored
 -- instead (and its first element as error_class_name).
 --
--- The policy is resolved by geneva._resolve_policy. Its action:
---   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
---   cancel     failed/canceled_by_exception; workflow canceled
---   skip       skipped/skipped_by_exception; next step scheduled
---   reattempt  completed/reattempted_by_exception; the same step at now + the
---              policy's wait (growing with its backoff, see
---              geneva._backoff_wait); unless the step's consecutive exception
---              reattempts (since its last success or recovery) have reached the
---              cap: then failed/reattempts_exhausted and the policy's
---              terminal_action (pause by default, cancel or skip)
+-- The policy is resolved by geneva._resolve_policy. What its action (pause,
+-- cancel, skip or reattempt) does to the execution and the workflow is the
+-- action's row in geneva._signal_effects (cause exception). A reattempt
+-- schedules the same step at now + the policy's wait (growing with its
+-- backoff, see geneva._backoff_wait), unless the step's consecutive exception
+-- reattempts (since its last success or recovery) have reached the cap: then
+-- the policy's terminal_action (pause by default, cancel or skip) applies
+-- instead, as its row of cause exhausted says (failed/reattempts_exhausted).
 -- The error columns are written in every case. When the policy names a
 -- handler, nothing is recorded and the result says which handler to run; the
 -- worker runs it and calls fail_step again with its decision in
@@ -3348,12 +3401,14 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
+  v_precondition boolean := coalesce(p_precondition, false);
   v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
   v_reason text;
   v_policy jsonb;
+  v_cause text := 'exception';
   v_action text;
   v_wait interval;
   v_cap integer;
@@ -3366,12 +3421,19 @@ declare
     else p_error_classes
   end;
   v_metadata jsonb;
+  v_effect_metadata jsonb;
 begin
-  if p_handler_signal is not null
-    and p_handler_signal not in ('reattempt', 'skip', 'cancel', 'pause', 'finished') then
-    raise exception 'unknown handler decision %', p_handler_signal
-      using errcode = '22023',
-            hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
+  -- (nested: PL/pgSQL runs a condition with a subquery as a query, every time)
+  if p_handler_signal is not null then
+    if not exists (
+      select from geneva._signal_effects() e where e.cause = 'exception' and e.signal = p_handler_signal
+    ) then
+      raise exception 'unknown handler decision %', p_handler_signal
+        using errcode = '22023',
+              hint = format('A handler decides %s.', (
+                select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'exception'
+              ));
+    end if;
   end if;
   perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
@@ -3385,132 +3447,108 @@ begin
   v_execution := v_locked.o_execution;
 
   -- guard: the phase that failed must be the execution's: a running step's
-  -- error, or a precondition's before the step started
-  if not coalesce(p_precondition, false) then
-    if v_execution.state <> 'in_progress' then
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, null::text, false, v_workflow.state, null::text;
-      return;
-    elsif v_workflow.state <> 'performing' then
-      perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
-      return;
-    end if;
-    v_reason := 'exception_policy';
+  -- error, or a precondition's before the step started; otherwise the
+  -- execution moved on: record nothing
+  if not v_precondition and v_execution.state <> 'in_progress'
+    or v_precondition and (v_execution.state <> 'scheduled' or v_workflow.state <> 'ready') then
+    null;
+  elsif not v_precondition and v_workflow.state <> 'performing' then
+    -- guard: a workflow that is not performing has no running step to fail
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    outcome := 'canceled_externally';
+  elsif v_precondition and v_execution.scheduled_for > v_now then
+    -- guard: an early job leaves the execution for a job at its time
+    perform geneva._ensure_job(v_workflow, v_execution);
   else
-    if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, null::text, false, v_workflow.state, null::text;
-      return;
-    elsif v_execution.scheduled_for > v_now then
-      perform geneva._ensure_job(v_workflow, v_execution);
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, null::text, false, v_workflow.state, null::text;
-      return;
+    v_reason := case when v_precondition then 'precondition' else 'exception_policy' end;
+    v_definition := geneva._definition(v_workflow.workflow_type);
+    v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+
+    -- guard: a handler decides in Go; ask for its decision first (nothing is
+    -- recorded and the job stays the worker's until it calls again)
+    if v_policy ? 'handler' then
+      if p_handler_signal is null then
+        return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
+        return;
+      end if;
+      v_action := p_handler_signal;
+      v_wait := p_handler_wait;
+    elsif p_handler_signal is not null then
+      raise exception 'execution % has no handler policy for this error', p_execution_id
+        using errcode = '22023',
+              detail = format('The policy that applies is %s.', v_policy),
+              hint = 'Call fail_step without a handler decision.';
+    else
+      v_action := v_policy ->> 'action';
+      v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
+      v_cap := (v_policy ->> 'cap')::integer;
     end if;
-    v_reason := 'precondition';
-  end if;
 
-  v_definition := geneva._definition(v_workflow.workflow_type);
-  v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+    v_metadata := jsonb_build_object(
+      'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
+      'policy', v_policy
+    );
 
-  -- guard: a handler decides in Go; ask for its decision first
-  if v_policy ? 'handler' then
-    if p_handler_signal is null then
-      return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
-      return;
+    -- guard: the reattempt cap and the backoff count consecutive exception
+    -- reattempts of this step since its last success, recovery or resumable
+    -- hand-over
+    if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
+      select count(*) into v_count
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.step_name = v_execution.step_name
+        and e.outcome = 'reattempted_by_exception'
+        and e.id > coalesce((
+          select max(s.id)
+          from geneva.step_executions s
+          where s.workflow_id = v_workflow.id
+            and s.step_name = v_execution.step_name
+            and s.outcome in ('success', 'recovered', 'suspended')
+        ), 0);
+
+      if v_count >= v_cap then
+        v_cause := 'exhausted';
+        v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
+        v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
+      elsif v_policy ? 'backoff' then
+        v_wait := geneva._backoff_wait(v_policy, v_count);
+      end if;
     end if;
-    v_action := p_handler_signal;
-    v_wait := p_handler_wait;
-  elsif p_handler_signal is not null then
-    raise exception 'execution % has no handler policy for this error', p_execution_id
-      using errcode = '22023',
-            detail = format('The policy that applies is %s.', v_policy),
-            hint = 'Call fail_step without a handler decision.';
-  else
-    v_action := v_policy ->> 'action';
-    v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
-    v_cap := (v_policy ->> 'cap')::integer;
-  end if;
 
-  v_metadata := jsonb_build_object(
-    'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
-    'policy', v_policy
-  );
-
-  -- guard: the reattempt cap and the backoff count consecutive exception
-  -- reattempts of this step since its last success, recovery or resumable
-  -- hand-over
-  if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
-    select count(*) into v_count
-    from geneva.step_executions e
-    where e.workflow_id = v_workflow.id
-      and e.step_name = v_execution.step_name
-      and e.outcome = 'reattempted_by_exception'
-      and e.id > coalesce((
-        select max(s.id)
-        from geneva.step_executions s
-        where s.workflow_id = v_workflow.id
-          and s.step_name = v_execution.step_name
-          and s.outcome in ('success', 'recovered', 'suspended')
-      ), 0);
-
-    if v_count >= v_cap then
-      v_outcome := 'reattempts_exhausted';
-      v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
-      v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
-    elsif v_policy ? 'backoff' then
-      v_wait := geneva._backoff_wait(v_policy, v_count);
-    end if;
-  end if;
-
-  -- what the action does to the execution and the workflow
-  case v_action
-    when 'pause' then
-      v_state := 'failed';
-      v_outcome := coalesce(v_outcome, 'paused_by_exception');
-      v_move := 'pause';
-    when 'cancel' then
-      v_state := 'failed';
-      v_outcome := coalesce(v_outcome, 'canceled_by_exception');
-      v_move := 'cancel';
-    when 'skip' then
-      v_state := case when v_outcome is null then 'skipped' else 'failed' end;
-      v_outcome := coalesce(v_outcome, 'skipped_by_exception');
-      v_move := 'next';
-    when 'reattempt' then
-      v_state := 'completed';
-      v_outcome := 'reattempted_by_exception';
-      v_move := 'same';
+    -- what the action does to the execution and the workflow
+    select e.execution_state, e.outcome, e.workflow_move, e.metadata
+    into strict v_state, v_outcome, v_move, v_effect_metadata
+    from geneva._signal_effects() e
+    where e.cause = v_cause and e.signal = v_action;
+    v_metadata := v_metadata || coalesce(v_effect_metadata, '{}');
+    if v_move = 'same' then
       v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
-    when 'finished' then
-      v_state := 'completed';
-      v_outcome := 'success';
-      v_move := 'finish';
-  end case;
+    end if;
 
-  perform geneva._end_execution(
-    v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
-    v_error_chain
-  );
-  v_workflow := geneva._advance(
-    v_workflow, v_definition, v_move, v_execution.step_name,
-    case when v_move = 'same' then v_wait end,
-    v_execution
-  );
+    perform geneva._end_execution(
+      v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
+      v_error_chain
+    );
+    v_workflow := geneva._advance(
+      v_workflow, v_definition, v_move, v_execution.step_name,
+      case when v_move = 'same' then v_wait end,
+      v_execution
+    );
 
-  perform geneva._complete_job(p_job_id);
-  return query select
-    v_action,
-    v_outcome,
-    case coalesce(v_policy ->> 'report', 'always')
+    action := v_action;
+    outcome := v_outcome;
+    report := case coalesce(v_policy ->> 'report', 'always')
       when 'never' then false
       when 'terminal_only' then v_outcome <> 'reattempted_by_exception'
       else true
-    end,
-    v_workflow.state,
-    v_policy ->> 'handler';
+    end;
+    handler := v_policy ->> 'handler';
+  end if;
+
+  perform geneva._complete_job(p_job_id);
+  report := coalesce(report, false);
+  workflow_state := v_workflow.state;
+  return next;
 end;
 $$;
 
@@ -3581,11 +3619,12 @@ comment on function geneva.checkpoint_step(bigint, jsonb) is
 --
 -- Called by: the worker, when its shutdown cancels a running step; p_job_id
 -- names the River job it ran, completed in the same transaction.
--- The execution ends completed/recovered (metadata.recovery_reason
--- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
--- same step is scheduled now, on another worker, continuing from the cursor a
--- resumable step last saved; an operator's pause or cancel requested
--- meanwhile applies (see geneva._advance).
+-- The execution ends as geneva._signal_effects' row (worker, interrupt) says:
+-- completed/recovered (metadata.recovery_reason 'interrupted', so it neither
+-- counts as a reattempt nor as a failure), and the same step is scheduled
+-- now, on another worker, continuing from the cursor a resumable step last
+-- saved; an operator's pause or cancel requested meanwhile applies (see
+-- geneva._advance).
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
@@ -3604,34 +3643,33 @@ declare
   v_locked record := geneva._lock_execution(p_execution_id);
   v_execution geneva.step_executions := v_locked.o_execution;
   v_workflow geneva.workflows := v_locked.o_workflow;
-  v_definition geneva.workflow_definitions;
+  v_effect record;
 begin
   perform geneva._check_job(v_execution, p_job_id);
-  -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
-    perform geneva._complete_job(p_job_id);
-    return query select null::text, v_workflow.state;
-    return;
-  end if;
-
-  -- guard: a workflow that is not performing has no running step to give back
-  if v_workflow.state <> 'performing' then
+    -- guard: the execution moved on while the step ran: record nothing
+    null;
+  elsif v_workflow.state <> 'performing' then
+    -- guard: a workflow that is not performing has no running step to give back
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    perform geneva._complete_job(p_job_id);
-    return query select 'canceled_externally'::text, v_workflow.state;
-    return;
+    outcome := 'canceled_externally';
+  else
+    select e.* into strict v_effect
+    from geneva._signal_effects() e
+    where e.cause = 'worker' and e.signal = 'interrupt';
+    perform geneva._end_execution(
+      v_execution, v_effect.execution_state, v_effect.outcome, p_metadata => v_effect.metadata
+    );
+    v_workflow := geneva._advance(
+      v_workflow, geneva._definition(v_workflow.workflow_type), v_effect.workflow_move, v_execution.step_name,
+      p_from => v_execution
+    );
+    outcome := v_effect.outcome;
   end if;
-
-  v_definition := geneva._definition(v_workflow.workflow_type);
-
-  perform geneva._end_execution(
-    v_execution, 'completed', 'recovered',
-    p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
-  );
-  v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_from => v_execution);
 
   perform geneva._complete_job(p_job_id);
-  return query select 'recovered'::text, v_workflow.state;
+  workflow_state := v_workflow.state;
+  return next;
 end;
 $$;
 
@@ -3757,10 +3795,14 @@ begin
   if p_recovery_action is null or p_batch_size is null then
     raise exception 'recovery action and batch size must not be null' using errcode = '22004';
   end if;
-  if p_recovery_action not in ('reattempt', 'cancel') then
+  if not exists (
+    select from geneva._signal_effects() e where e.cause = 'housekeeping' and e.signal = p_recovery_action
+  ) then
     raise exception 'unknown recovery action %', p_recovery_action
       using errcode = '22023',
-            hint = 'Recovery actions are reattempt and cancel.';
+            hint = format('Recovery actions are %s.', (
+              select string_agg(e.signal, ' and ') from geneva._signal_effects() e where e.cause = 'housekeeping'
+            ));
   end if;
   if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';
@@ -3982,7 +4024,12 @@ declare
   v_hero_ids text[];
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
+  v_effect record;
 begin
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'precondition' and e.signal = 'hero_missing';
+
   execute format('select array_agg(distinct h.%I::text) from old_heroes h', v_id_column)
   into v_hero_ids;
 
@@ -3998,9 +4045,9 @@ begin
   loop
     v_execution := geneva._lock_active_execution(v_workflow.id);
     if v_execution.id is not null then
-      perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
+      perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
     end if;
-    perform geneva._advance(v_workflow, null, 'cancel', null);
+    perform geneva._advance(v_workflow, null, v_effect.workflow_move, null);
   end loop;
 
   return null;

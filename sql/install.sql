@@ -51,6 +51,7 @@ $$;
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
+{{ template "functions/_signal_effects.sql" . }}
 {{ template "functions/_check_wait.sql" . }}
 {{ template "functions/_check_length.sql" . }}
 {{ template "functions/allow_fake_clock.sql" . }}

@@ -179,3 +179,32 @@ func TestHousekeepIfDue(t *testing.T) {
 		require.Nil(t, b.ifDue(t, "interval '1 minute'"))
 	})
 }
+
+// housekeep_if_due passes its thresholds to housekeep: each has the same
+// default in both.
+func TestHousekeepIfDueDefaultsAreHousekeeps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	defaults := func(function string) map[string]string {
+		rows, err := b.conn.Query(b.ctx, `
+			select a.name, pg_get_function_arg_default(p.oid, a.n::integer)
+			from pg_proc p, unnest(p.proargnames) with ordinality as a(name, n)
+			where p.oid = $1::regproc`, function)
+		require.NoError(t, err)
+		out := map[string]string{}
+		var name, def string
+		_, err = pgx.ForEachRow(rows, []any{&name, &def}, func() error {
+			out[name] = def
+			return nil
+		})
+		require.NoError(t, err)
+		return out
+	}
+	housekeep, ifDue := defaults("geneva.housekeep"), defaults("geneva.housekeep_if_due")
+	require.NotEmpty(t, housekeep)
+	for name, def := range housekeep {
+		require.NotEmpty(t, def, "geneva.housekeep's %s has no default", name)
+		require.Equal(t, def, ifDue[name], "geneva.housekeep_if_due's %s has another default than geneva.housekeep's", name)
+	}
+}

@@ -36,16 +36,27 @@ begin
   if p_signal is null then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
-  if p_signal not in ('success', 'finished', 'reattempt', 'reattempt_rewind', 'skip', 'cancel', 'pause', 'suspend') then
+  -- what the signal does to the execution and the workflow
+  select e.execution_state, e.outcome, e.workflow_move, e.metadata
+  into v_state, v_outcome, v_move, v_metadata
+  from geneva._signal_effects() e
+  where e.cause = 'step' and e.signal = p_signal;
+  if not found then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
-            hint = 'Signals are success, finished, reattempt, reattempt_rewind, skip, cancel, pause and suspend.';
+            hint = format('Signals are %s.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'step'
+            ));
   end if;
   perform geneva._check_wait(p_wait, 'signal ' || p_signal);
-  if p_wait is not null and p_signal not in ('reattempt', 'reattempt_rewind', 'suspend') then
+  -- (the signals that run the same step again wait before it)
+  if p_wait is not null and v_move <> 'same' then
     raise exception 'signal % takes no wait', p_signal
       using errcode = '22023',
-            hint = 'Only reattempt, reattempt_rewind and suspend take a wait.';
+            hint = format('Only %s take a wait.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e
+              where e.cause = 'step' and e.workflow_move = 'same'
+            ));
   end if;
 
   v_locked := geneva._lock_execution(p_execution_id);
@@ -76,46 +87,8 @@ begin
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
     outcome := 'canceled_externally';
   else
-    -- what the signal does to the execution and the workflow
-    case p_signal
-      when 'success' then
-        v_state := 'completed';
-        v_outcome := 'success';
-        v_move := 'next';
-      when 'finished' then
-        v_state := 'completed';
-        v_outcome := 'success';
-        v_move := 'finish';
-      when 'reattempt' then
-        v_state := 'completed';
-        v_outcome := 'reattempted';
-        v_move := 'same';
-        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control');
-      when 'reattempt_rewind' then
-        v_state := 'completed';
-        v_outcome := 'reattempted';
-        v_move := 'same';
-        v_metadata := jsonb_build_object('reattempt_reason', 'flow_control', 'rewind', true);
-      when 'skip' then
-        v_state := 'skipped';
-        v_outcome := 'skipped_by_flow_control';
-        v_move := 'next';
-      when 'cancel' then
-        v_state := 'canceled';
-        v_outcome := 'canceled_by_flow_control';
-        v_move := 'cancel';
-      when 'pause' then
-        v_state := 'canceled';
-        v_outcome := 'paused_by_flow_control';
-        v_move := 'pause';
-      when 'suspend' then
-        v_state := 'completed';
-        v_outcome := 'suspended';
-        v_move := 'same';
-    end case;
-
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
-    if p_signal = 'reattempt_rewind' then
+    if v_metadata ? 'rewind' then
       -- the successor starts from nothing (the ended row keeps its cursor)
       v_execution.cursor := null;
     end if;

@@ -4,10 +4,11 @@
 -- (the execution kept while the workflow was paused). The caller holds the
 -- workflow and execution locks.
 --
--- When the execution's recorded job is still waiting in River (available,
--- scheduled, retryable or pending), nothing is done: it will come. Otherwise (it
--- ran, is running now, or was deleted) a new job is inserted, due at the
--- execution's scheduled_for (at once when that has passed), and recorded on the
+-- When the execution's recorded job is still waiting in River (see
+-- geneva._job_waits), nothing is done: it will come. Otherwise (it ran, is
+-- running now, was parked pending, or was deleted) a new job is inserted, in
+-- the definition's queue with its priority, due at the execution's
+-- scheduled_for (at once when that has passed), and recorded on the
 -- execution.
 create or replace function geneva._ensure_job(
   p_workflow geneva.workflows,
@@ -38,8 +39,8 @@ begin
     p_workflow,
     p_execution.step_name,
     p_execution.scheduled_for,
-    coalesce(v_definition.queue, 'default'),
-    coalesce(v_definition.priority, 1::smallint)
+    v_definition.queue,
+    v_definition.priority
   );
 
   update geneva.step_executions e

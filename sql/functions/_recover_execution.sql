@@ -40,6 +40,7 @@ declare
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_reason text;
+  v_effect record;
 begin
   select e.workflow_id into v_workflow_id from geneva.step_executions e where e.id = p_execution_id;
   select w.* into v_workflow from geneva.workflows w where w.id = v_workflow_id for no key update skip locked;
@@ -73,16 +74,15 @@ begin
     return false;
   end if;
 
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'housekeeping' and e.signal = p_action;
   perform geneva._end_execution(
-    v_execution,
-    case p_action when 'cancel' then 'canceled' else 'completed' end,
-    'recovered',
+    v_execution, v_effect.execution_state, v_effect.outcome,
     p_metadata => jsonb_build_object('recovery_reason', v_reason)
   );
   perform geneva._advance(
-    v_workflow, geneva._definition(v_workflow.workflow_type),
-    case p_action when 'cancel' then 'cancel' else 'same' end,
-    v_execution.step_name,
+    v_workflow, geneva._definition(v_workflow.workflow_type), v_effect.workflow_move, v_execution.step_name,
     p_from => v_execution
   );
   return true;

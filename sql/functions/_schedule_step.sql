@@ -43,8 +43,8 @@ begin
       p_workflow,
       p_step_name,
       p_scheduled_for,
-      coalesce(p_definition.queue, 'default'),
-      coalesce(p_definition.priority, 1::smallint)
+      p_definition.queue,
+      p_definition.priority
     );
   end if;
 

@@ -125,11 +125,16 @@ begin
   if p_policy ? 'terminal_action'
     and (
       jsonb_typeof(p_policy -> 'terminal_action') <> 'string'
-      or p_policy ->> 'terminal_action' not in ('pause', 'cancel', 'skip')
+      or not exists (
+        select from geneva._signal_effects() e
+        where e.cause = 'exhausted' and e.signal = p_policy ->> 'terminal_action'
+      )
     ) then
     raise exception '%: unknown terminal action %', p_where, p_policy -> 'terminal_action'
       using errcode = '22023',
-            hint = 'Terminal actions are pause, cancel and skip.';
+            hint = format('Terminal actions are %s.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'exhausted'
+            ));
   end if;
 
   if p_policy ? 'report'

@@ -25,6 +25,7 @@ declare
   v_now timestamptz := geneva.now();
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
+  v_effect record;
 begin
   if v_workflow.state = 'performing' then
     update geneva.workflows w
@@ -44,12 +45,15 @@ begin
   end if;
 
   v_execution := geneva._lock_active_execution(p_workflow_id);
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'operator' and e.signal = 'cancel';
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
   end if;
 
-  return geneva._advance(v_workflow, null, 'cancel', null);
+  return geneva._advance(v_workflow, null, v_effect.workflow_move, null);
 end;
 $$;
 

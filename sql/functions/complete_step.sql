@@ -3,19 +3,15 @@
 --
 -- Called by: the worker after the step function returned; p_job_id names the
 -- River job it ran, which is completed in the same transaction (see
--- geneva._complete_job). p_signal is what the step returned:
---   success    completed/success; next step scheduled, or workflow finished
---   finished   completed/success; workflow finished
---   reattempt  completed/reattempted; the same step at now + p_wait (a
---              resumable step's successor keeps its cursor)
---   reattempt_rewind  as reattempt, but the successor starts without a
---              cursor (metadata.rewind)
---   skip       skipped/skipped_by_flow_control; next step scheduled
---   cancel     canceled/canceled_by_flow_control; workflow canceled
---   pause      canceled/paused_by_flow_control; workflow paused (resume runs
---              the step again, from a resumable step's cursor)
---   suspend    completed/suspended; a resumable step hands over: the same step
---              at now + p_wait, continuing from this execution with its cursor
+-- geneva._complete_job). p_signal is what the step returned: success,
+-- finished, reattempt, reattempt_rewind, skip, cancel, pause or suspend. What
+-- each does to the execution (state, outcome) and to the workflow is its row
+-- in geneva._signal_effects (cause step). The three that run the same step
+-- again (reattempt, reattempt_rewind, suspend) do it at now + p_wait: a
+-- reattempt's successor keeps a resumable step's cursor, a rewind's starts
+-- without it (metadata.rewind), and a suspend hands over (the successor
+-- continues from this execution, with its cursor). After a pause, resume
+-- runs the step again (from a resumable step's cursor).
 -- An operator's pause or cancel requested while the step ran applies now (see
 -- geneva._advance).
 --

@@ -42,6 +42,9 @@ declare
   v_names text[] := '{}';
   v_waits interval[] := '{}';
   v_policy jsonb;
+  -- the queue's and the priority's defaults, written only here: everything
+  -- else reads the definition's (and the Go worker's mirror is pinned to
+  -- them by worker/defaults_internal_test.go)
   v_queue text := 'default';
   v_priority smallint := 1;
 begin

@@ -18,16 +18,14 @@
 -- error_class_name. Without it (NULL or empty), p_error_classes is stored
 -- instead (and its first element as error_class_name).
 --
--- The policy is resolved by geneva._resolve_policy. Its action:
---   pause      failed/paused_by_exception; workflow paused (resume reruns the step)
---   cancel     failed/canceled_by_exception; workflow canceled
---   skip       skipped/skipped_by_exception; next step scheduled
---   reattempt  completed/reattempted_by_exception; the same step at now + the
---              policy's wait (growing with its backoff, see
---              geneva._backoff_wait); unless the step's consecutive exception
---              reattempts (since its last success or recovery) have reached the
---              cap: then failed/reattempts_exhausted and the policy's
---              terminal_action (pause by default, cancel or skip)
+-- The policy is resolved by geneva._resolve_policy. What its action (pause,
+-- cancel, skip or reattempt) does to the execution and the workflow is the
+-- action's row in geneva._signal_effects (cause exception). A reattempt
+-- schedules the same step at now + the policy's wait (growing with its
+-- backoff, see geneva._backoff_wait), unless the step's consecutive exception
+-- reattempts (since its last success or recovery) have reached the cap: then
+-- the policy's terminal_action (pause by default, cancel or skip) applies
+-- instead, as its row of cause exhausted says (failed/reattempts_exhausted).
 -- The error columns are written in every case. When the policy names a
 -- handler, nothing is recorded and the result says which handler to run; the
 -- worker runs it and calls fail_step again with its decision in
@@ -74,12 +72,14 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
+  v_precondition boolean := coalesce(p_precondition, false);
   v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
   v_reason text;
   v_policy jsonb;
+  v_cause text := 'exception';
   v_action text;
   v_wait interval;
   v_cap integer;
@@ -92,12 +92,19 @@ declare
     else p_error_classes
   end;
   v_metadata jsonb;
+  v_effect_metadata jsonb;
 begin
-  if p_handler_signal is not null
-    and p_handler_signal not in ('reattempt', 'skip', 'cancel', 'pause', 'finished') then
-    raise exception 'unknown handler decision %', p_handler_signal
-      using errcode = '22023',
-            hint = 'A handler decides reattempt, skip, cancel, pause or finished.';
+  -- (nested: PL/pgSQL runs a condition with a subquery as a query, every time)
+  if p_handler_signal is not null then
+    if not exists (
+      select from geneva._signal_effects() e where e.cause = 'exception' and e.signal = p_handler_signal
+    ) then
+      raise exception 'unknown handler decision %', p_handler_signal
+        using errcode = '22023',
+              hint = format('A handler decides %s.', (
+                select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'exception'
+              ));
+    end if;
   end if;
   perform geneva._check_wait(p_handler_wait, 'handler decision');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
@@ -111,132 +118,108 @@ begin
   v_execution := v_locked.o_execution;
 
   -- guard: the phase that failed must be the execution's: a running step's
-  -- error, or a precondition's before the step started
-  if not coalesce(p_precondition, false) then
-    if v_execution.state <> 'in_progress' then
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, null::text, false, v_workflow.state, null::text;
-      return;
-    elsif v_workflow.state <> 'performing' then
-      perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, 'canceled_externally'::text, false, v_workflow.state, null::text;
-      return;
-    end if;
-    v_reason := 'exception_policy';
+  -- error, or a precondition's before the step started; otherwise the
+  -- execution moved on: record nothing
+  if not v_precondition and v_execution.state <> 'in_progress'
+    or v_precondition and (v_execution.state <> 'scheduled' or v_workflow.state <> 'ready') then
+    null;
+  elsif not v_precondition and v_workflow.state <> 'performing' then
+    -- guard: a workflow that is not performing has no running step to fail
+    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    outcome := 'canceled_externally';
+  elsif v_precondition and v_execution.scheduled_for > v_now then
+    -- guard: an early job leaves the execution for a job at its time
+    perform geneva._ensure_job(v_workflow, v_execution);
   else
-    if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, null::text, false, v_workflow.state, null::text;
-      return;
-    elsif v_execution.scheduled_for > v_now then
-      perform geneva._ensure_job(v_workflow, v_execution);
-      perform geneva._complete_job(p_job_id);
-      return query select null::text, null::text, false, v_workflow.state, null::text;
-      return;
+    v_reason := case when v_precondition then 'precondition' else 'exception_policy' end;
+    v_definition := geneva._definition(v_workflow.workflow_type);
+    v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+
+    -- guard: a handler decides in Go; ask for its decision first (nothing is
+    -- recorded and the job stays the worker's until it calls again)
+    if v_policy ? 'handler' then
+      if p_handler_signal is null then
+        return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
+        return;
+      end if;
+      v_action := p_handler_signal;
+      v_wait := p_handler_wait;
+    elsif p_handler_signal is not null then
+      raise exception 'execution % has no handler policy for this error', p_execution_id
+        using errcode = '22023',
+              detail = format('The policy that applies is %s.', v_policy),
+              hint = 'Call fail_step without a handler decision.';
+    else
+      v_action := v_policy ->> 'action';
+      v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
+      v_cap := (v_policy ->> 'cap')::integer;
     end if;
-    v_reason := 'precondition';
-  end if;
 
-  v_definition := geneva._definition(v_workflow.workflow_type);
-  v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+    v_metadata := jsonb_build_object(
+      'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
+      'policy', v_policy
+    );
 
-  -- guard: a handler decides in Go; ask for its decision first
-  if v_policy ? 'handler' then
-    if p_handler_signal is null then
-      return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
-      return;
+    -- guard: the reattempt cap and the backoff count consecutive exception
+    -- reattempts of this step since its last success, recovery or resumable
+    -- hand-over
+    if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
+      select count(*) into v_count
+      from geneva.step_executions e
+      where e.workflow_id = v_workflow.id
+        and e.step_name = v_execution.step_name
+        and e.outcome = 'reattempted_by_exception'
+        and e.id > coalesce((
+          select max(s.id)
+          from geneva.step_executions s
+          where s.workflow_id = v_workflow.id
+            and s.step_name = v_execution.step_name
+            and s.outcome in ('success', 'recovered', 'suspended')
+        ), 0);
+
+      if v_count >= v_cap then
+        v_cause := 'exhausted';
+        v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
+        v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
+      elsif v_policy ? 'backoff' then
+        v_wait := geneva._backoff_wait(v_policy, v_count);
+      end if;
     end if;
-    v_action := p_handler_signal;
-    v_wait := p_handler_wait;
-  elsif p_handler_signal is not null then
-    raise exception 'execution % has no handler policy for this error', p_execution_id
-      using errcode = '22023',
-            detail = format('The policy that applies is %s.', v_policy),
-            hint = 'Call fail_step without a handler decision.';
-  else
-    v_action := v_policy ->> 'action';
-    v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
-    v_cap := (v_policy ->> 'cap')::integer;
-  end if;
 
-  v_metadata := jsonb_build_object(
-    'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
-    'policy', v_policy
-  );
-
-  -- guard: the reattempt cap and the backoff count consecutive exception
-  -- reattempts of this step since its last success, recovery or resumable
-  -- hand-over
-  if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
-    select count(*) into v_count
-    from geneva.step_executions e
-    where e.workflow_id = v_workflow.id
-      and e.step_name = v_execution.step_name
-      and e.outcome = 'reattempted_by_exception'
-      and e.id > coalesce((
-        select max(s.id)
-        from geneva.step_executions s
-        where s.workflow_id = v_workflow.id
-          and s.step_name = v_execution.step_name
-          and s.outcome in ('success', 'recovered', 'suspended')
-      ), 0);
-
-    if v_count >= v_cap then
-      v_outcome := 'reattempts_exhausted';
-      v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
-      v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
-    elsif v_policy ? 'backoff' then
-      v_wait := geneva._backoff_wait(v_policy, v_count);
-    end if;
-  end if;
-
-  -- what the action does to the execution and the workflow
-  case v_action
-    when 'pause' then
-      v_state := 'failed';
-      v_outcome := coalesce(v_outcome, 'paused_by_exception');
-      v_move := 'pause';
-    when 'cancel' then
-      v_state := 'failed';
-      v_outcome := coalesce(v_outcome, 'canceled_by_exception');
-      v_move := 'cancel';
-    when 'skip' then
-      v_state := case when v_outcome is null then 'skipped' else 'failed' end;
-      v_outcome := coalesce(v_outcome, 'skipped_by_exception');
-      v_move := 'next';
-    when 'reattempt' then
-      v_state := 'completed';
-      v_outcome := 'reattempted_by_exception';
-      v_move := 'same';
+    -- what the action does to the execution and the workflow
+    select e.execution_state, e.outcome, e.workflow_move, e.metadata
+    into strict v_state, v_outcome, v_move, v_effect_metadata
+    from geneva._signal_effects() e
+    where e.cause = v_cause and e.signal = v_action;
+    v_metadata := v_metadata || coalesce(v_effect_metadata, '{}');
+    if v_move = 'same' then
       v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
-    when 'finished' then
-      v_state := 'completed';
-      v_outcome := 'success';
-      v_move := 'finish';
-  end case;
+    end if;
 
-  perform geneva._end_execution(
-    v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
-    v_error_chain
-  );
-  v_workflow := geneva._advance(
-    v_workflow, v_definition, v_move, v_execution.step_name,
-    case when v_move = 'same' then v_wait end,
-    v_execution
-  );
+    perform geneva._end_execution(
+      v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
+      v_error_chain
+    );
+    v_workflow := geneva._advance(
+      v_workflow, v_definition, v_move, v_execution.step_name,
+      case when v_move = 'same' then v_wait end,
+      v_execution
+    );
 
-  perform geneva._complete_job(p_job_id);
-  return query select
-    v_action,
-    v_outcome,
-    case coalesce(v_policy ->> 'report', 'always')
+    action := v_action;
+    outcome := v_outcome;
+    report := case coalesce(v_policy ->> 'report', 'always')
       when 'never' then false
       when 'terminal_only' then v_outcome <> 'reattempted_by_exception'
       else true
-    end,
-    v_workflow.state,
-    v_policy ->> 'handler';
+    end;
+    handler := v_policy ->> 'handler';
+  end if;
+
+  perform geneva._complete_job(p_job_id);
+  report := coalesce(report, false);
+  workflow_state := v_workflow.state;
+  return next;
 end;
 $$;
 

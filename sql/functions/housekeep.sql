@@ -57,10 +57,14 @@ begin
   if p_recovery_action is null or p_batch_size is null then
     raise exception 'recovery action and batch size must not be null' using errcode = '22004';
   end if;
-  if p_recovery_action not in ('reattempt', 'cancel') then
+  if not exists (
+    select from geneva._signal_effects() e where e.cause = 'housekeeping' and e.signal = p_recovery_action
+  ) then
     raise exception 'unknown recovery action %', p_recovery_action
       using errcode = '22023',
-            hint = 'Recovery actions are reattempt and cancel.';
+            hint = format('Recovery actions are %s.', (
+              select string_agg(e.signal, ' and ') from geneva._signal_effects() e where e.cause = 'housekeeping'
+            ));
   end if;
   if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';

@@ -3,11 +3,12 @@
 --
 -- Called by: the worker, when its shutdown cancels a running step; p_job_id
 -- names the River job it ran, completed in the same transaction.
--- The execution ends completed/recovered (metadata.recovery_reason
--- 'interrupted', so it neither counts as a reattempt nor as a failure) and the
--- same step is scheduled now, on another worker, continuing from the cursor a
--- resumable step last saved; an operator's pause or cancel requested
--- meanwhile applies (see geneva._advance).
+-- The execution ends as geneva._signal_effects' row (worker, interrupt) says:
+-- completed/recovered (metadata.recovery_reason 'interrupted', so it neither
+-- counts as a reattempt nor as a failure), and the same step is scheduled
+-- now, on another worker, continuing from the cursor a resumable step last
+-- saved; an operator's pause or cancel requested meanwhile applies (see
+-- geneva._advance).
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
@@ -26,34 +27,33 @@ declare
   v_locked record := geneva._lock_execution(p_execution_id);
   v_execution geneva.step_executions := v_locked.o_execution;
   v_workflow geneva.workflows := v_locked.o_workflow;
-  v_definition geneva.workflow_definitions;
+  v_effect record;
 begin
   perform geneva._check_job(v_execution, p_job_id);
-  -- guard: the execution moved on while the step ran: record nothing
   if v_execution.state <> 'in_progress' then
-    perform geneva._complete_job(p_job_id);
-    return query select null::text, v_workflow.state;
-    return;
-  end if;
-
-  -- guard: a workflow that is not performing has no running step to give back
-  if v_workflow.state <> 'performing' then
+    -- guard: the execution moved on while the step ran: record nothing
+    null;
+  elsif v_workflow.state <> 'performing' then
+    -- guard: a workflow that is not performing has no running step to give back
     perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    perform geneva._complete_job(p_job_id);
-    return query select 'canceled_externally'::text, v_workflow.state;
-    return;
+    outcome := 'canceled_externally';
+  else
+    select e.* into strict v_effect
+    from geneva._signal_effects() e
+    where e.cause = 'worker' and e.signal = 'interrupt';
+    perform geneva._end_execution(
+      v_execution, v_effect.execution_state, v_effect.outcome, p_metadata => v_effect.metadata
+    );
+    v_workflow := geneva._advance(
+      v_workflow, geneva._definition(v_workflow.workflow_type), v_effect.workflow_move, v_execution.step_name,
+      p_from => v_execution
+    );
+    outcome := v_effect.outcome;
   end if;
-
-  v_definition := geneva._definition(v_workflow.workflow_type);
-
-  perform geneva._end_execution(
-    v_execution, 'completed', 'recovered',
-    p_metadata => jsonb_build_object('recovery_reason', 'interrupted')
-  );
-  v_workflow := geneva._advance(v_workflow, v_definition, 'same', v_execution.step_name, p_from => v_execution);
 
   perform geneva._complete_job(p_job_id);
-  return query select 'recovered'::text, v_workflow.state;
+  workflow_state := v_workflow.state;
+  return next;
 end;
 $$;
 

@@ -22,6 +22,7 @@ declare
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
+  v_effect record;
 begin
   if v_workflow.state not in ('ready', 'paused') then
     raise exception 'workflow % cannot skip a step', p_workflow_id
@@ -35,15 +36,18 @@ begin
   end if;
 
   v_execution := geneva._lock_active_execution(p_workflow_id);
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'operator' and e.signal = 'skip';
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, 'skipped', 'skipped_externally');
+    perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
   end if;
 
   v_definition := geneva._definition(v_workflow.workflow_type);
 
   return geneva._advance(
-    v_workflow, v_definition, 'skip', coalesce(v_execution.step_name, v_workflow.next_step_name)
+    v_workflow, v_definition, v_effect.workflow_move, coalesce(v_execution.step_name, v_workflow.next_step_name)
   );
 end;
 $$;

@@ -20,12 +20,13 @@
 --     resume_workflow enqueues it again;
 --   the execution is not due yet: it stays scheduled, and a job is enqueued for
 --     its time unless one is still waiting in River;
---   the step is no longer defined: failed/step_not_defined, workflow paused;
---   the hero is missing (and the definition does not allow it):
---     canceled/canceled_hero_missing, workflow canceled;
---   cancel_if held: canceled/canceled_by_condition, workflow canceled;
---   skip_if held (from the worker, or `"skip_if": true` in the definition):
---     skipped/skipped_by_condition, next step scheduled or workflow finished.
+--   the step is no longer defined (step_not_defined), the hero is missing
+--     and the definition does not allow it (hero_missing), cancel_if held
+--     (cancel), skip_if held (skip: from the worker, or `"skip_if": true` in
+--     the definition): the execution ends and the workflow moves on as that
+--     precondition's row in geneva._signal_effects says (a step no longer
+--     defined pauses the workflow, the hero missing or cancel_if cancels it,
+--     skip_if schedules the next step).
 -- Raises: 22004 for a NULL id; 22023 for an unknown precondition; P0002 for an
 -- unknown execution.
 create or replace function geneva.start_step(
@@ -60,6 +61,8 @@ declare
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
   v_index integer;
+  v_decided text;
+  v_effect record;
 begin
   if p_precondition is not null and p_precondition not in ('cancel', 'skip', 'hero_missing') then
     raise exception 'unknown precondition %', p_precondition
@@ -96,37 +99,27 @@ begin
   v_definition := geneva._definition(v_workflow.workflow_type);
   v_index := array_position(v_definition.step_names, v_execution.step_name);
 
-  -- guard: the step must still be defined (a deploy may have removed it)
-  if v_index is null then
+  -- guard: what is decided instead of starting the step, in order: the step
+  -- is no longer defined (a deploy may have removed it), the hero is gone,
+  -- cancel_if held, skip_if held
+  v_decided := case
+    when v_index is null then 'step_not_defined'
+    when p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then 'hero_missing'
+    when p_precondition = 'cancel' then 'cancel'
+    when p_precondition = 'skip'
+      or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then 'skip'
+  end;
+  if v_decided is not null then
+    select e.* into strict v_effect
+    from geneva._signal_effects() e
+    where e.cause = 'precondition' and e.signal = v_decided;
     perform geneva._end_execution(
-      v_execution, 'failed', 'step_not_defined',
-      p_error_message => format(
+      v_execution, v_effect.execution_state, v_effect.outcome,
+      p_error_message => case when v_decided = 'step_not_defined' then format(
         'step %s is not defined in workflow type %s', v_execution.step_name, v_workflow.workflow_type
-      )
+      ) end
     );
-    perform geneva._advance(v_workflow, v_definition, 'pause', v_execution.step_name);
-    return;
-  end if;
-
-  -- guard: the hero is gone
-  if p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
-    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-    return;
-  end if;
-
-  -- guard: cancel_if
-  if p_precondition = 'cancel' then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_by_condition');
-    perform geneva._advance(v_workflow, v_definition, 'cancel', v_execution.step_name);
-    return;
-  end if;
-
-  -- guard: skip_if
-  if p_precondition = 'skip'
-    or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then
-    perform geneva._end_execution(v_execution, 'skipped', 'skipped_by_condition');
-    perform geneva._advance(v_workflow, v_definition, 'next', v_execution.step_name);
+    perform geneva._advance(v_workflow, v_definition, v_effect.workflow_move, v_execution.step_name);
     return;
   end if;
 
@@ -156,7 +149,7 @@ begin
     v_now,
     v_execution.cursor,
     v_execution.continues_from_id,
-    coalesce(v_definition.queue, 'default'),
+    v_definition.queue,
     v_workflow.trace_context;
 end;
 $$;

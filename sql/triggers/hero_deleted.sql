@@ -29,7 +29,12 @@ declare
   v_hero_ids text[];
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
+  v_effect record;
 begin
+  select e.* into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = 'precondition' and e.signal = 'hero_missing';
+
   execute format('select array_agg(distinct h.%I::text) from old_heroes h', v_id_column)
   into v_hero_ids;
 
@@ -45,9 +50,9 @@ begin
   loop
     v_execution := geneva._lock_active_execution(v_workflow.id);
     if v_execution.id is not null then
-      perform geneva._end_execution(v_execution, 'canceled', 'canceled_hero_missing');
+      perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
     end if;
-    perform geneva._advance(v_workflow, null, 'cancel', null);
+    perform geneva._advance(v_workflow, null, v_effect.workflow_move, null);
   end loop;
 
   return null;

@@ -1,0 +1,81 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+// SQL owns the defaults of a definition and writes the step jobs' arguments;
+// these tests pin what the worker mirrors of them to what the database does.
+
+// A workflow without a Queue runs in the queue geneva.define_workflow gives
+// it, which is the one the worker listens on; without a Priority it gets
+// SQL's default, the 1 WorkflowOpts.Priority documents.
+func TestDefinitionDefaultsMatchSQL(t *testing.T) {
+	ctx := context.Background()
+	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	noop := func(context.Context, *Step) error { return nil }
+	reg, err := newRegistry([]*Workflow{NewWorkflow("Plain", nil).Step("only", noop, nil)})
+	require.NoError(t, err)
+
+	_, err = conn.Exec(ctx, "select geneva.define_workflow($1, $2)", "Plain", reg["Plain"].definition)
+	require.NoError(t, err)
+	var (
+		queue    string
+		priority int
+	)
+	require.NoError(t, conn.QueryRow(ctx,
+		"select queue, priority from geneva.workflow_definitions where workflow_type = 'Plain'").Scan(&queue, &priority))
+	require.Equal(t, []string{queue}, reg.queues(), "the worker listens on another queue than SQL's default")
+	require.Equal(t, 1, priority, "SQL's default priority is no longer the one WorkflowOpts.Priority documents")
+}
+
+// A worker's housekeeping runs at the interval geneva.housekeep_if_due
+// assumes when given none.
+func TestHousekeepingIntervalMatchesSQL(t *testing.T) {
+	ctx := context.Background()
+	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	h, err := newHousekeeper(HousekeepingConfig{}, nil, nil)
+	require.NoError(t, err)
+
+	var same bool
+	require.NoError(t, conn.QueryRow(ctx, `
+		select $1::interval = substring(
+		  pg_get_function_arguments('geneva.housekeep_if_due'::regproc)
+		  from 'p_interval interval DEFAULT ''([^'']*)'''
+		)::interval`, h.interval).Scan(&same))
+	require.True(t, same, "the worker's default housekeeping interval %s differs from geneva.housekeep_if_due's", h.interval)
+}
+
+// StepArgs has exactly the fields of the arguments geneva._enqueue_step
+// writes, under the same names, and the job's kind.
+func TestStepArgsMatchSQL(t *testing.T) {
+	ctx := context.Background()
+	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	_, err := conn.Exec(ctx, `select geneva.define_workflow('Plain', '{"steps": [{"name": "only"}]}')`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "select geneva.create_workflow('Plain', 'User', '7')")
+	require.NoError(t, err)
+
+	var (
+		kind string
+		args []byte
+	)
+	require.NoError(t, conn.QueryRow(ctx, "select kind, args from public.river_job").Scan(&kind, &args))
+	require.Equal(t, StepArgs{}.Kind(), kind)
+
+	decoder := json.NewDecoder(bytes.NewReader(args))
+	decoder.DisallowUnknownFields() // no argument SQL writes is unknown to StepArgs
+	var decoded StepArgs
+	require.NoError(t, decoder.Decode(&decoded), "StepArgs lacks an argument SQL writes: %s", args)
+	back, err := json.Marshal(decoded)
+	require.NoError(t, err)
+	// and no field of StepArgs is missing from SQL's, or decoded from another name
+	require.JSONEq(t, string(args), string(back))
+}
