@@ -53,7 +53,11 @@ type filter struct {
 	Hero, CreatedAfterText, CreatedBeforeText string
 }
 
-var states = []string{"ready", "performing", "paused", "finished", "canceled"}
+// states are the workflow states, in the order the pages show them.
+var states = []string{
+	string(goclient.StateReady), string(goclient.StatePerforming), string(goclient.StatePaused),
+	string(goclient.StateFinished), string(goclient.StateCanceled),
+}
 
 // parseFilter reads a filter from query or form values.
 func parseFilter(get func(string) string) (*filter, error) {
