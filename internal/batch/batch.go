@@ -190,4 +190,5 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context, batch []request[Req, Res]
 		}
 	}
 }
+
 var errShortResult = errors.New("batch: Flush returned fewer results than requests")

@@ -14,8 +14,8 @@ import (
 // echo flushes by answering each request with itself and records the sizes
 // of the batches it saw.
 type echo struct {
-	mu    sync.Mutex
-	sizes []int
+	mu      sync.Mutex
+	sizes   []int
 	gate    chan struct{} // when set, each Flush waits for it
 	entered chan struct{} // when set, each Flush signals it first
 }
