@@ -3327,6 +3327,103 @@ $$;
 comment on function geneva.complete_and_continue(bigint, text, interval, bigint) is
 'Worker protocol: complete_step, then starts and returns the next execution when it is due now and needs no worker condition.';
 
+-- geneva.complete_steps: complete_step and complete_and_continue for many
+-- executions at once, in one transaction.
+--
+-- Called by: the Go worker's completer, which gathers the normal ends of the
+-- steps that finish close together and records them with one call and one
+-- commit. Each element is what one complete_step (p_continue false) or
+-- complete_and_continue (p_continue true) call would be, and is recorded
+-- exactly as that call records it: the arrays are parallel, one element per
+-- execution; p_waits and p_job_ids elements may be NULL.
+--
+-- Locks: every named execution's workflow row in id order, then every
+-- execution row in id order, then records the executions in that order: the
+-- order of every other function's locks (workflow, then execution), so that
+-- concurrent batches, single calls and operators' calls cannot deadlock.
+-- Returns one row per element, named by its position (ordinality, from 1;
+-- the rows come in lock order): what complete_and_continue returns for it.
+-- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
+-- different lengths, an execution named twice, or anything complete_step
+-- raises for an element; P0002 for an unknown execution. One bad element
+-- fails the whole call and nothing is recorded: the worker then records the
+-- elements one by one.
+create or replace function geneva.complete_steps(
+  p_execution_ids bigint[],
+  p_signals text[],
+  p_waits interval[],
+  p_job_ids bigint[],
+  p_continue boolean[]
+)
+returns table (
+  ordinality integer,
+  outcome text,
+  workflow_state text,
+  next_execution_id bigint,
+  next_step_name text,
+  next_attempt integer,
+  next_started_at timestamptz,
+  next_cursor jsonb,
+  next_continues_from_id bigint
+)
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_n integer := coalesce(cardinality(p_execution_ids), 0);
+  v_item record;
+begin
+  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
+    or p_continue is null then
+    raise exception 'arrays must not be null' using errcode = '22004';
+  end if;
+  if cardinality(p_signals) <> v_n or cardinality(p_waits) <> v_n
+    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n then
+    raise exception 'arrays of different lengths'
+      using errcode = '22023',
+            hint = 'Pass one signal, wait, job id and continue flag per execution id.';
+  end if;
+  if array_position(p_execution_ids, null) is not null then
+    raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+  if (select count(distinct x) from unnest(p_execution_ids) x) <> v_n then
+    raise exception 'an execution is named twice' using errcode = '22023';
+  end if;
+
+  -- the locks, in the one order: workflows by id, then executions by id
+  perform
+  from geneva.workflows w
+  where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
+  order by w.id
+  for no key update of w;
+  perform
+  from geneva.step_executions e
+  where e.id = any (p_execution_ids)
+  order by e.id
+  for no key update of e;
+
+  for v_item in
+    select i.ord, e.workflow_id
+    from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
+    left join geneva.step_executions e on e.id = i.execution_id
+    order by e.workflow_id, i.execution_id
+  loop
+    return query
+    select v_item.ord::integer, c.*
+    from geneva._complete_step(
+      p_execution_ids[v_item.ord], p_signals[v_item.ord], p_waits[v_item.ord],
+      p_job_ids[v_item.ord], p_continue[v_item.ord]
+    ) c;
+  end loop;
+end;
+$$;
+
+comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[]) is
+'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
+
 -- geneva.fail_step: records that a step (or the evaluation of its
 -- preconditions) raised an error, resolves the exception policy, and moves the
 -- workflow on.
@@ -4989,6 +5086,7 @@ grant execute on function
   geneva.start_step,
   geneva.complete_step,
   geneva.complete_and_continue,
+  geneva.complete_steps,
   geneva.fail_step,
   geneva.checkpoint_step,
   geneva.interrupt_step,
