@@ -136,6 +136,7 @@ grant execute on function
   geneva.complete_step,
   geneva.complete_and_continue,
   geneva.complete_steps,
+  geneva.start_steps,
   geneva.fail_step,
   geneva.checkpoint_step,
   geneva.interrupt_step,

@@ -95,6 +95,7 @@ $$;
 {{ template "functions/complete_step.sql" . }}
 {{ template "functions/complete_and_continue.sql" . }}
 {{ template "functions/complete_steps.sql" . }}
+{{ template "functions/start_steps.sql" . }}
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
