@@ -16,6 +16,8 @@ import (
 // job being worked: SQL completes it in the transaction that records the
 // outcome. An error means nothing was recorded and the job should be retried.
 func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
+	e.running.Add(1)
+	defer e.running.Add(-1)
 	client := protocol.New(db)
 	wf := e.registry[args.WorkflowType]
 	if wf == nil || wf.step(args.StepName) == nil {
