@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/geneva-dev/geneva/internal/batch"
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
@@ -160,8 +162,12 @@ func (c *completer) flush(ctx context.Context, reports []protocol.CompleteReport
 	// Refused: one report is wrong (or the batch as a whole). Record each
 	// alone, so that the others are recorded and the wrong one gets its own
 	// error.
-	c.logger.WarnContext(ctx, "geneva: recording a batch of step ends failed; recorded one by one",
-		slog.Int("batch_size", len(reports)), slog.String("error", err.Error()))
+	attrs := []any{slog.Int("batch_size", len(reports)), slog.String("error", err.Error())}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		attrs = append(attrs, slog.String("sqlstate", pgErr.Code))
+	}
+	c.logger.WarnContext(ctx, "geneva: recording a batch of step ends failed; recorded one by one", attrs...)
 	for i, report := range reports {
 		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
 		out[i].Value, out[i].Err = c.completeAlone(tryCtx, report)
