@@ -251,6 +251,9 @@ func run(ctx context.Context, o options) error {
 	// The rest runs on the first (durable) settings again.
 	phases = append(phases,
 		phase{"steady load", func(ctx context.Context) error {
+			if o.steadyFor <= 0 || o.steadyRate <= 0 {
+				return nil
+			}
 			if profiles[0].set && len(profiles) > 1 {
 				if err := b.setDurability(ctx, profiles[0].durable); err != nil {
 					return err
