@@ -3379,6 +3379,7 @@ declare
   v_slow integer[];
   v_ord integer;
   v_queue text;
+  v_queues text[];
 begin
   if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
     or p_continue is null then
@@ -3516,18 +3517,24 @@ begin
       left join jobs j on j.execution_id = p.next_id
       where p.next_id is not null
       order by p.next_id
+    ),
+    moved as (
+      update geneva.workflows w
+      set state = case when p.next_step is null then 'finished' when p.start then 'performing' else 'ready' end,
+        current_step_name = case when p.start then p.next_step end,
+        next_step_name = p.next_step,
+        requested_action = null,
+        transitioned_at = case when p.next_step is null then v_now end,
+        paused_at = null,
+        finished_at = case when p.next_step is null then v_now else w.finished_at end,
+        updated_at = v_now
+      from planned p
+      where w.id = p.workflow_id
+      returning p.queue, p.next_step is not null and not p.start and p.next_wait <= interval '0' as due_job
     )
-    update geneva.workflows w
-    set state = case when p.next_step is null then 'finished' when p.start then 'performing' else 'ready' end,
-      current_step_name = case when p.start then p.next_step end,
-      next_step_name = p.next_step,
-      requested_action = null,
-      transitioned_at = case when p.next_step is null then v_now end,
-      paused_at = null,
-      finished_at = case when p.next_step is null then v_now else w.finished_at end,
-      updated_at = v_now
-    from planned p
-    where w.id = p.workflow_id;
+    select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}')
+    into v_queues
+    from moved m;
     perform pg_catalog.set_config('geneva.inserting', '', true);
 
     -- the River jobs that ran these steps are done (geneva._complete_job)
@@ -3538,14 +3545,7 @@ begin
       and j.state::text = 'running';
 
     -- River hears of the jobs due now, once per queue (geneva._notify_insert)
-    for v_queue in
-      select distinct coalesce(d.queue, 'default')
-      from unnest(v_fast) as o (ord)
-      join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-      join geneva.workflows w on w.id = e.workflow_id
-      join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-      where w.state = 'ready' and coalesce(d.step_waits[array_position(d.step_names, e.step_name) + 1], interval '0') <= interval '0'
-    loop
+    foreach v_queue in array v_queues loop
       perform geneva._notify_insert(v_queue);
     end loop;
 
