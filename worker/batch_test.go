@@ -312,6 +312,68 @@ func TestBatching(t *testing.T) {
 		require.Contains(t, warned[0], "sqlstate=22023")
 	})
 
+	t.Run("UnansweredBatchIsTriedAgain", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.countEnds(t)
+		// Every try at ending an execution is rolled back as a
+		// serialization failure (an answer that means "try again") until
+		// fail_reports is emptied; the sequence counts the refused
+		// statements.
+		_, err := b.pool.Exec(b.ctx, `
+			create table fail_reports ();
+			insert into fail_reports default values;
+			create sequence refused_reports;
+			create function refuse_reports() returns trigger language plpgsql as $$
+			begin
+			  if new.state <> 'in_progress' and exists (select from public.fail_reports) then
+			    perform pg_catalog.nextval('public.refused_reports');
+			    raise exception 'try again' using errcode = '40001';
+			  end if;
+			  return new;
+			end;
+			$$;
+			create trigger refuse_reports before update on geneva.step_executions
+			  for each row execute function refuse_reports();`)
+		require.NoError(t, err)
+		const workflows = 3
+		meet := newBarrier(workflows)
+		logs := &logRecords{level: slog.LevelWarn}
+		b.startBatching(t, &worker.Config{
+			Workflows:         []*worker.Workflow{worker.NewWorkflow("Unanswered", nil).Step("a", meet.step, nil)},
+			Logger:            slog.New(logs),
+			CompleteBatchSize: 64,
+		}, func(w *worker.Worker) {
+			worker.SetCompleteWindow(w, time.Minute)
+		})
+		var ids []int64
+		for range workflows {
+			ids = append(ids, b.create(t, "Unanswered"))
+		}
+
+		require.Eventually(t, func() bool {
+			var n int64
+			require.NoError(t, b.pool.QueryRow(b.ctx,
+				"select case when is_called then last_value else 0 end from refused_reports").Scan(&n))
+			return n > 5
+		}, 20*time.Second, 20*time.Millisecond, "more tries than the five a step used to give up after")
+		for _, id := range ids {
+			require.Equal(t, []string{"a: in_progress"}, b.outcomes(t, id))
+		}
+		_, err = b.pool.Exec(b.ctx, "delete from fail_reports")
+		require.NoError(t, err)
+
+		for _, id := range ids {
+			b.waitState(t, id, "finished")
+			require.Equal(t, []string{"a: success"}, b.outcomes(t, id))
+		}
+		require.Equal(t, []int{workflows}, b.endsPerStatement(t), "tried again as a batch, ended once")
+		require.Empty(t, logs.matching("WARN geneva: recording a batch of step ends failed"),
+			"no answer is not a refusal: not recorded one by one")
+		require.NotEmpty(t, logs.matching("WARN geneva: recording the outcome failed; trying again"))
+		require.Zero(t, b.unfinishedJobs(t))
+	})
+
 	t.Run("LostReplyRecordsNothingTwice", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
