@@ -116,8 +116,9 @@ type Config struct {
 // execution that SQL schedules, and the worker evaluates the conditions,
 // claims the execution (geneva.start_step), runs the step function and
 // reports what happened (geneva.complete_step or geneva.fail_step) in the same
-// transaction that completes the job. It decides nothing about a workflow's
-// state.
+// transaction that completes the job; the normal ends of steps that finish
+// close together share one transaction (geneva.complete_steps; see
+// Config.CompleteBatchSize). It decides nothing about a workflow's state.
 type Worker struct {
 	client      *goclient.Client
 	exec        *executor
