@@ -252,10 +252,10 @@ func TestCompleteSteps(t *testing.T) {
 		b.defineThreeSteps(t)
 		id := b.run(t, b.create(t, "ThreeSteps", "1")).ExecutionID
 		for query, code := range map[string]string{
-			"select * from geneva.complete_steps(array[$1::bigint], array['success'], array[null::interval], array[null::bigint], array[false, true])":                  "22023",
-			"select * from geneva.complete_steps(array[$1::bigint, $1], array['success', 'success'], array[null::interval, null], array[null::bigint, null], array[false, false])": "22023",
+			"select * from geneva.complete_steps(array[$1::bigint], array['success'], array[null::interval], array[null::bigint], array[false, true])":                               "22023",
+			"select * from geneva.complete_steps(array[$1::bigint, $1], array['success', 'success'], array[null::interval, null], array[null::bigint, null], array[false, false])":   "22023",
 			"select * from geneva.complete_steps(array[$1::bigint, null], array['success', 'success'], array[null::interval, null], array[null::bigint, null], array[false, false])": "22004",
-			"select * from geneva.complete_steps(null, array['success'], array[null::interval], array[null::bigint], array[false]) where $1::bigint is not null":          "22004",
+			"select * from geneva.complete_steps(null, array['success'], array[null::interval], array[null::bigint], array[false]) where $1::bigint is not null":                     "22004",
 		} {
 			_, err := b.conn.Exec(b.ctx, query, id)
 			requireCode(t, err, code)
