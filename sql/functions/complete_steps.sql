@@ -111,17 +111,19 @@ begin
     perform geneva._check_job(e, p_job_ids[o.ord])
     from unnest(v_fast) as o (ord)
     join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    where p_job_ids[o.ord] is not null;
+    where p_job_ids[o.ord] is distinct from e.job_id and p_job_ids[o.ord] is not null;
 
     -- the executions end completed/success (geneva._end_execution)
     perform pg_catalog.set_config('geneva.ending', 'on', true);
     update geneva.step_executions e
-    set state = 'completed',
-      outcome = 'success',
+    set state = x.execution_state,
+      outcome = x.outcome,
       completed_at = v_now,
       finished_at = v_now,
       updated_at = v_now
-    where e.id = any (array(select p_execution_ids[o] from unnest(v_fast) o));
+    from geneva._signal_effects() x
+    where x.cause = 'step' and x.signal = 'success'
+      and e.id = any (array(select p_execution_ids[o] from unnest(v_fast) o));
     perform pg_catalog.set_config('geneva.ending', '', true);
 
     -- the next steps are scheduled, with their River jobs, or started here
@@ -130,7 +132,7 @@ begin
     perform pg_catalog.set_config('geneva.inserting', 'on', true);
     with item as (
       select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id,
-        coalesce(d.queue, 'default') as queue, coalesce(d.priority, 1::smallint) as priority,
+        d.queue, d.priority,
         d.step_names[k.idx + 1] as next_step,
         coalesce(d.step_waits[k.idx + 1], interval '0') as next_wait,
         coalesce(
@@ -221,7 +223,7 @@ begin
     end loop;
 
     return query
-    select o.ord, 'success'::text, w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
+    select o.ord, e.outcome, w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
       n.continues_from_id
     from unnest(v_fast) as o (ord)
     join geneva.step_executions e on e.id = p_execution_ids[o.ord]

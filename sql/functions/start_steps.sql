@@ -117,7 +117,7 @@ begin
 
     return query
     select o.ord, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-      e.scheduled_for, v_now, e.cursor, e.continues_from_id, coalesce(d.queue, 'default'),
+      e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue,
       w.trace_context
     from unnest(v_fast) as o (ord)
     join geneva.step_executions e on e.id = p_execution_ids[o.ord]
