@@ -30,6 +30,11 @@ const (
 	// both are busy, the next batch grows.
 	completeFlushers = 2
 
+	// claimSettle is how long a batch of claims waits for the other jobs of
+	// the same fetch, whose goroutines River starts a little apart, before
+	// it closes because every step not yet claimed is in it.
+	claimSettle = 200 * time.Microsecond
+
 	// completeBatchSizeEnv names the environment variable that sets the batch
 	// size of workers whose Config.CompleteBatchSize is zero (see there).
 	completeBatchSizeEnv = "GENEVA_COMPLETE_BATCH_SIZE"
@@ -60,51 +65,92 @@ func completeBatchSize(config *Config) (int, error) {
 // geneva.complete_steps: one statement, one transaction and one commit for
 // the batch. Failures and interruptions are recorded one by one by the
 // executor: a failure's exception handler must not hold a batch up.
+type completer = batchedCalls[protocol.CompleteReport, *protocol.StepResult]
+
+func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *completer {
+	return &completer{
+		db: db, logger: logger, size: size, window: completeWindow, running: running,
+		what: "step ends",
+		alone: func(ctx context.Context, db DB, r protocol.CompleteReport) (*protocol.StepResult, error) {
+			return protocol.New(db).CompleteStep(ctx, r.ExecutionID, r.Signal, r.Wait,
+				&protocol.ReportOpts{JobID: r.JobID, Continue: r.Continue})
+		},
+		many: func(ctx context.Context, db DB, reports []protocol.CompleteReport) ([]*protocol.StepResult, error) {
+			return protocol.New(db).CompleteSteps(ctx, reports)
+		},
+	}
+}
+
+// claimer claims the executions of the River jobs a worker is handed close
+// together with one call to geneva.start_steps, as the completer records
+// their ends.
+type claimer = batchedCalls[protocol.Claim, *protocol.StartedStep]
+
+func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claimer {
+	return &claimer{
+		db: db, logger: logger, size: size, window: completeWindow, running: running,
+		settle: claimSettle, what: "step claims",
+		alone: func(ctx context.Context, db DB, c protocol.Claim) (*protocol.StartedStep, error) {
+			return protocol.New(db).StartStep(ctx, c.ExecutionID, c.Precondition)
+		},
+		many: func(ctx context.Context, db DB, claims []protocol.Claim) ([]*protocol.StartedStep, error) {
+			return protocol.New(db).StartSteps(ctx, claims)
+		},
+	}
+}
+
+// batchedCalls makes the worker protocol's calls of many steps that come
+// close together as one call of its set-wise twin (complete_steps,
+// start_steps): one statement, one transaction, one commit.
 //
 // A batch the database does not answer (see databaseUnavailable) returns the
-// error to each of its reports' callers, which try again (recordWithRetries)
-// through the completer. A batch it refuses (one element's job or execution
-// is wrong, say) is recorded again one report at a time, so that each
-// report gets its own result or error, as if it had never been batched.
-type completer struct {
+// error to each of its callers, which try again (recordWithRetries, River's
+// retry) through it. A batch it refuses (one element's job or execution is
+// wrong, say) is made again one call at a time, so that each element gets
+// its own result or error, as if it had never been batched. A batch of one
+// is the single call.
+type batchedCalls[Req, Res any] struct {
 	db      DB
 	logger  *slog.Logger
 	size    int
 	window  time.Duration
 	running func() int
+	what    string // for the log: "step ends"
+	// settle is how long a batch waits before it counts on running (see
+	// batch.Config.Settle).
+	settle time.Duration
+	alone  func(ctx context.Context, db DB, req Req) (Res, error)
+	many   func(ctx context.Context, db DB, reqs []Req) ([]Res, error)
 
 	// batcher is the running batcher, between the worker's Start and Stop;
-	// nil otherwise (reports are then recorded alone).
-	batcher atomic.Pointer[batch.Batcher[protocol.CompleteReport, *protocol.StepResult]]
+	// nil otherwise (calls are then made alone).
+	batcher atomic.Pointer[batch.Batcher[Req, Res]]
 	mu      sync.Mutex // serializes start and stop
-	// flushing counts the reports in batches being recorded: their steps are
+	// flushing counts the calls in batches being made: their callers are
 	// running but cannot join a batch.
 	flushing atomic.Int64
 }
 
-func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *completer {
-	return &completer{db: db, logger: logger, size: size, window: completeWindow, running: running}
-}
-
 // start starts batching (a worker's Start).
-func (c *completer) start() {
+func (c *batchedCalls[Req, Res]) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.batcher.Load() != nil {
 		return
 	}
-	c.batcher.Store(batch.New(context.Background(), batch.Config[protocol.CompleteReport, *protocol.StepResult]{
+	c.batcher.Store(batch.New(context.Background(), batch.Config[Req, Res]{
 		Flush:    c.flush,
 		MaxSize:  c.size,
 		Window:   c.window,
 		Flushers: completeFlushers,
 		Running:  func() int { return c.running() - int(c.flushing.Load()) },
+		Settle:   c.settle,
 	}))
 }
 
-// stop stops batching, once the batches handed over are recorded; reports
-// that come later are recorded alone.
-func (c *completer) stop() {
+// stop stops batching, once the batches handed over are made; calls that
+// come later are made alone.
+func (c *batchedCalls[Req, Res]) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if b := c.batcher.Swap(nil); b != nil {
@@ -112,38 +158,32 @@ func (c *completer) stop() {
 	}
 }
 
-// complete records one normal end, with the others that end close to it.
-func (c *completer) complete(ctx context.Context, report protocol.CompleteReport) (*protocol.StepResult, error) {
+// call makes one call, with the others that come close to it.
+func (c *batchedCalls[Req, Res]) call(ctx context.Context, req Req) (Res, error) {
 	if b := c.batcher.Load(); b != nil {
-		result, err := b.Do(ctx, report)
+		result, err := b.Do(ctx, req)
 		if !errors.Is(err, batch.ErrClosed) {
 			return result, err
 		}
 	}
-	return c.completeAlone(ctx, report)
+	return c.alone(ctx, c.db, req)
 }
 
-// completeAlone records one normal end with its own call.
-func (c *completer) completeAlone(ctx context.Context, r protocol.CompleteReport) (*protocol.StepResult, error) {
-	return protocol.New(c.db).CompleteStep(ctx, r.ExecutionID, r.Signal, r.Wait,
-		&protocol.ReportOpts{JobID: r.JobID, Continue: r.Continue})
-}
-
-// flush records a batch (the batcher's Flush).
-func (c *completer) flush(ctx context.Context, reports []protocol.CompleteReport) []batch.Result[*protocol.StepResult] {
-	c.flushing.Add(int64(len(reports)))
-	defer c.flushing.Add(-int64(len(reports)))
-	out := make([]batch.Result[*protocol.StepResult], len(reports))
-	if len(reports) == 1 {
+// flush makes a batch's call (the batcher's Flush).
+func (c *batchedCalls[Req, Res]) flush(ctx context.Context, reqs []Req) []batch.Result[Res] {
+	c.flushing.Add(int64(len(reqs)))
+	defer c.flushing.Add(-int64(len(reqs)))
+	out := make([]batch.Result[Res], len(reqs))
+	if len(reqs) == 1 {
 		// as if unbatched
 		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
 		defer cancel()
-		out[0].Value, out[0].Err = c.completeAlone(tryCtx, reports[0])
+		out[0].Value, out[0].Err = c.alone(tryCtx, c.db, reqs[0])
 		return out
 	}
 
 	tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
-	results, err := protocol.New(c.db).CompleteSteps(tryCtx, reports)
+	results, err := c.many(tryCtx, c.db, reqs)
 	cancel()
 	switch {
 	case err == nil:
@@ -152,25 +192,25 @@ func (c *completer) flush(ctx context.Context, reports []protocol.CompleteReport
 		}
 		return out
 	case databaseUnavailable(err):
-		// no answer: each report's caller tries again
+		// no answer: each caller tries again
 		for i := range out {
 			out[i].Err = err
 		}
 		return out
 	}
 
-	// Refused: one report is wrong (or the batch as a whole). Record each
-	// alone, so that the others are recorded and the wrong one gets its own
-	// error.
-	attrs := []any{slog.Int("batch_size", len(reports)), slog.String("error", err.Error())}
+	// Refused: one element is wrong (or the batch as a whole). Make each
+	// call alone, so that the others go through and the wrong one gets its
+	// own error.
+	attrs := []any{slog.Int("batch_size", len(reqs)), slog.String("error", err.Error())}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		attrs = append(attrs, slog.String("sqlstate", pgErr.Code))
 	}
-	c.logger.WarnContext(ctx, "geneva: recording a batch of step ends failed; recorded one by one", attrs...)
-	for i, report := range reports {
+	c.logger.WarnContext(ctx, "geneva: recording a batch of "+c.what+" failed; recorded one by one", attrs...)
+	for i, req := range reqs {
 		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
-		out[i].Value, out[i].Err = c.completeAlone(tryCtx, report)
+		out[i].Value, out[i].Err = c.alone(tryCtx, c.db, req)
 		cancel()
 	}
 	return out

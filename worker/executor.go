@@ -64,6 +64,11 @@ type executor struct {
 	// running counts the step executions being performed, for the
 	// completer: a batch holding all of them closes at once.
 	running atomic.Int64
+	// claimer claims executions in batches (a Worker's, with its completer).
+	claimer *claimer
+	// claiming counts the step executions being performed that have not
+	// been claimed yet, for the claimer.
+	claiming atomic.Int64
 }
 
 // newExecutor makes the executor of a worker or a runner from its config.

@@ -12,3 +12,11 @@ func SetCompleteWindow(w *Worker, window time.Duration) { w.exec.completer.windo
 // WrapCompleteDB puts wrap's DB between w's completer and the database, to
 // make a batch's call fail the way a network would.
 func WrapCompleteDB(w *Worker, wrap func(DB) DB) { w.exec.completer.db = wrap(w.exec.completer.db) }
+
+// SetClaimWindow sets how long w's batches of claims wait for more after
+// their first (see SetCompleteWindow).
+// The claims of one fetch then share a batch once they have all arrived
+// within settle.
+func SetClaimWindow(w *Worker, window, settle time.Duration) {
+	w.exec.claimer.window, w.exec.claimer.settle = window, settle
+}

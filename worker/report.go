@@ -173,7 +173,7 @@ func (e *executor) record(ctx context.Context, client *protocol.Client, end *end
 		result, err = client.InterruptStep(ctx, end.step.ExecutionID, opts)
 	case end.failure == nil && e.completer != nil:
 		// with the other normal ends that come close to it
-		result, err = e.completer.complete(ctx, protocol.CompleteReport{
+		result, err = e.completer.call(ctx, protocol.CompleteReport{
 			ExecutionID: end.step.ExecutionID, Signal: protocol.Signal(end.signal), Wait: end.wait,
 			JobID: end.jobID, Continue: end.continueInline,
 		})

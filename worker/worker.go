@@ -161,6 +161,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	}
 	if batchSize > 1 {
 		exec.completer = newCompleter(pool, exec.logger, batchSize, func() int { return int(exec.running.Load()) })
+		exec.claimer = newClaimer(pool, exec.logger, batchSize, func() int { return int(exec.claiming.Load()) })
 	}
 	if config.MaxWorkers < 0 {
 		return nil, fmt.Errorf("geneva: negative MaxWorkers %d", config.MaxWorkers)
@@ -256,6 +257,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.exec.stopping.Store(false) // a worker started again after Stop
 	if w.exec.completer != nil {
 		w.exec.completer.start()
+		w.exec.claimer.start()
 	}
 	if w.housekeeper != nil {
 		w.housekeeper.start()
@@ -304,8 +306,10 @@ func (w *Worker) stopCompleter(wait bool) {
 	switch {
 	case w.exec.completer == nil:
 	case wait:
+		w.exec.claimer.stop()
 		w.exec.completer.stop()
 	default:
+		go w.exec.claimer.stop()
 		go w.exec.completer.stop()
 	}
 }

@@ -40,6 +40,11 @@ type Config[Req, Res any] struct {
 	// whose requests wait in a batch; a batch holding that many closes at
 	// once, since no one else could join it.
 	Running func() int
+	// Settle is how long after its first request a batch waits before it
+	// counts on Running: callers handed work at the same moment (the jobs of
+	// one fetch) start a little apart, and the first would otherwise find
+	// itself alone.
+	Settle time.Duration
 }
 
 type request[Req, Res any] struct {
@@ -124,11 +129,20 @@ func (b *Batcher[Req, Res]) loop(loopCtx, flushCtx context.Context) {
 			} else {
 				timer.Reset(b.config.Window)
 			}
+			// the callers handed work together may take a moment to arrive:
+			// until Settle has passed, a batch does not count them
+			settled := b.config.Settle <= 0
+			var settling <-chan time.Time
+			if !settled {
+				settling = time.After(b.config.Settle)
+			}
 		collect:
-			for len(batch) < b.config.MaxSize && !b.everyoneIn(len(batch)) {
+			for len(batch) < b.config.MaxSize && !(settled && b.everyoneIn(len(batch))) {
 				select {
 				case r := <-b.requests:
 					batch = append(batch, r)
+				case <-settling:
+					settled, settling = true, nil
 				case <-timer.C:
 					break collect
 				case <-loopCtx.Done():
