@@ -137,7 +137,7 @@ func (b *Batcher[Req, Res]) loop(loopCtx, flushCtx context.Context) {
 				settling = time.After(b.config.Settle)
 			}
 		collect:
-			for len(batch) < b.config.MaxSize && !(settled && b.everyoneIn(len(batch))) {
+			for len(batch) < b.config.MaxSize && (!settled || !b.everyoneIn(len(batch))) {
 				select {
 				case r := <-b.requests:
 					batch = append(batch, r)
