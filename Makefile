@@ -28,6 +28,18 @@ else
 	$(WITHPG) $(GO) test ./...
 endif
 
+# The packages that run workers, whose steps' ends a worker records in
+# batches by default (worker.Config.CompleteBatchSize).
+WORKER_PKGS := ./worker/... ./examples/... ./otelgeneva/ ./promgeneva/
+
+.PHONY: test/unbatched
+test/unbatched: ## Run the packages that run workers again with every step's end recorded alone (GENEVA_COMPLETE_BATCH_SIZE=1); `test` runs them batched
+ifdef TEST_DATABASE_URL
+	GENEVA_COMPLETE_BATCH_SIZE=1 $(GO) test $(WORKER_PKGS)
+else
+	GENEVA_COMPLETE_BATCH_SIZE=1 $(WITHPG) $(GO) test $(WORKER_PKGS)
+endif
+
 .PHONY: test/race
 test/race: ## Run every test with the race detector
 ifdef TEST_DATABASE_URL

@@ -135,6 +135,8 @@ grant execute on function
   geneva.start_step,
   geneva.complete_step,
   geneva.complete_and_continue,
+  geneva.complete_steps,
+  geneva.start_steps,
   geneva.fail_step,
   geneva.checkpoint_step,
   geneva.interrupt_step,

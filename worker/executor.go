@@ -58,6 +58,17 @@ type executor struct {
 	// database does not answer, until the worker stops hard (a Worker's; a
 	// Runner gives up after finalizeAttempts).
 	recordUntilStopped bool
+	// completer records normal ends in batches (a Worker's, unless its
+	// batch size is 1); nil to record each alone.
+	completer *completer
+	// running counts the step executions being performed, for the
+	// completer: a batch holding all of them closes at once.
+	running atomic.Int64
+	// claimer claims executions in batches (a Worker's, with its completer).
+	claimer *claimer
+	// claiming counts the step executions being performed that have not
+	// been claimed yet, for the claimer.
+	claiming atomic.Int64
 }
 
 // newExecutor makes the executor of a worker or a runner from its config.

@@ -110,9 +110,9 @@ func failureLevel(outcome string, reported bool) slog.Level {
 // gives up after finalizeAttempts tries only when stop ends (the worker stops
 // hard), when the database answers with another error, or in a Runner.
 //
-// It needs only the ending (and the executor, for a handler's decision): the
-// seam where recording could be handed to something that records the
-// endings of many executions together.
+// It needs only the ending (and the executor, for a handler's decision): a
+// Worker's normal endings go through its completer (see record), and a try
+// that fails there is tried again here, through the completer again.
 func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol.Client, end *ending) (*recorded, error) {
 	var stopHeartbeat func()
 	defer func() {
@@ -158,6 +158,8 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol
 // record makes the one SQL call that records an ending (and completes the
 // River job): geneva.interrupt_step, geneva.complete_step (or
 // complete_and_continue) with its signal, or geneva.fail_step with its error.
+// A Worker hands a signal to its completer, which records it with the
+// others that end close to it (geneva.complete_steps).
 // A handler policy takes a second call: the first records nothing and asks
 // for the handler's decision, which the ending keeps.
 func (e *executor) record(ctx context.Context, client *protocol.Client, end *ending) (*recorded, error) {
@@ -169,6 +171,12 @@ func (e *executor) record(ctx context.Context, client *protocol.Client, end *end
 	switch {
 	case end.phase == phaseInterrupted:
 		result, err = client.InterruptStep(ctx, end.step.ExecutionID, opts)
+	case end.failure == nil && e.completer != nil:
+		// with the other normal ends that come close to it
+		result, err = e.completer.call(ctx, protocol.CompleteReport{
+			ExecutionID: end.step.ExecutionID, Signal: protocol.Signal(end.signal), Wait: end.wait,
+			JobID: end.jobID, Continue: end.continueInline,
+		})
 	case end.failure == nil:
 		result, err = client.CompleteStep(ctx, end.step.ExecutionID, protocol.Signal(end.signal), end.wait, opts)
 	default:

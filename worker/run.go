@@ -16,6 +16,17 @@ import (
 // job being worked: SQL completes it in the transaction that records the
 // outcome. An error means nothing was recorded and the job should be retried.
 func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
+	e.running.Add(1)
+	defer e.running.Add(-1)
+	e.claiming.Add(1)
+	claiming := true
+	claimed := func() {
+		if claiming {
+			claiming = false
+			e.claiming.Add(-1)
+		}
+	}
+	defer claimed()
 	client := protocol.New(db)
 	wf := e.registry[args.WorkflowType]
 	if wf == nil || wf.step(args.StepName) == nil {
@@ -48,12 +59,17 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 			return conditionErr
 		}
 		step.Precondition = string(precondition)
-		started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
+		if e.claimer != nil {
+			started, startErr = e.claimer.call(ctx, protocol.Claim{ExecutionID: step.ExecutionID, Precondition: precondition})
+		} else {
+			started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
+		}
 		if started != nil {
 			step.start(started) // here, so that the hooks see that it started
 		}
 		return startErr
 	})
+	claimed() // (or, after an error, never will)
 	if conditionErr != nil && ctx.Err() != nil {
 		// cut off by a shutdown: record nothing, the job runs again
 		return fmt.Errorf("geneva: preconditions of execution %d: %w", step.ExecutionID, ctx.Err())

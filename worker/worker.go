@@ -81,6 +81,22 @@ type Config struct {
 	// Defaults to time.Now.
 	Clock func() time.Time
 
+	// CompleteBatchSize is the most normal step ends (a step that returned
+	// nil or flow control) the worker records in one transaction: steps that
+	// end close together (within about a millisecond, or at once when no
+	// other step is running) are recorded with one call to
+	// geneva.complete_steps and one commit, with the same outcomes as one
+	// call each. Failures and interruptions are recorded one by one. A
+	// batch the database refuses (one element's job was not its execution's,
+	// say) is recorded again one step at a time, with a warning in the log.
+	// 1 records every end alone (geneva.complete_step or
+	// complete_and_continue).
+	//
+	// Defaults to 64, or, for tests and benchmarks, the
+	// GENEVA_COMPLETE_BATCH_SIZE environment variable when it is set (read
+	// once, in New).
+	CompleteBatchSize int
+
 	// Housekeeping configures housekeeping, which every worker takes part in
 	// (on by default).
 	Housekeeping HousekeepingConfig
@@ -100,8 +116,9 @@ type Config struct {
 // execution that SQL schedules, and the worker evaluates the conditions,
 // claims the execution (geneva.start_step), runs the step function and
 // reports what happened (geneva.complete_step or geneva.fail_step) in the same
-// transaction that completes the job. It decides nothing about a workflow's
-// state.
+// transaction that completes the job; the normal ends of steps that finish
+// close together share one transaction (geneva.complete_steps; see
+// Config.CompleteBatchSize). It decides nothing about a workflow's state.
 type Worker struct {
 	client      *goclient.Client
 	exec        *executor
@@ -137,6 +154,14 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 		exec.inlineSteps = config.InlineSteps
 	case config.InlineSteps != -1:
 		return nil, fmt.Errorf("geneva: negative InlineSteps %d (-1 turns inline steps off)", config.InlineSteps)
+	}
+	batchSize, err := completeBatchSize(config)
+	if err != nil {
+		return nil, err
+	}
+	if batchSize > 1 {
+		exec.completer = newCompleter(pool, exec.logger, batchSize, func() int { return int(exec.running.Load()) })
+		exec.claimer = newClaimer(pool, exec.logger, batchSize, func() int { return int(exec.claiming.Load()) })
 	}
 	if config.MaxWorkers < 0 {
 		return nil, fmt.Errorf("geneva: negative MaxWorkers %d", config.MaxWorkers)
@@ -230,6 +255,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("geneva: starting River: %w", err)
 	}
 	w.exec.stopping.Store(false) // a worker started again after Stop
+	if w.exec.completer != nil {
+		w.exec.completer.start()
+		w.exec.claimer.start()
+	}
 	if w.housekeeper != nil {
 		w.housekeeper.start()
 	}
@@ -256,14 +285,33 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 	err := w.river.Stop(ctx)
 	if err == nil || ctx.Err() == nil {
+		w.stopCompleter(true)
 		return err
 	}
 	cutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := w.river.StopAndCancel(cutCtx); err != nil {
+		// steps still running record their ends alone, or leave them to
+		// housekeeping
+		w.stopCompleter(false)
 		return fmt.Errorf("geneva: stopping: %w", err)
 	}
+	w.stopCompleter(true)
 	return nil
+}
+
+// stopCompleter stops batching normal ends; wait says to wait for the
+// batches being recorded (no step is running any more).
+func (w *Worker) stopCompleter(wait bool) {
+	switch {
+	case w.exec.completer == nil:
+	case wait:
+		w.exec.claimer.stop()
+		w.exec.completer.stop()
+	default:
+		go w.exec.claimer.stop()
+		go w.exec.completer.stop()
+	}
 }
 
 // stepWorker is the River worker of kind "geneva_step".

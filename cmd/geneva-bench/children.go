@@ -58,6 +58,9 @@ type childConfig struct {
 	// fetchCooldown and 10ms).
 	fetchPollInterval time.Duration
 	inlineSteps       int
+	// completeBatch, when not zero, forces the worker's completer batch size
+	// (GENEVA_COMPLETE_BATCH_SIZE); 1 records every step's end alone.
+	completeBatch int
 }
 
 func (c childConfig) args() []string {
@@ -153,6 +156,9 @@ type child struct {
 func startChild(config childConfig) (*child, error) {
 	cmd := exec.Command(os.Args[0], config.args()...)
 	cmd.Stderr = os.Stderr
+	if config.completeBatch > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("GENEVA_COMPLETE_BATCH_SIZE=%d", config.completeBatch))
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

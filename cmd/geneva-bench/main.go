@@ -44,6 +44,7 @@ type options struct {
 	inlineSteps    int
 	ownJobs        bool
 	riverSlots     bool
+	unbatched      bool
 	durability     string
 	ceilingJobs    int
 	ceilingWorkers int
@@ -78,6 +79,7 @@ func main() {
 	flag.IntVar(&o.pool, "pool", 0, "the worker's database connections (0: slots+6)")
 	flag.IntVar(&o.inlineSteps, "inline-steps", 0, "the worker's InlineSteps (0: its default; -1: every step through its own River job)")
 	flag.BoolVar(&o.ownJobs, "own-jobs", true, "also measure Geneva with every step through its own River job (InlineSteps -1) at each slot count")
+	flag.BoolVar(&o.unbatched, "unbatched", true, "also measure Geneva with every step's end recorded alone (the completer's batch size forced to 1), with inline steps and with every step its own job: the before of batching, in the same run")
 	flag.BoolVar(&o.riverSlots, "river-same-slots", true, "also measure raw River with the same slots and settings as Geneva at each slot count")
 	flag.StringVar(&o.durability, "durability", "both", "which throwaway-server settings to measure: both (durable, then with fsync, synchronous_commit and full_page_writes off), durable, or nondurable")
 	flag.IntVar(&o.ceilingJobs, "ceiling-jobs", 50000, "no-op jobs inserted beforehand for River's ceiling (0: skip it)")
@@ -249,6 +251,9 @@ func run(ctx context.Context, o options) error {
 	// The rest runs on the first (durable) settings again.
 	phases = append(phases,
 		phase{"steady load", func(ctx context.Context) error {
+			if o.steadyFor <= 0 || o.steadyRate <= 0 {
+				return nil
+			}
 			if profiles[0].set && len(profiles) > 1 {
 				if err := b.setDurability(ctx, profiles[0].durable); err != nil {
 					return err

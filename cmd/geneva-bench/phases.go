@@ -160,14 +160,24 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 				return err
 			}
 		}
+		if b.o.unbatched {
+			if row.unbatched, err = b.genevaRunBatch(ctx, slots, b.o.inlineSteps, 1, nil); err != nil {
+				return err
+			}
+			if b.o.ownJobs {
+				if row.unbatchedOwnJobs, err = b.genevaRunBatch(ctx, slots, -1, 1, nil); err != nil {
+					return err
+				}
+			}
+		}
 		if b.o.riverSlots {
 			if row.river, err = b.riverRun(ctx, slots); err != nil {
 				return err
 			}
 		}
-		fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: Geneva %.0f steps/s (%.2f commits, %.0f WAL bytes per step; waits: %s); each step its own job %.0f; River %.0f jobs/s\n",
+		fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: Geneva %.0f steps/s (%.2f commits, %.0f WAL bytes per step; waits: %s); each step its own job %.0f; unbatched %.0f and %.0f; River %.0f jobs/s\n",
 			p.name, slots, row.geneva.rate(), row.geneva.commitsPerUnit(), row.geneva.walPerUnit(), row.geneva.topWaits(),
-			row.ownJobs.rate(), row.river.rate())
+			row.ownJobs.rate(), row.unbatched.rate(), row.unbatchedOwnJobs.rate(), row.river.rate())
 		p.sweep = append(p.sweep, row)
 	}
 	return nil
@@ -177,8 +187,16 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 // a worker with the given slots and InlineSteps has finished them; with lat,
 // it also reads their latencies.
 func (b *bench) genevaRun(ctx context.Context, slots, inlineSteps int, lat *latencyPair) (runStats, error) {
+	return b.genevaRunBatch(ctx, slots, inlineSteps, 0, lat)
+}
+
+// genevaRunBatch is genevaRun with the worker's completer batch size forced
+// to completeBatch (0: the worker's default).
+func (b *bench) genevaRunBatch(ctx context.Context, slots, inlineSteps, completeBatch int, lat *latencyPair) (runStats, error) {
 	var first, last int64
-	stats, err := b.measure(ctx, b.childConfig("geneva", slots, inlineSteps), func(ctx context.Context) (int, time.Duration, error) {
+	config := b.childConfig("geneva", slots, inlineSteps)
+	config.completeBatch = completeBatch
+	stats, err := b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		start := time.Now()
 		var err error
 		first, last, err = b.createBatch(ctx, "Bench", b.o.workflows)

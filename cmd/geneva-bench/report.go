@@ -47,6 +47,9 @@ type profileResults struct {
 type sweepRow struct {
 	slots                  int
 	geneva, ownJobs, river runStats
+	// unbatched and unbatchedOwnJobs are Geneva's runs with every step's end
+	// recorded alone (the completer's batch size 1): batching's before
+	unbatched, unbatchedOwnJobs runStats
 }
 
 // best is the sweep's best Geneva run (zero without a sweep).
@@ -122,8 +125,8 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s; the whole run took %s.\n\n",
-		o.durability, o.workflows, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.riverSlots,
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s; the whole run took %s.\n\n",
+		o.durability, o.workflows, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
 		o.creates, o.createConns, joinInts(o.growth), time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
@@ -136,7 +139,8 @@ func (r *results) markdown() string {
 	fmt.Fprintf(&b, "Each Geneva run creates %d workflows × %d no-op steps at once and waits until they are finished; "+
 		"each raw River run inserts as many no-op jobs while the worker runs. A run's worker has slots + 6 connections. "+
 		"Geneva's worker runs a workflow's next step in the same job when it is due at once (Config.InlineSteps); "+
-		"\"each step its own job\" turns that off. River's ceiling is measured as River's own benchmark measures it: "+
+		"\"each step its own job\" turns that off. The worker records the ends of steps that finish close together in one transaction (its completer, geneva.complete_steps); "+
+		"\"unbatched (before)\" forces its batch size to 1, one transaction per step's end, as before batching. River's ceiling is measured as River's own benchmark measures it: "+
 		"%d no-op jobs inserted in bulk beforehand, one client with %d workers, FetchCooldown 2 ms, FetchPollInterval 20 ms, "+
 		"River's batching completer; its time runs from the first job's start to the last one's end. "+
 		"Durable: fsync, synchronous_commit and full_page_writes on; non-durable: not all three on%s. "+
@@ -161,6 +165,14 @@ func (r *results) markdown() string {
 		row(fmt.Sprintf("Geneva, %d slots, steps/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.geneva }) })
 		if o.ownJobs {
 			row(fmt.Sprintf("Geneva, %d slots, each step its own job, steps/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.ownJobs }) })
+		}
+		if o.unbatched {
+			row(fmt.Sprintf("Geneva, %d slots, unbatched (before), steps/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.unbatched }) })
+			if o.ownJobs {
+				row(fmt.Sprintf("Geneva, %d slots, each step its own job, unbatched (before), steps/s", slots), func(p *profileResults) string {
+					return rate(p, i, func(s sweepRow) runStats { return s.unbatchedOwnJobs })
+				})
+			}
 		}
 		if o.riverSlots {
 			row(fmt.Sprintf("raw River, %d slots, jobs/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.river }) })
@@ -214,6 +226,8 @@ func (r *results) markdown() string {
 		for _, row := range p.sweep {
 			cost(fmt.Sprintf("Geneva, %d slots", row.slots), row.geneva)
 			cost(fmt.Sprintf("Geneva, %d slots, each step its own job", row.slots), row.ownJobs)
+			cost(fmt.Sprintf("Geneva, %d slots, unbatched (before)", row.slots), row.unbatched)
+			cost(fmt.Sprintf("Geneva, %d slots, each step its own job, unbatched (before)", row.slots), row.unbatchedOwnJobs)
 			cost(fmt.Sprintf("raw River, %d slots", row.slots), row.river)
 		}
 		b.WriteString("\n")

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,6 +71,75 @@ func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Sig
 		result.Next = &next
 	}
 	return &result, nil
+}
+
+// CompleteSteps records the normal ends of many steps in one call and one
+// transaction (geneva.complete_steps): each report is recorded exactly as
+// CompleteStep would record it alone. It returns one result per report, in
+// the reports' order. One bad report (an unknown execution, a bad signal, a
+// job that did not run its execution) fails the whole call and nothing is
+// recorded; the caller may then record the reports one by one.
+//
+// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
+func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([]*StepResult, error) {
+	if len(reports) == 0 {
+		return nil, nil
+	}
+	var (
+		ids       = make([]int64, len(reports))
+		signals   = make([]string, len(reports))
+		waits     = make([]*time.Duration, len(reports))
+		jobIDs    = make([]*int64, len(reports))
+		continues = make([]bool, len(reports))
+	)
+	for i, r := range reports {
+		ids[i], signals[i], continues[i] = r.ExecutionID, string(r.Signal), r.Continue
+		if r.Wait != 0 {
+			waits[i] = &r.Wait
+		}
+		jobIDs[i] = nullIfZero(r.JobID)
+	}
+	rows, err := c.db.Query(ctx, `select ordinality, outcome, workflow_state, next_execution_id, next_step_name,
+		next_attempt, next_started_at, next_cursor, next_continues_from_id
+		from geneva.complete_steps($1, $2, $3, $4, $5)`,
+		ids, signals, waits, jobIDs, continues)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	defer rows.Close()
+	results := make([]*StepResult, len(reports))
+	for rows.Next() {
+		var (
+			ordinality int
+			result     StepResult
+			next       NextStep
+			nextID     *int64
+			nextName   *string
+			attempt    *int
+			startedAt  *time.Time
+		)
+		if err := rows.Scan(&ordinality, &result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt,
+			&startedAt, &next.Cursor, &next.ContinuesFromID); err != nil {
+			return nil, mapError(err)
+		}
+		if ordinality < 1 || ordinality > len(reports) || results[ordinality-1] != nil {
+			return nil, fmt.Errorf("geneva: complete_steps returned an unexpected ordinality %d for %d reports", ordinality, len(reports))
+		}
+		if nextID != nil {
+			next.ExecutionID, next.StepName, next.Attempt, next.StartedAt = *nextID, deref(nextName), deref(attempt), deref(startedAt)
+			result.Next = &next
+		}
+		results[ordinality-1] = &result
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapError(err)
+	}
+	for i, result := range results {
+		if result == nil {
+			return nil, fmt.Errorf("geneva: complete_steps returned no row for report %d of %d", i+1, len(reports))
+		}
+	}
+	return results, nil
 }
 
 // DefineWorkflow registers or replaces the definition of a workflow type

@@ -93,6 +93,88 @@ func TestProtocol(t *testing.T) {
 		require.Equal(t, protocol.StepResult{Outcome: ptr("recovered"), WorkflowState: "ready"}, *interrupted)
 	})
 
+	t.Run("CompleteStepsAnswersByPosition", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, worker := setup(t)
+		require.NoError(t, worker.DefineWorkflow(ctx, "Now", []byte(`{"steps": [{"name": "a"}, {"name": "b"}]}`)))
+		// executions started in one order, reported in another, with
+		// different signals, waits and continue flags
+		var started []*protocol.StartedStep
+		for i, workflowType := range []string{"Now", "Two", "Now", "Two"} {
+			id, err := client.CreateWorkflow(ctx, workflowType, "User", string(rune('1'+i)), nil)
+			require.NoError(t, err)
+			history, err := client.StepHistory(ctx, id)
+			require.NoError(t, err)
+			s, err := worker.StartStep(ctx, history[0].ID, protocol.PreconditionNone)
+			require.NoError(t, err)
+			started = append(started, s)
+		}
+		reports := []protocol.CompleteReport{
+			{ExecutionID: started[3].ExecutionID, Signal: protocol.SignalReattempt, Wait: time.Minute},
+			{ExecutionID: started[0].ExecutionID, Signal: protocol.SignalSuccess, Continue: true},
+			{ExecutionID: started[1].ExecutionID, Signal: protocol.SignalSuccess},
+			{ExecutionID: started[2].ExecutionID, Signal: protocol.SignalSuccess},
+		}
+
+		results, err := worker.CompleteSteps(ctx, reports)
+
+		require.NoError(t, err)
+		require.Len(t, results, 4)
+		require.Equal(t, protocol.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *results[0])
+		require.Equal(t, "success", *results[1].Outcome)
+		require.Equal(t, goclient.WorkflowState("performing"), results[1].WorkflowState)
+		require.NotNil(t, results[1].Next, "b of the first Now is due now and was offered to this job")
+		require.Equal(t, "b", results[1].Next.StepName)
+		require.Equal(t, 1, results[1].Next.Attempt)
+		require.Equal(t, protocol.StepResult{Outcome: ptr("success"), WorkflowState: "ready"}, *results[2], "b of Two waits an hour")
+		require.Equal(t, protocol.StepResult{Outcome: ptr("success"), WorkflowState: "ready"}, *results[3], "not offered: b gets a job")
+
+		// reported again (a lost reply): nothing is recorded twice, and the
+		// step the first call started is handed over again
+		again, err := worker.CompleteSteps(ctx, reports)
+		require.NoError(t, err)
+		for i, result := range again {
+			require.Nil(t, result.Outcome, "report %d", i)
+		}
+		require.NotNil(t, again[1].Next)
+		require.Equal(t, results[1].Next.ExecutionID, again[1].Next.ExecutionID)
+
+		none, err := worker.CompleteSteps(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, none)
+	})
+
+	t.Run("CompleteStepsRecordsNothingWhenOneReportIsBad", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client, worker := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		history, err := client.StepHistory(ctx, id)
+		require.NoError(t, err)
+		started, err := worker.StartStep(ctx, history[0].ID, protocol.PreconditionNone)
+		require.NoError(t, err)
+
+		for _, c := range []struct {
+			bad  protocol.CompleteReport
+			want error
+			code string
+		}{
+			{protocol.CompleteReport{ExecutionID: 404, Signal: protocol.SignalSuccess}, goclient.ErrNotFound, "P0002"},
+			{protocol.CompleteReport{ExecutionID: 404, Signal: "explode"}, goclient.ErrInvalidArgument, "22023"},
+		} {
+			_, err := worker.CompleteSteps(ctx, []protocol.CompleteReport{
+				{ExecutionID: started.ExecutionID, Signal: protocol.SignalSuccess}, c.bad,
+			})
+			require.ErrorIs(t, err, c.want)
+			var pgErr *pgconn.PgError
+			require.ErrorAs(t, err, &pgErr)
+			require.Equal(t, c.code, pgErr.Code)
+		}
+		var state string
+		require.NoError(t, pool.QueryRow(ctx, "select state from geneva.step_executions where id = $1", started.ExecutionID).Scan(&state))
+		require.Equal(t, "in_progress", state, "nothing recorded")
+	})
+
 	t.Run("ErrorsMatchGoclientsSentinels", func(t *testing.T) {
 		t.Parallel()
 		ctx, _, _, worker := setup(t)

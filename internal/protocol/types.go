@@ -7,6 +7,21 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
+// CompleteReport is one step's normal end, for CompleteSteps: what one
+// CompleteStep call takes.
+type CompleteReport struct {
+	// ExecutionID is the execution that ended.
+	ExecutionID int64
+	// Signal is how it ended.
+	Signal Signal
+	// Wait applies to SignalReattempt, SignalReattemptRewind and
+	// SignalSuspend; zero for none.
+	Wait time.Duration
+	// JobID and Continue are ReportOpts' (zero for none, false).
+	JobID    int64
+	Continue bool
+}
+
 // Failure describes an error of a step, for FailStep.
 type Failure struct {
 	// Classes are the error's type names, outermost first, and the names of
