@@ -3343,6 +3343,11 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- concurrent batches, single calls and operators' calls cannot deadlock.
 -- Returns one row per element, named by its position (ordinality, from 1;
 -- the rows come in lock order): what complete_and_continue returns for it.
+-- Plans: the settings below hold every statement here to index lookups by
+-- id, planned once per session (a generic plan), whatever the tables' size
+-- when it was planned: planned while the tables were nearly empty (a new
+-- database, the first minutes of a run), a set-wise statement would
+-- otherwise keep sequential scans and hash joins, at several times the cost.
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, or anything complete_step
 -- raises for an element; P0002 for an unknown execution. One bad element
@@ -3370,6 +3375,10 @@ language plpgsql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
@@ -3588,6 +3597,11 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 -- Returns one row per element whose step the worker should run now, named by
 -- its position (ordinality, from 1; the rows come in lock order), with what
 -- start_step returns for it; no row for the others (see start_step).
+-- Plans: the settings below hold every statement here to index lookups by
+-- id, planned once per session (a generic plan), whatever the tables' size
+-- when it was planned: planned while the tables were nearly empty (a new
+-- database, the first minutes of a run), a set-wise statement would
+-- otherwise keep sequential scans and hash joins, at several times the cost.
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, or an unknown precondition;
 -- P0002 for an unknown execution. One bad element fails the whole call and
@@ -3616,6 +3630,10 @@ language plpgsql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
@@ -4563,6 +4581,8 @@ comment on function geneva.untrack_hero(regclass, text) is
 -- Legal: ready -> performing, paused, finished, canceled; performing -> ready,
 -- paused, finished, canceled; paused -> ready, finished, canceled. Finished
 -- and canceled are final.
+-- The trigger's WHEN clause holds the rule too (the function, which says
+-- what was refused, runs only to refuse).
 -- Raises: 55000, naming the workflow and both states.
 create or replace function geneva._trg_workflows_guard_state()
 returns trigger
@@ -4588,7 +4608,14 @@ $$;
 create or replace trigger workflows_guard_state
 before update of state on geneva.workflows
 for each row
-when (old.state is distinct from new.state)
+when (
+  old.state is distinct from new.state
+  and (old.state, new.state) not in (
+    ('ready', 'performing'), ('ready', 'paused'), ('ready', 'finished'), ('ready', 'canceled'),
+    ('performing', 'ready'), ('performing', 'paused'), ('performing', 'finished'), ('performing', 'canceled'),
+    ('paused', 'ready'), ('paused', 'finished'), ('paused', 'canceled')
+  )
+)
 execute function geneva._trg_workflows_guard_state();
 
 -- geneva._trg_step_executions_guard_state: refuses illegal execution
@@ -4602,6 +4629,8 @@ execute function geneva._trg_workflows_guard_state();
 -- geneva._end_execution, which sets geneva.ending to 'on' (transaction-local)
 -- around its update: ending one by hand would leave its workflow waiting for
 -- nothing (a ready workflow without a scheduled execution).
+-- The trigger's WHEN clause holds the rule too, so that the function runs
+-- only for a transition it refuses: the engine's own cost an expression.
 -- Raises: 55000, naming the execution and both states.
 create or replace function geneva._trg_step_executions_guard_state()
 returns trigger
@@ -4633,21 +4662,27 @@ $$;
 create or replace trigger step_executions_guard_state
 before update of state, outcome on geneva.step_executions
 for each row
-when (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
+when (
+  (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
+  and (
+    old.state not in ('scheduled', 'in_progress')
+    or new.state = 'scheduled'
+    or (old.state = 'in_progress' and new.state = 'in_progress')
+    or (new.state not in ('scheduled', 'in_progress')
+      and pg_catalog.current_setting('geneva.ending', true) is distinct from 'on')
+  )
+)
 execute function geneva._trg_step_executions_guard_state();
 
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
--- to a workflow row, for every role, the owner included (the others have no
--- privilege on the table at all): changing its identity (id, workflow type,
--- hero, allow_multiple, created_at), deleting it other than through
--- housekeeping's retention, and inserting an ongoing one (ready, performing,
--- paused) other than through geneva.create_workflow (ended history may be
--- inserted: an import, the benchmark's fill).
+-- to a workflow row's identity (id, workflow type, hero, allow_multiple,
+-- created_at), for every role, the owner included (the others have no
+-- privilege on the table at all). See workflows_guard_insert and _delete for
+-- the rest.
 --
--- geneva.housekeep sets geneva.retention, and geneva.create_workflow
--- geneva.inserting, to 'on' (transaction-local) around their statement only;
--- deleting a workflow deletes its executions with it.
--- Raises: 55000, naming the workflow and what was refused.
+-- The rule is the trigger's WHEN clause: the function runs only to refuse,
+-- so the engine's own updates cost an expression, not a call.
+-- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger
 language plpgsql
@@ -4655,53 +4690,33 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if tg_op = 'INSERT' then
-    if new.state not in ('finished', 'canceled')
-      and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on' then
-      raise exception 'an ongoing workflow cannot be inserted by hand'
-        using errcode = '55000',
-              hint = 'Create workflows with geneva.create_workflow.',
-              table = 'workflows';
-    end if;
-    return new;
-  end if;
-  if tg_op = 'DELETE' then
-    if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
-      raise exception 'workflow % cannot be deleted by hand', old.id
-        using errcode = '55000',
-              hint = 'Workflows are deleted by geneva.housekeep''s retention; cancel it with geneva.cancel_workflow.',
-              table = 'workflows';
-    end if;
-    return old;
-  end if;
-
-  if (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at)
-    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at) then
-    raise exception 'workflow % cannot change its id, type, hero, allow_multiple or created_at', old.id
-      using errcode = '55000',
-            hint = 'Create a new workflow with geneva.create_workflow.',
-            table = 'workflows';
-  end if;
-  return new;
+  raise exception 'workflow % cannot change its id, type, hero, allow_multiple or created_at', old.id
+    using errcode = '55000',
+          hint = 'Create a new workflow with geneva.create_workflow.',
+          table = 'workflows';
 end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before insert or update or delete on geneva.workflows
+before update on geneva.workflows
 for each row
+when (
+  (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at)
+    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at)
+)
 execute function geneva._trg_workflows_guard_columns();
 
 -- geneva._trg_step_executions_guard_columns: refuses what no engine function
--- does to an execution row, for every role, the owner included (the others
--- have no privilege on the table at all): changing its identity (id,
--- workflow, step name, attempt, the execution it continues, created_at),
--- changing anything of an ended execution (its facts are history),
--- deleting it other than with its workflow through housekeeping's retention
--- (the setting geneva.retention = 'on', see workflows_guard_columns), and
--- inserting an active one (scheduled, in_progress) other than through
--- geneva._schedule_step (the setting geneva.inserting = 'on'; ended history
--- may be inserted).
+-- does to an execution row's columns, for every role, the owner included
+-- (the others have no privilege on the table at all): changing its identity
+-- (id, workflow, step name, attempt, the execution it continues,
+-- created_at), and changing anything of an ended execution (its facts are
+-- history). See step_executions_guard_insert and _delete for the rest.
 --
+-- The trigger's WHEN clause holds the rule, so that the function (which only
+-- raises, with what was refused) runs only for an update it refuses: the
+-- engine's own updates, one per step and more, cost an expression, not a
+-- call.
 -- Fires before step_executions_guard_state (triggers fire in name order).
 -- Raises: 55000, naming the execution and what was refused.
 create or replace function geneva._trg_step_executions_guard_columns()
@@ -4711,26 +4726,6 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if tg_op = 'INSERT' then
-    if new.state in ('scheduled', 'in_progress')
-      and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on' then
-      raise exception 'an active step execution cannot be inserted by hand'
-        using errcode = '55000',
-              hint = 'Executions are scheduled by the geneva functions (schedule_step, resume_workflow, …).',
-              table = 'step_executions';
-    end if;
-    return new;
-  end if;
-  if tg_op = 'DELETE' then
-    if pg_catalog.current_setting('geneva.retention', true) is distinct from 'on' then
-      raise exception 'step execution % cannot be deleted by hand', old.id
-        using errcode = '55000',
-              hint = 'Executions are deleted with their workflow by geneva.housekeep''s retention.',
-              table = 'step_executions';
-    end if;
-    return old;
-  end if;
-
   if (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
     is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at) then
     raise exception 'step execution % cannot change its id, workflow, step, attempt, continues_from_id or created_at', old.id
@@ -4749,9 +4744,130 @@ end;
 $$;
 
 create or replace trigger step_executions_guard_columns
-before insert or update or delete on geneva.step_executions
+before update on geneva.step_executions
 for each row
+when (
+  (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
+    is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at)
+  or (old.state not in ('scheduled', 'in_progress') and new.* is distinct from old.*)
+)
 execute function geneva._trg_step_executions_guard_columns();
+
+-- geneva._trg_workflows_guard_insert: refuses inserting an ongoing workflow
+-- (ready, performing, paused) other than through geneva.create_workflow,
+-- which sets geneva.inserting to 'on' (transaction-local) around its
+-- statement only, for every role, the owner included; ended history may be
+-- inserted (an import, the benchmark's fill).
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000.
+create or replace function geneva._trg_workflows_guard_insert()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'an ongoing workflow cannot be inserted by hand'
+    using errcode = '55000',
+          hint = 'Create workflows with geneva.create_workflow.',
+          table = 'workflows';
+end;
+$$;
+
+create or replace trigger workflows_guard_insert
+before insert on geneva.workflows
+for each row
+when (
+  new.state not in ('finished', 'canceled')
+  and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
+)
+execute function geneva._trg_workflows_guard_insert();
+
+-- geneva._trg_workflows_guard_delete: refuses deleting a workflow other than
+-- through housekeeping's retention, which sets geneva.retention to 'on'
+-- (transaction-local) around its statement only, for every role, the owner
+-- included; deleting a workflow deletes its executions with it.
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000, naming the workflow.
+create or replace function geneva._trg_workflows_guard_delete()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'workflow % cannot be deleted by hand', old.id
+    using errcode = '55000',
+          hint = 'Workflows are deleted by geneva.housekeep''s retention; cancel it with geneva.cancel_workflow.',
+          table = 'workflows';
+end;
+$$;
+
+create or replace trigger workflows_guard_delete
+before delete on geneva.workflows
+for each row
+when (pg_catalog.current_setting('geneva.retention', true) is distinct from 'on')
+execute function geneva._trg_workflows_guard_delete();
+
+-- geneva._trg_step_executions_guard_insert: refuses inserting an active
+-- execution (scheduled, in_progress) other than through
+-- geneva._schedule_step or the batch functions, which set geneva.inserting to
+-- 'on' (transaction-local) around their statement only, for every role, the
+-- owner included; ended history may be inserted.
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000.
+create or replace function geneva._trg_step_executions_guard_insert()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'an active step execution cannot be inserted by hand'
+    using errcode = '55000',
+          hint = 'Executions are scheduled by the geneva functions (schedule_step, resume_workflow, …).',
+          table = 'step_executions';
+end;
+$$;
+
+create or replace trigger step_executions_guard_insert
+before insert on geneva.step_executions
+for each row
+when (
+  new.state in ('scheduled', 'in_progress')
+  and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
+)
+execute function geneva._trg_step_executions_guard_insert();
+
+-- geneva._trg_step_executions_guard_delete: refuses deleting an execution
+-- other than with its workflow through housekeeping's retention (the setting
+-- geneva.retention = 'on', see workflows_guard_delete), for every role, the
+-- owner included.
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000, naming the execution.
+create or replace function geneva._trg_step_executions_guard_delete()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'step execution % cannot be deleted by hand', old.id
+    using errcode = '55000',
+          hint = 'Executions are deleted with their workflow by geneva.housekeep''s retention.',
+          table = 'step_executions';
+end;
+$$;
+
+create or replace trigger step_executions_guard_delete
+before delete on geneva.step_executions
+for each row
+when (pg_catalog.current_setting('geneva.retention', true) is distinct from 'on')
+execute function geneva._trg_step_executions_guard_delete();
 
 -- geneva._trg_workflow_definitions_guard: definitions are written only by
 -- geneva.define_workflow, which validates them and derives step_names and

@@ -115,6 +115,10 @@ $$;
 {{ template "triggers/step_executions_guard_state.sql" . }}
 {{ template "triggers/workflows_guard_columns.sql" . }}
 {{ template "triggers/step_executions_guard_columns.sql" . }}
+{{ template "triggers/workflows_guard_insert.sql" . }}
+{{ template "triggers/workflows_guard_delete.sql" . }}
+{{ template "triggers/step_executions_guard_insert.sql" . }}
+{{ template "triggers/step_executions_guard_delete.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.

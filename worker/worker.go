@@ -160,7 +160,11 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 		return nil, err
 	}
 	if batchSize > 1 {
-		exec.completer = newCompleter(pool, exec.logger, batchSize, func() int { return int(exec.running.Load()) })
+		// a step still being claimed cannot report its end yet: a batch of
+		// ends holding every other running step closes at once
+		exec.completer = newCompleter(pool, exec.logger, batchSize, func() int {
+			return int(exec.running.Load() - exec.claiming.Load())
+		})
 		exec.claimer = newClaimer(pool, exec.logger, batchSize, func() int { return int(exec.claiming.Load()) })
 	}
 	if config.MaxWorkers < 0 {

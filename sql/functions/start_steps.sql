@@ -11,6 +11,11 @@
 -- Returns one row per element whose step the worker should run now, named by
 -- its position (ordinality, from 1; the rows come in lock order), with what
 -- start_step returns for it; no row for the others (see start_step).
+-- Plans: the settings below hold every statement here to index lookups by
+-- id, planned once per session (a generic plan), whatever the tables' size
+-- when it was planned: planned while the tables were nearly empty (a new
+-- database, the first minutes of a run), a set-wise statement would
+-- otherwise keep sequential scans and hash joins, at several times the cost.
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, or an unknown precondition;
 -- P0002 for an unknown execution. One bad element fails the whole call and
@@ -39,6 +44,10 @@ language plpgsql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare

@@ -9,6 +9,8 @@
 -- geneva._end_execution, which sets geneva.ending to 'on' (transaction-local)
 -- around its update: ending one by hand would leave its workflow waiting for
 -- nothing (a ready workflow without a scheduled execution).
+-- The trigger's WHEN clause holds the rule too, so that the function runs
+-- only for a transition it refuses: the engine's own cost an expression.
 -- Raises: 55000, naming the execution and both states.
 create or replace function geneva._trg_step_executions_guard_state()
 returns trigger
@@ -40,5 +42,14 @@ $$;
 create or replace trigger step_executions_guard_state
 before update of state, outcome on geneva.step_executions
 for each row
-when (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
+when (
+  (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
+  and (
+    old.state not in ('scheduled', 'in_progress')
+    or new.state = 'scheduled'
+    or (old.state = 'in_progress' and new.state = 'in_progress')
+    or (new.state not in ('scheduled', 'in_progress')
+      and pg_catalog.current_setting('geneva.ending', true) is distinct from 'on')
+  )
+)
 execute function geneva._trg_step_executions_guard_state();

@@ -5,6 +5,8 @@
 -- Legal: ready -> performing, paused, finished, canceled; performing -> ready,
 -- paused, finished, canceled; paused -> ready, finished, canceled. Finished
 -- and canceled are final.
+-- The trigger's WHEN clause holds the rule too (the function, which says
+-- what was refused, runs only to refuse).
 -- Raises: 55000, naming the workflow and both states.
 create or replace function geneva._trg_workflows_guard_state()
 returns trigger
@@ -30,5 +32,12 @@ $$;
 create or replace trigger workflows_guard_state
 before update of state on geneva.workflows
 for each row
-when (old.state is distinct from new.state)
+when (
+  old.state is distinct from new.state
+  and (old.state, new.state) not in (
+    ('ready', 'performing'), ('ready', 'paused'), ('ready', 'finished'), ('ready', 'canceled'),
+    ('performing', 'ready'), ('performing', 'paused'), ('performing', 'finished'), ('performing', 'canceled'),
+    ('paused', 'ready'), ('paused', 'finished'), ('paused', 'canceled')
+  )
+)
 execute function geneva._trg_workflows_guard_state();

@@ -1,0 +1,30 @@
+-- geneva._trg_workflows_guard_insert: refuses inserting an ongoing workflow
+-- (ready, performing, paused) other than through geneva.create_workflow,
+-- which sets geneva.inserting to 'on' (transaction-local) around its
+-- statement only, for every role, the owner included; ended history may be
+-- inserted (an import, the benchmark's fill).
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000.
+create or replace function geneva._trg_workflows_guard_insert()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'an ongoing workflow cannot be inserted by hand'
+    using errcode = '55000',
+          hint = 'Create workflows with geneva.create_workflow.',
+          table = 'workflows';
+end;
+$$;
+
+create or replace trigger workflows_guard_insert
+before insert on geneva.workflows
+for each row
+when (
+  new.state not in ('finished', 'canceled')
+  and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
+)
+execute function geneva._trg_workflows_guard_insert();
