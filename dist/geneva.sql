@@ -694,6 +694,46 @@ update public.geneva_schema_version set version = 5;
 commit;
 \endif
 
+-- Geneva 006_workflow_counts.sql
+select version < 6 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 006: the counts of ended workflows, kept as they change, so that
+-- geneva.workflow_counts reads a few rows instead of counting the whole
+-- history (it was the one view whose cost grew with finished workflows).
+--
+-- Triggers on geneva.workflows append a row to ended_workflow_count_deltas
+-- for every workflow that ends, is inserted ended or is deleted ended
+-- (sql/triggers/workflows_count_*.sql): inserts only, so concurrent
+-- transactions never wait on a counter row. Housekeeping folds the deltas
+-- into ended_workflow_counts (geneva._fold_workflow_counts), one writer.
+-- The counts of a type and state are its row there plus its deltas.
+
+create table geneva.ended_workflow_counts (
+  workflow_type text not null,
+  state text not null,
+  workflows bigint not null,
+  primary key (workflow_type, state),
+  constraint ended_workflow_counts_state_valid check (state in ('finished', 'canceled'))
+);
+
+create table geneva.ended_workflow_count_deltas (
+  workflow_type text not null,
+  state text not null,
+  delta integer not null,
+  constraint ended_workflow_count_deltas_state_valid check (state in ('finished', 'canceled'))
+);
+
+-- the history already there
+insert into geneva.ended_workflow_counts (workflow_type, state, workflows)
+select w.workflow_type, w.state, count(*)
+from geneva.workflows w
+where w.state in ('finished', 'canceled')
+group by w.workflow_type, w.state;
+update public.geneva_schema_version set version = 6;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -4140,6 +4180,42 @@ comment on function geneva.step_defined(text, text) is
 
 
 -- Housekeeping and heroes.
+-- geneva._fold_workflow_counts: folds the deltas the count triggers appended
+-- (geneva.ended_workflow_count_deltas) into geneva.ended_workflow_counts, so
+-- that geneva.workflow_counts sums a few rows. Deltas of transactions not yet
+-- committed are left for the next fold.
+--
+-- Called by: geneva.housekeep, every round.
+-- Returns the deltas folded.
+create or replace function geneva._fold_workflow_counts()
+returns integer
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_folded integer;
+begin
+  with moved as (
+    delete from geneva.ended_workflow_count_deltas d
+    returning d.workflow_type, d.state, d.delta
+  ),
+  summed as (
+    select m.workflow_type, m.state, sum(m.delta) as delta, count(*) as deltas
+    from moved m
+    group by m.workflow_type, m.state
+  ),
+  folded as (
+    insert into geneva.ended_workflow_counts as c (workflow_type, state, workflows)
+    select s.workflow_type, s.state, s.delta
+    from summed s
+    on conflict (workflow_type, state) do update set workflows = c.workflows + excluded.workflows
+  )
+  select coalesce(sum(s.deltas), 0) into v_folded from summed s;
+  return v_folded;
+end;
+$$;
+
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
 -- Called by: the worker's periodic housekeeping job (which calls it again
@@ -4160,6 +4236,7 @@ comment on function geneva.step_defined(text, text) is
 --    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to p_batch_size workflows whose state has no matching active
 --    execution (geneva.orphan_workflows; see geneva._repair_orphan).
+-- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
@@ -4295,6 +4372,9 @@ begin
     end if;
   end loop;
   v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+
+  -- 5. the counts of ended workflows (geneva.workflow_counts)
+  perform geneva._fold_workflow_counts();
 
   return jsonb_build_object(
     'orphans_repaired', v_orphans,
@@ -4869,6 +4949,81 @@ for each row
 when (pg_catalog.current_setting('geneva.retention', true) is distinct from 'on')
 execute function geneva._trg_step_executions_guard_delete();
 
+-- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or canceled: it never leaves them, see workflows_guard_state) in
+-- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva.workflow_counts.
+--
+-- The trigger's WHEN clause picks the rows: any other write to a workflow
+-- costs an expression, not a call.
+create or replace function geneva._trg_workflows_count_ended()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  values (new.workflow_type, new.state, 1);
+  return null;
+end;
+$$;
+
+create or replace trigger workflows_count_ended
+after update on geneva.workflows
+for each row
+when (old.state not in ('finished', 'canceled') and new.state in ('finished', 'canceled'))
+execute function geneva._trg_workflows_count_ended();
+
+-- geneva._trg_workflows_count_inserted: counts a workflow inserted already ended (history imported; geneva.create_workflow inserts ongoing ones, which cost nothing here) in
+-- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva.workflow_counts.
+--
+-- The trigger's WHEN clause picks the rows: any other write to a workflow
+-- costs an expression, not a call.
+create or replace function geneva._trg_workflows_count_inserted()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  values (new.workflow_type, new.state, 1);
+  return null;
+end;
+$$;
+
+create or replace trigger workflows_count_inserted
+after insert on geneva.workflows
+for each row
+when (new.state in ('finished', 'canceled'))
+execute function geneva._trg_workflows_count_inserted();
+
+-- geneva._trg_workflows_count_deleted: counts an ended workflow deleted (housekeeping's retention) in
+-- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva.workflow_counts.
+--
+-- The trigger's WHEN clause picks the rows: any other write to a workflow
+-- costs an expression, not a call.
+create or replace function geneva._trg_workflows_count_deleted()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  values (old.workflow_type, old.state, -1);
+  return null;
+end;
+$$;
+
+create or replace trigger workflows_count_deleted
+after delete on geneva.workflows
+for each row
+when (old.state in ('finished', 'canceled'))
+execute function geneva._trg_workflows_count_deleted();
+
 -- geneva._trg_workflow_definitions_guard: definitions are written only by
 -- geneva.define_workflow, which validates them and derives step_names and
 -- step_waits; refused for every role, the owner included, otherwise (the
@@ -4909,12 +5064,25 @@ execute function geneva._trg_workflow_definitions_guard();
 -- Views, last.
 -- geneva.workflow_counts: how many workflows of each type are in each state.
 --
--- For dashboards (Grafana, Metabase) and `geneva ls`. Reads
--- workflows_state_type (state, workflow_type).
+-- For dashboards (Grafana, Metabase) and `geneva ls`. Ongoing workflows are
+-- counted from workflows_state_type (state, workflow_type); ended ones are
+-- kept counted as they end (migration 006: a row per type and state plus
+-- the deltas housekeeping has not folded yet), so that the view's cost does
+-- not grow with the history.
 create or replace view geneva.workflow_counts as
 select w.workflow_type, w.state, count(*) as workflows
 from geneva.workflows w
-group by w.workflow_type, w.state;
+where w.state in ('ready', 'performing', 'paused')
+group by w.workflow_type, w.state
+union all
+select c.workflow_type, c.state, sum(c.workflows)::bigint
+from (
+  select e.workflow_type, e.state, e.workflows from geneva.ended_workflow_counts e
+  union all
+  select d.workflow_type, d.state, d.delta from geneva.ended_workflow_count_deltas d
+) c
+group by c.workflow_type, c.state
+having sum(c.workflows) > 0;
 
 comment on view geneva.workflow_counts is 'Workflows per type and state.';
 

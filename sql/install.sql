@@ -103,6 +103,7 @@ $$;
 {{ template "functions/step_defined.sql" . }}
 
 -- Housekeeping and heroes.
+{{ template "functions/_fold_workflow_counts.sql" . }}
 {{ template "functions/housekeep.sql" . }}
 {{ template "functions/housekeep_if_due.sql" . }}
 {{ template "triggers/hero_deleted.sql" . }}
@@ -119,6 +120,9 @@ $$;
 {{ template "triggers/workflows_guard_delete.sql" . }}
 {{ template "triggers/step_executions_guard_insert.sql" . }}
 {{ template "triggers/step_executions_guard_delete.sql" . }}
+{{ template "triggers/workflows_count_ended.sql" . }}
+{{ template "triggers/workflows_count_inserted.sql" . }}
+{{ template "triggers/workflows_count_deleted.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -369,6 +370,64 @@ func TestViews(t *testing.T) {
 			{"ThreeSteps", "performing", 1},
 			{"ThreeSteps", "ready", 2},
 		}, got)
+	})
+
+	// Ended workflows are counted as they end, not by reading the history:
+	// the counts stay right through housekeeping's fold, retention deleting
+	// ended workflows, and history inserted already ended.
+	t.Run("WorkflowCountsKeptAsWorkflowsEnd", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		type countRow struct {
+			WorkflowType string
+			State        string
+			Workflows    int64
+		}
+		counts := func() []countRow {
+			return viewRows[countRow](t, b, `
+				select workflow_type, state, workflows from geneva.workflow_counts order by workflow_type, state`)
+		}
+		// the truth, counted from the table itself
+		truth := func() []countRow {
+			rows, err := b.conn.Query(b.ctx, `
+				select workflow_type, state, count(*) from geneva.workflows
+				group by workflow_type, state order by workflow_type, state`)
+			require.NoError(t, err)
+			all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[countRow])
+			require.NoError(t, err)
+			return all
+		}
+		for i, state := range []string{"ready", "performing", "paused", "canceled", "canceled", "finished"} {
+			b.guardWorkflowIn(t, state, fmt.Sprint("a", i))
+		}
+		require.Equal(t, truth(), counts())
+
+		var raw string
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_retention => null)::text").Scan(&raw))
+		var deltas int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.ended_workflow_count_deltas").Scan(&deltas))
+		require.Zero(t, deltas, "folded")
+		require.Equal(t, truth(), counts())
+
+		// more end after the fold; history is imported already ended
+		b.guardWorkflowIn(t, "finished", "b1")
+		b.guardWorkflowIn(t, "canceled", "b2")
+		_, err := b.conn.Exec(b.ctx, `
+			insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at, transitioned_at, finished_at)
+			select 'ThreeSteps', 'User', 'import-' || g, 'finished', now() - interval '1 year', now() - interval '1 year', now() - interval '1 year', now() - interval '1 year'
+			from generate_series(1, 3) g`)
+		require.NoError(t, err)
+		require.Equal(t, truth(), counts())
+
+		// retention deletes every ended workflow
+		b.setNow(t, t0.Add(400*24*time.Hour))
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_retention => interval '1 day')::text").Scan(&raw))
+		require.Equal(t, truth(), counts())
+		for _, row := range counts() {
+			require.NotContains(t, []string{"finished", "canceled"}, row.State, "no ended workflow left, no row for it")
+		}
 	})
 
 	t.Run("WorkflowTimeline", func(t *testing.T) {

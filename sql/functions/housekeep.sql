@@ -18,6 +18,7 @@
 --    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to p_batch_size workflows whose state has no matching active
 --    execution (geneva.orphan_workflows; see geneva._repair_orphan).
+-- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
@@ -153,6 +154,9 @@ begin
     end if;
   end loop;
   v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+
+  -- 5. the counts of ended workflows (geneva.workflow_counts)
+  perform geneva._fold_workflow_counts();
 
   return jsonb_build_object(
     'orphans_repaired', v_orphans,

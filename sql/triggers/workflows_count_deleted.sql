@@ -1,0 +1,24 @@
+-- geneva._trg_workflows_count_deleted: counts an ended workflow deleted (housekeeping's retention) in
+-- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva.workflow_counts.
+--
+-- The trigger's WHEN clause picks the rows: any other write to a workflow
+-- costs an expression, not a call.
+create or replace function geneva._trg_workflows_count_deleted()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  values (old.workflow_type, old.state, -1);
+  return null;
+end;
+$$;
+
+create or replace trigger workflows_count_deleted
+after delete on geneva.workflows
+for each row
+when (old.state in ('finished', 'canceled'))
+execute function geneva._trg_workflows_count_deleted();

@@ -1,0 +1,24 @@
+-- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or canceled: it never leaves them, see workflows_guard_state) in
+-- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva.workflow_counts.
+--
+-- The trigger's WHEN clause picks the rows: any other write to a workflow
+-- costs an expression, not a call.
+create or replace function geneva._trg_workflows_count_ended()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  values (new.workflow_type, new.state, 1);
+  return null;
+end;
+$$;
+
+create or replace trigger workflows_count_ended
+after update on geneva.workflows
+for each row
+when (old.state not in ('finished', 'canceled') and new.state in ('finished', 'canceled'))
+execute function geneva._trg_workflows_count_ended();
