@@ -4196,6 +4196,8 @@ as $$
 declare
   v_folded integer;
 begin
+  -- the only writer of the counts (sql/triggers/ended_workflow_count*_guard.sql)
+  perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_workflow_count_deltas d
     returning d.workflow_type, d.state, d.delta
@@ -4212,6 +4214,7 @@ begin
     on conflict (workflow_type, state) do update set workflows = c.workflows + excluded.workflows
   )
   select coalesce(sum(s.deltas), 0) into v_folded from summed s;
+  perform pg_catalog.set_config('geneva.folding', '', true);
   return v_folded;
 end;
 $$;
@@ -5023,6 +5026,65 @@ after delete on geneva.workflows
 for each row
 when (old.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_deleted();
+
+-- geneva._trg_ended_workflow_count_deltas_guard: refuses writing the counts'
+-- deltas by hand, for every role, the owner included: rows are appended only
+-- by the count triggers on geneva.workflows (workflows_count_*, inside a
+-- trigger: pg_trigger_depth() > 0) and deleted only by
+-- geneva._fold_workflow_counts (the setting geneva.folding = 'on'); a hand
+-- edit would make geneva.workflow_counts lie.
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000.
+create or replace function geneva._trg_ended_workflow_count_deltas_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'the counts of ended workflows cannot be changed by hand (%)', lower(tg_op)
+    using errcode = '55000',
+          hint = 'They follow the workflows; geneva.housekeep folds them.',
+          table = 'ended_workflow_count_deltas';
+end;
+$$;
+
+create or replace trigger ended_workflow_count_deltas_guard
+before insert or update or delete on geneva.ended_workflow_count_deltas
+for each row
+when (
+  pg_catalog.pg_trigger_depth() < 1
+  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+)
+execute function geneva._trg_ended_workflow_count_deltas_guard();
+
+-- geneva._trg_ended_workflow_counts_guard: refuses writing the folded counts
+-- of ended workflows by hand, for every role, the owner included: only
+-- geneva._fold_workflow_counts writes them (the setting geneva.folding =
+-- 'on'; migration 006 counted the history before this trigger existed).
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Raises: 55000.
+create or replace function geneva._trg_ended_workflow_counts_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'the counts of ended workflows cannot be changed by hand (%)', lower(tg_op)
+    using errcode = '55000',
+          hint = 'They follow the workflows; geneva.housekeep folds them.',
+          table = 'ended_workflow_counts';
+end;
+$$;
+
+create or replace trigger ended_workflow_counts_guard
+before insert or update or delete on geneva.ended_workflow_counts
+for each row
+when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_ended_workflow_counts_guard();
 
 -- geneva._trg_workflow_definitions_guard: definitions are written only by
 -- geneva.define_workflow, which validates them and derives step_names and

@@ -123,6 +123,8 @@ $$;
 {{ template "triggers/workflows_count_ended.sql" . }}
 {{ template "triggers/workflows_count_inserted.sql" . }}
 {{ template "triggers/workflows_count_deleted.sql" . }}
+{{ template "triggers/ended_workflow_count_deltas_guard.sql" . }}
+{{ template "triggers/ended_workflow_counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.

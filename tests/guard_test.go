@@ -504,6 +504,11 @@ func TestGuardColumns(t *testing.T) {
 	ended := b.run(t, id)
 	b.complete(t, ended.ExecutionID, "success", nil)
 	active := b.active(t, id)
+	// a folded count and a delta, for the refusals below to find
+	b.guardWorkflowIn(t, "finished", "f1")
+	_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+	require.NoError(t, err)
+	b.guardWorkflowIn(t, "finished", "f2")
 
 	snapshot := func() string {
 		var s string
@@ -511,7 +516,9 @@ func TestGuardColumns(t *testing.T) {
 			select concat_ws('|',
 			  (select string_agg(to_jsonb(w)::text, ',' order by id) from geneva.workflows w),
 			  (select string_agg(to_jsonb(e)::text, ',' order by id) from geneva.step_executions e),
-			  (select string_agg(to_jsonb(d)::text, ',') from geneva.workflow_definitions d))`).Scan(&s))
+			  (select string_agg(to_jsonb(d)::text, ',') from geneva.workflow_definitions d),
+			  (select string_agg(to_jsonb(c)::text, ',' order by workflow_type, state) from geneva.ended_workflow_counts c),
+			  (select string_agg(to_jsonb(c)::text, ',') from geneva.ended_workflow_count_deltas c))`).Scan(&s))
 		return s
 	}
 	before := snapshot()
@@ -543,6 +550,12 @@ func TestGuardColumns(t *testing.T) {
 		   values ('ThreeSteps', 'User', 'hand', 'ready', now(), now())`,
 		`insert into geneva.step_executions (workflow_id, step_name, state, scheduled_for, created_at, updated_at)
 		   select id, 'c', 'scheduled', now(), now(), now() from geneva.workflows`,
+		// the counts of ended workflows follow the workflows only
+		"insert into geneva.ended_workflow_count_deltas values ('ThreeSteps', 'finished', 1000)",
+		"delete from geneva.ended_workflow_count_deltas",
+		"insert into geneva.ended_workflow_counts values ('ThreeSteps', 'canceled', 1000)",
+		"update geneva.ended_workflow_counts set workflows = workflows + 1",
+		"delete from geneva.ended_workflow_counts",
 		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, queue, priority,
 		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
 	} {

@@ -14,6 +14,8 @@ as $$
 declare
   v_folded integer;
 begin
+  -- the only writer of the counts (sql/triggers/ended_workflow_count*_guard.sql)
+  perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_workflow_count_deltas d
     returning d.workflow_type, d.state, d.delta
@@ -30,6 +32,7 @@ begin
     on conflict (workflow_type, state) do update set workflows = c.workflows + excluded.workflows
   )
   select coalesce(sum(s.deltas), 0) into v_folded from summed s;
+  perform pg_catalog.set_config('geneva.folding', '', true);
   return v_folded;
 end;
 $$;
