@@ -1299,6 +1299,46 @@ begin
 end;
 $$;
 
+-- geneva._lock_executions: locks many executions' workflow rows, then the
+-- execution rows, each in id order: the one lock order of every function,
+-- so that batches, single calls and operators' calls cannot deadlock.
+--
+-- Called by: complete_steps and start_steps, after checking their other
+-- arrays, with their execution ids.
+-- Raises: 22004 for a NULL id; 22023 for an execution named twice.
+-- (Unknown executions are left for the caller's single-call path, which
+-- raises P0002.)
+create or replace function geneva._lock_executions(p_execution_ids bigint[])
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+as $$
+begin
+  if array_position(p_execution_ids, null) is not null then
+    raise exception 'execution id must not be null' using errcode = '22004';
+  end if;
+  if (select count(distinct x) from unnest(p_execution_ids) x) <> cardinality(p_execution_ids) then
+    raise exception 'an execution is named twice' using errcode = '22023';
+  end if;
+
+  perform
+  from geneva.workflows w
+  where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
+  order by w.id
+  for no key update of w;
+  perform
+  from geneva.step_executions e
+  where e.id = any (p_execution_ids)
+  order by e.id
+  for no key update of e;
+end;
+$$;
+
 -- geneva._notify_insert: wakes River's producers of a queue (River's insert
 -- notification, topic public.river_insert) unless it was done moments ago.
 --
@@ -3440,24 +3480,9 @@ begin
       using errcode = '22023',
             hint = 'Pass one signal, wait, job id and continue flag per execution id.';
   end if;
-  if array_position(p_execution_ids, null) is not null then
-    raise exception 'execution id must not be null' using errcode = '22004';
-  end if;
-  if (select count(distinct x) from unnest(p_execution_ids) x) <> v_n then
-    raise exception 'an execution is named twice' using errcode = '22023';
-  end if;
 
   -- the locks, in the one order: workflows by id, then executions by id
-  perform
-  from geneva.workflows w
-  where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
-  order by w.id
-  for no key update of w;
-  perform
-  from geneva.step_executions e
-  where e.id = any (p_execution_ids)
-  order by e.id
-  for no key update of e;
+  perform geneva._lock_executions(p_execution_ids);
 
   -- The common case, a step that succeeded while its workflow performs with
   -- no operator's request waiting and is still defined, is recorded for all
@@ -3691,24 +3716,9 @@ begin
       using errcode = '22023',
             hint = 'Pass one precondition (or NULL) per execution id.';
   end if;
-  if array_position(p_execution_ids, null) is not null then
-    raise exception 'execution id must not be null' using errcode = '22004';
-  end if;
-  if (select count(distinct x) from unnest(p_execution_ids) x) <> v_n then
-    raise exception 'an execution is named twice' using errcode = '22023';
-  end if;
 
   -- the locks, in the one order: workflows by id, then executions by id
-  perform
-  from geneva.workflows w
-  where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
-  order by w.id
-  for no key update of w;
-  perform
-  from geneva.step_executions e
-  where e.id = any (p_execution_ids)
-  order by e.id
-  for no key update of e;
+  perform geneva._lock_executions(p_execution_ids);
 
   -- The common case, a due scheduled execution of a ready workflow whose
   -- step is still defined, with no precondition and no `"skip_if": true`, is

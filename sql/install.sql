@@ -61,6 +61,7 @@ $$;
 {{ template "functions/_lock_workflow.sql" . }}
 {{ template "functions/_lock_execution.sql" . }}
 {{ template "functions/_lock_active_execution.sql" . }}
+{{ template "functions/_lock_executions.sql" . }}
 {{ template "functions/_notify_insert.sql" . }}
 {{ template "functions/_job_waits.sql" . }}
 {{ template "functions/_enqueue_step.sql" . }}

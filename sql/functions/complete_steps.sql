@@ -71,24 +71,9 @@ begin
       using errcode = '22023',
             hint = 'Pass one signal, wait, job id and continue flag per execution id.';
   end if;
-  if array_position(p_execution_ids, null) is not null then
-    raise exception 'execution id must not be null' using errcode = '22004';
-  end if;
-  if (select count(distinct x) from unnest(p_execution_ids) x) <> v_n then
-    raise exception 'an execution is named twice' using errcode = '22023';
-  end if;
 
   -- the locks, in the one order: workflows by id, then executions by id
-  perform
-  from geneva.workflows w
-  where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
-  order by w.id
-  for no key update of w;
-  perform
-  from geneva.step_executions e
-  where e.id = any (p_execution_ids)
-  order by e.id
-  for no key update of e;
+  perform geneva._lock_executions(p_execution_ids);
 
   -- The common case, a step that succeeded while its workflow performs with
   -- no operator's request waiting and is still defined, is recorded for all

@@ -65,24 +65,9 @@ begin
       using errcode = '22023',
             hint = 'Pass one precondition (or NULL) per execution id.';
   end if;
-  if array_position(p_execution_ids, null) is not null then
-    raise exception 'execution id must not be null' using errcode = '22004';
-  end if;
-  if (select count(distinct x) from unnest(p_execution_ids) x) <> v_n then
-    raise exception 'an execution is named twice' using errcode = '22023';
-  end if;
 
   -- the locks, in the one order: workflows by id, then executions by id
-  perform
-  from geneva.workflows w
-  where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
-  order by w.id
-  for no key update of w;
-  perform
-  from geneva.step_executions e
-  where e.id = any (p_execution_ids)
-  order by e.id
-  for no key update of e;
+  perform geneva._lock_executions(p_execution_ids);
 
   -- The common case, a due scheduled execution of a ready workflow whose
   -- step is still defined, with no precondition and no `"skip_if": true`, is
