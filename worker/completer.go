@@ -160,6 +160,11 @@ func (c *batchedCalls[Req, Res]) stop() {
 
 // call makes one call, with the others that come close to it.
 func (c *batchedCalls[Req, Res]) call(ctx context.Context, req Req) (Res, error) {
+	if err := ctx.Err(); err != nil {
+		// as a single call on a dead context would fail
+		var zero Res
+		return zero, err
+	}
 	if b := c.batcher.Load(); b != nil {
 		result, err := b.Do(ctx, req)
 		if !errors.Is(err, batch.ErrClosed) {

@@ -94,6 +94,13 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		// the worker stopped hard while the claim was made (a batch of
+		// claims finishes what it took in): give the step back rather than
+		// start it on a dead context
+		_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
+		return err
+	}
 
 	// Run the step, then each next step SQL starts for this job (see
 	// Config.InlineSteps).
