@@ -77,7 +77,9 @@ func (b *testBundle) single(t *testing.T, r report) continued {
 type snapshot struct {
 	Workflow   workflowRow
 	Executions []executionRow
-	Jobs       []string // each execution's River job's state, "" for none
+	// Jobs are each execution's River job: its state, kind, queue, priority,
+	// attempts and arguments but the ids ("" for none)
+	Jobs []string
 }
 
 func (b *testBundle) snapshot(t *testing.T, workflowID int64) snapshot {
@@ -86,11 +88,14 @@ func (b *testBundle) snapshot(t *testing.T, workflowID int64) snapshot {
 	s.Workflow.ID = 0
 	for i := range s.Executions {
 		e := &s.Executions[i]
-		state := ""
+		job := ""
 		if e.JobID != nil {
-			state = b.job(t, *e.JobID).State
+			require.NoError(t, b.conn.QueryRow(b.ctx, `
+				select concat_ws(' ', state, kind, queue, priority, max_attempts, metadata, tags,
+				  args - 'execution_id' - 'workflow_id' - 'hero_id')
+				from public.river_job where id = $1`, *e.JobID).Scan(&job))
 		}
-		s.Jobs = append(s.Jobs, state)
+		s.Jobs = append(s.Jobs, job)
 		e.ID, e.JobID, e.ContinuesFromID = 0, nil, nil
 	}
 	return s
@@ -233,7 +238,11 @@ func TestCompleteSteps(t *testing.T) {
 		first := b.run(t, b.create(t, "ThreeSteps", "1"))
 		second := b.run(t, b.create(t, "ThreeSteps", "2"))
 
+		// a job that ran another workflow's step (the set-wise path checks
+		// it too)
+		otherJob := b.runningJob(t, b.active(t, b.create(t, "ThreeSteps", "3")).ID)
 		for _, bad := range []report{
+			{executionID: second.ExecutionID, signal: "success", jobID: otherJob},
 			{executionID: second.ExecutionID, signal: "later"},
 			{executionID: second.ExecutionID, signal: "skip", wait: ptr(time.Minute)},
 			{executionID: 123456, signal: "success"},

@@ -59,12 +59,6 @@ const (
 	phaseInterrupted               // a shutdown cut the step off (or the worker gave it back)
 )
 
-// stepSignals are the signals a step may end with.
-var stepSignals = []Signal{
-	SignalSuccess, SignalFinished, SignalReattempt, SignalSkip,
-	SignalCancel, SignalPause, SignalSuspend, SignalReattemptRewind,
-}
-
 // newEnding classifies how an execution ended, from what ended (phase) and
 // what it returned (err): an interruption is given back whatever err is; a
 // step that returned nil or flow control with a signal a step may give ends
@@ -82,7 +76,7 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 			return end
 		}
 		if flow, ok := asFlowControl(err); ok {
-			if slices.Contains(stepSignals, flow.Signal) {
+			if slices.Contains(protocol.Signals, protocol.Signal(flow.Signal)) { // what complete_step takes
 				end.signal, end.wait = flow.Signal, flowWait(flow)
 				return end
 			}

@@ -94,18 +94,18 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		// the worker stopped hard while the claim was made (a batch of
-		// claims finishes what it took in): give the step back rather than
-		// start it on a dead context
-		_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
-		return err
-	}
 
 	// Run the step, then each next step SQL starts for this job (see
 	// Config.InlineSteps).
 	for inline := 0; ; inline++ {
 		step.Logger = step.Logger.With(slog.Int("attempt", step.Attempt))
+		if err := ctx.Err(); err != nil {
+			// the worker stopped hard while this step was claimed (a batch
+			// of claims finishes what it took in) or while the last one was
+			// recorded: give it back rather than start it on a dead context
+			_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
+			return err
+		}
 		offer := inline < e.inlineSteps && wf.opts.HeroMissing == nil
 		next, err := e.runStarted(ctx, db, wf, step, jobID, offer)
 		if err != nil || next == nil {
@@ -122,12 +122,6 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 			// defined in the database only (a deploy in progress): give it back
 			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
 			_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			// the worker stopped hard while the last step was recorded: give
-			// this one back rather than start it on a dead context
-			_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
 			return err
 		}
 	}
