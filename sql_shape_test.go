@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,9 +136,10 @@ func TestSQLShape(t *testing.T) {
 			}
 		case "triggers":
 			// the trigger function, and the trigger when the table is Geneva's
-			// (geneva.track_hero attaches _trg_hero_deleted to heroes' tables)
-			if len(functions) != 1 || functions[0] != "_trg_"+base || len(views) != 0 || len(triggers) > 1 ||
-				len(triggers) == 1 && triggers[0] != base {
+			// (geneva.track_hero attaches _trg_hero_deleted to heroes' tables);
+			// the one trigger may stand on several tables (count_deltas_guard)
+			if len(functions) != 1 || functions[0] != "_trg_"+base || len(views) != 0 ||
+				slices.ContainsFunc(triggers, func(trigger string) bool { return trigger != base }) {
 				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._trg_%s and at most the trigger %s",
 					name, functions, views, triggers, base, base)
 			}

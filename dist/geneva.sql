@@ -734,6 +734,66 @@ update public.geneva_schema_version set version = 6;
 commit;
 \endif
 
+-- Geneva 007_ended_execution_rollups.sql
+select version < 7 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 007: the ended executions of the last day, kept rolled up as they
+-- end, so that geneva.step_stats, geneva.step_throughput and
+-- geneva.engine_metrics read a few rows per step instead of every execution
+-- in their window (at thousands of steps a second a day holds hundreds of
+-- millions; they were the views whose cost grew with the load).
+--
+-- Statement triggers on geneva.step_executions append, for every statement
+-- that ends executions (or inserts them already ended), one row per minute,
+-- type, step and outcome to ended_execution_deltas
+-- (sql/triggers/step_executions_count_*.sql): inserts only, so concurrent
+-- transactions never wait on a counter row. Housekeeping folds the deltas
+-- into ended_executions_by_minute (counts, kept two hours) and
+-- ended_executions_by_hour (counts and the queue lag and run time
+-- histograms, kept 26 hours), one writer (geneva._fold_ended_executions).
+-- The views read the folded rows in their window plus the deltas.
+--
+-- A histogram is a jsonb object from bucket to count, each bucket named by
+-- the seconds it stands for (geneva._duration_bucket: 0 for a microsecond or
+-- less, else buckets 2% wide, each within 1% of its middle). Executions that ended
+-- before this migration are not counted: the windows are a day at most.
+
+create table geneva.ended_execution_deltas (
+  minute timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions integer not null,
+  runs integer not null,
+  queue_lag jsonb not null,
+  run_time jsonb not null
+);
+
+create table geneva.ended_executions_by_minute (
+  minute timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions bigint not null,
+  primary key (minute, workflow_type, step_name, outcome)
+);
+
+create table geneva.ended_executions_by_hour (
+  hour timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions bigint not null,
+  runs bigint not null,
+  queue_lag jsonb not null,
+  run_time jsonb not null,
+  primary key (hour, workflow_type, step_name, outcome)
+);
+update public.geneva_schema_version set version = 7;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -786,6 +846,13 @@ exception when undefined_function then
   null; -- a new database
 end;
 $$;
+
+-- the guards of the kept counts became one per kind of table (count_deltas_guard,
+-- counts_guard), standing on the tables of migrations 006 and 007
+drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
+drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
+drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
+drop function if exists geneva._trg_ended_workflow_counts_guard();
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -2197,6 +2264,124 @@ begin
   where e.workflow_id = v_workflow.id and e.state in ('scheduled', 'in_progress');
   return true;
 end;
+$$;
+
+-- geneva._duration_bucket: the bucket of a duration in the histograms of the
+-- ended executions' queue lag and run time (migration 007), named by the
+-- seconds it stands for: 0 for a microsecond or less (a negative duration
+-- included), else the middle of (1.02^(k-1), 1.02^k] microseconds, the
+-- bucket 2% wide that holds the duration, from a microsecond to centuries.
+-- The middle, 2 * 1.02^k / 2.02 microseconds, is within 1% of every duration
+-- in its bucket, so percentiles read from the buckets (geneva.step_stats)
+-- are within 1% of the exact ones. NULL for NULL (an execution that never
+-- ran has neither duration).
+--
+-- An immutable expression that has no `set search_path` (every name in it is
+-- pg_catalog's), so that the planner inlines it into the statement that
+-- counts a batch's ends.
+create or replace function geneva._duration_bucket(p_duration interval)
+returns double precision
+language sql
+immutable
+parallel safe
+as $$
+  select case
+    when p_duration is null then null
+    when p_duration <= interval '1 microsecond' then 0::double precision
+    else 0.000001::double precision * 2 / 2.02 * pg_catalog.power(
+      1.02::double precision,
+      pg_catalog.ceil(
+        pg_catalog.ln(pg_catalog.date_part('epoch', p_duration) * 1000000::double precision)
+          / pg_catalog.ln(1.02::double precision)
+      )
+    )
+  end
+$$;
+
+-- geneva._histogram_add: the sum of two duration histograms (the seconds a
+-- bucket stands for -> count, see geneva._duration_bucket), as one.
+--
+-- Called by: geneva._fold_ended_executions, adding a fold's counts to an
+-- hour's.
+create or replace function geneva._histogram_add(p_a jsonb, p_b jsonb)
+returns jsonb
+language sql
+immutable
+parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce(jsonb_object_agg(s.bucket, s.executions), '{}')
+  from (
+    select h.bucket, sum(h.executions::bigint) as executions
+    from (
+      select a.key, a.value from jsonb_each_text(p_a) a
+      union all
+      select b.key, b.value from jsonb_each_text(p_b) b
+    ) h(bucket, executions)
+    group by h.bucket
+  ) s
+$$;
+
+-- geneva._count_ended_executions: appends the executions one statement ended
+-- (or inserted already ended) to geneva.ended_execution_deltas (migration
+-- 007): one row per minute they ended in (UTC), type, step and outcome, with
+-- how many ended, how many of them ran, and their queue lag (started -
+-- scheduled) and run time (ended - started) as histograms (the seconds a
+-- bucket stands for -> count, see geneva._duration_bucket). Appends only:
+-- concurrent transactions never wait on one another's counts.
+--
+-- Called by: the statement triggers step_executions_count_ended and
+-- step_executions_count_inserted, with the rows that ended.
+create or replace function geneva._count_ended_executions(p_ended geneva.step_executions[])
+returns void
+language sql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+  with ended as (
+    select
+      date_trunc('minute', e.finished_at, 'UTC') as minute,
+      w.workflow_type,
+      e.step_name,
+      e.outcome,
+      e.started_at is not null as ran,
+      geneva._duration_bucket(e.started_at - e.scheduled_for) as lag_bucket,
+      geneva._duration_bucket(e.finished_at - e.started_at) as run_bucket
+    from unnest(p_ended) e
+    join geneva.workflows w on w.id = e.workflow_id
+  ),
+  lags as (
+    select l.minute, l.workflow_type, l.step_name, l.outcome, jsonb_object_agg(l.lag_bucket, l.executions) as histogram
+    from (
+      select x.minute, x.workflow_type, x.step_name, x.outcome, x.lag_bucket, count(*) as executions
+      from ended x
+      where x.lag_bucket is not null
+      group by 1, 2, 3, 4, 5
+    ) l
+    group by 1, 2, 3, 4
+  ),
+  run_times as (
+    select r.minute, r.workflow_type, r.step_name, r.outcome, jsonb_object_agg(r.run_bucket, r.executions) as histogram
+    from (
+      select x.minute, x.workflow_type, x.step_name, x.outcome, x.run_bucket, count(*) as executions
+      from ended x
+      where x.run_bucket is not null
+      group by 1, 2, 3, 4, 5
+    ) r
+    group by 1, 2, 3, 4
+  )
+  insert into geneva.ended_execution_deltas (
+    minute, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
+  )
+  select c.minute, c.workflow_type, c.step_name, c.outcome, c.executions, c.runs,
+    coalesce(l.histogram, '{}'), coalesce(r.histogram, '{}')
+  from (
+    select x.minute, x.workflow_type, x.step_name, x.outcome, count(*) as executions, count(*) filter (where x.ran) as runs
+    from ended x
+    group by 1, 2, 3, 4
+  ) c
+  left join lags l using (minute, workflow_type, step_name, outcome)
+  left join run_times r using (minute, workflow_type, step_name, outcome)
 $$;
 
 
@@ -4206,7 +4391,7 @@ as $$
 declare
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/ended_workflow_count*_guard.sql)
+  -- the only writer of the counts (sql/triggers/count*_guard.sql)
   perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_workflow_count_deltas d
@@ -4224,6 +4409,96 @@ begin
     on conflict (workflow_type, state) do update set workflows = c.workflows + excluded.workflows
   )
   select coalesce(sum(s.deltas), 0) into v_folded from summed s;
+  perform pg_catalog.set_config('geneva.folding', '', true);
+  return v_folded;
+end;
+$$;
+
+-- geneva._fold_ended_executions: folds the counts of ended executions that
+-- the count triggers appended (geneva.ended_execution_deltas, migration 007)
+-- into geneva.ended_executions_by_minute (counts) and
+-- geneva.ended_executions_by_hour (counts and histograms), so that the views
+-- over them sum a few rows per step; and drops what no view reads any more:
+-- minutes older than two hours (geneva.step_throughput shows the last hour,
+-- geneva.engine_metrics five minutes) and hours older than 26
+-- (geneva.step_stats shows 24 to 25). Deltas of transactions not yet
+-- committed are left for the next fold.
+--
+-- Called by: geneva.housekeep, every round.
+-- Returns the deltas folded.
+create or replace function geneva._fold_ended_executions()
+returns integer
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_minutes_from timestamptz := date_trunc('minute', geneva.now() - interval '2 hours', 'UTC');
+  v_hours_from timestamptz := date_trunc('hour', geneva.now() - interval '26 hours', 'UTC');
+  v_folded integer;
+begin
+  -- the only writer of the counts (sql/triggers/count*_guard.sql)
+  perform pg_catalog.set_config('geneva.folding', 'on', true);
+  with moved as (
+    delete from geneva.ended_execution_deltas d
+    returning d.*
+  ),
+  minutes as (
+    insert into geneva.ended_executions_by_minute as c (minute, workflow_type, step_name, outcome, executions)
+    select m.minute, m.workflow_type, m.step_name, m.outcome, sum(m.executions)
+    from moved m
+    where m.minute >= v_minutes_from
+    group by 1, 2, 3, 4
+    on conflict (minute, workflow_type, step_name, outcome)
+    do update set executions = c.executions + excluded.executions
+  ),
+  hourly as (
+    select date_trunc('hour', m.minute, 'UTC') as hour, m.*
+    from moved m
+    where m.minute >= v_hours_from
+  ),
+  lags as (
+    select l.hour, l.workflow_type, l.step_name, l.outcome, jsonb_object_agg(l.bucket, l.executions) as histogram
+    from (
+      select h.hour, h.workflow_type, h.step_name, h.outcome, b.key as bucket, sum(b.value::bigint) as executions
+      from hourly h, jsonb_each_text(h.queue_lag) b
+      group by 1, 2, 3, 4, 5
+    ) l
+    group by 1, 2, 3, 4
+  ),
+  run_times as (
+    select r.hour, r.workflow_type, r.step_name, r.outcome, jsonb_object_agg(r.bucket, r.executions) as histogram
+    from (
+      select h.hour, h.workflow_type, h.step_name, h.outcome, b.key as bucket, sum(b.value::bigint) as executions
+      from hourly h, jsonb_each_text(h.run_time) b
+      group by 1, 2, 3, 4, 5
+    ) r
+    group by 1, 2, 3, 4
+  ),
+  hours as (
+    insert into geneva.ended_executions_by_hour as c (
+      hour, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
+    )
+    select s.hour, s.workflow_type, s.step_name, s.outcome, s.executions, s.runs,
+      coalesce(l.histogram, '{}'), coalesce(r.histogram, '{}')
+    from (
+      select h.hour, h.workflow_type, h.step_name, h.outcome, sum(h.executions) as executions, sum(h.runs) as runs
+      from hourly h
+      group by 1, 2, 3, 4
+    ) s
+    left join lags l using (hour, workflow_type, step_name, outcome)
+    left join run_times r using (hour, workflow_type, step_name, outcome)
+    on conflict (hour, workflow_type, step_name, outcome)
+    do update set
+      executions = c.executions + excluded.executions,
+      runs = c.runs + excluded.runs,
+      queue_lag = geneva._histogram_add(c.queue_lag, excluded.queue_lag),
+      run_time = geneva._histogram_add(c.run_time, excluded.run_time)
+  )
+  select count(*) into v_folded from moved;
+
+  delete from geneva.ended_executions_by_minute m where m.minute < v_minutes_from;
+  delete from geneva.ended_executions_by_hour h where h.hour < v_hours_from;
   perform pg_catalog.set_config('geneva.folding', '', true);
   return v_folded;
 end;
@@ -4249,7 +4524,8 @@ $$;
 --    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to p_batch_size workflows whose state has no matching active
 --    execution (geneva.orphan_workflows; see geneva._repair_orphan).
--- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts).
+-- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+--    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
@@ -4386,8 +4662,10 @@ begin
   end loop;
   v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
 
-  -- 5. the counts of ended workflows (geneva.workflow_counts)
+  -- 5. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
+  perform geneva._fold_ended_executions();
 
   return jsonb_build_object(
     'orphans_repaired', v_orphans,
@@ -5037,64 +5315,154 @@ for each row
 when (old.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_deleted();
 
--- geneva._trg_ended_workflow_count_deltas_guard: refuses writing the counts'
--- deltas by hand, for every role, the owner included: rows are appended only
--- by the count triggers on geneva.workflows (workflows_count_*, inside a
--- trigger: pg_trigger_depth() > 0) and deleted only by
--- geneva._fold_workflow_counts (the setting geneva.folding = 'on'); a hand
--- edit would make geneva.workflow_counts lie.
+-- geneva._trg_step_executions_count_ended: counts the executions an update
+-- ends (geneva._count_ended_executions), for geneva.step_stats,
+-- geneva.step_throughput and geneva.engine_metrics.
+--
+-- A statement trigger: a batch that ends many executions (geneva.complete_steps)
+-- appends their counts in one insert, and an update that ends none (a start, a
+-- heartbeat) costs one look at its rows. An ended execution never changes
+-- (step_executions_guard_columns), so every ended row an update leaves is one
+-- it ended.
+create or replace function geneva._trg_step_executions_count_ended()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_ended geneva.step_executions[];
+begin
+  v_ended := array(select e from updated e where e.state not in ('scheduled', 'in_progress'));
+  if cardinality(v_ended) > 0 then
+    perform geneva._count_ended_executions(v_ended);
+  end if;
+  return null;
+end;
+$$;
+
+create or replace trigger step_executions_count_ended
+after update on geneva.step_executions
+referencing new table as updated
+for each statement
+execute function geneva._trg_step_executions_count_ended();
+
+-- geneva._trg_step_executions_count_inserted: counts the executions an insert
+-- writes already ended (history imported by hand; the engine inserts only
+-- scheduled and running ones) with geneva._count_ended_executions, for
+-- geneva.step_stats, geneva.step_throughput and geneva.engine_metrics.
+--
+-- A statement trigger, like step_executions_count_ended: one look at the
+-- inserted rows, and one insert of counts when some had ended.
+create or replace function geneva._trg_step_executions_count_inserted()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_ended geneva.step_executions[];
+begin
+  v_ended := array(select e from inserted e where e.state not in ('scheduled', 'in_progress'));
+  if cardinality(v_ended) > 0 then
+    perform geneva._count_ended_executions(v_ended);
+  end if;
+  return null;
+end;
+$$;
+
+create or replace trigger step_executions_count_inserted
+after insert on geneva.step_executions
+referencing new table as inserted
+for each statement
+execute function geneva._trg_step_executions_count_inserted();
+
+-- geneva._trg_count_deltas_guard: refuses writing the deltas of the kept
+-- counts by hand, for every role, the owner included:
+-- ended_workflow_count_deltas (migration 006) and ended_execution_deltas
+-- (migration 007). Rows are appended only by the count triggers on
+-- geneva.workflows (workflows_count_*) and geneva.step_executions
+-- (step_executions_count_*), inside a trigger (pg_trigger_depth() > 0), and
+-- deleted only by housekeeping's folds (the setting geneva.folding = 'on'); a
+-- hand edit would make geneva.workflow_counts, geneva.step_stats,
+-- geneva.step_throughput and geneva.engine_metrics lie.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- The one trigger stands on each delta table.
 -- Raises: 55000.
-create or replace function geneva._trg_ended_workflow_count_deltas_guard()
+create or replace function geneva._trg_count_deltas_guard()
 returns trigger
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  raise exception 'the counts of ended workflows cannot be changed by hand (%)', lower(tg_op)
+  raise exception 'the counts in % cannot be changed by hand (%)', tg_table_name, lower(tg_op)
     using errcode = '55000',
-          hint = 'They follow the workflows; geneva.housekeep folds them.',
-          table = 'ended_workflow_count_deltas';
+          hint = 'They follow the workflows and their executions; geneva.housekeep folds them.',
+          table = tg_table_name;
 end;
 $$;
 
-create or replace trigger ended_workflow_count_deltas_guard
+create or replace trigger count_deltas_guard
 before insert or update or delete on geneva.ended_workflow_count_deltas
 for each row
 when (
   pg_catalog.pg_trigger_depth() < 1
   and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
 )
-execute function geneva._trg_ended_workflow_count_deltas_guard();
+execute function geneva._trg_count_deltas_guard();
 
--- geneva._trg_ended_workflow_counts_guard: refuses writing the folded counts
--- of ended workflows by hand, for every role, the owner included: only
--- geneva._fold_workflow_counts writes them (the setting geneva.folding =
--- 'on'; migration 006 counted the history before this trigger existed).
+create or replace trigger count_deltas_guard
+before insert or update or delete on geneva.ended_execution_deltas
+for each row
+when (
+  pg_catalog.pg_trigger_depth() < 1
+  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+)
+execute function geneva._trg_count_deltas_guard();
+
+-- geneva._trg_counts_guard: refuses writing the folded counts by hand, for
+-- every role, the owner included: ended_workflow_counts (migration 006),
+-- ended_executions_by_minute and ended_executions_by_hour (migration 007).
+-- Only housekeeping's folds write them (geneva._fold_workflow_counts,
+-- geneva._fold_ended_executions: the setting geneva.folding = 'on'; migration
+-- 006 counted the history before this trigger existed).
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- The one trigger stands on each table of folded counts.
 -- Raises: 55000.
-create or replace function geneva._trg_ended_workflow_counts_guard()
+create or replace function geneva._trg_counts_guard()
 returns trigger
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  raise exception 'the counts of ended workflows cannot be changed by hand (%)', lower(tg_op)
+  raise exception 'the counts in % cannot be changed by hand (%)', tg_table_name, lower(tg_op)
     using errcode = '55000',
-          hint = 'They follow the workflows; geneva.housekeep folds them.',
-          table = 'ended_workflow_counts';
+          hint = 'They follow the workflows and their executions; geneva.housekeep folds them.',
+          table = tg_table_name;
 end;
 $$;
 
-create or replace trigger ended_workflow_counts_guard
+create or replace trigger counts_guard
 before insert or update or delete on geneva.ended_workflow_counts
 for each row
 when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
-execute function geneva._trg_ended_workflow_counts_guard();
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_executions_by_minute
+for each row
+when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_executions_by_hour
+for each row
+when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
 
 -- geneva._trg_workflow_definitions_guard: definitions are written only by
 -- geneva.define_workflow, which validates them and derives step_names and
@@ -5339,54 +5707,84 @@ comment on view geneva.workflow_timeline is
 'One row per step execution with its queue lag and run time; filter by workflow_id.';
 
 -- geneva.step_stats: per workflow type and step, over the executions that
--- ended in the last 24 hours: how many, how they ended (outcome -> count), and
--- the queue lag (started - scheduled) and run time (ended - started) at the
--- median and the 95th percentile, in seconds.
+-- ended since the start of the hour 24 hours ago (24 to 25 hours, by UTC
+-- hours): how many, how many ran, how they ended (outcome -> count), and the
+-- queue lag (started - scheduled) and run time (ended - started) at the
+-- median and the 95th percentile, in seconds, each within 1% of
+-- percentile_cont over the durations themselves.
 --
--- For dashboards. Reads step_executions_finished_at for the window. One pass
--- over the window, grouped by type and step: both percentiles of a measure
--- come from one sort (percentile_cont over an array of fractions), and the
--- outcomes are counted from the group's own list, so that a day of a busy
--- database (a hundred thousand executions) reads in a fraction of a second.
+-- For dashboards. Reads the counts kept as executions end (migration 007):
+-- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
+-- it has not yet (ended_execution_deltas), with histograms of the durations
+-- (geneva._duration_bucket) in place of the durations, so that its cost
+-- follows the steps and the spread of their durations, not how many
+-- executions ended (a busy day holds hundreds of millions). The counts
+-- outlive the executions: retention does not take them back.
+--
+-- A percentile is percentile_cont's over the buckets: the durations at the
+-- ranks either side of fraction * (count - 1), interpolated, each duration
+-- read as its bucket's.
 create or replace view geneva.step_stats as
+with counts as (
+  select h.workflow_type, h.step_name, h.outcome, h.executions, h.runs, h.queue_lag, h.run_time
+  from geneva.ended_executions_by_hour h
+  where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+  union all
+  select d.workflow_type, d.step_name, d.outcome, d.executions, d.runs, d.queue_lag, d.run_time
+  from geneva.ended_execution_deltas d
+  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+),
+outcomes as (
+  select o.workflow_type, o.step_name, sum(o.executions)::bigint as executions, sum(o.runs)::bigint as runs,
+    jsonb_object_agg(o.outcome, o.executions) as outcomes
+  from (
+    select c.workflow_type, c.step_name, c.outcome, sum(c.executions)::bigint as executions, sum(c.runs) as runs
+    from counts c
+    group by 1, 2, 3
+  ) o
+  group by 1, 2
+),
+buckets as (
+  select b.workflow_type, b.step_name, b.measure, b.seconds,
+    sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure order by b.seconds) as running,
+    sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure) as total
+  from (
+    select c.workflow_type, c.step_name, m.measure, h.key::double precision as seconds,
+      sum(h.value::bigint) as executions
+    from counts c
+    cross join lateral (values ('queue_lag', c.queue_lag), ('run_time', c.run_time)) m(measure, histogram)
+    cross join lateral jsonb_each_text(m.histogram) h
+    group by 1, 2, 3, 4
+  ) b
+),
+percentiles as (
+  select p.workflow_type, p.step_name, p.measure, p.fraction,
+    p.below + (p.rank - floor(p.rank)) * (p.above - p.below) as seconds
+  from (
+    select b.workflow_type, b.step_name, b.measure, f.fraction, f.fraction * (b.total - 1) as rank,
+      min(b.seconds) filter (where b.running > floor(f.fraction * (b.total - 1))) as below,
+      min(b.seconds) filter (where b.running > ceil(f.fraction * (b.total - 1))) as above
+    from buckets b
+    cross join (values (0.5::double precision), (0.95)) f(fraction)
+    group by b.workflow_type, b.step_name, b.measure, f.fraction, b.total
+  ) p
+)
 select
-  g.workflow_type,
-  g.step_name,
-  g.executions,
-  g.runs,
-  (
-    select jsonb_object_agg(o.outcome, o.executions)
-    from (
-      select u.outcome, count(*) as executions
-      from unnest(g.outcome_list) as u(outcome)
-      group by u.outcome
-    ) o
-  ) as outcomes,
-  g.queue_lag[1] as queue_lag_p50_seconds,
-  g.queue_lag[2] as queue_lag_p95_seconds,
-  g.run_time[1] as run_time_p50_seconds,
-  g.run_time[2] as run_time_p95_seconds
-from (
-  select
-    w.workflow_type,
-    e.step_name,
-    count(*) as executions,
-    count(e.started_at) as runs,
-    array_agg(e.outcome) as outcome_list,
-    percentile_cont(array[0.5, 0.95]) within group (
-      order by extract(epoch from e.started_at - e.scheduled_for)
-    ) as queue_lag,
-    percentile_cont(array[0.5, 0.95]) within group (
-      order by extract(epoch from e.finished_at - e.started_at)
-    ) as run_time
-  from geneva.step_executions e
-  join geneva.workflows w on w.id = e.workflow_id
-  where e.finished_at >= geneva.now() - interval '24 hours'
-  group by w.workflow_type, e.step_name
-) g;
+  o.workflow_type,
+  o.step_name,
+  o.executions,
+  o.runs,
+  o.outcomes,
+  max(p.seconds) filter (where p.measure = 'queue_lag' and p.fraction = 0.5) as queue_lag_p50_seconds,
+  max(p.seconds) filter (where p.measure = 'queue_lag' and p.fraction = 0.95) as queue_lag_p95_seconds,
+  max(p.seconds) filter (where p.measure = 'run_time' and p.fraction = 0.5) as run_time_p50_seconds,
+  max(p.seconds) filter (where p.measure = 'run_time' and p.fraction = 0.95) as run_time_p95_seconds
+from outcomes o
+left join percentiles p using (workflow_type, step_name)
+group by o.workflow_type, o.step_name, o.executions, o.runs, o.outcomes;
 
 comment on view geneva.step_stats is
-'Per type and step, over the last 24 hours: executions, outcomes, queue lag and run time percentiles.';
+'Per type and step, over the last 24 to 25 hours: executions, outcomes, queue lag and run time percentiles (within 1%).';
 
 -- geneva.workflow_list: every workflow, with whether it is ongoing (ready,
 -- performing or paused), for filtered lists paged by id (keyset, newest
@@ -5471,17 +5869,23 @@ comment on view geneva.definition_steps is
 'The steps of each workflow type in run order, with their waits and the type''s queue.';
 
 -- geneva.step_throughput: step executions that ended in each minute of the
--- last hour, by outcome.
+-- last hour (the current minute and the 59 before it), by outcome.
 --
--- For the dashboard's chart. Reads step_executions_finished_at for the
--- window.
+-- For the dashboard's chart. Reads the counts kept as executions end
+-- (migration 007): the minutes housekeeping has folded
+-- (ended_executions_by_minute) and the deltas it has not yet
+-- (ended_execution_deltas), so that its cost does not follow how many ended.
 create or replace view geneva.step_throughput as
-select
-  date_trunc('minute', e.finished_at) as minute,
-  e.outcome,
-  count(*) as executions
-from geneva.step_executions e
-where e.finished_at >= date_trunc('minute', geneva.now()) - interval '59 minutes'
+select c.minute, c.outcome, sum(c.executions)::bigint as executions
+from (
+  select m.minute, m.outcome, m.executions
+  from geneva.ended_executions_by_minute m
+  where m.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '59 minutes'
+  union all
+  select d.minute, d.outcome, d.executions
+  from geneva.ended_execution_deltas d
+  where d.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '59 minutes'
+) c
 group by 1, 2;
 
 comment on view geneva.step_throughput is
@@ -5531,17 +5935,17 @@ comment on view geneva.queue_lag is
 --                        every queue of a definition has a row, 0 when none.
 --   queue_oldest_due_seconds  per queue (label): how long the oldest of those
 --                        has been due, in seconds; 0 when none.
---   executions_ended_5m  executions that ended in the last 5 minutes, per
---                        type and step; label: the outcome. A window, not a
---                        cumulative count (housekeeping deletes history, so
---                        a count of rows would not be monotonic); divide by
---                        300 for a rate.
+--   executions_ended_5m  executions that ended in the five whole minutes
+--                        before the current one, per type and step; label:
+--                        the outcome. A window, not a cumulative count
+--                        (housekeeping deletes history, so a count of rows
+--                        would not be monotonic); divide by 300 for a rate.
 --
 -- Reads workflows_state_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
--- and a 5-minute range of step_executions_finished_at: its cost follows the
--- ongoing workflows and the recent executions, not the history. (geneva.now()
+-- and the ended executions' counts kept per minute (migration 007): its cost
+-- follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)
 create or replace view geneva.engine_metrics as
@@ -5582,12 +5986,19 @@ from queues q
 left join due on due.queue = q.queue
 group by q.queue
 union all
-select 'executions_ended_5m', w.workflow_type, e.step_name, e.outcome, count(*)
-from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id
-where e.finished_at > geneva.now() - interval '5 minutes'
-  and e.finished_at <= geneva.now()
-group by w.workflow_type, e.step_name, e.outcome;
+select 'executions_ended_5m', c.workflow_type, c.step_name, c.outcome, sum(c.executions)::double precision
+from (
+  select m.workflow_type, m.step_name, m.outcome, m.executions
+  from geneva.ended_executions_by_minute m
+  where m.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
+    and m.minute < date_trunc('minute', geneva.now(), 'UTC')
+  union all
+  select d.workflow_type, d.step_name, d.outcome, d.executions
+  from geneva.ended_execution_deltas d
+  where d.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
+    and d.minute < date_trunc('minute', geneva.now(), 'UTC')
+) c
+group by c.workflow_type, c.step_name, c.outcome;
 
 comment on view geneva.engine_metrics is
 'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';

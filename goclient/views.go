@@ -114,9 +114,9 @@ type StepStat struct {
 	RunTimeP95Seconds  *float64         `db:"run_time_p95_seconds"`
 }
 
-// StepStats returns, per workflow type and step, the executions of the last
-// 24 hours: outcomes, queue lag and run time percentiles (the
-// geneva.step_stats view).
+// StepStats returns, per workflow type and step, the executions that ended
+// since the start of the hour 24 hours ago: outcomes, queue lag and run time
+// percentiles, within 1% (the geneva.step_stats view).
 func (c *Client) StepStats(ctx context.Context) ([]*StepStat, error) {
 	rows, err := c.db.Query(ctx, `select workflow_type, step_name, executions, runs, outcomes,
 		queue_lag_p50_seconds, queue_lag_p95_seconds, run_time_p50_seconds, run_time_p95_seconds

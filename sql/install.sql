@@ -49,6 +49,13 @@ exception when undefined_function then
 end;
 $$;
 
+-- the guards of the kept counts became one per kind of table (count_deltas_guard,
+-- counts_guard), standing on the tables of migrations 006 and 007
+drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
+drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
+drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
+drop function if exists geneva._trg_ended_workflow_counts_guard();
+
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
 {{ template "functions/_signal_effects.sql" . }}
@@ -76,6 +83,9 @@ $$;
 {{ template "functions/_backoff_wait.sql" . }}
 {{ template "functions/_recover_execution.sql" . }}
 {{ template "functions/_repair_orphan.sql" . }}
+{{ template "functions/_duration_bucket.sql" . }}
+{{ template "functions/_histogram_add.sql" . }}
+{{ template "functions/_count_ended_executions.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}
@@ -105,6 +115,7 @@ $$;
 
 -- Housekeeping and heroes.
 {{ template "functions/_fold_workflow_counts.sql" . }}
+{{ template "functions/_fold_ended_executions.sql" . }}
 {{ template "functions/housekeep.sql" . }}
 {{ template "functions/housekeep_if_due.sql" . }}
 {{ template "triggers/hero_deleted.sql" . }}
@@ -124,8 +135,10 @@ $$;
 {{ template "triggers/workflows_count_ended.sql" . }}
 {{ template "triggers/workflows_count_inserted.sql" . }}
 {{ template "triggers/workflows_count_deleted.sql" . }}
-{{ template "triggers/ended_workflow_count_deltas_guard.sql" . }}
-{{ template "triggers/ended_workflow_counts_guard.sql" . }}
+{{ template "triggers/step_executions_count_ended.sql" . }}
+{{ template "triggers/step_executions_count_inserted.sql" . }}
+{{ template "triggers/count_deltas_guard.sql" . }}
+{{ template "triggers/counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 
 -- Views, last.

@@ -504,11 +504,17 @@ func TestGuardColumns(t *testing.T) {
 	ended := b.run(t, id)
 	b.complete(t, ended.ExecutionID, "success", nil)
 	active := b.active(t, id)
-	// a folded count and a delta, for the refusals below to find
+	// a folded count and a delta of each, for the refusals below to find
 	b.guardWorkflowIn(t, "finished", "f1")
 	_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
 	require.NoError(t, err)
 	b.guardWorkflowIn(t, "finished", "f2")
+	var folded, deltas int
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select
+		(select count(*) from geneva.ended_executions_by_hour) + (select count(*) from geneva.ended_executions_by_minute),
+		(select count(*) from geneva.ended_execution_deltas)`).Scan(&folded, &deltas))
+	require.NotZero(t, folded)
+	require.NotZero(t, deltas)
 
 	snapshot := func() string {
 		var s string
@@ -518,7 +524,10 @@ func TestGuardColumns(t *testing.T) {
 			  (select string_agg(to_jsonb(e)::text, ',' order by id) from geneva.step_executions e),
 			  (select string_agg(to_jsonb(d)::text, ',') from geneva.workflow_definitions d),
 			  (select string_agg(to_jsonb(c)::text, ',' order by workflow_type, state) from geneva.ended_workflow_counts c),
-			  (select string_agg(to_jsonb(c)::text, ',') from geneva.ended_workflow_count_deltas c))`).Scan(&s))
+			  (select string_agg(to_jsonb(c)::text, ',') from geneva.ended_workflow_count_deltas c),
+			  (select string_agg(to_jsonb(c)::text, ',') from geneva.ended_execution_deltas c),
+			  (select string_agg(to_jsonb(c)::text, ',') from geneva.ended_executions_by_minute c),
+			  (select string_agg(to_jsonb(c)::text, ',') from geneva.ended_executions_by_hour c))`).Scan(&s))
 		return s
 	}
 	before := snapshot()
@@ -556,6 +565,17 @@ func TestGuardColumns(t *testing.T) {
 		"insert into geneva.ended_workflow_counts values ('ThreeSteps', 'canceled', 1000)",
 		"update geneva.ended_workflow_counts set workflows = workflows + 1",
 		"delete from geneva.ended_workflow_counts",
+		// and those of ended executions follow the executions only
+		`insert into geneva.ended_execution_deltas values (now(), 'ThreeSteps', 'a', 'success', 1000, 1000, '{}', '{}')`,
+		"update geneva.ended_execution_deltas set executions = executions + 1",
+		"delete from geneva.ended_execution_deltas",
+		`insert into geneva.ended_executions_by_minute values (now(), 'ThreeSteps', 'a', 'success', 1000)`,
+		"update geneva.ended_executions_by_minute set executions = executions + 1",
+		"delete from geneva.ended_executions_by_minute",
+		`insert into geneva.ended_executions_by_hour values (now(), 'ThreeSteps', 'a', 'success', 1000, 1000, '{}', '{}')`,
+		"update geneva.ended_executions_by_hour set executions = executions + 1",
+		"update geneva.ended_executions_by_hour set run_time = '{}'",
+		"delete from geneva.ended_executions_by_hour",
 		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, queue, priority,
 		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
 	} {

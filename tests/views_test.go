@@ -196,30 +196,8 @@ func TestViews(t *testing.T) {
 		require.False(t, ok)
 
 		b.setNow(t, now)
-		type statsRow struct {
-			WorkflowType       string
-			StepName           string
-			Executions         int64
-			Runs               int64
-			Outcomes           map[string]int64
-			QueueLagP50Seconds *float64
-			QueueLagP95Seconds *float64
-			RunTimeP50Seconds  *float64
-			RunTimeP95Seconds  *float64
-		}
-		got := viewRows[statsRow](t, b, `
-			select workflow_type, step_name, executions, runs, outcomes,
-			  queue_lag_p50_seconds, queue_lag_p95_seconds, run_time_p50_seconds, run_time_p95_seconds
-			from geneva.step_stats
-			order by workflow_type, step_name`)
-		for i := range got {
-			got[i].QueueLagP50Seconds = viewRound(got[i].QueueLagP50Seconds)
-			got[i].QueueLagP95Seconds = viewRound(got[i].QueueLagP95Seconds)
-			got[i].RunTimeP50Seconds = viewRound(got[i].RunTimeP50Seconds)
-			got[i].RunTimeP95Seconds = viewRound(got[i].RunTimeP95Seconds)
-		}
-
-		require.Equal(t, []statsRow{
+		// percentiles within 1% of percentile_cont's (requireStepStats)
+		requireStepStats(t, []stepStatsRow{
 			{
 				WorkflowType: "Other", StepName: "a", Executions: 1, Runs: 0,
 				Outcomes: map[string]int64{"canceled_by_condition": 1},
@@ -240,7 +218,7 @@ func TestViews(t *testing.T) {
 				QueueLagP50Seconds: ptr(5.0), QueueLagP95Seconds: ptr(5.0),
 				RunTimeP50Seconds: ptr(7.0), RunTimeP95Seconds: ptr(7.0),
 			},
-		}, got)
+		}, viewRows[stepStatsRow](t, b, viewStepStats))
 	})
 
 	t.Run("StuckExecutions", func(t *testing.T) {

@@ -18,7 +18,8 @@
 --    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to p_batch_size workflows whose state has no matching active
 --    execution (geneva.orphan_workflows; see geneva._repair_orphan).
--- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts).
+-- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+--    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them).
@@ -155,8 +156,10 @@ begin
   end loop;
   v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
 
-  -- 5. the counts of ended workflows (geneva.workflow_counts)
+  -- 5. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
+  perform geneva._fold_ended_executions();
 
   return jsonb_build_object(
     'orphans_repaired', v_orphans,

@@ -18,17 +18,17 @@
 --                        every queue of a definition has a row, 0 when none.
 --   queue_oldest_due_seconds  per queue (label): how long the oldest of those
 --                        has been due, in seconds; 0 when none.
---   executions_ended_5m  executions that ended in the last 5 minutes, per
---                        type and step; label: the outcome. A window, not a
---                        cumulative count (housekeeping deletes history, so
---                        a count of rows would not be monotonic); divide by
---                        300 for a rate.
+--   executions_ended_5m  executions that ended in the five whole minutes
+--                        before the current one, per type and step; label:
+--                        the outcome. A window, not a cumulative count
+--                        (housekeeping deletes history, so a count of rows
+--                        would not be monotonic); divide by 300 for a rate.
 --
 -- Reads workflows_state_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
--- and a 5-minute range of step_executions_finished_at: its cost follows the
--- ongoing workflows and the recent executions, not the history. (geneva.now()
+-- and the ended executions' counts kept per minute (migration 007): its cost
+-- follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)
 create or replace view geneva.engine_metrics as
@@ -69,12 +69,19 @@ from queues q
 left join due on due.queue = q.queue
 group by q.queue
 union all
-select 'executions_ended_5m', w.workflow_type, e.step_name, e.outcome, count(*)
-from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id
-where e.finished_at > geneva.now() - interval '5 minutes'
-  and e.finished_at <= geneva.now()
-group by w.workflow_type, e.step_name, e.outcome;
+select 'executions_ended_5m', c.workflow_type, c.step_name, c.outcome, sum(c.executions)::double precision
+from (
+  select m.workflow_type, m.step_name, m.outcome, m.executions
+  from geneva.ended_executions_by_minute m
+  where m.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
+    and m.minute < date_trunc('minute', geneva.now(), 'UTC')
+  union all
+  select d.workflow_type, d.step_name, d.outcome, d.executions
+  from geneva.ended_execution_deltas d
+  where d.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
+    and d.minute < date_trunc('minute', geneva.now(), 'UTC')
+) c
+group by c.workflow_type, c.step_name, c.outcome;
 
 comment on view geneva.engine_metrics is
 'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';

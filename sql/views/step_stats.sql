@@ -1,49 +1,79 @@
 -- geneva.step_stats: per workflow type and step, over the executions that
--- ended in the last 24 hours: how many, how they ended (outcome -> count), and
--- the queue lag (started - scheduled) and run time (ended - started) at the
--- median and the 95th percentile, in seconds.
+-- ended since the start of the hour 24 hours ago (24 to 25 hours, by UTC
+-- hours): how many, how many ran, how they ended (outcome -> count), and the
+-- queue lag (started - scheduled) and run time (ended - started) at the
+-- median and the 95th percentile, in seconds, each within 1% of
+-- percentile_cont over the durations themselves.
 --
--- For dashboards. Reads step_executions_finished_at for the window. One pass
--- over the window, grouped by type and step: both percentiles of a measure
--- come from one sort (percentile_cont over an array of fractions), and the
--- outcomes are counted from the group's own list, so that a day of a busy
--- database (a hundred thousand executions) reads in a fraction of a second.
+-- For dashboards. Reads the counts kept as executions end (migration 007):
+-- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
+-- it has not yet (ended_execution_deltas), with histograms of the durations
+-- (geneva._duration_bucket) in place of the durations, so that its cost
+-- follows the steps and the spread of their durations, not how many
+-- executions ended (a busy day holds hundreds of millions). The counts
+-- outlive the executions: retention does not take them back.
+--
+-- A percentile is percentile_cont's over the buckets: the durations at the
+-- ranks either side of fraction * (count - 1), interpolated, each duration
+-- read as its bucket's.
 create or replace view geneva.step_stats as
+with counts as (
+  select h.workflow_type, h.step_name, h.outcome, h.executions, h.runs, h.queue_lag, h.run_time
+  from geneva.ended_executions_by_hour h
+  where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+  union all
+  select d.workflow_type, d.step_name, d.outcome, d.executions, d.runs, d.queue_lag, d.run_time
+  from geneva.ended_execution_deltas d
+  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+),
+outcomes as (
+  select o.workflow_type, o.step_name, sum(o.executions)::bigint as executions, sum(o.runs)::bigint as runs,
+    jsonb_object_agg(o.outcome, o.executions) as outcomes
+  from (
+    select c.workflow_type, c.step_name, c.outcome, sum(c.executions)::bigint as executions, sum(c.runs) as runs
+    from counts c
+    group by 1, 2, 3
+  ) o
+  group by 1, 2
+),
+buckets as (
+  select b.workflow_type, b.step_name, b.measure, b.seconds,
+    sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure order by b.seconds) as running,
+    sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure) as total
+  from (
+    select c.workflow_type, c.step_name, m.measure, h.key::double precision as seconds,
+      sum(h.value::bigint) as executions
+    from counts c
+    cross join lateral (values ('queue_lag', c.queue_lag), ('run_time', c.run_time)) m(measure, histogram)
+    cross join lateral jsonb_each_text(m.histogram) h
+    group by 1, 2, 3, 4
+  ) b
+),
+percentiles as (
+  select p.workflow_type, p.step_name, p.measure, p.fraction,
+    p.below + (p.rank - floor(p.rank)) * (p.above - p.below) as seconds
+  from (
+    select b.workflow_type, b.step_name, b.measure, f.fraction, f.fraction * (b.total - 1) as rank,
+      min(b.seconds) filter (where b.running > floor(f.fraction * (b.total - 1))) as below,
+      min(b.seconds) filter (where b.running > ceil(f.fraction * (b.total - 1))) as above
+    from buckets b
+    cross join (values (0.5::double precision), (0.95)) f(fraction)
+    group by b.workflow_type, b.step_name, b.measure, f.fraction, b.total
+  ) p
+)
 select
-  g.workflow_type,
-  g.step_name,
-  g.executions,
-  g.runs,
-  (
-    select jsonb_object_agg(o.outcome, o.executions)
-    from (
-      select u.outcome, count(*) as executions
-      from unnest(g.outcome_list) as u(outcome)
-      group by u.outcome
-    ) o
-  ) as outcomes,
-  g.queue_lag[1] as queue_lag_p50_seconds,
-  g.queue_lag[2] as queue_lag_p95_seconds,
-  g.run_time[1] as run_time_p50_seconds,
-  g.run_time[2] as run_time_p95_seconds
-from (
-  select
-    w.workflow_type,
-    e.step_name,
-    count(*) as executions,
-    count(e.started_at) as runs,
-    array_agg(e.outcome) as outcome_list,
-    percentile_cont(array[0.5, 0.95]) within group (
-      order by extract(epoch from e.started_at - e.scheduled_for)
-    ) as queue_lag,
-    percentile_cont(array[0.5, 0.95]) within group (
-      order by extract(epoch from e.finished_at - e.started_at)
-    ) as run_time
-  from geneva.step_executions e
-  join geneva.workflows w on w.id = e.workflow_id
-  where e.finished_at >= geneva.now() - interval '24 hours'
-  group by w.workflow_type, e.step_name
-) g;
+  o.workflow_type,
+  o.step_name,
+  o.executions,
+  o.runs,
+  o.outcomes,
+  max(p.seconds) filter (where p.measure = 'queue_lag' and p.fraction = 0.5) as queue_lag_p50_seconds,
+  max(p.seconds) filter (where p.measure = 'queue_lag' and p.fraction = 0.95) as queue_lag_p95_seconds,
+  max(p.seconds) filter (where p.measure = 'run_time' and p.fraction = 0.5) as run_time_p50_seconds,
+  max(p.seconds) filter (where p.measure = 'run_time' and p.fraction = 0.95) as run_time_p95_seconds
+from outcomes o
+left join percentiles p using (workflow_type, step_name)
+group by o.workflow_type, o.step_name, o.executions, o.runs, o.outcomes;
 
 comment on view geneva.step_stats is
-'Per type and step, over the last 24 hours: executions, outcomes, queue lag and run time percentiles.';
+'Per type and step, over the last 24 to 25 hours: executions, outcomes, queue lag and run time percentiles (within 1%).';

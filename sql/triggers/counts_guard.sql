@@ -1,0 +1,41 @@
+-- geneva._trg_counts_guard: refuses writing the folded counts by hand, for
+-- every role, the owner included: ended_workflow_counts (migration 006),
+-- ended_executions_by_minute and ended_executions_by_hour (migration 007).
+-- Only housekeeping's folds write them (geneva._fold_workflow_counts,
+-- geneva._fold_ended_executions: the setting geneva.folding = 'on'; migration
+-- 006 counted the history before this trigger existed).
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- The one trigger stands on each table of folded counts.
+-- Raises: 55000.
+create or replace function geneva._trg_counts_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'the counts in % cannot be changed by hand (%)', tg_table_name, lower(tg_op)
+    using errcode = '55000',
+          hint = 'They follow the workflows and their executions; geneva.housekeep folds them.',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_workflow_counts
+for each row
+when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_executions_by_minute
+for each row
+when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_executions_by_hour
+for each row
+when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
