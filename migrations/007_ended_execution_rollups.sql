@@ -7,7 +7,7 @@
 -- Statement triggers on geneva.step_executions append, for every statement
 -- that ends executions (or inserts them already ended), one row per minute,
 -- type, step and outcome to ended_execution_deltas
--- (sql/triggers/step_executions_count_*.sql): inserts only, so concurrent
+-- (sql/triggers/step_executions_count_ended.sql): inserts only, so concurrent
 -- transactions never wait on a counter row. Housekeeping folds the deltas
 -- into ended_executions_by_minute (counts, kept two hours) and
 -- ended_executions_by_hour (counts and the queue lag and run time

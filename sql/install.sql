@@ -85,7 +85,6 @@ drop function if exists geneva._trg_ended_workflow_counts_guard();
 {{ template "functions/_repair_orphan.sql" . }}
 {{ template "functions/_duration_bucket.sql" . }}
 {{ template "functions/_histogram_add.sql" . }}
-{{ template "functions/_count_ended_executions.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}
@@ -136,7 +135,6 @@ drop function if exists geneva._trg_ended_workflow_counts_guard();
 {{ template "triggers/workflows_count_inserted.sql" . }}
 {{ template "triggers/workflows_count_deleted.sql" . }}
 {{ template "triggers/step_executions_count_ended.sql" . }}
-{{ template "triggers/step_executions_count_inserted.sql" . }}
 {{ template "triggers/count_deltas_guard.sql" . }}
 {{ template "triggers/counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
