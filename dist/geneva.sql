@@ -754,10 +754,20 @@ begin;
 -- histograms, kept 26 hours), one writer (geneva._fold_ended_executions).
 -- The views read the folded rows in their window plus the deltas.
 --
--- A histogram is a jsonb object from bucket to count, each bucket named by
--- the seconds it stands for (geneva._duration_bucket: 0 for a microsecond or
--- less, else buckets 2% wide, each within 1% of its middle). Executions that ended
+-- Durations go in buckets 2% wide, each named by the seconds it stands for
+-- (geneva._duration_bucket: 0 for a microsecond or less, else within 1% of
+-- every duration in it). A delta lists the bucket of each execution it
+-- counts (written in one pass over a statement's rows); an hour keeps a
+-- histogram: its buckets in order, with how many executions each holds.
+-- Arrays, not jsonb objects: PostgreSQL expects ten elements of an array
+-- where it expects a hundred keys of an object, and the views' plans stay
+-- cheap enough not to be compiled (JIT) at every query. Executions that ended
 -- before this migration are not counted: the windows are a day at most.
+
+create type geneva.duration_bucket as (
+  seconds double precision,
+  executions bigint
+);
 
 create table geneva.ended_execution_deltas (
   minute timestamptz not null,
@@ -766,8 +776,8 @@ create table geneva.ended_execution_deltas (
   outcome text not null,
   executions integer not null,
   runs integer not null,
-  queue_lag jsonb not null,
-  run_time jsonb not null
+  queue_lag double precision[] not null,
+  run_time double precision[] not null
 );
 
 create table geneva.ended_executions_by_minute (
@@ -786,8 +796,8 @@ create table geneva.ended_executions_by_hour (
   outcome text not null,
   executions bigint not null,
   runs bigint not null,
-  queue_lag jsonb not null,
-  run_time jsonb not null,
+  queue_lag geneva.duration_bucket[] not null,
+  run_time geneva.duration_bucket[] not null,
   primary key (hour, workflow_type, step_name, outcome)
 );
 update public.geneva_schema_version set version = 7;
@@ -2298,27 +2308,28 @@ as $$
   end
 $$;
 
--- geneva._histogram_add: the sum of two duration histograms (the seconds a
--- bucket stands for -> count, see geneva._duration_bucket), as one.
+-- geneva._histogram_add: the sum of two duration histograms (arrays of
+-- geneva.duration_bucket in order: the seconds a bucket stands for, see
+-- geneva._duration_bucket, and its count), as one, in order.
 --
 -- Called by: geneva._fold_ended_executions, adding a fold's counts to an
 -- hour's.
-create or replace function geneva._histogram_add(p_a jsonb, p_b jsonb)
-returns jsonb
+create or replace function geneva._histogram_add(p_a geneva.duration_bucket[], p_b geneva.duration_bucket[])
+returns geneva.duration_bucket[]
 language sql
 immutable
 parallel safe
 set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(jsonb_object_agg(s.bucket, s.executions), '{}')
+  select coalesce(array_agg((s.seconds, s.executions)::geneva.duration_bucket order by s.seconds), '{}')
   from (
-    select h.bucket, sum(h.executions::bigint) as executions
+    select h.seconds, sum(h.executions)::bigint as executions
     from (
-      select a.key, a.value from jsonb_each_text(p_a) a
+      select a.seconds, a.executions from unnest(p_a) a
       union all
-      select b.key, b.value from jsonb_each_text(p_b) b
-    ) h(bucket, executions)
-    group by h.bucket
+      select b.seconds, b.executions from unnest(p_b) b
+    ) h
+    group by h.seconds
   ) s
 $$;
 
@@ -4390,42 +4401,46 @@ begin
     on conflict (minute, workflow_type, step_name, outcome)
     do update set executions = c.executions + excluded.executions
   ),
-  hourly as (
-    select date_trunc('hour', m.minute, 'UTC') as hour, m.*
-    from moved m
+  -- per hour: the counts, and each measure's buckets with how many each
+  -- holds, in one grouping (no join: the plan is cached for the session)
+  buckets as (
+    select date_trunc('hour', m.minute, 'UTC') as hour, m.workflow_type, m.step_name, m.outcome,
+      'queue_lag' as measure, b.seconds, count(*) as executions
+    from moved m, unnest(m.queue_lag) b(seconds)
     where m.minute >= v_hours_from
-  ),
-  lags as (
-    select l.hour, l.workflow_type, l.step_name, l.outcome, jsonb_object_agg(l.bucket, l.executions) as histogram
-    from (
-      select h.hour, h.workflow_type, h.step_name, h.outcome, b.key as bucket, sum(b.value::bigint) as executions
-      from hourly h, jsonb_each_text(h.queue_lag) b
-      group by 1, 2, 3, 4, 5
-    ) l
-    group by 1, 2, 3, 4
-  ),
-  run_times as (
-    select r.hour, r.workflow_type, r.step_name, r.outcome, jsonb_object_agg(r.bucket, r.executions) as histogram
-    from (
-      select h.hour, h.workflow_type, h.step_name, h.outcome, b.key as bucket, sum(b.value::bigint) as executions
-      from hourly h, jsonb_each_text(h.run_time) b
-      group by 1, 2, 3, 4, 5
-    ) r
-    group by 1, 2, 3, 4
+    group by 1, 2, 3, 4, 5, 6
+    union all
+    select date_trunc('hour', m.minute, 'UTC'), m.workflow_type, m.step_name, m.outcome,
+      'run_time', b.seconds, count(*)
+    from moved m, unnest(m.run_time) b(seconds)
+    where m.minute >= v_hours_from
+    group by 1, 2, 3, 4, 5, 6
   ),
   hours as (
     insert into geneva.ended_executions_by_hour as c (
       hour, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
     )
-    select s.hour, s.workflow_type, s.step_name, s.outcome, s.executions, s.runs,
-      coalesce(l.histogram, '{}'), coalesce(r.histogram, '{}')
+    select x.hour, x.workflow_type, x.step_name, x.outcome,
+      coalesce(sum(x.executions) filter (where x.measure is null), 0),
+      coalesce(sum(x.runs) filter (where x.measure is null), 0),
+      coalesce(
+        array_agg((x.seconds, x.executions)::geneva.duration_bucket order by x.seconds)
+          filter (where x.measure = 'queue_lag'),
+        '{}'),
+      coalesce(
+        array_agg((x.seconds, x.executions)::geneva.duration_bucket order by x.seconds)
+          filter (where x.measure = 'run_time'),
+        '{}')
     from (
-      select h.hour, h.workflow_type, h.step_name, h.outcome, sum(h.executions) as executions, sum(h.runs) as runs
-      from hourly h
-      group by 1, 2, 3, 4
-    ) s
-    left join lags l using (hour, workflow_type, step_name, outcome)
-    left join run_times r using (hour, workflow_type, step_name, outcome)
+      select date_trunc('hour', m.minute, 'UTC') as hour, m.workflow_type, m.step_name, m.outcome,
+        null as measure, null::double precision as seconds, m.executions::bigint as executions, m.runs::bigint as runs
+      from moved m
+      where m.minute >= v_hours_from
+      union all
+      select b.hour, b.workflow_type, b.step_name, b.outcome, b.measure, b.seconds, b.executions, null
+      from buckets b
+    ) x
+    group by x.hour, x.workflow_type, x.step_name, x.outcome
     on conflict (hour, workflow_type, step_name, outcome)
     do update set
       executions = c.executions + excluded.executions,
@@ -5258,10 +5273,10 @@ execute function geneva._trg_workflows_count_deleted();
 -- inserts only scheduled and running ones), in geneva.ended_execution_deltas
 -- (migration 007), for geneva.step_stats, geneva.step_throughput and
 -- geneva.engine_metrics: one row per minute they ended in (UTC), type, step
--- and outcome, with how many ended, how many of them ran, and their queue lag
--- (started - scheduled) and run time (ended - started) as histograms (the
--- seconds a bucket stands for -> count, see geneva._duration_bucket).
--- Appends only: concurrent transactions never wait on one another's counts.
+-- and outcome, with how many ended, how many of them ran, and the bucket of
+-- each one's queue lag (started - scheduled) and run time (ended - started)
+-- (geneva._duration_bucket). Appends only: concurrent transactions never wait
+-- on one another's counts.
 --
 -- Statement triggers, one for updates and one for inserts, over the rows the
 -- statement left (the transition table "changed"): a batch that ends many
@@ -5269,6 +5284,11 @@ execute function geneva._trg_workflows_count_deleted();
 -- a statement that ends none (a start, a heartbeat, a new execution) appends
 -- nothing. An ended execution never changes (step_executions_guard_columns),
 -- so every ended row an update leaves is one it ended.
+--
+-- One pass, one grouping, and each workflow's type looked up by its key: the
+-- plan is cached for the session, whatever the size of the statement it was
+-- made for, and a join planned for one row must not meet an import of a
+-- million.
 create or replace function geneva._trg_step_executions_count_ended()
 returns trigger
 language plpgsql
@@ -5276,51 +5296,24 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  with ended as (
-    select
-      date_trunc('minute', e.finished_at, 'UTC') as minute,
-      w.workflow_type,
-      e.step_name,
-      e.outcome,
-      e.started_at is not null as ran,
-      geneva._duration_bucket(e.started_at - e.scheduled_for) as lag_bucket,
-      geneva._duration_bucket(e.finished_at - e.started_at) as run_bucket
-    from changed e
-    join geneva.workflows w on w.id = e.workflow_id
-    where e.state not in ('scheduled', 'in_progress')
-  ),
-  lags as (
-    select l.minute, l.workflow_type, l.step_name, l.outcome, jsonb_object_agg(l.lag_bucket, l.executions) as histogram
-    from (
-      select x.minute, x.workflow_type, x.step_name, x.outcome, x.lag_bucket, count(*) as executions
-      from ended x
-      where x.lag_bucket is not null
-      group by 1, 2, 3, 4, 5
-    ) l
-    group by 1, 2, 3, 4
-  ),
-  run_times as (
-    select r.minute, r.workflow_type, r.step_name, r.outcome, jsonb_object_agg(r.run_bucket, r.executions) as histogram
-    from (
-      select x.minute, x.workflow_type, x.step_name, x.outcome, x.run_bucket, count(*) as executions
-      from ended x
-      where x.run_bucket is not null
-      group by 1, 2, 3, 4, 5
-    ) r
-    group by 1, 2, 3, 4
-  )
   insert into geneva.ended_execution_deltas (
     minute, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
   )
-  select c.minute, c.workflow_type, c.step_name, c.outcome, c.executions, c.runs,
-    coalesce(l.histogram, '{}'), coalesce(r.histogram, '{}')
+  select e.minute, e.workflow_type, e.step_name, e.outcome, count(*), count(e.lag),
+    coalesce(array_agg(e.lag order by e.lag) filter (where e.lag is not null), '{}'),
+    coalesce(array_agg(e.run_time order by e.run_time) filter (where e.run_time is not null), '{}')
   from (
-    select x.minute, x.workflow_type, x.step_name, x.outcome, count(*) as executions, count(*) filter (where x.ran) as runs
-    from ended x
-    group by 1, 2, 3, 4
-  ) c
-  left join lags l using (minute, workflow_type, step_name, outcome)
-  left join run_times r using (minute, workflow_type, step_name, outcome);
+    select
+      date_trunc('minute', c.finished_at, 'UTC') as minute,
+      (select w.workflow_type from geneva.workflows w where w.id = c.workflow_id) as workflow_type,
+      c.step_name,
+      c.outcome,
+      geneva._duration_bucket(c.started_at - c.scheduled_for) as lag,
+      geneva._duration_bucket(c.finished_at - c.started_at) as run_time
+    from changed c
+    where c.state not in ('scheduled', 'in_progress')
+  ) e
+  group by 1, 2, 3, 4;
   return null;
 end;
 $$;
@@ -5675,7 +5668,7 @@ comment on view geneva.workflow_timeline is
 --
 -- For dashboards. Reads the counts kept as executions end (migration 007):
 -- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
--- it has not yet (ended_execution_deltas), with histograms of the durations
+-- it has not yet (ended_execution_deltas), with the durations in buckets
 -- (geneva._duration_bucket) in place of the durations, so that its cost
 -- follows the steps and the spread of their durations, not how many
 -- executions ended (a busy day holds hundreds of millions). The counts
@@ -5686,11 +5679,11 @@ comment on view geneva.workflow_timeline is
 -- read as its bucket's.
 create or replace view geneva.step_stats as
 with counts as (
-  select h.workflow_type, h.step_name, h.outcome, h.executions, h.runs, h.queue_lag, h.run_time
+  select h.workflow_type, h.step_name, h.outcome, h.executions, h.runs
   from geneva.ended_executions_by_hour h
   where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
   union all
-  select d.workflow_type, d.step_name, d.outcome, d.executions, d.runs, d.queue_lag, d.run_time
+  select d.workflow_type, d.step_name, d.outcome, d.executions, d.runs
   from geneva.ended_execution_deltas d
   where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
 ),
@@ -5704,16 +5697,28 @@ outcomes as (
   ) o
   group by 1, 2
 ),
+-- each measure's buckets: an hour's with their counts, a delta's one per
+-- execution
+durations as (
+  select h.workflow_type, h.step_name, m.measure, b.seconds, b.executions
+  from geneva.ended_executions_by_hour h
+  cross join lateral (values ('queue_lag', h.queue_lag), ('run_time', h.run_time)) m(measure, histogram)
+  cross join lateral unnest(m.histogram) b
+  where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+  union all
+  select d.workflow_type, d.step_name, m.measure, b.seconds, 1
+  from geneva.ended_execution_deltas d
+  cross join lateral (values ('queue_lag', d.queue_lag), ('run_time', d.run_time)) m(measure, buckets)
+  cross join lateral unnest(m.buckets) b(seconds)
+  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+),
 buckets as (
   select b.workflow_type, b.step_name, b.measure, b.seconds,
     sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure order by b.seconds) as running,
     sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure) as total
   from (
-    select c.workflow_type, c.step_name, m.measure, h.key::double precision as seconds,
-      sum(h.value::bigint) as executions
-    from counts c
-    cross join lateral (values ('queue_lag', c.queue_lag), ('run_time', c.run_time)) m(measure, histogram)
-    cross join lateral jsonb_each_text(m.histogram) h
+    select d.workflow_type, d.step_name, d.measure, d.seconds, sum(d.executions) as executions
+    from durations d
     group by 1, 2, 3, 4
   ) b
 ),

@@ -14,10 +14,20 @@
 -- histograms, kept 26 hours), one writer (geneva._fold_ended_executions).
 -- The views read the folded rows in their window plus the deltas.
 --
--- A histogram is a jsonb object from bucket to count, each bucket named by
--- the seconds it stands for (geneva._duration_bucket: 0 for a microsecond or
--- less, else buckets 2% wide, each within 1% of its middle). Executions that ended
+-- Durations go in buckets 2% wide, each named by the seconds it stands for
+-- (geneva._duration_bucket: 0 for a microsecond or less, else within 1% of
+-- every duration in it). A delta lists the bucket of each execution it
+-- counts (written in one pass over a statement's rows); an hour keeps a
+-- histogram: its buckets in order, with how many executions each holds.
+-- Arrays, not jsonb objects: PostgreSQL expects ten elements of an array
+-- where it expects a hundred keys of an object, and the views' plans stay
+-- cheap enough not to be compiled (JIT) at every query. Executions that ended
 -- before this migration are not counted: the windows are a day at most.
+
+create type geneva.duration_bucket as (
+  seconds double precision,
+  executions bigint
+);
 
 create table geneva.ended_execution_deltas (
   minute timestamptz not null,
@@ -26,8 +36,8 @@ create table geneva.ended_execution_deltas (
   outcome text not null,
   executions integer not null,
   runs integer not null,
-  queue_lag jsonb not null,
-  run_time jsonb not null
+  queue_lag double precision[] not null,
+  run_time double precision[] not null
 );
 
 create table geneva.ended_executions_by_minute (
@@ -46,7 +56,7 @@ create table geneva.ended_executions_by_hour (
   outcome text not null,
   executions bigint not null,
   runs bigint not null,
-  queue_lag jsonb not null,
-  run_time jsonb not null,
+  queue_lag geneva.duration_bucket[] not null,
+  run_time geneva.duration_bucket[] not null,
   primary key (hour, workflow_type, step_name, outcome)
 );

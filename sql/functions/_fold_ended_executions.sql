@@ -36,42 +36,46 @@ begin
     on conflict (minute, workflow_type, step_name, outcome)
     do update set executions = c.executions + excluded.executions
   ),
-  hourly as (
-    select date_trunc('hour', m.minute, 'UTC') as hour, m.*
-    from moved m
+  -- per hour: the counts, and each measure's buckets with how many each
+  -- holds, in one grouping (no join: the plan is cached for the session)
+  buckets as (
+    select date_trunc('hour', m.minute, 'UTC') as hour, m.workflow_type, m.step_name, m.outcome,
+      'queue_lag' as measure, b.seconds, count(*) as executions
+    from moved m, unnest(m.queue_lag) b(seconds)
     where m.minute >= v_hours_from
-  ),
-  lags as (
-    select l.hour, l.workflow_type, l.step_name, l.outcome, jsonb_object_agg(l.bucket, l.executions) as histogram
-    from (
-      select h.hour, h.workflow_type, h.step_name, h.outcome, b.key as bucket, sum(b.value::bigint) as executions
-      from hourly h, jsonb_each_text(h.queue_lag) b
-      group by 1, 2, 3, 4, 5
-    ) l
-    group by 1, 2, 3, 4
-  ),
-  run_times as (
-    select r.hour, r.workflow_type, r.step_name, r.outcome, jsonb_object_agg(r.bucket, r.executions) as histogram
-    from (
-      select h.hour, h.workflow_type, h.step_name, h.outcome, b.key as bucket, sum(b.value::bigint) as executions
-      from hourly h, jsonb_each_text(h.run_time) b
-      group by 1, 2, 3, 4, 5
-    ) r
-    group by 1, 2, 3, 4
+    group by 1, 2, 3, 4, 5, 6
+    union all
+    select date_trunc('hour', m.minute, 'UTC'), m.workflow_type, m.step_name, m.outcome,
+      'run_time', b.seconds, count(*)
+    from moved m, unnest(m.run_time) b(seconds)
+    where m.minute >= v_hours_from
+    group by 1, 2, 3, 4, 5, 6
   ),
   hours as (
     insert into geneva.ended_executions_by_hour as c (
       hour, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
     )
-    select s.hour, s.workflow_type, s.step_name, s.outcome, s.executions, s.runs,
-      coalesce(l.histogram, '{}'), coalesce(r.histogram, '{}')
+    select x.hour, x.workflow_type, x.step_name, x.outcome,
+      coalesce(sum(x.executions) filter (where x.measure is null), 0),
+      coalesce(sum(x.runs) filter (where x.measure is null), 0),
+      coalesce(
+        array_agg((x.seconds, x.executions)::geneva.duration_bucket order by x.seconds)
+          filter (where x.measure = 'queue_lag'),
+        '{}'),
+      coalesce(
+        array_agg((x.seconds, x.executions)::geneva.duration_bucket order by x.seconds)
+          filter (where x.measure = 'run_time'),
+        '{}')
     from (
-      select h.hour, h.workflow_type, h.step_name, h.outcome, sum(h.executions) as executions, sum(h.runs) as runs
-      from hourly h
-      group by 1, 2, 3, 4
-    ) s
-    left join lags l using (hour, workflow_type, step_name, outcome)
-    left join run_times r using (hour, workflow_type, step_name, outcome)
+      select date_trunc('hour', m.minute, 'UTC') as hour, m.workflow_type, m.step_name, m.outcome,
+        null as measure, null::double precision as seconds, m.executions::bigint as executions, m.runs::bigint as runs
+      from moved m
+      where m.minute >= v_hours_from
+      union all
+      select b.hour, b.workflow_type, b.step_name, b.outcome, b.measure, b.seconds, b.executions, null
+      from buckets b
+    ) x
+    group by x.hour, x.workflow_type, x.step_name, x.outcome
     on conflict (hour, workflow_type, step_name, outcome)
     do update set
       executions = c.executions + excluded.executions,

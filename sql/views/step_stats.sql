@@ -7,7 +7,7 @@
 --
 -- For dashboards. Reads the counts kept as executions end (migration 007):
 -- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
--- it has not yet (ended_execution_deltas), with histograms of the durations
+-- it has not yet (ended_execution_deltas), with the durations in buckets
 -- (geneva._duration_bucket) in place of the durations, so that its cost
 -- follows the steps and the spread of their durations, not how many
 -- executions ended (a busy day holds hundreds of millions). The counts
@@ -18,11 +18,11 @@
 -- read as its bucket's.
 create or replace view geneva.step_stats as
 with counts as (
-  select h.workflow_type, h.step_name, h.outcome, h.executions, h.runs, h.queue_lag, h.run_time
+  select h.workflow_type, h.step_name, h.outcome, h.executions, h.runs
   from geneva.ended_executions_by_hour h
   where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
   union all
-  select d.workflow_type, d.step_name, d.outcome, d.executions, d.runs, d.queue_lag, d.run_time
+  select d.workflow_type, d.step_name, d.outcome, d.executions, d.runs
   from geneva.ended_execution_deltas d
   where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
 ),
@@ -36,16 +36,28 @@ outcomes as (
   ) o
   group by 1, 2
 ),
+-- each measure's buckets: an hour's with their counts, a delta's one per
+-- execution
+durations as (
+  select h.workflow_type, h.step_name, m.measure, b.seconds, b.executions
+  from geneva.ended_executions_by_hour h
+  cross join lateral (values ('queue_lag', h.queue_lag), ('run_time', h.run_time)) m(measure, histogram)
+  cross join lateral unnest(m.histogram) b
+  where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+  union all
+  select d.workflow_type, d.step_name, m.measure, b.seconds, 1
+  from geneva.ended_execution_deltas d
+  cross join lateral (values ('queue_lag', d.queue_lag), ('run_time', d.run_time)) m(measure, buckets)
+  cross join lateral unnest(m.buckets) b(seconds)
+  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+),
 buckets as (
   select b.workflow_type, b.step_name, b.measure, b.seconds,
     sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure order by b.seconds) as running,
     sum(b.executions) over (partition by b.workflow_type, b.step_name, b.measure) as total
   from (
-    select c.workflow_type, c.step_name, m.measure, h.key::double precision as seconds,
-      sum(h.value::bigint) as executions
-    from counts c
-    cross join lateral (values ('queue_lag', c.queue_lag), ('run_time', c.run_time)) m(measure, histogram)
-    cross join lateral jsonb_each_text(m.histogram) h
+    select d.workflow_type, d.step_name, d.measure, d.seconds, sum(d.executions) as executions
+    from durations d
     group by 1, 2, 3, 4
   ) b
 ),
