@@ -37,6 +37,7 @@ import (
 type options struct {
 	databaseURL    string
 	workflows      int
+	warmup         int
 	steps          int
 	workers        int
 	pool           int
@@ -73,6 +74,7 @@ func main() {
 	)
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
+	flag.IntVar(&o.warmup, "warmup", 1000, "workflows of an unrecorded Geneva run at -workers slots before each durability's sweep, so that its first row does not alone pay for empty tables, cold caches and first plans (0: none)")
 	flag.IntVar(&o.steps, "steps", 5, "no-op steps per workflow")
 	flag.StringVar(&sweep, "sweep", "8,32,128", "slots (River MaxWorkers) at which Geneva and River throughput are measured, each with slots+6 connections")
 	flag.IntVar(&o.workers, "workers", 32, "the slots whose run gives the full-load latencies and the peak memory (added to -sweep if missing); also the steady-load worker's")

@@ -134,6 +134,11 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 		}
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s: River's ceiling %.0f jobs/s (%d workers)\n", p.name, p.ceiling.rate(), b.o.ceilingWorkers)
 	}
+	if b.o.warmup > 0 {
+		if _, err := b.genevaRunOf(ctx, b.o.warmup, b.o.workers, b.o.inlineSteps, 0, nil); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
 	for _, slots := range b.o.sweep {
 		row := sweepRow{slots: slots}
 		main := slots == b.o.workers
@@ -193,17 +198,22 @@ func (b *bench) genevaRun(ctx context.Context, slots, inlineSteps int, lat *late
 // genevaRunBatch is genevaRun with the worker's completer batch size forced
 // to completeBatch (0: the worker's default).
 func (b *bench) genevaRunBatch(ctx context.Context, slots, inlineSteps, completeBatch int, lat *latencyPair) (runStats, error) {
+	return b.genevaRunOf(ctx, b.o.workflows, slots, inlineSteps, completeBatch, lat)
+}
+
+// genevaRunOf is genevaRunBatch with its own number of workflows.
+func (b *bench) genevaRunOf(ctx context.Context, workflows, slots, inlineSteps, completeBatch int, lat *latencyPair) (runStats, error) {
 	var first, last int64
 	config := b.childConfig("geneva", slots, inlineSteps)
 	config.completeBatch = completeBatch
 	stats, err := b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		start := time.Now()
 		var err error
-		first, last, err = b.createBatch(ctx, "Bench", b.o.workflows)
+		first, last, err = b.createBatch(ctx, "Bench", workflows)
 		if err == nil {
 			err = b.waitFinished(ctx, "Bench", 10*time.Minute)
 		}
-		return b.o.workflows * b.o.steps, time.Since(start), err
+		return workflows * b.o.steps, time.Since(start), err
 	})
 	if err == nil && lat != nil {
 		*lat, err = b.latencies(ctx, first, last)

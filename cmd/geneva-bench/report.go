@@ -125,8 +125,8 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s; the whole run took %s.\n\n",
-		o.durability, o.workflows, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s; the whole run took %s.\n\n",
+		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
 		o.creates, o.createConns, joinInts(o.growth), time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
@@ -144,8 +144,8 @@ func (r *results) markdown() string {
 		"%d no-op jobs inserted in bulk beforehand, one client with %d workers, FetchCooldown 2 ms, FetchPollInterval 20 ms, "+
 		"River's batching completer; its time runs from the first job's start to the last one's end. "+
 		"Durable: fsync, synchronous_commit and full_page_writes on; non-durable: not all three on%s. "+
-		"Every run starts after a VACUUM and a CHECKPOINT.\n\n",
-		o.workflows, o.steps, o.ceilingJobs, o.ceilingWorkers, switched)
+		"Every run starts after a VACUUM and a CHECKPOINT; before each column's first, an unrecorded Geneva run of %d workflows warms the tables, caches and plans.\n\n",
+		o.workflows, o.steps, o.ceilingJobs, o.ceilingWorkers, switched, o.warmup)
 	b.WriteString("| run |")
 	for _, p := range r.profiles {
 		fmt.Fprintf(&b, " %s |", p.name)
