@@ -800,6 +800,29 @@ create table geneva.ended_executions_by_hour (
   run_time geneva.duration_bucket[] not null,
   primary key (hour, workflow_type, step_name, outcome)
 );
+
+-- The delta tables are queues: every fold deletes all they hold. Autovacuum
+-- takes them after a thousand dead or inserted rows whatever their size (by
+-- default it waits for a fifth of the table), so that they stay a few pages
+-- and the planner's estimate of them stays what they hold: an estimate built
+-- on a minute's dead rows made geneva.step_stats' plan costly enough to be
+-- compiled (JIT) at every read, ten times its cost.
+alter table geneva.ended_execution_deltas set (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
+alter table geneva.ended_workflow_count_deltas set (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
 update public.geneva_schema_version set version = 7;
 commit;
 \endif
@@ -2331,6 +2354,25 @@ as $$
     ) h
     group by h.seconds
   ) s
+$$;
+
+-- geneva._ended_counts_from: the oldest time the counts of ended executions
+-- keep (migration 007): the start of the hour 26 hours ago, by UTC hours.
+-- geneva.step_stats reads from the start of the hour 24 hours ago, and two
+-- more hours let a fold run late. Executions that ended before it are not
+-- counted (history imported already ended, mostly) and folded counts older
+-- than it are dropped.
+--
+-- Called by: the trigger step_executions_count_ended and
+-- geneva._fold_ended_executions.
+create or replace function geneva._ended_counts_from()
+returns timestamptz
+language sql
+stable
+parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select date_trunc('hour', geneva.now() - interval '26 hours', 'UTC')
 $$;
 
 
@@ -4369,9 +4411,9 @@ $$;
 -- geneva.ended_executions_by_hour (counts and histograms), so that the views
 -- over them sum a few rows per step; and drops what no view reads any more:
 -- minutes older than two hours (geneva.step_throughput shows the last hour,
--- geneva.engine_metrics five minutes) and hours older than 26
--- (geneva.step_stats shows 24 to 25). Deltas of transactions not yet
--- committed are left for the next fold.
+-- geneva.engine_metrics five minutes) and hours before
+-- geneva._ended_counts_from() (geneva.step_stats shows 24 to 25). Deltas of
+-- transactions not yet committed are left for the next fold.
 --
 -- Called by: geneva.housekeep, every round.
 -- Returns the deltas folded.
@@ -4383,7 +4425,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_minutes_from timestamptz := date_trunc('minute', geneva.now() - interval '2 hours', 'UTC');
-  v_hours_from timestamptz := date_trunc('hour', geneva.now() - interval '26 hours', 'UTC');
+  v_hours_from timestamptz := geneva._ended_counts_from();
   v_folded integer;
 begin
   -- the only writer of the counts (sql/triggers/count*_guard.sql)
@@ -5283,7 +5325,9 @@ execute function geneva._trg_workflows_count_deleted();
 -- executions (geneva.complete_steps) appends their counts in one insert, and
 -- a statement that ends none (a start, a heartbeat, a new execution) appends
 -- nothing. An ended execution never changes (step_executions_guard_columns),
--- so every ended row an update leaves is one it ended.
+-- so every ended row an update leaves is one it ended. Executions that ended
+-- before geneva._ended_counts_from() (history imported) are not counted: no
+-- view reads that far back.
 --
 -- One pass, one grouping, and each workflow's type looked up by its key: the
 -- plan is cached for the session, whatever the size of the statement it was
@@ -5312,6 +5356,7 @@ begin
       geneva._duration_bucket(c.finished_at - c.started_at) as run_time
     from changed c
     where c.state not in ('scheduled', 'in_progress')
+      and c.finished_at >= geneva._ended_counts_from()
   ) e
   group by 1, 2, 3, 4;
   return null;

@@ -60,3 +60,26 @@ create table geneva.ended_executions_by_hour (
   run_time geneva.duration_bucket[] not null,
   primary key (hour, workflow_type, step_name, outcome)
 );
+
+-- The delta tables are queues: every fold deletes all they hold. Autovacuum
+-- takes them after a thousand dead or inserted rows whatever their size (by
+-- default it waits for a fifth of the table), so that they stay a few pages
+-- and the planner's estimate of them stays what they hold: an estimate built
+-- on a minute's dead rows made geneva.step_stats' plan costly enough to be
+-- compiled (JIT) at every read, ten times its cost.
+alter table geneva.ended_execution_deltas set (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
+alter table geneva.ended_workflow_count_deltas set (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);

@@ -85,6 +85,7 @@ drop function if exists geneva._trg_ended_workflow_counts_guard();
 {{ template "functions/_repair_orphan.sql" . }}
 {{ template "functions/_duration_bucket.sql" . }}
 {{ template "functions/_histogram_add.sql" . }}
+{{ template "functions/_ended_counts_from.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/define_workflow.sql" . }}

@@ -232,6 +232,24 @@ func TestExecutionCounts(t *testing.T) {
 			from w`)
 		require.NoError(t, err)
 		check("imported")
+		// history older than any view reads is not counted at all
+		var deltas int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.ended_execution_deltas").Scan(&deltas))
+		_, err = b.conn.Exec(b.ctx, `
+			with w as (
+			  insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at, transitioned_at, finished_at)
+			  select 'Other', 'User', 'old-' || g, 'finished', geneva.now() - interval '27 hours', geneva.now(), geneva.now(), geneva.now()
+			  from generate_series(1, 5) g
+			  returning id)
+			insert into geneva.step_executions (workflow_id, step_name, state, outcome, scheduled_for, started_at, completed_at, finished_at, created_at, updated_at)
+			select id, 'only', 'completed', 'success', geneva.now() - interval '27 hours', geneva.now() - interval '27 hours',
+			  geneva.now() - interval '27 hours', geneva.now() - interval '27 hours', geneva.now(), geneva.now()
+			from w`)
+		require.NoError(t, err)
+		var after int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.ended_execution_deltas").Scan(&after))
+		require.Equal(t, deltas, after)
+		check("old history imported")
 
 		// the counts outlive the executions: retention takes the executions,
 		// not what the views say of the last day

@@ -4,9 +4,9 @@
 -- geneva.ended_executions_by_hour (counts and histograms), so that the views
 -- over them sum a few rows per step; and drops what no view reads any more:
 -- minutes older than two hours (geneva.step_throughput shows the last hour,
--- geneva.engine_metrics five minutes) and hours older than 26
--- (geneva.step_stats shows 24 to 25). Deltas of transactions not yet
--- committed are left for the next fold.
+-- geneva.engine_metrics five minutes) and hours before
+-- geneva._ended_counts_from() (geneva.step_stats shows 24 to 25). Deltas of
+-- transactions not yet committed are left for the next fold.
 --
 -- Called by: geneva.housekeep, every round.
 -- Returns the deltas folded.
@@ -18,7 +18,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_minutes_from timestamptz := date_trunc('minute', geneva.now() - interval '2 hours', 'UTC');
-  v_hours_from timestamptz := date_trunc('hour', geneva.now() - interval '26 hours', 'UTC');
+  v_hours_from timestamptz := geneva._ended_counts_from();
   v_folded integer;
 begin
   -- the only writer of the counts (sql/triggers/count*_guard.sql)

@@ -13,7 +13,9 @@
 -- executions (geneva.complete_steps) appends their counts in one insert, and
 -- a statement that ends none (a start, a heartbeat, a new execution) appends
 -- nothing. An ended execution never changes (step_executions_guard_columns),
--- so every ended row an update leaves is one it ended.
+-- so every ended row an update leaves is one it ended. Executions that ended
+-- before geneva._ended_counts_from() (history imported) are not counted: no
+-- view reads that far back.
 --
 -- One pass, one grouping, and each workflow's type looked up by its key: the
 -- plan is cached for the session, whatever the size of the statement it was
@@ -42,6 +44,7 @@ begin
       geneva._duration_bucket(c.finished_at - c.started_at) as run_time
     from changed c
     where c.state not in ('scheduled', 'in_progress')
+      and c.finished_at >= geneva._ended_counts_from()
   ) e
   group by 1, 2, 3, 4;
   return null;
