@@ -4428,7 +4428,9 @@ declare
   v_hours_from timestamptz := geneva._ended_counts_from();
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/count*_guard.sql)
+  -- the only writer of the counts (sql/triggers/count*_guard.sql); rows are
+  -- written in key order, so that two folds at once (an operator's beside a
+  -- worker's) wait on each other rather than deadlock
   perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_execution_deltas d
@@ -4440,6 +4442,7 @@ begin
     from moved m
     where m.minute >= v_minutes_from
     group by 1, 2, 3, 4
+    order by 1, 2, 3, 4
     on conflict (minute, workflow_type, step_name, outcome)
     do update set executions = c.executions + excluded.executions
   ),
@@ -4483,6 +4486,7 @@ begin
       from buckets b
     ) x
     group by x.hour, x.workflow_type, x.step_name, x.outcome
+    order by x.hour, x.workflow_type, x.step_name, x.outcome
     on conflict (hour, workflow_type, step_name, outcome)
     do update set
       executions = c.executions + excluded.executions,
@@ -5742,6 +5746,19 @@ outcomes as (
   ) o
   group by 1, 2
 ),
+-- the deltas' buckets, one per execution, joined per step and measure before
+-- they are unnested: the planner then counts each delta once, where it would
+-- count ten buckets for each, and an estimate grown with a busy minute's
+-- deltas would carry the plan past the JIT thresholds (compiled and
+-- optimized at every read, at ten times the query's cost)
+delta_buckets as (
+  select d.workflow_type, d.step_name, m.measure, string_agg(array_to_string(m.buckets, ','), ',') as buckets
+  from geneva.ended_execution_deltas d
+  cross join lateral (values ('queue_lag', d.queue_lag), ('run_time', d.run_time)) m(measure, buckets)
+  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+    and cardinality(m.buckets) > 0
+  group by 1, 2, 3
+),
 -- each measure's buckets: an hour's with their counts, a delta's one per
 -- execution
 durations as (
@@ -5751,11 +5768,9 @@ durations as (
   cross join lateral unnest(m.histogram) b
   where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
   union all
-  select d.workflow_type, d.step_name, m.measure, b.seconds, 1
-  from geneva.ended_execution_deltas d
-  cross join lateral (values ('queue_lag', d.queue_lag), ('run_time', d.run_time)) m(measure, buckets)
-  cross join lateral unnest(m.buckets) b(seconds)
-  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+  select d.workflow_type, d.step_name, d.measure, b.seconds, 1
+  from delta_buckets d
+  cross join lateral unnest(string_to_array(d.buckets, ',')::double precision[]) b(seconds)
 ),
 buckets as (
   select b.workflow_type, b.step_name, b.measure, b.seconds,

@@ -21,7 +21,9 @@ declare
   v_hours_from timestamptz := geneva._ended_counts_from();
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/count*_guard.sql)
+  -- the only writer of the counts (sql/triggers/count*_guard.sql); rows are
+  -- written in key order, so that two folds at once (an operator's beside a
+  -- worker's) wait on each other rather than deadlock
   perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_execution_deltas d
@@ -33,6 +35,7 @@ begin
     from moved m
     where m.minute >= v_minutes_from
     group by 1, 2, 3, 4
+    order by 1, 2, 3, 4
     on conflict (minute, workflow_type, step_name, outcome)
     do update set executions = c.executions + excluded.executions
   ),
@@ -76,6 +79,7 @@ begin
       from buckets b
     ) x
     group by x.hour, x.workflow_type, x.step_name, x.outcome
+    order by x.hour, x.workflow_type, x.step_name, x.outcome
     on conflict (hour, workflow_type, step_name, outcome)
     do update set
       executions = c.executions + excluded.executions,

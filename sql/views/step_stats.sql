@@ -36,6 +36,19 @@ outcomes as (
   ) o
   group by 1, 2
 ),
+-- the deltas' buckets, one per execution, joined per step and measure before
+-- they are unnested: the planner then counts each delta once, where it would
+-- count ten buckets for each, and an estimate grown with a busy minute's
+-- deltas would carry the plan past the JIT thresholds (compiled and
+-- optimized at every read, at ten times the query's cost)
+delta_buckets as (
+  select d.workflow_type, d.step_name, m.measure, string_agg(array_to_string(m.buckets, ','), ',') as buckets
+  from geneva.ended_execution_deltas d
+  cross join lateral (values ('queue_lag', d.queue_lag), ('run_time', d.run_time)) m(measure, buckets)
+  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+    and cardinality(m.buckets) > 0
+  group by 1, 2, 3
+),
 -- each measure's buckets: an hour's with their counts, a delta's one per
 -- execution
 durations as (
@@ -45,11 +58,9 @@ durations as (
   cross join lateral unnest(m.histogram) b
   where h.hour >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
   union all
-  select d.workflow_type, d.step_name, m.measure, b.seconds, 1
-  from geneva.ended_execution_deltas d
-  cross join lateral (values ('queue_lag', d.queue_lag), ('run_time', d.run_time)) m(measure, buckets)
-  cross join lateral unnest(m.buckets) b(seconds)
-  where d.minute >= date_trunc('hour', geneva.now() - interval '24 hours', 'UTC')
+  select d.workflow_type, d.step_name, d.measure, b.seconds, 1
+  from delta_buckets d
+  cross join lateral unnest(string_to_array(d.buckets, ',')::double precision[]) b(seconds)
 ),
 buckets as (
   select b.workflow_type, b.step_name, b.measure, b.seconds,
