@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"math"
 	"testing"
 	"time"
 
@@ -52,15 +51,6 @@ func (b *testBundle) viewRunFor(t *testing.T, workflowID int64, lag, runTime tim
 	started := b.run(t, workflowID)
 	b.setNow(t, started.StartedAt.Add(runTime))
 	return started.ExecutionID
-}
-
-// viewRound rounds a percentile to a millionth of a second: percentile_cont
-// interpolates in floating point (28.5 comes back as 28.499999999999996).
-func viewRound(f *float64) *float64 {
-	if f == nil {
-		return nil
-	}
-	return ptr(math.Round(*f*1e6) / 1e6)
 }
 
 func TestViews(t *testing.T) {
