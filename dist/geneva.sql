@@ -744,10 +744,10 @@ begin;
 -- in their window (at thousands of steps a second a day holds hundreds of
 -- millions; they were the views whose cost grew with the load).
 --
--- Statement triggers on geneva.step_executions append, for every statement
--- that ends executions (or inserts them already ended), one row per minute,
--- type, step and outcome to ended_execution_deltas
--- (sql/triggers/step_executions_count_ended.sql): inserts only, so concurrent
+-- A statement trigger on geneva.step_executions appends, for every update
+-- that ends executions, one row per minute, type, step and outcome to
+-- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
+-- trigger counts executions inserted already ended): inserts only, so concurrent
 -- transactions never wait on a counter row. Housekeeping folds the deltas
 -- into ended_executions_by_minute (counts, kept two hours) and
 -- ended_executions_by_hour (counts and the queue lag and run time
@@ -880,6 +880,8 @@ exception when undefined_function then
 end;
 $$;
 
+-- inserts of ended executions are counted by a row trigger of their own
+drop trigger if exists step_executions_count_ended_on_insert on geneva.step_executions;
 -- the guards of the kept counts became one per kind of table (count_deltas_guard,
 -- counts_guard), standing on the tables of migrations 006 and 007
 drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
@@ -5314,9 +5316,8 @@ for each row
 when (old.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_deleted();
 
--- geneva._trg_step_executions_count_ended: counts the executions a statement
--- ends, or inserts already ended (history imported by hand: the engine
--- inserts only scheduled and running ones), in geneva.ended_execution_deltas
+-- geneva._trg_step_executions_count_ended: counts the executions an update
+-- ends in geneva.ended_execution_deltas
 -- (migration 007), for geneva.step_stats, geneva.step_throughput and
 -- geneva.engine_metrics: one row per minute they ended in (UTC), type, step
 -- and outcome, with how many ended, how many of them ran, and the bucket of
@@ -5324,14 +5325,13 @@ execute function geneva._trg_workflows_count_deleted();
 -- (geneva._duration_bucket). Appends only: concurrent transactions never wait
 -- on one another's counts.
 --
--- Statement triggers, one for updates and one for inserts, over the rows the
--- statement left (the transition table "changed"): a batch that ends many
--- executions (geneva.complete_steps) appends their counts in one insert, and
--- a statement that ends none (a start, a heartbeat, a new execution) appends
--- nothing. An ended execution never changes (step_executions_guard_columns),
--- so every ended row an update leaves is one it ended. Executions that ended
--- before geneva._ended_counts_from() (history imported) are not counted: no
--- view reads that far back.
+-- A statement trigger over the rows an update left (the transition table
+-- "changed"): a batch that ends many executions (geneva.complete_steps)
+-- appends their counts in one insert, and an update that ends none (a
+-- start, a heartbeat) appends nothing. Inserts of ended executions are
+-- counted by step_executions_count_inserted, a row trigger whose WHEN clause
+-- spares the engine's inserts (scheduled and running executions) any call. An ended execution never changes (step_executions_guard_columns),
+-- so every ended row an update leaves is one it ended.
 --
 -- One pass, one grouping, and each workflow's type looked up by its key: the
 -- plan is cached for the session, whatever the size of the statement it was
@@ -5360,7 +5360,6 @@ begin
       geneva._duration_bucket(c.finished_at - c.started_at) as run_time
     from changed c
     where c.state not in ('scheduled', 'in_progress')
-      and c.finished_at >= geneva._ended_counts_from()
   ) e
   group by 1, 2, 3, 4;
   return null;
@@ -5373,11 +5372,47 @@ referencing new table as changed
 for each statement
 execute function geneva._trg_step_executions_count_ended();
 
-create or replace trigger step_executions_count_ended_on_insert
+-- geneva._trg_step_executions_count_inserted: counts an execution inserted
+-- already ended (history imported by hand; the engine inserts only
+-- scheduled and running ones) in geneva.ended_execution_deltas, as
+-- step_executions_count_ended counts the ends of an update: a row of its
+-- minute (UTC), type, step and outcome, with the buckets of its queue lag
+-- and run time (geneva._duration_bucket).
+--
+-- A row trigger whose WHEN clause picks the rows: the engine's inserts cost
+-- an expression, not a call. Executions that ended before
+-- geneva._ended_counts_from() are not counted: no view reads that far back.
+create or replace function geneva._trg_step_executions_count_inserted()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_lag double precision := geneva._duration_bucket(new.started_at - new.scheduled_for);
+  v_run_time double precision := geneva._duration_bucket(new.finished_at - new.started_at);
+begin
+  insert into geneva.ended_execution_deltas (
+    minute, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
+  )
+  select date_trunc('minute', new.finished_at, 'UTC'), w.workflow_type, new.step_name, new.outcome,
+    1, case when v_lag is null then 0 else 1 end,
+    case when v_lag is null then '{}' else array[v_lag] end,
+    case when v_run_time is null then '{}' else array[v_run_time] end
+  from geneva.workflows w
+  where w.id = new.workflow_id;
+  return null;
+end;
+$$;
+
+create or replace trigger step_executions_count_inserted
 after insert on geneva.step_executions
-referencing new table as changed
-for each statement
-execute function geneva._trg_step_executions_count_ended();
+for each row
+when (
+  new.state not in ('scheduled', 'in_progress')
+  and new.finished_at >= geneva._ended_counts_from()
+)
+execute function geneva._trg_step_executions_count_inserted();
 
 -- geneva._trg_count_deltas_guard: refuses writing the deltas of the kept
 -- counts by hand, for every role, the owner included:

@@ -4,10 +4,10 @@
 -- in their window (at thousands of steps a second a day holds hundreds of
 -- millions; they were the views whose cost grew with the load).
 --
--- Statement triggers on geneva.step_executions append, for every statement
--- that ends executions (or inserts them already ended), one row per minute,
--- type, step and outcome to ended_execution_deltas
--- (sql/triggers/step_executions_count_ended.sql): inserts only, so concurrent
+-- A statement trigger on geneva.step_executions appends, for every update
+-- that ends executions, one row per minute, type, step and outcome to
+-- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
+-- trigger counts executions inserted already ended): inserts only, so concurrent
 -- transactions never wait on a counter row. Housekeeping folds the deltas
 -- into ended_executions_by_minute (counts, kept two hours) and
 -- ended_executions_by_hour (counts and the queue lag and run time

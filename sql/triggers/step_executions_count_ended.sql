@@ -1,6 +1,5 @@
--- geneva._trg_step_executions_count_ended: counts the executions a statement
--- ends, or inserts already ended (history imported by hand: the engine
--- inserts only scheduled and running ones), in geneva.ended_execution_deltas
+-- geneva._trg_step_executions_count_ended: counts the executions an update
+-- ends in geneva.ended_execution_deltas
 -- (migration 007), for geneva.step_stats, geneva.step_throughput and
 -- geneva.engine_metrics: one row per minute they ended in (UTC), type, step
 -- and outcome, with how many ended, how many of them ran, and the bucket of
@@ -8,14 +7,13 @@
 -- (geneva._duration_bucket). Appends only: concurrent transactions never wait
 -- on one another's counts.
 --
--- Statement triggers, one for updates and one for inserts, over the rows the
--- statement left (the transition table "changed"): a batch that ends many
--- executions (geneva.complete_steps) appends their counts in one insert, and
--- a statement that ends none (a start, a heartbeat, a new execution) appends
--- nothing. An ended execution never changes (step_executions_guard_columns),
--- so every ended row an update leaves is one it ended. Executions that ended
--- before geneva._ended_counts_from() (history imported) are not counted: no
--- view reads that far back.
+-- A statement trigger over the rows an update left (the transition table
+-- "changed"): a batch that ends many executions (geneva.complete_steps)
+-- appends their counts in one insert, and an update that ends none (a
+-- start, a heartbeat) appends nothing. Inserts of ended executions are
+-- counted by step_executions_count_inserted, a row trigger whose WHEN clause
+-- spares the engine's inserts (scheduled and running executions) any call. An ended execution never changes (step_executions_guard_columns),
+-- so every ended row an update leaves is one it ended.
 --
 -- One pass, one grouping, and each workflow's type looked up by its key: the
 -- plan is cached for the session, whatever the size of the statement it was
@@ -44,7 +42,6 @@ begin
       geneva._duration_bucket(c.finished_at - c.started_at) as run_time
     from changed c
     where c.state not in ('scheduled', 'in_progress')
-      and c.finished_at >= geneva._ended_counts_from()
   ) e
   group by 1, 2, 3, 4;
   return null;
@@ -53,12 +50,6 @@ $$;
 
 create or replace trigger step_executions_count_ended
 after update on geneva.step_executions
-referencing new table as changed
-for each statement
-execute function geneva._trg_step_executions_count_ended();
-
-create or replace trigger step_executions_count_ended_on_insert
-after insert on geneva.step_executions
 referencing new table as changed
 for each statement
 execute function geneva._trg_step_executions_count_ended();
