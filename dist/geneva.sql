@@ -882,8 +882,8 @@ $$;
 
 -- inserts of ended executions are counted by a row trigger of their own
 drop trigger if exists step_executions_count_ended_on_insert on geneva.step_executions;
--- the guards of the kept counts became one per kind of table (count_deltas_guard,
--- counts_guard), standing on the tables of migrations 006 and 007
+-- the guards of the kept counts became one (counts_guard), standing on
+-- every table of migrations 006 and 007
 drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
 drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
 drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
@@ -4384,7 +4384,7 @@ as $$
 declare
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/count*_guard.sql)
+  -- the only writer of the counts (sql/triggers/counts_guard.sql)
   perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_workflow_count_deltas d
@@ -4430,7 +4430,7 @@ declare
   v_hours_from timestamptz := geneva._ended_counts_from();
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/count*_guard.sql); rows are
+  -- the only writer of the counts (sql/triggers/counts_guard.sql); rows are
   -- written in key order, so that two folds at once (an operator's beside a
   -- worker's) wait on each other rather than deadlock
   perform pg_catalog.set_config('geneva.folding', 'on', true);
@@ -5414,60 +5414,21 @@ when (
 )
 execute function geneva._trg_step_executions_count_inserted();
 
--- geneva._trg_count_deltas_guard: refuses writing the deltas of the kept
--- counts by hand, for every role, the owner included:
--- ended_workflow_count_deltas (migration 006) and ended_execution_deltas
--- (migration 007). Rows are appended only by the count triggers on
--- geneva.workflows (workflows_count_*) and geneva.step_executions
--- (step_executions_count_*), inside a trigger (pg_trigger_depth() > 0), and
--- deleted only by housekeeping's folds (the setting geneva.folding = 'on'); a
+-- geneva._trg_counts_guard: refuses writing the kept counts by hand, for
+-- every role, the owner included, on each of their tables: the folded counts
+-- (ended_workflow_counts, migration 006; ended_executions_by_minute and
+-- ended_executions_by_hour, migration 007), which only housekeeping's folds
+-- write (geneva._fold_workflow_counts, geneva._fold_ended_executions: the
+-- setting geneva.folding = 'on'; migration 006 counted the history before
+-- this trigger existed), and their deltas (ended_workflow_count_deltas,
+-- ended_execution_deltas), which the count triggers on geneva.workflows
+-- (workflows_count_*) and geneva.step_executions (step_executions_count_*)
+-- append, inside a trigger (pg_trigger_depth() > 0), and the folds delete. A
 -- hand edit would make geneva.workflow_counts, geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics lie.
 --
--- The rule is the trigger's WHEN clause: the function runs only to refuse.
--- The one trigger stands on each delta table.
--- Raises: 55000.
-create or replace function geneva._trg_count_deltas_guard()
-returns trigger
-language plpgsql
-volatile
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  raise exception 'the counts in % cannot be changed by hand (%)', tg_table_name, lower(tg_op)
-    using errcode = '55000',
-          hint = 'They follow the workflows and their executions; geneva.housekeep folds them.',
-          table = tg_table_name;
-end;
-$$;
-
-create or replace trigger count_deltas_guard
-before insert or update or delete on geneva.ended_workflow_count_deltas
-for each row
-when (
-  pg_catalog.pg_trigger_depth() < 1
-  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
-)
-execute function geneva._trg_count_deltas_guard();
-
-create or replace trigger count_deltas_guard
-before insert or update or delete on geneva.ended_execution_deltas
-for each row
-when (
-  pg_catalog.pg_trigger_depth() < 1
-  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
-)
-execute function geneva._trg_count_deltas_guard();
-
--- geneva._trg_counts_guard: refuses writing the folded counts by hand, for
--- every role, the owner included: ended_workflow_counts (migration 006),
--- ended_executions_by_minute and ended_executions_by_hour (migration 007).
--- Only housekeeping's folds write them (geneva._fold_workflow_counts,
--- geneva._fold_ended_executions: the setting geneva.folding = 'on'; migration
--- 006 counted the history before this trigger existed).
---
--- The rule is the trigger's WHEN clause: the function runs only to refuse.
--- The one trigger stands on each table of folded counts.
+-- The rules are the triggers' WHEN clauses: the function runs only to refuse.
+-- The one trigger stands on each table.
 -- Raises: 55000.
 create or replace function geneva._trg_counts_guard()
 returns trigger
@@ -5499,6 +5460,24 @@ create or replace trigger counts_guard
 before insert or update or delete on geneva.ended_executions_by_hour
 for each row
 when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_workflow_count_deltas
+for each row
+when (
+  pg_catalog.pg_trigger_depth() < 1
+  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+)
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_execution_deltas
+for each row
+when (
+  pg_catalog.pg_trigger_depth() < 1
+  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+)
 execute function geneva._trg_counts_guard();
 
 -- geneva._trg_workflow_definitions_guard: definitions are written only by

@@ -51,8 +51,8 @@ $$;
 
 -- inserts of ended executions are counted by a row trigger of their own
 drop trigger if exists step_executions_count_ended_on_insert on geneva.step_executions;
--- the guards of the kept counts became one per kind of table (count_deltas_guard,
--- counts_guard), standing on the tables of migrations 006 and 007
+-- the guards of the kept counts became one (counts_guard), standing on
+-- every table of migrations 006 and 007
 drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
 drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
 drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
@@ -139,7 +139,6 @@ drop function if exists geneva._trg_ended_workflow_counts_guard();
 {{ template "triggers/workflows_count_deleted.sql" . }}
 {{ template "triggers/step_executions_count_ended.sql" . }}
 {{ template "triggers/step_executions_count_inserted.sql" . }}
-{{ template "triggers/count_deltas_guard.sql" . }}
 {{ template "triggers/counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 

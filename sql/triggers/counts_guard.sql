@@ -1,12 +1,18 @@
--- geneva._trg_counts_guard: refuses writing the folded counts by hand, for
--- every role, the owner included: ended_workflow_counts (migration 006),
--- ended_executions_by_minute and ended_executions_by_hour (migration 007).
--- Only housekeeping's folds write them (geneva._fold_workflow_counts,
--- geneva._fold_ended_executions: the setting geneva.folding = 'on'; migration
--- 006 counted the history before this trigger existed).
+-- geneva._trg_counts_guard: refuses writing the kept counts by hand, for
+-- every role, the owner included, on each of their tables: the folded counts
+-- (ended_workflow_counts, migration 006; ended_executions_by_minute and
+-- ended_executions_by_hour, migration 007), which only housekeeping's folds
+-- write (geneva._fold_workflow_counts, geneva._fold_ended_executions: the
+-- setting geneva.folding = 'on'; migration 006 counted the history before
+-- this trigger existed), and their deltas (ended_workflow_count_deltas,
+-- ended_execution_deltas), which the count triggers on geneva.workflows
+-- (workflows_count_*) and geneva.step_executions (step_executions_count_*)
+-- append, inside a trigger (pg_trigger_depth() > 0), and the folds delete. A
+-- hand edit would make geneva.workflow_counts, geneva.step_stats,
+-- geneva.step_throughput and geneva.engine_metrics lie.
 --
--- The rule is the trigger's WHEN clause: the function runs only to refuse.
--- The one trigger stands on each table of folded counts.
+-- The rules are the triggers' WHEN clauses: the function runs only to refuse.
+-- The one trigger stands on each table.
 -- Raises: 55000.
 create or replace function geneva._trg_counts_guard()
 returns trigger
@@ -38,4 +44,22 @@ create or replace trigger counts_guard
 before insert or update or delete on geneva.ended_executions_by_hour
 for each row
 when (pg_catalog.current_setting('geneva.folding', true) is distinct from 'on')
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_workflow_count_deltas
+for each row
+when (
+  pg_catalog.pg_trigger_depth() < 1
+  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+)
+execute function geneva._trg_counts_guard();
+
+create or replace trigger counts_guard
+before insert or update or delete on geneva.ended_execution_deltas
+for each row
+when (
+  pg_catalog.pg_trigger_depth() < 1
+  and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+)
 execute function geneva._trg_counts_guard();
