@@ -137,7 +137,7 @@ func TestSQLShape(t *testing.T) {
 		case "triggers":
 			// the trigger function, and the trigger when the table is Geneva's
 			// (geneva.track_hero attaches _trg_hero_deleted to heroes' tables);
-			// the one trigger may stand on several tables (count_deltas_guard)
+			// the one trigger may stand on several tables (counts_guard)
 			if len(functions) != 1 || functions[0] != "_trg_"+base || len(views) != 0 ||
 				slices.ContainsFunc(triggers, func(trigger string) bool { return trigger != base }) {
 				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._trg_%s and at most the trigger %s",

@@ -2365,8 +2365,8 @@ $$;
 -- counted (history imported already ended, mostly) and folded counts older
 -- than it are dropped.
 --
--- Called by: the trigger step_executions_count_ended and
--- geneva._fold_ended_executions.
+-- Called by: the WHEN clause of the trigger step_executions_count_inserted,
+-- and geneva._fold_ended_executions.
 create or replace function geneva._ended_counts_from()
 returns timestamptz
 language sql
@@ -5082,8 +5082,11 @@ execute function geneva._trg_workflows_guard_columns();
 -- does to an execution row's columns, for every role, the owner included
 -- (the others have no privilege on the table at all): changing its identity
 -- (id, workflow, step name, attempt, the execution it continues,
--- created_at), and changing anything of an ended execution (its facts are
--- history). See step_executions_guard_insert and _delete for the rest.
+-- created_at), and updating an ended execution at all, even to the values
+-- it has (its facts are history, and an update that leaves an ended row
+-- would count it again: step_executions_count_ended counts every ended row
+-- an update leaves). See step_executions_guard_insert and _delete for the
+-- rest.
 --
 -- The trigger's WHEN clause holds the rule, so that the function (which only
 -- raises, with what was refused) runs only for an update it refuses: the
@@ -5105,7 +5108,7 @@ begin
             hint = 'Executions are created and ended by the geneva functions.',
             table = 'step_executions';
   end if;
-  if old.state not in ('scheduled', 'in_progress') and new is distinct from old then
+  if old.state not in ('scheduled', 'in_progress') then
     raise exception 'step execution % has ended (% %) and cannot change', old.id, old.state, old.outcome
       using errcode = '55000',
             hint = 'An ended execution is history.',
@@ -5121,7 +5124,7 @@ for each row
 when (
   (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
     is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at)
-  or (old.state not in ('scheduled', 'in_progress') and new.* is distinct from old.*)
+  or old.state not in ('scheduled', 'in_progress')
 )
 execute function geneva._trg_step_executions_guard_columns();
 
@@ -5727,7 +5730,8 @@ comment on view geneva.workflow_timeline is
 -- hours): how many, how many ran, how they ended (outcome -> count), and the
 -- queue lag (started - scheduled) and run time (ended - started) at the
 -- median and the 95th percentile, in seconds, each within 1% of
--- percentile_cont over the durations themselves.
+-- percentile_cont over the durations themselves (a duration of a microsecond
+-- or less, a negative one included, counts as 0).
 --
 -- For dashboards. Reads the counts kept as executions end (migration 007):
 -- the hours housekeeping has folded (ended_executions_by_hour) and the deltas

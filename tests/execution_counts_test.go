@@ -364,6 +364,7 @@ func TestExecutionCounts(t *testing.T) {
 		for err := range errs {
 			require.NoError(t, err)
 		}
+		require.NotZero(t, folds, "no fold ran beside the writers")
 		t.Logf("%d folds ran beside the writers", folds)
 
 		check := func() {

@@ -192,10 +192,10 @@ func newStatsCmd(opts *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [WORKFLOW_TYPE...]",
 		Short: "Per type and step over the last day: outcomes, queue lag, run time",
-		Long: `Print, per workflow type and step, the executions that ended in the last 24
-hours: how many, their outcomes, and the p50 and p95 of their queue lag and run
-time (the geneva.step_stats view). Naming types keeps only those; a type with
-no workflows is refused.`,
+		Long: `Print, per workflow type and step, the executions that ended since the start
+of the hour 24 hours ago: how many, their outcomes, and the p50 and p95 of their
+queue lag and run time, within 1% (the geneva.step_stats view). Naming types
+keeps only those; a type with no workflows is refused.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
 			return stats(ctx, env, args, asJSON)

@@ -5,8 +5,8 @@
 -- counted (history imported already ended, mostly) and folded counts older
 -- than it are dropped.
 --
--- Called by: the trigger step_executions_count_ended and
--- geneva._fold_ended_executions.
+-- Called by: the WHEN clause of the trigger step_executions_count_inserted,
+-- and geneva._fold_ended_executions.
 create or replace function geneva._ended_counts_from()
 returns timestamptz
 language sql

@@ -3,7 +3,8 @@
 -- hours): how many, how many ran, how they ended (outcome -> count), and the
 -- queue lag (started - scheduled) and run time (ended - started) at the
 -- median and the 95th percentile, in seconds, each within 1% of
--- percentile_cont over the durations themselves.
+-- percentile_cont over the durations themselves (a duration of a microsecond
+-- or less, a negative one included, counts as 0).
 --
 -- For dashboards. Reads the counts kept as executions end (migration 007):
 -- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
