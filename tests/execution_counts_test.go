@@ -281,6 +281,48 @@ func TestExecutionCounts(t *testing.T) {
 		require.Zero(t, hourRows)
 	})
 
+	// The windows the docs give, read off the clock rather than the views'
+	// own expressions: step_stats from the start of the UTC hour 24 hours
+	// ago, step_throughput from the minute 59 minutes before the current one,
+	// executions_ended_5m the five whole minutes before the current one.
+	t.Run("TheWindowsAreWholeHoursAndMinutes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "Window", `{"steps": [{"name": "a"}]}`)
+		now := time.Date(2030, 1, 3, 12, 30, 20, 0, time.UTC) // half past the hour
+		endAt := func(hero string, at time.Time) {
+			t.Helper()
+			b.setNow(t, at.Add(-time.Second))
+			id := b.create(t, "Window", hero)
+			b.complete(t, b.viewRunFor(t, id, 0, time.Second), "success", nil)
+		}
+		endAt("in 24h20m ago", now.Add(-24*time.Hour-20*time.Minute))  // 11:10 the day before: in (from 11:00)
+		endAt("out 24h40m ago", now.Add(-24*time.Hour-40*time.Minute)) // 10:50 the day before: out
+		endAt("out 60m ago", now.Add(-60*time.Minute))                 // 11:30:20: not in the last hour's minutes (from 11:31)
+		endAt("in 59m ago", now.Add(-59*time.Minute-20*time.Second))   // 11:31:00: in
+		endAt("out this minute", now.Add(-10*time.Second))             // 12:30:10: not a whole minute yet for ended_5m
+		endAt("in 5m ago", now.Add(-5*time.Minute-20*time.Second))     // 12:25:00: in
+		endAt("out 6m ago", now.Add(-5*time.Minute-21*time.Second))    // 12:24:59: out
+		b.setNow(t, now)
+		for _, fold := range []bool{false, true} {
+			if fold {
+				_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+				require.NoError(t, err)
+			}
+			stats := viewRows[stepStatsRow](t, b, viewStepStats)
+			require.Len(t, stats, 1)
+			require.Equal(t, int64(6), stats[0].Executions, "all but the one before 11:00 the day before (fold %t)", fold)
+			var throughput int64
+			for _, row := range viewRows[throughputRow](t, b, viewThroughput) {
+				throughput += row.Executions
+			}
+			require.Equal(t, int64(4), throughput, "from 11:31 on (fold %t)", fold)
+			ended := viewRows[endedRow](t, b, viewEnded5m)
+			require.Len(t, ended, 1)
+			require.Equal(t, 1.0, ended[0].Value, "12:25:00 to 12:29:59 (fold %t)", fold)
+		}
+	})
+
 	// Writers ending executions one by one and in batches on their own
 	// connections while housekeeping folds on another: every end is counted
 	// once, whichever fold or delta holds it.
