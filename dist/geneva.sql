@@ -5978,11 +5978,14 @@ comment on view geneva.queue_lag is
 --                        every queue of a definition has a row, 0 when none.
 --   queue_oldest_due_seconds  per queue (label): how long the oldest of those
 --                        has been due, in seconds; 0 when none.
---   executions_ended_5m  executions that ended in the five whole minutes
---                        before the current one, per type and step; label:
+--   executions_ended_5m  executions that ended in the last five minutes,
+--                        counted by whole minutes: from the start of the
+--                        minute five minutes ago (5 to 6 minutes, so an
+--                        end is counted at once), per type and step; label:
 --                        the outcome. A window, not a cumulative count
 --                        (housekeeping deletes history, so a count of rows
---                        would not be monotonic); divide by 300 for a rate.
+--                        would not be monotonic); divide by 300 for a rate
+--                        (up to a fifth high).
 --
 -- Reads workflows_state_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
@@ -6033,13 +6036,13 @@ select 'executions_ended_5m', c.workflow_type, c.step_name, c.outcome, sum(c.exe
 from (
   select m.workflow_type, m.step_name, m.outcome, m.executions
   from geneva.ended_executions_by_minute m
-  where m.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
-    and m.minute < date_trunc('minute', geneva.now(), 'UTC')
+  where m.minute >= date_trunc('minute', geneva.now() - interval '5 minutes', 'UTC')
+    and m.minute <= geneva.now()
   union all
   select d.workflow_type, d.step_name, d.outcome, d.executions
   from geneva.ended_execution_deltas d
-  where d.minute >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
-    and d.minute < date_trunc('minute', geneva.now(), 'UTC')
+  where d.minute >= date_trunc('minute', geneva.now() - interval '5 minutes', 'UTC')
+    and d.minute <= geneva.now()
 ) c
 group by c.workflow_type, c.step_name, c.outcome;
 

@@ -15,7 +15,7 @@
 //	geneva_stuck_executions{workflow_type, state}       executions housekeeping would recover as stuck
 //	geneva_queue_due_steps{queue}                       due steps of ready workflows not yet started
 //	geneva_queue_oldest_due_seconds{queue}              how long the oldest of them has waited
-//	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the five whole minutes before the current one
+//	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the last 5 minutes, by whole minutes (5 to 6)
 //	geneva_scrape_error                                 1 when the last scrape's query failed
 //
 // The core packages do not depend on the Prometheus client; this one does.
@@ -91,7 +91,7 @@ var metrics = map[string]metric{
 	},
 	"executions_ended_5m": {
 		desc: prometheus.NewDesc("geneva_step_executions_ended_5m",
-			"Step executions that ended in the five whole minutes before the current one, per type, step and outcome (a window, not a counter: divide by 300 for a rate).",
+			"Step executions that ended in the last 5 minutes, counted by whole minutes (5 to 6 minutes), per type, step and outcome (a window, not a counter: divide by 300 for a rate).",
 			[]string{"workflow_type", "step_name", "outcome"}, nil),
 		labels: func(workflowType, stepName, label string) []string { return []string{workflowType, stepName, label} },
 	},

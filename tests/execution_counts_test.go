@@ -65,8 +65,8 @@ const (
 	exactEnded5m = `
 		select w.workflow_type, e.step_name, e.outcome, count(*)::double precision
 		from geneva.step_executions e join geneva.workflows w on w.id = e.workflow_id
-		where e.finished_at >= date_trunc('minute', geneva.now(), 'UTC') - interval '5 minutes'
-		  and e.finished_at < date_trunc('minute', geneva.now(), 'UTC')
+		where e.finished_at >= date_trunc('minute', geneva.now() - interval '5 minutes', 'UTC')
+		  and e.finished_at < date_trunc('minute', geneva.now(), 'UTC') + interval '1 minute'
 		group by 1, 2, 3 order by 1, 2, 3`
 	viewThroughput = `select minute, outcome, executions from geneva.step_throughput order by 1, 2`
 	viewEnded5m    = `
@@ -284,7 +284,8 @@ func TestExecutionCounts(t *testing.T) {
 	// The windows the docs give, read off the clock rather than the views'
 	// own expressions: step_stats from the start of the UTC hour 24 hours
 	// ago, step_throughput from the minute 59 minutes before the current one,
-	// executions_ended_5m the five whole minutes before the current one.
+	// executions_ended_5m from the minute five minutes before it, the current
+	// minute included (an end counts at once).
 	t.Run("TheWindowsAreWholeHoursAndMinutes", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -300,9 +301,9 @@ func TestExecutionCounts(t *testing.T) {
 		endAt("out 24h40m ago", now.Add(-24*time.Hour-40*time.Minute)) // 10:50 the day before: out
 		endAt("out 60m ago", now.Add(-60*time.Minute))                 // 11:30:20: not in the last hour's minutes (from 11:31)
 		endAt("in 59m ago", now.Add(-59*time.Minute-20*time.Second))   // 11:31:00: in
-		endAt("out this minute", now.Add(-10*time.Second))             // 12:30:10: not a whole minute yet for ended_5m
-		endAt("in 5m ago", now.Add(-5*time.Minute-20*time.Second))     // 12:25:00: in
-		endAt("out 6m ago", now.Add(-5*time.Minute-21*time.Second))    // 12:24:59: out
+		endAt("in this minute", now.Add(-10*time.Second))              // 12:30:10: in
+		endAt("in 5m20s ago", now.Add(-5*time.Minute-20*time.Second))  // 12:25:00: in
+		endAt("out 5m21s ago", now.Add(-5*time.Minute-21*time.Second)) // 12:24:59: out
 		b.setNow(t, now)
 		for _, fold := range []bool{false, true} {
 			if fold {
@@ -319,7 +320,7 @@ func TestExecutionCounts(t *testing.T) {
 			require.Equal(t, int64(4), throughput, "from 11:31 on (fold %t)", fold)
 			ended := viewRows[endedRow](t, b, viewEnded5m)
 			require.Len(t, ended, 1)
-			require.Equal(t, 1.0, ended[0].Value, "12:25:00 to 12:29:59 (fold %t)", fold)
+			require.Equal(t, 2.0, ended[0].Value, "from 12:25:00 on (fold %t)", fold)
 		}
 	})
 
