@@ -83,3 +83,8 @@ alter table geneva.ended_workflow_count_deltas set (
   autovacuum_analyze_threshold = 1000,
   autovacuum_analyze_scale_factor = 0
 );
+
+-- No view reads the executions by when they ended any more (the index served
+-- geneva.step_stats' window, then engine_metrics' and step_throughput's):
+-- every end wrote a B-tree entry for nothing.
+drop index geneva.step_executions_finished_at;
