@@ -98,6 +98,9 @@ func (b *testBundle) stepSpans(t *testing.T, id int64, n int) []sdktrace.ReadOnl
 		return len(spans) >= n
 	}, 15*time.Second, 10*time.Millisecond, "expected %d step spans", n)
 	require.Len(t, spans, n)
+	// in the order the steps ran: a step's span may end after the next
+	// step's, whose job its recorded end has already made due
+	slices.SortStableFunc(spans, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
 	return spans
 }
 
