@@ -1,4 +1,4 @@
--- Geneva 008: when a performing workflow's hero was deleted.
+-- Geneva 009: when a performing workflow's hero was deleted.
 --
 -- Deleting a tracked hero (geneva.track_hero) cancels its ready and paused
 -- workflows at once, but not a performing one under its running step: the
