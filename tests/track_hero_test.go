@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"time"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -133,17 +135,17 @@ func TestTrackHero(t *testing.T) {
 
 		b.heroExec(t, "delete from users where id <= $1", heroes)
 
-		var canceled, requested int
+		var canceled, stamped int
 		require.NoError(t, b.conn.QueryRow(b.ctx, `
 			select count(*) filter (where state = 'canceled'),
-			  count(*) filter (where state = 'performing' and requested_action = 'cancel')
-			from geneva.workflows`).Scan(&canceled, &requested))
-		require.Equal(t, heroes, canceled, "the performing one too")
-		require.Zero(t, requested)
+			  count(*) filter (where state = 'performing' and hero_missing_at is not null)
+			from geneva.workflows`).Scan(&canceled, &stamped))
+		require.Equal(t, heroes-1, canceled, "all but the performing one")
+		require.Equal(t, 1, stamped, "the performing one goes on to its step boundary")
 		var executions int
 		require.NoError(t, b.conn.QueryRow(b.ctx,
 			"select count(*) from geneva.step_executions where outcome = 'canceled_hero_missing'").Scan(&executions))
-		require.Equal(t, heroes, executions)
+		require.Equal(t, heroes-1, executions)
 	})
 
 	t.Run("IdColumnNamesTheHeroId", func(t *testing.T) {
@@ -289,28 +291,115 @@ func TestTrackHero(t *testing.T) {
 		require.Equal(t, "sentinel", deref(sentinel))
 	})
 
-	t.Run("PerformingWorkflowIsCanceledAtOnce", func(t *testing.T) {
+	t.Run("PerformingWorkflowKeepsItsStepsResultThenCancelsAtTheNextStep", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
+		b.setNow(t, t0)
 		s := b.heroSetScene(t)
 
 		b.heroExec(t, "delete from users where id = 2")
 
+		// the running step is not canceled under it
 		wf := b.workflow(t, s.performing)
-		require.Equal(t, "canceled", wf.State)
+		require.Equal(t, "performing", wf.State)
 		require.Nil(t, wf.RequestedAction)
-		running := b.execution(t, s.running.ExecutionID)
-		require.Equal(t, "canceled", running.State)
-		require.Equal(t, "canceled_hero_missing", deref(running.Outcome))
-		b.noActive(t, s.performing)
+		require.Equal(t, "in_progress", b.execution(t, s.running.ExecutionID).State)
+		var missingAt *time.Time
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select hero_missing_at from geneva.workflows where id = $1", s.performing).Scan(&missingAt))
+		require.Equal(t, t0, deref(missingAt))
 
-		// the worker's report of the step, when it comes, records nothing
+		// its own result is recorded, and the next step is scheduled
 		got := b.complete(t, s.running.ExecutionID, "success", nil)
+		require.Equal(t, "success", deref(got.Outcome))
+		require.Equal(t, "ready", got.WorkflowState)
+		next := b.active(t, s.performing)
+		require.Equal(t, "b", next.StepName)
+		require.NotNil(t, next.JobID, "scheduled with its job, not started inline")
 
-		require.Nil(t, got.Outcome)
-		require.Equal(t, "canceled", got.WorkflowState)
-		require.Equal(t, running, b.execution(t, s.running.ExecutionID))
-		require.Len(t, b.executions(t, s.performing), 1, "nothing more was scheduled")
+		// which ends canceled_hero_missing when it would start (after its wait)
+		b.setNow(t, t0.Add(hours(1)))
+		_, ok := b.startStep(t, next.ID, nil)
+		require.False(t, ok)
+		require.Equal(t, "canceled", b.workflow(t, s.performing).State)
+		ended := b.execution(t, next.ID)
+		require.Equal(t, "canceled", ended.State)
+		require.Equal(t, "canceled_hero_missing", deref(ended.Outcome))
+		require.Nil(t, ended.StartedAt)
+	})
+
+	// quickSteps: steps without waits, whose successors a worker's
+	// complete_and_continue would start in the same job; hero 1 performs
+	// its first step.
+	quickSteps := func(t *testing.T) (*testBundle, startedStep) {
+		b := setup(t)
+		b.define(t, "Quick", `{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}`)
+		b.heroUsers(t, 1)
+		return b, b.run(t, b.create(t, "Quick", "1"))
+	}
+
+	t.Run("PerformingWorkflowContinuedInlineStillCancels", func(t *testing.T) {
+		t.Parallel()
+		b, running := quickSteps(t)
+		s := heroScene{performing: running.WorkflowID, running: running}
+
+		b.heroExec(t, "delete from users where id = 1")
+
+		var state string
+		var nextID *int64
+		var nextStarted *time.Time
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select workflow_state, next_execution_id, next_started_at from geneva.complete_and_continue($1)",
+			s.running.ExecutionID).Scan(&state, &nextID, &nextStarted))
+		require.Equal(t, "ready", state, "the next step is not started in the same job")
+		require.Nil(t, nextStarted)
+		next := b.active(t, s.performing)
+		_, ok := b.startStep(t, next.ID, nil)
+		require.False(t, ok)
+		require.Equal(t, "canceled_hero_missing", deref(b.execution(t, next.ID).Outcome))
+		require.Equal(t, "canceled", b.workflow(t, s.performing).State)
+	})
+
+	t.Run("LastStepDeletingItsHeroFinishes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		// the manual's User Erasure workflow: its last step destroys the hero
+		b.define(t, "UserErasure", `{"steps": [{"name": "erase_personal_data"}, {"name": "destroy_user"}]}`)
+		b.heroUsers(t, 1)
+		id := b.create(t, "UserErasure", "1")
+		b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+		last := b.run(t, id)
+		require.Equal(t, "destroy_user", last.StepName)
+
+		b.heroExec(t, "delete from users where id = 1") // the step's own work
+
+		got := b.complete(t, last.ExecutionID, "success", nil)
+		require.Equal(t, "success", deref(got.Outcome))
+		require.Equal(t, "finished", got.WorkflowState)
+		require.Equal(t, "finished", b.workflow(t, id).State)
+		b.noActive(t, id)
+	})
+
+	t.Run("BatchedClaimsAndEndsSeeTheMissingHero", func(t *testing.T) {
+		t.Parallel()
+		b, running := quickSteps(t)
+		s := heroScene{performing: running.WorkflowID, running: running}
+		b.heroExec(t, "delete from users where id = 1")
+
+		var outcome, state string
+		require.NoError(t, b.conn.QueryRow(b.ctx, `
+			select outcome, workflow_state
+			from geneva.complete_steps(array[$1::bigint], array['success'], array[null::interval], array[null::bigint], array[true])`,
+			s.running.ExecutionID).Scan(&outcome, &state))
+		require.Equal(t, "success", outcome)
+		require.Equal(t, "ready", state)
+		next := b.active(t, s.performing)
+		var started int
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select count(*) from geneva.start_steps(array[$1::bigint], array[null::text])", next.ID).Scan(&started))
+		require.Zero(t, started)
+		require.Equal(t, "canceled_hero_missing", deref(b.execution(t, next.ID).Outcome))
+		require.Equal(t, "canceled", b.workflow(t, s.performing).State)
 	})
 
 	t.Run("RaisesForBadArguments", func(t *testing.T) {
@@ -356,7 +445,8 @@ func TestTrackHero(t *testing.T) {
 		require.NoError(t, err)
 		_, err = tx.Exec(b.ctx, "delete from users where id in (1, 2, 3)")
 		require.NoError(t, err)
-		// within the transaction, the heroes' workflows are canceled
+		// within the transaction, the heroes' workflows are canceled (the
+		// performing one at its step boundary)
 		var readyState, pausedState, performingState string
 		require.NoError(t, tx.QueryRow(b.ctx, `
 			select (select state from geneva.workflows where id = $1),
@@ -365,7 +455,7 @@ func TestTrackHero(t *testing.T) {
 			s.ready, s.paused, s.performing).Scan(&readyState, &pausedState, &performingState))
 		require.Equal(t, "canceled", readyState)
 		require.Equal(t, "canceled", pausedState)
-		require.Equal(t, "canceled", performingState)
+		require.Equal(t, "performing", performingState)
 		require.NoError(t, tx.Rollback(b.ctx))
 
 		for i, id := range ids {

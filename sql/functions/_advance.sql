@@ -34,7 +34,9 @@
 -- due now and no condition of the worker's has to run before it (the
 -- definition has no cancel_if, the step no skip_if), it is inserted already
 -- in_progress, without a job, and the workflow is left performing it: the
--- caller's worker runs it in the same job.
+-- caller's worker runs it in the same job. Not when the workflow's hero was
+-- deleted while it performed (hero_missing_at): start_step ends that
+-- execution canceled_hero_missing when its job runs.
 create or replace function geneva._advance(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
@@ -94,6 +96,7 @@ begin
   -- records it (step_not_defined) when its job runs
   v_start := coalesce(
     p_inline and v_move = 'schedule' and v_wait <= interval '0'
+      and p_workflow.hero_missing_at is null
       and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
       and array_position(p_definition.step_names, v_step_name) is not null
       and not (

@@ -80,7 +80,8 @@ begin
   -- such elements at once below: what geneva._complete_step and
   -- geneva._advance do for it (move "next"), as a few set-wise statements.
   -- Every other element (another signal, a late or duplicate report, a
-  -- requested pause or cancel, a removed step) goes through
+  -- requested pause or cancel, a removed step, a hero deleted while the step
+  -- ran) goes through
   -- geneva._complete_step alone, in lock order, afterwards.
   select
     coalesce(array_agg(i.ord order by i.workflow_id) filter (where i.fast), '{}'),
@@ -91,6 +92,7 @@ begin
       coalesce(
         p_signals[i.ord] = 'success' and p_waits[i.ord] is null
           and e.state = 'in_progress' and w.state = 'performing' and w.requested_action is null
+          and w.hero_missing_at is null
           and d.step_names @> array[e.step_name],
         false
       ) as fast

@@ -21,7 +21,9 @@
 --   the execution is not due yet: it stays scheduled, and a job is enqueued for
 --     its time unless one is still waiting in River;
 --   the step is no longer defined (step_not_defined), the hero is missing
---     and the definition does not allow it (hero_missing), cancel_if held
+--     (the worker's hero loader found nothing, or the hero trigger of
+--     geneva.track_hero stamped hero_missing_at while the workflow
+--     performed) and the definition does not allow it (hero_missing), cancel_if held
 --     (cancel), skip_if held (skip: from the worker, or `"skip_if": true` in
 --     the definition): the execution ends and the workflow moves on as that
 --     precondition's row in geneva._signal_effects says (a step no longer
@@ -104,7 +106,8 @@ begin
   -- cancel_if held, skip_if held
   v_decided := case
     when v_index is null then 'step_not_defined'
-    when p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then 'hero_missing'
+    when (p_precondition = 'hero_missing' or v_workflow.hero_missing_at is not null)
+      and not v_definition.may_proceed_without_hero then 'hero_missing'
     when p_precondition = 'cancel' then 'cancel'
     when p_precondition = 'skip'
       or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then 'skip'

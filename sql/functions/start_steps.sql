@@ -70,7 +70,8 @@ begin
   perform geneva._lock_executions(p_execution_ids);
 
   -- The common case, a due scheduled execution of a ready workflow whose
-  -- step is still defined, with no precondition and no `"skip_if": true`, is
+  -- step is still defined and whose hero was not deleted, with no
+  -- precondition and no `"skip_if": true`, is
   -- started for all such elements at once below, as start_step starts it;
   -- every other element goes through start_step alone, in lock order.
   select
@@ -82,6 +83,7 @@ begin
       coalesce(
         p_preconditions[i.ord] is null
           and e.state = 'scheduled' and w.state = 'ready' and e.scheduled_for <= v_now
+          and w.hero_missing_at is null
           and d.step_names @> array[e.step_name]
           and d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if'
             is distinct from 'true'::jsonb,
