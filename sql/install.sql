@@ -57,6 +57,10 @@ drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflo
 drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
 drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
 drop function if exists geneva._trg_ended_workflow_counts_guard();
+-- housekeeping's thresholds became operators' settings (migration 008):
+-- housekeep_if_due takes none, housekeep took no p_keep_forever
+drop function if exists geneva.housekeep_if_due(interval, interval, interval, interval, text, integer);
+drop function if exists geneva.housekeep(interval, interval, interval, text, integer);
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}
@@ -118,8 +122,13 @@ drop function if exists geneva._trg_ended_workflow_counts_guard();
 -- Housekeeping and heroes.
 {{ template "functions/_fold_workflow_counts.sql" . }}
 {{ template "functions/_fold_ended_executions.sql" . }}
+{{ template "functions/_housekeeping_settings.sql" . }}
+{{ template "functions/_check_housekeeping_settings.sql" . }}
+{{ template "functions/get_housekeeping_settings.sql" . }}
+{{ template "functions/set_housekeeping_settings.sql" . }}
 {{ template "functions/housekeep.sql" . }}
 {{ template "functions/housekeep_if_due.sql" . }}
+{{ template "functions/_hero_id_column.sql" . }}
 {{ template "triggers/hero_deleted.sql" . }}
 {{ template "functions/_hero_trigger_name.sql" . }}
 {{ template "functions/track_hero.sql" . }}
@@ -141,6 +150,7 @@ drop function if exists geneva._trg_ended_workflow_counts_guard();
 {{ template "triggers/step_executions_count_inserted.sql" . }}
 {{ template "triggers/counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
+{{ template "triggers/housekeeping_settings_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}

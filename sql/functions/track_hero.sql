@@ -13,13 +13,18 @@
 -- names cannot inject SQL.
 --
 -- It runs as Geneva's owner (security definer), who needs the TRIGGER
--- privilege on the table (an owner of the application's tables has it);
--- Geneva's own tables and River's are refused.
+-- privilege on the table (an owner of the application's tables has it). The
+-- caller needs it too (its session's login role, which holds what its
+-- granted roles hold): a role may not attach Geneva's trigger, nor take the
+-- lock that attaching it holds, on a table it could not put a trigger on
+-- itself. Geneva's own tables and River's are refused, and so is an id
+-- column of a type that is not built in (see geneva._hero_id_column).
 --
 -- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
--- bytes; 22023 for an empty hero type, a column the table does not have, or
--- a table of Geneva's or River's; 42P01 (from the regclass cast) for an
--- unknown table.
+-- bytes; 42501 when the caller lacks TRIGGER on the table; 22023 for an
+-- empty hero type, a column the table does not have or whose type a hero id
+-- may not have, or a table of Geneva's or River's; 42P01 (from the regclass
+-- cast) for an unknown table.
 create or replace function geneva.track_hero(
   p_table regclass,
   p_hero_type text,
@@ -47,17 +52,12 @@ begin
   ) then
     raise exception 'table % is Geneva''s or River''s, not a hero table', p_table using errcode = '22023';
   end if;
-  if not exists (
-    select 1
-    from pg_catalog.pg_attribute a
-    where a.attrelid = p_table
-      and a.attname = p_id_column
-      and a.attnum > 0
-      and not a.attisdropped
-  ) then
-    raise exception 'table % has no column %', p_table, p_id_column
-      using errcode = '22023';
+  if not pg_catalog.has_table_privilege(session_user, p_table, 'TRIGGER') then
+    raise exception 'permission denied: % may not create triggers on table %', session_user, p_table
+      using errcode = '42501',
+            hint = 'Track a hero table as a role with the TRIGGER privilege on it (its owner has it).';
   end if;
+  perform geneva._hero_id_column(p_table, p_id_column);
 
   execute format(
     'create or replace trigger %I after delete on %s referencing old table as old_heroes '

@@ -1,9 +1,10 @@
 -- geneva.untrack_hero: removes the trigger geneva.track_hero attached.
 --
 -- Called by: the application's migrations. Removing a trigger that is not
--- there is harmless.
--- Raises: 22004 for a NULL argument; 42P01 (from the regclass cast) for an
--- unknown table.
+-- there is harmless. The caller needs the TRIGGER privilege on the table,
+-- as for track_hero.
+-- Raises: 22004 for a NULL argument; 42501 when the caller lacks TRIGGER on
+-- the table; 42P01 (from the regclass cast) for an unknown table.
 create or replace function geneva.untrack_hero(p_table regclass, p_hero_type text)
 returns void
 language plpgsql
@@ -14,6 +15,11 @@ as $$
 begin
   if p_table is null or p_hero_type is null then
     raise exception 'table and hero type must not be null' using errcode = '22004';
+  end if;
+  if not pg_catalog.has_table_privilege(session_user, p_table, 'TRIGGER') then
+    raise exception 'permission denied: % may not drop triggers on table %', session_user, p_table
+      using errcode = '42501',
+            hint = 'Untrack a hero table as a role with the TRIGGER privilege on it (its owner has it).';
   end if;
   execute format('drop trigger if exists %I on %s', geneva._hero_trigger_name(p_hero_type), p_table);
 end;
