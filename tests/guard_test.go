@@ -264,6 +264,10 @@ func TestGuardState(t *testing.T) {
 
 			b.guardExec(t, "delete from public.guard_users")
 			b.complete(t, started.ExecutionID, "success", nil)
+			// the performing one cancels when its next step would start
+			b.setNow(t, t0.Add(hours(1)))
+			_, ok := b.startStep(t, b.active(t, performing).ID, nil)
+			require.False(t, ok)
 
 			for _, id := range []int64{ready, paused, performing} {
 				require.Equal(t, "canceled", b.workflow(t, id).State, "workflow %d", id)
@@ -583,6 +587,16 @@ func TestGuardColumns(t *testing.T) {
 		"delete from geneva.ended_executions_by_hour",
 		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, queue, priority,
 		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
+		// TRUNCATE fires no row trigger: it has its own guard on every table
+		"truncate geneva.workflows cascade",
+		"truncate geneva.step_executions",
+		"truncate geneva.workflow_definitions cascade",
+		"truncate geneva.housekeeping_rounds",
+		"truncate geneva.ended_workflow_counts",
+		"truncate geneva.ended_workflow_count_deltas",
+		"truncate geneva.ended_execution_deltas",
+		"truncate geneva.ended_executions_by_minute",
+		"truncate geneva.ended_executions_by_hour",
 	} {
 		_, err := b.conn.Exec(b.ctx, statement)
 		requireCode(t, err, "55000")
