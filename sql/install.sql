@@ -150,6 +150,7 @@ drop function if exists geneva.housekeep(interval, interval, interval, text, int
 {{ template "triggers/step_executions_count_inserted.sql" . }}
 {{ template "triggers/counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}
+{{ template "triggers/truncate_guard.sql" . }}
 {{ template "triggers/housekeeping_settings_guard.sql" . }}
 
 -- Views, last.
