@@ -376,6 +376,32 @@ func TestDefineWorkflow(t *testing.T) {
 		b.define(t, "Longest", `{"steps": [{"name": "a", "wait": "100 years"}, {"name": "b", "wait": 3155760000}]}`)
 	})
 
+	t.Run("StepsAreBounded", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		steps := func(n int) string {
+			return fmt.Sprintf(`{"steps": %s}`, b.stepList(t, n))
+		}
+		b.define(t, "Longest", steps(1000))
+		var names int
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select cardinality(step_names) from geneva.workflow_definitions where workflow_type = 'Longest'").Scan(&names))
+		require.Equal(t, 1000, names)
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.define_workflow('TooLong', $1::jsonb)", steps(20000))
+		pgErr := requireCode(t, err, "22023")
+		require.Contains(t, pgErr.Message, "20000 steps, the limit is 1000")
+	})
+
+	t.Run("DuplicateStepNameIsNamed", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.conn.Exec(b.ctx, "select geneva.define_workflow('Dup', $1::jsonb)",
+			`{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "b"}, {"name": "a"}]}`)
+		pgErr := requireCode(t, err, "22023")
+		require.Contains(t, pgErr.Message, `duplicate step name "b"`, "the first name that repeats an earlier one")
+	})
+
 	t.Run("RequiresSteps", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -442,4 +468,14 @@ func TestDefineWorkflow(t *testing.T) {
 		require.False(t, row.MayProceedWithoutHero)
 		require.Equal(t, 2, countDefinitions(t, b))
 	})
+}
+
+// stepList is a JSON list of n steps named s1 … sn, with a wait each.
+func (b *testBundle) stepList(t *testing.T, n int) string {
+	t.Helper()
+	var list string
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		`select jsonb_agg(jsonb_build_object('name', 's' || i, 'wait', '1 minute') order by i)::text
+		 from generate_series(1, $1::int) i`, n).Scan(&list))
+	return list
 }

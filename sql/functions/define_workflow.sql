@@ -13,7 +13,8 @@
 --
 -- Locks: the definition row (upsert).
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
--- (unknown keys, no steps key, steps not a list, a step without a name,
+-- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
+-- step without a name,
 -- duplicate step names, a bad wait or skip_if, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
@@ -47,6 +48,9 @@ declare
   -- them by worker/defaults_internal_test.go)
   v_queue text := 'default';
   v_priority smallint := 1;
+  -- the most steps a type may have: the step list is searched at every
+  -- claim of a step, and validated here
+  v_max_steps constant integer := 1000;
 begin
   if p_workflow_type is null then
     raise exception 'workflow type must not be null' using errcode = '22004';
@@ -84,6 +88,11 @@ begin
     raise exception 'definition of %: steps must be a list', p_workflow_type
       using errcode = '22023';
   end if;
+  if jsonb_array_length(v_steps) > v_max_steps then
+    raise exception 'definition of % has % steps, the limit is %', p_workflow_type, jsonb_array_length(v_steps), v_max_steps
+      using errcode = '22023',
+            hint = 'A workflow type has at most 1000 steps; split a longer process into workflows, or loop with a resumable step.';
+  end if;
 
   for v_step in select s from jsonb_array_elements(v_steps) s loop
     v_where := format('definition of %s: steps[%s]', p_workflow_type, v_index);
@@ -103,17 +112,10 @@ begin
       raise exception '%: a step needs a name', v_where using errcode = '22023';
     end if;
     perform geneva._check_length(v_name, 255, v_where || ': step name');
-    if v_name = any(v_names) then
-      raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
-        using errcode = '22023';
-    end if;
     v_where := format('definition of %s: step %s', p_workflow_type, v_name);
-
-    v_names := v_names || v_name;
-    v_waits := v_waits || case
-      when v_step ? 'wait' then geneva._parse_wait(v_step -> 'wait', v_where)
-      else interval '0'
-    end;
+    if v_step ? 'wait' then
+      perform geneva._parse_wait(v_step -> 'wait', v_where);
+    end if;
 
     if v_step ? 'skip_if'
       and jsonb_typeof(v_step -> 'skip_if') not in ('boolean', 'string') then
@@ -131,6 +133,30 @@ begin
 
     v_index := v_index + 1;
   end loop;
+
+  -- the step list, and its waits, in one pass each; a duplicate name, the
+  -- first one that repeats an earlier one (a hash, not a search per step:
+  -- validation stays linear in the number of steps)
+  select coalesce(array_agg(s.step ->> 'name' order by s.n), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'wait' then geneva._parse_wait(s.step -> 'wait', '') else interval '0' end
+      order by s.n
+    ), '{}')
+  into v_names, v_waits
+  from jsonb_array_elements(v_steps) with ordinality as s (step, n);
+  select d.name into v_name
+  from (
+    select s.name, s.n, count(*) over (partition by s.name) as times,
+      row_number() over (partition by s.name order by s.n) as nth
+    from unnest(v_names) with ordinality as s (name, n)
+  ) d
+  where d.times > 1 and d.nth = 2
+  order by d.n
+  limit 1;
+  if found then
+    raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
+      using errcode = '22023';
+  end if;
 
   -- guard: workflow-level policies
   v_policy := p_definition -> 'on_exception';
