@@ -1,5 +1,5 @@
 // Command demo runs the manual's example workflows (user onboarding,
-// payments, webhooks; see package examples) with a worker on a throwaway
+// payments, webhooks, user erasure; see package examples) with a worker on a throwaway
 // PostgreSQL server, printing each step's outcome, playing an operator who
 // resumes a paused payment, and printing what `geneva ls`, `stats` and `show`
 // say at the end.
@@ -152,7 +152,8 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	compress := float64(24*time.Hour) / float64(demo.dayLasts)
 	start := time.Now()
 	w, err := worker.New(env.pool, &worker.Config{
-		Workflows:     examples.Workflows(world, &examples.Options{Compress: compress}),
+		Workflows: append(examples.Workflows(world, &examples.Options{Compress: compress}),
+			examples.UserErasure(env.pool, world, &examples.Options{Compress: compress})),
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Hooks:         []worker.Hook{progress(env, start)},
 		ErrorReporter: reportError(env, start),
@@ -169,6 +170,14 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		defer cancel()
 		_ = w.Stop(stopCtx)
 	}()
+
+	// The erasure's users are rows of a table of the application's, tracked
+	// as heroes (geneva.track_hero).
+	if _, err := env.pool.Exec(ctx, examples.ErasureSchema+`;
+		insert into erasure_users values (7001, 'dee@example.com') on conflict do nothing;
+		insert into erasure_posts values (7001, 'my first post')`); err != nil {
+		return fmt.Errorf("creating the erasure example's tables: %w", err)
+	}
 
 	// Create every workflow in one transaction, as an application would with
 	// its own writes. They allow several per hero, so that the demo can run
@@ -208,6 +217,12 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	if err := waitSettled(ctx, env, order); err != nil {
 		return err
 	}
+
+	erasure, err := env.client.GetWorkflow(ctx, ids["User 7001"])
+	if err != nil {
+		return err
+	}
+	env.printf("\nUser 7001's erasure is %s: its last step deleted the user's own row, a hero tracked with geneva.track_hero.\n", erasure.State)
 
 	env.printf("\nDashboard (geneva ls):\n\n")
 	counts, err := env.client.WorkflowCounts(ctx)
@@ -283,6 +298,7 @@ var demoHeroes = []struct{ workflowType, heroType, heroID string }{
 	{"WebhookDelivery", "Webhook", "w1"},
 	{"WebhookDelivery", "Webhook", "w2"},
 	{"WebhookDelivery", "Webhook", "w3"},
+	{"UserErasure", "User", "7001"},
 }
 
 func demoWorld() *examples.World {
