@@ -41,8 +41,11 @@
 // Every state-changing request must be a POST that passes
 // net/http.CrossOriginProtection and carries the dashboard's CSRF token.
 // Config.ReadOnly hides and refuses every action. Config.Token and
-// Config.BasicAuthUser protect the whole dashboard; ListenAndServe refuses a
-// non-loopback address without one of them.
+// Config.BasicAuthUser protect the whole dashboard; without one of them,
+// ListenAndServe refuses a non-loopback address and answers only to a
+// loopback Host (against DNS rebinding). An application that mounts the
+// handler without these credentials answers for both: its own authentication,
+// or a server that only its operators reach and that checks the Host.
 package dashboard
 
 import (
@@ -64,6 +67,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/geneva-dev/geneva/internal/httpauth"
 )
 
 //go:embed all:assets all:templates
@@ -150,6 +155,7 @@ type handler struct {
 	cfg       Config
 	csrf      string
 	db        *pgxpool.Pool
+	guard     *httpauth.Guard
 	logger    *slog.Logger
 	next      http.Handler
 	templates map[string]*template.Template
@@ -189,6 +195,7 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	if c.BasicAuthUser == "" && c.BasicAuthPassword != "" {
 		return nil, errors.New("geneva: dashboard basic auth needs a user")
 	}
+	h.guard = guard(c)
 	h.logger = c.Logger
 	if h.logger == nil {
 		h.logger = slog.Default()
@@ -245,7 +252,7 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 
 // ServeHTTP authenticates the request, then serves it.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.authenticate(w, r) {
+	if !h.guard.Authenticate(w, r) {
 		return
 	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
@@ -257,47 +264,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 const tokenCookie = "geneva_dashboard_token"
 
+// guard is the dashboard's credentials, checked by the code geneva metrics
+// shares.
+func guard(cfg *Config) *httpauth.Guard {
+	return &httpauth.Guard{
+		BasicAuthUser: cfg.BasicAuthUser, BasicAuthPassword: cfg.BasicAuthPassword,
+		Cookie: tokenCookie, Name: "dashboard", Prefix: strings.TrimSuffix(cfg.Prefix, "/"), Token: cfg.Token,
+	}
+}
+
 // contentSecurityPolicy lets pages load only the dashboard's own scripts,
 // styles and forms (htmx runs without eval), and be framed by no one.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-
-// authenticate checks the token or basic credentials, when configured, and
-// answers 401 when they are missing or wrong.
-func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) bool {
-	c := &h.cfg
-	if c.Token == "" && c.BasicAuthUser == "" {
-		return true
-	}
-	if c.Token != "" {
-		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(token, c.Token) {
-			return true
-		}
-		if cookie, err := r.Cookie(tokenCookie); err == nil && equal(cookie.Value, c.Token) {
-			return true
-		}
-		if token := r.URL.Query().Get("token"); token != "" && equal(token, c.Token) && r.Method == http.MethodGet {
-			http.SetCookie(w, &http.Cookie{
-				Name: tokenCookie, Value: c.Token, Path: c.Prefix + "/",
-				HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-			})
-			q := r.URL.Query()
-			q.Del("token")
-			u := *r.URL
-			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
-			return false
-		}
-	}
-	if c.BasicAuthUser != "" {
-		if user, password, ok := r.BasicAuth(); ok && equal(user, c.BasicAuthUser) && equal(password, c.BasicAuthPassword) {
-			return true
-		}
-		w.Header().Set("WWW-Authenticate", `Basic realm="Geneva dashboard", charset="UTF-8"`)
-	}
-	http.Error(w, "Unauthorized: this dashboard needs its token or password.", http.StatusUnauthorized)
-	return false
-}
 
 func equal(a, b string) bool {
 	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
@@ -326,10 +305,13 @@ func assetServer(assets fs.FS) http.Handler {
 }
 
 // ListenAndServe serves the dashboard for pool at addr (host:port) until ctx
-// is done, then shuts the server down gracefully. It refuses an address that
-// is not a loopback one (127.0.0.1, ::1, localhost) unless cfg sets Token or
-// BasicAuthUser. ready, when not nil, is called with the dashboard's URL once
-// it listens.
+// is done, then shuts the server down gracefully. Unless cfg sets Token or
+// BasicAuthUser, it refuses an address that is not a loopback one
+// (127.0.0.1, ::1, localhost), and answers only requests whose Host is
+// localhost, 127.0.0.0/8 or [::1], with or without a port (others get 421
+// Misdirected Request), so that a web page cannot reach it by DNS
+// rebinding. ready, when not nil, is called with the dashboard's URL once it
+// listens.
 func ListenAndServe(ctx context.Context, pool *pgxpool.Pool, addr string, cfg *Config, ready func(url string)) error {
 	if cfg == nil {
 		cfg = &Config{}
@@ -345,8 +327,13 @@ func ListenAndServe(ctx context.Context, pool *pgxpool.Pool, addr string, cfg *C
 	if err != nil {
 		return fmt.Errorf("geneva: dashboard: %w", err)
 	}
+	g := guard(cfg)
 	server := &http.Server{
-		Handler:           handler,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if g.CheckHost(w, r) {
+				handler.ServeHTTP(w, r)
+			}
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -369,18 +356,8 @@ func ListenAndServe(ctx context.Context, pool *pgxpool.Pool, addr string, cfg *C
 // sets neither Token nor BasicAuthUser: the dashboard operates workflows, so
 // it is never open to a network without a credential.
 func CheckAddr(addr string, cfg *Config) error {
-	if cfg != nil && (cfg.Token != "" || cfg.BasicAuthUser != "") {
-		return nil
+	if cfg == nil {
+		cfg = &Config{}
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("geneva: dashboard address %q: %w", addr, err)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("geneva: refusing to serve the dashboard on %s, which is not a loopback address, without a token or basic auth (set one, or listen on 127.0.0.1)", addr)
+	return guard(cfg).CheckAddr(addr)
 }

@@ -14,15 +14,42 @@ import (
 
 // dashboardOptions are the dashboard command's flags.
 type dashboardOptions struct {
-	addr      string
-	basicAuth string
-	metrics   bool
-	prefix    string
-	readOnly  bool
-	refresh   time.Duration
-	token     string
+	addr        string
+	credentials credentialFlags
+	metrics     bool
+	prefix      string
+	readOnly    bool
+	refresh     time.Duration
 
 	cfg *dashboard.Config
+}
+
+// credentialFlags are the flags that give the dashboard and the metrics
+// server their credentials, the same for both.
+type credentialFlags struct {
+	basicAuth string
+	token     string
+}
+
+// add declares --token and --basic-auth on cmd.
+func (cf *credentialFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&cf.token, "token", os.Getenv("GENEVA_DASHBOARD_TOKEN"),
+		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN) (default $GENEVA_DASHBOARD_TOKEN)")
+	f.StringVar(&cf.basicAuth, "basic-auth", os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH"),
+		"require HTTP basic authentication as USER:PASSWORD (default $GENEVA_DASHBOARD_BASIC_AUTH)")
+}
+
+// basicAuthUser splits --basic-auth into its user and password.
+func (cf *credentialFlags) basicAuthUser() (user, password string, err error) {
+	if cf.basicAuth == "" {
+		return "", "", nil
+	}
+	user, password, ok := strings.Cut(cf.basicAuth, ":")
+	if !ok || user == "" {
+		return "", "", usagef("--basic-auth takes USER:PASSWORD")
+	}
+	return user, password, nil
 }
 
 func newDashboardCmd(opts *options) *cobra.Command {
@@ -38,9 +65,11 @@ bulk resume or cancel of a filtered set).
 It listens on 127.0.0.1:8080 unless --addr says otherwise, and refuses an
 address that is not a loopback one without --token or --basic-auth (also
 read from $GENEVA_DASHBOARD_TOKEN and $GENEVA_DASHBOARD_BASIC_AUTH, which
-keep them out of the process list). With --read-only it shows no action and
-refuses every one. The engine's metrics for Prometheus are at /metrics
-(behind the same token or password), unless --metrics=false.`,
+keep them out of the process list). Without either, it answers only to the
+host names localhost, 127.0.0.1 and [::1] (against DNS rebinding). With
+--read-only it shows no action and refuses every one. The engine's metrics
+for Prometheus are at /metrics (behind the same token or password), unless
+--metrics=false.`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -54,10 +83,7 @@ refuses every one. The engine's metrics for Prometheus are at /metrics
 	f := cmd.Flags()
 	f.StringVar(&do.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	f.BoolVar(&do.readOnly, "read-only", false, "show no action and refuse every one")
-	f.StringVar(&do.token, "token", os.Getenv("GENEVA_DASHBOARD_TOKEN"),
-		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN) (default $GENEVA_DASHBOARD_TOKEN)")
-	f.StringVar(&do.basicAuth, "basic-auth", os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH"),
-		"require HTTP basic authentication as USER:PASSWORD (default $GENEVA_DASHBOARD_BASIC_AUTH)")
+	do.credentials.add(cmd)
 	f.StringVar(&do.prefix, "prefix", "", "serve under this path, e.g. /geneva")
 	f.BoolVar(&do.metrics, "metrics", true, "serve the engine's metrics for Prometheus at PREFIX/metrics (as geneva metrics does)")
 	f.DurationVar(&do.refresh, "refresh", 5*time.Second, "how often pages refresh themselves (0: never)")
@@ -67,16 +93,13 @@ refuses every one. The engine's metrics for Prometheus are at /metrics
 // config turns the flags into the dashboard's configuration and checks that
 // the address is loopback or protected.
 func (do *dashboardOptions) config() (*dashboard.Config, error) {
-	cfg := &dashboard.Config{Prefix: do.prefix, ReadOnly: do.readOnly, Token: do.token, RefreshInterval: do.refresh}
+	cfg := &dashboard.Config{Prefix: do.prefix, ReadOnly: do.readOnly, Token: do.credentials.token, RefreshInterval: do.refresh}
 	if do.refresh == 0 {
 		cfg.RefreshInterval = -1
 	}
-	if do.basicAuth != "" {
-		user, password, ok := strings.Cut(do.basicAuth, ":")
-		if !ok || user == "" {
-			return nil, usagef("--basic-auth takes USER:PASSWORD")
-		}
-		cfg.BasicAuthUser, cfg.BasicAuthPassword = user, password
+	var err error
+	if cfg.BasicAuthUser, cfg.BasicAuthPassword, err = do.credentials.basicAuthUser(); err != nil {
+		return nil, err
 	}
 	if err := dashboard.CheckAddr(do.addr, cfg); err != nil {
 		return nil, usageError{err}

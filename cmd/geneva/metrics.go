@@ -10,11 +10,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geneva-dev/geneva/internal/httpauth"
 	"github.com/geneva-dev/geneva/promgeneva"
 )
 
+// metricsOptions are the metrics command's flags.
+type metricsOptions struct {
+	addr        string
+	credentials credentialFlags
+
+	guard *httpauth.Guard
+}
+
 func newMetricsCmd(opts *options) *cobra.Command {
-	var addr string
+	mo := &metricsOptions{}
 	cmd := &cobra.Command{
 		Use:   "metrics",
 		Short: "Serve the engine's metrics to Prometheus at /metrics",
@@ -22,24 +31,52 @@ func newMetricsCmd(opts *options) *cobra.Command {
 type and state, paused workflows by error class, stuck executions, how far
 behind each queue is, executions ended per outcome) in the Prometheus text
 format at http://ADDR/metrics, one query per scrape, until interrupted. For
-deployments without geneva dashboard, which serves the same at /metrics.`,
+deployments without geneva dashboard, which serves the same at /metrics.
+
+It takes the dashboard's credentials. It listens on 127.0.0.1:9187 unless
+--addr says otherwise, and refuses an address that is not a loopback one
+without --token or --basic-auth (also read from $GENEVA_DASHBOARD_TOKEN and
+$GENEVA_DASHBOARD_BASIC_AUTH). Prometheus sends them with its scrape
+config's authorization (type Bearer) or basic_auth. Without either, it
+answers only to the host names localhost, 127.0.0.1 and [::1] (against DNS
+rebinding).`,
 		Args: noArgs,
+		// the flags are checked before connecting to the database
+		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
+			mo.guard, err = mo.guardOf()
+			return err
+		},
 		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
-			return serveMetrics(ctx, env, addr)
+			return serveMetrics(ctx, env, mo)
 		}),
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:9187", "address to listen on")
+	cmd.Flags().StringVar(&mo.addr, "addr", "127.0.0.1:9187", "address to listen on")
+	mo.credentials.add(cmd)
 	return cmd
 }
 
-func serveMetrics(ctx context.Context, env *environment, addr string) error {
+// guardOf turns the flags into the server's credentials and checks that the
+// address is loopback or protected.
+func (mo *metricsOptions) guardOf() (*httpauth.Guard, error) {
+	g := &httpauth.Guard{Cookie: "geneva_metrics_token", Name: "metrics server", Token: mo.credentials.token}
+	var err error
+	if g.BasicAuthUser, g.BasicAuthPassword, err = mo.credentials.basicAuthUser(); err != nil {
+		return nil, err
+	}
+	if err := g.CheckAddr(mo.addr); err != nil {
+		return nil, usageError{err}
+	}
+	return g, nil
+}
+
+func serveMetrics(ctx context.Context, env *environment, mo *metricsOptions) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promgeneva.Handler(env.pool))
-	listener, err := net.Listen("tcp", addr)
+	listener, err := net.Listen("tcp", mo.addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mo.guard.Handler(mux), ReadHeaderTimeout: 10 * time.Second}
 	env.printf("serving metrics at http://%s/metrics\n", listener.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(listener) }()
