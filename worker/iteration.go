@@ -63,9 +63,12 @@ type ResumableOpts struct {
 
 	// CheckpointInterval is how often the cursor is written to the database
 	// while the step runs: Set, Advance and Checkpoint write it (one small
-	// statement, which also learns of an operator's pause or cancel) only when
-	// this long has passed since the last write, so that a tight loop does not
-	// become a round trip per item. The cursor is always written when the
+	// statement, which also learns of an operator's pause or cancel) at their
+	// first call in an execution, then only when this long has passed since
+	// the last write, so that a tight loop does not become a round trip per
+	// item. Before the step has a cursor the write saves none (JSON null) and
+	// only asks, so a step that only calls Checkpoint learns of a pause or
+	// cancel too. The cursor is always written when the
 	// step hands over (a budget is spent, the worker stops, SkipTo) and when
 	// it ends, before its result (nil, an error, a flow-control value) is
 	// recorded. An operator's pause or cancel is learnt at the next write.
@@ -218,26 +221,25 @@ type Iteration struct {
 	advanced   bool
 	iterations int
 	start      time.Time
-	lastWrite  time.Time // real time, for CheckpointInterval
+	lastWrite  time.Time // real time, for CheckpointInterval; zero before the first write
 	stopped    *StopError
 }
 
 func newIteration(step *Step, opts *ResumableOpts) *Iteration {
 	it := &Iteration{
-		Step:      step,
-		opts:      *opts,
-		interval:  opts.CheckpointInterval,
-		now:       time.Now,
-		stopping:  func() bool { return false },
-		resumed:   step.ContinuesFromID != 0,
-		lastWrite: time.Now(),
+		Step:     step,
+		opts:     *opts,
+		interval: opts.CheckpointInterval,
+		now:      time.Now,
+		stopping: func() bool { return false },
 	}
 	if it.interval == 0 {
 		it.interval = defaultCheckpointInterval
 	}
-	if len(step.Cursor) > 0 && !bytes.Equal(step.Cursor, []byte("null")) {
-		it.cursor = step.Cursor
-	}
+	it.cursor = cursorOrNil(step.Cursor)
+	// (a predecessor that handed over before it had a cursor saved JSON null:
+	// its successor starts from nothing, as a first run does)
+	it.resumed = step.ContinuesFromID != 0 && it.cursor != nil
 	if step.exec != nil {
 		if step.exec.clock != nil {
 			it.now = step.exec.clock
@@ -317,8 +319,9 @@ func (it *Iteration) Advance(ctx context.Context) error {
 }
 
 // Checkpoint checks whether the step must stop: a budget is spent, the worker
-// is stopping, or (when CheckpointInterval has passed, at the write of the
-// cursor) an operator asked to pause or cancel the workflow. It returns a
+// is stopping, or an operator asked to pause or cancel the workflow, which it
+// asks the database at the first call in an execution and then whenever
+// CheckpointInterval has passed (writing the cursor, if any). It returns a
 // *StopError then, which the step must return; the cursor is saved first.
 func (it *Iteration) Checkpoint(ctx context.Context) error {
 	return it.check(ctx)
@@ -352,7 +355,7 @@ func (it *Iteration) check(ctx context.Context) error {
 	case it.opts.MaxRuntime > 0 && it.now().Sub(it.start) >= it.opts.MaxRuntime:
 		return it.stop(ctx, &StopError{Reason: StopMaxRuntime})
 	}
-	if it.interval > 0 && time.Since(it.lastWrite) < it.interval {
+	if it.interval > 0 && !it.lastWrite.IsZero() && time.Since(it.lastWrite) < it.interval {
 		return nil
 	}
 	stop, err := it.write(ctx)
@@ -393,20 +396,38 @@ func (it *Iteration) flush(ctx context.Context) error {
 }
 
 // write saves the cursor (geneva.checkpoint_step) and says whether to stop
-// (an operator's request). Without a cursor there is nothing to save, and the
-// request is learnt at the first write of one.
+// (an operator's request). Without a cursor it saves JSON null, which reads
+// as none (geneva.checkpoint_step refuses SQL NULL), and only asks.
 func (it *Iteration) write(ctx context.Context) (bool, error) {
 	it.lastWrite = time.Now()
-	if it.cursor == nil {
-		return false, nil
-	}
 	if it.client == nil {
 		return false, errors.New("geneva: checkpoint outside a running step")
 	}
-	stop, err := it.client.CheckpointStep(ctx, it.ExecutionID, it.cursor)
+	cursor := it.cursor
+	if cursor == nil {
+		cursor = json.RawMessage("null")
+	}
+	stop, err := it.client.CheckpointStep(ctx, it.ExecutionID, cursor)
 	if err != nil {
 		return false, fmt.Errorf("geneva: saving the cursor: %w", err)
 	}
 	it.dirty = false
 	return stop, nil
+}
+
+// saved records that Step.Checkpoint wrote cursor: the Iteration goes on from
+// it, and writes no older one over it.
+func (it *Iteration) saved(cursor json.RawMessage) {
+	it.cursor = cursorOrNil(cursor)
+	it.advanced = it.advanced || it.cursor != nil
+	it.dirty = false
+	it.lastWrite = time.Now()
+}
+
+// cursorOrNil is a saved cursor, nil for none (SQL NULL or JSON null).
+func cursorOrNil(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
 }

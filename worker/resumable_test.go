@@ -785,7 +785,7 @@ func TestResumableOptions(t *testing.T) {
 		h.PerformNextStep(context.Background(), id)
 
 		h.AssertCursor(context.Background(), id, n)
-		require.Equal(t, int64(1), tracer.n.Load(), "one write, when the step ended, for %d Sets", n)
+		require.Equal(t, int64(2), tracer.n.Load(), "two writes for %d Sets: the first Set's (it asks at once) and the end's", n)
 	})
 
 	t.Run("Validates", func(t *testing.T) {
@@ -834,3 +834,152 @@ func (c *checkpointCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, da
 }
 
 func (c *checkpointCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestResumableCheckpointAsks: a step that only calls Checkpoint (no cursor
+// yet, or one it does not change) learns of an operator's pause or cancel:
+// the first Checkpoint of an execution asks the database (whatever
+// CheckpointInterval says), and so do the later ones, once per interval.
+func TestResumableCheckpointAsks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const bound = 500 // Checkpoint calls before the step gives up waiting
+
+	cases := []struct {
+		name     string
+		action   string        // the operator's: pause or cancel
+		interval time.Duration // CheckpointInterval
+		at       int           // the Checkpoint calls made before the request
+		handOver bool          // the first execution hands over cursor 41: the request reaches its successor
+		stopsAt  int           // the call that stops the step; 0: any call after the request
+	}{
+		{name: "PauseBeforeTheFirstCheckpoint", action: "pause", interval: time.Hour, stopsAt: 1},
+		{name: "CancelBeforeTheFirstCheckpoint", action: "cancel", interval: time.Hour, stopsAt: 1},
+		{name: "PauseWithAnUnchangedCursor", action: "pause", interval: time.Hour, handOver: true, stopsAt: 1},
+		{name: "PauseBetweenThrottledCheckpoints", action: "pause", interval: 20 * time.Millisecond, at: 1},
+		{name: "CancelBetweenThrottledCheckpoints", action: "cancel", interval: 20 * time.Millisecond, at: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			conf := dbtest.NewConfig(t)
+			operator := dbtest.NewConnAs(t, conf, dbtest.Operator)
+			observer := dbtest.NewConn(t, conf)
+			var (
+				id       int64
+				runs     atomic.Int64
+				calls    atomic.Int64
+				stopped  atomic.Pointer[worker.StopError]
+				resumeAt visits[string] // what each later run found
+			)
+			wf := worker.NewWorkflow("Watching", nil).
+				ResumableStep("watch", func(ctx context.Context, it *worker.Iteration) error {
+					run := runs.Add(1)
+					if c.handOver && run == 1 {
+						return it.SkipTo(ctx, 41, 0)
+					}
+					if run > 1 && !(c.handOver && run == 2) {
+						var cursor int
+						found, err := it.Cursor(&cursor)
+						resumeAt.add(fmt.Sprintf("resumed=%v cursor=%v,%d", it.Resumed(), found, cursor))
+						return err
+					}
+					for n := 0; n < bound; n++ {
+						if n == c.at {
+							_, err := operator.Exec(ctx, "select geneva."+c.action+"_workflow($1)", id)
+							require.NoError(t, err)
+						}
+						calls.Add(1)
+						if err := it.Checkpoint(ctx); err != nil {
+							var stop *worker.StopError
+							if errors.As(err, &stop) {
+								stopped.Store(stop)
+							}
+							return err
+						}
+						time.Sleep(2 * time.Millisecond)
+					}
+					return nil
+				}, &worker.ResumableOpts{CheckpointInterval: c.interval}).
+				Step("after", ok, nil)
+			h := workertest.New(t, dbtest.NewConn(t, conf), &worker.Config{Workflows: []*worker.Workflow{wf}})
+			id = h.Create(ctx, "Watching", "Job", "1")
+			if c.handOver {
+				h.PerformNextStep(ctx, id)
+			}
+
+			h.PerformNextStep(ctx, id)
+
+			require.NotNil(t, stopped.Load(), "the step learnt of the %s at a checkpoint (%d calls)", c.action, calls.Load())
+			require.Equal(t, worker.StopRequested, stopped.Load().Reason)
+			if c.stopsAt > 0 {
+				require.EqualValues(t, c.stopsAt, calls.Load(), "the first Checkpoint asked")
+			}
+			var state string
+			var requested *string
+			require.NoError(t, observer.QueryRow(ctx,
+				"select state, requested_action from geneva.workflows where id = $1", id).Scan(&state, &requested))
+			want := map[string]string{"pause": "paused", "cancel": "canceled"}[c.action]
+			require.Equal(t, want, state)
+			require.Nil(t, requested)
+
+			rows, err := observer.Query(ctx, `
+				select step_name || ' ' || state || ' ' || coalesce(outcome, '-') || ' ' || coalesce(cursor, 'null')::text
+				from geneva.step_executions where workflow_id = $1 order by id`, id)
+			require.NoError(t, err)
+			executions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			require.NoError(t, err)
+			cursor := "null"
+			if c.handOver {
+				cursor = "41"
+			}
+			var expected []string
+			if c.handOver {
+				expected = append(expected, "watch completed suspended 41")
+			}
+			expected = append(expected, "watch completed suspended "+cursor)
+			if c.action == "pause" {
+				expected = append(expected, "watch scheduled - "+cursor)
+			} else {
+				expected = append(expected, "watch canceled canceled_externally "+cursor)
+			}
+			require.Equal(t, expected, executions, "handed over at the request, not run to its end")
+
+			if c.action == "pause" {
+				_, err := operator.Exec(ctx, "select geneva.resume_workflow($1)", id)
+				require.NoError(t, err)
+				h.Speedrun(ctx, id, nil)
+				h.AssertWorkflowState(ctx, id, goclient.StateFinished)
+				if c.handOver {
+					require.Equal(t, []string{"resumed=true cursor=true,41"}, resumeAt.list())
+				} else {
+					require.Equal(t, []string{"resumed=false cursor=false,0"}, resumeAt.list(), "no cursor yet: the successor starts from nothing")
+				}
+			}
+		})
+	}
+
+	t.Run("StepCheckpointIsTheIterationsCursor", func(t *testing.T) {
+		t.Parallel()
+		var found visits[string]
+		wf := worker.NewWorkflow("Plumbing", nil).
+			ResumableStep("work", func(ctx context.Context, it *worker.Iteration) error {
+				if _, err := it.Step.Checkpoint(ctx, 5); err != nil {
+					return err
+				}
+				var cursor int
+				ok, err := it.Cursor(&cursor)
+				found.add(fmt.Sprintf("%v %d", ok, cursor))
+				if err != nil {
+					return err
+				}
+				return it.Checkpoint(ctx) // writes 5 again, not "no cursor"
+			}, &worker.ResumableOpts{CheckpointInterval: -1})
+		h := resumableHarness(t, wf)
+		id := h.Create(ctx, "Plumbing", "Job", "1")
+
+		h.PerformNextStep(ctx, id)
+
+		require.Equal(t, []string{"true 5"}, found.list())
+		h.AssertCursor(ctx, id, 5)
+	})
+}

@@ -87,7 +87,11 @@ func (s *Step) Checkpoint(ctx context.Context, cursor any) (stop bool, err error
 	if s.client == nil {
 		return false, fmt.Errorf("geneva: checkpoint outside a running step")
 	}
-	return s.client.CheckpointStep(ctx, s.ExecutionID, raw)
+	stop, err = s.client.CheckpointStep(ctx, s.ExecutionID, raw)
+	if err == nil && s.iteration != nil {
+		s.iteration.saved(raw)
+	}
+	return stop, err
 }
 
 // Event names what a Hook wraps.
