@@ -28,6 +28,8 @@
 //
 // The database must honour that setting: its owner runs
 // `select geneva.allow_fake_clock(true)` once (test databases only).
+// Elsewhere geneva.now() ignores it, and the harness fails the test the
+// first time it moves the clock, naming that command.
 package workertest
 
 import (
@@ -60,6 +62,8 @@ type Harness struct {
 
 	mu   sync.Mutex
 	fake time.Time // the engine clock the harness set; zero for the real one
+
+	clockChecked bool // the database honours geneva.fake_now (see checkClock)
 }
 
 // New registers the workflows of config on conn (a connection to a database
@@ -122,14 +126,52 @@ func (h *Harness) Now(ctx context.Context) time.Time {
 	return now
 }
 
-// SetNow moves the engine's clock on the harness's connection.
+// SetNow moves the engine's clock on the harness's connection. It fails the
+// test when the database ignores the setting geneva.fake_now (its owner never
+// ran `select geneva.allow_fake_clock(true)`).
 func (h *Harness) SetNow(ctx context.Context, at time.Time) {
 	h.tb.Helper()
+	h.checkClock(ctx)
 	if _, err := h.conn.Exec(ctx, "select set_config('geneva.fake_now', $1, false)", at.Format(time.RFC3339Nano)); err != nil {
 		h.tb.Fatalf("workertest: setting the clock: %v", err)
 	}
 	h.mu.Lock()
 	h.fake = at
+	h.mu.Unlock()
+}
+
+// clockProbe is the instant checkClock sets the clock to.
+const clockProbe = "2000-01-01T00:00:00Z"
+
+// checkClock fails the test, the first time the harness moves the clock,
+// unless geneva.now() honours geneva.fake_now: else a step that is not due
+// would never be, and Speedrun would fail only after its MaxSteps.
+func (h *Harness) checkClock(ctx context.Context) {
+	h.tb.Helper()
+	h.mu.Lock()
+	checked := h.clockChecked
+	h.mu.Unlock()
+	if checked {
+		return
+	}
+	if _, err := h.conn.Exec(ctx, "select set_config('geneva.fake_now', $1, false)", clockProbe); err != nil {
+		h.tb.Fatalf("workertest: setting the clock: %v", err)
+	}
+	var (
+		honoured bool
+		now      time.Time
+	)
+	if err := h.conn.QueryRow(ctx, "select geneva.now() = $1::timestamptz, geneva.now()", clockProbe).Scan(&honoured, &now); err != nil {
+		h.tb.Fatalf("workertest: reading the clock: %v", err)
+	}
+	if !honoured {
+		h.tb.Fatalf("workertest: the harness cannot move the engine's clock: geneva.now() ignores geneva.fake_now "+
+			"on this database (set to %s, it returned %s), because the test clock is not allowed here. "+
+			"Connected as the schema's owner, run `select geneva.allow_fake_clock(true)` once on the database "+
+			"(test databases only; never in production)", clockProbe, now.UTC().Format(time.RFC3339Nano))
+	}
+	h.mu.Lock()
+	h.clockChecked = true
 	h.mu.Unlock()
 }
 

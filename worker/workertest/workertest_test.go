@@ -189,4 +189,43 @@ func TestHarness(t *testing.T) {
 
 		require.Contains(t, failure, "still runs after 5 steps")
 	})
+
+	t.Run("FailsAtOnceWithoutTheTestClock", func(t *testing.T) {
+		t.Parallel()
+		conf := dbtest.NewConfig(t)
+		conn := dbtest.NewConn(t, conf) // the schema's owner
+		_, err := conn.Exec(ctx, "select geneva.allow_fake_clock(false)")
+		require.NoError(t, err)
+
+		ran := 0
+		failure := fails(func(tb workertest.TB) {
+			h := workertest.New(tb, conn, &worker.Config{Workflows: []*worker.Workflow{slowWorkflow}})
+			id := h.Create(ctx, "Slow", "User", "1")
+			ran = -1
+			h.Speedrun(ctx, id, nil)
+			ran = 1
+		})
+
+		require.Equal(t, -1, ran, "Speedrun failed the test")
+		require.Contains(t, failure, "geneva.now() ignores geneva.fake_now")
+		require.Contains(t, failure, "select geneva.allow_fake_clock(true)")
+		require.Contains(t, failure, "schema's owner")
+		require.NotContains(t, failure, "still runs after")
+
+		failure = fails(func(tb workertest.TB) {
+			h := workertest.New(tb, conn, &worker.Config{Workflows: []*worker.Workflow{slowWorkflow}})
+			h.SetNow(ctx, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		})
+		require.Contains(t, failure, "select geneva.allow_fake_clock(true)", "SetNow checks too")
+
+		_, err = conn.Exec(ctx, "select geneva.allow_fake_clock(true)")
+		require.NoError(t, err)
+		failure = fails(func(tb workertest.TB) {
+			h := workertest.New(tb, conn, &worker.Config{Workflows: []*worker.Workflow{slowWorkflow}})
+			id := h.Create(ctx, "Slow", "User", "2")
+			h.Speedrun(ctx, id, nil)
+			h.AssertWorkflowState(ctx, id, goclient.StateFinished)
+		})
+		require.Empty(t, failure, "with the test clock allowed, the same harness runs")
+	})
 }
