@@ -832,6 +832,70 @@ update public.geneva_schema_version set version = 7;
 commit;
 \endif
 
+-- Geneva 008_housekeeping_settings.sql
+select version < 8 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 008: housekeeping's thresholds are the operators' settings, one row,
+-- instead of arguments every worker passed: a worker's role could choose a
+-- retention of zero (deleting every ended workflow), a stuck threshold of
+-- zero (recovering every running step) or the cancel action.
+--
+-- geneva.housekeep_if_due, which workers call, takes none and reads this
+-- row; geneva.housekeep (operators) reads it for each argument not given.
+-- Only geneva.set_housekeeping_settings writes it (validated; the guard
+-- sql/triggers/housekeeping_settings_guard.sql refuses other writes), which
+-- is granted to the operator role alone; geneva.get_housekeeping_settings
+-- reads it. Granted to no role, as every table.
+--
+-- The defaults are the ones housekeeping had as arguments, declared here
+-- only. A NULL retention keeps ended workflows forever. updated_at and
+-- updated_by (session_user) say who last set them; NULL: never set.
+
+create table geneva.housekeeping_settings (
+  singleton boolean primary key default true check (singleton),
+  retention interval default interval '30 days',
+  stuck_in_progress_after interval not null default interval '1 hour',
+  stuck_scheduled_after interval not null default interval '15 minutes',
+  recovery_action text not null default 'reattempt',
+  batch_size integer not null default 1000,
+  updated_at timestamptz,
+  updated_by text,
+  constraint housekeeping_settings_intervals_valid check (
+    retention >= interval '0'
+    and stuck_in_progress_after >= interval '0'
+    and stuck_scheduled_after >= interval '0'
+  ),
+  constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
+  constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
+);
+
+insert into geneva.housekeeping_settings default values;
+update public.geneva_schema_version set version = 8;
+commit;
+\endif
+
+-- Geneva 009_hero_missing.sql
+select version < 9 as geneva_apply from public.geneva_schema_version \gset
+\if :geneva_apply
+begin;
+-- Geneva 009: when a performing workflow's hero was deleted.
+--
+-- Deleting a tracked hero (geneva.track_hero) cancels its ready and paused
+-- workflows at once, but not a performing one under its running step: the
+-- step may be the one that deletes its hero (the manual's User Erasure
+-- workflow does so in its last step). geneva._trg_hero_deleted stamps such a
+-- workflow's hero_missing_at instead; the running step's result is recorded
+-- as usual, and the next step that would start ends canceled_hero_missing
+-- (the workflow cancels). A workflow whose last step deleted its hero
+-- finishes. NULL while the hero is there (or the definition says
+-- "may_proceed_without_hero").
+
+alter table geneva.workflows add column hero_missing_at timestamptz;
+update public.geneva_schema_version set version = 9;
+commit;
+\endif
+
 -- Geneva's code package (sql/install.sql), reinstalled every time.
 begin;
 -- Geneva's code package: every function, trigger and view of the engine.
@@ -893,6 +957,10 @@ drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflo
 drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
 drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
 drop function if exists geneva._trg_ended_workflow_counts_guard();
+-- housekeeping's thresholds became operators' settings (migration 008):
+-- housekeep_if_due takes none, housekeep took no p_keep_forever
+drop function if exists geneva.housekeep_if_due(interval, interval, interval, interval, text, integer);
+drop function if exists geneva.housekeep(interval, interval, interval, text, integer);
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -1894,7 +1962,9 @@ $$;
 -- due now and no condition of the worker's has to run before it (the
 -- definition has no cancel_if, the step no skip_if), it is inserted already
 -- in_progress, without a job, and the workflow is left performing it: the
--- caller's worker runs it in the same job.
+-- caller's worker runs it in the same job. Not when the workflow's hero was
+-- deleted while it performed (hero_missing_at): start_step ends that
+-- execution canceled_hero_missing when its job runs.
 create or replace function geneva._advance(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
@@ -1954,6 +2024,7 @@ begin
   -- records it (step_not_defined) when its job runs
   v_start := coalesce(
     p_inline and v_move = 'schedule' and v_wait <= interval '0'
+      and p_workflow.hero_missing_at is null
       and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
       and array_position(p_definition.step_names, v_step_name) is not null
       and not (
@@ -2399,7 +2470,8 @@ $$;
 --
 -- Locks: the definition row (upsert).
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
--- (unknown keys, no steps key, steps not a list, a step without a name,
+-- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
+-- step without a name,
 -- duplicate step names, a bad wait or skip_if, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
@@ -2433,6 +2505,9 @@ declare
   -- them by worker/defaults_internal_test.go)
   v_queue text := 'default';
   v_priority smallint := 1;
+  -- the most steps a type may have: the step list is searched at every
+  -- claim of a step, and validated here
+  v_max_steps constant integer := 1000;
 begin
   if p_workflow_type is null then
     raise exception 'workflow type must not be null' using errcode = '22004';
@@ -2470,6 +2545,11 @@ begin
     raise exception 'definition of %: steps must be a list', p_workflow_type
       using errcode = '22023';
   end if;
+  if jsonb_array_length(v_steps) > v_max_steps then
+    raise exception 'definition of % has % steps, the limit is %', p_workflow_type, jsonb_array_length(v_steps), v_max_steps
+      using errcode = '22023',
+            hint = 'A workflow type has at most 1000 steps; split a longer process into workflows, or loop with a resumable step.';
+  end if;
 
   for v_step in select s from jsonb_array_elements(v_steps) s loop
     v_where := format('definition of %s: steps[%s]', p_workflow_type, v_index);
@@ -2489,17 +2569,10 @@ begin
       raise exception '%: a step needs a name', v_where using errcode = '22023';
     end if;
     perform geneva._check_length(v_name, 255, v_where || ': step name');
-    if v_name = any(v_names) then
-      raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
-        using errcode = '22023';
-    end if;
     v_where := format('definition of %s: step %s', p_workflow_type, v_name);
-
-    v_names := v_names || v_name;
-    v_waits := v_waits || case
-      when v_step ? 'wait' then geneva._parse_wait(v_step -> 'wait', v_where)
-      else interval '0'
-    end;
+    if v_step ? 'wait' then
+      perform geneva._parse_wait(v_step -> 'wait', v_where);
+    end if;
 
     if v_step ? 'skip_if'
       and jsonb_typeof(v_step -> 'skip_if') not in ('boolean', 'string') then
@@ -2517,6 +2590,30 @@ begin
 
     v_index := v_index + 1;
   end loop;
+
+  -- the step list, and its waits, in one pass each; a duplicate name, the
+  -- first one that repeats an earlier one (a hash, not a search per step:
+  -- validation stays linear in the number of steps)
+  select coalesce(array_agg(s.step ->> 'name' order by s.n), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'wait' then geneva._parse_wait(s.step -> 'wait', '') else interval '0' end
+      order by s.n
+    ), '{}')
+  into v_names, v_waits
+  from jsonb_array_elements(v_steps) with ordinality as s (step, n);
+  select d.name into v_name
+  from (
+    select s.name, s.n, count(*) over (partition by s.name) as times,
+      row_number() over (partition by s.name order by s.n) as nth
+    from unnest(v_names) with ordinality as s (name, n)
+  ) d
+  where d.times > 1 and d.nth = 2
+  order by d.n
+  limit 1;
+  if found then
+    raise exception 'definition of %: duplicate step name "%"', p_workflow_type, v_name
+      using errcode = '22023';
+  end if;
 
   -- guard: workflow-level policies
   v_policy := p_definition -> 'on_exception';
@@ -3240,7 +3337,9 @@ comment on function geneva.get_step_execution(bigint) is
 --   the execution is not due yet: it stays scheduled, and a job is enqueued for
 --     its time unless one is still waiting in River;
 --   the step is no longer defined (step_not_defined), the hero is missing
---     and the definition does not allow it (hero_missing), cancel_if held
+--     (the worker's hero loader found nothing, or the hero trigger of
+--     geneva.track_hero stamped hero_missing_at while the workflow
+--     performed) and the definition does not allow it (hero_missing), cancel_if held
 --     (cancel), skip_if held (skip: from the worker, or `"skip_if": true` in
 --     the definition): the execution ends and the workflow moves on as that
 --     precondition's row in geneva._signal_effects says (a step no longer
@@ -3323,7 +3422,8 @@ begin
   -- cancel_if held, skip_if held
   v_decided := case
     when v_index is null then 'step_not_defined'
-    when p_precondition = 'hero_missing' and not v_definition.may_proceed_without_hero then 'hero_missing'
+    when (p_precondition = 'hero_missing' or v_workflow.hero_missing_at is not null)
+      and not v_definition.may_proceed_without_hero then 'hero_missing'
     when p_precondition = 'cancel' then 'cancel'
     when p_precondition = 'skip'
       or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then 'skip'
@@ -3672,7 +3772,8 @@ begin
   -- such elements at once below: what geneva._complete_step and
   -- geneva._advance do for it (move "next"), as a few set-wise statements.
   -- Every other element (another signal, a late or duplicate report, a
-  -- requested pause or cancel, a removed step) goes through
+  -- requested pause or cancel, a removed step, a hero deleted while the step
+  -- ran) goes through
   -- geneva._complete_step alone, in lock order, afterwards.
   select
     coalesce(array_agg(i.ord order by i.workflow_id) filter (where i.fast), '{}'),
@@ -3683,6 +3784,7 @@ begin
       coalesce(
         p_signals[i.ord] = 'success' and p_waits[i.ord] is null
           and e.state = 'in_progress' and w.state = 'performing' and w.requested_action is null
+          and w.hero_missing_at is null
           and d.step_names @> array[e.step_name],
         false
       ) as fast
@@ -3904,7 +4006,8 @@ begin
   perform geneva._lock_executions(p_execution_ids);
 
   -- The common case, a due scheduled execution of a ready workflow whose
-  -- step is still defined, with no precondition and no `"skip_if": true`, is
+  -- step is still defined and whose hero was not deleted, with no
+  -- precondition and no `"skip_if": true`, is
   -- started for all such elements at once below, as start_step starts it;
   -- every other element goes through start_step alone, in lock order.
   select
@@ -3916,6 +4019,7 @@ begin
       coalesce(
         p_preconditions[i.ord] is null
           and e.state = 'scheduled' and w.state = 'ready' and e.scheduled_for <= v_now
+          and w.hero_missing_at is null
           and d.step_names @> array[e.step_name]
           and d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if'
             is distinct from 'true'::jsonb,
@@ -4510,44 +4614,239 @@ begin
 end;
 $$;
 
+-- geneva._housekeeping_settings: the one row of geneva.housekeeping_settings
+-- (migration 008), the thresholds housekeeping uses when not given others.
+--
+-- Called by: geneva.housekeep, geneva.get_housekeeping_settings,
+-- geneva.set_housekeeping_settings.
+-- The row is always there: no function deletes it and the guard
+-- (sql/triggers/housekeeping_settings_guard.sql) refuses deleting it by hand,
+-- but truncate does not ask; a missing row is put back with the table's
+-- defaults, as housekeep_if_due puts back geneva.housekeeping_rounds'.
+-- Takes no locks.
+create or replace function geneva._housekeeping_settings()
+returns geneva.housekeeping_settings
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_settings geneva.housekeeping_settings;
+begin
+  select s.* into v_settings from geneva.housekeeping_settings s where s.singleton;
+  if not found then
+    perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
+    insert into geneva.housekeeping_settings default values on conflict do nothing;
+    perform pg_catalog.set_config('geneva.housekeeping_settings', '', true);
+    select s.* into strict v_settings from geneva.housekeeping_settings s where s.singleton;
+  end if;
+  return v_settings;
+end;
+$$;
+
+-- geneva._check_housekeeping_settings: refuses housekeeping thresholds no
+-- round may use. A NULL threshold passes (its callers read it as "the
+-- setting" or "unchanged"); p_keep_forever (retention: none, ended workflows
+-- are kept forever) may not be NULL nor come with a retention.
+--
+-- Called by: geneva.housekeep (one round's thresholds),
+-- geneva.set_housekeeping_settings (the settings).
+-- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
+-- action, a non-positive batch size, a negative interval, or a retention
+-- with p_keep_forever.
+create or replace function geneva._check_housekeeping_settings(
+  p_retention interval,
+  p_stuck_in_progress_after interval,
+  p_stuck_scheduled_after interval,
+  p_recovery_action text,
+  p_batch_size integer,
+  p_keep_forever boolean
+)
+returns void
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if p_keep_forever is null then
+    raise exception 'keep forever must not be null' using errcode = '22004';
+  end if;
+  if p_keep_forever and p_retention is not null then
+    raise exception 'a retention cannot come with keep forever'
+      using errcode = '22023',
+            hint = 'Keeping ended workflows forever is having no retention: give one or the other.';
+  end if;
+  if p_recovery_action is not null and not exists (
+    select from geneva._signal_effects() e where e.cause = 'housekeeping' and e.signal = p_recovery_action
+  ) then
+    raise exception 'unknown recovery action %', p_recovery_action
+      using errcode = '22023',
+            hint = pg_catalog.format('Recovery actions are %s.', (
+              select pg_catalog.string_agg(e.signal, ' and ') from geneva._signal_effects() e where e.cause = 'housekeeping'
+            ));
+  end if;
+  if p_batch_size < 1 then
+    raise exception 'batch size must be positive' using errcode = '22023';
+  end if;
+  if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
+    or p_stuck_scheduled_after < interval '0' then
+    raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
+  end if;
+end;
+$$;
+
+-- geneva.get_housekeeping_settings: the thresholds housekeeping uses when not
+-- given others (the one row of geneva.housekeeping_settings, migration 008):
+-- retention (NULL: ended workflows are kept forever), stuck in progress
+-- after, stuck scheduled after, recovery action, batch size; and who set them
+-- last, when (NULL: never, the defaults of the migration).
+--
+-- Called by: dashboards, operators, `geneva housekeep settings`,
+-- goclient.HousekeepingSettings. Takes no locks.
+create or replace function geneva.get_housekeeping_settings()
+returns table (
+  retention interval,
+  stuck_in_progress_after interval,
+  stuck_scheduled_after interval,
+  recovery_action text,
+  batch_size integer,
+  updated_at timestamptz,
+  updated_by text
+)
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
+    s.updated_at, s.updated_by
+  from geneva._housekeeping_settings() s;
+$$;
+
+comment on function geneva.get_housekeeping_settings() is
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size; who set them, when.';
+
+-- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
+-- when not given others: every worker's periodic round
+-- (geneva.housekeep_if_due) and geneva.housekeep without arguments.
+--
+-- Called by: operators, `geneva housekeep settings`,
+-- goclient.SetHousekeepingSettings. Granted to operators only: the settings
+-- decide what is deleted (retention) and what running steps are taken for
+-- dead and recovered, how (README, "Security").
+--
+-- Each argument not given (NULL) leaves its setting as it is; none given
+-- changes nothing. NULL cannot say "keep ended workflows forever", so
+-- p_keep_forever => true does (the retention becomes NULL); a later
+-- p_retention sets one again. Records session_user and the time in
+-- updated_by and updated_at when something is given.
+--
+-- Locks: the settings row (an update), until the caller's transaction ends.
+-- Returns the settings, as geneva.get_housekeeping_settings.
+-- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
+-- action, a non-positive batch size, a negative interval, or a retention
+-- with p_keep_forever (geneva._check_housekeeping_settings).
+create or replace function geneva.set_housekeeping_settings(
+  p_retention interval default null,
+  p_stuck_in_progress_after interval default null,
+  p_stuck_scheduled_after interval default null,
+  p_recovery_action text default null,
+  p_batch_size integer default null,
+  p_keep_forever boolean default false
+)
+returns table (
+  retention interval,
+  stuck_in_progress_after interval,
+  stuck_scheduled_after interval,
+  recovery_action text,
+  batch_size integer,
+  updated_at timestamptz,
+  updated_by text
+)
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform geneva._check_housekeeping_settings(
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+  );
+  perform geneva._housekeeping_settings(); -- (the row is there)
+
+  if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
+    perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
+    update geneva.housekeeping_settings s
+    set retention = case when p_keep_forever then null else coalesce(p_retention, s.retention) end,
+        stuck_in_progress_after = coalesce(p_stuck_in_progress_after, s.stuck_in_progress_after),
+        stuck_scheduled_after = coalesce(p_stuck_scheduled_after, s.stuck_scheduled_after),
+        recovery_action = coalesce(p_recovery_action, s.recovery_action),
+        batch_size = coalesce(p_batch_size, s.batch_size),
+        updated_at = geneva.now(),
+        updated_by = session_user
+    where s.singleton;
+    perform pg_catalog.set_config('geneva.housekeeping_settings', '', true);
+  end if;
+
+  return query select * from geneva.get_housekeeping_settings();
+end;
+$$;
+
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever.';
+
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
--- Called by: the worker's periodic housekeeping job (which calls it again
--- while it reports more to do), `geneva housekeep`, operators.
+-- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
+-- arguments), `geneva housekeep`, operators. Granted to operators only: its
+-- thresholds decide what is deleted and what is recovered, so a worker's
+-- role may not choose them (README, "Security").
 --
--- 1. Deletes up to p_batch_size finished or canceled workflows (with their
---    executions) that ended (transitioned_at) before now - p_retention; a NULL
---    retention deletes nothing.
--- 2. Recovers up to p_batch_size executions in_progress with no start,
---    checkpoint or heartbeat (updated_at) since now - p_stuck_in_progress_after
---    (their worker died), and up to p_batch_size scheduled executions of ready
---    workflows overdue since now - p_stuck_scheduled_after (their job was
---    lost, or the queue is that far behind), by p_recovery_action:
+-- Each threshold not given (NULL) is the setting of
+-- geneva.housekeeping_settings (migration 008; geneva.set_housekeeping_settings),
+-- whose defaults are the only ones: retention 30 days, stuck in progress
+-- 1 hour, stuck scheduled 15 minutes, 'reattempt', batches of 1000.
+-- p_keep_forever => true deletes nothing this round, whatever the setting
+-- (NULL p_retention cannot say it: it means the setting).
+--
+-- 1. Deletes up to the batch size of finished or canceled workflows (with
+--    their executions) that ended (transitioned_at) before now - retention;
+--    no retention (the setting NULL, or p_keep_forever) deletes nothing.
+-- 2. Recovers up to the batch size of executions in_progress with no start,
+--    checkpoint or heartbeat (updated_at) since now - stuck in progress after
+--    (their worker died), and up to the batch size of scheduled executions of
+--    ready workflows overdue since now - stuck scheduled after (their job was
+--    lost, or the queue is that far behind), by the recovery action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
 --    workflows are never recovered. A scheduled execution whose River job
 --    still waits is late, not lost: it is recovered in place (due now, no new
 --    row, no attempt; see geneva._recover_execution).
--- 3. Repairs up to p_batch_size workflows whose state has no matching active
---    execution (geneva.orphan_workflows; see geneva._repair_orphan).
+-- 3. Repairs up to the batch size of workflows whose state has no matching
+--    active execution (geneva.orphan_workflows; see geneva._repair_orphan).
 -- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
--- skipping rows other transactions hold (the next round gets them).
+-- skipping rows other transactions hold (the next round gets them); the
+-- settings row is read, not locked.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
 -- "orphans_repaired", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
--- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
--- unknown recovery action, a non-positive batch size or a negative interval.
+-- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
+-- action, a non-positive batch size, a negative interval, or a retention
+-- with p_keep_forever (geneva._check_housekeeping_settings).
 create or replace function geneva.housekeep(
-  p_retention interval default interval '30 days',
-  p_stuck_in_progress_after interval default interval '1 hour',
-  p_stuck_scheduled_after interval default interval '15 minutes',
-  p_recovery_action text default 'reattempt',
-  p_batch_size integer default 1000
+  p_retention interval default null,
+  p_stuck_in_progress_after interval default null,
+  p_stuck_scheduled_after interval default null,
+  p_recovery_action text default null,
+  p_batch_size integer default null,
+  p_keep_forever boolean default false
 )
 returns jsonb
 language plpgsql
@@ -4557,6 +4856,12 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_settings geneva.housekeeping_settings;
+  v_retention interval;
+  v_stuck_in_progress_after interval;
+  v_stuck_scheduled_after interval;
+  v_recovery_action text;
+  v_batch_size integer;
   v_old bigint[];
   v_deleted integer := 0;
   v_executions_deleted integer := 0;
@@ -4568,37 +4873,28 @@ declare
   v_full boolean := false;
   v_execution_id bigint;
 begin
-  if p_recovery_action is null or p_batch_size is null then
-    raise exception 'recovery action and batch size must not be null' using errcode = '22004';
-  end if;
-  if not exists (
-    select from geneva._signal_effects() e where e.cause = 'housekeeping' and e.signal = p_recovery_action
-  ) then
-    raise exception 'unknown recovery action %', p_recovery_action
-      using errcode = '22023',
-            hint = format('Recovery actions are %s.', (
-              select string_agg(e.signal, ' and ') from geneva._signal_effects() e where e.cause = 'housekeeping'
-            ));
-  end if;
-  if p_batch_size < 1 then
-    raise exception 'batch size must be positive' using errcode = '22023';
-  end if;
-  if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
-    or p_stuck_scheduled_after < interval '0' then
-    raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
-  end if;
+  -- guard: the arguments given, then the settings for those not given
+  perform geneva._check_housekeeping_settings(
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+  );
+  v_settings := geneva._housekeeping_settings();
+  v_retention := case when not p_keep_forever then coalesce(p_retention, v_settings.retention) end;
+  v_stuck_in_progress_after := coalesce(p_stuck_in_progress_after, v_settings.stuck_in_progress_after);
+  v_stuck_scheduled_after := coalesce(p_stuck_scheduled_after, v_settings.stuck_scheduled_after);
+  v_recovery_action := coalesce(p_recovery_action, v_settings.recovery_action);
+  v_batch_size := coalesce(p_batch_size, v_settings.batch_size);
 
   -- 1. retention (rows another transaction holds wait for the next round);
   -- the executions go with their workflows (on delete cascade), counted first
-  if p_retention is not null then
+  if v_retention is not null then
     select coalesce(array_agg(w.id), '{}') into v_old
     from (
       select w.id
       from geneva.workflows w
       where w.state in ('finished', 'canceled')
-        and w.transitioned_at < v_now - p_retention
+        and w.transitioned_at < v_now - v_retention
       order by w.transitioned_at
-      limit p_batch_size
+      limit v_batch_size
       for update skip locked
     ) w;
     select count(*) into v_executions_deleted
@@ -4609,64 +4905,60 @@ begin
     delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;
     perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_deleted = p_batch_size;
+    v_full := v_deleted = v_batch_size;
   end if;
 
   -- 2. stuck in_progress: no start or checkpoint for too long
-  if p_stuck_in_progress_after is not null then
-    v_candidates := 0;
-    for v_execution_id in
-      select e.id
-      from geneva.step_executions e
-      where e.state = 'in_progress'
-        and e.updated_at < v_now - p_stuck_in_progress_after
-      order by e.updated_at
-      limit p_batch_size
-    loop
-      v_candidates := v_candidates + 1;
-      if geneva._recover_execution(
-        v_execution_id, p_recovery_action, v_now - p_stuck_in_progress_after, '-infinity'
-      ) then
-        v_in_progress := v_in_progress + 1;
-      end if;
-    end loop;
-    v_full := v_full or (v_candidates = p_batch_size and v_in_progress > 0);
-  end if;
+  v_candidates := 0;
+  for v_execution_id in
+    select e.id
+    from geneva.step_executions e
+    where e.state = 'in_progress'
+      and e.updated_at < v_now - v_stuck_in_progress_after
+    order by e.updated_at
+    limit v_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._recover_execution(
+      v_execution_id, v_recovery_action, v_now - v_stuck_in_progress_after, '-infinity'
+    ) then
+      v_in_progress := v_in_progress + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = v_batch_size and v_in_progress > 0);
 
   -- 3. stuck scheduled: overdue, the workflow ready (never paused)
-  if p_stuck_scheduled_after is not null then
-    v_candidates := 0;
-    for v_execution_id in
-      select e.id
-      from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.scheduled_for < v_now - p_stuck_scheduled_after
-        and w.state = 'ready'
-      order by e.scheduled_for
-      limit p_batch_size
-    loop
-      v_candidates := v_candidates + 1;
-      if geneva._recover_execution(
-        v_execution_id, p_recovery_action, '-infinity', v_now - p_stuck_scheduled_after
-      ) then
-        v_scheduled := v_scheduled + 1;
-      end if;
-    end loop;
-    v_full := v_full or (v_candidates = p_batch_size and v_scheduled > 0);
-  end if;
+  v_candidates := 0;
+  for v_execution_id in
+    select e.id
+    from geneva.step_executions e
+    join geneva.workflows w on w.id = e.workflow_id
+    where e.state = 'scheduled'
+      and e.scheduled_for < v_now - v_stuck_scheduled_after
+      and w.state = 'ready'
+    order by e.scheduled_for
+    limit v_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._recover_execution(
+      v_execution_id, v_recovery_action, '-infinity', v_now - v_stuck_scheduled_after
+    ) then
+      v_scheduled := v_scheduled + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = v_batch_size and v_scheduled > 0);
 
   -- 4. orphans: a workflow state without its active execution
   v_candidates := 0;
   for v_workflow_id in
-    select o.workflow_id from geneva.orphan_workflows o limit p_batch_size
+    select o.workflow_id from geneva.orphan_workflows o limit v_batch_size
   loop
     v_candidates := v_candidates + 1;
     if geneva._repair_orphan(v_workflow_id) then
       v_orphans := v_orphans + 1;
     end if;
   end loop;
-  v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+  v_full := v_full or (v_candidates = v_batch_size and v_orphans > 0);
 
   -- 5. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
@@ -4684,15 +4976,18 @@ begin
 end;
 $$;
 
-comment on function geneva.housekeep(interval, interval, interval, text, integer) is
-'One round of housekeeping: deletes ended workflows past retention, recovers stuck executions; returns counts.';
+comment on function geneva.housekeep(interval, interval, interval, text, integer, boolean) is
+'One round of housekeeping (operators): deletes ended workflows past retention, recovers stuck executions; each threshold not given is geneva.housekeeping_settings''s; returns counts.';
 
 -- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
--- the same parameters) when none ran within p_interval; else nothing.
+-- the thresholds of geneva.housekeeping_settings) when none ran within
+-- p_interval; else nothing.
 --
 -- Called by: every worker, at random times between a quarter and a half of
 -- p_interval apart, so that recovery goes on while any worker runs (no leader
--- to wait for); operators.
+-- to wait for); operators. It takes no thresholds: what a round deletes and
+-- recovers is the operators' setting (geneva.set_housekeeping_settings), not
+-- the caller's; geneva_worker may call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
 -- on the real clock (now(), never geneva.fake_now). Not due costs one
@@ -4706,15 +5001,9 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22004 for a NULL interval; 22023 for a negative one; what
--- geneva.housekeep raises.
+-- Raises: 22004 for a NULL interval; 22023 for a negative one.
 create or replace function geneva.housekeep_if_due(
-  p_interval interval default interval '1 minute',
-  p_retention interval default interval '30 days',
-  p_stuck_in_progress_after interval default interval '1 hour',
-  p_stuck_scheduled_after interval default interval '15 minutes',
-  p_recovery_action text default 'reattempt',
-  p_batch_size integer default 1000
+  p_interval interval default interval '1 minute'
 )
 returns jsonb
 language plpgsql
@@ -4756,9 +5045,7 @@ begin
     return null;
   end if;
 
-  v_result := geneva.housekeep(
-    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size
-  );
+  v_result := geneva.housekeep();
 
   update geneva.housekeeping_rounds r
   set last_run_at = case
@@ -4771,27 +5058,85 @@ begin
 end;
 $$;
 
-comment on function geneva.housekeep_if_due(interval, interval, interval, interval, text, integer) is
-'One round of housekeeping when none ran within the interval (skip locked: never two at once); NULL otherwise.';
+comment on function geneva.housekeep_if_due(interval) is
+'One round of housekeeping, with the settings'' thresholds, when none ran within the interval (skip locked: never two at once); NULL otherwise.';
+
+-- geneva._hero_id_column: checks the column of a hero table that holds its
+-- heroes' ids (geneva.track_hero's p_id_column), when a table is tracked and
+-- every time its trigger fires (the column's type may have changed since).
+--
+-- The id becomes text (workflows.hero_id) inside geneva._trg_hero_deleted, a
+-- security definer running as Geneva's owner: a conversion resolved on the
+-- caller's types (a cast a role created for a type of its own, a domain) would
+-- run the caller's code with the owner's privileges. So only built-in base
+-- types are accepted, whose conversion to text is their built-in output
+-- function, which no role but a superuser can replace: smallint, integer,
+-- bigint, numeric, text, varchar, char and uuid.
+--
+-- Called by: track_hero, geneva._trg_hero_deleted. Takes no locks.
+-- Raises: 22023 for a column the table does not have, or one of another
+-- type.
+create or replace function geneva._hero_id_column(p_table regclass, p_id_column name)
+returns void
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_type oid;
+begin
+  select a.atttypid into v_type
+  from pg_catalog.pg_attribute a
+  where a.attrelid = p_table
+    and a.attname = p_id_column
+    and a.attnum > 0
+    and not a.attisdropped;
+  if not found then
+    raise exception 'table % has no column %', p_table, p_id_column
+      using errcode = '22023';
+  end if;
+  if v_type not in (
+    'pg_catalog.int2'::pg_catalog.regtype, 'pg_catalog.int4'::pg_catalog.regtype,
+    'pg_catalog.int8'::pg_catalog.regtype, 'pg_catalog.numeric'::pg_catalog.regtype,
+    'pg_catalog.text'::pg_catalog.regtype, 'pg_catalog.varchar'::pg_catalog.regtype,
+    'pg_catalog.bpchar'::pg_catalog.regtype, 'pg_catalog.uuid'::pg_catalog.regtype
+  ) then
+    raise exception 'column % of table % is of type %, not one a hero id may have',
+      p_id_column, p_table, v_type::pg_catalog.regtype
+      using errcode = '22023',
+            hint = 'Hero id columns are smallint, integer, bigint, numeric, text, varchar, char or uuid (not a domain or a type of your own).';
+  end if;
+end;
+$$;
 
 -- geneva._trg_hero_deleted: the trigger function geneva.track_hero attaches to
 -- an application's hero table: after rows are deleted, the ongoing workflows
--- of those heroes are canceled in the same transaction, unless their
+-- of those heroes are stopped in the same transaction, unless their
 -- definition says "may_proceed_without_hero".
 --
 -- A statement-level AFTER DELETE trigger with the deleted rows as the
 -- transition table old_heroes; TG_ARGV[0] is the hero type, TG_ARGV[1] the id
 -- column. For each workflow, in id order (lock order: workflow row, then its
--- active execution): each is canceled now with its active execution
--- (canceled/canceled_hero_missing), a performing one included: its step has
--- no hero left to act on, and the worker's report of it, when it comes,
--- finds the execution ended and records nothing (unlike an operator's
--- cancel, which waits for the step boundary). If the deleting transaction
--- rolls back, nothing was canceled.
+-- active execution):
+--   ready or paused: canceled now with its active execution, if any
+--     (canceled/canceled_hero_missing);
+--   performing: not canceled under its running step, which may be the one
+--     that deleted its hero (the manual's User Erasure workflow does so in
+--     its last step). The workflow's hero_missing_at is stamped; the step's
+--     own result is recorded as usual, and the next step, when it would
+--     start, ends canceled_hero_missing (geneva.start_step) and the workflow
+--     cancels; a workflow whose last step it was finishes.
+-- If the deleting transaction rolls back, nothing happened.
 --
 -- Security definer: it fires as the role that deletes heroes (the
 -- application's), which has no privilege on Geneva's tables. A trigger
--- function needs no EXECUTE grant to fire, so none is given.
+-- function needs no EXECUTE grant to fire, so none is given. The id column's
+-- type is checked at every firing (geneva._hero_id_column: built-in types
+-- only), since a conversion resolved on a type of the caller's would run the
+-- caller's code as the owner; the ids of those types are then turned into
+-- text by their built-in casts, which no role but a superuser can replace.
+-- Raises: 22023 when the id column is gone or of a type no hero id may have
+-- (the delete fails: untrack the table, or give the column a built-in type).
 create or replace function geneva._trg_hero_deleted()
 returns trigger
 language plpgsql
@@ -4800,6 +5145,7 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+  v_now timestamptz := geneva.now();
   v_hero_type text := tg_argv[0];
   v_id_column text := tg_argv[1];
   v_hero_ids text[];
@@ -4807,11 +5153,15 @@ declare
   v_execution geneva.step_executions;
   v_effect record;
 begin
+  perform geneva._hero_id_column(tg_relid, v_id_column);
+
   select e.* into strict v_effect
   from geneva._signal_effects() e
   where e.cause = 'precondition' and e.signal = 'hero_missing';
 
-  execute format('select array_agg(distinct h.%I::text) from old_heroes h', v_id_column)
+  execute pg_catalog.format(
+    'select pg_catalog.array_agg(distinct h.%I::pg_catalog.text) from old_heroes h', v_id_column
+  )
   into v_hero_ids;
 
   for v_workflow in
@@ -4824,6 +5174,13 @@ begin
     order by w.id
     for no key update
   loop
+    if v_workflow.state = 'performing' then
+      update geneva.workflows w
+      set hero_missing_at = coalesce(w.hero_missing_at, v_now),
+        updated_at = v_now
+      where w.id = v_workflow.id;
+      continue;
+    end if;
     v_execution := geneva._lock_active_execution(v_workflow.id);
     if v_execution.id is not null then
       perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
@@ -4868,13 +5225,18 @@ $$;
 -- names cannot inject SQL.
 --
 -- It runs as Geneva's owner (security definer), who needs the TRIGGER
--- privilege on the table (an owner of the application's tables has it);
--- Geneva's own tables and River's are refused.
+-- privilege on the table (an owner of the application's tables has it). The
+-- caller needs it too (its session's login role, which holds what its
+-- granted roles hold): a role may not attach Geneva's trigger, nor take the
+-- lock that attaching it holds, on a table it could not put a trigger on
+-- itself. Geneva's own tables and River's are refused, and so is an id
+-- column of a type that is not built in (see geneva._hero_id_column).
 --
 -- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
--- bytes; 22023 for an empty hero type, a column the table does not have, or
--- a table of Geneva's or River's; 42P01 (from the regclass cast) for an
--- unknown table.
+-- bytes; 42501 when the caller lacks TRIGGER on the table; 22023 for an
+-- empty hero type, a column the table does not have or whose type a hero id
+-- may not have, or a table of Geneva's or River's; 42P01 (from the regclass
+-- cast) for an unknown table.
 create or replace function geneva.track_hero(
   p_table regclass,
   p_hero_type text,
@@ -4902,17 +5264,12 @@ begin
   ) then
     raise exception 'table % is Geneva''s or River''s, not a hero table', p_table using errcode = '22023';
   end if;
-  if not exists (
-    select 1
-    from pg_catalog.pg_attribute a
-    where a.attrelid = p_table
-      and a.attname = p_id_column
-      and a.attnum > 0
-      and not a.attisdropped
-  ) then
-    raise exception 'table % has no column %', p_table, p_id_column
-      using errcode = '22023';
+  if not pg_catalog.has_table_privilege(session_user, p_table, 'TRIGGER') then
+    raise exception 'permission denied: % may not create triggers on table %', session_user, p_table
+      using errcode = '42501',
+            hint = 'Track a hero table as a role with the TRIGGER privilege on it (its owner has it).';
   end if;
+  perform geneva._hero_id_column(p_table, p_id_column);
 
   execute format(
     'create or replace trigger %I after delete on %s referencing old table as old_heroes '
@@ -4928,9 +5285,10 @@ comment on function geneva.track_hero(regclass, text, name) is
 -- geneva.untrack_hero: removes the trigger geneva.track_hero attached.
 --
 -- Called by: the application's migrations. Removing a trigger that is not
--- there is harmless.
--- Raises: 22004 for a NULL argument; 42P01 (from the regclass cast) for an
--- unknown table.
+-- there is harmless. The caller needs the TRIGGER privilege on the table,
+-- as for track_hero.
+-- Raises: 22004 for a NULL argument; 42501 when the caller lacks TRIGGER on
+-- the table; 42P01 (from the regclass cast) for an unknown table.
 create or replace function geneva.untrack_hero(p_table regclass, p_hero_type text)
 returns void
 language plpgsql
@@ -4941,6 +5299,11 @@ as $$
 begin
   if p_table is null or p_hero_type is null then
     raise exception 'table and hero type must not be null' using errcode = '22004';
+  end if;
+  if not pg_catalog.has_table_privilege(session_user, p_table, 'TRIGGER') then
+    raise exception 'permission denied: % may not drop triggers on table %', session_user, p_table
+      using errcode = '42501',
+            hint = 'Untrack a hero table as a role with the TRIGGER privilege on it (its owner has it).';
   end if;
   execute format('drop trigger if exists %I on %s', geneva._hero_trigger_name(p_hero_type), p_table);
 end;
@@ -5524,6 +5887,110 @@ before insert or update or delete on geneva.workflow_definitions
 for each row
 execute function geneva._trg_workflow_definitions_guard();
 
+-- geneva._trg_truncate_guard: refuses TRUNCATE of the engine's tables, for
+-- every role, the owner included (the others have no privilege on them at
+-- all). No function truncates: a truncate would delete every workflow, every
+-- execution, every definition or the kept counts at once, without the row
+-- triggers that guard DELETE (workflows_guard_delete,
+-- step_executions_guard_delete, workflow_definitions_guard, counts_guard)
+-- ever firing, and leave River's jobs naming executions that are gone.
+--
+-- One statement-level BEFORE TRUNCATE trigger on each table. The owner can
+-- still disable triggers: the guard is against mistakes and stray scripts,
+-- not against the owner.
+-- Raises: 55000, naming the table.
+create or replace function geneva._trg_truncate_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'geneva.% cannot be truncated', tg_table_name
+    using errcode = '55000',
+          hint = 'Workflows and their executions are deleted by geneva.housekeep''s retention; cancel workflows with geneva.cancel_workflow.',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger truncate_guard
+before truncate on geneva.workflows
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.step_executions
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.workflow_definitions
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.housekeeping_rounds
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.ended_workflow_counts
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.ended_workflow_count_deltas
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.ended_execution_deltas
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.ended_executions_by_minute
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.ended_executions_by_hour
+for each statement
+execute function geneva._trg_truncate_guard();
+
+-- geneva._trg_housekeeping_settings_guard: the housekeeping settings
+-- (geneva.housekeeping_settings, migration 008) are written only by
+-- geneva.set_housekeeping_settings, which validates them and records who set
+-- them, and by geneva._housekeeping_settings, which puts back a missing row;
+-- refused for every role, the owner included, otherwise (the others have no
+-- privilege on the table at all). No function deletes the row.
+--
+-- Those functions set geneva.housekeeping_settings to 'on'
+-- (transaction-local) for their write only. The owner could set it too: the
+-- guard is against mistakes, not against the owner, who can always disable
+-- triggers. The rule is the trigger's WHEN clause: the function runs only to
+-- refuse.
+-- Raises: 55000.
+create or replace function geneva._trg_housekeeping_settings_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'the housekeeping settings cannot be changed by hand (%)', lower(tg_op)
+    using errcode = '55000',
+          hint = 'Set them with geneva.set_housekeeping_settings (geneva housekeep settings).',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger housekeeping_settings_guard
+before insert or update or delete on geneva.housekeeping_settings
+for each row
+when (pg_catalog.current_setting('geneva.housekeeping_settings', true) is distinct from 'on')
+execute function geneva._trg_housekeeping_settings_guard();
+
 
 -- Views, last.
 -- geneva.workflow_counts: how many workflows of each type are in each state.
@@ -5652,11 +6119,14 @@ comment on view geneva.orphan_workflows is
 
 -- geneva.stuck_executions: the executions housekeeping would recover as
 -- stuck: in_progress with no start, checkpoint or heartbeat (updated_at) for
--- an hour (their worker died), or scheduled and overdue by 15 minutes while
--- their workflow is ready (their job was lost, or the queue is that far
--- behind). Executions of paused workflows are never stuck. The thresholds are
--- housekeeping's defaults; a session may set its own, as intervals, in
--- geneva.stuck_in_progress_after and geneva.stuck_scheduled_after.
+-- the stuck-in-progress threshold (their worker died), or scheduled and
+-- overdue by the stuck-scheduled threshold while their workflow is ready
+-- (their job was lost, or the queue is that far behind). Executions of
+-- paused workflows are never stuck. The thresholds are housekeeping's
+-- settings (geneva.housekeeping_settings, migration 008: an hour and 15
+-- minutes unless an operator set others); a session may set its own, as
+-- intervals, in geneva.stuck_in_progress_after and
+-- geneva.stuck_scheduled_after.
 --
 -- For dashboards and operators. Reads the partial indexes
 -- step_executions_in_progress_updated_at and step_executions_scheduled_for.
@@ -5680,18 +6150,22 @@ from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 where (
     e.state = 'in_progress'
-    and e.updated_at < geneva.now()
-      - coalesce(nullif(current_setting('geneva.stuck_in_progress_after', true), ''), '1 hour')::interval
+    and e.updated_at < geneva.now() - coalesce(
+      nullif(current_setting('geneva.stuck_in_progress_after', true), '')::interval,
+      (select s.stuck_in_progress_after from geneva.housekeeping_settings s where s.singleton)
+    )
   )
   or (
     e.state = 'scheduled'
-    and e.scheduled_for < geneva.now()
-      - coalesce(nullif(current_setting('geneva.stuck_scheduled_after', true), ''), '15 minutes')::interval
+    and e.scheduled_for < geneva.now() - coalesce(
+      nullif(current_setting('geneva.stuck_scheduled_after', true), '')::interval,
+      (select s.stuck_scheduled_after from geneva.housekeeping_settings s where s.singleton)
+    )
     and w.state = 'ready'
   );
 
 comment on view geneva.stuck_executions is
-'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default 1 hour, 15 minutes).';
+'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default: the housekeeping settings).';
 
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
 -- waited for a worker (queue lag: started - scheduled) and how long it ran,
@@ -6074,9 +6548,11 @@ comment on view geneva.engine_metrics is
 --   reader    dashboards: the views and the read functions
 --   app       applications: what reader may, and create_workflow
 --   operator  operators: what app may, and pause, resume, cancel, skip,
---             schedule, housekeeping and hero tracking
---   worker    workers: the worker protocol, define_workflow, housekeeping,
---             the read functions, and River's own tables
+--             schedule, housekeeping (its thresholds and settings too) and
+--             hero tracking
+--   worker    workers: the worker protocol, define_workflow, housekeeping
+--             rounds with the operators' settings (housekeep_if_due), the
+--             read functions, and River's own tables
 --
 -- Their names are the template data role_app, role_operator, role_worker and
 -- role_reader (SQL identifiers) and role_app_name, … (SQL literals): given by
@@ -6179,12 +6655,22 @@ grant execute on function
   geneva.untrack_hero
 to :"geneva_operator_role";
 
--- Housekeeping: operators and workers (every worker takes part in it,
--- through housekeep_if_due).
+-- Housekeeping: every worker takes part in it through housekeep_if_due,
+-- which takes no thresholds; they are the operators' settings (migration
+-- 008), which everyone may read. Choosing thresholds (housekeep's arguments,
+-- the settings) decides what is deleted and recovered: operators only.
 grant execute on function
-  geneva.housekeep,
   geneva.housekeep_if_due
 to :"geneva_operator_role", :"geneva_worker_role";
+
+grant execute on function
+  geneva.get_housekeeping_settings
+to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role";
+
+grant execute on function
+  geneva.housekeep,
+  geneva.set_housekeeping_settings
+to :"geneva_operator_role";
 
 -- Workers: the worker protocol, and the definitions they register.
 grant execute on function

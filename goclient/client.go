@@ -190,64 +190,91 @@ func (c *Client) ScheduleStep(ctx context.Context, workflowID int64, stepName st
 }
 
 // Housekeep runs one round of housekeeping (geneva.housekeep) and returns its
-// counts. Call it again while More is true.
+// counts. Call it again while More is true. Each threshold params does not
+// give (nil params: none) is the housekeeping settings' (see
+// HousekeepingSettings); a negative Retention deletes nothing this round.
+//
+// geneva.housekeep is granted to the operator role only: workers run rounds
+// with HousekeepIfDue, which takes the settings' thresholds.
 func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*HousekeepResult, error) {
 	var result HousekeepResult
-	err := c.db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5)", housekeepArgs(params)...).Scan(&result)
+	err := c.db.QueryRow(ctx, "select geneva.housekeep($1, $2, $3, $4, $5, $6)", params.args()...).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return &result, nil
 }
 
-// HousekeepIfDue runs one round of housekeeping (geneva.housekeep_if_due)
-// unless one started within interval (zero means 1 minute) or another caller
-// is running one; then it returns nil. Workers call it on a timer; call it
-// again at once while the result's More is true.
-func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration, params *HousekeepParams) (*HousekeepResult, error) {
+// HousekeepIfDue runs one round of housekeeping (geneva.housekeep_if_due),
+// with the thresholds of the housekeeping settings, unless one started within
+// interval (zero means 1 minute) or another caller is running one; then it
+// returns nil. Workers call it on a timer; call it again at once while the
+// result's More is true.
+func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration) (*HousekeepResult, error) {
 	if interval == 0 {
 		interval = time.Minute
 	}
 	var result *HousekeepResult
-	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1, $2, $3, $4, $5, $6)",
-		append([]any{interval}, housekeepArgs(params)...)...).Scan(&result)
+	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1)", interval).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return result, nil
 }
 
-// housekeepArgs are the SQL arguments of geneva.housekeep for params, with
-// goclient's defaults.
-func housekeepArgs(params *HousekeepParams) []any {
+// HousekeepingSettings returns the housekeeping settings
+// (geneva.get_housekeeping_settings): the thresholds of every worker's rounds
+// and of Housekeep for those it is not given.
+func (c *Client) HousekeepingSettings(ctx context.Context) (*HousekeepingSettings, error) {
+	rows, err := c.db.Query(ctx, "select "+housekeepingSettingsColumns+" from geneva.get_housekeeping_settings()")
+	if err != nil {
+		return nil, mapError(err)
+	}
+	settings, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[HousekeepingSettings])
+	return settings, mapError(err)
+}
+
+// SetHousekeepingSettings changes the housekeeping settings
+// (geneva.set_housekeeping_settings) and returns them as they are after. Each
+// field params does not give (nil, empty, 0) stays as it is; a negative
+// Retention keeps ended workflows forever. It needs the operator role.
+//
+// Errors: ErrInvalidArgument (an unknown recovery action, a negative
+// threshold, a negative batch size).
+func (c *Client) SetHousekeepingSettings(ctx context.Context, params *HousekeepParams) (*HousekeepingSettings, error) {
+	rows, err := c.db.Query(ctx, "select "+housekeepingSettingsColumns+
+		" from geneva.set_housekeeping_settings($1, $2, $3, $4, $5, $6)", params.args()...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	settings, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[HousekeepingSettings])
+	return settings, mapError(err)
+}
+
+// housekeepingSettingsColumns are the columns of HousekeepingSettings.
+const housekeepingSettingsColumns = "retention, stuck_in_progress_after, stuck_scheduled_after, " +
+	"recovery_action, batch_size, updated_at, updated_by"
+
+// args are the SQL arguments of geneva.housekeep and
+// geneva.set_housekeeping_settings for params: NULL for each not given
+// (SQL's "the setting" or "unchanged"), and p_keep_forever.
+func (params *HousekeepParams) args() []any {
 	if params == nil {
 		params = &HousekeepParams{}
 	}
-	// (a negative retention keeps ended workflows forever: NULL in SQL)
-	retention := orDefault(params.Retention, 30*24*time.Hour)
-	var retentionArg *time.Duration
-	if retention >= 0 {
-		retentionArg = &retention
+	retention, keepForever := params.Retention, false
+	if retention != nil && *retention < 0 {
+		retention, keepForever = nil, true
 	}
-	action := params.RecoveryAction
-	if action == "" {
-		action = "reattempt"
+	var action *string
+	if params.RecoveryAction != "" {
+		action = &params.RecoveryAction
 	}
-	batch := params.BatchSize
-	if batch == 0 {
-		batch = 1000
+	var batch *int
+	if params.BatchSize != 0 {
+		batch = &params.BatchSize
 	}
-	return []any{retentionArg,
-		orDefault(params.StuckInProgressAfter, time.Hour), orDefault(params.StuckScheduledAfter, 15*time.Minute),
-		action, batch}
-}
-
-// orDefault is *d, or def when d is nil (not given).
-func orDefault(d *time.Duration, def time.Duration) time.Duration {
-	if d == nil {
-		return def
-	}
-	return *d
+	return []any{retention, params.StuckInProgressAfter, params.StuckScheduledAfter, action, batch, keepForever}
 }
 
 // WorkflowCount is a row of the geneva.workflow_counts view.

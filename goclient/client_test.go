@@ -115,7 +115,7 @@ func TestClient(t *testing.T) {
 		_, err = client.CancelWorkflow(ctx, id)
 		require.NoError(t, err)
 
-		// not given: the default, 30 days, keeps it; so does a negative one
+		// not given: the setting, 30 days, keeps it; so does a negative one
 		for _, params := range []*goclient.HousekeepParams{nil, {}, {Retention: new(-time.Second)}} {
 			result, err := client.Housekeep(ctx, params)
 			require.NoError(t, err)
@@ -266,10 +266,10 @@ func TestHousekeepIfDue(t *testing.T) {
 	t.Parallel()
 	ctx, pool, client, _ := setup(t)
 
-	result, err := client.HousekeepIfDue(ctx, 0, nil)
+	result, err := client.HousekeepIfDue(ctx, 0)
 	require.NoError(t, err)
 	require.NotNil(t, result, "never ran: due")
-	result, err = client.HousekeepIfDue(ctx, time.Hour, nil)
+	result, err = client.HousekeepIfDue(ctx, time.Hour)
 	require.NoError(t, err)
 	require.Nil(t, result, "ran just now")
 
@@ -278,10 +278,120 @@ func TestHousekeepIfDue(t *testing.T) {
 	defer tx.Rollback(ctx) //nolint:errcheck
 	_, err = tx.Exec(ctx, "update geneva.housekeeping_rounds set last_run_at = '-infinity'")
 	require.NoError(t, err)
-	result, err = goclient.New(tx).HousekeepIfDue(ctx, time.Hour, &goclient.HousekeepParams{BatchSize: 10})
+	result, err = goclient.New(tx).HousekeepIfDue(ctx, time.Hour)
 	require.NoError(t, err)
 	require.NotNil(t, result)
 
-	_, err = client.HousekeepIfDue(ctx, -time.Second, nil)
+	_, err = client.HousekeepIfDue(ctx, -time.Second)
 	require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+}
+
+func TestHousekeepingSettings(t *testing.T) {
+	t.Parallel()
+
+	t.Run("DefaultsUntilSet", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		settings, err := client.HousekeepingSettings(ctx)
+		require.NoError(t, err)
+		require.Equal(t, &goclient.HousekeepingSettings{
+			Retention:            new(30 * 24 * time.Hour),
+			StuckInProgressAfter: time.Hour,
+			StuckScheduledAfter:  15 * time.Minute,
+			RecoveryAction:       "reattempt",
+			BatchSize:            1000,
+		}, settings)
+	})
+
+	t.Run("SetChangesOnlyWhatIsGiven", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		settings, err := client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{
+			Retention: new(7 * 24 * time.Hour), RecoveryAction: "cancel",
+		})
+		require.NoError(t, err)
+		require.Equal(t, 7*24*time.Hour, *settings.Retention)
+		require.Equal(t, time.Hour, settings.StuckInProgressAfter)
+		require.Equal(t, "cancel", settings.RecoveryAction)
+		require.Equal(t, 1000, settings.BatchSize)
+		require.NotNil(t, settings.UpdatedAt)
+		require.NotEmpty(t, *settings.UpdatedBy)
+
+		// a negative retention keeps ended workflows forever; a zero
+		// threshold is zero
+		settings, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{
+			Retention: new(-time.Second), StuckScheduledAfter: new(time.Duration(0)), BatchSize: 10,
+		})
+		require.NoError(t, err)
+		require.Nil(t, settings.Retention)
+		require.Zero(t, settings.StuckScheduledAfter)
+		require.Equal(t, 10, settings.BatchSize)
+		require.Equal(t, "cancel", settings.RecoveryAction)
+
+		read, err := client.HousekeepingSettings(ctx)
+		require.NoError(t, err)
+		require.Equal(t, settings, read)
+
+		for _, params := range []*goclient.HousekeepParams{
+			{RecoveryAction: "shrug"}, {BatchSize: -1}, {StuckInProgressAfter: new(-time.Minute)},
+		} {
+			_, err = client.SetHousekeepingSettings(ctx, params)
+			require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+		}
+	})
+
+	t.Run("InTheCallersTransaction", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client, _ := setup(t)
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = goclient.New(tx).SetHousekeepingSettings(ctx, &goclient.HousekeepParams{BatchSize: 5})
+		require.NoError(t, err)
+		inside, err := goclient.New(tx).HousekeepingSettings(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 5, inside.BatchSize)
+		require.NoError(t, tx.Rollback(ctx))
+
+		settings, err := client.HousekeepingSettings(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1000, settings.BatchSize, "rolled back with the caller's transaction")
+	})
+
+	t.Run("HousekeepTakesTheSettingsForWhatIsNotGiven", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		_, err = client.CancelWorkflow(ctx, id)
+		require.NoError(t, err)
+
+		_, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+		require.NoError(t, err)
+		// a negative retention deletes nothing this round, whatever the setting
+		result, err := client.Housekeep(ctx, &goclient.HousekeepParams{Retention: new(-time.Second)})
+		require.NoError(t, err)
+		require.Zero(t, result.WorkflowsCleanedUp)
+
+		result, err = client.Housekeep(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, 1, result.WorkflowsCleanedUp, "the setting, zero, deletes it")
+	})
+
+	t.Run("WorkersMayReadNotSet", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		conf := dbtest.NewConfig(t)
+		worker := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Worker))
+		_, err := worker.HousekeepingSettings(ctx)
+		require.NoError(t, err)
+		_, err = worker.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{BatchSize: 1})
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "42501", pgErr.Code)
+		_, err = worker.Housekeep(ctx, nil)
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "42501", pgErr.Code)
+		_, err = worker.HousekeepIfDue(ctx, 0)
+		require.NoError(t, err)
+	})
 }

@@ -112,40 +112,69 @@ type ListWorkflowsParams struct {
 	BeforeID int64
 }
 
-// HousekeepParams are the thresholds of a round of housekeeping.
+// HousekeepParams are thresholds of housekeeping: of one round (Housekeep),
+// or new settings (SetHousekeepingSettings). A field not given (nil, empty,
+// 0) is the setting (Housekeep) or leaves it as it is
+// (SetHousekeepingSettings); the defaults are SQL's alone (migration 008).
 //
-// The durations are pointers so that zero means zero: a nil field takes the
-// default, a pointer to 0 is a threshold of 0 (with Go 1.26's new, write
-// Retention: new(time.Duration(0)) or StuckScheduledAfter: new(time.Minute)).
+// The durations are pointers so that zero means zero: a pointer to 0 is a
+// threshold of 0 (with Go 1.26's new, write Retention:
+// new(time.Duration(0)) or StuckScheduledAfter: new(time.Minute)).
 type HousekeepParams struct {
 	// Retention is how long finished and canceled workflows are kept after
 	// they end: 0 deletes every ended workflow; a negative value keeps them
 	// forever.
 	//
-	// Defaults (nil) to 30 days.
+	// Defaults (nil) to the setting, 30 days unless an operator set another.
 	Retention *time.Duration
 	// StuckInProgressAfter is how long an in_progress execution may go without
 	// a sign of life (its start, a checkpoint, a heartbeat) before it counts as
 	// stuck (its worker died). Not negative.
 	//
-	// Defaults (nil) to 1 hour.
+	// Defaults (nil) to the setting, 1 hour unless an operator set another.
 	StuckInProgressAfter *time.Duration
 	// StuckScheduledAfter is how long a scheduled execution of a ready
 	// workflow may be overdue before it counts as stuck (its job was lost).
 	// Not negative.
 	//
-	// Defaults (nil) to 15 minutes.
+	// Defaults (nil) to the setting, 15 minutes unless an operator set
+	// another.
 	StuckScheduledAfter *time.Duration
 	// RecoveryAction is what happens to a stuck execution: "reattempt" (the
 	// step runs again) or "cancel" (the workflow is canceled).
 	//
-	// Defaults (empty) to "reattempt".
+	// Defaults (empty) to the setting, "reattempt" unless an operator set
+	// another.
 	RecoveryAction string
 	// BatchSize caps the rows of each kind a round handles; it must be
 	// positive.
 	//
-	// Defaults (0) to 1000.
+	// Defaults (0) to the setting, 1000 unless an operator set another.
 	BatchSize int
+}
+
+// HousekeepingSettings are the thresholds of every worker's housekeeping
+// rounds (HousekeepIfDue) and of Housekeep for those it is not given: the one
+// row of geneva.housekeeping_settings, which only the operator role may set
+// (SetHousekeepingSettings, `geneva housekeep settings`).
+type HousekeepingSettings struct {
+	// Retention is how long finished and canceled workflows are kept after
+	// they end; nil keeps them forever.
+	Retention *time.Duration `db:"retention"`
+	// StuckInProgressAfter is how long an in_progress execution may go
+	// without a sign of life before it is recovered.
+	StuckInProgressAfter time.Duration `db:"stuck_in_progress_after"`
+	// StuckScheduledAfter is how long a scheduled execution of a ready
+	// workflow may be overdue before it is recovered.
+	StuckScheduledAfter time.Duration `db:"stuck_scheduled_after"`
+	// RecoveryAction is "reattempt" or "cancel".
+	RecoveryAction string `db:"recovery_action"`
+	// BatchSize caps the rows of each kind a round handles.
+	BatchSize int `db:"batch_size"`
+	// UpdatedAt and UpdatedBy (the session user) say who last set them; nil
+	// when no one did (the defaults).
+	UpdatedAt *time.Time `db:"updated_at"`
+	UpdatedBy *string    `db:"updated_by"`
 }
 
 // HousekeepResult counts what a round of housekeeping did.

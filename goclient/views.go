@@ -93,7 +93,8 @@ type StuckExecution struct {
 }
 
 // StuckExecutions returns the executions housekeeping would recover as stuck
-// with its default thresholds (the geneva.stuck_executions view).
+// with the thresholds of the housekeeping settings (the
+// geneva.stuck_executions view).
 func (c *Client) StuckExecutions(ctx context.Context) ([]*StuckExecution, error) {
 	rows, err := c.db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
 		state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id

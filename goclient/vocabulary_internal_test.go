@@ -64,23 +64,26 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 
 }
 
-// Housekeep sends, for parameters not given, exactly geneva.housekeep's own
-// defaults.
-func TestHousekeepDefaultsMatchSQL(t *testing.T) {
+// SQL alone holds housekeeping's defaults (the settings row of migration
+// 008): for thresholds not given, goclient sends NULL, and geneva.housekeep
+// and geneva.set_housekeeping_settings default every threshold to NULL ("the
+// setting", "unchanged").
+func TestHousekeepSendsNoDefaults(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
-	args := housekeepArgs(nil)
+	none := []any{(*time.Duration)(nil), (*time.Duration)(nil), (*time.Duration)(nil), (*string)(nil), (*int)(nil), false}
+	for _, params := range []*HousekeepParams{nil, {}} {
+		require.Equal(t, none, params.args())
+	}
+	keepForever := (&HousekeepParams{Retention: new(-time.Second)}).args()
+	require.Nil(t, keepForever[0])
+	require.Equal(t, true, keepForever[5])
 
-	var same bool
-	require.NoError(t, conn.QueryRow(ctx, `
-		with d as (
-		  select pg_get_function_arguments('geneva.housekeep'::regproc) as a
-		)
-		select $1::interval = substring(a from 'p_retention interval DEFAULT ''([^'']*)''')::interval
-		  and $2::interval = substring(a from 'p_stuck_in_progress_after interval DEFAULT ''([^'']*)''')::interval
-		  and $3::interval = substring(a from 'p_stuck_scheduled_after interval DEFAULT ''([^'']*)''')::interval
-		  and $4::text = substring(a from 'p_recovery_action text DEFAULT ''([^'']*)''')
-		  and $5::integer = substring(a from 'p_batch_size integer DEFAULT ([0-9]+)')::integer
-		from d`, *args[0].(*time.Duration), args[1], args[2], args[3], args[4]).Scan(&same))
-	require.True(t, same, "goclient's housekeeping defaults differ from geneva.housekeep's: %v", args)
+	for _, function := range []string{"geneva.housekeep", "geneva.set_housekeeping_settings"} {
+		var arguments string
+		require.NoError(t, conn.QueryRow(ctx, "select pg_get_function_arguments($1::regproc)", function).Scan(&arguments))
+		require.Equal(t, "p_retention interval DEFAULT NULL::interval, p_stuck_in_progress_after interval DEFAULT NULL::interval, "+
+			"p_stuck_scheduled_after interval DEFAULT NULL::interval, p_recovery_action text DEFAULT NULL::text, "+
+			"p_batch_size integer DEFAULT NULL::integer, p_keep_forever boolean DEFAULT false", arguments, function)
+	}
 }

@@ -16,9 +16,11 @@
 --   reader    dashboards: the views and the read functions
 --   app       applications: what reader may, and create_workflow
 --   operator  operators: what app may, and pause, resume, cancel, skip,
---             schedule, housekeeping and hero tracking
---   worker    workers: the worker protocol, define_workflow, housekeeping,
---             the read functions, and River's own tables
+--             schedule, housekeeping (its thresholds and settings too) and
+--             hero tracking
+--   worker    workers: the worker protocol, define_workflow, housekeeping
+--             rounds with the operators' settings (housekeep_if_due), the
+--             read functions, and River's own tables
 --
 -- Their names are the template data role_app, role_operator, role_worker and
 -- role_reader (SQL identifiers) and role_app_name, … (SQL literals): given by
@@ -121,12 +123,22 @@ grant execute on function
   geneva.untrack_hero
 to {{ .role_operator }};
 
--- Housekeeping: operators and workers (every worker takes part in it,
--- through housekeep_if_due).
+-- Housekeeping: every worker takes part in it through housekeep_if_due,
+-- which takes no thresholds; they are the operators' settings (migration
+-- 008), which everyone may read. Choosing thresholds (housekeep's arguments,
+-- the settings) decides what is deleted and recovered: operators only.
 grant execute on function
-  geneva.housekeep,
   geneva.housekeep_if_due
 to {{ .role_operator }}, {{ .role_worker }};
+
+grant execute on function
+  geneva.get_housekeeping_settings
+to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
+
+grant execute on function
+  geneva.housekeep,
+  geneva.set_housekeeping_settings
+to {{ .role_operator }};
 
 -- Workers: the worker protocol, and the definitions they register.
 grant execute on function

@@ -196,7 +196,7 @@ func TestExecutionCounts(t *testing.T) {
 		}
 		fold := func() {
 			t.Helper()
-			_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+			_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)")
 			require.NoError(t, err)
 			var deltas int
 			require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.ended_execution_deltas").Scan(&deltas))
@@ -307,7 +307,7 @@ func TestExecutionCounts(t *testing.T) {
 		b.setNow(t, now)
 		for _, fold := range []bool{false, true} {
 			if fold {
-				_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+				_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)")
 				require.NoError(t, err)
 			}
 			stats := viewRows[stepStatsRow](t, b, viewStepStats)
@@ -345,7 +345,7 @@ func TestExecutionCounts(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)"); err != nil {
+				if _, err := conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)"); err != nil {
 					t.Error(err)
 					return
 				}
@@ -420,7 +420,7 @@ func TestExecutionCounts(t *testing.T) {
 			}
 		}
 		check()
-		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)")
 		require.NoError(t, err)
 		check()
 	})

@@ -292,7 +292,7 @@ func TestGuardState(t *testing.T) {
 			require.EqualValues(t, 2, counts["stuck_in_progress_recovered"])
 			b.run(t, canceled)
 			b.setNow(t, t0.Add(hours(4)))
-			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_recovery_action => 'cancel', p_stuck_scheduled_after => null)").Scan(&counts))
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_recovery_action => 'cancel', p_stuck_scheduled_after => interval '1000 years')").Scan(&counts))
 			require.EqualValues(t, 1, counts["stuck_in_progress_recovered"])
 			require.Equal(t, "canceled", b.workflow(t, canceled).State)
 
@@ -513,7 +513,7 @@ func TestGuardColumns(t *testing.T) {
 	active := b.active(t, id)
 	// a folded count and a delta of each, for the refusals below to find
 	b.guardWorkflowIn(t, "finished", "f1")
-	_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+	_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)")
 	require.NoError(t, err)
 	b.guardWorkflowIn(t, "finished", "f2")
 	var folded, deltas int

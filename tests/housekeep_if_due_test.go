@@ -90,7 +90,9 @@ func TestHousekeepIfDue(t *testing.T) {
 		}
 		b.setNow(t, time.Now().Add(2*time.Hour))
 
-		args := "interval '1 hour', p_batch_size => 2"
+		_, err := b.conn.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_batch_size => 2)")
+		require.NoError(t, err)
+		args := "interval '1 hour'"
 		first := b.ifDue(t, args)
 		require.NotNil(t, first)
 		require.Equal(t, 2, first.StuckInProgressRecovered)
@@ -169,8 +171,11 @@ func TestHousekeepIfDue(t *testing.T) {
 		requireCode(t, err, "22004")
 		_, err = ifDue(b.ctx, b.conn, "interval '-1 second'")
 		requireCode(t, err, "22023")
-		_, err = ifDue(b.ctx, b.conn, "interval '0', p_recovery_action => 'shrug'")
-		requireCode(t, err, "22023")
+		// the thresholds are the settings', not the caller's
+		_, err = ifDue(b.ctx, b.conn, "interval '0', p_recovery_action => 'cancel'")
+		requireCode(t, err, "42883")
+		_, err = ifDue(b.ctx, b.conn, "interval '0', p_retention => interval '0'")
+		requireCode(t, err, "42883")
 
 		// a deleted row comes back
 		_, err = b.conn.Exec(b.ctx, "delete from geneva.housekeeping_rounds")
@@ -180,31 +185,17 @@ func TestHousekeepIfDue(t *testing.T) {
 	})
 }
 
-// housekeep_if_due passes its thresholds to housekeep: each has the same
-// default in both.
-func TestHousekeepIfDueDefaultsAreHousekeeps(t *testing.T) {
+// housekeep_if_due, which workers call, takes an interval and nothing else:
+// no overload of it takes a threshold (an upgrade dropped the old one).
+func TestHousekeepIfDueTakesOnlyAnInterval(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-
-	defaults := func(function string) map[string]string {
-		rows, err := b.conn.Query(b.ctx, `
-			select a.name, pg_get_function_arg_default(p.oid, a.n::integer)
-			from pg_proc p, unnest(p.proargnames) with ordinality as a(name, n)
-			where p.oid = $1::regproc`, function)
-		require.NoError(t, err)
-		out := map[string]string{}
-		var name, def string
-		_, err = pgx.ForEachRow(rows, []any{&name, &def}, func() error {
-			out[name] = def
-			return nil
-		})
-		require.NoError(t, err)
-		return out
-	}
-	housekeep, ifDue := defaults("geneva.housekeep"), defaults("geneva.housekeep_if_due")
-	require.NotEmpty(t, housekeep)
-	for name, def := range housekeep {
-		require.NotEmpty(t, def, "geneva.housekeep's %s has no default", name)
-		require.Equal(t, def, ifDue[name], "geneva.housekeep_if_due's %s has another default than geneva.housekeep's", name)
-	}
+	rows, err := b.conn.Query(b.ctx, `
+		select pg_get_function_identity_arguments(p.oid)
+		from pg_proc p
+		where p.pronamespace = 'geneva'::regnamespace and p.proname = 'housekeep_if_due'`)
+	require.NoError(t, err)
+	signatures, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"p_interval interval"}, signatures)
 }

@@ -208,7 +208,7 @@ func TestHousekeep(t *testing.T) {
 		require.Equal(t, 1, b.hkWorkflowCount(t, youngCanceled))
 	})
 
-	t.Run("NullRetentionDeletesNothing", func(t *testing.T) {
+	t.Run("KeepForeverDeletesNothing", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.setNow(t, t0)
@@ -216,10 +216,24 @@ func TestHousekeep(t *testing.T) {
 		finished := b.hkFinished(t, "1")
 
 		b.setNow(t, t0.Add(10000*24*time.Hour))
-		counts := b.hkRound(t, "p_retention => null, "+hkRetentionOnly)
+		counts := b.hkRound(t, "p_keep_forever => true, "+hkRetentionOnly)
 
 		require.Equal(t, hkCounts{}, counts)
 		require.Equal(t, 1, b.hkWorkflowCount(t, finished))
+	})
+
+	t.Run("NullRetentionIsTheSetting", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
+		finished := b.hkFinished(t, "1")
+
+		b.setNow(t, t0.Add(31*24*time.Hour))
+		counts := b.hkRound(t, "p_retention => null, "+hkRetentionOnly)
+
+		require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, counts, "the setting, 30 days")
+		require.Zero(t, b.hkWorkflowCount(t, finished))
 	})
 
 	t.Run("RaisesForBadArguments", func(t *testing.T) {
@@ -234,8 +248,8 @@ func TestHousekeep(t *testing.T) {
 			{"p_recovery_action => ''", "22023"},
 			{"p_batch_size => 0", "22023"},
 			{"p_batch_size => -1", "22023"},
-			{"p_recovery_action => null", "22004"},
-			{"p_batch_size => null", "22004"},
+			{"p_keep_forever => null", "22004"},
+			{"p_retention => interval '1 day', p_keep_forever => true", "22023"},
 			{"p_retention => interval '-1 day'", "22023"},
 			{"p_stuck_in_progress_after => interval '-1 minute'", "22023"},
 			{"p_stuck_scheduled_after => interval '-1 second'", "22023"},

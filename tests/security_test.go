@@ -261,7 +261,7 @@ func TestFakeClockOnlyInTestDatabases(t *testing.T) {
 	started, ok, err := startStepOn(b.ctx, worker, b.active(t, id).ID, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
-	_, err = worker.Exec(b.ctx, "select geneva.housekeep(null)")
+	_, err = worker.Exec(b.ctx, "select geneva.housekeep_if_due(interval '0')")
 	require.NoError(t, err)
 	require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State)
 

@@ -373,7 +373,7 @@ func TestViews(t *testing.T) {
 		require.Equal(t, truth(), counts())
 
 		var raw string
-		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_retention => null)::text").Scan(&raw))
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep(p_keep_forever => true)::text").Scan(&raw))
 		var deltas int
 		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.ended_workflow_count_deltas").Scan(&deltas))
 		require.Zero(t, deltas, "folded")

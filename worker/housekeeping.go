@@ -18,12 +18,20 @@ import (
 // one due runs it, and the others skip it. Recovery so goes on while any
 // worker runs, with no leader to wait for.
 //
-// The worst case: a step whose worker died is recovered at most
-// StuckInProgressAfter + 1.5 × Interval (plus the round's own run time) after
-// its last sign of life (its start, a checkpoint or a heartbeat, sent every
-// Config.HeartbeatInterval while it runs), as long as one worker runs; a
-// scheduled step whose job was lost, StuckScheduledAfter + 1.5 × Interval
-// after it was due. With the defaults: 1 hour 1.5 minutes, and 16.5 minutes.
+// The thresholds (retention, stuck after, recovery action, batch size) are
+// not the worker's to choose: they are the operators' housekeeping settings
+// in the database (goclient.Client.SetHousekeepingSettings, `geneva
+// housekeep settings`), which every worker's rounds read, so that workers
+// sharing a database always agree and a worker's role cannot make a round
+// delete or recover more.
+//
+// The worst case: a step whose worker died is recovered at most the
+// stuck-in-progress setting + 1.5 × Interval (plus the round's own run time)
+// after its last sign of life (its start, a checkpoint or a heartbeat, sent
+// every Config.HeartbeatInterval while it runs), as long as one worker runs;
+// a scheduled step whose job was lost, the stuck-scheduled setting + 1.5 ×
+// Interval after it was due. With the defaults: 1 hour 1.5 minutes, and 16.5
+// minutes.
 type HousekeepingConfig struct {
 	// Disabled turns housekeeping off in this worker (run `geneva housekeep`
 	// or another worker instead).
@@ -34,13 +42,6 @@ type HousekeepingConfig struct {
 	//
 	// Defaults to 1 minute.
 	Interval time.Duration
-
-	// Params are the thresholds (retention, stuck after, recovery action);
-	// each field not given (nil, empty) takes goclient's default, and a zero
-	// duration means zero. Workers sharing a database should agree on them.
-	//
-	// Defaults to goclient's: 30 days, 1 hour, 15 minutes, reattempt.
-	Params goclient.HousekeepParams
 }
 
 // housekeeper runs rounds of housekeeping when they are due, until stopped.
@@ -48,7 +49,6 @@ type housekeeper struct {
 	client   *goclient.Client
 	logger   *slog.Logger
 	interval time.Duration
-	params   goclient.HousekeepParams
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -66,7 +66,7 @@ func newHousekeeper(config HousekeepingConfig, client *goclient.Client, logger *
 	if interval == 0 {
 		interval = time.Minute
 	}
-	return &housekeeper{client: client, logger: logger, interval: interval, params: config.Params}, nil
+	return &housekeeper{client: client, logger: logger, interval: interval}, nil
 }
 
 // start runs the checks in a goroutine until stop.
@@ -107,7 +107,7 @@ func (h *housekeeper) stop() {
 func (h *housekeeper) runIfDue(ctx context.Context) {
 	var total goclient.HousekeepResult
 	for {
-		result, err := h.client.HousekeepIfDue(ctx, h.interval, &h.params)
+		result, err := h.client.HousekeepIfDue(ctx, h.interval)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.logger.WarnContext(ctx, "geneva: housekeeping failed; trying again later", slog.String("error", err.Error()))

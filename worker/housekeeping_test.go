@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,6 +35,9 @@ func TestHousekeeping(t *testing.T) {
 		workerClient := protocol.New(b.workerPool)
 		require.NoError(t, workerClient.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
 		id := b.create(t, "Orphaned")
+		// the operator's setting, which the workers' rounds read
+		_, err := b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: &stuckAfter})
+		require.NoError(t, err)
 		// a worker started step a and died at once
 		started, err := workerClient.StartStep(b.ctx, b.history(t, id)[0].ID, protocol.PreconditionNone)
 		require.NoError(t, err)
@@ -47,10 +51,7 @@ func TestHousekeeping(t *testing.T) {
 					LeaderElectionDisabled: true, // no River leader, no periodic jobs
 					FetchPollInterval:      20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond,
 				},
-				Housekeeping: worker.HousekeepingConfig{
-					Interval: interval,
-					Params:   goclient.HousekeepParams{StuckInProgressAfter: &stuckAfter},
-				},
+				Housekeeping: worker.HousekeepingConfig{Interval: interval},
 			})
 		}
 		b.waitState(t, id, "finished")
@@ -64,6 +65,31 @@ func TestHousekeeping(t *testing.T) {
 		require.GreaterOrEqual(t, took, stuckAfter, "not before the threshold")
 		// a second of slack for a loaded machine
 		require.LessOrEqual(t, took, bound+time.Second, "recovered %s after its last sign of life; the bound is %s", took, bound)
+	})
+
+	// A worker's rounds delete and recover what the operator's settings say,
+	// and nothing the worker chooses: with a retention of zero set, its
+	// rounds delete every ended workflow.
+	t.Run("FollowsTheOperatorsSettings", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		wf := worker.NewWorkflow("Any", nil).Step("a", ok, nil)
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Any", mustDefinition(t, wf)))
+		id := b.create(t, "Any")
+		_, err := b.client.CancelWorkflow(b.ctx, id)
+		require.NoError(t, err)
+		_, err = b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+		require.NoError(t, err)
+
+		b.start(t, &worker.Config{
+			Workflows:    []*worker.Workflow{wf},
+			Logger:       slog.New(slog.DiscardHandler),
+			Housekeeping: worker.HousekeepingConfig{Interval: 40 * time.Millisecond},
+		})
+		require.Eventually(t, func() bool {
+			_, err := b.client.GetWorkflow(b.ctx, id)
+			return errors.Is(err, goclient.ErrNotFound)
+		}, 10*time.Second, 10*time.Millisecond, "the worker's rounds delete the canceled workflow")
 	})
 
 	t.Run("StopEndsIt", func(t *testing.T) {
@@ -94,17 +120,14 @@ func TestHousekeeping(t *testing.T) {
 	})
 }
 
-// The housekeeping settings of TestLeaderKilled: a step without a sign of
-// life for a second is stuck; rounds every 400 milliseconds. The bound is
-// StuckInProgressAfter + 1.5 × Interval.
+// The housekeeping of TestLeaderKilled: a step without a sign of life for a
+// second is stuck (the operator's setting, quickStuckAfter); rounds every 400
+// milliseconds. The bound is the stuck-in-progress setting + 1.5 × Interval.
 var (
 	quickStuckAfter   = time.Second
-	quickHousekeeping = worker.HousekeepingConfig{
-		Interval: 400 * time.Millisecond,
-		Params:   goclient.HousekeepParams{StuckInProgressAfter: &quickStuckAfter},
-	}
-	quickHeartbeat = 200 * time.Millisecond
-	quickBound     = quickStuckAfter + quickHousekeeping.Interval*3/2
+	quickHousekeeping = worker.HousekeepingConfig{Interval: 400 * time.Millisecond}
+	quickHeartbeat    = 200 * time.Millisecond
+	quickBound        = quickStuckAfter + quickHousekeeping.Interval*3/2
 )
 
 // Killing the worker that is River's leader, in the middle of a step, delays
@@ -123,6 +146,8 @@ func TestLeaderKilled(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, protocol.New(pool).DefineWorkflow(b.ctx, "Crashy", mustDefinition(t, crashWorkflow(pool, ""))))
 	id := b.create(t, "Crashy")
+	_, err = b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: &quickStuckAfter})
+	require.NoError(t, err)
 
 	// The leader: a worker process of its own that starts step a and hangs
 	// in it, heartbeating.

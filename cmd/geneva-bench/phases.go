@@ -452,7 +452,7 @@ func (b *bench) growth(ctx context.Context) error {
 		have = max(have, size)
 		// a housekeeping round, as a worker runs every minute, folds the counts
 		// of the history just written (geneva.workflow_counts)
-		if _, err := b.pool.Exec(ctx, "select geneva.housekeep(p_retention => null)"); err != nil {
+		if _, err := b.pool.Exec(ctx, "select geneva.housekeep(p_keep_forever => true)"); err != nil {
 			return err
 		}
 		if _, err := b.pool.Exec(ctx, "analyze geneva.workflows; analyze geneva.step_executions; checkpoint"); err != nil {

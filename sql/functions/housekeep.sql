@@ -1,41 +1,53 @@
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
--- Called by: the worker's periodic housekeeping job (which calls it again
--- while it reports more to do), `geneva housekeep`, operators.
+-- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
+-- arguments), `geneva housekeep`, operators. Granted to operators only: its
+-- thresholds decide what is deleted and what is recovered, so a worker's
+-- role may not choose them (README, "Security").
 --
--- 1. Deletes up to p_batch_size finished or canceled workflows (with their
---    executions) that ended (transitioned_at) before now - p_retention; a NULL
---    retention deletes nothing.
--- 2. Recovers up to p_batch_size executions in_progress with no start,
---    checkpoint or heartbeat (updated_at) since now - p_stuck_in_progress_after
---    (their worker died), and up to p_batch_size scheduled executions of ready
---    workflows overdue since now - p_stuck_scheduled_after (their job was
---    lost, or the queue is that far behind), by p_recovery_action:
+-- Each threshold not given (NULL) is the setting of
+-- geneva.housekeeping_settings (migration 008; geneva.set_housekeeping_settings),
+-- whose defaults are the only ones: retention 30 days, stuck in progress
+-- 1 hour, stuck scheduled 15 minutes, 'reattempt', batches of 1000.
+-- p_keep_forever => true deletes nothing this round, whatever the setting
+-- (NULL p_retention cannot say it: it means the setting).
+--
+-- 1. Deletes up to the batch size of finished or canceled workflows (with
+--    their executions) that ended (transitioned_at) before now - retention;
+--    no retention (the setting NULL, or p_keep_forever) deletes nothing.
+-- 2. Recovers up to the batch size of executions in_progress with no start,
+--    checkpoint or heartbeat (updated_at) since now - stuck in progress after
+--    (their worker died), and up to the batch size of scheduled executions of
+--    ready workflows overdue since now - stuck scheduled after (their job was
+--    lost, or the queue is that far behind), by the recovery action:
 --    'reattempt' (completed/recovered, the same step scheduled now) or
 --    'cancel' (canceled/recovered, workflow canceled). Executions of paused
 --    workflows are never recovered. A scheduled execution whose River job
 --    still waits is late, not lost: it is recovered in place (due now, no new
 --    row, no attempt; see geneva._recover_execution).
--- 3. Repairs up to p_batch_size workflows whose state has no matching active
---    execution (geneva.orphan_workflows; see geneva._repair_orphan).
+-- 3. Repairs up to the batch size of workflows whose state has no matching
+--    active execution (geneva.orphan_workflows; see geneva._repair_orphan).
 -- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
--- skipping rows other transactions hold (the next round gets them).
+-- skipping rows other transactions hold (the next round gets them); the
+-- settings row is read, not locked.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
 -- "orphans_repaired", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
--- Raises: 22004 for a NULL recovery action or batch size; 22023 for an
--- unknown recovery action, a non-positive batch size or a negative interval.
+-- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
+-- action, a non-positive batch size, a negative interval, or a retention
+-- with p_keep_forever (geneva._check_housekeeping_settings).
 create or replace function geneva.housekeep(
-  p_retention interval default interval '30 days',
-  p_stuck_in_progress_after interval default interval '1 hour',
-  p_stuck_scheduled_after interval default interval '15 minutes',
-  p_recovery_action text default 'reattempt',
-  p_batch_size integer default 1000
+  p_retention interval default null,
+  p_stuck_in_progress_after interval default null,
+  p_stuck_scheduled_after interval default null,
+  p_recovery_action text default null,
+  p_batch_size integer default null,
+  p_keep_forever boolean default false
 )
 returns jsonb
 language plpgsql
@@ -45,6 +57,12 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_settings geneva.housekeeping_settings;
+  v_retention interval;
+  v_stuck_in_progress_after interval;
+  v_stuck_scheduled_after interval;
+  v_recovery_action text;
+  v_batch_size integer;
   v_old bigint[];
   v_deleted integer := 0;
   v_executions_deleted integer := 0;
@@ -56,37 +74,28 @@ declare
   v_full boolean := false;
   v_execution_id bigint;
 begin
-  if p_recovery_action is null or p_batch_size is null then
-    raise exception 'recovery action and batch size must not be null' using errcode = '22004';
-  end if;
-  if not exists (
-    select from geneva._signal_effects() e where e.cause = 'housekeeping' and e.signal = p_recovery_action
-  ) then
-    raise exception 'unknown recovery action %', p_recovery_action
-      using errcode = '22023',
-            hint = format('Recovery actions are %s.', (
-              select string_agg(e.signal, ' and ') from geneva._signal_effects() e where e.cause = 'housekeeping'
-            ));
-  end if;
-  if p_batch_size < 1 then
-    raise exception 'batch size must be positive' using errcode = '22023';
-  end if;
-  if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
-    or p_stuck_scheduled_after < interval '0' then
-    raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
-  end if;
+  -- guard: the arguments given, then the settings for those not given
+  perform geneva._check_housekeeping_settings(
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+  );
+  v_settings := geneva._housekeeping_settings();
+  v_retention := case when not p_keep_forever then coalesce(p_retention, v_settings.retention) end;
+  v_stuck_in_progress_after := coalesce(p_stuck_in_progress_after, v_settings.stuck_in_progress_after);
+  v_stuck_scheduled_after := coalesce(p_stuck_scheduled_after, v_settings.stuck_scheduled_after);
+  v_recovery_action := coalesce(p_recovery_action, v_settings.recovery_action);
+  v_batch_size := coalesce(p_batch_size, v_settings.batch_size);
 
   -- 1. retention (rows another transaction holds wait for the next round);
   -- the executions go with their workflows (on delete cascade), counted first
-  if p_retention is not null then
+  if v_retention is not null then
     select coalesce(array_agg(w.id), '{}') into v_old
     from (
       select w.id
       from geneva.workflows w
       where w.state in ('finished', 'canceled')
-        and w.transitioned_at < v_now - p_retention
+        and w.transitioned_at < v_now - v_retention
       order by w.transitioned_at
-      limit p_batch_size
+      limit v_batch_size
       for update skip locked
     ) w;
     select count(*) into v_executions_deleted
@@ -97,64 +106,60 @@ begin
     delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;
     perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_deleted = p_batch_size;
+    v_full := v_deleted = v_batch_size;
   end if;
 
   -- 2. stuck in_progress: no start or checkpoint for too long
-  if p_stuck_in_progress_after is not null then
-    v_candidates := 0;
-    for v_execution_id in
-      select e.id
-      from geneva.step_executions e
-      where e.state = 'in_progress'
-        and e.updated_at < v_now - p_stuck_in_progress_after
-      order by e.updated_at
-      limit p_batch_size
-    loop
-      v_candidates := v_candidates + 1;
-      if geneva._recover_execution(
-        v_execution_id, p_recovery_action, v_now - p_stuck_in_progress_after, '-infinity'
-      ) then
-        v_in_progress := v_in_progress + 1;
-      end if;
-    end loop;
-    v_full := v_full or (v_candidates = p_batch_size and v_in_progress > 0);
-  end if;
+  v_candidates := 0;
+  for v_execution_id in
+    select e.id
+    from geneva.step_executions e
+    where e.state = 'in_progress'
+      and e.updated_at < v_now - v_stuck_in_progress_after
+    order by e.updated_at
+    limit v_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._recover_execution(
+      v_execution_id, v_recovery_action, v_now - v_stuck_in_progress_after, '-infinity'
+    ) then
+      v_in_progress := v_in_progress + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = v_batch_size and v_in_progress > 0);
 
   -- 3. stuck scheduled: overdue, the workflow ready (never paused)
-  if p_stuck_scheduled_after is not null then
-    v_candidates := 0;
-    for v_execution_id in
-      select e.id
-      from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.scheduled_for < v_now - p_stuck_scheduled_after
-        and w.state = 'ready'
-      order by e.scheduled_for
-      limit p_batch_size
-    loop
-      v_candidates := v_candidates + 1;
-      if geneva._recover_execution(
-        v_execution_id, p_recovery_action, '-infinity', v_now - p_stuck_scheduled_after
-      ) then
-        v_scheduled := v_scheduled + 1;
-      end if;
-    end loop;
-    v_full := v_full or (v_candidates = p_batch_size and v_scheduled > 0);
-  end if;
+  v_candidates := 0;
+  for v_execution_id in
+    select e.id
+    from geneva.step_executions e
+    join geneva.workflows w on w.id = e.workflow_id
+    where e.state = 'scheduled'
+      and e.scheduled_for < v_now - v_stuck_scheduled_after
+      and w.state = 'ready'
+    order by e.scheduled_for
+    limit v_batch_size
+  loop
+    v_candidates := v_candidates + 1;
+    if geneva._recover_execution(
+      v_execution_id, v_recovery_action, '-infinity', v_now - v_stuck_scheduled_after
+    ) then
+      v_scheduled := v_scheduled + 1;
+    end if;
+  end loop;
+  v_full := v_full or (v_candidates = v_batch_size and v_scheduled > 0);
 
   -- 4. orphans: a workflow state without its active execution
   v_candidates := 0;
   for v_workflow_id in
-    select o.workflow_id from geneva.orphan_workflows o limit p_batch_size
+    select o.workflow_id from geneva.orphan_workflows o limit v_batch_size
   loop
     v_candidates := v_candidates + 1;
     if geneva._repair_orphan(v_workflow_id) then
       v_orphans := v_orphans + 1;
     end if;
   end loop;
-  v_full := v_full or (v_candidates = p_batch_size and v_orphans > 0);
+  v_full := v_full or (v_candidates = v_batch_size and v_orphans > 0);
 
   -- 5. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
@@ -172,5 +177,5 @@ begin
 end;
 $$;
 
-comment on function geneva.housekeep(interval, interval, interval, text, integer) is
-'One round of housekeeping: deletes ended workflows past retention, recovers stuck executions; returns counts.';
+comment on function geneva.housekeep(interval, interval, interval, text, integer, boolean) is
+'One round of housekeeping (operators): deletes ended workflows past retention, recovers stuck executions; each threshold not given is geneva.housekeeping_settings''s; returns counts.';

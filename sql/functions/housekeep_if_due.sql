@@ -1,9 +1,12 @@
 -- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
--- the same parameters) when none ran within p_interval; else nothing.
+-- the thresholds of geneva.housekeeping_settings) when none ran within
+-- p_interval; else nothing.
 --
 -- Called by: every worker, at random times between a quarter and a half of
 -- p_interval apart, so that recovery goes on while any worker runs (no leader
--- to wait for); operators.
+-- to wait for); operators. It takes no thresholds: what a round deletes and
+-- recovers is the operators' setting (geneva.set_housekeeping_settings), not
+-- the caller's; geneva_worker may call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
 -- on the real clock (now(), never geneva.fake_now). Not due costs one
@@ -17,15 +20,9 @@
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22004 for a NULL interval; 22023 for a negative one; what
--- geneva.housekeep raises.
+-- Raises: 22004 for a NULL interval; 22023 for a negative one.
 create or replace function geneva.housekeep_if_due(
-  p_interval interval default interval '1 minute',
-  p_retention interval default interval '30 days',
-  p_stuck_in_progress_after interval default interval '1 hour',
-  p_stuck_scheduled_after interval default interval '15 minutes',
-  p_recovery_action text default 'reattempt',
-  p_batch_size integer default 1000
+  p_interval interval default interval '1 minute'
 )
 returns jsonb
 language plpgsql
@@ -67,9 +64,7 @@ begin
     return null;
   end if;
 
-  v_result := geneva.housekeep(
-    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size
-  );
+  v_result := geneva.housekeep();
 
   update geneva.housekeeping_rounds r
   set last_run_at = case
@@ -82,5 +77,5 @@ begin
 end;
 $$;
 
-comment on function geneva.housekeep_if_due(interval, interval, interval, interval, text, integer) is
-'One round of housekeeping when none ran within the interval (skip locked: never two at once); NULL otherwise.';
+comment on function geneva.housekeep_if_due(interval) is
+'One round of housekeeping, with the settings'' thresholds, when none ran within the interval (skip locked: never two at once); NULL otherwise.';

@@ -1,0 +1,50 @@
+-- geneva._check_housekeeping_settings: refuses housekeeping thresholds no
+-- round may use. A NULL threshold passes (its callers read it as "the
+-- setting" or "unchanged"); p_keep_forever (retention: none, ended workflows
+-- are kept forever) may not be NULL nor come with a retention.
+--
+-- Called by: geneva.housekeep (one round's thresholds),
+-- geneva.set_housekeeping_settings (the settings).
+-- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
+-- action, a non-positive batch size, a negative interval, or a retention
+-- with p_keep_forever.
+create or replace function geneva._check_housekeeping_settings(
+  p_retention interval,
+  p_stuck_in_progress_after interval,
+  p_stuck_scheduled_after interval,
+  p_recovery_action text,
+  p_batch_size integer,
+  p_keep_forever boolean
+)
+returns void
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if p_keep_forever is null then
+    raise exception 'keep forever must not be null' using errcode = '22004';
+  end if;
+  if p_keep_forever and p_retention is not null then
+    raise exception 'a retention cannot come with keep forever'
+      using errcode = '22023',
+            hint = 'Keeping ended workflows forever is having no retention: give one or the other.';
+  end if;
+  if p_recovery_action is not null and not exists (
+    select from geneva._signal_effects() e where e.cause = 'housekeeping' and e.signal = p_recovery_action
+  ) then
+    raise exception 'unknown recovery action %', p_recovery_action
+      using errcode = '22023',
+            hint = pg_catalog.format('Recovery actions are %s.', (
+              select pg_catalog.string_agg(e.signal, ' and ') from geneva._signal_effects() e where e.cause = 'housekeeping'
+            ));
+  end if;
+  if p_batch_size < 1 then
+    raise exception 'batch size must be positive' using errcode = '22023';
+  end if;
+  if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
+    or p_stuck_scheduled_after < interval '0' then
+    raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
+  end if;
+end;
+$$;

@@ -1,0 +1,30 @@
+-- geneva.get_housekeeping_settings: the thresholds housekeeping uses when not
+-- given others (the one row of geneva.housekeeping_settings, migration 008):
+-- retention (NULL: ended workflows are kept forever), stuck in progress
+-- after, stuck scheduled after, recovery action, batch size; and who set them
+-- last, when (NULL: never, the defaults of the migration).
+--
+-- Called by: dashboards, operators, `geneva housekeep settings`,
+-- goclient.HousekeepingSettings. Takes no locks.
+create or replace function geneva.get_housekeeping_settings()
+returns table (
+  retention interval,
+  stuck_in_progress_after interval,
+  stuck_scheduled_after interval,
+  recovery_action text,
+  batch_size integer,
+  updated_at timestamptz,
+  updated_by text
+)
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
+    s.updated_at, s.updated_by
+  from geneva._housekeeping_settings() s;
+$$;
+
+comment on function geneva.get_housekeeping_settings() is
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size; who set them, when.';

@@ -1,0 +1,70 @@
+-- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
+-- when not given others: every worker's periodic round
+-- (geneva.housekeep_if_due) and geneva.housekeep without arguments.
+--
+-- Called by: operators, `geneva housekeep settings`,
+-- goclient.SetHousekeepingSettings. Granted to operators only: the settings
+-- decide what is deleted (retention) and what running steps are taken for
+-- dead and recovered, how (README, "Security").
+--
+-- Each argument not given (NULL) leaves its setting as it is; none given
+-- changes nothing. NULL cannot say "keep ended workflows forever", so
+-- p_keep_forever => true does (the retention becomes NULL); a later
+-- p_retention sets one again. Records session_user and the time in
+-- updated_by and updated_at when something is given.
+--
+-- Locks: the settings row (an update), until the caller's transaction ends.
+-- Returns the settings, as geneva.get_housekeeping_settings.
+-- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
+-- action, a non-positive batch size, a negative interval, or a retention
+-- with p_keep_forever (geneva._check_housekeeping_settings).
+create or replace function geneva.set_housekeeping_settings(
+  p_retention interval default null,
+  p_stuck_in_progress_after interval default null,
+  p_stuck_scheduled_after interval default null,
+  p_recovery_action text default null,
+  p_batch_size integer default null,
+  p_keep_forever boolean default false
+)
+returns table (
+  retention interval,
+  stuck_in_progress_after interval,
+  stuck_scheduled_after interval,
+  recovery_action text,
+  batch_size integer,
+  updated_at timestamptz,
+  updated_by text
+)
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform geneva._check_housekeeping_settings(
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+  );
+  perform geneva._housekeeping_settings(); -- (the row is there)
+
+  if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
+    perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
+    update geneva.housekeeping_settings s
+    set retention = case when p_keep_forever then null else coalesce(p_retention, s.retention) end,
+        stuck_in_progress_after = coalesce(p_stuck_in_progress_after, s.stuck_in_progress_after),
+        stuck_scheduled_after = coalesce(p_stuck_scheduled_after, s.stuck_scheduled_after),
+        recovery_action = coalesce(p_recovery_action, s.recovery_action),
+        batch_size = coalesce(p_batch_size, s.batch_size),
+        updated_at = geneva.now(),
+        updated_by = session_user
+    where s.singleton;
+    perform pg_catalog.set_config('geneva.housekeeping_settings', '', true);
+  end if;
+
+  return query select * from geneva.get_housekeeping_settings();
+end;
+$$;
+
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever.';
