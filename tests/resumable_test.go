@@ -24,16 +24,28 @@ func TestResumableCursor(t *testing.T) {
 		return started.ExecutionID
 	}
 
-	t.Run("NullCursorIsRefused", func(t *testing.T) {
+	t.Run("NullCursorOnlyAsks", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.defineThreeSteps(t)
 		id := b.create(t, "ThreeSteps", "1")
 		executionID := checkpoint(t, b, id, `{"page": 4}`)
 
-		_, err := b.conn.Exec(b.ctx, `select geneva.checkpoint_step($1, null)`, executionID)
-		requireCode(t, err, "22004")
+		var stop bool
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.checkpoint_step($1, null)`, executionID).Scan(&stop))
+		require.False(t, stop)
 		require.JSONEq(t, `{"page": 4}`, string(b.execution(t, executionID).Cursor), "the saved cursor is kept")
+
+		b.call(t, "pause_workflow", id)
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.checkpoint_step($1, null)`, executionID).Scan(&stop))
+		require.True(t, stop, "a step without a cursor learns of the pause too")
+
+		// a first run that never saved one keeps none
+		other := b.create(t, "ThreeSteps", "2")
+		started := b.run(t, other)
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.checkpoint_step($1, null)`, started.ExecutionID).Scan(&stop))
+		require.False(t, stop)
+		require.Nil(t, b.execution(t, started.ExecutionID).Cursor)
 	})
 
 	t.Run("ErrorPauseThenResumeContinuesFromCursor", func(t *testing.T) {

@@ -66,9 +66,9 @@ type ResumableOpts struct {
 	// statement, which also learns of an operator's pause or cancel) at their
 	// first call in an execution, then only when this long has passed since
 	// the last write, so that a tight loop does not become a round trip per
-	// item. Before the step has a cursor the write saves none (JSON null) and
-	// only asks, so a step that only calls Checkpoint learns of a pause or
-	// cancel too. The cursor is always written when the
+	// item. Before the step has a cursor the write saves none and only
+	// asks, so a step that only calls Checkpoint learns of a pause or cancel
+	// too. The cursor is always written when the
 	// step hands over (a budget is spent, the worker stops, SkipTo) and when
 	// it ends, before its result (nil, an error, a flow-control value) is
 	// recorded. An operator's pause or cancel is learnt at the next write.
@@ -237,8 +237,8 @@ func newIteration(step *Step, opts *ResumableOpts) *Iteration {
 		it.interval = defaultCheckpointInterval
 	}
 	it.cursor = cursorOrNil(step.Cursor)
-	// (a predecessor that handed over before it had a cursor saved JSON null:
-	// its successor starts from nothing, as a first run does)
+	// (a successor continues only a predecessor that saved a cursor; a
+	// cursor of JSON null, written by hand, reads as none)
 	it.resumed = step.ContinuesFromID != 0 && it.cursor != nil
 	if step.exec != nil {
 		if step.exec.clock != nil {
@@ -396,18 +396,13 @@ func (it *Iteration) flush(ctx context.Context) error {
 }
 
 // write saves the cursor (geneva.checkpoint_step) and says whether to stop
-// (an operator's request). Without a cursor it saves JSON null, which reads
-// as none (geneva.checkpoint_step refuses SQL NULL), and only asks.
+// (an operator's request). Without a cursor it saves none and only asks.
 func (it *Iteration) write(ctx context.Context) (bool, error) {
 	it.lastWrite = time.Now()
 	if it.client == nil {
 		return false, errors.New("geneva: checkpoint outside a running step")
 	}
-	cursor := it.cursor
-	if cursor == nil {
-		cursor = json.RawMessage("null")
-	}
-	stop, err := it.client.CheckpointStep(ctx, it.ExecutionID, cursor)
+	stop, err := it.client.CheckpointStep(ctx, it.ExecutionID, it.cursor)
 	if err != nil {
 		return false, fmt.Errorf("geneva: saving the cursor: %w", err)
 	}

@@ -24,14 +24,20 @@ func New(db goclient.DB) *Client {
 	return &Client{db: db}
 }
 
-// CheckpointStep saves a resumable step's cursor (geneva.checkpoint_step). It
-// returns true when the step should stop now: a pause or cancel was
-// requested, or the execution moved on.
+// CheckpointStep saves a resumable step's cursor (geneva.checkpoint_step); a
+// nil cursor saves nothing and only asks. It returns true when the step
+// should stop now: a pause or cancel was requested, or the execution moved
+// on.
 //
 // Errors: goclient.ErrNotFound.
 func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor json.RawMessage) (bool, error) {
 	var stop bool
-	err := c.db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, string(cursor)).Scan(&stop)
+	var arg *string
+	if cursor != nil {
+		s := string(cursor)
+		arg = &s
+	}
+	err := c.db.QueryRow(ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, arg).Scan(&stop)
 	return stop, mapError(err)
 }
 
