@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
@@ -107,6 +106,13 @@ type Config struct {
 	// is set), FetchPollInterval (unless set: 200 milliseconds, as a backstop
 	// for the insert notifications SQL throttles), FetchOnlyKnownKinds and the
 	// job timeout.
+	//
+	// The client hears only River's insert notifications, not its control
+	// and leadership ones, which any role that may connect can send: River's
+	// queue pauses and resumes (Client.QueuePause) and cancels of running
+	// jobs (Client.JobCancel) take effect when the producers next read
+	// River's tables, within a minute, and a new leader is elected within
+	// about 6 seconds of the last one's resignation.
 	//
 	// Defaults to River's defaults.
 	River *river.Config
@@ -217,7 +223,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	// kinds this client works.
 	riverConfig.FetchOnlyKnownKinds = true
 
-	w.river, err = river.NewClient(riverpgxv5.New(pool), riverConfig)
+	w.river, err = river.NewClient(newRiverDriver(pool), riverConfig)
 	if err != nil {
 		return nil, fmt.Errorf("geneva: %w", err)
 	}
