@@ -192,7 +192,7 @@ func TestPages(t *testing.T) {
 		r := get(t, h, "/stuck")
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		require.Contains(t, r.body, "Nothing is stuck.")
-		require.Contains(t, r.body, "<strong>15 minutes</strong>")
+		require.Contains(t, r.body, "<strong>15m00s</strong>", "the housekeeping settings' threshold")
 		// with a threshold of nothing, the ready workflows' due steps are stuck
 		r = get(t, h, "/stuck?scheduled_after=0+seconds")
 		require.Equal(t, http.StatusOK, r.status, r.body)

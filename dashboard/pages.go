@@ -406,16 +406,31 @@ func (h *handler) paused(w http.ResponseWriter, r *http.Request) {
 type stuckData struct {
 	InProgressAfter string
 	ScheduledAfter  string
-	Stuck           []*goclient.StuckExecution
-	Total           int64
-	Max             int
+	// SettingInProgress and SettingScheduled are the housekeeping settings'
+	// thresholds, the view's when the page is given none
+	SettingInProgress string
+	SettingScheduled  string
+	Stuck             []*goclient.StuckExecution
+	Total             int64
+	Max               int
 }
 
 func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := &stuckData{InProgressAfter: strings.TrimSpace(q.Get("in_progress_after")),
 		ScheduledAfter: strings.TrimSpace(q.Get("scheduled_after")), Max: maxStuck}
-	list, total, err := h.stuckExecutions(r.Context(), d.InProgressAfter, d.ScheduledAfter)
+	settings, err := goclient.New(h.db).HousekeepingSettings(r.Context())
+	if err == nil {
+		d.SettingInProgress = humanDuration(settings.StuckInProgressAfter)
+		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)
+	}
+	var (
+		list  []*goclient.StuckExecution
+		total int64
+	)
+	if err == nil {
+		list, total, err = h.stuckExecutions(r.Context(), d.InProgressAfter, d.ScheduledAfter)
+	}
 	if err != nil {
 		p := h.newPage(r, "Stuck", "stuck", d)
 		p.Error = sentence(err)

@@ -439,7 +439,7 @@ func (h *handler) pausedGroups(ctx context.Context) ([]*pausedGroup, error) {
 const maxStuck = 1000
 
 // stuckExecutions reads geneva.stuck_executions with the given thresholds
-// (intervals; empty: the view's defaults), and the number in all.
+// (intervals; empty: the housekeeping settings'), and the number in all.
 func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, scheduledAfter string) ([]*goclient.StuckExecution, int64, error) {
 	tx, err := h.db.Begin(ctx)
 	if err != nil {

@@ -4305,9 +4305,11 @@ comment on function geneva.fail_step(bigint, text[], text, text, text, interval,
 -- cancel of the workflow, or the execution is no longer in_progress (the cursor
 -- is then not saved). The step then returns, and its result (e.g. suspend)
 -- applies the request at the step boundary.
--- A NULL cursor is refused: a saved cursor is never erased by a checkpoint
--- (a step that must start over returns a rewinding reattempt instead).
--- Raises: 22004 for a NULL id or cursor; P0002 for an unknown execution.
+-- A NULL cursor saves nothing and only asks (a step that has no cursor yet
+-- learns of an operator's request at its first checkpoint too): a saved
+-- cursor is never erased by a checkpoint (a step that must start over
+-- returns a rewinding reattempt instead).
+-- Raises: 22004 for a NULL id; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -4321,14 +4323,8 @@ begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
-  if p_cursor is null then
-    raise exception 'cursor of execution % must not be null', p_execution_id
-      using errcode = '22004',
-            hint = 'To start a resumable step over, complete it with the reattempt_rewind signal.';
-  end if;
-
   update geneva.step_executions e
-  set cursor = p_cursor,
+  set cursor = coalesce(p_cursor, e.cursor),
     updated_at = geneva.now()
   where e.id = p_execution_id
     and e.state = 'in_progress'
@@ -4353,7 +4349,7 @@ end;
 $$;
 
 comment on function geneva.checkpoint_step(bigint, jsonb) is
-'Worker protocol: a resumable step saves its cursor; true means stop now (pause or cancel requested).';
+'Worker protocol: a resumable step saves its cursor (NULL: only asks); true means stop now (pause or cancel requested).';
 
 -- geneva.interrupt_step: a worker gives back a step it could not finish
 -- because it is shutting down; the step is run again.

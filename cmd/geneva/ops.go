@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -169,8 +168,9 @@ func newStuckCmd(opts *options) *cobra.Command {
 		Use:   "stuck",
 		Short: "Executions housekeeping would recover as stuck",
 		Long: `List the executions housekeeping would recover as stuck (the
-geneva.stuck_executions view): in progress with no sign of life for an hour,
-or scheduled and overdue for 15 minutes.`,
+geneva.stuck_executions view): in progress with no sign of life, or scheduled
+and overdue, for longer than the housekeeping settings allow (an hour and 15
+minutes unless an operator set others: geneva housekeep settings).`,
 		Args: noArgs,
 		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
 			stuck, err := env.client.StuckExecutions(ctx)
@@ -293,40 +293,6 @@ func newRunNowCmd(opts *options) *cobra.Command {
 			return nil
 		}),
 	}
-}
-
-func newHousekeepCmd(opts *options) *cobra.Command {
-	params := goclient.HousekeepParams{Retention: new(time.Duration), StuckInProgressAfter: new(time.Duration), StuckScheduledAfter: new(time.Duration)}
-	cmd := &cobra.Command{
-		Use:   "housekeep [flags]",
-		Short: "Delete old workflows and recover stuck steps, until done",
-		Long: `Run geneva.housekeep in rounds until nothing is left: delete finished and
-canceled workflows past their retention, and recover executions stuck in
-progress or overdue while scheduled. A flag not given takes the engine's
-default; a zero --retention deletes every ended workflow.`,
-		Args: noArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
-			var total goclient.HousekeepResult
-			for {
-				result, err := env.client.Housekeep(ctx, &params)
-				if err != nil {
-					return err
-				}
-				total.Add(result)
-				if !result.More {
-					break
-				}
-			}
-			env.printf("deleted %d workflows (%d executions); recovered %d executions stuck in progress and %d stuck scheduled\n",
-				total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.StuckInProgressRecovered, total.StuckScheduledRecovered)
-			return nil
-		}),
-	}
-	cmd.Flags().DurationVar(params.Retention, "retention", 30*24*time.Hour, "delete finished and canceled workflows that ended this long ago (negative: never)")
-	cmd.Flags().DurationVar(params.StuckInProgressAfter, "stuck-in-progress", time.Hour, "recover executions in progress this long")
-	cmd.Flags().DurationVar(params.StuckScheduledAfter, "stuck-scheduled", 15*time.Minute, "recover scheduled executions overdue this long")
-	cmd.Flags().StringVar(&params.RecoveryAction, "recovery", "reattempt", "what to do with stuck executions: reattempt or cancel")
-	return cmd
 }
 
 func parseWorkflowID(arg string) (int64, error) {

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/report"
+)
+
+func newHousekeepCmd(opts *options) *cobra.Command {
+	var flags housekeepFlags
+	cmd := &cobra.Command{
+		Use:   "housekeep [flags]",
+		Short: "Delete old workflows and recover stuck steps, until done",
+		Long: `Run geneva.housekeep in rounds until nothing is left: delete finished and
+canceled workflows past their retention, and recover executions stuck in
+progress or overdue while scheduled. A flag not given takes the housekeeping
+settings' value, which the workers' own rounds use (geneva housekeep settings
+shows and sets them); a flag given counts for this run only. A zero
+--retention deletes every ended workflow; --retention forever deletes none.`,
+		Example: `  geneva housekeep
+  geneva housekeep --retention 0s
+  geneva housekeep settings --retention 168h --recovery cancel`,
+		Args: noArgs,
+		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+			params, err := flags.params()
+			if err != nil {
+				return err
+			}
+			var total goclient.HousekeepResult
+			for {
+				result, err := env.client.Housekeep(ctx, params)
+				if err != nil {
+					return err
+				}
+				total.Add(result)
+				if !result.More {
+					break
+				}
+			}
+			env.printf("deleted %d workflows (%d executions); recovered %d executions stuck in progress and %d stuck scheduled\n",
+				total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.StuckInProgressRecovered, total.StuckScheduledRecovered)
+			return nil
+		}),
+	}
+	flags.add(cmd, "")
+	cmd.AddCommand(newHousekeepSettingsCmd(opts))
+	return cmd
+}
+
+func newHousekeepSettingsCmd(opts *options) *cobra.Command {
+	var (
+		flags  housekeepFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "settings [flags]",
+		Short: "Show or set the thresholds of every housekeeping round",
+		Long: `Show the housekeeping settings (geneva.get_housekeeping_settings): the
+thresholds every worker's rounds use, and geneva housekeep's for the flags it
+is not given. With flags, set those first (geneva.set_housekeeping_settings,
+the operator role's alone); a setting whose flag is not given stays as it is.`,
+		Example: `  geneva housekeep settings
+  geneva housekeep settings --retention 2160h --stuck-in-progress 30m
+  geneva housekeep settings --retention forever --json`,
+		Args: noArgs,
+		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+			params, err := flags.params()
+			if err != nil {
+				return err
+			}
+			var settings *goclient.HousekeepingSettings
+			if *params == (goclient.HousekeepParams{}) {
+				settings, err = env.client.HousekeepingSettings(ctx)
+			} else {
+				settings, err = env.client.SetHousekeepingSettings(ctx, params)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return report.JSON(env.stdout, settings)
+			}
+			return printHousekeepingSettings(env, settings)
+		}),
+	}
+	flags.add(cmd, "set ")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts (durations in seconds, a retention of null: forever)")
+	return cmd
+}
+
+// housekeepFlags are the thresholds a command line gives; a flag not given
+// is not sent (the setting, or unchanged).
+type housekeepFlags struct {
+	cmd             *cobra.Command
+	retention       string
+	stuckInProgress time.Duration
+	stuckScheduled  time.Duration
+	recovery        string
+	batchSize       int
+}
+
+// add defines the flags on cmd; prefix starts their help ("set ").
+func (f *housekeepFlags) add(cmd *cobra.Command, prefix string) {
+	f.cmd = cmd
+	cmd.Flags().StringVar(&f.retention, "retention", "",
+		prefix+"how long finished and canceled workflows are kept after they end, as 720h, or forever")
+	cmd.Flags().DurationVar(&f.stuckInProgress, "stuck-in-progress", 0,
+		prefix+"how long an execution in progress may go without a sign of life before it is recovered")
+	cmd.Flags().DurationVar(&f.stuckScheduled, "stuck-scheduled", 0,
+		prefix+"how long a scheduled execution may be overdue before it is recovered")
+	cmd.Flags().StringVar(&f.recovery, "recovery", "", prefix+"what recovery does to a stuck execution: reattempt or cancel")
+	cmd.Flags().IntVar(&f.batchSize, "batch-size", 0, prefix+"the most rows of each kind a round handles")
+}
+
+// params are the flags given, as goclient's parameters.
+func (f *housekeepFlags) params() (*goclient.HousekeepParams, error) {
+	params := &goclient.HousekeepParams{}
+	given := f.cmd.Flags().Changed
+	if given("retention") {
+		retention := time.Duration(-1) // (goclient: forever)
+		if f.retention != "forever" {
+			d, err := time.ParseDuration(f.retention)
+			if err != nil || d < 0 {
+				return nil, usagef("--retention takes a duration, as 720h, or forever; not %q", f.retention)
+			}
+			retention = d
+		}
+		params.Retention = &retention
+	}
+	if given("stuck-in-progress") {
+		params.StuckInProgressAfter = &f.stuckInProgress
+	}
+	if given("stuck-scheduled") {
+		params.StuckScheduledAfter = &f.stuckScheduled
+	}
+	if given("recovery") {
+		if f.recovery == "" {
+			return nil, usagef("--recovery takes reattempt or cancel")
+		}
+		params.RecoveryAction = f.recovery
+	}
+	if given("batch-size") {
+		if f.batchSize == 0 {
+			return nil, usagef("--batch-size takes a positive number")
+		}
+		params.BatchSize = f.batchSize
+	}
+	return params, nil
+}
+
+// printHousekeepingSettings prints the settings for people.
+func printHousekeepingSettings(env *environment, settings *goclient.HousekeepingSettings) error {
+	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	retention := "forever"
+	if settings.Retention != nil {
+		retention = humanDuration(*settings.Retention)
+	}
+	fmt.Fprintf(w, "retention\t%s\n", retention)
+	fmt.Fprintf(w, "stuck in progress after\t%s\n", humanDuration(settings.StuckInProgressAfter))
+	fmt.Fprintf(w, "stuck scheduled after\t%s\n", humanDuration(settings.StuckScheduledAfter))
+	fmt.Fprintf(w, "recovery action\t%s\n", settings.RecoveryAction)
+	fmt.Fprintf(w, "batch size\t%d\n", settings.BatchSize)
+	if settings.UpdatedAt == nil {
+		fmt.Fprintf(w, "set\tnever (the defaults)\n")
+	} else {
+		fmt.Fprintf(w, "set\t%s by %s\n", report.Stamp(*settings.UpdatedAt), report.Deref(settings.UpdatedBy))
+	}
+	return w.Flush()
+}
+
+// humanDuration writes whole days as days, and other durations without
+// Go's trailing zero units (1h, 15m, 1h30m).
+func humanDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "1 day"
+	case d > day && d%day == 0:
+		return fmt.Sprintf("%d days", d/day)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+// The housekeeping flags have no defaults of their own: a flag not given is
+// not sent, so it is the database's setting (SQL alone holds the defaults).
+func TestHousekeepFlagsSendOnlyWhatIsGiven(t *testing.T) {
+	parse := func(args ...string) (*goclient.HousekeepParams, error) {
+		cmd := &cobra.Command{Use: "housekeep"}
+		var flags housekeepFlags
+		flags.add(cmd, "")
+		require.NoError(t, cmd.ParseFlags(args))
+		return flags.params()
+	}
+	for _, tt := range []struct {
+		args []string
+		want goclient.HousekeepParams
+	}{
+		{nil, goclient.HousekeepParams{}},
+		{[]string{"--retention", "0s"}, goclient.HousekeepParams{Retention: new(time.Duration(0))}},
+		{[]string{"--retention", "forever"}, goclient.HousekeepParams{Retention: new(time.Duration(-1))}},
+		{[]string{"--stuck-in-progress", "0s", "--stuck-scheduled", "5m", "--recovery", "cancel", "--batch-size", "10"},
+			goclient.HousekeepParams{StuckInProgressAfter: new(time.Duration(0)), StuckScheduledAfter: new(5 * time.Minute),
+				RecoveryAction: "cancel", BatchSize: 10}},
+	} {
+		got, err := parse(tt.args...)
+		require.NoError(t, err, "%v", tt.args)
+		require.Equal(t, tt.want, *got, "%v", tt.args)
+	}
+	for _, args := range [][]string{{"--retention", "-1h"}, {"--retention", "never"}, {"--recovery", ""}, {"--batch-size", "0"}} {
+		_, err := parse(args...)
+		var usage usageError
+		require.ErrorAs(t, err, &usage, "%v", args)
+	}
+}
+
+// `geneva housekeep settings` shows the settings; with flags, it sets those
+// (as the operator role: workers may not) and `geneva housekeep` and the
+// workers' rounds follow them.
+func TestHousekeepSettings(t *testing.T) {
+	conf := dbtest.NewConfig(t)
+	_, payment := setUp(t, conf.URL())
+	operator := dbtest.URLAs(conf, dbtest.Operator)
+
+	out, err := cli(t, operator, "housekeep", "settings")
+	require.NoError(t, err)
+	require.Regexp(t, `retention +30 days\n`, out)
+	require.Regexp(t, `stuck in progress after +1h\n`, out)
+	require.Regexp(t, `stuck scheduled after +15m\n`, out)
+	require.Regexp(t, `recovery action +reattempt\n`, out)
+	require.Regexp(t, `batch size +1000\n`, out)
+	require.Regexp(t, `set +never`, out)
+
+	out, err = cli(t, operator, "housekeep", "settings", "--retention", "forever", "--stuck-scheduled", "90m", "--json")
+	require.NoError(t, err)
+	var settings map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &settings))
+	require.Nil(t, settings["retention"])
+	require.Equal(t, 3600.0, settings["stuck_in_progress_after"])
+	require.Equal(t, 5400.0, settings["stuck_scheduled_after"])
+	require.Equal(t, string(dbtest.Operator), settings["updated_by"])
+
+	out, err = cli(t, operator, "housekeep", "settings", "--retention", "0s", "--recovery", "cancel")
+	require.NoError(t, err)
+	require.Regexp(t, `retention +0s\n`, out)
+	require.Regexp(t, `stuck scheduled after +1h30m\n`, out, "unchanged")
+	require.Regexp(t, `recovery action +cancel\n`, out)
+	require.Regexp(t, fmt.Sprintf(`set +.* by %s\n`, dbtest.Operator), out)
+
+	_, err = cli(t, operator, "housekeep", "settings", "--recovery", "shrug")
+	require.ErrorContains(t, err, "unknown recovery action shrug")
+
+	// a worker's role reads them, and may not set them nor run housekeep
+	worker := dbtest.URLAs(conf, dbtest.Worker)
+	out, err = cli(t, worker, "housekeep", "settings")
+	require.NoError(t, err)
+	require.Regexp(t, `retention +0s\n`, out)
+	_, err = cli(t, worker, "housekeep", "settings", "--retention", "1h")
+	require.ErrorContains(t, err, "permission denied")
+	_, err = cli(t, worker, "housekeep", "--retention", "0s")
+	require.ErrorContains(t, err, "permission denied")
+
+	// the setting, a retention of zero, is what geneva housekeep does
+	_, err = cli(t, operator, "cancel", fmt.Sprint(payment))
+	require.NoError(t, err)
+	out, err = cli(t, operator, "housekeep", "--retention", "forever")
+	require.NoError(t, err)
+	require.Contains(t, out, "deleted 0 workflows")
+	out, err = cli(t, operator, "housekeep")
+	require.NoError(t, err)
+	require.Contains(t, out, "deleted 1 workflows")
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 10 * time.Second: "10s", 15 * time.Minute: "15m", time.Hour: "1h", 90 * time.Minute: "1h30m",
+		24 * time.Hour: "1 day", 30 * 24 * time.Hour: "30 days", 36 * time.Hour: "36h", 90 * time.Second: "1m30s",
+	} {
+		require.Equal(t, want, humanDuration(d), d.String())
+	}
+}
