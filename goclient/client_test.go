@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -238,6 +239,13 @@ func TestHeroes(t *testing.T) {
 		_, err := pool.Exec(ctx, "create table accounts (account_id text primary key)")
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx, "insert into accounts values ('1'), ('2')")
+		require.NoError(t, err)
+
+		// the operator needs the TRIGGER privilege on the table
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, client.TrackHero(ctx, "accounts", "Account", "account_id"), &pgErr)
+		require.Equal(t, "42501", pgErr.Code)
+		_, err = pool.Exec(ctx, "grant trigger on accounts to "+pgx.Identifier{string(dbtest.Operator)}.Sanitize())
 		require.NoError(t, err)
 
 		require.ErrorIs(t, client.TrackHero(ctx, "accounts", "Account", "id"), goclient.ErrInvalidArgument, "no such column")

@@ -177,6 +177,10 @@ func TestHousekeepingSettings(t *testing.T) {
 			{"p_stuck_scheduled_after => interval '-1 second'", "22023"},
 			{"p_retention => interval '1 day', p_keep_forever => true", "22023"},
 			{"p_keep_forever => null", "22004"},
+			// far past every wait's bound (it overflowed timestamptz: 22008)
+			{"p_retention => interval '1000000 years'", "22023"},
+			{"p_stuck_in_progress_after => interval '1001 years'", "22023"},
+			{"p_stuck_scheduled_after => interval '1000000 years'", "22023"},
 			// one bad value refuses the good ones with it
 			{"p_retention => interval '0', p_batch_size => 0", "22023"},
 		} {
@@ -184,6 +188,16 @@ func TestHousekeepingSettings(t *testing.T) {
 			requireCode(t, err, c.code)
 		}
 		require.Equal(t, hkDefaults, b.hkSettings(t, b.conn))
+
+		// a round's own thresholds and the interval between rounds too
+		for _, call := range []string{
+			"select geneva.housekeep(p_retention => interval '1000000 years')",
+			"select geneva.housekeep(p_stuck_scheduled_after => interval '1000000 years')",
+			"select geneva.housekeep_if_due(interval '1000000 years')",
+		} {
+			_, err := operator.Exec(b.ctx, call)
+			requireCode(t, err, "22023")
+		}
 	})
 
 	// Only the functions write the settings, even for the owner.
@@ -195,6 +209,7 @@ func TestHousekeepingSettings(t *testing.T) {
 			"update geneva.housekeeping_settings set updated_by = 'someone else'",
 			"delete from geneva.housekeeping_settings",
 			"insert into geneva.housekeeping_settings (singleton) values (true)",
+			"truncate geneva.housekeeping_settings",
 		} {
 			_, err := b.conn.Exec(b.ctx, statement)
 			requireCode(t, err, "55000")

@@ -66,9 +66,10 @@ type Config struct {
 
 	// HeartbeatInterval is how often a running step's execution is touched
 	// (geneva.heartbeat_step), so that housekeeping, which recovers in_progress
-	// executions silent for HousekeepParams.StuckInProgressAfter, does not take
-	// a long step for one whose worker died. Keep it well below that
-	// threshold; -1 turns heartbeats off.
+	// executions silent for the housekeeping settings' stuck-in-progress
+	// threshold (geneva.get_housekeeping_settings), does not take a long step
+	// for one whose worker died. Keep it well below that threshold; -1 turns
+	// heartbeats off.
 	//
 	// Defaults to 1 minute.
 	HeartbeatInterval time.Duration

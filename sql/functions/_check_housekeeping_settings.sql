@@ -6,8 +6,8 @@
 -- Called by: geneva.housekeep (one round's thresholds),
 -- geneva.set_housekeeping_settings (the settings).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval, or a retention
--- with p_keep_forever.
+-- action, a non-positive batch size, a negative interval or one over 1000
+-- years, or a retention with p_keep_forever.
 create or replace function geneva._check_housekeeping_settings(
   p_retention interval,
   p_stuck_in_progress_after interval,
@@ -45,6 +45,12 @@ begin
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
     or p_stuck_scheduled_after < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
+  end if;
+  -- (far past 1000 years, now() minus the interval leaves timestamptz's
+  -- range; 1000 years reads as "never")
+  if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
+    or extract(epoch from p_stuck_scheduled_after) > 31557600000 then
+    raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;
 $$;

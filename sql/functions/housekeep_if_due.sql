@@ -20,7 +20,8 @@
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22004 for a NULL interval; 22023 for a negative one.
+-- Raises: 22004 for a NULL interval; 22023 for a negative one or one over
+-- 1000 years.
 create or replace function geneva.housekeep_if_due(
   p_interval interval default interval '1 minute'
 )
@@ -39,6 +40,9 @@ begin
   end if;
   if p_interval < interval '0' then
     raise exception 'interval must not be negative' using errcode = '22023';
+  end if;
+  if extract(epoch from p_interval) > 31557600000 then
+    raise exception 'interval % is too long: the longest is 1000 years', p_interval using errcode = '22023';
   end if;
 
   -- not due: a plain read, no lock

@@ -68,3 +68,8 @@ create or replace trigger truncate_guard
 before truncate on geneva.ended_executions_by_hour
 for each statement
 execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.housekeeping_settings
+for each statement
+execute function geneva._trg_truncate_guard();
