@@ -4648,8 +4648,8 @@ $$;
 -- Called by: geneva.housekeep (one round's thresholds),
 -- geneva.set_housekeeping_settings (the settings).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval, or a retention
--- with p_keep_forever.
+-- action, a non-positive batch size, a negative interval or one over 1000
+-- years, or a retention with p_keep_forever.
 create or replace function geneva._check_housekeeping_settings(
   p_retention interval,
   p_stuck_in_progress_after interval,
@@ -4687,6 +4687,12 @@ begin
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
     or p_stuck_scheduled_after < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
+  end if;
+  -- (far past 1000 years, now() minus the interval leaves timestamptz's
+  -- range; 1000 years reads as "never")
+  if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
+    or extract(epoch from p_stuck_scheduled_after) > 31557600000 then
+    raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;
 $$;
@@ -4997,7 +5003,8 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22004 for a NULL interval; 22023 for a negative one.
+-- Raises: 22004 for a NULL interval; 22023 for a negative one or one over
+-- 1000 years.
 create or replace function geneva.housekeep_if_due(
   p_interval interval default interval '1 minute'
 )
@@ -5016,6 +5023,9 @@ begin
   end if;
   if p_interval < interval '0' then
     raise exception 'interval must not be negative' using errcode = '22023';
+  end if;
+  if extract(epoch from p_interval) > 31557600000 then
+    raise exception 'interval % is too long: the longest is 1000 years', p_interval using errcode = '22023';
   end if;
 
   -- not due: a plain read, no lock
@@ -5951,6 +5961,11 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.ended_executions_by_hour
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.housekeeping_settings
 for each statement
 execute function geneva._trg_truncate_guard();
 
