@@ -34,14 +34,16 @@ var readmeOutcomeRows = map[string]effectKey{
 	"error → skip":                         {"exception", "skip"},
 	"error → reattempt":                    {"exception", "reattempt"},
 	"error → a handler decides `finished`": {"exception", "finished"},
-	"reattempts exhausted → `terminal_action` pause (default)": {"exhausted", "pause"},
-	"reattempts exhausted → `terminal_action` cancel":          {"exhausted", "cancel"},
-	"reattempts exhausted → `terminal_action` skip":            {"exhausted", "skip"},
-	"worker shut down while the step ran":                      {"worker", "interrupt"},
-	"stuck, housekeeping's `reattempt` (default)":              {"housekeeping", "reattempt"},
-	"stuck, housekeeping's `cancel`":                           {"housekeeping", "cancel"},
-	"operator cancel":                                          {"operator", "cancel"},
-	"operator skip":                                            {"operator", "skip"},
+	"reattempts exhausted → `terminal_action` pause (default)":                                 {"exhausted", "pause"},
+	"reattempts exhausted → `terminal_action` cancel":                                          {"exhausted", "cancel"},
+	"reattempts exhausted → `terminal_action` skip":                                            {"exhausted", "skip"},
+	"worker shut down while the step ran":                                                      {"worker", "interrupt"},
+	"stuck, housekeeping's `reattempt` (default)":                                              {"housekeeping", "reattempt"},
+	"stuck, housekeeping's `cancel`":                                                           {"housekeeping", "cancel"},
+	"operator cancel":                                                                          {"operator", "cancel"},
+	"operator skip":                                                                            {"operator", "skip"},
+	"a late job or report finds its workflow ended or not performing (a stray execution)":      {"stray", "cancel"},
+	"housekeeping repairs an orphan (an active execution its workflow's state does not match)": {"repair", "orphan"},
 }
 
 // readmeWorkflowThen is how the README's "workflow then" column begins for
@@ -53,6 +55,7 @@ var readmeWorkflowThen = map[string]string{
 	"finish": "finished",
 	"cancel": "canceled",
 	"pause":  "paused",
+	"none":   "as it was",
 }
 
 // TestReadmeOutcomes compares the README's outcome table with

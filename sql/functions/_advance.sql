@@ -115,7 +115,7 @@ begin
   end if;
   if v_move = 'schedule_canceled' then
     select e.* into v_next from geneva.step_executions e where e.id = v_next_id;
-    perform geneva._end_execution(v_next, 'canceled', 'canceled_externally');
+    perform geneva._end_as(v_next, 'operator', 'cancel');
   end if;
 
   v_state := case

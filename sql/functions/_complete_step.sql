@@ -84,8 +84,7 @@ begin
     end if;
   elsif v_workflow.state <> 'performing' then
     -- guard: a workflow that is not performing has no running step to report
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    outcome := 'canceled_externally';
+    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
   else
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
     if v_metadata ? 'rewind' then

@@ -50,8 +50,8 @@ begin
   end if;
 
   if v_active.id is not null then
-    perform geneva._end_execution(
-      v_active, 'canceled', 'recovered', p_metadata => jsonb_build_object('recovery_reason', 'orphan_' || v_shape)
+    perform geneva._end_as(
+      v_active, 'repair', 'orphan', jsonb_build_object('recovery_reason', 'orphan_' || v_shape)
     );
   end if;
   if v_shape = 'ended_with_active' then

@@ -14,11 +14,18 @@
 --               cancel_if or skip_if held
 --   worker      interrupt_step: a shutting-down worker gives the step back
 --   housekeeping  geneva.housekeep's p_recovery_action for a stuck execution
---   operator    cancel_workflow and skip_step ending a workflow's scheduled
---               (or paused) execution
+--   repair      orphan: housekeeping's repair of the active execution of a
+--               workflow whose state does not match it (geneva._repair_orphan)
+--   operator    cancel_workflow, skip_step and schedule_step ending a
+--               workflow's scheduled (or paused) execution, and the next
+--               execution an operator's cancel stopped (geneva._advance)
+--   stray       an execution whose workflow can no longer take it: a late
+--               job (start_step) or report (complete_step, fail_step,
+--               interrupt_step) finds the workflow ended or not performing
 -- and says what the execution becomes (execution_state, outcome), what
 -- geneva._advance then does to the workflow (workflow_move: next, skip, same,
--- finish, cancel or pause; see geneva._advance), and the metadata merged into
+-- finish, cancel or pause; see geneva._advance; none: the caller moves the
+-- workflow itself, or it stays as it is), and the metadata merged into
 -- the ended execution (its caller adds what only it knows: the error classes,
 -- the policy, a reattempt's or a recovery's reason). A rewind's successor
 -- starts without the cursor (metadata.rewind).
@@ -69,7 +76,9 @@ as $$
     ('worker', 'interrupt', 'completed', 'recovered', 'same', '{"recovery_reason": "interrupted"}'),
     ('housekeeping', 'reattempt', 'completed', 'recovered', 'same', null),
     ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),
+    ('repair', 'orphan', 'canceled', 'recovered', 'none', null),
     ('operator', 'cancel', 'canceled', 'canceled_externally', 'cancel', null),
-    ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null)
+    ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null),
+    ('stray', 'cancel', 'canceled', 'canceled_externally', 'none', null)
   ) as e (cause, signal, execution_state, outcome, workflow_move, metadata)
 $$;

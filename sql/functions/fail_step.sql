@@ -125,8 +125,7 @@ begin
     null;
   elsif not v_precondition and v_workflow.state <> 'performing' then
     -- guard: a workflow that is not performing has no running step to fail
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    outcome := 'canceled_externally';
+    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
   elsif v_precondition and v_execution.scheduled_for > v_now then
     -- guard: an early job leaves the execution for a job at its time
     perform geneva._ensure_job(v_workflow, v_execution);

@@ -35,8 +35,7 @@ begin
     null;
   elsif v_workflow.state <> 'performing' then
     -- guard: a workflow that is not performing has no running step to give back
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    outcome := 'canceled_externally';
+    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
   else
     select e.* into strict v_effect
     from geneva._signal_effects() e

@@ -47,7 +47,7 @@ begin
   v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._end_as(v_execution, 'operator', 'cancel');
   end if;
   perform geneva._schedule_step(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)

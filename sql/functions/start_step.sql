@@ -83,7 +83,7 @@ begin
 
   -- guard: a finished or canceled workflow keeps no active execution
   if v_workflow.state in ('finished', 'canceled') then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._end_as(v_execution, 'stray', 'cancel');
     return;
   end if;
 
