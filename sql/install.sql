@@ -82,6 +82,7 @@ drop function if exists geneva.housekeep(interval, interval, interval, text, int
 {{ template "functions/_schedule_step.sql" . }}
 {{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
+{{ template "functions/_end_as.sql" . }}
 {{ template "functions/_complete_job.sql" . }}
 {{ template "functions/_check_job.sql" . }}
 {{ template "functions/_advance.sql" . }}
