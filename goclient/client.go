@@ -2,11 +2,12 @@ package goclient
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/geneva-dev/geneva/internal/sqlerr"
 )
 
 // DB runs the client's SQL: a *pgxpool.Pool, a *pgx.Conn or a pgx.Tx.
@@ -58,12 +59,7 @@ func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, her
 	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
 		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext)).Scan(&id)
 	if err != nil {
-		err = mapError(err)
-		var mapped *Error
-		if errors.As(err, &mapped) && mapped.Kind == ErrDuplicateWorkflow { //nolint:errorlint // Kind is the sentinel itself, not a wrapped error
-			return 0, &DuplicateWorkflowError{WorkflowType: workflowType, HeroType: heroType, HeroID: heroID, PgError: mapped.PgError}
-		}
-		return 0, err
+		return 0, sqlerr.MapCreate(err, workflowType, heroType, heroID)
 	}
 	return id, nil
 }

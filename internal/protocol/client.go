@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/errmap"
+	"github.com/geneva-dev/geneva/internal/sqlerr"
 )
 
 // Client calls the worker protocol's SQL functions. Like a goclient.Client
@@ -255,8 +255,9 @@ func jobIDOf(opts *ReportOpts) *int64 {
 	return &opts.JobID
 }
 
-// mapError is goclient's error mapping (see package errmap).
-func mapError(err error) error { return errmap.Map(err) }
+// mapError is goclient's error mapping, package sqlerr: the protocol's
+// errors match goclient's sentinels and *goclient.Error.
+func mapError(err error) error { return sqlerr.Map(err) }
 
 func nullIfEmpty(s string) *string {
 	if s == "" {
