@@ -31,6 +31,50 @@ const (
 	ExecutionSkipped    ExecutionState = "skipped"     // by a condition, a signal, an exception policy or an operator
 )
 
+// Outcome is how a step execution ended (geneva.step_executions.outcome);
+// each ended ExecutionState allows some of them.
+type Outcome string
+
+// Step execution outcomes, by the state that carries them (README, "Outcomes
+// recorded on executions").
+const (
+	// completed
+	OutcomeSuccess                Outcome = "success"                  // the step returned normally, or finished the workflow
+	OutcomeReattempted            Outcome = "reattempted"              // the step asked to run again (Reattempt, ReattemptRewind)
+	OutcomeReattemptedByException Outcome = "reattempted_by_exception" // an exception policy reattempts it
+	OutcomeSuspended              Outcome = "suspended"                // a resumable step handed over to a successor
+	OutcomeRecovered              Outcome = "recovered"                // also canceled: its worker stopped or died (housekeeping's recovery)
+
+	// failed
+	OutcomePausedByException   Outcome = "paused_by_exception"   // an error paused the workflow
+	OutcomeCanceledByException Outcome = "canceled_by_exception" // an error canceled the workflow
+	OutcomeReattemptsExhausted Outcome = "reattempts_exhausted"  // a policy's max_reattempts was spent
+	OutcomeStepNotDefined      Outcome = "step_not_defined"      // no worker defines the step any more
+
+	// canceled
+	OutcomeCanceledByCondition   Outcome = "canceled_by_condition"    // cancel_if held
+	OutcomeCanceledByFlowControl Outcome = "canceled_by_flow_control" // the step returned Cancel
+	OutcomeCanceledExternally    Outcome = "canceled_externally"      // an operator canceled the workflow
+	OutcomeCanceledHeroMissing   Outcome = "canceled_hero_missing"    // the hero is gone
+	OutcomePausedByFlowControl   Outcome = "paused_by_flow_control"   // the step returned Pause
+
+	// skipped
+	OutcomeSkippedByCondition   Outcome = "skipped_by_condition"    // skip_if held
+	OutcomeSkippedByFlowControl Outcome = "skipped_by_flow_control" // the step returned Skip
+	OutcomeSkippedByException   Outcome = "skipped_by_exception"    // an exception policy skips it
+	OutcomeSkippedExternally    Outcome = "skipped_externally"      // an operator skipped the step
+)
+
+// RequestedAction is an operator's request to a performing workflow, carried
+// out at the step boundary (geneva.workflows.requested_action).
+type RequestedAction string
+
+// Requested actions.
+const (
+	RequestedCancel RequestedAction = "cancel" // cancel the workflow when its step ends
+	RequestedPause  RequestedAction = "pause"  // pause the workflow when its step ends
+)
+
 // Workflow is a row of geneva.workflows.
 type Workflow struct {
 	ID           int64         `db:"id"`
@@ -43,16 +87,16 @@ type Workflow struct {
 	// NextStepName is the step of the most recently scheduled execution.
 	NextStepName  *string `db:"next_step_name"`
 	AllowMultiple bool    `db:"allow_multiple"`
-	// RequestedAction is "pause" or "cancel" when an operator asked a
-	// performing workflow to stop at the step boundary.
-	RequestedAction *string    `db:"requested_action"`
-	CreatedAt       time.Time  `db:"created_at"`
-	UpdatedAt       time.Time  `db:"updated_at"`
-	StartedAt       *time.Time `db:"started_at"`
-	TransitionedAt  *time.Time `db:"transitioned_at"`
-	PausedAt        *time.Time `db:"paused_at"`
-	FinishedAt      *time.Time `db:"finished_at"`
-	CanceledAt      *time.Time `db:"canceled_at"`
+	// RequestedAction is set when an operator asked a performing workflow
+	// to pause or cancel at the step boundary.
+	RequestedAction *RequestedAction `db:"requested_action"`
+	CreatedAt       time.Time        `db:"created_at"`
+	UpdatedAt       time.Time        `db:"updated_at"`
+	StartedAt       *time.Time       `db:"started_at"`
+	TransitionedAt  *time.Time       `db:"transitioned_at"`
+	PausedAt        *time.Time       `db:"paused_at"`
+	FinishedAt      *time.Time       `db:"finished_at"`
+	CanceledAt      *time.Time       `db:"canceled_at"`
 }
 
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
@@ -66,7 +110,7 @@ type StepExecution struct {
 	WorkflowID     int64          `db:"workflow_id"`
 	StepName       string         `db:"step_name"`
 	State          ExecutionState `db:"state"`
-	Outcome        *string        `db:"outcome"`
+	Outcome        *string        `db:"outcome"` // an Outcome's string; nil while scheduled or in_progress
 	ScheduledFor   time.Time      `db:"scheduled_for"`
 	StartedAt      *time.Time     `db:"started_at"`
 	CompletedAt    *time.Time     `db:"completed_at"`
@@ -115,7 +159,8 @@ type ListWorkflowsParams struct {
 // HousekeepParams are thresholds of housekeeping: of one round (Housekeep),
 // or new settings (SetHousekeepingSettings). A field not given (nil, empty,
 // 0) is the setting (Housekeep) or leaves it as it is
-// (SetHousekeepingSettings); the defaults are SQL's alone (migration 008).
+// (SetHousekeepingSettings); the defaults are SQL's alone (the column
+// defaults of geneva.housekeeping_settings).
 //
 // The durations are pointers so that zero means zero: a pointer to 0 is a
 // threshold of 0 (with Go 1.26's new, write Retention:

@@ -8,66 +8,68 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/vocabtest"
 )
 
 // SQL owns the vocabulary and the defaults; these tests pin goclient's
-// constants and the defaults it sends to what the database says, so that the
-// two cannot drift (internal/protocol's test does the same for the worker
-// protocol's signals and preconditions).
-
-// quoted lists the single-quoted words of s, in order, once each.
-func quoted(s string) []string {
-	var words []string
-	for _, m := range regexp.MustCompile(`'([a-z_]+)'`).FindAllStringSubmatch(s, -1) {
-		if !slices.Contains(words, m[1]) {
-			words = append(words, m[1])
-		}
-	}
-	return words
-}
-
-// strs is the strings of typed constants.
-func strs[S ~string](values ...S) []string {
-	var all []string
-	for _, v := range values {
-		all = append(all, string(v))
-	}
-	return all
-}
+// constants, as its source declares them, and the defaults it sends to what
+// the database says, so that the two cannot drift (internal/protocol's test
+// does the same for the worker protocol's signals and preconditions).
 
 func TestVocabularyMatchesSQL(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
-	query := func(sql string, args ...any) string {
+	constraint := func(name string) string {
 		t.Helper()
-		var s string
-		require.NoError(t, conn.QueryRow(ctx, sql, args...).Scan(&s))
-		return s
+		var def string
+		require.NoError(t, conn.QueryRow(ctx,
+			"select pg_get_constraintdef(oid) from pg_constraint where conname = $1", name).Scan(&def))
+		return def
+	}
+	// between is the part of s after the first from and before the next to.
+	between := func(s, from, to string) string {
+		t.Helper()
+		_, after, ok := strings.Cut(s, from)
+		require.True(t, ok, "no %q in %s", from, s)
+		part, _, ok := strings.Cut(after, to)
+		require.True(t, ok, "no %q after %q in %s", to, from, s)
+		return part
 	}
 
-	// workflow states: the CHECK on geneva.workflows (its first list)
-	check := query(`select pg_get_constraintdef(oid) from pg_constraint where conname = 'workflows_state_valid'`)
-	states := quoted(check[:strings.Index(check, "requested_action")])
-	require.ElementsMatch(t, states, strs(StateReady, StatePerforming, StatePaused, StateFinished, StateCanceled))
+	// the CHECK on geneva.workflows: the states (its first list), and the
+	// requests an operator may leave a performing workflow
+	check := constraint("workflows_state_valid")
+	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "state", "requested_action")),
+		vocabtest.Constants(t, ".", "WorkflowState"))
+	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "requested_action = ANY", "])")),
+		vocabtest.Constants(t, ".", "RequestedAction"))
 
-	// execution states: the cases of the CHECK on geneva.step_executions
-	check = query(`select pg_get_constraintdef(oid) from pg_constraint where conname = 'step_executions_state_outcome_valid'`)
-	var executionStates []string
+	// the CHECK on geneva.step_executions: its cases are the execution
+	// states, and the lists they allow the outcomes
+	check = constraint("step_executions_state_outcome_valid")
+	var executionStates, outcomes []string
 	for _, m := range regexp.MustCompile(`WHEN '([a-z_]+)'::text THEN`).FindAllStringSubmatch(check, -1) {
 		executionStates = append(executionStates, m[1])
 	}
-	require.ElementsMatch(t, executionStates, strs(ExecutionScheduled, ExecutionInProgress, ExecutionCompleted,
-		ExecutionFailed, ExecutionCanceled, ExecutionSkipped))
-
+	for _, m := range regexp.MustCompile(`outcome = ANY \(([^)]*)\)`).FindAllStringSubmatch(check, -1) {
+		for _, outcome := range vocabtest.Quoted(m[1]) {
+			if !slices.Contains(outcomes, outcome) { // recovered is completed or canceled
+				outcomes = append(outcomes, outcome)
+			}
+		}
+	}
+	assert.ElementsMatch(t, executionStates, vocabtest.Constants(t, ".", "ExecutionState"))
+	assert.ElementsMatch(t, outcomes, vocabtest.Constants(t, ".", "Outcome"))
 }
 
-// SQL alone holds housekeeping's defaults (the settings row of migration
-// 008): for thresholds not given, goclient sends NULL, and geneva.housekeep
-// and geneva.set_housekeeping_settings default every threshold to NULL ("the
-// setting", "unchanged").
+// SQL alone holds housekeeping's defaults (the column defaults of
+// geneva.housekeeping_settings): for thresholds not given, goclient sends
+// NULL, and geneva.housekeep and geneva.set_housekeeping_settings default
+// every threshold to NULL ("the setting", "unchanged").
 func TestHousekeepSendsNoDefaults(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))

@@ -3,6 +3,8 @@ package worker
 import (
 	"errors"
 	"time"
+
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // FlowControl is a step's decision about its workflow, returned as an error
@@ -63,22 +65,23 @@ func Suspend(wait time.Duration) error {
 
 // Signal is what a FlowControl asks for: the signal the worker reports to
 // SQL (geneva.complete_step's p_signal; a handler's decision is fail_step's
-// p_handler_signal).
-type Signal string
+// p_handler_signal). It is the worker protocol's type, whose values a test
+// pins to the signals SQL accepts.
+type Signal = protocol.Signal
 
 // The signals, as the functions above return them.
 const (
-	SignalCancel    Signal = "cancel"    // Cancel
-	SignalFinished  Signal = "finished"  // Finished
-	SignalPause     Signal = "pause"     // Pause
-	SignalReattempt Signal = "reattempt" // Reattempt
+	SignalCancel    = protocol.SignalCancel    // Cancel
+	SignalFinished  = protocol.SignalFinished  // Finished
+	SignalPause     = protocol.SignalPause     // Pause
+	SignalReattempt = protocol.SignalReattempt // Reattempt
 	// SignalReattemptRewind is ReattemptRewind: a resumable step runs again
 	// from the start.
-	SignalReattemptRewind Signal = "reattempt_rewind"
-	SignalSkip            Signal = "skip" // Skip
+	SignalReattemptRewind = protocol.SignalReattemptRewind
+	SignalSkip            = protocol.SignalSkip // Skip
 	// SignalSuccess is what returning nil reports: the step is done.
-	SignalSuccess Signal = "success"
-	SignalSuspend Signal = "suspend" // Suspend
+	SignalSuccess = protocol.SignalSuccess
+	SignalSuspend = protocol.SignalSuspend // Suspend
 )
 
 // asFlowControl finds a FlowControl in err's chain.

@@ -6,26 +6,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/vocabtest"
 )
 
 // SQL owns the vocabulary; this test pins the protocol's signals and
-// preconditions to what the functions accept (goclient's vocabulary test
-// does the same for the states).
-
-// quoted lists the single-quoted words of s, in order, once each.
-func quoted(s string) []string {
-	var words []string
-	for _, m := range regexp.MustCompile(`'([a-z_]+)'`).FindAllStringSubmatch(s, -1) {
-		if !slices.Contains(words, m[1]) {
-			words = append(words, m[1])
-		}
-	}
-	return words
-}
-
+// preconditions, as the package's source declares them, to what the
+// functions accept (goclient's vocabulary test does the same for the states,
+// outcomes and requested actions).
 func TestVocabularyMatchesSQL(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
@@ -37,20 +28,22 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	}
 
 	// signals: what geneva._complete_step accepts, the step's rows of the
-	// table of effects
+	// table of effects; Signals lists every constant (the worker checks a
+	// step's signal against it)
+	signals := vocabtest.Constants(t, ".", "Signal")
 	accepted := query(`select string_agg(quote_literal(signal), ', ') from geneva._signal_effects() where cause = 'step'`)
-	var signals []string
+	assert.ElementsMatch(t, vocabtest.Quoted(accepted), signals)
+	var listed []string
 	for _, s := range Signals {
-		signals = append(signals, string(s))
+		listed = append(listed, string(s))
 	}
-	require.ElementsMatch(t, quoted(accepted), signals)
-	require.ElementsMatch(t, Signals, []Signal{SignalSuccess, SignalFinished, SignalReattempt,
-		SignalReattemptRewind, SignalSkip, SignalCancel, SignalPause, SignalSuspend}, "Signals lists every constant")
+	assert.ElementsMatch(t, signals, listed, "Signals lists every Signal constant, once")
 
-	// preconditions: what geneva.start_step accepts
+	// preconditions: what geneva.start_step accepts, besides none
 	body := query(`select pg_get_functiondef('geneva.start_step'::regproc)`)
 	line := regexp.MustCompile(`p_precondition not in \(([^)]*)\)`).FindStringSubmatch(body)
 	require.NotNil(t, line)
-	require.ElementsMatch(t, quoted(line[1]), []string{string(PreconditionCancel), string(PreconditionSkip),
-		string(PreconditionHeroMissing)})
+	preconditions := slices.DeleteFunc(vocabtest.Constants(t, ".", "Precondition"),
+		func(p string) bool { return p == string(PreconditionNone) })
+	assert.ElementsMatch(t, vocabtest.Quoted(line[1]), preconditions)
 }
