@@ -26,11 +26,9 @@ type StepArgs struct {
 // Kind is the River job kind of step executions.
 func (StepArgs) Kind() string { return "geneva_step" }
 
-// DB is what the executor runs SQL on: a *pgxpool.Pool, or a *pgx.Conn (the
-// test helpers use one with geneva.fake_now set).
-type DB interface {
-	goclient.DB
-}
+// DB is goclient.DB, what the worker runs SQL on: a *pgxpool.Pool, or a
+// *pgx.Conn (the test helpers use one with geneva.fake_now set).
+type DB = goclient.DB
 
 // executor runs step executions: the preconditions, geneva.start_step, the
 // step function, and the one SQL call that records what happened. It decides

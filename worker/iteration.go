@@ -274,9 +274,6 @@ func (it *Iteration) Resumed() bool { return it.resumed }
 // Advanced tells whether the cursor changed during this execution.
 func (it *Iteration) Advanced() bool { return it.advanced }
 
-// Iterations counts the calls of Set and Advance in this execution.
-func (it *Iteration) Iterations() int { return it.iterations }
-
 // Set makes v the cursor (one iteration done), then checks as Checkpoint
 // does. A non-nil error is either a *StopError, which the step must return
 // now (the cursor is saved: the successor continues from v), or a failure to
