@@ -15,16 +15,24 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// verbs are the actions on one workflow: their SQL function, and what the
-// page says.
+// verbs are the actions on one workflow: the goclient method (its SQL
+// function), and what the page says. Only run-now takes the step.
 var verbs = map[string]struct {
-	sql, label, describe, done string
+	call                  func(c *goclient.Client, ctx context.Context, workflowID int64, step string) (*goclient.Workflow, error)
+	label, describe, done string
 }{
-	"pause":   {"select geneva.pause_workflow($1)", "Pause", "pause workflow %d (at the end of its running step, if one runs)", "Paused (or, while a step runs, pausing at its end)."},
-	"resume":  {"select geneva.resume_workflow($1)", "Resume", "resume workflow %d", "Resumed."},
-	"cancel":  {"select geneva.cancel_workflow($1)", "Cancel", "cancel workflow %d (at the end of its running step, if one runs)", "Canceled (or, while a step runs, canceling at its end)."},
-	"skip":    {"select geneva.skip_step($1)", "Skip step", "skip the step workflow %d would run next", "Skipped its next step."},
-	"run-now": {"select geneva.schedule_step($1, $2)", "Run now", "run a step of workflow %d now", "Scheduled to run now."},
+	"pause":   {byID((*goclient.Client).PauseWorkflow), "Pause", "pause workflow %d (at the end of its running step, if one runs)", "Paused (or, while a step runs, pausing at its end)."},
+	"resume":  {byID((*goclient.Client).ResumeWorkflow), "Resume", "resume workflow %d", "Resumed."},
+	"cancel":  {byID((*goclient.Client).CancelWorkflow), "Cancel", "cancel workflow %d (at the end of its running step, if one runs)", "Canceled (or, while a step runs, canceling at its end)."},
+	"skip":    {byID((*goclient.Client).SkipStep), "Skip step", "skip the step workflow %d would run next", "Skipped its next step."},
+	"run-now": {(*goclient.Client).ScheduleStep, "Run now", "run a step of workflow %d now", "Scheduled to run now."},
+}
+
+// byID is a verb of a goclient method that takes only the workflow's id.
+func byID(method func(*goclient.Client, context.Context, int64) (*goclient.Workflow, error)) func(*goclient.Client, context.Context, int64, string) (*goclient.Workflow, error) {
+	return func(c *goclient.Client, ctx context.Context, workflowID int64, _ string) (*goclient.Workflow, error) {
+		return method(c, ctx, workflowID)
+	}
 }
 
 // notices are the messages after an action, by ?done=.
@@ -36,10 +44,26 @@ var notices = func() map[string]string {
 	return m
 }()
 
-// bulkVerbs are the actions on a filtered set.
-var bulkVerbs = map[string]struct{ sql, label, eligible string }{
-	"resume": {"select geneva.resume_workflow($1)", "Resume", "paused"},
-	"cancel": {"select geneva.cancel_workflow($1)", "Cancel", "ongoing (ready, performing or paused)"},
+// bulkVerbs are the actions on a filtered set: the goclient method, and the
+// workflows it applies to (narrow).
+var bulkVerbs = map[string]struct {
+	call            func(c *goclient.Client, ctx context.Context, workflowID int64) (*goclient.Workflow, error)
+	label, eligible string
+	// narrow narrows a filter to the workflows the action applies to; false
+	// when none can match
+	narrow func(p *goclient.WorkflowListParams) bool
+}{
+	"resume": {(*goclient.Client).ResumeWorkflow, "Resume", "paused", func(p *goclient.WorkflowListParams) bool {
+		if p.State != "" && p.State != goclient.StatePaused {
+			return false
+		}
+		p.State = goclient.StatePaused
+		return true
+	}},
+	"cancel": {(*goclient.Client).CancelWorkflow, "Cancel", "ongoing (ready, performing or paused)", func(p *goclient.WorkflowListParams) bool {
+		p.Ongoing = true
+		return true
+	}},
 }
 
 // confirmData is the confirmation page of one action.
@@ -104,21 +128,15 @@ func (h *handler) confirmData(ctx context.Context, action string, id int64) (*co
 	return d, nil
 }
 
-// act performs one action through its SQL function and goes back to the
-// workflow, or shows the refusal's sentence.
+// act performs one action through goclient (its SQL function) and goes back
+// to the workflow, or shows the refusal's sentence.
 func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 	action, id, ok := h.actionTarget(w, r)
 	if !ok || !h.checkCSRF(w, r) {
 		return
 	}
 	ctx := r.Context()
-	var err error
-	if action == "run-now" {
-		_, err = h.db.Exec(ctx, verbs[action].sql, id, nullIfEmpty(r.PostFormValue("step")))
-	} else {
-		_, err = h.db.Exec(ctx, verbs[action].sql, id)
-	}
-	if err != nil {
+	if _, err := verbs[action].call(h.client, ctx, id, r.PostFormValue("step")); err != nil {
 		d, loadErr := h.confirmData(ctx, action, id)
 		if loadErr != nil {
 			h.fail(w, r, statusOf(err), err)
@@ -201,8 +219,8 @@ const maxRefusedIDs = 20
 
 // actBulk acts on the filtered workflows that were counted (ids up to the
 // highest counted), a batch at a time, each workflow through its own call
-// of the SQL function, and reports how many it acted on and why the others
-// were refused.
+// of the goclient method (its SQL function), and reports how many it acted
+// on and why the others were refused.
 func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 	action, f, ok := h.bulkTarget(w, r, r.PostFormValue)
 	if !ok || !h.checkCSRF(w, r) {
@@ -239,7 +257,7 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 			if h.beforeBulkCall != nil {
 				h.beforeBulkCall(ctx, id)
 			}
-			if _, err := h.db.Exec(ctx, v.sql, id); err != nil {
+			if _, err := v.call(h.client, ctx, id); err != nil {
 				if ctx.Err() != nil {
 					h.fail(w, r, statusOf(ctx.Err()), ctx.Err())
 					return

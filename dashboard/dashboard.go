@@ -17,8 +17,9 @@
 // The dashboard reads only Geneva's views (geneva.workflow_counts,
 // paused_workflows, stuck_executions, step_stats, workflow_list, step_errors,
 // definition_steps, step_throughput, queue_lag) and public read functions
-// (geneva.get_workflow, step_history), and it acts only through the SQL
-// functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
+// (geneva.get_workflow, step_history), most of them through package
+// goclient, and it acts only through goclient's methods of the SQL functions
+// (pause_workflow, resume_workflow, cancel_workflow, skip_step,
 // schedule_step), so it works with a role that holds geneva_reader (read
 // only) or geneva_operator. The engine decides every transition; an action
 // it refuses is shown as the sentence its error carries.
@@ -68,6 +69,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/httpauth"
 )
 
@@ -153,6 +155,7 @@ type Config struct {
 // handler is the dashboard.
 type handler struct {
 	cfg       Config
+	client    *goclient.Client
 	csrf      string
 	db        *pgxpool.Pool
 	guard     *httpauth.Guard
@@ -171,7 +174,7 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	if pool == nil {
 		return nil, errors.New("geneva: dashboard needs a pool")
 	}
-	h := &handler{db: pool}
+	h := &handler{client: goclient.New(pool), db: pool}
 	if cfg != nil {
 		h.cfg = *cfg
 	}

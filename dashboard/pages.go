@@ -187,7 +187,7 @@ type workflowsData struct {
 	// template does not escape its = and &)
 	Query     template.URL
 	States    []string
-	Workflows []*workflowRow
+	Workflows []*goclient.WorkflowListEntry
 	// ErrorClasses are suggestions for the error class filter.
 	ErrorClasses []string
 	Next         string // the next page's URL, if any
@@ -419,7 +419,7 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := &stuckData{InProgressAfter: strings.TrimSpace(q.Get("in_progress_after")),
 		ScheduledAfter: strings.TrimSpace(q.Get("scheduled_after")), Max: maxStuck}
-	settings, err := goclient.New(h.db).HousekeepingSettings(r.Context())
+	settings, err := h.client.HousekeepingSettings(r.Context())
 	if err == nil {
 		d.SettingInProgress = humanDuration(settings.StuckInProgressAfter)
 		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)

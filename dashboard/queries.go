@@ -15,27 +15,10 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// Every query here reads Geneva's views and public read functions, never
-// its tables, so the dashboard runs with geneva_reader's grants (and
-// geneva_operator's for the actions).
-
-// workflowRow is a workflow in a list, with its latest error.
-type workflowRow struct {
-	ID              int64      `db:"workflow_id"`
-	WorkflowType    string     `db:"workflow_type"`
-	HeroType        string     `db:"hero_type"`
-	HeroID          string     `db:"hero_id"`
-	State           string     `db:"state"`
-	CurrentStepName *string    `db:"current_step_name"`
-	NextStepName    *string    `db:"next_step_name"`
-	RequestedAction *string    `db:"requested_action"`
-	CreatedAt       time.Time  `db:"created_at"`
-	UpdatedAt       time.Time  `db:"updated_at"`
-	ErrorClass      *string    `db:"error_class_name"`
-	ErrorMessage    *string    `db:"error_message"`
-	ErrorStep       *string    `db:"error_step_name"`
-	ErrorAt         *time.Time `db:"error_at"`
-}
+// The dashboard reads and acts through goclient (h.client); the queries here
+// are those only its pages need. Every one reads Geneva's views and public
+// read functions, never its tables, so the dashboard runs with
+// geneva_reader's grants (and geneva_operator's for the actions).
 
 // filter is the Workflows page's filter, from its query parameters.
 type filter struct {
@@ -130,82 +113,26 @@ func (f *filter) query() string {
 // Empty tells whether nothing is filtered.
 func (f *filter) Empty() bool { return f.query() == "" }
 
-// where builds the FROM and WHERE of a query of the filtered workflows
-// (geneva.workflow_list, alias w) and their arguments. Only the filters given
-// appear, so each query plans for its own indexes. An error class joins
-// geneva.step_errors (alias e) on the workflow's latest error, one row per
-// workflow, so that newest first walks step_executions_error_class_name
-// backwards and stops at the page's end.
-func (f *filter) where(extra ...string) (string, []any) {
-	var conds []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+// params are the filter's goclient parameters.
+func (f *filter) params() *goclient.WorkflowListParams {
+	p := &goclient.WorkflowListParams{
+		WorkflowType: f.Type, HeroType: f.HeroType, HeroID: f.HeroID, ErrorClass: f.ErrorClass,
+		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, BeforeID: f.Before, UpToID: f.UpTo,
 	}
-	switch f.State {
-	case "":
-	case "ongoing":
-		conds = append(conds, "w.ongoing")
-	default:
-		conds = append(conds, "w.state = "+arg(f.State))
+	if f.State == "ongoing" {
+		p.Ongoing = true
+	} else {
+		p.State = goclient.WorkflowState(f.State)
 	}
-	if f.Type != "" {
-		conds = append(conds, "w.workflow_type = "+arg(f.Type))
-	}
-	if f.HeroType != "" {
-		conds = append(conds, "w.hero_type = "+arg(f.HeroType))
-	}
-	if f.HeroID != "" {
-		conds = append(conds, "w.hero_id = "+arg(f.HeroID))
-	}
-	from := "geneva.workflow_list w"
-	if f.ErrorClass != "" {
-		from = "geneva.step_errors e join geneva.workflow_list w on w.workflow_id = e.workflow_id"
-		conds = append(conds, "e.error_class_name = "+arg(f.ErrorClass), "e.latest")
-	}
-	if f.CreatedAfter != nil {
-		conds = append(conds, "w.created_at >= "+arg(*f.CreatedAfter))
-	}
-	if f.CreatedBefore != nil {
-		conds = append(conds, "w.created_at < "+arg(*f.CreatedBefore))
-	}
-	if f.Before > 0 {
-		conds = append(conds, "w.workflow_id < "+arg(f.Before))
-	}
-	if f.UpTo > 0 {
-		conds = append(conds, "w.workflow_id <= "+arg(f.UpTo))
-	}
-	conds = append(conds, extra...)
-	if len(conds) == 0 {
-		return from, args
-	}
-	return from + " where " + strings.Join(conds, " and "), args
+	return p
 }
 
 // listWorkflows returns a page of the filtered workflows, newest first, and
 // whether there are more.
-func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*workflowRow, bool, error) {
-	where, args := f.where()
-	args = append(args, h.cfg.PageSize+1)
-	rows, err := h.db.Query(ctx, `
-		select w.workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name,
-		  w.next_step_name, w.requested_action, w.created_at, w.updated_at,
-		  le.error_class_name, le.error_message, le.step_name as error_step_name, le.finished_at as error_at
-		from (
-		  select w.* from `+where+`
-		  order by w.workflow_id desc
-		  limit $`+strconv.Itoa(len(args))+`
-		) w
-		left join lateral (
-		  select e.error_class_name, e.error_message, e.step_name, e.finished_at
-		  from geneva.step_errors e
-		  where e.workflow_id = w.workflow_id
-		  order by e.execution_id desc
-		  limit 1
-		) le on true
-		order by w.workflow_id desc`, args...)
-	list, err := collect[workflowRow](rows, err)
+func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*goclient.WorkflowListEntry, bool, error) {
+	p := f.params()
+	p.Limit = h.cfg.PageSize + 1
+	list, err := h.client.WorkflowList(ctx, p)
 	if err != nil {
 		return nil, false, err
 	}
@@ -241,40 +168,48 @@ func (h *handler) errorClasses(ctx context.Context) ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// eligible is the condition on geneva.workflow_list for the workflows a
-// bulk action applies to.
-var eligible = map[string]string{
-	"resume": "w.state = 'paused'",
-	"cancel": "w.ongoing",
+// eligible is the filter narrowed to the workflows a bulk action applies
+// to; false when none can match.
+func (f *filter) eligible(action string) (*goclient.WorkflowListParams, bool) {
+	p := f.params()
+	return p, bulkVerbs[action].narrow(p)
 }
 
 // countEligible counts the filtered workflows a bulk action applies to and
 // returns the highest id among them.
 func (h *handler) countEligible(ctx context.Context, f *filter, action string) (int64, int64, error) {
-	where, args := f.where(eligible[action])
-	var count, maxID int64
-	err := h.db.QueryRow(ctx, `select count(*), coalesce(max(w.workflow_id), 0) from `+where, args...).
-		Scan(&count, &maxID)
-	return count, maxID, err
+	p, ok := f.eligible(action)
+	if !ok {
+		return 0, 0, nil
+	}
+	count, err := h.client.CountWorkflowList(ctx, p)
+	if err != nil {
+		return 0, 0, err
+	}
+	return count.Workflows, count.NewestID, nil
 }
 
 // eligibleBatch returns the next limit ids (below before, when set) of the
 // filtered workflows a bulk action applies to, newest first.
 func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, before int64, limit int) ([]int64, error) {
-	g := *f
-	g.Before = before
-	where, args := g.where(eligible[action])
-	args = append(args, limit)
-	rows, err := h.db.Query(ctx, `select w.workflow_id from `+where+
-		` order by w.workflow_id desc limit $`+strconv.Itoa(len(args)), args...)
+	p, ok := f.eligible(action)
+	if !ok {
+		return nil, nil
+	}
+	p.BeforeID, p.Limit = before, limit
+	list, err := h.client.WorkflowList(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
+	ids := make([]int64, len(list))
+	for i, w := range list {
+		ids[i] = w.ID
+	}
+	return ids, nil
 }
 
 func (h *handler) getWorkflow(ctx context.Context, id int64) (*goclient.Workflow, error) {
-	return goclient.New(h.db).GetWorkflow(ctx, id)
+	return h.client.GetWorkflow(ctx, id)
 }
 
 // execution is a row of geneva.step_history.
@@ -365,7 +300,7 @@ func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*
 }
 
 func (h *handler) workflowCounts(ctx context.Context) ([]*goclient.WorkflowCount, error) {
-	return goclient.New(h.db).WorkflowCounts(ctx)
+	return h.client.WorkflowCounts(ctx)
 }
 
 // throughput is a row of geneva.step_throughput.
@@ -402,9 +337,7 @@ func (h *handler) queueLags(ctx context.Context) ([]*queueLag, error) {
 }
 
 func (h *handler) stuckCount(ctx context.Context) (int64, error) {
-	var n int64
-	err := h.db.QueryRow(ctx, `select count(*) from geneva.stuck_executions`).Scan(&n)
-	return n, err
+	return h.client.CountStuckExecutions(ctx, nil)
 }
 
 // maxPaused bounds the paused workflows the Paused page lists (the groups
@@ -412,11 +345,7 @@ func (h *handler) stuckCount(ctx context.Context) (int64, error) {
 const maxPaused = 1000
 
 func (h *handler) pausedWorkflows(ctx context.Context) ([]*goclient.PausedWorkflow, error) {
-	rows, err := h.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
-		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
-		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
-		from geneva.paused_workflows order by workflow_id desc limit $1`, maxPaused)
-	return collect[goclient.PausedWorkflow](rows, err)
+	return h.client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{Limit: maxPaused})
 }
 
 // pausedGroup is the paused workflows of one error class (or none).
@@ -439,47 +368,26 @@ func (h *handler) pausedGroups(ctx context.Context) ([]*pausedGroup, error) {
 const maxStuck = 1000
 
 // stuckExecutions reads geneva.stuck_executions with the given thresholds
-// (intervals; empty: the housekeeping settings'), and the number in all.
+// (intervals as PostgreSQL reads them; empty: the housekeeping settings'),
+// and the number in all.
 func (h *handler) stuckExecutions(ctx context.Context, inProgressAfter, scheduledAfter string) ([]*goclient.StuckExecution, int64, error) {
-	tx, err := h.db.Begin(ctx)
-	if err != nil {
+	p := &goclient.StuckExecutionsParams{Limit: maxStuck}
+	// PostgreSQL reads them, so that the page takes what SQL takes and a
+	// typo is the sentence of 22007
+	if err := h.db.QueryRow(ctx, `select $1::interval, $2::interval`, nullIfEmpty(inProgressAfter), nullIfEmpty(scheduledAfter)).
+		Scan(&p.StuckInProgressAfter, &p.StuckScheduledAfter); err != nil {
 		return nil, 0, err
 	}
-	defer tx.Rollback(ctx)
-	// validate them as intervals first, so a typo is the sentence of 22007
-	if _, err := tx.Exec(ctx, `select set_config('geneva.stuck_in_progress_after', coalesce($1::interval::text, ''), true),
-		set_config('geneva.stuck_scheduled_after', coalesce($2::interval::text, ''), true)`,
-		nullIfEmpty(inProgressAfter), nullIfEmpty(scheduledAfter)); err != nil {
-		return nil, 0, err
+	list, err := h.client.StuckExecutions(ctx, p)
+	if err != nil || len(list) < maxStuck {
+		return list, int64(len(list)), err
 	}
-	rows, err := tx.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id, count(*) over () as total
-		from geneva.stuck_executions order by execution_id limit $1`, maxStuck)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var list []*goclient.StuckExecution
-	var total int64
-	for rows.Next() {
-		s := &goclient.StuckExecution{}
-		if err := rows.Scan(&s.ExecutionID, &s.WorkflowID, &s.WorkflowType, &s.HeroType, &s.HeroID, &s.StepName,
-			&s.State, &s.ScheduledFor, &s.StartedAt, &s.RunningFor, &s.SilentFor, &s.OverdueBy, &s.JobID, &total); err != nil {
-			return nil, 0, err
-		}
-		list = append(list, s)
-	}
-	return list, total, rows.Err()
+	total, err := h.client.CountStuckExecutions(ctx, p)
+	return list, total, err
 }
 
 func (h *handler) stepStats(ctx context.Context) ([]*goclient.StepStat, error) {
-	// steps in their definition's order
-	rows, err := h.db.Query(ctx, `select s.workflow_type, s.step_name, s.executions, s.runs, s.outcomes,
-		s.queue_lag_p50_seconds, s.queue_lag_p95_seconds, s.run_time_p50_seconds, s.run_time_p95_seconds
-		from geneva.step_stats s
-		left join geneva.definition_steps d on d.workflow_type = s.workflow_type and d.step_name = s.step_name
-		order by s.workflow_type, d.position nulls last, s.step_name`)
-	return collect[goclient.StepStat](rows, err)
+	return h.client.StepStats(ctx, nil)
 }
 
 func collect[T any](rows pgx.Rows, err error) ([]*T, error) {

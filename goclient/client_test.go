@@ -208,25 +208,178 @@ func TestViews(t *testing.T) {
 		require.NotNil(t, timeline[0].QueueLag)
 		require.NotNil(t, timeline[0].RunTime)
 
-		paused, err := client.PausedWorkflows(ctx, "")
+		paused, err := client.PausedWorkflows(ctx, nil)
 		require.NoError(t, err)
 		require.Len(t, paused, 1)
 		require.Equal(t, "Boom", *paused[0].LastErrorClass)
-		none, err := client.PausedWorkflows(ctx, "Nope")
+		none, err := client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{WorkflowType: "Nope"})
 		require.NoError(t, err)
 		require.Empty(t, none)
 
-		stuck, err := client.StuckExecutions(ctx)
+		stuck, err := client.StuckExecutions(ctx, nil)
 		require.NoError(t, err)
 		require.Len(t, stuck, 1)
 		require.Equal(t, other, stuck[0].WorkflowID)
 		require.NotNil(t, stuck[0].JobID, "its job still waits in River, a queue an hour behind")
 		require.Greater(t, *stuck[0].OverdueBy, 59*time.Minute)
 
-		stats, err := client.StepStats(ctx)
+		stats, err := client.StepStats(ctx, nil)
 		require.NoError(t, err)
 		require.Len(t, stats, 1)
 		require.Equal(t, map[string]int64{"paused_by_exception": 1}, stats[0].Outcomes)
+	})
+}
+
+// The views' parameters: what a dashboard asks for (package dashboard).
+func TestViewParameters(t *testing.T) {
+	t.Parallel()
+	ctx, pool, client, worker := setup(t)
+	fail := func(id int64, class string) {
+		t.Helper()
+		history, err := client.StepHistory(ctx, id)
+		require.NoError(t, err)
+		started, err := worker.StartStep(ctx, history[len(history)-1].ID, protocol.PreconditionNone)
+		require.NoError(t, err)
+		_, err = worker.FailStep(ctx, started.ExecutionID, &protocol.Failure{Classes: []string{class}, Message: "it broke"})
+		require.NoError(t, err)
+	}
+	var ids []int64 // boom (paused), other (paused), ready, canceled: oldest first
+	for i, hero := range []string{"boom", "other", "ready", "canceled"} {
+		id, err := client.CreateWorkflow(ctx, "Two", "User", hero, nil)
+		require.NoError(t, err)
+		ids = append(ids, id)
+		switch i {
+		case 0:
+			fail(id, "Boom")
+		case 1:
+			fail(id, "Other")
+		case 3:
+			_, err := client.CancelWorkflow(ctx, id)
+			require.NoError(t, err)
+		}
+	}
+	boom, other, ready, canceled := ids[0], ids[1], ids[2], ids[3]
+	workflowIDs := func(list []*goclient.WorkflowListEntry) []int64 {
+		var got []int64
+		for _, w := range list {
+			got = append(got, w.ID)
+		}
+		return got
+	}
+
+	t.Run("WorkflowList", func(t *testing.T) {
+		all, err := client.WorkflowList(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, []int64{canceled, ready, other, boom}, workflowIDs(all), "newest first")
+		require.Equal(t, "Boom", *all[3].LastErrorClass)
+		require.Equal(t, "it broke", *all[3].LastErrorMessage)
+		require.Equal(t, "a", *all[3].ErrorStepName)
+		require.NotNil(t, all[3].LastErrorAt)
+		require.Nil(t, all[1].LastErrorClass)
+
+		past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+		for _, tt := range []struct {
+			name   string
+			params goclient.WorkflowListParams
+			want   []int64
+		}{
+			{"Ongoing", goclient.WorkflowListParams{Ongoing: true}, []int64{ready, other, boom}},
+			{"State", goclient.WorkflowListParams{State: goclient.StateCanceled}, []int64{canceled}},
+			{"OngoingAndState", goclient.WorkflowListParams{Ongoing: true, State: goclient.StateCanceled}, nil},
+			{"ErrorClass", goclient.WorkflowListParams{ErrorClass: "Boom"}, []int64{boom}},
+			{"ErrorClassAndState", goclient.WorkflowListParams{ErrorClass: "Boom", State: goclient.StateReady}, nil},
+			{"Hero", goclient.WorkflowListParams{HeroType: "User", HeroID: "ready"}, []int64{ready}},
+			{"HeroID", goclient.WorkflowListParams{HeroID: "other"}, []int64{other}},
+			{"Type", goclient.WorkflowListParams{WorkflowType: "Nope"}, nil},
+			{"Created", goclient.WorkflowListParams{CreatedAfter: &past, CreatedBefore: &future}, []int64{canceled, ready, other, boom}},
+			{"CreatedAfter", goclient.WorkflowListParams{CreatedAfter: &future}, nil},
+			{"Page", goclient.WorkflowListParams{Limit: 2}, []int64{canceled, ready}},
+			{"NextPage", goclient.WorkflowListParams{Limit: 2, BeforeID: ready}, []int64{other, boom}},
+			{"UpTo", goclient.WorkflowListParams{UpToID: other}, []int64{other, boom}},
+		} {
+			list, err := client.WorkflowList(ctx, &tt.params)
+			require.NoError(t, err, tt.name)
+			require.Equal(t, tt.want, workflowIDs(list), tt.name)
+			count, err := client.CountWorkflowList(ctx, &tt.params)
+			require.NoError(t, err, tt.name)
+			if tt.params.Limit == 0 {
+				require.Equal(t, int64(len(tt.want)), count.Workflows, tt.name)
+				if len(tt.want) > 0 {
+					require.Equal(t, tt.want[0], count.NewestID, tt.name)
+				} else {
+					require.Zero(t, count.NewestID, tt.name)
+				}
+			}
+		}
+	})
+
+	t.Run("PausedWorkflowsNewestFirst", func(t *testing.T) {
+		paused, err := client.PausedWorkflows(ctx, nil)
+		require.NoError(t, err)
+		require.Len(t, paused, 2)
+		require.Equal(t, []int64{other, boom}, []int64{paused[0].WorkflowID, paused[1].WorkflowID})
+		paused, err = client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{Limit: 1, WorkflowType: "Two"})
+		require.NoError(t, err)
+		require.Len(t, paused, 1)
+		require.Equal(t, other, paused[0].WorkflowID)
+	})
+
+	t.Run("StuckExecutionsWithThresholds", func(t *testing.T) {
+		stuck, err := client.StuckExecutions(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, stuck, "the ready workflow's step is due now, not 15 minutes overdue")
+		n, err := client.CountStuckExecutions(ctx, nil)
+		require.NoError(t, err)
+		require.Zero(t, n)
+
+		// with a threshold of nothing, the ready workflow's due step is stuck
+		none := time.Duration(0)
+		params := &goclient.StuckExecutionsParams{StuckScheduledAfter: &none}
+		stuck, err = client.StuckExecutions(ctx, params)
+		require.NoError(t, err)
+		require.Len(t, stuck, 1)
+		require.Equal(t, ready, stuck[0].WorkflowID)
+		n, err = client.CountStuckExecutions(ctx, params)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		stuck, err = client.StuckExecutions(ctx, &goclient.StuckExecutionsParams{StuckScheduledAfter: &none, Limit: 1})
+		require.NoError(t, err)
+		require.Len(t, stuck, 1)
+
+		// in the caller's transaction, the thresholds end with a savepoint
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck
+		stuck, err = goclient.New(tx).StuckExecutions(ctx, params)
+		require.NoError(t, err)
+		require.Len(t, stuck, 1)
+		stuck, err = goclient.New(tx).StuckExecutions(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, stuck, "the settings' thresholds again")
+	})
+
+	t.Run("StepStatsInTheDefinitionsOrder", func(t *testing.T) {
+		require.NoError(t, worker.DefineWorkflow(ctx, "Backwards", []byte(`{"steps": [{"name": "zeta"}, {"name": "alpha"}]}`)))
+		id, err := client.CreateWorkflow(ctx, "Backwards", "User", "1", nil)
+		require.NoError(t, err)
+		for range 2 {
+			history, err := client.StepHistory(ctx, id)
+			require.NoError(t, err)
+			started, err := worker.StartStep(ctx, history[len(history)-1].ID, protocol.PreconditionNone)
+			require.NoError(t, err)
+			_, err = worker.CompleteStep(ctx, started.ExecutionID, protocol.SignalSuccess, 0, nil)
+			require.NoError(t, err)
+		}
+		stats, err := client.StepStats(ctx, &goclient.StepStatsParams{WorkflowTypes: []string{"Backwards"}})
+		require.NoError(t, err)
+		require.Len(t, stats, 2)
+		require.Equal(t, []string{"zeta", "alpha"}, []string{stats[0].StepName, stats[1].StepName})
+		stats, err = client.StepStats(ctx, nil)
+		require.NoError(t, err)
+		require.Len(t, stats, 3, "Backwards' two, and Two's a")
+		stats, err = client.StepStats(ctx, &goclient.StepStatsParams{WorkflowTypes: []string{}})
+		require.NoError(t, err)
+		require.Empty(t, stats)
 	})
 }
 

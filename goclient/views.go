@@ -3,6 +3,9 @@ package goclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,14 +67,32 @@ type PausedWorkflow struct {
 	ErrorClasses []string `db:"error_classes"`
 }
 
+// PausedWorkflowsParams filters PausedWorkflows. A nil
+// *PausedWorkflowsParams takes every default.
+type PausedWorkflowsParams struct {
+	// Limit is how many to return at most (the newest).
+	//
+	// Defaults to 0: every paused workflow.
+	Limit int
+
+	// WorkflowType keeps the paused workflows of this type only.
+	//
+	// Defaults to every type (empty).
+	WorkflowType string
+}
+
 // PausedWorkflows returns the paused workflows with why they paused (the
-// geneva.paused_workflows view), of one type unless workflowType is empty.
-func (c *Client) PausedWorkflows(ctx context.Context, workflowType string) ([]*PausedWorkflow, error) {
+// geneva.paused_workflows view), newest first.
+func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsParams) ([]*PausedWorkflow, error) {
+	if params == nil {
+		params = &PausedWorkflowsParams{}
+	}
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
 		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
 		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
-		from geneva.paused_workflows where $1::text is null or workflow_type = $1 order by workflow_id`,
-		nullIfEmpty(workflowType))
+		from geneva.paused_workflows where $1::text is null or workflow_type = $1
+		order by workflow_id desc limit $2`,
+		nullIfEmpty(params.WorkflowType), limitOrAll(params.Limit))
 	return collect[PausedWorkflow](rows, err)
 }
 
@@ -92,14 +113,89 @@ type StuckExecution struct {
 	JobID        *int64         `db:"job_id"`
 }
 
+// StuckExecutionsParams are the thresholds and the limit of StuckExecutions
+// and CountStuckExecutions. A nil *StuckExecutionsParams takes every
+// default.
+type StuckExecutionsParams struct {
+	// Limit is how many to return at most (the oldest executions);
+	// CountStuckExecutions counts them all.
+	//
+	// Defaults to 0: every stuck execution.
+	Limit int
+
+	// StuckInProgressAfter is how long an in_progress execution may go
+	// without a sign of life before it counts as stuck.
+	//
+	// Defaults (nil) to the housekeeping settings' (see
+	// HousekeepingSettings).
+	StuckInProgressAfter *time.Duration
+
+	// StuckScheduledAfter is how long a scheduled execution of a ready
+	// workflow may be overdue before it counts as stuck.
+	//
+	// Defaults (nil) to the housekeeping settings'.
+	StuckScheduledAfter *time.Duration
+}
+
 // StuckExecutions returns the executions housekeeping would recover as stuck
-// with the thresholds of the housekeeping settings (the
-// geneva.stuck_executions view).
-func (c *Client) StuckExecutions(ctx context.Context) ([]*StuckExecution, error) {
-	rows, err := c.db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id
-		from geneva.stuck_executions order by execution_id`)
-	return collect[StuckExecution](rows, err)
+// (the geneva.stuck_executions view), oldest first: with the thresholds of
+// the housekeeping settings, or those params gives.
+//
+// The view takes other thresholds from settings local to a transaction, so
+// with a threshold given the client's DB must begin one (a *pgxpool.Pool, a
+// *pgx.Conn, or a pgx.Tx, where it is a savepoint); it is rolled back.
+func (c *Client) StuckExecutions(ctx context.Context, params *StuckExecutionsParams) ([]*StuckExecution, error) {
+	if params == nil {
+		params = &StuckExecutionsParams{}
+	}
+	var list []*StuckExecution
+	err := c.withStuckThresholds(ctx, params, func(db DB) error {
+		rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
+			state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id
+			from geneva.stuck_executions order by execution_id limit $1`, limitOrAll(params.Limit))
+		list, err = collect[StuckExecution](rows, err)
+		return err
+	})
+	return list, err
+}
+
+// CountStuckExecutions returns how many executions StuckExecutions would
+// return without a limit.
+func (c *Client) CountStuckExecutions(ctx context.Context, params *StuckExecutionsParams) (int64, error) {
+	if params == nil {
+		params = &StuckExecutionsParams{}
+	}
+	var n int64
+	err := c.withStuckThresholds(ctx, params, func(db DB) error {
+		return mapError(db.QueryRow(ctx, "select count(*) from geneva.stuck_executions").Scan(&n))
+	})
+	return n, err
+}
+
+// withStuckThresholds runs read on the client's DB, or, when params gives a
+// threshold, in a transaction where geneva.stuck_executions reads it.
+func (c *Client) withStuckThresholds(ctx context.Context, params *StuckExecutionsParams, read func(db DB) error) error {
+	if params.StuckInProgressAfter == nil && params.StuckScheduledAfter == nil {
+		return read(c.db)
+	}
+	beginner, ok := c.db.(interface {
+		Begin(ctx context.Context) (pgx.Tx, error)
+	})
+	if !ok {
+		return errors.New("geneva: stuck thresholds need a DB that begins transactions")
+	}
+	tx, err := beginner.Begin(ctx)
+	if err != nil {
+		return mapError(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // it only reads
+	_, err = tx.Exec(ctx, `select set_config('geneva.stuck_in_progress_after', coalesce($1::interval::text, ''), true),
+		set_config('geneva.stuck_scheduled_after', coalesce($2::interval::text, ''), true)`,
+		params.StuckInProgressAfter, params.StuckScheduledAfter)
+	if err != nil {
+		return mapError(err)
+	}
+	return read(tx)
 }
 
 // StepStat is a row of the geneva.step_stats view.
@@ -115,14 +211,226 @@ type StepStat struct {
 	RunTimeP95Seconds  *float64         `db:"run_time_p95_seconds"`
 }
 
+// StepStatsParams filters StepStats. A nil *StepStatsParams takes every
+// default.
+type StepStatsParams struct {
+	// WorkflowTypes keeps the steps of these workflow types only.
+	//
+	// Defaults to every type (nil).
+	WorkflowTypes []string
+}
+
 // StepStats returns, per workflow type and step, the executions that ended
 // since the start of the hour 24 hours ago: outcomes, queue lag and run time
-// percentiles, within 1% (the geneva.step_stats view).
-func (c *Client) StepStats(ctx context.Context) ([]*StepStat, error) {
-	rows, err := c.db.Query(ctx, `select workflow_type, step_name, executions, runs, outcomes,
-		queue_lag_p50_seconds, queue_lag_p95_seconds, run_time_p50_seconds, run_time_p95_seconds
-		from geneva.step_stats order by workflow_type, step_name`)
+// percentiles, within 1% (the geneva.step_stats view). They come by type,
+// then in the order of the type's definition (steps it no longer defines
+// last, by name).
+func (c *Client) StepStats(ctx context.Context, params *StepStatsParams) ([]*StepStat, error) {
+	if params == nil {
+		params = &StepStatsParams{}
+	}
+	rows, err := c.db.Query(ctx, `select s.workflow_type, s.step_name, s.executions, s.runs, s.outcomes,
+		s.queue_lag_p50_seconds, s.queue_lag_p95_seconds, s.run_time_p50_seconds, s.run_time_p95_seconds
+		from geneva.step_stats s
+		left join geneva.definition_steps d on d.workflow_type = s.workflow_type and d.step_name = s.step_name
+		where $1::text[] is null or s.workflow_type = any($1)
+		order by s.workflow_type, d.position nulls last, s.step_name`, params.WorkflowTypes)
 	return collect[StepStat](rows, err)
+}
+
+// WorkflowListEntry is a workflow as a list shows it (a row of the
+// geneva.workflow_list view), with its latest error, if it has one (of
+// geneva.step_errors).
+type WorkflowListEntry struct {
+	ID              int64         `db:"workflow_id"`
+	WorkflowType    string        `db:"workflow_type"`
+	HeroType        string        `db:"hero_type"`
+	HeroID          string        `db:"hero_id"`
+	State           WorkflowState `db:"state"`
+	CurrentStepName *string       `db:"current_step_name"`
+	NextStepName    *string       `db:"next_step_name"`
+	RequestedAction *string       `db:"requested_action"`
+	CreatedAt       time.Time     `db:"created_at"`
+	UpdatedAt       time.Time     `db:"updated_at"`
+	// LastErrorClass, LastErrorMessage, ErrorStepName and LastErrorAt are the
+	// workflow's latest error: its class, message, step, and when its
+	// execution ended.
+	LastErrorClass   *string    `db:"last_error_class"`
+	LastErrorMessage *string    `db:"last_error_message"`
+	ErrorStepName    *string    `db:"error_step_name"`
+	LastErrorAt      *time.Time `db:"last_error_at"`
+}
+
+// WorkflowListParams filters WorkflowList and CountWorkflowList. Each field
+// given narrows the list; a nil *WorkflowListParams takes every default.
+type WorkflowListParams struct {
+	// BeforeID keeps the workflows whose id is below it: pass the last ID of
+	// a page to get the next one.
+	//
+	// Defaults to 0: from the newest.
+	BeforeID int64
+
+	// CreatedAfter keeps the workflows created at or after it.
+	//
+	// Defaults to nil: any time.
+	CreatedAfter *time.Time
+
+	// CreatedBefore keeps the workflows created before it.
+	//
+	// Defaults to nil: any time.
+	CreatedBefore *time.Time
+
+	// ErrorClass keeps the workflows whose latest error is of this class
+	// (geneva.step_errors' error_class_name).
+	//
+	// Defaults to any error or none (empty).
+	ErrorClass string
+
+	// HeroID and HeroType keep one hero's workflows (either alone matches
+	// every hero with that id, or of that type).
+	//
+	// Default to any hero (empty).
+	HeroID   string
+	HeroType string
+
+	// Limit is how many WorkflowList returns at most.
+	//
+	// Defaults to 100.
+	Limit int
+
+	// Ongoing keeps the ready, performing and paused workflows.
+	//
+	// Defaults to false: any state (or State's).
+	Ongoing bool
+
+	// State keeps the workflows in this state.
+	//
+	// Defaults to any state (empty).
+	State WorkflowState
+
+	// UpToID keeps the workflows whose id is at most it: pass
+	// CountWorkflowList's NewestID to act on the workflows counted, not on
+	// those created since.
+	//
+	// Defaults to 0: up to the newest.
+	UpToID int64
+
+	// WorkflowType keeps the workflows of this type.
+	//
+	// Defaults to any type (empty).
+	WorkflowType string
+}
+
+// WorkflowList returns the workflows params filters, newest first, each with
+// its latest error (the geneva.workflow_list and geneva.step_errors views):
+// ListWorkflows with more filters, for dashboards. Each query has only the
+// filters given, so that it plans for their indexes; ErrorClass walks
+// step_errors' index on the class, newest first, and stops at the page's
+// end.
+func (c *Client) WorkflowList(ctx context.Context, params *WorkflowListParams) ([]*WorkflowListEntry, error) {
+	if params == nil {
+		params = &WorkflowListParams{}
+	}
+	limit := params.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	where, args := params.where()
+	args = append(args, limit)
+	rows, err := c.db.Query(ctx, `
+		select w.workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name,
+		  w.next_step_name, w.requested_action, w.created_at, w.updated_at,
+		  le.error_class_name as last_error_class, le.error_message as last_error_message,
+		  le.step_name as error_step_name, le.finished_at as last_error_at
+		from (
+		  select w.* from `+where+`
+		  order by w.workflow_id desc
+		  limit $`+strconv.Itoa(len(args))+`
+		) w
+		left join lateral (
+		  select e.error_class_name, e.error_message, e.step_name, e.finished_at
+		  from geneva.step_errors e
+		  where e.workflow_id = w.workflow_id
+		  order by e.execution_id desc
+		  limit 1
+		) le on true
+		order by w.workflow_id desc`, args...)
+	return collect[WorkflowListEntry](rows, err)
+}
+
+// WorkflowListCount is how many workflows a WorkflowListParams matches.
+type WorkflowListCount struct {
+	// Workflows is how many match.
+	Workflows int64 `db:"workflows"`
+	// NewestID is the highest id among them (0 when none matches).
+	NewestID int64 `db:"newest_id"`
+}
+
+// CountWorkflowList counts the workflows WorkflowList would return without
+// a limit.
+func (c *Client) CountWorkflowList(ctx context.Context, params *WorkflowListParams) (*WorkflowListCount, error) {
+	if params == nil {
+		params = &WorkflowListParams{}
+	}
+	where, args := params.where()
+	rows, err := c.db.Query(ctx, `select count(*) as workflows, coalesce(max(w.workflow_id), 0) as newest_id
+		from `+where, args...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	count, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[WorkflowListCount])
+	return count, mapError(err)
+}
+
+// where builds the FROM and WHERE of a query of the workflows params
+// filters (geneva.workflow_list, alias w) and their arguments. Only the
+// filters given appear, so that each query plans for its own indexes. An
+// error class joins geneva.step_errors (alias e) on the workflow's latest
+// error, one row per workflow, so that newest first walks
+// step_executions_error_class_name backwards.
+func (params *WorkflowListParams) where() (string, []any) {
+	var conds []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if params.Ongoing {
+		conds = append(conds, "w.ongoing")
+	}
+	if params.State != "" {
+		conds = append(conds, "w.state = "+arg(string(params.State)))
+	}
+	if params.WorkflowType != "" {
+		conds = append(conds, "w.workflow_type = "+arg(params.WorkflowType))
+	}
+	if params.HeroType != "" {
+		conds = append(conds, "w.hero_type = "+arg(params.HeroType))
+	}
+	if params.HeroID != "" {
+		conds = append(conds, "w.hero_id = "+arg(params.HeroID))
+	}
+	from := "geneva.workflow_list w"
+	if params.ErrorClass != "" {
+		from = "geneva.step_errors e join geneva.workflow_list w on w.workflow_id = e.workflow_id"
+		conds = append(conds, "e.error_class_name = "+arg(params.ErrorClass), "e.latest")
+	}
+	if params.CreatedAfter != nil {
+		conds = append(conds, "w.created_at >= "+arg(*params.CreatedAfter))
+	}
+	if params.CreatedBefore != nil {
+		conds = append(conds, "w.created_at < "+arg(*params.CreatedBefore))
+	}
+	if params.BeforeID > 0 {
+		conds = append(conds, "w.workflow_id < "+arg(params.BeforeID))
+	}
+	if params.UpToID > 0 {
+		conds = append(conds, "w.workflow_id <= "+arg(params.UpToID))
+	}
+	if len(conds) == 0 {
+		return from, args
+	}
+	return from + " where " + strings.Join(conds, " and "), args
 }
 
 func collect[T any](rows pgx.Rows, err error) ([]*T, error) {
@@ -131,4 +439,12 @@ func collect[T any](rows pgx.Rows, err error) ([]*T, error) {
 	}
 	all, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[T])
 	return all, mapError(err)
+}
+
+// limitOrAll is a LIMIT argument: NULL (no limit) unless limit is positive.
+func limitOrAll(limit int) *int {
+	if limit <= 0 {
+		return nil
+	}
+	return &limit
 }

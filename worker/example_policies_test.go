@@ -10,9 +10,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/worker"
 	"github.com/geneva-dev/geneva/worker/workertest"
@@ -57,37 +54,6 @@ type exampleRateLimited struct{ retryAfter time.Duration }
 func (e *exampleRateLimited) Error() string { return "rate limited" }
 
 var errCardDeclined = errors.New("card declined")
-
-// A workflow is created in the application's own transaction: it commits
-// with the application's writes, or not at all. A hero has one ongoing
-// workflow of a type: a second is refused with a *goclient.DuplicateWorkflowError.
-func ExampleDuplicateWorkflowError() {
-	ctx := context.Background()
-	h := exampleHarness(worker.NewWorkflow("Welcome", nil).
-		Step("send_email", func(ctx context.Context, step *worker.Step) error { return nil }, nil))
-	client := h.Client()
-
-	must(pgx.BeginFunc(ctx, h.Conn(), func(tx pgx.Tx) error {
-		// ... the application's own writes in tx ...
-		_, err := goclient.New(tx).CreateWorkflow(ctx, "Welcome", "User", "42", nil)
-		return err
-	}))
-
-	_, err := client.CreateWorkflow(ctx, "Welcome", "User", "42", nil)
-	var duplicate *goclient.DuplicateWorkflowError
-	if errors.As(err, &duplicate) {
-		fmt.Println("already ongoing for", duplicate.HeroType, duplicate.HeroID)
-	}
-	fmt.Println(errors.Is(err, goclient.ErrDuplicateWorkflow))
-
-	// unless the workflow allows several per hero
-	_, err = client.CreateWorkflow(ctx, "Welcome", "User", "42", &goclient.CreateWorkflowOpts{AllowMultiple: true})
-	fmt.Println(err)
-	// Output:
-	// already ongoing for User 42
-	// true
-	// <nil>
-}
 
 // A step's own policy: reattempt on any error (at most 100 in a row unless
 // MaxReattempts says otherwise), here after a wait.

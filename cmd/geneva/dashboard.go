@@ -76,7 +76,7 @@ for Prometheus are at /metrics (behind the same token or password), unless
 			do.cfg, err = do.config()
 			return err
 		},
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			return runDashboard(ctx, env, do)
 		}),
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/geneva-dev/geneva"
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/pgtemp"
 )
 
 // environment is what a command runs with: its output and its database.
@@ -22,43 +21,27 @@ type environment struct {
 	stdout io.Writer
 	pool   *pgxpool.Pool
 	client *goclient.Client
-	server *pgtemp.Server // the throwaway server, when one was started
 }
 
 func (env *environment) printf(format string, args ...any) {
 	fmt.Fprintf(env.stdout, format, args...)
 }
 
-// open connects to databaseURL, or starts a throwaway server when there is
-// none and the command allows it (installing the schema in it).
-func (env *environment) open(ctx context.Context, databaseURL string, throwaway bool) error {
+// open connects to databaseURL.
+func (env *environment) open(ctx context.Context, databaseURL string) error {
 	if databaseURL == "" {
-		if !throwaway {
-			return usagef("no database: set DATABASE_URL or pass --database-url")
-		}
-		server, err := pgtemp.Start(ctx, nil)
-		if err != nil {
-			return err
-		}
-		env.server = server
-		databaseURL = server.URL("postgres")
-		env.printf("PostgreSQL: started a throwaway server at %s (removed on exit)\n", databaseURL)
+		return usagef("no database: set DATABASE_URL or pass --database-url")
 	}
-
 	pool, err := pgxpool.New(ctx, databaseURL)
-	if err == nil {
-		err = pool.Ping(ctx)
-	}
 	if err != nil {
-		env.close()
+		return fmt.Errorf("connecting to the database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
 		return fmt.Errorf("connecting to the database: %w", err)
 	}
 	env.pool = pool
 	env.client = goclient.New(pool)
-
-	if env.server != nil {
-		return env.migrate(ctx)
-	}
 	return nil
 }
 
@@ -85,9 +68,6 @@ func (env *environment) migrate(ctx context.Context) error {
 func (env *environment) close() {
 	if env.pool != nil {
 		env.pool.Close()
-	}
-	if env.server != nil {
-		_ = env.server.Stop()
 	}
 }
 

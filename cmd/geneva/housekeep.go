@@ -28,7 +28,7 @@ shows and sets them); a flag given counts for this run only. A zero
   geneva housekeep --retention 0s
   geneva housekeep settings --retention 168h --recovery cancel`,
 		Args: noArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			params, err := flags.params()
 			if err != nil {
 				return err
@@ -70,7 +70,7 @@ the operator role's alone); a setting whose flag is not given stays as it is.`,
   geneva housekeep settings --retention 2160h --stuck-in-progress 30m
   geneva housekeep settings --retention forever --json`,
 		Args: noArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			params, err := flags.params()
 			if err != nil {
 				return err

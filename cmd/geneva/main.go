@@ -1,13 +1,14 @@
 // Command geneva is the operator's tool for Geneva: it installs the schema,
 // lists and shows workflows, pauses, resumes, cancels and skips them, runs
-// housekeeping, and runs a worker for the example workflows.
+// housekeeping, and serves the dashboard and the metrics. It runs no
+// workflows: workers are programs of their own (examples/myworker; the
+// example workflows' is `go run ./examples/demo --worker`).
 //
 //	geneva [--database-url URL] <command> [arguments]
 //	geneva help [command]
 //
 // The database is --database-url, else the DATABASE_URL environment variable
-// (a libpq URL). Without either, `worker` starts a throwaway
-// PostgreSQL server and remove it when they end.
+// (a libpq URL).
 //
 // The command line is built with spf13/cobra: per-command help, usage lines
 // and flags come from one declaration per command, `geneva help CMD`,
@@ -78,9 +79,11 @@ func newRootCmd(stdout io.Writer) *cobra.Command {
 		Long: `geneva installs Geneva's schema and operates its workflows: it lists and shows
 them, pauses, resumes, cancels and skips them, and runs housekeeping.
 
-The database is --database-url, else $DATABASE_URL (a libpq URL); without
-either, worker starts a throwaway PostgreSQL server. The demo is its own
-program: go run ./examples/demo.`,
+The database is --database-url, else $DATABASE_URL (a libpq URL).
+
+Workflows run in workers, programs of their own (examples/myworker/main.go
+is one). The demo is one too: go run ./examples/demo; with --worker, it runs
+a worker for the example workflows until interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// an unknown command is a usage error, not a silent help page
@@ -102,7 +105,7 @@ program: go run ./examples/demo.`,
 	root.AddGroup(
 		&cobra.Group{ID: "inspect", Title: "Inspecting workflows:"},
 		&cobra.Group{ID: "operate", Title: "Operating workflows:"},
-		&cobra.Group{ID: "install", Title: "Installing and running:"},
+		&cobra.Group{ID: "install", Title: "Installing and serving:"},
 	)
 	for _, cmd := range []*cobra.Command{
 		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts), newDashboardCmd(opts),
@@ -121,7 +124,7 @@ program: go run ./examples/demo.`,
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
-		newMigrateCmd(opts), newSQLCmd(), newWorkerCmd(opts), newMetricsCmd(opts),
+		newMigrateCmd(opts), newSQLCmd(), newMetricsCmd(opts),
 	} {
 		cmd.GroupID = "install"
 		root.AddCommand(cmd)
@@ -146,13 +149,12 @@ func oneWorkflowID(cmd *cobra.Command, args []string) error {
 }
 
 // withEnv turns a function of an environment into a cobra RunE: it opens the
-// database (a throwaway server when allowed and none is given) and closes it
-// after.
-func withEnv(opts *options, throwaway bool, f func(ctx context.Context, env *environment, args []string) error) func(*cobra.Command, []string) error {
+// database and closes it after.
+func withEnv(opts *options, f func(ctx context.Context, env *environment, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
 		env := &environment{stdout: cmd.OutOrStdout()}
-		if err := env.open(ctx, opts.databaseURL, throwaway); err != nil {
+		if err := env.open(ctx, opts.databaseURL); err != nil {
 			return err
 		}
 		defer env.close()

@@ -79,9 +79,12 @@ func TestHelp(t *testing.T) {
 		require.NotNil(t, cmd.Args, "%s checks its arguments", cmd.Name())
 	}
 
-	out, _ := cli(t, "", "worker", "--help")
-	require.Contains(t, out, "example workflows only")
+	// workers are programs of their own: the operator's tool runs none
+	out, _ := cli(t, "", "help")
+	require.Contains(t, out, "go run ./examples/demo; with --worker")
 	require.Contains(t, out, "examples/myworker")
+	_, err := cli(t, "", "worker")
+	require.ErrorContains(t, err, `unknown command "worker"`)
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -115,7 +118,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestMissingSchema(t *testing.T) {
 	url := empty(t)
-	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}, {"worker"}} {
+	for _, args := range [][]string{{"ls"}, {"show", "1"}, {"stuck"}, {"stats"}, {"pause", "1"}} {
 		_, err := cli(t, url, args...)
 		require.ErrorContains(t, err, "the database lacks Geneva's schema", "geneva %v", args)
 		require.ErrorContains(t, err, "run `geneva migrate`", "geneva %v", args)

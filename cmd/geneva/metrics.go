@@ -46,7 +46,7 @@ rebinding).`,
 			mo.guard, err = mo.guardOf()
 			return err
 		},
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			return serveMetrics(ctx, env, mo)
 		}),
 	}

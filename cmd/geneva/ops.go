@@ -41,7 +41,7 @@ func newMigrateCmd(opts *options) *cobra.Command {
 place. Safe to run again: it applies only what the database lacks and
 reinstalls every function.`,
 		Args: noArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			return env.migrate(ctx)
 		}),
 	}
@@ -64,7 +64,7 @@ geneva.paused_workflows view) instead.`,
   geneva ls --state paused --type PaymentProcessing
   geneva ls --hero User:42 --json`,
 		Args: noArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			params.State = goclient.WorkflowState(cmdState)
 			if hero != "" {
 				heroType, heroID, ok := strings.Cut(hero, ":")
@@ -94,7 +94,7 @@ func list(ctx context.Context, env *environment, params *goclient.ListWorkflowsP
 		workflows []*goclient.Workflow
 	)
 	if params.State == goclient.StatePaused && params.HeroType == "" {
-		paused, err = env.client.PausedWorkflows(ctx, params.WorkflowType)
+		paused, err = env.client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{WorkflowType: params.WorkflowType})
 	} else {
 		workflows, err = env.client.ListWorkflows(ctx, params)
 	}
@@ -138,7 +138,7 @@ func newShowCmd(opts *options) *cobra.Command {
 		Use:   "show WORKFLOW_ID",
 		Short: "A workflow and the timeline of its step executions",
 		Args:  oneWorkflowID,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			id, err := parseWorkflowID(args[0])
 			if err != nil {
 				return err
@@ -172,8 +172,8 @@ geneva.stuck_executions view): in progress with no sign of life, or scheduled
 and overdue, for longer than the housekeeping settings allow (an hour and 15
 minutes unless an operator set others: geneva housekeep settings).`,
 		Args: noArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
-			stuck, err := env.client.StuckExecutions(ctx)
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			stuck, err := env.client.StuckExecutions(ctx, nil)
 			if err != nil {
 				return err
 			}
@@ -197,7 +197,7 @@ of the hour 24 hours ago: how many, their outcomes, and the p50 and p95 of their
 queue lag and run time, within 1% (the geneva.step_stats view). Naming types
 keeps only those; a type with no workflows is refused.`,
 		Args: cobra.ArbitraryArgs,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			return stats(ctx, env, args, asJSON)
 		}),
 	}
@@ -217,13 +217,14 @@ func stats(ctx context.Context, env *environment, types []string, asJSON bool) e
 			}
 		}
 	}
-	all, err := env.client.StepStats(ctx)
+	params := &goclient.StepStatsParams{}
+	if len(types) > 0 {
+		params.WorkflowTypes = types
+	}
+	stats, err := env.client.StepStats(ctx, params)
 	if err != nil {
 		return err
 	}
-	stats := slices.DeleteFunc(all, func(s *goclient.StepStat) bool {
-		return len(types) > 0 && !slices.Contains(types, s.WorkflowType)
-	})
 	if asJSON {
 		return report.JSON(env.stdout, report.OrEmpty(stats))
 	}
@@ -237,7 +238,7 @@ func newOperateCmd(opts *options, action, short string) *cobra.Command {
 		Use:   action + " WORKFLOW_ID",
 		Short: short,
 		Args:  oneWorkflowID,
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			id, err := parseWorkflowID(args[0])
 			if err != nil {
 				return err
@@ -276,7 +277,7 @@ func newRunNowCmd(opts *options) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: withEnv(opts, false, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			id, err := parseWorkflowID(args[0])
 			if err != nil {
 				return err

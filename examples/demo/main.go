@@ -8,6 +8,12 @@
 //	go run ./examples/demo --dashboard 127.0.0.1:8080   # or: make demo/dashboard
 //	DATABASE_URL=postgres://localhost/app go run ./examples/demo
 //
+// With --worker, it only runs a worker for the example workflows
+// (UserOnboarding, PaymentProcessing, WebhookDelivery) until interrupted, for
+// workflows created by others (geneva's SQL API, psql, an application):
+//
+//	DATABASE_URL=postgres://localhost/app go run ./examples/demo --worker
+//
 // Against a database of yours, run `geneva migrate` first; the demo can run
 // there again and again (its workflows allow several per hero).
 package main
@@ -59,6 +65,10 @@ type demoOptions struct {
 	dayLasts    time.Duration
 	timeout     time.Duration
 	dashboard   string
+	// --worker: only a worker for the example workflows
+	worker     bool
+	maxWorkers int
+	grace      time.Duration
 }
 
 // environment is what the demo runs with: its output and its database.
@@ -80,6 +90,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
 	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
 	flags.StringVar(&demo.dashboard, "dashboard", "", "afterwards, serve the web dashboard (and /metrics) at this loopback address, e.g. 127.0.0.1:8080, until interrupted")
+	flags.BoolVar(&demo.worker, "worker", false, "instead of the demo, run a worker for the example workflows only (UserOnboarding, PaymentProcessing, WebhookDelivery) until interrupted")
+	flags.IntVar(&demo.maxWorkers, "max-workers", 10, "with --worker: steps run at once per queue")
+	flags.DurationVar(&demo.grace, "grace", 30*time.Second, "with --worker: on interrupt, let running steps finish this long")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -112,6 +125,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if err := requireSchema(ctx, pool); err != nil {
 		return err
 	}
+	if demo.worker {
+		return runWorker(ctx, env, demo)
+	}
 	if demo.dashboard == "" {
 		return runDemo(ctx, env, demo, nil)
 	}
@@ -140,6 +156,31 @@ func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
 		return errors.New("the database lacks Geneva's schema: run `geneva migrate` first")
 	}
 	return nil
+}
+
+// runWorker runs a worker for the example workflows until interrupted: it
+// makes the heroes it does not know (users, "ok" payments, webhooks
+// delivered at once).
+func runWorker(ctx context.Context, env *environment, demo *demoOptions) error {
+	world := examples.NewWorld()
+	world.AutoCreate = true
+	w, err := worker.New(env.pool, &worker.Config{
+		Workflows:  examples.Workflows(world, nil),
+		MaxWorkers: demo.maxWorkers,
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery); interrupt to stop\n")
+	<-ctx.Done()
+
+	env.printf("stopping: running steps have %s to finish\n", demo.grace)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), demo.grace)
+	defer cancel()
+	return w.Stop(stopCtx)
 }
 
 // runDemo creates the example workflows, runs them with a worker while
@@ -244,7 +285,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	report.Workflows(env.stdout, workflows)
 
 	env.printf("\ngeneva ls --state paused\n\n")
-	paused, err := env.client.PausedWorkflows(ctx, "")
+	paused, err := env.client.PausedWorkflows(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -254,11 +295,10 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	}
 
 	env.printf("\ngeneva stats PaymentProcessing\n\n")
-	stats, err := env.client.StepStats(ctx)
+	stats, err := env.client.StepStats(ctx, &goclient.StepStatsParams{WorkflowTypes: []string{"PaymentProcessing"}})
 	if err != nil {
 		return err
 	}
-	stats = slices.DeleteFunc(stats, func(s *goclient.StepStat) bool { return s.WorkflowType != "PaymentProcessing" })
 	if err := report.Stats(env.stdout, stats); err != nil {
 		return err
 	}

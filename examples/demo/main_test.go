@@ -7,13 +7,16 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
@@ -112,4 +115,36 @@ func TestDashboardStaysUp(t *testing.T) {
 
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// With --worker, the demo only runs a worker for the example workflows,
+// until interrupted: it runs those others create (its role before `geneva
+// worker` left the operator's tool).
+func TestWorker(t *testing.T) {
+	url := dbtest.NewConfig(t).URL()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--database-url", url, "--worker", "--max-workers", "2", "--grace", "5s"}, out)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "worker running") },
+		time.Minute, 50*time.Millisecond, "the worker says it runs:\n%s", out)
+
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	defer pool.Close()
+	client := goclient.New(pool)
+	// a webhook the worker does not know: it makes one, delivered at once
+	id, err := client.CreateWorkflow(ctx, "WebhookDelivery", "Webhook", "from-elsewhere", nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		workflow, err := client.GetWorkflow(ctx, id)
+		return err == nil && workflow.State == goclient.StateFinished
+	}, time.Minute, 50*time.Millisecond)
+
+	cancel()
+	require.NoError(t, <-done)
+	require.Contains(t, out.String(), "stopping: running steps have 5s to finish")
 }
