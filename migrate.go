@@ -165,6 +165,16 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 	if result.SchemaVersionFrom, err = migrator.GetCurrentVersion(ctx); err != nil {
 		return nil, fmt.Errorf("geneva: migrate: %w", err)
 	}
+	if last := int32(len(migrator.Migrations)); result.SchemaVersionFrom > last {
+		// tern would say only "current version 9 is outside the valid
+		// versions of 0 to 1".
+		return nil, fmt.Errorf("geneva: migrate: the database's schema is at version %d (%s), "+
+			"but this Geneva knows versions up to %d only: a newer Geneva migrated it, or a development "+
+			"version did before the migrations were folded into migrations/001_create_schema.sql "+
+			"(until the first tagged release, every schema change edits 001); "+
+			"recreate a development database: dropdb, createdb, geneva migrate (migrations/README.md)",
+			result.SchemaVersionFrom, VersionTable, last)
+	}
 	if err := migrator.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("geneva: migrate: %w", describePgError(err))
 	}

@@ -433,13 +433,14 @@ select version < 1 as geneva_apply from public.geneva_schema_version \gset
 begin;
 -- Geneva 001: the tables, their constraints and indexes.
 --
--- (Migrations 002-004 of the unreleased development history are folded in
--- here; nothing has been released, so no database needs them apart.)
+-- Nothing has been released (no git tag), so there is one migration: a schema
+-- change edits this file, and development databases are recreated
+-- (migrations/README.md). After the first tagged release, numbered migrations
+-- are never edited; a change is a new one.
 --
--- Numbered migrations hold only data definitions and are never edited once
--- released. Functions live in sql/ and are installed after the migrations by
--- every run of `geneva migrate` (see sql/install.sql). Nothing here may depend
--- on a function from sql/.
+-- Numbered migrations hold only data definitions. Functions live in sql/ and
+-- are installed after the migrations by every run of `geneva migrate` (see
+-- sql/install.sql). Nothing here may depend on a function from sql/.
 --
 -- Timestamps are timestamptz and are always written by the engine's functions
 -- from geneva.now(), never by column defaults, so that tests can travel in time.
@@ -492,6 +493,24 @@ create table geneva.workflows (
   paused_at timestamptz,
   finished_at timestamptz,
   canceled_at timestamptz,
+  -- the trace context of the request that created the workflow: a W3C
+  -- traceparent header value (version-traceid-parentid-flags, e.g.
+  -- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), written once by
+  -- geneva.create_workflow from its p_trace_context and returned to the worker
+  -- with every step by geneva.start_step, so that each step's span links to
+  -- the trace that created the workflow, however much later it runs; NULL when
+  -- the creator passed none
+  trace_context text,
+  -- when a performing workflow's hero was deleted. Deleting a tracked hero
+  -- (geneva.track_hero) cancels its ready and paused workflows at once, but
+  -- not a performing one under its running step: the step may be the one
+  -- that deletes its hero (the manual's User Erasure workflow does so in its
+  -- last step). geneva._trg_hero_deleted stamps such a workflow instead; the
+  -- running step's result is recorded as usual, and the next step that would
+  -- start ends canceled_hero_missing (the workflow cancels). A workflow whose
+  -- last step deleted its hero finishes. NULL while the hero is there (or the
+  -- definition says "may_proceed_without_hero").
+  hero_missing_at timestamptz,
   -- (few CHECKs: PostgreSQL prepares each anew for every statement that
   -- writes the table)
   constraint workflows_state_valid check (
@@ -542,6 +561,13 @@ create table geneva.step_executions (
   continues_from_id bigint,
   created_at timestamptz not null,
   updated_at timestamptz not null,
+  -- every class of a failed step's error: the type names of the error's
+  -- chain, the recorded class (error_class_name: the most specific, looking
+  -- through the standard library's anonymous wrappers such as fmt.Errorf's %w
+  -- and errors.Join) first, then the others in chain order, each once; so an
+  -- operator can ask `'*net.OpError' = any(error_classes)` whatever wrapped
+  -- it. Written by geneva.fail_step with the other error columns.
+  error_classes text [],
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table
@@ -590,9 +616,13 @@ where state = 'scheduled';
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
 where state in ('finished', 'canceled');
 
--- Executions by when they ended, for geneva.step_stats's window.
-create index step_executions_finished_at on geneva.step_executions (finished_at)
-where finished_at is not null;
+-- The dashboard's workflow list filtered by error class: "workflows whose
+-- latest error is of class X" starts from the executions that carry that
+-- class (geneva.step_errors), not from the workflows. (No index serves the
+-- executions by when they ended: no view reads them so, and every end would
+-- write a B-tree entry for nothing.)
+create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
+where error_class_name is not null;
 
 -- When River's insert notification last went out, per queue.
 --
@@ -606,21 +636,11 @@ create unlogged table geneva.queue_notifications (
   queue text primary key,
   notified_at timestamptz not null
 );
-update public.geneva_schema_version set version = 1;
-commit;
-\endif
 
--- Geneva 002_housekeeping_rounds.sql
-select version < 2 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 002: when the last round of housekeeping ran, so that any worker
--- runs one when none ran within the interval (geneva.housekeep_if_due), not
--- only River's elected leader.
---
--- One row, always present; callers take it with `for update skip locked`, so
--- that two rounds never run at once.
-
+-- When the last round of housekeeping ran, so that any worker runs one when
+-- none ran within the interval (geneva.housekeep_if_due), not only River's
+-- elected leader. One row, always present; callers take it with `for update
+-- skip locked`, so that two rounds never run at once.
 create table geneva.housekeeping_rounds (
   singleton boolean primary key default true check (singleton),
   -- when the last round that found nothing more to do started (-infinity:
@@ -630,216 +650,11 @@ create table geneva.housekeeping_rounds (
 );
 
 insert into geneva.housekeeping_rounds default values;
-update public.geneva_schema_version set version = 2;
-commit;
-\endif
 
--- Geneva 003_error_classes.sql
-select version < 3 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 003: every class of a failed step's error, not only the one recorded
--- in error_class_name.
---
--- error_classes lists the type names of the error's chain, the recorded class
--- (error_class_name: the most specific, looking through the standard
--- library's anonymous wrappers such as fmt.Errorf's %w and errors.Join) first,
--- then the others in chain order, each once; so an operator can ask
--- `'*net.OpError' = any(error_classes)` whatever wrapped it. Written by
--- geneva.fail_step with the other error columns.
-
-alter table geneva.step_executions add column error_classes text [];
-
--- Executions failed before this migration: the classes fail_step recorded in
--- their metadata.
-update geneva.step_executions
-set error_classes = array(select jsonb_array_elements_text(metadata -> 'error_classes'))
-where metadata ? 'error_classes' and jsonb_typeof(metadata -> 'error_classes') = 'array';
-update public.geneva_schema_version set version = 3;
-commit;
-\endif
-
--- Geneva 004_trace_context.sql
-select version < 4 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 004: the trace context of the request that created a workflow.
---
--- trace_context holds a W3C traceparent header value
--- (version-traceid-parentid-flags, e.g.
--- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), written once by
--- geneva.create_workflow from its p_trace_context and returned to the worker
--- with every step by geneva.start_step, so that each step's span links to
--- the trace that created the workflow, however much later it runs. NULL when
--- the creator passed none.
-
-alter table geneva.workflows add column trace_context text;
-update public.geneva_schema_version set version = 4;
-commit;
-\endif
-
--- Geneva 005_dashboard_indexes.sql
-select version < 5 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 005: an index for the dashboard's workflow list filtered by error
--- class.
---
--- "Workflows whose latest error is of class X" starts from the executions
--- that carry that class (geneva.step_errors), not from the workflows.
-
-create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
-where error_class_name is not null;
-update public.geneva_schema_version set version = 5;
-commit;
-\endif
-
--- Geneva 006_workflow_counts.sql
-select version < 6 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 006: the counts of ended workflows, kept as they change, so that
--- geneva.workflow_counts reads a few rows instead of counting the whole
--- history (it was the one view whose cost grew with finished workflows).
---
--- Triggers on geneva.workflows append a row to ended_workflow_count_deltas
--- for every workflow that ends, is inserted ended or is deleted ended
--- (sql/triggers/workflows_count_*.sql): inserts only, so concurrent
--- transactions never wait on a counter row. Housekeeping folds the deltas
--- into ended_workflow_counts (geneva._fold_workflow_counts), one writer.
--- The counts of a type and state are its row there plus its deltas.
-
-create table geneva.ended_workflow_counts (
-  workflow_type text not null,
-  state text not null,
-  workflows bigint not null,
-  primary key (workflow_type, state),
-  constraint ended_workflow_counts_state_valid check (state in ('finished', 'canceled'))
-);
-
-create table geneva.ended_workflow_count_deltas (
-  workflow_type text not null,
-  state text not null,
-  delta integer not null,
-  constraint ended_workflow_count_deltas_state_valid check (state in ('finished', 'canceled'))
-);
-
--- the history already there
-insert into geneva.ended_workflow_counts (workflow_type, state, workflows)
-select w.workflow_type, w.state, count(*)
-from geneva.workflows w
-where w.state in ('finished', 'canceled')
-group by w.workflow_type, w.state;
-update public.geneva_schema_version set version = 6;
-commit;
-\endif
-
--- Geneva 007_ended_execution_rollups.sql
-select version < 7 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 007: the ended executions of the last day, kept rolled up as they
--- end, so that geneva.step_stats, geneva.step_throughput and
--- geneva.engine_metrics read a few rows per step instead of every execution
--- in their window (at thousands of steps a second a day holds hundreds of
--- millions; they were the views whose cost grew with the load).
---
--- A statement trigger on geneva.step_executions appends, for every update
--- that ends executions, one row per minute, type, step and outcome to
--- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
--- trigger counts executions inserted already ended): inserts only, so concurrent
--- transactions never wait on a counter row. Housekeeping folds the deltas
--- into ended_executions_by_minute (counts, kept two hours) and
--- ended_executions_by_hour (counts and the queue lag and run time
--- histograms, kept 26 hours), one writer (geneva._fold_ended_executions).
--- The views read the folded rows in their window plus the deltas.
---
--- Durations go in buckets 2% wide, each named by the seconds it stands for
--- (geneva._duration_bucket: 0 for a microsecond or less, else within 1% of
--- every duration in it). A delta lists the bucket of each execution it
--- counts (written in one pass over a statement's rows); an hour keeps a
--- histogram: its buckets in order, with how many executions each holds.
--- Arrays, not jsonb objects: PostgreSQL expects ten elements of an array
--- where it expects a hundred keys of an object, and the views' plans stay
--- cheap enough not to be compiled (JIT) at every query. Executions that ended
--- before this migration are not counted: the windows are a day at most.
-
-create type geneva.duration_bucket as (
-  seconds double precision,
-  executions bigint
-);
-
-create table geneva.ended_execution_deltas (
-  minute timestamptz not null,
-  workflow_type text not null,
-  step_name text not null,
-  outcome text not null,
-  executions integer not null,
-  runs integer not null,
-  queue_lag double precision[] not null,
-  run_time double precision[] not null
-);
-
-create table geneva.ended_executions_by_minute (
-  minute timestamptz not null,
-  workflow_type text not null,
-  step_name text not null,
-  outcome text not null,
-  executions bigint not null,
-  primary key (minute, workflow_type, step_name, outcome)
-);
-
-create table geneva.ended_executions_by_hour (
-  hour timestamptz not null,
-  workflow_type text not null,
-  step_name text not null,
-  outcome text not null,
-  executions bigint not null,
-  runs bigint not null,
-  queue_lag geneva.duration_bucket[] not null,
-  run_time geneva.duration_bucket[] not null,
-  primary key (hour, workflow_type, step_name, outcome)
-);
-
--- The delta tables are queues: every fold deletes all they hold. Autovacuum
--- takes them after a thousand dead or inserted rows whatever their size (by
--- default it waits for a fifth of the table), so that they stay a few pages
--- and the planner's estimate of them stays what they hold: an estimate built
--- on a minute's dead rows made geneva.step_stats' plan costly enough to be
--- compiled (JIT) at every read, ten times its cost.
-alter table geneva.ended_execution_deltas set (
-  autovacuum_vacuum_threshold = 1000,
-  autovacuum_vacuum_scale_factor = 0,
-  autovacuum_vacuum_insert_threshold = 1000,
-  autovacuum_vacuum_insert_scale_factor = 0,
-  autovacuum_analyze_threshold = 1000,
-  autovacuum_analyze_scale_factor = 0
-);
-alter table geneva.ended_workflow_count_deltas set (
-  autovacuum_vacuum_threshold = 1000,
-  autovacuum_vacuum_scale_factor = 0,
-  autovacuum_vacuum_insert_threshold = 1000,
-  autovacuum_vacuum_insert_scale_factor = 0,
-  autovacuum_analyze_threshold = 1000,
-  autovacuum_analyze_scale_factor = 0
-);
-
--- No view reads the executions by when they ended any more (the index served
--- geneva.step_stats' window, then engine_metrics' and step_throughput's):
--- every end wrote a B-tree entry for nothing.
-drop index geneva.step_executions_finished_at;
-update public.geneva_schema_version set version = 7;
-commit;
-\endif
-
--- Geneva 008_housekeeping_settings.sql
-select version < 8 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 008: housekeeping's thresholds are the operators' settings, one row,
--- instead of arguments every worker passed: a worker's role could choose a
--- retention of zero (deleting every ended workflow), a stuck threshold of
--- zero (recovering every running step) or the cancel action.
+-- Housekeeping's thresholds: the operators' settings, one row, not arguments
+-- every worker passes (a worker's role could otherwise choose a retention of
+-- zero, deleting every ended workflow, a stuck threshold of zero, recovering
+-- every running step, or the cancel action).
 --
 -- geneva.housekeep_if_due, which workers call, takes none and reads this
 -- row; geneva.housekeep (operators) reads it for each argument not given.
@@ -848,10 +663,9 @@ begin;
 -- is granted to the operator role alone; geneva.get_housekeeping_settings
 -- reads it. Granted to no role, as every table.
 --
--- The defaults are the ones housekeeping had as arguments, declared here
--- only. A NULL retention keeps ended workflows forever. updated_at and
--- updated_by (session_user) say who last set them; NULL: never set.
-
+-- The defaults are declared here only. A NULL retention keeps ended workflows
+-- forever. updated_at and updated_by (session_user) say who last set them;
+-- NULL: never set.
 create table geneva.housekeeping_settings (
   singleton boolean primary key default true check (singleton),
   retention interval default interval '30 days',
@@ -871,28 +685,114 @@ create table geneva.housekeeping_settings (
 );
 
 insert into geneva.housekeeping_settings default values;
-update public.geneva_schema_version set version = 8;
-commit;
-\endif
 
--- Geneva 009_hero_missing.sql
-select version < 9 as geneva_apply from public.geneva_schema_version \gset
-\if :geneva_apply
-begin;
--- Geneva 009: when a performing workflow's hero was deleted.
+-- Kept counts. The views' cost must not grow with the history or the load,
+-- so what they count is counted as it changes (sql/triggers/counts_guard.sql
+-- refuses hand writes to the four tables below).
 --
--- Deleting a tracked hero (geneva.track_hero) cancels its ready and paused
--- workflows at once, but not a performing one under its running step: the
--- step may be the one that deletes its hero (the manual's User Erasure
--- workflow does so in its last step). geneva._trg_hero_deleted stamps such a
--- workflow's hero_missing_at instead; the running step's result is recorded
--- as usual, and the next step that would start ends canceled_hero_missing
--- (the workflow cancels). A workflow whose last step deleted its hero
--- finishes. NULL while the hero is there (or the definition says
--- "may_proceed_without_hero").
+-- The delta tables are queues: triggers append to them, inserts only, so
+-- concurrent transactions never wait on a counter row; housekeeping folds
+-- them into the counts, one writer, and every fold deletes all they hold.
+-- Autovacuum takes them after a thousand dead or inserted rows whatever their
+-- size (by default it waits for a fifth of the table), so that they stay a
+-- few pages and the planner's estimate of them stays what they hold: an
+-- estimate built on a minute's dead rows made geneva.step_stats' plan costly
+-- enough to be compiled (JIT) at every read, ten times its cost.
 
-alter table geneva.workflows add column hero_missing_at timestamptz;
-update public.geneva_schema_version set version = 9;
+-- The counts of ended workflows, so that geneva.workflow_counts reads a few
+-- rows instead of counting the whole history. Triggers on geneva.workflows
+-- append a row to ended_workflow_count_deltas for every workflow that ends,
+-- is inserted ended or is deleted ended (sql/triggers/workflows_count_*.sql);
+-- geneva._fold_workflow_counts folds them into ended_workflow_counts. The
+-- count of a type and state is its row there plus its deltas.
+create table geneva.ended_workflow_counts (
+  workflow_type text not null,
+  state text not null,
+  workflows bigint not null,
+  primary key (workflow_type, state),
+  constraint ended_workflow_counts_state_valid check (state in ('finished', 'canceled'))
+);
+
+create table geneva.ended_workflow_count_deltas (
+  workflow_type text not null,
+  state text not null,
+  delta integer not null,
+  constraint ended_workflow_count_deltas_state_valid check (state in ('finished', 'canceled'))
+) with (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
+
+-- The ended executions of the last day, rolled up as they end, so that
+-- geneva.step_stats, geneva.step_throughput and geneva.engine_metrics read a
+-- few rows per step instead of every execution in their window (at thousands
+-- of steps a second a day holds hundreds of millions).
+--
+-- A statement trigger on geneva.step_executions appends, for every update
+-- that ends executions, one row per minute, type, step and outcome to
+-- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
+-- trigger counts executions inserted already ended). geneva._fold_ended_executions
+-- folds the deltas into ended_executions_by_minute (counts, kept two hours)
+-- and ended_executions_by_hour (counts and the queue lag and run time
+-- histograms, kept 26 hours). The views read the folded rows in their window
+-- plus the deltas.
+--
+-- Durations go in buckets 2% wide, each named by the seconds it stands for
+-- (geneva._duration_bucket: 0 for a microsecond or less, else within 1% of
+-- every duration in it). A delta lists the bucket of each execution it
+-- counts (written in one pass over a statement's rows); an hour keeps a
+-- histogram: its buckets in order, with how many executions each holds.
+-- Arrays, not jsonb objects: PostgreSQL expects ten elements of an array
+-- where it expects a hundred keys of an object, and the views' plans stay
+-- cheap enough not to be compiled (JIT) at every query.
+create type geneva.duration_bucket as (
+  seconds double precision,
+  executions bigint
+);
+
+create table geneva.ended_execution_deltas (
+  minute timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions integer not null,
+  runs integer not null,
+  queue_lag double precision [] not null,
+  run_time double precision [] not null
+) with (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
+
+create table geneva.ended_executions_by_minute (
+  minute timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions bigint not null,
+  primary key (minute, workflow_type, step_name, outcome)
+);
+
+create table geneva.ended_executions_by_hour (
+  hour timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions bigint not null,
+  runs bigint not null,
+  queue_lag geneva.duration_bucket [] not null,
+  run_time geneva.duration_bucket [] not null,
+  primary key (hour, workflow_type, step_name, outcome)
+);
+update public.geneva_schema_version set version = 1;
 commit;
 \endif
 
@@ -909,58 +809,10 @@ begin;
 -- Files are included as Go templates (tern code packages): keep double curly
 -- braces out of SQL. The template data are the role names of sql/grants.sql.
 
--- Graveyard: drops of removed functions and changed signatures, oldest first.
--- (nothing has been released yet; these keep development databases in step)
-drop function if exists geneva.complete_step(bigint, text, interval, bigint, boolean);
-drop function if exists geneva._advance(
-  geneva.workflows, geneva.workflow_definitions, text, text, interval, geneva.step_executions
-);
-drop function if exists geneva._schedule_step(
-  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
-);
--- _end_execution and fail_step took error_classes (migration 002)
-drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
-drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
--- stuck_executions lost its "stuck" column (it lists only stuck executions)
-do $$
-begin
-  if exists (
-    select from information_schema.columns
-    where table_schema = 'geneva' and table_name = 'stuck_executions' and column_name = 'stuck'
-  ) then
-    drop view geneva.stuck_executions;
-  end if;
-end;
-$$;
--- create_workflow took p_trace_context, start_step returns queue and
--- trace_context (migration 004)
-drop function if exists geneva.create_workflow(text, text, text, boolean);
-do $$
-begin
-  if exists (
-    select from pg_catalog.pg_proc
-    where oid = 'geneva.start_step(bigint, text)'::regprocedure
-      and not 'trace_context' = any(proargnames)
-  ) then
-    drop function geneva.start_step(bigint, text);
-  end if;
-exception when undefined_function then
-  null; -- a new database
-end;
-$$;
-
--- inserts of ended executions are counted by a row trigger of their own
-drop trigger if exists step_executions_count_ended_on_insert on geneva.step_executions;
--- the guards of the kept counts became one (counts_guard), standing on
--- every table of migrations 006 and 007
-drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
-drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
-drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
-drop function if exists geneva._trg_ended_workflow_counts_guard();
--- housekeeping's thresholds became operators' settings (migration 008):
--- housekeep_if_due takes none, housekeep took no p_keep_forever
-drop function if exists geneva.housekeep_if_due(interval, interval, interval, interval, text, integer);
-drop function if exists geneva.housekeep(interval, interval, interval, text, integer);
+-- Graveyard: after the first tagged release, drops of removed functions and
+-- changed signatures go here, oldest first, so that upgraded databases lose
+-- them. Before it there is none: development databases are recreated
+-- (migrations/README.md).
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -1013,11 +865,18 @@ comment on function geneva.now() is
 --               cancel_if or skip_if held
 --   worker      interrupt_step: a shutting-down worker gives the step back
 --   housekeeping  geneva.housekeep's p_recovery_action for a stuck execution
---   operator    cancel_workflow and skip_step ending a workflow's scheduled
---               (or paused) execution
+--   repair      orphan: housekeeping's repair of the active execution of a
+--               workflow whose state does not match it (geneva._repair_orphan)
+--   operator    cancel_workflow, skip_step and schedule_step ending a
+--               workflow's scheduled (or paused) execution, and the next
+--               execution an operator's cancel stopped (geneva._advance)
+--   stray       an execution whose workflow can no longer take it: a late
+--               job (start_step) or report (complete_step, fail_step,
+--               interrupt_step) finds the workflow ended or not performing
 -- and says what the execution becomes (execution_state, outcome), what
 -- geneva._advance then does to the workflow (workflow_move: next, skip, same,
--- finish, cancel or pause; see geneva._advance), and the metadata merged into
+-- finish, cancel or pause; see geneva._advance; none: the caller moves the
+-- workflow itself, or it stays as it is), and the metadata merged into
 -- the ended execution (its caller adds what only it knows: the error classes,
 -- the policy, a reattempt's or a recovery's reason). A rewind's successor
 -- starts without the cursor (metadata.rewind).
@@ -1068,8 +927,10 @@ as $$
     ('worker', 'interrupt', 'completed', 'recovered', 'same', '{"recovery_reason": "interrupted"}'),
     ('housekeeping', 'reattempt', 'completed', 'recovered', 'same', null),
     ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),
+    ('repair', 'orphan', 'canceled', 'recovered', 'none', null),
     ('operator', 'cancel', 'canceled', 'canceled_externally', 'cancel', null),
-    ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null)
+    ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null),
+    ('stray', 'cancel', 'canceled', 'canceled_externally', 'none', null)
   ) as e (cause, signal, execution_state, outcome, workflow_move, metadata)
 $$;
 
@@ -1845,6 +1706,49 @@ begin
 end;
 $$;
 
+-- geneva._end_as: ends an execution as geneva._signal_effects' row for the
+-- cause and signal says (its execution state and outcome, its metadata merged
+-- with p_metadata), for the ends whose workflow move the caller makes itself
+-- or none: a stray execution (cause stray: a late job, report or give-back
+-- finds its workflow ended or no longer performing), an operator's cancel of
+-- an active execution (cause operator), housekeeping's repair of an orphan's
+-- execution (cause repair, signal orphan).
+--
+-- Called by: start_step, geneva._complete_step, fail_step, interrupt_step
+-- (stray); geneva._advance, schedule_step (operator cancel);
+-- geneva._repair_orphan. The caller holds the workflow lock, then the
+-- execution lock, and has checked that the execution is active.
+-- Returns the outcome recorded.
+-- Raises: P0002 (no_data_found, from strict) for a cause and signal with no
+-- row: a bug, never the caller's input.
+create or replace function geneva._end_as(
+  p_execution geneva.step_executions,
+  p_cause text,
+  p_signal text,
+  p_metadata jsonb default null
+)
+returns text
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_effect record;
+begin
+  select e.execution_state, e.outcome, e.metadata into strict v_effect
+  from geneva._signal_effects() e
+  where e.cause = p_cause and e.signal = p_signal;
+  perform geneva._end_execution(
+    p_execution, v_effect.execution_state, v_effect.outcome,
+    p_metadata => case
+      when v_effect.metadata is null and p_metadata is null then null
+      else coalesce(v_effect.metadata, '{}') || coalesce(p_metadata, '{}')
+    end
+  );
+  return v_effect.outcome;
+end;
+$$;
+
 -- geneva._complete_job: marks the River job a worker ran as completed, in the
 -- transaction that records what the job's step did, as River's JobCompleteTx
 -- would (state completed, finalized_at now; only while it is running).
@@ -2043,7 +1947,7 @@ begin
   end if;
   if v_move = 'schedule_canceled' then
     select e.* into v_next from geneva.step_executions e where e.id = v_next_id;
-    perform geneva._end_execution(v_next, 'canceled', 'canceled_externally');
+    perform geneva._end_as(v_next, 'operator', 'cancel');
   end if;
 
   v_state := case
@@ -2345,8 +2249,8 @@ begin
   end if;
 
   if v_active.id is not null then
-    perform geneva._end_execution(
-      v_active, 'canceled', 'recovered', p_metadata => jsonb_build_object('recovery_reason', 'orphan_' || v_shape)
+    perform geneva._end_as(
+      v_active, 'repair', 'orphan', jsonb_build_object('recovery_reason', 'orphan_' || v_shape)
     );
   end if;
   if v_shape = 'ended_with_active' then
@@ -3148,7 +3052,7 @@ begin
   v_execution := geneva._lock_active_execution(p_workflow_id);
 
   if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._end_as(v_execution, 'operator', 'cancel');
   end if;
   perform geneva._schedule_step(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)
@@ -3399,7 +3303,7 @@ begin
 
   -- guard: a finished or canceled workflow keeps no active execution
   if v_workflow.state in ('finished', 'canceled') then
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
+    perform geneva._end_as(v_execution, 'stray', 'cancel');
     return;
   end if;
 
@@ -3562,8 +3466,7 @@ begin
     end if;
   elsif v_workflow.state <> 'performing' then
     -- guard: a workflow that is not performing has no running step to report
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    outcome := 'canceled_externally';
+    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
   else
     perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
     if v_metadata ? 'rewind' then
@@ -4195,8 +4098,7 @@ begin
     null;
   elsif not v_precondition and v_workflow.state <> 'performing' then
     -- guard: a workflow that is not performing has no running step to fail
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    outcome := 'canceled_externally';
+    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
   elsif v_precondition and v_execution.scheduled_for > v_now then
     -- guard: an early job leaves the execution for a job at its time
     perform geneva._ensure_job(v_workflow, v_execution);
@@ -4388,8 +4290,7 @@ begin
     null;
   elsif v_workflow.state <> 'performing' then
     -- guard: a workflow that is not performing has no running step to give back
-    perform geneva._end_execution(v_execution, 'canceled', 'canceled_externally');
-    outcome := 'canceled_externally';
+    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
   else
     select e.* into strict v_effect
     from geneva._signal_effects() e

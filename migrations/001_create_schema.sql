@@ -1,12 +1,13 @@
 -- Geneva 001: the tables, their constraints and indexes.
 --
--- (Migrations 002-004 of the unreleased development history are folded in
--- here; nothing has been released, so no database needs them apart.)
+-- Nothing has been released (no git tag), so there is one migration: a schema
+-- change edits this file, and development databases are recreated
+-- (migrations/README.md). After the first tagged release, numbered migrations
+-- are never edited; a change is a new one.
 --
--- Numbered migrations hold only data definitions and are never edited once
--- released. Functions live in sql/ and are installed after the migrations by
--- every run of `geneva migrate` (see sql/install.sql). Nothing here may depend
--- on a function from sql/.
+-- Numbered migrations hold only data definitions. Functions live in sql/ and
+-- are installed after the migrations by every run of `geneva migrate` (see
+-- sql/install.sql). Nothing here may depend on a function from sql/.
 --
 -- Timestamps are timestamptz and are always written by the engine's functions
 -- from geneva.now(), never by column defaults, so that tests can travel in time.
@@ -59,6 +60,24 @@ create table geneva.workflows (
   paused_at timestamptz,
   finished_at timestamptz,
   canceled_at timestamptz,
+  -- the trace context of the request that created the workflow: a W3C
+  -- traceparent header value (version-traceid-parentid-flags, e.g.
+  -- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), written once by
+  -- geneva.create_workflow from its p_trace_context and returned to the worker
+  -- with every step by geneva.start_step, so that each step's span links to
+  -- the trace that created the workflow, however much later it runs; NULL when
+  -- the creator passed none
+  trace_context text,
+  -- when a performing workflow's hero was deleted. Deleting a tracked hero
+  -- (geneva.track_hero) cancels its ready and paused workflows at once, but
+  -- not a performing one under its running step: the step may be the one
+  -- that deletes its hero (the manual's User Erasure workflow does so in its
+  -- last step). geneva._trg_hero_deleted stamps such a workflow instead; the
+  -- running step's result is recorded as usual, and the next step that would
+  -- start ends canceled_hero_missing (the workflow cancels). A workflow whose
+  -- last step deleted its hero finishes. NULL while the hero is there (or the
+  -- definition says "may_proceed_without_hero").
+  hero_missing_at timestamptz,
   -- (few CHECKs: PostgreSQL prepares each anew for every statement that
   -- writes the table)
   constraint workflows_state_valid check (
@@ -109,6 +128,13 @@ create table geneva.step_executions (
   continues_from_id bigint,
   created_at timestamptz not null,
   updated_at timestamptz not null,
+  -- every class of a failed step's error: the type names of the error's
+  -- chain, the recorded class (error_class_name: the most specific, looking
+  -- through the standard library's anonymous wrappers such as fmt.Errorf's %w
+  -- and errors.Join) first, then the others in chain order, each once; so an
+  -- operator can ask `'*net.OpError' = any(error_classes)` whatever wrapped
+  -- it. Written by geneva.fail_step with the other error columns.
+  error_classes text [],
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table
@@ -157,9 +183,13 @@ where state = 'scheduled';
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
 where state in ('finished', 'canceled');
 
--- Executions by when they ended, for geneva.step_stats's window.
-create index step_executions_finished_at on geneva.step_executions (finished_at)
-where finished_at is not null;
+-- The dashboard's workflow list filtered by error class: "workflows whose
+-- latest error is of class X" starts from the executions that carry that
+-- class (geneva.step_errors), not from the workflows. (No index serves the
+-- executions by when they ended: no view reads them so, and every end would
+-- write a B-tree entry for nothing.)
+create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
+where error_class_name is not null;
 
 -- When River's insert notification last went out, per queue.
 --
@@ -172,4 +202,160 @@ where finished_at is not null;
 create unlogged table geneva.queue_notifications (
   queue text primary key,
   notified_at timestamptz not null
+);
+
+-- When the last round of housekeeping ran, so that any worker runs one when
+-- none ran within the interval (geneva.housekeep_if_due), not only River's
+-- elected leader. One row, always present; callers take it with `for update
+-- skip locked`, so that two rounds never run at once.
+create table geneva.housekeeping_rounds (
+  singleton boolean primary key default true check (singleton),
+  -- when the last round that found nothing more to do started (-infinity:
+  -- never), and what the last round did
+  last_run_at timestamptz not null default '-infinity',
+  last_result jsonb
+);
+
+insert into geneva.housekeeping_rounds default values;
+
+-- Housekeeping's thresholds: the operators' settings, one row, not arguments
+-- every worker passes (a worker's role could otherwise choose a retention of
+-- zero, deleting every ended workflow, a stuck threshold of zero, recovering
+-- every running step, or the cancel action).
+--
+-- geneva.housekeep_if_due, which workers call, takes none and reads this
+-- row; geneva.housekeep (operators) reads it for each argument not given.
+-- Only geneva.set_housekeeping_settings writes it (validated; the guard
+-- sql/triggers/housekeeping_settings_guard.sql refuses other writes), which
+-- is granted to the operator role alone; geneva.get_housekeeping_settings
+-- reads it. Granted to no role, as every table.
+--
+-- The defaults are declared here only. A NULL retention keeps ended workflows
+-- forever. updated_at and updated_by (session_user) say who last set them;
+-- NULL: never set.
+create table geneva.housekeeping_settings (
+  singleton boolean primary key default true check (singleton),
+  retention interval default interval '30 days',
+  stuck_in_progress_after interval not null default interval '1 hour',
+  stuck_scheduled_after interval not null default interval '15 minutes',
+  recovery_action text not null default 'reattempt',
+  batch_size integer not null default 1000,
+  updated_at timestamptz,
+  updated_by text,
+  constraint housekeeping_settings_intervals_valid check (
+    retention >= interval '0'
+    and stuck_in_progress_after >= interval '0'
+    and stuck_scheduled_after >= interval '0'
+  ),
+  constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
+  constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
+);
+
+insert into geneva.housekeeping_settings default values;
+
+-- Kept counts. The views' cost must not grow with the history or the load,
+-- so what they count is counted as it changes (sql/triggers/counts_guard.sql
+-- refuses hand writes to the four tables below).
+--
+-- The delta tables are queues: triggers append to them, inserts only, so
+-- concurrent transactions never wait on a counter row; housekeeping folds
+-- them into the counts, one writer, and every fold deletes all they hold.
+-- Autovacuum takes them after a thousand dead or inserted rows whatever their
+-- size (by default it waits for a fifth of the table), so that they stay a
+-- few pages and the planner's estimate of them stays what they hold: an
+-- estimate built on a minute's dead rows made geneva.step_stats' plan costly
+-- enough to be compiled (JIT) at every read, ten times its cost.
+
+-- The counts of ended workflows, so that geneva.workflow_counts reads a few
+-- rows instead of counting the whole history. Triggers on geneva.workflows
+-- append a row to ended_workflow_count_deltas for every workflow that ends,
+-- is inserted ended or is deleted ended (sql/triggers/workflows_count_*.sql);
+-- geneva._fold_workflow_counts folds them into ended_workflow_counts. The
+-- count of a type and state is its row there plus its deltas.
+create table geneva.ended_workflow_counts (
+  workflow_type text not null,
+  state text not null,
+  workflows bigint not null,
+  primary key (workflow_type, state),
+  constraint ended_workflow_counts_state_valid check (state in ('finished', 'canceled'))
+);
+
+create table geneva.ended_workflow_count_deltas (
+  workflow_type text not null,
+  state text not null,
+  delta integer not null,
+  constraint ended_workflow_count_deltas_state_valid check (state in ('finished', 'canceled'))
+) with (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
+
+-- The ended executions of the last day, rolled up as they end, so that
+-- geneva.step_stats, geneva.step_throughput and geneva.engine_metrics read a
+-- few rows per step instead of every execution in their window (at thousands
+-- of steps a second a day holds hundreds of millions).
+--
+-- A statement trigger on geneva.step_executions appends, for every update
+-- that ends executions, one row per minute, type, step and outcome to
+-- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
+-- trigger counts executions inserted already ended). geneva._fold_ended_executions
+-- folds the deltas into ended_executions_by_minute (counts, kept two hours)
+-- and ended_executions_by_hour (counts and the queue lag and run time
+-- histograms, kept 26 hours). The views read the folded rows in their window
+-- plus the deltas.
+--
+-- Durations go in buckets 2% wide, each named by the seconds it stands for
+-- (geneva._duration_bucket: 0 for a microsecond or less, else within 1% of
+-- every duration in it). A delta lists the bucket of each execution it
+-- counts (written in one pass over a statement's rows); an hour keeps a
+-- histogram: its buckets in order, with how many executions each holds.
+-- Arrays, not jsonb objects: PostgreSQL expects ten elements of an array
+-- where it expects a hundred keys of an object, and the views' plans stay
+-- cheap enough not to be compiled (JIT) at every query.
+create type geneva.duration_bucket as (
+  seconds double precision,
+  executions bigint
+);
+
+create table geneva.ended_execution_deltas (
+  minute timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions integer not null,
+  runs integer not null,
+  queue_lag double precision [] not null,
+  run_time double precision [] not null
+) with (
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_analyze_threshold = 1000,
+  autovacuum_analyze_scale_factor = 0
+);
+
+create table geneva.ended_executions_by_minute (
+  minute timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions bigint not null,
+  primary key (minute, workflow_type, step_name, outcome)
+);
+
+create table geneva.ended_executions_by_hour (
+  hour timestamptz not null,
+  workflow_type text not null,
+  step_name text not null,
+  outcome text not null,
+  executions bigint not null,
+  runs bigint not null,
+  queue_lag geneva.duration_bucket [] not null,
+  run_time geneva.duration_bucket [] not null,
+  primary key (hour, workflow_type, step_name, outcome)
 );

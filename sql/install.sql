@@ -9,58 +9,10 @@
 -- Files are included as Go templates (tern code packages): keep double curly
 -- braces out of SQL. The template data are the role names of sql/grants.sql.
 
--- Graveyard: drops of removed functions and changed signatures, oldest first.
--- (nothing has been released yet; these keep development databases in step)
-drop function if exists geneva.complete_step(bigint, text, interval, bigint, boolean);
-drop function if exists geneva._advance(
-  geneva.workflows, geneva.workflow_definitions, text, text, interval, geneva.step_executions
-);
-drop function if exists geneva._schedule_step(
-  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint
-);
--- _end_execution and fail_step took error_classes (migration 002)
-drop function if exists geneva._end_execution(geneva.step_executions, text, text, text, text, text, jsonb);
-drop function if exists geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint);
--- stuck_executions lost its "stuck" column (it lists only stuck executions)
-do $$
-begin
-  if exists (
-    select from information_schema.columns
-    where table_schema = 'geneva' and table_name = 'stuck_executions' and column_name = 'stuck'
-  ) then
-    drop view geneva.stuck_executions;
-  end if;
-end;
-$$;
--- create_workflow took p_trace_context, start_step returns queue and
--- trace_context (migration 004)
-drop function if exists geneva.create_workflow(text, text, text, boolean);
-do $$
-begin
-  if exists (
-    select from pg_catalog.pg_proc
-    where oid = 'geneva.start_step(bigint, text)'::regprocedure
-      and not 'trace_context' = any(proargnames)
-  ) then
-    drop function geneva.start_step(bigint, text);
-  end if;
-exception when undefined_function then
-  null; -- a new database
-end;
-$$;
-
--- inserts of ended executions are counted by a row trigger of their own
-drop trigger if exists step_executions_count_ended_on_insert on geneva.step_executions;
--- the guards of the kept counts became one (counts_guard), standing on
--- every table of migrations 006 and 007
-drop trigger if exists ended_workflow_count_deltas_guard on geneva.ended_workflow_count_deltas;
-drop function if exists geneva._trg_ended_workflow_count_deltas_guard();
-drop trigger if exists ended_workflow_counts_guard on geneva.ended_workflow_counts;
-drop function if exists geneva._trg_ended_workflow_counts_guard();
--- housekeeping's thresholds became operators' settings (migration 008):
--- housekeep_if_due takes none, housekeep took no p_keep_forever
-drop function if exists geneva.housekeep_if_due(interval, interval, interval, interval, text, integer);
-drop function if exists geneva.housekeep(interval, interval, interval, text, integer);
+-- Graveyard: after the first tagged release, drops of removed functions and
+-- changed signatures go here, oldest first, so that upgraded databases lose
+-- them. Before it there is none: development databases are recreated
+-- (migrations/README.md).
 
 -- Clock and private helpers, in dependency order.
 {{ template "functions/now.sql" . }}

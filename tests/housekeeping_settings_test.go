@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/internal/dbtest"
@@ -284,43 +283,5 @@ func TestHousekeepingSettings(t *testing.T) {
 		migrate(t, b.pool)
 
 		require.Equal(t, before, b.hkSettings(t, b.conn))
-	})
-
-	// A database whose functions are those before migration 008 (workers
-	// passing thresholds) is upgraded in place: the old signatures are gone,
-	// and with them the worker's way to choose thresholds.
-	t.Run("MigrateDropsTheOldSignatures", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t)
-		_, err := b.conn.Exec(b.ctx, `
-			create function geneva.housekeep_if_due(
-			  p_interval interval, p_retention interval, p_stuck_in_progress_after interval,
-			  p_stuck_scheduled_after interval, p_recovery_action text, p_batch_size integer)
-			returns jsonb language sql as 'select null::jsonb';
-			create function geneva.housekeep(
-			  p_retention interval, p_stuck_in_progress_after interval, p_stuck_scheduled_after interval,
-			  p_recovery_action text, p_batch_size integer)
-			returns jsonb language sql as 'select null::jsonb';
-			grant execute on function geneva.housekeep_if_due(interval, interval, interval, interval, text, integer),
-			  geneva.housekeep(interval, interval, interval, text, integer) to geneva_worker`)
-		require.NoError(t, err)
-
-		migrate(t, b.pool)
-
-		rows, err := b.conn.Query(b.ctx, `
-			select p.oid::regprocedure::text
-			from pg_proc p
-			where p.pronamespace = 'geneva'::regnamespace and p.proname in ('housekeep', 'housekeep_if_due')
-			order by 1`)
-		require.NoError(t, err)
-		signatures, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		require.NoError(t, err)
-		require.Equal(t, []string{
-			"geneva.housekeep(interval,interval,interval,text,integer,boolean)",
-			"geneva.housekeep_if_due(interval)",
-		}, signatures)
-		worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
-		_, err = worker.Exec(b.ctx, "select geneva.housekeep(interval '0', interval '0', interval '0', 'cancel', 1000)")
-		requireCode(t, err, "42501")
 	})
 }

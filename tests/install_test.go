@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -26,6 +27,25 @@ import (
 
 // distFile is the committed psql install, relative to the tests' directory.
 const distFile = "../dist/geneva.sql"
+
+// released says whether Geneva has had a tagged release. Flip it with the
+// first tag: from then on migrations are immutable and a schema change is a
+// new one (migrations/README.md).
+const released = false
+
+// Before the first tagged release no database needs an upgrade path, so the
+// schema is one migration and a change edits it.
+func TestOneMigrationUntilTheFirstRelease(t *testing.T) {
+	t.Parallel()
+	if released {
+		t.Skip("released: a schema change is a new migration")
+	}
+	migrations, err := fs.Glob(geneva.FS, "migrations/*.sql")
+	require.NoError(t, err)
+	require.Equal(t, []string{"migrations/001_create_schema.sql"}, migrations,
+		"before the first tagged release, a schema change edits 001_create_schema.sql "+
+			"(migrations/README.md); flip released in tests/install_test.go with the first tag")
+}
 
 func TestInstall(t *testing.T) {
 	t.Parallel()
@@ -107,6 +127,25 @@ func TestInstall(t *testing.T) {
 		require.NoError(t, err)
 		_, err = pools[0].Exec(ctx, "select geneva.create_workflow('Smoke', 'User', '1')")
 		require.NoError(t, err)
+	})
+
+	// A database that a later Geneva, or the development history folded
+	// into 001, left at a version this one lacks: Migrate says to recreate
+	// it, and changes nothing of Geneva's.
+	t.Run("MigrateRefusesAVersionAheadOfItsMigrations", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		pool := dbtest.NewPool(t)
+		ahead := genevaSchemaVersion(t) + 8
+		_, err := pool.Exec(ctx, "update "+geneva.VersionTable+" set version = $1", ahead)
+		require.NoError(t, err)
+
+		_, err = geneva.Migrate(ctx, pool, nil)
+
+		require.Error(t, err)
+		require.ErrorContains(t, err, fmt.Sprintf("at version %d", ahead))
+		require.ErrorContains(t, err, "dropdb")
+		require.Equal(t, []int32{ahead}, installedVersions(t, pool).Schema)
 	})
 
 	t.Run("MigrateNeedsOnlyOnePoolConnection", func(t *testing.T) {
