@@ -242,16 +242,16 @@ func (c *Client) StepStats(ctx context.Context, params *StepStatsParams) ([]*Ste
 // geneva.workflow_list view), with its latest error, if it has one (of
 // geneva.step_errors).
 type WorkflowListEntry struct {
-	ID              int64         `db:"workflow_id"`
-	WorkflowType    string        `db:"workflow_type"`
-	HeroType        string        `db:"hero_type"`
-	HeroID          string        `db:"hero_id"`
-	State           WorkflowState `db:"state"`
-	CurrentStepName *string       `db:"current_step_name"`
-	NextStepName    *string       `db:"next_step_name"`
-	RequestedAction *string       `db:"requested_action"`
-	CreatedAt       time.Time     `db:"created_at"`
-	UpdatedAt       time.Time     `db:"updated_at"`
+	ID              int64            `db:"workflow_id"`
+	WorkflowType    string           `db:"workflow_type"`
+	HeroType        string           `db:"hero_type"`
+	HeroID          string           `db:"hero_id"`
+	State           WorkflowState    `db:"state"`
+	CurrentStepName *string          `db:"current_step_name"`
+	NextStepName    *string          `db:"next_step_name"`
+	RequestedAction *RequestedAction `db:"requested_action"`
+	CreatedAt       time.Time        `db:"created_at"`
+	UpdatedAt       time.Time        `db:"updated_at"`
 	// LastErrorClass, LastErrorMessage, ErrorStepName and LastErrorAt are the
 	// workflow's latest error: its class, message, step, and when its
 	// execution ended.
