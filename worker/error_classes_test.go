@@ -77,7 +77,7 @@ func TestErrorClassesRecorded(t *testing.T) {
 			require.Equal(t, goclient.ExecutionFailed, execution.State)
 			require.Equal(t, tt.class, *execution.ErrorClassName)
 			require.Equal(t, tt.classes, execution.ErrorClasses)
-			paused, err := h.Client().PausedWorkflows(ctx, "Charging")
+			paused, err := h.Client().PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{WorkflowType: "Charging"})
 			require.NoError(t, err)
 			require.Len(t, paused, 1)
 			require.Equal(t, tt.class, *paused[0].LastErrorClass)
