@@ -4,8 +4,10 @@
 // gateway) and webhook delivery (a polling ladder of anonymous steps).
 //
 // Their heroes live in a World, an in-memory stand-in for an application's
-// tables and the services it calls, so the examples run anywhere; `geneva
-// demo` and `geneva worker` run them.
+// tables and the services it calls, so the examples run anywhere; `make
+// demo` runs them, and `go run ./examples/demo --worker` runs a worker for
+// them. The user erasure workflow (UserErasure) keeps its heroes in real
+// tables, tracked with geneva.track_hero.
 package examples
 
 import (
