@@ -1028,9 +1028,11 @@ comment on function geneva.allow_fake_clock(boolean) is
 -- geneva._parse_wait: reads a wait from a definition: an interval string
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
 --
--- Called by: geneva.define_workflow, geneva._validate_policy. Takes no locks.
--- Raises 22023 (naming p_where) for anything else, an unparsable string, or a
--- negative wait or one longer than 100 years (see geneva._check_wait).
+-- Called by: geneva.define_workflow and geneva._validate_policy (waits of
+-- definitions), geneva._backoff_wait and geneva.fail_step (a policy's wait,
+-- already validated). Takes no locks.
+-- Raises: 22023 (naming p_where) for anything else, an unparsable string, or
+-- a negative wait or one longer than 100 years (see geneva._check_wait).
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)
 returns interval
 language plpgsql
@@ -1068,14 +1070,14 @@ $$;
 
 -- geneva._validate_policy: checks one exception policy of a definition.
 --
--- Called by: geneva.define_workflow. Takes no locks. Raises 22023, naming
--- p_where, for: an unknown key; neither or both of action and handler; an
--- unknown action, terminal action or report value; an empty or malformed
--- matching list; wait, max_reattempts, terminal_action, backoff or max_wait on
--- a policy that is not a reattempt (which includes a handler); a negative or
--- unparsable wait or max_wait; a max_reattempts that is not a non-negative
--- integer or null; a backoff that is not a number from 1 to 100, or without a
--- wait above zero; a max_wait without a backoff.
+-- Called by: geneva.define_workflow. Takes no locks.
+-- Raises: 22023, naming p_where, for: an unknown key; neither or both of action
+-- and handler; an unknown action, terminal action or report value; an empty or
+-- malformed matching list; wait, max_reattempts, terminal_action, backoff or
+-- max_wait on a policy that is not a reattempt (which includes a handler); a
+-- negative or unparsable wait or max_wait; a max_reattempts that is not a
+-- non-negative integer or null; a backoff that is not a number from 1 to 100,
+-- or without a wait above zero; a max_wait without a backoff.
 create or replace function geneva._validate_policy(p_policy jsonb, p_where text)
 returns void
 language plpgsql
@@ -1239,7 +1241,8 @@ $$;
 -- geneva._lock_workflow: locks a workflow row and returns it as it is under the
 -- lock.
 --
--- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step.
+-- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step,
+-- schedule_step.
 -- Raises: 22004 for a NULL id; P0002 when the workflow does not exist.
 create or replace function geneva._lock_workflow(p_workflow_id bigint)
 returns geneva.workflows
@@ -2291,6 +2294,8 @@ $$;
 -- are within 1% of the exact ones. NULL for NULL (an execution that never
 -- ran has neither duration).
 --
+-- Called by: the count triggers step_executions_count_ended and
+-- step_executions_count_inserted, for each ended execution. Takes no locks.
 -- An immutable expression that has no `set search_path` (every name in it is
 -- pg_catalog's), so that the planner inlines it into the statement that
 -- counts a batch's ends.
@@ -5042,6 +5047,8 @@ $$;
 -- only), since a conversion resolved on a type of the caller's would run the
 -- caller's code as the owner; the ids of those types are then turned into
 -- text by their built-in casts, which no role but a superuser can replace.
+-- Fired by: the trigger geneva_hero_<hero type> that geneva.track_hero
+-- creates on the hero table, after delete, for each statement.
 -- Raises: 22023 when the id column is gone or of a type no hero id may have
 -- (the delete fails: untrack the table, or give the column a built-in type).
 create or replace function geneva._trg_hero_deleted()
@@ -5230,6 +5237,8 @@ comment on function geneva.untrack_hero(regclass, text) is
 -- and canceled are final.
 -- The trigger's WHEN clause holds the rule too (the function, which says
 -- what was refused, runs only to refuse).
+-- Fired by: the trigger workflows_guard_state, before update of state on
+-- geneva.workflows, for each row whose transition is illegal.
 -- Raises: 55000, naming the workflow and both states.
 create or replace function geneva._trg_workflows_guard_state()
 returns trigger
@@ -5278,6 +5287,9 @@ execute function geneva._trg_workflows_guard_state();
 -- nothing (a ready workflow without a scheduled execution).
 -- The trigger's WHEN clause holds the rule too, so that the function runs
 -- only for a transition it refuses: the engine's own cost an expression.
+-- Fired by: the trigger step_executions_guard_state, before update of
+-- state, outcome on geneva.step_executions, for each row whose transition is
+-- illegal.
 -- Raises: 55000, naming the execution and both states.
 create or replace function geneva._trg_step_executions_guard_state()
 returns trigger
@@ -5329,6 +5341,8 @@ execute function geneva._trg_step_executions_guard_state();
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse,
 -- so the engine's own updates cost an expression, not a call.
+-- Fired by: the trigger workflows_guard_columns, before update on
+-- geneva.workflows, for each row whose identity changes.
 -- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger
@@ -5368,6 +5382,9 @@ execute function geneva._trg_workflows_guard_columns();
 -- engine's own updates, one per step and more, cost an expression, not a
 -- call.
 -- Fires before step_executions_guard_state (triggers fire in name order).
+-- Fired by: the trigger step_executions_guard_columns, before update on
+-- geneva.step_executions, for each row whose identity changes or that had
+-- ended.
 -- Raises: 55000, naming the execution and what was refused.
 create or replace function geneva._trg_step_executions_guard_columns()
 returns trigger
@@ -5410,6 +5427,8 @@ execute function geneva._trg_step_executions_guard_columns();
 -- inserted (an import, the benchmark's fill).
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger workflows_guard_insert, before insert on
+-- geneva.workflows, for each ongoing row, unless geneva.inserting is 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_workflows_guard_insert()
 returns trigger
@@ -5440,6 +5459,8 @@ execute function geneva._trg_workflows_guard_insert();
 -- included; deleting a workflow deletes its executions with it.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger workflows_guard_delete, before delete on
+-- geneva.workflows, for each row, unless geneva.retention is 'on'.
 -- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_delete()
 returns trigger
@@ -5468,6 +5489,9 @@ execute function geneva._trg_workflows_guard_delete();
 -- owner included; ended history may be inserted.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger step_executions_guard_insert, before insert on
+-- geneva.step_executions, for each active row, unless geneva.inserting is
+-- 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_step_executions_guard_insert()
 returns trigger
@@ -5498,6 +5522,8 @@ execute function geneva._trg_step_executions_guard_insert();
 -- owner included.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger step_executions_guard_delete, before delete on
+-- geneva.step_executions, for each row, unless geneva.retention is 'on'.
 -- Raises: 55000, naming the execution.
 create or replace function geneva._trg_step_executions_guard_delete()
 returns trigger
@@ -5519,12 +5545,15 @@ for each row
 when (pg_catalog.current_setting('geneva.retention', true) is distinct from 'on')
 execute function geneva._trg_step_executions_guard_delete();
 
--- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or canceled: it never leaves them, see workflows_guard_state) in
+-- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or
+-- canceled: it never leaves them, see workflows_guard_state) in
 -- geneva.ended_workflow_count_deltas (migration 006), for
 -- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
+-- Fired by: the trigger workflows_count_ended, after update on
+-- geneva.workflows, for each row that ends.
 create or replace function geneva._trg_workflows_count_ended()
 returns trigger
 language plpgsql
@@ -5544,12 +5573,15 @@ for each row
 when (old.state not in ('finished', 'canceled') and new.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_ended();
 
--- geneva._trg_workflows_count_inserted: counts a workflow inserted already ended (history imported; geneva.create_workflow inserts ongoing ones, which cost nothing here) in
--- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva._trg_workflows_count_inserted: counts a workflow inserted already
+-- ended (history imported; geneva.create_workflow inserts ongoing ones, which
+-- cost nothing here) in geneva.ended_workflow_count_deltas (migration 006), for
 -- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
+-- Fired by: the trigger workflows_count_inserted, after insert on
+-- geneva.workflows, for each row inserted ended.
 create or replace function geneva._trg_workflows_count_inserted()
 returns trigger
 language plpgsql
@@ -5569,12 +5601,14 @@ for each row
 when (new.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_inserted();
 
--- geneva._trg_workflows_count_deleted: counts an ended workflow deleted (housekeeping's retention) in
--- geneva.ended_workflow_count_deltas (migration 006), for
--- geneva.workflow_counts.
+-- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
+-- (housekeeping's retention) in geneva.ended_workflow_count_deltas (migration
+-- 006), for geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
+-- Fired by: the trigger workflows_count_deleted, after delete on
+-- geneva.workflows, for each ended row.
 create or replace function geneva._trg_workflows_count_deleted()
 returns trigger
 language plpgsql
@@ -5594,27 +5628,29 @@ for each row
 when (old.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_deleted();
 
--- geneva._trg_step_executions_count_ended: counts the executions an update
--- ends in geneva.ended_execution_deltas
--- (migration 007), for geneva.step_stats, geneva.step_throughput and
--- geneva.engine_metrics: one row per minute they ended in (UTC), type, step
--- and outcome, with how many ended, how many of them ran, and the bucket of
--- each one's queue lag (started - scheduled) and run time (ended - started)
--- (geneva._duration_bucket). Appends only: concurrent transactions never wait
--- on one another's counts.
+-- geneva._trg_step_executions_count_ended: counts the executions an update ends
+-- in geneva.ended_execution_deltas (migration 007), for geneva.step_stats,
+-- geneva.step_throughput and geneva.engine_metrics: one row per minute they
+-- ended in (UTC), type, step and outcome, with how many ended, how many of them
+-- ran, and the bucket of each one's queue lag (started - scheduled) and run
+-- time (ended - started) (geneva._duration_bucket). Appends only: concurrent
+-- transactions never wait on one another's counts.
 --
 -- A statement trigger over the rows an update left (the transition table
 -- "changed"): a batch that ends many executions (geneva.complete_steps)
 -- appends their counts in one insert, and an update that ends none (a
 -- start, a heartbeat) appends nothing. Inserts of ended executions are
 -- counted by step_executions_count_inserted, a row trigger whose WHEN clause
--- spares the engine's inserts (scheduled and running executions) any call. An ended execution never changes (step_executions_guard_columns),
--- so every ended row an update leaves is one it ended.
+-- spares the engine's inserts (scheduled and running executions) any call.
+-- An ended execution never changes (step_executions_guard_columns), so every
+-- ended row an update leaves is one it ended.
 --
 -- One pass, one grouping, and each workflow's type looked up by its key: the
 -- plan is cached for the session, whatever the size of the statement it was
 -- made for, and a join planned for one row must not meet an import of a
 -- million.
+-- Fired by: the trigger step_executions_count_ended, after update on
+-- geneva.step_executions, for each statement.
 create or replace function geneva._trg_step_executions_count_ended()
 returns trigger
 language plpgsql
@@ -5660,6 +5696,9 @@ execute function geneva._trg_step_executions_count_ended();
 -- A row trigger whose WHEN clause picks the rows: the engine's inserts cost
 -- an expression, not a call. Executions that ended before
 -- geneva._ended_counts_from() are not counted: no view reads that far back.
+-- Fired by: the trigger step_executions_count_inserted, after insert
+-- on geneva.step_executions, for each row inserted ended since
+-- geneva._ended_counts_from().
 create or replace function geneva._trg_step_executions_count_inserted()
 returns trigger
 language plpgsql
@@ -5707,6 +5746,9 @@ execute function geneva._trg_step_executions_count_inserted();
 --
 -- The rules are the triggers' WHEN clauses: the function runs only to refuse.
 -- The one trigger stands on each table.
+-- Fired by: the trigger counts_guard, before insert, update or delete
+-- on each of the five tables above, for each row, unless geneva.folding is
+-- 'on' (on the deltas, also only outside a trigger).
 -- Raises: 55000.
 create or replace function geneva._trg_counts_guard()
 returns trigger
@@ -5766,6 +5808,8 @@ execute function geneva._trg_counts_guard();
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
 -- mistakes, not against the owner, who can always disable triggers.
+-- Fired by: the trigger workflow_definitions_guard, before insert,
+-- update or delete on geneva.workflow_definitions, for each row.
 -- Raises: 55000, naming the workflow type.
 create or replace function geneva._trg_workflow_definitions_guard()
 returns trigger
@@ -5805,6 +5849,9 @@ execute function geneva._trg_workflow_definitions_guard();
 -- One statement-level BEFORE TRUNCATE trigger on each table. The owner can
 -- still disable triggers: the guard is against mistakes and stray scripts,
 -- not against the owner.
+-- Fired by: the trigger truncate_guard, before truncate, for each
+-- statement, on geneva.workflows, step_executions, workflow_definitions,
+-- housekeeping_rounds, housekeeping_settings and the kept counts' five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -5882,6 +5929,9 @@ execute function geneva._trg_truncate_guard();
 -- guard is against mistakes, not against the owner, who can always disable
 -- triggers. The rule is the trigger's WHEN clause: the function runs only to
 -- refuse.
+-- Fired by: the trigger housekeeping_settings_guard, before insert,
+-- update or delete on geneva.housekeeping_settings, for each row, unless
+-- geneva.housekeeping_settings is 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_housekeeping_settings_guard()
 returns trigger

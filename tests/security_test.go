@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -228,51 +227,6 @@ func TestTempTypeShadowing(t *testing.T) {
 	require.NoError(t, app.QueryRow(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1')").Scan(&id))
 	require.Equal(t, "ready", b.workflow(t, id).State)
 	require.Equal(t, "a", b.active(t, id).StepName)
-}
-
-// TestFakeClockOnlyInTestDatabases: geneva.fake_now moves the clock only
-// where the owner turned it on (geneva.allow_fake_clock); no other role
-// can enable it.
-func TestFakeClockOnlyInTestDatabases(t *testing.T) {
-	b := setup(t)
-	b.defineThreeSteps(t)
-	worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
-	far := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
-	setNowOn(t, worker, far)
-
-	// enabled (the harness's databases): the worker's clock moves
-	var now time.Time
-	require.NoError(t, worker.QueryRow(b.ctx, "select geneva.now()").Scan(&now))
-	require.True(t, now.Equal(far))
-
-	// disabled: ignored, by the functions too
-	_, err := b.conn.Exec(b.ctx, "select geneva.allow_fake_clock(false)")
-	require.NoError(t, err)
-	require.NoError(t, worker.QueryRow(b.ctx, "select geneva.now()").Scan(&now))
-	require.WithinDuration(t, time.Now(), now, time.Hour)
-
-	app := dbtest.NewConnAs(t, b.conf, dbtest.App)
-	setNowOn(t, app, far)
-	var id int64
-	require.NoError(t, app.QueryRow(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', '1')").Scan(&id))
-	require.WithinDuration(t, time.Now(), b.active(t, id).ScheduledFor, time.Hour)
-
-	// housekeeping with a far clock recovers nothing that just started
-	started, ok, err := startStepOn(b.ctx, worker, b.active(t, id).ID, nil)
-	require.NoError(t, err)
-	require.True(t, ok)
-	_, err = worker.Exec(b.ctx, "select geneva.housekeep_if_due(interval '0')")
-	require.NoError(t, err)
-	require.Equal(t, "in_progress", b.execution(t, started.ExecutionID).State)
-
-	// and no role can enable it
-	for _, role := range []dbtest.Role{dbtest.App, dbtest.Operator, dbtest.Reader, dbtest.Worker} {
-		conn := dbtest.NewConnAs(t, b.conf, role)
-		_, err := conn.Exec(b.ctx, "select geneva.allow_fake_clock(true)")
-		requireCode(t, err, "42501")
-		_, err = conn.Exec(b.ctx, "create table geneva.fake_clock_enabled ()")
-		requireCode(t, err, "42501")
-	}
 }
 
 // TestRoleNames: the roles' names come from MigrateOpts.Roles for

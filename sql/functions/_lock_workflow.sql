@@ -1,7 +1,8 @@
 -- geneva._lock_workflow: locks a workflow row and returns it as it is under the
 -- lock.
 --
--- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step.
+-- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step,
+-- schedule_step.
 -- Raises: 22004 for a NULL id; P0002 when the workflow does not exist.
 create or replace function geneva._lock_workflow(p_workflow_id bigint)
 returns geneva.workflows

@@ -1,13 +1,13 @@
 -- geneva._validate_policy: checks one exception policy of a definition.
 --
--- Called by: geneva.define_workflow. Takes no locks. Raises 22023, naming
--- p_where, for: an unknown key; neither or both of action and handler; an
--- unknown action, terminal action or report value; an empty or malformed
--- matching list; wait, max_reattempts, terminal_action, backoff or max_wait on
--- a policy that is not a reattempt (which includes a handler); a negative or
--- unparsable wait or max_wait; a max_reattempts that is not a non-negative
--- integer or null; a backoff that is not a number from 1 to 100, or without a
--- wait above zero; a max_wait without a backoff.
+-- Called by: geneva.define_workflow. Takes no locks.
+-- Raises: 22023, naming p_where, for: an unknown key; neither or both of action
+-- and handler; an unknown action, terminal action or report value; an empty or
+-- malformed matching list; wait, max_reattempts, terminal_action, backoff or
+-- max_wait on a policy that is not a reattempt (which includes a handler); a
+-- negative or unparsable wait or max_wait; a max_reattempts that is not a
+-- non-negative integer or null; a backoff that is not a number from 1 to 100,
+-- or without a wait above zero; a max_wait without a backoff.
 create or replace function geneva._validate_policy(p_policy jsonb, p_where text)
 returns void
 language plpgsql

@@ -13,6 +13,9 @@
 --
 -- The rules are the triggers' WHEN clauses: the function runs only to refuse.
 -- The one trigger stands on each table.
+-- Fired by: the trigger counts_guard, before insert, update or delete
+-- on each of the five tables above, for each row, unless geneva.folding is
+-- 'on' (on the deltas, also only outside a trigger).
 -- Raises: 55000.
 create or replace function geneva._trg_counts_guard()
 returns trigger

@@ -24,6 +24,8 @@
 -- only), since a conversion resolved on a type of the caller's would run the
 -- caller's code as the owner; the ids of those types are then turned into
 -- text by their built-in casts, which no role but a superuser can replace.
+-- Fired by: the trigger geneva_hero_<hero type> that geneva.track_hero
+-- creates on the hero table, after delete, for each statement.
 -- Raises: 22023 when the id column is gone or of a type no hero id may have
 -- (the delete fails: untrack the table, or give the column a built-in type).
 create or replace function geneva._trg_hero_deleted()

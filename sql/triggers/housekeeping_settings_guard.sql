@@ -10,6 +10,9 @@
 -- guard is against mistakes, not against the owner, who can always disable
 -- triggers. The rule is the trigger's WHEN clause: the function runs only to
 -- refuse.
+-- Fired by: the trigger housekeeping_settings_guard, before insert,
+-- update or delete on geneva.housekeeping_settings, for each row, unless
+-- geneva.housekeeping_settings is 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_housekeeping_settings_guard()
 returns trigger

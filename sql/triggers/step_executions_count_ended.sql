@@ -1,24 +1,26 @@
--- geneva._trg_step_executions_count_ended: counts the executions an update
--- ends in geneva.ended_execution_deltas
--- (migration 007), for geneva.step_stats, geneva.step_throughput and
--- geneva.engine_metrics: one row per minute they ended in (UTC), type, step
--- and outcome, with how many ended, how many of them ran, and the bucket of
--- each one's queue lag (started - scheduled) and run time (ended - started)
--- (geneva._duration_bucket). Appends only: concurrent transactions never wait
--- on one another's counts.
+-- geneva._trg_step_executions_count_ended: counts the executions an update ends
+-- in geneva.ended_execution_deltas (migration 007), for geneva.step_stats,
+-- geneva.step_throughput and geneva.engine_metrics: one row per minute they
+-- ended in (UTC), type, step and outcome, with how many ended, how many of them
+-- ran, and the bucket of each one's queue lag (started - scheduled) and run
+-- time (ended - started) (geneva._duration_bucket). Appends only: concurrent
+-- transactions never wait on one another's counts.
 --
 -- A statement trigger over the rows an update left (the transition table
 -- "changed"): a batch that ends many executions (geneva.complete_steps)
 -- appends their counts in one insert, and an update that ends none (a
 -- start, a heartbeat) appends nothing. Inserts of ended executions are
 -- counted by step_executions_count_inserted, a row trigger whose WHEN clause
--- spares the engine's inserts (scheduled and running executions) any call. An ended execution never changes (step_executions_guard_columns),
--- so every ended row an update leaves is one it ended.
+-- spares the engine's inserts (scheduled and running executions) any call.
+-- An ended execution never changes (step_executions_guard_columns), so every
+-- ended row an update leaves is one it ended.
 --
 -- One pass, one grouping, and each workflow's type looked up by its key: the
 -- plan is cached for the session, whatever the size of the statement it was
 -- made for, and a join planned for one row must not meet an import of a
 -- million.
+-- Fired by: the trigger step_executions_count_ended, after update on
+-- geneva.step_executions, for each statement.
 create or replace function geneva._trg_step_executions_count_ended()
 returns trigger
 language plpgsql

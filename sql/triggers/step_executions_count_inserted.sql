@@ -8,6 +8,9 @@
 -- A row trigger whose WHEN clause picks the rows: the engine's inserts cost
 -- an expression, not a call. Executions that ended before
 -- geneva._ended_counts_from() are not counted: no view reads that far back.
+-- Fired by: the trigger step_executions_count_inserted, after insert
+-- on geneva.step_executions, for each row inserted ended since
+-- geneva._ended_counts_from().
 create or replace function geneva._trg_step_executions_count_inserted()
 returns trigger
 language plpgsql

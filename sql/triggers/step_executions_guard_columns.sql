@@ -13,6 +13,9 @@
 -- engine's own updates, one per step and more, cost an expression, not a
 -- call.
 -- Fires before step_executions_guard_state (triggers fire in name order).
+-- Fired by: the trigger step_executions_guard_columns, before update on
+-- geneva.step_executions, for each row whose identity changes or that had
+-- ended.
 -- Raises: 55000, naming the execution and what was refused.
 create or replace function geneva._trg_step_executions_guard_columns()
 returns trigger

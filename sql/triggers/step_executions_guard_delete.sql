@@ -4,6 +4,8 @@
 -- owner included.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger step_executions_guard_delete, before delete on
+-- geneva.step_executions, for each row, unless geneva.retention is 'on'.
 -- Raises: 55000, naming the execution.
 create or replace function geneva._trg_step_executions_guard_delete()
 returns trigger

@@ -5,6 +5,9 @@
 -- owner included; ended history may be inserted.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger step_executions_guard_insert, before insert on
+-- geneva.step_executions, for each active row, unless geneva.inserting is
+-- 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_step_executions_guard_insert()
 returns trigger

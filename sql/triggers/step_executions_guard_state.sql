@@ -11,6 +11,9 @@
 -- nothing (a ready workflow without a scheduled execution).
 -- The trigger's WHEN clause holds the rule too, so that the function runs
 -- only for a transition it refuses: the engine's own cost an expression.
+-- Fired by: the trigger step_executions_guard_state, before update of
+-- state, outcome on geneva.step_executions, for each row whose transition is
+-- illegal.
 -- Raises: 55000, naming the execution and both states.
 create or replace function geneva._trg_step_executions_guard_state()
 returns trigger

@@ -9,6 +9,9 @@
 -- One statement-level BEFORE TRUNCATE trigger on each table. The owner can
 -- still disable triggers: the guard is against mistakes and stray scripts,
 -- not against the owner.
+-- Fired by: the trigger truncate_guard, before truncate, for each
+-- statement, on geneva.workflows, step_executions, workflow_definitions,
+-- housekeeping_rounds, housekeeping_settings and the kept counts' five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger

@@ -6,6 +6,8 @@
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
 -- mistakes, not against the owner, who can always disable triggers.
+-- Fired by: the trigger workflow_definitions_guard, before insert,
+-- update or delete on geneva.workflow_definitions, for each row.
 -- Raises: 55000, naming the workflow type.
 create or replace function geneva._trg_workflow_definitions_guard()
 returns trigger

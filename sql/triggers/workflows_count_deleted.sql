@@ -1,9 +1,11 @@
--- geneva._trg_workflows_count_deleted: counts an ended workflow deleted (housekeeping's retention) in
--- geneva.ended_workflow_count_deltas (migration 006), for
--- geneva.workflow_counts.
+-- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
+-- (housekeeping's retention) in geneva.ended_workflow_count_deltas (migration
+-- 006), for geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
+-- Fired by: the trigger workflows_count_deleted, after delete on
+-- geneva.workflows, for each ended row.
 create or replace function geneva._trg_workflows_count_deleted()
 returns trigger
 language plpgsql

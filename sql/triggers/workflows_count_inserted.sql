@@ -1,9 +1,12 @@
--- geneva._trg_workflows_count_inserted: counts a workflow inserted already ended (history imported; geneva.create_workflow inserts ongoing ones, which cost nothing here) in
--- geneva.ended_workflow_count_deltas (migration 006), for
+-- geneva._trg_workflows_count_inserted: counts a workflow inserted already
+-- ended (history imported; geneva.create_workflow inserts ongoing ones, which
+-- cost nothing here) in geneva.ended_workflow_count_deltas (migration 006), for
 -- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
+-- Fired by: the trigger workflows_count_inserted, after insert on
+-- geneva.workflows, for each row inserted ended.
 create or replace function geneva._trg_workflows_count_inserted()
 returns trigger
 language plpgsql

@@ -6,6 +6,8 @@
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse,
 -- so the engine's own updates cost an expression, not a call.
+-- Fired by: the trigger workflows_guard_columns, before update on
+-- geneva.workflows, for each row whose identity changes.
 -- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger

@@ -4,6 +4,8 @@
 -- included; deleting a workflow deletes its executions with it.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger workflows_guard_delete, before delete on
+-- geneva.workflows, for each row, unless geneva.retention is 'on'.
 -- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_delete()
 returns trigger

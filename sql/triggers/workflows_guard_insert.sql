@@ -5,6 +5,8 @@
 -- inserted (an import, the benchmark's fill).
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger workflows_guard_insert, before insert on
+-- geneva.workflows, for each ongoing row, unless geneva.inserting is 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_workflows_guard_insert()
 returns trigger

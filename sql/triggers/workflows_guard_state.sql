@@ -7,6 +7,8 @@
 -- and canceled are final.
 -- The trigger's WHEN clause holds the rule too (the function, which says
 -- what was refused, runs only to refuse).
+-- Fired by: the trigger workflows_guard_state, before update of state on
+-- geneva.workflows, for each row whose transition is illegal.
 -- Raises: 55000, naming the workflow and both states.
 create or replace function geneva._trg_workflows_guard_state()
 returns trigger
