@@ -37,6 +37,7 @@
 {{ template "functions/_end_as.sql" . }}
 {{ template "functions/_complete_job.sql" . }}
 {{ template "functions/_check_job.sql" . }}
+{{ template "functions/_advance_many.sql" . }}
 {{ template "functions/_advance.sql" . }}
 {{ template "functions/_resolve_policy.sql" . }}
 {{ template "functions/_backoff_wait.sql" . }}
@@ -61,7 +62,7 @@
 
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
-{{ template "functions/_complete_step.sql" . }}
+{{ template "functions/_end_running.sql" . }}
 {{ template "functions/complete_step.sql" . }}
 {{ template "functions/complete_and_continue.sql" . }}
 {{ template "functions/complete_steps.sql" . }}

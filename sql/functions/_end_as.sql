@@ -4,10 +4,12 @@
 -- or none: a stray execution (cause stray: a late job, report or give-back
 -- finds its workflow ended or no longer performing), an operator's cancel of
 -- an active execution (cause operator), housekeeping's repair of an orphan's
--- execution (cause repair, signal orphan).
+-- execution (cause repair, signal orphan), and what start_steps records
+-- instead of starting a step (cause precondition; p_error_message says why a
+-- step is not defined).
 --
--- Called by: start_step, geneva._complete_step, fail_step, interrupt_step
--- (stray); geneva._advance, schedule_step (operator cancel);
+-- Called by: start_steps (stray, precondition), fail_step (stray);
+-- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.
 -- Returns the outcome recorded.
@@ -17,7 +19,8 @@ create or replace function geneva._end_as(
   p_execution geneva.step_executions,
   p_cause text,
   p_signal text,
-  p_metadata jsonb default null
+  p_metadata jsonb default null,
+  p_error_message text default null
 )
 returns text
 language plpgsql
@@ -32,6 +35,7 @@ begin
   where e.cause = p_cause and e.signal = p_signal;
   perform geneva._end_execution(
     p_execution, v_effect.execution_state, v_effect.outcome,
+    p_error_message => p_error_message,
     p_metadata => case
       when v_effect.metadata is null and p_metadata is null then null
       else coalesce(v_effect.metadata, '{}') || coalesce(p_metadata, '{}')

@@ -37,7 +37,12 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);
+  return query
+  select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
+    c.next_cursor, c.next_continues_from_id
+  from geneva._end_running(
+    array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
+  ) c;
 end;
 $$;
 

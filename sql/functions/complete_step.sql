@@ -38,7 +38,9 @@ as $$
 begin
   return query
   select c.outcome, c.workflow_state
-  from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, false) c;
+  from geneva._end_running(
+    array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[false]
+  ) c;
 end;
 $$;
 

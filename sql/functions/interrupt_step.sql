@@ -10,6 +10,8 @@
 -- saved; an operator's pause or cancel requested meanwhile applies (see
 -- geneva._advance).
 --
+-- geneva._end_running records it, as a batch of one.
+--
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
 -- in_progress) and the workflow's state after it.
@@ -22,37 +24,12 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-#variable_conflict use_column
-declare
-  v_locked record := geneva._lock_execution(p_execution_id);
-  v_execution geneva.step_executions := v_locked.o_execution;
-  v_workflow geneva.workflows := v_locked.o_workflow;
-  v_effect record;
 begin
-  perform geneva._check_job(v_execution, p_job_id);
-  if v_execution.state <> 'in_progress' then
-    -- guard: the execution moved on while the step ran: record nothing
-    null;
-  elsif v_workflow.state <> 'performing' then
-    -- guard: a workflow that is not performing has no running step to give back
-    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
-  else
-    select e.* into strict v_effect
-    from geneva._signal_effects() e
-    where e.cause = 'worker' and e.signal = 'interrupt';
-    perform geneva._end_execution(
-      v_execution, v_effect.execution_state, v_effect.outcome, p_metadata => v_effect.metadata
-    );
-    v_workflow := geneva._advance(
-      v_workflow, geneva._definition(v_workflow.workflow_type), v_effect.workflow_move, v_execution.step_name,
-      p_from => v_execution
-    );
-    outcome := v_effect.outcome;
-  end if;
-
-  perform geneva._complete_job(p_job_id);
-  workflow_state := v_workflow.state;
-  return next;
+  return query
+  select c.outcome, c.workflow_state
+  from geneva._end_running(
+    array[p_execution_id], array['worker'], array['interrupt'], array[null::interval], array[p_job_id], array[false]
+  ) c;
 end;
 $$;
 

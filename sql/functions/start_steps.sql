@@ -1,16 +1,43 @@
--- geneva.start_steps: start_step for many executions at once, in one
--- transaction.
+-- geneva.start_steps: claims step executions for a worker, or records the
+-- outcomes of the worker's preconditions, set-wise: the one implementation of
+-- a claim, which geneva.start_step calls with one element.
 --
 -- Called by: the Go worker, which claims the executions of the River jobs it
--- was handed close together with one call and one commit. Each element is
--- what one start_step call would be (p_preconditions elements may be NULL),
--- and is recorded exactly as that call records it.
+-- was handed close together with one call and one commit, after evaluating
+-- each workflow's cancel_if and step's skip_if (p_preconditions: 'cancel' or
+-- 'skip'; 'hero_missing' when its hero loader found nothing; NULL when the
+-- step should run). Calling it again, early, or for an execution that has
+-- moved on is harmless.
+--
+-- Per element, in order:
+--   the execution is not scheduled (a duplicate or late job): nothing
+--     changes;
+--   the workflow is finished or canceled: the execution ends as
+--     geneva._signal_effects' (stray, cancel) row says;
+--   the workflow is not ready (paused): the execution stays scheduled and
+--     resume_workflow enqueues it again;
+--   the execution is not due yet: it stays scheduled, and a job is enqueued
+--     for its time unless one is still waiting in River (geneva._ensure_job);
+--   the step is no longer defined (step_not_defined), the hero is missing
+--     (the worker's hero loader found nothing, or the hero trigger of
+--     geneva.track_hero stamped hero_missing_at while the workflow
+--     performed) and the definition does not allow it (hero_missing),
+--     cancel_if held (cancel), skip_if held (skip: from the worker, or
+--     `"skip_if": true` in the definition): the execution ends and the
+--     workflow moves on as that precondition's row in
+--     geneva._signal_effects says (geneva._advance_many: a step no longer
+--     defined pauses the workflow, the hero missing or cancel_if cancels it,
+--     skip_if schedules the next step);
+--   otherwise the execution is in_progress and the workflow performing, and
+--     a row is returned for the worker to run it.
 --
 -- Locks: every named execution's workflow row in id order, then every
 -- execution row in id order (the order of every other function's locks).
 -- Returns one row per element whose step the worker should run now, named by
--- its position (ordinality, from 1; the rows come in lock order), with what
--- start_step returns for it; no row for the others (see start_step).
+-- its position (ordinality, from 1): the execution, its workflow, type,
+-- hero, step name, attempt, times, cursor, the execution it continues, the
+-- type's queue and the trace context its creator stored
+-- (create_workflow's p_trace_context); no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -53,9 +80,9 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
-  v_fast integer[];
-  v_slow integer[];
-  v_ord integer;
+  v_kinds text[];
+  v_item record;
+  v_moves record;
 begin
   if p_execution_ids is null or p_preconditions is null then
     raise exception 'arrays must not be null' using errcode = '22004';
@@ -65,69 +92,120 @@ begin
       using errcode = '22023',
             hint = 'Pass one precondition (or NULL) per execution id.';
   end if;
+  select p into v_item
+  from unnest(p_preconditions) p
+  where p not in ('cancel', 'skip', 'hero_missing')
+  limit 1;
+  if found then
+    raise exception 'unknown precondition %', v_item.p
+      using errcode = '22023',
+            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
+  end if;
 
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
-
-  -- The common case, a due scheduled execution of a ready workflow whose
-  -- step is still defined and whose hero was not deleted, with no
-  -- precondition and no `"skip_if": true`, is
-  -- started for all such elements at once below, as start_step starts it;
-  -- every other element goes through start_step alone, in lock order.
-  select
-    coalesce(array_agg(i.ord order by i.workflow_id) filter (where i.fast), '{}'),
-    coalesce(array_agg(i.ord order by i.workflow_id, i.execution_id) filter (where not i.fast), '{}')
-  into v_fast, v_slow
-  from (
-    select i.ord::integer, i.execution_id, e.workflow_id,
-      coalesce(
-        p_preconditions[i.ord] is null
-          and e.state = 'scheduled' and w.state = 'ready' and e.scheduled_for <= v_now
-          and w.hero_missing_at is null
-          and d.step_names @> array[e.step_name]
-          and d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if'
-            is distinct from 'true'::jsonb,
-        false
-      ) as fast
-    from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-    left join geneva.step_executions e on e.id = i.execution_id
-    left join geneva.workflows w on w.id = e.workflow_id
-    left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  ) i;
-
-  if cardinality(v_fast) > 0 then
-    update geneva.step_executions e
-    set state = 'in_progress',
-      started_at = v_now,
-      updated_at = v_now
-    where e.id = any (array(select p_execution_ids[o] from unnest(v_fast) o));
-
-    update geneva.workflows w
-    set state = 'performing',
-      current_step_name = e.step_name,
-      started_at = coalesce(w.started_at, v_now),
-      updated_at = v_now
-    from unnest(v_fast) as o (ord)
-    join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    where w.id = e.workflow_id;
-
-    return query
-    select o.ord, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-      e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue,
-      w.trace_context
-    from unnest(v_fast) as o (ord)
-    join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
+  select i.execution_id into v_item
+  from unnest(p_execution_ids) as i (execution_id)
+  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
+  limit 1;
+  if found then
+    raise exception 'step execution % not found', v_item.execution_id
+      using errcode = 'P0002',
+            table = 'step_executions';
   end if;
 
-  foreach v_ord in array v_slow loop
-    return query
-    select v_ord, s.*
-    from geneva.start_step(p_execution_ids[v_ord], p_preconditions[v_ord]) s;
+  -- what each element is, in the order above: none, stray, early, a
+  -- precondition's signal, or start
+  select array_agg(
+    case
+      when e.state <> 'scheduled' then 'none'
+      when w.state in ('finished', 'canceled') then 'stray'
+      when w.state <> 'ready' then 'none'
+      when e.scheduled_for > v_now then 'early'
+      when d.step_names is null or not d.step_names @> array[e.step_name] then 'step_not_defined'
+      when (p_preconditions[i.ord] = 'hero_missing' or w.hero_missing_at is not null)
+        and not d.may_proceed_without_hero then 'hero_missing'
+      when p_preconditions[i.ord] = 'cancel' then 'cancel'
+      when p_preconditions[i.ord] = 'skip'
+        or d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if' = 'true'::jsonb
+        then 'skip'
+      else 'start'
+    end
+    order by i.ord
+  )
+  into v_kinds
+  from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
+  join geneva.step_executions e on e.id = i.execution_id
+  join geneva.workflows w on w.id = e.workflow_id
+  left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
+
+  -- the rare kinds, one by one in lock order, through the one ender
+  for v_item in
+    select e, w, t.kind
+    from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+    join geneva.step_executions e on e.id = t.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+    where t.kind not in ('none', 'start')
+    order by w.id, e.id
+  loop
+    if v_item.kind = 'stray' then
+      perform geneva._end_as(v_item.e, 'stray', 'cancel');
+    elsif v_item.kind = 'early' then
+      perform geneva._ensure_job(v_item.w, v_item.e);
+    elsif v_item.kind = 'step_not_defined' then
+      perform geneva._end_as(v_item.e, 'precondition', 'step_not_defined', p_error_message => format(
+        'step %s is not defined in workflow type %s', (v_item.e).step_name, (v_item.w).workflow_type
+      ));
+    else
+      perform geneva._end_as(v_item.e, 'precondition', v_item.kind);
+    end if;
   end loop;
+
+  -- the workflows whose precondition decided move on, in one batch
+  select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
+    array_agg(x.workflow_move order by e.workflow_id) as moves,
+    array_agg(e.step_name order by e.workflow_id) as step_names
+  into v_moves
+  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  join geneva.step_executions e on e.id = t.execution_id
+  join geneva._signal_effects() x on x.cause = 'precondition' and x.signal = t.kind;
+  if v_moves.workflow_ids is not null then
+    perform from geneva._advance_many(
+      v_moves.workflow_ids, v_moves.moves, v_moves.step_names,
+      array_fill(null::interval, array[cardinality(v_moves.workflow_ids)]),
+      array_fill(null::bigint, array[cardinality(v_moves.workflow_ids)]),
+      array_fill(false, array[cardinality(v_moves.workflow_ids)])
+    );
+  end if;
+
+  -- the steps to run start
+  update geneva.step_executions e
+  set state = 'in_progress',
+    started_at = v_now,
+    updated_at = v_now
+  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  where e.id = t.execution_id and t.kind = 'start';
+
+  update geneva.workflows w
+  set state = 'performing',
+    current_step_name = e.step_name,
+    started_at = coalesce(w.started_at, v_now),
+    updated_at = v_now
+  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  join geneva.step_executions e on e.id = t.execution_id
+  where t.kind = 'start' and w.id = e.workflow_id;
+
+  return query
+  select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
+    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context
+  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  join geneva.step_executions e on e.id = t.execution_id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  where t.kind = 'start'
+  order by w.id;
 end;
 $$;
 
 comment on function geneva.start_steps(bigint[], text[]) is
-'Worker protocol: start_step for many executions in one call, a row per element to run now.';
+'Worker protocol: claims due scheduled executions (a row per element to run now) or records their preconditions.';

@@ -1,0 +1,239 @@
+-- geneva._advance_many: moves workflows on after an execution of each has
+-- ended (or, for an operator's verbs, without one): schedules what runs next,
+-- or finishes, cancels or pauses each workflow. The one implementation of a
+-- workflow's move, set-wise: geneva._advance is a batch of one, and
+-- complete_steps passes its whole batch.
+--
+-- Called by: geneva._advance, complete_steps. The caller holds every
+-- workflow's lock (and the locks of the executions it ended), and has already
+-- ended the execution that brought each workflow here (p_from_ids, when there
+-- is one). Each workflow appears once.
+--
+-- Per element (the arrays are parallel):
+--   p_moves  next    the step after p_step_names in the current step list,
+--                    after that step's own wait; finish when it is the last
+--                    step; pause when it is no longer defined (a deploy
+--                    removed it while it ran: the workflow stops rather than
+--                    skip what remains)
+--            skip    as next, but finish when the step is no longer defined
+--                    (an operator's skip of a step that is gone)
+--            same    p_step_names again, at now + p_waits (reattempts,
+--                    recovery, a resumable step's hand-over): the new
+--                    execution counts one more attempt than p_from_ids' and
+--                    continues its cursor (none when p_from_ids' metadata
+--                    says rewind)
+--            finish  the workflow is finished
+--            cancel  the workflow is canceled
+--            pause   the workflow is paused; resume runs p_step_names again
+--                    (from a resumable step's cursor, see resume_workflow)
+--   p_inline (complete_and_continue, complete_steps): when the execution to
+--            schedule is due now, no condition of the worker's has to run
+--            before it (the definition has no cancel_if, the step no
+--            skip_if) and the workflow's hero was not deleted while it
+--            performed (hero_missing_at), it is inserted already
+--            in_progress, without a job, and the workflow is left
+--            performing it: the caller's worker runs it in the same job.
+--
+-- An operator's pause or cancel of a performing workflow (requested_action)
+-- takes effect here, at the step boundary, after the step's own result is
+-- recorded: a cancel cancels the workflow, and the next execution, when
+-- there would be one, is created and ended as geneva._signal_effects'
+-- (operator, cancel) says, so the history shows what the cancel stopped; a
+-- pause keeps the next execution scheduled, without a job (resume enqueues
+-- it), and pauses, but lets a workflow with nothing left to run finish.
+--
+-- Scheduling (what geneva._schedule_step and geneva._enqueue_step do for one
+-- execution): the execution id is drawn first, so that the River job's
+-- arguments name it and the row is written once with its job_id; a job due
+-- within River's scheduler interval (5 seconds) is inserted available (with
+-- its time), a later one scheduled; River hears of the jobs due now once per
+-- queue (geneva._notify_insert). River runs on the real clock, the engine on
+-- geneva.now(): a job is due after the same delay as its execution.
+--
+-- Plans: as start_steps and complete_steps, every statement is held to index
+-- lookups by id and planned once per session.
+-- Returns the moved workflows' rows.
+-- Raises: 22023 for an unknown move.
+create or replace function geneva._advance_many(
+  p_workflow_ids bigint[],
+  p_moves text[],
+  p_step_names text[],
+  p_waits interval[],
+  p_from_ids bigint[],
+  p_inline boolean[]
+)
+returns setof geneva.workflows
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_bad text;
+  v_queues text[];
+  v_queue text;
+  v_stopped bigint[];
+  v_execution geneva.step_executions;
+begin
+  select m into v_bad
+  from unnest(p_moves) m
+  where m is null or m not in ('next', 'skip', 'same', 'finish', 'cancel', 'pause')
+  limit 1;
+  if found then
+    raise exception 'unknown move %', coalesce(v_bad, 'NULL') using errcode = '22023';
+  end if;
+
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
+  with item as (
+    select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
+      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.queue, d.priority,
+      p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
+      coalesce(p_inline[o.ord], false) as inline,
+      f.id as from_id, f.attempt as from_attempt,
+      case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
+      array_position(d.step_names, p_step_names[o.ord]) as idx
+    from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
+    join geneva.workflows w on w.id = o.workflow_id
+    left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    left join geneva.step_executions f on f.id = p_from_ids[o.ord]
+  ),
+  -- the moves that schedule, resolved against the current step list
+  resolved as (
+    select i.*,
+      case
+        when i.move = 'next' and i.idx is null then 'pause'
+        when i.move in ('next', 'skip') and (i.idx is null or i.idx >= cardinality(i.step_names)) then 'finish'
+        when i.move in ('next', 'skip', 'same') then 'schedule'
+        else i.move
+      end as resolved
+    from item i
+  ),
+  stepped as (
+    select r.*,
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_names[r.idx + 1] else r.step_name end
+        as next_step,
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_waits[r.idx + 1] else r.wait end
+        as next_wait,
+      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
+    from resolved r
+  ),
+  -- an operator's request waits for the step boundary, which is now
+  requested as (
+    select r.*,
+      case
+        when r.requested_action = 'cancel' and r.resolved = 'schedule' then 'schedule_canceled'
+        when r.requested_action = 'cancel' and r.resolved in ('pause', 'finish') then 'cancel'
+        when r.requested_action = 'pause' and r.resolved = 'schedule' then 'schedule_paused'
+        else r.resolved
+      end as final
+    from stepped r
+  ),
+  planned as materialized (
+    select q.*,
+      -- a step no longer in the definition is not started here: start_step
+      -- records it (step_not_defined) when its job runs
+      coalesce(
+        q.inline and q.final = 'schedule' and q.next_wait <= interval '0'
+          and q.hero_missing_at is null
+          and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
+          and array_position(q.step_names, q.next_step) is not null
+          and not (q.definition -> 'steps' -> (array_position(q.step_names, q.next_step) - 1) ? 'skip_if'),
+        false
+      ) as start,
+      case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
+    from requested q
+  ),
+  jobs as (
+    insert into public.river_job (
+      args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
+    )
+    select
+      jsonb_build_object(
+        'execution_id', p.next_id,
+        'workflow_id', p.workflow_id,
+        'workflow_type', p.workflow_type,
+        'hero_type', p.hero_type,
+        'hero_id', p.hero_id,
+        'step_name', p.next_step
+      ),
+      'geneva_step',
+      25,
+      p.priority,
+      p.queue,
+      now() + greatest(p.next_wait, interval '0'),
+      case when p.next_wait <= interval '5 seconds' then 'available' else 'scheduled' end::public.river_job_state,
+      '{}',
+      '{}'
+    from planned p
+    where p.final = 'schedule' and not p.start
+    order by p.next_id
+    returning river_job.id, (river_job.args ->> 'execution_id')::bigint as execution_id
+  ),
+  executions as (
+    insert into geneva.step_executions (
+      id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
+      continues_from_id, created_at, updated_at
+    )
+    select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
+      case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_wait,
+      case when p.start then v_now end, j.id,
+      case when p.move = 'same' then p.from_cursor end,
+      case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
+      v_now, v_now
+    from planned p
+    left join jobs j on j.execution_id = p.next_id
+    where p.next_id is not null
+    order by p.next_id
+  ),
+  moved as (
+    update geneva.workflows w
+    set state = case
+        when p.start then 'performing'
+        when p.final = 'schedule' then 'ready'
+        when p.final = 'finish' then 'finished'
+        when p.final in ('cancel', 'schedule_canceled') then 'canceled'
+        else 'paused'
+      end,
+      current_step_name = case when p.start then p.next_step end,
+      next_step_name = case p.final
+        when 'finish' then null
+        when 'cancel' then w.next_step_name
+        else p.next_step
+      end,
+      requested_action = null,
+      transitioned_at = case when p.start or p.final = 'schedule' then null else v_now end,
+      paused_at = case when p.final in ('pause', 'schedule_paused') then v_now end,
+      finished_at = case when p.final = 'finish' then v_now else w.finished_at end,
+      canceled_at = case when p.final in ('cancel', 'schedule_canceled') then v_now else w.canceled_at end,
+      updated_at = v_now
+    from planned p
+    where w.id = p.workflow_id
+    returning p.queue, p.final = 'schedule' and not p.start and p.next_wait <= interval '0' as due_job,
+      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
+  )
+  select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
+    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}')
+  into v_queues, v_stopped
+  from moved m;
+  perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- the next executions an operator's cancel stopped
+  for v_execution in
+    select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
+  loop
+    perform geneva._end_as(v_execution, 'operator', 'cancel');
+  end loop;
+
+  -- River hears of the jobs due now, once per queue
+  foreach v_queue in array v_queues loop
+    perform geneva._notify_insert(v_queue);
+  end loop;
+
+  return query
+  select w.* from geneva.workflows w where w.id = any (p_workflow_ids);
+end;
+$$;
