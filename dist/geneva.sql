@@ -1715,10 +1715,12 @@ $$;
 -- or none: a stray execution (cause stray: a late job, report or give-back
 -- finds its workflow ended or no longer performing), an operator's cancel of
 -- an active execution (cause operator), housekeeping's repair of an orphan's
--- execution (cause repair, signal orphan).
+-- execution (cause repair, signal orphan), and what start_steps records
+-- instead of starting a step (cause precondition; p_error_message says why a
+-- step is not defined).
 --
--- Called by: start_step, geneva._complete_step, fail_step, interrupt_step
--- (stray); geneva._advance, schedule_step (operator cancel);
+-- Called by: start_steps (stray, precondition), fail_step (stray);
+-- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.
 -- Returns the outcome recorded.
@@ -1728,7 +1730,8 @@ create or replace function geneva._end_as(
   p_execution geneva.step_executions,
   p_cause text,
   p_signal text,
-  p_metadata jsonb default null
+  p_metadata jsonb default null,
+  p_error_message text default null
 )
 returns text
 language plpgsql
@@ -1743,6 +1746,7 @@ begin
   where e.cause = p_cause and e.signal = p_signal;
   perform geneva._end_execution(
     p_execution, v_effect.execution_state, v_effect.outcome,
+    p_error_message => p_error_message,
     p_metadata => case
       when v_effect.metadata is null and p_metadata is null then null
       else coalesce(v_effect.metadata, '{}') || coalesce(p_metadata, '{}')
@@ -1833,45 +1837,259 @@ begin
 end;
 $$;
 
--- geneva._advance: moves a workflow on after an execution has ended: schedules
--- what runs next, or finishes, cancels or pauses the workflow. One UPDATE of
--- the workflow row.
+-- geneva._advance_many: moves workflows on after an execution of each has
+-- ended (or, for an operator's verbs, without one): schedules what runs next,
+-- or finishes, cancels or pauses each workflow. The one implementation of a
+-- workflow's move, set-wise: geneva._advance is a batch of one, and
+-- complete_steps passes its whole batch.
 --
--- Called by: start_step, complete_step, fail_step, interrupt_step,
--- cancel_workflow, skip_step, housekeeping, the hero trigger. The caller holds
--- the workflow lock (and the execution lock), and has already ended the
--- execution that brought the workflow here (p_from, when there is one).
+-- Called by: geneva._advance, complete_steps. The caller holds every
+-- workflow's lock (and the locks of the executions it ended), and has already
+-- ended the execution that brought each workflow here (p_from_ids, when there
+-- is one). Each workflow appears once.
 --
--- p_move:
---   next    the step after p_step_name in the current step list, after that
---           step's own wait; finish when p_step_name is the last step; pause
---           when p_step_name is no longer defined (a deploy removed it while
---           it ran: the workflow stops rather than skip what remains)
---   skip    as next, but finish when p_step_name is no longer defined (an
---           operator's skip of a step that is gone)
---   same    p_step_name again, at now + p_wait (reattempts, recovery, a
---           resumable step's hand-over): the new execution counts one more
---           attempt and continues p_from's cursor
---   finish  the workflow is finished
---   cancel  the workflow is canceled
---   pause   the workflow is paused; resume runs p_step_name again (from a
---           resumable step's cursor, see resume_workflow)
+-- Per element (the arrays are parallel):
+--   p_moves  next    the step after p_step_names in the current step list,
+--                    after that step's own wait; finish when it is the last
+--                    step; pause when it is no longer defined (a deploy
+--                    removed it while it ran: the workflow stops rather than
+--                    skip what remains)
+--            skip    as next, but finish when the step is no longer defined
+--                    (an operator's skip of a step that is gone)
+--            same    p_step_names again, at now + p_waits (reattempts,
+--                    recovery, a resumable step's hand-over): the new
+--                    execution counts one more attempt than p_from_ids' and
+--                    continues its cursor (none when p_from_ids' metadata
+--                    says rewind)
+--            finish  the workflow is finished
+--            cancel  the workflow is canceled
+--            pause   the workflow is paused; resume runs p_step_names again
+--                    (from a resumable step's cursor, see resume_workflow)
+--   p_inline (complete_and_continue, complete_steps): when the execution to
+--            schedule is due now, no condition of the worker's has to run
+--            before it (the definition has no cancel_if, the step no
+--            skip_if) and the workflow's hero was not deleted while it
+--            performed (hero_missing_at), it is inserted already
+--            in_progress, without a job, and the workflow is left
+--            performing it: the caller's worker runs it in the same job.
 --
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is
--- recorded: a cancel cancels the workflow, and the next execution, when there
--- would be one, is created canceled (canceled_externally), so the history
--- shows what the cancel stopped; a pause keeps the next execution scheduled,
--- without a job (resume enqueues it), and pauses, but lets a workflow with
--- nothing left to run finish.
+-- recorded: a cancel cancels the workflow, and the next execution, when
+-- there would be one, is created and ended as geneva._signal_effects'
+-- (operator, cancel) says, so the history shows what the cancel stopped; a
+-- pause keeps the next execution scheduled, without a job (resume enqueues
+-- it), and pauses, but lets a workflow with nothing left to run finish.
 --
--- p_inline (geneva.complete_and_continue): when the execution to schedule is
--- due now and no condition of the worker's has to run before it (the
--- definition has no cancel_if, the step no skip_if), it is inserted already
--- in_progress, without a job, and the workflow is left performing it: the
--- caller's worker runs it in the same job. Not when the workflow's hero was
--- deleted while it performed (hero_missing_at): start_step ends that
--- execution canceled_hero_missing when its job runs.
+-- Scheduling (what geneva._schedule_step and geneva._enqueue_step do for one
+-- execution): the execution id is drawn first, so that the River job's
+-- arguments name it and the row is written once with its job_id; a job due
+-- within River's scheduler interval (5 seconds) is inserted available (with
+-- its time), a later one scheduled; River hears of the jobs due now once per
+-- queue (geneva._notify_insert). River runs on the real clock, the engine on
+-- geneva.now(): a job is due after the same delay as its execution.
+--
+-- Plans: as start_steps and complete_steps, every statement is held to index
+-- lookups by id and planned once per session.
+-- Returns the moved workflows' rows.
+-- Raises: 22023 for an unknown move.
+create or replace function geneva._advance_many(
+  p_workflow_ids bigint[],
+  p_moves text[],
+  p_step_names text[],
+  p_waits interval[],
+  p_from_ids bigint[],
+  p_inline boolean[]
+)
+returns setof geneva.workflows
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_bad text;
+  v_queues text[];
+  v_queue text;
+  v_stopped bigint[];
+  v_execution geneva.step_executions;
+begin
+  select m into v_bad
+  from unnest(p_moves) m
+  where m is null or m not in ('next', 'skip', 'same', 'finish', 'cancel', 'pause')
+  limit 1;
+  if found then
+    raise exception 'unknown move %', coalesce(v_bad, 'NULL') using errcode = '22023';
+  end if;
+
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
+  with item as (
+    select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
+      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.queue, d.priority,
+      p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
+      coalesce(p_inline[o.ord], false) as inline,
+      f.id as from_id, f.attempt as from_attempt,
+      case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
+      array_position(d.step_names, p_step_names[o.ord]) as idx
+    from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
+    join geneva.workflows w on w.id = o.workflow_id
+    left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    left join geneva.step_executions f on f.id = p_from_ids[o.ord]
+  ),
+  -- the moves that schedule, resolved against the current step list
+  resolved as (
+    select i.*,
+      case
+        when i.move = 'next' and i.idx is null then 'pause'
+        when i.move in ('next', 'skip') and (i.idx is null or i.idx >= cardinality(i.step_names)) then 'finish'
+        when i.move in ('next', 'skip', 'same') then 'schedule'
+        else i.move
+      end as resolved
+    from item i
+  ),
+  stepped as (
+    select r.*,
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_names[r.idx + 1] else r.step_name end
+        as next_step,
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_waits[r.idx + 1] else r.wait end
+        as next_wait,
+      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
+    from resolved r
+  ),
+  -- an operator's request waits for the step boundary, which is now
+  requested as (
+    select r.*,
+      case
+        when r.requested_action = 'cancel' and r.resolved = 'schedule' then 'schedule_canceled'
+        when r.requested_action = 'cancel' and r.resolved in ('pause', 'finish') then 'cancel'
+        when r.requested_action = 'pause' and r.resolved = 'schedule' then 'schedule_paused'
+        else r.resolved
+      end as final
+    from stepped r
+  ),
+  planned as materialized (
+    select q.*,
+      -- a step no longer in the definition is not started here: start_step
+      -- records it (step_not_defined) when its job runs
+      coalesce(
+        q.inline and q.final = 'schedule' and q.next_wait <= interval '0'
+          and q.hero_missing_at is null
+          and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
+          and array_position(q.step_names, q.next_step) is not null
+          and not (q.definition -> 'steps' -> (array_position(q.step_names, q.next_step) - 1) ? 'skip_if'),
+        false
+      ) as start,
+      case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
+    from requested q
+  ),
+  jobs as (
+    insert into public.river_job (
+      args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
+    )
+    select
+      jsonb_build_object(
+        'execution_id', p.next_id,
+        'workflow_id', p.workflow_id,
+        'workflow_type', p.workflow_type,
+        'hero_type', p.hero_type,
+        'hero_id', p.hero_id,
+        'step_name', p.next_step
+      ),
+      'geneva_step',
+      25,
+      p.priority,
+      p.queue,
+      now() + greatest(p.next_wait, interval '0'),
+      case when p.next_wait <= interval '5 seconds' then 'available' else 'scheduled' end::public.river_job_state,
+      '{}',
+      '{}'
+    from planned p
+    where p.final = 'schedule' and not p.start
+    order by p.next_id
+    returning river_job.id, (river_job.args ->> 'execution_id')::bigint as execution_id
+  ),
+  executions as (
+    insert into geneva.step_executions (
+      id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
+      continues_from_id, created_at, updated_at
+    )
+    select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
+      case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_wait,
+      case when p.start then v_now end, j.id,
+      case when p.move = 'same' then p.from_cursor end,
+      case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
+      v_now, v_now
+    from planned p
+    left join jobs j on j.execution_id = p.next_id
+    where p.next_id is not null
+    order by p.next_id
+  ),
+  moved as (
+    update geneva.workflows w
+    set state = case
+        when p.start then 'performing'
+        when p.final = 'schedule' then 'ready'
+        when p.final = 'finish' then 'finished'
+        when p.final in ('cancel', 'schedule_canceled') then 'canceled'
+        else 'paused'
+      end,
+      current_step_name = case when p.start then p.next_step end,
+      next_step_name = case p.final
+        when 'finish' then null
+        when 'cancel' then w.next_step_name
+        else p.next_step
+      end,
+      requested_action = null,
+      transitioned_at = case when p.start or p.final = 'schedule' then null else v_now end,
+      paused_at = case when p.final in ('pause', 'schedule_paused') then v_now end,
+      finished_at = case when p.final = 'finish' then v_now else w.finished_at end,
+      canceled_at = case when p.final in ('cancel', 'schedule_canceled') then v_now else w.canceled_at end,
+      updated_at = v_now
+    from planned p
+    where w.id = p.workflow_id
+    returning p.queue, p.final = 'schedule' and not p.start and p.next_wait <= interval '0' as due_job,
+      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
+  )
+  select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
+    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}')
+  into v_queues, v_stopped
+  from moved m;
+  perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- the next executions an operator's cancel stopped
+  for v_execution in
+    select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
+  loop
+    perform geneva._end_as(v_execution, 'operator', 'cancel');
+  end loop;
+
+  -- River hears of the jobs due now, once per queue
+  foreach v_queue in array v_queues loop
+    perform geneva._notify_insert(v_queue);
+  end loop;
+
+  return query
+  select w.* from geneva.workflows w where w.id = any (p_workflow_ids);
+end;
+$$;
+
+-- geneva._advance: moves one workflow on after an execution has ended:
+-- geneva._advance_many, which documents the moves, for a batch of one. One
+-- statement for the workflow and what it schedules.
+--
+-- Called by: start_step, fail_step, cancel_workflow, skip_step,
+-- resume_workflow, housekeeping (geneva._recover_execution,
+-- geneva._repair_orphan), the hero trigger. The caller holds the workflow
+-- lock (and the execution lock), and has already ended the execution that
+-- brought the workflow here (p_from, when there is one). p_workflow and
+-- p_definition name the workflow and its type; what is moved is the
+-- workflow's row as it is now.
+-- Returns the workflow's row after the move.
+-- Raises: 22023 for an unknown move.
 create or replace function geneva._advance(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
@@ -1887,97 +2105,12 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := geneva.now();
-  v_move text := p_move;
-  v_step_name text := p_step_name;
-  v_wait interval := coalesce(p_wait, interval '0');
-  v_attempt integer := 1;
-  v_index integer;
-  v_state text;
   v_workflow geneva.workflows;
-  v_start boolean := false;
-  v_next_id bigint;
-  v_next geneva.step_executions;
 begin
-  -- guard: resolve the moves that schedule against the current step list
-  if v_move in ('next', 'skip') then
-    v_index := array_position(p_definition.step_names, p_step_name);
-    if v_index is null and v_move = 'next' then
-      v_move := 'pause';
-    elsif v_index is null or v_index >= cardinality(p_definition.step_names) then
-      v_move := 'finish';
-    else
-      v_move := 'schedule';
-      v_step_name := p_definition.step_names[v_index + 1];
-      v_wait := p_definition.step_waits[v_index + 1];
-    end if;
-  elsif v_move = 'same' then
-    v_move := 'schedule';
-    v_attempt := coalesce(p_from.attempt + 1, 1);
-  elsif v_move not in ('finish', 'cancel', 'pause') then
-    raise exception 'unknown move %', p_move using errcode = '22023';
-  end if;
-
-  -- guard: an operator's request waits for the step boundary, which is now
-  if p_workflow.requested_action = 'cancel' and v_move = 'schedule' then
-    v_move := 'schedule_canceled';
-  elsif p_workflow.requested_action = 'cancel' and v_move in ('pause', 'finish') then
-    v_move := 'cancel';
-  elsif p_workflow.requested_action = 'pause' and v_move = 'schedule' then
-    v_move := 'schedule_paused';
-  end if;
-
-  -- a step no longer in the definition is not started here: start_step
-  -- records it (step_not_defined) when its job runs
-  v_start := coalesce(
-    p_inline and v_move = 'schedule' and v_wait <= interval '0'
-      and p_workflow.hero_missing_at is null
-      and coalesce(p_definition.definition -> 'cancel_if', '[]') = '[]'
-      and array_position(p_definition.step_names, v_step_name) is not null
-      and not (
-        p_definition.definition -> 'steps' -> (array_position(p_definition.step_names, v_step_name) - 1) ? 'skip_if'
-      ),
-    false
-  );
-
-  if v_move in ('schedule', 'schedule_paused', 'schedule_canceled') then
-    v_next_id := geneva._schedule_step(
-      p_workflow, p_definition, v_step_name, v_now + v_wait, v_move = 'schedule', v_attempt,
-      case when p_move = 'same' then p_from.cursor end,
-      case when p_move = 'same' and p_from.cursor is not null then p_from.id end,
-      v_start
-    );
-  end if;
-  if v_move = 'schedule_canceled' then
-    select e.* into v_next from geneva.step_executions e where e.id = v_next_id;
-    perform geneva._end_as(v_next, 'operator', 'cancel');
-  end if;
-
-  v_state := case
-    when v_start then 'performing'
-    when v_move = 'schedule' then 'ready'
-    when v_move = 'finish' then 'finished'
-    when v_move in ('cancel', 'schedule_canceled') then 'canceled'
-    else 'paused'
-  end;
-
-  update geneva.workflows w
-  set state = v_state,
-    current_step_name = case when v_start then v_step_name end,
-    next_step_name = case v_move
-      when 'finish' then null
-      when 'cancel' then w.next_step_name
-      else v_step_name
-    end,
-    requested_action = null,
-    transitioned_at = case when v_state in ('ready', 'performing') then null else v_now end,
-    paused_at = case when v_state = 'paused' then v_now end,
-    finished_at = case when v_state = 'finished' then v_now else w.finished_at end,
-    canceled_at = case when v_state = 'canceled' then v_now else w.canceled_at end,
-    updated_at = v_now
-  where w.id = p_workflow.id
-  returning w.* into v_workflow;
-
+  select w.* into v_workflow
+  from geneva._advance_many(
+    array[p_workflow.id], array[p_move], array[p_step_name], array[p_wait], array[p_from.id], array[p_inline]
+  ) w;
   return v_workflow;
 end;
 $$;
@@ -3224,36 +3357,19 @@ comment on function geneva.get_step_execution(bigint) is
 
 -- Worker protocol.
 -- geneva.start_step: claims a step execution for a worker, or records the
--- outcome of the worker's preconditions.
+-- outcome of the worker's preconditions: start_steps, which documents what
+-- happens, for a batch of one.
 --
--- Called by: the worker when River delivers a step's job, after it has
--- evaluated the workflow's cancel_if and the step's skip_if (p_precondition
--- 'cancel' or 'skip'; 'hero_missing' when its hero loader found nothing; NULL
--- when the step should run). Calling it again, early, or for an execution that
--- has moved on is harmless.
+-- Called by: workers that claim one execution at a time (workers in other
+-- languages), after evaluating the workflow's cancel_if and the step's skip_if
+-- (p_precondition 'cancel' or 'skip'; 'hero_missing' when its hero loader
+-- found nothing; NULL when the step should run). Calling it again, early, or
+-- for an execution that has moved on is harmless.
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns one row when the worker should run the step now: the execution is
 -- then in_progress and the workflow performing; with the workflow type's queue
--- and the trace context its creator stored (create_workflow's
--- p_trace_context), for the worker's instrumentation.
--- Returns no row, in order, when:
---   the execution is not scheduled (a duplicate or late job): nothing changes;
---   the workflow is finished or canceled: the execution is canceled
---     (canceled_externally);
---   the workflow is not ready (paused): the execution stays scheduled and
---     resume_workflow enqueues it again;
---   the execution is not due yet: it stays scheduled, and a job is enqueued for
---     its time unless one is still waiting in River;
---   the step is no longer defined (step_not_defined), the hero is missing
---     (the worker's hero loader found nothing, or the hero trigger of
---     geneva.track_hero stamped hero_missing_at while the workflow
---     performed) and the definition does not allow it (hero_missing), cancel_if held
---     (cancel), skip_if held (skip: from the worker, or `"skip_if": true` in
---     the definition): the execution ends and the workflow moves on as that
---     precondition's row in geneva._signal_effects says (a step no longer
---     defined pauses the workflow, the hero missing or cancel_if cancels it,
---     skip_if schedules the next step).
+-- and the trace context its creator stored; no row otherwise.
 -- Raises: 22004 for a NULL id; 22023 for an unknown precondition; P0002 for an
 -- unknown execution.
 create or replace function geneva.start_step(
@@ -3280,122 +3396,65 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-#variable_conflict use_column
-declare
-  v_now timestamptz := geneva.now();
-  v_locked record;
-  v_execution geneva.step_executions;
-  v_workflow geneva.workflows;
-  v_definition geneva.workflow_definitions;
-  v_index integer;
-  v_decided text;
-  v_effect record;
 begin
-  if p_precondition is not null and p_precondition not in ('cancel', 'skip', 'hero_missing') then
-    raise exception 'unknown precondition %', p_precondition
-      using errcode = '22023',
-            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
-  end if;
-
-  v_locked := geneva._lock_execution(p_execution_id);
-  v_workflow := v_locked.o_workflow;
-  v_execution := v_locked.o_execution;
-
-  -- guard: only a scheduled execution starts; anything else is a duplicate or late job
-  if v_execution.state <> 'scheduled' then
-    return;
-  end if;
-
-  -- guard: a finished or canceled workflow keeps no active execution
-  if v_workflow.state in ('finished', 'canceled') then
-    perform geneva._end_as(v_execution, 'stray', 'cancel');
-    return;
-  end if;
-
-  -- guard: a paused workflow keeps its execution scheduled until resumed
-  if v_workflow.state <> 'ready' then
-    return;
-  end if;
-
-  -- guard: an early job leaves the execution for a job at its time
-  if v_execution.scheduled_for > v_now then
-    perform geneva._ensure_job(v_workflow, v_execution);
-    return;
-  end if;
-
-  v_definition := geneva._definition(v_workflow.workflow_type);
-  v_index := array_position(v_definition.step_names, v_execution.step_name);
-
-  -- guard: what is decided instead of starting the step, in order: the step
-  -- is no longer defined (a deploy may have removed it), the hero is gone,
-  -- cancel_if held, skip_if held
-  v_decided := case
-    when v_index is null then 'step_not_defined'
-    when (p_precondition = 'hero_missing' or v_workflow.hero_missing_at is not null)
-      and not v_definition.may_proceed_without_hero then 'hero_missing'
-    when p_precondition = 'cancel' then 'cancel'
-    when p_precondition = 'skip'
-      or v_definition.definition -> 'steps' -> (v_index - 1) -> 'skip_if' = 'true'::jsonb then 'skip'
-  end;
-  if v_decided is not null then
-    select e.* into strict v_effect
-    from geneva._signal_effects() e
-    where e.cause = 'precondition' and e.signal = v_decided;
-    perform geneva._end_execution(
-      v_execution, v_effect.execution_state, v_effect.outcome,
-      p_error_message => case when v_decided = 'step_not_defined' then format(
-        'step %s is not defined in workflow type %s', v_execution.step_name, v_workflow.workflow_type
-      ) end
-    );
-    perform geneva._advance(v_workflow, v_definition, v_effect.workflow_move, v_execution.step_name);
-    return;
-  end if;
-
-  update geneva.step_executions e
-  set state = 'in_progress',
-    started_at = v_now,
-    updated_at = v_now
-  where e.id = v_execution.id;
-
-  update geneva.workflows w
-  set state = 'performing',
-    current_step_name = v_execution.step_name,
-    started_at = coalesce(w.started_at, v_now),
-    updated_at = v_now
-  where w.id = v_workflow.id;
-
   return query
-  select
-    v_execution.id,
-    v_workflow.id,
-    v_workflow.workflow_type,
-    v_workflow.hero_type,
-    v_workflow.hero_id,
-    v_execution.step_name,
-    v_execution.attempt,
-    v_execution.scheduled_for,
-    v_now,
-    v_execution.cursor,
-    v_execution.continues_from_id,
-    v_definition.queue,
-    v_workflow.trace_context;
+  select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
+    s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context
+  from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;
 
 comment on function geneva.start_step(bigint, text) is
 'Worker protocol: claims a due scheduled execution (one row back) or records its preconditions (no row).';
 
--- geneva._complete_step: the body of geneva.complete_step and
--- geneva.complete_and_continue, which document it; p_continue is false for
--- the first.
-create or replace function geneva._complete_step(
-  p_execution_id bigint,
-  p_signal text,
-  p_wait interval,
-  p_job_id bigint,
-  p_continue boolean
+-- geneva._end_running: ends running executions as their workers report them,
+-- set-wise, and moves their workflows on: the one implementation behind
+-- complete_step, complete_and_continue, complete_steps and interrupt_step
+-- (each a batch of it; fail_step resolves a policy first and ends its
+-- execution through the same table and geneva._advance).
+--
+-- Each element is (execution, cause, signal, wait, job, continue): what
+-- geneva._signal_effects' row for the cause (step: what the step returned;
+-- worker: interrupt, a shutting-down worker gives the step back) and signal
+-- does to the execution and its workflow. Per element, in order:
+--   the execution is not in_progress (a late or duplicate report, say after
+--     housekeeping recovered it): nothing is recorded. A worker calling with
+--     continue again because the reply to a call that committed was lost gets
+--     the step that call started (the workflow's next execution, in_progress
+--     without a job), or no one would run it until housekeeping found it
+--     stuck;
+--   the workflow is not performing: the execution ends as the (stray,
+--     cancel) row says, and the workflow stays as it is;
+--   otherwise the execution ends as the signal's row says (its metadata
+--     merged; a rewind's successor starts without the cursor) and
+--     geneva._advance_many moves the workflow (with continue: a next step due
+--     now is started here, for the worker to run in the same job).
+-- The River jobs the reports name are completed (state running only), as
+-- River's JobCompleteTx would, whatever was recorded.
+--
+-- Called by: complete_steps, complete_step, complete_and_continue,
+-- interrupt_step, which check their own arguments first.
+-- Locks: every named execution's workflow row in id order, then every
+-- execution row in id order (geneva._lock_executions).
+-- Returns one row per element, by position (ordinality, from 1): the outcome
+-- recorded (NULL: nothing), the workflow's state after it, and the execution
+-- started for the worker to run next (NULLs when none).
+-- Plans: as complete_steps.
+-- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
+-- signal, a wait with a signal that takes none, a negative wait or one over
+-- 100 years, an execution named twice, or a job that did not run its
+-- execution (geneva._check_job); P0002 for an unknown execution. One bad
+-- element fails the whole call and nothing is recorded.
+create or replace function geneva._end_running(
+  p_execution_ids bigint[],
+  p_causes text[],
+  p_signals text[],
+  p_waits interval[],
+  p_job_ids bigint[],
+  p_continue boolean[]
 )
 returns table (
+  ordinality integer,
   outcome text,
   workflow_state text,
   next_execution_id bigint,
@@ -3408,100 +3467,154 @@ returns table (
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
-  v_locked record;
-  v_execution geneva.step_executions;
-  v_workflow geneva.workflows;
-  v_state text;
-  v_outcome text;
-  v_move text;
-  v_metadata jsonb;
-  v_next geneva.step_executions;
+  v_now timestamptz := geneva.now();
+  v_bad record;
+  v_moves record;
+  v_kinds text[];
+  v_outcomes text[];
 begin
-  if p_signal is null then
-    raise exception 'signal must not be null' using errcode = '22004';
+  -- guard: every signal is one its cause has, and only those that run the
+  -- same step again take a wait
+  select i.ord, i.cause, i.signal, i.wait, x.workflow_move into v_bad
+  from unnest(p_causes, p_signals, p_waits) with ordinality as i (cause, signal, wait, ord)
+  left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
+  where x.signal is null or (i.wait is not null and x.workflow_move <> 'same')
+  order by i.ord
+  limit 1;
+  if found then
+    if v_bad.signal is null then
+      raise exception 'signal must not be null' using errcode = '22004';
+    elsif v_bad.workflow_move is null then
+      raise exception 'unknown signal %', v_bad.signal
+        using errcode = '22023',
+              hint = format('Signals are %s.', (
+                select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = v_bad.cause
+              ));
+    else
+      raise exception 'signal % takes no wait', v_bad.signal
+        using errcode = '22023',
+              hint = format('Only %s take a wait.', (
+                select string_agg(e.signal, ', ') from geneva._signal_effects() e
+                where e.cause = v_bad.cause and e.workflow_move = 'same'
+              ));
+    end if;
   end if;
-  -- what the signal does to the execution and the workflow
-  select e.execution_state, e.outcome, e.workflow_move, e.metadata
-  into v_state, v_outcome, v_move, v_metadata
-  from geneva._signal_effects() e
-  where e.cause = 'step' and e.signal = p_signal;
-  if not found then
-    raise exception 'unknown signal %', p_signal
-      using errcode = '22023',
-            hint = format('Signals are %s.', (
-              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = 'step'
-            ));
-  end if;
-  perform geneva._check_wait(p_wait, 'signal ' || p_signal);
-  -- (the signals that run the same step again wait before it)
-  if p_wait is not null and v_move <> 'same' then
-    raise exception 'signal % takes no wait', p_signal
-      using errcode = '22023',
-            hint = format('Only %s take a wait.', (
-              select string_agg(e.signal, ', ') from geneva._signal_effects() e
-              where e.cause = 'step' and e.workflow_move = 'same'
-            ));
+  perform geneva._check_wait(w.wait, 'signal ' || p_signals[w.ord])
+  from unnest(p_waits) with ordinality as w (wait, ord)
+  where w.wait is not null;
+
+  -- the locks, in the one order: workflows by id, then executions by id
+  perform geneva._lock_executions(p_execution_ids);
+  select i.execution_id into v_bad
+  from unnest(p_execution_ids) as i (execution_id)
+  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
+  limit 1;
+  if found then
+    raise exception 'step execution % not found', v_bad.execution_id
+      using errcode = 'P0002',
+            table = 'step_executions';
   end if;
 
-  v_locked := geneva._lock_execution(p_execution_id);
-  perform geneva._check_job(v_locked.o_execution, p_job_id);
-  v_workflow := v_locked.o_workflow;
-  v_execution := v_locked.o_execution;
+  -- each report names a job that ran its execution, or none
+  perform geneva._check_job(e, p_job_ids[i.ord])
+  from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
+  join geneva.step_executions e on e.id = i.execution_id
+  where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
 
-  if v_execution.state <> 'in_progress' then
-    -- guard: the execution moved on while the step ran: record nothing. A
-    -- worker calling complete_and_continue again because the reply to a call
-    -- that committed was lost gets the step that call started (the
-    -- workflow's next execution, in_progress without a job), or no one would
-    -- run it until housekeeping found it stuck.
-    if p_continue and v_workflow.state = 'performing' then
-      select e.* into v_next
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.state = 'in_progress'
-        and e.job_id is null
-        and e.id > p_execution_id
-        and not exists (
-          select from geneva.step_executions b
-          where b.workflow_id = v_workflow.id and b.id > p_execution_id and b.id < e.id
-        );
-    end if;
-  elsif v_workflow.state <> 'performing' then
-    -- guard: a workflow that is not performing has no running step to report
-    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
-  else
-    perform geneva._end_execution(v_execution, v_state, v_outcome, p_metadata => v_metadata);
-    if v_metadata ? 'rewind' then
-      -- the successor starts from nothing (the ended row keeps its cursor)
-      v_execution.cursor := null;
-    end if;
-    v_workflow := geneva._advance(
-      v_workflow, geneva._definition(v_workflow.workflow_type), v_move, v_execution.step_name, p_wait,
-      v_execution, p_inline => coalesce(p_continue, false)
+  -- what each report ends (its kind: moved_on, stray or end), and the
+  -- outcome the table gives it
+  select array_agg(i.kind order by i.ord), array_agg(x.outcome order by i.ord)
+  into v_kinds, v_outcomes
+  from (
+    select i.ord, p_causes[i.ord] as cause, p_signals[i.ord] as signal,
+      case
+        when e.state <> 'in_progress' then 'moved_on'
+        when w.state <> 'performing' then 'stray'
+        else 'end'
+      end as kind
+    from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
+    join geneva.step_executions e on e.id = i.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+  ) i
+  left join geneva._signal_effects() x
+    on (i.kind = 'end' and x.cause = i.cause and x.signal = i.signal)
+    or (i.kind = 'stray' and x.cause = 'stray' and x.signal = 'cancel');
+
+  -- the executions end (geneva._end_execution, set-wise: all were in_progress)
+  perform pg_catalog.set_config('geneva.ending', 'on', true);
+  update geneva.step_executions e
+  set state = x.execution_state,
+    outcome = x.outcome,
+    completed_at = case when x.execution_state = 'completed' then v_now else e.completed_at end,
+    failed_at = case when x.execution_state = 'failed' then v_now else e.failed_at end,
+    canceled_at = case when x.execution_state = 'canceled' then v_now else e.canceled_at end,
+    skipped_at = case when x.execution_state = 'skipped' then v_now else e.skipped_at end,
+    finished_at = v_now,
+    metadata = case when x.metadata is null then e.metadata else e.metadata || x.metadata end,
+    updated_at = v_now
+  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  join geneva._signal_effects() x
+    on (t.kind = 'end' and x.cause = p_causes[t.ord] and x.signal = p_signals[t.ord])
+    or (t.kind = 'stray' and x.cause = 'stray' and x.signal = 'cancel')
+  where e.id = t.execution_id and t.kind in ('end', 'stray');
+  perform pg_catalog.set_config('geneva.ending', '', true);
+
+  -- the workflows move on, in one batch
+  select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
+    array_agg(x.workflow_move order by e.workflow_id) as moves,
+    array_agg(e.step_name order by e.workflow_id) as step_names,
+    array_agg(p_waits[t.ord] order by e.workflow_id) as waits,
+    array_agg(e.id order by e.workflow_id) as from_ids,
+    array_agg(coalesce(p_continue[t.ord], false) order by e.workflow_id) as inline
+  into v_moves
+  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  join geneva.step_executions e on e.id = t.execution_id
+  join geneva._signal_effects() x on x.cause = p_causes[t.ord] and x.signal = p_signals[t.ord]
+  where t.kind = 'end';
+  if v_moves.workflow_ids is not null then
+    perform from geneva._advance_many(
+      v_moves.workflow_ids, v_moves.moves, v_moves.step_names, v_moves.waits, v_moves.from_ids, v_moves.inline
     );
-
-    -- a workflow left performing has its next execution started for the worker
-    if v_workflow.state = 'performing' then
-      select e.* into v_next
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.state in ('scheduled', 'in_progress');
-    end if;
-    outcome := v_outcome;
   end if;
 
-  next_execution_id := v_next.id;
-  next_step_name := v_next.step_name;
-  next_attempt := v_next.attempt;
-  next_started_at := v_next.started_at;
-  next_cursor := v_next.cursor;
-  next_continues_from_id := v_next.continues_from_id;
-  perform geneva._complete_job(p_job_id);
-  workflow_state := v_workflow.state;
-  return next;
+  -- the River jobs that ran these steps are done (geneva._complete_job)
+  update public.river_job j
+  set state = 'completed',
+    finalized_at = now()
+  where j.id = any (p_job_ids)
+    and j.state::text = 'running';
+
+  return query
+  select t.ord::integer, v_outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
+    n.continues_from_id
+  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  join geneva.step_executions e on e.id = t.execution_id
+  join geneva.workflows w on w.id = e.workflow_id
+  left join lateral (
+    select s.*
+    from geneva.step_executions s
+    where w.state = 'performing'
+      and s.workflow_id = w.id
+      and s.state = 'in_progress'
+      and (
+        t.kind = 'end'
+        -- a repeated report with continue: the step its first call started
+        or t.kind = 'moved_on' and coalesce(p_continue[t.ord], false)
+          and s.job_id is null and s.id > e.id
+          and not exists (
+            select from geneva.step_executions b
+            where b.workflow_id = w.id and b.id > e.id and b.id < s.id
+          )
+      )
+  ) n on true
+  order by t.ord;
 end;
 $$;
 
@@ -3545,7 +3658,9 @@ as $$
 begin
   return query
   select c.outcome, c.workflow_state
-  from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, false) c;
+  from geneva._end_running(
+    array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[false]
+  ) c;
 end;
 $$;
 
@@ -3591,7 +3706,12 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  return query select * from geneva._complete_step(p_execution_id, p_signal, p_wait, p_job_id, true);
+  return query
+  select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
+    c.next_cursor, c.next_continues_from_id
+  from geneva._end_running(
+    array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
+  ) c;
 end;
 $$;
 
@@ -3608,17 +3728,17 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- exactly as that call records it: the arrays are parallel, one element per
 -- execution; p_waits and p_job_ids elements may be NULL.
 --
+-- It is geneva._end_running with the cause step for every element, the one
+-- implementation of ending running executions, which complete_step and
+-- complete_and_continue call with one element: a batch records each element
+-- exactly as a single call would, by construction.
+--
 -- Locks: every named execution's workflow row in id order, then every
--- execution row in id order, then records the executions in that order: the
--- order of every other function's locks (workflow, then execution), so that
--- concurrent batches, single calls and operators' calls cannot deadlock.
--- Returns one row per element, named by its position (ordinality, from 1;
--- the rows come in lock order): what complete_and_continue returns for it.
--- Plans: the settings below hold every statement here to index lookups by
--- id, planned once per session (a generic plan), whatever the tables' size
--- when it was planned: planned while the tables were nearly empty (a new
--- database, the first minutes of a run), a set-wise statement would
--- otherwise keep sequential scans and hash joins, at several times the cost.
+-- execution row in id order: the order of every other function's locks
+-- (workflow, then execution), so that concurrent batches, single calls and
+-- operators' calls cannot deadlock.
+-- Returns one row per element, named by its position (ordinality, from 1):
+-- what complete_and_continue returns for it.
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, or anything complete_step
 -- raises for an element; P0002 for an unknown execution. One bad element
@@ -3646,20 +3766,9 @@ language plpgsql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off
-set enable_hashjoin = off
-set enable_mergejoin = off
 as $$
-#variable_conflict use_column
 declare
-  v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
-  v_fast integer[];
-  v_slow integer[];
-  v_ord integer;
-  v_queue text;
-  v_queues text[];
 begin
   if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
     or p_continue is null then
@@ -3672,189 +3781,57 @@ begin
             hint = 'Pass one signal, wait, job id and continue flag per execution id.';
   end if;
 
-  -- the locks, in the one order: workflows by id, then executions by id
-  perform geneva._lock_executions(p_execution_ids);
-
-  -- The common case, a step that succeeded while its workflow performs with
-  -- no operator's request waiting and is still defined, is recorded for all
-  -- such elements at once below: what geneva._complete_step and
-  -- geneva._advance do for it (move "next"), as a few set-wise statements.
-  -- Every other element (another signal, a late or duplicate report, a
-  -- requested pause or cancel, a removed step, a hero deleted while the step
-  -- ran) goes through
-  -- geneva._complete_step alone, in lock order, afterwards.
-  select
-    coalesce(array_agg(i.ord order by i.workflow_id) filter (where i.fast), '{}'),
-    coalesce(array_agg(i.ord order by i.workflow_id, i.execution_id) filter (where not i.fast), '{}')
-  into v_fast, v_slow
-  from (
-    select i.ord::integer, i.execution_id, e.workflow_id,
-      coalesce(
-        p_signals[i.ord] = 'success' and p_waits[i.ord] is null
-          and e.state = 'in_progress' and w.state = 'performing' and w.requested_action is null
-          and w.hero_missing_at is null
-          and d.step_names @> array[e.step_name],
-        false
-      ) as fast
-    from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-    left join geneva.step_executions e on e.id = i.execution_id
-    left join geneva.workflows w on w.id = e.workflow_id
-    left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  ) i;
-
-  if cardinality(v_fast) > 0 then
-    -- each report names a job that ran its execution, or none
-    perform geneva._check_job(e, p_job_ids[o.ord])
-    from unnest(v_fast) as o (ord)
-    join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    where p_job_ids[o.ord] is distinct from e.job_id and p_job_ids[o.ord] is not null;
-
-    -- the executions end completed/success (geneva._end_execution)
-    perform pg_catalog.set_config('geneva.ending', 'on', true);
-    update geneva.step_executions e
-    set state = x.execution_state,
-      outcome = x.outcome,
-      completed_at = v_now,
-      finished_at = v_now,
-      updated_at = v_now
-    from geneva._signal_effects() x
-    where x.cause = 'step' and x.signal = 'success'
-      and e.id = any (array(select p_execution_ids[o] from unnest(v_fast) o));
-    perform pg_catalog.set_config('geneva.ending', '', true);
-
-    -- the next steps are scheduled, with their River jobs, or started here
-    -- for the worker (geneva._advance, geneva._schedule_step,
-    -- geneva._enqueue_step), and the workflows move on
-    perform pg_catalog.set_config('geneva.inserting', 'on', true);
-    with item as (
-      select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id,
-        d.queue, d.priority,
-        d.step_names[k.idx + 1] as next_step,
-        coalesce(d.step_waits[k.idx + 1], interval '0') as next_wait,
-        coalesce(
-          p_continue[o.ord] and d.step_waits[k.idx + 1] <= interval '0'
-            and coalesce(d.definition -> 'cancel_if', '[]') = '[]'
-            and not (d.definition -> 'steps' -> k.idx ? 'skip_if'),
-          false
-        ) as start
-      from unnest(v_fast) as o (ord)
-      join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-      join geneva.workflows w on w.id = e.workflow_id
-      join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-      cross join lateral (select array_position(d.step_names, e.step_name) as idx) k
-    ),
-    planned as materialized (
-      select item.*,
-        case when item.next_step is not null then nextval('geneva.step_executions_id_seq') end as next_id
-      from item
-    ),
-    jobs as (
-      insert into public.river_job (
-        args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
-      )
-      select
-        jsonb_build_object(
-          'execution_id', p.next_id,
-          'workflow_id', p.workflow_id,
-          'workflow_type', p.workflow_type,
-          'hero_type', p.hero_type,
-          'hero_id', p.hero_id,
-          'step_name', p.next_step
-        ),
-        'geneva_step',
-        25,
-        p.priority,
-        p.queue,
-        now() + greatest(p.next_wait, interval '0'),
-        case when p.next_wait <= interval '5 seconds' then 'available' else 'scheduled' end::public.river_job_state,
-        '{}',
-        '{}'
-      from planned p
-      where p.next_id is not null and not p.start
-      order by p.next_id
-      returning river_job.id, (river_job.args ->> 'execution_id')::bigint as execution_id
-    ),
-    executions as (
-      insert into geneva.step_executions (
-        id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-        continues_from_id, created_at, updated_at
-      )
-      select p.next_id, p.workflow_id, p.next_step, 1,
-        case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_wait,
-        case when p.start then v_now end, j.id, null, null, v_now, v_now
-      from planned p
-      left join jobs j on j.execution_id = p.next_id
-      where p.next_id is not null
-      order by p.next_id
-    ),
-    moved as (
-      update geneva.workflows w
-      set state = case when p.next_step is null then 'finished' when p.start then 'performing' else 'ready' end,
-        current_step_name = case when p.start then p.next_step end,
-        next_step_name = p.next_step,
-        requested_action = null,
-        transitioned_at = case when p.next_step is null then v_now end,
-        paused_at = null,
-        finished_at = case when p.next_step is null then v_now else w.finished_at end,
-        updated_at = v_now
-      from planned p
-      where w.id = p.workflow_id
-      returning p.queue, p.next_step is not null and not p.start and p.next_wait <= interval '0' as due_job
-    )
-    select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}')
-    into v_queues
-    from moved m;
-    perform pg_catalog.set_config('geneva.inserting', '', true);
-
-    -- the River jobs that ran these steps are done (geneva._complete_job)
-    update public.river_job j
-    set state = 'completed',
-      finalized_at = now()
-    where j.id = any (array(select p_job_ids[o] from unnest(v_fast) o where p_job_ids[o] is not null))
-      and j.state::text = 'running';
-
-    -- River hears of the jobs due now, once per queue (geneva._notify_insert)
-    foreach v_queue in array v_queues loop
-      perform geneva._notify_insert(v_queue);
-    end loop;
-
-    return query
-    select o.ord, e.outcome, w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
-      n.continues_from_id
-    from unnest(v_fast) as o (ord)
-    join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    join geneva.workflows w on w.id = e.workflow_id
-    left join geneva.step_executions n
-      on w.state = 'performing' and n.workflow_id = w.id and n.state = 'in_progress';
-  end if;
-
-  foreach v_ord in array v_slow loop
-    return query
-    select v_ord, c.*
-    from geneva._complete_step(
-      p_execution_ids[v_ord], p_signals[v_ord], p_waits[v_ord], p_job_ids[v_ord], p_continue[v_ord]
-    ) c;
-  end loop;
+  return query
+  select *
+  from geneva._end_running(
+    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue
+  );
 end;
 $$;
-
 
 comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[]) is
 'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
 
--- geneva.start_steps: start_step for many executions at once, in one
--- transaction.
+-- geneva.start_steps: claims step executions for a worker, or records the
+-- outcomes of the worker's preconditions, set-wise: the one implementation of
+-- a claim, which geneva.start_step calls with one element.
 --
 -- Called by: the Go worker, which claims the executions of the River jobs it
--- was handed close together with one call and one commit. Each element is
--- what one start_step call would be (p_preconditions elements may be NULL),
--- and is recorded exactly as that call records it.
+-- was handed close together with one call and one commit, after evaluating
+-- each workflow's cancel_if and step's skip_if (p_preconditions: 'cancel' or
+-- 'skip'; 'hero_missing' when its hero loader found nothing; NULL when the
+-- step should run). Calling it again, early, or for an execution that has
+-- moved on is harmless.
+--
+-- Per element, in order:
+--   the execution is not scheduled (a duplicate or late job): nothing
+--     changes;
+--   the workflow is finished or canceled: the execution ends as
+--     geneva._signal_effects' (stray, cancel) row says;
+--   the workflow is not ready (paused): the execution stays scheduled and
+--     resume_workflow enqueues it again;
+--   the execution is not due yet: it stays scheduled, and a job is enqueued
+--     for its time unless one is still waiting in River (geneva._ensure_job);
+--   the step is no longer defined (step_not_defined), the hero is missing
+--     (the worker's hero loader found nothing, or the hero trigger of
+--     geneva.track_hero stamped hero_missing_at while the workflow
+--     performed) and the definition does not allow it (hero_missing),
+--     cancel_if held (cancel), skip_if held (skip: from the worker, or
+--     `"skip_if": true` in the definition): the execution ends and the
+--     workflow moves on as that precondition's row in
+--     geneva._signal_effects says (geneva._advance_many: a step no longer
+--     defined pauses the workflow, the hero missing or cancel_if cancels it,
+--     skip_if schedules the next step);
+--   otherwise the execution is in_progress and the workflow performing, and
+--     a row is returned for the worker to run it.
 --
 -- Locks: every named execution's workflow row in id order, then every
 -- execution row in id order (the order of every other function's locks).
 -- Returns one row per element whose step the worker should run now, named by
--- its position (ordinality, from 1; the rows come in lock order), with what
--- start_step returns for it; no row for the others (see start_step).
+-- its position (ordinality, from 1): the execution, its workflow, type,
+-- hero, step name, attempt, times, cursor, the execution it continues, the
+-- type's queue and the trace context its creator stored
+-- (create_workflow's p_trace_context); no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -3897,9 +3874,9 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
-  v_fast integer[];
-  v_slow integer[];
-  v_ord integer;
+  v_kinds text[];
+  v_item record;
+  v_moves record;
 begin
   if p_execution_ids is null or p_preconditions is null then
     raise exception 'arrays must not be null' using errcode = '22004';
@@ -3909,72 +3886,123 @@ begin
       using errcode = '22023',
             hint = 'Pass one precondition (or NULL) per execution id.';
   end if;
+  select p into v_item
+  from unnest(p_preconditions) p
+  where p not in ('cancel', 'skip', 'hero_missing')
+  limit 1;
+  if found then
+    raise exception 'unknown precondition %', v_item.p
+      using errcode = '22023',
+            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
+  end if;
 
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
-
-  -- The common case, a due scheduled execution of a ready workflow whose
-  -- step is still defined and whose hero was not deleted, with no
-  -- precondition and no `"skip_if": true`, is
-  -- started for all such elements at once below, as start_step starts it;
-  -- every other element goes through start_step alone, in lock order.
-  select
-    coalesce(array_agg(i.ord order by i.workflow_id) filter (where i.fast), '{}'),
-    coalesce(array_agg(i.ord order by i.workflow_id, i.execution_id) filter (where not i.fast), '{}')
-  into v_fast, v_slow
-  from (
-    select i.ord::integer, i.execution_id, e.workflow_id,
-      coalesce(
-        p_preconditions[i.ord] is null
-          and e.state = 'scheduled' and w.state = 'ready' and e.scheduled_for <= v_now
-          and w.hero_missing_at is null
-          and d.step_names @> array[e.step_name]
-          and d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if'
-            is distinct from 'true'::jsonb,
-        false
-      ) as fast
-    from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-    left join geneva.step_executions e on e.id = i.execution_id
-    left join geneva.workflows w on w.id = e.workflow_id
-    left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  ) i;
-
-  if cardinality(v_fast) > 0 then
-    update geneva.step_executions e
-    set state = 'in_progress',
-      started_at = v_now,
-      updated_at = v_now
-    where e.id = any (array(select p_execution_ids[o] from unnest(v_fast) o));
-
-    update geneva.workflows w
-    set state = 'performing',
-      current_step_name = e.step_name,
-      started_at = coalesce(w.started_at, v_now),
-      updated_at = v_now
-    from unnest(v_fast) as o (ord)
-    join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    where w.id = e.workflow_id;
-
-    return query
-    select o.ord, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-      e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue,
-      w.trace_context
-    from unnest(v_fast) as o (ord)
-    join geneva.step_executions e on e.id = p_execution_ids[o.ord]
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
+  select i.execution_id into v_item
+  from unnest(p_execution_ids) as i (execution_id)
+  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
+  limit 1;
+  if found then
+    raise exception 'step execution % not found', v_item.execution_id
+      using errcode = 'P0002',
+            table = 'step_executions';
   end if;
 
-  foreach v_ord in array v_slow loop
-    return query
-    select v_ord, s.*
-    from geneva.start_step(p_execution_ids[v_ord], p_preconditions[v_ord]) s;
+  -- what each element is, in the order above: none, stray, early, a
+  -- precondition's signal, or start
+  select array_agg(
+    case
+      when e.state <> 'scheduled' then 'none'
+      when w.state in ('finished', 'canceled') then 'stray'
+      when w.state <> 'ready' then 'none'
+      when e.scheduled_for > v_now then 'early'
+      when d.step_names is null or not d.step_names @> array[e.step_name] then 'step_not_defined'
+      when (p_preconditions[i.ord] = 'hero_missing' or w.hero_missing_at is not null)
+        and not d.may_proceed_without_hero then 'hero_missing'
+      when p_preconditions[i.ord] = 'cancel' then 'cancel'
+      when p_preconditions[i.ord] = 'skip'
+        or d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if' = 'true'::jsonb
+        then 'skip'
+      else 'start'
+    end
+    order by i.ord
+  )
+  into v_kinds
+  from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
+  join geneva.step_executions e on e.id = i.execution_id
+  join geneva.workflows w on w.id = e.workflow_id
+  left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
+
+  -- the rare kinds, one by one in lock order, through the one ender
+  for v_item in
+    select e, w, t.kind
+    from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+    join geneva.step_executions e on e.id = t.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+    where t.kind not in ('none', 'start')
+    order by w.id, e.id
+  loop
+    if v_item.kind = 'stray' then
+      perform geneva._end_as(v_item.e, 'stray', 'cancel');
+    elsif v_item.kind = 'early' then
+      perform geneva._ensure_job(v_item.w, v_item.e);
+    elsif v_item.kind = 'step_not_defined' then
+      perform geneva._end_as(v_item.e, 'precondition', 'step_not_defined', p_error_message => format(
+        'step %s is not defined in workflow type %s', (v_item.e).step_name, (v_item.w).workflow_type
+      ));
+    else
+      perform geneva._end_as(v_item.e, 'precondition', v_item.kind);
+    end if;
   end loop;
+
+  -- the workflows whose precondition decided move on, in one batch
+  select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
+    array_agg(x.workflow_move order by e.workflow_id) as moves,
+    array_agg(e.step_name order by e.workflow_id) as step_names
+  into v_moves
+  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  join geneva.step_executions e on e.id = t.execution_id
+  join geneva._signal_effects() x on x.cause = 'precondition' and x.signal = t.kind;
+  if v_moves.workflow_ids is not null then
+    perform from geneva._advance_many(
+      v_moves.workflow_ids, v_moves.moves, v_moves.step_names,
+      array_fill(null::interval, array[cardinality(v_moves.workflow_ids)]),
+      array_fill(null::bigint, array[cardinality(v_moves.workflow_ids)]),
+      array_fill(false, array[cardinality(v_moves.workflow_ids)])
+    );
+  end if;
+
+  -- the steps to run start
+  update geneva.step_executions e
+  set state = 'in_progress',
+    started_at = v_now,
+    updated_at = v_now
+  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  where e.id = t.execution_id and t.kind = 'start';
+
+  update geneva.workflows w
+  set state = 'performing',
+    current_step_name = e.step_name,
+    started_at = coalesce(w.started_at, v_now),
+    updated_at = v_now
+  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  join geneva.step_executions e on e.id = t.execution_id
+  where t.kind = 'start' and w.id = e.workflow_id;
+
+  return query
+  select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
+    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context
+  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  join geneva.step_executions e on e.id = t.execution_id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  where t.kind = 'start'
+  order by w.id;
 end;
 $$;
 
 comment on function geneva.start_steps(bigint[], text[]) is
-'Worker protocol: start_step for many executions in one call, a row per element to run now.';
+'Worker protocol: claims due scheduled executions (a row per element to run now) or records their preconditions.';
 
 -- geneva.fail_step: records that a step (or the evaluation of its
 -- preconditions) raised an error, resolves the exception policy, and moves the
@@ -4270,6 +4298,8 @@ comment on function geneva.checkpoint_step(bigint, jsonb) is
 -- saved; an operator's pause or cancel requested meanwhile applies (see
 -- geneva._advance).
 --
+-- geneva._end_running records it, as a batch of one.
+--
 -- Locks: the workflow row, then the execution row.
 -- Returns the recorded outcome (NULL when the execution was no longer
 -- in_progress) and the workflow's state after it.
@@ -4282,37 +4312,12 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-#variable_conflict use_column
-declare
-  v_locked record := geneva._lock_execution(p_execution_id);
-  v_execution geneva.step_executions := v_locked.o_execution;
-  v_workflow geneva.workflows := v_locked.o_workflow;
-  v_effect record;
 begin
-  perform geneva._check_job(v_execution, p_job_id);
-  if v_execution.state <> 'in_progress' then
-    -- guard: the execution moved on while the step ran: record nothing
-    null;
-  elsif v_workflow.state <> 'performing' then
-    -- guard: a workflow that is not performing has no running step to give back
-    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
-  else
-    select e.* into strict v_effect
-    from geneva._signal_effects() e
-    where e.cause = 'worker' and e.signal = 'interrupt';
-    perform geneva._end_execution(
-      v_execution, v_effect.execution_state, v_effect.outcome, p_metadata => v_effect.metadata
-    );
-    v_workflow := geneva._advance(
-      v_workflow, geneva._definition(v_workflow.workflow_type), v_effect.workflow_move, v_execution.step_name,
-      p_from => v_execution
-    );
-    outcome := v_effect.outcome;
-  end if;
-
-  perform geneva._complete_job(p_job_id);
-  workflow_state := v_workflow.state;
-  return next;
+  return query
+  select c.outcome, c.workflow_state
+  from geneva._end_running(
+    array[p_execution_id], array['worker'], array['interrupt'], array[null::interval], array[p_job_id], array[false]
+  ) c;
 end;
 $$;
 
