@@ -1361,7 +1361,8 @@ begin
   if array_position(p_execution_ids, null) is not null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
-  if (select count(distinct x) from unnest(p_execution_ids) x) <> cardinality(p_execution_ids) then
+  if cardinality(p_execution_ids) > 1
+    and (select count(distinct x) from unnest(p_execution_ids) x) <> cardinality(p_execution_ids) then
     raise exception 'an execution is named twice' using errcode = '22023';
   end if;
 
@@ -1889,10 +1890,13 @@ $$;
 -- queue (geneva._notify_insert). River runs on the real clock, the engine on
 -- geneva.now(): a job is due after the same delay as its execution.
 --
--- Plans: as start_steps and complete_steps, every statement is held to index
--- lookups by id and planned once per session.
--- Returns the moved workflows' rows.
--- Raises: 22023 for an unknown move.
+-- Plans: its callers (geneva._advance, geneva._end_running, start_steps)
+-- hold every statement to index lookups by id, planned once per session,
+-- with their settings (plan_cache_mode, enable_*), which it runs under: a
+-- function's own settings cost a save and a restore at every call.
+-- Returns nothing: callers read the rows they need.
+-- (The moves are trusted: complete_steps and start_steps take them from
+-- geneva._signal_effects, geneva._advance checks its own.)
 create or replace function geneva._advance_many(
   p_workflow_ids bigint[],
   p_moves text[],
@@ -1901,31 +1905,18 @@ create or replace function geneva._advance_many(
   p_from_ids bigint[],
   p_inline boolean[]
 )
-returns setof geneva.workflows
+returns void
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off
-set enable_hashjoin = off
-set enable_mergejoin = off
 as $$
 declare
   v_now timestamptz := geneva.now();
-  v_bad text;
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
 begin
-  select m into v_bad
-  from unnest(p_moves) m
-  where m is null or m not in ('next', 'skip', 'same', 'finish', 'cancel', 'pause')
-  limit 1;
-  if found then
-    raise exception 'unknown move %', coalesce(v_bad, 'NULL') using errcode = '22023';
-  end if;
-
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
@@ -2061,19 +2052,18 @@ begin
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- the next executions an operator's cancel stopped
-  for v_execution in
-    select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
-  loop
-    perform geneva._end_as(v_execution, 'operator', 'cancel');
-  end loop;
+  if cardinality(v_stopped) > 0 then
+    for v_execution in
+      select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
+    loop
+      perform geneva._end_as(v_execution, 'operator', 'cancel');
+    end loop;
+  end if;
 
   -- River hears of the jobs due now, once per queue
   foreach v_queue in array v_queues loop
     perform geneva._notify_insert(v_queue);
   end loop;
-
-  return query
-  select w.* from geneva.workflows w where w.id = any (p_workflow_ids);
 end;
 $$;
 
@@ -2103,14 +2093,21 @@ returns geneva.workflows
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 declare
   v_workflow geneva.workflows;
 begin
-  select w.* into v_workflow
-  from geneva._advance_many(
+  if p_move is null or p_move not in ('next', 'skip', 'same', 'finish', 'cancel', 'pause') then
+    raise exception 'unknown move %', coalesce(p_move, 'NULL') using errcode = '22023';
+  end if;
+  perform geneva._advance_many(
     array[p_workflow.id], array[p_move], array[p_step_name], array[p_wait], array[p_from.id], array[p_inline]
-  ) w;
+  );
+  select w.* into v_workflow from geneva.workflows w where w.id = p_workflow.id;
   return v_workflow;
 end;
 $$;
@@ -3407,6 +3404,56 @@ $$;
 comment on function geneva.start_step(bigint, text) is
 'Worker protocol: claims a due scheduled execution (one row back) or records its preconditions (no row).';
 
+-- geneva._end_running_refuse: raises the error of a bad element of
+-- geneva._end_running, which found it in its one pass over the elements and
+-- names it here: its signal, its wait or its execution.
+--
+-- Called by: geneva._end_running, only to raise.
+-- Raises: 22004 for a NULL signal; 22023 for an unknown signal, a wait with a
+-- signal that takes none, a negative wait or one over 100 years; P0002 for an
+-- unknown execution.
+create or replace function geneva._end_running_refuse(
+  p_execution_id bigint,
+  p_cause text,
+  p_signal text,
+  p_wait interval
+)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_move text;
+begin
+  if p_signal is null then
+    raise exception 'signal must not be null' using errcode = '22004';
+  end if;
+  select e.workflow_move into v_move
+  from geneva._signal_effects() e
+  where e.cause = p_cause and e.signal = p_signal;
+  if v_move is null then
+    raise exception 'unknown signal %', p_signal
+      using errcode = '22023',
+            hint = format('Signals are %s.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = p_cause
+            ));
+  end if;
+  if p_wait is not null and v_move <> 'same' then
+    raise exception 'signal % takes no wait', p_signal
+      using errcode = '22023',
+            hint = format('Only %s take a wait.', (
+              select string_agg(e.signal, ', ') from geneva._signal_effects() e
+              where e.cause = p_cause and e.workflow_move = 'same'
+            ));
+  end if;
+  perform geneva._check_wait(p_wait, 'signal ' || p_signal);
+  raise exception 'step execution % not found', p_execution_id
+    using errcode = 'P0002',
+          table = 'step_executions';
+end;
+$$;
+
 -- geneva._end_running: ends running executions as their workers report them,
 -- set-wise, and moves their workflows on: the one implementation behind
 -- complete_step, complete_and_continue, complete_steps and interrupt_step
@@ -3475,112 +3522,100 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
-  v_bad record;
-  v_moves record;
-  v_kinds text[];
-  v_outcomes text[];
+  v_c record;
 begin
-  -- guard: every signal is one its cause has, and only those that run the
-  -- same step again take a wait
-  select i.ord, i.cause, i.signal, i.wait, x.workflow_move into v_bad
-  from unnest(p_causes, p_signals, p_waits) with ordinality as i (cause, signal, wait, ord)
-  left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
-  where x.signal is null or (i.wait is not null and x.workflow_move <> 'same')
-  order by i.ord
-  limit 1;
-  if found then
-    if v_bad.signal is null then
-      raise exception 'signal must not be null' using errcode = '22004';
-    elsif v_bad.workflow_move is null then
-      raise exception 'unknown signal %', v_bad.signal
-        using errcode = '22023',
-              hint = format('Signals are %s.', (
-                select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = v_bad.cause
-              ));
-    else
-      raise exception 'signal % takes no wait', v_bad.signal
-        using errcode = '22023',
-              hint = format('Only %s take a wait.', (
-                select string_agg(e.signal, ', ') from geneva._signal_effects() e
-                where e.cause = v_bad.cause and e.workflow_move = 'same'
-              ));
-    end if;
-  end if;
-  perform geneva._check_wait(w.wait, 'signal ' || p_signals[w.ord])
-  from unnest(p_waits) with ordinality as w (wait, ord)
-  where w.wait is not null;
-
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
-  select i.execution_id into v_bad
-  from unnest(p_execution_ids) as i (execution_id)
-  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
-  limit 1;
-  if found then
-    raise exception 'step execution % not found', v_bad.execution_id
-      using errcode = 'P0002',
-            table = 'step_executions';
-  end if;
 
-  -- each report names a job that ran its execution, or none
-  perform geneva._check_job(e, p_job_ids[i.ord])
-  from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-  join geneva.step_executions e on e.id = i.execution_id
-  where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
-
-  -- what each report ends (its kind: moved_on, stray or end), and the
-  -- outcome the table gives it
-  select array_agg(i.kind order by i.ord), array_agg(x.outcome order by i.ord)
-  into v_kinds, v_outcomes
+  -- In one pass over the elements: what each report ends (its kind:
+  -- moved_on, stray or end) and the outcome the table gives it, the moves of
+  -- the workflows that go on, and the first bad element, if any.
+  select
+    array_agg(c.kind order by c.ord) as kinds,
+    array_agg(c.outcome order by c.ord) as outcomes,
+    array_agg(c.end_state order by c.ord) as end_states,
+    array_agg(c.end_metadata order by c.ord) as end_metadata,
+    array_agg(c.workflow_id order by c.workflow_id) filter (where c.kind = 'end') as workflow_ids,
+    array_agg(c.move order by c.workflow_id) filter (where c.kind = 'end') as moves,
+    array_agg(c.step_name order by c.workflow_id) filter (where c.kind = 'end') as step_names,
+    array_agg(c.wait order by c.workflow_id) filter (where c.kind = 'end') as waits,
+    -- (only a move that runs the same step again continues from it)
+    array_agg(case when c.move = 'same' then c.execution_id end order by c.workflow_id)
+      filter (where c.kind = 'end') as from_ids,
+    array_agg(c.inline order by c.workflow_id) filter (where c.kind = 'end') as inline,
+    min(c.ord) filter (where c.bad is not null) as bad_ord,
+    bool_or(c.other_job) as other_job
+  into v_c
   from (
-    select i.ord, p_causes[i.ord] as cause, p_signals[i.ord] as signal,
+    select i.ord, e.id as execution_id, e.workflow_id, e.step_name, i.wait,
+      coalesce(p_continue[i.ord], false) as inline,
       case
         when e.state <> 'in_progress' then 'moved_on'
         when w.state <> 'performing' then 'stray'
         else 'end'
-      end as kind
+      end as kind,
+      case
+        when e.state <> 'in_progress' then null
+        when w.state <> 'performing' then s.outcome
+        else x.outcome
+      end as outcome,
+      case
+        when e.state <> 'in_progress' then null
+        when w.state <> 'performing' then s.execution_state
+        else x.execution_state
+      end as end_state,
+      case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
+      x.workflow_move as move,
+      case
+        when i.signal is null then 'null_signal'
+        when x.signal is null then 'unknown_signal'
+        when i.wait is not null and x.workflow_move <> 'same' then 'wait'
+        when i.wait < interval '0' or extract(epoch from i.wait) > 3155760000 then 'bad_wait'
+        when e.id is null then 'not_found'
+      end as bad,
+      p_job_ids[i.ord] is not null and p_job_ids[i.ord] is distinct from e.job_id as other_job
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
+    left join geneva.step_executions e on e.id = i.execution_id
+    left join geneva.workflows w on w.id = e.workflow_id
+    left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
+    left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
+  ) c;
+
+  -- guard: every signal is one its cause has, only those that run the same
+  -- step again take a wait, and every execution exists
+  if v_c.bad_ord is not null then
+    perform geneva._end_running_refuse(
+      p_execution_ids[v_c.bad_ord], p_causes[v_c.bad_ord], p_signals[v_c.bad_ord], p_waits[v_c.bad_ord]
+    );
+  end if;
+  -- guard: each report names a job that ran its execution, or none
+  if v_c.other_job then
+    perform geneva._check_job(e, p_job_ids[i.ord])
     from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
     join geneva.step_executions e on e.id = i.execution_id
-    join geneva.workflows w on w.id = e.workflow_id
-  ) i
-  left join geneva._signal_effects() x
-    on (i.kind = 'end' and x.cause = i.cause and x.signal = i.signal)
-    or (i.kind = 'stray' and x.cause = 'stray' and x.signal = 'cancel');
+    where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
+  end if;
 
   -- the executions end (geneva._end_execution, set-wise: all were in_progress)
   perform pg_catalog.set_config('geneva.ending', 'on', true);
   update geneva.step_executions e
-  set state = x.execution_state,
-    outcome = x.outcome,
-    completed_at = case when x.execution_state = 'completed' then v_now else e.completed_at end,
-    failed_at = case when x.execution_state = 'failed' then v_now else e.failed_at end,
-    canceled_at = case when x.execution_state = 'canceled' then v_now else e.canceled_at end,
-    skipped_at = case when x.execution_state = 'skipped' then v_now else e.skipped_at end,
+  set state = t.state,
+    outcome = t.outcome,
+    completed_at = case when t.state = 'completed' then v_now else e.completed_at end,
+    failed_at = case when t.state = 'failed' then v_now else e.failed_at end,
+    canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
+    skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
     finished_at = v_now,
-    metadata = case when x.metadata is null then e.metadata else e.metadata || x.metadata end,
+    metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
     updated_at = v_now
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
-  join geneva._signal_effects() x
-    on (t.kind = 'end' and x.cause = p_causes[t.ord] and x.signal = p_signals[t.ord])
-    or (t.kind = 'stray' and x.cause = 'stray' and x.signal = 'cancel')
-  where e.id = t.execution_id and t.kind in ('end', 'stray');
+  from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
+  where e.id = t.execution_id and t.state is not null;
   perform pg_catalog.set_config('geneva.ending', '', true);
 
   -- the workflows move on, in one batch
-  select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
-    array_agg(x.workflow_move order by e.workflow_id) as moves,
-    array_agg(e.step_name order by e.workflow_id) as step_names,
-    array_agg(p_waits[t.ord] order by e.workflow_id) as waits,
-    array_agg(e.id order by e.workflow_id) as from_ids,
-    array_agg(coalesce(p_continue[t.ord], false) order by e.workflow_id) as inline
-  into v_moves
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
-  join geneva.step_executions e on e.id = t.execution_id
-  join geneva._signal_effects() x on x.cause = p_causes[t.ord] and x.signal = p_signals[t.ord]
-  where t.kind = 'end';
-  if v_moves.workflow_ids is not null then
-    perform from geneva._advance_many(
-      v_moves.workflow_ids, v_moves.moves, v_moves.step_names, v_moves.waits, v_moves.from_ids, v_moves.inline
+  if v_c.workflow_ids is not null then
+    perform geneva._advance_many(
+      v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline
     );
   end if;
 
@@ -3592,9 +3627,9 @@ begin
     and j.state::text = 'running';
 
   return query
-  select t.ord::integer, v_outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
+  select t.ord::integer, v_c.outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
     n.continues_from_id
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
   left join lateral (
@@ -3875,6 +3910,7 @@ declare
   v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
+  v_bad integer;
   v_item record;
   v_moves record;
 begin
@@ -3886,32 +3922,16 @@ begin
       using errcode = '22023',
             hint = 'Pass one precondition (or NULL) per execution id.';
   end if;
-  select p into v_item
-  from unnest(p_preconditions) p
-  where p not in ('cancel', 'skip', 'hero_missing')
-  limit 1;
-  if found then
-    raise exception 'unknown precondition %', v_item.p
-      using errcode = '22023',
-            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
-  end if;
-
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
-  select i.execution_id into v_item
-  from unnest(p_execution_ids) as i (execution_id)
-  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
-  limit 1;
-  if found then
-    raise exception 'step execution % not found', v_item.execution_id
-      using errcode = 'P0002',
-            table = 'step_executions';
-  end if;
 
   -- what each element is, in the order above: none, stray, early, a
-  -- precondition's signal, or start
+  -- precondition's signal, or start (or bad: an unknown precondition, an
+  -- unknown execution)
   select array_agg(
     case
+      when p_preconditions[i.ord] not in ('cancel', 'skip', 'hero_missing') then 'bad_precondition'
+      when e.id is null then 'not_found'
       when e.state <> 'scheduled' then 'none'
       when w.state in ('finished', 'canceled') then 'stray'
       when w.state <> 'ready' then 'none'
@@ -3929,11 +3949,23 @@ begin
   )
   into v_kinds
   from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-  join geneva.step_executions e on e.id = i.execution_id
-  join geneva.workflows w on w.id = e.workflow_id
+  left join geneva.step_executions e on e.id = i.execution_id
+  left join geneva.workflows w on w.id = e.workflow_id
   left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
 
+  v_bad := coalesce(array_position(v_kinds, 'bad_precondition'), array_position(v_kinds, 'not_found'));
+  if v_bad is not null and v_kinds[v_bad] = 'bad_precondition' then
+    raise exception 'unknown precondition %', p_preconditions[v_bad]
+      using errcode = '22023',
+            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
+  elsif v_bad is not null then
+    raise exception 'step execution % not found', p_execution_ids[v_bad]
+      using errcode = 'P0002',
+            table = 'step_executions';
+  end if;
+
   -- the rare kinds, one by one in lock order, through the one ender
+  if v_kinds && array['stray', 'early', 'step_not_defined', 'hero_missing', 'cancel', 'skip'] then
   for v_item in
     select e, w, t.kind
     from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
@@ -3954,8 +3986,10 @@ begin
       perform geneva._end_as(v_item.e, 'precondition', v_item.kind);
     end if;
   end loop;
+  end if;
 
   -- the workflows whose precondition decided move on, in one batch
+  if v_kinds && array['step_not_defined', 'hero_missing', 'cancel', 'skip'] then
   select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
     array_agg(x.workflow_move order by e.workflow_id) as moves,
     array_agg(e.step_name order by e.workflow_id) as step_names
@@ -3964,12 +3998,13 @@ begin
   join geneva.step_executions e on e.id = t.execution_id
   join geneva._signal_effects() x on x.cause = 'precondition' and x.signal = t.kind;
   if v_moves.workflow_ids is not null then
-    perform from geneva._advance_many(
+    perform geneva._advance_many(
       v_moves.workflow_ids, v_moves.moves, v_moves.step_names,
       array_fill(null::interval, array[cardinality(v_moves.workflow_ids)]),
       array_fill(null::bigint, array[cardinality(v_moves.workflow_ids)]),
       array_fill(false, array[cardinality(v_moves.workflow_ids)])
     );
+  end if;
   end if;
 
   -- the steps to run start

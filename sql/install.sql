@@ -62,6 +62,7 @@
 
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
+{{ template "functions/_end_running_refuse.sql" . }}
 {{ template "functions/_end_running.sql" . }}
 {{ template "functions/complete_step.sql" . }}
 {{ template "functions/complete_and_continue.sql" . }}

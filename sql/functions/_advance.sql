@@ -24,14 +24,21 @@ returns geneva.workflows
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
 declare
   v_workflow geneva.workflows;
 begin
-  select w.* into v_workflow
-  from geneva._advance_many(
+  if p_move is null or p_move not in ('next', 'skip', 'same', 'finish', 'cancel', 'pause') then
+    raise exception 'unknown move %', coalesce(p_move, 'NULL') using errcode = '22023';
+  end if;
+  perform geneva._advance_many(
     array[p_workflow.id], array[p_move], array[p_step_name], array[p_wait], array[p_from.id], array[p_inline]
-  ) w;
+  );
+  select w.* into v_workflow from geneva.workflows w where w.id = p_workflow.id;
   return v_workflow;
 end;
 $$;

@@ -50,10 +50,13 @@
 -- queue (geneva._notify_insert). River runs on the real clock, the engine on
 -- geneva.now(): a job is due after the same delay as its execution.
 --
--- Plans: as start_steps and complete_steps, every statement is held to index
--- lookups by id and planned once per session.
--- Returns the moved workflows' rows.
--- Raises: 22023 for an unknown move.
+-- Plans: its callers (geneva._advance, geneva._end_running, start_steps)
+-- hold every statement to index lookups by id, planned once per session,
+-- with their settings (plan_cache_mode, enable_*), which it runs under: a
+-- function's own settings cost a save and a restore at every call.
+-- Returns nothing: callers read the rows they need.
+-- (The moves are trusted: complete_steps and start_steps take them from
+-- geneva._signal_effects, geneva._advance checks its own.)
 create or replace function geneva._advance_many(
   p_workflow_ids bigint[],
   p_moves text[],
@@ -62,31 +65,18 @@ create or replace function geneva._advance_many(
   p_from_ids bigint[],
   p_inline boolean[]
 )
-returns setof geneva.workflows
+returns void
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off
-set enable_hashjoin = off
-set enable_mergejoin = off
 as $$
 declare
   v_now timestamptz := geneva.now();
-  v_bad text;
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
 begin
-  select m into v_bad
-  from unnest(p_moves) m
-  where m is null or m not in ('next', 'skip', 'same', 'finish', 'cancel', 'pause')
-  limit 1;
-  if found then
-    raise exception 'unknown move %', coalesce(v_bad, 'NULL') using errcode = '22023';
-  end if;
-
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
@@ -222,18 +212,17 @@ begin
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- the next executions an operator's cancel stopped
-  for v_execution in
-    select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
-  loop
-    perform geneva._end_as(v_execution, 'operator', 'cancel');
-  end loop;
+  if cardinality(v_stopped) > 0 then
+    for v_execution in
+      select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
+    loop
+      perform geneva._end_as(v_execution, 'operator', 'cancel');
+    end loop;
+  end if;
 
   -- River hears of the jobs due now, once per queue
   foreach v_queue in array v_queues loop
     perform geneva._notify_insert(v_queue);
   end loop;
-
-  return query
-  select w.* from geneva.workflows w where w.id = any (p_workflow_ids);
 end;
 $$;

@@ -66,112 +66,100 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
-  v_bad record;
-  v_moves record;
-  v_kinds text[];
-  v_outcomes text[];
+  v_c record;
 begin
-  -- guard: every signal is one its cause has, and only those that run the
-  -- same step again take a wait
-  select i.ord, i.cause, i.signal, i.wait, x.workflow_move into v_bad
-  from unnest(p_causes, p_signals, p_waits) with ordinality as i (cause, signal, wait, ord)
-  left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
-  where x.signal is null or (i.wait is not null and x.workflow_move <> 'same')
-  order by i.ord
-  limit 1;
-  if found then
-    if v_bad.signal is null then
-      raise exception 'signal must not be null' using errcode = '22004';
-    elsif v_bad.workflow_move is null then
-      raise exception 'unknown signal %', v_bad.signal
-        using errcode = '22023',
-              hint = format('Signals are %s.', (
-                select string_agg(e.signal, ', ') from geneva._signal_effects() e where e.cause = v_bad.cause
-              ));
-    else
-      raise exception 'signal % takes no wait', v_bad.signal
-        using errcode = '22023',
-              hint = format('Only %s take a wait.', (
-                select string_agg(e.signal, ', ') from geneva._signal_effects() e
-                where e.cause = v_bad.cause and e.workflow_move = 'same'
-              ));
-    end if;
-  end if;
-  perform geneva._check_wait(w.wait, 'signal ' || p_signals[w.ord])
-  from unnest(p_waits) with ordinality as w (wait, ord)
-  where w.wait is not null;
-
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
-  select i.execution_id into v_bad
-  from unnest(p_execution_ids) as i (execution_id)
-  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
-  limit 1;
-  if found then
-    raise exception 'step execution % not found', v_bad.execution_id
-      using errcode = 'P0002',
-            table = 'step_executions';
-  end if;
 
-  -- each report names a job that ran its execution, or none
-  perform geneva._check_job(e, p_job_ids[i.ord])
-  from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-  join geneva.step_executions e on e.id = i.execution_id
-  where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
-
-  -- what each report ends (its kind: moved_on, stray or end), and the
-  -- outcome the table gives it
-  select array_agg(i.kind order by i.ord), array_agg(x.outcome order by i.ord)
-  into v_kinds, v_outcomes
+  -- In one pass over the elements: what each report ends (its kind:
+  -- moved_on, stray or end) and the outcome the table gives it, the moves of
+  -- the workflows that go on, and the first bad element, if any.
+  select
+    array_agg(c.kind order by c.ord) as kinds,
+    array_agg(c.outcome order by c.ord) as outcomes,
+    array_agg(c.end_state order by c.ord) as end_states,
+    array_agg(c.end_metadata order by c.ord) as end_metadata,
+    array_agg(c.workflow_id order by c.workflow_id) filter (where c.kind = 'end') as workflow_ids,
+    array_agg(c.move order by c.workflow_id) filter (where c.kind = 'end') as moves,
+    array_agg(c.step_name order by c.workflow_id) filter (where c.kind = 'end') as step_names,
+    array_agg(c.wait order by c.workflow_id) filter (where c.kind = 'end') as waits,
+    -- (only a move that runs the same step again continues from it)
+    array_agg(case when c.move = 'same' then c.execution_id end order by c.workflow_id)
+      filter (where c.kind = 'end') as from_ids,
+    array_agg(c.inline order by c.workflow_id) filter (where c.kind = 'end') as inline,
+    min(c.ord) filter (where c.bad is not null) as bad_ord,
+    bool_or(c.other_job) as other_job
+  into v_c
   from (
-    select i.ord, p_causes[i.ord] as cause, p_signals[i.ord] as signal,
+    select i.ord, e.id as execution_id, e.workflow_id, e.step_name, i.wait,
+      coalesce(p_continue[i.ord], false) as inline,
       case
         when e.state <> 'in_progress' then 'moved_on'
         when w.state <> 'performing' then 'stray'
         else 'end'
-      end as kind
+      end as kind,
+      case
+        when e.state <> 'in_progress' then null
+        when w.state <> 'performing' then s.outcome
+        else x.outcome
+      end as outcome,
+      case
+        when e.state <> 'in_progress' then null
+        when w.state <> 'performing' then s.execution_state
+        else x.execution_state
+      end as end_state,
+      case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
+      x.workflow_move as move,
+      case
+        when i.signal is null then 'null_signal'
+        when x.signal is null then 'unknown_signal'
+        when i.wait is not null and x.workflow_move <> 'same' then 'wait'
+        when i.wait < interval '0' or extract(epoch from i.wait) > 3155760000 then 'bad_wait'
+        when e.id is null then 'not_found'
+      end as bad,
+      p_job_ids[i.ord] is not null and p_job_ids[i.ord] is distinct from e.job_id as other_job
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
+    left join geneva.step_executions e on e.id = i.execution_id
+    left join geneva.workflows w on w.id = e.workflow_id
+    left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
+    left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
+  ) c;
+
+  -- guard: every signal is one its cause has, only those that run the same
+  -- step again take a wait, and every execution exists
+  if v_c.bad_ord is not null then
+    perform geneva._end_running_refuse(
+      p_execution_ids[v_c.bad_ord], p_causes[v_c.bad_ord], p_signals[v_c.bad_ord], p_waits[v_c.bad_ord]
+    );
+  end if;
+  -- guard: each report names a job that ran its execution, or none
+  if v_c.other_job then
+    perform geneva._check_job(e, p_job_ids[i.ord])
     from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
     join geneva.step_executions e on e.id = i.execution_id
-    join geneva.workflows w on w.id = e.workflow_id
-  ) i
-  left join geneva._signal_effects() x
-    on (i.kind = 'end' and x.cause = i.cause and x.signal = i.signal)
-    or (i.kind = 'stray' and x.cause = 'stray' and x.signal = 'cancel');
+    where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
+  end if;
 
   -- the executions end (geneva._end_execution, set-wise: all were in_progress)
   perform pg_catalog.set_config('geneva.ending', 'on', true);
   update geneva.step_executions e
-  set state = x.execution_state,
-    outcome = x.outcome,
-    completed_at = case when x.execution_state = 'completed' then v_now else e.completed_at end,
-    failed_at = case when x.execution_state = 'failed' then v_now else e.failed_at end,
-    canceled_at = case when x.execution_state = 'canceled' then v_now else e.canceled_at end,
-    skipped_at = case when x.execution_state = 'skipped' then v_now else e.skipped_at end,
+  set state = t.state,
+    outcome = t.outcome,
+    completed_at = case when t.state = 'completed' then v_now else e.completed_at end,
+    failed_at = case when t.state = 'failed' then v_now else e.failed_at end,
+    canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
+    skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
     finished_at = v_now,
-    metadata = case when x.metadata is null then e.metadata else e.metadata || x.metadata end,
+    metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
     updated_at = v_now
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
-  join geneva._signal_effects() x
-    on (t.kind = 'end' and x.cause = p_causes[t.ord] and x.signal = p_signals[t.ord])
-    or (t.kind = 'stray' and x.cause = 'stray' and x.signal = 'cancel')
-  where e.id = t.execution_id and t.kind in ('end', 'stray');
+  from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
+  where e.id = t.execution_id and t.state is not null;
   perform pg_catalog.set_config('geneva.ending', '', true);
 
   -- the workflows move on, in one batch
-  select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
-    array_agg(x.workflow_move order by e.workflow_id) as moves,
-    array_agg(e.step_name order by e.workflow_id) as step_names,
-    array_agg(p_waits[t.ord] order by e.workflow_id) as waits,
-    array_agg(e.id order by e.workflow_id) as from_ids,
-    array_agg(coalesce(p_continue[t.ord], false) order by e.workflow_id) as inline
-  into v_moves
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
-  join geneva.step_executions e on e.id = t.execution_id
-  join geneva._signal_effects() x on x.cause = p_causes[t.ord] and x.signal = p_signals[t.ord]
-  where t.kind = 'end';
-  if v_moves.workflow_ids is not null then
-    perform from geneva._advance_many(
-      v_moves.workflow_ids, v_moves.moves, v_moves.step_names, v_moves.waits, v_moves.from_ids, v_moves.inline
+  if v_c.workflow_ids is not null then
+    perform geneva._advance_many(
+      v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline
     );
   end if;
 
@@ -183,9 +171,9 @@ begin
     and j.state::text = 'running';
 
   return query
-  select t.ord::integer, v_outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
+  select t.ord::integer, v_c.outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
     n.continues_from_id
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+  from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
   left join lateral (

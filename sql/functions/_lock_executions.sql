@@ -21,7 +21,8 @@ begin
   if array_position(p_execution_ids, null) is not null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
-  if (select count(distinct x) from unnest(p_execution_ids) x) <> cardinality(p_execution_ids) then
+  if cardinality(p_execution_ids) > 1
+    and (select count(distinct x) from unnest(p_execution_ids) x) <> cardinality(p_execution_ids) then
     raise exception 'an execution is named twice' using errcode = '22023';
   end if;
 

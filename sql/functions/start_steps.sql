@@ -81,6 +81,7 @@ declare
   v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
+  v_bad integer;
   v_item record;
   v_moves record;
 begin
@@ -92,32 +93,16 @@ begin
       using errcode = '22023',
             hint = 'Pass one precondition (or NULL) per execution id.';
   end if;
-  select p into v_item
-  from unnest(p_preconditions) p
-  where p not in ('cancel', 'skip', 'hero_missing')
-  limit 1;
-  if found then
-    raise exception 'unknown precondition %', v_item.p
-      using errcode = '22023',
-            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
-  end if;
-
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
-  select i.execution_id into v_item
-  from unnest(p_execution_ids) as i (execution_id)
-  where not exists (select from geneva.step_executions e where e.id = i.execution_id)
-  limit 1;
-  if found then
-    raise exception 'step execution % not found', v_item.execution_id
-      using errcode = 'P0002',
-            table = 'step_executions';
-  end if;
 
   -- what each element is, in the order above: none, stray, early, a
-  -- precondition's signal, or start
+  -- precondition's signal, or start (or bad: an unknown precondition, an
+  -- unknown execution)
   select array_agg(
     case
+      when p_preconditions[i.ord] not in ('cancel', 'skip', 'hero_missing') then 'bad_precondition'
+      when e.id is null then 'not_found'
       when e.state <> 'scheduled' then 'none'
       when w.state in ('finished', 'canceled') then 'stray'
       when w.state <> 'ready' then 'none'
@@ -135,11 +120,23 @@ begin
   )
   into v_kinds
   from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
-  join geneva.step_executions e on e.id = i.execution_id
-  join geneva.workflows w on w.id = e.workflow_id
+  left join geneva.step_executions e on e.id = i.execution_id
+  left join geneva.workflows w on w.id = e.workflow_id
   left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
 
+  v_bad := coalesce(array_position(v_kinds, 'bad_precondition'), array_position(v_kinds, 'not_found'));
+  if v_bad is not null and v_kinds[v_bad] = 'bad_precondition' then
+    raise exception 'unknown precondition %', p_preconditions[v_bad]
+      using errcode = '22023',
+            hint = 'Preconditions are cancel, skip and hero_missing (or NULL to run the step).';
+  elsif v_bad is not null then
+    raise exception 'step execution % not found', p_execution_ids[v_bad]
+      using errcode = 'P0002',
+            table = 'step_executions';
+  end if;
+
   -- the rare kinds, one by one in lock order, through the one ender
+  if v_kinds && array['stray', 'early', 'step_not_defined', 'hero_missing', 'cancel', 'skip'] then
   for v_item in
     select e, w, t.kind
     from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
@@ -160,8 +157,10 @@ begin
       perform geneva._end_as(v_item.e, 'precondition', v_item.kind);
     end if;
   end loop;
+  end if;
 
   -- the workflows whose precondition decided move on, in one batch
+  if v_kinds && array['step_not_defined', 'hero_missing', 'cancel', 'skip'] then
   select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
     array_agg(x.workflow_move order by e.workflow_id) as moves,
     array_agg(e.step_name order by e.workflow_id) as step_names
@@ -170,12 +169,13 @@ begin
   join geneva.step_executions e on e.id = t.execution_id
   join geneva._signal_effects() x on x.cause = 'precondition' and x.signal = t.kind;
   if v_moves.workflow_ids is not null then
-    perform from geneva._advance_many(
+    perform geneva._advance_many(
       v_moves.workflow_ids, v_moves.moves, v_moves.step_names,
       array_fill(null::interval, array[cardinality(v_moves.workflow_ids)]),
       array_fill(null::bigint, array[cardinality(v_moves.workflow_ids)]),
       array_fill(false, array[cardinality(v_moves.workflow_ids)])
     );
+  end if;
   end if;
 
   -- the steps to run start
