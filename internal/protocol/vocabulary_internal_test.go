@@ -39,9 +39,10 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	}
 	assert.ElementsMatch(t, signals, listed, "Signals lists every Signal constant, once")
 
-	// preconditions: what geneva.start_step accepts, besides none
-	body := query(`select pg_get_functiondef('geneva.start_step'::regproc)`)
-	line := regexp.MustCompile(`p_precondition not in \(([^)]*)\)`).FindStringSubmatch(body)
+	// preconditions: what geneva.start_steps (and start_step, a batch of
+	// one of it) accepts, besides none
+	body := query(`select pg_get_functiondef('geneva.start_steps'::regproc)`)
+	line := regexp.MustCompile(`p_preconditions\[i\.ord\] not in \(([^)]*)\)`).FindStringSubmatch(body)
 	require.NotNil(t, line)
 	preconditions := slices.DeleteFunc(vocabtest.Constants(t, ".", "Precondition"),
 		func(p string) bool { return p == string(PreconditionNone) })
