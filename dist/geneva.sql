@@ -1443,6 +1443,60 @@ as $$
   select p_state in ('available', 'scheduled', 'retryable')
 $$;
 
+-- geneva._step_job_args: the arguments of the River job that triggers a step
+-- execution: its id and the immutable facts a worker needs to evaluate its
+-- conditions without a read (workflow id and type, hero, step name). The
+-- job's contract with the Go worker (worker.StepArgs, pinned by
+-- worker/defaults_internal_test.go), written once.
+--
+-- Called by: geneva._enqueue_step (one job), geneva._advance_many (a batch's
+-- jobs, in one INSERT). Like geneva.now() it has no `set search_path`: it
+-- names nothing but pg_catalog's jsonb_build_object, and without the setting
+-- the planner inlines it into the caller's INSERT (stable, as
+-- jsonb_build_object is: an immutable function calling it would not be
+-- inlined).
+create or replace function geneva._step_job_args(
+  p_execution_id bigint,
+  p_workflow_id bigint,
+  p_workflow_type text,
+  p_hero_type text,
+  p_hero_id text,
+  p_step_name text
+)
+returns jsonb
+language sql
+stable
+parallel safe
+as $$
+  select pg_catalog.jsonb_build_object(
+    'execution_id', p_execution_id,
+    'workflow_id', p_workflow_id,
+    'workflow_type', p_workflow_type,
+    'hero_type', p_hero_type,
+    'hero_id', p_hero_id,
+    'step_name', p_step_name
+  )
+$$;
+
+-- geneva._step_job_available: whether the River job of a step execution due
+-- after p_delay is inserted available rather than scheduled. As River does
+-- for its own short snoozes, a job due within River's scheduler interval (5
+-- seconds) is inserted available with its future time, for the producers'
+-- next fetch after it; a later one is inserted scheduled, and River's
+-- scheduler makes it available when due.
+--
+-- Called by: geneva._enqueue_step, geneva._advance_many. Like geneva.now()
+-- it has no `set search_path`: it names nothing, and without the setting the
+-- planner inlines it into the caller's statement.
+create or replace function geneva._step_job_available(p_delay interval)
+returns boolean
+language sql
+immutable
+parallel safe
+as $$
+  select p_delay <= interval '5 seconds'
+$$;
+
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
 -- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
@@ -1475,19 +1529,15 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_delay interval := greatest(p_scheduled_for - geneva.now(), interval '0');
-  v_available boolean := v_delay <= interval '5 seconds';
+  v_available boolean := geneva._step_job_available(v_delay);
   v_job_id bigint;
 begin
   insert into public.river_job (
     args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
   ) values (
-    jsonb_build_object(
-      'execution_id', p_execution_id,
-      'workflow_id', p_workflow.id,
-      'workflow_type', p_workflow.workflow_type,
-      'hero_type', p_workflow.hero_type,
-      'hero_id', p_workflow.hero_id,
-      'step_name', p_step_name
+    geneva._step_job_args(
+      p_execution_id, p_workflow.id, p_workflow.workflow_type, p_workflow.hero_type, p_workflow.hero_id,
+      p_step_name
     ),
     'geneva_step',
     25,
@@ -1982,20 +2032,13 @@ begin
       args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
     )
     select
-      jsonb_build_object(
-        'execution_id', p.next_id,
-        'workflow_id', p.workflow_id,
-        'workflow_type', p.workflow_type,
-        'hero_type', p.hero_type,
-        'hero_id', p.hero_id,
-        'step_name', p.next_step
-      ),
+      geneva._step_job_args(p.next_id, p.workflow_id, p.workflow_type, p.hero_type, p.hero_id, p.next_step),
       'geneva_step',
       25,
       p.priority,
       p.queue,
       now() + greatest(p.next_wait, interval '0'),
-      case when p.next_wait <= interval '5 seconds' then 'available' else 'scheduled' end::public.river_job_state,
+      case when geneva._step_job_available(p.next_wait) then 'available' else 'scheduled' end::public.river_job_state,
       '{}',
       '{}'
     from planned p
@@ -2415,10 +2458,11 @@ end;
 $$;
 
 -- geneva._duration_bucket: the bucket of a duration in the histograms of the
--- ended executions' queue lag and run time (migration 007), named by the
--- seconds it stands for: 0 for a microsecond or less (a negative duration
--- included), else the middle of (1.02^(k-1), 1.02^k] microseconds, the
--- bucket 2% wide that holds the duration, from a microsecond to centuries.
+-- ended executions' queue lag and run time (geneva.ended_execution_deltas,
+-- geneva.ended_executions_by_hour), named by the seconds it stands for: 0
+-- for a microsecond or less (a negative duration included), else the middle
+-- of (1.02^(k-1), 1.02^k] microseconds, the bucket 2% wide that holds the
+-- duration, from a microsecond to centuries.
 -- The middle, 2 * 1.02^k / 2.02 microseconds, is within 1% of every duration
 -- in its bucket, so percentiles read from the buckets (geneva.step_stats)
 -- are within 1% of the exact ones. NULL for NULL (an execution that never
@@ -2474,7 +2518,7 @@ as $$
 $$;
 
 -- geneva._ended_counts_from: the oldest time the counts of ended executions
--- keep (migration 007): the start of the hour 26 hours ago, by UTC hours.
+-- keep: the start of the hour 26 hours ago, by UTC hours.
 -- geneva.step_stats reads from the start of the hour 24 hours ago, and two
 -- more hours let a fold run late. Executions that ended before it are not
 -- counted (history imported already ended, mostly) and folded counts older
@@ -4459,8 +4503,8 @@ end;
 $$;
 
 -- geneva._fold_ended_executions: folds the counts of ended executions that
--- the count triggers appended (geneva.ended_execution_deltas, migration 007)
--- into geneva.ended_executions_by_minute (counts) and
+-- the count triggers appended (geneva.ended_execution_deltas) into
+-- geneva.ended_executions_by_minute (counts) and
 -- geneva.ended_executions_by_hour (counts and histograms), so that the views
 -- over them sum a few rows per step; and drops what no view reads any more:
 -- minutes older than two hours (geneva.step_throughput shows the last hour,
@@ -4557,7 +4601,8 @@ end;
 $$;
 
 -- geneva._housekeeping_settings: the one row of geneva.housekeeping_settings
--- (migration 008), the thresholds housekeeping uses when not given others.
+-- (migrations/001_create_schema.sql), the thresholds housekeeping uses when
+-- not given others.
 --
 -- Called by: geneva.housekeep, geneva.get_housekeeping_settings,
 -- geneva.set_housekeeping_settings.
@@ -4644,10 +4689,10 @@ end;
 $$;
 
 -- geneva.get_housekeeping_settings: the thresholds housekeeping uses when not
--- given others (the one row of geneva.housekeeping_settings, migration 008):
--- retention (NULL: ended workflows are kept forever), stuck in progress
--- after, stuck scheduled after, recovery action, batch size; and who set them
--- last, when (NULL: never, the defaults of the migration).
+-- given others (the one row of geneva.housekeeping_settings): retention
+-- (NULL: ended workflows are kept forever), stuck in progress after, stuck
+-- scheduled after, recovery action, batch size; and who set them last, when
+-- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
 -- goclient.HousekeepingSettings. Takes no locks.
@@ -4753,9 +4798,9 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 -- role may not choose them (README, "Security").
 --
 -- Each threshold not given (NULL) is the setting of
--- geneva.housekeeping_settings (migration 008; geneva.set_housekeeping_settings),
--- whose defaults are the only ones: retention 30 days, stuck in progress
--- 1 hour, stuck scheduled 15 minutes, 'reattempt', batches of 1000.
+-- geneva.housekeeping_settings (geneva.set_housekeeping_settings), whose
+-- defaults are the only ones: retention 30 days, stuck in progress 1 hour,
+-- stuck scheduled 15 minutes, 'reattempt', batches of 1000.
 -- p_keep_forever => true deletes nothing this round, whatever the setting
 -- (NULL p_retention cannot say it: it means the setting).
 --
@@ -5587,8 +5632,7 @@ execute function geneva._trg_step_executions_guard_delete();
 
 -- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or
 -- canceled: it never leaves them, see workflows_guard_state) in
--- geneva.ended_workflow_count_deltas (migration 006), for
--- geneva.workflow_counts.
+-- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
@@ -5615,7 +5659,7 @@ execute function geneva._trg_workflows_count_ended();
 
 -- geneva._trg_workflows_count_inserted: counts a workflow inserted already
 -- ended (history imported; geneva.create_workflow inserts ongoing ones, which
--- cost nothing here) in geneva.ended_workflow_count_deltas (migration 006), for
+-- cost nothing here) in geneva.ended_workflow_count_deltas, for
 -- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
@@ -5642,8 +5686,8 @@ when (new.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_inserted();
 
 -- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
--- (housekeeping's retention) in geneva.ended_workflow_count_deltas (migration
--- 006), for geneva.workflow_counts.
+-- (housekeeping's retention) in geneva.ended_workflow_count_deltas, for
+-- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
@@ -5669,7 +5713,7 @@ when (old.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_deleted();
 
 -- geneva._trg_step_executions_count_ended: counts the executions an update ends
--- in geneva.ended_execution_deltas (migration 007), for geneva.step_stats,
+-- in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute they
 -- ended in (UTC), type, step and outcome, with how many ended, how many of them
 -- ran, and the bucket of each one's queue lag (started - scheduled) and run
@@ -5773,11 +5817,12 @@ execute function geneva._trg_step_executions_count_inserted();
 
 -- geneva._trg_counts_guard: refuses writing the kept counts by hand, for
 -- every role, the owner included, on each of their tables: the folded counts
--- (ended_workflow_counts, migration 006; ended_executions_by_minute and
--- ended_executions_by_hour, migration 007), which only housekeeping's folds
--- write (geneva._fold_workflow_counts, geneva._fold_ended_executions: the
--- setting geneva.folding = 'on'; migration 006 counted the history before
--- this trigger existed), and their deltas (ended_workflow_count_deltas,
+-- (ended_workflow_counts, ended_executions_by_minute and
+-- ended_executions_by_hour), which only housekeeping's folds write
+-- (geneva._fold_workflow_counts, geneva._fold_ended_executions: the setting
+-- geneva.folding = 'on'; migrations/001_create_schema.sql creates them empty,
+-- as it creates geneva.workflows, so there is no history to count before
+-- this trigger stands), and their deltas (ended_workflow_count_deltas,
 -- ended_execution_deltas), which the count triggers on geneva.workflows
 -- (workflows_count_*) and geneva.step_executions (step_executions_count_*)
 -- append, inside a trigger (pg_trigger_depth() > 0), and the folds delete. A
@@ -5958,7 +6003,7 @@ for each statement
 execute function geneva._trg_truncate_guard();
 
 -- geneva._trg_housekeeping_settings_guard: the housekeeping settings
--- (geneva.housekeeping_settings, migration 008) are written only by
+-- (geneva.housekeeping_settings) are written only by
 -- geneva.set_housekeeping_settings, which validates them and records who set
 -- them, and by geneva._housekeeping_settings, which puts back a missing row;
 -- refused for every role, the owner included, otherwise (the others have no
@@ -5999,9 +6044,10 @@ execute function geneva._trg_housekeeping_settings_guard();
 --
 -- For dashboards (Grafana, Metabase) and `geneva ls`. Ongoing workflows are
 -- counted from workflows_state_type (state, workflow_type); ended ones are
--- kept counted as they end (migration 006: a row per type and state plus
--- the deltas housekeeping has not folded yet), so that the view's cost does
--- not grow with the history.
+-- kept counted as they end (ended_workflow_counts, a row per type and
+-- state, plus the deltas housekeeping has not folded yet,
+-- ended_workflow_count_deltas), so that the view's cost does not grow with
+-- the history.
 create or replace view geneva.workflow_counts as
 select w.workflow_type, w.state, count(*) as workflows
 from geneva.workflows w
@@ -6125,10 +6171,9 @@ comment on view geneva.orphan_workflows is
 -- overdue by the stuck-scheduled threshold while their workflow is ready
 -- (their job was lost, or the queue is that far behind). Executions of
 -- paused workflows are never stuck. The thresholds are housekeeping's
--- settings (geneva.housekeeping_settings, migration 008: an hour and 15
--- minutes unless an operator set others); a session may set its own, as
--- intervals, in geneva.stuck_in_progress_after and
--- geneva.stuck_scheduled_after.
+-- settings (geneva.housekeeping_settings: an hour and 15 minutes unless an
+-- operator set others); a session may set its own, as intervals, in
+-- geneva.stuck_in_progress_after and geneva.stuck_scheduled_after.
 --
 -- For dashboards and operators. Reads the partial indexes
 -- step_executions_in_progress_updated_at and step_executions_scheduled_for.
@@ -6214,9 +6259,9 @@ comment on view geneva.workflow_timeline is
 -- percentile_cont over the durations themselves (a duration of a microsecond
 -- or less, a negative one included, counts as 0).
 --
--- For dashboards. Reads the counts kept as executions end (migration 007):
--- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
--- it has not yet (ended_execution_deltas), with the durations in buckets
+-- For dashboards. Reads the counts kept as executions end: the hours
+-- housekeeping has folded (ended_executions_by_hour) and the deltas it has
+-- not yet (ended_execution_deltas), with the durations in buckets
 -- (geneva._duration_bucket) in place of the durations, so that its cost
 -- follows the steps and the spread of their durations, not how many
 -- executions ended (a busy day holds hundreds of millions). The counts
@@ -6396,7 +6441,7 @@ comment on view geneva.definition_steps is
 -- last hour (the current minute and the 59 before it), by outcome.
 --
 -- For the dashboard's chart. Reads the counts kept as executions end
--- (migration 007): the minutes housekeeping has folded
+-- (migrations/001_create_schema.sql): the minutes housekeeping has folded
 -- (ended_executions_by_minute) and the deltas it has not yet
 -- (ended_execution_deltas), so that its cost does not follow how many ended.
 create or replace view geneva.step_throughput as
@@ -6471,7 +6516,8 @@ comment on view geneva.queue_lag is
 -- Reads workflows_state_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
--- and the ended executions' counts kept per minute (migration 007): its cost
+-- and the ended executions' counts kept per minute
+-- (ended_executions_by_minute and ended_execution_deltas): its cost
 -- follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)
@@ -6658,9 +6704,10 @@ grant execute on function
 to :"geneva_operator_role";
 
 -- Housekeeping: every worker takes part in it through housekeep_if_due,
--- which takes no thresholds; they are the operators' settings (migration
--- 008), which everyone may read. Choosing thresholds (housekeep's arguments,
--- the settings) decides what is deleted and recovered: operators only.
+-- which takes no thresholds; they are the operators' settings
+-- (geneva.housekeeping_settings), which everyone may read. Choosing
+-- thresholds (housekeep's arguments, the settings) decides what is deleted
+-- and recovered: operators only.
 grant execute on function
   geneva.housekeep_if_due
 to :"geneva_operator_role", :"geneva_worker_role";

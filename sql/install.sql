@@ -29,6 +29,8 @@
 {{ template "functions/_lock_executions.sql" . }}
 {{ template "functions/_notify_insert.sql" . }}
 {{ template "functions/_job_waits.sql" . }}
+{{ template "functions/_step_job_args.sql" . }}
+{{ template "functions/_step_job_available.sql" . }}
 {{ template "functions/_enqueue_step.sql" . }}
 {{ template "functions/_ensure_job.sql" . }}
 {{ template "functions/_schedule_step.sql" . }}

@@ -142,20 +142,13 @@ begin
       args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
     )
     select
-      jsonb_build_object(
-        'execution_id', p.next_id,
-        'workflow_id', p.workflow_id,
-        'workflow_type', p.workflow_type,
-        'hero_type', p.hero_type,
-        'hero_id', p.hero_id,
-        'step_name', p.next_step
-      ),
+      geneva._step_job_args(p.next_id, p.workflow_id, p.workflow_type, p.hero_type, p.hero_id, p.next_step),
       'geneva_step',
       25,
       p.priority,
       p.queue,
       now() + greatest(p.next_wait, interval '0'),
-      case when p.next_wait <= interval '5 seconds' then 'available' else 'scheduled' end::public.river_job_state,
+      case when geneva._step_job_available(p.next_wait) then 'available' else 'scheduled' end::public.river_job_state,
       '{}',
       '{}'
     from planned p

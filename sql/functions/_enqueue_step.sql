@@ -30,19 +30,15 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_delay interval := greatest(p_scheduled_for - geneva.now(), interval '0');
-  v_available boolean := v_delay <= interval '5 seconds';
+  v_available boolean := geneva._step_job_available(v_delay);
   v_job_id bigint;
 begin
   insert into public.river_job (
     args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
   ) values (
-    jsonb_build_object(
-      'execution_id', p_execution_id,
-      'workflow_id', p_workflow.id,
-      'workflow_type', p_workflow.workflow_type,
-      'hero_type', p_workflow.hero_type,
-      'hero_id', p_workflow.hero_id,
-      'step_name', p_step_name
+    geneva._step_job_args(
+      p_execution_id, p_workflow.id, p_workflow.workflow_type, p_workflow.hero_type, p_workflow.hero_id,
+      p_step_name
     ),
     'geneva_step',
     25,
