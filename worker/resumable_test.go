@@ -875,7 +875,7 @@ func TestResumableCheckpointAsks(t *testing.T) {
 					if c.handOver && run == 1 {
 						return it.SkipTo(ctx, 41, 0)
 					}
-					if run > 1 && !(c.handOver && run == 2) {
+					if run > 1 && (!c.handOver || run != 2) {
 						var cursor int
 						found, err := it.Cursor(&cursor)
 						resumeAt.add(fmt.Sprintf("resumed=%v cursor=%v,%d", it.Resumed(), found, cursor))
