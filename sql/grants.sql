@@ -124,9 +124,10 @@ grant execute on function
 to {{ .role_operator }};
 
 -- Housekeeping: every worker takes part in it through housekeep_if_due,
--- which takes no thresholds; they are the operators' settings (migration
--- 008), which everyone may read. Choosing thresholds (housekeep's arguments,
--- the settings) decides what is deleted and recovered: operators only.
+-- which takes no thresholds; they are the operators' settings
+-- (geneva.housekeeping_settings), which everyone may read. Choosing
+-- thresholds (housekeep's arguments, the settings) decides what is deleted
+-- and recovered: operators only.
 grant execute on function
   geneva.housekeep_if_due
 to {{ .role_operator }}, {{ .role_worker }};

@@ -134,9 +134,9 @@ func requireStepStats(t *testing.T, want, got []stepStatsRow) {
 
 // TestExecutionCounts: geneva.step_stats, geneva.step_throughput and
 // engine_metrics' executions_ended_5m read counts kept as executions end
-// (migration 007), not the executions; they must say what the executions
-// say, through housekeeping's folds, history imported already ended,
-// retention, and writers ending executions concurrently.
+// (migrations/001_create_schema.sql), not the executions; they must say
+// what the executions say, through housekeeping's folds, history imported
+// already ended, retention, and writers ending executions concurrently.
 func TestExecutionCounts(t *testing.T) {
 	t.Parallel()
 

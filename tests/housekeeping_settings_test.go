@@ -19,7 +19,8 @@ func (b *testBundle) hkSettings(t *testing.T, db rowQueryer) string {
 	return s
 }
 
-// hkDefaults are the settings of a new database (migration 008): no one set
+// hkDefaults are the settings of a new database (the defaults of
+// geneva.housekeeping_settings, migrations/001_create_schema.sql): no one set
 // them.
 const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,,)`
 

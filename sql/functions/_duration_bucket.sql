@@ -1,8 +1,9 @@
 -- geneva._duration_bucket: the bucket of a duration in the histograms of the
--- ended executions' queue lag and run time (migration 007), named by the
--- seconds it stands for: 0 for a microsecond or less (a negative duration
--- included), else the middle of (1.02^(k-1), 1.02^k] microseconds, the
--- bucket 2% wide that holds the duration, from a microsecond to centuries.
+-- ended executions' queue lag and run time (geneva.ended_execution_deltas,
+-- geneva.ended_executions_by_hour), named by the seconds it stands for: 0
+-- for a microsecond or less (a negative duration included), else the middle
+-- of (1.02^(k-1), 1.02^k] microseconds, the bucket 2% wide that holds the
+-- duration, from a microsecond to centuries.
 -- The middle, 2 * 1.02^k / 2.02 microseconds, is within 1% of every duration
 -- in its bucket, so percentiles read from the buckets (geneva.step_stats)
 -- are within 1% of the exact ones. NULL for NULL (an execution that never

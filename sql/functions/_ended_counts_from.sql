@@ -1,5 +1,5 @@
 -- geneva._ended_counts_from: the oldest time the counts of ended executions
--- keep (migration 007): the start of the hour 26 hours ago, by UTC hours.
+-- keep: the start of the hour 26 hours ago, by UTC hours.
 -- geneva.step_stats reads from the start of the hour 24 hours ago, and two
 -- more hours let a fold run late. Executions that ended before it are not
 -- counted (history imported already ended, mostly) and folded counts older

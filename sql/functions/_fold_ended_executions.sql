@@ -1,6 +1,6 @@
 -- geneva._fold_ended_executions: folds the counts of ended executions that
--- the count triggers appended (geneva.ended_execution_deltas, migration 007)
--- into geneva.ended_executions_by_minute (counts) and
+-- the count triggers appended (geneva.ended_execution_deltas) into
+-- geneva.ended_executions_by_minute (counts) and
 -- geneva.ended_executions_by_hour (counts and histograms), so that the views
 -- over them sum a few rows per step; and drops what no view reads any more:
 -- minutes older than two hours (geneva.step_throughput shows the last hour,

@@ -1,5 +1,6 @@
 -- geneva._housekeeping_settings: the one row of geneva.housekeeping_settings
--- (migration 008), the thresholds housekeeping uses when not given others.
+-- (migrations/001_create_schema.sql), the thresholds housekeeping uses when
+-- not given others.
 --
 -- Called by: geneva.housekeep, geneva.get_housekeeping_settings,
 -- geneva.set_housekeeping_settings.

@@ -1,8 +1,8 @@
 -- geneva.get_housekeeping_settings: the thresholds housekeeping uses when not
--- given others (the one row of geneva.housekeeping_settings, migration 008):
--- retention (NULL: ended workflows are kept forever), stuck in progress
--- after, stuck scheduled after, recovery action, batch size; and who set them
--- last, when (NULL: never, the defaults of the migration).
+-- given others (the one row of geneva.housekeeping_settings): retention
+-- (NULL: ended workflows are kept forever), stuck in progress after, stuck
+-- scheduled after, recovery action, batch size; and who set them last, when
+-- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
 -- goclient.HousekeepingSettings. Takes no locks.

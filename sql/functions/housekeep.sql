@@ -6,9 +6,9 @@
 -- role may not choose them (README, "Security").
 --
 -- Each threshold not given (NULL) is the setting of
--- geneva.housekeeping_settings (migration 008; geneva.set_housekeeping_settings),
--- whose defaults are the only ones: retention 30 days, stuck in progress
--- 1 hour, stuck scheduled 15 minutes, 'reattempt', batches of 1000.
+-- geneva.housekeeping_settings (geneva.set_housekeeping_settings), whose
+-- defaults are the only ones: retention 30 days, stuck in progress 1 hour,
+-- stuck scheduled 15 minutes, 'reattempt', batches of 1000.
 -- p_keep_forever => true deletes nothing this round, whatever the setting
 -- (NULL p_retention cannot say it: it means the setting).
 --

@@ -1,10 +1,11 @@
 -- geneva._trg_counts_guard: refuses writing the kept counts by hand, for
 -- every role, the owner included, on each of their tables: the folded counts
--- (ended_workflow_counts, migration 006; ended_executions_by_minute and
--- ended_executions_by_hour, migration 007), which only housekeeping's folds
--- write (geneva._fold_workflow_counts, geneva._fold_ended_executions: the
--- setting geneva.folding = 'on'; migration 006 counted the history before
--- this trigger existed), and their deltas (ended_workflow_count_deltas,
+-- (ended_workflow_counts, ended_executions_by_minute and
+-- ended_executions_by_hour), which only housekeeping's folds write
+-- (geneva._fold_workflow_counts, geneva._fold_ended_executions: the setting
+-- geneva.folding = 'on'; migrations/001_create_schema.sql creates them empty,
+-- as it creates geneva.workflows, so there is no history to count before
+-- this trigger stands), and their deltas (ended_workflow_count_deltas,
 -- ended_execution_deltas), which the count triggers on geneva.workflows
 -- (workflows_count_*) and geneva.step_executions (step_executions_count_*)
 -- append, inside a trigger (pg_trigger_depth() > 0), and the folds delete. A

@@ -1,5 +1,5 @@
 -- geneva._trg_housekeeping_settings_guard: the housekeeping settings
--- (geneva.housekeeping_settings, migration 008) are written only by
+-- (geneva.housekeeping_settings) are written only by
 -- geneva.set_housekeeping_settings, which validates them and records who set
 -- them, and by geneva._housekeeping_settings, which puts back a missing row;
 -- refused for every role, the owner included, otherwise (the others have no

@@ -1,5 +1,5 @@
 -- geneva._trg_step_executions_count_ended: counts the executions an update ends
--- in geneva.ended_execution_deltas (migration 007), for geneva.step_stats,
+-- in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute they
 -- ended in (UTC), type, step and outcome, with how many ended, how many of them
 -- ran, and the bucket of each one's queue lag (started - scheduled) and run

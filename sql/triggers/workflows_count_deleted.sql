@@ -1,6 +1,6 @@
 -- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
--- (housekeeping's retention) in geneva.ended_workflow_count_deltas (migration
--- 006), for geneva.workflow_counts.
+-- (housekeeping's retention) in geneva.ended_workflow_count_deltas, for
+-- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.

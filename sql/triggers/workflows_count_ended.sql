@@ -1,7 +1,6 @@
 -- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or
 -- canceled: it never leaves them, see workflows_guard_state) in
--- geneva.ended_workflow_count_deltas (migration 006), for
--- geneva.workflow_counts.
+-- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.

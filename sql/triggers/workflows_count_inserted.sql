@@ -1,6 +1,6 @@
 -- geneva._trg_workflows_count_inserted: counts a workflow inserted already
 -- ended (history imported; geneva.create_workflow inserts ongoing ones, which
--- cost nothing here) in geneva.ended_workflow_count_deltas (migration 006), for
+-- cost nothing here) in geneva.ended_workflow_count_deltas, for
 -- geneva.workflow_counts.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow

@@ -30,7 +30,8 @@
 -- Reads workflows_state_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
--- and the ended executions' counts kept per minute (migration 007): its cost
+-- and the ended executions' counts kept per minute
+-- (ended_executions_by_minute and ended_execution_deltas): its cost
 -- follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)

@@ -6,9 +6,9 @@
 -- percentile_cont over the durations themselves (a duration of a microsecond
 -- or less, a negative one included, counts as 0).
 --
--- For dashboards. Reads the counts kept as executions end (migration 007):
--- the hours housekeeping has folded (ended_executions_by_hour) and the deltas
--- it has not yet (ended_execution_deltas), with the durations in buckets
+-- For dashboards. Reads the counts kept as executions end: the hours
+-- housekeeping has folded (ended_executions_by_hour) and the deltas it has
+-- not yet (ended_execution_deltas), with the durations in buckets
 -- (geneva._duration_bucket) in place of the durations, so that its cost
 -- follows the steps and the spread of their durations, not how many
 -- executions ended (a busy day holds hundreds of millions). The counts

@@ -2,7 +2,7 @@
 -- last hour (the current minute and the 59 before it), by outcome.
 --
 -- For the dashboard's chart. Reads the counts kept as executions end
--- (migration 007): the minutes housekeeping has folded
+-- (migrations/001_create_schema.sql): the minutes housekeeping has folded
 -- (ended_executions_by_minute) and the deltas it has not yet
 -- (ended_execution_deltas), so that its cost does not follow how many ended.
 create or replace view geneva.step_throughput as

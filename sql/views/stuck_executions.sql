@@ -4,10 +4,9 @@
 -- overdue by the stuck-scheduled threshold while their workflow is ready
 -- (their job was lost, or the queue is that far behind). Executions of
 -- paused workflows are never stuck. The thresholds are housekeeping's
--- settings (geneva.housekeeping_settings, migration 008: an hour and 15
--- minutes unless an operator set others); a session may set its own, as
--- intervals, in geneva.stuck_in_progress_after and
--- geneva.stuck_scheduled_after.
+-- settings (geneva.housekeeping_settings: an hour and 15 minutes unless an
+-- operator set others); a session may set its own, as intervals, in
+-- geneva.stuck_in_progress_after and geneva.stuck_scheduled_after.
 --
 -- For dashboards and operators. Reads the partial indexes
 -- step_executions_in_progress_updated_at and step_executions_scheduled_for.

@@ -2,9 +2,10 @@
 --
 -- For dashboards (Grafana, Metabase) and `geneva ls`. Ongoing workflows are
 -- counted from workflows_state_type (state, workflow_type); ended ones are
--- kept counted as they end (migration 006: a row per type and state plus
--- the deltas housekeeping has not folded yet), so that the view's cost does
--- not grow with the history.
+-- kept counted as they end (ended_workflow_counts, a row per type and
+-- state, plus the deltas housekeeping has not folded yet,
+-- ended_workflow_count_deltas), so that the view's cost does not grow with
+-- the history.
 create or replace view geneva.workflow_counts as
 select w.workflow_type, w.state, count(*) as workflows
 from geneva.workflows w
