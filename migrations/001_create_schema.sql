@@ -255,7 +255,7 @@ insert into geneva.housekeeping_settings default values;
 
 -- Kept counts. The views' cost must not grow with the history or the load,
 -- so what they count is counted as it changes (sql/triggers/counts_guard.sql
--- refuses hand writes to the four tables below).
+-- refuses hand writes to the five tables below).
 --
 -- The delta tables are queues: triggers append to them, inserts only, so
 -- concurrent transactions never wait on a counter row; housekeeping folds
