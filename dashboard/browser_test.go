@@ -137,6 +137,18 @@ func (b *browser) text(sel string) string {
 	return strings.TrimSpace(value(b, "read "+sel, chromedp.Text(chromedp.CSS(sel))))
 }
 
+// settle waits, up to 10 seconds, until cond holds: a form's submit has
+// loaded its page (the old page's table is visible until it has, and a busy
+// machine may take a while).
+func (b *browser) settle(cond func() bool) {
+	b.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+}
+
 // rows counts the rows of the page's list.
 func (b *browser) rows() int {
 	b.t.Helper()
@@ -170,6 +182,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`table.list`)),
 		)
+		b.settle(func() bool { return strings.Contains(b.location(), "error_class=GatewayTimeout") && b.rows() == 3 })
 		require.Contains(t, b.location(), "error_class=GatewayTimeout")
 		require.Equal(t, 3, b.rows())
 
@@ -202,6 +215,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`table.list`)),
 		)
+		b.settle(func() bool { return strings.Contains(b.location(), "error_class=CardDeclined") && b.rows() == 2 })
 		require.Equal(t, 2, b.rows())
 		b.run("press Cancel the ongoing", chromedp.Click(chromedp.CSS("#bulk-cancel")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
 		require.Equal(t, "2", b.text("#bulk-count"))

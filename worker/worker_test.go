@@ -398,7 +398,20 @@ func TestWorker(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, started)
 
-		b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}})
+		// rounds a second apart: a first round that fails or finds nothing
+		// on a busy machine is followed by another within the wait
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}, Housekeeping: worker.HousekeepingConfig{Interval: time.Second}})
+		defer func() {
+			if t.Failed() {
+				var dump string
+				_ = b.pool.QueryRow(b.ctx, `select concat_ws(E'\n',
+				  (select string_agg(to_jsonb(e)::text, E'\n') from geneva.step_executions e),
+				  (select string_agg(to_jsonb(r)::text, E'\n') from geneva.housekeeping_rounds r),
+				  (select string_agg(to_jsonb(j)::text, E'\n') from river_job j),
+				  now()::text)`).Scan(&dump)
+				t.Log(dump)
+			}
+		}()
 		b.waitState(t, id, "finished")
 
 		require.Equal(t, []string{"a: recovered", "a: success"}, b.outcomes(t, id))
