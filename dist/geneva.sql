@@ -940,7 +940,7 @@ $$;
 -- a mistake (seconds given as milliseconds, say), and a bound keeps every
 -- scheduled time inside timestamptz's range.
 --
--- Called by: geneva._parse_wait (waits of definitions), geneva._complete_step
+-- Called by: geneva._parse_wait (waits of definitions), geneva._end_running_refuse
 -- (a reattempt's or suspend's wait), geneva.fail_step (a handler's wait).
 -- Takes no locks. NULL passes.
 -- Raises: 22023, naming p_where and the wait, for a negative or too long one.
@@ -1845,10 +1845,10 @@ $$;
 -- execution of the workflow before it that has one. Without the check a
 -- report could complete any running job of River's.
 --
--- Called by: complete_step and complete_and_continue (geneva._complete_step),
--- fail_step, interrupt_step, under the locks of geneva._lock_execution, with
--- the locked execution and the p_job_id the worker passed (NULL: no job to
--- complete, nothing to check).
+-- Called by: geneva._end_running (behind complete_step, complete_and_continue,
+-- complete_steps and interrupt_step) and fail_step, under the workflow and
+-- execution locks, with the locked execution and the p_job_id the worker
+-- passed (NULL: no job to complete, nothing to check).
 -- Raises: 22023 naming the job and the execution.
 create or replace function geneva._check_job(p_execution geneva.step_executions, p_job_id bigint)
 returns void

@@ -100,7 +100,7 @@ func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claim
 }
 
 // batchedCalls makes the worker protocol's calls of many steps that come
-// close together as one call of its set-wise twin (complete_steps,
+// close together as one call of the set-wise functions (complete_steps,
 // start_steps): one statement, one transaction, one commit.
 //
 // A batch the database does not answer (see databaseUnavailable) returns the

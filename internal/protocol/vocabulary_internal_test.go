@@ -27,7 +27,7 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 		return s
 	}
 
-	// signals: what geneva._complete_step accepts, the step's rows of the
+	// signals: what geneva._end_running accepts, the step's rows of the
 	// table of effects; Signals lists every constant (the worker checks a
 	// step's signal against it)
 	signals := vocabtest.Constants(t, ".", "Signal")

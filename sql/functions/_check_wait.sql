@@ -4,7 +4,7 @@
 -- a mistake (seconds given as milliseconds, say), and a bound keeps every
 -- scheduled time inside timestamptz's range.
 --
--- Called by: geneva._parse_wait (waits of definitions), geneva._complete_step
+-- Called by: geneva._parse_wait (waits of definitions), geneva._end_running_refuse
 -- (a reattempt's or suspend's wait), geneva.fail_step (a handler's wait).
 -- Takes no locks. NULL passes.
 -- Raises: 22023, naming p_where and the wait, for a negative or too long one.
