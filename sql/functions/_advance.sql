@@ -2,7 +2,7 @@
 -- geneva._advance_many, which documents the moves, for a batch of one. One
 -- statement for the workflow and what it schedules.
 --
--- Called by: start_step, fail_step, cancel_workflow, skip_step,
+-- Called by: fail_step, cancel_workflow, skip_step,
 -- resume_workflow, housekeeping (geneva._recover_execution,
 -- geneva._repair_orphan), the hero trigger. The caller holds the workflow
 -- lock (and the execution lock), and has already ended the execution that

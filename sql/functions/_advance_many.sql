@@ -4,7 +4,7 @@
 -- workflow's move, set-wise: geneva._advance is a batch of one, and
 -- complete_steps passes its whole batch.
 --
--- Called by: geneva._advance, complete_steps. The caller holds every
+-- Called by: geneva._advance, geneva._end_running, start_steps. The caller holds every
 -- workflow's lock (and the locks of the executions it ended), and has already
 -- ended the execution that brought each workflow here (p_from_ids, when there
 -- is one). Each workflow appears once.

@@ -1,18 +1,16 @@
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
 -- told not to, the River job that will trigger it.
 --
--- Called by: geneva.create_workflow, geneva._advance, geneva.resume_workflow,
--- geneva.schedule_step. The caller holds the workflow lock, has ended any
--- other active execution (the unique index step_executions_one_active
--- enforces it), and updates the workflow row itself (state, next_step_name).
+-- Called by: geneva.create_workflow, geneva.resume_workflow,
+-- geneva.schedule_step (geneva._advance_many schedules set-wise, with the
+-- same job arguments: geneva._step_job_args). The caller holds the workflow
+-- lock, has ended any other active execution (the unique index
+-- step_executions_one_active enforces it), and updates the workflow row
+-- itself (state, next_step_name).
 --
 -- p_attempt counts the executions of the step (1 when it is reached from its
 -- predecessor); a successor execution of a resumable step gets the cursor and
 -- the id of the execution it continues.
---
--- p_start inserts the execution already in_progress, started now, without a
--- job: the next step a worker runs in the same job (see geneva._advance and
--- geneva.complete_and_continue).
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
@@ -24,8 +22,7 @@ create or replace function geneva._schedule_step(
   p_enqueue boolean,
   p_attempt integer default 1,
   p_cursor jsonb default null,
-  p_continues_from_id bigint default null,
-  p_start boolean default false
+  p_continues_from_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -37,7 +34,7 @@ declare
   v_execution_id bigint := nextval('geneva.step_executions_id_seq');
   v_job_id bigint;
 begin
-  if p_enqueue and not p_start then
+  if p_enqueue then
     v_job_id := geneva._enqueue_step(
       v_execution_id,
       p_workflow,
@@ -55,8 +52,7 @@ begin
     continues_from_id, created_at, updated_at
   ) values (
     v_execution_id, p_workflow.id, p_step_name, p_attempt,
-    case when p_start then 'in_progress' else 'scheduled' end, p_scheduled_for,
-    case when p_start then v_now end, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
+    'scheduled', p_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
   );
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
