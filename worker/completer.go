@@ -84,16 +84,16 @@ func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *com
 // claimer claims the executions of the River jobs a worker is handed close
 // together with one call to geneva.start_steps, as the completer records
 // their ends.
-type claimer = batchedCalls[protocol.Claim, *protocol.StartedStep]
+type claimer = batchedCalls[protocol.Claim, *protocol.Execution]
 
 func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claimer {
 	return &claimer{
 		db: db, logger: logger, size: size, window: completeWindow, running: running,
 		settle: claimSettle, what: "step claims",
-		alone: func(ctx context.Context, db DB, c protocol.Claim) (*protocol.StartedStep, error) {
+		alone: func(ctx context.Context, db DB, c protocol.Claim) (*protocol.Execution, error) {
 			return protocol.New(db).StartStep(ctx, c.ExecutionID, c.Precondition)
 		},
-		many: func(ctx context.Context, db DB, claims []protocol.Claim) ([]*protocol.StartedStep, error) {
+		many: func(ctx context.Context, db DB, claims []protocol.Claim) ([]*protocol.Execution, error) {
 			return protocol.New(db).StartSteps(ctx, claims)
 		},
 	}

@@ -28,7 +28,7 @@ type recorded struct {
 	outcome       *string
 	workflowState goclient.WorkflowState
 	report        bool
-	next          *protocol.NextStep
+	next          *protocol.Execution
 }
 
 // finalize is the one place an execution's end is reported: it records the
@@ -37,7 +37,7 @@ type recorded struct {
 // ErrorReporter when SQL says so. It returns the next step SQL started for
 // this job, if any. It tries again while the database fails; when it gives
 // up the execution stays in_progress until housekeeping recovers it.
-func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*protocol.NextStep, error) {
+func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*protocol.Execution, error) {
 	// The step's context may be canceled (a timeout, a shutdown): record the
 	// outcome anyway. stop ends only when the worker stops hard.
 	stop := ctx

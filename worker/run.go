@@ -48,7 +48,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	// The hooks see each event's result; what the executor acts on is what
 	// the event's own function captured, whatever a hook returns.
 	var (
-		started      *protocol.StartedStep
+		started      *protocol.Execution
 		conditionErr error
 		startErr     error
 	)
@@ -129,7 +129,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 
 // runStarted runs a started execution's step and records how it ended. When
 // offer is true and SQL starts the next step for this job, it returns it.
-func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*protocol.NextStep, error) {
+func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow, step *Step, jobID int64, offer bool) (*protocol.Execution, error) {
 	stepCtx := ctx
 	if e.stepTimeout > 0 {
 		var cancel context.CancelFunc
@@ -191,7 +191,7 @@ func (e *executor) newStep(client *protocol.Client, args StepArgs) *Step {
 
 // start sets what SQL started step's execution with: its attempt, times,
 // queue and trace context, and a resumable step's hand-over.
-func (step *Step) start(started *protocol.StartedStep) {
+func (step *Step) start(started *protocol.Execution) {
 	step.Attempt = started.Attempt
 	step.ScheduledFor = started.ScheduledFor
 	step.StartedAt = started.StartedAt
@@ -205,7 +205,7 @@ func (step *Step) start(started *protocol.StartedStep) {
 // step's end (geneva.complete_and_continue): its job's arguments, and what it
 // started with, in step's workflow (its queue and trace context), due when it
 // started.
-func chained(step *Step, next *protocol.NextStep) (StepArgs, *protocol.StartedStep) {
+func chained(step *Step, next *protocol.Execution) (StepArgs, *protocol.Execution) {
 	args := StepArgs{
 		ExecutionID:  next.ExecutionID,
 		WorkflowID:   step.WorkflowID,
@@ -214,7 +214,7 @@ func chained(step *Step, next *protocol.NextStep) (StepArgs, *protocol.StartedSt
 		HeroID:       step.HeroID,
 		StepName:     next.StepName,
 	}
-	return args, &protocol.StartedStep{
+	return args, &protocol.Execution{
 		ExecutionID:     args.ExecutionID,
 		WorkflowID:      args.WorkflowID,
 		WorkflowType:    args.WorkflowType,

@@ -41,47 +41,28 @@ func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor j
 	return stop, mapError(err)
 }
 
-// CompleteStep records how a running step ended without an error
-// (geneva.complete_step). wait applies to SignalReattempt,
-// SignalReattemptRewind and SignalSuspend.
+// CompleteStep records how a running step ended without an error: a batch
+// of one of CompleteSteps (the SQL of geneva.complete_step, or of
+// geneva.complete_and_continue with opts.Continue). wait applies to
+// SignalReattempt, SignalReattemptRewind and SignalSuspend.
 //
 // Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
 func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Signal, wait time.Duration, opts *ReportOpts) (*StepResult, error) {
-	var waitArg *time.Duration
-	if wait != 0 {
-		waitArg = &wait
+	report := CompleteReport{ExecutionID: executionID, Signal: signal, Wait: wait}
+	if opts != nil {
+		report.JobID, report.Continue = opts.JobID, opts.Continue
 	}
-	if opts == nil || !opts.Continue {
-		rows, err := c.db.Query(ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
-			executionID, string(signal), waitArg, jobIDOf(opts))
-		return collectStepResult(rows, err)
-	}
-	var (
-		result    StepResult
-		next      NextStep
-		nextID    *int64
-		nextName  *string
-		attempt   *int
-		startedAt *time.Time
-	)
-	err := c.db.QueryRow(ctx, `select outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
-		next_started_at, next_cursor, next_continues_from_id
-		from geneva.complete_and_continue($1, $2, $3, $4)`,
-		executionID, string(signal), waitArg, jobIDOf(opts),
-	).Scan(&result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt, &startedAt, &next.Cursor, &next.ContinuesFromID)
+	results, err := c.CompleteSteps(ctx, []CompleteReport{report})
 	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
-	if nextID != nil {
-		next.ExecutionID, next.StepName, next.Attempt, next.StartedAt = *nextID, deref(nextName), deref(attempt), deref(startedAt)
-		result.Next = &next
-	}
-	return &result, nil
+	return results[0], nil
 }
 
 // CompleteSteps records the normal ends of many steps in one call and one
-// transaction (geneva.complete_steps): each report is recorded exactly as
-// CompleteStep would record it alone. It returns one result per report, in
+// transaction (geneva.complete_steps): each report is recorded as
+// geneva.complete_step (or complete_and_continue, with Continue) records it
+// alone. It returns one result per report, in
 // the reports' order. One bad report (an unknown execution, a bad signal, a
 // job that did not run its execution) fails the whole call and nothing is
 // recorded; the caller may then record the reports one by one.
@@ -118,7 +99,7 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 		var (
 			ordinality int
 			result     StepResult
-			next       NextStep
+			next       Execution
 			nextID     *int64
 			nextName   *string
 			attempt    *int
@@ -132,7 +113,9 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 			return nil, fmt.Errorf("geneva: complete_steps returned an unexpected ordinality %d for %d reports", ordinality, len(reports))
 		}
 		if nextID != nil {
-			next.ExecutionID, next.StepName, next.Attempt, next.StartedAt = *nextID, deref(nextName), deref(attempt), deref(startedAt)
+			// due when it started; its workflow's facts are the caller's
+			next.ExecutionID, next.StepName, next.Attempt = *nextID, deref(nextName), deref(attempt)
+			next.ScheduledFor, next.StartedAt = deref(startedAt), deref(startedAt)
 			result.Next = &next
 		}
 		results[ordinality-1] = &result
@@ -204,24 +187,18 @@ func (c *Client) InterruptStep(ctx context.Context, executionID int64, opts *Rep
 }
 
 // StartStep claims a step execution for a worker, or records the precondition
-// the worker found (geneva.start_step). It returns the step to run, or nil
-// when there is nothing to run: the execution was a duplicate, early, late, its
-// workflow is paused, or the precondition was recorded.
+// the worker found: a batch of one of StartSteps (the SQL of
+// geneva.start_step). It returns the execution to run, or nil when there is
+// nothing to run: the execution was a duplicate, early, late, its workflow is
+// paused, or the precondition was recorded.
 //
 // Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
-func (c *Client) StartStep(ctx context.Context, executionID int64, precondition Precondition) (*StartedStep, error) {
-	rows, err := c.db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-		attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context
-		from geneva.start_step($1, $2)`,
-		executionID, nullIfEmpty(string(precondition)))
+func (c *Client) StartStep(ctx context.Context, executionID int64, precondition Precondition) (*Execution, error) {
+	started, err := c.StartSteps(ctx, []Claim{{ExecutionID: executionID, Precondition: precondition}})
 	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
-	steps, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[StartedStep])
-	if err != nil || len(steps) == 0 {
-		return nil, mapError(err)
-	}
-	return steps[0], nil
+	return started[0], nil
 }
 
 // StepDefined reports whether the registered definition of a workflow type

@@ -99,7 +99,7 @@ func TestProtocol(t *testing.T) {
 		require.NoError(t, worker.DefineWorkflow(ctx, "Now", []byte(`{"steps": [{"name": "a"}, {"name": "b"}]}`)))
 		// executions started in one order, reported in another, with
 		// different signals, waits and continue flags
-		var started []*protocol.StartedStep
+		var started []*protocol.Execution
 		for i, workflowType := range []string{"Now", "Two", "Now", "Two"} {
 			id, err := client.CreateWorkflow(ctx, workflowType, "User", string(rune('1'+i)), nil)
 			require.NoError(t, err)

@@ -1,8 +1,11 @@
 // Package protocol is the Go side of Geneva's worker protocol: one method per
 // SQL function a worker calls to register its definitions and to run a step
-// execution (geneva.define_workflow, step_defined, start_step, complete_step,
-// complete_and_continue, complete_steps, fail_step, checkpoint_step,
-// interrupt_step, heartbeat_step), and the types they take and return.
+// execution (geneva.define_workflow, step_defined, start_steps,
+// complete_steps, fail_step, checkpoint_step, interrupt_step,
+// heartbeat_step), and the types they take and return. StartStep and
+// CompleteStep are batches of one of StartSteps and CompleteSteps (what
+// geneva.start_step, complete_step and complete_and_continue do for other
+// languages' workers); both return an execution to run as an Execution.
 //
 // Only package worker (and the module's tests and tools) calls it: it is
 // internal so that its shape can change with the worker. The SQL protocol

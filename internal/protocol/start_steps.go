@@ -15,11 +15,12 @@ type Claim struct {
 }
 
 // StartSteps claims many executions in one call (geneva.start_steps), each as
-// StartStep would. The result has one element per claim, by position: the
-// started step, or nil when the worker should not run it.
+// geneva.start_step would alone. The result has one element per claim, by
+// position: the execution to run, or nil when the worker should not run it.
 //
-// Errors: as StartStep's for any claim; then nothing is recorded.
-func (c *Client) StartSteps(ctx context.Context, claims []Claim) ([]*StartedStep, error) {
+// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument, for any claim;
+// then nothing is recorded.
+func (c *Client) StartSteps(ctx context.Context, claims []Claim) ([]*Execution, error) {
 	ids := make([]int64, len(claims))
 	preconditions := make([]*string, len(claims))
 	for i, claim := range claims {
@@ -37,18 +38,18 @@ func (c *Client) StartSteps(ctx context.Context, claims []Claim) ([]*StartedStep
 	}
 	type row struct {
 		Ordinality int `db:"ordinality"`
-		StartedStep
+		Execution
 	}
 	started, err := pgx.CollectRows(rows, pgx.RowToStructByName[row])
 	if err != nil {
 		return nil, mapError(err)
 	}
-	out := make([]*StartedStep, len(claims))
+	out := make([]*Execution, len(claims))
 	for _, r := range started {
 		if r.Ordinality < 1 || r.Ordinality > len(claims) {
 			return nil, fmt.Errorf("geneva: start_steps returned element %d of %d", r.Ordinality, len(claims))
 		}
-		step := r.StartedStep
+		step := r.Execution
 		out[r.Ordinality-1] = &step
 	}
 	return out, nil

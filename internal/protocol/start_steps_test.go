@@ -37,7 +37,7 @@ func TestStartSteps(t *testing.T) {
 
 		again, err := worker.StartSteps(ctx, claims)
 		require.NoError(t, err)
-		require.Equal(t, []*protocol.StartedStep{nil, nil, nil}, again, "nothing to run twice")
+		require.Equal(t, []*protocol.Execution{nil, nil, nil}, again, "nothing to run twice")
 	})
 
 	t.Run("OneUnknownExecutionFailsTheCall", func(t *testing.T) {

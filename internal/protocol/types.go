@@ -22,6 +22,34 @@ type CompleteReport struct {
 	Continue bool
 }
 
+// Execution is an execution for the worker to run, as SQL started it: a
+// row of geneva.start_steps, or the next execution geneva.complete_steps
+// started for the same job (StepResult.Next). The latter carries only the
+// execution's own facts (ExecutionID, StepName, Attempt, StartedAt, Cursor,
+// ContinuesFromID; ScheduledFor is StartedAt, as it was due when it
+// started): its workflow's (WorkflowID, WorkflowType, HeroType, HeroID,
+// Queue, TraceContext) are those of the step that ran before it.
+type Execution struct {
+	ExecutionID  int64     `db:"execution_id"`
+	WorkflowID   int64     `db:"workflow_id"`
+	WorkflowType string    `db:"workflow_type"`
+	HeroType     string    `db:"hero_type"`
+	HeroID       string    `db:"hero_id"`
+	StepName     string    `db:"step_name"`
+	Attempt      int       `db:"attempt"`
+	ScheduledFor time.Time `db:"scheduled_for"`
+	StartedAt    time.Time `db:"started_at"`
+	// Cursor is a resumable step's cursor, handed over from the execution it
+	// continues (ContinuesFromID).
+	Cursor          json.RawMessage `db:"cursor"`
+	ContinuesFromID *int64          `db:"continues_from_id"`
+	// Queue is the River queue of the workflow type.
+	Queue string `db:"queue"`
+	// TraceContext is the W3C traceparent the workflow was created with
+	// (goclient.CreateWorkflowOpts.TraceContext); empty when none.
+	TraceContext *string `db:"trace_context"`
+}
+
 // Failure describes an error of a step, for FailStep.
 type Failure struct {
 	// Classes are the error's type names, outermost first, and the names of
@@ -72,19 +100,6 @@ type FailResult struct {
 	Handler *string `db:"handler"`
 }
 
-// NextStep is an execution started by CompleteStep for the worker to run in
-// the same job: the next step of the same workflow, due now, with no
-// condition to evaluate first.
-type NextStep struct {
-	ExecutionID int64
-	StepName    string
-	Attempt     int
-	StartedAt   time.Time
-	// Cursor and ContinuesFromID are a resumable step's hand-over.
-	Cursor          json.RawMessage
-	ContinuesFromID *int64
-}
-
 // Precondition is what a worker found before starting a step, for StartStep.
 type Precondition string
 
@@ -108,7 +123,7 @@ type ReportOpts struct {
 	JobID int64
 
 	// Continue offers to run the next execution in the same job
-	// (CompleteStep only, which then calls geneva.complete_and_continue): when
+	// (CompleteStep only: geneva.complete_and_continue's behaviour): when
 	// it is due now and has no cancel_if or skip_if to evaluate first, SQL
 	// starts it and returns it as StepResult.Next.
 	// Offer it only when the workflow has no condition SQL cannot see (a
@@ -141,28 +156,6 @@ var Signals = []Signal{
 	SignalSkip, SignalCancel, SignalPause, SignalSuspend,
 }
 
-// StartedStep is what StartStep returns when the worker should run the step.
-type StartedStep struct {
-	ExecutionID  int64     `db:"execution_id"`
-	WorkflowID   int64     `db:"workflow_id"`
-	WorkflowType string    `db:"workflow_type"`
-	HeroType     string    `db:"hero_type"`
-	HeroID       string    `db:"hero_id"`
-	StepName     string    `db:"step_name"`
-	Attempt      int       `db:"attempt"`
-	ScheduledFor time.Time `db:"scheduled_for"`
-	StartedAt    time.Time `db:"started_at"`
-	// Cursor is a resumable step's cursor, handed over from the execution it
-	// continues (ContinuesFromID).
-	Cursor          json.RawMessage `db:"cursor"`
-	ContinuesFromID *int64          `db:"continues_from_id"`
-	// Queue is the River queue of the workflow type.
-	Queue string `db:"queue"`
-	// TraceContext is the W3C traceparent the workflow was created with
-	// (goclient.CreateWorkflowOpts.TraceContext); empty when none.
-	TraceContext *string `db:"trace_context"`
-}
-
 // StepResult is what CompleteStep and InterruptStep recorded.
 type StepResult struct {
 	// Outcome is the execution's outcome, or nil when nothing was recorded
@@ -172,5 +165,5 @@ type StepResult struct {
 	WorkflowState goclient.WorkflowState `db:"workflow_state"`
 	// Next is the execution CompleteStep started for the worker to run at
 	// once (ReportOpts.Continue), or nil.
-	Next *NextStep `db:"-"`
+	Next *Execution `db:"-"`
 }
