@@ -71,10 +71,6 @@ func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *com
 	return &completer{
 		db: db, logger: logger, size: size, window: completeWindow, running: running,
 		what: "step ends",
-		alone: func(ctx context.Context, db DB, r protocol.CompleteReport) (*protocol.StepResult, error) {
-			return protocol.New(db).CompleteStep(ctx, r.ExecutionID, r.Signal, r.Wait,
-				&protocol.ReportOpts{JobID: r.JobID, Continue: r.Continue})
-		},
 		many: func(ctx context.Context, db DB, reports []protocol.CompleteReport) ([]*protocol.StepResult, error) {
 			return protocol.New(db).CompleteSteps(ctx, reports)
 		},
@@ -90,9 +86,6 @@ func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claim
 	return &claimer{
 		db: db, logger: logger, size: size, window: completeWindow, running: running,
 		settle: claimSettle, what: "step claims",
-		alone: func(ctx context.Context, db DB, c protocol.Claim) (*protocol.Execution, error) {
-			return protocol.New(db).StartStep(ctx, c.ExecutionID, c.Precondition)
-		},
 		many: func(ctx context.Context, db DB, claims []protocol.Claim) ([]*protocol.Execution, error) {
 			return protocol.New(db).StartSteps(ctx, claims)
 		},
@@ -103,27 +96,29 @@ func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claim
 // close together as one call of the set-wise functions (complete_steps,
 // start_steps): one statement, one transaction, one commit.
 //
+// Every call goes through the set-wise function: a call made while no batcher
+// runs (batching is off, the worker is not started, a Runner) is a batch of
+// one, on the caller's DB.
+//
 // A batch the database does not answer (see databaseUnavailable) returns the
 // error to each of its callers, which try again (recordWithRetries, River's
 // retry) through it. A batch it refuses (one element's job or execution is
-// wrong, say) is made again one call at a time, so that each element gets
-// its own result or error, as if it had never been batched. A batch of one
-// is the single call.
+// wrong, say) is made again as batches of one, so that each element gets its
+// own result or error, as if it had never been batched.
 type batchedCalls[Req, Res any] struct {
-	db      DB
+	db      DB // the batches'; nil for none (a Runner's)
 	logger  *slog.Logger
-	size    int
+	size    int // the most calls in a batch; below 2 for no batcher
 	window  time.Duration
 	running func() int
 	what    string // for the log: "step ends"
 	// settle is how long a batch waits before it counts on running (see
 	// batch.Config.Settle).
 	settle time.Duration
-	alone  func(ctx context.Context, db DB, req Req) (Res, error)
 	many   func(ctx context.Context, db DB, reqs []Req) ([]Res, error)
 
 	// batcher is the running batcher, between the worker's Start and Stop;
-	// nil otherwise (calls are then made alone).
+	// nil otherwise (calls are then made alone, as batches of one).
 	batcher atomic.Pointer[batch.Batcher[Req, Res]]
 	mu      sync.Mutex // serializes start and stop
 	// flushing counts the calls in batches being made: their callers are
@@ -131,11 +126,12 @@ type batchedCalls[Req, Res any] struct {
 	flushing atomic.Int64
 }
 
-// start starts batching (a worker's Start).
+// start starts batching (a worker's Start), unless there is nothing to
+// batch: no DB, or batches of one.
 func (c *batchedCalls[Req, Res]) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.batcher.Load() != nil {
+	if c.db == nil || c.size < 2 || c.batcher.Load() != nil {
 		return
 	}
 	c.batcher.Store(batch.New(context.Background(), batch.Config[Req, Res]{
@@ -158,8 +154,9 @@ func (c *batchedCalls[Req, Res]) stop() {
 	}
 }
 
-// call makes one call, with the others that come close to it.
-func (c *batchedCalls[Req, Res]) call(ctx context.Context, req Req) (Res, error) {
+// call makes one call, with the others that come close to it while batching
+// runs, else alone on db.
+func (c *batchedCalls[Req, Res]) call(ctx context.Context, db DB, req Req) (Res, error) {
 	if err := ctx.Err(); err != nil {
 		// as a single call on a dead context would fail
 		var zero Res
@@ -171,7 +168,17 @@ func (c *batchedCalls[Req, Res]) call(ctx context.Context, req Req) (Res, error)
 			return result, err
 		}
 	}
-	return c.alone(ctx, c.db, req)
+	return c.alone(ctx, db, req)
+}
+
+// alone makes one call as a batch of one.
+func (c *batchedCalls[Req, Res]) alone(ctx context.Context, db DB, req Req) (Res, error) {
+	results, err := c.many(ctx, db, []Req{req})
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return results[0], nil
 }
 
 // flush makes a batch's call (the batcher's Flush).

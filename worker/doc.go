@@ -4,7 +4,7 @@
 // in the database when a [Worker] starts. River delivers a job for each step
 // execution that SQL schedules; the worker evaluates the workflow's cancel_if
 // and the step's skip_if conditions, claims the execution
-// (geneva.start_step), runs the step function outside any transaction, and
+// (geneva.start_steps), runs the step function outside any transaction, and
 // reports what it returned in the transaction that completes the River job.
 // Every decision about the workflow's state — what an outcome does, which
 // exception policy applies, whether reattempts ran out, what runs next and

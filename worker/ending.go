@@ -21,7 +21,7 @@ type ending struct {
 	// chained step's, which ran in its predecessor's job).
 	jobID int64
 	// continueInline asks SQL to start the next step for this job
-	// (geneva.complete_and_continue); only with a signal.
+	// (geneva.complete_steps' p_continue); only with a signal.
 	continueInline bool
 
 	// phase is what ended: the step, its preconditions, or a shutdown's cut.

@@ -30,7 +30,7 @@ func (StepArgs) Kind() string { return "geneva_step" }
 // *pgx.Conn (the test helpers use one with geneva.fake_now set).
 type DB = goclient.DB
 
-// executor runs step executions: the preconditions, geneva.start_step, the
+// executor runs step executions: the preconditions, geneva.start_steps, the
 // step function, and the one SQL call that records what happened. It decides
 // nothing about the workflow's state: SQL does.
 type executor struct {
@@ -56,13 +56,13 @@ type executor struct {
 	// database does not answer, until the worker stops hard (a Worker's; a
 	// Runner gives up after finalizeAttempts).
 	recordUntilStopped bool
-	// completer records normal ends in batches (a Worker's, unless its
-	// batch size is 1); nil to record each alone.
+	// completer records normal ends, in batches while a Worker with a
+	// batch size above 1 runs; else each alone, as a batch of one.
 	completer *completer
 	// running counts the step executions being performed, for the
 	// completer: a batch holding all of them closes at once.
 	running atomic.Int64
-	// claimer claims executions in batches (a Worker's, with its completer).
+	// claimer claims executions, batched as the completer's ends.
 	claimer *claimer
 	// claiming counts the step executions being performed that have not
 	// been claimed yet, for the claimer.
@@ -85,7 +85,7 @@ func newExecutor(config *Config) (*executor, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &executor{
+	e := &executor{
 		registry: reg,
 		hooks:    config.Hooks,
 		logger:   logger,
@@ -94,7 +94,21 @@ func newExecutor(config *Config) (*executor, error) {
 		errorReporter: config.ErrorReporter,
 		stepTimeout:   config.StepTimeout,
 		clock:         config.Clock,
-	}, nil
+	}
+	e.batch(nil, 1) // a Runner's: each call a batch of one, on its DB
+	return e, nil
+}
+
+// batch makes the executor's claimer and completer, which batch the calls
+// of the steps that come close together on db, at most size a batch (a
+// Worker's, once started: see batchedCalls.start).
+func (e *executor) batch(db DB, size int) {
+	// a step still being claimed cannot report its end yet: a batch of
+	// ends holding every other running step closes at once
+	e.completer = newCompleter(db, e.logger, size, func() int {
+		return int(e.running.Load() - e.claiming.Load())
+	})
+	e.claimer = newClaimer(db, e.logger, size, func() int { return int(e.claiming.Load()) })
 }
 
 func deref[T any](p *T) T {

@@ -49,7 +49,7 @@ func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*protocol.
 		recordErr error
 	)
 	e.event(ctx, EventFinalize, step, func(ctx context.Context) error {
-		result, recordErr = e.recordWithRetries(ctx, stop, protocol.New(db), end)
+		result, recordErr = e.recordWithRetries(ctx, stop, db, end)
 		if recordErr == nil {
 			step.Outcome, step.WorkflowState = deref(result.outcome), result.workflowState
 		}
@@ -113,7 +113,7 @@ func failureLevel(outcome string, reported bool) slog.Level {
 // It needs only the ending (and the executor, for a handler's decision): a
 // Worker's normal endings go through its completer (see record), and a try
 // that fails there is tried again here, through the completer again.
-func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol.Client, end *ending) (*recorded, error) {
+func (e *executor) recordWithRetries(ctx, stop context.Context, db DB, end *ending) (*recorded, error) {
 	var stopHeartbeat func()
 	defer func() {
 		if stopHeartbeat != nil {
@@ -122,7 +122,7 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol
 	}()
 	for attempt := 1; ; attempt++ {
 		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
-		result, err := e.record(tryCtx, client, end)
+		result, err := e.record(tryCtx, db, end)
 		cancel()
 		if err == nil || errors.Is(err, goclient.ErrInvalidArgument) {
 			return result, err
@@ -135,7 +135,7 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol
 			// the step's own heartbeat has stopped; housekeeping must not
 			// take it for dead while its outcome waits
 			heartbeatCtx, cancelHeartbeat := context.WithCancel(stop)
-			stopBeating := e.startHeartbeat(heartbeatCtx, client, end.step)
+			stopBeating := e.startHeartbeat(heartbeatCtx, protocol.New(db), end.step)
 			stopHeartbeat = func() { cancelHeartbeat(); stopBeating() }
 		}
 		wait := recordBackoff(attempt)
@@ -156,29 +156,25 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, client *protocol
 }
 
 // record makes the one SQL call that records an ending (and completes the
-// River job): geneva.interrupt_step, geneva.complete_step (or
-// complete_and_continue) with its signal, or geneva.fail_step with its error.
-// A Worker hands a signal to its completer, which records it with the
-// others that end close to it (geneva.complete_steps).
+// River job): geneva.interrupt_step, geneva.complete_steps with its signal
+// (through the completer, with the others that end close to it, or as a
+// batch of one), or geneva.fail_step with its error.
 // A handler policy takes a second call: the first records nothing and asks
 // for the handler's decision, which the ending keeps.
-func (e *executor) record(ctx context.Context, client *protocol.Client, end *ending) (*recorded, error) {
-	opts := &protocol.ReportOpts{JobID: end.jobID, Continue: end.continueInline}
+func (e *executor) record(ctx context.Context, db DB, end *ending) (*recorded, error) {
+	client := protocol.New(db)
 	var (
 		result *protocol.StepResult
 		err    error
 	)
 	switch {
 	case end.phase == phaseInterrupted:
-		result, err = client.InterruptStep(ctx, end.step.ExecutionID, opts)
-	case end.failure == nil && e.completer != nil:
-		// with the other normal ends that come close to it
-		result, err = e.completer.call(ctx, protocol.CompleteReport{
+		result, err = client.InterruptStep(ctx, end.step.ExecutionID, &protocol.ReportOpts{JobID: end.jobID})
+	case end.failure == nil:
+		result, err = e.completer.call(ctx, db, protocol.CompleteReport{
 			ExecutionID: end.step.ExecutionID, Signal: protocol.Signal(end.signal), Wait: end.wait,
 			JobID: end.jobID, Continue: end.continueInline,
 		})
-	case end.failure == nil:
-		result, err = client.CompleteStep(ctx, end.step.ExecutionID, protocol.Signal(end.signal), end.wait, opts)
 	default:
 		return e.recordFailure(ctx, client, end)
 	}

@@ -37,7 +37,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		if defined {
 			return &NotHereError{WorkflowType: args.WorkflowType, StepName: args.StepName}
 		}
-		// Defined nowhere: start_step records it (failed/step_not_defined).
+		// Defined nowhere: start_steps records it (failed/step_not_defined).
 		if wf == nil {
 			wf = &registeredWorkflow{Workflow: &Workflow{workflowType: args.WorkflowType}}
 		}
@@ -59,11 +59,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 			return conditionErr
 		}
 		step.Precondition = string(precondition)
-		if e.claimer != nil {
-			started, startErr = e.claimer.call(ctx, protocol.Claim{ExecutionID: step.ExecutionID, Precondition: precondition})
-		} else {
-			started, startErr = client.StartStep(ctx, step.ExecutionID, precondition)
-		}
+		started, startErr = e.claimer.call(ctx, db, protocol.Claim{ExecutionID: step.ExecutionID, Precondition: precondition})
 		if started != nil {
 			step.start(started) // here, so that the hooks see that it started
 		}
@@ -113,9 +109,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		}
 
 		jobID = 0 // completed with the first step; the next ones have none
-		args, started := chained(step, next)
-		step = e.newStep(client, args)
-		step.start(started)
+		step = step.followedBy(next)
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
 		if wf.step(step.Name) == nil {
@@ -201,34 +195,22 @@ func (step *Step) start(started *protocol.Execution) {
 	step.ContinuesFromID = deref(started.ContinuesFromID)
 }
 
-// chained is the next execution SQL started for this job when it recorded
-// step's end (geneva.complete_and_continue): its job's arguments, and what it
-// started with, in step's workflow (its queue and trace context), due when it
-// started.
-func chained(step *Step, next *protocol.Execution) (StepArgs, *protocol.Execution) {
-	args := StepArgs{
+// followedBy is the started Step of next, the execution SQL started for this
+// job when it recorded step's end (geneva.complete_steps): next carries its
+// own facts, step those of their workflow (its hero, queue and trace
+// context).
+func (step *Step) followedBy(next *protocol.Execution) *Step {
+	s := step.exec.newStep(step.client, StepArgs{
 		ExecutionID:  next.ExecutionID,
 		WorkflowID:   step.WorkflowID,
 		WorkflowType: step.WorkflowType,
 		HeroType:     step.HeroType,
 		HeroID:       step.HeroID,
 		StepName:     next.StepName,
-	}
-	return args, &protocol.Execution{
-		ExecutionID:     args.ExecutionID,
-		WorkflowID:      args.WorkflowID,
-		WorkflowType:    args.WorkflowType,
-		HeroType:        args.HeroType,
-		HeroID:          args.HeroID,
-		StepName:        args.StepName,
-		Attempt:         next.Attempt,
-		ScheduledFor:    next.StartedAt,
-		StartedAt:       next.StartedAt,
-		Cursor:          next.Cursor,
-		ContinuesFromID: next.ContinuesFromID,
-		Queue:           step.Queue,
-		TraceContext:    &step.TraceContext,
-	}
+	})
+	s.start(next)
+	s.Queue, s.TraceContext = step.Queue, step.TraceContext
+	return s
 }
 
 // event runs f inside the hooks, and runs it anyway (logging the mistake)
@@ -306,7 +288,7 @@ func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, st
 			return found, err
 		}
 	}
-	// (an undefined step is left to start_step, which records it)
+	// (an undefined step is left to start_steps, which records it)
 	if def := wf.step(step.Name); def != nil && def.opts.SkipIf != nil {
 		return evalCondition(ctx, "skip_if", def.opts.SkipIf, protocol.PreconditionSkip, step)
 	}
@@ -338,7 +320,7 @@ func evalCondition(ctx context.Context, name string, cond Condition, holds proto
 // callStep runs a step function, turning a panic into a *PanicError.
 func callStep(ctx context.Context, def *stepDef, step *Step) (err error) {
 	if def == nil {
-		// start_step checks the step is defined, in the database's definition;
+		// start_steps checks the step is defined, in the database's definition;
 		// this worker's may differ during a deploy.
 		return fmt.Errorf("geneva: step %s is not defined in this worker's %s", step.Name, step.WorkflowType)
 	}

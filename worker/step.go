@@ -99,7 +99,7 @@ type Event string
 
 const (
 	// EventPreconditions wraps the hero check, the cancel_if and skip_if
-	// conditions and geneva.start_step.
+	// conditions and geneva.start_steps.
 	EventPreconditions Event = "preconditions"
 	// EventStep wraps the step function.
 	EventStep Event = "step"

@@ -54,7 +54,7 @@ type Config struct {
 	// InlineSteps is how many further steps one River job may run: when a step
 	// ends and the next one is due at once with no condition to evaluate
 	// first, SQL starts it in the transaction that records the step's end
-	// (geneva.complete_and_continue) and the worker runs it in the same
+	// (geneva.complete_steps, continuing) and the worker runs it in the same
 	// job, without a River job of its own: one transaction per step instead
 	// of two, and no queueing between steps. Each step still gets its own
 	// execution row, hooks and outcome. Workflows with a HeroMissing check
@@ -89,8 +89,8 @@ type Config struct {
 	// call each. Failures and interruptions are recorded one by one. A
 	// batch the database refuses (one element's job was not its execution's,
 	// say) is recorded again one step at a time, with a warning in the log.
-	// 1 records every end alone (geneva.complete_step or
-	// complete_and_continue).
+	// 1 records every end alone, as a batch of one (and claims each
+	// execution alone, as a batch of one of geneva.start_steps).
 	//
 	// Defaults to 64, or, for tests and benchmarks, the
 	// GENEVA_COMPLETE_BATCH_SIZE environment variable when it is set (read
@@ -121,8 +121,8 @@ type Config struct {
 
 // Worker runs the steps of workflows: River delivers a job for each step
 // execution that SQL schedules, and the worker evaluates the conditions,
-// claims the execution (geneva.start_step), runs the step function and
-// reports what happened (geneva.complete_step or geneva.fail_step) in the same
+// claims the execution (geneva.start_steps), runs the step function and
+// reports what happened (geneva.complete_steps or geneva.fail_step) in the same
 // transaction that completes the job; the normal ends of steps that finish
 // close together share one transaction (geneva.complete_steps; see
 // Config.CompleteBatchSize). It decides nothing about a workflow's state.
@@ -166,14 +166,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if batchSize > 1 {
-		// a step still being claimed cannot report its end yet: a batch of
-		// ends holding every other running step closes at once
-		exec.completer = newCompleter(pool, exec.logger, batchSize, func() int {
-			return int(exec.running.Load() - exec.claiming.Load())
-		})
-		exec.claimer = newClaimer(pool, exec.logger, batchSize, func() int { return int(exec.claiming.Load()) })
-	}
+	exec.batch(pool, batchSize)
 	if config.MaxWorkers < 0 {
 		return nil, fmt.Errorf("geneva: negative MaxWorkers %d", config.MaxWorkers)
 	}
@@ -266,10 +259,8 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("geneva: starting River: %w", err)
 	}
 	w.exec.stopping.Store(false) // a worker started again after Stop
-	if w.exec.completer != nil {
-		w.exec.completer.start()
-		w.exec.claimer.start()
-	}
+	w.exec.completer.start()
+	w.exec.claimer.start()
 	if w.housekeeper != nil {
 		w.housekeeper.start()
 	}
@@ -314,15 +305,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 // stopCompleter stops batching normal ends; wait says to wait for the
 // batches being recorded (no step is running any more).
 func (w *Worker) stopCompleter(wait bool) {
-	switch {
-	case w.exec.completer == nil:
-	case wait:
+	if wait {
 		w.exec.claimer.stop()
 		w.exec.completer.stop()
-	default:
-		go w.exec.claimer.stop()
-		go w.exec.completer.stop()
+		return
 	}
+	go w.exec.claimer.stop()
+	go w.exec.completer.stop()
 }
 
 // stepWorker is the River worker of kind "geneva_step".
