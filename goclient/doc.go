@@ -1,7 +1,8 @@
 // Package goclient is Geneva's SQL API for Go applications and operators:
 // one method per SQL function or view of the geneva schema that they call
-// (create, read, pause, resume, cancel, skip and schedule workflows,
-// housekeeping, hero tracking, the dashboards' views). The worker protocol
+// (create, read, pause, resume, cancel, skip and schedule workflows, send
+// events to the steps that await them, housekeeping, hero tracking, the
+// dashboards' views). The worker protocol
 // (start_step, complete_step, ...) is package worker's business; the README
 // documents it for workers in other languages.
 //
@@ -23,6 +24,10 @@
 //		_, err := goclient.New(tx).CreateWorkflow(ctx, "Onboarding", "User", "42", nil)
 //		return err
 //	})
+//
+// Events go the same way: SendEvent or SendHeroEvent on the transaction
+// sends the event in the commit of the business write (the payment
+// recorded, the expense approved), or not at all.
 //
 // # Errors
 //

@@ -102,3 +102,43 @@ func ExampleDuplicateWorkflowError() {
 	// true
 	// <nil>
 }
+
+// An approval inbox: the workflow's first step awaits the event "approved"
+// for 48 hours at most; the application, an operator or a trigger sends it
+// with a payload, which the step reads when it runs, at once.
+func ExampleClient_SendEvent() {
+	ctx := context.Background()
+	pool := examplePool(ctx)
+	must(protocol.New(pool).DefineWorkflow(ctx, "Expense", []byte(`{"steps": [
+		{"name": "approve", "await": {"event": "approved", "timeout": "48 hours", "on_timeout": "pause"}},
+		{"name": "reimburse"}]}`)))
+	client := goclient.New(pool)
+	id, err := client.CreateWorkflow(ctx, "Expense", "Claim", "17", nil)
+	must(err)
+
+	awaiting, err := client.AwaitingEvents(ctx, &goclient.AwaitingEventsParams{Event: "approved"})
+	must(err)
+	for _, a := range awaiting {
+		fmt.Printf("%s for %s %s awaits %q at step %s for %s at most, then: %s\n", a.WorkflowType, a.HeroType, a.HeroID,
+			a.Event, a.StepName, a.TimeoutAt.Sub(a.WaitingSince), a.OnTimeout)
+	}
+
+	sent, err := client.SendEvent(ctx, id, "approved", map[string]string{"by": "manager@example.com"})
+	must(err)
+	fmt.Println("sent:", sent)
+	awaiting, err = client.AwaitingEvents(ctx, nil)
+	must(err)
+	fmt.Println(len(awaiting), "awaiting")
+
+	// to an ended workflow, nothing is sent
+	_, err = client.CancelWorkflow(ctx, id)
+	must(err)
+	sent, err = client.SendEvent(ctx, id, "approved", nil)
+	must(err)
+	fmt.Println("sent:", sent)
+	// Output:
+	// Expense for Claim 17 awaits "approved" at step approve for 48h0m0s at most, then: pause
+	// sent: true
+	// 0 awaiting
+	// sent: false
+}

@@ -57,12 +57,15 @@ const (
 	OutcomeCanceledExternally    Outcome = "canceled_externally"      // an operator canceled the workflow
 	OutcomeCanceledHeroMissing   Outcome = "canceled_hero_missing"    // the hero is gone
 	OutcomePausedByFlowControl   Outcome = "paused_by_flow_control"   // the step returned Pause
+	OutcomeCanceledByTimeout     Outcome = "canceled_by_timeout"      // its awaited event did not come in time (on_timeout cancel)
+	OutcomePausedByTimeout       Outcome = "paused_by_timeout"        // its awaited event did not come in time (on_timeout pause); a resume waits again
 
 	// skipped
 	OutcomeSkippedByCondition   Outcome = "skipped_by_condition"    // skip_if held
 	OutcomeSkippedByFlowControl Outcome = "skipped_by_flow_control" // the step returned Skip
 	OutcomeSkippedByException   Outcome = "skipped_by_exception"    // an exception policy skips it
 	OutcomeSkippedExternally    Outcome = "skipped_externally"      // an operator skipped the step
+	OutcomeSkippedByTimeout     Outcome = "skipped_by_timeout"      // its awaited event did not come in time (on_timeout skip)
 )
 
 // RequestedAction is an operator's request to a performing workflow, carried
