@@ -1,6 +1,7 @@
 // Package promgeneva serves Geneva's engine metrics to Prometheus: one
-// prometheus.Collector that reads the geneva.engine_metrics view at each
-// scrape (one query), so the numbers are right whatever workers run or died.
+// prometheus.Collector that reads the geneva.engine_metrics view, and the
+// events' views geneva.awaiting_events and geneva.event_stats, at each scrape
+// (one query), so the numbers are right whatever workers run or died.
 //
 //	http.Handle("/metrics", promgeneva.Handler(pool))
 //
@@ -8,7 +9,7 @@
 //
 //	registry.MustRegister(promgeneva.NewCollector(pool))
 //
-// Every metric is a gauge (see the view's comment in sql/views/engine_metrics.sql):
+// Every metric is a gauge (see the views' comments in sql/views/):
 //
 //	geneva_workflows{workflow_type, state}              ongoing workflows (ready, performing, paused)
 //	geneva_paused_workflows{workflow_type, error_class}  paused workflows by the class of the error that paused them ("" for an operator's pause)
@@ -16,6 +17,10 @@
 //	geneva_queue_due_steps{queue}                       due steps of ready workflows not yet started
 //	geneva_queue_oldest_due_seconds{queue}              how long the oldest of them has waited
 //	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the last 5 minutes, by whole minutes (5 to 6)
+//	geneva_awaiting_workflows{workflow_type, event}     workflows whose step awaits an event that has not come (paused ones too)
+//	geneva_events_sent{workflow_type, event}            events kept (sent and not yet deleted by housekeeping)
+//	geneva_events_consumed{workflow_type, event}        of those, consumed by a step
+//	geneva_events_pending{workflow_type, event}         of those, not consumed yet
 //	geneva_scrape_error                                 1 when the last scrape's query failed
 //
 // The core packages do not depend on the Prometheus client; this one does.
@@ -38,9 +43,23 @@ type DB interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// Query is the collector's one query per scrape.
+// Query is the collector's one query per scrape: the rows of
+// geneva.engine_metrics, then the events' gauges in the same shape (metric,
+// workflow_type, step_name, label, value), the event's name as the label.
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
-from geneva.engine_metrics`
+from geneva.engine_metrics
+union all
+select 'awaiting_workflows', workflow_type, '', event, count(*)::double precision
+from geneva.awaiting_events
+group by workflow_type, event
+union all
+select m.metric, s.workflow_type, '', s.event, m.value
+from geneva.event_stats s
+cross join lateral (values
+  ('events_sent', s.sent::double precision),
+  ('events_consumed', s.consumed::double precision),
+  ('events_pending', s.pending::double precision)
+) m (metric, value)`
 
 // Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
 // default).
@@ -58,7 +77,37 @@ func typeAnd() func(string, string, string) []string {
 	return func(workflowType, _, label string) []string { return []string{workflowType, label} }
 }
 
+// typeAndEvent labels a row with its workflow type and event name (its
+// label).
+func typeAndEvent() func(string, string, string) []string {
+	return func(workflowType, _, event string) []string { return []string{workflowType, event} }
+}
+
 var metrics = map[string]metric{
+	"awaiting_workflows": {
+		desc: prometheus.NewDesc("geneva_awaiting_workflows",
+			"Workflows whose scheduled step awaits an event none of which has come yet (geneva.awaiting_events; paused workflows too), per type and event.",
+			[]string{"workflow_type", "event"}, nil),
+		labels: typeAndEvent(),
+	},
+	"events_sent": {
+		desc: prometheus.NewDesc("geneva_events_sent",
+			"Events sent and kept (geneva.event_stats), per workflow type and event. A gauge, not a counter: housekeeping deletes an ended workflow's events with it, so it can fall.",
+			[]string{"workflow_type", "event"}, nil),
+		labels: typeAndEvent(),
+	},
+	"events_consumed": {
+		desc: prometheus.NewDesc("geneva_events_consumed",
+			"Events kept that a step consumed (geneva.event_stats), per workflow type and event. A gauge, not a counter: housekeeping deletes an ended workflow's events with it, so it can fall.",
+			[]string{"workflow_type", "event"}, nil),
+		labels: typeAndEvent(),
+	},
+	"events_pending": {
+		desc: prometheus.NewDesc("geneva_events_pending",
+			"Events kept that no step consumed yet (geneva.event_stats): sent before a step awaits them, or to a workflow that never will, per workflow type and event.",
+			[]string{"workflow_type", "event"}, nil),
+		labels: typeAndEvent(),
+	},
 	"workflows": {
 		desc: prometheus.NewDesc("geneva_workflows",
 			"Ongoing workflows (ready, performing, paused) per type and state.",
@@ -98,7 +147,7 @@ var metrics = map[string]metric{
 }
 
 var scrapeErrorDesc = prometheus.NewDesc("geneva_scrape_error",
-	"1 when the last scrape's query of geneva.engine_metrics failed, else 0.", nil, nil)
+	"1 when the last scrape's query of geneva.engine_metrics and the events' views failed, else 0.", nil, nil)
 
 // Collector is a prometheus.Collector of Geneva's engine metrics.
 type Collector struct {

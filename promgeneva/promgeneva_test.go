@@ -178,6 +178,8 @@ func TestHandler(t *testing.T) {
 			key = "queue=" + r.Label
 		case "executions_ended_5m":
 			key = "outcome=" + r.Label + ",step_name=" + r.StepName + ",workflow_type=" + r.WorkflowType
+		case "awaiting_workflows", "events_sent", "events_consumed", "events_pending":
+			key = "event=" + r.Label + ",workflow_type=" + r.WorkflowType
 		}
 		got, ok := samples(families, name)[key]
 		require.True(t, ok, "%s{%s} is not served", name, key)
@@ -218,4 +220,76 @@ func TestHandlerQueryFails(t *testing.T) {
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	require.NoError(t, err)
 	require.Contains(t, families, "go_goroutines")
+}
+
+// The events' gauges: workflows awaiting per type and event (from
+// geneva.awaiting_events), and the events kept per type and event, sent,
+// consumed and pending (from geneva.event_stats), which fall when
+// housekeeping deletes an ended workflow's events: gauges, not counters. A
+// reader may scrape them.
+func TestEventMetrics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conf := dbtest.NewConfig(t)
+	conn := dbtest.NewConn(t, conf)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := conn.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	create := func(workflowType, hero string) int64 {
+		t.Helper()
+		var id int64
+		require.NoError(t, conn.QueryRow(ctx, "select geneva.create_workflow($1, 'User', $2)", workflowType, hero).Scan(&id))
+		return id
+	}
+	exec(`select geneva.define_workflow('Approval', '{"steps": [
+		{"name": "approve", "await": {"event": "approved", "timeout": "1 day"}}, {"name": "pay"}]}')`)
+	exec(`select geneva.define_workflow('Signup', '{"steps": [{"name": "welcome", "wait": "1 hour"}]}')`)
+
+	families := scrape(t, promgeneva.Handler(conn))
+	require.Empty(t, samples(families, "geneva_awaiting_workflows"))
+	require.Empty(t, samples(families, "geneva_events_sent"))
+
+	approved, other := create("Approval", "1"), create("Approval", "2")
+	create("Approval", "3")
+	signup := create("Signup", "1")
+	exec(`select geneva.send_event($1, 'approved', '{"ok": true}')`, approved)
+	exec(`select geneva.start_step(e.id) from geneva.step_executions e where e.workflow_id = $1 and e.state = 'scheduled'`, approved)
+	exec(`select geneva.send_event($1, 'other')`, other)
+	exec(`select geneva.send_event($1, 'noted')`, signup)
+
+	for _, db := range []promgeneva.DB{conn, dbtest.NewConnAs(t, conf, dbtest.Reader)} {
+		families = scrape(t, promgeneva.Handler(db))
+		require.Equal(t, map[string]float64{"": 0}, samples(families, "geneva_scrape_error"))
+		require.Equal(t, map[string]float64{
+			"event=approved,workflow_type=Approval": 2, // the event other is not the one awaited
+		}, samples(families, "geneva_awaiting_workflows"))
+		require.Equal(t, map[string]float64{
+			"event=approved,workflow_type=Approval": 1,
+			"event=other,workflow_type=Approval":    1,
+			"event=noted,workflow_type=Signup":      1,
+		}, samples(families, "geneva_events_sent"))
+		require.Equal(t, map[string]float64{
+			"event=approved,workflow_type=Approval": 1,
+			"event=other,workflow_type=Approval":    0,
+			"event=noted,workflow_type=Signup":      0,
+		}, samples(families, "geneva_events_consumed"))
+		require.Equal(t, map[string]float64{
+			"event=approved,workflow_type=Approval": 0,
+			"event=other,workflow_type=Approval":    1,
+			"event=noted,workflow_type=Signup":      1,
+		}, samples(families, "geneva_events_pending"))
+		require.Equal(t, dto.MetricType_GAUGE, families["geneva_events_sent"].GetType())
+		require.Contains(t, families["geneva_events_sent"].GetHelp(), "not a counter")
+	}
+
+	// housekeeping deletes an ended workflow's events: the gauge falls
+	exec("select geneva.cancel_workflow($1)", signup)
+	exec("select geneva.housekeep('0 seconds'::interval)")
+	families = scrape(t, promgeneva.Handler(conn))
+	require.Equal(t, map[string]float64{
+		"event=approved,workflow_type=Approval": 1,
+		"event=other,workflow_type=Approval":    1,
+	}, samples(families, "geneva_events_sent"))
 }

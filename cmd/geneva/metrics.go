@@ -29,8 +29,10 @@ func newMetricsCmd(opts *options) *cobra.Command {
 		Short: "Serve the engine's metrics to Prometheus at /metrics",
 		Long: `Serve Geneva's engine metrics (the geneva.engine_metrics view: workflows by
 type and state, paused workflows by error class, stuck executions, how far
-behind each queue is, executions ended per outcome) in the Prometheus text
-format at http://ADDR/metrics, one query per scrape, until interrupted. For
+behind each queue is, executions ended per outcome; with the views
+geneva.awaiting_events and geneva.event_stats, workflows awaiting an event
+and events sent, consumed and pending, per type and event) in the Prometheus
+text format at http://ADDR/metrics, one query per scrape, until interrupted. For
 deployments without geneva dashboard, which serves the same at /metrics.
 
 It takes the dashboard's credentials. It listens on 127.0.0.1:9187 unless
