@@ -110,6 +110,11 @@ type AwaitingEventsParams struct {
 	// Defaults to every event (empty).
 	Event string
 
+	// WorkflowID keeps this workflow's step only.
+	//
+	// Defaults to 0: every workflow.
+	WorkflowID int64
+
 	// Limit is how many AwaitingEvents returns at most (those whose timeout
 	// comes first).
 	//
@@ -128,8 +133,9 @@ func (c *Client) AwaitingEvents(ctx context.Context, params *AwaitingEventsParam
 		execution_id, step_name, event, waiting_since, timeout_at, on_timeout
 		from geneva.awaiting_events
 		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)
+		  and ($4::bigint is null or workflow_id = $4)
 		order by timeout_at nulls last, execution_id limit $3`,
-		nullIfEmpty(params.WorkflowType), nullIfEmpty(params.Event), limitOrAll(params.Limit))
+		nullIfEmpty(params.WorkflowType), nullIfEmpty(params.Event), limitOrAll(params.Limit), nullIfZero(params.WorkflowID))
 	return collect[AwaitingEvent](rows, err)
 }
 
@@ -141,8 +147,9 @@ func (c *Client) CountAwaitingEvents(ctx context.Context, params *AwaitingEvents
 	}
 	var n int64
 	err := c.db.QueryRow(ctx, `select count(*) from geneva.awaiting_events
-		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)`,
-		nullIfEmpty(params.WorkflowType), nullIfEmpty(params.Event)).Scan(&n)
+		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)
+		  and ($3::bigint is null or workflow_id = $3)`,
+		nullIfEmpty(params.WorkflowType), nullIfEmpty(params.Event), nullIfZero(params.WorkflowID)).Scan(&n)
 	return n, mapError(err)
 }
 
@@ -158,13 +165,15 @@ type EventStat struct {
 	Sent     int64 `db:"sent"`
 	Consumed int64 `db:"consumed"`
 	Pending  int64 `db:"pending"`
+	// LastSentAt is when the newest of them was sent.
+	LastSentAt time.Time `db:"last_sent_at"`
 }
 
 // EventStats returns, per workflow type and event name, how many events
 // were sent, consumed and are pending (the geneva.event_stats view), by type
 // and name.
 func (c *Client) EventStats(ctx context.Context) ([]*EventStat, error) {
-	rows, err := c.db.Query(ctx, `select workflow_type, event, sent, consumed, pending
+	rows, err := c.db.Query(ctx, `select workflow_type, event, sent, consumed, pending, last_sent_at
 		from geneva.event_stats order by workflow_type, event`)
 	return collect[EventStat](rows, err)
 }

@@ -101,6 +101,9 @@ func TestEvents(t *testing.T) {
 			storedEvents(t, pool, id))
 		stats, err := client.EventStats(ctx)
 		require.NoError(t, err)
+		require.Len(t, stats, 1)
+		require.WithinDuration(t, time.Now(), stats[0].LastSentAt, time.Minute)
+		stats[0].LastSentAt = time.Time{}
 		require.Equal(t, []*goclient.EventStat{{WorkflowType: "Approval", Event: "approved", Sent: 1, Consumed: 1}}, stats)
 	})
 
@@ -205,6 +208,9 @@ func TestEvents(t *testing.T) {
 		// kept for the workflow of type Two, which awaits nothing: pending
 		stats, err := client.EventStats(ctx)
 		require.NoError(t, err)
+		for _, s := range stats {
+			s.LastSentAt = time.Time{}
+		}
 		require.Equal(t, []*goclient.EventStat{
 			{WorkflowType: "Approval", Event: "approved", Sent: 1, Pending: 1},
 			{WorkflowType: "Two", Event: "approved", Sent: 1, Pending: 1},
@@ -250,6 +256,7 @@ func TestEvents(t *testing.T) {
 			{&goclient.AwaitingEventsParams{Event: "returned"}, refunds, 2},
 			{&goclient.AwaitingEventsParams{WorkflowType: "Approval", Event: "returned"}, nil, 0},
 			{&goclient.AwaitingEventsParams{WorkflowType: "Approval", Limit: 2}, approvals[:2], 3},
+			{&goclient.AwaitingEventsParams{WorkflowID: refunds[1]}, refunds[1:], 1},
 		} {
 			list, err := client.AwaitingEvents(ctx, c.params)
 			require.NoError(t, err)
