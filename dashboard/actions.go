@@ -41,6 +41,7 @@ var notices = func() map[string]string {
 	for name, v := range verbs {
 		m[name] = v.done
 	}
+	m["send-event"] = "Event sent."
 	return m
 }()
 

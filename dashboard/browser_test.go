@@ -255,3 +255,57 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`a[href="/workflows/%d"]`, unseen))))
 	})
 }
+
+// TestBrowserSendEvent opens Waiting, sends an event with a payload that is
+// not JSON (refused, nothing sent), then with one that is, and sees the
+// workflow leave the list: it no longer awaits, and its event carries the
+// payload.
+func TestBrowserSendEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	t.Parallel()
+	w := newWorld(t)
+	a := addAwaiting(t, w)
+	h := w.newHandler(t, &Config{RefreshInterval: time.Second})
+	server := httptest.NewServer(h)
+	t.Cleanup(server.Close)
+	id := a.expenses[0]
+
+	b := newBrowser(t, server.URL)
+	b.run("overview", chromedp.Navigate(server.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#paused-count")))
+	b.run("waiting", chromedp.Click(chromedp.CSS(`nav a[href="/waiting"]`)), chromedp.WaitVisible(chromedp.CSS("table#waiting")))
+	require.Equal(t, "/waiting", b.location())
+	require.Equal(t, 3, b.rows())
+	row := fmt.Sprintf("tr#w%d", id)
+	require.Contains(t, b.text(row), "approved")
+
+	b.run("press Send event", chromedp.Click(chromedp.CSS(row+" a.send-event")), chromedp.WaitVisible(chromedp.CSS("#payload")))
+	require.Equal(t, fmt.Sprintf("/workflows/%d/send-event?event=approved&back=waiting", id), b.location())
+	require.Contains(t, b.text("form.confirm"), fmt.Sprintf("send this event to workflow %d?", id))
+	require.Equal(t, "approved", value(b, "event name", chromedp.Evaluate[string](`document.getElementById("event").value`)))
+
+	b.run("a payload that is not JSON",
+		chromedp.SendKeys(chromedp.CSS("#payload"), `{"approved_by": ann}`),
+		chromedp.Click(chromedp.CSS("#confirm")),
+		chromedp.WaitVisible(chromedp.CSS(".error")),
+	)
+	require.Contains(t, b.text(".error"), "Nothing was sent: the payload is not JSON")
+	require.Empty(t, w.events(t, id))
+	require.True(t, w.isAwaiting(t, id))
+
+	require.Equal(t, `{"approved_by": ann}`, value(b, "the payload kept", chromedp.Value(chromedp.CSS("#payload"))))
+	b.run("fix the payload and send",
+		chromedp.SetValue(chromedp.CSS("#payload"), `{"approved_by": "ann", "amount": 120}`),
+		chromedp.Click(chromedp.CSS("#confirm")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+	)
+	require.Equal(t, fmt.Sprintf("Sent approved to workflow %d.", id), b.text(".notice"))
+	require.Equal(t, "/waiting?sent="+fmt.Sprint(id)+"&event_sent=approved", b.location())
+	b.settle(func() bool { return b.rows() == 2 })
+	require.Equal(t, 2, b.rows(), "the workflow left the list")
+	require.False(t, value(b, "row gone", chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q) !== null`, row))))
+	// in SQL: the workflow no longer awaits, and its event has the payload
+	require.False(t, w.isAwaiting(t, id))
+	require.Equal(t, []string{`{"amount": 120, "approved_by": "ann"}`}, w.events(t, id))
+}

@@ -15,8 +15,8 @@ var outcomeGroups = []struct {
 }{
 	{"succeeded", "ok", []string{"success", "suspended"}},
 	{"reattempted", "retry", []string{"reattempted", "reattempted_by_exception", "recovered"}},
-	{"skipped", "skip", []string{"skipped_by_condition", "skipped_by_flow_control", "skipped_by_exception", "skipped_externally"}},
-	{"paused", "pause", []string{"paused_by_flow_control", "paused_by_exception"}},
+	{"skipped", "skip", []string{"skipped_by_condition", "skipped_by_flow_control", "skipped_by_exception", "skipped_externally", "skipped_by_timeout"}},
+	{"paused", "pause", []string{"paused_by_flow_control", "paused_by_exception", "paused_by_timeout"}},
 	{"failed or canceled", "fail", nil}, // everything else
 }
 

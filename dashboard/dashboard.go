@@ -1,7 +1,7 @@
 // Package dashboard is Geneva's web dashboard for operators: what runs, what
-// is paused and why, what is stuck, how long steps wait and run, and the
-// operator's verbs (pause, resume, cancel, skip, run now; bulk resume and
-// cancel of a filtered set).
+// is paused and why, what is stuck, what awaits an event, how long steps wait
+// and run, and the operator's verbs (pause, resume, cancel, skip, run now,
+// send an event; bulk resume and cancel of a filtered set).
 //
 // It is an http.Handler, so an application can mount it in its own server
 // behind its own authentication, or `geneva dashboard` serves it:
@@ -16,11 +16,11 @@
 //
 // The dashboard reads only Geneva's views (geneva.workflow_counts,
 // paused_workflows, stuck_executions, step_stats, workflow_list, step_errors,
-// definition_steps, step_throughput, queue_lag) and public read functions
-// (geneva.get_workflow, step_history), most of them through package
-// goclient, and it acts only through goclient's methods of the SQL functions
-// (pause_workflow, resume_workflow, cancel_workflow, skip_step,
-// schedule_step), so it works with a role that holds geneva_reader (read
+// definition_steps, step_throughput, queue_lag, awaiting_events) and public
+// read functions (geneva.get_workflow, step_history), most of them through
+// package goclient, and it acts only through goclient's methods of the SQL
+// functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
+// schedule_step, send_event), so it works with a role that holds geneva_reader (read
 // only) or geneva_operator. The engine decides every transition; an action
 // it refuses is shown as the sentence its error carries.
 //
@@ -34,6 +34,7 @@
 //	/workflows             list: state (or "ongoing"), type, hero, error class, created between
 //	/workflows/{id}        one workflow: fields, steps, timeline of executions
 //	/paused                paused workflows grouped by error class
+//	/waiting               what awaits which event, since when, timeout in; Send event (a JSON payload)
 //	/stuck                 what housekeeping would recover, with its thresholds
 //	/stats                 per type and step: outcomes, queue lag and run time
 //
@@ -226,11 +227,14 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	mux.HandleFunc("GET "+p+"/{$}", h.overview)
 	mux.HandleFunc("GET "+p+"/workflows", h.workflows)
 	mux.HandleFunc("GET "+p+"/workflows/{id}", h.workflow)
+	mux.HandleFunc("GET "+p+"/workflows/{id}/send-event", h.confirmSendEvent)
+	mux.HandleFunc("POST "+p+"/workflows/{id}/send-event", h.sendEvent)
 	mux.HandleFunc("GET "+p+"/workflows/{id}/{action}", h.confirmAction)
 	mux.HandleFunc("POST "+p+"/workflows/{id}/{action}", h.act)
 	mux.HandleFunc("GET "+p+"/bulk/{action}", h.confirmBulk)
 	mux.HandleFunc("POST "+p+"/bulk/{action}", h.actBulk)
 	mux.HandleFunc("GET "+p+"/paused", h.paused)
+	mux.HandleFunc("GET "+p+"/waiting", h.waiting)
 	mux.HandleFunc("GET "+p+"/stuck", h.stuck)
 	mux.HandleFunc("GET "+p+"/stats", h.stats)
 	if c.Metrics != nil {

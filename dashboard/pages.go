@@ -248,6 +248,10 @@ type workflowData struct {
 	Total     int
 	Actions   []string
 	StepNames []string
+	// Awaiting is the event its step awaits, if it awaits one; SendEvent,
+	// whether the workflow is ongoing (an event may be sent to it).
+	Awaiting  *waitingRow
+	SendEvent bool
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -285,6 +289,16 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 		d.StepNames = append(d.StepNames, s.StepName)
 	}
 	d.Steps = standings(wf, defined, timeline)
+	d.SendEvent = wf.State == goclient.StateReady || wf.State == goclient.StatePerforming || wf.State == goclient.StatePaused
+	if d.SendEvent {
+		awaiting, err := h.client.AwaitingEvents(ctx, &goclient.AwaitingEventsParams{WorkflowID: id, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(awaiting) > 0 {
+			d.Awaiting = newWaitingRow(awaiting[0], time.Now())
+		}
+	}
 	return d, nil
 }
 

@@ -62,6 +62,8 @@ func scalePaths(w *world, mid int64) []string {
 		fmt.Sprintf("/workflows/%d", mid),
 		fmt.Sprintf("/workflows/%d", w.gatewayTimeout[0]),
 		"/paused",
+		"/waiting",
+		"/waiting?event=approved",
 		"/stuck",
 		"/stats",
 		"/bulk/cancel?error_class=Timeout",
