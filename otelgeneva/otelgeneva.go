@@ -132,7 +132,7 @@ func handle(err error) {
 	}
 }
 
-func (h *hook) hook(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+func (h *hook) hook(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 	switch event {
 	case worker.EventPreconditions:
 		return h.preconditions(ctx, step, next)

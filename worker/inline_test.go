@@ -46,7 +46,7 @@ func TestInlineSteps(t *testing.T) {
 			mu     sync.Mutex
 			events []string
 		)
-		hook := func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+		hook := func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 			err := next(ctx)
 			mu.Lock()
 			defer mu.Unlock()
@@ -210,7 +210,7 @@ func TestInlineSteps(t *testing.T) {
 		)
 		// b's preconditions event comes after SQL started it and before it
 		// runs: stop the worker hard there and wait for the job's context
-		hook := func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+		hook := func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 			if step.Name == "b" && event == worker.EventPreconditions {
 				expired, cancel := context.WithCancel(context.Background())
 				cancel()

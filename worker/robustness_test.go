@@ -107,8 +107,8 @@ func TestMisbehavingHooks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	skipping := func(skipped worker.Event) worker.Hook {
-		return func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+	skipping := func(skipped worker.HookEvent) worker.Hook {
+		return func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 			if event == skipped {
 				return nil
 			}
@@ -134,7 +134,7 @@ func TestMisbehavingHooks(t *testing.T) {
 		require.Contains(t, *execution.ErrorMessage, "a hook did not run the step")
 	})
 
-	for _, event := range []worker.Event{worker.EventPreconditions, worker.EventFinalize} {
+	for _, event := range []worker.HookEvent{worker.EventPreconditions, worker.EventFinalize} {
 		t.Run("HookThatDoesNotCallNextOn_"+string(event), func(t *testing.T) {
 			t.Parallel()
 			wf := worker.NewWorkflow("Hooked", nil).Step("a", ok, nil).Step("b", ok, nil)
@@ -151,7 +151,7 @@ func TestMisbehavingHooks(t *testing.T) {
 	t.Run("HookPanics", func(t *testing.T) {
 		t.Parallel()
 		var outcomes []string
-		panicking := func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+		panicking := func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 			err := next(ctx)
 			if event == worker.EventFinalize {
 				outcomes = append(outcomes, step.Outcome)

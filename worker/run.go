@@ -184,7 +184,8 @@ func (e *executor) newStep(client *protocol.Client, args StepArgs) *Step {
 }
 
 // start sets what SQL started step's execution with: its attempt, times,
-// queue and trace context, and a resumable step's hand-over.
+// queue and trace context, a resumable step's hand-over and the event it
+// consumed.
 func (step *Step) start(started *protocol.Execution) {
 	step.Attempt = started.Attempt
 	step.ScheduledFor = started.ScheduledFor
@@ -193,6 +194,7 @@ func (step *Step) start(started *protocol.Execution) {
 	step.TraceContext = deref(started.TraceContext)
 	step.Cursor = started.Cursor
 	step.ContinuesFromID = deref(started.ContinuesFromID)
+	step.event = eventOf(started)
 }
 
 // followedBy is the started Step of next, the execution SQL started for this
@@ -216,7 +218,7 @@ func (step *Step) followedBy(next *protocol.Execution) *Step {
 // event runs f inside the hooks, and runs it anyway (logging the mistake)
 // when a hook did not call next: the executor must not lose a step's
 // progress to a hook.
-func (e *executor) event(ctx context.Context, event Event, step *Step, f func(context.Context) error) {
+func (e *executor) event(ctx context.Context, event HookEvent, step *Step, f func(context.Context) error) {
 	ran := false
 	err := runHooks(ctx, e.hooks, event, step, func(ctx context.Context) error {
 		ran = true

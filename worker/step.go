@@ -67,6 +67,9 @@ type Step struct {
 	// set with Outcome. For hooks.
 	WorkflowState goclient.WorkflowState
 
+	// event is the event the execution consumed (Event).
+	event *Event
+
 	client *protocol.Client
 	// exec is the executor running the step (for a resumable step's clock and
 	// the worker's stop); iteration is a resumable step's Iteration.
@@ -94,18 +97,19 @@ func (s *Step) Checkpoint(ctx context.Context, cursor any) (stop bool, err error
 	return stop, err
 }
 
-// Event names what a Hook wraps.
-type Event string
+// HookEvent names what a Hook wraps. (An event sent to a workflow, which a
+// step awaits, is an Event.)
+type HookEvent string
 
 const (
 	// EventPreconditions wraps the hero check, the cancel_if and skip_if
 	// conditions and geneva.start_steps.
-	EventPreconditions Event = "preconditions"
+	EventPreconditions HookEvent = "preconditions"
 	// EventStep wraps the step function.
-	EventStep Event = "step"
+	EventStep HookEvent = "step"
 	// EventFinalize wraps the recording of the step's outcome (with the River
 	// job's completion, in one transaction).
-	EventFinalize Event = "finalize"
+	EventFinalize HookEvent = "finalize"
 )
 
 // Hook wraps one event of a step's run, for instrumentation: start a span or
@@ -118,17 +122,17 @@ const (
 // whatever the hooks return, and runs next itself, logging an error, when a
 // hook did not. A hook that panics returns a *PanicError.
 //
-//	func timing(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+//	func timing(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 //		start := time.Now()
 //		err := next(ctx)
 //		stepSeconds.WithLabelValues(step.WorkflowType, step.Name, string(event)).Observe(time.Since(start).Seconds())
 //		return err
 //	}
-type Hook func(ctx context.Context, event Event, step *Step, next func(ctx context.Context) error) error
+type Hook func(ctx context.Context, event HookEvent, step *Step, next func(ctx context.Context) error) error
 
 // runHooks runs f inside the hooks, the first outermost. A hook that panics
 // returns a *PanicError.
-func runHooks(ctx context.Context, hooks []Hook, event Event, step *Step, f func(context.Context) error) (err error) {
+func runHooks(ctx context.Context, hooks []Hook, event HookEvent, step *Step, f func(context.Context) error) (err error) {
 	if len(hooks) == 0 {
 		return f(ctx)
 	}

@@ -425,7 +425,7 @@ func TestWorker(t *testing.T) {
 			mu     sync.Mutex
 			events []string
 		)
-		hook := func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+		hook := func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 			mu.Lock()
 			events = append(events, "before "+string(event)+" "+step.Name)
 			mu.Unlock()

@@ -77,6 +77,13 @@ type StepOpts struct {
 	// After places the step after the named step, which must already be
 	// defined. Not with Before.
 	After string
+
+	// Await makes the step wait for an event sent to its workflow
+	// (geneva.send_event), after its Wait, at most Await.Timeout; the step
+	// sees the event with Step.Event.
+	//
+	// Defaults to nil: the step awaits nothing.
+	Await *Await
 }
 
 // Workflow defines a workflow type: its steps in run order and its settings.
@@ -166,6 +173,10 @@ func (w *Workflow) Step(name string, fn StepFunc, opts *StepOpts) *Workflow {
 	if opts != nil {
 		step.opts = *opts
 	}
+	if step.opts.Await != nil {
+		await := *step.opts.Await // (later changes to the caller's do not reach it)
+		step.opts.Await = &await
+	}
 
 	switch {
 	case fn == nil:
@@ -218,9 +229,10 @@ func (w *Workflow) OnException(policy ExceptionPolicy) *Workflow {
 // Validate reports the mistakes found while building the workflow, if any:
 // among them names longer than their limits (a type or step name of more
 // than 255 bytes, a queue of more than 127), waits outside 0 to LongestWait,
-// and exception policies that ExceptionPolicy.Validate refuses. worker.New
-// calls it for every workflow. The database validates the rest when the
-// definition is registered.
+// an Await without an event name or a positive timeout (or with an unknown
+// OnTimeout), and exception policies that ExceptionPolicy.Validate refuses.
+// worker.New calls it for every workflow. The database validates the rest
+// when the definition is registered.
 func (w *Workflow) Validate() error {
 	errs := slices.Clone(w.errs)
 	errorf := func(format string, args ...any) {
@@ -238,6 +250,11 @@ func (w *Workflow) Validate() error {
 		}
 		if step.opts.Wait > LongestWait {
 			errorf("step %s: wait %s is longer than %s", step.name, step.opts.Wait, LongestWait)
+		}
+		if step.opts.Await != nil {
+			if err := step.opts.Await.validate(); err != nil {
+				errorf("step %s: %w", step.name, err)
+			}
 		}
 		if step.opts.OnException != nil {
 			if err := step.opts.OnException.Validate(); err != nil {
@@ -346,6 +363,9 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 		s := map[string]any{"name": step.name}
 		if step.opts.Wait > 0 {
 			s["wait"] = step.opts.Wait.Seconds()
+		}
+		if step.opts.Await != nil {
+			s["await"] = step.opts.Await.json()
 		}
 		switch {
 		case step.opts.Skip:

@@ -361,7 +361,7 @@ func demoWorld() *examples.World {
 // progress is a hook printing each step's outcome as the worker records it.
 func progress(env *environment, start time.Time) worker.Hook {
 	var mu sync.Mutex
-	return func(ctx context.Context, event worker.Event, step *worker.Step, next func(context.Context) error) error {
+	return func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 		err := next(ctx)
 		what := ""
 		switch {

@@ -1,0 +1,152 @@
+package worker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/geneva-dev/geneva/internal/protocol"
+)
+
+// Await makes a step wait for an event sent to its workflow
+// (geneva.send_event, geneva.send_hero_event), for StepOpts.Await. The
+// step's own Wait comes first; then it waits for the event, at most Timeout.
+// It runs as soon as the event comes (or came: an event sent before the wait
+// began is kept, and the first step awaiting its name consumes it, first in,
+// first out), and Step.Event hands it to the step. SQL decides all of it;
+// the worker only runs the step when SQL starts it.
+//
+//	Step("record_payment", recordPayment, &worker.StepOpts{Await: &worker.Await{
+//		Event:   "payment_received",
+//		Timeout: 72 * time.Hour,
+//	}})
+type Await struct {
+	// Event is the name of the event awaited (at most 255 bytes).
+	Event string
+
+	// Timeout is how long the step waits for the event, from when the wait
+	// begins (after the step's Wait); then OnTimeout applies. Required: at
+	// least a second is sensible, and at most LongestWait.
+	Timeout time.Duration
+
+	// OnTimeout is what happens when the timeout passes with no event.
+	//
+	// Defaults to OnTimeoutRun: the step runs with no event (Step.Event
+	// returns nil).
+	OnTimeout OnTimeout
+}
+
+// OnTimeout is what happens to a step whose awaited event did not come in
+// time (Await.OnTimeout).
+type OnTimeout string
+
+const (
+	// OnTimeoutRun runs the step with no event: Step.Event returns nil.
+	OnTimeoutRun OnTimeout = "run"
+	// OnTimeoutCancel cancels the workflow (the execution's outcome is
+	// canceled_by_timeout).
+	OnTimeoutCancel OnTimeout = "cancel"
+	// OnTimeoutPause pauses the workflow for an operator
+	// (paused_by_timeout); resuming it waits for the event again, with a
+	// fresh timeout.
+	OnTimeoutPause OnTimeout = "pause"
+	// OnTimeoutSkip skips the step (skipped_by_timeout): the next one runs.
+	OnTimeoutSkip OnTimeout = "skip"
+)
+
+// validate checks what Go can: SQL (geneva.define_workflow) is the authority.
+func (a *Await) validate() error {
+	switch {
+	case a.Event == "":
+		return errors.New("await: Await.Event names no event")
+	case len(a.Event) > maxNameBytes:
+		return fmt.Errorf("await: event name %.40q... is %d bytes long; the limit is %d", a.Event, len(a.Event), maxNameBytes)
+	case a.Timeout <= 0:
+		return fmt.Errorf("await %s: the timeout must be positive (Await.Timeout is %s)", a.Event, a.Timeout)
+	case a.Timeout > LongestWait:
+		return fmt.Errorf("await %s: timeout %s is longer than %s", a.Event, a.Timeout, LongestWait)
+	}
+	switch a.OnTimeout {
+	case "", OnTimeoutRun, OnTimeoutCancel, OnTimeoutPause, OnTimeoutSkip:
+		return nil
+	}
+	return fmt.Errorf("await %s: unknown OnTimeout %q (run, cancel, pause or skip)", a.Event, a.OnTimeout)
+}
+
+// json is the await as the definition format has it: its timeout in seconds,
+// as the waits are.
+func (a *Await) json() map[string]any {
+	await := map[string]any{"event": a.Event, "timeout": a.Timeout.Seconds()}
+	if a.OnTimeout != "" {
+		await["on_timeout"] = string(a.OnTimeout)
+	}
+	return await
+}
+
+// Event is an event sent to a workflow (geneva.send_event), as the step
+// that consumed it sees it (Step.Event).
+type Event struct {
+	// ID is the event's id (geneva.events): the same in every execution that
+	// carries it (a reattempt, a resumed pause), so a key for idempotency.
+	ID int64
+	// Name is the event's name, the one the step awaited.
+	Name string
+	// Payload is the JSON the sender gave; nil when none (SQL NULL or JSON
+	// null).
+	Payload json.RawMessage
+	// SentAt is when the event was sent (the engine's clock).
+	SentAt time.Time
+}
+
+// Decode decodes the payload into v (a pointer), as json.Unmarshal does.
+// When the event has no payload (sent with NULL or JSON null), v is left as
+// it is.
+func (e *Event) Decode(v any) error {
+	if len(e.Payload) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return fmt.Errorf("geneva: decoding the payload of event %s (%d): %w", e.Name, e.ID, err)
+	}
+	return nil
+}
+
+// EventPayload decodes the payload of the event the step consumed into a T.
+// ok is false when the step has no event (it did not await one, or its
+// timeout passed with OnTimeoutRun); a payload that does not decode into a T
+// is an error.
+//
+//	approval, ok, err := worker.EventPayload[Approval](step)
+func EventPayload[T any](step *Step) (payload T, ok bool, err error) {
+	event := step.Event()
+	if event == nil {
+		return payload, false, nil
+	}
+	err = event.Decode(&payload)
+	return payload, err == nil, err
+}
+
+// Event is the event the step consumed: the one it awaited (StepOpts.Await),
+// as SQL handed it over when the step started. Nil when there is none: the
+// step awaits nothing, its timeout passed (OnTimeoutRun), an operator ran or
+// scheduled it without the event, or it has not started (a condition).
+func (s *Step) Event() *Event { return s.event }
+
+// eventOf is the event SQL started an execution with, if any.
+func eventOf(started *protocol.Execution) *Event {
+	if started.EventID == nil {
+		return nil
+	}
+	event := &Event{ID: *started.EventID, Payload: started.EventPayload}
+	if started.EventName != nil {
+		event.Name = *started.EventName
+	}
+	if started.EventSentAt != nil {
+		event.SentAt = *started.EventSentAt
+	}
+	if string(event.Payload) == "null" {
+		event.Payload = nil
+	}
+	return event
+}
