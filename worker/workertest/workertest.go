@@ -183,7 +183,8 @@ func (h *Harness) Advance(ctx context.Context, d time.Duration) {
 
 // PerformNextStep runs the workflow's active execution once, moving the clock
 // to its time first if it is not due, and returns it as it ended; nil when the
-// workflow has no active execution.
+// workflow has no active execution. The time of a step that awaits an event
+// that has not come is its timeout.
 func (h *Harness) PerformNextStep(ctx context.Context, workflowID int64) *goclient.StepExecution {
 	h.tb.Helper()
 	execution := h.activeExecution(ctx, workflowID)
@@ -210,7 +211,10 @@ type SpeedrunOpts struct {
 
 // Speedrun runs the workflow's steps one after another, ignoring their waits
 // (it moves the clock to each step's time), until the workflow is finished,
-// canceled or paused, and returns it.
+// canceled or paused, and returns it. A step that awaits an event that has
+// not come is due at its timeout: Speedrun moves the clock there, and the
+// step's Await.OnTimeout applies (send the event first, SendEvent, for the
+// other path).
 func (h *Harness) Speedrun(ctx context.Context, workflowID int64, opts *SpeedrunOpts) *goclient.Workflow {
 	h.tb.Helper()
 	maxSteps := 100
@@ -229,6 +233,56 @@ func (h *Harness) Speedrun(ctx context.Context, workflowID int64, opts *Speedrun
 			return workflow
 		}
 	}
+}
+
+// SendEvent sends the event to the workflow (geneva.send_event, on the
+// harness's connection and clock), payload encoded as JSON (nil for none: SQL
+// NULL; a json.RawMessage as it is). It returns false when the workflow has
+// ended (nothing was recorded), and fails the test on an error (an unknown
+// workflow, a bad name or payload). The step awaiting the event, if any, is
+// then due now: PerformNextStep or Speedrun runs it with the event
+// (worker.Step.Event); an event sent before its wait began is kept for it.
+func (h *Harness) SendEvent(ctx context.Context, workflowID int64, event string, payload any) bool {
+	h.tb.Helper()
+	sent, err := h.client.SendEvent(ctx, workflowID, event, payload)
+	if err != nil {
+		h.tb.Fatalf("workertest: sending event %q to workflow %d: %v", event, workflowID, err)
+	}
+	return sent
+}
+
+// AssertAwaiting fails the test unless the workflow has a step awaiting the
+// event, which has not come yet (a row of geneva.awaiting_events).
+func (h *Harness) AssertAwaiting(ctx context.Context, workflowID int64, event string) {
+	h.tb.Helper()
+	rows, err := h.conn.Query(ctx, `select step_name, event, timeout_at from geneva.awaiting_events
+		where workflow_id = $1 order by execution_id`, workflowID)
+	if err != nil {
+		h.tb.Fatalf("workertest: reading what workflow %d awaits: %v", workflowID, err)
+	}
+	defer rows.Close()
+	var awaiting []string
+	for rows.Next() {
+		var (
+			step, name string
+			timeoutAt  *time.Time
+		)
+		if err := rows.Scan(&step, &name, &timeoutAt); err != nil {
+			h.tb.Fatalf("workertest: reading what workflow %d awaits: %v", workflowID, err)
+		}
+		if name == event {
+			return
+		}
+		awaiting = append(awaiting, fmt.Sprintf("step %s awaits %q", step, name))
+	}
+	if err := rows.Err(); err != nil {
+		h.tb.Fatalf("workertest: reading what workflow %d awaits: %v", workflowID, err)
+	}
+	found := "it awaits no event"
+	if len(awaiting) > 0 {
+		found = strings.Join(awaiting, ", ")
+	}
+	h.tb.Fatalf("workertest: workflow %d does not await event %q: %s\n%s", workflowID, event, found, h.describe(ctx, workflowID))
 }
 
 // PerformStepInline runs one named step of a ready or paused workflow now
