@@ -17,7 +17,8 @@
 // "preconditions" and "finalize"; the step function runs inside it, so its
 // own spans are its children. The span links to the trace the workflow was
 // created in (goclient.CreateWorkflowOpts.TraceContext). Attributes: see the
-// Attr* constants. An error a step returns is recorded on the span (an
+// Attr* constants; the span of a step that consumed an event (an await) names
+// it and when it was sent. An error a step returns is recorded on the span (an
 // "exception" event) with its class, and sets the span's status.
 //
 // Metrics (instrument names):
@@ -67,6 +68,13 @@ const (
 	// AttrErrorType is the class of a step's error (semantic conventions'
 	// error.type), as Geneva records it (worker.ErrorClass).
 	AttrErrorType = attribute.Key("error.type")
+	// AttrEventName, AttrEventID and AttrEventSentAt describe the event a
+	// step consumed (worker.Step.Event), on its span only: its name, id
+	// (geneva.events) and when it was sent (RFC 3339, UTC, in nanoseconds).
+	// Absent when the step has no event.
+	AttrEventName   = attribute.Key("geneva.event.name")
+	AttrEventID     = attribute.Key("geneva.event.id")
+	AttrEventSentAt = attribute.Key("geneva.event.sent_at")
 )
 
 // Config configures the hook.
@@ -170,6 +178,10 @@ func (h *hook) start(ctx context.Context, step *worker.Step) *run {
 // started records what start_step returned.
 func (h *hook) started(ctx context.Context, r *run, step *worker.Step) {
 	r.span.SetAttributes(AttrAttempt.Int(step.Attempt), AttrQueue.String(step.Queue))
+	if event := step.Event(); event != nil {
+		r.span.SetAttributes(AttrEventName.String(event.Name), AttrEventID.Int64(event.ID),
+			AttrEventSentAt.String(event.SentAt.UTC().Format(time.RFC3339Nano)))
+	}
 	if link, ok := creatorLink(step.TraceContext); ok && !r.linked {
 		r.span.AddLink(link)
 		r.linked = true

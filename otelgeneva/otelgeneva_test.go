@@ -235,6 +235,39 @@ func TestHook(t *testing.T) {
 		require.Empty(t, b.stepSpans(t, id, 1)[0].Links())
 	})
 
+	// The span of a step that consumed an event names it and when it was
+	// sent; the others have no event attributes.
+	t.Run("AnEventOnItsStepsSpan", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, 0, worker.NewWorkflow("Expense", nil).
+			Step("ask", noop, nil).
+			Step("decide", noop, &worker.StepOpts{Await: &worker.Await{Event: "approved", Timeout: time.Hour}}))
+		id := b.create(t, b.ctx, "Expense")
+		require.Eventually(t, func() bool {
+			n, err := b.client.CountAwaitingEvents(b.ctx, &goclient.AwaitingEventsParams{Event: "approved"})
+			require.NoError(t, err)
+			return n == 1
+		}, 15*time.Second, 10*time.Millisecond)
+		sent, err := b.client.SendEvent(b.ctx, id, "approved", map[string]string{"by": "mia"})
+		require.NoError(t, err)
+		require.True(t, sent)
+		b.waitState(t, id, "finished")
+
+		var sentAt time.Time
+		require.NoError(t, b.pool.QueryRow(b.ctx, "select sent_at from geneva.events where workflow_id = $1", id).Scan(&sentAt))
+		spans := b.stepSpans(t, id, 2)
+		require.Equal(t, "Expense ask", spans[0].Name())
+		for _, key := range []attribute.Key{otelgeneva.AttrEventName, otelgeneva.AttrEventID, otelgeneva.AttrEventSentAt} {
+			require.Equal(t, attribute.INVALID, attr(spans[0], key).Type(), "no %s on ask's span", key)
+		}
+		require.Equal(t, "Expense decide", spans[1].Name())
+		require.Equal(t, "approved", attr(spans[1], otelgeneva.AttrEventName).AsString())
+		require.NotZero(t, attr(spans[1], otelgeneva.AttrEventID).AsInt64())
+		got, err := time.Parse(time.RFC3339Nano, attr(spans[1], otelgeneva.AttrEventSentAt).AsString())
+		require.NoError(t, err)
+		require.True(t, got.Equal(sentAt), "sent_at %s, want %s", got, sentAt)
+	})
+
 	t.Run("Reattempt", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
