@@ -33,21 +33,30 @@ type waitingRow struct {
 func newWaitingRow(a *goclient.AwaitingEvent, now time.Time) *waitingRow {
 	row := &waitingRow{AwaitingEvent: a}
 	if d := now.Sub(a.WaitingSince); d >= time.Second {
-		row.WaitingFor = humanDuration(d.Truncate(time.Second))
+		row.WaitingFor = wholeSeconds(d)
 	} else if d >= 0 {
 		row.WaitingFor = "under a second"
 	} else {
-		row.Begins = "in " + humanDuration((-d).Round(time.Second))
+		row.Begins = "in " + wholeSeconds(-d)
 	}
 	if a.TimeoutAt != nil {
-		d := a.TimeoutAt.Sub(now).Round(time.Second)
+		d := a.TimeoutAt.Sub(now)
 		if d > 0 {
-			row.TimeoutIn = "in " + humanDuration(d)
+			row.TimeoutIn = "in " + wholeSeconds(d)
 		} else {
-			row.TimeoutIn, row.Overdue = humanDuration(-d)+" ago", true
+			row.TimeoutIn, row.Overdue = wholeSeconds(-d)+" ago", true
 		}
 	}
 	return row
+}
+
+// wholeSeconds is humanDuration to the second: 9s, 3m12s, 2h05m, 3d04h.
+func wholeSeconds(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return humanDuration(d)
 }
 
 // waitingData is the Waiting page: what waits for which event.

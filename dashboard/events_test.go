@@ -80,8 +80,10 @@ func TestWaiting(t *testing.T) {
 		`<td><span title="since [^"]+ UTC">[^<]+</span></td>.*?>in (2d00h|47h59m)</span></td>.*?<td>pause</td>`, a.expenses[0]), r.body)
 	require.Contains(t, r.body, fmt.Sprintf(`href="/workflows/%d/send-event?event=approved&amp;back=waiting">Send event…</a>`, a.expenses[0]))
 	require.Contains(t, r.body, `hx-trigger="every 5s"`, "a live page")
-	// every page's navigation has it
-	require.Contains(t, get(t, h, "/").body, `<a href="/waiting">Waiting</a>`)
+	// every page's navigation has it, and the overview counts them
+	r = get(t, h, "/")
+	require.Contains(t, r.body, `<a href="/waiting">Waiting</a>`)
+	require.Contains(t, r.body, `id="waiting-count"><span class="n">3</span> awaiting an event</a>`)
 
 	for _, tc := range []struct {
 		query string

@@ -137,6 +137,7 @@ type overviewData struct {
 	Total     int64
 	Paused    int64
 	Stuck     int64
+	Waiting   int64
 	Chart     template.HTML
 	Ended     int64
 	QueueLags []*queueLag
@@ -161,6 +162,10 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Paused = d.Totals["paused"]
 	if d.Stuck, err = h.stuckCount(ctx); err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	if d.Waiting, err = h.client.CountAwaitingEvents(ctx, nil); err != nil {
 		h.failQuery(w, r, err)
 		return
 	}
