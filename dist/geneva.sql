@@ -458,13 +458,18 @@ create table geneva.workflow_definitions (
   definition jsonb not null,
   step_names text [] not null,
   step_waits interval [] not null,
+  -- each step's await timeout (its "await"'s "timeout"), NULL for a step
+  -- that awaits no event: parsed once here, read when a step is scheduled
+  step_await_timeouts interval [] not null,
   queue text not null,
   priority smallint not null,
   may_proceed_without_hero boolean not null,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
-  constraint workflow_definitions_steps_match check (cardinality(step_names) = cardinality(step_waits)),
+  constraint workflow_definitions_steps_match check (
+    cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
+  ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
 );
@@ -568,6 +573,20 @@ create table geneva.step_executions (
   -- operator can ask `'*net.OpError' = any(error_classes)` whatever wrapped
   -- it. Written by geneva.fail_step with the other error columns.
   error_classes text [],
+  -- A step that awaits an event (its definition's "await"): the event's
+  -- name, when the wait for it began (after the step's own wait) and until
+  -- when it waits (its timeout). Set when the execution is scheduled and kept
+  -- as its history; an execution that awaits has scheduled_for at
+  -- await_until until its event comes, then at once (or at await_from, if
+  -- the event came during the step's own wait).
+  await_event text,
+  await_from timestamptz,
+  await_until timestamptz,
+  -- The event (geneva.events) this execution consumed, or carried from the
+  -- execution it repeats (a reattempt, a resumable step's next part, a
+  -- resume), so that every attempt of the step sees the same event. Not a
+  -- foreign key: both rows go with their workflow.
+  event_id bigint,
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table
@@ -583,15 +602,21 @@ create table geneva.step_executions (
       )
       when 'canceled' then finished_at is not null and outcome in (
         'canceled_by_condition', 'canceled_by_flow_control', 'canceled_externally',
-        'canceled_hero_missing', 'paused_by_flow_control', 'recovered'
+        'canceled_hero_missing', 'paused_by_flow_control', 'recovered',
+        'canceled_by_timeout', 'paused_by_timeout'
       )
       when 'skipped' then finished_at is not null and outcome in (
-        'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally'
+        'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally',
+        'skipped_by_timeout'
       )
       else false
     end
   ),
-  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0)
+  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0),
+  constraint step_executions_await_valid check (
+    (await_event is null) = (await_from is null) and (await_event is null) = (await_until is null)
+    and (await_event is null or await_from <= await_until)
+  )
 );
 
 -- At most one active (scheduled or in_progress) execution per workflow.
@@ -616,6 +641,10 @@ where state = 'scheduled';
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
 where state in ('finished', 'canceled');
 
+-- The steps waiting for an event (geneva.awaiting_events, the dashboard's
+-- Waiting page): only those rows, so the others pay a predicate, no entry.
+create index step_executions_awaiting on geneva.step_executions (await_until)
+where state = 'scheduled' and await_event is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the
@@ -623,6 +652,28 @@ where state in ('finished', 'canceled');
 -- write a B-tree entry for nothing.)
 create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
 where error_class_name is not null;
+
+-- The events sent to workflows (geneva.send_event, geneva.send_hero_event),
+-- each kept with who sent it and which execution consumed it. An event waits
+-- here until a step of its workflow that awaits its name consumes it (the
+-- oldest first); each is consumed once. Only the send functions insert,
+-- only geneva.start_steps consumes, and the rows go with their workflow
+-- (housekeeping's retention): sql/triggers/events_guard.sql.
+create table geneva.events (
+  id bigint generated by default as identity primary key,
+  workflow_id bigint not null references geneva.workflows (id) on delete cascade,
+  name text not null,
+  payload jsonb,
+  sent_at timestamptz not null,
+  sent_by text not null,
+  consumed_by bigint,
+  consumed_at timestamptz,
+  constraint events_name_valid check (octet_length(name) between 1 and 255),
+  constraint events_consumed_valid check ((consumed_by is null) = (consumed_at is null))
+);
+-- A workflow's events by name in order: the oldest one not consumed yet is
+-- the next a step awaiting that name takes; also serves the cascade.
+create index events_workflow_name on geneva.events (workflow_id, name, id);
 
 -- When River's insert notification last went out, per queue.
 --
@@ -863,6 +914,10 @@ comment on function geneva.now() is
 --               step is no longer defined, the hero is missing (also when
 --               the hero trigger of geneva.track_hero sees it deleted),
 --               cancel_if or skip_if held
+--   timeout     what start_steps records for a step that awaited an event
+--               (its definition's "await") until its timeout: the await's
+--               on_timeout (cancel, pause or skip; run starts the step
+--               without an event and ends nothing)
 --   worker      interrupt_step: a shutting-down worker gives the step back
 --   housekeeping  geneva.housekeep's p_recovery_action for a stuck execution
 --   repair      orphan: housekeeping's repair of the active execution of a
@@ -924,6 +979,9 @@ as $$
     ('precondition', 'hero_missing', 'canceled', 'canceled_hero_missing', 'cancel', null),
     ('precondition', 'cancel', 'canceled', 'canceled_by_condition', 'cancel', null),
     ('precondition', 'skip', 'skipped', 'skipped_by_condition', 'next', null),
+    ('timeout', 'cancel', 'canceled', 'canceled_by_timeout', 'cancel', null),
+    ('timeout', 'pause', 'canceled', 'paused_by_timeout', 'pause', null),
+    ('timeout', 'skip', 'skipped', 'skipped_by_timeout', 'next', null),
     ('worker', 'interrupt', 'completed', 'recovered', 'same', '{"recovery_reason": "interrupted"}'),
     ('housekeeping', 'reattempt', 'completed', 'recovered', 'same', null),
     ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),
@@ -1560,12 +1618,15 @@ $$;
 
 -- geneva._ensure_job: makes sure a River job will trigger a scheduled execution.
 --
--- Called by: geneva.start_step (a job that arrived early), geneva.resume_workflow
--- (the execution kept while the workflow was paused). The caller holds the
--- workflow and execution locks.
+-- Called by: geneva.start_steps (a job that arrived early, an await due
+-- again at its timeout), geneva.resume_workflow (the execution kept while
+-- the workflow was paused), geneva._send_event (an awaiting execution its
+-- event made due sooner). The caller holds the workflow and execution locks.
 --
 -- When the execution's recorded job is still waiting in River (see
--- geneva._job_waits), nothing is done: it will come. Otherwise (it ran, is
+-- geneva._job_waits), it will come: it is only brought forward when the
+-- execution is due before it (an event came), River hearing of it at once
+-- when it is due now. Otherwise (it ran, is
 -- running now, was parked pending, or was deleted) a new job is inserted, in
 -- the definition's queue with its priority, due at the execution's
 -- scheduled_for (at once when that has passed), and recorded on the
@@ -1582,13 +1643,24 @@ as $$
 declare
   v_definition geneva.workflow_definitions;
   v_job_id bigint;
+  v_delay interval := greatest(p_execution.scheduled_for - geneva.now(), interval '0');
+  v_job record;
 begin
-  if exists (
-    select 1
-    from public.river_job j
-    where j.id = p_execution.job_id
-      and geneva._job_waits(j.state::text)
-  ) then
+  select j.id, j.state::text as state, j.scheduled_at, j.queue into v_job
+  from public.river_job j
+  where j.id = p_execution.job_id;
+  if v_job.id is not null and geneva._job_waits(v_job.state) then
+    if v_job.scheduled_at > now() + v_delay then
+      update public.river_job j
+      set scheduled_at = now() + v_delay,
+        state = case when geneva._step_job_available(v_delay) then 'available' else 'scheduled' end::public.river_job_state
+      where j.id = v_job.id
+        -- (River may have fetched it meanwhile: then its worker starts the execution)
+        and geneva._job_waits(j.state::text);
+      if v_delay = interval '0' then
+        perform geneva._notify_insert(v_job.queue);
+      end if;
+    end if;
     return;
   end if;
 
@@ -1624,6 +1696,14 @@ $$;
 -- predecessor); a successor execution of a resumable step gets the cursor and
 -- the id of the execution it continues.
 --
+-- p_await: the step awaits its event when its definition says so ("await"):
+-- the wait for the event begins at p_scheduled_for (after the step's own
+-- wait), and the execution is due at its timeout, or at p_scheduled_for when
+-- an event of that name is already waiting for the workflow (sent before the
+-- wait began). Without p_await (an operator's schedule_step runs the step
+-- without its event) or with p_event_id (a resume carries the event the
+-- step's last execution consumed), it is due at p_scheduled_for.
+--
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
 create or replace function geneva._schedule_step(
@@ -1634,7 +1714,9 @@ create or replace function geneva._schedule_step(
   p_enqueue boolean,
   p_attempt integer default 1,
   p_cursor jsonb default null,
-  p_continues_from_id bigint default null
+  p_continues_from_id bigint default null,
+  p_await boolean default false,
+  p_event_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -1645,13 +1727,29 @@ declare
   v_now timestamptz := geneva.now();
   v_execution_id bigint := nextval('geneva.step_executions_id_seq');
   v_job_id bigint;
+  v_index integer := array_position(p_definition.step_names, p_step_name);
+  v_timeout interval := p_definition.step_await_timeouts[v_index];
+  v_await_event text;
+  v_await_until timestamptz;
+  v_scheduled_for timestamptz := p_scheduled_for;
 begin
+  if p_await and p_event_id is null and v_timeout is not null then
+    v_await_event := p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'event';
+    v_await_until := p_scheduled_for + v_timeout;
+    if not exists (
+      select from geneva.events ev
+      where ev.workflow_id = p_workflow.id and ev.name = v_await_event and ev.consumed_by is null
+    ) then
+      v_scheduled_for := v_await_until;
+    end if;
+  end if;
+
   if p_enqueue then
     v_job_id := geneva._enqueue_step(
       v_execution_id,
       p_workflow,
       p_step_name,
-      p_scheduled_for,
+      v_scheduled_for,
       p_definition.queue,
       p_definition.priority
     );
@@ -1661,10 +1759,12 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-    continues_from_id, created_at, updated_at
+    continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
   ) values (
     v_execution_id, p_workflow.id, p_step_name, p_attempt,
-    'scheduled', p_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
+    'scheduled', v_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id,
+    v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, p_event_id,
+    v_now, v_now
   );
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
@@ -1920,6 +2020,14 @@ $$;
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
 --
+-- A step that awaits an event (its definition's "await") waits for it after
+-- its own wait: its execution is due at the await's timeout
+-- (await_until), or when its wait ends if an event of that name is already
+-- waiting for the workflow; geneva.send_event makes it due when the event
+-- comes. It is never started inline. A move that runs the same step again
+-- carries the event its execution consumed (event_id), and one that repeats
+-- an execution that never started (housekeeping's recovery) awaits as it did.
+--
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is
 -- recorded: a cancel cancels the workflow, and the next execution, when
@@ -1966,10 +2074,12 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.queue, d.priority,
+      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
-      f.id as from_id, f.attempt as from_attempt,
+      f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
+      case when f.started_at is null then f.await_event end as from_await_event,
+      f.await_from as from_await_from, f.await_until as from_await_until,
       case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
       array_position(d.step_names, p_step_names[o.ord]) as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
@@ -1997,6 +2107,41 @@ begin
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
   ),
+  -- the await of what is scheduled: the step's own (fresh, after its wait)
+  -- or, for the same step again, the one it repeats
+  awaited as (
+    select s.*, a.await_event, a.await_from, a.await_until,
+      case when s.move = 'same' then s.from_event_id end as next_event_id
+    from stepped s
+    left join lateral (
+      select
+        case when s.move = 'same' then s.from_await_event
+          else s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await' ->> 'event'
+        end as await_event,
+        case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
+        case when s.move = 'same' then s.from_await_until
+          else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
+        end as await_until
+      where s.resolved = 'schedule'
+        and (s.move <> 'same' or s.from_await_event is not null)
+        and (s.move = 'same' or s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null)
+    ) a on true
+  ),
+  -- when it is due, from now: after its wait, and for an await at its
+  -- timeout unless its event is already here
+  timed as (
+    select a.*,
+      case when a.await_event is null then a.next_wait
+        else greatest(
+          a.next_wait,
+          case when exists (
+              select from geneva.events ev
+              where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
+            ) then a.await_from else a.await_until end - v_now
+        )
+      end as next_due
+    from awaited a
+  ),
   -- an operator's request waits for the step boundary, which is now
   requested as (
     select r.*,
@@ -2006,14 +2151,15 @@ begin
         when r.requested_action = 'pause' and r.resolved = 'schedule' then 'schedule_paused'
         else r.resolved
       end as final
-    from stepped r
+    from timed r
   ),
   planned as materialized (
     select q.*,
       -- a step no longer in the definition is not started here: start_step
       -- records it (step_not_defined) when its job runs
       coalesce(
-        q.inline and q.final = 'schedule' and q.next_wait <= interval '0'
+        q.inline and q.final = 'schedule' and q.next_due <= interval '0'
+          and q.await_event is null
           and q.hero_missing_at is null
           and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
           and array_position(q.step_names, q.next_step) is not null
@@ -2033,8 +2179,8 @@ begin
       25,
       p.priority,
       p.queue,
-      now() + greatest(p.next_wait, interval '0'),
-      case when geneva._step_job_available(p.next_wait) then 'available' else 'scheduled' end::public.river_job_state,
+      now() + greatest(p.next_due, interval '0'),
+      case when geneva._step_job_available(p.next_due) then 'available' else 'scheduled' end::public.river_job_state,
       '{}',
       '{}'
     from planned p
@@ -2045,13 +2191,14 @@ begin
   executions as (
     insert into geneva.step_executions (
       id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-      continues_from_id, created_at, updated_at
+      continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
-      case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_wait,
+      case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
       case when p.start then v_now end, j.id,
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
+      p.await_event, p.await_from, p.await_until, p.next_event_id,
       v_now, v_now
     from planned p
     left join jobs j on j.execution_id = p.next_id
@@ -2081,7 +2228,7 @@ begin
       updated_at = v_now
     from planned p
     where w.id = p.workflow_id
-    returning p.queue, p.final = 'schedule' and not p.start and p.next_wait <= interval '0' as due_job,
+    returning p.queue, p.final = 'schedule' and not p.start and p.next_due <= interval '0' as due_job,
       case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
   )
   select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
@@ -2541,7 +2688,9 @@ $$;
 -- list from their next transition on.
 --
 -- The definition (see the README) lists the steps in run order, each with its
--- name and optional wait, skip_if and on_exception; and optional top-level
+-- name and optional wait, skip_if, on_exception and await (an event the step
+-- waits for after its wait: {"event": name, "timeout": interval or seconds,
+-- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
 -- may_proceed_without_hero and cancel_if (names of the worker's conditions,
 -- kept for operators to read). Re-registering an identical definition writes
@@ -2551,7 +2700,9 @@ $$;
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
--- duplicate step names, a bad wait or skip_if, any bad policy as in
+-- duplicate step names, a bad wait or skip_if, an await without an event
+-- name or a timeout, with an unknown key or on_timeout, or a timeout over
+-- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
@@ -2578,6 +2729,8 @@ declare
   v_name text;
   v_names text[] := '{}';
   v_waits interval[] := '{}';
+  v_timeouts interval[] := '{}';
+  v_await jsonb;
   v_policy jsonb;
   -- the queue's and the priority's defaults, written only here: everything
   -- else reads the definition's (and the Go worker's mirror is pinned to
@@ -2636,10 +2789,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception') then
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if and on_exception.';
+                hint = 'Step keys are name, wait, skip_if, on_exception and await.';
       end if;
     end loop;
 
@@ -2659,6 +2812,36 @@ begin
         using errcode = '22023';
     end if;
 
+    v_await := v_step -> 'await';
+    if v_await is not null then
+      if jsonb_typeof(v_await) <> 'object' then
+        raise exception '%: await must be an object with event, timeout and on_timeout', v_where
+          using errcode = '22023';
+      end if;
+      for v_key in select jsonb_object_keys(v_await) loop
+        if v_key not in ('event', 'timeout', 'on_timeout') then
+          raise exception '%: unknown await key "%"', v_where, v_key
+            using errcode = '22023',
+                  hint = 'Await keys are event, timeout and on_timeout.';
+        end if;
+      end loop;
+      if jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
+        raise exception '%: await needs the name of an event', v_where using errcode = '22023';
+      end if;
+      perform geneva._check_length(v_await ->> 'event', 255, v_where || ': await event');
+      if not v_await ? 'timeout' then
+        raise exception '%: await needs a timeout', v_where
+          using errcode = '22023',
+                hint = 'Say how long the step waits for its event ("3 days"), and what then happens (on_timeout).';
+      end if;
+      perform geneva._parse_wait(v_await -> 'timeout', v_where || ': await timeout');
+      if v_await ? 'on_timeout'
+        and (jsonb_typeof(v_await -> 'on_timeout') <> 'string'
+          or v_await ->> 'on_timeout' not in ('run', 'cancel', 'pause', 'skip')) then
+        raise exception '%: await on_timeout % is not run, cancel, pause or skip', v_where, v_await -> 'on_timeout'
+          using errcode = '22023';
+      end if;
+    end if;
     v_policy := v_step -> 'on_exception';
     if jsonb_typeof(v_policy) = 'array' then
       perform geneva._validate_policy(p.policy, format('%s: on_exception[%s]', v_where, p.n - 1))
@@ -2677,8 +2860,12 @@ begin
     coalesce(array_agg(
       case when s.step ? 'wait' then geneva._parse_wait(s.step -> 'wait', '') else interval '0' end
       order by s.n
+    ), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
+      order by s.n
     ), '{}')
-  into v_names, v_waits
+  into v_names, v_waits, v_timeouts
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name
   from (
@@ -2744,10 +2931,10 @@ begin
   -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
-    created_at, updated_at
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, queue, priority,
+    may_proceed_without_hero, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
     v_now, v_now
   )
@@ -2755,6 +2942,7 @@ begin
   set definition = excluded.definition,
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
+    step_await_timeouts = excluded.step_await_timeouts,
     queue = excluded.queue,
     priority = excluded.priority,
     may_proceed_without_hero = excluded.may_proceed_without_hero,
@@ -2892,7 +3080,7 @@ begin
 
   if v_first_step is not null then
     perform geneva._schedule_step(
-      v_new, v_definition, v_first_step, v_now + v_definition.step_waits[1], true
+      v_new, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
     );
   end if;
 
@@ -2970,6 +3158,9 @@ comment on function geneva.pause_workflow(bigint) is
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
 -- more attempt of it, continuing the cursor of a resumable step's latest
 -- execution (an error that paused a long iteration does not start it over).
+-- A step that awaits an event runs with the event its latest execution
+-- consumed; when that one had none (a pause on its timeout,
+-- paused_by_timeout), it waits for its event again, with a fresh timeout.
 --
 -- On a performing workflow with a pause requested (it is not paused yet: it
 -- would pause when its step ends), resume withdraws the request: the
@@ -3039,7 +3230,9 @@ begin
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
       geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
       v_last.cursor,
-      case when v_last.cursor is not null then v_last.id end
+      case when v_last.cursor is not null then v_last.id end,
+      p_await => true,
+      p_event_id => v_last.event_id
     );
   end if;
 
@@ -3186,7 +3379,9 @@ comment on function geneva.skip_step(bigint) is
 -- The workflow's scheduled execution, if any, is replaced (it ends
 -- canceled/canceled_externally), a new execution of the step is scheduled now
 -- with its River job (as one more attempt of the step), and the workflow is
--- ready.
+-- ready. A step that awaits an event runs now without it (Step.Event() is
+-- nil, as on a timeout with on_timeout run); an event sent for it stays for
+-- a later step that awaits its name.
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.
@@ -3392,6 +3587,193 @@ comment on function geneva.get_step_execution(bigint) is
 'One step execution by id.';
 
 
+-- Events.
+-- geneva._check_event: validates an event's name and payload before anything
+-- is written.
+--
+-- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
+-- Raises: 22004 for a NULL name; 22023 for an empty one; 22001 for a name
+-- over 255 bytes or a payload over 1 MiB (as its jsonb text).
+create or replace function geneva._check_event(p_event text, p_payload jsonb)
+returns void
+language plpgsql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if p_event is null then
+    raise exception 'event name must not be null' using errcode = '22004';
+  end if;
+  if p_event = '' then
+    raise exception 'event name must not be empty' using errcode = '22023';
+  end if;
+  if octet_length(p_event) > 255 then
+    raise exception 'event name is too long: % bytes, the limit is 255', octet_length(p_event)
+      using errcode = '22001',
+            detail = format('It starts with %s.', left(p_event, 40));
+  end if;
+  if octet_length(p_payload::text) > 1048576 then
+    raise exception 'event % payload is too large: % bytes, the limit is 1 MiB', p_event, octet_length(p_payload::text)
+      using errcode = '22001',
+            hint = 'Send a reference to large data (an id, a URL), not the data itself.';
+  end if;
+end;
+$$;
+
+-- geneva._send_event: records an event for one ongoing workflow and, when the
+-- workflow's scheduled execution awaits that event and has none yet, makes it
+-- due: now, or when its own wait ends if the event came during it (its
+-- await_from). Its River job is brought forward when the workflow is ready;
+-- a paused workflow's execution runs when it is resumed
+-- (geneva.resume_workflow), with the event.
+--
+-- Called by: geneva.send_event, geneva.send_hero_event, with the name and
+-- payload checked (geneva._check_event) and the workflow locked and ongoing.
+-- Locks: the workflow's active execution (after the workflow's, which the
+-- caller holds).
+create or replace function geneva._send_event(
+  p_workflow geneva.workflows,
+  p_event text,
+  p_payload jsonb
+)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_execution geneva.step_executions;
+begin
+  -- the only inserter of events (sql/triggers/events_guard.sql)
+  perform pg_catalog.set_config('geneva.sending', 'on', true);
+  insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
+  values (p_workflow.id, p_event, p_payload, v_now, session_user);
+  perform pg_catalog.set_config('geneva.sending', '', true);
+
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow.id
+    and e.state = 'scheduled'
+    and e.await_event = p_event
+    and e.event_id is null
+    and e.scheduled_for > greatest(e.await_from, v_now)
+  for no key update;
+  if found then
+    update geneva.step_executions e
+    set scheduled_for = greatest(e.await_from, v_now),
+      updated_at = v_now
+    where e.id = v_execution.id
+    returning e.* into v_execution;
+    if p_workflow.state = 'ready' then
+      perform geneva._ensure_job(p_workflow, v_execution);
+    end if;
+  end if;
+end;
+$$;
+
+-- geneva.send_event: sends an event to a workflow: an approval, a payment, a
+-- webhook's news.
+--
+-- Called by: applications and operators (any SQL client, goclient, the CLI,
+-- the dashboard's Waiting page), also from a trigger in the application's own
+-- transaction: the event commits or rolls back with it.
+-- The event is kept (geneva.events, with session_user as its sender) until a
+-- step of the workflow that awaits its name consumes it, the oldest first,
+-- each once. When the workflow's scheduled step awaits it now, that step
+-- becomes due at once (after its own wait, if that has not ended) and its
+-- River job runs without waiting for the timeout; one sent before the wait
+-- began is consumed when it begins. A workflow that is paused keeps it for
+-- when it is resumed.
+--
+-- Locks: the workflow row, then its active execution.
+-- Returns true when the event was recorded; false, recording nothing, when
+-- the workflow has ended (finished or canceled).
+-- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name;
+-- 22001 for a name over 255 bytes or a payload over 1 MiB; P0002 for an
+-- unknown workflow. Nothing is written on any error.
+create or replace function geneva.send_event(
+  p_workflow_id bigint,
+  p_event text,
+  p_payload jsonb default null
+)
+returns boolean
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_workflow geneva.workflows;
+begin
+  perform geneva._check_event(p_event, p_payload);
+  v_workflow := geneva._lock_workflow(p_workflow_id);
+  if v_workflow.state in ('finished', 'canceled') then
+    return false;
+  end if;
+  perform geneva._send_event(v_workflow, p_event, p_payload);
+  return true;
+end;
+$$;
+
+comment on function geneva.send_event(bigint, text, jsonb) is
+'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow (nothing recorded).';
+
+-- geneva.send_hero_event: sends an event to every ongoing workflow of a hero
+-- (of any type), as geneva.send_event does to one: each keeps its own copy,
+-- whether a step of it awaits the event now or later.
+--
+-- Called by: applications and operators; above all from a trigger on the
+-- application's own table (README, "Events"), so that the event commits or
+-- rolls back with the business write that caused it.
+--
+-- Locks: the hero's ongoing workflows in id order, then each one's active
+-- execution.
+-- Returns the number of workflows reached (0 when the hero has none
+-- ongoing).
+-- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
+-- name; 22001 for a name over 255 bytes or a payload over 1 MiB. Nothing is
+-- written on any error.
+create or replace function geneva.send_hero_event(
+  p_hero_type text,
+  p_hero_id text,
+  p_event text,
+  p_payload jsonb default null
+)
+returns integer
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_workflow geneva.workflows;
+  v_reached integer := 0;
+begin
+  if p_hero_type is null or p_hero_id is null then
+    raise exception 'hero type and hero id must not be null' using errcode = '22004';
+  end if;
+  perform geneva._check_event(p_event, p_payload);
+  for v_workflow in
+    select w.*
+    from geneva.workflows w
+    where w.hero_type = p_hero_type
+      and w.hero_id = p_hero_id
+      and w.state not in ('finished', 'canceled')
+    order by w.id
+    for no key update
+  loop
+    perform geneva._send_event(v_workflow, p_event, p_payload);
+    v_reached := v_reached + 1;
+  end loop;
+  return v_reached;
+end;
+$$;
+
+comment on function geneva.send_hero_event(text, text, text, jsonb) is
+'Sends an event to every ongoing workflow of a hero (for triggers on the application''s tables); returns how many it reached.';
+
+
 -- Worker protocol.
 -- geneva.start_step: claims a step execution for a worker, or records the
 -- outcome of the worker's preconditions: start_steps, which documents what
@@ -3426,7 +3808,11 @@ returns table (
   cursor jsonb,
   continues_from_id bigint,
   queue text,
-  trace_context text
+  trace_context text,
+  event_id bigint,
+  event_name text,
+  event_payload jsonb,
+  event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -3436,7 +3822,8 @@ as $$
 begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
-    s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context
+    s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;
@@ -3525,7 +3912,8 @@ $$;
 -- execution row in id order (geneva._lock_executions).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
--- started for the worker to run next (NULLs when none).
+-- started for the worker to run next, with the event it carries (NULLs when
+-- none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
@@ -3549,7 +3937,11 @@ returns table (
   next_attempt integer,
   next_started_at timestamptz,
   next_cursor jsonb,
-  next_continues_from_id bigint
+  next_continues_from_id bigint,
+  next_event_id bigint,
+  next_event_name text,
+  next_event_payload jsonb,
+  next_event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -3668,7 +4060,7 @@ begin
 
   return query
   select t.ord::integer, v_c.outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
-    n.continues_from_id
+    n.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -3689,6 +4081,7 @@ begin
           )
       )
   ) n on true
+  left join geneva.events ev on ev.id = n.event_id
   order by t.ord;
 end;
 $$;
@@ -3756,8 +4149,10 @@ comment on function geneva.complete_step(bigint, text, interval, bigint) is
 --
 -- Locks: the workflow row, then the execution row, then the next execution's.
 -- Returns what complete_step returns, then the started next execution: its
--- id, step name, attempt, start, and the cursor and execution it continues
--- from (a resumable step's hand-over); NULLs when none was started.
+-- id, step name, attempt, start, the cursor and execution it continues
+-- from (a resumable step's hand-over) and the event it carries (the same
+-- step again after one that consumed an event; a step that awaits one is
+-- never started here); NULLs when none was started.
 -- Raises: as complete_step.
 create or replace function geneva.complete_and_continue(
   p_execution_id bigint,
@@ -3773,7 +4168,11 @@ returns table (
   next_attempt integer,
   next_started_at timestamptz,
   next_cursor jsonb,
-  next_continues_from_id bigint
+  next_continues_from_id bigint,
+  next_event_id bigint,
+  next_event_name text,
+  next_event_payload jsonb,
+  next_event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -3783,7 +4182,8 @@ as $$
 begin
   return query
   select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
-    c.next_cursor, c.next_continues_from_id
+    c.next_cursor, c.next_continues_from_id, c.next_event_id, c.next_event_name, c.next_event_payload,
+    c.next_event_sent_at
   from geneva._end_running(
     array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
   ) c;
@@ -3835,7 +4235,11 @@ returns table (
   next_attempt integer,
   next_started_at timestamptz,
   next_cursor jsonb,
-  next_continues_from_id bigint
+  next_continues_from_id bigint,
+  next_event_id bigint,
+  next_event_name text,
+  next_event_payload jsonb,
+  next_event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -3897,6 +4301,14 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 --     geneva._signal_effects says (geneva._advance_many: a step no longer
 --     defined pauses the workflow, the hero missing or cancel_if cancels it,
 --     skip_if schedules the next step);
+--   the step awaits an event (its definition's "await") and none has come
+--     for the workflow: its timeout has passed (it was due at its
+--     await_until), and the await's on_timeout decides: run starts it without
+--     an event; cancel, pause or skip end it and move the workflow as the
+--     (timeout, …) rows of geneva._signal_effects say (canceled_by_timeout,
+--     paused_by_timeout, skipped_by_timeout); an execution due before its
+--     timeout without an event (a repeat of one whose event was taken) is
+--     due again at its timeout;
 --   otherwise the execution is in_progress and the workflow performing, and
 --     a row is returned for the worker to run it.
 --
@@ -3905,8 +4317,11 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 -- Returns one row per element whose step the worker should run now, named by
 -- its position (ordinality, from 1): the execution, its workflow, type,
 -- hero, step name, attempt, times, cursor, the execution it continues, the
--- type's queue and the trace context its creator stored
--- (create_workflow's p_trace_context); no row for the others.
+-- type's queue, the trace context its creator stored
+-- (create_workflow's p_trace_context) and the event it consumed (the oldest
+-- of its awaited name not consumed yet, now marked consumed by it) or
+-- carries from the execution it repeats (NULL when none); no row for the
+-- others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -3934,7 +4349,11 @@ returns table (
   cursor jsonb,
   continues_from_id bigint,
   queue text,
-  trace_context text
+  trace_context text,
+  event_id bigint,
+  event_name text,
+  event_payload jsonb,
+  event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -3950,9 +4369,11 @@ declare
   v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
+  v_events bigint[];
   v_bad integer;
   v_item record;
   v_moves record;
+  v_execution geneva.step_executions;
 begin
   if p_execution_ids is null or p_preconditions is null then
     raise exception 'arrays must not be null' using errcode = '22004';
@@ -3983,15 +4404,33 @@ begin
       when p_preconditions[i.ord] = 'skip'
         or d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if' = 'true'::jsonb
         then 'skip'
-      else 'start'
+      when e.await_event is null or e.event_id is not null or ev.id is not null then 'start'
+      when e.await_until > v_now then 'rewait'
+      else coalesce(
+        'timeout_' || nullif(
+          d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
+          'run'
+        ),
+        'start'
+      )
     end
     order by i.ord
-  )
-  into v_kinds
+  ),
+    array_agg(ev.id order by i.ord)
+  into v_kinds, v_events
   from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
   left join geneva.step_executions e on e.id = i.execution_id
   left join geneva.workflows w on w.id = e.workflow_id
-  left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
+  left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  -- the event an awaiting execution takes: its name's oldest not consumed
+  left join lateral (
+    select x.id
+    from geneva.events x
+    where e.await_event is not null and e.event_id is null
+      and x.workflow_id = e.workflow_id and x.name = e.await_event and x.consumed_by is null
+    order by x.id
+    limit 1
+  ) ev on true;
 
   v_bad := coalesce(array_position(v_kinds, 'bad_precondition'), array_position(v_kinds, 'not_found'));
   if v_bad is not null and v_kinds[v_bad] = 'bad_precondition' then
@@ -4005,7 +4444,10 @@ begin
   end if;
 
   -- the rare kinds, one by one in lock order, through the one ender
-  if v_kinds && array['stray', 'early', 'step_not_defined', 'hero_missing', 'cancel', 'skip'] then
+  if v_kinds && array[
+    'stray', 'early', 'rewait', 'step_not_defined', 'hero_missing', 'cancel', 'skip',
+    'timeout_cancel', 'timeout_pause', 'timeout_skip'
+  ] then
   for v_item in
     select e, w, t.kind
     from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
@@ -4018,6 +4460,15 @@ begin
       perform geneva._end_as(v_item.e, 'stray', 'cancel');
     elsif v_item.kind = 'early' then
       perform geneva._ensure_job(v_item.w, v_item.e);
+    elsif v_item.kind = 'rewait' then
+      update geneva.step_executions e
+      set scheduled_for = e.await_until,
+        updated_at = v_now
+      where e.id = (v_item.e).id
+      returning e.* into v_execution;
+      perform geneva._ensure_job(v_item.w, v_execution);
+    elsif v_item.kind like 'timeout_%' then
+      perform geneva._end_as(v_item.e, 'timeout', substr(v_item.kind, 9));
     elsif v_item.kind = 'step_not_defined' then
       perform geneva._end_as(v_item.e, 'precondition', 'step_not_defined', p_error_message => format(
         'step %s is not defined in workflow type %s', (v_item.e).step_name, (v_item.w).workflow_type
@@ -4029,14 +4480,20 @@ begin
   end if;
 
   -- the workflows whose precondition decided move on, in one batch
-  if v_kinds && array['step_not_defined', 'hero_missing', 'cancel', 'skip'] then
+  if v_kinds && array[
+    'step_not_defined', 'hero_missing', 'cancel', 'skip', 'timeout_cancel', 'timeout_pause', 'timeout_skip'
+  ] then
   select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
     array_agg(x.workflow_move order by e.workflow_id) as moves,
     array_agg(e.step_name order by e.workflow_id) as step_names
   into v_moves
   from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
   join geneva.step_executions e on e.id = t.execution_id
-  join geneva._signal_effects() x on x.cause = 'precondition' and x.signal = t.kind;
+  join geneva._signal_effects() x
+    on (x.cause, x.signal) = (
+      case when t.kind like 'timeout_%' then 'timeout' else 'precondition' end,
+      case when t.kind like 'timeout_%' then substr(t.kind, 9) else t.kind end
+    );
   if v_moves.workflow_ids is not null then
     perform geneva._advance_many(
       v_moves.workflow_ids, v_moves.moves, v_moves.step_names,
@@ -4047,12 +4504,23 @@ begin
   end if;
   end if;
 
-  -- the steps to run start
+  -- the steps to run start, each awaiting one with its event, consumed
+  if array_remove(v_events, null) <> '{}' then
+    perform pg_catalog.set_config('geneva.consuming', 'on', true);
+    update geneva.events ev
+    set consumed_by = t.execution_id,
+      consumed_at = v_now
+    from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
+    where ev.id = t.event_id and t.kind = 'start';
+    perform pg_catalog.set_config('geneva.consuming', '', true);
+  end if;
+
   update geneva.step_executions e
   set state = 'in_progress',
     started_at = v_now,
+    event_id = coalesce(t.event_id, e.event_id),
     updated_at = v_now
-  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
   where e.id = t.execution_id and t.kind = 'start';
 
   update geneva.workflows w
@@ -4066,11 +4534,13 @@ begin
 
   return query
   select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context
+    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context,
+    ev.id, ev.name, ev.payload, ev.sent_at
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  left join geneva.events ev on ev.id = e.event_id
   where t.kind = 'start'
   order by w.id;
 end;
@@ -5932,7 +6402,7 @@ execute function geneva._trg_workflow_definitions_guard();
 -- not against the owner.
 -- Fired by: the trigger truncate_guard, before truncate, for each
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
--- housekeeping_rounds, housekeeping_settings and the kept counts' five tables.
+-- housekeeping_rounds, housekeeping_settings, events and the kept counts' five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -5998,6 +6468,11 @@ before truncate on geneva.housekeeping_settings
 for each statement
 execute function geneva._trg_truncate_guard();
 
+create or replace trigger truncate_guard
+before truncate on geneva.events
+for each statement
+execute function geneva._trg_truncate_guard();
+
 -- geneva._trg_housekeeping_settings_guard: the housekeeping settings
 -- (geneva.housekeeping_settings) are written only by
 -- geneva.set_housekeeping_settings, which validates them and records who set
@@ -6033,6 +6508,55 @@ before insert or update or delete on geneva.housekeeping_settings
 for each row
 when (pg_catalog.current_setting('geneva.housekeeping_settings', true) is distinct from 'on')
 execute function geneva._trg_housekeeping_settings_guard();
+
+-- geneva._trg_events_guard: an event is history. Refused for every role, the
+-- owner included (the others have no privilege on the table at all):
+-- inserting one other than through geneva.send_event or
+-- geneva.send_hero_event (which set geneva.sending to 'on',
+-- transaction-local, for their insert); any update but the one consumption
+-- geneva.start_steps records (consumed_by and consumed_at set once, from
+-- NULL, with geneva.consuming 'on'); deleting one other than with its
+-- workflow through housekeeping's retention (geneva.retention 'on', see
+-- workflows_guard_delete). TRUNCATE has its own guard (truncate_guard).
+--
+-- Events are written twice at most (sent, consumed), so the function checks
+-- every write itself.
+-- Fired by: the trigger events_guard, before insert, update or delete on
+-- geneva.events, for each row.
+-- Raises: 55000, naming the event.
+create or replace function geneva._trg_events_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if tg_op = 'INSERT' and pg_catalog.current_setting('geneva.sending', true) = 'on' then
+    return new;
+  end if;
+  if tg_op = 'UPDATE'
+    and pg_catalog.current_setting('geneva.consuming', true) = 'on'
+    and old.consumed_by is null
+    and (new.id, new.workflow_id, new.name, new.payload, new.sent_at, new.sent_by)
+      is not distinct from (old.id, old.workflow_id, old.name, old.payload, old.sent_at, old.sent_by) then
+    return new;
+  end if;
+  if tg_op = 'DELETE' and pg_catalog.current_setting('geneva.retention', true) = 'on' then
+    return old;
+  end if;
+  raise exception 'event % cannot be % by hand',
+    case when tg_op = 'INSERT' then coalesce(new.id::text, new.name) else old.id::text end,
+    case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end
+    using errcode = '55000',
+          hint = 'Send events with geneva.send_event or geneva.send_hero_event; a step that awaits one consumes it, and housekeeping deletes them with their workflow.',
+          table = 'events';
+end;
+$$;
+
+create or replace trigger events_guard
+before insert or update or delete on geneva.events
+for each row
+execute function geneva._trg_events_guard();
 
 
 -- Views, last.
@@ -6572,6 +7096,69 @@ group by c.workflow_type, c.step_name, c.outcome;
 comment on view geneva.engine_metrics is
 'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';
 
+-- geneva.awaiting_events: what waits for which event: every scheduled step
+-- execution that awaits an event (its definition's "await") none of which has
+-- come for its workflow yet, with since when it waits (after the step's own
+-- wait), when its timeout falls and what then happens. A paused workflow's
+-- kept execution is listed too (workflow_state says so); an execution whose
+-- event has come, and that is only waiting for its job, is not.
+--
+-- For operators (the dashboard's Waiting page, `geneva events`) and metrics
+-- (workflows awaiting, per type and event). Reads step_executions_awaiting,
+-- then each row's workflow and events by primary key and
+-- events_workflow_name.
+create or replace view geneva.awaiting_events as
+select
+  w.id as workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state as workflow_state,
+  e.id as execution_id,
+  e.step_name,
+  e.await_event as event,
+  e.await_from as waiting_since,
+  e.await_until as timeout_at,
+  coalesce(
+    d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
+    'run'
+  ) as on_timeout
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+where e.state = 'scheduled'
+  and e.await_event is not null
+  and e.event_id is null
+  and not exists (
+    select from geneva.events ev
+    where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+  );
+
+comment on view geneva.awaiting_events is
+'Steps waiting for an event: workflow, step, event, since when, timeout at and what the timeout does.';
+
+-- geneva.event_stats: the events kept (geneva.events, until housekeeping's
+-- retention deletes them with their workflow), per workflow type and event
+-- name: how many were sent, consumed by a step, and are still waiting for a
+-- step that awaits them, and when the last one was sent.
+--
+-- For operators and metrics (promgeneva's events gauges). Counts every kept
+-- event: its cost grows with the events of the retention window.
+create or replace view geneva.event_stats as
+select
+  w.workflow_type,
+  ev.name as event,
+  count(*) as sent,
+  count(ev.consumed_by) as consumed,
+  count(*) - count(ev.consumed_by) as pending,
+  max(ev.sent_at) as last_sent_at
+from geneva.events ev
+join geneva.workflows w on w.id = ev.workflow_id
+group by w.workflow_type, ev.name;
+
+comment on view geneva.event_stats is
+'Events kept, per workflow type and event name: sent, consumed, pending, last sent.';
+
 
 -- Roles and privileges, after everything they name.
 -- Geneva's roles and every privilege on its objects, in one place, applied
@@ -6590,7 +7177,8 @@ comment on view geneva.engine_metrics is
 -- administrator (README, "Security"):
 --
 --   reader    dashboards: the views and the read functions
---   app       applications: what reader may, and create_workflow
+--   app       applications: what reader may, and create_workflow,
+--             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, housekeeping (its thresholds and settings too) and
 --             hero tracking
@@ -6680,12 +7268,18 @@ grant select on
   geneva.step_errors,
   geneva.definition_steps,
   geneva.step_throughput,
-  geneva.queue_lag
+  geneva.queue_lag,
+  -- events: what waits for which, and what was sent
+  geneva.awaiting_events,
+  geneva.event_stats
 to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role";
 
--- Applications and operators.
+-- Applications and operators (events too: from the application's own
+-- transactions, and from an operator's approval inbox).
 grant execute on function
-  geneva.create_workflow
+  geneva.create_workflow,
+  geneva.send_event,
+  geneva.send_hero_event
 to :"geneva_app_role", :"geneva_operator_role";
 
 -- Operators.

@@ -25,13 +25,18 @@ create table geneva.workflow_definitions (
   definition jsonb not null,
   step_names text [] not null,
   step_waits interval [] not null,
+  -- each step's await timeout (its "await"'s "timeout"), NULL for a step
+  -- that awaits no event: parsed once here, read when a step is scheduled
+  step_await_timeouts interval [] not null,
   queue text not null,
   priority smallint not null,
   may_proceed_without_hero boolean not null,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
-  constraint workflow_definitions_steps_match check (cardinality(step_names) = cardinality(step_waits)),
+  constraint workflow_definitions_steps_match check (
+    cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
+  ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
 );
@@ -135,6 +140,20 @@ create table geneva.step_executions (
   -- operator can ask `'*net.OpError' = any(error_classes)` whatever wrapped
   -- it. Written by geneva.fail_step with the other error columns.
   error_classes text [],
+  -- A step that awaits an event (its definition's "await"): the event's
+  -- name, when the wait for it began (after the step's own wait) and until
+  -- when it waits (its timeout). Set when the execution is scheduled and kept
+  -- as its history; an execution that awaits has scheduled_for at
+  -- await_until until its event comes, then at once (or at await_from, if
+  -- the event came during the step's own wait).
+  await_event text,
+  await_from timestamptz,
+  await_until timestamptz,
+  -- The event (geneva.events) this execution consumed, or carried from the
+  -- execution it repeats (a reattempt, a resumable step's next part, a
+  -- resume), so that every attempt of the step sees the same event. Not a
+  -- foreign key: both rows go with their workflow.
+  event_id bigint,
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table
@@ -150,15 +169,21 @@ create table geneva.step_executions (
       )
       when 'canceled' then finished_at is not null and outcome in (
         'canceled_by_condition', 'canceled_by_flow_control', 'canceled_externally',
-        'canceled_hero_missing', 'paused_by_flow_control', 'recovered'
+        'canceled_hero_missing', 'paused_by_flow_control', 'recovered',
+        'canceled_by_timeout', 'paused_by_timeout'
       )
       when 'skipped' then finished_at is not null and outcome in (
-        'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally'
+        'skipped_by_condition', 'skipped_by_flow_control', 'skipped_by_exception', 'skipped_externally',
+        'skipped_by_timeout'
       )
       else false
     end
   ),
-  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0)
+  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0),
+  constraint step_executions_await_valid check (
+    (await_event is null) = (await_from is null) and (await_event is null) = (await_until is null)
+    and (await_event is null or await_from <= await_until)
+  )
 );
 
 -- At most one active (scheduled or in_progress) execution per workflow.
@@ -183,6 +208,10 @@ where state = 'scheduled';
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
 where state in ('finished', 'canceled');
 
+-- The steps waiting for an event (geneva.awaiting_events, the dashboard's
+-- Waiting page): only those rows, so the others pay a predicate, no entry.
+create index step_executions_awaiting on geneva.step_executions (await_until)
+where state = 'scheduled' and await_event is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the
@@ -190,6 +219,28 @@ where state in ('finished', 'canceled');
 -- write a B-tree entry for nothing.)
 create index step_executions_error_class_name on geneva.step_executions (error_class_name, workflow_id)
 where error_class_name is not null;
+
+-- The events sent to workflows (geneva.send_event, geneva.send_hero_event),
+-- each kept with who sent it and which execution consumed it. An event waits
+-- here until a step of its workflow that awaits its name consumes it (the
+-- oldest first); each is consumed once. Only the send functions insert,
+-- only geneva.start_steps consumes, and the rows go with their workflow
+-- (housekeeping's retention): sql/triggers/events_guard.sql.
+create table geneva.events (
+  id bigint generated by default as identity primary key,
+  workflow_id bigint not null references geneva.workflows (id) on delete cascade,
+  name text not null,
+  payload jsonb,
+  sent_at timestamptz not null,
+  sent_by text not null,
+  consumed_by bigint,
+  consumed_at timestamptz,
+  constraint events_name_valid check (octet_length(name) between 1 and 255),
+  constraint events_consumed_valid check ((consumed_by is null) = (consumed_at is null))
+);
+-- A workflow's events by name in order: the oldest one not consumed yet is
+-- the next a step awaiting that name takes; also serves the cascade.
+create index events_workflow_name on geneva.events (workflow_id, name, id);
 
 -- When River's insert notification last went out, per queue.
 --

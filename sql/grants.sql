@@ -14,7 +14,8 @@
 -- administrator (README, "Security"):
 --
 --   reader    dashboards: the views and the read functions
---   app       applications: what reader may, and create_workflow
+--   app       applications: what reader may, and create_workflow,
+--             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, housekeeping (its thresholds and settings too) and
 --             hero tracking
@@ -104,12 +105,18 @@ grant select on
   geneva.step_errors,
   geneva.definition_steps,
   geneva.step_throughput,
-  geneva.queue_lag
+  geneva.queue_lag,
+  -- events: what waits for which, and what was sent
+  geneva.awaiting_events,
+  geneva.event_stats
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 
--- Applications and operators.
+-- Applications and operators (events too: from the application's own
+-- transactions, and from an operator's approval inbox).
 grant execute on function
-  geneva.create_workflow
+  geneva.create_workflow,
+  geneva.send_event,
+  geneva.send_hero_event
 to {{ .role_app }}, {{ .role_operator }};
 
 -- Operators.

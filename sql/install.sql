@@ -62,6 +62,12 @@
 {{ template "functions/step_history.sql" . }}
 {{ template "functions/get_step_execution.sql" . }}
 
+-- Events.
+{{ template "functions/_check_event.sql" . }}
+{{ template "functions/_send_event.sql" . }}
+{{ template "functions/send_event.sql" . }}
+{{ template "functions/send_hero_event.sql" . }}
+
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
 {{ template "functions/_end_running_refuse.sql" . }}
@@ -109,6 +115,7 @@
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 {{ template "triggers/truncate_guard.sql" . }}
 {{ template "triggers/housekeeping_settings_guard.sql" . }}
+{{ template "triggers/events_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
@@ -123,6 +130,8 @@
 {{ template "views/step_throughput.sql" . }}
 {{ template "views/queue_lag.sql" . }}
 {{ template "views/engine_metrics.sql" . }}
+{{ template "views/awaiting_events.sql" . }}
+{{ template "views/event_stats.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}

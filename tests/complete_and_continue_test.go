@@ -19,6 +19,10 @@ type continued struct {
 	NextStartedAt       *time.Time
 	NextCursor          json.RawMessage
 	NextContinuesFromID *int64
+	NextEventID         *int64
+	NextEventName       *string
+	NextEventPayload    json.RawMessage
+	NextEventSentAt     *time.Time
 }
 
 func (b *testBundle) continueStep(t *testing.T, executionID int64, signal string, wait *time.Duration) continued {

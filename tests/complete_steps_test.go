@@ -36,7 +36,8 @@ func completeSteps(ctx context.Context, db queryer, reports []report) ([]batchRo
 	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (batchRow, error) {
 		var r batchRow
 		err := row.Scan(&r.Ordinality, &r.Outcome, &r.WorkflowState, &r.NextExecutionID, &r.NextStepName,
-			&r.NextAttempt, &r.NextStartedAt, &r.NextCursor, &r.NextContinuesFromID)
+			&r.NextAttempt, &r.NextStartedAt, &r.NextCursor, &r.NextContinuesFromID,
+			&r.NextEventID, &r.NextEventName, &r.NextEventPayload, &r.NextEventSentAt)
 		return r, err
 	})
 	// the rows come in the order of the locks; the ordinality is the position

@@ -240,6 +240,16 @@ func TestDefineWorkflow(t *testing.T) {
 			{name: "StepWaitTooLongString", definition: `{"steps": [{"name": "a", "wait": "99999 years"}]}`},
 			{name: "StepWaitTooLongDays", definition: `{"steps": [{"name": "a", "wait": "36526 days"}]}`},
 			{name: "StepWaitHugeNegativeNumber", definition: `{"steps": [{"name": "a", "wait": -1e20}]}`},
+			{name: "AwaitNotAnObject", definition: `{"steps": [{"name": "a", "await": "approved"}]}`},
+			{name: "AwaitWithoutEvent", definition: `{"steps": [{"name": "a", "await": {"timeout": "1 day"}}]}`},
+			{name: "AwaitEventEmpty", definition: `{"steps": [{"name": "a", "await": {"event": "", "timeout": "1 day"}}]}`},
+			{name: "AwaitEventNotAString", definition: `{"steps": [{"name": "a", "await": {"event": 1, "timeout": "1 day"}}]}`},
+			{name: "AwaitWithoutTimeout", definition: `{"steps": [{"name": "a", "await": {"event": "approved"}}]}`},
+			{name: "AwaitTimeoutTooLong", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": "101 years"}}]}`},
+			{name: "AwaitTimeoutNegative", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": -1}}]}`},
+			{name: "AwaitTimeoutUnparsable", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": "soon"}}]}`},
+			{name: "AwaitOnTimeoutUnknown", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": 60, "on_timeout": "escalate"}}]}`},
+			{name: "AwaitUnknownKey", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": 60, "retries": 2}}]}`},
 			{name: "StepsMissing", definition: `{}`},
 			{name: "StepsMissingBesidePolicies", definition: `{"on_exception": {"action": "cancel"}, "queue": "q"}`},
 			{name: "StepsNotAList", definition: `{"steps": {"name": "a"}}`},
@@ -478,4 +488,18 @@ func (b *testBundle) stepList(t *testing.T, n int) string {
 		`select jsonb_agg(jsonb_build_object('name', 's' || i, 'wait', '1 minute') order by i)::text
 		 from generate_series(1, $1::int) i`, n).Scan(&list))
 	return list
+}
+
+func TestDefineWorkflowAwait(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.define(t, "Awaits", `{"steps": [
+		{"name": "a"},
+		{"name": "b", "await": {"event": "approved", "timeout": "3 days"}},
+		{"name": "c", "await": {"event": "paid", "timeout": 90, "on_timeout": "skip"}}
+	]}`)
+	var timeouts []*time.Duration
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select step_await_timeouts from geneva.workflow_definitions where workflow_type = 'Awaits'").Scan(&timeouts))
+	require.Equal(t, []*time.Duration{nil, ptr(72 * time.Hour), ptr(90 * time.Second)}, timeouts)
 }

@@ -585,7 +585,7 @@ func TestGuardColumns(t *testing.T) {
 		"update geneva.ended_executions_by_hour set executions = executions + 1",
 		"update geneva.ended_executions_by_hour set run_time = '{}'",
 		"delete from geneva.ended_executions_by_hour",
-		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, queue, priority,
+		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, step_await_timeouts, queue, priority,
 		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
 		// TRUNCATE fires no row trigger: it has its own guard on every table
 		"truncate geneva.workflows cascade",
@@ -597,6 +597,7 @@ func TestGuardColumns(t *testing.T) {
 		"truncate geneva.ended_execution_deltas",
 		"truncate geneva.ended_executions_by_minute",
 		"truncate geneva.ended_executions_by_hour",
+		"truncate geneva.events",
 	} {
 		_, err := b.conn.Exec(b.ctx, statement)
 		requireCode(t, err, "55000")

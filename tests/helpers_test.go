@@ -187,6 +187,10 @@ type startedStep struct {
 	ContinuesFromID *int64
 	Queue           string
 	TraceContext    *string
+	EventID         *int64
+	EventName       *string
+	EventPayload    json.RawMessage
+	EventSentAt     *time.Time
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

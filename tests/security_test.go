@@ -111,6 +111,9 @@ func TestLeastPrivilege(t *testing.T) {
 		"insert into geneva.workflows (workflow_type, hero_type, hero_id, state, created_at, updated_at) values ('ThreeSteps', 'User', '2', 'ready', now(), now())",
 		"delete from geneva.workflow_definitions",
 		"select nextval('geneva.workflows_id_seq')",
+		// forge or consume an event
+		"insert into geneva.events (workflow_id, name, sent_at, sent_by) values ($1, 'approved', now(), 'me')",
+		"update geneva.events set consumed_at = now()",
 		// turn the test clock on or off
 		"select geneva.allow_fake_clock(true)",
 		"select geneva.allow_fake_clock(false)",
@@ -132,6 +135,8 @@ func TestLeastPrivilege(t *testing.T) {
 			"select geneva.housekeep(null)",
 			"select geneva.define_workflow('X', '{\"steps\": []}')",
 			"select * from geneva.start_step($2, null)",
+			"select geneva.send_event($1, 'approved')",
+			"select geneva.send_hero_event('User', '1', 'approved')",
 		},
 		dbtest.App: {
 			"select geneva.pause_workflow($1)",
@@ -151,6 +156,8 @@ func TestLeastPrivilege(t *testing.T) {
 			"select geneva.pause_workflow($1)",
 			"select geneva.cancel_workflow($1)",
 			"select geneva.skip_step($1)",
+			"select geneva.send_event($1, 'approved')",
+			"select geneva.send_hero_event('User', '1', 'approved')",
 		},
 	}
 
@@ -192,8 +199,25 @@ func TestLeastPrivilege(t *testing.T) {
 		var other int64
 		require.NoError(t, app.QueryRow(b.ctx, "select geneva.create_workflow('ThreeSteps', 'User', 'app')").Scan(&other))
 
+		var sent bool
+		require.NoError(t, app.QueryRow(b.ctx, "select geneva.send_event($1, 'from_app')", other).Scan(&sent))
+		require.True(t, sent)
+		var reached int
+		require.NoError(t, app.QueryRow(b.ctx, "select geneva.send_hero_event('User', 'app', 'from_app')").Scan(&reached))
+		require.Equal(t, 1, reached)
+		_, err := app.Exec(b.ctx, "select count(*) from geneva.awaiting_events")
+		require.NoError(t, err)
+
 		operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
-		_, err := operator.Exec(b.ctx, "select geneva.pause_workflow($1)", other)
+		require.NoError(t, operator.QueryRow(b.ctx, "select geneva.send_event($1, 'from_operator', '{\"ok\": true}')", other).Scan(&sent))
+		require.True(t, sent)
+		var sentBy []string
+		rows, err := b.conn.Query(b.ctx, "select sent_by from geneva.events where workflow_id = $1 order by id", other)
+		require.NoError(t, err)
+		sentBy, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		require.Len(t, sentBy, 3, "each event is kept with its sender (session_user)")
+		_, err = operator.Exec(b.ctx, "select geneva.pause_workflow($1)", other)
 		require.NoError(t, err)
 		require.Equal(t, "paused", b.workflow(t, other).State)
 		// hero tracking runs as the owner, but never on Geneva's or River's tables

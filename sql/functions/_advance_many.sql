@@ -34,6 +34,14 @@
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
 --
+-- A step that awaits an event (its definition's "await") waits for it after
+-- its own wait: its execution is due at the await's timeout
+-- (await_until), or when its wait ends if an event of that name is already
+-- waiting for the workflow; geneva.send_event makes it due when the event
+-- comes. It is never started inline. A move that runs the same step again
+-- carries the event its execution consumed (event_id), and one that repeats
+-- an execution that never started (housekeeping's recovery) awaits as it did.
+--
 -- An operator's pause or cancel of a performing workflow (requested_action)
 -- takes effect here, at the step boundary, after the step's own result is
 -- recorded: a cancel cancels the workflow, and the next execution, when
@@ -80,10 +88,12 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.queue, d.priority,
+      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
-      f.id as from_id, f.attempt as from_attempt,
+      f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
+      case when f.started_at is null then f.await_event end as from_await_event,
+      f.await_from as from_await_from, f.await_until as from_await_until,
       case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
       array_position(d.step_names, p_step_names[o.ord]) as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
@@ -111,6 +121,41 @@ begin
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
   ),
+  -- the await of what is scheduled: the step's own (fresh, after its wait)
+  -- or, for the same step again, the one it repeats
+  awaited as (
+    select s.*, a.await_event, a.await_from, a.await_until,
+      case when s.move = 'same' then s.from_event_id end as next_event_id
+    from stepped s
+    left join lateral (
+      select
+        case when s.move = 'same' then s.from_await_event
+          else s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await' ->> 'event'
+        end as await_event,
+        case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
+        case when s.move = 'same' then s.from_await_until
+          else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
+        end as await_until
+      where s.resolved = 'schedule'
+        and (s.move <> 'same' or s.from_await_event is not null)
+        and (s.move = 'same' or s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null)
+    ) a on true
+  ),
+  -- when it is due, from now: after its wait, and for an await at its
+  -- timeout unless its event is already here
+  timed as (
+    select a.*,
+      case when a.await_event is null then a.next_wait
+        else greatest(
+          a.next_wait,
+          case when exists (
+              select from geneva.events ev
+              where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
+            ) then a.await_from else a.await_until end - v_now
+        )
+      end as next_due
+    from awaited a
+  ),
   -- an operator's request waits for the step boundary, which is now
   requested as (
     select r.*,
@@ -120,14 +165,15 @@ begin
         when r.requested_action = 'pause' and r.resolved = 'schedule' then 'schedule_paused'
         else r.resolved
       end as final
-    from stepped r
+    from timed r
   ),
   planned as materialized (
     select q.*,
       -- a step no longer in the definition is not started here: start_step
       -- records it (step_not_defined) when its job runs
       coalesce(
-        q.inline and q.final = 'schedule' and q.next_wait <= interval '0'
+        q.inline and q.final = 'schedule' and q.next_due <= interval '0'
+          and q.await_event is null
           and q.hero_missing_at is null
           and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
           and array_position(q.step_names, q.next_step) is not null
@@ -147,8 +193,8 @@ begin
       25,
       p.priority,
       p.queue,
-      now() + greatest(p.next_wait, interval '0'),
-      case when geneva._step_job_available(p.next_wait) then 'available' else 'scheduled' end::public.river_job_state,
+      now() + greatest(p.next_due, interval '0'),
+      case when geneva._step_job_available(p.next_due) then 'available' else 'scheduled' end::public.river_job_state,
       '{}',
       '{}'
     from planned p
@@ -159,13 +205,14 @@ begin
   executions as (
     insert into geneva.step_executions (
       id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-      continues_from_id, created_at, updated_at
+      continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
-      case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_wait,
+      case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
       case when p.start then v_now end, j.id,
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
+      p.await_event, p.await_from, p.await_until, p.next_event_id,
       v_now, v_now
     from planned p
     left join jobs j on j.execution_id = p.next_id
@@ -195,7 +242,7 @@ begin
       updated_at = v_now
     from planned p
     where w.id = p.workflow_id
-    returning p.queue, p.final = 'schedule' and not p.start and p.next_wait <= interval '0' as due_job,
+    returning p.queue, p.final = 'schedule' and not p.start and p.next_due <= interval '0' as due_job,
       case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
   )
   select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),

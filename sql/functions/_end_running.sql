@@ -29,7 +29,8 @@
 -- execution row in id order (geneva._lock_executions).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
--- started for the worker to run next (NULLs when none).
+-- started for the worker to run next, with the event it carries (NULLs when
+-- none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
@@ -53,7 +54,11 @@ returns table (
   next_attempt integer,
   next_started_at timestamptz,
   next_cursor jsonb,
-  next_continues_from_id bigint
+  next_continues_from_id bigint,
+  next_event_id bigint,
+  next_event_name text,
+  next_event_payload jsonb,
+  next_event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -172,7 +177,7 @@ begin
 
   return query
   select t.ord::integer, v_c.outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
-    n.continues_from_id
+    n.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -193,6 +198,7 @@ begin
           )
       )
   ) n on true
+  left join geneva.events ev on ev.id = n.event_id
   order by t.ord;
 end;
 $$;

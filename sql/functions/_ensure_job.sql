@@ -1,11 +1,14 @@
 -- geneva._ensure_job: makes sure a River job will trigger a scheduled execution.
 --
--- Called by: geneva.start_step (a job that arrived early), geneva.resume_workflow
--- (the execution kept while the workflow was paused). The caller holds the
--- workflow and execution locks.
+-- Called by: geneva.start_steps (a job that arrived early, an await due
+-- again at its timeout), geneva.resume_workflow (the execution kept while
+-- the workflow was paused), geneva._send_event (an awaiting execution its
+-- event made due sooner). The caller holds the workflow and execution locks.
 --
 -- When the execution's recorded job is still waiting in River (see
--- geneva._job_waits), nothing is done: it will come. Otherwise (it ran, is
+-- geneva._job_waits), it will come: it is only brought forward when the
+-- execution is due before it (an event came), River hearing of it at once
+-- when it is due now. Otherwise (it ran, is
 -- running now, was parked pending, or was deleted) a new job is inserted, in
 -- the definition's queue with its priority, due at the execution's
 -- scheduled_for (at once when that has passed), and recorded on the
@@ -22,13 +25,24 @@ as $$
 declare
   v_definition geneva.workflow_definitions;
   v_job_id bigint;
+  v_delay interval := greatest(p_execution.scheduled_for - geneva.now(), interval '0');
+  v_job record;
 begin
-  if exists (
-    select 1
-    from public.river_job j
-    where j.id = p_execution.job_id
-      and geneva._job_waits(j.state::text)
-  ) then
+  select j.id, j.state::text as state, j.scheduled_at, j.queue into v_job
+  from public.river_job j
+  where j.id = p_execution.job_id;
+  if v_job.id is not null and geneva._job_waits(v_job.state) then
+    if v_job.scheduled_at > now() + v_delay then
+      update public.river_job j
+      set scheduled_at = now() + v_delay,
+        state = case when geneva._step_job_available(v_delay) then 'available' else 'scheduled' end::public.river_job_state
+      where j.id = v_job.id
+        -- (River may have fetched it meanwhile: then its worker starts the execution)
+        and geneva._job_waits(j.state::text);
+      if v_delay = interval '0' then
+        perform geneva._notify_insert(v_job.queue);
+      end if;
+    end if;
     return;
   end if;
 

@@ -12,6 +12,14 @@
 -- predecessor); a successor execution of a resumable step gets the cursor and
 -- the id of the execution it continues.
 --
+-- p_await: the step awaits its event when its definition says so ("await"):
+-- the wait for the event begins at p_scheduled_for (after the step's own
+-- wait), and the execution is due at its timeout, or at p_scheduled_for when
+-- an event of that name is already waiting for the workflow (sent before the
+-- wait began). Without p_await (an operator's schedule_step runs the step
+-- without its event) or with p_event_id (a resume carries the event the
+-- step's last execution consumed), it is due at p_scheduled_for.
+--
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
 create or replace function geneva._schedule_step(
@@ -22,7 +30,9 @@ create or replace function geneva._schedule_step(
   p_enqueue boolean,
   p_attempt integer default 1,
   p_cursor jsonb default null,
-  p_continues_from_id bigint default null
+  p_continues_from_id bigint default null,
+  p_await boolean default false,
+  p_event_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -33,13 +43,29 @@ declare
   v_now timestamptz := geneva.now();
   v_execution_id bigint := nextval('geneva.step_executions_id_seq');
   v_job_id bigint;
+  v_index integer := array_position(p_definition.step_names, p_step_name);
+  v_timeout interval := p_definition.step_await_timeouts[v_index];
+  v_await_event text;
+  v_await_until timestamptz;
+  v_scheduled_for timestamptz := p_scheduled_for;
 begin
+  if p_await and p_event_id is null and v_timeout is not null then
+    v_await_event := p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'event';
+    v_await_until := p_scheduled_for + v_timeout;
+    if not exists (
+      select from geneva.events ev
+      where ev.workflow_id = p_workflow.id and ev.name = v_await_event and ev.consumed_by is null
+    ) then
+      v_scheduled_for := v_await_until;
+    end if;
+  end if;
+
   if p_enqueue then
     v_job_id := geneva._enqueue_step(
       v_execution_id,
       p_workflow,
       p_step_name,
-      p_scheduled_for,
+      v_scheduled_for,
       p_definition.queue,
       p_definition.priority
     );
@@ -49,10 +75,12 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-    continues_from_id, created_at, updated_at
+    continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
   ) values (
     v_execution_id, p_workflow.id, p_step_name, p_attempt,
-    'scheduled', p_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id, v_now, v_now
+    'scheduled', v_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id,
+    v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, p_event_id,
+    v_now, v_now
   );
   perform pg_catalog.set_config('geneva.inserting', '', true);
 

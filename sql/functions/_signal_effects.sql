@@ -12,6 +12,10 @@
 --               step is no longer defined, the hero is missing (also when
 --               the hero trigger of geneva.track_hero sees it deleted),
 --               cancel_if or skip_if held
+--   timeout     what start_steps records for a step that awaited an event
+--               (its definition's "await") until its timeout: the await's
+--               on_timeout (cancel, pause or skip; run starts the step
+--               without an event and ends nothing)
 --   worker      interrupt_step: a shutting-down worker gives the step back
 --   housekeeping  geneva.housekeep's p_recovery_action for a stuck execution
 --   repair      orphan: housekeeping's repair of the active execution of a
@@ -73,6 +77,9 @@ as $$
     ('precondition', 'hero_missing', 'canceled', 'canceled_hero_missing', 'cancel', null),
     ('precondition', 'cancel', 'canceled', 'canceled_by_condition', 'cancel', null),
     ('precondition', 'skip', 'skipped', 'skipped_by_condition', 'next', null),
+    ('timeout', 'cancel', 'canceled', 'canceled_by_timeout', 'cancel', null),
+    ('timeout', 'pause', 'canceled', 'paused_by_timeout', 'pause', null),
+    ('timeout', 'skip', 'skipped', 'skipped_by_timeout', 'next', null),
     ('worker', 'interrupt', 'completed', 'recovered', 'same', '{"recovery_reason": "interrupted"}'),
     ('housekeeping', 'reattempt', 'completed', 'recovered', 'same', null),
     ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),

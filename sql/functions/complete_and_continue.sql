@@ -12,8 +12,10 @@
 --
 -- Locks: the workflow row, then the execution row, then the next execution's.
 -- Returns what complete_step returns, then the started next execution: its
--- id, step name, attempt, start, and the cursor and execution it continues
--- from (a resumable step's hand-over); NULLs when none was started.
+-- id, step name, attempt, start, the cursor and execution it continues
+-- from (a resumable step's hand-over) and the event it carries (the same
+-- step again after one that consumed an event; a step that awaits one is
+-- never started here); NULLs when none was started.
 -- Raises: as complete_step.
 create or replace function geneva.complete_and_continue(
   p_execution_id bigint,
@@ -29,7 +31,11 @@ returns table (
   next_attempt integer,
   next_started_at timestamptz,
   next_cursor jsonb,
-  next_continues_from_id bigint
+  next_continues_from_id bigint,
+  next_event_id bigint,
+  next_event_name text,
+  next_event_payload jsonb,
+  next_event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -39,7 +45,8 @@ as $$
 begin
   return query
   select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
-    c.next_cursor, c.next_continues_from_id
+    c.next_cursor, c.next_continues_from_id, c.next_event_id, c.next_event_name, c.next_event_payload,
+    c.next_event_sent_at
   from geneva._end_running(
     array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
   ) c;

@@ -40,7 +40,11 @@ returns table (
   next_attempt integer,
   next_started_at timestamptz,
   next_cursor jsonb,
-  next_continues_from_id bigint
+  next_continues_from_id bigint,
+  next_event_id bigint,
+  next_event_name text,
+  next_event_payload jsonb,
+  next_event_sent_at timestamptz
 )
 language plpgsql
 volatile

@@ -123,7 +123,7 @@ begin
 
   if v_first_step is not null then
     perform geneva._schedule_step(
-      v_new, v_definition, v_first_step, v_now + v_definition.step_waits[1], true
+      v_new, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
     );
   end if;
 

@@ -5,7 +5,9 @@
 -- list from their next transition on.
 --
 -- The definition (see the README) lists the steps in run order, each with its
--- name and optional wait, skip_if and on_exception; and optional top-level
+-- name and optional wait, skip_if, on_exception and await (an event the step
+-- waits for after its wait: {"event": name, "timeout": interval or seconds,
+-- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
 -- may_proceed_without_hero and cancel_if (names of the worker's conditions,
 -- kept for operators to read). Re-registering an identical definition writes
@@ -15,7 +17,9 @@
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
--- duplicate step names, a bad wait or skip_if, any bad policy as in
+-- duplicate step names, a bad wait or skip_if, an await without an event
+-- name or a timeout, with an unknown key or on_timeout, or a timeout over
+-- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
@@ -42,6 +46,8 @@ declare
   v_name text;
   v_names text[] := '{}';
   v_waits interval[] := '{}';
+  v_timeouts interval[] := '{}';
+  v_await jsonb;
   v_policy jsonb;
   -- the queue's and the priority's defaults, written only here: everything
   -- else reads the definition's (and the Go worker's mirror is pinned to
@@ -100,10 +106,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception') then
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if and on_exception.';
+                hint = 'Step keys are name, wait, skip_if, on_exception and await.';
       end if;
     end loop;
 
@@ -123,6 +129,36 @@ begin
         using errcode = '22023';
     end if;
 
+    v_await := v_step -> 'await';
+    if v_await is not null then
+      if jsonb_typeof(v_await) <> 'object' then
+        raise exception '%: await must be an object with event, timeout and on_timeout', v_where
+          using errcode = '22023';
+      end if;
+      for v_key in select jsonb_object_keys(v_await) loop
+        if v_key not in ('event', 'timeout', 'on_timeout') then
+          raise exception '%: unknown await key "%"', v_where, v_key
+            using errcode = '22023',
+                  hint = 'Await keys are event, timeout and on_timeout.';
+        end if;
+      end loop;
+      if jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
+        raise exception '%: await needs the name of an event', v_where using errcode = '22023';
+      end if;
+      perform geneva._check_length(v_await ->> 'event', 255, v_where || ': await event');
+      if not v_await ? 'timeout' then
+        raise exception '%: await needs a timeout', v_where
+          using errcode = '22023',
+                hint = 'Say how long the step waits for its event ("3 days"), and what then happens (on_timeout).';
+      end if;
+      perform geneva._parse_wait(v_await -> 'timeout', v_where || ': await timeout');
+      if v_await ? 'on_timeout'
+        and (jsonb_typeof(v_await -> 'on_timeout') <> 'string'
+          or v_await ->> 'on_timeout' not in ('run', 'cancel', 'pause', 'skip')) then
+        raise exception '%: await on_timeout % is not run, cancel, pause or skip', v_where, v_await -> 'on_timeout'
+          using errcode = '22023';
+      end if;
+    end if;
     v_policy := v_step -> 'on_exception';
     if jsonb_typeof(v_policy) = 'array' then
       perform geneva._validate_policy(p.policy, format('%s: on_exception[%s]', v_where, p.n - 1))
@@ -141,8 +177,12 @@ begin
     coalesce(array_agg(
       case when s.step ? 'wait' then geneva._parse_wait(s.step -> 'wait', '') else interval '0' end
       order by s.n
+    ), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
+      order by s.n
     ), '{}')
-  into v_names, v_waits
+  into v_names, v_waits, v_timeouts
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name
   from (
@@ -208,10 +248,10 @@ begin
   -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, queue, priority, may_proceed_without_hero,
-    created_at, updated_at
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, queue, priority,
+    may_proceed_without_hero, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
     v_now, v_now
   )
@@ -219,6 +259,7 @@ begin
   set definition = excluded.definition,
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
+    step_await_timeouts = excluded.step_await_timeouts,
     queue = excluded.queue,
     priority = excluded.priority,
     may_proceed_without_hero = excluded.may_proceed_without_hero,

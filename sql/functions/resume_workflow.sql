@@ -7,6 +7,9 @@
 -- signal or a missing step), next_step_name is scheduled anew, now, as one
 -- more attempt of it, continuing the cursor of a resumable step's latest
 -- execution (an error that paused a long iteration does not start it over).
+-- A step that awaits an event runs with the event its latest execution
+-- consumed; when that one had none (a pause on its timeout,
+-- paused_by_timeout), it waits for its event again, with a fresh timeout.
 --
 -- On a performing workflow with a pause requested (it is not paused yet: it
 -- would pause when its step ends), resume withdraws the request: the
@@ -76,7 +79,9 @@ begin
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
       geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
       v_last.cursor,
-      case when v_last.cursor is not null then v_last.id end
+      case when v_last.cursor is not null then v_last.id end,
+      p_await => true,
+      p_event_id => v_last.event_id
     );
   end if;
 

@@ -6,7 +6,9 @@
 -- The workflow's scheduled execution, if any, is replaced (it ends
 -- canceled/canceled_externally), a new execution of the step is scheduled now
 -- with its River job (as one more attempt of the step), and the workflow is
--- ready.
+-- ready. A step that awaits an event runs now without it (Step.Event() is
+-- nil, as on a timeout with on_timeout run); an event sent for it stays for
+-- a later step that awaits its name.
 --
 -- Locks: the workflow row, then its active execution.
 -- Returns the workflow row after the call.

@@ -31,7 +31,11 @@ returns table (
   cursor jsonb,
   continues_from_id bigint,
   queue text,
-  trace_context text
+  trace_context text,
+  event_id bigint,
+  event_name text,
+  event_payload jsonb,
+  event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -41,7 +45,8 @@ as $$
 begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
-    s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context
+    s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;

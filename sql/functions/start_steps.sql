@@ -28,6 +28,14 @@
 --     geneva._signal_effects says (geneva._advance_many: a step no longer
 --     defined pauses the workflow, the hero missing or cancel_if cancels it,
 --     skip_if schedules the next step);
+--   the step awaits an event (its definition's "await") and none has come
+--     for the workflow: its timeout has passed (it was due at its
+--     await_until), and the await's on_timeout decides: run starts it without
+--     an event; cancel, pause or skip end it and move the workflow as the
+--     (timeout, …) rows of geneva._signal_effects say (canceled_by_timeout,
+--     paused_by_timeout, skipped_by_timeout); an execution due before its
+--     timeout without an event (a repeat of one whose event was taken) is
+--     due again at its timeout;
 --   otherwise the execution is in_progress and the workflow performing, and
 --     a row is returned for the worker to run it.
 --
@@ -36,8 +44,11 @@
 -- Returns one row per element whose step the worker should run now, named by
 -- its position (ordinality, from 1): the execution, its workflow, type,
 -- hero, step name, attempt, times, cursor, the execution it continues, the
--- type's queue and the trace context its creator stored
--- (create_workflow's p_trace_context); no row for the others.
+-- type's queue, the trace context its creator stored
+-- (create_workflow's p_trace_context) and the event it consumed (the oldest
+-- of its awaited name not consumed yet, now marked consumed by it) or
+-- carries from the execution it repeats (NULL when none); no row for the
+-- others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -65,7 +76,11 @@ returns table (
   cursor jsonb,
   continues_from_id bigint,
   queue text,
-  trace_context text
+  trace_context text,
+  event_id bigint,
+  event_name text,
+  event_payload jsonb,
+  event_sent_at timestamptz
 )
 language plpgsql
 volatile
@@ -81,9 +96,11 @@ declare
   v_now timestamptz := geneva.now();
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
+  v_events bigint[];
   v_bad integer;
   v_item record;
   v_moves record;
+  v_execution geneva.step_executions;
 begin
   if p_execution_ids is null or p_preconditions is null then
     raise exception 'arrays must not be null' using errcode = '22004';
@@ -114,15 +131,33 @@ begin
       when p_preconditions[i.ord] = 'skip'
         or d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'skip_if' = 'true'::jsonb
         then 'skip'
-      else 'start'
+      when e.await_event is null or e.event_id is not null or ev.id is not null then 'start'
+      when e.await_until > v_now then 'rewait'
+      else coalesce(
+        'timeout_' || nullif(
+          d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
+          'run'
+        ),
+        'start'
+      )
     end
     order by i.ord
-  )
-  into v_kinds
+  ),
+    array_agg(ev.id order by i.ord)
+  into v_kinds, v_events
   from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
   left join geneva.step_executions e on e.id = i.execution_id
   left join geneva.workflows w on w.id = e.workflow_id
-  left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type;
+  left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  -- the event an awaiting execution takes: its name's oldest not consumed
+  left join lateral (
+    select x.id
+    from geneva.events x
+    where e.await_event is not null and e.event_id is null
+      and x.workflow_id = e.workflow_id and x.name = e.await_event and x.consumed_by is null
+    order by x.id
+    limit 1
+  ) ev on true;
 
   v_bad := coalesce(array_position(v_kinds, 'bad_precondition'), array_position(v_kinds, 'not_found'));
   if v_bad is not null and v_kinds[v_bad] = 'bad_precondition' then
@@ -136,7 +171,10 @@ begin
   end if;
 
   -- the rare kinds, one by one in lock order, through the one ender
-  if v_kinds && array['stray', 'early', 'step_not_defined', 'hero_missing', 'cancel', 'skip'] then
+  if v_kinds && array[
+    'stray', 'early', 'rewait', 'step_not_defined', 'hero_missing', 'cancel', 'skip',
+    'timeout_cancel', 'timeout_pause', 'timeout_skip'
+  ] then
   for v_item in
     select e, w, t.kind
     from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
@@ -149,6 +187,15 @@ begin
       perform geneva._end_as(v_item.e, 'stray', 'cancel');
     elsif v_item.kind = 'early' then
       perform geneva._ensure_job(v_item.w, v_item.e);
+    elsif v_item.kind = 'rewait' then
+      update geneva.step_executions e
+      set scheduled_for = e.await_until,
+        updated_at = v_now
+      where e.id = (v_item.e).id
+      returning e.* into v_execution;
+      perform geneva._ensure_job(v_item.w, v_execution);
+    elsif v_item.kind like 'timeout_%' then
+      perform geneva._end_as(v_item.e, 'timeout', substr(v_item.kind, 9));
     elsif v_item.kind = 'step_not_defined' then
       perform geneva._end_as(v_item.e, 'precondition', 'step_not_defined', p_error_message => format(
         'step %s is not defined in workflow type %s', (v_item.e).step_name, (v_item.w).workflow_type
@@ -160,14 +207,20 @@ begin
   end if;
 
   -- the workflows whose precondition decided move on, in one batch
-  if v_kinds && array['step_not_defined', 'hero_missing', 'cancel', 'skip'] then
+  if v_kinds && array[
+    'step_not_defined', 'hero_missing', 'cancel', 'skip', 'timeout_cancel', 'timeout_pause', 'timeout_skip'
+  ] then
   select array_agg(e.workflow_id order by e.workflow_id) as workflow_ids,
     array_agg(x.workflow_move order by e.workflow_id) as moves,
     array_agg(e.step_name order by e.workflow_id) as step_names
   into v_moves
   from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
   join geneva.step_executions e on e.id = t.execution_id
-  join geneva._signal_effects() x on x.cause = 'precondition' and x.signal = t.kind;
+  join geneva._signal_effects() x
+    on (x.cause, x.signal) = (
+      case when t.kind like 'timeout_%' then 'timeout' else 'precondition' end,
+      case when t.kind like 'timeout_%' then substr(t.kind, 9) else t.kind end
+    );
   if v_moves.workflow_ids is not null then
     perform geneva._advance_many(
       v_moves.workflow_ids, v_moves.moves, v_moves.step_names,
@@ -178,12 +231,23 @@ begin
   end if;
   end if;
 
-  -- the steps to run start
+  -- the steps to run start, each awaiting one with its event, consumed
+  if array_remove(v_events, null) <> '{}' then
+    perform pg_catalog.set_config('geneva.consuming', 'on', true);
+    update geneva.events ev
+    set consumed_by = t.execution_id,
+      consumed_at = v_now
+    from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
+    where ev.id = t.event_id and t.kind = 'start';
+    perform pg_catalog.set_config('geneva.consuming', '', true);
+  end if;
+
   update geneva.step_executions e
   set state = 'in_progress',
     started_at = v_now,
+    event_id = coalesce(t.event_id, e.event_id),
     updated_at = v_now
-  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+  from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
   where e.id = t.execution_id and t.kind = 'start';
 
   update geneva.workflows w
@@ -197,11 +261,13 @@ begin
 
   return query
   select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context
+    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context,
+    ev.id, ev.name, ev.payload, ev.sent_at
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  left join geneva.events ev on ev.id = e.event_id
   where t.kind = 'start'
   order by w.id;
 end;

@@ -1,0 +1,51 @@
+-- geneva._send_event: records an event for one ongoing workflow and, when the
+-- workflow's scheduled execution awaits that event and has none yet, makes it
+-- due: now, or when its own wait ends if the event came during it (its
+-- await_from). Its River job is brought forward when the workflow is ready;
+-- a paused workflow's execution runs when it is resumed
+-- (geneva.resume_workflow), with the event.
+--
+-- Called by: geneva.send_event, geneva.send_hero_event, with the name and
+-- payload checked (geneva._check_event) and the workflow locked and ongoing.
+-- Locks: the workflow's active execution (after the workflow's, which the
+-- caller holds).
+create or replace function geneva._send_event(
+  p_workflow geneva.workflows,
+  p_event text,
+  p_payload jsonb
+)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_execution geneva.step_executions;
+begin
+  -- the only inserter of events (sql/triggers/events_guard.sql)
+  perform pg_catalog.set_config('geneva.sending', 'on', true);
+  insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
+  values (p_workflow.id, p_event, p_payload, v_now, session_user);
+  perform pg_catalog.set_config('geneva.sending', '', true);
+
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow.id
+    and e.state = 'scheduled'
+    and e.await_event = p_event
+    and e.event_id is null
+    and e.scheduled_for > greatest(e.await_from, v_now)
+  for no key update;
+  if found then
+    update geneva.step_executions e
+    set scheduled_for = greatest(e.await_from, v_now),
+      updated_at = v_now
+    where e.id = v_execution.id
+    returning e.* into v_execution;
+    if p_workflow.state = 'ready' then
+      perform geneva._ensure_job(p_workflow, v_execution);
+    end if;
+  end if;
+end;
+$$;
