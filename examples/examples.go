@@ -1,7 +1,9 @@
 // Package examples holds the GenevaDrive manual's example workflows written
 // with Geneva's worker package: user onboarding (waits, skip_if, cancel_if),
 // payment processing (flow control and exception policies against a simulated
-// gateway) and webhook delivery (a polling ladder of anonymous steps).
+// gateway) and webhook delivery (a polling ladder of anonymous steps); and
+// expense approval (a step awaiting an event, a manager's approval sent from
+// SQL, within 48 hours or escalated).
 //
 // Their heroes live in a World, an in-memory stand-in for an application's
 // tables and the services it calls, so the examples run anywhere; `make
@@ -38,16 +40,18 @@ func (o *Options) wait(d time.Duration) time.Duration {
 
 const day = 24 * time.Hour
 
-// Workflows returns the three example workflows on world.
+// Workflows returns the example workflows on world: UserOnboarding,
+// PaymentProcessing, WebhookDelivery and ExpenseApproval.
 func Workflows(world *World, opts *Options) []*worker.Workflow {
 	return []*worker.Workflow{
 		UserOnboarding(world, opts),
 		PaymentProcessing(world, opts),
 		WebhookDelivery(world, opts),
+		ExpenseApproval(world, opts),
 	}
 }
 
-// World is the examples' application: users, payments and webhooks by id,
+// World is the examples' application: users, payments, webhooks and expenses by id,
 // and a log of what the "services" (mailer, gateway, HTTP) were asked to do.
 // It is safe for concurrent use.
 type World struct {
@@ -55,17 +59,19 @@ type World struct {
 	Users    map[string]*User
 	Payments map[string]*Payment
 	Webhooks map[string]*Webhook
+	Expenses map[string]*Expense
 	// Sent lists the emails and calls made, in order.
 	Sent []string
 	// AutoCreate makes a hero that is not in the world on first use (a user,
-	// an "ok" payment, a webhook delivered at once), for a worker that runs
-	// workflows created by someone else.
+	// an "ok" payment, a webhook delivered at once, an expense of $100), for
+	// a worker that runs workflows created by someone else.
 	AutoCreate bool
 }
 
 // NewWorld returns an empty world.
 func NewWorld() *World {
-	return &World{Users: map[string]*User{}, Payments: map[string]*Payment{}, Webhooks: map[string]*Webhook{}}
+	return &World{Users: map[string]*User{}, Payments: map[string]*Payment{}, Webhooks: map[string]*Webhook{},
+		Expenses: map[string]*Expense{}}
 }
 
 // Do runs f with the world locked.
@@ -96,6 +102,9 @@ func lookup[T any](w *World, table map[string]*T, id string) (*T, error) {
 			h.Email = "user" + id + "@example.com"
 		case *Payment:
 			h.Scenario = "ok"
+		case *Expense:
+			h.Submitter, h.Manager = "employee"+id+"@example.com", "manager@example.com"
+			h.Amount, h.Description = 10000, "expense "+id
 		}
 		table[id] = hero
 	}
