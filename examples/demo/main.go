@@ -1,16 +1,20 @@
 // Command demo runs the manual's example workflows (user onboarding,
-// payments, webhooks, user erasure; see package examples) with a worker on a throwaway
-// PostgreSQL server, printing each step's outcome, playing an operator who
-// resumes a paused payment, and printing what `geneva ls`, `stats` and `show`
-// say at the end.
+// payments, webhooks, user erasure, expense approval; see package examples)
+// with a worker on a throwaway PostgreSQL server, printing each step's
+// outcome, playing a manager who approves an expense from SQL
+// (geneva.send_event) while another's approval window passes, and an
+// operator who resumes a paused payment, and printing what `geneva ls`,
+// `stats` and `show` say at the end.
 //
 //	go run ./examples/demo                         # or: make demo
 //	go run ./examples/demo --dashboard 127.0.0.1:8080   # or: make demo/dashboard
 //	DATABASE_URL=postgres://localhost/app go run ./examples/demo
 //
 // With --worker, it only runs a worker for the example workflows
-// (UserOnboarding, PaymentProcessing, WebhookDelivery) until interrupted, for
-// workflows created by others (geneva's SQL API, psql, an application):
+// (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval) until
+// interrupted, for workflows created by others (geneva's SQL API, psql, an
+// application), and events sent by them (an expense's approval:
+// `select geneva.send_event(id, 'expense_approved', '{"approved_by": "mia"}')`):
 //
 //	DATABASE_URL=postgres://localhost/app go run ./examples/demo --worker
 //
@@ -90,7 +94,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
 	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
 	flags.StringVar(&demo.dashboard, "dashboard", "", "afterwards, serve the web dashboard (and /metrics) at this loopback address, e.g. 127.0.0.1:8080, until interrupted")
-	flags.BoolVar(&demo.worker, "worker", false, "instead of the demo, run a worker for the example workflows only (UserOnboarding, PaymentProcessing, WebhookDelivery) until interrupted")
+	flags.BoolVar(&demo.worker, "worker", false, "instead of the demo, run a worker for the example workflows only (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval) until interrupted")
 	flags.IntVar(&demo.maxWorkers, "max-workers", 10, "with --worker: steps run at once per queue")
 	flags.DurationVar(&demo.grace, "grace", 30*time.Second, "with --worker: on interrupt, let running steps finish this long")
 	if err := flags.Parse(args); err != nil {
@@ -160,7 +164,7 @@ func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
 
 // runWorker runs a worker for the example workflows until interrupted: it
 // makes the heroes it does not know (users, "ok" payments, webhooks
-// delivered at once).
+// delivered at once, expenses of $100).
 func runWorker(ctx context.Context, env *environment, demo *demoOptions) error {
 	world := examples.NewWorld()
 	world.AutoCreate = true
@@ -174,7 +178,7 @@ func runWorker(ctx context.Context, env *environment, demo *demoOptions) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
-	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery); interrupt to stop\n")
+	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval); interrupt to stop\n")
 	<-ctx.Done()
 
 	env.printf("stopping: running steps have %s to finish\n", demo.grace)
@@ -191,10 +195,18 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 
 	world := demoWorld()
 	compress := float64(24*time.Hour) / float64(demo.dayLasts)
+	opts := &examples.Options{Compress: compress}
+	// the manager playing in the demo gets at least 3 seconds to approve
+	approvalOpts := &examples.Options{Compress: min(compress, float64(examples.ApprovalWindow)/float64(3*time.Second))}
 	start := time.Now()
 	w, err := worker.New(env.pool, &worker.Config{
-		Workflows: append(examples.Workflows(world, &examples.Options{Compress: compress}),
-			examples.UserErasure(env.pool, world, &examples.Options{Compress: compress})),
+		Workflows: []*worker.Workflow{
+			examples.UserOnboarding(world, opts),
+			examples.PaymentProcessing(world, opts),
+			examples.WebhookDelivery(world, opts),
+			examples.ExpenseApproval(world, approvalOpts),
+			examples.UserErasure(env.pool, world, opts),
+		},
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Hooks:         []worker.Hook{progress(env, start)},
 		ErrorReporter: reportError(env, start),
@@ -241,8 +253,14 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	if err != nil {
 		return err
 	}
-	env.printf("Created %d workflows in one transaction; a day of waits lasts %s.\n\n", len(demoHeroes), demo.dayLasts)
+	env.printf("Created %d workflows in one transaction; a day of waits lasts %s (an expense's 48 h approval window, %s).\n\n",
+		len(demoHeroes), demo.dayLasts, time.Duration(float64(examples.ApprovalWindow)/approvalOpts.Compress).Round(10*time.Millisecond))
 
+	// A manager approves expense 2001 from SQL, as psql (or a trigger on the
+	// application's own table) would; expense 2002's manager stays silent.
+	if err := approve(ctx, env, start, ids["Expense 2001"]); err != nil {
+		return err
+	}
 	if err := waitSettled(ctx, env, order); err != nil {
 		return err
 	}
@@ -264,6 +282,19 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		return err
 	}
 	env.printf("\nUser 7001's erasure is %s: its last step deleted the user's own row, a hero tracked with geneva.track_hero.\n", erasure.State)
+	world.Do(func() {
+		for _, id := range []string{"2001", "2002"} {
+			e := world.Expenses[id]
+			switch {
+			case e.Reimbursed:
+				env.printf("Expense %s: approved by %s, reimbursed.\n", id, e.ApprovedBy)
+			case e.Escalated:
+				env.printf("Expense %s: no approval within 48 h: escalated to the finance director.\n", id)
+			default:
+				env.printf("Expense %s: undecided.\n", id)
+			}
+		}
+	})
 
 	env.printf("\nDashboard (geneva ls):\n\n")
 	counts, err := env.client.WorkflowCounts(ctx)
@@ -303,7 +334,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		return err
 	}
 
-	for _, hero := range []string{"Payment 1004", "Payment 1006"} {
+	for _, hero := range []string{"Payment 1004", "Payment 1006", "Expense 2001", "Expense 2002"} {
 		id := ids[hero]
 		workflow, err := env.client.GetWorkflow(ctx, id)
 		if err != nil {
@@ -339,6 +370,8 @@ var demoHeroes = []struct{ workflowType, heroType, heroID string }{
 	{"WebhookDelivery", "Webhook", "w2"},
 	{"WebhookDelivery", "Webhook", "w3"},
 	{"UserErasure", "User", "7001"},
+	{"ExpenseApproval", "Expense", "2001"},
+	{"ExpenseApproval", "Expense", "2002"},
 }
 
 func demoWorld() *examples.World {
@@ -355,6 +388,8 @@ func demoWorld() *examples.World {
 	world.Webhooks["w1"] = &examples.Webhook{Endpoint: "https://a.example/hook", FailuresBeforeSuccess: 0}
 	world.Webhooks["w2"] = &examples.Webhook{Endpoint: "https://b.example/hook", FailuresBeforeSuccess: 5}
 	world.Webhooks["w3"] = &examples.Webhook{Endpoint: "https://c.example/hook", FailuresBeforeSuccess: -1}
+	world.Expenses["2001"] = &examples.Expense{Submitter: "ann@example.com", Manager: "mia@example.com", Amount: 12050, Description: "train to Lyon"}
+	world.Expenses["2002"] = &examples.Expense{Submitter: "bo@example.com", Manager: "max@example.com", Amount: 4590, Description: "team lunch"}
 	return world
 }
 
@@ -369,6 +404,11 @@ func progress(env *environment, start time.Time) worker.Hook {
 			what = map[string]string{"cancel": "cancel_if held", "skip": "skip_if held", "hero_missing": "hero missing"}[step.Precondition]
 		case event == worker.EventFinalize && step.Outcome != "":
 			what = step.Outcome
+			if e := step.Event(); e != nil {
+				what += fmt.Sprintf(" (event %s, %s)", e.Name, e.Payload)
+			} else if step.WorkflowType == "ExpenseApproval" && step.Name == "record_decision" {
+				what += " (no approval in 48 h: to escalate)"
+			}
 			// (ready or performing: the workflow goes on, its next step
 			// scheduled or, chained, already running)
 			if step.WorkflowState != goclient.StateReady && step.WorkflowState != goclient.StatePerforming {
@@ -383,6 +423,50 @@ func progress(env *environment, start time.Time) worker.Hook {
 			step.WorkflowType, step.WorkflowID, step.HeroType, step.HeroID, step.Name, what)
 		return err
 	}
+}
+
+// approve plays expense 2001's manager: once the workflow awaits the approval
+// (geneva.awaiting_events, what `geneva events` lists), it sends it with
+// geneva.send_event, as psql would.
+func approve(ctx context.Context, env *environment, start time.Time, id int64) error {
+	for {
+		var awaiting bool
+		err := env.pool.QueryRow(ctx, `select exists (select from geneva.awaiting_events
+			where workflow_id = $1 and event = 'expense_approved')`, id).Scan(&awaiting)
+		if err != nil {
+			return err
+		}
+		if awaiting {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("expense 2001 never awaited its approval")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	query := fmt.Sprintf(`select geneva.send_event(%d, 'expense_approved', '{"approved_by": "mia@example.com"}')`, id)
+	var sent bool
+	if err := env.pool.QueryRow(ctx, query).Scan(&sent); err != nil {
+		return err
+	}
+	env.printf("%8s  Manager (psql): %s -> %t\n", time.Since(start).Round(10*time.Millisecond), query, sent)
+
+	// what still awaits (the inbox of `geneva events` and the dashboard's
+	// Waiting page)
+	awaiting, err := env.client.AwaitingEvents(ctx, &goclient.AwaitingEventsParams{WorkflowType: "ExpenseApproval"})
+	if err != nil {
+		return err
+	}
+	for _, a := range awaiting {
+		timeout := "never"
+		if a.TimeoutAt != nil {
+			timeout = "in " + time.Until(*a.TimeoutAt).Round(10*time.Millisecond).String()
+		}
+		env.printf("%8s  geneva events: #%d %s %s %s awaits %s, timeout %s (then %s)\n", time.Since(start).Round(10*time.Millisecond),
+			a.WorkflowID, a.HeroType, a.HeroID, a.StepName, a.Event, timeout, a.OnTimeout)
+	}
+	return nil
 }
 
 // reportError stands in for an error tracker.

@@ -42,6 +42,12 @@ func TestRunsTwice(t *testing.T) {
 		// a chained step leaves its workflow performing: no news for a person
 		require.NotContains(t, out, "workflow performing")
 		require.Contains(t, out, "geneva show")
+		// a manager approves one expense from SQL; the other's window passes
+		require.Regexp(t, `Manager \(psql\): select geneva.send_event\(\d+, 'expense_approved', '\{"approved_by": "mia@example.com"\}'\) -> true`, out)
+		require.Contains(t, out, `record_decision            -> success (event expense_approved, {"approved_by": "mia@example.com"})`)
+		require.Contains(t, out, "record_decision            -> success (no approval in 48 h: to escalate)")
+		require.Contains(t, out, "Expense 2001: approved by mia@example.com, reimbursed.")
+		require.Contains(t, out, "Expense 2002: no approval within 48 h: escalated to the finance director.")
 	}
 }
 
@@ -143,6 +149,25 @@ func TestWorker(t *testing.T) {
 		workflow, err := client.GetWorkflow(ctx, id)
 		return err == nil && workflow.State == goclient.StateFinished
 	}, time.Minute, 50*time.Millisecond)
+
+	// an expense the worker does not know, approved from SQL once it awaits
+	// its approval
+	id, err = client.CreateWorkflow(ctx, "ExpenseApproval", "Expense", "from-elsewhere", nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		n, err := client.CountAwaitingEvents(ctx, &goclient.AwaitingEventsParams{WorkflowType: "ExpenseApproval"})
+		require.NoError(t, err)
+		return n == 1
+	}, time.Minute, 50*time.Millisecond)
+	_, err = pool.Exec(ctx, `select geneva.send_event($1, 'expense_approved', '{"approved_by": "mia"}')`, id)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		workflow, err := client.GetWorkflow(ctx, id)
+		return err == nil && workflow.State == goclient.StateFinished
+	}, time.Minute, 50*time.Millisecond)
+	timeline, err := client.Timeline(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, "reimburse", timeline[len(timeline)-1].StepName)
 
 	cancel()
 	require.NoError(t, <-done)
