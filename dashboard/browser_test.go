@@ -131,10 +131,24 @@ func (b *browser) writeScreenshots() {
 	b.t.Logf("screenshots of each page: %s", dir)
 }
 
+// text reads an element's text once it is visible. A live region's refresh
+// may replace the element between finding and reading it ("No node with
+// given id found"): then it reads the new one, a few times at most.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	b.run("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
-	return strings.TrimSpace(value(b, "read "+sel, chromedp.Text(chromedp.CSS(sel))))
+	for attempt := 1; ; attempt++ {
+		b.run("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+		v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil && attempt < 5 && strings.Contains(err.Error(), "No node with given id") {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			b.snap("read " + sel)
+		}
+		require.NoError(b.t, err, "browser: read %s", sel)
+		return strings.TrimSpace(v)
+	}
 }
 
 // settle waits, up to 10 seconds, until cond holds: a form's submit has
