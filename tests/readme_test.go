@@ -162,3 +162,48 @@ func TestReadmeSQLAPI(t *testing.T) {
 
 	require.Equal(t, database, readmeFunctions(t), "README.md's SQL API tables differ from the database's functions")
 }
+
+func TestReadmeEvents(t *testing.T) {
+	t.Parallel()
+	const script = "../examples/psql/events.sql"
+	b := setup(t)
+	psql := requirePsql(t)
+
+	text, err := os.ReadFile(script)
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	// the README quotes the script from its first step to the trigger
+	s := string(text)
+	quoted := s[strings.Index(s, "-- 1. A step"):strings.Index(s, "\n\n-- The history")]
+	require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", script)
+
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, psql, "-X", "-f", script, "-d", b.conf.URL()).CombinedOutput()
+	require.NoError(t, err, "psql -f %s:\n%s", script, out)
+	require.Contains(t, string(out), "approve   | approved | ", "awaiting_events listed the step:\n%s", out)
+
+	type eventRow struct {
+		HeroID   string
+		Payload  string
+		Consumed bool
+	}
+	rows, err := b.conn.Query(b.ctx, `select w.hero_id, e.payload::text, e.consumed_by is not null
+		from geneva.events e join geneva.workflows w on w.id = e.workflow_id order by e.id`)
+	require.NoError(t, err)
+	events, err := pgx.CollectRows(rows, pgx.RowToStructByPos[eventRow])
+	require.NoError(t, err)
+	require.Equal(t, []eventRow{
+		{"1001", `{"approved_by": "ann"}`, true},
+		{"1002", `{"approved_by": "carol"}`, false}, // its step is not awaiting yet: kept for it
+	}, events)
+	var outcomes []string
+	rows, err = b.conn.Query(b.ctx, `select e.step_name || ' ' || coalesce(e.outcome, e.state)
+		from geneva.step_executions e join geneva.workflows w on w.id = e.workflow_id
+		where w.hero_id = '1001' order by e.id`)
+	require.NoError(t, err)
+	outcomes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"submit success", "approve success", "reimburse scheduled"}, outcomes)
+}

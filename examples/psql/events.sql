@@ -1,0 +1,59 @@
+-- Events from psql: a step that waits for a manager's approval. Run it on a
+-- database with Geneva installed: psql -X -f examples/psql/events.sql
+\set ON_ERROR_STOP on
+
+-- 1. A step that awaits an event: after its own wait (none here) it waits up
+--    to 48 hours for "approved", then pauses the workflow for an operator.
+select geneva.define_workflow('Expense', '{
+  "steps": [
+    {"name": "submit"},
+    {"name": "approve",
+     "await": {"event": "approved", "timeout": "48 hours", "on_timeout": "pause"}},
+    {"name": "reimburse"}
+  ]
+}');
+select geneva.create_workflow('Expense', 'Expense', '1001') as workflow_id \gset
+
+-- Be the worker for the first step.
+select id as execution_id from geneva.step_executions
+where workflow_id = :workflow_id and state = 'scheduled' \gset
+select step_name from geneva.start_step(:execution_id);
+select outcome from geneva.complete_step(:execution_id);
+
+-- 2. The approval step waits: the operators' inbox lists it.
+select workflow_id, step_name, event, timeout_at, on_timeout from geneva.awaiting_events;
+
+-- 3. The manager approves. The step is due at once (its River job too).
+select geneva.send_event(:workflow_id, 'approved', '{"approved_by": "ann"}');
+
+-- 4. The worker that claims it gets the event.
+select id as execution_id from geneva.step_executions
+where workflow_id = :workflow_id and state = 'scheduled' \gset
+select step_name, event_name, event_payload from geneva.start_step(:execution_id);
+select outcome from geneva.complete_step(:execution_id);
+
+-- 5. From the application's own transaction: a trigger on its table sends
+--    the event to every ongoing workflow of the hero, and the event commits
+--    or rolls back with the row.
+create table approvals (expense_id text primary key, approved_by text not null);
+create function approvals_send_event() returns trigger
+language plpgsql as $$
+begin
+  perform geneva.send_hero_event('Expense', new.expense_id, 'approved',
+    jsonb_build_object('approved_by', new.approved_by));
+  return new;
+end;
+$$;
+create trigger approvals_send_event after insert on approvals
+for each row execute function approvals_send_event();
+
+select geneva.create_workflow('Expense', 'Expense', '1002') as other_id \gset
+begin;
+insert into approvals values ('1002', 'bob');
+rollback;  -- no approval, no event
+insert into approvals values ('1002', 'carol');  -- committed: the event is sent
+
+-- The history it leaves.
+select w.hero_id, e.name, e.payload, e.consumed_by is not null as consumed
+from geneva.events e join geneva.workflows w on w.id = e.workflow_id
+order by e.id;
