@@ -260,4 +260,39 @@ func TestAwait(t *testing.T) {
 		require.NotNil(t, events[0])
 		require.Equal(t, events[0], events[1], "the reattempt carries the event")
 	})
+	// A resumable step awaits the event once; each successor execution it
+	// hands over to carries it.
+	t.Run("AResumableStepsSuccessorsCarryTheEvent", func(t *testing.T) {
+		t.Parallel()
+		var (
+			mu     sync.Mutex
+			events []*worker.Event
+		)
+		wf := worker.NewWorkflow("Batch", nil).
+			Step("prepare", ok, nil).
+			ResumableStep("send", func(ctx context.Context, it *worker.Iteration) error {
+				mu.Lock()
+				events = append(events, it.Event())
+				mu.Unlock()
+				return worker.Iterate(ctx, it, []int{1, 2, 3}, func(ctx context.Context, item int) error { return nil })
+			}, &worker.ResumableOpts{MaxIterations: 1, Await: &worker.Await{Event: "go", Timeout: time.Hour}})
+		h := resumableHarness(t, wf)
+		id := h.Create(context.Background(), "Batch", "Batch", "1")
+		h.PerformNextStep(context.Background(), id)
+		h.AssertAwaiting(context.Background(), id, "go")
+		require.True(t, h.SendEvent(context.Background(), id, "go", map[string]int{"batch": 7}))
+
+		h.Speedrun(context.Background(), id, nil)
+
+		h.AssertWorkflowState(context.Background(), id, goclient.StateFinished)
+		require.Equal(t, []string{"send suspended 1", "send suspended 2", "send suspended 3", "send success 3"}, chain(t, h, id)[1:])
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, events, 4)
+		for _, event := range events {
+			require.NotNil(t, event)
+			require.Equal(t, events[0].ID, event.ID)
+			require.JSONEq(t, `{"batch": 7}`, string(event.Payload))
+		}
+	})
 }

@@ -17,6 +17,17 @@
 // error, and a panic (recovered, with its stack, as a [*PanicError]), goes
 // through the exception policies.
 //
+// # Events
+//
+// A step may await an event sent to its workflow from any SQL client
+// (geneva.send_event, geneva.send_hero_event; goclient's SendEvent): its
+// [StepOpts].Await ([Await]: the event's name, a timeout, and what the
+// timeout does, [OnTimeout]). SQL makes the step due when the event comes,
+// or came before the wait began, and hands the event over when it starts
+// the step: [Step.Event] returns it ([Event]: name, JSON payload, when it
+// was sent; [Event.Decode], [EventPayload]), nil when the timeout passed with
+// [OnTimeoutRun].
+//
 // # Resumable steps
 //
 // [Workflow.ResumableStep] adds a step that works through a long collection

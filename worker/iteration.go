@@ -48,6 +48,13 @@ type ResumableOpts struct {
 	// After places the step after the named step. Not with Before.
 	After string
 
+	// Await makes the step's first execution wait for an event sent to its
+	// workflow (see StepOpts.Await); its successors carry the event it
+	// consumed (Step.Event), and do not wait again.
+	//
+	// Defaults to nil: the step awaits nothing.
+	Await *Await
+
 	// MaxIterations hands over to a successor execution after this many
 	// iterations (calls of Set or Advance) in one execution.
 	//
@@ -89,6 +96,7 @@ func (o *ResumableOpts) stepOpts() *StepOpts {
 		OnExceptionList: o.OnExceptionList,
 		Before:          o.Before,
 		After:           o.After,
+		Await:           o.Await,
 	}
 }
 
