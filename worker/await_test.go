@@ -238,7 +238,8 @@ func TestAwait(t *testing.T) {
 	})
 
 	// A step that reattempts keeps the event it consumed: the next attempt
-	// gets it again.
+	// gets it again, here in the same job (complete_steps' inline next
+	// carries it).
 	t.Run("AReattemptKeepsTheEvent", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -259,6 +260,7 @@ func TestAwait(t *testing.T) {
 		require.Len(t, events, 2)
 		require.NotNil(t, events[0])
 		require.Equal(t, events[0], events[1], "the reattempt carries the event")
+		require.Equal(t, []string{"decide: job", "decide: -"}, b.jobIDs(t, id), "the reattempt ran inline")
 	})
 	// A resumable step awaits the event once; each successor execution it
 	// hands over to carries it.
