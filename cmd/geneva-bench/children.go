@@ -35,6 +35,14 @@ func benchWorkflow(steps int) *worker.Workflow {
 	return wf
 }
 
+// benchAwaitWorkflow is the workflow of the awaited-step runs: one no-op
+// step that awaits the event "go" for up to an hour.
+func benchAwaitWorkflow() *worker.Workflow {
+	return worker.NewWorkflow("BenchAwait", nil).
+		Step("await", func(ctx context.Context, step *worker.Step) error { return nil },
+			&worker.StepOpts{Await: &worker.Await{Event: awaitEvent, Timeout: time.Hour}})
+}
+
 // noopArgs is the job of the raw River baseline.
 type noopArgs struct{}
 
@@ -61,6 +69,8 @@ type childConfig struct {
 	// completeBatch, when not zero, forces the worker's completer batch size
 	// (GENEVA_COMPLETE_BATCH_SIZE); 1 records every step's end alone.
 	completeBatch int
+	// await has a Geneva worker run BenchAwait besides Bench.
+	await bool
 }
 
 func (c childConfig) args() []string {
@@ -73,6 +83,7 @@ func (c childConfig) args() []string {
 		"-fetch-cooldown", c.fetchCooldown.String(),
 		"-inline-steps", fmt.Sprint(c.inlineSteps),
 		"-fetch-poll-interval", c.fetchPollInterval.String(),
+		fmt.Sprintf("-child-await=%t", c.await),
 	}
 }
 
@@ -111,8 +122,12 @@ func runChild(config childConfig) error {
 	)
 	switch config.mode {
 	case "geneva":
+		workflows := []*worker.Workflow{benchWorkflow(config.steps)}
+		if config.await {
+			workflows = append(workflows, benchAwaitWorkflow())
+		}
 		w, err := worker.New(pool, &worker.Config{
-			Workflows:    []*worker.Workflow{benchWorkflow(config.steps)},
+			Workflows:    workflows,
 			MaxWorkers:   config.maxWorkers,
 			InlineSteps:  config.inlineSteps,
 			Logger:       quiet,

@@ -62,6 +62,12 @@ type options struct {
 	profile        bool
 
 	resumableIterations int
+
+	awaitRate  int
+	awaitFor   time.Duration
+	awaitBurst int
+	awaitConns int
+	awaitPerTx int
 }
 
 func main() {
@@ -71,6 +77,7 @@ func main() {
 		growth string
 		sweep  string
 		poll   time.Duration
+		await  bool
 	)
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
@@ -98,14 +105,21 @@ func main() {
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")
 	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva run at -workers slots")
 	flag.IntVar(&o.resumableIterations, "resumable-iterations", 2000000, "iterations of the no-op resumable step (0: skip that run)")
+	flag.IntVar(&o.awaitRate, "await-rate", 100, "events per second sent in the awaited-step steady run, at each durability (each starts one step by its own River job, as the steady-load run's default starts 100 workflows a second)")
+	flag.DurationVar(&o.awaitFor, "await-for", 10*time.Second, "how long events are sent in the awaited-step steady run (0: skip that run)")
+	flag.IntVar(&o.awaitBurst, "await-burst", 10000, "workflows whose awaited step gets its event at once, at each durability (0: skip that run)")
+	flag.IntVar(&o.awaitConns, "await-conns", 4, "connections sending the -await-burst events at once")
+	flag.IntVar(&o.awaitPerTx, "await-per-tx", 100, "events each transaction of the -await-burst run sends (one statement)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
+	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")
 	flag.Parse()
 
 	if child != "" {
 		err := runChild(childConfig{
 			mode: child, databaseURL: o.databaseURL, maxWorkers: o.workers, poolSize: o.pool,
 			steps: o.steps, fetchCooldown: o.fetchCooldown, fetchPollInterval: poll, inlineSteps: o.inlineSteps,
+			await: await,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geneva-bench child:", err)

@@ -52,8 +52,9 @@ func (b *bench) childConfig(mode string, slots, inlineSteps int) childConfig {
 
 func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
 
-// define registers the benchmark's workflow types: Bench (the no-op steps)
-// and BenchCreate (one step, for create_workflow).
+// define registers the benchmark's workflow types: Bench (the no-op steps),
+// BenchAwait (one step awaiting an event) and BenchCreate (one step, for
+// create_workflow).
 func (b *bench) define(ctx context.Context) error {
 	client := protocol.New(b.pool)
 	definition, err := benchWorkflow(b.o.steps).Definition()
@@ -63,10 +64,16 @@ func (b *bench) define(ctx context.Context) error {
 	if err := client.DefineWorkflow(ctx, "Bench", definition); err != nil {
 		return err
 	}
+	if definition, err = benchAwaitWorkflow().Definition(); err != nil {
+		return err
+	}
+	if err := client.DefineWorkflow(ctx, "BenchAwait", definition); err != nil {
+		return err
+	}
 	return client.DefineWorkflow(ctx, "BenchCreate", []byte(`{"steps": [{"name": "only"}]}`))
 }
 
-// createBatch creates n Bench workflows in transactions of up to 100 and
+// createBatch creates n workflows of the type in transactions of up to 100 and
 // returns the range of their ids.
 func (b *bench) createBatch(ctx context.Context, workflowType string, n int) (first, last int64, err error) {
 	for done := 0; done < n; {
@@ -184,6 +191,12 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 			p.name, slots, row.geneva.rate(), row.geneva.commitsPerUnit(), row.geneva.walPerUnit(), row.geneva.topWaits(),
 			row.ownJobs.rate(), row.unbatched.rate(), row.unbatchedOwnJobs.rate(), row.river.rate())
 		p.sweep = append(p.sweep, row)
+	}
+	if err := b.awaitSteady(ctx, p); err != nil {
+		return fmt.Errorf("awaited steps at a steady load: %w", err)
+	}
+	if err := b.awaitBurst(ctx, p); err != nil {
+		return fmt.Errorf("%d events at once: %w", b.o.awaitBurst, err)
 	}
 	return nil
 }

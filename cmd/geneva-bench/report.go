@@ -40,6 +40,7 @@ type profileResults struct {
 	ceiling  runStats
 	sweep    []sweepRow
 	fullLoad latencyPair // of Geneva's run at -workers slots
+	await    awaitResults
 }
 
 // sweepRow is the throughput of Geneva (inline steps, and every step through
@@ -125,10 +126,10 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d` on %s; the whole run took %s.\n\n",
 		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
-		o.creates, o.createConns, joinInts(o.growth), time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
+		o.creates, o.createConns, joinInts(o.growth), o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
 	switched := " (the server given, as configured)"
@@ -190,7 +191,27 @@ func (r *results) markdown() string {
 			return fmt.Sprintf("**%.2f**", p.best().geneva.rate()/p.ceiling.rate())
 		})
 	}
+	awaitSteady, awaitBurst := o.awaitRate > 0 && o.awaitFor > 0, o.awaitBurst > 0
+	if awaitBurst {
+		row(fmt.Sprintf("awaited step, %d events at once, %d slots, steps/s", o.awaitBurst, o.workers), func(p *profileResults) string {
+			if p.await.burst.units == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.0f", p.await.burst.rate())
+		})
+	}
+	if awaitSteady {
+		row(fmt.Sprintf("awaited step, event sent → step started, %d events/s, p50 / p99 (ms)", o.awaitRate), func(p *profileResults) string {
+			if p.await.started.n == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.1f / %.1f", p.await.started.p50, p.await.started.p99)
+		})
+	}
 	b.WriteString("\n")
+	if awaitSteady || awaitBurst {
+		b.WriteString(awaitProse(o))
+	}
 
 	// Cost per step and wait events, one table per durability.
 	for _, p := range r.profiles {
@@ -230,6 +251,7 @@ func (r *results) markdown() string {
 			cost(fmt.Sprintf("Geneva, %d slots, each step its own job, unbatched (before)", row.slots), row.unbatchedOwnJobs)
 			cost(fmt.Sprintf("raw River, %d slots", row.slots), row.river)
 		}
+		cost(fmt.Sprintf("awaited step, %d events at once, %d slots (the sends included)", o.awaitBurst, o.workers), p.await.burst)
 		b.WriteString("\n")
 	}
 
@@ -238,6 +260,18 @@ func (r *results) markdown() string {
 		fmt.Fprintf(&b, "| start lag (scheduled → started), full load, %d slots, %s | %s |\n", o.workers, p.name, p.fullLoad.lag)
 		fmt.Fprintf(&b, "| start lag of the steps started by their own River job, full load, %s | %s |\n", p.name, p.fullLoad.jobLag)
 		fmt.Fprintf(&b, "| step gap (one step ends → next starts), full load, %s | %s |\n", p.name, p.fullLoad.gap)
+	}
+	for _, p := range r.profiles {
+		a := p.await
+		if a.started.n > 0 {
+			fmt.Fprintf(&b, "| awaited step, event sent (send_event's commit, as its sender sees it) → step started, %d events/s offered (%.0f achieved), %d slots, %s | %s |\n",
+				a.offered, a.achieved, o.workers, p.name, a.started)
+			fmt.Fprintf(&b, "| send_event, one per transaction, at that load, %s | %s |\n", p.name, a.send)
+		}
+		if a.burst.units > 0 {
+			fmt.Fprintf(&b, "| %d events at once, %d connections, %d a transaction, %s: sending them | %.2f s (%.0f events/s) |\n",
+				a.burst.units, o.awaitConns, o.awaitPerTx, p.name, a.burstSend.Seconds(), float64(a.burst.units)/a.burstSend.Seconds())
+		}
 	}
 	settings := r.profiles[0].name
 	fmt.Fprintf(&b, "| steady load (%s, %d slots): offered %d steps/s, achieved | %.0f steps/s |\n", settings, o.workers, r.steadyOffered, r.steadyAchieved)
@@ -272,6 +306,28 @@ func (r *results) markdown() string {
 		b.WriteString("The resumable-step runs ran on the server with fsync, synchronous_commit and full_page_writes off.\n\n")
 	}
 	fmt.Fprintf(&b, "```\n%s\n```\n", r.summary())
+	return b.String()
+}
+
+// awaitProse says how the awaited-step rows were measured.
+func awaitProse(o options) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The awaited-step rows measure a step that awaits an event (`StepOpts.Await`): a workflow of one no-op step awaiting the event \"go\" for up to an hour, "+
+		"whose River job is scheduled for the timeout until the event brings it forward. Every workflow of a run is created and awaits its event (`geneva.awaiting_events` lists it) "+
+		"before a worker with %d slots starts and the first event is sent. The event makes the step due in the sender's transaction, and its own River job starts it (never inline), "+
+		"so compare these rows with \"each step its own job\".", o.workers)
+	if o.awaitRate > 0 && o.awaitFor > 0 {
+		fmt.Fprintf(&b, " Event sent → step started: %d workflows' events sent at %d a second, one per transaction (`goclient` `SendEvent`, `select geneva.send_event(...)`), "+
+			"from up to eight connections at once; the time runs from the moment the sender's call returns (its commit) to the step's `started_at` "+
+			"(the worker's claim transaction); the latency table has the whole distribution and `send_event`'s own time.",
+			int(float64(o.awaitRate)*o.awaitFor.Seconds()), o.awaitRate)
+	}
+	if o.awaitBurst > 0 {
+		fmt.Fprintf(&b, " %d events at once: %d connections send them together, %d a transaction, each transaction one statement calling `geneva.send_event` for each of its workflows; "+
+			"steps/s is the %d steps over the time from the first event's `sent_at` to the last awaited step's `finished_at` (the database's clock), the sending included.",
+			o.awaitBurst, o.awaitConns, o.awaitPerTx, o.awaitBurst)
+	}
+	b.WriteString("\n\n")
 	return b.String()
 }
 

@@ -83,3 +83,54 @@ func TestProcStat(t *testing.T) {
 		t.Errorf("postmasterOf(self) = %d, want 0", pid)
 	}
 }
+
+func TestAwaitRows(t *testing.T) {
+	t.Parallel()
+
+	o := options{
+		sweep: []int{32}, workers: 32, sampleEvery: 10 * time.Millisecond,
+		awaitRate: 100, awaitFor: 10 * time.Second, awaitBurst: 10000, awaitConns: 4, awaitPerTx: 100,
+	}
+	awaited := func(p50, p99 float64, steps int, seconds float64) awaitResults {
+		return awaitResults{
+			offered: 100, achieved: 99.6,
+			started:   latency{p50: p50, p95: p99 - 1, p99: p99, max: p99 + 5, n: 1000},
+			send:      latency{p50: 2.5, p95: 4, p99: 6.25, max: 9, n: 1000},
+			burst:     runStats{units: steps, elapsed: time.Duration(seconds * float64(time.Second)), commits: int64(steps) / 2},
+			burstSend: 800 * time.Millisecond,
+		}
+	}
+	r := &results{
+		options: o,
+		profiles: []*profileResults{
+			{name: "durable", durable: true, set: true, sweep: []sweepRow{{slots: 32}}, await: awaited(6.7, 30.64, 10000, 4)},
+			{name: "non-durable", set: true, sweep: []sweepRow{{slots: 32}}}, // its awaited runs failed to record
+		},
+	}
+	text := r.markdown()
+	for _, want := range []string{
+		"| awaited step, 10000 events at once, 32 slots, steps/s | 2500 | — |\n",
+		"| awaited step, event sent → step started, 100 events/s, p50 / p99 (ms) | 6.7 / 30.6 | — |\n",
+		"| awaited step, 10000 events at once, 32 slots (the sends included) | 2500 | 0.50 |",
+		"| awaited step, event sent (send_event's commit, as its sender sees it) → step started, 100 events/s offered (100 achieved), 32 slots, durable | p50 6.7 ms, p95 29.6 ms, p99 30.6 ms, max 35.6 ms (n=1000) |\n",
+		"| send_event, one per transaction, at that load, durable | p50 2.5 ms, p95 4.0 ms, p99 6.2 ms, max 9.0 ms (n=1000) |\n",
+		"| 10000 events at once, 4 connections, 100 a transaction, durable: sending them | 0.80 s (12500 events/s) |\n",
+		"1000 workflows' events sent at 100 a second, one per transaction",
+		"10000 events at once: 4 connections send them together, 100 a transaction",
+		"-await-rate 100 -await-for 10s -await-burst 10000 -await-conns 4 -await-per-tx 100`",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("markdown() lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "awaited step, event sent (send_event's commit, as its sender sees it) → step started, 100 events/s offered (100 achieved), 32 slots, non-durable") {
+		t.Error("markdown() has a latency row for a durability whose awaited runs recorded nothing")
+	}
+
+	// Skipped runs leave no rows and no prose.
+	r.options.awaitFor, r.options.awaitBurst = 0, 0
+	r.profiles = r.profiles[1:]
+	if text := r.markdown(); strings.Contains(text, "awaited step") || strings.Contains(text, "awaits an event") {
+		t.Errorf("markdown() without awaited runs mentions them:\n%s", text)
+	}
+}
