@@ -44,6 +44,12 @@ type CreateWorkflowOpts struct {
 	//
 	// Defaults to none.
 	TraceContext string
+
+	// Group is the workflow's group (a tenant, an account): shown in the
+	// views, and the key of the type's limits by group.
+	//
+	// Defaults to none.
+	Group string
 }
 
 // CreateWorkflow creates a workflow of workflowType for the hero and schedules
@@ -56,8 +62,9 @@ func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, her
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5)",
-		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext)).Scan(&id)
+	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5, $6)",
+		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext),
+		nullIfEmpty(opts.Group)).Scan(&id)
 	if err != nil {
 		return 0, sqlerr.MapCreate(err, workflowType, heroType, heroID)
 	}

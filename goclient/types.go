@@ -100,11 +100,13 @@ type Workflow struct {
 	PausedAt        *time.Time       `db:"paused_at"`
 	FinishedAt      *time.Time       `db:"finished_at"`
 	CanceledAt      *time.Time       `db:"canceled_at"`
+	// Group is the workflow's group (CreateWorkflowOpts.Group); nil for none.
+	Group *string `db:"group_name"`
 }
 
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
 	allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at, paused_at,
-	finished_at, canceled_at`
+	finished_at, canceled_at, group_name`
 
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.

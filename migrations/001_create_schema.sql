@@ -83,6 +83,9 @@ create table geneva.workflows (
   -- last step deleted its hero finishes. NULL while the hero is there (or the
   -- definition says "may_proceed_without_hero").
   hero_missing_at timestamptz,
+  -- the workflow's group (a tenant, an account: create_workflow's p_group),
+  -- the key of limits "by": "group"; NULL for none
+  group_name text,
   -- (few CHECKs: PostgreSQL prepares each anew for every statement that
   -- writes the table)
   constraint workflows_state_valid check (

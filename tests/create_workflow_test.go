@@ -272,3 +272,29 @@ func TestCreateWorkflow(t *testing.T) {
 		require.Equal(t, "available", b.job(t, *executions[0].JobID).State)
 	})
 }
+
+func TestCreateWorkflowGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.defineThreeSteps(t)
+	var id int64
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select geneva.create_workflow('ThreeSteps', 'User', '1', p_group => 'acme')").Scan(&id))
+	var group *string
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select group_name from geneva.workflows where id = $1", id).Scan(&group))
+	require.Equal(t, "acme", deref(group))
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select group_name from geneva.workflows where id = $1",
+		b.create(t, "ThreeSteps", "2")).Scan(&group))
+	require.Nil(t, group, "none by default")
+
+	for statement, code := range map[string]string{
+		"select geneva.create_workflow('ThreeSteps', 'User', '3', p_group => '')":               "22023",
+		"select geneva.create_workflow('ThreeSteps', 'User', '3', p_group => repeat('g', 256))": "22001",
+	} {
+		_, err := b.conn.Exec(b.ctx, statement)
+		requireCode(t, err, code)
+	}
+	var n int
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows where hero_id = '3'").Scan(&n))
+	require.Zero(t, n)
+}

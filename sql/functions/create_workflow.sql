@@ -12,7 +12,10 @@
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
 -- p_allow_multiple is false; 22023 for a p_trace_context that is not a W3C
--- traceparent.
+-- traceparent; 22023 for an empty p_group, 22001 for one over 255 bytes.
+--
+-- p_group: the workflow's group (a tenant, an account), shown in the views
+-- and the key of the type's limits by group; NULL for none.
 --
 -- p_trace_context: the W3C traceparent of the request creating the workflow
 -- (version-traceid-parentid-flags, e.g.
@@ -24,7 +27,8 @@ create or replace function geneva.create_workflow(
   p_hero_type text,
   p_hero_id text,
   p_allow_multiple boolean default false,
-  p_trace_context text default null
+  p_trace_context text default null,
+  p_group text default null
 )
 returns bigint
 language plpgsql
@@ -52,6 +56,12 @@ begin
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
 
+  perform geneva._check_length(p_group, 255, 'group');
+  if p_group = '' then
+    raise exception 'group must not be empty' using errcode = '22023',
+      hint = 'Pass NULL for a workflow without a group.';
+  end if;
+
   if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
     raise exception 'trace context % is not a W3C traceparent', p_trace_context
       using errcode = '22023',
@@ -76,6 +86,7 @@ begin
     case when v_first_step is null then v_now end, null,
     case when v_first_step is null then v_now end, null, v_trace_context
   );
+  v_new.group_name := p_group;
 
   -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
@@ -131,5 +142,5 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean, text) is
+comment on function geneva.create_workflow(text, text, text, boolean, text, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';
