@@ -314,17 +314,17 @@ func awaitProse(o options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The awaited-step rows measure a step that awaits an event (`StepOpts.Await`): a workflow of one no-op step awaiting the event \"go\" for up to an hour, "+
 		"whose River job is scheduled for the timeout until the event brings it forward. Every workflow of a run is created and awaits its event (`geneva.awaiting_events` lists it) "+
-		"before a worker with %d slots starts and the first event is sent. The event makes the step due in the sender's transaction, and its own River job starts it (never inline), "+
+		"before a worker with %d slots starts and the first event is sent; both runs follow the column's throughput runs, on its settings. The event makes the step due in the sender's transaction, and its own River job starts it (never inline), "+
 		"so compare these rows with \"each step its own job\".", o.workers)
 	if o.awaitRate > 0 && o.awaitFor > 0 {
 		fmt.Fprintf(&b, " Event sent → step started: %d workflows' events sent at %d a second, one per transaction (`goclient` `SendEvent`, `select geneva.send_event(...)`), "+
 			"from up to eight connections at once; the time runs from the moment the sender's call returns (its commit) to the step's `started_at` "+
-			"(the worker's claim transaction); the latency table has the whole distribution and `send_event`'s own time.",
+			"(when the worker's `start_steps` transaction began); the latency table has the whole distribution and `send_event`'s own time.",
 			int(float64(o.awaitRate)*o.awaitFor.Seconds()), o.awaitRate)
 	}
 	if o.awaitBurst > 0 {
 		fmt.Fprintf(&b, " %d events at once: %d connections send them together, %d a transaction, each transaction one statement calling `geneva.send_event` for each of its workflows; "+
-			"steps/s is the %d steps over the time from the first event's `sent_at` to the last awaited step's `finished_at` (the database's clock), the sending included.",
+			"steps/s is the %d steps over the time from the first event's `sent_at` to the last awaited step's `finished_at` (the database's clock), the sending included: the worker runs the first steps while the rest are sent, on the same cores.",
 			o.awaitBurst, o.awaitConns, o.awaitPerTx, o.awaitBurst)
 	}
 	b.WriteString("\n\n")
