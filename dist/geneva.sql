@@ -590,6 +590,14 @@ create table geneva.step_executions (
   -- resume), so that every attempt of the step sees the same event. Not a
   -- foreign key: both rows go with their workflow.
   event_id bigint,
+  -- Limits (the type's concurrency, a step's named limits): the slots the
+  -- execution holds, while in_progress or, scheduled, after a freed slot was
+  -- passed to it (geneva._limit_release); the slot it waits for, scheduled
+  -- without a job, when its limit was full at its claim; and the start a
+  -- rate limit's window reserved for it (geneva._limit_admit). Kept as history.
+  limit_keys text [],
+  limit_wait_key text,
+  limit_window_at timestamptz,
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table
@@ -648,6 +656,13 @@ where state in ('finished', 'canceled');
 -- Waiting page): only those rows, so the others pay a predicate, no entry.
 create index step_executions_awaiting on geneva.step_executions (await_until)
 where state = 'scheduled' and await_event is not null;
+-- The slots of limits held (counted at every claim of a limited step, under
+-- the key's lock) and the executions waiting for one, oldest first: only
+-- limited executions have entries.
+create index step_executions_limit_keys on geneva.step_executions using gin (limit_keys)
+where state in ('scheduled', 'in_progress') and limit_keys is not null;
+create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
+where state = 'scheduled' and limit_wait_key is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the
@@ -677,6 +692,39 @@ create table geneva.events (
 -- A workflow's events by name in order: the oldest one not consumed yet is
 -- the next a step awaiting that name takes; also serves the cascade.
 create index events_workflow_name on geneva.events (workflow_id, name, id);
+
+-- Named limits (geneva.define_limit), shared by the steps that name them in
+-- their definition's "limits": at most `concurrency` executions in progress
+-- at once, and at most `rate` starts per `per`, per key (`by`: none, one key
+-- for all; group, hero or type). A type's own limits are its definition's
+-- "concurrency" and "rate_limit".
+create table geneva.limits (
+  name text primary key,
+  concurrency integer,
+  rate integer,
+  per interval,
+  by text not null,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  constraint limits_valid check (
+    octet_length(name) between 1 and 255
+    and by in ('none', 'group', 'hero', 'type')
+    and (concurrency is not null or rate is not null)
+    and (concurrency is null or concurrency > 0)
+    and (rate is null or (rate > 0 and per > interval '0'))
+  )
+);
+
+-- The starts counted in each rate limit's fixed windows, per key: a start
+-- (or a later start reserved for a window with room) adds one; housekeeping
+-- deletes windows that have passed.
+create table geneva.limit_windows (
+  limit_key text not null,
+  window_start timestamptz not null,
+  window_end timestamptz not null,
+  starts integer not null,
+  primary key (limit_key, window_start)
+);
 
 -- When River's insert notification last went out, per queue.
 --
@@ -1685,6 +1733,333 @@ begin
 end;
 $$;
 
+-- geneva._limited: whether an execution of the step is held to any limit
+-- (the type's "concurrency" or "rate_limit", the step's "limits"), so that
+-- the claim checks them (geneva._limit_admit) and the step is never started
+-- inline, past the check.
+--
+-- Called by: geneva.start_steps, geneva._advance_many. Like geneva.now() it
+-- has no `set search_path`: it names nothing, and the planner inlines it.
+create or replace function geneva._limited(p_definition jsonb, p_step_names text[], p_step_name text)
+returns boolean
+language sql
+immutable
+parallel safe
+as $$
+  select p_definition ? 'concurrency' or p_definition ? 'rate_limit'
+    or coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
+$$;
+
+-- geneva._limit_keys: the limits an execution of a step is held to, each with
+-- the key of its workflow: the type's "concurrency" and "rate_limit" and
+-- the step's named "limits" (geneva.limits), with their bounds.
+--
+-- A key is a JSON array as text, [kind, name, value]: kind concurrency or
+-- rate_limit (a type's own limit, name the type) or limit (a named one);
+-- value the workflow's group (its limit "by": "group"; '' without one), its
+-- hero (hero type:id), its type, or '' (by none: one key for all).
+--
+-- Called by: geneva._limit_admit (at a claim), geneva._limit_capacity,
+-- geneva.limit_usage (through the keys it reads). Takes no locks.
+-- Like geneva.now() it has no `set search_path`, so that the planner can
+-- inline it.
+create or replace function geneva._limit_keys(
+  p_workflow geneva.workflows,
+  p_definition geneva.workflow_definitions,
+  p_step_name text
+)
+returns table (limit_key text, concurrency integer, rate integer, per interval)
+language sql
+stable
+as $$
+  select pg_catalog.jsonb_build_array(l.kind, l.name,
+      case l.by
+        when 'group' then coalesce(p_workflow.group_name, '')
+        when 'hero' then p_workflow.hero_type || ':' || p_workflow.hero_id
+        when 'type' then p_workflow.workflow_type
+        else ''
+      end)::text,
+    l.concurrency, l.rate, l.per
+  from (
+    select 'concurrency' as kind, p_workflow.workflow_type as name, c ->> 'by' as by,
+      (c ->> 'limit')::integer as concurrency, null::integer as rate, null::interval as per
+    from (select p_definition.definition -> 'concurrency' as c) x
+    where c is not null
+    union all
+    select 'rate_limit', p_workflow.workflow_type, r ->> 'by', null, (r ->> 'limit')::integer,
+      case pg_catalog.jsonb_typeof(r -> 'per')
+        when 'number' then pg_catalog.make_interval(secs => (r ->> 'per')::double precision)
+        else (r ->> 'per')::interval
+      end
+    from (select p_definition.definition -> 'rate_limit' as r) x
+    where r is not null
+    union all
+    select 'limit', n.name, l.by, l.concurrency, l.rate, l.per
+    from pg_catalog.jsonb_array_elements_text(
+      p_definition.definition -> 'steps' -> (pg_catalog.array_position(p_definition.step_names, p_step_name) - 1) -> 'limits'
+    ) as n (name)
+    join geneva.limits l on l.name = n.name
+  ) l
+$$;
+
+-- geneva._limit_lock: takes the transaction-level advisory locks of limit
+-- keys, in one order (by key), so that the claims that count a key's slots
+-- and windows and the ends that free its slots take turns, and two batches
+-- never wait for each other's keys in opposite orders. Locks the
+-- transaction holds already are taken again at no cost.
+--
+-- Called by: geneva._limit_admit, geneva._limit_release, after the caller's
+-- workflow and execution locks. Advisory locks in class 1195725890 (the
+-- first argument of the two-key form), which no other code of Geneva uses.
+create or replace function geneva._limit_lock(p_keys text[])
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_key text;
+begin
+  for v_key in select distinct u.key from unnest(p_keys) as u (key) where u.key is not null order by u.key loop
+    perform pg_catalog.pg_advisory_xact_lock(1195725890, pg_catalog.hashtext(v_key));
+  end loop;
+end;
+$$;
+
+-- geneva._limit_capacity: how many executions may hold a slot of a limit key
+-- at once (its concurrency), from the definition or the named limit as they
+-- are now; NULL when the key has none (any more).
+--
+-- Called by: geneva._limit_release, geneva.limit_usage. Takes no locks.
+create or replace function geneva._limit_capacity(p_key text)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select case k ->> 0
+    when 'concurrency' then (
+      select (d.definition -> 'concurrency' ->> 'limit')::integer
+      from geneva.workflow_definitions d
+      where d.workflow_type = k ->> 1
+    )
+    when 'limit' then (select l.concurrency from geneva.limits l where l.name = k ->> 1)
+  end
+  from (select p_key::jsonb as k) x
+$$;
+
+-- geneva._limit_release: slots of limit keys were freed (an execution that
+-- held them ended, gave them back, or a limit grew): each key's oldest
+-- waiting executions, as many as it has free slots, are passed one and made
+-- due now, their River jobs inserted. A woken execution holds its slot while
+-- scheduled (no one else can take it), and its claim checks only its other
+-- limits. An execution whose workflow is not ready (paused) keeps waiting:
+-- its resume claims it again.
+--
+-- Called by: geneva._end_execution and geneva._end_running (an execution
+-- holding slots ended), geneva._limit_admit (an execution gave back a slot
+-- it could not use), geneva.pause_workflow (a paused workflow's kept
+-- execution gives back its slot), geneva.define_limit (a limit may have
+-- grown), geneva.housekeep (every key with waiters: a backstop).
+-- Locks: the keys (geneva._limit_lock), after the caller's workflow and
+-- execution locks, then each woken execution's row (whose workflow's lock it
+-- does not take: a waiting execution has no job, so no claim takes it, and
+-- no other function that locks it takes a key's lock first).
+create or replace function geneva._limit_release(p_keys text[])
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_key text;
+  v_free integer;
+  v_waiter record;
+  v_execution geneva.step_executions;
+begin
+  if p_keys is null or cardinality(p_keys) = 0 then
+    return;
+  end if;
+  perform geneva._limit_lock(p_keys);
+  for v_key in select distinct u.key from unnest(p_keys) as u (key) where u.key is not null order by u.key loop
+    select coalesce(geneva._limit_capacity(v_key), 2147483647) - count(*) into v_free
+    from geneva.step_executions h
+    where h.state in ('scheduled', 'in_progress')
+      and h.limit_keys is not null
+      and h.limit_keys @> array[v_key];
+    continue when v_free <= 0;
+    for v_waiter in
+      select e.id, w
+      from geneva.step_executions e
+      join geneva.workflows w on w.id = e.workflow_id
+      where e.state = 'scheduled'
+        and e.limit_wait_key = v_key
+        and w.state = 'ready'
+      order by e.id
+      limit v_free
+      for no key update of e skip locked
+    loop
+      update geneva.step_executions e
+      set limit_wait_key = null,
+        limit_keys = array[v_key],
+        scheduled_for = least(e.scheduled_for, v_now),
+        updated_at = v_now
+      where e.id = v_waiter.id
+      returning e.* into v_execution;
+      perform geneva._ensure_job(v_waiter.w, v_execution);
+    end loop;
+  end loop;
+end;
+$$;
+
+-- geneva._limit_admit: decides, at their claim, which due executions held to
+-- limits start now: the one check of every limit, in the claim path.
+--
+-- Called by: geneva.start_steps, for the elements it would start whose step
+-- is held to a limit (geneva._limited). The caller holds their workflows'
+-- and executions' locks.
+--
+-- Per execution, in id order (the keys' locks taken first, all at once:
+-- geneva._limit_lock):
+--   concurrency: each key of a limit with a concurrency (the type's
+--     "concurrency", a named limit's) must have a free slot: fewer
+--     executions holding one (in progress, or woken and due) than its
+--     bound, not counting a slot passed to this one. When one is full, the
+--     execution does not start and is not an attempt: it stays scheduled,
+--     without a job, waiting for that key (limit_wait_key), gives back any
+--     slot passed to it, and geneva._limit_release makes it due when a slot
+--     of the key frees (the oldest waiter first, each key on its own, so a
+--     busy key never delays another);
+--   rate: each key of a limit with a rate counts its starts in fixed
+--     windows of its `per` (geneva.limit_windows). The start is counted in
+--     the first window, from now, with room in every such key; a later one
+--     is reserved (limit_window_at) and the execution is scheduled at its
+--     start, with its job, and starts then without counting again;
+--   otherwise it starts, holding a slot of each of its concurrency keys
+--     (limit_keys), freed when it ends (geneva._end_execution,
+--     geneva._end_running).
+-- Returns the ids of the executions that start now.
+create or replace function geneva._limit_admit(p_execution_ids bigint[])
+returns bigint[]
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  -- windows are aligned on this instant (date_bin's origin)
+  v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
+  v_item record;
+  v_key record;
+  v_full text;
+  v_at timestamptz;
+  v_window timestamptz;
+  v_moved boolean;
+  v_rounds integer;
+  v_admitted bigint[] := '{}';
+  v_execution geneva.step_executions;
+begin
+  perform geneva._limit_lock(array(
+    select k.limit_key
+    from unnest(p_execution_ids) as i (id)
+    join geneva.step_executions e on e.id = i.id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  ));
+
+  for v_item in
+    select e, w, d
+    from unnest(p_execution_ids) as i (id)
+    join geneva.step_executions e on e.id = i.id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    order by e.id
+  loop
+    -- concurrency: the first full key, but for a slot passed to it
+    select k.limit_key into v_full
+    from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+    where k.concurrency is not null
+      and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
+      and (
+        select count(*)
+        from geneva.step_executions h
+        where h.state in ('scheduled', 'in_progress')
+          and h.limit_keys is not null
+          and h.limit_keys @> array[k.limit_key]
+      ) >= k.concurrency
+    order by k.limit_key
+    limit 1;
+    if v_full is not null then
+      update geneva.step_executions e
+      set limit_wait_key = v_full,
+        limit_keys = null,
+        -- (a window reserved for it is left counted: limits err on the safe side)
+        limit_window_at = null,
+        updated_at = v_now
+      where e.id = (v_item.e).id;
+      perform geneva._limit_release((v_item.e).limit_keys);
+      continue;
+    end if;
+
+    -- rate: the first window with room in every rate key, unless reserved
+    v_at := v_now;
+    if (v_item.e).limit_window_at is null then
+      v_rounds := 0;
+      loop
+        v_moved := false;
+        for v_key in
+          select k.limit_key, k.rate, k.per
+          from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+          where k.rate is not null
+        loop
+          v_window := date_bin(v_key.per, v_at, v_origin);
+          if coalesce((
+            select lw.starts from geneva.limit_windows lw
+            where lw.limit_key = v_key.limit_key and lw.window_start = v_window
+          ), 0) >= v_key.rate then
+            v_at := v_window + v_key.per;
+            v_moved := true;
+          end if;
+        end loop;
+        v_rounds := v_rounds + 1;
+        exit when not v_moved or v_rounds >= 1000;
+      end loop;
+      insert into geneva.limit_windows as lw (limit_key, window_start, window_end, starts)
+      select k.limit_key, date_bin(k.per, v_at, v_origin), date_bin(k.per, v_at, v_origin) + k.per, 1
+      from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+      where k.rate is not null
+      on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
+      if v_at > v_now then
+        update geneva.step_executions e
+        set limit_window_at = v_at,
+          scheduled_for = v_at,
+          limit_keys = null,
+          updated_at = v_now
+        where e.id = (v_item.e).id
+        returning e.* into v_execution;
+        perform geneva._limit_release((v_item.e).limit_keys);
+        perform geneva._ensure_job(v_item.w, v_execution);
+        continue;
+      end if;
+    end if;
+
+    -- it starts, holding a slot of each concurrency key
+    update geneva.step_executions e
+    set limit_keys = (
+        select array_agg(k.limit_key order by k.limit_key)
+        from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+        where k.concurrency is not null
+      ),
+      limit_wait_key = null
+    where e.id = (v_item.e).id;
+    v_admitted := v_admitted || (v_item.e).id;
+  end loop;
+  return v_admitted;
+end;
+$$;
+
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
 -- told not to, the River job that will trigger it.
 --
@@ -1811,7 +2186,8 @@ $$;
 -- given, and merges p_metadata into the execution's metadata. A scheduled
 -- execution ended before its job ran (an operator's cancel or skip, a
 -- recovery) has that job cancelled in River, so no worker runs its
--- conditions for nothing.
+-- conditions for nothing. The slots of limits it held are freed
+-- (geneva._limit_release).
 create or replace function geneva._end_execution(
   p_execution geneva.step_executions,
   p_state text,
@@ -1855,6 +2231,10 @@ begin
       finalized_at = now()
     where j.id = p_execution.job_id
       and geneva._job_waits(j.state::text);
+  end if;
+
+  if p_execution.limit_keys is not null then
+    perform geneva._limit_release(p_execution.limit_keys);
   end if;
 end;
 $$;
@@ -2027,7 +2407,8 @@ $$;
 -- its own wait: its execution is due at the await's timeout
 -- (await_until), or when its wait ends if an event of that name is already
 -- waiting for the workflow; geneva.send_event makes it due when the event
--- comes. It is never started inline. A move that runs the same step again
+-- comes. It is never started inline, nor is a step held to limits (its
+-- claim checks them: geneva._limit_admit). A move that runs the same step again
 -- carries the event its execution consumed (event_id), and one that repeats
 -- an execution that never started (housekeeping's recovery) awaits as it did.
 --
@@ -2163,6 +2544,7 @@ begin
       coalesce(
         q.inline and q.final = 'schedule' and q.next_due <= interval '0'
           and q.await_event is null
+          and not geneva._limited(q.definition, q.step_names, q.next_step)
           and q.hero_missing_at is null
           and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
           and array_position(q.step_names, q.next_step) is not null
@@ -2482,7 +2864,7 @@ begin
   if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';
   elsif v_execution.state = 'scheduled' and v_execution.scheduled_for < p_scheduled_before
-    and v_workflow.state = 'ready' then
+    and v_execution.limit_wait_key is null and v_workflow.state = 'ready' then
     v_reason := 'stuck_scheduled';
     -- a job still waiting: late, not lost; recovered in place
     if exists (
@@ -2684,6 +3066,57 @@ $$;
 
 
 -- Definitions and workflows.
+-- geneva._validate_limit: checks a definition's "concurrency" ({"by",
+-- "limit"}) or "rate_limit" ({"by", "limit", "per"}): `by` is group, hero
+-- or type; `limit` a positive integer; a rate limit's `per` an interval (or
+-- seconds) above zero, without months or years (windows are fixed lengths).
+--
+-- Called by: geneva.define_workflow. Takes no locks.
+-- Raises: 22023, naming p_where, for anything else.
+create or replace function geneva._validate_limit(p_limit jsonb, p_rate boolean, p_where text)
+returns void
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_key text;
+  v_per interval;
+begin
+  if jsonb_typeof(p_limit) <> 'object' then
+    raise exception '%: must be an object with by and limit%', p_where, case when p_rate then ' and per' else '' end
+      using errcode = '22023';
+  end if;
+  for v_key in select jsonb_object_keys(p_limit) loop
+    if v_key not in ('by', 'limit') and not (p_rate and v_key = 'per') then
+      raise exception '%: unknown key "%"', p_where, v_key
+        using errcode = '22023',
+              hint = case when p_rate then 'Keys are by, limit and per.' else 'Keys are by and limit.' end;
+    end if;
+  end loop;
+  if jsonb_typeof(p_limit -> 'by') is distinct from 'string' or p_limit ->> 'by' not in ('group', 'hero', 'type') then
+    raise exception '%: by % is not group, hero or type', p_where, coalesce((p_limit -> 'by')::text, 'missing')
+      using errcode = '22023';
+  end if;
+  if jsonb_typeof(p_limit -> 'limit') is distinct from 'number'
+    or (p_limit ->> 'limit')::numeric <> trunc((p_limit ->> 'limit')::numeric)
+    or (p_limit ->> 'limit')::numeric not between 1 and 2147483647 then
+    raise exception '%: limit % is not a positive integer', p_where, coalesce((p_limit -> 'limit')::text, 'missing')
+      using errcode = '22023';
+  end if;
+  if p_rate then
+    if not p_limit ? 'per' then
+      raise exception '%: a rate limit needs per (its window: "1 minute")', p_where using errcode = '22023';
+    end if;
+    v_per := geneva._parse_wait(p_limit -> 'per', p_where || ': per');
+    if v_per <= interval '0' or extract(month from v_per) <> 0 or extract(year from v_per) <> 0 then
+      raise exception '%: per % must be above zero, in days, hours, minutes or seconds', p_where, v_per
+        using errcode = '22023';
+    end if;
+  end if;
+end;
+$$;
+
 -- geneva.define_workflow: registers a workflow type, or replaces its definition.
 --
 -- Called by: the Go worker at start-up for each of its workflow types; any SQL
@@ -2696,7 +3129,9 @@ $$;
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
 -- may_proceed_without_hero and cancel_if (names of the worker's conditions,
--- kept for operators to read). Re-registering an identical definition writes
+-- kept for operators to read), concurrency ({"by": group, hero or type,
+-- "limit": N}) and rate_limit (the same with "per": a window), and per step
+-- limits (names of geneva.define_limit's). Re-registering an identical definition writes
 -- nothing.
 --
 -- Locks: the definition row (upsert).
@@ -2707,7 +3142,8 @@ $$;
 -- name or a timeout, with an unknown key or on_timeout, or a timeout over
 -- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
--- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
+-- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
+-- step's limits not a list of the names of defined limits); 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -2762,11 +3198,12 @@ begin
   -- guard: top-level keys
   for v_key in select jsonb_object_keys(p_definition) loop
     if v_key not in (
-      'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if'
+      'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if',
+      'concurrency', 'rate_limit'
     ) then
       raise exception 'definition of %: unknown key "%"', p_workflow_type, v_key
         using errcode = '22023',
-              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero and cancel_if.';
+              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency and rate_limit.';
     end if;
   end loop;
 
@@ -2792,10 +3229,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await') then
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception and await.';
+                hint = 'Step keys are name, wait, skip_if, on_exception, await and limits.';
       end if;
     end loop;
 
@@ -2844,6 +3281,22 @@ begin
         raise exception '%: await on_timeout % is not run, cancel, pause or skip', v_where, v_await -> 'on_timeout'
           using errcode = '22023';
       end if;
+    end if;
+    if v_step ? 'limits' then
+      if jsonb_typeof(v_step -> 'limits') <> 'array'
+        or exists (select from jsonb_array_elements(v_step -> 'limits') l where jsonb_typeof(l) <> 'string') then
+        raise exception '%: limits must be a list of limit names', v_where using errcode = '22023';
+      end if;
+      select l.name into v_name
+      from jsonb_array_elements_text(v_step -> 'limits') as l (name)
+      where not exists (select from geneva.limits x where x.name = l.name)
+      limit 1;
+      if found then
+        raise exception '%: unknown limit %', v_where, v_name
+          using errcode = '22023',
+                hint = 'Define it first with geneva.define_limit.';
+      end if;
+      v_name := v_step ->> 'name';
     end if;
     v_policy := v_step -> 'on_exception';
     if jsonb_typeof(v_policy) = 'array' then
@@ -2913,6 +3366,12 @@ begin
     end if;
     v_priority := (p_definition ->> 'priority')::smallint;
   end if;
+  if p_definition ? 'concurrency' then
+    perform geneva._validate_limit(p_definition -> 'concurrency', false, format('definition of %s: concurrency', p_workflow_type));
+  end if;
+  if p_definition ? 'rate_limit' then
+    perform geneva._validate_limit(p_definition -> 'rate_limit', true, format('definition of %s: rate_limit', p_workflow_type));
+  end if;
   if p_definition ? 'may_proceed_without_hero'
     and jsonb_typeof(p_definition -> 'may_proceed_without_hero') <> 'boolean' then
     raise exception 'definition of %: may_proceed_without_hero must be true or false', p_workflow_type
@@ -2957,6 +3416,82 @@ $$;
 
 comment on function geneva.define_workflow(text, jsonb) is
 'Registers or replaces a workflow type''s definition (steps in run order, policies, queue, priority), validating it.';
+
+-- geneva.define_limit: creates or replaces a named limit, shared by every
+-- step that names it in its definition's "limits" (of any type): at most
+-- p_concurrency of their executions in progress at once, and at most p_rate
+-- starts per p_per, per key: p_by none (one key for all), group (each
+-- workflow's group), hero or type.
+--
+-- Called by: operators (any SQL client, goclient), before the definitions
+-- that name it are registered (define_workflow refuses an unknown name). A
+-- change applies from the next claim; a grown limit wakes its waiting
+-- executions at once.
+--
+-- Locks: the limit's row (upsert), then the keys of its waiting executions.
+-- Raises: 22004 for a NULL name or p_by; 22023 for an empty name, p_by not
+-- none, group, hero or type, neither a concurrency nor a rate, a bound under
+-- 1, a rate without a per or a per not above zero or in months or years;
+-- 22001 for a name over 255 bytes.
+create or replace function geneva.define_limit(
+  p_name text,
+  p_concurrency integer default null,
+  p_rate integer default null,
+  p_per interval default null,
+  p_by text default 'none'
+)
+returns void
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+begin
+  if p_name is null or p_by is null then
+    raise exception 'limit name and by must not be null' using errcode = '22004';
+  end if;
+  perform geneva._check_length(p_name, 255, 'limit name');
+  if p_name = '' then
+    raise exception 'limit name must not be empty' using errcode = '22023';
+  end if;
+  if p_by not in ('none', 'group', 'hero', 'type') then
+    raise exception 'limit %: by % is not none, group, hero or type', p_name, p_by using errcode = '22023';
+  end if;
+  if p_concurrency is null and p_rate is null then
+    raise exception 'limit % has neither a concurrency nor a rate', p_name using errcode = '22023';
+  end if;
+  if p_concurrency < 1 or p_rate < 1 then
+    raise exception 'limit %: a concurrency or rate must be at least 1', p_name using errcode = '22023';
+  end if;
+  if p_rate is not null and (p_per is null or p_per <= interval '0'
+    or extract(month from p_per) <> 0 or extract(year from p_per) <> 0) then
+    raise exception 'limit %: a rate needs a per above zero, in days, hours, minutes or seconds', p_name
+      using errcode = '22023';
+  end if;
+  insert into geneva.limits as l (name, concurrency, rate, per, by, created_at, updated_at)
+  values (p_name, p_concurrency, p_rate, case when p_rate is not null then p_per end, p_by, v_now, v_now)
+  on conflict (name) do update
+  set concurrency = excluded.concurrency,
+    rate = excluded.rate,
+    per = excluded.per,
+    by = excluded.by,
+    updated_at = excluded.updated_at;
+  -- a grown limit takes its waiters now
+  perform geneva._limit_release(array(
+    select distinct e.limit_wait_key
+    from geneva.step_executions e
+    where e.state = 'scheduled'
+      and e.limit_wait_key is not null
+      and (e.limit_wait_key::jsonb ->> 0) = 'limit'
+      and (e.limit_wait_key::jsonb ->> 1) = p_name
+  ));
+end;
+$$;
+
+comment on function geneva.define_limit(text, integer, integer, interval, text) is
+'Creates or replaces a named limit (concurrency, rate per window, by none, group, hero or type) for the steps that name it.';
 
 -- geneva.create_workflow: creates a workflow for a hero and schedules its first
 -- step (after that step's wait), or finishes it at once when the type has no
@@ -3115,7 +3650,10 @@ comment on function geneva.create_workflow(text, text, text, boolean, text, text
 -- execution kept scheduled (or finishes, when nothing is left to run).
 -- Requesting it again is harmless.
 --
--- Locks: the workflow row.
+-- A slot of a limit passed to a ready workflow's kept execution is given to
+-- the next execution waiting for it.
+--
+-- Locks: the workflow row, then (ready) its active execution.
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- workflow that is paused, finished or canceled, or performing with a cancel
@@ -3130,8 +3668,18 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
+  v_execution geneva.step_executions;
 begin
   if v_workflow.state = 'ready' then
+    -- a slot of a limit passed to its kept execution goes to the next waiter
+    v_execution := geneva._lock_active_execution(p_workflow_id);
+    if v_execution.limit_keys is not null then
+      update geneva.step_executions e
+      set limit_keys = null,
+        updated_at = v_now
+      where e.id = v_execution.id;
+      perform geneva._limit_release(v_execution.limit_keys);
+    end if;
     update geneva.workflows w
     set state = 'paused',
       paused_at = v_now,
@@ -3969,6 +4517,7 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_c record;
+  v_freed text[];
 begin
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
@@ -4042,8 +4591,10 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
-  -- the executions end (geneva._end_execution, set-wise: all were in_progress)
+  -- the executions end (geneva._end_execution, set-wise: all were in_progress),
+  -- freeing the slots of limits they held
   perform pg_catalog.set_config('geneva.ending', 'on', true);
+  with ended as (
   update geneva.step_executions e
   set state = t.state,
     outcome = t.outcome,
@@ -4055,8 +4606,16 @@ begin
     metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
     updated_at = v_now
   from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
-  where e.id = t.execution_id and t.state is not null;
+  where e.id = t.execution_id and t.state is not null
+  returning e.limit_keys
+  )
+  select array_agg(k.key) into v_freed
+  from ended, unnest(ended.limit_keys) as k (key)
+  where ended.limit_keys is not null;
   perform pg_catalog.set_config('geneva.ending', '', true);
+  if v_freed is not null then
+    perform geneva._limit_release(v_freed);
+  end if;
 
   -- the workflows move on, in one batch
   if v_c.workflow_ids is not null then
@@ -4323,6 +4882,10 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 --     paused_by_timeout, skipped_by_timeout); an execution due before its
 --     timeout without an event (a repeat of one whose event was taken) is
 --     due again at its timeout;
+--   the step is held to limits (the type's concurrency or rate_limit, the
+--     step's named limits) and one is full now: the execution stays
+--     scheduled, not an attempt, waiting for a slot without a job or
+--     rescheduled to a rate window with room (geneva._limit_admit);
 --   otherwise the execution is in_progress and the workflow performing, and
 --     a row is returned for the worker to run it.
 --
@@ -4384,6 +4947,8 @@ declare
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
   v_events bigint[];
+  v_limited boolean[];
+  v_admitted bigint[];
   v_bad integer;
   v_item record;
   v_moves record;
@@ -4430,8 +4995,9 @@ begin
     end
     order by i.ord
   ),
-    array_agg(ev.id order by i.ord)
-  into v_kinds, v_events
+    array_agg(ev.id order by i.ord),
+    array_agg(coalesce(geneva._limited(d.definition, d.step_names, e.step_name), false) order by i.ord)
+  into v_kinds, v_events, v_limited
   from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
   left join geneva.step_executions e on e.id = i.execution_id
   left join geneva.workflows w on w.id = e.workflow_id
@@ -4455,6 +5021,23 @@ begin
     raise exception 'step execution % not found', p_execution_ids[v_bad]
       using errcode = 'P0002',
             table = 'step_executions';
+  end if;
+
+  -- the steps held to limits start only if their limits allow (the rest
+  -- wait, geneva._limit_admit)
+  if true = any (v_limited) then
+    select array_agg(t.execution_id order by t.execution_id) into v_admitted
+    from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
+    where t.kind = 'start' and t.limited;
+    if v_admitted is not null then
+      v_admitted := geneva._limit_admit(v_admitted);
+      select array_agg(
+          case when t.kind = 'start' and t.limited and not t.execution_id = any (v_admitted) then 'limited' else t.kind end
+          order by t.ord
+        )
+      into v_kinds
+      from unnest(p_execution_ids, v_kinds, v_limited) with ordinality as t (execution_id, kind, limited, ord);
+    end if;
   end if;
 
   -- the rare kinds, one by one in lock order, through the one ender
@@ -5299,7 +5882,11 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to the batch size of workflows whose state has no matching
 --    active execution (geneva.orphan_workflows; see geneva._repair_orphan).
--- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+-- 4. Offers the keys of limits with executions waiting their free slots (a
+--    backstop: an end frees its slots at once) and deletes the rate
+--    windows that have passed. Executions waiting for a slot are never
+--    recovered as stuck.
+-- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
@@ -5408,6 +5995,7 @@ begin
     join geneva.workflows w on w.id = e.workflow_id
     where e.state = 'scheduled'
       and e.scheduled_for < v_now - v_stuck_scheduled_after
+      and e.limit_wait_key is null
       and w.state = 'ready'
     order by e.scheduled_for
     limit v_batch_size
@@ -5433,7 +6021,17 @@ begin
   end loop;
   v_full := v_full or (v_candidates = v_batch_size and v_orphans > 0);
 
-  -- 5. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- 5. limits: every key with executions waiting is offered its free slots
+  -- (a backstop: an end frees its slots at once), and the rate windows
+  -- that have passed go
+  perform geneva._limit_release(array(
+    select distinct e.limit_wait_key
+    from geneva.step_executions e
+    where e.state = 'scheduled' and e.limit_wait_key is not null
+  ));
+  delete from geneva.limit_windows lw where lw.window_end < v_now;
+
+  -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
@@ -6742,6 +7340,8 @@ where (
       nullif(current_setting('geneva.stuck_scheduled_after', true), '')::interval,
       (select s.stuck_scheduled_after from geneva.housekeeping_settings s where s.singleton)
     )
+    -- (an execution waiting for a slot of a limit has no job: not stuck)
+    and e.limit_wait_key is null
     and w.state = 'ready'
   );
 
@@ -6996,7 +7596,8 @@ comment on view geneva.step_throughput is
 
 -- geneva.queue_lag: per queue, the executions that are due but have not
 -- started while their workflow is ready, and how long the oldest of them has
--- waited (the queue's lag).
+-- waited (the queue's lag). Executions waiting for a slot of a limit are
+-- not due for the queue (geneva.limit_usage counts them).
 --
 -- For the dashboard and alerts. Reads the partial index
 -- step_executions_scheduled_for for the due executions.
@@ -7012,6 +7613,7 @@ join geneva.workflows w on w.id = e.workflow_id
 join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
 where e.state = 'scheduled'
   and e.scheduled_for <= geneva.now()
+  and e.limit_wait_key is null
   and w.state = 'ready'
 group by d.queue;
 
@@ -7063,6 +7665,7 @@ with due as (
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
   where e.state = 'scheduled'
     and e.scheduled_for <= geneva.now()
+    and e.limit_wait_key is null
     and w.state = 'ready'
 ),
 queues as (
@@ -7173,6 +7776,68 @@ group by w.workflow_type, ev.name;
 comment on view geneva.event_stats is
 'Events kept, per workflow type and event name: sent, consumed, pending, last sent.';
 
+-- geneva.limit_usage: every limit key in use: its executions in progress
+-- (holding a slot: running, or woken and due), waiting for a slot, and its
+-- starts counted in the current rate window, with the limit's bounds.
+-- `limit_name` is the named limit, or the workflow type for a type's own
+-- concurrency and rate_limit (`kind` says which); `key` is the group, hero
+-- (type:id), type or '' (by none).
+--
+-- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
+-- Reads the partial indexes step_executions_limit_keys and
+-- step_executions_limit_waiting (only limited executions) and
+-- geneva.limit_windows.
+create or replace view geneva.limit_usage as
+with held as (
+  select k.key as limit_key, count(*) as in_progress
+  from geneva.step_executions e, unnest(e.limit_keys) as k (key)
+  where e.state in ('scheduled', 'in_progress') and e.limit_keys is not null
+  group by k.key
+),
+waiting as (
+  select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since
+  from geneva.step_executions e
+  where e.state = 'scheduled' and e.limit_wait_key is not null
+  group by e.limit_wait_key
+),
+windows as (
+  select lw.limit_key, lw.starts, lw.window_start, lw.window_end
+  from geneva.limit_windows lw
+  where lw.window_start <= geneva.now() and lw.window_end > geneva.now()
+),
+usage as (
+  select coalesce(h.limit_key, w.limit_key, r.limit_key) as limit_key,
+    coalesce(h.in_progress, 0) as in_progress,
+    coalesce(w.waiting, 0) as waiting,
+    w.waiting_since,
+    coalesce(r.starts, 0) as starts_in_window,
+    r.window_end
+  from held h
+  full join waiting w on w.limit_key = h.limit_key
+  full join windows r on r.limit_key = coalesce(h.limit_key, w.limit_key)
+)
+select
+  u.limit_key::jsonb ->> 0 as kind,
+  u.limit_key::jsonb ->> 1 as limit_name,
+  u.limit_key::jsonb ->> 2 as key,
+  u.in_progress,
+  u.waiting,
+  u.waiting_since,
+  u.starts_in_window,
+  u.window_end,
+  geneva._limit_capacity(u.limit_key) as concurrency,
+  case u.limit_key::jsonb ->> 0
+    when 'rate_limit' then (
+      select (d.definition -> 'rate_limit' ->> 'limit')::integer
+      from geneva.workflow_definitions d where d.workflow_type = u.limit_key::jsonb ->> 1
+    )
+    when 'limit' then (select l.rate from geneva.limits l where l.name = u.limit_key::jsonb ->> 1)
+  end as rate
+from usage u;
+
+comment on view geneva.limit_usage is
+'Limits in use, per limit and key: executions in progress, waiting, starts in the current rate window, and the bounds.';
+
 
 -- Roles and privileges, after everything they name.
 -- Geneva's roles and every privilege on its objects, in one place, applied
@@ -7194,8 +7859,8 @@ comment on view geneva.event_stats is
 --   app       applications: what reader may, and create_workflow,
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
---             schedule, housekeeping (its thresholds and settings too) and
---             hero tracking
+--             schedule, housekeeping (its thresholds and settings too),
+--             hero tracking and named limits (define_limit)
 --   worker    workers: the worker protocol, define_workflow, housekeeping
 --             rounds with the operators' settings (housekeep_if_due), the
 --             read functions, and River's own tables
@@ -7285,7 +7950,9 @@ grant select on
   geneva.queue_lag,
   -- events: what waits for which, and what was sent
   geneva.awaiting_events,
-  geneva.event_stats
+  geneva.event_stats,
+  -- limits: what each key holds and waits for
+  geneva.limit_usage
 to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role";
 
 -- Applications and operators (events too: from the application's own
@@ -7304,7 +7971,8 @@ grant execute on function
   geneva.skip_step,
   geneva.schedule_step,
   geneva.track_hero,
-  geneva.untrack_hero
+  geneva.untrack_hero,
+  geneva.define_limit
 to :"geneva_operator_role";
 
 -- Housekeeping: every worker takes part in it through housekeep_if_due,

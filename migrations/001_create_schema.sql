@@ -157,6 +157,14 @@ create table geneva.step_executions (
   -- resume), so that every attempt of the step sees the same event. Not a
   -- foreign key: both rows go with their workflow.
   event_id bigint,
+  -- Limits (the type's concurrency, a step's named limits): the slots the
+  -- execution holds, while in_progress or, scheduled, after a freed slot was
+  -- passed to it (geneva._limit_release); the slot it waits for, scheduled
+  -- without a job, when its limit was full at its claim; and the start a
+  -- rate limit's window reserved for it (geneva._limit_admit). Kept as history.
+  limit_keys text [],
+  limit_wait_key text,
+  limit_window_at timestamptz,
   -- the states, which outcomes each may carry (active executions carry none),
   -- and finished_at set exactly on ended ones; one CHECK, because PostgreSQL
   -- prepares every CHECK anew for each statement that writes the table
@@ -215,6 +223,13 @@ where state in ('finished', 'canceled');
 -- Waiting page): only those rows, so the others pay a predicate, no entry.
 create index step_executions_awaiting on geneva.step_executions (await_until)
 where state = 'scheduled' and await_event is not null;
+-- The slots of limits held (counted at every claim of a limited step, under
+-- the key's lock) and the executions waiting for one, oldest first: only
+-- limited executions have entries.
+create index step_executions_limit_keys on geneva.step_executions using gin (limit_keys)
+where state in ('scheduled', 'in_progress') and limit_keys is not null;
+create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
+where state = 'scheduled' and limit_wait_key is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the
@@ -244,6 +259,39 @@ create table geneva.events (
 -- A workflow's events by name in order: the oldest one not consumed yet is
 -- the next a step awaiting that name takes; also serves the cascade.
 create index events_workflow_name on geneva.events (workflow_id, name, id);
+
+-- Named limits (geneva.define_limit), shared by the steps that name them in
+-- their definition's "limits": at most `concurrency` executions in progress
+-- at once, and at most `rate` starts per `per`, per key (`by`: none, one key
+-- for all; group, hero or type). A type's own limits are its definition's
+-- "concurrency" and "rate_limit".
+create table geneva.limits (
+  name text primary key,
+  concurrency integer,
+  rate integer,
+  per interval,
+  by text not null,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  constraint limits_valid check (
+    octet_length(name) between 1 and 255
+    and by in ('none', 'group', 'hero', 'type')
+    and (concurrency is not null or rate is not null)
+    and (concurrency is null or concurrency > 0)
+    and (rate is null or (rate > 0 and per > interval '0'))
+  )
+);
+
+-- The starts counted in each rate limit's fixed windows, per key: a start
+-- (or a later start reserved for a window with room) adds one; housekeeping
+-- deletes windows that have passed.
+create table geneva.limit_windows (
+  limit_key text not null,
+  window_start timestamptz not null,
+  window_end timestamptz not null,
+  starts integer not null,
+  primary key (limit_key, window_start)
+);
 
 -- When River's insert notification last went out, per queue.
 --

@@ -17,8 +17,8 @@
 --   app       applications: what reader may, and create_workflow,
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
---             schedule, housekeeping (its thresholds and settings too) and
---             hero tracking
+--             schedule, housekeeping (its thresholds and settings too),
+--             hero tracking and named limits (define_limit)
 --   worker    workers: the worker protocol, define_workflow, housekeeping
 --             rounds with the operators' settings (housekeep_if_due), the
 --             read functions, and River's own tables
@@ -108,7 +108,9 @@ grant select on
   geneva.queue_lag,
   -- events: what waits for which, and what was sent
   geneva.awaiting_events,
-  geneva.event_stats
+  geneva.event_stats,
+  -- limits: what each key holds and waits for
+  geneva.limit_usage
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 
 -- Applications and operators (events too: from the application's own
@@ -127,7 +129,8 @@ grant execute on function
   geneva.skip_step,
   geneva.schedule_step,
   geneva.track_hero,
-  geneva.untrack_hero
+  geneva.untrack_hero,
+  geneva.define_limit
 to {{ .role_operator }};
 
 -- Housekeeping: every worker takes part in it through housekeep_if_due,

@@ -33,6 +33,12 @@
 {{ template "functions/_step_job_available.sql" . }}
 {{ template "functions/_enqueue_step.sql" . }}
 {{ template "functions/_ensure_job.sql" . }}
+{{ template "functions/_limited.sql" . }}
+{{ template "functions/_limit_keys.sql" . }}
+{{ template "functions/_limit_lock.sql" . }}
+{{ template "functions/_limit_capacity.sql" . }}
+{{ template "functions/_limit_release.sql" . }}
+{{ template "functions/_limit_admit.sql" . }}
 {{ template "functions/_schedule_step.sql" . }}
 {{ template "functions/_next_attempt.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
@@ -50,7 +56,9 @@
 {{ template "functions/_ended_counts_from.sql" . }}
 
 -- Definitions and workflows.
+{{ template "functions/_validate_limit.sql" . }}
 {{ template "functions/define_workflow.sql" . }}
+{{ template "functions/define_limit.sql" . }}
 {{ template "functions/create_workflow.sql" . }}
 {{ template "functions/pause_workflow.sql" . }}
 {{ template "functions/resume_workflow.sql" . }}
@@ -132,6 +140,7 @@
 {{ template "views/engine_metrics.sql" . }}
 {{ template "views/awaiting_events.sql" . }}
 {{ template "views/event_stats.sql" . }}
+{{ template "views/limit_usage.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}

@@ -38,7 +38,8 @@
 -- its own wait: its execution is due at the await's timeout
 -- (await_until), or when its wait ends if an event of that name is already
 -- waiting for the workflow; geneva.send_event makes it due when the event
--- comes. It is never started inline. A move that runs the same step again
+-- comes. It is never started inline, nor is a step held to limits (its
+-- claim checks them: geneva._limit_admit). A move that runs the same step again
 -- carries the event its execution consumed (event_id), and one that repeats
 -- an execution that never started (housekeeping's recovery) awaits as it did.
 --
@@ -174,6 +175,7 @@ begin
       coalesce(
         q.inline and q.final = 'schedule' and q.next_due <= interval '0'
           and q.await_event is null
+          and not geneva._limited(q.definition, q.step_names, q.next_step)
           and q.hero_missing_at is null
           and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
           and array_position(q.step_names, q.next_step) is not null

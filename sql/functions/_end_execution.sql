@@ -9,7 +9,8 @@
 -- given, and merges p_metadata into the execution's metadata. A scheduled
 -- execution ended before its job ran (an operator's cancel or skip, a
 -- recovery) has that job cancelled in River, so no worker runs its
--- conditions for nothing.
+-- conditions for nothing. The slots of limits it held are freed
+-- (geneva._limit_release).
 create or replace function geneva._end_execution(
   p_execution geneva.step_executions,
   p_state text,
@@ -53,6 +54,10 @@ begin
       finalized_at = now()
     where j.id = p_execution.job_id
       and geneva._job_waits(j.state::text);
+  end if;
+
+  if p_execution.limit_keys is not null then
+    perform geneva._limit_release(p_execution.limit_keys);
   end if;
 end;
 $$;

@@ -72,6 +72,7 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_c record;
+  v_freed text[];
 begin
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
@@ -145,8 +146,10 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
-  -- the executions end (geneva._end_execution, set-wise: all were in_progress)
+  -- the executions end (geneva._end_execution, set-wise: all were in_progress),
+  -- freeing the slots of limits they held
   perform pg_catalog.set_config('geneva.ending', 'on', true);
+  with ended as (
   update geneva.step_executions e
   set state = t.state,
     outcome = t.outcome,
@@ -158,8 +161,16 @@ begin
     metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
     updated_at = v_now
   from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
-  where e.id = t.execution_id and t.state is not null;
+  where e.id = t.execution_id and t.state is not null
+  returning e.limit_keys
+  )
+  select array_agg(k.key) into v_freed
+  from ended, unnest(ended.limit_keys) as k (key)
+  where ended.limit_keys is not null;
   perform pg_catalog.set_config('geneva.ending', '', true);
+  if v_freed is not null then
+    perform geneva._limit_release(v_freed);
+  end if;
 
   -- the workflows move on, in one batch
   if v_c.workflow_ids is not null then

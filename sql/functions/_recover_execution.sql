@@ -52,7 +52,7 @@ begin
   if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';
   elsif v_execution.state = 'scheduled' and v_execution.scheduled_for < p_scheduled_before
-    and v_workflow.state = 'ready' then
+    and v_execution.limit_wait_key is null and v_workflow.state = 'ready' then
     v_reason := 'stuck_scheduled';
     -- a job still waiting: late, not lost; recovered in place
     if exists (

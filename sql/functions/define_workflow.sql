@@ -10,7 +10,9 @@
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
 -- may_proceed_without_hero and cancel_if (names of the worker's conditions,
--- kept for operators to read). Re-registering an identical definition writes
+-- kept for operators to read), concurrency ({"by": group, hero or type,
+-- "limit": N}) and rate_limit (the same with "per": a window), and per step
+-- limits (names of geneva.define_limit's). Re-registering an identical definition writes
 -- nothing.
 --
 -- Locks: the definition row (upsert).
@@ -21,7 +23,8 @@
 -- name or a timeout, with an unknown key or on_timeout, or a timeout over
 -- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
--- cancel_if); 22001 for a type name or step name longer than 255 bytes or a
+-- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
+-- step's limits not a list of the names of defined limits); 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -76,11 +79,12 @@ begin
   -- guard: top-level keys
   for v_key in select jsonb_object_keys(p_definition) loop
     if v_key not in (
-      'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if'
+      'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if',
+      'concurrency', 'rate_limit'
     ) then
       raise exception 'definition of %: unknown key "%"', p_workflow_type, v_key
         using errcode = '22023',
-              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero and cancel_if.';
+              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency and rate_limit.';
     end if;
   end loop;
 
@@ -106,10 +110,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await') then
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception and await.';
+                hint = 'Step keys are name, wait, skip_if, on_exception, await and limits.';
       end if;
     end loop;
 
@@ -158,6 +162,22 @@ begin
         raise exception '%: await on_timeout % is not run, cancel, pause or skip', v_where, v_await -> 'on_timeout'
           using errcode = '22023';
       end if;
+    end if;
+    if v_step ? 'limits' then
+      if jsonb_typeof(v_step -> 'limits') <> 'array'
+        or exists (select from jsonb_array_elements(v_step -> 'limits') l where jsonb_typeof(l) <> 'string') then
+        raise exception '%: limits must be a list of limit names', v_where using errcode = '22023';
+      end if;
+      select l.name into v_name
+      from jsonb_array_elements_text(v_step -> 'limits') as l (name)
+      where not exists (select from geneva.limits x where x.name = l.name)
+      limit 1;
+      if found then
+        raise exception '%: unknown limit %', v_where, v_name
+          using errcode = '22023',
+                hint = 'Define it first with geneva.define_limit.';
+      end if;
+      v_name := v_step ->> 'name';
     end if;
     v_policy := v_step -> 'on_exception';
     if jsonb_typeof(v_policy) = 'array' then
@@ -226,6 +246,12 @@ begin
               hint = 'Priorities are River''s: 1 runs first.';
     end if;
     v_priority := (p_definition ->> 'priority')::smallint;
+  end if;
+  if p_definition ? 'concurrency' then
+    perform geneva._validate_limit(p_definition -> 'concurrency', false, format('definition of %s: concurrency', p_workflow_type));
+  end if;
+  if p_definition ? 'rate_limit' then
+    perform geneva._validate_limit(p_definition -> 'rate_limit', true, format('definition of %s: rate_limit', p_workflow_type));
   end if;
   if p_definition ? 'may_proceed_without_hero'
     and jsonb_typeof(p_definition -> 'may_proceed_without_hero') <> 'boolean' then

@@ -27,7 +27,11 @@
 --    row, no attempt; see geneva._recover_execution).
 -- 3. Repairs up to the batch size of workflows whose state has no matching
 --    active execution (geneva.orphan_workflows; see geneva._repair_orphan).
--- 4. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+-- 4. Offers the keys of limits with executions waiting their free slots (a
+--    backstop: an end frees its slots at once) and deletes the rate
+--    windows that have passed. Executions waiting for a slot are never
+--    recovered as stuck.
+-- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
@@ -136,6 +140,7 @@ begin
     join geneva.workflows w on w.id = e.workflow_id
     where e.state = 'scheduled'
       and e.scheduled_for < v_now - v_stuck_scheduled_after
+      and e.limit_wait_key is null
       and w.state = 'ready'
     order by e.scheduled_for
     limit v_batch_size
@@ -161,7 +166,17 @@ begin
   end loop;
   v_full := v_full or (v_candidates = v_batch_size and v_orphans > 0);
 
-  -- 5. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- 5. limits: every key with executions waiting is offered its free slots
+  -- (a backstop: an end frees its slots at once), and the rate windows
+  -- that have passed go
+  perform geneva._limit_release(array(
+    select distinct e.limit_wait_key
+    from geneva.step_executions e
+    where e.state = 'scheduled' and e.limit_wait_key is not null
+  ));
+  delete from geneva.limit_windows lw where lw.window_end < v_now;
+
+  -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();

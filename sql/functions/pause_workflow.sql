@@ -8,7 +8,10 @@
 -- execution kept scheduled (or finishes, when nothing is left to run).
 -- Requesting it again is harmless.
 --
--- Locks: the workflow row.
+-- A slot of a limit passed to a ready workflow's kept execution is given to
+-- the next execution waiting for it.
+--
+-- Locks: the workflow row, then (ready) its active execution.
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- workflow that is paused, finished or canceled, or performing with a cancel
@@ -23,8 +26,18 @@ as $$
 declare
   v_now timestamptz := geneva.now();
   v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
+  v_execution geneva.step_executions;
 begin
   if v_workflow.state = 'ready' then
+    -- a slot of a limit passed to its kept execution goes to the next waiter
+    v_execution := geneva._lock_active_execution(p_workflow_id);
+    if v_execution.limit_keys is not null then
+      update geneva.step_executions e
+      set limit_keys = null,
+        updated_at = v_now
+      where e.id = v_execution.id;
+      perform geneva._limit_release(v_execution.limit_keys);
+    end if;
     update geneva.workflows w
     set state = 'paused',
       paused_at = v_now,

@@ -36,6 +36,10 @@
 --     paused_by_timeout, skipped_by_timeout); an execution due before its
 --     timeout without an event (a repeat of one whose event was taken) is
 --     due again at its timeout;
+--   the step is held to limits (the type's concurrency or rate_limit, the
+--     step's named limits) and one is full now: the execution stays
+--     scheduled, not an attempt, waiting for a slot without a job or
+--     rescheduled to a rate window with room (geneva._limit_admit);
 --   otherwise the execution is in_progress and the workflow performing, and
 --     a row is returned for the worker to run it.
 --
@@ -97,6 +101,8 @@ declare
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
   v_events bigint[];
+  v_limited boolean[];
+  v_admitted bigint[];
   v_bad integer;
   v_item record;
   v_moves record;
@@ -143,8 +149,9 @@ begin
     end
     order by i.ord
   ),
-    array_agg(ev.id order by i.ord)
-  into v_kinds, v_events
+    array_agg(ev.id order by i.ord),
+    array_agg(coalesce(geneva._limited(d.definition, d.step_names, e.step_name), false) order by i.ord)
+  into v_kinds, v_events, v_limited
   from unnest(p_execution_ids) with ordinality as i (execution_id, ord)
   left join geneva.step_executions e on e.id = i.execution_id
   left join geneva.workflows w on w.id = e.workflow_id
@@ -168,6 +175,23 @@ begin
     raise exception 'step execution % not found', p_execution_ids[v_bad]
       using errcode = 'P0002',
             table = 'step_executions';
+  end if;
+
+  -- the steps held to limits start only if their limits allow (the rest
+  -- wait, geneva._limit_admit)
+  if true = any (v_limited) then
+    select array_agg(t.execution_id order by t.execution_id) into v_admitted
+    from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
+    where t.kind = 'start' and t.limited;
+    if v_admitted is not null then
+      v_admitted := geneva._limit_admit(v_admitted);
+      select array_agg(
+          case when t.kind = 'start' and t.limited and not t.execution_id = any (v_admitted) then 'limited' else t.kind end
+          order by t.ord
+        )
+      into v_kinds
+      from unnest(p_execution_ids, v_kinds, v_limited) with ordinality as t (execution_id, kind, limited, ord);
+    end if;
   end if;
 
   -- the rare kinds, one by one in lock order, through the one ender

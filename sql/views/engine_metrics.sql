@@ -43,6 +43,7 @@ with due as (
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
   where e.state = 'scheduled'
     and e.scheduled_for <= geneva.now()
+    and e.limit_wait_key is null
     and w.state = 'ready'
 ),
 queues as (

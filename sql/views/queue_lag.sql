@@ -1,6 +1,7 @@
 -- geneva.queue_lag: per queue, the executions that are due but have not
 -- started while their workflow is ready, and how long the oldest of them has
--- waited (the queue's lag).
+-- waited (the queue's lag). Executions waiting for a slot of a limit are
+-- not due for the queue (geneva.limit_usage counts them).
 --
 -- For the dashboard and alerts. Reads the partial index
 -- step_executions_scheduled_for for the due executions.
@@ -16,6 +17,7 @@ join geneva.workflows w on w.id = e.workflow_id
 join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
 where e.state = 'scheduled'
   and e.scheduled_for <= geneva.now()
+  and e.limit_wait_key is null
   and w.state = 'ready'
 group by d.queue;
 

@@ -41,6 +41,8 @@ where (
       nullif(current_setting('geneva.stuck_scheduled_after', true), '')::interval,
       (select s.stuck_scheduled_after from geneva.housekeeping_settings s where s.singleton)
     )
+    -- (an execution waiting for a slot of a limit has no job: not stuck)
+    and e.limit_wait_key is null
     and w.state = 'ready'
   );
 

@@ -1,0 +1,23 @@
+-- geneva._limit_lock: takes the transaction-level advisory locks of limit
+-- keys, in one order (by key), so that the claims that count a key's slots
+-- and windows and the ends that free its slots take turns, and two batches
+-- never wait for each other's keys in opposite orders. Locks the
+-- transaction holds already are taken again at no cost.
+--
+-- Called by: geneva._limit_admit, geneva._limit_release, after the caller's
+-- workflow and execution locks. Advisory locks in class 1195725890 (the
+-- first argument of the two-key form), which no other code of Geneva uses.
+create or replace function geneva._limit_lock(p_keys text[])
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_key text;
+begin
+  for v_key in select distinct u.key from unnest(p_keys) as u (key) where u.key is not null order by u.key loop
+    perform pg_catalog.pg_advisory_xact_lock(1195725890, pg_catalog.hashtext(v_key));
+  end loop;
+end;
+$$;

@@ -1,0 +1,64 @@
+-- geneva._limit_release: slots of limit keys were freed (an execution that
+-- held them ended, gave them back, or a limit grew): each key's oldest
+-- waiting executions, as many as it has free slots, are passed one and made
+-- due now, their River jobs inserted. A woken execution holds its slot while
+-- scheduled (no one else can take it), and its claim checks only its other
+-- limits. An execution whose workflow is not ready (paused) keeps waiting:
+-- its resume claims it again.
+--
+-- Called by: geneva._end_execution and geneva._end_running (an execution
+-- holding slots ended), geneva._limit_admit (an execution gave back a slot
+-- it could not use), geneva.pause_workflow (a paused workflow's kept
+-- execution gives back its slot), geneva.define_limit (a limit may have
+-- grown), geneva.housekeep (every key with waiters: a backstop).
+-- Locks: the keys (geneva._limit_lock), after the caller's workflow and
+-- execution locks, then each woken execution's row (whose workflow's lock it
+-- does not take: a waiting execution has no job, so no claim takes it, and
+-- no other function that locks it takes a key's lock first).
+create or replace function geneva._limit_release(p_keys text[])
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_key text;
+  v_free integer;
+  v_waiter record;
+  v_execution geneva.step_executions;
+begin
+  if p_keys is null or cardinality(p_keys) = 0 then
+    return;
+  end if;
+  perform geneva._limit_lock(p_keys);
+  for v_key in select distinct u.key from unnest(p_keys) as u (key) where u.key is not null order by u.key loop
+    select coalesce(geneva._limit_capacity(v_key), 2147483647) - count(*) into v_free
+    from geneva.step_executions h
+    where h.state in ('scheduled', 'in_progress')
+      and h.limit_keys is not null
+      and h.limit_keys @> array[v_key];
+    continue when v_free <= 0;
+    for v_waiter in
+      select e.id, w
+      from geneva.step_executions e
+      join geneva.workflows w on w.id = e.workflow_id
+      where e.state = 'scheduled'
+        and e.limit_wait_key = v_key
+        and w.state = 'ready'
+      order by e.id
+      limit v_free
+      for no key update of e skip locked
+    loop
+      update geneva.step_executions e
+      set limit_wait_key = null,
+        limit_keys = array[v_key],
+        scheduled_for = least(e.scheduled_for, v_now),
+        updated_at = v_now
+      where e.id = v_waiter.id
+      returning e.* into v_execution;
+      perform geneva._ensure_job(v_waiter.w, v_execution);
+    end loop;
+  end loop;
+end;
+$$;

@@ -1,0 +1,61 @@
+-- geneva.limit_usage: every limit key in use: its executions in progress
+-- (holding a slot: running, or woken and due), waiting for a slot, and its
+-- starts counted in the current rate window, with the limit's bounds.
+-- `limit_name` is the named limit, or the workflow type for a type's own
+-- concurrency and rate_limit (`kind` says which); `key` is the group, hero
+-- (type:id), type or '' (by none).
+--
+-- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
+-- Reads the partial indexes step_executions_limit_keys and
+-- step_executions_limit_waiting (only limited executions) and
+-- geneva.limit_windows.
+create or replace view geneva.limit_usage as
+with held as (
+  select k.key as limit_key, count(*) as in_progress
+  from geneva.step_executions e, unnest(e.limit_keys) as k (key)
+  where e.state in ('scheduled', 'in_progress') and e.limit_keys is not null
+  group by k.key
+),
+waiting as (
+  select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since
+  from geneva.step_executions e
+  where e.state = 'scheduled' and e.limit_wait_key is not null
+  group by e.limit_wait_key
+),
+windows as (
+  select lw.limit_key, lw.starts, lw.window_start, lw.window_end
+  from geneva.limit_windows lw
+  where lw.window_start <= geneva.now() and lw.window_end > geneva.now()
+),
+usage as (
+  select coalesce(h.limit_key, w.limit_key, r.limit_key) as limit_key,
+    coalesce(h.in_progress, 0) as in_progress,
+    coalesce(w.waiting, 0) as waiting,
+    w.waiting_since,
+    coalesce(r.starts, 0) as starts_in_window,
+    r.window_end
+  from held h
+  full join waiting w on w.limit_key = h.limit_key
+  full join windows r on r.limit_key = coalesce(h.limit_key, w.limit_key)
+)
+select
+  u.limit_key::jsonb ->> 0 as kind,
+  u.limit_key::jsonb ->> 1 as limit_name,
+  u.limit_key::jsonb ->> 2 as key,
+  u.in_progress,
+  u.waiting,
+  u.waiting_since,
+  u.starts_in_window,
+  u.window_end,
+  geneva._limit_capacity(u.limit_key) as concurrency,
+  case u.limit_key::jsonb ->> 0
+    when 'rate_limit' then (
+      select (d.definition -> 'rate_limit' ->> 'limit')::integer
+      from geneva.workflow_definitions d where d.workflow_type = u.limit_key::jsonb ->> 1
+    )
+    when 'limit' then (select l.rate from geneva.limits l where l.name = u.limit_key::jsonb ->> 1)
+  end as rate
+from usage u;
+
+comment on view geneva.limit_usage is
+'Limits in use, per limit and key: executions in progress, waiting, starts in the current rate window, and the bounds.';

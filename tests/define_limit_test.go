@@ -1,0 +1,376 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+// createIn creates a workflow of the type in a group.
+func (b *testBundle) createIn(t *testing.T, workflowType, heroID, group string) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow($1, 'User', $2, p_group => $3)",
+		workflowType, heroID, group).Scan(&id))
+	return id
+}
+
+type limitState struct {
+	LimitKeys    []string
+	LimitWaitKey *string
+	State        string
+	ScheduledFor time.Time
+	JobID        *int64
+}
+
+func (b *testBundle) limitState(t *testing.T, executionID int64) limitState {
+	t.Helper()
+	rows, err := b.conn.Query(b.ctx, `select limit_keys, limit_wait_key, state, scheduled_for, job_id
+		from geneva.step_executions where id = $1`, executionID)
+	require.NoError(t, err)
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[limitState])
+	require.NoError(t, err)
+	return row
+}
+
+type usageRow struct {
+	Kind           string
+	LimitName      string
+	Key            string
+	InProgress     int64
+	Waiting        int64
+	StartsInWindow int64
+	Concurrency    *int32
+	Rate           *int32
+}
+
+func (b *testBundle) limitUsage(t *testing.T) []usageRow {
+	t.Helper()
+	rows, err := b.conn.Query(b.ctx, `select kind, limit_name, key, in_progress, waiting, starts_in_window,
+		concurrency, rate from geneva.limit_usage order by kind, limit_name, key`)
+	require.NoError(t, err)
+	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[usageRow])
+	require.NoError(t, err)
+	return all
+}
+
+func TestDefineLimit(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ConcurrencyPerGroupWaitsWithoutAJobAndTheNextIsWokenWhenOneEnds", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`)
+		var ids, firsts []int64
+		for i := range 4 {
+			id := b.createIn(t, "Sync", fmt.Sprint(i), "acme")
+			ids = append(ids, id)
+			firsts = append(firsts, b.active(t, id).ID)
+		}
+		other := b.createIn(t, "Sync", "x", "globex")
+
+		var started []startedStep
+		for _, e := range firsts {
+			s, ok := b.startStep(t, e, nil)
+			if ok {
+				started = append(started, s)
+			}
+		}
+		require.Len(t, started, 2, "two of acme's at once")
+		waiter := b.limitState(t, firsts[2])
+		require.Equal(t, "scheduled", waiter.State)
+		require.Equal(t, `["concurrency", "Sync", "acme"]`, deref(waiter.LimitWaitKey))
+		require.Equal(t, 1, b.jobCount(t, firsts[2]), "no new job: it waits to be woken")
+		var attempt int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select attempt from geneva.step_executions where id = $1", firsts[2]).Scan(&attempt))
+		require.Equal(t, 1, attempt, "not an attempt")
+		_, ok := b.startStep(t, b.active(t, other).ID, nil)
+		require.True(t, ok, "another group is not held back")
+		require.Equal(t, []usageRow{
+			{"concurrency", "Sync", "acme", 2, 2, 0, ptr(int32(2)), nil},
+			{"concurrency", "Sync", "globex", 1, 0, 0, ptr(int32(2)), nil},
+		}, b.limitUsage(t))
+		b.setNow(t, t0.Add(time.Hour))
+		stuck := 0
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.stuck_executions where state = 'scheduled'").Scan(&stuck))
+		require.Zero(t, stuck, "a waiter is not stuck")
+
+		// one ends: the oldest waiter holds the freed slot, due now with a job
+		b.setNow(t, t0.Add(time.Minute))
+		b.complete(t, started[0].ExecutionID, "success", nil)
+		woken := b.limitState(t, firsts[2])
+		require.Nil(t, woken.LimitWaitKey)
+		require.Equal(t, []string{`["concurrency", "Sync", "acme"]`}, woken.LimitKeys)
+		require.Equal(t, "available", b.job(t, deref(woken.JobID)).State, "its job runs now")
+		require.NotNil(t, b.limitState(t, firsts[3]).LimitWaitKey, "the younger still waits")
+
+		// the next step of the one that ended may not take the slot passed on
+		next := b.active(t, ids[0])
+		_, ok = b.startStep(t, next.ID, nil)
+		require.False(t, ok)
+		require.NotNil(t, b.limitState(t, next.ID).LimitWaitKey)
+		s, ok := b.startStep(t, firsts[2], nil)
+		require.True(t, ok, "the woken one starts in its slot")
+		require.Equal(t, firsts[2], s.ExecutionID)
+
+		// an error that pauses frees the slot too
+		b.fail(t, started[1].ExecutionID, []string{"Boom"}, "boom")
+		require.Nil(t, b.limitState(t, firsts[3]).LimitWaitKey, "woken by the failure's end")
+	})
+
+	t.Run("RecoveryOfADeadWorkersStepFreesItsSlot", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		first := b.create(t, "Sync", "1")
+		second := b.create(t, "Sync", "2")
+		b.run(t, first)
+		_, ok := b.startStep(t, b.active(t, second).ID, nil)
+		require.False(t, ok)
+
+		b.setNow(t, t0.Add(2*time.Hour))
+		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+		require.NoError(t, err)
+		require.Nil(t, b.limitState(t, b.active(t, second).ID).LimitWaitKey, "the recovered step freed its slot")
+		rerun := b.active(t, first).ID
+		_, ok = b.startStep(t, rerun, nil)
+		require.False(t, ok)
+		require.NotNil(t, b.limitState(t, rerun).LimitWaitKey, "and its rerun waits for one")
+	})
+
+	t.Run("RateLimitReservesTheNextWindowWithRoom", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Call", `{"rate_limit": {"by": "type", "limit": 2, "per": "1 minute"}, "steps": [{"name": "a"}]}`)
+		var executions []int64
+		for i := range 5 {
+			executions = append(executions, b.active(t, b.create(t, "Call", fmt.Sprint(i))).ID)
+		}
+		var started int
+		for _, e := range executions {
+			if _, ok := b.startStep(t, e, nil); ok {
+				started++
+			}
+		}
+		require.Equal(t, 2, started)
+		require.Equal(t, t0.Add(time.Minute), b.limitState(t, executions[2]).ScheduledFor)
+		require.Equal(t, t0.Add(time.Minute), b.limitState(t, executions[3]).ScheduledFor)
+		require.Equal(t, t0.Add(2*time.Minute), b.limitState(t, executions[4]).ScheduledFor)
+		require.Equal(t, []usageRow{{"rate_limit", "Call", "Call", 0, 0, 2, nil, ptr(int32(2))}}, b.limitUsage(t))
+
+		b.setNow(t, t0.Add(time.Minute))
+		_, ok := b.startStep(t, executions[4], nil)
+		require.False(t, ok, "early")
+		for _, e := range executions[2:4] {
+			_, ok := b.startStep(t, e, nil)
+			require.True(t, ok, "its reserved window")
+		}
+		b.setNow(t, t0.Add(2*time.Minute))
+		_, ok = b.startStep(t, executions[4], nil)
+		require.True(t, ok)
+	})
+
+	t.Run("NamedLimitAcrossTypes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		_, err := b.conn.Exec(b.ctx, "select geneva.define_limit('stripe_api', p_concurrency => 1)")
+		require.NoError(t, err)
+		b.define(t, "Charge", `{"steps": [{"name": "free"}, {"name": "charge", "limits": ["stripe_api"]}]}`)
+		b.define(t, "Refund", `{"steps": [{"name": "refund", "limits": ["stripe_api"]}]}`)
+		charge := b.create(t, "Charge", "1")
+		b.complete(t, b.run(t, charge).ExecutionID, "success", nil) // an unlimited step runs freely
+		refund := b.create(t, "Refund", "1")
+		b.run(t, charge)
+		_, ok := b.startStep(t, b.active(t, refund).ID, nil)
+		require.False(t, ok, "the charge holds stripe_api")
+
+		// the limit grows: its waiter is woken at once
+		_, err = b.conn.Exec(b.ctx, "select geneva.define_limit('stripe_api', p_concurrency => 2)")
+		require.NoError(t, err)
+		_, ok = b.startStep(t, b.active(t, refund).ID, nil)
+		require.True(t, ok)
+	})
+
+	t.Run("PauseGivesAPassedSlotToTheNextWaiter", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		ids := []int64{b.create(t, "Sync", "1"), b.create(t, "Sync", "2"), b.create(t, "Sync", "3")}
+		running := b.run(t, ids[0])
+		for _, id := range ids[1:] {
+			_, ok := b.startStep(t, b.active(t, id).ID, nil)
+			require.False(t, ok)
+		}
+		b.complete(t, running.ExecutionID, "success", nil)
+		require.NotNil(t, b.limitState(t, b.active(t, ids[1]).ID).LimitKeys, "passed to the oldest")
+		b.call(t, "pause_workflow", ids[1])
+		require.Nil(t, b.limitState(t, b.active(t, ids[1]).ID).LimitKeys)
+		require.NotNil(t, b.limitState(t, b.active(t, ids[2]).ID).LimitKeys, "and on to the next")
+	})
+
+	t.Run("BadInput", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		for statement, code := range map[string]string{
+			"select geneva.define_limit(null, 1)":                                                               "22004",
+			"select geneva.define_limit('x', 1, p_by => null)":                                                  "22004",
+			"select geneva.define_limit('', 1)":                                                                 "22023",
+			"select geneva.define_limit(repeat('x', 256), 1)":                                                   "22001",
+			"select geneva.define_limit('x')":                                                                   "22023",
+			"select geneva.define_limit('x', 0)":                                                                "22023",
+			"select geneva.define_limit('x', p_rate => 5)":                                                      "22023",
+			"select geneva.define_limit('x', p_rate => 5, p_per => '1 month')":                                  "22023",
+			"select geneva.define_limit('x', 1, p_by => 'tenant')":                                              "22023",
+			`select geneva.define_workflow('X', '{"concurrency": {"by": "tenant", "limit": 2}, "steps": []}')`:  "22023",
+			`select geneva.define_workflow('X', '{"concurrency": {"by": "group", "limit": 0}, "steps": []}')`:   "22023",
+			`select geneva.define_workflow('X', '{"concurrency": {"by": "group", "limit": 1.5}, "steps": []}')`: "22023",
+			`select geneva.define_workflow('X', '{"rate_limit": {"by": "group", "limit": 5}, "steps": []}')`:    "22023",
+			`select geneva.define_workflow('X', '{"steps": [{"name": "a", "limits": ["nope"]}]}')`:              "22023",
+			`select geneva.define_workflow('X', '{"steps": [{"name": "a", "limits": "nope"}]}')`:                "22023",
+		} {
+			_, err := b.conn.Exec(b.ctx, statement)
+			requireCode(t, err, code)
+		}
+		var n int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select (select count(*) from geneva.limits) + (select count(*) from geneva.workflow_definitions)").Scan(&n))
+		require.Zero(t, n)
+	})
+}
+
+// TestLimitsUnderConcurrentClaims: claimers and completers on real
+// connections never run more than a group's limit at once, and every waiter
+// is woken (none is left behind: the run ends).
+func TestLimitsUnderConcurrentClaims(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`)
+	const workflows, groups = 100, 5
+	for i := range workflows {
+		b.createIn(t, "Sync", fmt.Sprint(i), fmt.Sprintf("g%d", i%groups))
+	}
+
+	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		maxSeen atomic.Int64
+	)
+	done := make(chan struct{})
+	go func() { // the sampler
+		conn := dbtest.NewConn(t, b.conf)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			var most int64
+			if err := conn.QueryRow(ctx, `select coalesce(max(n), 0) from (
+				select count(*) as n from geneva.step_executions e join geneva.workflows w on w.id = e.workflow_id
+				where e.state = 'in_progress' group by w.group_name) x`).Scan(&most); err != nil {
+				return
+			}
+			if most > maxSeen.Load() {
+				maxSeen.Store(most)
+			}
+		}
+	}()
+	for range 4 {
+		wg.Add(1)
+		conn := dbtest.NewConn(t, b.conf)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				rows, err := conn.Query(ctx, `select id from geneva.step_executions
+					where state = 'scheduled' and limit_wait_key is null order by random() limit 3`)
+				if err != nil {
+					return
+				}
+				ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				if err != nil {
+					return
+				}
+				if len(ids) == 0 {
+					var ongoing int
+					if conn.QueryRow(ctx, "select count(*) from geneva.workflows where state <> 'finished'").Scan(&ongoing) != nil || ongoing == 0 {
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				for _, id := range ids {
+					started, ok, err := startStepOn(ctx, conn, id, nil)
+					if err != nil || !ok {
+						continue
+					}
+					_, _ = conn.Exec(ctx, "select * from geneva.complete_step($1)", started.ExecutionID)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	require.NoError(t, ctx.Err(), "a waiter was left behind")
+	var finished int
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows where state = 'finished'").Scan(&finished))
+	require.Equal(t, workflows, finished)
+	require.LessOrEqual(t, maxSeen.Load(), int64(2), "a group ran more than its limit at once")
+	require.Equal(t, int64(2), maxSeen.Load(), "the limit was reached (the test is not trivial)")
+}
+
+// TestReadmeLimits runs the README's Limits example and checks what it says:
+// ungrouped workflows share a key, and a waiter is neither stuck nor queue
+// lag.
+func TestReadmeLimits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	text := string(readme)
+	section := text[strings.Index(text, "\n## Limits\n"):]
+	block := section[strings.Index(section, "```sql\n")+len("```sql\n"):]
+	block = block[:strings.Index(block, "```")]
+	_, err = b.conn.Exec(b.ctx, block)
+	require.NoError(t, err, "the README's Limits example")
+
+	b.setNow(t, t0)
+	ids := []int64{b.createIn(t, "TenantSync", "18", "acme"), b.createIn(t, "TenantSync", "19", "acme")}
+	var ungrouped []int64
+	for i := range 3 {
+		ungrouped = append(ungrouped, b.create(t, "TenantSync", fmt.Sprint(100+i)))
+	}
+	for _, id := range append(ids, ungrouped...) {
+		b.startStep(t, b.active(t, id).ID, nil)
+	}
+	var acme17 int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select id from geneva.workflows where hero_id = '17'").Scan(&acme17))
+	_, ok := b.startStep(t, b.active(t, acme17).ID, nil)
+	require.False(t, ok, "acme's third waits")
+	require.NotNil(t, b.limitState(t, b.active(t, ungrouped[2]).ID).LimitWaitKey, "the ungrouped share one key")
+
+	b.setNow(t, t0.Add(time.Hour))
+	var stuck, lagging int
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.stuck_executions").Scan(&stuck))
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select coalesce(sum(due_executions), 0) from geneva.queue_lag").Scan(&lagging))
+	require.Zero(t, stuck)
+	require.Zero(t, lagging)
+
+	var charge int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('Checkout', 'Cart', '1')").Scan(&charge))
+	require.Equal(t, "reserve", b.run(t, charge).StepName)
+}
