@@ -55,6 +55,12 @@ type ResumableOpts struct {
 	// Defaults to nil: the step awaits nothing.
 	Await *Await
 
+	// Limits names the named limits each of the step's executions is held
+	// to (see StepOpts.Limits).
+	//
+	// Defaults to none.
+	Limits []string
+
 	// MaxIterations hands over to a successor execution after this many
 	// iterations (calls of Set or Advance) in one execution.
 	//
@@ -97,6 +103,7 @@ func (o *ResumableOpts) stepOpts() *StepOpts {
 		Before:          o.Before,
 		After:           o.After,
 		Await:           o.Await,
+		Limits:          o.Limits,
 	}
 }
 

@@ -46,6 +46,21 @@ type WorkflowOpts struct {
 	// Defaults to nil: heroes are not checked by the worker (geneva.track_hero
 	// can cancel workflows when a hero row is deleted).
 	HeroMissing Condition
+
+	// Concurrency bounds how many of the type's step executions are in
+	// progress at once per group, hero or type (the definition's
+	// "concurrency"), decided in SQL when a step is claimed: one over it
+	// waits, without a River job, for a slot of its key.
+	//
+	// Defaults to nil: no bound.
+	Concurrency *Concurrency
+
+	// RateLimit bounds how many of the type's step executions start per
+	// window per group, hero or type (the definition's "rate_limit"): one
+	// over it is scheduled for the next window with room.
+	//
+	// Defaults to nil: no bound.
+	RateLimit *RateLimit
 }
 
 // StepOpts are options for Workflow.Step.
@@ -84,6 +99,15 @@ type StepOpts struct {
 	//
 	// Defaults to nil: the step awaits nothing.
 	Await *Await
+
+	// Limits names the limits the step's executions are held to, besides
+	// the type's Concurrency and RateLimit: named limits defined with
+	// geneva.define_limit (an operator's, shared by every step of any type
+	// that names it), which must exist when the worker registers the
+	// definition.
+	//
+	// Defaults to none.
+	Limits []string
 }
 
 // Workflow defines a workflow type: its steps in run order and its settings.
@@ -125,6 +149,15 @@ func NewWorkflow(workflowType string, opts *WorkflowOpts) *Workflow {
 	w := &Workflow{workflowType: workflowType}
 	if opts != nil {
 		w.opts = *opts
+		// (later changes to the caller's do not reach it)
+		if opts.Concurrency != nil {
+			concurrency := *opts.Concurrency
+			w.opts.Concurrency = &concurrency
+		}
+		if opts.RateLimit != nil {
+			rateLimit := *opts.RateLimit
+			w.opts.RateLimit = &rateLimit
+		}
 	}
 	if workflowType == "" {
 		w.errs = append(w.errs, errors.New("a workflow needs a type name"))
@@ -177,6 +210,7 @@ func (w *Workflow) Step(name string, fn StepFunc, opts *StepOpts) *Workflow {
 		await := *step.opts.Await // (later changes to the caller's do not reach it)
 		step.opts.Await = &await
 	}
+	step.opts.Limits = slices.Clone(step.opts.Limits)
 
 	switch {
 	case fn == nil:
@@ -244,6 +278,16 @@ func (w *Workflow) Validate() error {
 	if len(w.opts.Queue) > maxQueueBytes {
 		errorf("queue %q is %d bytes long; the limit is %d", w.opts.Queue, len(w.opts.Queue), maxQueueBytes)
 	}
+	if w.opts.Concurrency != nil {
+		if err := w.opts.Concurrency.validate(); err != nil {
+			errorf("Concurrency: %w", err)
+		}
+	}
+	if w.opts.RateLimit != nil {
+		if err := w.opts.RateLimit.validate(); err != nil {
+			errorf("RateLimit: %w", err)
+		}
+	}
 	for _, step := range w.steps {
 		if len(step.name) > maxNameBytes {
 			errorf("step name %.40q... is %d bytes long; the limit is %d", step.name, len(step.name), maxNameBytes)
@@ -255,6 +299,9 @@ func (w *Workflow) Validate() error {
 			if err := step.opts.Await.validate(); err != nil {
 				errorf("step %s: %w", step.name, err)
 			}
+		}
+		if err := validateLimitNames(step.opts.Limits); err != nil {
+			errorf("step %s: %w", step.name, err)
 		}
 		if step.opts.OnException != nil {
 			if err := step.opts.OnException.Validate(); err != nil {
@@ -367,6 +414,9 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 		if step.opts.Await != nil {
 			s["await"] = step.opts.Await.json()
 		}
+		if len(step.opts.Limits) > 0 {
+			s["limits"] = step.opts.Limits
+		}
 		switch {
 		case step.opts.Skip:
 			s["skip_if"] = true
@@ -402,6 +452,12 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 	}
 	if w.opts.MayProceedWithoutHero {
 		definition["may_proceed_without_hero"] = true
+	}
+	if w.opts.Concurrency != nil {
+		definition["concurrency"] = w.opts.Concurrency.json()
+	}
+	if w.opts.RateLimit != nil {
+		definition["rate_limit"] = w.opts.RateLimit.json()
 	}
 	if len(w.cancelIf) > 0 {
 		names := make([]string, len(w.cancelIf))
