@@ -79,8 +79,14 @@ func Workflows(out io.Writer, workflows []*goclient.Workflow) {
 		fmt.Fprintln(out, "No workflows match.")
 		return
 	}
+	// a group column when a workflow has a group (create_workflow's p_group)
+	grouped := slices.ContainsFunc(workflows, func(wf *goclient.Workflow) bool { return wf.Group != nil })
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "id\ttype\thero\tstate\tnext step\tupdated")
+	if grouped {
+		fmt.Fprintln(w, "id\ttype\thero\tgroup\tstate\tnext step\tupdated")
+	} else {
+		fmt.Fprintln(w, "id\ttype\thero\tstate\tnext step\tupdated")
+	}
 	for _, wf := range workflows {
 		next := Deref(wf.NextStepName)
 		if wf.CurrentStepName != nil {
@@ -89,8 +95,11 @@ func Workflows(out io.Writer, workflows []*goclient.Workflow) {
 		if wf.State == goclient.StateFinished || wf.State == goclient.StateCanceled {
 			next = ""
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID,
-			wf.State, next, Stamp(wf.UpdatedAt))
+		hero := wf.HeroType + " " + wf.HeroID
+		if grouped {
+			hero += "\t" + Deref(wf.Group)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", wf.ID, wf.WorkflowType, hero, wf.State, next, Stamp(wf.UpdatedAt))
 	}
 	w.Flush()
 }
@@ -98,7 +107,11 @@ func Workflows(out io.Writer, workflows []*goclient.Workflow) {
 // Workflow prints a workflow and the timeline of its executions (the
 // geneva.workflow_timeline view).
 func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.TimelineEntry) {
-	fmt.Fprintf(out, "workflow %d: %s for %s %s — %s", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID, wf.State)
+	fmt.Fprintf(out, "workflow %d: %s for %s %s", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID)
+	if wf.Group != nil {
+		fmt.Fprintf(out, " of group %s", *wf.Group)
+	}
+	fmt.Fprintf(out, " — %s", wf.State)
 	if wf.RequestedAction != nil {
 		fmt.Fprintf(out, " (%s requested)", *wf.RequestedAction)
 	}
