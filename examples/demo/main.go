@@ -4,14 +4,18 @@
 // outcome, playing a manager who approves an expense from SQL
 // (geneva.send_event) while another's approval window passes, and an
 // operator who resumes a paused payment, and printing what `geneva ls`,
-// `stats` and `show` say at the end.
+// `stats` and `show` say at the end; then tenants syncing accounts
+// (TenantSync, at most 2 steps at once per tenant): a noisy tenant queues
+// 40 syncs, three small ones 4 each, and the small ones finish while the
+// noisy one still works (`geneva limits` shows its queue).
 //
 //	go run ./examples/demo                         # or: make demo
 //	go run ./examples/demo --dashboard 127.0.0.1:8080   # or: make demo/dashboard
 //	DATABASE_URL=postgres://localhost/app go run ./examples/demo
 //
 // With --worker, it only runs a worker for the example workflows
-// (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval) until
+// (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval,
+// TenantSync) until
 // interrupted, for workflows created by others (geneva's SQL API, psql, an
 // application), and events sent by them (an expense's approval:
 // `select geneva.send_event(id, 'expense_approved', '{"approved_by": "mia"}')`):
@@ -94,7 +98,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
 	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
 	flags.StringVar(&demo.dashboard, "dashboard", "", "afterwards, serve the web dashboard (and /metrics) at this loopback address, e.g. 127.0.0.1:8080, until interrupted")
-	flags.BoolVar(&demo.worker, "worker", false, "instead of the demo, run a worker for the example workflows only (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval) until interrupted")
+	flags.BoolVar(&demo.worker, "worker", false, "instead of the demo, run a worker for the example workflows only (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval, TenantSync) until interrupted")
 	flags.IntVar(&demo.maxWorkers, "max-workers", 10, "with --worker: steps run at once per queue")
 	flags.DurationVar(&demo.grace, "grace", 30*time.Second, "with --worker: on interrupt, let running steps finish this long")
 	if err := flags.Parse(args); err != nil {
@@ -169,7 +173,7 @@ func runWorker(ctx context.Context, env *environment, demo *demoOptions) error {
 	world := examples.NewWorld()
 	world.AutoCreate = true
 	w, err := worker.New(env.pool, &worker.Config{
-		Workflows:  examples.Workflows(world, nil),
+		Workflows:  append(examples.Workflows(world, nil), examples.TenantSync(examples.NewTenants(50*time.Millisecond))),
 		MaxWorkers: demo.maxWorkers,
 	})
 	if err != nil {
@@ -178,7 +182,7 @@ func runWorker(ctx context.Context, env *environment, demo *demoOptions) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
-	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval); interrupt to stop\n")
+	env.printf("worker running (UserOnboarding, PaymentProcessing, WebhookDelivery, ExpenseApproval, TenantSync); interrupt to stop\n")
 	<-ctx.Done()
 
 	env.printf("stopping: running steps have %s to finish\n", demo.grace)
@@ -194,6 +198,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	defer cancel()
 
 	world := demoWorld()
+	tenants := examples.NewTenants(50 * time.Millisecond)
 	compress := float64(24*time.Hour) / float64(demo.dayLasts)
 	opts := &examples.Options{Compress: compress}
 	// the manager playing in the demo gets at least 3 seconds to approve
@@ -206,6 +211,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 			examples.WebhookDelivery(world, opts),
 			examples.ExpenseApproval(world, approvalOpts),
 			examples.UserErasure(env.pool, world, opts),
+			examples.TenantSync(tenants),
 		},
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Hooks:         []worker.Hook{progress(env, start)},
@@ -347,6 +353,9 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		env.printf("\ngeneva show %d\n\n", id)
 		report.Workflow(env.stdout, workflow, timeline)
 	}
+	if err := tenantsDemo(ctx, env, tenants); err != nil {
+		return err
+	}
 	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
 		time.Since(start).Round(10*time.Millisecond))
 	if then != nil {
@@ -398,6 +407,9 @@ func progress(env *environment, start time.Time) worker.Hook {
 	var mu sync.Mutex
 	return func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 		err := next(ctx)
+		if step.WorkflowType == "TenantSync" {
+			return err // (too many steps to print: tenantsDemo tells how the tenants fare)
+		}
 		what := ""
 		switch {
 		case event == worker.EventPreconditions && step.Precondition != "":
@@ -495,4 +507,97 @@ func waitSettled(ctx context.Context, env *environment, ids []int64) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// The tenants of tenantsDemo: a noisy one with many accounts to sync, then
+// small ones.
+const (
+	noisyTenant   = "noisy-co"
+	noisyAccounts = 40
+	smallAccounts = 4
+)
+
+var smallTenants = []string{"acme", "globex", "initech"}
+
+// tenantsDemo shows the limits' fairness: the noisy tenant queues its
+// syncs, then the small tenants theirs, in one transaction; TenantSync runs
+// at most 2 steps at once per tenant. It prints when each small tenant is
+// done and how far the noisy one is then, what `geneva limits` says
+// meanwhile, and when the noisy one is done.
+func tenantsDemo(ctx context.Context, env *environment, tenants *examples.Tenants) error {
+	start := time.Now()
+	err := pgx.BeginFunc(ctx, env.pool, func(tx pgx.Tx) error {
+		client := goclient.New(tx)
+		create := func(tenant string, n int) error {
+			for i := range n {
+				_, err := client.CreateWorkflow(ctx, "TenantSync", "Account", fmt.Sprintf("%s/%d", tenant, i+1),
+					&goclient.CreateWorkflowOpts{Group: tenant, AllowMultiple: true})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := create(noisyTenant, noisyAccounts); err != nil {
+			return err
+		}
+		for _, tenant := range smallTenants {
+			if err := create(tenant, smallAccounts); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	env.printf("\nLimits: TenantSync (fetch, store) runs at most %d steps at once per tenant, its group\n"+
+		"(WorkflowOpts.Concurrency{By: ByGroup}). %s queued %d account syncs, then %d small tenants %d each, in one transaction.\n\n",
+		examples.TenantConcurrency, noisyTenant, noisyAccounts, len(smallTenants), smallAccounts)
+
+	done := map[string]bool{}
+	shown := false
+	for tenants.Synced(noisyTenant) < noisyAccounts {
+		for _, tenant := range smallTenants {
+			if !done[tenant] && tenants.Synced(tenant) == smallAccounts {
+				done[tenant] = true
+				env.printf("%8s  tenant %-8s synced its %d accounts; %s so far: %d of its %d calls, %d accounts synced\n",
+					time.Since(start).Round(10*time.Millisecond), tenant, smallAccounts, noisyTenant,
+					tenants.Calls(noisyTenant), 2*noisyAccounts, tenants.Synced(noisyTenant))
+			}
+		}
+		if len(done) == len(smallTenants) && !shown {
+			shown = true
+			if err := showLimits(ctx, env, start); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("the tenants' syncs did not finish in time")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	env.printf("%8s  tenant %-8s synced its %d accounts\n", time.Since(start).Round(10*time.Millisecond), noisyTenant, noisyAccounts)
+	env.printf("At most %d calls of one tenant were in flight at once (%s %d, %s %d): the small tenants never waited behind %s's queue.\n",
+		examples.TenantConcurrency, noisyTenant, tenants.MaxRunning(noisyTenant), smallTenants[0], tenants.MaxRunning(smallTenants[0]), noisyTenant)
+	return nil
+}
+
+// showLimits prints what `geneva limits` says of TenantSync now.
+func showLimits(ctx context.Context, env *environment, start time.Time) error {
+	usage, err := env.client.LimitUsage(ctx)
+	if err != nil {
+		return err
+	}
+	usage = slices.DeleteFunc(usage, func(u *goclient.LimitUsage) bool { return u.LimitName != "TenantSync" })
+	env.printf("%8s  geneva limits:\n", time.Since(start).Round(10*time.Millisecond))
+	for _, u := range usage {
+		bound := ""
+		if u.Concurrency != nil {
+			bound = fmt.Sprintf("/%d", *u.Concurrency)
+		}
+		env.printf("            %s %s %-8s in progress %d%s, waiting %d\n", u.LimitName, u.Kind, u.Key, u.InProgress, bound, u.Waiting)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +49,17 @@ func TestRunsTwice(t *testing.T) {
 		require.Contains(t, out, "record_decision            -> success (no approval in 48 h: to escalate)")
 		require.Contains(t, out, "Expense 2001: approved by mia@example.com, reimbursed.")
 		require.Contains(t, out, "Expense 2002: no approval within 48 h: escalated to the finance director.")
+		// limits: the small tenants finish while the noisy one still works,
+		// never more than 2 calls of a tenant at once
+		tenantsOut := out[strings.Index(out, "Limits: TenantSync"):]
+		for _, tenant := range []string{"acme", "globex", "initech"} {
+			m := regexp.MustCompile(`tenant `+tenant+` +synced its 4 accounts; noisy-co so far: (\d+) of its 80 calls`).FindStringSubmatch(tenantsOut)
+			require.NotNil(t, m, tenantsOut)
+			require.Less(t, atoi(t, m[1]), 80, tenantsOut)
+			require.Less(t, strings.Index(tenantsOut, m[0]), strings.Index(tenantsOut, "tenant noisy-co synced its 40 accounts"), tenantsOut)
+		}
+		require.Regexp(t, `TenantSync concurrency noisy-co in progress \d/2, waiting \d+`, tenantsOut)
+		require.Contains(t, tenantsOut, "At most 2 calls of one tenant were in flight at once (noisy-co 2, acme 2)")
 	}
 }
 
@@ -172,4 +184,11 @@ func TestWorker(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	require.Contains(t, out.String(), "stopping: running steps have 5s to finish")
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }
