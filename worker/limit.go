@@ -55,14 +55,14 @@ func (by LimitBy) validate() error {
 	case ByGroup, ByHero, ByType:
 		return nil
 	case "":
-		return errors.New("By is missing (ByGroup, ByHero or ByType)")
+		return errors.New("no By (ByGroup, ByHero or ByType)")
 	}
 	return fmt.Errorf("unknown By %q (group, hero or type)", string(by))
 }
 
 func validateLimit(limit int) error {
 	if limit < 1 || limit > math.MaxInt32 {
-		return fmt.Errorf("Limit %d is not between 1 and %d", limit, math.MaxInt32)
+		return fmt.Errorf("the Limit %d is not between 1 and %d", limit, math.MaxInt32)
 	}
 	return nil
 }
@@ -75,9 +75,9 @@ func (r *RateLimit) validate() error {
 	errs := []error{r.By.validate(), validateLimit(r.Limit)}
 	switch {
 	case r.Per < time.Microsecond:
-		errs = append(errs, fmt.Errorf("Per %s must be at least 1µs", r.Per))
+		errs = append(errs, fmt.Errorf("the window Per %s must be at least 1µs", r.Per))
 	case r.Per > LongestWait:
-		errs = append(errs, fmt.Errorf("Per %s is longer than %s", r.Per, LongestWait))
+		errs = append(errs, fmt.Errorf("the window Per %s is longer than %s", r.Per, LongestWait))
 	}
 	return errors.Join(errs...)
 }

@@ -53,7 +53,7 @@ func TestRunsTwice(t *testing.T) {
 		// never more than 2 calls of a tenant at once
 		tenantsOut := out[strings.Index(out, "Limits: TenantSync"):]
 		for _, tenant := range []string{"acme", "globex", "initech"} {
-			m := regexp.MustCompile(`tenant `+tenant+` +synced its 4 accounts; noisy-co so far: (\d+) of its 80 calls`).FindStringSubmatch(tenantsOut)
+			m := regexp.MustCompile(`tenant ` + tenant + ` +synced its 4 accounts; noisy-co so far: (\d+) of its 80 calls`).FindStringSubmatch(tenantsOut)
 			require.NotNil(t, m, tenantsOut)
 			require.Less(t, atoi(t, m[1]), 80, tenantsOut)
 			require.Less(t, strings.Index(tenantsOut, m[0]), strings.Index(tenantsOut, "tenant noisy-co synced its 40 accounts"), tenantsOut)
