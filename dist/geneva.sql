@@ -1830,7 +1830,9 @@ $$;
 -- at once (its concurrency), from the definition or the named limit as they
 -- are now; NULL when the key has none (any more).
 --
--- Called by: geneva._limit_release, geneva.limit_usage. Takes no locks.
+-- Called by: geneva._limit_release (geneva.limit_usage has the same
+-- expression inline: its readers may not execute a private helper). Takes
+-- no locks.
 create or replace function geneva._limit_capacity(p_key text)
 returns integer
 language sql
@@ -7492,7 +7494,9 @@ comment on view geneva.step_stats is
 -- geneva.workflow_list: every workflow, with whether it is ongoing (ready,
 -- performing or paused), for filtered lists paged by id (keyset, newest
 -- first). A plain projection, so filters on its columns reach the indexes;
--- filter by error class through geneva.step_errors.
+-- filter by error class through geneva.step_errors. group_name is the
+-- workflow's group (create_workflow's p_group); a filter on it has no index
+-- of its own and walks the primary key, newest first.
 --
 -- For the dashboard and operators. Reads workflows by its primary key,
 -- workflows_state_type and workflows_hero.
@@ -7514,7 +7518,9 @@ select
   w.transitioned_at,
   w.paused_at,
   w.finished_at,
-  w.canceled_at
+  w.canceled_at,
+  -- (last: create or replace view appends columns only)
+  w.group_name
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
@@ -7825,7 +7831,16 @@ select
   u.waiting_since,
   u.starts_in_window,
   u.window_end,
-  geneva._limit_capacity(u.limit_key) as concurrency,
+  -- (geneva._limit_capacity's expression, inline: a view's functions run
+  -- with its reader's privileges, and the private helpers are granted to
+  -- no one)
+  case u.limit_key::jsonb ->> 0
+    when 'concurrency' then (
+      select (d.definition -> 'concurrency' ->> 'limit')::integer
+      from geneva.workflow_definitions d where d.workflow_type = u.limit_key::jsonb ->> 1
+    )
+    when 'limit' then (select l.concurrency from geneva.limits l where l.name = u.limit_key::jsonb ->> 1)
+  end as concurrency,
   case u.limit_key::jsonb ->> 0
     when 'rate_limit' then (
       select (d.definition -> 'rate_limit' ->> 'limit')::integer

@@ -2,7 +2,9 @@
 -- at once (its concurrency), from the definition or the named limit as they
 -- are now; NULL when the key has none (any more).
 --
--- Called by: geneva._limit_release, geneva.limit_usage. Takes no locks.
+-- Called by: geneva._limit_release (geneva.limit_usage has the same
+-- expression inline: its readers may not execute a private helper). Takes
+-- no locks.
 create or replace function geneva._limit_capacity(p_key text)
 returns integer
 language sql

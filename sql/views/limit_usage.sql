@@ -47,7 +47,16 @@ select
   u.waiting_since,
   u.starts_in_window,
   u.window_end,
-  geneva._limit_capacity(u.limit_key) as concurrency,
+  -- (geneva._limit_capacity's expression, inline: a view's functions run
+  -- with its reader's privileges, and the private helpers are granted to
+  -- no one)
+  case u.limit_key::jsonb ->> 0
+    when 'concurrency' then (
+      select (d.definition -> 'concurrency' ->> 'limit')::integer
+      from geneva.workflow_definitions d where d.workflow_type = u.limit_key::jsonb ->> 1
+    )
+    when 'limit' then (select l.concurrency from geneva.limits l where l.name = u.limit_key::jsonb ->> 1)
+  end as concurrency,
   case u.limit_key::jsonb ->> 0
     when 'rate_limit' then (
       select (d.definition -> 'rate_limit' ->> 'limit')::integer

@@ -1,7 +1,9 @@
 -- geneva.workflow_list: every workflow, with whether it is ongoing (ready,
 -- performing or paused), for filtered lists paged by id (keyset, newest
 -- first). A plain projection, so filters on its columns reach the indexes;
--- filter by error class through geneva.step_errors.
+-- filter by error class through geneva.step_errors. group_name is the
+-- workflow's group (create_workflow's p_group); a filter on it has no index
+-- of its own and walks the primary key, newest first.
 --
 -- For the dashboard and operators. Reads workflows by its primary key,
 -- workflows_state_type and workflows_hero.
@@ -23,7 +25,9 @@ select
   w.transitioned_at,
   w.paused_at,
   w.finished_at,
-  w.canceled_at
+  w.canceled_at,
+  -- (last: create or replace view appends columns only)
+  w.group_name
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
