@@ -252,6 +252,8 @@ type WorkflowListEntry struct {
 	RequestedAction *RequestedAction `db:"requested_action"`
 	CreatedAt       time.Time        `db:"created_at"`
 	UpdatedAt       time.Time        `db:"updated_at"`
+	// Group is the workflow's group (CreateWorkflowOpts.Group); nil for none.
+	Group *string `db:"group_name"`
 	// LastErrorClass, LastErrorMessage, ErrorStepName and LastErrorAt are the
 	// workflow's latest error: its class, message, step, and when its
 	// execution ended.
@@ -285,6 +287,11 @@ type WorkflowListParams struct {
 	//
 	// Defaults to any error or none (empty).
 	ErrorClass string
+
+	// Group keeps the workflows of this group (CreateWorkflowOpts.Group).
+	//
+	// Defaults to any group or none (empty).
+	Group string
 
 	// HeroID and HeroType keep one hero's workflows (either alone matches
 	// every hero with that id, or of that type).
@@ -339,7 +346,7 @@ func (c *Client) WorkflowList(ctx context.Context, params *WorkflowListParams) (
 	args = append(args, limit)
 	rows, err := c.db.Query(ctx, `
 		select w.workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name,
-		  w.next_step_name, w.requested_action, w.created_at, w.updated_at,
+		  w.next_step_name, w.requested_action, w.created_at, w.updated_at, w.group_name,
 		  le.error_class_name as last_error_class, le.error_message as last_error_message,
 		  le.step_name as error_step_name, le.finished_at as last_error_at
 		from (
@@ -409,6 +416,9 @@ func (params *WorkflowListParams) where() (string, []any) {
 	}
 	if params.HeroID != "" {
 		conds = append(conds, "w.hero_id = "+arg(params.HeroID))
+	}
+	if params.Group != "" {
+		conds = append(conds, "w.group_name = "+arg(params.Group))
 	}
 	from := "geneva.workflow_list w"
 	if params.ErrorClass != "" {

@@ -1,7 +1,8 @@
 // Package promgeneva serves Geneva's engine metrics to Prometheus: one
 // prometheus.Collector that reads the geneva.engine_metrics view, and the
-// events' views geneva.awaiting_events and geneva.event_stats, at each scrape
-// (one query), so the numbers are right whatever workers run or died.
+// events' views geneva.awaiting_events and geneva.event_stats, and the
+// limits' geneva.limit_usage, at each scrape (one query), so the numbers are
+// right whatever workers run or died.
 //
 //	http.Handle("/metrics", promgeneva.Handler(pool))
 //
@@ -21,7 +22,21 @@
 //	geneva_events_sent{workflow_type, event}            events kept (sent and not yet deleted by housekeeping)
 //	geneva_events_consumed{workflow_type, event}        of those, consumed by a step
 //	geneva_events_pending{workflow_type, event}         of those, not consumed yet
+//	geneva_limit_in_progress{kind, limit, key}          executions holding a slot of a limit key (geneva.limit_usage)
+//	geneva_limit_waiting{kind, limit, key}              executions waiting for a slot of it
+//	geneva_limit_window_starts{kind, limit, key}        starts counted in its current rate window
 //	geneva_scrape_error                                 1 when the last scrape's query failed
+//
+// The limit gauges have one series per limit key in use (geneva.limit_usage:
+// with an execution in progress or waiting, or starts in the current
+// window); an idle key's series goes. kind is concurrency or rate_limit (a
+// workflow type's own; limit is the type) or limit (a named one); key is
+// the group, hero (type:id), type or "" (by none). Their cardinality is
+// the number of keys busy at once: by type or none, a handful; by group,
+// the tenants busy at once; by hero, the heroes busy at once, which can be
+// many: drop the key label (metric_relabel_configs) or prefer a group key
+// when that is too many. in_progress and waiting come only for keys with a
+// concurrency, window_starts only for keys with a rate (or starts).
 //
 // The core packages do not depend on the Prometheus client; this one does.
 package promgeneva
@@ -45,7 +60,9 @@ type DB interface {
 
 // Query is the collector's one query per scrape: the rows of
 // geneva.engine_metrics, then the events' gauges in the same shape (metric,
-// workflow_type, step_name, label, value), the event's name as the label.
+// workflow_type, step_name, label, value), the event's name as the label,
+// then the limits' (geneva.limit_usage), its kind, limit and key in the
+// places of workflow_type, step_name and label.
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
 from geneva.engine_metrics
 union all
@@ -59,7 +76,16 @@ cross join lateral (values
   ('events_sent', s.sent::double precision),
   ('events_consumed', s.consumed::double precision),
   ('events_pending', s.pending::double precision)
-) m (metric, value)`
+) m (metric, value)
+union all
+select m.metric, u.kind, u.limit_name, u.key, m.value
+from geneva.limit_usage u
+cross join lateral (values
+  ('limit_in_progress', u.in_progress::double precision, u.concurrency is not null),
+  ('limit_waiting', u.waiting::double precision, u.concurrency is not null),
+  ('limit_window_starts', u.starts_in_window::double precision, u.rate is not null)
+) m (metric, value, bounded)
+where m.bounded or m.value > 0`
 
 // Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
 // default).
@@ -138,6 +164,24 @@ var metrics = map[string]metric{
 			[]string{"queue"}, nil),
 		labels: func(_, _, label string) []string { return []string{label} },
 	},
+	"limit_in_progress": {
+		desc: prometheus.NewDesc("geneva_limit_in_progress",
+			"Step executions holding a slot of a limit key: running, or passed a slot and due (geneva.limit_usage), per kind (concurrency, rate_limit: a type's own, limit: a named one), limit (the type or the named limit) and key (group, hero, type or empty).",
+			limitLabels, nil),
+		labels: limitLabelValues,
+	},
+	"limit_waiting": {
+		desc: prometheus.NewDesc("geneva_limit_waiting",
+			"Step executions waiting for a slot of a limit key (geneva.limit_usage), per kind, limit and key.",
+			limitLabels, nil),
+		labels: limitLabelValues,
+	},
+	"limit_window_starts": {
+		desc: prometheus.NewDesc("geneva_limit_window_starts",
+			"Step starts counted in a rate-limited key's current window (geneva.limit_usage), per kind, limit and key.",
+			limitLabels, nil),
+		labels: limitLabelValues,
+	},
 	"executions_ended_5m": {
 		desc: prometheus.NewDesc("geneva_step_executions_ended_5m",
 			"Step executions that ended in the last 5 minutes, counted by whole minutes (5 to 6 minutes), per type, step and outcome (a window, not a counter: divide by 300 for a rate).",
@@ -146,8 +190,14 @@ var metrics = map[string]metric{
 	},
 }
 
+// limitLabels are the limit gauges' labels: a row's workflow_type,
+// step_name and label columns.
+var limitLabels = []string{"kind", "limit", "key"}
+
+func limitLabelValues(kind, limit, key string) []string { return []string{kind, limit, key} }
+
 var scrapeErrorDesc = prometheus.NewDesc("geneva_scrape_error",
-	"1 when the last scrape's query of geneva.engine_metrics and the events' views failed, else 0.", nil, nil)
+	"1 when the last scrape's query of geneva.engine_metrics and the events' and limits' views failed, else 0.", nil, nil)
 
 // Collector is a prometheus.Collector of Geneva's engine metrics.
 type Collector struct {
