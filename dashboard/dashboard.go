@@ -16,7 +16,8 @@
 //
 // The dashboard reads only Geneva's views (geneva.workflow_counts,
 // paused_workflows, stuck_executions, step_stats, workflow_list, step_errors,
-// definition_steps, step_throughput, queue_lag, awaiting_events) and public
+// definition_steps, step_throughput, queue_lag, awaiting_events,
+// limit_usage) and public
 // read functions (geneva.get_workflow, step_history), most of them through
 // package goclient, and it acts only through goclient's methods of the SQL
 // functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
@@ -35,6 +36,7 @@
 //	/workflows/{id}        one workflow: fields, steps, timeline of executions
 //	/paused                paused workflows grouped by error class
 //	/waiting               what awaits which event, since when, timeout in; Send event (a JSON payload)
+//	/limits                limits in use per limit and key: in progress / concurrency, waiting, starts in the window / rate
 //	/stuck                 what housekeeping would recover, with its thresholds
 //	/stats                 per type and step: outcomes, queue lag and run time
 //
@@ -235,6 +237,7 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	mux.HandleFunc("POST "+p+"/bulk/{action}", h.actBulk)
 	mux.HandleFunc("GET "+p+"/paused", h.paused)
 	mux.HandleFunc("GET "+p+"/waiting", h.waiting)
+	mux.HandleFunc("GET "+p+"/limits", h.limits)
 	mux.HandleFunc("GET "+p+"/stuck", h.stuck)
 	mux.HandleFunc("GET "+p+"/stats", h.stats)
 	if c.Metrics != nil {

@@ -26,6 +26,7 @@ type filter struct {
 	Type          string
 	HeroType      string
 	HeroID        string
+	Group         string
 	ErrorClass    string
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
@@ -49,6 +50,7 @@ func parseFilter(get func(string) string) (*filter, error) {
 		Type:              strings.TrimSpace(get("type")),
 		ErrorClass:        strings.TrimSpace(get("error_class")),
 		Hero:              strings.TrimSpace(get("hero")),
+		Group:             strings.TrimSpace(get("group")),
 		CreatedAfterText:  strings.TrimSpace(get("created_after")),
 		CreatedBeforeText: strings.TrimSpace(get("created_before")),
 	}
@@ -104,6 +106,7 @@ func (f *filter) query() string {
 	add("state", f.State)
 	add("type", f.Type)
 	add("hero", f.Hero)
+	add("group", f.Group)
 	add("error_class", f.ErrorClass)
 	add("created_after", f.CreatedAfterText)
 	add("created_before", f.CreatedBeforeText)
@@ -116,7 +119,7 @@ func (f *filter) Empty() bool { return f.query() == "" }
 // params are the filter's goclient parameters.
 func (f *filter) params() *goclient.WorkflowListParams {
 	p := &goclient.WorkflowListParams{
-		WorkflowType: f.Type, HeroType: f.HeroType, HeroID: f.HeroID, ErrorClass: f.ErrorClass,
+		WorkflowType: f.Type, HeroType: f.HeroType, HeroID: f.HeroID, Group: f.Group, ErrorClass: f.ErrorClass,
 		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, BeforeID: f.Before, UpToID: f.UpTo,
 	}
 	if f.State == "ongoing" {

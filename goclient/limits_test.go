@@ -37,9 +37,9 @@ func TestLimits(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, usage)
 
-		require.NoError(t, client.DefineLimit(ctx, "payments_api", &goclient.DefineLimitParams{Rate: 100, Per: time.Minute}))
+		require.NoError(t, client.DefineLimit(ctx, "payments_api", &goclient.DefineLimitParams{Rate: 100, Per: time.Hour}))
 		require.NoError(t, client.DefineLimit(ctx, "payments_api", &goclient.DefineLimitParams{
-			Concurrency: 5, Rate: 100, Per: time.Minute, By: goclient.LimitByGroup,
+			Concurrency: 5, Rate: 100, Per: 2400 * time.Hour, By: goclient.LimitByGroup, // (no window ends during the test)
 		})) // replaced
 		require.NoError(t, worker.DefineWorkflow(ctx, "TenantSync", []byte(`{
 			"concurrency": {"by": "group", "limit": 1},

@@ -25,7 +25,7 @@ func TestLimitMetrics(t *testing.T) {
 		_, err := conn.Exec(ctx, sql, args...)
 		require.NoError(t, err)
 	}
-	exec(`select geneva.define_limit('payments_api', p_rate => 100, p_per => '1 minute')`)
+	exec(`select geneva.define_limit('payments_api', p_rate => 100, p_per => '100 days')`)
 	exec(`select geneva.define_workflow('TenantSync', '{
 		"concurrency": {"by": "group", "limit": 1},
 		"steps": [{"name": "charge", "limits": ["payments_api"]}]}')`)

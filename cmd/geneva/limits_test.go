@@ -37,9 +37,9 @@ func TestLimitsAndLimitDefine(t *testing.T) {
 		require.ErrorAs(t, err, new(usageError))
 	}
 
-	out, err = cli(t, url, "limit", "define", "payments_api", "--rate", "100", "--per", "1m", "--concurrency", "5", "--by", "group")
+	out, err = cli(t, url, "limit", "define", "payments_api", "--rate", "100", "--per", "2400h", "--concurrency", "5", "--by", "group")
 	require.NoError(t, err)
-	require.Equal(t, "limit payments_api: at most 5 in progress and 100 starts per 1m0s, per group\n", out)
+	require.Equal(t, "limit payments_api: at most 5 in progress and 100 starts per 2400h0m0s, per group\n", out)
 	out, err = cli(t, url, "limit", "define", "smtp", "--concurrency", "1")
 	require.NoError(t, err)
 	require.Equal(t, "limit smtp: at most 1 in progress, for all (one key)\n", out)
@@ -70,7 +70,7 @@ func TestLimitsAndLimitDefine(t *testing.T) {
 	require.Regexp(t, `limit +kind +key +in progress +waiting +waiting since +starts in window +window ends`, out)
 	require.Regexp(t, `(?m)^TenantSync +concurrency +acme +1/1 +1 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ *$`, out)
 	require.Regexp(t, `(?m)^TenantSync +concurrency +globex +1/1 +0 *$`, out)
-	require.Regexp(t, `(?m)^payments_api +limit +acme +1/5 +0 +1/100 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(in (\d+s|1m00s)\)$`, out)
+	require.Regexp(t, `(?m)^payments_api +limit +acme +1/5 +0 +1/100 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(in \d+d\d\dh\)$`, out)
 
 	out, err = cli(t, url, "limits", "--json")
 	require.NoError(t, err)
