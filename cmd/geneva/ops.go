@@ -51,6 +51,7 @@ func newListCmd(opts *options) *cobra.Command {
 	var (
 		params   goclient.ListWorkflowsParams
 		hero     string
+		group    string
 		asJSON   bool
 		cmdState string
 	)
@@ -59,10 +60,12 @@ func newListCmd(opts *options) *cobra.Command {
 		Short: "Workflow counts by type and state, then the newest workflows",
 		Long: `Print the number of workflows by type and state, then the newest workflows
 matching the flags. With --state paused, print why each paused (the
-geneva.paused_workflows view) instead.`,
+geneva.paused_workflows view) instead. --group keeps one group's workflows
+(a tenant's: create_workflow's p_group).`,
 		Example: `  geneva ls
   geneva ls --state paused --type PaymentProcessing
-  geneva ls --hero User:42 --json`,
+  geneva ls --hero User:42 --json
+  geneva ls --group acme --state ready`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			params.State = goclient.WorkflowState(cmdState)
@@ -73,12 +76,16 @@ geneva.paused_workflows view) instead.`,
 				}
 				params.HeroType, params.HeroID = heroType, heroID
 			}
+			if group != "" {
+				return listGroup(ctx, env, &params, group, asJSON)
+			}
 			return list(ctx, env, &params, asJSON)
 		}),
 	}
 	cmd.Flags().StringVar(&cmdState, "state", "", "only workflows in this state (ready, performing, paused, finished, canceled)")
 	cmd.Flags().StringVar(&params.WorkflowType, "type", "", "only workflows of this type (the counts too)")
 	cmd.Flags().StringVar(&hero, "hero", "", "only workflows of this hero, as TYPE:ID")
+	cmd.Flags().StringVar(&group, "group", "", "only workflows of this group (a tenant)")
 	cmd.Flags().IntVar(&params.Limit, "limit", 20, "how many workflows to list")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	return cmd
@@ -118,6 +125,40 @@ func list(ctx context.Context, env *environment, params *goclient.ListWorkflowsP
 	if params.State == goclient.StatePaused && params.HeroType == "" {
 		return report.Paused(env.stdout, paused)
 	}
+	report.Workflows(env.stdout, workflows)
+	return nil
+}
+
+// listGroup is list for the workflows of one group: the counts, then the
+// newest of the group's workflows matching the other flags (the
+// geneva.workflow_list view, which has the group).
+func listGroup(ctx context.Context, env *environment, params *goclient.ListWorkflowsParams, group string, asJSON bool) error {
+	counts, err := workflowCounts(ctx, env, params.WorkflowType)
+	if err != nil {
+		return err
+	}
+	entries, err := env.client.WorkflowList(ctx, &goclient.WorkflowListParams{
+		Group: group, State: params.State, WorkflowType: params.WorkflowType, HeroType: params.HeroType,
+		HeroID: params.HeroID, Limit: params.Limit, BeforeID: params.BeforeID,
+	})
+	if err != nil {
+		return err
+	}
+	workflows := make([]*goclient.Workflow, len(entries))
+	for i, e := range entries {
+		workflows[i] = &goclient.Workflow{
+			ID: e.ID, WorkflowType: e.WorkflowType, HeroType: e.HeroType, HeroID: e.HeroID, State: e.State,
+			CurrentStepName: e.CurrentStepName, NextStepName: e.NextStepName, RequestedAction: e.RequestedAction,
+			CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Group: e.Group,
+		}
+	}
+	if asJSON {
+		return report.JSON(env.stdout, map[string]any{"counts": counts, "workflows": report.OrEmpty(workflows)})
+	}
+	if err := report.Counts(env.stdout, counts); err != nil {
+		return err
+	}
+	env.printf("\n")
 	report.Workflows(env.stdout, workflows)
 	return nil
 }
