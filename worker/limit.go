@@ -101,11 +101,11 @@ func validateLimitNames(names []string) error {
 	for i, name := range names {
 		switch {
 		case name == "":
-			errs = append(errs, fmt.Errorf("Limits[%d] is empty", i))
+			errs = append(errs, fmt.Errorf("the name Limits[%d] is empty", i))
 		case len(name) > maxNameBytes:
-			errs = append(errs, fmt.Errorf("Limits[%d] %.40q... is %d bytes long; the limit is %d", i, name, len(name), maxNameBytes))
+			errs = append(errs, fmt.Errorf("the name Limits[%d] %.40q... is %d bytes long; the limit is %d", i, name, len(name), maxNameBytes))
 		case slices.Index(names, name) < i:
-			errs = append(errs, fmt.Errorf("Limits names %q twice", name))
+			errs = append(errs, fmt.Errorf("the limit %q is named twice in Limits", name))
 		}
 	}
 	return errors.Join(errs...)

@@ -77,8 +77,8 @@ func TestLimitDefinition(t *testing.T) {
 			nil, "RateLimit: the window Per 0s must be at least 1µs"},
 		"RatePerTooLong": {worker.WorkflowOpts{RateLimit: &worker.RateLimit{By: worker.ByType, Limit: 5, Per: worker.LongestWait + time.Hour}},
 			nil, "is longer than"},
-		"EmptyLimitName": {worker.WorkflowOpts{}, []string{"a", ""}, "step a: Limits[1] is empty"},
-		"LimitNameTwice": {worker.WorkflowOpts{}, []string{"api", "api"}, `step a: Limits names "api" twice`},
+		"EmptyLimitName": {worker.WorkflowOpts{}, []string{"a", ""}, "step a: the name Limits[1] is empty"},
+		"LimitNameTwice": {worker.WorkflowOpts{}, []string{"api", "api"}, `step a: the limit "api" is named twice in Limits`},
 		"LimitNameTooLong": {worker.WorkflowOpts{}, []string{strings.Repeat("l", 256)},
 			"is 256 bytes long; the limit is 255"},
 	} {
