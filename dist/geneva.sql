@@ -656,11 +656,8 @@ where state in ('finished', 'canceled');
 -- Waiting page): only those rows, so the others pay a predicate, no entry.
 create index step_executions_awaiting on geneva.step_executions (await_until)
 where state = 'scheduled' and await_event is not null;
--- The slots of limits held (counted at every claim of a limited step, under
--- the key's lock) and the executions waiting for one, oldest first: only
--- limited executions have entries.
-create index step_executions_limit_keys on geneva.step_executions using gin (limit_keys)
-where state in ('scheduled', 'in_progress') and limit_keys is not null;
+-- The executions waiting for a slot of a limit, oldest first, per key: only
+-- waiting executions have entries.
 create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
 where state = 'scheduled' and limit_wait_key is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
@@ -713,6 +710,19 @@ create table geneva.limits (
     and (concurrency is null or concurrency > 0)
     and (rate is null or (rate > 0 and per > interval '0'))
   )
+);
+
+-- The slots of each concurrency key held now: by executions in progress,
+-- and by waiting ones a freed slot was passed to (geneva._limit_admit adds
+-- one when it starts an execution, geneva._limit_release takes one off for
+-- each freed and adds one for each waiter it wakes), so that a claim reads
+-- one row, not the executions (an index of the holders would fill with the
+-- entries of every step that ended, until vacuum). Under the key's advisory
+-- lock (geneva._limit_lock).
+create table geneva.limit_slots (
+  limit_key text primary key,
+  held integer not null,
+  constraint limit_slots_held_valid check (held >= 0)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start
@@ -1851,7 +1861,9 @@ as $$
 $$;
 
 -- geneva._limit_release: slots of limit keys were freed (an execution that
--- held them ended, gave them back, or a limit grew): each key's oldest
+-- held them ended or gave them back: with p_freed, each element of p_keys is
+-- one slot freed, taken off geneva.limit_slots), or may have (a limit grew, a
+-- backstop: p_freed false, nothing taken off): each key's oldest
 -- waiting executions, as many as it has free slots, are passed one and made
 -- due now, their River jobs inserted. A woken execution holds its slot while
 -- scheduled (no one else can take it), and its claim checks only its other
@@ -1867,15 +1879,17 @@ $$;
 -- execution locks, then each woken execution's row (whose workflow's lock it
 -- does not take: a waiting execution has no job, so no claim takes it, and
 -- no other function that locks it takes a key's lock first).
-create or replace function geneva._limit_release(p_keys text[])
+create or replace function geneva._limit_release(p_keys text[], p_freed boolean default true)
 returns void
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := geneva.now();
   v_key text;
+  v_count integer;
   v_free integer;
   v_waiter record;
   v_execution geneva.step_executions;
@@ -1884,12 +1898,20 @@ begin
     return;
   end if;
   perform geneva._limit_lock(p_keys);
-  for v_key in select distinct u.key from unnest(p_keys) as u (key) where u.key is not null order by u.key loop
-    select coalesce(geneva._limit_capacity(v_key), 2147483647) - count(*) into v_free
-    from geneva.step_executions h
-    where h.state in ('scheduled', 'in_progress')
-      and h.limit_keys is not null
-      and h.limit_keys @> array[v_key];
+  for v_key, v_count in
+    select u.key, count(*)
+    from unnest(p_keys) as u (key)
+    where u.key is not null
+    group by u.key
+    order by u.key
+  loop
+    if p_freed then
+      update geneva.limit_slots ls
+      set held = greatest(ls.held - v_count, 0)
+      where ls.limit_key = v_key;
+    end if;
+    v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
+      - coalesce((select ls.held from geneva.limit_slots ls where ls.limit_key = v_key), 0);
     continue when v_free <= 0;
     for v_waiter in
       select e.id, w
@@ -1909,6 +1931,8 @@ begin
         updated_at = v_now
       where e.id = v_waiter.id
       returning e.* into v_execution;
+      insert into geneva.limit_slots as ls (limit_key, held) values (v_key, 1)
+      on conflict (limit_key) do update set held = ls.held + 1;
       perform geneva._ensure_job(v_waiter.w, v_execution);
     end loop;
   end loop;
@@ -1925,9 +1949,9 @@ $$;
 -- Per execution, in id order (the keys' locks taken first, all at once:
 -- geneva._limit_lock):
 --   concurrency: each key of a limit with a concurrency (the type's
---     "concurrency", a named limit's) must have a free slot: fewer
---     executions holding one (in progress, or woken and due) than its
---     bound, not counting a slot passed to this one. When one is full, the
+--     "concurrency", a named limit's) must have a free slot: fewer held
+--     (geneva.limit_slots: executions in progress, or woken and due) than
+--     its bound, not counting a slot passed to this one. When one is full, the
 --     execution does not start and is not an attempt: it stays scheduled,
 --     without a job, waiting for that key (limit_wait_key), gives back any
 --     slot passed to it, and geneva._limit_release makes it due when a slot
@@ -1939,37 +1963,46 @@ $$;
 --     is reserved (limit_window_at) and the execution is scheduled at its
 --     start, with its job, and starts then without counting again;
 --   otherwise it starts, holding a slot of each of its concurrency keys
---     (limit_keys), freed when it ends (geneva._end_execution,
---     geneva._end_running).
--- Returns the ids of the executions that start now.
+--     (counted in geneva.limit_slots here; the caller records them on the
+--     execution, limit_keys, in its own update), freed when it ends
+--     (geneva._end_execution, geneva._end_running).
+-- Returns a row per execution that starts now, with the slots it holds
+-- (NULL: none).
 create or replace function geneva._limit_admit(p_execution_ids bigint[])
-returns bigint[]
+returns table (execution_id bigint, limit_keys text[])
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
+#variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
   v_item record;
-  v_key record;
+  v_limits record;
   v_full text;
   v_at timestamptz;
   v_window timestamptz;
   v_moved boolean;
   v_rounds integer;
-  v_admitted bigint[] := '{}';
+  v_i integer;
+  v_keys text[] := '{}';
   v_execution geneva.step_executions;
 begin
-  perform geneva._limit_lock(array(
-    select k.limit_key
+  -- every key's lock first, in one order
+  for v_item in
+    select e, w, d
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  ));
+  loop
+    v_keys := v_keys || array(
+      select k.limit_key from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+    );
+  end loop;
+  perform geneva._limit_lock(v_keys);
 
   for v_item in
     select e, w, d
@@ -1979,23 +2012,26 @@ begin
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
     order by e.id
   loop
-    -- concurrency: the first full key, but for a slot passed to it
-    select k.limit_key into v_full
+    -- its limits, once: the concurrency keys with their bounds and slots
+    -- held now, the rate keys with theirs
+    select
+      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as conc_keys,
+      min(k.limit_key) filter (
+        where k.concurrency is not null
+          and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
+          and coalesce(ls.held, 0) >= k.concurrency
+      ) as full_key,
+      array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
+      array_agg(k.rate) filter (where k.rate is not null) as rates,
+      array_agg(k.per) filter (where k.rate is not null) as pers
+    into v_limits
     from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-    where k.concurrency is not null
-      and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-      and (
-        select count(*)
-        from geneva.step_executions h
-        where h.state in ('scheduled', 'in_progress')
-          and h.limit_keys is not null
-          and h.limit_keys @> array[k.limit_key]
-      ) >= k.concurrency
-    order by k.limit_key
-    limit 1;
-    if v_full is not null then
+    left join geneva.limit_slots ls on ls.limit_key = k.limit_key;
+
+    -- concurrency: a full key, but for a slot passed to it
+    if v_limits.full_key is not null then
       update geneva.step_executions e
-      set limit_wait_key = v_full,
+      set limit_wait_key = v_limits.full_key,
         limit_keys = null,
         -- (a window reserved for it is left counted: limits err on the safe side)
         limit_window_at = null,
@@ -2006,22 +2042,18 @@ begin
     end if;
 
     -- rate: the first window with room in every rate key, unless reserved
-    v_at := v_now;
-    if (v_item.e).limit_window_at is null then
+    if v_limits.rate_keys is not null and (v_item.e).limit_window_at is null then
+      v_at := v_now;
       v_rounds := 0;
       loop
         v_moved := false;
-        for v_key in
-          select k.limit_key, k.rate, k.per
-          from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-          where k.rate is not null
-        loop
-          v_window := date_bin(v_key.per, v_at, v_origin);
+        for v_i in 1 .. cardinality(v_limits.rate_keys) loop
+          v_window := date_bin(v_limits.pers[v_i], v_at, v_origin);
           if coalesce((
             select lw.starts from geneva.limit_windows lw
-            where lw.limit_key = v_key.limit_key and lw.window_start = v_window
-          ), 0) >= v_key.rate then
-            v_at := v_window + v_key.per;
+            where lw.limit_key = v_limits.rate_keys[v_i] and lw.window_start = v_window
+          ), 0) >= v_limits.rates[v_i] then
+            v_at := v_window + v_limits.pers[v_i];
             v_moved := true;
           end if;
         end loop;
@@ -2029,9 +2061,8 @@ begin
         exit when not v_moved or v_rounds >= 1000;
       end loop;
       insert into geneva.limit_windows as lw (limit_key, window_start, window_end, starts)
-      select k.limit_key, date_bin(k.per, v_at, v_origin), date_bin(k.per, v_at, v_origin) + k.per, 1
-      from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-      where k.rate is not null
+      select r.key, date_bin(r.per, v_at, v_origin), date_bin(r.per, v_at, v_origin) + r.per, 1
+      from unnest(v_limits.rate_keys, v_limits.pers) as r (key, per)
       on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
       if v_at > v_now then
         update geneva.step_executions e
@@ -2047,18 +2078,19 @@ begin
       end if;
     end if;
 
-    -- it starts, holding a slot of each concurrency key
-    update geneva.step_executions e
-    set limit_keys = (
-        select array_agg(k.limit_key order by k.limit_key)
-        from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-        where k.concurrency is not null
-      ),
-      limit_wait_key = null
-    where e.id = (v_item.e).id;
-    v_admitted := v_admitted || (v_item.e).id;
+    -- it starts, holding a slot of each concurrency key (one passed to it
+    -- is counted already)
+    if v_limits.conc_keys is not null then
+      insert into geneva.limit_slots as ls (limit_key, held)
+      select k.key, 1
+      from unnest(v_limits.conc_keys) as k (key)
+      where not coalesce((v_item.e).limit_keys, '{}') @> array[k.key]
+      on conflict (limit_key) do update set held = ls.held + 1;
+    end if;
+    execution_id := (v_item.e).id;
+    limit_keys := v_limits.conc_keys;
+    return next;
   end loop;
-  return v_admitted;
 end;
 $$;
 
@@ -3488,7 +3520,7 @@ begin
       and e.limit_wait_key is not null
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
-  ));
+  ), false);
 end;
 $$;
 
@@ -4951,6 +4983,9 @@ declare
   v_events bigint[];
   v_limited boolean[];
   v_admitted bigint[];
+  -- the slots each admitted execution holds (geneva._limit_admit), its keys
+  -- joined by chr(31) ('' for none), parallel to v_admitted
+  v_slots text[];
   v_bad integer;
   v_item record;
   v_moves record;
@@ -5032,7 +5067,10 @@ begin
     from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
     where t.kind = 'start' and t.limited;
     if v_admitted is not null then
-      v_admitted := geneva._limit_admit(v_admitted);
+      select array_agg(a.execution_id), array_agg(coalesce(array_to_string(a.limit_keys, chr(31)), ''))
+      into v_admitted, v_slots
+      from geneva._limit_admit(v_admitted) a;
+      v_admitted := coalesce(v_admitted, '{}');
       select array_agg(
           case when t.kind = 'start' and t.limited and not t.execution_id = any (v_admitted) then 'limited' else t.kind end
           order by t.ord
@@ -5118,8 +5156,11 @@ begin
   set state = 'in_progress',
     started_at = v_now,
     event_id = coalesce(t.event_id, e.event_id),
+    limit_keys = case when a.execution_id is not null then string_to_array(nullif(a.slots, ''), chr(31)) else e.limit_keys end,
+    limit_wait_key = null,
     updated_at = v_now
   from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
+  left join unnest(v_admitted, v_slots) as a (execution_id, slots) on a.execution_id = t.execution_id
   where e.id = t.execution_id and t.kind = 'start';
 
   update geneva.workflows w
@@ -6030,7 +6071,7 @@ begin
     select distinct e.limit_wait_key
     from geneva.step_executions e
     where e.state = 'scheduled' and e.limit_wait_key is not null
-  ));
+  ), false);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
 
   -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
@@ -7790,15 +7831,13 @@ comment on view geneva.event_stats is
 -- (type:id), type or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
--- Reads the partial indexes step_executions_limit_keys and
--- step_executions_limit_waiting (only limited executions) and
--- geneva.limit_windows.
+-- Reads geneva.limit_slots, the partial index step_executions_limit_waiting
+-- (only waiting executions) and geneva.limit_windows.
 create or replace view geneva.limit_usage as
 with held as (
-  select k.key as limit_key, count(*) as in_progress
-  from geneva.step_executions e, unnest(e.limit_keys) as k (key)
-  where e.state in ('scheduled', 'in_progress') and e.limit_keys is not null
-  group by k.key
+  select ls.limit_key, ls.held as in_progress
+  from geneva.limit_slots ls
+  where ls.held > 0
 ),
 waiting as (
   select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since

@@ -223,11 +223,8 @@ where state in ('finished', 'canceled');
 -- Waiting page): only those rows, so the others pay a predicate, no entry.
 create index step_executions_awaiting on geneva.step_executions (await_until)
 where state = 'scheduled' and await_event is not null;
--- The slots of limits held (counted at every claim of a limited step, under
--- the key's lock) and the executions waiting for one, oldest first: only
--- limited executions have entries.
-create index step_executions_limit_keys on geneva.step_executions using gin (limit_keys)
-where state in ('scheduled', 'in_progress') and limit_keys is not null;
+-- The executions waiting for a slot of a limit, oldest first, per key: only
+-- waiting executions have entries.
 create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
 where state = 'scheduled' and limit_wait_key is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
@@ -280,6 +277,19 @@ create table geneva.limits (
     and (concurrency is null or concurrency > 0)
     and (rate is null or (rate > 0 and per > interval '0'))
   )
+);
+
+-- The slots of each concurrency key held now: by executions in progress,
+-- and by waiting ones a freed slot was passed to (geneva._limit_admit adds
+-- one when it starts an execution, geneva._limit_release takes one off for
+-- each freed and adds one for each waiter it wakes), so that a claim reads
+-- one row, not the executions (an index of the holders would fill with the
+-- entries of every step that ended, until vacuum). Under the key's advisory
+-- lock (geneva._limit_lock).
+create table geneva.limit_slots (
+  limit_key text primary key,
+  held integer not null,
+  constraint limit_slots_held_valid check (held >= 0)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start

@@ -8,9 +8,9 @@
 -- Per execution, in id order (the keys' locks taken first, all at once:
 -- geneva._limit_lock):
 --   concurrency: each key of a limit with a concurrency (the type's
---     "concurrency", a named limit's) must have a free slot: fewer
---     executions holding one (in progress, or woken and due) than its
---     bound, not counting a slot passed to this one. When one is full, the
+--     "concurrency", a named limit's) must have a free slot: fewer held
+--     (geneva.limit_slots: executions in progress, or woken and due) than
+--     its bound, not counting a slot passed to this one. When one is full, the
 --     execution does not start and is not an attempt: it stays scheduled,
 --     without a job, waiting for that key (limit_wait_key), gives back any
 --     slot passed to it, and geneva._limit_release makes it due when a slot
@@ -22,37 +22,46 @@
 --     is reserved (limit_window_at) and the execution is scheduled at its
 --     start, with its job, and starts then without counting again;
 --   otherwise it starts, holding a slot of each of its concurrency keys
---     (limit_keys), freed when it ends (geneva._end_execution,
---     geneva._end_running).
--- Returns the ids of the executions that start now.
+--     (counted in geneva.limit_slots here; the caller records them on the
+--     execution, limit_keys, in its own update), freed when it ends
+--     (geneva._end_execution, geneva._end_running).
+-- Returns a row per execution that starts now, with the slots it holds
+-- (NULL: none).
 create or replace function geneva._limit_admit(p_execution_ids bigint[])
-returns bigint[]
+returns table (execution_id bigint, limit_keys text[])
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
+#variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
   v_item record;
-  v_key record;
+  v_limits record;
   v_full text;
   v_at timestamptz;
   v_window timestamptz;
   v_moved boolean;
   v_rounds integer;
-  v_admitted bigint[] := '{}';
+  v_i integer;
+  v_keys text[] := '{}';
   v_execution geneva.step_executions;
 begin
-  perform geneva._limit_lock(array(
-    select k.limit_key
+  -- every key's lock first, in one order
+  for v_item in
+    select e, w, d
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  ));
+  loop
+    v_keys := v_keys || array(
+      select k.limit_key from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+    );
+  end loop;
+  perform geneva._limit_lock(v_keys);
 
   for v_item in
     select e, w, d
@@ -62,23 +71,26 @@ begin
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
     order by e.id
   loop
-    -- concurrency: the first full key, but for a slot passed to it
-    select k.limit_key into v_full
+    -- its limits, once: the concurrency keys with their bounds and slots
+    -- held now, the rate keys with theirs
+    select
+      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as conc_keys,
+      min(k.limit_key) filter (
+        where k.concurrency is not null
+          and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
+          and coalesce(ls.held, 0) >= k.concurrency
+      ) as full_key,
+      array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
+      array_agg(k.rate) filter (where k.rate is not null) as rates,
+      array_agg(k.per) filter (where k.rate is not null) as pers
+    into v_limits
     from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-    where k.concurrency is not null
-      and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-      and (
-        select count(*)
-        from geneva.step_executions h
-        where h.state in ('scheduled', 'in_progress')
-          and h.limit_keys is not null
-          and h.limit_keys @> array[k.limit_key]
-      ) >= k.concurrency
-    order by k.limit_key
-    limit 1;
-    if v_full is not null then
+    left join geneva.limit_slots ls on ls.limit_key = k.limit_key;
+
+    -- concurrency: a full key, but for a slot passed to it
+    if v_limits.full_key is not null then
       update geneva.step_executions e
-      set limit_wait_key = v_full,
+      set limit_wait_key = v_limits.full_key,
         limit_keys = null,
         -- (a window reserved for it is left counted: limits err on the safe side)
         limit_window_at = null,
@@ -89,22 +101,18 @@ begin
     end if;
 
     -- rate: the first window with room in every rate key, unless reserved
-    v_at := v_now;
-    if (v_item.e).limit_window_at is null then
+    if v_limits.rate_keys is not null and (v_item.e).limit_window_at is null then
+      v_at := v_now;
       v_rounds := 0;
       loop
         v_moved := false;
-        for v_key in
-          select k.limit_key, k.rate, k.per
-          from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-          where k.rate is not null
-        loop
-          v_window := date_bin(v_key.per, v_at, v_origin);
+        for v_i in 1 .. cardinality(v_limits.rate_keys) loop
+          v_window := date_bin(v_limits.pers[v_i], v_at, v_origin);
           if coalesce((
             select lw.starts from geneva.limit_windows lw
-            where lw.limit_key = v_key.limit_key and lw.window_start = v_window
-          ), 0) >= v_key.rate then
-            v_at := v_window + v_key.per;
+            where lw.limit_key = v_limits.rate_keys[v_i] and lw.window_start = v_window
+          ), 0) >= v_limits.rates[v_i] then
+            v_at := v_window + v_limits.pers[v_i];
             v_moved := true;
           end if;
         end loop;
@@ -112,9 +120,8 @@ begin
         exit when not v_moved or v_rounds >= 1000;
       end loop;
       insert into geneva.limit_windows as lw (limit_key, window_start, window_end, starts)
-      select k.limit_key, date_bin(k.per, v_at, v_origin), date_bin(k.per, v_at, v_origin) + k.per, 1
-      from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-      where k.rate is not null
+      select r.key, date_bin(r.per, v_at, v_origin), date_bin(r.per, v_at, v_origin) + r.per, 1
+      from unnest(v_limits.rate_keys, v_limits.pers) as r (key, per)
       on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
       if v_at > v_now then
         update geneva.step_executions e
@@ -130,17 +137,18 @@ begin
       end if;
     end if;
 
-    -- it starts, holding a slot of each concurrency key
-    update geneva.step_executions e
-    set limit_keys = (
-        select array_agg(k.limit_key order by k.limit_key)
-        from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-        where k.concurrency is not null
-      ),
-      limit_wait_key = null
-    where e.id = (v_item.e).id;
-    v_admitted := v_admitted || (v_item.e).id;
+    -- it starts, holding a slot of each concurrency key (one passed to it
+    -- is counted already)
+    if v_limits.conc_keys is not null then
+      insert into geneva.limit_slots as ls (limit_key, held)
+      select k.key, 1
+      from unnest(v_limits.conc_keys) as k (key)
+      where not coalesce((v_item.e).limit_keys, '{}') @> array[k.key]
+      on conflict (limit_key) do update set held = ls.held + 1;
+    end if;
+    execution_id := (v_item.e).id;
+    limit_keys := v_limits.conc_keys;
+    return next;
   end loop;
-  return v_admitted;
 end;
 $$;

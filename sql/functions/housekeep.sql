@@ -173,7 +173,7 @@ begin
     select distinct e.limit_wait_key
     from geneva.step_executions e
     where e.state = 'scheduled' and e.limit_wait_key is not null
-  ));
+  ), false);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
 
   -- 6. the counts of ended workflows (geneva.workflow_counts) and executions

@@ -103,6 +103,9 @@ declare
   v_events bigint[];
   v_limited boolean[];
   v_admitted bigint[];
+  -- the slots each admitted execution holds (geneva._limit_admit), its keys
+  -- joined by chr(31) ('' for none), parallel to v_admitted
+  v_slots text[];
   v_bad integer;
   v_item record;
   v_moves record;
@@ -184,7 +187,10 @@ begin
     from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
     where t.kind = 'start' and t.limited;
     if v_admitted is not null then
-      v_admitted := geneva._limit_admit(v_admitted);
+      select array_agg(a.execution_id), array_agg(coalesce(array_to_string(a.limit_keys, chr(31)), ''))
+      into v_admitted, v_slots
+      from geneva._limit_admit(v_admitted) a;
+      v_admitted := coalesce(v_admitted, '{}');
       select array_agg(
           case when t.kind = 'start' and t.limited and not t.execution_id = any (v_admitted) then 'limited' else t.kind end
           order by t.ord
@@ -270,8 +276,11 @@ begin
   set state = 'in_progress',
     started_at = v_now,
     event_id = coalesce(t.event_id, e.event_id),
+    limit_keys = case when a.execution_id is not null then string_to_array(nullif(a.slots, ''), chr(31)) else e.limit_keys end,
+    limit_wait_key = null,
     updated_at = v_now
   from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
+  left join unnest(v_admitted, v_slots) as a (execution_id, slots) on a.execution_id = t.execution_id
   where e.id = t.execution_id and t.kind = 'start';
 
   update geneva.workflows w

@@ -6,15 +6,13 @@
 -- (type:id), type or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
--- Reads the partial indexes step_executions_limit_keys and
--- step_executions_limit_waiting (only limited executions) and
--- geneva.limit_windows.
+-- Reads geneva.limit_slots, the partial index step_executions_limit_waiting
+-- (only waiting executions) and geneva.limit_windows.
 create or replace view geneva.limit_usage as
 with held as (
-  select k.key as limit_key, count(*) as in_progress
-  from geneva.step_executions e, unnest(e.limit_keys) as k (key)
-  where e.state in ('scheduled', 'in_progress') and e.limit_keys is not null
-  group by k.key
+  select ls.limit_key, ls.held as in_progress
+  from geneva.limit_slots ls
+  where ls.held > 0
 ),
 waiting as (
   select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since
