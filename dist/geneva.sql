@@ -4472,7 +4472,8 @@ begin
             case when p_names is not null then ' or a name' else '' end
             using errcode = '22023',
                   hint = case when p_names is not null
-                    then format('Names are %s.', array_to_string(p_names, ', ')) end;
+                    then format('Names are %s.', array_to_string(p_names, ', '))
+                    else 'Values are numbers.' end;
         end if;
         if v_number < p_min or v_number > p_max then
           raise exception 'cron % field: % is out of range %-%', p_field, v_number, p_min, p_max
