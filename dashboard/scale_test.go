@@ -63,6 +63,7 @@ func scalePaths(w *world, mid int64) []string {
 		fmt.Sprintf("/workflows/%d", w.gatewayTimeout[0]),
 		"/paused",
 		"/waiting",
+		"/schedules",
 		"/waiting?event=approved",
 		"/stuck",
 		"/stats",
