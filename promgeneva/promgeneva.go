@@ -1,7 +1,8 @@
 // Package promgeneva serves Geneva's engine metrics to Prometheus: one
-// prometheus.Collector that reads the geneva.engine_metrics view, and the
-// events' views geneva.awaiting_events and geneva.event_stats, at each scrape
-// (one query), so the numbers are right whatever workers run or died.
+// prometheus.Collector that reads the geneva.engine_metrics view, the
+// events' views geneva.awaiting_events and geneva.event_stats, and
+// geneva.schedule_list, at each scrape (one query), so the numbers are right
+// whatever workers run or died.
 //
 //	http.Handle("/metrics", promgeneva.Handler(pool))
 //
@@ -21,6 +22,10 @@
 //	geneva_events_sent{workflow_type, event}            events kept (sent and not yet deleted by housekeeping)
 //	geneva_events_consumed{workflow_type, event}        of those, consumed by a step
 //	geneva_events_pending{workflow_type, event}         of those, not consumed yet
+//	geneva_schedule_lag_seconds{workflow_type, schedule}  how long an active schedule's due slot has waited to be fired (0 when none is due)
+//	geneva_schedule_fired_slots{workflow_type, schedule}  slots that created a workflow (monotonic while the schedule lives)
+//	geneva_schedule_skipped_slots{workflow_type, schedule}  slots skipped: the hero still had an ongoing workflow of the type
+//	geneva_schedule_paused{workflow_type, schedule}     1 when the schedule is paused
 //	geneva_scrape_error                                 1 when the last scrape's query failed
 //
 // The core packages do not depend on the Prometheus client; this one does.
@@ -45,7 +50,8 @@ type DB interface {
 
 // Query is the collector's one query per scrape: the rows of
 // geneva.engine_metrics, then the events' gauges in the same shape (metric,
-// workflow_type, step_name, label, value), the event's name as the label.
+// workflow_type, step_name, label, value), the event's name as the label,
+// then the schedules', the schedule's name as the label.
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
 from geneva.engine_metrics
 union all
@@ -59,6 +65,15 @@ cross join lateral (values
   ('events_sent', s.sent::double precision),
   ('events_consumed', s.consumed::double precision),
   ('events_pending', s.pending::double precision)
+) m (metric, value)
+union all
+select m.metric, s.workflow_type, '', s.name, m.value
+from geneva.schedule_list s
+cross join lateral (values
+  ('schedule_lag_seconds', s.lag_seconds),
+  ('schedule_fired_slots', s.fired_count::double precision),
+  ('schedule_skipped_slots', s.skipped_count::double precision),
+  ('schedule_paused', case when s.paused then 1 else 0 end::double precision)
 ) m (metric, value)`
 
 // Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
@@ -81,6 +96,12 @@ func typeAnd() func(string, string, string) []string {
 // label).
 func typeAndEvent() func(string, string, string) []string {
 	return func(workflowType, _, event string) []string { return []string{workflowType, event} }
+}
+
+// typeAndSchedule labels a row with its workflow type and schedule name (its
+// label).
+func typeAndSchedule() func(string, string, string) []string {
+	return func(workflowType, _, schedule string) []string { return []string{workflowType, schedule} }
 }
 
 var metrics = map[string]metric{
@@ -107,6 +128,30 @@ var metrics = map[string]metric{
 			"Events kept that no step consumed yet (geneva.event_stats): sent before a step awaits them, or to a workflow that never will, per workflow type and event.",
 			[]string{"workflow_type", "event"}, nil),
 		labels: typeAndEvent(),
+	},
+	"schedule_lag_seconds": {
+		desc: prometheus.NewDesc("geneva_schedule_lag_seconds",
+			"How long an active schedule's due slot has waited for geneva.fire_schedules (0 when none is due): with a worker running, under a second or two; more means no worker fires (geneva.schedule_list).",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
+	},
+	"schedule_fired_slots": {
+		desc: prometheus.NewDesc("geneva_schedule_fired_slots",
+			"Slots of the schedule that created a workflow (geneva.schedule_list; monotonic while the schedule lives).",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
+	},
+	"schedule_skipped_slots": {
+		desc: prometheus.NewDesc("geneva_schedule_skipped_slots",
+			"Slots of the schedule skipped because the hero still had an ongoing workflow of the type (geneva.schedule_list; monotonic while the schedule lives).",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
+	},
+	"schedule_paused": {
+		desc: prometheus.NewDesc("geneva_schedule_paused",
+			"1 when the schedule is paused (it fires nothing), else 0.",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
 	},
 	"workflows": {
 		desc: prometheus.NewDesc("geneva_workflows",
@@ -147,7 +192,7 @@ var metrics = map[string]metric{
 }
 
 var scrapeErrorDesc = prometheus.NewDesc("geneva_scrape_error",
-	"1 when the last scrape's query of geneva.engine_metrics and the events' views failed, else 0.", nil, nil)
+	"1 when the last scrape's query of geneva.engine_metrics, the events' views and geneva.schedule_list failed, else 0.", nil, nil)
 
 // Collector is a prometheus.Collector of Geneva's engine metrics.
 type Collector struct {
