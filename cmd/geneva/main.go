@@ -1,10 +1,9 @@
 // Command geneva is the operator's tool for Geneva: it installs the schema,
 // lists and shows workflows, pauses, resumes, cancels and skips them, lists
 // what awaits an event and sends events, shows and defines limits, manages
-// schedules, runs
-// housekeeping, and serves the dashboard and the metrics. It runs no
-// workflows: workers are programs of their own (examples/myworker; the
-// example workflows' is `go run ./examples/demo --worker`).
+// schedules, runs housekeeping, and serves the dashboard and the metrics. It
+// runs no workflows: workers are programs of their own (examples/myworker;
+// the example workflows' is `go run ./examples/demo --worker`).
 //
 //	geneva [--database-url URL] <command> [arguments]
 //	geneva help [command]

@@ -4,8 +4,8 @@
 // outcome, playing a manager who approves an expense from SQL
 // (geneva.send_event) while another's approval window passes, and an
 // operator who resumes a paused payment, firing a schedule (a team digest
-// every minute), and printing what `geneva ls`,
-// `stats` and `show` say at the end; then tenants syncing accounts
+// every minute), and printing what `geneva ls`, `stats` and `show` say at
+// the end; then tenants syncing accounts
 // (TenantSync, at most 2 steps at once per tenant): a noisy tenant queues
 // 40 syncs, three small ones 4 each, and the small ones finish while the
 // noisy one still works (`geneva limits` shows its queue).
