@@ -239,6 +239,9 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	mux.HandleFunc("GET "+p+"/waiting", h.waiting)
 	mux.HandleFunc("GET "+p+"/limits", h.limits)
 	mux.HandleFunc("GET "+p+"/stuck", h.stuck)
+	mux.HandleFunc("GET "+p+"/schedules", h.schedules)
+	mux.HandleFunc("GET "+p+"/schedules/{name}/{action}", h.confirmSchedule)
+	mux.HandleFunc("POST "+p+"/schedules/{name}/{action}", h.actSchedule)
 	mux.HandleFunc("GET "+p+"/stats", h.stats)
 	if c.Metrics != nil {
 		mux.Handle("GET "+p+"/metrics", c.Metrics)

@@ -64,6 +64,7 @@ func scalePaths(w *world, mid int64) []string {
 		"/paused",
 		"/waiting",
 		"/limits",
+		"/schedules",
 		"/waiting?event=approved",
 		"/stuck",
 		"/stats",

@@ -1,8 +1,8 @@
 // Package promgeneva serves Geneva's engine metrics to Prometheus: one
-// prometheus.Collector that reads the geneva.engine_metrics view, and the
-// events' views geneva.awaiting_events and geneva.event_stats, and the
-// limits' geneva.limit_usage, at each scrape (one query), so the numbers are
-// right whatever workers run or died.
+// prometheus.Collector that reads the geneva.engine_metrics view, the
+// events' views geneva.awaiting_events and geneva.event_stats, the limits'
+// geneva.limit_usage and geneva.schedule_list, at each scrape (one query), so
+// the numbers are right whatever workers run or died.
 //
 //	http.Handle("/metrics", promgeneva.Handler(pool))
 //
@@ -25,6 +25,10 @@
 //	geneva_limit_in_progress{kind, limit, key}          executions holding a slot of a limit key (geneva.limit_usage)
 //	geneva_limit_waiting{kind, limit, key}              executions waiting for a slot of it
 //	geneva_limit_window_starts{kind, limit, key}        starts counted in its current rate window
+//	geneva_schedule_lag_seconds{workflow_type, schedule}  how long an active schedule's due slot has waited to be fired (0 when none is due)
+//	geneva_schedule_fired_slots{workflow_type, schedule}  slots that created a workflow (monotonic while the schedule lives)
+//	geneva_schedule_skipped_slots{workflow_type, schedule}  slots skipped: the hero still had an ongoing workflow of the type
+//	geneva_schedule_paused{workflow_type, schedule}     1 when the schedule is paused
 //	geneva_scrape_error                                 1 when the last scrape's query failed
 //
 // The limit gauges have one series per limit key in use (geneva.limit_usage:
@@ -62,7 +66,8 @@ type DB interface {
 // geneva.engine_metrics, then the events' gauges in the same shape (metric,
 // workflow_type, step_name, label, value), the event's name as the label,
 // then the limits' (geneva.limit_usage), its kind, limit and key in the
-// places of workflow_type, step_name and label.
+// places of workflow_type, step_name and label, then the schedules', the
+// schedule's name as the label.
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
 from geneva.engine_metrics
 union all
@@ -85,7 +90,16 @@ cross join lateral (values
   ('limit_waiting', u.waiting::double precision, u.concurrency is not null),
   ('limit_window_starts', u.starts_in_window::double precision, u.rate is not null)
 ) m (metric, value, bounded)
-where m.bounded or m.value > 0`
+where m.bounded or m.value > 0
+union all
+select m.metric, s.workflow_type, '', s.name, m.value
+from geneva.schedule_list s
+cross join lateral (values
+  ('schedule_lag_seconds', s.lag_seconds),
+  ('schedule_fired_slots', s.fired_count::double precision),
+  ('schedule_skipped_slots', s.skipped_count::double precision),
+  ('schedule_paused', case when s.paused then 1 else 0 end::double precision)
+) m (metric, value)`
 
 // Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
 // default).
@@ -107,6 +121,12 @@ func typeAnd() func(string, string, string) []string {
 // label).
 func typeAndEvent() func(string, string, string) []string {
 	return func(workflowType, _, event string) []string { return []string{workflowType, event} }
+}
+
+// typeAndSchedule labels a row with its workflow type and schedule name (its
+// label).
+func typeAndSchedule() func(string, string, string) []string {
+	return func(workflowType, _, schedule string) []string { return []string{workflowType, schedule} }
 }
 
 var metrics = map[string]metric{
@@ -133,6 +153,30 @@ var metrics = map[string]metric{
 			"Events kept that no step consumed yet (geneva.event_stats): sent before a step awaits them, or to a workflow that never will, per workflow type and event.",
 			[]string{"workflow_type", "event"}, nil),
 		labels: typeAndEvent(),
+	},
+	"schedule_lag_seconds": {
+		desc: prometheus.NewDesc("geneva_schedule_lag_seconds",
+			"How long an active schedule's due slot has waited for geneva.fire_schedules (0 when none is due): with a worker running, under a second or two; more means no worker fires (geneva.schedule_list).",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
+	},
+	"schedule_fired_slots": {
+		desc: prometheus.NewDesc("geneva_schedule_fired_slots",
+			"Slots of the schedule that created a workflow (geneva.schedule_list; monotonic while the schedule lives).",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
+	},
+	"schedule_skipped_slots": {
+		desc: prometheus.NewDesc("geneva_schedule_skipped_slots",
+			"Slots of the schedule skipped because the hero still had an ongoing workflow of the type (geneva.schedule_list; monotonic while the schedule lives).",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
+	},
+	"schedule_paused": {
+		desc: prometheus.NewDesc("geneva_schedule_paused",
+			"1 when the schedule is paused (it fires nothing), else 0.",
+			[]string{"workflow_type", "schedule"}, nil),
+		labels: typeAndSchedule(),
 	},
 	"workflows": {
 		desc: prometheus.NewDesc("geneva_workflows",
@@ -197,7 +241,7 @@ var limitLabels = []string{"kind", "limit", "key"}
 func limitLabelValues(kind, limit, key string) []string { return []string{kind, limit, key} }
 
 var scrapeErrorDesc = prometheus.NewDesc("geneva_scrape_error",
-	"1 when the last scrape's query of geneva.engine_metrics and the events' and limits' views failed, else 0.", nil, nil)
+	"1 when the last scrape's query of geneva.engine_metrics and the events', limits' and schedules' views failed, else 0.", nil, nil)
 
 // Collector is a prometheus.Collector of Geneva's engine metrics.
 type Collector struct {

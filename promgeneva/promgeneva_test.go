@@ -293,3 +293,48 @@ func TestEventMetrics(t *testing.T) {
 		"event=other,workflow_type=Approval":    1,
 	}, samples(families, "geneva_events_sent"))
 }
+
+func TestScheduleMetrics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conf := dbtest.NewConfig(t)
+	conn := dbtest.NewConn(t, conf)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := conn.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	at := func(s string) { exec("select set_config('geneva.fake_now', $1, false)", s) }
+	exec(`select geneva.define_workflow('Digest', '{"steps": [{"name": "send"}]}')`)
+	at("2030-01-01 12:00:00Z")
+	exec("select geneva.create_schedule('digest', '* * * * *', 'Digest', 'Team', 'ops')")
+	exec("select geneva.create_schedule('paused', '@daily', 'Digest', 'Team', 'other')")
+	exec("select geneva.pause_schedule('paused')")
+	at("2030-01-01 12:01:00Z")
+	exec("select geneva.fire_schedules()")
+	at("2030-01-01 12:02:00Z")
+	exec("select geneva.fire_schedules()") // skipped: Team ops's digest is ongoing
+	at("2030-01-01 12:03:30Z")             // the 12:03 slot waits for 30 seconds
+
+	families := scrape(t, promgeneva.Handler(conn))
+	require.Equal(t, map[string]float64{"": 0}, samples(families, "geneva_scrape_error"))
+	require.Equal(t, map[string]float64{
+		"schedule=digest,workflow_type=Digest": 30,
+		"schedule=paused,workflow_type=Digest": 0,
+	}, samples(families, "geneva_schedule_lag_seconds"))
+	require.Equal(t, map[string]float64{
+		"schedule=digest,workflow_type=Digest": 1,
+		"schedule=paused,workflow_type=Digest": 0,
+	}, samples(families, "geneva_schedule_fired_slots"))
+	require.Equal(t, map[string]float64{
+		"schedule=digest,workflow_type=Digest": 1,
+		"schedule=paused,workflow_type=Digest": 0,
+	}, samples(families, "geneva_schedule_skipped_slots"))
+	require.Equal(t, map[string]float64{
+		"schedule=digest,workflow_type=Digest": 0,
+		"schedule=paused,workflow_type=Digest": 1,
+	}, samples(families, "geneva_schedule_paused"))
+	// a reader may scrape them too
+	families = scrape(t, promgeneva.Handler(dbtest.NewConnAs(t, conf, dbtest.Reader)))
+	require.Len(t, samples(families, "geneva_schedule_fired_slots"), 2)
+}

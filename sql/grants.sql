@@ -18,9 +18,11 @@
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, housekeeping (its thresholds and settings too),
---             hero tracking and named limits (define_limit)
+--             hero tracking, named limits (define_limit) and schedules
+--             (create, pause, resume, delete, fire)
 --   worker    workers: the worker protocol, define_workflow, housekeeping
---             rounds with the operators' settings (housekeep_if_due), the
+--             rounds with the operators' settings (housekeep_if_due),
+--             firing schedules (fire_schedules), the
 --             read functions, and River's own tables
 --
 -- Their names are the template data role_app, role_operator, role_worker and
@@ -110,7 +112,10 @@ grant select on
   geneva.awaiting_events,
   geneva.event_stats,
   -- limits: what each key holds and waits for
-  geneva.limit_usage
+  geneva.limit_usage,
+  -- schedules, and what their slots did
+  geneva.schedule_list,
+  geneva.schedule_firing_list
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 
 -- Applications and operators (events too: from the application's own
@@ -132,6 +137,21 @@ grant execute on function
   geneva.untrack_hero,
   geneva.define_limit
 to {{ .role_operator }};
+
+-- Schedules: operators create, pause, resume and delete them (a schedule
+-- creates workflows as the owner, so applications may not); every worker
+-- fires them (fire_schedules decides nothing a caller chooses: it fires
+-- what is due), and operators may too.
+grant execute on function
+  geneva.create_schedule,
+  geneva.pause_schedule,
+  geneva.resume_schedule,
+  geneva.delete_schedule
+to {{ .role_operator }};
+
+grant execute on function
+  geneva.fire_schedules
+to {{ .role_operator }}, {{ .role_worker }};
 
 -- Housekeeping: every worker takes part in it through housekeep_if_due,
 -- which takes no thresholds; they are the operators' settings

@@ -76,6 +76,20 @@
 {{ template "functions/send_event.sql" . }}
 {{ template "functions/send_hero_event.sql" . }}
 
+-- Schedules.
+{{ template "functions/_cron_field.sql" . }}
+{{ template "functions/_cron_parse.sql" . }}
+{{ template "functions/_cron_instant.sql" . }}
+{{ template "functions/_cron_next.sql" . }}
+{{ template "functions/_cron_latest.sql" . }}
+{{ template "functions/_check_timezone.sql" . }}
+{{ template "functions/_lock_schedule.sql" . }}
+{{ template "functions/create_schedule.sql" . }}
+{{ template "functions/pause_schedule.sql" . }}
+{{ template "functions/resume_schedule.sql" . }}
+{{ template "functions/delete_schedule.sql" . }}
+{{ template "functions/fire_schedules.sql" . }}
+
 -- Worker protocol.
 {{ template "functions/start_step.sql" . }}
 {{ template "functions/_end_running_refuse.sql" . }}
@@ -124,6 +138,8 @@
 {{ template "triggers/truncate_guard.sql" . }}
 {{ template "triggers/housekeeping_settings_guard.sql" . }}
 {{ template "triggers/events_guard.sql" . }}
+{{ template "triggers/schedules_guard.sql" . }}
+{{ template "triggers/schedule_firings_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
@@ -141,6 +157,8 @@
 {{ template "views/awaiting_events.sql" . }}
 {{ template "views/event_stats.sql" . }}
 {{ template "views/limit_usage.sql" . }}
+{{ template "views/schedule_list.sql" . }}
+{{ template "views/schedule_firing_list.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}

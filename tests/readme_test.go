@@ -207,3 +207,44 @@ func TestReadmeEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"submit success", "approve success", "reimburse scheduled"}, outcomes)
 }
+
+func TestReadmeSchedules(t *testing.T) {
+	t.Parallel()
+	const script = "../examples/psql/schedules.sql"
+	b := setup(t)
+	psql := requirePsql(t)
+
+	text, err := os.ReadFile(script)
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	// the README quotes the script from its first step to the test clock
+	s := string(text)
+	quoted := s[strings.Index(s, "-- 1. The workflow type"):strings.Index(s, "\n\n-- Under the test clock")]
+	require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", script)
+
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, psql, "-X", "-f", script, "-d", b.conf.URL()).CombinedOutput()
+	require.NoError(t, err, "psql -f %s:\n%s", script, out)
+	require.Regexp(t, `sales-digest \| 30 8 \* \* mon-fri \| Europe/Berlin \| f +\| `, string(out))
+
+	type firing struct {
+		Slot          time.Time
+		Created       bool
+		SkippedReason *string
+	}
+	rows, err := b.conn.Query(b.ctx, `select slot, workflow_id is not null, skipped_reason
+		from geneva.schedule_firing_list order by slot`)
+	require.NoError(t, err)
+	firings, err := pgx.CollectRows(rows, pgx.RowToStructByPos[firing])
+	require.NoError(t, err)
+	require.Len(t, firings, 2)
+	require.Equal(t, time.Date(2031, 1, 7, 8, 0, 0, 0, time.UTC), firings[0].Slot.UTC(), "Tuesday 09:00 in Berlin")
+	require.True(t, firings[0].Created)
+	require.False(t, firings[1].Created, "Wednesday's: Tuesday's digest has not run")
+	require.Contains(t, *firings[1].SkippedReason, "has an ongoing Digest workflow")
+	var workflows int
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows where workflow_type = 'Digest'").Scan(&workflows))
+	require.Equal(t, 1, workflows)
+}

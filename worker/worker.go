@@ -101,6 +101,10 @@ type Config struct {
 	// (on by default).
 	Housekeeping HousekeepingConfig
 
+	// Schedules configures how the worker fires schedules, which every
+	// worker takes part in (on by default, every second).
+	Schedules ScheduleConfig
+
 	// River is the base of the River client's configuration, for settings
 	// Geneva does not set (e.g. FetchCooldown, PeriodicJobs, ID). Geneva adds
 	// its worker, the queues (unless Queues is set), the logger (unless Logger
@@ -129,7 +133,8 @@ type Config struct {
 type Worker struct {
 	client      *goclient.Client
 	exec        *executor
-	housekeeper *housekeeper // nil when disabled
+	housekeeper *housekeeper   // nil when disabled
+	firer       *scheduleFirer // nil when disabled
 	pool        *pgxpool.Pool
 	registry    registry
 	river       *river.Client[pgx.Tx]
@@ -205,6 +210,9 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 	if w.housekeeper, err = newHousekeeper(config.Housekeeping, w.client, logger); err != nil {
 		return nil, fmt.Errorf("geneva: %w", err)
 	}
+	if w.firer, err = newScheduleFirer(config.Schedules, w.client, logger); err != nil {
+		return nil, fmt.Errorf("geneva: %w", err)
+	}
 	// SQL sends River's insert notification at most once per queue per 10
 	// milliseconds; a producer that missed one finds the job at its next poll.
 	if riverConfig.FetchPollInterval == 0 {
@@ -264,6 +272,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.housekeeper != nil {
 		w.housekeeper.start()
 	}
+	if w.firer != nil {
+		w.firer.start()
+	}
 	return nil
 }
 
@@ -284,6 +295,9 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.exec.stopping.Store(true)
 	if w.housekeeper != nil {
 		w.housekeeper.stop()
+	}
+	if w.firer != nil {
+		w.firer.stop()
 	}
 	err := w.river.Stop(ctx)
 	if err == nil || ctx.Err() == nil {

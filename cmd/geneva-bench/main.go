@@ -60,6 +60,7 @@ type options struct {
 	growth         []int
 	sweep          []int
 	growthCreates  int
+	schedules      int
 	results        string
 	profile        bool
 
@@ -104,6 +105,7 @@ func main() {
 	flag.IntVar(&o.createConns, "create-conns", 4, "connections creating workflows at once")
 	flag.StringVar(&growth, "growth", "0,100000,1000000", "finished workflows in the tables at each growth measurement")
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
+	flag.IntVar(&o.schedules, "schedules", 10000, "schedules, none due, beside which fire_schedules is timed (also with none and 1,000; 0: skip it)")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")
 	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva run at -workers slots")
 	flag.IntVar(&o.resumableIterations, "resumable-iterations", 2000000, "iterations of the no-op resumable step (0: skip that run)")
@@ -281,6 +283,7 @@ func run(ctx context.Context, o options) error {
 		}},
 		phase{"create_workflow", b.createThroughput},
 		phase{"growth", b.growth},
+		phase{"fire_schedules", b.fireSchedules},
 		// The resumable-step runs count round trips; on a throwaway server
 		// they run non-durable, as before this benchmark measured durably
 		// (a write per Set would otherwise wait for a WAL flush each).

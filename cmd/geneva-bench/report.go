@@ -27,6 +27,8 @@ type results struct {
 
 	growth []growthRow
 
+	schedules []scheduleRow
+
 	resumable           resumableResult
 	resumableNondurable bool // the resumable-step runs ran with durability off
 }
@@ -126,10 +128,10 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d` on %s; the whole run took %s.\n\n",
 		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
-		o.creates, o.createConns, joinInts(o.growth), o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
+		o.creates, o.createConns, joinInts(o.growth), o.schedules, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
 	switched := " (the server given, as configured)"
@@ -301,6 +303,7 @@ func (r *results) markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.schedulesMarkdown(settings))
 	b.WriteString(r.resumable.markdown())
 	if r.resumableNondurable && len(r.resumable.rows) > 0 {
 		b.WriteString("The resumable-step runs ran on the server with fsync, synchronous_commit and full_page_writes off.\n\n")

@@ -1,9 +1,9 @@
 // Command geneva is the operator's tool for Geneva: it installs the schema,
 // lists and shows workflows, pauses, resumes, cancels and skips them, lists
-// what awaits an event and sends events, shows and defines limits, runs
-// housekeeping, and serves the dashboard and the metrics. It runs no
-// workflows: workers are programs of their own (examples/myworker; the
-// example workflows' is `go run ./examples/demo --worker`).
+// what awaits an event and sends events, shows and defines limits, manages
+// schedules, runs housekeeping, and serves the dashboard and the metrics. It
+// runs no workflows: workers are programs of their own (examples/myworker;
+// the example workflows' is `go run ./examples/demo --worker`).
 //
 //	geneva [--database-url URL] <command> [arguments]
 //	geneva help [command]
@@ -79,7 +79,8 @@ func newRootCmd(stdout io.Writer) *cobra.Command {
 		Short: "Operate Geneva's durable workflows in PostgreSQL",
 		Long: `geneva installs Geneva's schema and operates its workflows: it lists and shows
 them, pauses, resumes, cancels and skips them, lists what awaits an event and
-sends events, shows and defines limits, and runs housekeeping.
+sends events, shows and defines limits, manages schedules, and runs
+housekeeping.
 
 The database is --database-url, else $DATABASE_URL (a libpq URL).
 
@@ -121,7 +122,7 @@ a worker for the example workflows until interrupted.`,
 		newOperateCmd(opts, "resume", "Resume a paused workflow, or withdraw a requested pause"),
 		newOperateCmd(opts, "cancel", "Cancel a workflow (at the step boundary when a step runs)"),
 		newOperateCmd(opts, "skip", "Skip the step a paused or ready workflow would run next"),
-		newRunNowCmd(opts), newSendEventCmd(opts), newHousekeepCmd(opts), newLimitCmd(opts),
+		newRunNowCmd(opts), newSendEventCmd(opts), newScheduleCmd(opts), newHousekeepCmd(opts), newLimitCmd(opts),
 	} {
 		cmd.GroupID = "operate"
 		root.AddCommand(cmd)

@@ -3,8 +3,9 @@
 // with a worker on a throwaway PostgreSQL server, printing each step's
 // outcome, playing a manager who approves an expense from SQL
 // (geneva.send_event) while another's approval window passes, and an
-// operator who resumes a paused payment, and printing what `geneva ls`,
-// `stats` and `show` say at the end; then tenants syncing accounts
+// operator who resumes a paused payment, firing a schedule (a team digest
+// every minute), and printing what `geneva ls`, `stats` and `show` say at
+// the end; then tenants syncing accounts
 // (TenantSync, at most 2 steps at once per tenant): a noisy tenant queues
 // 40 syncs, three small ones 4 each, and the small ones finish while the
 // noisy one still works (`geneva limits` shows its queue).
@@ -212,6 +213,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 			examples.ExpenseApproval(world, approvalOpts),
 			examples.UserErasure(env.pool, world, opts),
 			examples.TenantSync(tenants),
+			teamDigest(),
 		},
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Hooks:         []worker.Hook{progress(env, start)},
@@ -259,8 +261,13 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	if err != nil {
 		return err
 	}
-	env.printf("Created %d workflows in one transaction; a day of waits lasts %s (an expense's 48 h approval window, %s).\n\n",
+	env.printf("Created %d workflows in one transaction; a day of waits lasts %s (an expense's 48 h approval window, %s).\n",
 		len(demoHeroes), demo.dayLasts, time.Duration(float64(examples.ApprovalWindow)/approvalOpts.Compress).Round(10*time.Millisecond))
+	slot, due, err := createDigestSchedule(ctx, env, demo.databaseURL == "")
+	if err != nil {
+		return fmt.Errorf("creating the digest's schedule: %w", err)
+	}
+	env.printf("\n")
 
 	// A manager approves expense 2001 from SQL, as psql (or a trigger on the
 	// application's own table) would; expense 2002's manager stays silent.
@@ -280,6 +287,10 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		return err
 	}
 	if err := waitSettled(ctx, env, order); err != nil {
+		return err
+	}
+
+	if err := showDigestSchedule(ctx, env, slot, due); err != nil {
 		return err
 	}
 

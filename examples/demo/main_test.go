@@ -60,6 +60,11 @@ func TestRunsTwice(t *testing.T) {
 		}
 		require.Regexp(t, `TenantSync concurrency noisy-co in progress \d/2, waiting \d+`, tenantsOut)
 		require.Contains(t, tenantsOut, "At most 2 calls of one tenant were in flight at once (noisy-co 2, acme 2)")
+		// a digest every minute: its first slot fired once, by the worker
+		require.Contains(t, out, "select geneva.create_schedule('team-digest', '* * * * *', 'TeamDigest', 'Team', 'ops')")
+		require.Regexp(t, `TeamDigest +#\d+ +Team +ops +send +-> success, workflow finished`, out)
+		require.Regexp(t, `team-digest  \* \* \* \* \*  UTC  TeamDigest for Team ops: slot \d\d:\d\d:00 fired \d+\.\ds after it`, out)
+		require.Contains(t, out, "select geneva.fire_schedules() -> 0")
 	}
 }
 

@@ -11,7 +11,8 @@
 -- not against the owner.
 -- Fired by: the trigger truncate_guard, before truncate, for each
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
--- housekeeping_rounds, housekeeping_settings, events and the kept counts' five tables.
+-- housekeeping_rounds, housekeeping_settings, events, schedules,
+-- schedule_firings and the kept counts' five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -79,5 +80,15 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.events
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.schedules
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.schedule_firings
 for each statement
 execute function geneva._trg_truncate_guard();

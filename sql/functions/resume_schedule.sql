@@ -1,0 +1,37 @@
+-- geneva.resume_schedule: an operator resumes a paused schedule. Its next
+-- slot stays the first it did not fire, so the slots that passed while it
+-- was paused are missed slots, and its catch-up decides (`latest`: the
+-- newest fires at once; `all`: every one, oldest first, 100 a call; `none`:
+-- none, it fires at its next slot). Resuming an active schedule changes
+-- nothing.
+--
+-- Called by: operators (any SQL client, goclient, the CLI, the dashboard).
+-- Locks: the schedule's row.
+-- Returns the schedule row after the call.
+-- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
+create or replace function geneva.resume_schedule(p_name text)
+returns geneva.schedules
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_schedule geneva.schedules := geneva._lock_schedule(p_name);
+  v_now timestamptz := geneva.now();
+begin
+  if v_schedule.paused_at is null then
+    return v_schedule;
+  end if;
+  perform pg_catalog.set_config('geneva.scheduling', 'on', true);
+  update geneva.schedules s
+  set paused_at = null, updated_at = v_now, updated_by = session_user
+  where s.id = v_schedule.id
+  returning s.* into v_schedule;
+  perform pg_catalog.set_config('geneva.scheduling', '', true);
+  return v_schedule;
+end;
+$$;
+
+comment on function geneva.resume_schedule(text) is
+'Resumes a paused schedule; its catch-up decides about the slots it missed.';
