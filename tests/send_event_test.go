@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +70,7 @@ func (b *testBundle) awaiting(t *testing.T, workflowID int64) (event string, tim
 	t.Helper()
 	err := b.conn.QueryRow(b.ctx, "select event, timeout_at from geneva.awaiting_events where workflow_id = $1",
 		workflowID).Scan(&event, &timeoutAt)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return "", time.Time{}
 	}
 	require.NoError(t, err)
