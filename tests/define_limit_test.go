@@ -374,3 +374,36 @@ func TestReadmeLimits(t *testing.T) {
 	require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('Checkout', 'Cart', '1')").Scan(&charge))
 	require.Equal(t, "reserve", b.run(t, charge).StepName)
 }
+
+// TestLimitsWithEventsAndWaits: a step that awaits an event and is held to
+// a limit waits for its event first, then for a slot; its own wait comes
+// before both.
+func TestLimitsWithEventsAndWaits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Approve", `{"concurrency": {"by": "type", "limit": 1}, "steps": [
+		{"name": "decide", "wait": "1 hour", "await": {"event": "approved", "timeout": "1 day"}}
+	]}`)
+	first, second := b.create(t, "Approve", "1"), b.create(t, "Approve", "2")
+	require.Equal(t, t0.Add(25*time.Hour), b.active(t, first).ScheduledFor, "its wait, then the event's timeout")
+
+	b.setNow(t, t0.Add(2*time.Hour))
+	require.True(t, b.sendEvent(t, first, "approved", "one"))
+	require.True(t, b.sendEvent(t, second, "approved", "two"))
+	started := b.run(t, first)
+	require.JSONEq(t, `"one"`, string(started.EventPayload))
+
+	// the second's event came, but the slot is taken: it waits, its event kept
+	waiting := b.active(t, second)
+	_, ok := b.startStep(t, waiting.ID, nil)
+	require.False(t, ok)
+	require.NotNil(t, b.limitState(t, waiting.ID).LimitWaitKey)
+	events := b.events(t, second)
+	require.Nil(t, events[0].ConsumedBy, "not consumed by a step that did not start")
+
+	b.complete(t, started.ExecutionID, "success", nil)
+	again, ok := b.startStep(t, waiting.ID, nil)
+	require.True(t, ok, "woken when the first ended")
+	require.JSONEq(t, `"two"`, string(again.EventPayload))
+}
