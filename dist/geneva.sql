@@ -5274,7 +5274,8 @@ returns table (
   event_id bigint,
   event_name text,
   event_payload jsonb,
-  event_sent_at timestamptz
+  event_sent_at timestamptz,
+  group_name text
 )
 language plpgsql
 volatile
@@ -5285,7 +5286,7 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;
@@ -5797,8 +5798,8 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 -- type's queue, the trace context its creator stored
 -- (create_workflow's p_trace_context) and the event it consumed (the oldest
 -- of its awaited name not consumed yet, now marked consumed by it) or
--- carries from the execution it repeats (NULL when none); no row for the
--- others.
+-- carries from the execution it repeats (NULL when none), and the
+-- workflow's group (create_workflow's p_group); no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -5830,7 +5831,8 @@ returns table (
   event_id bigint,
   event_name text,
   event_payload jsonb,
-  event_sent_at timestamptz
+  event_sent_at timestamptz,
+  group_name text
 )
 language plpgsql
 volatile
@@ -6041,7 +6043,7 @@ begin
   return query
   select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
     e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context,
-    ev.id, ev.name, ev.payload, ev.sent_at
+    ev.id, ev.name, ev.payload, ev.sent_at, w.group_name
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id

@@ -298,3 +298,14 @@ func TestCreateWorkflowGroup(t *testing.T) {
 	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows where hero_id = '3'").Scan(&n))
 	require.Zero(t, n)
 }
+
+func TestCreateWorkflowGroupReachesTheWorker(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.defineThreeSteps(t)
+	var id int64
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select geneva.create_workflow('ThreeSteps', 'User', '1', p_group => 'acme')").Scan(&id))
+	require.Equal(t, "acme", deref(b.run(t, id).Group), "start_step hands the group to the worker")
+	require.Nil(t, b.run(t, b.create(t, "ThreeSteps", "2")).Group)
+}

@@ -191,6 +191,7 @@ type startedStep struct {
 	EventName       *string
 	EventPayload    json.RawMessage
 	EventSentAt     *time.Time
+	Group           *string
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

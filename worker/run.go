@@ -192,6 +192,7 @@ func (step *Step) start(started *protocol.Execution) {
 	step.StartedAt = started.StartedAt
 	step.Queue = started.Queue
 	step.TraceContext = deref(started.TraceContext)
+	step.Group = deref(started.Group)
 	step.Cursor = started.Cursor
 	step.ContinuesFromID = deref(started.ContinuesFromID)
 	step.event = eventOf(started)
@@ -211,7 +212,7 @@ func (step *Step) followedBy(next *protocol.Execution) *Step {
 		StepName:     next.StepName,
 	})
 	s.start(next)
-	s.Queue, s.TraceContext = step.Queue, step.TraceContext
+	s.Queue, s.TraceContext, s.Group = step.Queue, step.TraceContext, step.Group
 	return s
 }
 

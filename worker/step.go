@@ -45,6 +45,10 @@ type Step struct {
 	// (goclient.CreateWorkflowOpts.TraceContext), empty when none; set with
 	// Attempt. For hooks: package otelgeneva links each step's span to it.
 	TraceContext string
+	// Group is the workflow's group (goclient.CreateWorkflowOpts.Group, the
+	// key of limits by group), empty when none (and in conditions); set with
+	// Attempt.
+	Group string
 	// Logger logs with the workflow's type, id and hero and the execution's
 	// id and step name.
 	Logger *slog.Logger

@@ -55,6 +55,9 @@ type Execution struct {
 	EventName    *string         `db:"event_name"`
 	EventPayload json.RawMessage `db:"event_payload"`
 	EventSentAt  *time.Time      `db:"event_sent_at"`
+	// Group is the workflow's group (goclient.CreateWorkflowOpts.Group); nil
+	// when none.
+	Group *string `db:"group_name"`
 }
 
 // Failure describes an error of a step, for FailStep.

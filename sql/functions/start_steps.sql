@@ -51,8 +51,8 @@
 -- type's queue, the trace context its creator stored
 -- (create_workflow's p_trace_context) and the event it consumed (the oldest
 -- of its awaited name not consumed yet, now marked consumed by it) or
--- carries from the execution it repeats (NULL when none); no row for the
--- others.
+-- carries from the execution it repeats (NULL when none), and the
+-- workflow's group (create_workflow's p_group); no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -84,7 +84,8 @@ returns table (
   event_id bigint,
   event_name text,
   event_payload jsonb,
-  event_sent_at timestamptz
+  event_sent_at timestamptz,
+  group_name text
 )
 language plpgsql
 volatile
@@ -295,7 +296,7 @@ begin
   return query
   select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
     e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context,
-    ev.id, ev.name, ev.payload, ev.sent_at
+    ev.id, ev.name, ev.payload, ev.sent_at, w.group_name
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
