@@ -261,6 +261,13 @@ func TestWorker(t *testing.T) {
 		b.waitState(t, id, "canceled")
 
 		require.Equal(t, []string{"a: reattempted_by_exception", "a: reattempted_by_exception", "a: reattempts_exhausted"}, b.outcomes(t, id))
+		// (the worker reports after the outcome commits: the workflow may be
+		// canceled a moment before the reporter has run)
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(reported) > 0
+		}, 10*time.Second, 5*time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
 		require.Equal(t, []string{"attempt 3 failed"}, reported, "terminal_only reports when reattempts run out")
