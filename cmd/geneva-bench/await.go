@@ -237,7 +237,7 @@ func (b *bench) sendAll(ctx context.Context, ids []int64) error {
 // createAwaiting creates n BenchAwait workflows (a hundred a transaction)
 // and waits until each one's step awaits its event (geneva.awaiting_events).
 func (b *bench) createAwaiting(ctx context.Context, n int) (first, last int64, ids []int64, err error) {
-	if first, last, err = b.createBatch(ctx, "BenchAwait", n); err != nil {
+	if first, last, err = b.createBatch(ctx, "BenchAwait", n, nil); err != nil {
 		return 0, 0, nil, err
 	}
 	rows, err := b.pool.Query(ctx, `select id from geneva.workflows

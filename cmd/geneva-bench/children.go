@@ -27,8 +27,11 @@ import (
 // competes for the two cores as a real deployment's worker would.
 
 // benchWorkflow is the workflow of the throughput runs: steps no-op steps.
-func benchWorkflow(steps int) *worker.Workflow {
-	wf := worker.NewWorkflow("Bench", nil)
+func benchWorkflow(steps int) *worker.Workflow { return noopWorkflow("Bench", steps, nil) }
+
+// noopWorkflow is a workflow type of steps no-op steps.
+func noopWorkflow(name string, steps int, opts *worker.WorkflowOpts) *worker.Workflow {
+	wf := worker.NewWorkflow(name, opts)
 	for range steps {
 		wf.Step("", func(ctx context.Context, step *worker.Step) error { return nil }, nil)
 	}
@@ -71,6 +74,9 @@ type childConfig struct {
 	completeBatch int
 	// await has a Geneva worker run BenchAwait besides Bench.
 	await bool
+	// limits has a Geneva worker run the limit runs' types besides Bench
+	// (limitWorkflows).
+	limits bool
 }
 
 func (c childConfig) args() []string {
@@ -84,6 +90,7 @@ func (c childConfig) args() []string {
 		"-inline-steps", fmt.Sprint(c.inlineSteps),
 		"-fetch-poll-interval", c.fetchPollInterval.String(),
 		fmt.Sprintf("-child-await=%t", c.await),
+		fmt.Sprintf("-child-limits=%t", c.limits),
 	}
 }
 
@@ -125,6 +132,9 @@ func runChild(config childConfig) error {
 		workflows := []*worker.Workflow{benchWorkflow(config.steps)}
 		if config.await {
 			workflows = append(workflows, benchAwaitWorkflow())
+		}
+		if config.limits {
+			workflows = append(workflows, limitWorkflows(config.steps)...)
 		}
 		w, err := worker.New(pool, &worker.Config{
 			Workflows:    workflows,

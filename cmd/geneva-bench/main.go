@@ -6,7 +6,9 @@
 // of the worker and of PostgreSQL), the wait events of the worker's busy
 // backends, step start latency at full load and at a steady offered load,
 // what a step that awaits an event costs (event sent → step started at a
-// steady rate, and steps/s when 10,000 events are sent at once),
+// steady rate, and steps/s when 10,000 events are sent at once), what a
+// concurrency limit costs (defined but never reached, and saturated) and
+// whether a big group's backlog delays small groups (fairness),
 // create_workflow throughput, how create_workflow and the dashboard views
 // cost as finished history grows, and the worker's peak memory.
 //
@@ -71,6 +73,12 @@ type options struct {
 	awaitBurst int
 	awaitConns int
 	awaitPerTx int
+
+	limitWorkflows int
+	limitGroups    int
+	fairBig        int
+	fairGroups     int
+	fairSmall      int
 }
 
 func main() {
@@ -81,6 +89,7 @@ func main() {
 		sweep  string
 		poll   time.Duration
 		await  bool
+		limits bool
 	)
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
@@ -114,16 +123,22 @@ func main() {
 	flag.IntVar(&o.awaitBurst, "await-burst", 10000, "workflows whose awaited step gets its event at once, at each durability (0: skip that run)")
 	flag.IntVar(&o.awaitConns, "await-conns", 4, "connections sending the -await-burst events at once")
 	flag.IntVar(&o.awaitPerTx, "await-per-tx", 100, "events each transaction of the -await-burst run sends (one statement)")
+	flag.IntVar(&o.limitWorkflows, "limit-workflows", 1000, "workflows in each limit run at -workers slots, at each durability: a concurrency limit defined but never reached, a saturated one, and the same workflows without limits run beside them (0: skip them)")
+	flag.IntVar(&o.limitGroups, "limit-groups", 8, "groups of the saturated-limit run, each at most 2 steps in progress (0: skip that run)")
+	flag.IntVar(&o.fairBig, "fair-big", 5000, "workflows of the fairness run's big group, at each durability (0: skip that run)")
+	flag.IntVar(&o.fairGroups, "fair-groups", 10, "small groups of the fairness run, created after the big one")
+	flag.IntVar(&o.fairSmall, "fair-small", 10, "workflows of each small group of the fairness run")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")
+	flag.BoolVar(&limits, "child-limits", false, "internal: the child's worker runs the limit runs' types too")
 	flag.Parse()
 
 	if child != "" {
 		err := runChild(childConfig{
 			mode: child, databaseURL: o.databaseURL, maxWorkers: o.workers, poolSize: o.pool,
 			steps: o.steps, fetchCooldown: o.fetchCooldown, fetchPollInterval: poll, inlineSteps: o.inlineSteps,
-			await: await,
+			await: await, limits: limits,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geneva-bench child:", err)

@@ -53,8 +53,8 @@ func (b *bench) childConfig(mode string, slots, inlineSteps int) childConfig {
 func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
 
 // define registers the benchmark's workflow types: Bench (the no-op steps),
-// BenchAwait (one step awaiting an event) and BenchCreate (one step, for
-// create_workflow).
+// BenchAwait (one step awaiting an event), the limit runs' (limitWorkflows)
+// and BenchCreate (one step, for create_workflow).
 func (b *bench) define(ctx context.Context) error {
 	client := protocol.New(b.pool)
 	definition, err := benchWorkflow(b.o.steps).Definition()
@@ -70,17 +70,30 @@ func (b *bench) define(ctx context.Context) error {
 	if err := client.DefineWorkflow(ctx, "BenchAwait", definition); err != nil {
 		return err
 	}
+	for _, wf := range limitWorkflows(b.o.steps) {
+		if definition, err = wf.Definition(); err != nil {
+			return err
+		}
+		if err := client.DefineWorkflow(ctx, wf.Type(), definition); err != nil {
+			return err
+		}
+	}
 	return client.DefineWorkflow(ctx, "BenchCreate", []byte(`{"steps": [{"name": "only"}]}`))
 }
 
 // createBatch creates n workflows of the type in transactions of up to 100 and
-// returns the range of their ids.
-func (b *bench) createBatch(ctx context.Context, workflowType string, n int) (first, last int64, err error) {
+// returns the range of their ids. With group, the i-th (from 0) is in the
+// group group(i).
+func (b *bench) createBatch(ctx context.Context, workflowType string, n int, group func(int) string) (first, last int64, err error) {
 	for done := 0; done < n; {
 		size := min(100, n-done)
 		err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-			for range size {
-				id, err := goclient.New(tx).CreateWorkflow(ctx, workflowType, "User", b.hero(), nil)
+			for i := range size {
+				var opts *goclient.CreateWorkflowOpts
+				if group != nil {
+					opts = &goclient.CreateWorkflowOpts{Group: group(done + i)}
+				}
+				id, err := goclient.New(tx).CreateWorkflow(ctx, workflowType, "User", b.hero(), opts)
 				if err != nil {
 					return err
 				}
@@ -198,6 +211,12 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 	if err := b.awaitBurst(ctx, p); err != nil {
 		return fmt.Errorf("%d events at once: %w", b.o.awaitBurst, err)
 	}
+	if err := b.limitRuns(ctx, p); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	if err := b.fairness(ctx, p); err != nil {
+		return fmt.Errorf("fairness: %w", err)
+	}
 	return nil
 }
 
@@ -216,22 +235,30 @@ func (b *bench) genevaRunBatch(ctx context.Context, slots, inlineSteps, complete
 
 // genevaRunOf is genevaRunBatch with its own number of workflows.
 func (b *bench) genevaRunOf(ctx context.Context, workflows, slots, inlineSteps, completeBatch int, lat *latencyPair) (runStats, error) {
-	var first, last int64
 	config := b.childConfig("geneva", slots, inlineSteps)
 	config.completeBatch = completeBatch
-	stats, err := b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
-		start := time.Now()
-		var err error
-		first, last, err = b.createBatch(ctx, "Bench", workflows)
-		if err == nil {
-			err = b.waitFinished(ctx, "Bench", 10*time.Minute)
-		}
-		return workflows * b.o.steps, time.Since(start), err
-	})
+	stats, first, last, err := b.runWorkflows(ctx, config, "Bench", workflows, nil)
 	if err == nil && lat != nil {
 		*lat, err = b.latencies(ctx, first, last)
 	}
 	return stats, err
+}
+
+// runWorkflows creates n workflows of the type (of -steps steps each; with
+// group, in their groups: createBatch) while a worker of the configuration
+// runs, waits until they are finished, and returns the run's measurement
+// and the range of the workflows' ids.
+func (b *bench) runWorkflows(ctx context.Context, config childConfig, workflowType string, n int, group func(int) string) (stats runStats, first, last int64, err error) {
+	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+		start := time.Now()
+		var err error
+		first, last, err = b.createBatch(ctx, workflowType, n, group)
+		if err == nil {
+			err = b.waitFinished(ctx, workflowType, 10*time.Minute)
+		}
+		return n * b.o.steps, time.Since(start), err
+	})
+	return stats, first, last, err
 }
 
 // riverRun works as many no-op River jobs as a Geneva run has steps, with

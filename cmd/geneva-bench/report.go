@@ -43,6 +43,7 @@ type profileResults struct {
 	sweep    []sweepRow
 	fullLoad latencyPair // of Geneva's run at -workers slots
 	await    awaitResults
+	limits   limitResults
 }
 
 // sweepRow is the throughput of Geneva (inline steps, and every step through
@@ -128,10 +129,11 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
 		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
-		o.creates, o.createConns, joinInts(o.growth), o.schedules, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
+		o.creates, o.createConns, joinInts(o.growth), o.schedules, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
+		o.limitWorkflows, o.limitGroups, o.fairBig, o.fairGroups, o.fairSmall, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
 	switched := " (the server given, as configured)"
@@ -210,10 +212,12 @@ func (r *results) markdown() string {
 			return fmt.Sprintf("%.1f / %.1f", p.await.started.p50, p.await.started.p99)
 		})
 	}
+	limitRows(o, row)
 	b.WriteString("\n")
 	if awaitSteady || awaitBurst {
 		b.WriteString(awaitProse(o))
 	}
+	b.WriteString(limitsProse(o))
 
 	// Cost per step and wait events, one table per durability.
 	for _, p := range r.profiles {
@@ -254,6 +258,7 @@ func (r *results) markdown() string {
 			cost(fmt.Sprintf("raw River, %d slots", row.slots), row.river)
 		}
 		cost(fmt.Sprintf("awaited step, %d events at once, %d slots (the sends included)", o.awaitBurst, o.workers), p.await.burst)
+		limitCosts(o, p, cost)
 		b.WriteString("\n")
 	}
 

@@ -117,7 +117,7 @@ func TestAwaitRows(t *testing.T) {
 		"| 10000 events at once, 4 connections, 100 a transaction, durable: sending them | 0.80 s (12500 events/s) |\n",
 		"1000 workflows' events sent at 100 a second, one per transaction",
 		"10000 events at once: 4 connections send them together, 100 a transaction",
-		"-await-rate 100 -await-for 10s -await-burst 10000 -await-conns 4 -await-per-tx 100`",
+		"-await-rate 100 -await-for 10s -await-burst 10000 -await-conns 4 -await-per-tx 100 ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("markdown() lacks %q", want)
@@ -132,5 +132,76 @@ func TestAwaitRows(t *testing.T) {
 	r.profiles = r.profiles[1:]
 	if text := r.markdown(); strings.Contains(text, "awaited step") || strings.Contains(text, "awaits an event") {
 		t.Errorf("markdown() without awaited runs mentions them:\n%s", text)
+	}
+}
+
+func TestLimitRows(t *testing.T) {
+	t.Parallel()
+
+	o := options{
+		sweep: []int{32}, workers: 32, steps: 5, sampleEvery: 10 * time.Millisecond,
+		limitWorkflows: 3000, limitGroups: 8, fairBig: 5000, fairGroups: 10, fairSmall: 10,
+	}
+	run := func(steps int, seconds, serverCPU float64) runStats {
+		return runStats{
+			units: steps, elapsed: time.Duration(seconds * float64(time.Second)),
+			serverCPU: time.Duration(serverCPU * float64(time.Second)),
+		}
+	}
+	r := &results{
+		options: o,
+		profiles: []*profileResults{
+			{name: "durable", durable: true, set: true, sweep: []sweepRow{{slots: 32}}, limits: limitResults{
+				unlimited:        run(15000, 10, 15),
+				never:            run(15000, 12.5, 15),
+				unlimitedOwnJobs: run(15000, 15, 15),
+				saturated:        run(15000, 30, 19.5),
+				saturatedJobs:    1.994, ownJobsJobs: 1,
+				fair: fairResult{big: 5000, groups: 10, small: 10, smallCreated: 1250 * time.Millisecond, smallDone: 4560 * time.Millisecond, bigByThen: 37},
+			}},
+			{name: "non-durable", set: true, sweep: []sweepRow{{slots: 32}}}, // its limit runs failed to record
+		},
+	}
+	text := r.markdown()
+	for _, want := range []string{
+		"| without limits, 32 slots, steps/s (run beside the limit runs) | 1500 | — |\n",
+		"| limit defined, never reached (concurrency 100000 by type), 32 slots, steps/s (÷ without limits; ÷ each step its own job) | **1200** (0.80×; 1.20×) | — |\n",
+		"| each step its own job, without limits, 32 slots, steps/s (run beside the limit runs) | 1000 | — |\n",
+		"| limit saturated (concurrency 2 by group, 8 groups), 32 slots, steps/s | 500 | — |\n",
+		"| limit saturated: PostgreSQL CPU ms/step (more than each step its own job without limits) | 1.300 (**+0.300**) | — |\n",
+		"| limit saturated: River jobs per step (each step its own job without limits) | 1.99 (1.00) | — |\n",
+		"| fairness (concurrency 2 by group): 10 groups of 10, created after a group of 5000, all finished (s from the start) | 4.6 s (created at 1.2 s) | — |\n",
+		"| fairness: the group of 5000's workflows finished by then (bar: fewer than 1000) | **37** | — |\n",
+		"| limit never reached (concurrency 100000 by type), 32 slots | 1200 |",
+		"| limit saturated (concurrency 2 by group, 8 groups), 32 slots | 500 |",
+		"each run creates 3000 workflows of 5 no-op steps at once with a worker of 32 slots",
+		"spread over 8 groups (at most 16 steps in progress of 32 slots;",
+		"5000 workflows of one group are created (a hundred a transaction), then 10 groups of 10;",
+		"-limit-workflows 3000 -limit-groups 8 -fair-big 5000 -fair-groups 10 -fair-small 10`",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("markdown() lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "| limit never reached (concurrency 100000 by type), 32 slots | 0 |") {
+		t.Error("markdown() has a cost row for a limit run that recorded nothing")
+	}
+
+	// PostgreSQL's CPU unseen: no difference.
+	l := r.profiles[0].limits
+	l.unlimitedOwnJobs.serverCPU = 0
+	if got, want := l.cpuText(), "1.300"; got != want {
+		t.Errorf("cpuText() without the own-job run's CPU = %q, want %q", got, want)
+	}
+	l.saturated.serverCPU = 0
+	if got, want := l.cpuText(), "n/a"; got != want {
+		t.Errorf("cpuText() without CPU = %q, want %q", got, want)
+	}
+
+	// Skipped runs leave no rows and no prose.
+	r.options.limitWorkflows, r.options.fairBig = 0, 0
+	r.profiles[0].limits = limitResults{}
+	if text := r.markdown(); strings.Contains(text, "| limit") || strings.Contains(text, "without limits") || strings.Contains(text, "airness") {
+		t.Errorf("markdown() without limit runs mentions them:\n%s", text)
 	}
 }
