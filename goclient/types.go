@@ -231,6 +231,12 @@ type HousekeepingSettings struct {
 type HousekeepResult struct {
 	WorkflowsCleanedUp       int `json:"workflows_cleaned_up"`
 	StepExecutionsCleanedUp  int `json:"step_executions_cleaned_up"`
+	// ActionsCleanedUp counts the operators' actions (geneva.action_log)
+	// deleted after the retention.
+	ActionsCleanedUp int `json:"actions_cleaned_up"`
+	// IdempotencyKeysCleanedUp counts create_workflow's idempotency keys
+	// deleted once expired.
+	IdempotencyKeysCleanedUp int `json:"idempotency_keys_cleaned_up"`
 	StuckInProgressRecovered int `json:"stuck_in_progress_recovered"`
 	StuckScheduledRecovered  int `json:"stuck_scheduled_recovered"`
 	// OrphansRepaired counts workflows whose state had no matching active
@@ -244,6 +250,8 @@ type HousekeepResult struct {
 func (r *HousekeepResult) Add(round *HousekeepResult) {
 	r.WorkflowsCleanedUp += round.WorkflowsCleanedUp
 	r.StepExecutionsCleanedUp += round.StepExecutionsCleanedUp
+	r.ActionsCleanedUp += round.ActionsCleanedUp
+	r.IdempotencyKeysCleanedUp += round.IdempotencyKeysCleanedUp
 	r.StuckInProgressRecovered += round.StuckInProgressRecovered
 	r.StuckScheduledRecovered += round.StuckScheduledRecovered
 	r.OrphansRepaired += round.OrphansRepaired
