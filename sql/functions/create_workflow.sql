@@ -117,8 +117,9 @@ begin
       created_at = excluded.created_at,
       expires_at = excluded.expires_at
     where k.expires_at <= v_now;
+    v_inserted := found;
     perform pg_catalog.set_config('geneva.inserting', '', true);
-    if not found then
+    if not v_inserted then
       select k.workflow_id into strict v_first
       from geneva.idempotency_keys k
       where k.workflow_type = p_workflow_type and k.idempotency_key = p_idempotency_key;
