@@ -102,11 +102,14 @@ type Workflow struct {
 	CanceledAt      *time.Time       `db:"canceled_at"`
 	// Group is the workflow's group (CreateWorkflowOpts.Group); nil for none.
 	Group *string `db:"group_name"`
+	// RetriedFrom is the workflow this one retries (RetryWorkflow); nil for
+	// one CreateWorkflow made. Client.Retries lists a workflow's retries.
+	RetriedFrom *int64 `db:"retried_from"`
 }
 
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
 	allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at, paused_at,
-	finished_at, canceled_at, group_name`
+	finished_at, canceled_at, group_name, retried_from`
 
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.
