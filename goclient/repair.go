@@ -89,6 +89,7 @@ type BulkRefusal struct {
 	Code    string  `json:"code"`
 	Message string  `json:"message"`
 	Detail  *string `json:"detail"`
+	Hint    *string `json:"hint"`
 }
 
 // BulkResult is what a BulkWorkflows call did.

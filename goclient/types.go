@@ -232,8 +232,8 @@ type HousekeepingSettings struct {
 
 // HousekeepResult counts what a round of housekeeping did.
 type HousekeepResult struct {
-	WorkflowsCleanedUp       int `json:"workflows_cleaned_up"`
-	StepExecutionsCleanedUp  int `json:"step_executions_cleaned_up"`
+	WorkflowsCleanedUp      int `json:"workflows_cleaned_up"`
+	StepExecutionsCleanedUp int `json:"step_executions_cleaned_up"`
 	// ActionsCleanedUp counts the operators' actions (geneva.action_log)
 	// deleted after the retention.
 	ActionsCleanedUp int `json:"actions_cleaned_up"`

@@ -35,7 +35,7 @@
 -- (one transaction) locks; "more" says to call again with the filter's
 -- after_id set to "last_id".
 -- Returns {"verb", "matched", "acted", "refused": [{"workflow_id", "code",
--- "message", "detail"}], "more", "last_id", "action_id"}, and for retry
+-- "message", "detail", "hint"}], "more", "last_id", "action_id"}, and for retry
 -- "retries": {original id: new id}.
 -- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb,
 -- a filter that is not an object, an unknown filter key, a value of the
@@ -70,6 +70,7 @@ declare
   v_code text;
   v_message text;
   v_detail text;
+  v_hint text;
   v_result jsonb;
 begin
   if p_verb is null or p_filter is null or p_limit is null then
@@ -174,9 +175,11 @@ begin
       v_acted := v_acted + 1;
     exception when object_not_in_prerequisite_state or no_data_found or unique_violation
       or invalid_parameter_value or sqlstate 'WF001' then
-      get stacked diagnostics v_code = returned_sqlstate, v_message = message_text, v_detail = pg_exception_detail;
+      get stacked diagnostics v_code = returned_sqlstate, v_message = message_text, v_detail = pg_exception_detail,
+        v_hint = pg_exception_hint;
       v_refused := v_refused || jsonb_build_array(jsonb_build_object(
-        'workflow_id', v_id, 'code', v_code, 'message', v_message, 'detail', nullif(v_detail, '')
+        'workflow_id', v_id, 'code', v_code, 'message', v_message, 'detail', nullif(v_detail, ''),
+        'hint', nullif(v_hint, '')
       ));
     end;
   end loop;
