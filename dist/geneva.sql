@@ -3218,8 +3218,8 @@ $$;
 -- Called by: every operator verb once it has acted (pause_workflow,
 -- resume_workflow, cancel_workflow, skip_step, schedule_step, retry_workflow,
 -- bulk_workflows, send_event, send_hero_event, define_workflow when it
--- writes, set_housekeeping_settings when something is given, track_hero,
--- untrack_hero).
+-- writes, define_limit, set_housekeeping_settings when something is given,
+-- track_hero, untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
 -- run as the owner). Two transaction-local settings add to the arguments:
@@ -3673,6 +3673,7 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- executions at once.
 --
 -- Locks: the limit's row (upsert), then the keys of its waiting executions.
+-- Records the action (geneva._log_action).
 -- Raises: 22004 for a NULL name or p_by; 22023 for an empty name, p_by not
 -- none, group, hero or type, neither a concurrency nor a rate, a bound under
 -- 1, a rate without a per or a per not above zero or in months or years;
@@ -3731,6 +3732,14 @@ begin
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
   ), false);
+
+  perform geneva._log_action(
+    'define_limit', null,
+    jsonb_strip_nulls(jsonb_build_object(
+      'name', p_name, 'concurrency', p_concurrency, 'rate', p_rate, 'per', p_per, 'by', p_by
+    )),
+    null
+  );
 end;
 $$;
 

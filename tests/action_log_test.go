@@ -86,6 +86,7 @@ func TestActionLog(t *testing.T) {
 			{operator, dbtest.Operator, "select geneva.set_housekeeping_settings(p_batch_size => 50)", "set_housekeeping_settings", nil, `{"batch_size": 50}`},
 			{operator, dbtest.Operator, "select geneva.track_hero('public.users', 'User')", "track_hero", nil, `{"table": "public.users", "hero_type": "User", "id_column": "id"}`},
 			{operator, dbtest.Operator, "select geneva.untrack_hero('public.users', 'User')", "untrack_hero", nil, `{"table": "public.users", "hero_type": "User"}`},
+			{operator, dbtest.Operator, "select geneva.define_limit('mail', p_concurrency => 5, p_by => 'group')", "define_limit", nil, `{"name": "mail", "concurrency": 5, "by": "group"}`},
 			{worker, dbtest.Worker, "select geneva.define_workflow('Other', '{\"steps\": [{\"name\": \"x\"}]}')", "define_workflow", nil, `{"workflow_type": "Other"}`},
 		}
 		for _, c := range calls {

@@ -6,8 +6,8 @@
 -- Called by: every operator verb once it has acted (pause_workflow,
 -- resume_workflow, cancel_workflow, skip_step, schedule_step, retry_workflow,
 -- bulk_workflows, send_event, send_hero_event, define_workflow when it
--- writes, set_housekeeping_settings when something is given, track_hero,
--- untrack_hero).
+-- writes, define_limit, set_housekeeping_settings when something is given,
+-- track_hero, untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
 -- run as the owner). Two transaction-local settings add to the arguments:
