@@ -188,7 +188,7 @@ func (f *filter) bulkFilter(action string) (*goclient.BulkFilter, bool) {
 	}
 	b := &goclient.BulkFilter{
 		WorkflowType: p.WorkflowType, State: string(p.State), ErrorClass: p.ErrorClass,
-		HeroType: p.HeroType, HeroID: p.HeroID,
+		HeroType: p.HeroType, HeroID: p.HeroID, Group: p.Group,
 		CreatedBefore: p.CreatedBefore, CreatedAfter: p.CreatedAfter, UpToID: p.UpToID,
 	}
 	if p.Ongoing {
