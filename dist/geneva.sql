@@ -3218,8 +3218,10 @@ $$;
 -- Called by: every operator verb once it has acted (pause_workflow,
 -- resume_workflow, cancel_workflow, skip_step, schedule_step, retry_workflow,
 -- bulk_workflows, send_event, send_hero_event, define_workflow when it
--- writes, define_limit, set_housekeeping_settings when something is given,
--- track_hero, untrack_hero).
+-- writes, define_limit, create_schedule when it writes, pause_schedule and
+-- resume_schedule when they change it, delete_schedule,
+-- set_housekeeping_settings when something is given, track_hero,
+-- untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
 -- run as the owner). Two transaction-local settings add to the arguments:
@@ -5469,7 +5471,9 @@ $$;
 -- deployment may declare its schedules at every start.
 --
 -- Called by: operators (any SQL client, goclient, `geneva schedule create`).
--- Locks: the schedule's row (the insert, or the update on conflict).
+-- Locks: the schedule's row (the insert, or the update on conflict). Records
+-- the action (geneva._log_action) when it writes (not the same schedule
+-- again).
 -- Raises: 22004 for a NULL argument; 22001 for a name, workflow type or hero
 -- type over 255 bytes, a hero id over 1024 or an expression over 1000;
 -- 22023 for an empty name, hero type or hero id, a bad cron expression
@@ -5560,6 +5564,15 @@ begin
 
   if v_id is null then -- the same schedule again: nothing written
     select s.id into v_id from geneva.schedules s where s.name = p_name;
+  else
+    perform geneva._log_action(
+      'create_schedule', null,
+      jsonb_build_object(
+        'name', p_name, 'cron', p_cron, 'workflow_type', p_workflow_type, 'hero_type', p_hero_type,
+        'hero_id', p_hero_id, 'timezone', p_timezone, 'catch_up', p_catch_up, 'allow_multiple', p_allow_multiple
+      ),
+      jsonb_build_object('schedule_id', v_id)
+    );
   end if;
   return v_id;
 end;
@@ -5573,7 +5586,8 @@ comment on function geneva.create_schedule(text, text, text, text, text, text, t
 -- the slots it missed). Pausing a paused schedule changes nothing.
 --
 -- Called by: operators (any SQL client, goclient, the CLI, the dashboard).
--- Locks: the schedule's row.
+-- Locks: the schedule's row. Records the action (geneva._log_action) when it
+-- changes the schedule.
 -- Returns the schedule row after the call.
 -- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
 create or replace function geneva.pause_schedule(p_name text)
@@ -5596,6 +5610,7 @@ begin
   where s.id = v_schedule.id
   returning s.* into v_schedule;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
+  perform geneva._log_action('pause_schedule', null, jsonb_build_object('name', p_name), null);
   return v_schedule;
 end;
 $$;
@@ -5611,7 +5626,8 @@ comment on function geneva.pause_schedule(text) is
 -- nothing.
 --
 -- Called by: operators (any SQL client, goclient, the CLI, the dashboard).
--- Locks: the schedule's row.
+-- Locks: the schedule's row. Records the action (geneva._log_action) when it
+-- changes the schedule.
 -- Returns the schedule row after the call.
 -- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
 create or replace function geneva.resume_schedule(p_name text)
@@ -5634,6 +5650,7 @@ begin
   where s.id = v_schedule.id
   returning s.* into v_schedule;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
+  perform geneva._log_action('resume_schedule', null, jsonb_build_object('name', p_name), null);
   return v_schedule;
 end;
 $$;
@@ -5645,7 +5662,8 @@ comment on function geneva.resume_schedule(text) is
 -- history. The workflows it created stay.
 --
 -- Called by: operators (any SQL client, goclient, the CLI).
--- Locks: the schedule's row, then its firings (the cascade).
+-- Locks: the schedule's row, then its firings (the cascade). Records the
+-- action (geneva._log_action).
 -- Returns the deleted schedule row.
 -- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
 create or replace function geneva.delete_schedule(p_name text)
@@ -5661,6 +5679,9 @@ begin
   perform pg_catalog.set_config('geneva.scheduling', 'on', true);
   delete from geneva.schedules s where s.id = v_schedule.id;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
+  perform geneva._log_action(
+    'delete_schedule', null, jsonb_build_object('name', p_name), jsonb_build_object('schedule_id', v_schedule.id)
+  );
   return v_schedule;
 end;
 $$;

@@ -87,6 +87,10 @@ func TestActionLog(t *testing.T) {
 			{operator, dbtest.Operator, "select geneva.track_hero('public.users', 'User')", "track_hero", nil, `{"table": "public.users", "hero_type": "User", "id_column": "id"}`},
 			{operator, dbtest.Operator, "select geneva.untrack_hero('public.users', 'User')", "untrack_hero", nil, `{"table": "public.users", "hero_type": "User"}`},
 			{operator, dbtest.Operator, "select geneva.define_limit('mail', p_concurrency => 5, p_by => 'group')", "define_limit", nil, `{"name": "mail", "concurrency": 5, "by": "group"}`},
+			{operator, dbtest.Operator, "select geneva.create_schedule('nightly', '0 3 * * *', 'ThreeSteps', 'Team', 'ops')", "create_schedule", nil, `{"name": "nightly", "cron": "0 3 * * *", "timezone": "UTC"}`},
+			{operator, dbtest.Operator, "select geneva.pause_schedule('nightly')", "pause_schedule", nil, `{"name": "nightly"}`},
+			{operator, dbtest.Operator, "select geneva.resume_schedule('nightly')", "resume_schedule", nil, `{"name": "nightly"}`},
+			{operator, dbtest.Operator, "select geneva.delete_schedule('nightly')", "delete_schedule", nil, `{"name": "nightly"}`},
 			{worker, dbtest.Worker, "select geneva.define_workflow('Other', '{\"steps\": [{\"name\": \"x\"}]}')", "define_workflow", nil, `{"workflow_type": "Other"}`},
 		}
 		for _, c := range calls {

@@ -6,8 +6,10 @@
 -- Called by: every operator verb once it has acted (pause_workflow,
 -- resume_workflow, cancel_workflow, skip_step, schedule_step, retry_workflow,
 -- bulk_workflows, send_event, send_hero_event, define_workflow when it
--- writes, define_limit, set_housekeeping_settings when something is given,
--- track_hero, untrack_hero).
+-- writes, define_limit, create_schedule when it writes, pause_schedule and
+-- resume_schedule when they change it, delete_schedule,
+-- set_housekeeping_settings when something is given, track_hero,
+-- untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
 -- run as the owner). Two transaction-local settings add to the arguments:
