@@ -16,7 +16,8 @@ import (
 )
 
 // verbs are the actions on one workflow: the goclient method (its SQL
-// function), and what the page says. Only run-now takes the step.
+// function), and what the page says. Run-now and retry take the step; retry
+// returns the new workflow, which the page goes to.
 var verbs = map[string]struct {
 	call                  func(c *goclient.Client, ctx context.Context, workflowID int64, step string) (*goclient.Workflow, error)
 	label, describe, done string
@@ -26,6 +27,17 @@ var verbs = map[string]struct {
 	"cancel":  {byID((*goclient.Client).CancelWorkflow), "Cancel", "cancel workflow %d (at the end of its running step, if one runs)", "Canceled (or, while a step runs, canceling at its end)."},
 	"skip":    {byID((*goclient.Client).SkipStep), "Skip step", "skip the step workflow %d would run next", "Skipped its next step."},
 	"run-now": {(*goclient.Client).ScheduleStep, "Run now", "run a step of workflow %d now", "Scheduled to run now."},
+	"retry":   {retry, "Retry from step…", "run workflow %d again, as a new workflow, from a step (a paused one is canceled)", "Retried: this is the new run."},
+}
+
+// retry runs a workflow again from a step (geneva.retry_workflow) and
+// returns the new workflow.
+func retry(c *goclient.Client, ctx context.Context, workflowID int64, step string) (*goclient.Workflow, error) {
+	id, err := c.RetryWorkflow(ctx, workflowID, step)
+	if err != nil {
+		return nil, err
+	}
+	return c.GetWorkflow(ctx, id)
 }
 
 // byID is a verb of a goclient method that takes only the workflow's id.
@@ -45,25 +57,37 @@ var notices = func() map[string]string {
 	return m
 }()
 
-// bulkVerbs are the actions on a filtered set: the goclient method, and the
-// workflows it applies to (narrow).
+// bulkVerbs are the actions on a filtered set: the verb of
+// geneva.bulk_workflows, and the workflows it applies to (narrow).
 var bulkVerbs = map[string]struct {
-	call            func(c *goclient.Client, ctx context.Context, workflowID int64) (*goclient.Workflow, error)
+	verb            goclient.BulkVerb
 	label, eligible string
 	// narrow narrows a filter to the workflows the action applies to; false
 	// when none can match
 	narrow func(p *goclient.WorkflowListParams) bool
 }{
-	"resume": {(*goclient.Client).ResumeWorkflow, "Resume", "paused", func(p *goclient.WorkflowListParams) bool {
+	"resume": {goclient.BulkResume, "Resume", "paused", func(p *goclient.WorkflowListParams) bool {
 		if p.State != "" && p.State != goclient.StatePaused {
 			return false
 		}
 		p.State = goclient.StatePaused
 		return true
 	}},
-	"cancel": {(*goclient.Client).CancelWorkflow, "Cancel", "ongoing (ready, performing or paused)", func(p *goclient.WorkflowListParams) bool {
+	"cancel": {goclient.BulkCancel, "Cancel", "ongoing (ready, performing or paused)", func(p *goclient.WorkflowListParams) bool {
 		p.Ongoing = true
 		return true
+	}},
+	// retry: the paused ones, unless the filter names the finished or the
+	// canceled
+	"retry": {goclient.BulkRetry, "Retry", "paused, or finished or canceled when the filter says so", func(p *goclient.WorkflowListParams) bool {
+		switch p.State {
+		case goclient.StatePaused, goclient.StateFinished, goclient.StateCanceled:
+			return true
+		case "":
+			p.State = goclient.StatePaused
+			return true
+		}
+		return false
 	}},
 }
 
@@ -117,7 +141,7 @@ func (h *handler) confirmData(ctx context.Context, action string, id int64) (*co
 	}
 	v := verbs[action]
 	d := &confirmData{Action: action, Label: v.label, Question: fmt.Sprintf(v.describe, id), Workflow: wf}
-	if action == "run-now" {
+	if action == "run-now" || action == "retry" {
 		steps, err := h.definitionSteps(ctx, wf.WorkflowType)
 		if err != nil {
 			return nil, err
@@ -137,7 +161,13 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if _, err := verbs[action].call(h.client, ctx, id, r.PostFormValue("step")); err != nil {
+	var wf *goclient.Workflow
+	err := h.asActor(ctx, r, func(c *goclient.Client) error {
+		var err error
+		wf, err = verbs[action].call(c, ctx, id, r.PostFormValue("step"))
+		return err
+	})
+	if err != nil {
 		d, loadErr := h.confirmData(ctx, action, id)
 		if loadErr != nil {
 			h.fail(w, r, statusOf(err), err)
@@ -150,7 +180,39 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, statusOf(err), "confirm", p)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("%s/workflows/%d?done=%s", h.cfg.Prefix, id, url.QueryEscape(action)), http.StatusSeeOther)
+	// (retry: the new workflow)
+	http.Redirect(w, r, fmt.Sprintf("%s/workflows/%d?done=%s", h.cfg.Prefix, wf.ID, url.QueryEscape(action)), http.StatusSeeOther)
+}
+
+// asActor runs f in a transaction of its own whose geneva.actor is the
+// signed-in user, so that the action log (geneva.action_log) records who
+// acted besides the dashboard's database role: the basic auth name, "token"
+// for a token's holder, or none without credentials. The name says
+// "dashboard:" first.
+func (h *handler) asActor(ctx context.Context, r *http.Request, f func(c *goclient.Client) error) error {
+	tx, err := h.db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+	if _, err := tx.Exec(ctx, "select pg_catalog.set_config('geneva.actor', $1, true)", h.actor(r)); err != nil {
+		return err
+	}
+	if err := f(goclient.New(tx)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// actor names the signed-in user for the action log.
+func (h *handler) actor(r *http.Request) string {
+	if user, _, ok := r.BasicAuth(); ok && h.cfg.BasicAuthUser != "" && user == h.cfg.BasicAuthUser {
+		return "dashboard:" + user
+	}
+	if h.cfg.Token != "" {
+		return "dashboard:token"
+	}
+	return "dashboard"
 }
 
 // bulkData is the confirmation and the result of a bulk action.
@@ -168,6 +230,22 @@ type bulkData struct {
 	// match after a request stopped there.
 	Limit     int
 	Remaining int64
+}
+
+// refusalSentence is a bulk refusal's message, detail and hint, as
+// sentence says a refused action's.
+func refusalSentence(r *goclient.BulkRefusal) string {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	for _, more := range []*string{r.Detail, r.Hint} {
+		if more != nil && *more != "" {
+			if !strings.HasSuffix(b.String(), ".") {
+				b.WriteString(".")
+			}
+			b.WriteString(" " + *more)
+		}
+	}
+	return b.String()
 }
 
 // refusal is the workflows a bulk action could not act on for one reason.
@@ -219,9 +297,9 @@ func (h *handler) confirmBulk(w http.ResponseWriter, r *http.Request) {
 const maxRefusedIDs = 20
 
 // actBulk acts on the filtered workflows that were counted (ids up to the
-// highest counted), a batch at a time, each workflow through its own call
-// of the goclient method (its SQL function), and reports how many it acted
-// on and why the others were refused.
+// highest counted), oldest first, a batch at a time, each batch one call of
+// geneva.bulk_workflows (goclient.BulkWorkflows) in its own transaction, and
+// reports how many it acted on and why the others were refused.
 func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 	action, f, ok := h.bulkTarget(w, r, r.PostFormValue)
 	if !ok || !h.checkCSRF(w, r) {
@@ -236,9 +314,9 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()),
 		UpTo: f.UpTo, Done: true, Limit: h.cfg.BulkLimit}
 	d.Count, _ = strconv.ParseInt(r.PostFormValue("count"), 10, 64)
+	filter, some := f.bulkFilter(action)
 	reasons := map[string]*refusal{}
-	var before int64
-	for {
+	for some {
 		batch := min(h.cfg.BulkBatchSize, h.cfg.BulkLimit-d.Acted-d.Refusals)
 		if batch == 0 {
 			// the limit: say how many are left for the next request
@@ -249,41 +327,39 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 			}
 			break
 		}
-		ids, err := h.eligibleBatch(ctx, f, action, before, batch)
+		if h.beforeBulkCall != nil {
+			h.beforeBulkCall(ctx)
+		}
+		var result *goclient.BulkResult
+		err := h.asActor(ctx, r, func(c *goclient.Client) error {
+			var err error
+			result, err = c.BulkWorkflows(ctx, v.verb, filter, batch)
+			return err
+		})
 		if err != nil {
 			h.failQuery(w, r, err)
 			return
 		}
-		for _, id := range ids {
-			if h.beforeBulkCall != nil {
-				h.beforeBulkCall(ctx, id)
+		d.Acted += result.Acted
+		for _, refused := range result.Refused {
+			// the reason without the workflow's id, to group them
+			reason := strings.Replace(refusalSentence(&refused), " "+strconv.FormatInt(refused.WorkflowID, 10)+" ", " ", 1)
+			ref := reasons[reason]
+			if ref == nil {
+				ref = &refusal{Reason: reason}
+				reasons[reason] = ref
 			}
-			if _, err := v.call(h.client, ctx, id); err != nil {
-				if ctx.Err() != nil {
-					h.fail(w, r, statusOf(ctx.Err()), ctx.Err())
-					return
-				}
-				// the reason without the workflow's id, to group them
-				reason := strings.Replace(sentence(err), " "+strconv.FormatInt(id, 10)+" ", " ", 1)
-				ref := reasons[reason]
-				if ref == nil {
-					ref = &refusal{Reason: reason}
-					reasons[reason] = ref
-				}
-				if len(ref.Workflows) < maxRefusedIDs {
-					ref.Workflows = append(ref.Workflows, id)
-				} else {
-					ref.More++
-				}
-				d.Refusals++
-				continue
+			if len(ref.Workflows) < maxRefusedIDs {
+				ref.Workflows = append(ref.Workflows, refused.WorkflowID)
+			} else {
+				ref.More++
 			}
-			d.Acted++
+			d.Refusals++
 		}
-		if len(ids) < batch {
+		if !result.More {
 			break
 		}
-		before = ids[len(ids)-1]
+		filter.AfterID = *result.LastID
 	}
 	for _, ref := range reasons {
 		d.Refused = append(d.Refused, ref)

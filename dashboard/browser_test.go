@@ -243,6 +243,58 @@ func TestBrowser(t *testing.T) {
 		require.Contains(t, b.text("#live"), "No workflow matches")
 	})
 
+	t.Run("RetryFromStep", func(t *testing.T) {
+		b := newBrowser(t, server.URL)
+		original := w.gatewayTimeout[1] // paused on its error
+		b.run("open the paused workflow", chromedp.Navigate(fmt.Sprintf("%s/workflows/%d", server.URL, original)),
+			chromedp.WaitVisible(chromedp.CSS("#workflow-state")))
+		require.Equal(t, "paused", b.text("#workflow-state"))
+		b.run("press Retry from step", chromedp.Click(chromedp.CSS("#action-retry")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		require.Contains(t, b.text("form.confirm"), fmt.Sprintf("run workflow %d again, as a new workflow, from a step", original))
+		b.run("choose capture and confirm",
+			chromedp.SetValue(chromedp.CSS(`form.confirm select[name="step"]`), "capture"),
+			chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		require.Equal(t, "Retried: this is the new run.", b.text(".notice"))
+		require.Equal(t, "ready", b.text("#workflow-state"))
+		require.Equal(t, fmt.Sprintf("workflow %d", original), b.text("#retried-from"))
+		var retry int64
+		_, err := fmt.Sscanf(b.location(), "/workflows/%d", &retry)
+		require.NoError(t, err, b.location())
+		require.NotEqual(t, original, retry)
+		require.Contains(t, b.text("table.timeline"), "capture")
+		require.NotContains(t, b.text("table.timeline"), "authorize", "its history starts at the step")
+
+		b.run("back to the original", chromedp.Click(chromedp.CSS("#retried-from a")), chromedp.WaitVisible(chromedp.CSS("#retries")))
+		require.Equal(t, "canceled", b.text("#workflow-state"))
+		require.Equal(t, fmt.Sprintf("workflow %d", retry), strings.TrimSpace(b.text("#retries")))
+		log := b.text("#operator-actions")
+		require.Contains(t, log, "retry_workflow")
+		require.Contains(t, log, "(dashboard)", "the signed-in user (none here: the dashboard)")
+		require.Contains(t, log, `"from_step": "capture"`)
+	})
+
+	t.Run("BulkRetryOverAFilter", func(t *testing.T) {
+		b := newBrowser(t, server.URL)
+		b.run("workflows", chromedp.Navigate(server.URL+"/workflows"), chromedp.WaitVisible(chromedp.CSS("#filters")))
+		b.run("filter by GatewayTimeout",
+			chromedp.SendKeys(chromedp.CSS(`#filters input[name="error_class"]`), "GatewayTimeout"),
+			chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`table.list`)),
+		)
+		b.settle(func() bool { return strings.Contains(b.location(), "error_class=GatewayTimeout") })
+		b.run("press Retry the paused", chromedp.Click(chromedp.CSS("#bulk-retry")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		// of the three: one resumed, one canceled by its retry, one paused
+		require.Equal(t, "1", b.text("#bulk-count"))
+		b.run("confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#bulk-result")))
+		require.Equal(t, "1", b.text("#acted"))
+		require.Equal(t, "0", b.text("#refused"))
+		require.Equal(t, "canceled", w.state(t, w.gatewayTimeout[0]))
+
+		b.run("the retried workflow's actions", chromedp.Navigate(fmt.Sprintf("%s/workflows/%d", server.URL, w.gatewayTimeout[0])),
+			chromedp.WaitVisible(chromedp.CSS("#retries")))
+		require.Regexp(t, `retry_workflow \(bulk \d+\)`, b.text("#operator-actions"))
+	})
+
 	t.Run("LiveRefreshKeepsFilterAndScroll", func(t *testing.T) {
 		b := newBrowser(t, server.URL)
 		path := "/workflows?type=Payment"

@@ -166,9 +166,10 @@ type handler struct {
 	next      http.Handler
 	templates map[string]*template.Template
 
-	// beforeBulkCall, when set (by tests), runs before each call of a bulk
-	// action, to play a concurrent change.
-	beforeBulkCall func(ctx context.Context, workflowID int64)
+	// beforeBulkCall, when set (by tests), runs before each batch of a bulk
+	// action (each call of geneva.bulk_workflows), to play a concurrent
+	// change.
+	beforeBulkCall func(ctx context.Context)
 }
 
 // New returns the dashboard reading and operating the Geneva schema through

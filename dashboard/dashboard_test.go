@@ -352,7 +352,7 @@ func TestBulk(t *testing.T) {
 		require.Equal(t, "finished", w.state(t, w.finished[0]))
 	})
 
-	t.Run("ResumeByErrorClassReportsRefusals", func(t *testing.T) {
+	t.Run("ResumeByErrorClassThenRetryReportsRefusals", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		h := w.newHandler(t, nil)
@@ -360,20 +360,33 @@ func TestBulk(t *testing.T) {
 		require.Contains(t, r.body, `<strong id="bulk-count">3</strong> workflows match the filter and are paused`)
 		// someone else cancels one while the bulk action runs
 		raced := w.gatewayTimeout[1]
-		h.beforeBulkCall = func(ctx context.Context, id int64) {
-			if id == raced {
-				_, err := w.pool.Exec(ctx, "select geneva.cancel_workflow($1)", id)
-				require.NoError(t, err)
-			}
+		h.beforeBulkCall = func(ctx context.Context) {
+			_, err := w.pool.Exec(ctx, "select geneva.cancel_workflow($1)", raced)
+			require.NoError(t, err)
 		}
 		r = post(t, h, "/bulk/resume", url.Values{"csrf": {h.csrf}, "error_class": {"GatewayTimeout"},
 			"upto": {fmt.Sprint(w.gatewayTimeout[2])}, "count": {"3"}})
 		require.Equal(t, http.StatusOK, r.status, r.body)
-		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on, <strong id="refused">1</strong> refused`)
-		require.Contains(t, r.body, "<td>workflow cannot be resumed. Workflow is canceled. Only paused workflows can be resumed")
-		require.Contains(t, r.body, fmt.Sprintf(`<a href="/workflows/%d">%d</a>`, raced, raced))
+		// the filter is applied as each batch runs: the raced one no longer
+		// matches
+		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on, <strong id="refused">0</strong> refused, 1 no longer paused when their turn came.`)
 		require.Equal(t, "ready", w.state(t, w.gatewayTimeout[0]))
 		require.Equal(t, "paused", w.state(t, w.cardDeclined[0]))
+
+		// a retry of the canceled one refuses while its hero has another
+		// ongoing workflow of its type
+		h.beforeBulkCall = nil
+		var workflowType, heroID string
+		require.NoError(t, w.pool.QueryRow(w.ctx, "select workflow_type, hero_id from geneva.workflows where id = $1", raced).Scan(&workflowType, &heroID))
+		w.create(t, workflowType, heroID)
+		r = get(t, h, "/bulk/retry?error_class=GatewayTimeout&state=canceled")
+		require.Contains(t, r.body, `<strong id="bulk-count">1</strong> workflow match the filter`)
+		r = post(t, h, "/bulk/retry", url.Values{"csrf": {h.csrf}, "error_class": {"GatewayTimeout"}, "state": {"canceled"},
+			"upto": {fmt.Sprint(raced)}, "count": {"1"}})
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Contains(t, r.body, `<strong id="acted">0</strong> acted on, <strong id="refused">1</strong> refused`)
+		require.Contains(t, r.body, "<td>hero Customer "+heroID+" already has an ongoing "+workflowType+" workflow. Workflow was canceled. Finish or cancel the other one first.")
+		require.Contains(t, r.body, fmt.Sprintf(`<a href="/workflows/%d">%d</a>`, raced, raced))
 	})
 
 	t.Run("StopsAtTheLimitAndGoesOn", func(t *testing.T) {
@@ -382,7 +395,7 @@ func TestBulk(t *testing.T) {
 		h := w.newHandler(t, &Config{BulkBatchSize: 2, BulkLimit: 3})
 		r := get(t, h, "/bulk/cancel?state=paused")
 		require.Contains(t, r.body, `<strong id="bulk-count">5</strong>`)
-		require.Contains(t, r.body, "the newest 3 in this request")
+		require.Contains(t, r.body, "the oldest 3 in this request")
 		upto := regexp.MustCompile(`name="upto" value="(\d+)"`).FindStringSubmatch(r.body)[1]
 		r = post(t, h, "/bulk/cancel", url.Values{"csrf": {h.csrf}, "state": {"paused"}, "upto": {upto}, "count": {"5"}})
 		require.Contains(t, r.body, `<strong id="acted">3</strong> acted on, <strong id="refused">0</strong> refused.`)

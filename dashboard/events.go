@@ -199,7 +199,12 @@ func (h *handler) sendEvent(w http.ResponseWriter, r *http.Request) {
 		}
 		send = json.RawMessage(payload)
 	}
-	sent, err := h.client.SendEvent(ctx, id, event, send)
+	var sent bool
+	err := h.asActor(ctx, r, func(c *goclient.Client) error {
+		var err error
+		sent, err = c.SendEvent(ctx, id, event, send)
+		return err
+	})
 	if err != nil {
 		refuse(statusOf(err), "Refused: "+sentence(err))
 		return

@@ -257,6 +257,10 @@ type workflowData struct {
 	// whether the workflow is ongoing (an event may be sent to it).
 	Awaiting  *waitingRow
 	SendEvent bool
+	// Retries are the workflows that retry this one; ActionLog, the
+	// operators' actions on it, newest first (Actions are the buttons).
+	Retries   []int64
+	ActionLog []*goclient.Action
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -294,6 +298,12 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 		d.StepNames = append(d.StepNames, s.StepName)
 	}
 	d.Steps = standings(wf, defined, timeline)
+	if d.Retries, err = h.client.Retries(ctx, id); err != nil {
+		return nil, err
+	}
+	if d.ActionLog, err = h.client.ActionLog(ctx, &goclient.ActionLogParams{WorkflowID: id, Limit: 50}); err != nil {
+		return nil, err
+	}
 	d.SendEvent = wf.State == goclient.StateReady || wf.State == goclient.StatePerforming || wf.State == goclient.StatePaused
 	if d.SendEvent {
 		awaiting, err := h.client.AwaitingEvents(ctx, &goclient.AwaitingEventsParams{WorkflowID: id, Limit: 1})
@@ -380,7 +390,9 @@ func allowedActions(wf *goclient.Workflow) []string {
 		}
 		return []string{"pause", "cancel"}
 	case "paused":
-		return []string{"resume", "cancel", "skip", "run-now"}
+		return []string{"resume", "cancel", "skip", "run-now", "retry"}
+	case "finished", "canceled":
+		return []string{"retry"}
 	}
 	return nil
 }

@@ -178,6 +178,30 @@ func (f *filter) eligible(action string) (*goclient.WorkflowListParams, bool) {
 	return p, bulkVerbs[action].narrow(p)
 }
 
+// bulkFilter is the filter narrowed to the workflows a bulk action applies
+// to, up to the highest counted, as geneva.bulk_workflows takes it; false
+// when none can match.
+func (f *filter) bulkFilter(action string) (*goclient.BulkFilter, bool) {
+	p, ok := f.eligible(action)
+	if !ok {
+		return nil, false
+	}
+	b := &goclient.BulkFilter{
+		WorkflowType: p.WorkflowType, State: string(p.State), ErrorClass: p.ErrorClass,
+		HeroType: p.HeroType, HeroID: p.HeroID, Group: p.Group,
+		CreatedBefore: p.CreatedBefore, CreatedAfter: p.CreatedAfter, UpToID: p.UpToID,
+	}
+	if p.Ongoing {
+		switch p.State {
+		case "":
+			b.State = "ongoing"
+		case goclient.StateFinished, goclient.StateCanceled:
+			return nil, false
+		}
+	}
+	return b, true
+}
+
 // countEligible counts the filtered workflows a bulk action applies to and
 // returns the highest id among them.
 func (h *handler) countEligible(ctx context.Context, f *filter, action string) (int64, int64, error) {
@@ -190,25 +214,6 @@ func (h *handler) countEligible(ctx context.Context, f *filter, action string) (
 		return 0, 0, err
 	}
 	return count.Workflows, count.NewestID, nil
-}
-
-// eligibleBatch returns the next limit ids (below before, when set) of the
-// filtered workflows a bulk action applies to, newest first.
-func (h *handler) eligibleBatch(ctx context.Context, f *filter, action string, before int64, limit int) ([]int64, error) {
-	p, ok := f.eligible(action)
-	if !ok {
-		return nil, nil
-	}
-	p.BeforeID, p.Limit = before, limit
-	list, err := h.client.WorkflowList(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, len(list))
-	for i, w := range list {
-		ids[i] = w.ID
-	}
-	return ids, nil
 }
 
 func (h *handler) getWorkflow(ctx context.Context, id int64) (*goclient.Workflow, error) {

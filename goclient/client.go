@@ -50,6 +50,17 @@ type CreateWorkflowOpts struct {
 	//
 	// Defaults to none.
 	Group string
+
+	// IdempotencyKey names the request creating the workflow (an order's id,
+	// an HTTP Idempotency-Key header): while the key is within the type's
+	// "idempotency_ttl" (24 hours unless its definition says), creating with
+	// it again returns the first workflow's id, ended or not, and creates
+	// nothing, even when concurrent calls race. Up to 255 bytes. Unlike the
+	// one ongoing workflow per hero (*DuplicateWorkflowError), a repeated
+	// request succeeds with the first answer.
+	//
+	// Defaults to none.
+	IdempotencyKey string
 }
 
 // CreateWorkflow creates a workflow of workflowType for the hero and schedules
@@ -62,9 +73,9 @@ func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, her
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5, $6)",
+	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5, $6, $7)",
 		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext),
-		nullIfEmpty(opts.Group)).Scan(&id)
+		nullIfEmpty(opts.Group), nullIfEmpty(opts.IdempotencyKey)).Scan(&id)
 	if err != nil {
 		return 0, sqlerr.MapCreate(err, workflowType, heroType, heroID)
 	}

@@ -102,11 +102,14 @@ type Workflow struct {
 	CanceledAt      *time.Time       `db:"canceled_at"`
 	// Group is the workflow's group (CreateWorkflowOpts.Group); nil for none.
 	Group *string `db:"group_name"`
+	// RetriedFrom is the workflow this one retries (RetryWorkflow); nil for
+	// one CreateWorkflow made. Client.Retries lists a workflow's retries.
+	RetriedFrom *int64 `db:"retried_from"`
 }
 
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
 	allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at, paused_at,
-	finished_at, canceled_at, group_name`
+	finished_at, canceled_at, group_name, retried_from`
 
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.
@@ -229,8 +232,14 @@ type HousekeepingSettings struct {
 
 // HousekeepResult counts what a round of housekeeping did.
 type HousekeepResult struct {
-	WorkflowsCleanedUp       int `json:"workflows_cleaned_up"`
-	StepExecutionsCleanedUp  int `json:"step_executions_cleaned_up"`
+	WorkflowsCleanedUp      int `json:"workflows_cleaned_up"`
+	StepExecutionsCleanedUp int `json:"step_executions_cleaned_up"`
+	// ActionsCleanedUp counts the operators' actions (geneva.action_log)
+	// deleted after the retention.
+	ActionsCleanedUp int `json:"actions_cleaned_up"`
+	// IdempotencyKeysCleanedUp counts create_workflow's idempotency keys
+	// deleted once expired.
+	IdempotencyKeysCleanedUp int `json:"idempotency_keys_cleaned_up"`
 	StuckInProgressRecovered int `json:"stuck_in_progress_recovered"`
 	StuckScheduledRecovered  int `json:"stuck_scheduled_recovered"`
 	// OrphansRepaired counts workflows whose state had no matching active
@@ -244,6 +253,8 @@ type HousekeepResult struct {
 func (r *HousekeepResult) Add(round *HousekeepResult) {
 	r.WorkflowsCleanedUp += round.WorkflowsCleanedUp
 	r.StepExecutionsCleanedUp += round.StepExecutionsCleanedUp
+	r.ActionsCleanedUp += round.ActionsCleanedUp
+	r.IdempotencyKeysCleanedUp += round.IdempotencyKeysCleanedUp
 	r.StuckInProgressRecovered += round.StuckInProgressRecovered
 	r.StuckScheduledRecovered += round.StuckScheduledRecovered
 	r.OrphansRepaired += round.OrphansRepaired

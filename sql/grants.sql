@@ -17,9 +17,9 @@
 --   app       applications: what reader may, and create_workflow,
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
---             schedule, housekeeping (its thresholds and settings too),
---             hero tracking, named limits (define_limit) and schedules
---             (create, pause, resume, delete, fire)
+--             schedule, retry, bulk verbs, housekeeping (its thresholds and
+--             settings too), hero tracking, named limits (define_limit) and
+--             schedules (create, pause, resume, delete, fire)
 --   worker    workers: the worker protocol, define_workflow, housekeeping
 --             rounds with the operators' settings (housekeep_if_due),
 --             firing schedules (fire_schedules), the
@@ -115,7 +115,9 @@ grant select on
   geneva.limit_usage,
   -- schedules, and what their slots did
   geneva.schedule_list,
-  geneva.schedule_firing_list
+  geneva.schedule_firing_list,
+  -- the operators' actions (the workflow page, `geneva show`)
+  geneva.action_log
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 
 -- Applications and operators (events too: from the application's own
@@ -135,7 +137,9 @@ grant execute on function
   geneva.schedule_step,
   geneva.track_hero,
   geneva.untrack_hero,
-  geneva.define_limit
+  geneva.define_limit,
+  geneva.retry_workflow,
+  geneva.bulk_workflows
 to {{ .role_operator }};
 
 -- Schedules: operators create, pause, resume and delete them (a schedule

@@ -54,6 +54,8 @@
 {{ template "functions/_duration_bucket.sql" . }}
 {{ template "functions/_histogram_add.sql" . }}
 {{ template "functions/_ended_counts_from.sql" . }}
+{{ template "functions/_log_action.sql" . }}
+{{ template "functions/_action_result.sql" . }}
 
 -- Definitions and workflows.
 {{ template "functions/_validate_limit.sql" . }}
@@ -69,6 +71,8 @@
 {{ template "functions/list_workflows.sql" . }}
 {{ template "functions/step_history.sql" . }}
 {{ template "functions/get_step_execution.sql" . }}
+{{ template "functions/retry_workflow.sql" . }}
+{{ template "functions/bulk_workflows.sql" . }}
 
 -- Events.
 {{ template "functions/_check_event.sql" . }}
@@ -140,6 +144,8 @@
 {{ template "triggers/events_guard.sql" . }}
 {{ template "triggers/schedules_guard.sql" . }}
 {{ template "triggers/schedule_firings_guard.sql" . }}
+{{ template "triggers/operator_actions_guard.sql" . }}
+{{ template "triggers/idempotency_keys_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
@@ -159,6 +165,7 @@
 {{ template "views/limit_usage.sql" . }}
 {{ template "views/schedule_list.sql" . }}
 {{ template "views/schedule_firing_list.sql" . }}
+{{ template "views/action_log.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}

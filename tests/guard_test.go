@@ -586,7 +586,7 @@ func TestGuardColumns(t *testing.T) {
 		"update geneva.ended_executions_by_hour set run_time = '{}'",
 		"delete from geneva.ended_executions_by_hour",
 		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, step_await_timeouts, queue, priority,
-		   may_proceed_without_hero, created_at, updated_at from geneva.workflow_definitions`,
+		   may_proceed_without_hero, idempotency_ttl, created_at, updated_at from geneva.workflow_definitions`,
 		// TRUNCATE fires no row trigger: it has its own guard on every table
 		"truncate geneva.workflows cascade",
 		"truncate geneva.step_executions",

@@ -548,6 +548,8 @@ func TestHousekeep(t *testing.T) {
 		require.Equal(t, map[string]any{
 			"workflows_cleaned_up":        float64(0),
 			"step_executions_cleaned_up":  float64(0),
+			"actions_cleaned_up":          float64(0),
+			"idempotency_keys_cleaned_up": float64(0),
 			"stuck_in_progress_recovered": float64(0),
 			"stuck_scheduled_recovered":   float64(0),
 			"orphans_repaired":            float64(0),

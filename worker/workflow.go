@@ -61,6 +61,13 @@ type WorkflowOpts struct {
 	//
 	// Defaults to nil: no bound.
 	RateLimit *RateLimit
+
+	// IdempotencyTTL is how long a key given to create_workflow
+	// (goclient.CreateWorkflowOpts.IdempotencyKey) returns the workflow it
+	// first created (the definition's "idempotency_ttl"): 0 to 100 years.
+	//
+	// Defaults to 0: SQL's default, 24 hours.
+	IdempotencyTTL time.Duration
 }
 
 // StepOpts are options for Workflow.Step.
@@ -458,6 +465,9 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 	}
 	if w.opts.RateLimit != nil {
 		definition["rate_limit"] = w.opts.RateLimit.json()
+	}
+	if w.opts.IdempotencyTTL != 0 {
+		definition["idempotency_ttl"] = w.opts.IdempotencyTTL.Seconds()
 	}
 	if len(w.cancelIf) > 0 {
 		names := make([]string, len(w.cancelIf))

@@ -122,7 +122,8 @@ a worker for the example workflows until interrupted.`,
 		newOperateCmd(opts, "resume", "Resume a paused workflow, or withdraw a requested pause"),
 		newOperateCmd(opts, "cancel", "Cancel a workflow (at the step boundary when a step runs)"),
 		newOperateCmd(opts, "skip", "Skip the step a paused or ready workflow would run next"),
-		newRunNowCmd(opts), newSendEventCmd(opts), newScheduleCmd(opts), newHousekeepCmd(opts), newLimitCmd(opts),
+		newRunNowCmd(opts), newRetryCmd(opts), newBulkCmd(opts), newSendEventCmd(opts), newScheduleCmd(opts),
+		newHousekeepCmd(opts), newLimitCmd(opts),
 	} {
 		cmd.GroupID = "operate"
 		root.AddCommand(cmd)

@@ -177,7 +177,7 @@ func newShowCmd(opts *options) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show WORKFLOW_ID",
-		Short: "A workflow and the timeline of its step executions",
+		Short: "A workflow, the timeline of its step executions and the operators' actions on it",
 		Args:  oneWorkflowID,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
 			id, err := parseWorkflowID(args[0])
@@ -192,10 +192,23 @@ func newShowCmd(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			retries, err := env.client.Retries(ctx, id)
+			if err != nil {
+				return err
+			}
+			actions, err := env.client.ActionLog(ctx, &goclient.ActionLogParams{WorkflowID: id})
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				return report.JSON(env.stdout, map[string]any{"workflow": workflow, "timeline": report.OrEmpty(timeline)})
+				return report.JSON(env.stdout, map[string]any{
+					"workflow": workflow, "timeline": report.OrEmpty(timeline),
+					"retries": report.OrEmpty(retries), "actions": report.OrEmpty(actions),
+				})
 			}
 			report.Workflow(env.stdout, workflow, timeline)
+			report.Lineage(env.stdout, workflow, retries)
+			report.Actions(env.stdout, actions)
 			return nil
 		}),
 	}

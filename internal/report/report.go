@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -150,6 +151,41 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 			fmt.Fprintf(w, "\t%s\t%s", continues, shorten(string(e.Cursor), 40))
 		}
 		fmt.Fprintf(w, "\t%s\n", errText)
+	}
+	w.Flush()
+}
+
+// Lineage prints where a workflow came from (retried_from) and its retries,
+// when it has either.
+func Lineage(out io.Writer, wf *goclient.Workflow, retries []int64) {
+	if wf.RetriedFrom != nil {
+		fmt.Fprintf(out, "\nretries workflow %d\n", *wf.RetriedFrom)
+	}
+	if len(retries) > 0 {
+		ids := make([]string, len(retries))
+		for i, id := range retries {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		fmt.Fprintf(out, "\nretried as workflow %s\n", strings.Join(ids, ", "))
+	}
+}
+
+// Actions prints the operators' actions on a workflow (the
+// geneva.action_log view), newest first.
+func Actions(out io.Writer, actions []*goclient.Action) {
+	if len(actions) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nOperators' actions:")
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "action	at	by	verb	arguments	result")
+	for _, a := range actions {
+		by := a.PerformedBy
+		if a.Actor != nil {
+			by += " (" + *a.Actor + ")"
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ActionID, Stamp(a.At), by, a.Verb,
+			shorten(string(a.Arguments), 60), shorten(string(a.Result), 60))
 	}
 	w.Flush()
 }

@@ -10,7 +10,8 @@
 -- would have come next is created canceled (canceled_externally). Requesting
 -- it again is harmless.
 --
--- Locks: the workflow row, then its active execution.
+-- Locks: the workflow row, then its active execution. Records the action
+-- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- finished or canceled workflow.
@@ -33,6 +34,7 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
+    perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
     return v_workflow;
   end if;
 
@@ -53,7 +55,9 @@ begin
     perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
   end if;
 
-  return geneva._advance(v_workflow, null, v_effect.workflow_move, null);
+  v_workflow := geneva._advance(v_workflow, null, v_effect.workflow_move, null);
+  perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  return v_workflow;
 end;
 $$;
 

@@ -16,7 +16,9 @@
 -- deployment may declare its schedules at every start.
 --
 -- Called by: operators (any SQL client, goclient, `geneva schedule create`).
--- Locks: the schedule's row (the insert, or the update on conflict).
+-- Locks: the schedule's row (the insert, or the update on conflict). Records
+-- the action (geneva._log_action) when it writes (not the same schedule
+-- again).
 -- Raises: 22004 for a NULL argument; 22001 for a name, workflow type or hero
 -- type over 255 bytes, a hero id over 1024 or an expression over 1000;
 -- 22023 for an empty name, hero type or hero id, a bad cron expression
@@ -107,6 +109,15 @@ begin
 
   if v_id is null then -- the same schedule again: nothing written
     select s.id into v_id from geneva.schedules s where s.name = p_name;
+  else
+    perform geneva._log_action(
+      'create_schedule', null,
+      jsonb_build_object(
+        'name', p_name, 'cron', p_cron, 'workflow_type', p_workflow_type, 'hero_type', p_hero_type,
+        'hero_id', p_hero_id, 'timezone', p_timezone, 'catch_up', p_catch_up, 'allow_multiple', p_allow_multiple
+      ),
+      jsonb_build_object('schedule_id', v_id)
+    );
   end if;
   return v_id;
 end;

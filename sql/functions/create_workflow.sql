@@ -4,18 +4,34 @@
 -- and the River job commit with the caller's own writes.
 --
 -- Called by: applications (any SQL client, goclient).
--- Locks: inserts only. A concurrent create for the same type and hero waits for
--- the first to commit or roll back.
+-- Locks: inserts only (and an expired idempotency key's row, taken over). A
+-- concurrent create for the same type and hero, or with the same type and
+-- idempotency key, waits for the first to commit or roll back.
 -- Raises: 22004 for a NULL argument; 22023 for an empty hero type or id;
 -- 22001 for a workflow type or hero type longer than 255 bytes or a hero id
 -- longer than 1024 (see geneva._check_length), before anything is written; WF001
 -- for an unknown workflow type; 23505 (constraint workflows_one_ongoing_per_hero)
 -- when the hero already has an ongoing workflow of this type and
 -- p_allow_multiple is false; 22023 for a p_trace_context that is not a W3C
--- traceparent; 22023 for an empty p_group, 22001 for one over 255 bytes.
+-- traceparent; 22023 for an empty p_group, 22001 for one over 255 bytes;
+-- 22023 for an empty p_idempotency_key, 22001 for one over 255 bytes; 40001
+-- under repeatable read or serializable when a rival's create with the same
+-- key committed after this transaction's snapshot (retry the transaction:
+-- it returns the rival's workflow).
 --
 -- p_group: the workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none.
+--
+-- p_idempotency_key: the caller's name for this request (an order's id, an
+-- HTTP Idempotency-Key header). A key already given for this workflow type
+-- within the type's "idempotency_ttl" (define_workflow; default 24 hours)
+-- returns the workflow the first call created, ended or not, and creates
+-- nothing, checks no hero, schedules nothing; concurrent calls with one key
+-- create one workflow (the others wait for the first to commit, then return
+-- its id). After the TTL the key is free again. NULL: no key. Unlike the
+-- one ongoing workflow per hero (23505), which refuses a second workflow
+-- while the first runs, a key makes a retried request succeed with the
+-- first answer, however long ago the workflow ended.
 --
 -- p_trace_context: the W3C traceparent of the request creating the workflow
 -- (version-traceid-parentid-flags, e.g.
@@ -28,7 +44,8 @@ create or replace function geneva.create_workflow(
   p_hero_id text,
   p_allow_multiple boolean default false,
   p_trace_context text default null,
-  p_group text default null
+  p_group text default null,
+  p_idempotency_key text default null
 )
 returns bigint
 language plpgsql
@@ -44,6 +61,8 @@ declare
   v_inserted boolean;
   v_existing geneva.workflows;
   v_trace_context text := nullif(p_trace_context, '');
+  v_id bigint;
+  v_first bigint;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
     raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
@@ -76,11 +95,43 @@ begin
             table = 'workflow_definitions';
   end if;
 
+  perform geneva._check_length(p_idempotency_key, 255, 'idempotency key');
+  if p_idempotency_key = '' then
+    raise exception 'idempotency key must not be empty' using errcode = '22023',
+      hint = 'Pass NULL to create without a key.';
+  end if;
+
+  v_id := nextval('geneva.workflows_id_seq');
+
+  -- guard: a key given within its TTL returns the first workflow. The key's
+  -- row is written first: a rival with the same key waits here for this
+  -- transaction, then finds the key taken (a key past its time is taken
+  -- over, in place).
+  if p_idempotency_key is not null then
+    -- the only writer of keys (sql/triggers/idempotency_keys_guard.sql)
+    perform pg_catalog.set_config('geneva.inserting', 'on', true);
+    insert into geneva.idempotency_keys as k (workflow_type, idempotency_key, workflow_id, created_at, expires_at)
+    values (p_workflow_type, p_idempotency_key, v_id, v_now, v_now + v_definition.idempotency_ttl)
+    on conflict (workflow_type, idempotency_key) do update
+    set workflow_id = excluded.workflow_id,
+      created_at = excluded.created_at,
+      expires_at = excluded.expires_at
+    where k.expires_at <= v_now;
+    v_inserted := found;
+    perform pg_catalog.set_config('geneva.inserting', '', true);
+    if not v_inserted then
+      select k.workflow_id into strict v_first
+      from geneva.idempotency_keys k
+      where k.workflow_type = p_workflow_type and k.idempotency_key = p_idempotency_key;
+      return v_first;
+    end if;
+  end if;
+
   v_first_step := v_definition.step_names[1];
 
   -- (in the table's column order)
   v_new := row(
-    nextval('geneva.workflows_id_seq'), p_workflow_type, p_hero_type, p_hero_id,
+    v_id, p_workflow_type, p_hero_type, p_hero_id,
     case when v_first_step is null then 'finished' else 'ready' end,
     null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
     case when v_first_step is null then v_now end, null,
@@ -142,5 +193,5 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean, text, text) is
-'Creates a workflow for a hero and schedules its first step, in the caller''s transaction.';
+comment on function geneva.create_workflow(text, text, text, boolean, text, text, text) is
+'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow.';

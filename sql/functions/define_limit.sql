@@ -10,6 +10,7 @@
 -- executions at once.
 --
 -- Locks: the limit's row (upsert), then the keys of its waiting executions.
+-- Records the action (geneva._log_action).
 -- Raises: 22004 for a NULL name or p_by; 22023 for an empty name, p_by not
 -- none, group, hero or type, neither a concurrency nor a rate, a bound under
 -- 1, a rate without a per or a per not above zero or in months or years;
@@ -68,6 +69,14 @@ begin
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
   ), false);
+
+  perform geneva._log_action(
+    'define_limit', null,
+    jsonb_strip_nulls(jsonb_build_object(
+      'name', p_name, 'concurrency', p_concurrency, 'rate', p_rate, 'per', p_per, 'by', p_by
+    )),
+    null
+  );
 end;
 $$;
 

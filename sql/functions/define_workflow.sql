@@ -9,13 +9,17 @@
 -- waits for after its wait: {"event": name, "timeout": interval or seconds,
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
--- may_proceed_without_hero and cancel_if (names of the worker's conditions,
+-- may_proceed_without_hero, cancel_if (names of the worker's conditions,
 -- kept for operators to read), concurrency ({"by": group, hero or type,
--- "limit": N}) and rate_limit (the same with "per": a window), and per step
--- limits (names of geneva.define_limit's). Re-registering an identical definition writes
+-- "limit": N}) and rate_limit (the same with "per": a window), per step
+-- limits (names of geneva.define_limit's) and idempotency_ttl (how long
+-- create_workflow's p_idempotency_key returns the first workflow: an
+-- interval or seconds, 0 to 100 years, default 24 hours). Re-registering an identical definition writes
 -- nothing.
 --
--- Locks: the definition row (upsert).
+-- Locks: the definition row (upsert). Records the action (geneva._log_action)
+-- when it writes: a new or changed definition, not a worker's start-up
+-- registering the same one again.
 -- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
@@ -24,7 +28,8 @@
 -- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
--- step's limits not a list of the names of defined limits); 22001 for a type name or step name longer than 255 bytes or a
+-- step's limits not a list of the names of defined limits, a bad
+-- idempotency_ttl); 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -57,9 +62,13 @@ declare
   -- them by worker/defaults_internal_test.go)
   v_queue text := 'default';
   v_priority smallint := 1;
+  -- how long create_workflow's idempotency key holds, unless the definition
+  -- says (written only here, as the queue's and the priority's)
+  v_idempotency_ttl interval := interval '24 hours';
   -- the most steps a type may have: the step list is searched at every
   -- claim of a step, and validated here
   v_max_steps constant integer := 1000;
+  v_written integer;
 begin
   if p_workflow_type is null then
     raise exception 'workflow type must not be null' using errcode = '22004';
@@ -80,11 +89,11 @@ begin
   for v_key in select jsonb_object_keys(p_definition) loop
     if v_key not in (
       'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if',
-      'concurrency', 'rate_limit'
+      'concurrency', 'rate_limit', 'idempotency_ttl'
     ) then
       raise exception 'definition of %: unknown key "%"', p_workflow_type, v_key
         using errcode = '22023',
-              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency and rate_limit.';
+              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency, rate_limit and idempotency_ttl.';
     end if;
   end loop;
 
@@ -271,15 +280,21 @@ begin
       using errcode = '22023';
   end if;
 
+  if p_definition ? 'idempotency_ttl' then
+    v_idempotency_ttl := geneva._parse_wait(
+      p_definition -> 'idempotency_ttl', format('definition of %s: idempotency_ttl', p_workflow_type)
+    );
+  end if;
+
   -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
     workflow_type, definition, step_names, step_waits, step_await_timeouts, queue, priority,
-    may_proceed_without_hero, created_at, updated_at
+    may_proceed_without_hero, idempotency_ttl, created_at, updated_at
   ) values (
     p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
-    v_now, v_now
+    v_idempotency_ttl, v_now, v_now
   )
   on conflict (workflow_type) do update
   set definition = excluded.definition,
@@ -289,9 +304,18 @@ begin
     queue = excluded.queue,
     priority = excluded.priority,
     may_proceed_without_hero = excluded.may_proceed_without_hero,
+    idempotency_ttl = excluded.idempotency_ttl,
     updated_at = excluded.updated_at
   where d.definition is distinct from excluded.definition;
+  get diagnostics v_written = row_count;
   perform pg_catalog.set_config('geneva.defining', '', true);
+
+  if v_written > 0 then
+    perform geneva._log_action(
+      'define_workflow', null,
+      jsonb_build_object('workflow_type', p_workflow_type, 'definition', p_definition), null
+    );
+  end if;
 end;
 $$;
 

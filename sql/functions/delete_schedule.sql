@@ -2,7 +2,8 @@
 -- history. The workflows it created stay.
 --
 -- Called by: operators (any SQL client, goclient, the CLI).
--- Locks: the schedule's row, then its firings (the cascade).
+-- Locks: the schedule's row, then its firings (the cascade). Records the
+-- action (geneva._log_action).
 -- Returns the deleted schedule row.
 -- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
 create or replace function geneva.delete_schedule(p_name text)
@@ -18,6 +19,9 @@ begin
   perform pg_catalog.set_config('geneva.scheduling', 'on', true);
   delete from geneva.schedules s where s.id = v_schedule.id;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
+  perform geneva._log_action(
+    'delete_schedule', null, jsonb_build_object('name', p_name), jsonb_build_object('schedule_id', v_schedule.id)
+  );
   return v_schedule;
 end;
 $$;

@@ -15,6 +15,10 @@
 -- 1. Deletes up to the batch size of finished or canceled workflows (with
 --    their executions) that ended (transitioned_at) before now - retention;
 --    no retention (the setting NULL, or p_keep_forever) deletes nothing.
+--    Deletes, as many at most, of the operators' actions
+--    (geneva.operator_actions) recorded before now - retention: the log is
+--    kept as long as the workflows it names; and of create_workflow's
+--    idempotency keys past their time (whatever the retention).
 -- 2. Recovers up to the batch size of executions in_progress with no start,
 --    checkpoint or heartbeat (updated_at) since now - stuck in progress after
 --    (their worker died), and up to the batch size of scheduled executions of
@@ -38,6 +42,7 @@
 -- skipping rows other transactions hold (the next round gets them); the
 -- settings row is read, not locked.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
+-- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
 -- "orphans_repaired", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
@@ -77,6 +82,8 @@ declare
   v_workflow_id bigint;
   v_full boolean := false;
   v_execution_id bigint;
+  v_actions integer := 0;
+  v_keys integer := 0;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -111,7 +118,34 @@ begin
     get diagnostics v_deleted = row_count;
     perform pg_catalog.set_config('geneva.retention', '', true);
     v_full := v_deleted = v_batch_size;
+
+    -- the operators' actions, as old as the workflows deleted
+    perform pg_catalog.set_config('geneva.retention', 'on', true);
+    delete from geneva.operator_actions a
+    where a.id in (
+      select o.id from geneva.operator_actions o
+      where o.at < v_now - v_retention
+      order by o.at
+      limit v_batch_size
+    );
+    get diagnostics v_actions = row_count;
+    perform pg_catalog.set_config('geneva.retention', '', true);
+    v_full := v_full or v_actions = v_batch_size;
   end if;
+
+  -- expired idempotency keys (a create taking one over waits for its row)
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.idempotency_keys k
+  where (k.workflow_type, k.idempotency_key) in (
+    select o.workflow_type, o.idempotency_key from geneva.idempotency_keys o
+    where o.expires_at <= v_now
+    order by o.expires_at
+    limit v_batch_size
+    for update skip locked
+  );
+  get diagnostics v_keys = row_count;
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  v_full := v_full or v_keys = v_batch_size;
 
   -- 2. stuck in_progress: no start or checkpoint for too long
   v_candidates := 0;
@@ -185,6 +219,8 @@ begin
     'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
+    'actions_cleaned_up', v_actions,
+    'idempotency_keys_cleaned_up', v_keys,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
     'more', v_full

@@ -3,7 +3,8 @@
 -- the slots it missed). Pausing a paused schedule changes nothing.
 --
 -- Called by: operators (any SQL client, goclient, the CLI, the dashboard).
--- Locks: the schedule's row.
+-- Locks: the schedule's row. Records the action (geneva._log_action) when it
+-- changes the schedule.
 -- Returns the schedule row after the call.
 -- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
 create or replace function geneva.pause_schedule(p_name text)
@@ -26,6 +27,7 @@ begin
   where s.id = v_schedule.id
   returning s.* into v_schedule;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
+  perform geneva._log_action('pause_schedule', null, jsonb_build_object('name', p_name), null);
   return v_schedule;
 end;
 $$;

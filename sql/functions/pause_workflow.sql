@@ -11,7 +11,8 @@
 -- A slot of a limit passed to a ready workflow's kept execution is given to
 -- the next execution waiting for it.
 --
--- Locks: the workflow row, then (ready) its active execution.
+-- Locks: the workflow row, then (ready) its active execution. Records the
+-- action (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- workflow that is paused, finished or canceled, or performing with a cancel
@@ -62,6 +63,7 @@ begin
             table = 'workflows';
   end if;
 
+  perform geneva._log_action('pause_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
   return v_workflow;
 end;
 $$;

@@ -6,7 +6,8 @@
 -- nothing.
 --
 -- Called by: operators (any SQL client, goclient, the CLI, the dashboard).
--- Locks: the schedule's row.
+-- Locks: the schedule's row. Records the action (geneva._log_action) when it
+-- changes the schedule.
 -- Returns the schedule row after the call.
 -- Raises: 22004 for a NULL name; P0002 for an unknown schedule.
 create or replace function geneva.resume_schedule(p_name text)
@@ -29,6 +30,7 @@ begin
   where s.id = v_schedule.id
   returning s.* into v_schedule;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
+  perform geneva._log_action('resume_schedule', null, jsonb_build_object('name', p_name), null);
   return v_schedule;
 end;
 $$;

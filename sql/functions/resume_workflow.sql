@@ -16,7 +16,8 @@
 -- workflow stays performing with requested_action NULL, and its step's end
 -- moves it on as if no pause had been asked for.
 --
--- Locks: the workflow row, then its active execution.
+-- Locks: the workflow row, then its active execution. Records the action
+-- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- workflow that is neither paused nor performing with a pause requested
@@ -43,6 +44,7 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
+    perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
     return v_workflow;
   end if;
 
@@ -66,7 +68,9 @@ begin
     -- (a paused workflow always has a next step; else start from the first)
     v_workflow.next_step_name := coalesce(v_workflow.next_step_name, v_definition.step_names[1]);
     if v_workflow.next_step_name is null then
-      return geneva._advance(v_workflow, v_definition, 'finish', null);
+      v_workflow := geneva._advance(v_workflow, v_definition, 'finish', null);
+      perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+      return v_workflow;
     end if;
     -- a resumable step continues from the cursor its latest execution had
     select e.* into v_last
@@ -94,6 +98,7 @@ begin
   where w.id = p_workflow_id
   returning w.* into v_workflow;
 
+  perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
   return v_workflow;
 end;
 $$;

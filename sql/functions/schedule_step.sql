@@ -10,7 +10,8 @@
 -- nil, as on a timeout with on_timeout run); an event sent for it stays for
 -- a later step that awaits its name.
 --
--- Locks: the workflow row, then its active execution.
+-- Locks: the workflow row, then its active execution. Records the action
+-- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 22023 for a step
 -- the workflow's definition does not have; 55000 for a performing, finished
@@ -64,6 +65,9 @@ begin
   where w.id = p_workflow_id
   returning w.* into v_workflow;
 
+  perform geneva._log_action(
+    'schedule_step', p_workflow_id, jsonb_build_object('step_name', p_step_name), geneva._action_result(v_workflow)
+  );
   return v_workflow;
 end;
 $$;

@@ -12,7 +12,8 @@
 -- began is consumed when it begins. A workflow that is paused keeps it for
 -- when it is resumed.
 --
--- Locks: the workflow row, then its active execution.
+-- Locks: the workflow row, then its active execution. Records the call
+-- (geneva._log_action: the event's name; its payload is in geneva.events).
 -- Returns true when the event was recorded; false, recording nothing, when
 -- the workflow has ended (finished or canceled).
 -- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name;
@@ -35,9 +36,15 @@ begin
   perform geneva._check_event(p_event, p_payload);
   v_workflow := geneva._lock_workflow(p_workflow_id);
   if v_workflow.state in ('finished', 'canceled') then
+    perform geneva._log_action(
+      'send_event', p_workflow_id, jsonb_build_object('event', p_event), jsonb_build_object('sent', false)
+    );
     return false;
   end if;
   perform geneva._send_event(v_workflow, p_event, p_payload);
+  perform geneva._log_action(
+    'send_event', p_workflow_id, jsonb_build_object('event', p_event), jsonb_build_object('sent', true)
+  );
   return true;
 end;
 $$;

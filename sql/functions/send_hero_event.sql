@@ -7,7 +7,8 @@
 -- rolls back with the business write that caused it.
 --
 -- Locks: the hero's ongoing workflows in id order, then each one's active
--- execution.
+-- execution. Records the call (geneva._log_action: the hero and the
+-- event's name; the payload is in geneva.events).
 -- Returns the number of workflows reached (0 when the hero has none
 -- ongoing).
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
@@ -45,6 +46,11 @@ begin
     perform geneva._send_event(v_workflow, p_event, p_payload);
     v_reached := v_reached + 1;
   end loop;
+  perform geneva._log_action(
+    'send_hero_event', null,
+    jsonb_build_object('hero_type', p_hero_type, 'hero_id', p_hero_id, 'event', p_event),
+    jsonb_build_object('reached', v_reached)
+  );
   return v_reached;
 end;
 $$;

@@ -14,6 +14,7 @@
 -- updated_by and updated_at when something is given.
 --
 -- Locks: the settings row (an update), until the caller's transaction ends.
+-- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval, or a retention
@@ -60,6 +61,16 @@ begin
         updated_by = session_user
     where s.singleton;
     perform pg_catalog.set_config('geneva.housekeeping_settings', '', true);
+
+    perform geneva._log_action(
+      'set_housekeeping_settings', null,
+      jsonb_strip_nulls(jsonb_build_object(
+        'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
+        'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
+        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false)
+      )),
+      (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
+    );
   end if;
 
   return query select * from geneva.get_housekeeping_settings();

@@ -7,7 +7,8 @@
 -- scheduled after its own wait, or the workflow finishes. The workflow is
 -- ready afterwards.
 --
--- Locks: the workflow row, then its active execution.
+-- Locks: the workflow row, then its active execution. Records the action
+-- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- performing, finished or canceled workflow.
@@ -23,6 +24,7 @@ declare
   v_execution geneva.step_executions;
   v_definition geneva.workflow_definitions;
   v_effect record;
+  v_skipped text;
 begin
   if v_workflow.state not in ('ready', 'paused') then
     raise exception 'workflow % cannot skip a step', p_workflow_id
@@ -46,9 +48,12 @@ begin
 
   v_definition := geneva._definition(v_workflow.workflow_type);
 
-  return geneva._advance(
-    v_workflow, v_definition, v_effect.workflow_move, coalesce(v_execution.step_name, v_workflow.next_step_name)
+  v_skipped := coalesce(v_execution.step_name, v_workflow.next_step_name);
+  v_workflow := geneva._advance(v_workflow, v_definition, v_effect.workflow_move, v_skipped);
+  perform geneva._log_action(
+    'skip_step', p_workflow_id, '{}', geneva._action_result(v_workflow) || jsonb_build_object('skipped', v_skipped)
   );
+  return v_workflow;
 end;
 $$;
 

@@ -20,6 +20,7 @@
 -- itself. Geneva's own tables and River's are refused, and so is an id
 -- column of a type that is not built in (see geneva._hero_id_column).
 --
+-- Records the action (geneva._log_action).
 -- Raises: 22004 for a NULL argument; 22001 for a hero type longer than 255
 -- bytes; 42501 when the caller lacks TRIGGER on the table; 22023 for an
 -- empty hero type, a column the table does not have or whose type a hero id
@@ -63,6 +64,10 @@ begin
     'create or replace trigger %I after delete on %s referencing old table as old_heroes '
     'for each statement execute function geneva._trg_hero_deleted(%L, %L)',
     geneva._hero_trigger_name(p_hero_type), p_table, p_hero_type, p_id_column
+  );
+  perform geneva._log_action(
+    'track_hero', null,
+    jsonb_build_object('table', p_table::text, 'hero_type', p_hero_type, 'id_column', p_id_column), null
   );
 end;
 $$;

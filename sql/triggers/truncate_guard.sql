@@ -12,7 +12,8 @@
 -- Fired by: the trigger truncate_guard, before truncate, for each
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
--- schedule_firings and the kept counts' five tables.
+-- schedule_firings, operator_actions, idempotency_keys and the kept counts'
+-- five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -90,5 +91,15 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.schedule_firings
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.operator_actions
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.idempotency_keys
 for each statement
 execute function geneva._trg_truncate_guard();

@@ -1,6 +1,6 @@
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row's identity (id, workflow type, hero, allow_multiple,
--- created_at), for every role, the owner included (the others have no
+-- created_at, retried_from), for every role, the owner included (the others have no
 -- privilege on the table at all). See workflows_guard_insert and _delete for
 -- the rest.
 --
@@ -16,7 +16,7 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  raise exception 'workflow % cannot change its id, type, hero, allow_multiple or created_at', old.id
+  raise exception 'workflow % cannot change its id, type, hero, allow_multiple, created_at or retried_from', old.id
     using errcode = '55000',
           hint = 'Create a new workflow with geneva.create_workflow.',
           table = 'workflows';
@@ -27,7 +27,7 @@ create or replace trigger workflows_guard_columns
 before update on geneva.workflows
 for each row
 when (
-  (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at)
-    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at)
+  (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from)
+    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at, old.retried_from)
 )
 execute function geneva._trg_workflows_guard_columns();

@@ -26,8 +26,11 @@ select
   w.paused_at,
   w.finished_at,
   w.canceled_at,
-  -- (last: create or replace view appends columns only)
-  w.group_name
+  w.group_name,
+  -- the workflow it retries (geneva.retry_workflow): a workflow's retries
+  -- are those whose retried_from is its id (workflows_retried_from); last
+  -- with group_name: create or replace view appends columns only
+  w.retried_from
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is

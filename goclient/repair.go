@@ -1,0 +1,190 @@
+package goclient
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RetryWorkflow runs a paused, finished or canceled workflow again from a
+// step, as a new workflow of the same type, hero and group whose
+// RetriedFrom is workflowID (geneva.retry_workflow). fromStep empty means
+// the step that would run next (the one that failed, for a workflow an
+// error paused or canceled; the first, for a finished one). A paused
+// original is canceled; an ended one is left as it is. It returns the new
+// workflow's id. It needs the operator role.
+//
+// Errors: ErrNotFound; ErrIllegalTransition for a ready or performing
+// workflow; ErrInvalidArgument for a step the type does not have;
+// ErrUnknownWorkflowType; ErrDuplicateWorkflow when the hero has another
+// ongoing workflow of the type.
+func (c *Client) RetryWorkflow(ctx context.Context, workflowID int64, fromStep string) (int64, error) {
+	var id int64
+	err := c.db.QueryRow(ctx, "select geneva.retry_workflow($1, $2)", workflowID, nullIfEmpty(fromStep)).Scan(&id)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	return id, nil
+}
+
+// Retries returns the ids of the workflows that retry workflowID (whose
+// RetriedFrom it is), oldest first (the geneva.workflow_list view).
+func (c *Client) Retries(ctx context.Context, workflowID int64) ([]int64, error) {
+	rows, err := c.db.Query(ctx,
+		"select workflow_id from geneva.workflow_list where retried_from = $1 order by workflow_id", workflowID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, mapError(err)
+}
+
+// BulkVerb is what BulkWorkflows does to each workflow.
+type BulkVerb string
+
+// Bulk verbs: each is the function of the same name applied to one workflow.
+const (
+	BulkPause  BulkVerb = "pause"  // PauseWorkflow
+	BulkResume BulkVerb = "resume" // ResumeWorkflow
+	BulkCancel BulkVerb = "cancel" // CancelWorkflow
+	BulkSkip   BulkVerb = "skip"   // SkipStep
+	BulkRetry  BulkVerb = "retry"  // RetryWorkflow from the default step
+)
+
+// BulkFilter selects the workflows of BulkWorkflows: every field given must
+// match; none given matches every workflow.
+type BulkFilter struct {
+	// WorkflowType keeps the workflows of this type.
+	WorkflowType string `json:"type,omitempty"`
+	// State keeps the workflows in this state, or "ongoing" (ready,
+	// performing, paused).
+	State string `json:"state,omitempty"`
+	// Step keeps the workflows running this step or about to.
+	Step string `json:"step,omitempty"`
+	// ErrorClass keeps the workflows whose latest error is of this class.
+	ErrorClass string `json:"error_class,omitempty"`
+	// HeroType and HeroID keep the workflows of these heroes.
+	HeroType string `json:"hero_type,omitempty"`
+	HeroID   string `json:"hero_id,omitempty"`
+	// Group keeps the workflows of this group.
+	Group string `json:"group,omitempty"`
+	// CreatedBefore and CreatedAfter bound created_at (before: <, after: >=).
+	CreatedBefore *time.Time `json:"created_before,omitempty"`
+	CreatedAfter  *time.Time `json:"created_after,omitempty"`
+	// AfterID keeps the workflows with a higher id: a previous result's
+	// LastID, to go on after it.
+	AfterID int64 `json:"after_id,omitempty"`
+	// UpToID keeps the workflows with an id at most it (those counted
+	// before acting).
+	UpToID int64 `json:"up_to_id,omitempty"`
+}
+
+// BulkRefusal is a workflow that refused a bulk verb.
+type BulkRefusal struct {
+	WorkflowID int64 `json:"workflow_id"`
+	// Code is the SQLSTATE the verb raised (55000: not in a state the verb
+	// takes; P0002: gone; 23505, 22023, WF001: a retry that cannot be made).
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Detail  *string `json:"detail"`
+	Hint    *string `json:"hint"`
+}
+
+// BulkResult is what a BulkWorkflows call did.
+type BulkResult struct {
+	Verb BulkVerb `json:"verb"`
+	// Matched is how many workflows matched (at most the limit), Acted how
+	// many took the verb; the others are in Refused.
+	Matched int           `json:"matched"`
+	Acted   int           `json:"acted"`
+	Refused []BulkRefusal `json:"refused"`
+	// More is true when the limit was reached: call again with the
+	// filter's AfterID set to LastID.
+	More   bool   `json:"more"`
+	LastID *int64 `json:"last_id"`
+	// ActionID is the call's row in the action log; each workflow's own
+	// action names it (Action.BulkActionID).
+	ActionID int64 `json:"action_id"`
+	// Retries maps each retried workflow's id to its new workflow's (verb
+	// retry).
+	Retries map[string]int64 `json:"retries"`
+}
+
+// BulkWorkflows applies verb to the workflows filter matches, at most limit
+// of them (0 means 1000), in id order, in one call (geneva.bulk_workflows):
+// each as its own function would, a workflow that refuses is reported and
+// the others go on. All of it commits or rolls back with the caller's
+// transaction. It needs the operator role.
+//
+// Errors: ErrInvalidArgument for an unknown verb or a bad filter.
+func (c *Client) BulkWorkflows(ctx context.Context, verb BulkVerb, filter *BulkFilter, limit int) (*BulkResult, error) {
+	if filter == nil {
+		filter = &BulkFilter{}
+	}
+	if limit == 0 {
+		limit = 1000
+	}
+	encoded, err := json.Marshal(filter)
+	if err != nil {
+		return nil, err
+	}
+	var result BulkResult
+	if err := c.db.QueryRow(ctx, "select geneva.bulk_workflows($1, $2, $3)", string(verb), string(encoded), limit).Scan(&result); err != nil {
+		return nil, mapError(err)
+	}
+	return &result, nil
+}
+
+// Action is a row of the geneva.action_log view: an operator's action.
+type Action struct {
+	ActionID int64     `db:"action_id"`
+	At       time.Time `db:"at"`
+	// PerformedBy is the login role that acted (session_user).
+	PerformedBy string `db:"performed_by"`
+	// Actor is who the caller said was behind the role (the dashboard's
+	// signed-in user); nil when it said none.
+	Actor *string `db:"actor"`
+	// Verb is the function called (pause_workflow, retry_workflow,
+	// bulk_workflows, ...).
+	Verb       string          `db:"verb"`
+	WorkflowID *int64          `db:"workflow_id"`
+	Arguments  json.RawMessage `db:"arguments"`
+	Result     json.RawMessage `db:"result"`
+	// BulkActionID is the bulk_workflows call this action was part of.
+	BulkActionID *int64 `db:"bulk_action_id"`
+}
+
+// ActionLogParams filters ActionLog.
+type ActionLogParams struct {
+	// WorkflowID keeps the actions on this workflow.
+	//
+	// Defaults to 0: every action.
+	WorkflowID int64
+
+	// Limit is the most actions returned.
+	//
+	// Defaults to 100.
+	Limit int
+}
+
+// ActionLog returns the operators' actions, newest first (the
+// geneva.action_log view).
+func (c *Client) ActionLog(ctx context.Context, params *ActionLogParams) ([]*Action, error) {
+	if params == nil {
+		params = &ActionLogParams{}
+	}
+	limit := params.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	const columns = "action_id, at, performed_by, actor, verb, workflow_id, arguments, result, bulk_action_id"
+	if params.WorkflowID != 0 {
+		rows, err := c.db.Query(ctx, "select "+columns+
+			" from geneva.action_log where workflow_id = $1 order by action_id desc limit $2", params.WorkflowID, limit)
+		return collect[Action](rows, err)
+	}
+	rows, err := c.db.Query(ctx, "select "+columns+" from geneva.action_log order by action_id desc limit $1", limit)
+	return collect[Action](rows, err)
+}

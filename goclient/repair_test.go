@@ -1,0 +1,103 @@
+package goclient_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
+)
+
+func TestRepair(t *testing.T) {
+	t.Parallel()
+
+	t.Run("RetryWorkflowKeepsLineageAndTheLogSaysWho", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
+		require.NoError(t, err)
+		_, err = client.RetryWorkflow(ctx, id, "")
+		require.ErrorIs(t, err, goclient.ErrIllegalTransition, "a ready workflow")
+
+		_, err = client.PauseWorkflow(ctx, id)
+		require.NoError(t, err)
+		_, err = client.RetryWorkflow(ctx, id, "nope")
+		require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+		retry, err := client.RetryWorkflow(ctx, id, "b")
+		require.NoError(t, err)
+
+		workflow, err := client.GetWorkflow(ctx, retry)
+		require.NoError(t, err)
+		require.Equal(t, &id, workflow.RetriedFrom)
+		require.Equal(t, "b", *workflow.NextStepName)
+		retries, err := client.Retries(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, []int64{retry}, retries)
+		original, err := client.GetWorkflow(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, goclient.StateCanceled, original.State)
+
+		actions, err := client.ActionLog(ctx, &goclient.ActionLogParams{WorkflowID: id})
+		require.NoError(t, err)
+		require.Len(t, actions, 2)
+		require.Equal(t, "retry_workflow", actions[0].Verb, "newest first")
+		require.Equal(t, "pause_workflow", actions[1].Verb)
+		require.Equal(t, string(dbtest.Operator), actions[0].PerformedBy)
+		require.JSONEq(t, `{"from_step": "b"}`, string(actions[0].Arguments))
+	})
+
+	t.Run("IdempotencyKeyReturnsTheFirstWorkflow", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		opts := &goclient.CreateWorkflowOpts{IdempotencyKey: "order-1"}
+		first, err := client.CreateWorkflow(ctx, "Two", "User", "1", opts)
+		require.NoError(t, err)
+		again, err := client.CreateWorkflow(ctx, "Two", "User", "1", opts)
+		require.NoError(t, err, "not a duplicate: the same request")
+		require.Equal(t, first, again)
+	})
+
+	t.Run("BulkWorkflowsByFilter", func(t *testing.T) {
+		t.Parallel()
+		ctx, _, client, _ := setup(t)
+		var ids []int64
+		for _, hero := range []string{"1", "2", "3"} {
+			id, err := client.CreateWorkflow(ctx, "Two", "User", hero, &goclient.CreateWorkflowOpts{Group: "acme"})
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		_, err := client.PauseWorkflow(ctx, ids[1])
+		require.NoError(t, err)
+
+		result, err := client.BulkWorkflows(ctx, goclient.BulkPause, &goclient.BulkFilter{Group: "acme"}, 2)
+		require.NoError(t, err)
+		require.Equal(t, 2, result.Matched)
+		require.Equal(t, 1, result.Acted)
+		require.Len(t, result.Refused, 1)
+		require.Equal(t, ids[1], result.Refused[0].WorkflowID)
+		require.Equal(t, "55000", result.Refused[0].Code)
+		require.True(t, result.More)
+
+		result, err = client.BulkWorkflows(ctx, goclient.BulkPause, &goclient.BulkFilter{Group: "acme", AfterID: *result.LastID}, 2)
+		require.NoError(t, err)
+		require.Equal(t, 1, result.Acted)
+		require.False(t, result.More)
+
+		result, err = client.BulkWorkflows(ctx, goclient.BulkRetry, &goclient.BulkFilter{State: "paused"}, 0)
+		require.NoError(t, err)
+		require.Equal(t, 3, result.Acted)
+		require.Len(t, result.Retries, 3)
+
+		_, err = client.BulkWorkflows(ctx, "explode", nil, 0)
+		require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+
+		actions, err := client.ActionLog(ctx, nil)
+		require.NoError(t, err)
+		// the call's row comes before its acts (its id is drawn first)
+		require.Equal(t, "retry_workflow", actions[0].Verb)
+		require.Equal(t, &result.ActionID, actions[0].BulkActionID)
+		require.Equal(t, "bulk_workflows", actions[3].Verb)
+		require.Equal(t, result.ActionID, actions[3].ActionID)
+	})
+}
