@@ -2,7 +2,6 @@ package examples
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -77,17 +76,10 @@ func (t *Tenants) call(ctx context.Context, tenant string) error {
 	}
 }
 
-// TenantOf is the tenant of a TenantSync account: its hero id is
-// "tenant/account".
-func TenantOf(heroID string) string {
-	tenant, _, _ := strings.Cut(heroID, "/")
-	return tenant
-}
-
 // TenantSync syncs one account of a tenant from the tenant's API (hero type
-// "Account", id "tenant/account"; create it with the tenant as its group:
-// goclient.CreateWorkflowOpts{Group: tenant}): fetch, then store, each a
-// call to the tenant's API. Its WorkflowOpts.Concurrency bounds each
+// "Account"; create it with the tenant as its group:
+// goclient.CreateWorkflowOpts{Group: tenant}, which each step reads as
+// Step.Group): fetch, then store, each a call to the tenant's API. Its WorkflowOpts.Concurrency bounds each
 // tenant's steps in progress at once to TenantConcurrency across every
 // worker, decided in SQL when a step is claimed: a tenant that queues
 // thousands of syncs waits for its own two slots only, and another tenant's
@@ -96,7 +88,7 @@ func TenantOf(heroID string) string {
 // River job while it waits: it is handed its slot when one of its tenant's
 // steps ends.
 func TenantSync(tenants *Tenants) *worker.Workflow {
-	call := func(ctx context.Context, step *worker.Step) error { return tenants.call(ctx, TenantOf(step.HeroID)) }
+	call := func(ctx context.Context, step *worker.Step) error { return tenants.call(ctx, step.Group) }
 	return worker.NewWorkflow("TenantSync", &worker.WorkflowOpts{
 		Concurrency: &worker.Concurrency{By: worker.ByGroup, Limit: TenantConcurrency},
 	}).
@@ -107,7 +99,7 @@ func TenantSync(tenants *Tenants) *worker.Workflow {
 			}
 			tenants.mu.Lock()
 			defer tenants.mu.Unlock()
-			tenants.synced[TenantOf(step.HeroID)]++
+			tenants.synced[step.Group]++
 			return nil
 		}, nil)
 }
