@@ -1999,6 +1999,7 @@ set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
 declare
+  v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   v_key text;
   v_count integer;
@@ -2006,7 +2007,10 @@ declare
   v_waiter record;
   v_execution geneva.step_executions;
 begin
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_keys is null or cardinality(p_keys) = 0 then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
   perform geneva._limit_lock(p_keys);
@@ -2048,6 +2052,7 @@ begin
       perform geneva._ensure_job(v_waiter.w, v_execution);
     end loop;
   end loop;
+  perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
 end;
 $$;
 
@@ -2088,6 +2093,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
@@ -2102,6 +2108,8 @@ declare
   v_keys text[] := '{}';
   v_execution geneva.step_executions;
 begin
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   -- every key's lock first, in one order
   for v_item in
     select e, w, d
@@ -2203,6 +2211,7 @@ begin
     limit_keys := v_limits.conc_keys;
     return next;
   end loop;
+  perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
 end;
 $$;
 
@@ -3694,8 +3703,11 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+  v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
 begin
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_name is null or p_by is null then
     raise exception 'limit name and by must not be null' using errcode = '22004';
   end if;
@@ -3742,6 +3754,7 @@ begin
     )),
     null
   );
+  perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
 end;
 $$;
 
@@ -7591,7 +7604,9 @@ begin
     from geneva.step_executions e
     where e.state = 'scheduled' and e.limit_wait_key is not null
   ), false);
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
+  perform pg_catalog.set_config('geneva.limiting', '', true);
 
   -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
@@ -8680,6 +8695,21 @@ before truncate on geneva.idempotency_keys
 for each statement
 execute function geneva._trg_truncate_guard();
 
+create or replace trigger truncate_guard
+before truncate on geneva.limits
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.limit_slots
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.limit_windows
+for each statement
+execute function geneva._trg_truncate_guard();
+
 -- geneva._trg_housekeeping_settings_guard: the housekeeping settings
 -- (geneva.housekeeping_settings) are written only by
 -- geneva.set_housekeeping_settings, which validates them and records who set
@@ -8764,6 +8794,51 @@ create or replace trigger events_guard
 before insert or update or delete on geneva.events
 for each row
 execute function geneva._trg_events_guard();
+
+-- geneva._trg_limits_guard: refuses writing the limits' tables by hand, for
+-- every role, the owner included: geneva.limits, which only
+-- geneva.define_limit writes, and the counts of slots held and of starts in
+-- rate windows (geneva.limit_slots, geneva.limit_windows), which only the
+-- claim and release of slots (geneva._limit_admit, geneva._limit_release) and
+-- housekeeping (past windows) write. They set geneva.limiting to 'on'
+-- (transaction-local) around their writes. A hand edit of a count would let
+-- a key run more than its limit, or hold its waiters back for good.
+--
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- Fired by: the trigger limits_guard, before insert, update or delete on
+-- each of the three tables, for each row, unless geneva.limiting is 'on'.
+-- Raises: 55000.
+create or replace function geneva._trg_limits_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'geneva.% cannot be changed by hand (%)', tg_table_name, lower(tg_op)
+    using errcode = '55000',
+          hint = 'Define limits with geneva.define_limit; the counts follow the steps that hold and wait for slots.',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger limits_guard
+before insert or update or delete on geneva.limits
+for each row
+when (pg_catalog.current_setting('geneva.limiting', true) is distinct from 'on')
+execute function geneva._trg_limits_guard();
+
+create or replace trigger limits_guard
+before insert or update or delete on geneva.limit_slots
+for each row
+when (pg_catalog.current_setting('geneva.limiting', true) is distinct from 'on')
+execute function geneva._trg_limits_guard();
+
+create or replace trigger limits_guard
+before insert or update or delete on geneva.limit_windows
+for each row
+when (pg_catalog.current_setting('geneva.limiting', true) is distinct from 'on')
+execute function geneva._trg_limits_guard();
 
 -- geneva._trg_schedules_guard: schedules are written only by their
 -- functions (geneva.create_schedule, pause_schedule, resume_schedule,

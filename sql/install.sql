@@ -142,6 +142,7 @@
 {{ template "triggers/truncate_guard.sql" . }}
 {{ template "triggers/housekeeping_settings_guard.sql" . }}
 {{ template "triggers/events_guard.sql" . }}
+{{ template "triggers/limits_guard.sql" . }}
 {{ template "triggers/schedules_guard.sql" . }}
 {{ template "triggers/schedule_firings_guard.sql" . }}
 {{ template "triggers/operator_actions_guard.sql" . }}

@@ -598,6 +598,13 @@ func TestGuardColumns(t *testing.T) {
 		"truncate geneva.ended_executions_by_minute",
 		"truncate geneva.ended_executions_by_hour",
 		"truncate geneva.events",
+		"truncate geneva.limits",
+		"truncate geneva.limit_slots",
+		"truncate geneva.limit_windows",
+		// the limits and their counts
+		"insert into geneva.limits (name, concurrency, by, created_at, updated_at) values ('x', 1, 'none', now(), now())",
+		"insert into geneva.limit_slots values ('[\"limit\", \"x\", \"\"]', 1)",
+		"insert into geneva.limit_windows values ('[\"limit\", \"x\", \"\"]', now(), now() + interval '1 minute', 1)",
 	} {
 		_, err := b.conn.Exec(b.ctx, statement)
 		requireCode(t, err, "55000")

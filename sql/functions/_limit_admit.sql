@@ -35,6 +35,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
@@ -49,6 +50,8 @@ declare
   v_keys text[] := '{}';
   v_execution geneva.step_executions;
 begin
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   -- every key's lock first, in one order
   for v_item in
     select e, w, d
@@ -150,5 +153,6 @@ begin
     limit_keys := v_limits.conc_keys;
     return next;
   end loop;
+  perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
 end;
 $$;

@@ -25,6 +25,7 @@ set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
 declare
+  v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   v_key text;
   v_count integer;
@@ -32,7 +33,10 @@ declare
   v_waiter record;
   v_execution geneva.step_executions;
 begin
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_keys is null or cardinality(p_keys) = 0 then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
   perform geneva._limit_lock(p_keys);
@@ -74,5 +78,6 @@ begin
       perform geneva._ensure_job(v_waiter.w, v_execution);
     end loop;
   end loop;
+  perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
 end;
 $$;

@@ -29,8 +29,11 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+  v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
 begin
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_name is null or p_by is null then
     raise exception 'limit name and by must not be null' using errcode = '22004';
   end if;
@@ -77,6 +80,7 @@ begin
     )),
     null
   );
+  perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
 end;
 $$;
 

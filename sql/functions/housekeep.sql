@@ -208,7 +208,9 @@ begin
     from geneva.step_executions e
     where e.state = 'scheduled' and e.limit_wait_key is not null
   ), false);
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
+  perform pg_catalog.set_config('geneva.limiting', '', true);
 
   -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)

@@ -103,3 +103,18 @@ create or replace trigger truncate_guard
 before truncate on geneva.idempotency_keys
 for each statement
 execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.limits
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.limit_slots
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.limit_windows
+for each statement
+execute function geneva._trg_truncate_guard();
