@@ -2007,12 +2007,11 @@ declare
   v_waiter record;
   v_execution geneva.step_executions;
 begin
-  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
-  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_keys is null or cardinality(p_keys) = 0 then
-    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   perform geneva._limit_lock(p_keys);
   for v_key, v_count in
     select u.key, count(*)
@@ -2402,9 +2401,10 @@ $$;
 -- an active execution (cause operator), housekeeping's repair of an orphan's
 -- execution (cause repair, signal orphan), and what start_steps records
 -- instead of starting a step (cause precondition; p_error_message says why a
--- step is not defined).
+-- step is not defined) or when an awaited event did not come in time (cause
+-- timeout).
 --
--- Called by: start_steps (stray, precondition), fail_step (stray);
+-- Called by: start_steps (stray, precondition, timeout), fail_step (stray);
 -- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.
@@ -6470,9 +6470,9 @@ declare
   v_events bigint[];
   v_limited boolean[];
   v_admitted bigint[];
-  -- the slots each admitted execution holds (geneva._limit_admit), its keys
-  -- joined by chr(31) ('' for none), parallel to v_admitted
-  v_slots text[];
+  -- the slots each admitted execution holds (geneva._limit_admit): its id
+  -- (as text) to the list of its keys
+  v_slots jsonb;
   v_bad integer;
   v_item record;
   v_moves record;
@@ -6554,7 +6554,7 @@ begin
     from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
     where t.kind = 'start' and t.limited;
     if v_admitted is not null then
-      select array_agg(a.execution_id), array_agg(coalesce(array_to_string(a.limit_keys, chr(31)), ''))
+      select array_agg(a.execution_id), jsonb_object_agg(a.execution_id::text, to_jsonb(a.limit_keys))
       into v_admitted, v_slots
       from geneva._limit_admit(v_admitted) a;
       v_admitted := coalesce(v_admitted, '{}');
@@ -6643,11 +6643,17 @@ begin
   set state = 'in_progress',
     started_at = v_now,
     event_id = coalesce(t.event_id, e.event_id),
-    limit_keys = case when a.execution_id is not null then string_to_array(nullif(a.slots, ''), chr(31)) else e.limit_keys end,
+    limit_keys = case
+      when v_slots ? e.id::text
+        then (
+          select array_agg(k.key order by k.ord)
+          from jsonb_array_elements_text(nullif(v_slots -> e.id::text, 'null'::jsonb)) with ordinality as k (key, ord)
+        )
+      else e.limit_keys
+    end,
     limit_wait_key = null,
     updated_at = v_now
   from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
-  left join unnest(v_admitted, v_slots) as a (execution_id, slots) on a.execution_id = t.execution_id
   where e.id = t.execution_id and t.kind = 'start';
 
   update geneva.workflows w

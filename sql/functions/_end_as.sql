@@ -6,9 +6,10 @@
 -- an active execution (cause operator), housekeeping's repair of an orphan's
 -- execution (cause repair, signal orphan), and what start_steps records
 -- instead of starting a step (cause precondition; p_error_message says why a
--- step is not defined).
+-- step is not defined) or when an awaited event did not come in time (cause
+-- timeout).
 --
--- Called by: start_steps (stray, precondition), fail_step (stray);
+-- Called by: start_steps (stray, precondition, timeout), fail_step (stray);
 -- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.

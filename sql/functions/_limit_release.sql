@@ -33,12 +33,11 @@ declare
   v_waiter record;
   v_execution geneva.step_executions;
 begin
-  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
-  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_keys is null or cardinality(p_keys) = 0 then
-    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
+  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  perform pg_catalog.set_config('geneva.limiting', 'on', true);
   perform geneva._limit_lock(p_keys);
   for v_key, v_count in
     select u.key, count(*)
