@@ -461,20 +461,43 @@ create table geneva.workflow_definitions (
   -- each step's await timeout (its "await"'s "timeout"), NULL for a step
   -- that awaits no event: parsed once here, read when a step is scheduled
   step_await_timeouts interval [] not null,
+  -- each step's River queue: the type's queue for a step the Go worker runs,
+  -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
+  -- the stock worker runs (so that Go workers never fetch it)
+  step_queues text [] not null,
   queue text not null,
   priority smallint not null,
   may_proceed_without_hero boolean not null,
   -- how long create_workflow's idempotency key returns the first workflow
   -- (the definition's "idempotency_ttl", 24 hours by default)
   idempotency_ttl interval not null,
+  -- 1 for the first definition, one more at every change (each kept in
+  -- geneva.workflow_definition_versions)
+  version integer not null,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
+    and cardinality(step_names) = cardinality(step_queues)
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
+);
+
+-- Every definition a type has had, the current one included: written by
+-- geneva.define_workflow with each new or changed definition, never changed
+-- after. A running workflow follows the current definition
+-- (workflow_definitions); these are for operators (what changed, when, by
+-- whom) and for going back.
+create table geneva.workflow_definition_versions (
+  workflow_type text not null,
+  version integer not null,
+  definition jsonb not null,
+  defined_at timestamptz not null,
+  -- session_user of the define_workflow call (a login role)
+  defined_by text not null,
+  primary key (workflow_type, version)
 );
 
 create table geneva.workflows (
@@ -1801,7 +1824,7 @@ $$;
 -- execution is due before it (an event came), River hearing of it at once
 -- when it is due now. Otherwise (it ran, is
 -- running now, was parked pending, or was deleted) a new job is inserted, in
--- the definition's queue with its priority, due at the execution's
+-- the step's queue (geneva._step_queue) with the definition's priority, due at the execution's
 -- scheduled_for (at once when that has passed), and recorded on the
 -- execution.
 create or replace function geneva._ensure_job(
@@ -1844,7 +1867,7 @@ begin
     p_workflow,
     p_execution.step_name,
     p_execution.scheduled_for,
-    v_definition.queue,
+    geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, p_execution.step_name),
     v_definition.priority
   );
 
@@ -2282,7 +2305,7 @@ begin
       p_workflow,
       p_step_name,
       v_scheduled_for,
-      p_definition.queue,
+      geneva._step_queue(p_definition.step_names, p_definition.step_queues, p_definition.queue, p_step_name),
       p_definition.priority
     );
   end if;
@@ -2553,7 +2576,9 @@ $$;
 --   p_inline (complete_and_continue, complete_steps): when the execution to
 --            schedule is due now, no condition of the worker's has to run
 --            before it (the definition has no cancel_if, the step no
---            skip_if) and the workflow's hero was not deleted while it
+--            skip_if), its step is in the same queue as the one that ended
+--            (geneva._step_queue: a Go step and an HTTP step are run by
+--            different workers) and the workflow's hero was not deleted while it
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
@@ -2613,7 +2638,7 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.queue, d.priority,
+      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
@@ -2701,11 +2726,16 @@ begin
           and q.await_event is null
           and not geneva._limited(q.definition, q.step_names, q.next_step)
           and q.hero_missing_at is null
+          -- (the worker that ran a step runs the next one only from its own
+          -- queue: a Go step's successor over HTTP is the HTTP runner's)
+          and geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step)
+            = geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.step_name)
           and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
           and array_position(q.step_names, q.next_step) is not null
           and not (q.definition -> 'steps' -> (array_position(q.step_names, q.next_step) - 1) ? 'skip_if'),
         false
       ) as start,
+      geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
       case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
     from requested q
   ),
@@ -3348,6 +3378,127 @@ begin
 end;
 $$;
 
+-- geneva._validate_http: checks a step's "http" (an HTTP step, run by the
+-- stock `geneva worker`): {"url": an absolute http or https URL of at most
+-- 2048 bytes, "timeout": an interval or seconds from 1 second to 1 hour
+-- (default 30 seconds; a longer task is a resumable step), "headers": an
+-- object of header names and string values (not Geneva-*, Content-Type,
+-- Content-Length, Host or Transfer-Encoding, which the worker sets), "queue":
+-- the River queue its jobs go to (default geneva_http)}.
+--
+-- Called by: geneva.define_workflow. Takes no locks.
+-- Raises: 22023, naming p_where, for anything else.
+create or replace function geneva._validate_http(p_http jsonb, p_where text)
+returns void
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_key text;
+  v_timeout interval;
+  v_url text := p_http ->> 'url';
+begin
+  if jsonb_typeof(p_http) is distinct from 'object' then
+    raise exception '%: http must be an object with url, and optionally timeout, headers and queue', p_where
+      using errcode = '22023';
+  end if;
+  for v_key in select jsonb_object_keys(p_http) loop
+    if v_key not in ('url', 'timeout', 'headers', 'queue') then
+      raise exception '%: unknown http key "%"', p_where, v_key
+        using errcode = '22023',
+              hint = 'HTTP keys are url, timeout, headers and queue.';
+    end if;
+  end loop;
+  if jsonb_typeof(p_http -> 'url') is distinct from 'string'
+    or octet_length(v_url) > 2048
+    or v_url !~ '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#[:space:]@]+(/[^[:space:]]*)?([?#][^[:space:]]*)?$' then
+    raise exception '%: http url % is not an absolute http or https URL', p_where, coalesce((p_http -> 'url')::text, 'missing')
+      using errcode = '22023',
+            hint = 'Give the endpoint''s whole address, such as "https://steps.example.com/charge" (at most 2048 bytes, no credentials).';
+  end if;
+  if p_http ? 'timeout' then
+    v_timeout := geneva._parse_wait(p_http -> 'timeout', p_where || ': http timeout');
+    if v_timeout < interval '1 second' or v_timeout > interval '1 hour' then
+      raise exception '%: http timeout % is not between 1 second and 1 hour', p_where, v_timeout
+        using errcode = '22023',
+              hint = 'A step that takes longer should be resumable: reply "suspend" with a cursor and carry on in the next request.';
+    end if;
+  end if;
+  if p_http ? 'headers' then
+    if jsonb_typeof(p_http -> 'headers') <> 'object'
+      or exists (
+        select from jsonb_each(p_http -> 'headers') h
+        where jsonb_typeof(h.value) <> 'string'
+          or h.key !~ '^[!#$%&''*+.^_`|~0-9A-Za-z-]+$' or octet_length(h.key) > 256
+          or h.value #>> '{}' ~ '[\r\n]'
+          or octet_length(h.value #>> '{}') > 8192
+      ) then
+      raise exception '%: http headers must be an object of header names and string values', p_where
+        using errcode = '22023';
+    end if;
+    select h.key into v_key
+    from jsonb_object_keys(p_http -> 'headers') h (key)
+    where lower(h.key) like 'geneva-%'
+      or lower(h.key) in ('content-type', 'content-length', 'host', 'transfer-encoding', 'traceparent', 'tracestate')
+    limit 1;
+    if found then
+      raise exception '%: http header % is set by the worker', p_where, v_key
+        using errcode = '22023';
+    end if;
+  end if;
+  if p_http ? 'queue'
+    and (jsonb_typeof(p_http -> 'queue') <> 'string' or char_length(p_http ->> 'queue') not between 1 and 127) then
+    raise exception '%: http queue must be a name of 1 to 127 characters', p_where
+      using errcode = '22023';
+  end if;
+end;
+$$;
+
+-- geneva._step_queue: the River queue of a step's jobs: the definition's
+-- step_queues entry for it (an HTTP step's http queue, default geneva_http;
+-- the type's queue for a step a Go worker runs), or the type's queue for a
+-- step no longer defined (its job runs, and start_steps records it).
+--
+-- Called by: geneva._advance_many, geneva._schedule_step, geneva._ensure_job,
+-- geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
+-- the planner inlines it into its callers; it
+-- names only pg_catalog's array_position.
+create or replace function geneva._step_queue(
+  p_step_names text[],
+  p_step_queues text[],
+  p_queue text,
+  p_step_name text
+)
+returns text
+language sql
+immutable
+parallel safe
+as $$
+  select coalesce(p_step_queues[pg_catalog.array_position(p_step_names, p_step_name)], p_queue)
+$$;
+
+-- geneva._step_http: a step's "http" in a definition (its endpoint, timeout,
+-- headers and queue: see geneva._validate_http), NULL for a step a Go worker
+-- runs or one no longer defined. What the worker that runs HTTP steps calls,
+-- read from the current definition when the step starts.
+--
+-- Called by: geneva.start_steps, geneva._end_running (a step started
+-- inline). Like geneva.now() it has no `set search_path`, so that the
+-- planner inlines it into its callers (it names only pg_catalog's functions).
+create or replace function geneva._step_http(
+  p_definition jsonb,
+  p_step_names text[],
+  p_step_name text
+)
+returns jsonb
+language sql
+immutable
+parallel safe
+as $$
+  select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
+$$;
+
 -- geneva.define_workflow: registers a workflow type, or replaces its definition.
 --
 -- Called by: the Go worker at start-up for each of its workflow types; any SQL
@@ -3367,6 +3518,16 @@ $$;
 -- interval or seconds, 0 to 100 years, default 24 hours). Re-registering an identical definition writes
 -- nothing.
 --
+-- A step with "http" (geneva._validate_http) is an HTTP step: the stock
+-- `geneva worker` runs it by calling its endpoint, and its River jobs go to
+-- its http queue (default geneva_http), not the type's, so that Go workers
+-- never fetch it. A definition whose every step is HTTP may be defined by
+-- operators (deployers: granted to the operator role); one with a Go step
+-- only by a role that may claim steps (the worker role). Every new or
+-- changed definition is kept, numbered, in
+-- geneva.workflow_definition_versions (with session_user); workflows
+-- follow the current one.
+--
 -- Locks: the definition row (upsert). Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
@@ -3379,7 +3540,8 @@ $$;
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
--- idempotency_ttl); 22001 for a type name or step name longer than 255 bytes or a
+-- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
+-- a role that may not claim steps defines a type with a Go step; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -3419,6 +3581,10 @@ declare
   -- claim of a step, and validated here
   v_max_steps constant integer := 1000;
   v_written integer;
+  v_queues text[];
+  -- whether a step runs in a Go worker (not "http")
+  v_go_steps boolean := false;
+  v_version integer;
 begin
   if p_workflow_type is null then
     raise exception 'workflow type must not be null' using errcode = '22004';
@@ -3469,10 +3635,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits') then
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception, await and limits.';
+                hint = 'Step keys are name, wait, skip_if, on_exception, await, limits and http.';
       end if;
     end loop;
 
@@ -3490,6 +3656,18 @@ begin
       and jsonb_typeof(v_step -> 'skip_if') not in ('boolean', 'string') then
       raise exception '%: skip_if must be true, false or the name of a condition', v_where
         using errcode = '22023';
+    end if;
+
+    if v_step ? 'http' then
+      perform geneva._validate_http(v_step -> 'http', v_where);
+      -- the stock worker runs no condition of the application's
+      if jsonb_typeof(v_step -> 'skip_if') = 'string' then
+        raise exception '%: an HTTP step''s skip_if must be true or false', v_where
+          using errcode = '22023',
+                hint = 'A named condition runs in a Go worker; the worker that runs HTTP steps has none.';
+      end if;
+    else
+      v_go_steps := true;
     end if;
 
     v_await := v_step -> 'await';
@@ -3636,28 +3814,54 @@ begin
     );
   end if;
 
+  -- guard: who may define it. A definition whose every step is HTTP runs no
+  -- code of the caller's, and deployers (operators) register it; one with a
+  -- Go step is a Go worker's (the role that may claim steps, start_steps)
+  if v_go_steps and not pg_catalog.has_function_privilege(
+    session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE'
+  ) then
+    raise exception 'definition of %: % may define only workflows whose every step is HTTP', p_workflow_type, session_user
+      using errcode = '42501',
+            hint = 'Steps without "http" run in a Go worker, which registers its own definitions (the worker role).';
+  end if;
+
+  -- each step's queue: an HTTP step's own, else the type's
+  select coalesce(array_agg(
+      case when s.step ? 'http' then coalesce(s.step -> 'http' ->> 'queue', 'geneva_http') else v_queue end
+      order by s.n
+    ), '{}')
+  into v_queues
+  from jsonb_array_elements(v_steps) with ordinality as s (step, n);
+
   -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, step_await_timeouts, queue, priority,
-    may_proceed_without_hero, idempotency_ttl, created_at, updated_at
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_queues, queue,
+    priority, may_proceed_without_hero, idempotency_ttl, version, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queues, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
-    v_idempotency_ttl, v_now, v_now
+    v_idempotency_ttl, 1, v_now, v_now
   )
   on conflict (workflow_type) do update
   set definition = excluded.definition,
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
     step_await_timeouts = excluded.step_await_timeouts,
+    step_queues = excluded.step_queues,
     queue = excluded.queue,
     priority = excluded.priority,
     may_proceed_without_hero = excluded.may_proceed_without_hero,
     idempotency_ttl = excluded.idempotency_ttl,
+    version = d.version + 1,
     updated_at = excluded.updated_at
-  where d.definition is distinct from excluded.definition;
+  where d.definition is distinct from excluded.definition
+  returning d.version into v_version;
   get diagnostics v_written = row_count;
+  if v_written > 0 then
+    insert into geneva.workflow_definition_versions (workflow_type, version, definition, defined_at, defined_by)
+    values (p_workflow_type, v_version, p_definition, v_now, session_user);
+  end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 
   if v_written > 0 then
@@ -5894,7 +6098,8 @@ returns table (
   event_name text,
   event_payload jsonb,
   event_sent_at timestamptz,
-  group_name text
+  group_name text,
+  http jsonb
 )
 language plpgsql
 volatile
@@ -5905,7 +6110,7 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;
@@ -5994,8 +6199,8 @@ $$;
 -- execution row in id order (geneva._lock_executions).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
--- started for the worker to run next, with the event it carries (NULLs when
--- none).
+-- started for the worker to run next, with the event it carries and its
+-- step's "http" (geneva._step_http) (NULLs when none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
@@ -6023,7 +6228,8 @@ returns table (
   next_event_id bigint,
   next_event_name text,
   next_event_payload jsonb,
-  next_event_sent_at timestamptz
+  next_event_sent_at timestamptz,
+  next_http jsonb
 )
 language plpgsql
 volatile
@@ -6153,7 +6359,12 @@ begin
 
   return query
   select t.ord::integer, v_c.outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
-    n.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at
+    n.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
+    (
+      select geneva._step_http(d.definition, d.step_names, n.step_name)
+      from geneva.workflow_definitions d
+      where n.id is not null and d.workflow_type = w.workflow_type
+    )
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -6245,7 +6456,9 @@ comment on function geneva.complete_step(bigint, text, interval, bigint) is
 -- id, step name, attempt, start, the cursor and execution it continues
 -- from (a resumable step's hand-over) and the event it carries (the same
 -- step again after one that consumed an event; a step that awaits one is
--- never started here); NULLs when none was started.
+-- never started here) and its "http" (geneva._step_http: NULL for a Go
+-- step; a step is started here only in the queue of the one that ended, so
+-- an HTTP step only after an HTTP step); NULLs when none was started.
 -- Raises: as complete_step.
 create or replace function geneva.complete_and_continue(
   p_execution_id bigint,
@@ -6265,7 +6478,8 @@ returns table (
   next_event_id bigint,
   next_event_name text,
   next_event_payload jsonb,
-  next_event_sent_at timestamptz
+  next_event_sent_at timestamptz,
+  next_http jsonb
 )
 language plpgsql
 volatile
@@ -6276,7 +6490,7 @@ begin
   return query
   select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
     c.next_cursor, c.next_continues_from_id, c.next_event_id, c.next_event_name, c.next_event_payload,
-    c.next_event_sent_at
+    c.next_event_sent_at, c.next_http
   from geneva._end_running(
     array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
   ) c;
@@ -6332,7 +6546,8 @@ returns table (
   next_event_id bigint,
   next_event_name text,
   next_event_payload jsonb,
-  next_event_sent_at timestamptz
+  next_event_sent_at timestamptz,
+  next_http jsonb
 )
 language plpgsql
 volatile
@@ -6414,11 +6629,13 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 -- Returns one row per element whose step the worker should run now, named by
 -- its position (ordinality, from 1): the execution, its workflow, type,
 -- hero, step name, attempt, times, cursor, the execution it continues, the
--- type's queue, the trace context its creator stored
+-- step's queue (geneva._step_queue), the trace context its creator stored
 -- (create_workflow's p_trace_context) and the event it consumed (the oldest
 -- of its awaited name not consumed yet, now marked consumed by it) or
 -- carries from the execution it repeats (NULL when none), and the
--- workflow's group (create_workflow's p_group); no row for the others.
+-- workflow's group (create_workflow's p_group), and the step's "http" in
+-- the current definition (geneva._step_http: NULL for a step a Go worker
+-- runs); no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -6451,7 +6668,8 @@ returns table (
   event_name text,
   event_payload jsonb,
   event_sent_at timestamptz,
-  group_name text
+  group_name text,
+  http jsonb
 )
 language plpgsql
 volatile
@@ -6667,8 +6885,10 @@ begin
 
   return query
   select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context,
-    ev.id, ev.name, ev.payload, ev.sent_at, w.group_name
+    e.scheduled_for, v_now, e.cursor, e.continues_from_id,
+    geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name), w.trace_context,
+    ev.id, ev.name, ev.payload, ev.sent_at, w.group_name,
+    geneva._step_http(d.definition, d.step_names, e.step_name)
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -6700,7 +6920,10 @@ comment on function geneva.start_steps(bigint[], text[]) is
 -- standard library's anonymous wrappers, fmt.Errorf's %w and errors.Join),
 -- then the others; it is stored as error_classes and its first element as
 -- error_class_name. Without it (NULL or empty), p_error_classes is stored
--- instead (and its first element as error_class_name).
+-- instead (and its first element as error_class_name). p_wait_at_least is
+-- the least wait the error asks for (the Retry-After of an HTTP step's
+-- reply): a reattempt, by the policy or a handler, waits at least that long
+-- (recorded in the metadata as wait_at_least); other actions ignore it.
 --
 -- The policy is resolved by geneva._resolve_policy. What its action (pause,
 -- cancel, skip or reattempt) does to the execution and the workflow is the
@@ -6726,7 +6949,7 @@ comment on function geneva.start_steps(bigint[], text[]) is
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait or one longer than 100 years, a wait with a decision
+-- negative handler wait or p_wait_at_least, or one longer than 100 years, a wait with a decision
 -- other than reattempt, a handler decision when no handler applies, or a
 -- p_job_id that did not run the execution (geneva._check_job); P0002 for an
 -- unknown execution.
@@ -6739,7 +6962,8 @@ create or replace function geneva.fail_step(
   p_handler_wait interval default null,
   p_precondition boolean default false,
   p_job_id bigint default null,
-  p_error_chain text[] default null
+  p_error_chain text[] default null,
+  p_wait_at_least interval default null
 )
 returns table (
   action text,
@@ -6791,6 +7015,7 @@ begin
     end if;
   end if;
   perform geneva._check_wait(p_handler_wait, 'handler decision');
+  perform geneva._check_wait(p_wait_at_least, 'wait at least');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
     raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
       using errcode = '22023';
@@ -6877,6 +7102,11 @@ begin
     v_metadata := v_metadata || coalesce(v_effect_metadata, '{}');
     if v_move = 'same' then
       v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
+      -- the error asked for a longer wait (an HTTP reply's Retry-After)
+      if p_wait_at_least > coalesce(v_wait, interval '0') then
+        v_wait := p_wait_at_least;
+        v_metadata := v_metadata || jsonb_build_object('wait_at_least', p_wait_at_least);
+      end if;
     end if;
 
     perform geneva._end_execution(
@@ -6906,7 +7136,7 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[]) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[], interval) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';
 
 -- geneva.checkpoint_step: a resumable step saves its cursor and learns whether
@@ -8557,16 +8787,18 @@ when (
 )
 execute function geneva._trg_counts_guard();
 
--- geneva._trg_workflow_definitions_guard: definitions are written only by
--- geneva.define_workflow, which validates them and derives step_names and
--- step_waits; refused for every role, the owner included, otherwise (the
--- others have no privilege on the table at all). No function deletes one.
+-- geneva._trg_workflow_definitions_guard: definitions, and their versions,
+-- are written only by geneva.define_workflow, which validates them and
+-- derives step_names, step_waits and the rest; refused for every role, the
+-- owner included, otherwise (the others have no privilege on the tables at
+-- all). No function deletes one.
 --
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
 -- mistakes, not against the owner, who can always disable triggers.
 -- Fired by: the trigger workflow_definitions_guard, before insert,
--- update or delete on geneva.workflow_definitions, for each row.
+-- update or delete on geneva.workflow_definitions and
+-- geneva.workflow_definition_versions, for each row.
 -- Raises: 55000, naming the workflow type.
 create or replace function geneva._trg_workflow_definitions_guard()
 returns trigger
@@ -8595,6 +8827,11 @@ before insert or update or delete on geneva.workflow_definitions
 for each row
 execute function geneva._trg_workflow_definitions_guard();
 
+create or replace trigger workflow_definitions_guard
+before insert or update or delete on geneva.workflow_definition_versions
+for each row
+execute function geneva._trg_workflow_definitions_guard();
+
 -- geneva._trg_truncate_guard: refuses TRUNCATE of the engine's tables, for
 -- every role, the owner included (the others have no privilege on them at
 -- all). No function truncates: a truncate would delete every workflow, every
@@ -8608,6 +8845,7 @@ execute function geneva._trg_workflow_definitions_guard();
 -- not against the owner.
 -- Fired by: the trigger truncate_guard, before truncate, for each
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
+-- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
 -- schedule_firings, operator_actions, idempotency_keys and the kept counts'
 -- five tables.
@@ -8638,6 +8876,11 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.workflow_definitions
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.workflow_definition_versions
 for each statement
 execute function geneva._trg_truncate_guard();
 
@@ -9378,7 +9621,8 @@ comment on view geneva.step_errors is
 'Step executions that ended with an error, and whether each is its workflow''s latest one.';
 
 -- geneva.definition_steps: the steps of each registered workflow type, in
--- run order, with the wait before each and the type's queue.
+-- run order, with the wait before each, its queue (the type's, or an HTTP
+-- step's own), an HTTP step's endpoint and the definition's version.
 --
 -- For the dashboard's step list of a workflow (filter by workflow_type).
 -- Reads workflow_definitions by its primary key.
@@ -9388,13 +9632,38 @@ select
   s.position::integer as position,
   s.step_name,
   d.step_waits[s.position] as wait,
-  d.queue,
-  d.updated_at as defined_at
+  d.step_queues[s.position] as queue,
+  d.updated_at as defined_at,
+  d.definition -> 'steps' -> (s.position::integer - 1) -> 'http' ->> 'url' as http_url,
+  d.version
 from geneva.workflow_definitions d
 cross join lateral unnest(d.step_names) with ordinality as s(step_name, position);
 
 comment on view geneva.definition_steps is
-'The steps of each workflow type in run order, with their waits and the type''s queue.';
+'The steps of each workflow type in run order, with their waits, queues, HTTP endpoints and the definition''s version.';
+
+-- geneva.definition_versions: every definition each workflow type has had,
+-- newest first: its version, when and by whom (session_user) it was
+-- defined, whether it is the current one, its step names and how many are
+-- HTTP steps, and the definition itself.
+--
+-- For operators (what changed, when, by whom) and `geneva define`. Reads
+-- workflow_definition_versions by its primary key.
+create or replace view geneva.definition_versions as
+select
+  v.workflow_type,
+  v.version,
+  v.defined_at,
+  v.defined_by,
+  v.version = d.version as current,
+  array(select s ->> 'name' from jsonb_array_elements(v.definition -> 'steps') s) as step_names,
+  (select count(*) from jsonb_array_elements(v.definition -> 'steps') s where s ? 'http')::integer as http_steps,
+  v.definition
+from geneva.workflow_definition_versions v
+left join geneva.workflow_definitions d on d.workflow_type = v.workflow_type;
+
+comment on view geneva.definition_versions is
+'Every definition of each workflow type, with its version, author and time; current marks the one workflows follow.';
 
 -- geneva.step_throughput: step executions that ended in each minute of the
 -- last hour (the current minute and the 59 before it), by outcome.
@@ -9783,8 +10052,9 @@ comment on view geneva.action_log is
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, retry, bulk verbs, housekeeping (its thresholds and
---             settings too), hero tracking, named limits (define_limit) and
---             schedules (create, pause, resume, delete, fire)
+--             settings too), hero tracking, named limits (define_limit),
+--             schedules (create, pause, resume, delete, fire) and the
+--             definitions of HTTP-only types (define_workflow)
 --   worker    workers: the worker protocol, define_workflow, housekeeping
 --             rounds with the operators' settings (housekeep_if_due),
 --             firing schedules (fire_schedules), the
@@ -9871,6 +10141,7 @@ grant select on
   geneva.workflow_list,
   geneva.step_errors,
   geneva.definition_steps,
+  geneva.definition_versions,
   geneva.step_throughput,
   geneva.queue_lag,
   -- events: what waits for which, and what was sent
@@ -9941,8 +10212,13 @@ grant execute on function
 to :"geneva_operator_role";
 
 -- Workers: the worker protocol, and the definitions they register.
+-- Operators (deployers) may define too, but only types whose every step is
+-- HTTP: define_workflow refuses them a Go step (42501).
 grant execute on function
-  geneva.define_workflow,
+  geneva.define_workflow
+to :"geneva_operator_role", :"geneva_worker_role";
+
+grant execute on function
   geneva.step_defined,
   geneva.start_step,
   geneva.complete_step,

@@ -28,20 +28,43 @@ create table geneva.workflow_definitions (
   -- each step's await timeout (its "await"'s "timeout"), NULL for a step
   -- that awaits no event: parsed once here, read when a step is scheduled
   step_await_timeouts interval [] not null,
+  -- each step's River queue: the type's queue for a step the Go worker runs,
+  -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
+  -- the stock worker runs (so that Go workers never fetch it)
+  step_queues text [] not null,
   queue text not null,
   priority smallint not null,
   may_proceed_without_hero boolean not null,
   -- how long create_workflow's idempotency key returns the first workflow
   -- (the definition's "idempotency_ttl", 24 hours by default)
   idempotency_ttl interval not null,
+  -- 1 for the first definition, one more at every change (each kept in
+  -- geneva.workflow_definition_versions)
+  version integer not null,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
+    and cardinality(step_names) = cardinality(step_queues)
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
+);
+
+-- Every definition a type has had, the current one included: written by
+-- geneva.define_workflow with each new or changed definition, never changed
+-- after. A running workflow follows the current definition
+-- (workflow_definitions); these are for operators (what changed, when, by
+-- whom) and for going back.
+create table geneva.workflow_definition_versions (
+  workflow_type text not null,
+  version integer not null,
+  definition jsonb not null,
+  defined_at timestamptz not null,
+  -- session_user of the define_workflow call (a login role)
+  defined_by text not null,
+  primary key (workflow_type, version)
 );
 
 create table geneva.workflows (

@@ -18,8 +18,9 @@
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, retry, bulk verbs, housekeeping (its thresholds and
---             settings too), hero tracking, named limits (define_limit) and
---             schedules (create, pause, resume, delete, fire)
+--             settings too), hero tracking, named limits (define_limit),
+--             schedules (create, pause, resume, delete, fire) and the
+--             definitions of HTTP-only types (define_workflow)
 --   worker    workers: the worker protocol, define_workflow, housekeeping
 --             rounds with the operators' settings (housekeep_if_due),
 --             firing schedules (fire_schedules), the
@@ -106,6 +107,7 @@ grant select on
   geneva.workflow_list,
   geneva.step_errors,
   geneva.definition_steps,
+  geneva.definition_versions,
   geneva.step_throughput,
   geneva.queue_lag,
   -- events: what waits for which, and what was sent
@@ -176,8 +178,13 @@ grant execute on function
 to {{ .role_operator }};
 
 -- Workers: the worker protocol, and the definitions they register.
+-- Operators (deployers) may define too, but only types whose every step is
+-- HTTP: define_workflow refuses them a Go step (42501).
 grant execute on function
-  geneva.define_workflow,
+  geneva.define_workflow
+to {{ .role_operator }}, {{ .role_worker }};
+
+grant execute on function
   geneva.step_defined,
   geneva.start_step,
   geneva.complete_step,

@@ -59,6 +59,9 @@
 
 -- Definitions and workflows.
 {{ template "functions/_validate_limit.sql" . }}
+{{ template "functions/_validate_http.sql" . }}
+{{ template "functions/_step_queue.sql" . }}
+{{ template "functions/_step_http.sql" . }}
 {{ template "functions/define_workflow.sql" . }}
 {{ template "functions/define_limit.sql" . }}
 {{ template "functions/create_workflow.sql" . }}
@@ -158,6 +161,7 @@
 {{ template "views/workflow_list.sql" . }}
 {{ template "views/step_errors.sql" . }}
 {{ template "views/definition_steps.sql" . }}
+{{ template "views/definition_versions.sql" . }}
 {{ template "views/step_throughput.sql" . }}
 {{ template "views/queue_lag.sql" . }}
 {{ template "views/engine_metrics.sql" . }}

@@ -23,6 +23,7 @@ type continued struct {
 	NextEventName       *string
 	NextEventPayload    json.RawMessage
 	NextEventSentAt     *time.Time
+	NextHTTP            json.RawMessage
 }
 
 func (b *testBundle) continueStep(t *testing.T, executionID int64, signal string, wait *time.Duration) continued {

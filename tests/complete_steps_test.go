@@ -37,7 +37,7 @@ func completeSteps(ctx context.Context, db queryer, reports []report) ([]batchRo
 		var r batchRow
 		err := row.Scan(&r.Ordinality, &r.Outcome, &r.WorkflowState, &r.NextExecutionID, &r.NextStepName,
 			&r.NextAttempt, &r.NextStartedAt, &r.NextCursor, &r.NextContinuesFromID,
-			&r.NextEventID, &r.NextEventName, &r.NextEventPayload, &r.NextEventSentAt)
+			&r.NextEventID, &r.NextEventName, &r.NextEventPayload, &r.NextEventSentAt, &r.NextHTTP)
 		return r, err
 	})
 	// the rows come in the order of the locks; the ordinality is the position

@@ -192,6 +192,7 @@ type startedStep struct {
 	EventPayload    json.RawMessage
 	EventSentAt     *time.Time
 	Group           *string
+	HTTP            json.RawMessage
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

@@ -88,7 +88,7 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 	}
 	rows, err := c.db.Query(ctx, `select ordinality, outcome, workflow_state, next_execution_id, next_step_name,
 		next_attempt, next_started_at, next_cursor, next_continues_from_id,
-		next_event_id, next_event_name, next_event_payload, next_event_sent_at
+		next_event_id, next_event_name, next_event_payload, next_event_sent_at, next_http
 		from geneva.complete_steps($1, $2, $3, $4, $5)`,
 		ids, signals, waits, jobIDs, continues)
 	if err != nil {
@@ -108,7 +108,7 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 		)
 		if err := rows.Scan(&ordinality, &result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt,
 			&startedAt, &next.Cursor, &next.ContinuesFromID,
-			&next.EventID, &next.EventName, &next.EventPayload, &next.EventSentAt); err != nil {
+			&next.EventID, &next.EventName, &next.EventPayload, &next.EventSentAt, &next.HTTP); err != nil {
 			return nil, mapError(err)
 		}
 		if ordinality < 1 || ordinality > len(reports) || results[ordinality-1] != nil {

@@ -43,7 +43,8 @@ type Execution struct {
 	// continues (ContinuesFromID).
 	Cursor          json.RawMessage `db:"cursor"`
 	ContinuesFromID *int64          `db:"continues_from_id"`
-	// Queue is the River queue of the workflow type.
+	// Queue is the River queue of the step's jobs: the workflow type's, or
+	// an HTTP step's own.
 	Queue string `db:"queue"`
 	// TraceContext is the W3C traceparent the workflow was created with
 	// (goclient.CreateWorkflowOpts.TraceContext); empty when none.
@@ -58,6 +59,10 @@ type Execution struct {
 	// Group is the workflow's group (goclient.CreateWorkflowOpts.Group); nil
 	// when none.
 	Group *string `db:"group_name"`
+	// HTTP is the step's "http" in the current definition (its endpoint,
+	// timeout, headers and queue) when it is an HTTP step; nil for a step a
+	// Go worker runs.
+	HTTP json.RawMessage `db:"http"`
 }
 
 // Failure describes an error of a step, for FailStep.

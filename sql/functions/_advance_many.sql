@@ -29,7 +29,9 @@
 --   p_inline (complete_and_continue, complete_steps): when the execution to
 --            schedule is due now, no condition of the worker's has to run
 --            before it (the definition has no cancel_if, the step no
---            skip_if) and the workflow's hero was not deleted while it
+--            skip_if), its step is in the same queue as the one that ended
+--            (geneva._step_queue: a Go step and an HTTP step are run by
+--            different workers) and the workflow's hero was not deleted while it
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
@@ -89,7 +91,7 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.queue, d.priority,
+      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
@@ -177,11 +179,16 @@ begin
           and q.await_event is null
           and not geneva._limited(q.definition, q.step_names, q.next_step)
           and q.hero_missing_at is null
+          -- (the worker that ran a step runs the next one only from its own
+          -- queue: a Go step's successor over HTTP is the HTTP runner's)
+          and geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step)
+            = geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.step_name)
           and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
           and array_position(q.step_names, q.next_step) is not null
           and not (q.definition -> 'steps' -> (array_position(q.step_names, q.next_step) - 1) ? 'skip_if'),
         false
       ) as start,
+      geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
       case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
     from requested q
   ),

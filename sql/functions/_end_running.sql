@@ -29,8 +29,8 @@
 -- execution row in id order (geneva._lock_executions).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
--- started for the worker to run next, with the event it carries (NULLs when
--- none).
+-- started for the worker to run next, with the event it carries and its
+-- step's "http" (geneva._step_http) (NULLs when none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
@@ -58,7 +58,8 @@ returns table (
   next_event_id bigint,
   next_event_name text,
   next_event_payload jsonb,
-  next_event_sent_at timestamptz
+  next_event_sent_at timestamptz,
+  next_http jsonb
 )
 language plpgsql
 volatile
@@ -188,7 +189,12 @@ begin
 
   return query
   select t.ord::integer, v_c.outcomes[t.ord], w.state, n.id, n.step_name, n.attempt, n.started_at, n.cursor,
-    n.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at
+    n.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
+    (
+      select geneva._step_http(d.definition, d.step_names, n.step_name)
+      from geneva.workflow_definitions d
+      where n.id is not null and d.workflow_type = w.workflow_type
+    )
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id

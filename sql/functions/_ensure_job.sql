@@ -10,7 +10,7 @@
 -- execution is due before it (an event came), River hearing of it at once
 -- when it is due now. Otherwise (it ran, is
 -- running now, was parked pending, or was deleted) a new job is inserted, in
--- the definition's queue with its priority, due at the execution's
+-- the step's queue (geneva._step_queue) with the definition's priority, due at the execution's
 -- scheduled_for (at once when that has passed), and recorded on the
 -- execution.
 create or replace function geneva._ensure_job(
@@ -53,7 +53,7 @@ begin
     p_workflow,
     p_execution.step_name,
     p_execution.scheduled_for,
-    v_definition.queue,
+    geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, p_execution.step_name),
     v_definition.priority
   );
 

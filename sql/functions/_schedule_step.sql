@@ -66,7 +66,7 @@ begin
       p_workflow,
       p_step_name,
       v_scheduled_for,
-      p_definition.queue,
+      geneva._step_queue(p_definition.step_names, p_definition.step_queues, p_definition.queue, p_step_name),
       p_definition.priority
     );
   end if;

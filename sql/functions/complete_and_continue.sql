@@ -15,7 +15,9 @@
 -- id, step name, attempt, start, the cursor and execution it continues
 -- from (a resumable step's hand-over) and the event it carries (the same
 -- step again after one that consumed an event; a step that awaits one is
--- never started here); NULLs when none was started.
+-- never started here) and its "http" (geneva._step_http: NULL for a Go
+-- step; a step is started here only in the queue of the one that ended, so
+-- an HTTP step only after an HTTP step); NULLs when none was started.
 -- Raises: as complete_step.
 create or replace function geneva.complete_and_continue(
   p_execution_id bigint,
@@ -35,7 +37,8 @@ returns table (
   next_event_id bigint,
   next_event_name text,
   next_event_payload jsonb,
-  next_event_sent_at timestamptz
+  next_event_sent_at timestamptz,
+  next_http jsonb
 )
 language plpgsql
 volatile
@@ -46,7 +49,7 @@ begin
   return query
   select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
     c.next_cursor, c.next_continues_from_id, c.next_event_id, c.next_event_name, c.next_event_payload,
-    c.next_event_sent_at
+    c.next_event_sent_at, c.next_http
   from geneva._end_running(
     array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
   ) c;

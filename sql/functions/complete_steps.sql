@@ -44,7 +44,8 @@ returns table (
   next_event_id bigint,
   next_event_name text,
   next_event_payload jsonb,
-  next_event_sent_at timestamptz
+  next_event_sent_at timestamptz,
+  next_http jsonb
 )
 language plpgsql
 volatile

@@ -17,6 +17,16 @@
 -- interval or seconds, 0 to 100 years, default 24 hours). Re-registering an identical definition writes
 -- nothing.
 --
+-- A step with "http" (geneva._validate_http) is an HTTP step: the stock
+-- `geneva worker` runs it by calling its endpoint, and its River jobs go to
+-- its http queue (default geneva_http), not the type's, so that Go workers
+-- never fetch it. A definition whose every step is HTTP may be defined by
+-- operators (deployers: granted to the operator role); one with a Go step
+-- only by a role that may claim steps (the worker role). Every new or
+-- changed definition is kept, numbered, in
+-- geneva.workflow_definition_versions (with session_user); workflows
+-- follow the current one.
+--
 -- Locks: the definition row (upsert). Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
@@ -29,7 +39,8 @@
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
--- idempotency_ttl); 22001 for a type name or step name longer than 255 bytes or a
+-- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
+-- a role that may not claim steps defines a type with a Go step; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -69,6 +80,10 @@ declare
   -- claim of a step, and validated here
   v_max_steps constant integer := 1000;
   v_written integer;
+  v_queues text[];
+  -- whether a step runs in a Go worker (not "http")
+  v_go_steps boolean := false;
+  v_version integer;
 begin
   if p_workflow_type is null then
     raise exception 'workflow type must not be null' using errcode = '22004';
@@ -119,10 +134,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits') then
+      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception, await and limits.';
+                hint = 'Step keys are name, wait, skip_if, on_exception, await, limits and http.';
       end if;
     end loop;
 
@@ -140,6 +155,18 @@ begin
       and jsonb_typeof(v_step -> 'skip_if') not in ('boolean', 'string') then
       raise exception '%: skip_if must be true, false or the name of a condition', v_where
         using errcode = '22023';
+    end if;
+
+    if v_step ? 'http' then
+      perform geneva._validate_http(v_step -> 'http', v_where);
+      -- the stock worker runs no condition of the application's
+      if jsonb_typeof(v_step -> 'skip_if') = 'string' then
+        raise exception '%: an HTTP step''s skip_if must be true or false', v_where
+          using errcode = '22023',
+                hint = 'A named condition runs in a Go worker; the worker that runs HTTP steps has none.';
+      end if;
+    else
+      v_go_steps := true;
     end if;
 
     v_await := v_step -> 'await';
@@ -286,28 +313,54 @@ begin
     );
   end if;
 
+  -- guard: who may define it. A definition whose every step is HTTP runs no
+  -- code of the caller's, and deployers (operators) register it; one with a
+  -- Go step is a Go worker's (the role that may claim steps, start_steps)
+  if v_go_steps and not pg_catalog.has_function_privilege(
+    session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE'
+  ) then
+    raise exception 'definition of %: % may define only workflows whose every step is HTTP', p_workflow_type, session_user
+      using errcode = '42501',
+            hint = 'Steps without "http" run in a Go worker, which registers its own definitions (the worker role).';
+  end if;
+
+  -- each step's queue: an HTTP step's own, else the type's
+  select coalesce(array_agg(
+      case when s.step ? 'http' then coalesce(s.step -> 'http' ->> 'queue', 'geneva_http') else v_queue end
+      order by s.n
+    ), '{}')
+  into v_queues
+  from jsonb_array_elements(v_steps) with ordinality as s (step, n);
+
   -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, step_await_timeouts, queue, priority,
-    may_proceed_without_hero, idempotency_ttl, created_at, updated_at
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_queues, queue,
+    priority, may_proceed_without_hero, idempotency_ttl, version, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queues, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
-    v_idempotency_ttl, v_now, v_now
+    v_idempotency_ttl, 1, v_now, v_now
   )
   on conflict (workflow_type) do update
   set definition = excluded.definition,
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
     step_await_timeouts = excluded.step_await_timeouts,
+    step_queues = excluded.step_queues,
     queue = excluded.queue,
     priority = excluded.priority,
     may_proceed_without_hero = excluded.may_proceed_without_hero,
     idempotency_ttl = excluded.idempotency_ttl,
+    version = d.version + 1,
     updated_at = excluded.updated_at
-  where d.definition is distinct from excluded.definition;
+  where d.definition is distinct from excluded.definition
+  returning d.version into v_version;
   get diagnostics v_written = row_count;
+  if v_written > 0 then
+    insert into geneva.workflow_definition_versions (workflow_type, version, definition, defined_at, defined_by)
+    values (p_workflow_type, v_version, p_definition, v_now, session_user);
+  end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 
   if v_written > 0 then

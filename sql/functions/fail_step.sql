@@ -16,7 +16,10 @@
 -- standard library's anonymous wrappers, fmt.Errorf's %w and errors.Join),
 -- then the others; it is stored as error_classes and its first element as
 -- error_class_name. Without it (NULL or empty), p_error_classes is stored
--- instead (and its first element as error_class_name).
+-- instead (and its first element as error_class_name). p_wait_at_least is
+-- the least wait the error asks for (the Retry-After of an HTTP step's
+-- reply): a reattempt, by the policy or a handler, waits at least that long
+-- (recorded in the metadata as wait_at_least); other actions ignore it.
 --
 -- The policy is resolved by geneva._resolve_policy. What its action (pause,
 -- cancel, skip or reattempt) does to the execution and the workflow is the
@@ -42,7 +45,7 @@
 -- default; never; or terminal_only, which reports unless the step is
 -- reattempted), the workflow's state after it, and the handler to run.
 -- Raises: 22004 for a NULL id; 22023 for an unknown handler decision, a
--- negative handler wait or one longer than 100 years, a wait with a decision
+-- negative handler wait or p_wait_at_least, or one longer than 100 years, a wait with a decision
 -- other than reattempt, a handler decision when no handler applies, or a
 -- p_job_id that did not run the execution (geneva._check_job); P0002 for an
 -- unknown execution.
@@ -55,7 +58,8 @@ create or replace function geneva.fail_step(
   p_handler_wait interval default null,
   p_precondition boolean default false,
   p_job_id bigint default null,
-  p_error_chain text[] default null
+  p_error_chain text[] default null,
+  p_wait_at_least interval default null
 )
 returns table (
   action text,
@@ -107,6 +111,7 @@ begin
     end if;
   end if;
   perform geneva._check_wait(p_handler_wait, 'handler decision');
+  perform geneva._check_wait(p_wait_at_least, 'wait at least');
   if p_handler_wait is not null and p_handler_signal is distinct from 'reattempt' then
     raise exception 'handler decision % takes no wait', coalesce(p_handler_signal, 'none')
       using errcode = '22023';
@@ -193,6 +198,11 @@ begin
     v_metadata := v_metadata || coalesce(v_effect_metadata, '{}');
     if v_move = 'same' then
       v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
+      -- the error asked for a longer wait (an HTTP reply's Retry-After)
+      if p_wait_at_least > coalesce(v_wait, interval '0') then
+        v_wait := p_wait_at_least;
+        v_metadata := v_metadata || jsonb_build_object('wait_at_least', p_wait_at_least);
+      end if;
     end if;
 
     perform geneva._end_execution(
@@ -222,5 +232,5 @@ begin
 end;
 $$;
 
-comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[]) is
+comment on function geneva.fail_step(bigint, text[], text, text, text, interval, boolean, bigint, text[], interval) is
 'Worker protocol: records a step''s error, resolves the exception policy and schedules what comes next.';

@@ -36,7 +36,8 @@ returns table (
   event_name text,
   event_payload jsonb,
   event_sent_at timestamptz,
-  group_name text
+  group_name text,
+  http jsonb
 )
 language plpgsql
 volatile
@@ -47,7 +48,7 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;

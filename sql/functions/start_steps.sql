@@ -48,11 +48,13 @@
 -- Returns one row per element whose step the worker should run now, named by
 -- its position (ordinality, from 1): the execution, its workflow, type,
 -- hero, step name, attempt, times, cursor, the execution it continues, the
--- type's queue, the trace context its creator stored
+-- step's queue (geneva._step_queue), the trace context its creator stored
 -- (create_workflow's p_trace_context) and the event it consumed (the oldest
 -- of its awaited name not consumed yet, now marked consumed by it) or
 -- carries from the execution it repeats (NULL when none), and the
--- workflow's group (create_workflow's p_group); no row for the others.
+-- workflow's group (create_workflow's p_group), and the step's "http" in
+-- the current definition (geneva._step_http: NULL for a step a Go worker
+-- runs); no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -85,7 +87,8 @@ returns table (
   event_name text,
   event_payload jsonb,
   event_sent_at timestamptz,
-  group_name text
+  group_name text,
+  http jsonb
 )
 language plpgsql
 volatile
@@ -301,8 +304,10 @@ begin
 
   return query
   select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
-    e.scheduled_for, v_now, e.cursor, e.continues_from_id, d.queue, w.trace_context,
-    ev.id, ev.name, ev.payload, ev.sent_at, w.group_name
+    e.scheduled_for, v_now, e.cursor, e.continues_from_id,
+    geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name), w.trace_context,
+    ev.id, ev.name, ev.payload, ev.sent_at, w.group_name,
+    geneva._step_http(d.definition, d.step_names, e.step_name)
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id

@@ -11,6 +11,7 @@
 -- not against the owner.
 -- Fired by: the trigger truncate_guard, before truncate, for each
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
+-- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
 -- schedule_firings, operator_actions, idempotency_keys and the kept counts'
 -- five tables.
@@ -41,6 +42,11 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.workflow_definitions
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.workflow_definition_versions
 for each statement
 execute function geneva._trg_truncate_guard();
 

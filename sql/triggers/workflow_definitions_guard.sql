@@ -1,13 +1,15 @@
--- geneva._trg_workflow_definitions_guard: definitions are written only by
--- geneva.define_workflow, which validates them and derives step_names and
--- step_waits; refused for every role, the owner included, otherwise (the
--- others have no privilege on the table at all). No function deletes one.
+-- geneva._trg_workflow_definitions_guard: definitions, and their versions,
+-- are written only by geneva.define_workflow, which validates them and
+-- derives step_names, step_waits and the rest; refused for every role, the
+-- owner included, otherwise (the others have no privilege on the tables at
+-- all). No function deletes one.
 --
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
 -- mistakes, not against the owner, who can always disable triggers.
 -- Fired by: the trigger workflow_definitions_guard, before insert,
--- update or delete on geneva.workflow_definitions, for each row.
+-- update or delete on geneva.workflow_definitions and
+-- geneva.workflow_definition_versions, for each row.
 -- Raises: 55000, naming the workflow type.
 create or replace function geneva._trg_workflow_definitions_guard()
 returns trigger
@@ -33,5 +35,10 @@ $$;
 
 create or replace trigger workflow_definitions_guard
 before insert or update or delete on geneva.workflow_definitions
+for each row
+execute function geneva._trg_workflow_definitions_guard();
+
+create or replace trigger workflow_definitions_guard
+before insert or update or delete on geneva.workflow_definition_versions
 for each row
 execute function geneva._trg_workflow_definitions_guard();

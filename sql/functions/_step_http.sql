@@ -1,0 +1,20 @@
+-- geneva._step_http: a step's "http" in a definition (its endpoint, timeout,
+-- headers and queue: see geneva._validate_http), NULL for a step a Go worker
+-- runs or one no longer defined. What the worker that runs HTTP steps calls,
+-- read from the current definition when the step starts.
+--
+-- Called by: geneva.start_steps, geneva._end_running (a step started
+-- inline). Like geneva.now() it has no `set search_path`, so that the
+-- planner inlines it into its callers (it names only pg_catalog's functions).
+create or replace function geneva._step_http(
+  p_definition jsonb,
+  p_step_names text[],
+  p_step_name text
+)
+returns jsonb
+language sql
+immutable
+parallel safe
+as $$
+  select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
+$$;
