@@ -3481,7 +3481,8 @@ $$;
 -- geneva._step_http: a step's "http" in a definition (its endpoint, timeout,
 -- headers and queue: see geneva._validate_http), NULL for a step a Go worker
 -- runs or one no longer defined. What the worker that runs HTTP steps calls,
--- read from the current definition when the step starts.
+-- read from the current definition when the step starts, with its timeout
+-- in seconds (a number: the definition may give an interval's text).
 --
 -- Called by: geneva.start_steps, geneva._end_running (a step started
 -- inline). Like geneva.now() it has no `set search_path`, so that the
@@ -3493,10 +3494,18 @@ create or replace function geneva._step_http(
 )
 returns jsonb
 language sql
-immutable
+stable
 parallel safe
 as $$
-  select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
+  select case jsonb_typeof(h.http -> 'timeout')
+      when 'string' then h.http || pg_catalog.jsonb_build_object(
+        'timeout', pg_catalog.date_part('epoch', (h.http ->> 'timeout')::interval)
+      )
+      else h.http
+    end
+  from (
+    select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' as http
+  ) h
 $$;
 
 -- geneva.define_workflow: registers a workflow type, or replaces its definition.
@@ -6099,7 +6108,8 @@ returns table (
   event_payload jsonb,
   event_sent_at timestamptz,
   group_name text,
-  http jsonb
+  http jsonb,
+  idempotency_key bigint
 )
 language plpgsql
 volatile
@@ -6110,7 +6120,7 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http, s.idempotency_key
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;
@@ -6635,7 +6645,10 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 -- carries from the execution it repeats (NULL when none), and the
 -- workflow's group (create_workflow's p_group), and the step's "http" in
 -- the current definition (geneva._step_http: NULL for a step a Go worker
--- runs); no row for the others.
+-- runs), and its idempotency key: the id of the first execution of an
+-- unbroken run of recovered ones this execution repeats (a worker died, or
+-- gave the step back, while it ran: the step may have done its work), else
+-- its own id; no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -6669,7 +6682,8 @@ returns table (
   event_payload jsonb,
   event_sent_at timestamptz,
   group_name text,
-  http jsonb
+  http jsonb,
+  idempotency_key bigint
 )
 language plpgsql
 volatile
@@ -6888,7 +6902,19 @@ begin
     e.scheduled_for, v_now, e.cursor, e.continues_from_id,
     geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name), w.trace_context,
     ev.id, ev.name, ev.payload, ev.sent_at, w.group_name,
-    geneva._step_http(d.definition, d.step_names, e.step_name)
+    geneva._step_http(d.definition, d.step_names, e.step_name),
+    -- (a first attempt is its own; a later one may repeat recovered ones)
+    case when e.attempt = 1 then e.id else coalesce((
+      select min(p.id)
+      from geneva.step_executions p
+      where p.workflow_id = e.workflow_id and p.step_name = e.step_name and p.id < e.id
+        and p.outcome = 'recovered'
+        and not exists (
+          select from geneva.step_executions q
+          where q.workflow_id = e.workflow_id and q.id > p.id and q.id < e.id
+            and q.outcome is distinct from 'recovered'
+        )
+    ), e.id) end
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id

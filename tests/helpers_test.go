@@ -193,6 +193,7 @@ type startedStep struct {
 	EventSentAt     *time.Time
 	Group           *string
 	HTTP            json.RawMessage
+	IdempotencyKey  *int64
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

@@ -32,7 +32,7 @@ func TestDefinitionDefaultsMatchSQL(t *testing.T) {
 	)
 	require.NoError(t, conn.QueryRow(ctx,
 		"select queue, priority from geneva.workflow_definitions where workflow_type = 'Plain'").Scan(&queue, &priority))
-	require.Equal(t, []string{queue}, reg.queues(), "the worker listens on another queue than SQL's default")
+	require.Equal(t, []string{queue}, reg.queues(nil), "the worker listens on another queue than SQL's default")
 	require.Equal(t, 1, priority, "SQL's default priority is no longer the one WorkflowOpts.Priority documents")
 }
 

@@ -91,6 +91,7 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 		Precondition: ph == phasePrecondition,
 		JobID:        jobID,
 	}
+	httpFailure(end.failure, end.err)
 	return end
 }
 

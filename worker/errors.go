@@ -229,6 +229,10 @@ func (e *PanicError) Unwrap() error {
 // standard library's anonymous wrappers, e.g. "*net.OpError" for
 // fmt.Errorf("charging: %w", opErr). Empty for nil. For hooks.
 func ErrorClass(err error) string {
+	var httpErr *HTTPError
+	if errors.As(err, &httpErr) {
+		return httpErr.Class
+	}
 	if chain := errorChain(err); len(chain) > 0 {
 		return chain[0]
 	}

@@ -67,6 +67,8 @@ type executor struct {
 	// claiming counts the step executions being performed that have not
 	// been claimed yet, for the claimer.
 	claiming atomic.Int64
+	// http runs HTTP steps (Config.HTTP); nil when this worker runs none.
+	http *httpRunner
 }
 
 // newExecutor makes the executor of a worker or a runner from its config.
@@ -94,6 +96,9 @@ func newExecutor(config *Config) (*executor, error) {
 		errorReporter: config.ErrorReporter,
 		stepTimeout:   config.StepTimeout,
 		clock:         config.Clock,
+	}
+	if config.HTTP != nil {
+		e.http = newHTTPRunner(config.HTTP)
 	}
 	e.batch(nil, 1) // a Runner's: each call a batch of one, on its DB
 	return e, nil

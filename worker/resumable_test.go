@@ -751,6 +751,9 @@ func TestResumableOptions(t *testing.T) {
 		stepFields := reflectFields(worker.StepOpts{})
 		resumableFields := reflectFields(worker.ResumableOpts{})
 		for name, typ := range stepFields {
+			if name == "HTTP" {
+				continue // an HTTP step's endpoint resumes itself (a cursor in its reply)
+			}
 			require.Equal(t, typ, resumableFields[name], "ResumableOpts lacks StepOpts.%s", name)
 		}
 	})

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +30,13 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	defer claimed()
 	client := protocol.New(db)
 	wf := e.registry[args.WorkflowType]
-	if wf == nil || wf.step(args.StepName) == nil {
+	if (wf == nil || wf.step(args.StepName) == nil) && e.http.runs(args.WorkflowType) {
+		// a job in an HTTP queue: an HTTP step of a type defined in the
+		// database (the claim hands over its endpoint)
+		if wf == nil {
+			wf = &registeredWorkflow{Workflow: &Workflow{workflowType: args.WorkflowType}}
+		}
+	} else if wf == nil || wf.step(args.StepName) == nil {
 		defined, err := client.StepDefined(ctx, args.WorkflowType, args.StepName)
 		if err != nil {
 			return fmt.Errorf("geneva: looking up step %s of %s: %w", args.StepName, args.WorkflowType, err)
@@ -91,6 +98,14 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		return nil
 	}
 
+	if step.http == nil && step.httpErr == nil && wf.step(step.Name) == nil && e.http != nil {
+		// a Go step in a queue of HTTP steps (a type whose queue is one of
+		// them), which this worker does not define: give it back
+		step.Logger.WarnContext(ctx, "geneva: a step without http in a queue of HTTP steps; giving it back")
+		_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
+		return err
+	}
+
 	// Run the step, then each next step SQL starts for this job (see
 	// Config.InlineSteps).
 	for inline := 0; ; inline++ {
@@ -112,7 +127,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		step = step.followedBy(next)
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
-		if wf.step(step.Name) == nil {
+		if wf.step(step.Name) == nil && step.http == nil {
 			// defined in the database only (a deploy in progress): give it back
 			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
 			_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
@@ -134,6 +149,12 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 	ran := false
 	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
 		ran = true
+		switch {
+		case step.httpErr != nil:
+			return step.httpErr
+		case step.http != nil && e.http != nil:
+			return e.http.call(ctx, step)
+		}
 		return callStep(ctx, wf.step(step.Name), step)
 	})
 	stopHeartbeat()
@@ -196,6 +217,8 @@ func (step *Step) start(started *protocol.Execution) {
 	step.Cursor = started.Cursor
 	step.ContinuesFromID = deref(started.ContinuesFromID)
 	step.event = eventOf(started)
+	step.http, step.httpErr = parseHTTPSpec(started.HTTP)
+	step.IdempotencyKey = cmp.Or(deref(started.IdempotencyKey), started.ExecutionID)
 }
 
 // followedBy is the started Step of next, the execution SQL started for this

@@ -36,6 +36,13 @@ type Step struct {
 	// Cursor is a resumable step's cursor, handed over by Suspend from the
 	// execution it continues; nil at first.
 	Cursor json.RawMessage
+	// IdempotencyKey identifies the work of this execution across a worker's
+	// death: the id of the first of the recovered executions it repeats (a
+	// worker died, or gave the step back, while the step ran, so its work may
+	// be done), else ExecutionID. A step with side effects elsewhere passes
+	// it on as their idempotency key (an HTTP step's Geneva-Execution-Id).
+	// Zero in conditions.
+	IdempotencyKey int64
 	// ContinuesFromID is the execution this one continues (a resumable step's
 	// predecessor, whose cursor it got); zero when none.
 	ContinuesFromID int64
@@ -79,6 +86,10 @@ type Step struct {
 	// the worker's stop); iteration is a resumable step's Iteration.
 	exec      *executor
 	iteration *Iteration
+	// http is an HTTP step's endpoint (from the claim); nil for a Go step.
+	// httpErr is what was wrong with it, if anything.
+	http    *httpSpec
+	httpErr error
 }
 
 // Checkpoint saves a step's cursor (any value that marshals to JSON) at

@@ -97,6 +97,12 @@ type Config struct {
 	// once, in New).
 	CompleteBatchSize int
 
+	// HTTP makes the worker run HTTP steps (see HTTPConfig): its workflows'
+	// (StepOpts.HTTP) and those of every type defined in the database, in
+	// HTTPConfig.Queues. nil runs none: they are left to a worker that does,
+	// such as the stock `geneva worker`.
+	HTTP *HTTPConfig
+
 	// Housekeeping configures housekeeping, which every worker takes part in
 	// (on by default).
 	Housekeeping HousekeepingConfig
@@ -200,7 +206,7 @@ func New(pool *pgxpool.Pool, config *Config) (*Worker, error) {
 			maxWorkers = 10
 		}
 		riverConfig.Queues = map[string]river.QueueConfig{}
-		for _, queue := range reg.queues() {
+		for _, queue := range reg.queues(config.HTTP) {
 			riverConfig.Queues[queue] = river.QueueConfig{MaxWorkers: maxWorkers}
 		}
 	}

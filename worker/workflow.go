@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,14 @@ type StepOpts struct {
 	// After places the step after the named step, which must already be
 	// defined. Not with Before.
 	After string
+
+	// HTTP makes the step an HTTP step, run by calling its endpoint (the
+	// step is added with a nil function): by this worker when it has
+	// Config.HTTP, else by one that does, such as the stock `geneva
+	// worker`.
+	//
+	// Defaults to nil: a Go step.
+	HTTP *HTTP
 
 	// Await makes the step wait for an event sent to its workflow
 	// (geneva.send_event), after its Wait, at most Await.Timeout; the step
@@ -220,8 +229,10 @@ func (w *Workflow) Step(name string, fn StepFunc, opts *StepOpts) *Workflow {
 	step.opts.Limits = slices.Clone(step.opts.Limits)
 
 	switch {
-	case fn == nil:
+	case fn == nil && step.opts.HTTP == nil:
 		w.errorf("step %s has no function", name)
+	case fn != nil && step.opts.HTTP != nil:
+		w.errorf("step %s: an HTTP step has no function (its endpoint runs it)", name)
 	case w.stepIndex(name) >= 0:
 		w.errorf("duplicate step name %q", name)
 	case step.opts.Before != "" && step.opts.After != "":
@@ -424,6 +435,9 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 		if len(step.opts.Limits) > 0 {
 			s["limits"] = step.opts.Limits
 		}
+		if step.opts.HTTP != nil {
+			s["http"] = step.opts.HTTP.json()
+		}
 		switch {
 		case step.opts.Skip:
 			s["skip_if"] = true
@@ -565,16 +579,35 @@ func (r registry) types() []string {
 	return slices.Sorted(maps.Keys(r))
 }
 
-// queues lists the River queues of the workflows.
-func (r registry) queues() []string {
+// queues lists the River queues the worker works: its workflows' (those of
+// their Go steps), and with http those of HTTP steps (http.Queues, else
+// DefaultHTTPQueue and the queues of the workflows' HTTP steps).
+func (r registry) queues(http *HTTPConfig) []string {
 	var queues []string
-	for _, w := range r {
-		queue := w.opts.Queue
-		if queue == "" {
-			queue = "default"
-		}
+	add := func(queue string) {
 		if !slices.Contains(queues, queue) {
 			queues = append(queues, queue)
+		}
+	}
+	for _, w := range r {
+		for _, step := range w.steps {
+			switch {
+			case step.opts.HTTP == nil:
+				add(cmp.Or(w.opts.Queue, "default"))
+			case http != nil && len(http.Queues) == 0:
+				add(step.opts.HTTP.queue())
+			}
+		}
+		if len(w.steps) == 0 {
+			add(cmp.Or(w.opts.Queue, "default"))
+		}
+	}
+	if http != nil {
+		if len(http.Queues) == 0 {
+			add(DefaultHTTPQueue)
+		}
+		for _, queue := range http.Queues {
+			add(queue)
 		}
 	}
 	slices.Sort(queues)

@@ -84,9 +84,9 @@ housekeeping.
 
 The database is --database-url, else $DATABASE_URL (a libpq URL).
 
-Workflows run in workers, programs of their own (examples/myworker/main.go
-is one). The demo is one too: go run ./examples/demo; with --worker, it runs
-a worker for the example workflows until interrupted.`,
+Go steps run in workers, programs of their own (examples/myworker/main.go
+is one; the demo is one too: go run ./examples/demo --worker). HTTP steps,
+in any language, run in geneva worker.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// an unknown command is a usage error, not a silent help page
@@ -123,13 +123,13 @@ a worker for the example workflows until interrupted.`,
 		newOperateCmd(opts, "cancel", "Cancel a workflow (at the step boundary when a step runs)"),
 		newOperateCmd(opts, "skip", "Skip the step a paused or ready workflow would run next"),
 		newRunNowCmd(opts), newRetryCmd(opts), newBulkCmd(opts), newSendEventCmd(opts), newScheduleCmd(opts),
-		newHousekeepCmd(opts), newLimitCmd(opts),
+		newHousekeepCmd(opts), newLimitCmd(opts), newDefineCmd(opts),
 	} {
 		cmd.GroupID = "operate"
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
-		newMigrateCmd(opts), newSQLCmd(), newMetricsCmd(opts),
+		newMigrateCmd(opts), newSQLCmd(), newMetricsCmd(opts), newWorkerCmd(opts),
 	} {
 		cmd.GroupID = "install"
 		root.AddCommand(cmd)

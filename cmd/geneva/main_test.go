@@ -79,12 +79,15 @@ func TestHelp(t *testing.T) {
 		require.NotNil(t, cmd.Args, "%s checks its arguments", cmd.Name())
 	}
 
-	// workers are programs of their own: the operator's tool runs none
+	// Go workers are programs of their own: the operator's tool runs only
+	// HTTP steps (it links no example)
 	out, _ := cli(t, "", "help")
-	require.Contains(t, out, "go run ./examples/demo; with --worker")
+	require.Contains(t, out, "go run ./examples/demo --worker")
 	require.Contains(t, out, "examples/myworker")
-	_, err := cli(t, "", "worker")
-	require.ErrorContains(t, err, `unknown command "worker"`)
+	out, err := cli(t, "", "worker", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "Run a worker for HTTP steps")
+	require.Contains(t, out, "GENEVA_HTTP_SECRET")
 }
 
 func TestUsageErrors(t *testing.T) {

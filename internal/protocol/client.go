@@ -156,11 +156,15 @@ func (c *Client) FailStep(ctx context.Context, executionID int64, failure *Failu
 	if failure.HandlerWait != 0 {
 		handlerWait = &failure.HandlerWait
 	}
+	var waitAtLeast *time.Duration
+	if failure.WaitAtLeast > 0 {
+		waitAtLeast = &failure.WaitAtLeast
+	}
 	rows, err := c.db.Query(ctx, `select action, outcome, report, workflow_state, handler
-		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		from geneva.fail_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		executionID, failure.Classes, failure.Message, nullIfEmpty(failure.Backtrace),
 		nullIfEmpty(string(failure.HandlerSignal)), handlerWait, failure.Precondition, nullIfZero(failure.JobID),
-		failure.Chain)
+		failure.Chain, waitAtLeast)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -32,7 +32,7 @@ func (c *Client) StartSteps(ctx context.Context, claims []Claim) ([]*Execution, 
 	}
 	rows, err := c.db.Query(ctx, `select ordinality, execution_id, workflow_id, workflow_type, hero_type, hero_id,
 		step_name, attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context,
-		event_id, event_name, event_payload, event_sent_at, group_name, http
+		event_id, event_name, event_payload, event_sent_at, group_name, http, idempotency_key
 		from geneva.start_steps($1, $2)`, ids, preconditions)
 	if err != nil {
 		return nil, mapError(err)

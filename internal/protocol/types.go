@@ -63,6 +63,10 @@ type Execution struct {
 	// timeout, headers and queue) when it is an HTTP step; nil for a step a
 	// Go worker runs.
 	HTTP json.RawMessage `db:"http"`
+	// IdempotencyKey is the first execution of the recovered ones this one
+	// repeats (a worker died or gave the step back while it ran), else the
+	// execution's own id. Zero for a step started inline (its own id).
+	IdempotencyKey *int64 `db:"idempotency_key"`
 }
 
 // Failure describes an error of a step, for FailStep.
@@ -96,6 +100,9 @@ type Failure struct {
 	// (cancel_if, skip_if, the hero check) before StartStep: it then applies
 	// to the scheduled execution. Otherwise it applies to the running one.
 	Precondition bool
+	// WaitAtLeast is the least wait the error asks of a reattempt (an HTTP
+	// step's Retry-After); zero for none.
+	WaitAtLeast time.Duration
 }
 
 // FailResult is what FailStep decided.

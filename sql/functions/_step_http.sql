@@ -1,7 +1,8 @@
 -- geneva._step_http: a step's "http" in a definition (its endpoint, timeout,
 -- headers and queue: see geneva._validate_http), NULL for a step a Go worker
 -- runs or one no longer defined. What the worker that runs HTTP steps calls,
--- read from the current definition when the step starts.
+-- read from the current definition when the step starts, with its timeout
+-- in seconds (a number: the definition may give an interval's text).
 --
 -- Called by: geneva.start_steps, geneva._end_running (a step started
 -- inline). Like geneva.now() it has no `set search_path`, so that the
@@ -13,8 +14,16 @@ create or replace function geneva._step_http(
 )
 returns jsonb
 language sql
-immutable
+stable
 parallel safe
 as $$
-  select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
+  select case jsonb_typeof(h.http -> 'timeout')
+      when 'string' then h.http || pg_catalog.jsonb_build_object(
+        'timeout', pg_catalog.date_part('epoch', (h.http ->> 'timeout')::interval)
+      )
+      else h.http
+    end
+  from (
+    select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' as http
+  ) h
 $$;

@@ -37,7 +37,8 @@ returns table (
   event_payload jsonb,
   event_sent_at timestamptz,
   group_name text,
-  http jsonb
+  http jsonb,
+  idempotency_key bigint
 )
 language plpgsql
 volatile
@@ -48,7 +49,7 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http, s.idempotency_key
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;

@@ -54,7 +54,10 @@
 -- carries from the execution it repeats (NULL when none), and the
 -- workflow's group (create_workflow's p_group), and the step's "http" in
 -- the current definition (geneva._step_http: NULL for a step a Go worker
--- runs); no row for the others.
+-- runs), and its idempotency key: the id of the first execution of an
+-- unbroken run of recovered ones this execution repeats (a worker died, or
+-- gave the step back, while it ran: the step may have done its work), else
+-- its own id; no row for the others.
 -- Plans: the settings below hold every statement here to index lookups by
 -- id, planned once per session (a generic plan), whatever the tables' size
 -- when it was planned: planned while the tables were nearly empty (a new
@@ -88,7 +91,8 @@ returns table (
   event_payload jsonb,
   event_sent_at timestamptz,
   group_name text,
-  http jsonb
+  http jsonb,
+  idempotency_key bigint
 )
 language plpgsql
 volatile
@@ -307,7 +311,19 @@ begin
     e.scheduled_for, v_now, e.cursor, e.continues_from_id,
     geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name), w.trace_context,
     ev.id, ev.name, ev.payload, ev.sent_at, w.group_name,
-    geneva._step_http(d.definition, d.step_names, e.step_name)
+    geneva._step_http(d.definition, d.step_names, e.step_name),
+    -- (a first attempt is its own; a later one may repeat recovered ones)
+    case when e.attempt = 1 then e.id else coalesce((
+      select min(p.id)
+      from geneva.step_executions p
+      where p.workflow_id = e.workflow_id and p.step_name = e.step_name and p.id < e.id
+        and p.outcome = 'recovered'
+        and not exists (
+          select from geneva.step_executions q
+          where q.workflow_id = e.workflow_id and q.id > p.id and q.id < e.id
+            and q.outcome is distinct from 'recovered'
+        )
+    ), e.id) end
   from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id

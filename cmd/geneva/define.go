@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geneva-dev/geneva/internal/report"
+	"github.com/geneva-dev/geneva/worker"
+)
+
+func newDefineCmd(opts *options) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "define TYPE FILE.json",
+		Short: "Define a workflow type from a JSON file (- for standard input)",
+		Long: `Register a workflow type's definition (geneva.define_workflow), or replace it:
+the JSON of the README's "Steps in any language". An identical definition
+changes nothing; a changed one becomes the type's next version, and the
+previous ones are kept (geneva.definition_versions). Running workflows take
+their next step from the new one.
+
+Operators (deployers) may define types whose every step is an HTTP step; a
+type with a Go step is defined by its worker.`,
+		Example: `  geneva define py_invoice examples/http/python/py_invoice.json
+  cat invoice.json | geneva define py_invoice - --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("define takes a workflow type and a JSON file")
+			}
+			return nil
+		},
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			definition, err := readDefinition(args[1], os.Stdin)
+			if err != nil {
+				return err
+			}
+			if err := env.client.DefineWorkflow(ctx, args[0], definition); err != nil {
+				return err
+			}
+			versions, err := env.client.DefinitionVersions(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if len(versions) == 0 {
+				return fmt.Errorf("defined %s, but it has no version", args[0])
+			}
+			current := versions[0]
+			if asJSON {
+				return report.JSON(env.stdout, current)
+			}
+			env.printf("Defined %s: version %d, %d steps (%d over HTTP): %s\n", current.WorkflowType, current.Version,
+				len(current.StepNames), current.HTTPSteps, strings.Join(current.StepNames, ", "))
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the current version as JSON")
+	return cmd
+}
+
+// readDefinition reads a definition's JSON from a file, or from stdin for
+// "-", and checks that it is JSON (SQL checks the rest).
+func readDefinition(path string, stdin io.Reader) (json.RawMessage, error) {
+	var (
+		data []byte
+		err  error
+	)
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the definition: %w", err)
+	}
+	if !json.Valid(data) {
+		return nil, usagef("%s is not JSON", path)
+	}
+	return data, nil
+}
+
+func newWorkerCmd(opts *options) *cobra.Command {
+	var (
+		queues, types []string
+		concurrency   int
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run the HTTP steps of every workflow type in the database",
+		Long: `Run a worker for HTTP steps (steps with "http" in their definition, in any
+language): it takes their jobs from the queues (geneva_http unless the steps
+name another), POSTs each execution to its step's endpoint and records the
+reply, until interrupted (SIGINT or SIGTERM: it stops gracefully, finishing
+the requests in flight). It takes part in housekeeping and fires schedules,
+as every worker does.
+
+GENEVA_HTTP_SECRET, when set, signs every request (the Geneva-Signature
+header; see the README, "Steps in any language"). Go steps run in the
+application's own workers.`,
+		Example: `  GENEVA_HTTP_SECRET=s3cret geneva worker
+  geneva worker --queues geneva_http,mail --types py_invoice --concurrency 50`,
+		Args: noArgs,
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			var secret []byte
+			if s := os.Getenv("GENEVA_HTTP_SECRET"); s != "" {
+				secret = []byte(s)
+			}
+			w, err := worker.New(env.pool, &worker.Config{
+				MaxWorkers: concurrency,
+				HTTP:       &worker.HTTPConfig{Secret: secret, Queues: queues, Types: types},
+			})
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := w.Start(ctx); err != nil {
+				return err
+			}
+			signed := "unsigned (GENEVA_HTTP_SECRET is not set)"
+			if secret != nil {
+				signed = "signed"
+			}
+			env.printf("Running HTTP steps from queues %s, %d at once, requests %s. Stop with Ctrl-C.\n",
+				strings.Join(orDefault(queues, worker.DefaultHTTPQueue), ", "), concurrency, signed)
+			<-ctx.Done()
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			env.printf("Stopping: finishing the requests in flight.\n")
+			return w.Stop(stopCtx)
+		}),
+	}
+	cmd.Flags().StringSliceVar(&queues, "queues", nil, "the queues of the HTTP steps to run (default geneva_http)")
+	cmd.Flags().StringSliceVar(&types, "types", nil, "run only these workflow types' HTTP steps (default: every type)")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 10, "how many requests run at once, per queue")
+	return cmd
+}
+
+func orDefault(list []string, value string) []string {
+	if len(list) == 0 {
+		return []string{value}
+	}
+	return list
+}
