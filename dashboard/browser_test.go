@@ -375,3 +375,32 @@ func TestBrowserSendEvent(t *testing.T) {
 	require.False(t, w.isAwaiting(t, id))
 	require.Equal(t, []string{`{"amount": 120, "approved_by": "ann"}`}, w.events(t, id))
 }
+
+// An HTTP step's endpoint shows under its name in the workflow's timeline,
+// and a failed reply's status (its error class) and excerpt beside it.
+func TestBrowserHTTPStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	t.Parallel()
+	w := newWorld(t)
+	w.exec(t, `select geneva.define_workflow('Hook', '{"steps": [
+		{"name": "notify", "http": {"url": "https://hooks.example.com/notify"}}]}')`)
+	id := w.create(t, "Hook", "h-1")
+	var executionID int64
+	require.NoError(t, w.pool.QueryRow(w.ctx,
+		"select id from geneva.step_history($1) where state = 'scheduled'", id).Scan(&executionID))
+	w.exec(t, "select count(*) from geneva.start_step($1)", executionID)
+	w.exec(t, "select geneva.fail_step($1, $2, $3)", executionID,
+		[]string{"http.status.503", "http.status.5xx"}, `{"error": "upstream down"}`)
+
+	h := w.newHandler(t, nil)
+	server := httptest.NewServer(h)
+	t.Cleanup(server.Close)
+	b := newBrowser(t, server.URL)
+	b.run("open the workflow", chromedp.Navigate(fmt.Sprintf("%s/workflows/%d", server.URL, id)),
+		chromedp.WaitVisible(chromedp.CSS("#workflow-state")))
+	row := fmt.Sprintf("tr#e%d", executionID)
+	require.Equal(t, "POST https://hooks.example.com/notify", b.text(row+" .http-url"))
+	require.Contains(t, b.text(row), `http.status.503 {"error": "upstream down"}`)
+}

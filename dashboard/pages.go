@@ -261,6 +261,8 @@ type workflowData struct {
 	// operators' actions on it, newest first (Actions are the buttons).
 	Retries   []int64
 	ActionLog []*goclient.Action
+	// HTTPURLs are the endpoints of its HTTP steps, by step name.
+	HTTPURLs map[string]string
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -296,6 +298,12 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 	d := &workflowData{Workflow: wf, Timeline: timeline, Total: total, Actions: allowedActions(wf)}
 	for _, s := range defined {
 		d.StepNames = append(d.StepNames, s.StepName)
+		if s.HTTPURL != nil {
+			if d.HTTPURLs == nil {
+				d.HTTPURLs = map[string]string{}
+			}
+			d.HTTPURLs[s.StepName] = *s.HTTPURL
+		}
 	}
 	d.Steps = standings(wf, defined, timeline)
 	if d.Retries, err = h.client.Retries(ctx, id); err != nil {

@@ -299,10 +299,12 @@ type definedStep struct {
 	StepName string         `db:"step_name"`
 	Wait     *time.Duration `db:"wait"`
 	Queue    string         `db:"queue"`
+	// HTTPURL is an HTTP step's endpoint; nil for a Go step.
+	HTTPURL *string `db:"http_url"`
 }
 
 func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*definedStep, error) {
-	rows, err := h.db.Query(ctx, `select position, step_name, wait, queue from geneva.definition_steps
+	rows, err := h.db.Query(ctx, `select position, step_name, wait, queue, http_url from geneva.definition_steps
 		where workflow_type = $1 order by position`, workflowType)
 	return collect[definedStep](rows, err)
 }

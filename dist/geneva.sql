@@ -9438,7 +9438,9 @@ comment on view geneva.stuck_executions is
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
 -- waited for a worker (queue lag: started - scheduled) and how long it ran,
 -- and its error: the recorded class, message and every class of its chain
--- (error_classes).
+-- (error_classes); an HTTP step's endpoint (http_url, from the current
+-- definition: its status is in the error class, http.status.NNN, and the
+-- reply's first 4 KB in the message, when it failed).
 --
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
 -- step_executions_workflow_id). A resumable step's chain of executions reads
@@ -9464,9 +9466,11 @@ select
   e.metadata ->> 'reattempt_reason' as reattempt_reason,
   e.cursor,
   e.continues_from_id,
-  e.error_classes
+  e.error_classes,
+  d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'http' ->> 'url' as http_url
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
+left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
 order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is

@@ -33,6 +33,9 @@ type TimelineEntry struct {
 	// ErrorClasses are every class of the error's chain, ErrorClassName
 	// first.
 	ErrorClasses []string `db:"error_classes"`
+	// HTTPURL is an HTTP step's endpoint (the current definition's); nil
+	// for a Go step.
+	HTTPURL *string `db:"http_url"`
 }
 
 // Timeline returns a workflow's executions in order with their queue lag and
@@ -40,7 +43,7 @@ type TimelineEntry struct {
 func (c *Client) Timeline(ctx context.Context, workflowID int64) ([]*TimelineEntry, error) {
 	rows, err := c.db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
 		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
-		continues_from_id, error_classes
+		continues_from_id, error_classes, http_url
 		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
 	return collect[TimelineEntry](rows, err)
 }

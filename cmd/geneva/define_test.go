@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 func TestDefine(t *testing.T) {
@@ -48,6 +53,17 @@ func TestDefine(t *testing.T) {
 	require.True(t, version.Current)
 	require.Equal(t, []string{"a"}, version.StepNames)
 	require.Equal(t, 1, version.HTTPSteps)
+
+	// geneva show names an HTTP step's endpoint
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	id, err := goclient.New(conn).CreateWorkflow(ctx, "Hooks", "Team", "ops", nil)
+	require.NoError(t, err)
+	out, err = cli(t, url, "show", fmt.Sprint(id))
+	require.NoError(t, err)
+	require.Contains(t, out, "HTTP steps:\n  a: POST https://hooks.example.com/a\n")
 
 	// the database refuses a bad definition with its message
 	write(`{"steps": [{"name": "a", "http": {"url": "ftp://hooks.example.com/a"}}]}`)

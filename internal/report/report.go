@@ -153,6 +153,21 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 		fmt.Fprintf(w, "\t%s\n", errText)
 	}
 	w.Flush()
+
+	// HTTP steps: where each was sent (a failed reply's status is its error
+	// class, http.status.NNN)
+	var urls []string
+	for _, e := range timeline {
+		if e.HTTPURL != nil {
+			line := fmt.Sprintf("  %s: POST %s", e.StepName, *e.HTTPURL)
+			if !slices.Contains(urls, line) {
+				urls = append(urls, line)
+			}
+		}
+	}
+	if len(urls) > 0 {
+		fmt.Fprintf(out, "\nHTTP steps:\n%s\n", strings.Join(urls, "\n"))
+	}
 }
 
 // Lineage prints where a workflow came from (retried_from) and its retries,
