@@ -2,10 +2,14 @@ package otelgeneva_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -387,4 +391,63 @@ func TestTraceContext(t *testing.T) {
 	sc := span.SpanContext()
 	require.Equal(t, "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01", otelgeneva.TraceContext(ctx))
 	require.Equal(t, otelgeneva.TraceContext(ctx), otelgeneva.CreateOpts(ctx).TraceContext)
+}
+
+// An HTTP step's request is a client span, a child of the step's span, and
+// the endpoint gets its trace context.
+func TestHTTPTransport(t *testing.T) {
+	t.Parallel()
+	var (
+		mu          sync.Mutex
+		traceparent string
+	)
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		traceparent = r.Header.Get("traceparent")
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(endpoint.Close)
+
+	pool := dbtest.NewPool(t)
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	w, err := worker.New(pool, &worker.Config{
+		Hooks: []worker.Hook{otelgeneva.NewHook(&otelgeneva.Config{TracerProvider: tp})},
+		HTTP:  &worker.HTTPConfig{Client: &http.Client{Transport: otelgeneva.HTTPTransport(nil, tp)}},
+		River: &river.Config{FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond},
+	})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, w.Start(ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, w.Stop(ctx))
+	})
+	client := goclient.New(pool)
+	require.NoError(t, client.DefineWorkflow(ctx, "Hook", json.RawMessage(
+		`{"steps": [{"name": "notify", "http": {"url": "`+endpoint.URL+`/notify"}}]}`)))
+	id, err := client.CreateWorkflow(ctx, "Hook", "Team", "ops", nil)
+	require.NoError(t, err)
+
+	var step, request sdktrace.ReadOnlySpan
+	require.Eventually(t, func() bool {
+		for _, s := range spans.Ended() {
+			switch s.Name() {
+			case "Hook notify":
+				step = s
+			case "POST":
+				request = s
+			}
+		}
+		return step != nil && request != nil
+	}, 15*time.Second, 10*time.Millisecond, "workflow %d's spans", id)
+	require.Equal(t, trace.SpanKindClient, request.SpanKind())
+	require.Equal(t, step.SpanContext().SpanID(), request.Parent().SpanID())
+	require.Equal(t, int64(200), attr(request, "http.response.status_code").AsInt64())
+	require.Equal(t, endpoint.URL+"/notify", attr(request, "url.full").AsString())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, fmt.Sprintf("00-%s-%s-01", request.SpanContext().TraceID(), request.SpanContext().SpanID()), traceparent)
 }
