@@ -77,6 +77,8 @@ type childConfig struct {
 	// limits has a Geneva worker run the limit runs' types besides Bench
 	// (limitWorkflows).
 	limits bool
+	// http has a Geneva worker run HTTP steps too (worker.HTTPConfig).
+	http bool
 }
 
 func (c childConfig) args() []string {
@@ -91,6 +93,7 @@ func (c childConfig) args() []string {
 		"-fetch-poll-interval", c.fetchPollInterval.String(),
 		fmt.Sprintf("-child-await=%t", c.await),
 		fmt.Sprintf("-child-limits=%t", c.limits),
+		fmt.Sprintf("-child-http=%t", c.http),
 	}
 }
 
@@ -136,14 +139,18 @@ func runChild(config childConfig) error {
 		if config.limits {
 			workflows = append(workflows, limitWorkflows(config.steps)...)
 		}
-		w, err := worker.New(pool, &worker.Config{
+		workerConfig := &worker.Config{
 			Workflows:    workflows,
 			MaxWorkers:   config.maxWorkers,
 			InlineSteps:  config.inlineSteps,
 			Logger:       quiet,
 			River:        riverConfig,
 			Housekeeping: worker.HousekeepingConfig{Disabled: true},
-		})
+		}
+		if config.http {
+			workerConfig.HTTP = &worker.HTTPConfig{Secret: []byte("bench")}
+		}
+		w, err := worker.New(pool, workerConfig)
 		if err != nil {
 			return err
 		}

@@ -75,6 +75,7 @@ type options struct {
 	awaitPerTx int
 
 	limitWorkflows int
+	httpWorkflows  int
 	limitGroups    int
 	fairBig        int
 	fairGroups     int
@@ -83,13 +84,14 @@ type options struct {
 
 func main() {
 	var (
-		o      options
-		child  string
-		growth string
-		sweep  string
-		poll   time.Duration
-		await  bool
-		limits bool
+		o         options
+		child     string
+		growth    string
+		sweep     string
+		poll      time.Duration
+		await     bool
+		limits    bool
+		httpSteps bool
 	)
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
@@ -132,13 +134,15 @@ func main() {
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")
 	flag.BoolVar(&limits, "child-limits", false, "internal: the child's worker runs the limit runs' types too")
+	flag.BoolVar(&httpSteps, "child-http", false, "internal: the child's worker runs HTTP steps too")
+	flag.IntVar(&o.httpWorkflows, "http-workflows", 1000, "workflows of -steps HTTP steps (to a local endpoint) in the HTTP-step run at -workers slots, at each durability, beside as many of no-op Go steps (0: skip it)")
 	flag.Parse()
 
 	if child != "" {
 		err := runChild(childConfig{
 			mode: child, databaseURL: o.databaseURL, maxWorkers: o.workers, poolSize: o.pool,
 			steps: o.steps, fetchCooldown: o.fetchCooldown, fetchPollInterval: poll, inlineSteps: o.inlineSteps,
-			await: await, limits: limits,
+			await: await, limits: limits, http: httpSteps,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geneva-bench child:", err)

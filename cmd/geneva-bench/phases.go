@@ -217,6 +217,9 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 	if err := b.fairness(ctx, p); err != nil {
 		return fmt.Errorf("fairness: %w", err)
 	}
+	if err := b.httpRuns(ctx, p); err != nil {
+		return fmt.Errorf("HTTP steps: %w", err)
+	}
 	return nil
 }
 

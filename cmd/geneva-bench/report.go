@@ -44,6 +44,7 @@ type profileResults struct {
 	fullLoad latencyPair // of Geneva's run at -workers slots
 	await    awaitResults
 	limits   limitResults
+	http     httpResults
 }
 
 // sweepRow is the throughput of Geneva (inline steps, and every step through
@@ -213,6 +214,7 @@ func (r *results) markdown() string {
 		})
 	}
 	limitRows(o, row)
+	httpRows(o, row)
 	b.WriteString("\n")
 	if awaitSteady || awaitBurst {
 		b.WriteString(awaitProse(o))
