@@ -9727,7 +9727,8 @@ comment on view geneva.step_throughput is
 -- step_executions_scheduled_for for the due executions.
 create or replace view geneva.queue_lag as
 select
-  d.queue,
+  -- (the step's queue, as geneva._step_queue has it: a view reads no helper)
+  coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue) as queue,
   count(*) as due_executions,
   min(e.scheduled_for) as oldest_scheduled_for,
   geneva.now() - min(e.scheduled_for) as lag,
@@ -9739,7 +9740,7 @@ where e.state = 'scheduled'
   and e.scheduled_for <= geneva.now()
   and e.limit_wait_key is null
   and w.state = 'ready'
-group by d.queue;
+group by 1;
 
 comment on view geneva.queue_lag is
 'Per queue: executions due but not started (their workflow ready) and the oldest one''s wait.';
@@ -9783,7 +9784,8 @@ comment on view geneva.queue_lag is
 -- estimates the ranges from its value, and picks index scans.)
 create or replace view geneva.engine_metrics as
 with due as (
-  select d.queue, e.scheduled_for
+  -- (the step's queue, as geneva._step_queue has it: a view reads no helper)
+  select coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue) as queue, e.scheduled_for
   from geneva.step_executions e
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -9793,7 +9795,9 @@ with due as (
     and w.state = 'ready'
 ),
 queues as (
-  select distinct d.queue from geneva.workflow_definitions d
+  select distinct q.queue
+  from geneva.workflow_definitions d
+  cross join lateral unnest(d.step_queues || d.queue) as q (queue)
 )
 select 'workflows'::text as metric, w.workflow_type, null::text as step_name, w.state as label,
   count(*)::double precision as value

@@ -91,6 +91,7 @@ func TestHandler(t *testing.T) {
 	setNow(t0)
 	exec(`select geneva.define_workflow('Signup', '{"steps": [{"name": "welcome"}, {"name": "nudge", "wait": "1 day"}]}')`)
 	exec(`select geneva.define_workflow('Billing', '{"queue": "billing", "steps": [{"name": "charge"}]}')`)
+	exec(`select geneva.define_workflow('Hook', '{"steps": [{"name": "notify", "http": {"url": "https://hooks.example.com/n"}}]}')`)
 
 	// Signup: one finished, one waiting a day, one paused by an error, one
 	// paused by an operator; Billing: two due, one of them 10 minutes late
@@ -106,6 +107,7 @@ func TestHandler(t *testing.T) {
 	operator := create("Signup", "4")
 	exec("select geneva.pause_workflow($1)", operator)
 	create("Billing", "1")
+	create("Hook", "1") // due in the queue of HTTP steps
 	setNow(t0.Add(10 * time.Minute))
 	create("Billing", "2")
 	setNow(t0.Add(20 * time.Minute))
@@ -116,22 +118,26 @@ func TestHandler(t *testing.T) {
 		"state=paused,workflow_type=Signup": 2,
 		"state=ready,workflow_type=Signup":  1,
 		"state=ready,workflow_type=Billing": 2,
+		"state=ready,workflow_type=Hook":    1,
 	}, samples(families, "geneva_workflows"))
 	require.Equal(t, map[string]float64{
 		"error_class=*net.OpError,workflow_type=Signup": 1,
 		"error_class=,workflow_type=Signup":             1,
 	}, samples(families, "geneva_paused_workflows"))
 	require.Equal(t, map[string]float64{
-		"queue=default": 0, // the waiting nudge is not due; paused workflows' steps are not counted
-		"queue=billing": 2,
+		"queue=default":     0, // the waiting nudge is not due; paused workflows' steps are not counted
+		"queue=billing":     2,
+		"queue=geneva_http": 1,
 	}, samples(families, "geneva_queue_due_steps"))
 	require.Equal(t, map[string]float64{
-		"queue=default": 0,
-		"queue=billing": 20 * 60,
+		"queue=default":     0,
+		"queue=billing":     20 * 60,
+		"queue=geneva_http": 20 * 60,
 	}, samples(families, "geneva_queue_oldest_due_seconds"))
-	// Billing 1 is overdue by 20 minutes: stuck (15 minutes)
+	// Billing 1 and Hook 1 are overdue by 20 minutes: stuck (15 minutes)
 	require.Equal(t, map[string]float64{
 		"state=scheduled,workflow_type=Billing": 1,
+		"state=scheduled,workflow_type=Hook":    1,
 	}, samples(families, "geneva_stuck_executions"))
 	// ended in the last 5 minutes: nothing at t0+20m
 	require.Empty(t, samples(families, "geneva_step_executions_ended_5m"))

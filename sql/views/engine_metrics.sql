@@ -37,7 +37,8 @@
 -- estimates the ranges from its value, and picks index scans.)
 create or replace view geneva.engine_metrics as
 with due as (
-  select d.queue, e.scheduled_for
+  -- (the step's queue, as geneva._step_queue has it: a view reads no helper)
+  select coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue) as queue, e.scheduled_for
   from geneva.step_executions e
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -47,7 +48,9 @@ with due as (
     and w.state = 'ready'
 ),
 queues as (
-  select distinct d.queue from geneva.workflow_definitions d
+  select distinct q.queue
+  from geneva.workflow_definitions d
+  cross join lateral unnest(d.step_queues || d.queue) as q (queue)
 )
 select 'workflows'::text as metric, w.workflow_type, null::text as step_name, w.state as label,
   count(*)::double precision as value

@@ -7,7 +7,8 @@
 -- step_executions_scheduled_for for the due executions.
 create or replace view geneva.queue_lag as
 select
-  d.queue,
+  -- (the step's queue, as geneva._step_queue has it: a view reads no helper)
+  coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue) as queue,
   count(*) as due_executions,
   min(e.scheduled_for) as oldest_scheduled_for,
   geneva.now() - min(e.scheduled_for) as lag,
@@ -19,7 +20,7 @@ where e.state = 'scheduled'
   and e.scheduled_for <= geneva.now()
   and e.limit_wait_key is null
   and w.state = 'ready'
-group by d.queue;
+group by 1;
 
 comment on view geneva.queue_lag is
 'Per queue: executions due but not started (their workflow ready) and the oldest one''s wait.';
