@@ -483,8 +483,9 @@ func nilIfEmpty(s string) *string {
 }
 
 // httpFailure fills a failure's classes from an HTTP step's error: its
-// class (and its hundred) first, as what is recorded, and the Retry-After
-// as the least wait.
+// class (and its hundred) first, as what is recorded, the Retry-After as the
+// least wait, and, for the error itself (not wrapped), its message without
+// the class.
 func httpFailure(failure *protocol.Failure, err error) {
 	var httpErr *HTTPError
 	if !errors.As(err, &httpErr) {
@@ -499,4 +500,9 @@ func httpFailure(failure *protocol.Failure, err error) {
 	}
 	failure.Classes = classes
 	failure.WaitAtLeast = httpErr.RetryAfter
+	// the class is recorded on its own: the message is the reply's excerpt
+	// (or what went wrong)
+	if httpErr.Message != "" && httpErr == err {
+		failure.Message = httpErr.Message
+	}
 }

@@ -8,7 +8,9 @@
 // the end; then tenants syncing accounts
 // (TenantSync, at most 2 steps at once per tenant): a noisy tenant queues
 // 40 syncs, three small ones 4 each, and the small ones finish while the
-// noisy one still works (`geneva limits` shows its queue).
+// noisy one still works (`geneva limits` shows its queue); then a workflow
+// defined in SQL whose steps are a Python program's HTTP endpoint
+// (examples/http/python, run with python3 when it is installed).
 //
 //	go run ./examples/demo                         # or: make demo
 //	go run ./examples/demo --dashboard 127.0.0.1:8080   # or: make demo/dashboard
@@ -219,6 +221,8 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		Hooks:         []worker.Hook{progress(env, start)},
 		ErrorReporter: reportError(env, start),
 		River:         &river.Config{FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond},
+		// and the HTTP steps, as `geneva worker` runs them (httpDemo)
+		HTTP: &worker.HTTPConfig{Secret: []byte(httpSecret)},
 	})
 	if err != nil {
 		return err
@@ -366,6 +370,9 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	}
 	if err := tenantsDemo(ctx, env, tenants); err != nil {
 		return err
+	}
+	if err := httpDemo(ctx, env, start); err != nil {
+		return fmt.Errorf("steps in any language: %w", err)
 	}
 	env.printf("\nDone in %s. Drive workflows from psql too: see examples/psql/walkthrough.sql.\n",
 		time.Since(start).Round(10*time.Millisecond))

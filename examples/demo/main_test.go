@@ -65,6 +65,11 @@ func TestRunsTwice(t *testing.T) {
 		require.Regexp(t, `TeamDigest +#\d+ +Team +ops +send +-> success, workflow finished`, out)
 		require.Regexp(t, `team-digest  \* \* \* \* \*  UTC  TeamDigest for Team ops: slot \d\d:\d\d:00 fired \d+\.\ds after it`, out)
 		require.Contains(t, out, "select geneva.fire_schedules() -> 0")
+		// steps in any language: a Python endpoint runs py_invoice's three
+		// steps (python3 is on every machine that runs the tests)
+		require.Regexp(t, `Invoice 1001 is finished`, out)
+		require.Regexp(t, `py_invoice +#\d+ +Invoice +1001 +charge +-> reattempted_by_exception`, out)
+		require.Contains(t, out, "HTTP steps:\n  collect_lines: POST http://127.0.0.1:")
 	}
 }
 
