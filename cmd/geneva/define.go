@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,6 +86,57 @@ func readDefinition(path string, stdin io.Reader) (json.RawMessage, error) {
 		return nil, usagef("%s is not JSON", path)
 	}
 	return data, nil
+}
+
+func newDefinitionsCmd(opts *options) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "definitions [TYPE]",
+		Short: "Every definition of each workflow type: version, when, by whom, steps",
+		Long: `List the definitions each workflow type has had (geneva.definition_versions),
+newest first: the version, when and by which login role it was defined, its
+steps (how many over HTTP), and which one is current (workflows take their
+next step from it). With TYPE, that type's only; --json prints the
+definitions themselves too.`,
+		Example: `  geneva definitions
+  geneva definitions py_invoice --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("definitions takes at most one workflow type")
+			}
+			return nil
+		},
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			workflowType := ""
+			if len(args) == 1 {
+				workflowType = args[0]
+			}
+			versions, err := env.client.DefinitionVersions(ctx, workflowType)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return report.JSON(env.stdout, report.OrEmpty(versions))
+			}
+			if len(versions) == 0 {
+				env.printf("No definition.\n")
+				return nil
+			}
+			w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "type\tversion\tdefined\tby\tsteps (over HTTP)\t")
+			for _, v := range versions {
+				current := ""
+				if v.Current {
+					current = "current"
+				}
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s (%d)\t%s\n", v.WorkflowType, v.Version, report.Stamp(v.DefinedAt),
+					v.DefinedBy, strings.Join(v.StepNames, ", "), v.HTTPSteps, current)
+			}
+			return w.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts, with each definition")
+	return cmd
 }
 
 func newWorkerCmd(opts *options) *cobra.Command {

@@ -54,6 +54,18 @@ func TestDefine(t *testing.T) {
 	require.Equal(t, []string{"a"}, version.StepNames)
 	require.Equal(t, 1, version.HTTPSteps)
 
+	// geneva definitions lists both versions, newest first
+	out, err = cli(t, url, "definitions", "Hooks")
+	require.NoError(t, err)
+	require.Regexp(t, `(?s)type +version +defined +by +steps \(over HTTP\)\s+Hooks +2 .* a \(1\) +current\s+Hooks +1 .* a, b \(2\)\s*$`, out)
+	out, err = cli(t, url, "definitions", "--json")
+	require.NoError(t, err)
+	var versions []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &versions))
+	require.Len(t, versions, 2)
+	require.Equal(t, map[string]any{"steps": []any{map[string]any{"name": "a", "http": map[string]any{
+		"url": "https://hooks.example.com/a", "timeout": "2 minutes"}}}}, versions[0]["definition"])
+
 	// geneva show names an HTTP step's endpoint
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)

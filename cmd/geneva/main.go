@@ -112,7 +112,7 @@ in any language, run in geneva worker.`,
 	)
 	for _, cmd := range []*cobra.Command{
 		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts), newEventsCmd(opts), newLimitsCmd(opts),
-		newDashboardCmd(opts),
+		newDefinitionsCmd(opts), newDashboardCmd(opts),
 	} {
 		cmd.GroupID = "inspect"
 		root.AddCommand(cmd)
