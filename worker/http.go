@@ -502,7 +502,7 @@ func httpFailure(failure *protocol.Failure, err error) {
 	failure.WaitAtLeast = httpErr.RetryAfter
 	// the class is recorded on its own: the message is the reply's excerpt
 	// (or what went wrong)
-	if httpErr.Message != "" && httpErr == err {
-		failure.Message = httpErr.Message
+	if direct, ok := err.(*HTTPError); ok && direct.Message != "" { //nolint:errorlint // only the error itself, not a wrapped one
+		failure.Message = direct.Message
 	}
 }
