@@ -180,6 +180,36 @@ func TestHTTPSteps(t *testing.T) {
 		require.Equal(t, []string{"Checkout", "Hooks"}, defined)
 	})
 
+	// the idempotency key of an execution is the first of the recovered
+	// executions it repeats: a dead worker's request may have done its work
+	t.Run("IdempotencyKeyAcrossRecoveries", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Hooks", `{"steps": [{"name": "a", "http": {"url": "https://x.example.com/a"},
+			"on_exception": {"action": "reattempt", "wait": 0}}]}`)
+		id := b.create(t, "Hooks", "1")
+		first := b.run(t, id)
+		require.Equal(t, first.ExecutionID, *first.IdempotencyKey)
+		now := t0
+		recoverAll := func() {
+			now = now.Add(2 * time.Hour)
+			b.setNow(t, now)
+			_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_stuck_in_progress_after => '1 hour')")
+			require.NoError(t, err)
+		}
+		recoverAll() // the worker died
+		second := b.run(t, id)
+		require.Equal(t, first.ExecutionID, *second.IdempotencyKey)
+		recoverAll() // and again
+		third := b.run(t, id)
+		require.Equal(t, first.ExecutionID, *third.IdempotencyKey)
+		// an error is not a recovery: the reattempt is new work
+		b.fail(t, third.ExecutionID, []string{"http.status.500"}, "boom")
+		fourth := b.run(t, id)
+		require.Equal(t, fourth.ExecutionID, *fourth.IdempotencyKey)
+	})
+
 	t.Run("RetryAfterIsTheLeastWait", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

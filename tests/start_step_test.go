@@ -57,6 +57,8 @@ func TestStartStep(t *testing.T) {
 			ScheduledFor: t0,
 			StartedAt:    t0,
 			Queue:        "default",
+			// a first attempt's key is its own id
+			IdempotencyKey: &execution.ID,
 		}, started)
 		got := b.execution(t, execution.ID)
 		require.Equal(t, "in_progress", got.State)

@@ -123,6 +123,9 @@ func TestStartSteps(t *testing.T) {
 				require.Equal(t, workflows[1][i], got.WorkflowID, s.name)
 				w, g := *want, *got
 				w.ExecutionID, w.WorkflowID, w.HeroID, g.ExecutionID, g.WorkflowID, g.HeroID = 0, 0, "", 0, 0, ""
+				require.Equal(t, want.ExecutionID, *want.IdempotencyKey, s.name)
+				require.Equal(t, got.ExecutionID, *got.IdempotencyKey, s.name)
+				w.IdempotencyKey, g.IdempotencyKey = nil, nil
 				require.Equal(t, w, g, s.name)
 			}
 			require.Equal(t, b.snapshot(t, workflows[0][i]), b.snapshot(t, workflows[1][i]), s.name)

@@ -352,10 +352,12 @@ func (r *httpRunner) call(ctx context.Context, step *Step) error {
 }
 
 // signal turns a 2xx reply's body into the step's result, saving its cursor
-// first.
+// first: a body that is a JSON object (whatever its Content-Type) has
+// signal, wait and cursor, each optional (anything else in it is a mistake,
+// http.bad_reply); any other body (none, "OK", a page) is success.
 func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		return nil // empty, or not a JSON object ("OK", a page): success
 	}
 	var reply httpReply
 	decoder := json.NewDecoder(bytes.NewReader(body))
@@ -430,8 +432,8 @@ func retryAfter(value string, now time.Time) time.Duration {
 }
 
 // waitWords reads waits such as "30 seconds", "1 hour 30 minutes", "2.5 min".
-var waitWords = regexp.MustCompile(`^\s*(?:(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)\s*)+$`)
-var waitWord = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)`)
+var waitWords = regexp.MustCompile(`^\s*(?:(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?|y|years?)\s*)+$`)
+var waitWord = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?|y|years?)`)
 
 // parseWait reads a reply's wait: a number of seconds, a Go duration
 // ("90s", "1h30m") or words ("30 seconds", "2 hours"). Absent is zero.
@@ -450,8 +452,12 @@ func parseWait(raw json.RawMessage) (time.Duration, error) {
 	if err := json.Unmarshal(raw, &text); err != nil {
 		return 0, fmt.Errorf("wait %s is neither seconds nor a duration", raw)
 	}
-	if d, err := time.ParseDuration(text); err == nil && d >= 0 {
-		return min(d, LongestWait), nil
+	tooLong := fmt.Errorf("wait %q is not from 0 to 100 years", text)
+	if d, err := time.ParseDuration(text); err == nil {
+		if d < 0 || d > LongestWait {
+			return 0, tooLong
+		}
+		return d, nil
 	}
 	if !waitWords.MatchString(strings.ToLower(text)) {
 		return 0, fmt.Errorf("wait %q is not seconds, a duration (\"90s\") or words (\"30 seconds\")", text)
@@ -459,13 +465,16 @@ func parseWait(raw json.RawMessage) (time.Duration, error) {
 	var total float64
 	for _, m := range waitWord.FindAllStringSubmatch(strings.ToLower(text), -1) {
 		n, _ := strconv.ParseFloat(m[1], 64)
-		unit := map[byte]float64{'m': 60, 's': 1, 'h': 3600, 'd': 86400}[m[2][0]]
+		unit := map[byte]float64{'m': 60, 's': 1, 'h': 3600, 'd': 86400, 'w': 7 * 86400, 'y': 365.25 * 86400}[m[2][0]]
 		if strings.HasPrefix(m[2], "ms") || strings.HasPrefix(m[2], "milli") {
 			unit = 0.001
 		}
 		total += n * unit
 	}
-	return min(time.Duration(total*float64(time.Second)), LongestWait), nil
+	if total > LongestWait.Seconds() {
+		return 0, tooLong
+	}
+	return time.Duration(total * float64(time.Second)), nil
 }
 
 func httpEventOf(event *Event) *httpEvent {

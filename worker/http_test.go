@@ -195,6 +195,11 @@ func TestHTTPSteps(t *testing.T) {
 		"/unknown": reply(http.StatusOK, `{"signal": "explode"}`),
 		"/typo":    reply(http.StatusOK, `{"singal": "cancel"}`),
 		"/finish":  reply(http.StatusOK, `{"signal": "finished"}`),
+		"/plain": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, "OK")
+		},
+		"/farwait": reply(http.StatusOK, `{"signal": "reattempt", "wait": "200 years"}`),
 		"/away": func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://elsewhere.invalid/ok", http.StatusTemporaryRedirect)
 		},
@@ -234,6 +239,8 @@ func TestHTTPSteps(t *testing.T) {
 	define("Unknown", step("a", "/unknown", ""))
 	define("Typo", step("a", "/typo", ""))
 	define("Finish", step("a", "/finish", ""), step("never", "/ok", ""))
+	define("Plain", step("a", "/plain", ""))
+	define("FarWait", step("a", "/farwait", ""))
 	define("Away", step("a", "/away", ""))
 	define("Event", step("a", "/event", `, "await": {"event": "approved", "timeout": "1 hour"}`))
 
@@ -304,6 +311,7 @@ func TestHTTPSteps(t *testing.T) {
 		{"Unknown", goclient.StatePaused, "http.bad_reply", `unknown signal "explode"`},
 		{"Typo", goclient.StatePaused, "http.bad_reply", "not a JSON object of signal, wait and cursor"},
 		{"Away", goclient.StatePaused, "http.redirect", "elsewhere.invalid"},
+		{"FarWait", goclient.StatePaused, "http.bad_reply", `wait "200 years" is not from 0 to 100 years`},
 	} {
 		t.Run(c.workflowType, func(t *testing.T) {
 			t.Parallel()
@@ -315,6 +323,13 @@ func TestHTTPSteps(t *testing.T) {
 			require.LessOrEqual(t, len(message), 4096+len(c.class)+2)
 		})
 	}
+
+	t.Run("PlainTextIsSuccess", func(t *testing.T) {
+		t.Parallel()
+		id := b.create(t, "Plain")
+		b.waitState(t, id, goclient.StateFinished)
+		require.Equal(t, []string{"a: success"}, b.outcomes(t, id))
+	})
 
 	t.Run("Finished", func(t *testing.T) {
 		t.Parallel()
