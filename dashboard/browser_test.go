@@ -403,4 +403,15 @@ func TestBrowserHTTPStep(t *testing.T) {
 	row := fmt.Sprintf("tr#e%d", executionID)
 	require.Equal(t, "POST https://hooks.example.com/notify", b.text(row+" .http-url"))
 	require.Contains(t, b.text(row), `http.status.503 {"error": "upstream down"}`)
+
+	// a new version; the Definitions page shows the current one and the
+	// earlier
+	w.exec(t, `select geneva.define_workflow('Hook', '{"steps": [
+		{"name": "notify", "http": {"url": "https://hooks.example.com/v2/notify"}}, {"name": "archive"}]}')`)
+	b.run("definitions", chromedp.Click(chromedp.CSS(`nav a[href="/definitions"]`)), chromedp.WaitVisible(chromedp.CSS("table#definitions")))
+	require.Equal(t, "/definitions", b.location())
+	require.Equal(t, "2", b.text("tr#d-Hook .version"))
+	require.Equal(t, "notify POST https://hooks.example.com/v2/notify\narchive", b.text("tr#d-Hook ol.steps"))
+	require.Equal(t, "v1", b.text("tr#d-Hook .earlier"))
+	require.Equal(t, "1", b.text("tr#d-Payment .version"))
 }

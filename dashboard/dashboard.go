@@ -38,6 +38,7 @@
 //	/waiting               what awaits which event, since when, timeout in; Send event (a JSON payload)
 //	/limits                limits in use per limit and key: in progress / concurrency, waiting, starts in the window / rate
 //	/stuck                 what housekeeping would recover, with its thresholds
+//	/definitions           every type's definition: version, defined when and by whom, steps (an HTTP step's endpoint), earlier versions
 //	/stats                 per type and step: outcomes, queue lag and run time
 //
 // # Safety
@@ -239,6 +240,7 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	mux.HandleFunc("GET "+p+"/paused", h.paused)
 	mux.HandleFunc("GET "+p+"/waiting", h.waiting)
 	mux.HandleFunc("GET "+p+"/limits", h.limits)
+	mux.HandleFunc("GET "+p+"/definitions", h.definitions)
 	mux.HandleFunc("GET "+p+"/stuck", h.stuck)
 	mux.HandleFunc("GET "+p+"/schedules", h.schedules)
 	mux.HandleFunc("GET "+p+"/schedules/{name}/{action}", h.confirmSchedule)
