@@ -36,7 +36,11 @@ declare
   v_key text;
   v_count integer;
   v_free integer;
+  v_woken integer;
+  v_last bigint;
+  v_more boolean;
   v_waiter record;
+  v_workflow geneva.workflows;
   v_execution geneva.step_executions;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
@@ -71,30 +75,44 @@ begin
       v_free := v_count;
     end if;
     continue when v_free <= 0;
+    -- the oldest waiters first, a few at a time: from the executions alone
     -- (the key as a range, not an equality: with `= v_key`, the order by
     -- id alone would let the planner walk the primary key, every execution
-    -- ever recorded, filtering for the key; a range leaves the partial index
-    -- step_executions_limit_waiting as the only index in this order)
-    for v_waiter in
-      select e.id, w
-      from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
-        and w.state = 'ready'
-      order by e.limit_wait_key, e.id
-      limit v_free
-      for no key update of e skip locked
+    -- ever recorded, filtering for the key; and joined with the workflows,
+    -- a generic plan may read every ready workflow, or every waiter of the
+    -- key, and sort them; as it is, the partial index
+    -- step_executions_limit_waiting is the only one in this order), each
+    -- one's workflow then read, a paused one's waiter skipped
+    v_woken := 0;
+    v_last := 0;
     loop
-      update geneva.step_executions e
-      set limit_wait_key = null,
-        limit_keys = array[v_key],
-        scheduled_for = least(e.scheduled_for, v_now),
-        updated_at = v_now
-      where e.id = v_waiter.id
-      returning e.* into v_execution;
-      insert into geneva.limit_slots (limit_key, workflow_id) values (v_key, (v_waiter.w).id);
-      perform geneva._ensure_job(v_waiter.w, v_execution);
+      v_more := false;
+      for v_waiter in
+        select e.id, e.workflow_id
+        from geneva.step_executions e
+        where e.state = 'scheduled'
+          and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
+          and e.id > v_last
+        order by e.limit_wait_key, e.id
+        limit v_free - v_woken
+        for no key update of e skip locked
+      loop
+        v_more := true;
+        v_last := v_waiter.id;
+        select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
+        continue when not found;
+        update geneva.step_executions e
+        set limit_wait_key = null,
+          limit_keys = array[v_key],
+          scheduled_for = least(e.scheduled_for, v_now),
+          updated_at = v_now
+        where e.id = v_waiter.id
+        returning e.* into v_execution;
+        insert into geneva.limit_slots (limit_key, workflow_id) values (v_key, v_workflow.id);
+        perform geneva._ensure_job(v_workflow, v_execution);
+        v_woken := v_woken + 1;
+      end loop;
+      exit when not v_more or v_woken >= v_free;
     end loop;
   end loop;
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
