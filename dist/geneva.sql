@@ -793,17 +793,21 @@ create table geneva.limits (
   )
 );
 
--- The slots of each concurrency key held now: by executions in progress,
--- and by waiting ones a freed slot was passed to (geneva._limit_admit adds
--- one when it starts an execution, geneva._limit_release takes one off for
--- each freed and adds one for each waiter it wakes), so that a claim reads
--- one row, not the executions (an index of the holders would fill with the
--- entries of every step that ended, until vacuum). Under the key's advisory
--- lock (geneva._limit_lock).
+-- The slots of concurrency keys held now, a row per slot: by the execution
+-- in progress of the workflow, or by its waiting one a freed slot was passed
+-- to (geneva._limit_admit inserts one when it starts an execution;
+-- geneva._limit_release deletes the freed ones and inserts one for each
+-- waiter it wakes; a workflow's next step started in the same job keeps its
+-- row: geneva._end_running). A slot is freed without the key's advisory lock
+-- (geneva._limit_lock), so that the ends of a busy key's steps do not take
+-- turns until they commit: only what adds slots or leaves an execution
+-- waiting takes it, and before deciding that a key is full locks its rows
+-- (geneva._limit_full), waiting for the frees under way. Few rows per key
+-- (at most its concurrency), so a count reads a short range of the index.
 create table geneva.limit_slots (
-  limit_key text primary key,
-  held integer not null,
-  constraint limit_slots_held_valid check (held >= 0)
+  limit_key text not null,
+  workflow_id bigint not null,
+  primary key (limit_key, workflow_id)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start
@@ -1995,26 +1999,95 @@ as $$
   from (select p_key::jsonb as k) x
 $$;
 
--- geneva._limit_release: slots of limit keys were freed (an execution that
--- held them ended or gave them back: with p_freed, each element of p_keys is
--- one slot freed, taken off geneva.limit_slots), or may have (a limit grew, a
--- backstop: p_freed false, nothing taken off): each key's oldest
--- waiting executions, as many as it has free slots, are passed one and made
--- due now, their River jobs inserted. A woken execution holds its slot while
--- scheduled (no one else can take it), and its claim checks only its other
--- limits. An execution whose workflow is not ready (paused) keeps waiting:
--- its resume claims it again.
+-- geneva._limit_full: the first (in key order) of concurrency keys that has
+-- no free slot: as many slots held (geneva.limit_slots) as its concurrency
+-- (geneva._limit_capacity) or more; NULL when every key has room.
+--
+-- Called by: geneva._limit_admit (may an execution start?) and
+-- geneva._end_running (must the next step of a workflow wait?), with the
+-- keys' advisory locks (geneva._limit_lock), so that no one else adds a slot
+-- meanwhile. Slots are freed without that lock (geneva._limit_release): before
+-- it answers that a key is full, it locks the key's rows (FOR KEY SHARE, in
+-- key and workflow order, the order geneva._limit_release locks them in),
+-- waiting for the frees under way to commit, and counts again. A free that
+-- starts after that waits for the caller to commit, and then sees the
+-- execution it left waiting (no wake-up is lost).
+create or replace function geneva._limit_full(p_keys text[])
+returns text
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_full text;
+begin
+  select min(u.key) into v_full
+  from unnest(p_keys) as u (key)
+  where (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
+    >= coalesce(geneva._limit_capacity(u.key), 2147483647);
+  if v_full is null then
+    return null;
+  end if;
+  perform
+  from geneva.limit_slots ls
+  where ls.limit_key = any (p_keys)
+  order by ls.limit_key, ls.workflow_id
+  for key share;
+  -- (a new statement: it sees the frees committed while it waited)
+  select min(u.key) into v_full
+  from unnest(p_keys) as u (key)
+  where (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
+    >= coalesce(geneva._limit_capacity(u.key), 2147483647);
+  return v_full;
+end;
+$$;
+
+-- geneva._limit_carries: whether the step is held to its type's
+-- "concurrency" only (no "rate_limit", no named "limits" of its own): then
+-- its execution's one slot is the same key for every step of the workflow,
+-- and the next step may take over the slot of the step that ended before it
+-- (started in the same job, the count unchanged), or wait for one straight
+-- away, without a job, when the key is full (geneva._advance_many, told by
+-- geneva._end_running).
+--
+-- Called by: geneva._advance_many. Like geneva._limited it
+-- has no `set search_path`: it names nothing, and the planner inlines it.
+create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
+returns boolean
+language sql
+immutable
+parallel safe
+as $$
+  select p_definition ? 'concurrency' and not p_definition ? 'rate_limit'
+    and not coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
+$$;
+
+-- geneva._limit_release: slots of limit keys were freed (with
+-- p_workflow_ids: each element of p_keys is the slot the workflow of the same
+-- position held, its row of geneva.limit_slots deleted), or may have (a
+-- limit grew, a backstop: p_workflow_ids NULL, nothing deleted): each key's
+-- oldest waiting executions, as many as slots were freed (or as it has free
+-- now), are passed one and made due now, their River jobs inserted. A woken
+-- execution holds its slot while scheduled (no one else can take it), and
+-- its claim checks only its other limits. An execution whose workflow is not
+-- ready (paused) keeps waiting: its resume claims it again.
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
 -- holding slots ended), geneva._limit_admit (an execution gave back a slot
 -- it could not use), geneva.pause_workflow (a paused workflow's kept
 -- execution gives back its slot), geneva.define_limit (a limit may have
 -- grown), geneva.housekeep (every key with waiters: a backstop).
--- Locks: the keys (geneva._limit_lock), after the caller's workflow and
--- execution locks, then each woken execution's row (whose workflow's lock it
--- does not take: a waiting execution has no job, so no claim takes it, and
--- no other function that locks it takes a key's lock first).
-create or replace function geneva._limit_release(p_keys text[], p_freed boolean default true)
+-- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
+-- key and workflow order, as geneva._limit_full does) and deletes them, which
+-- never adds a slot, then wakes waiters with new statements (a row each, no
+-- more than it deleted), so that it sees any left waiting by a claim that
+-- counted its slots before they were freed (geneva._limit_full). The
+-- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- Then each woken execution's row, skipping those locked (whose workflow's
+-- lock it does not take: a waiting execution has no job, so no claim takes
+-- it, and no other function that locks it waits for a slot's row or a key's
+-- lock first).
+create or replace function geneva._limit_release(p_keys text[], p_workflow_ids bigint[] default null)
 returns void
 language plpgsql
 volatile
@@ -2027,7 +2100,11 @@ declare
   v_key text;
   v_count integer;
   v_free integer;
+  v_woken integer;
+  v_last bigint;
+  v_more boolean;
   v_waiter record;
+  v_workflow geneva.workflows;
   v_execution geneva.step_executions;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
@@ -2035,7 +2112,19 @@ begin
   end if;
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  perform geneva._limit_lock(p_keys);
+  if p_workflow_ids is not null then
+    perform
+    from geneva.limit_slots ls
+    join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
+    order by ls.limit_key, ls.workflow_id
+    for update of ls;
+    delete from geneva.limit_slots ls
+    using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+    where ls.limit_key = u.key and ls.workflow_id = u.workflow_id;
+  else
+    perform geneva._limit_lock(p_keys);
+  end if;
   for v_key, v_count in
     select u.key, count(*)
     from unnest(p_keys) as u (key)
@@ -2043,35 +2132,51 @@ begin
     group by u.key
     order by u.key
   loop
-    if p_freed then
-      update geneva.limit_slots ls
-      set held = greatest(ls.held - v_count, 0)
-      where ls.limit_key = v_key;
+    if p_workflow_ids is null then
+      v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
+        - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
+    else
+      v_free := v_count;
     end if;
-    v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
-      - coalesce((select ls.held from geneva.limit_slots ls where ls.limit_key = v_key), 0);
     continue when v_free <= 0;
-    for v_waiter in
-      select e.id, w
-      from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.limit_wait_key = v_key
-        and w.state = 'ready'
-      order by e.id
-      limit v_free
-      for no key update of e skip locked
+    -- the oldest waiters first, a few at a time: from the executions alone
+    -- (the key as a range, not an equality: with `= v_key`, the order by
+    -- id alone would let the planner walk the primary key, every execution
+    -- ever recorded, filtering for the key; and joined with the workflows,
+    -- a generic plan may read every ready workflow, or every waiter of the
+    -- key, and sort them; as it is, the partial index
+    -- step_executions_limit_waiting is the only one in this order), each
+    -- one's workflow then read, a paused one's waiter skipped
+    v_woken := 0;
+    v_last := 0;
     loop
-      update geneva.step_executions e
-      set limit_wait_key = null,
-        limit_keys = array[v_key],
-        scheduled_for = least(e.scheduled_for, v_now),
-        updated_at = v_now
-      where e.id = v_waiter.id
-      returning e.* into v_execution;
-      insert into geneva.limit_slots as ls (limit_key, held) values (v_key, 1)
-      on conflict (limit_key) do update set held = ls.held + 1;
-      perform geneva._ensure_job(v_waiter.w, v_execution);
+      v_more := false;
+      for v_waiter in
+        select e.id, e.workflow_id
+        from geneva.step_executions e
+        where e.state = 'scheduled'
+          and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
+          and e.id > v_last
+        order by e.limit_wait_key, e.id
+        limit v_free - v_woken
+        for no key update of e skip locked
+      loop
+        v_more := true;
+        v_last := v_waiter.id;
+        select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
+        continue when not found;
+        update geneva.step_executions e
+        set limit_wait_key = null,
+          limit_keys = array[v_key],
+          scheduled_for = least(e.scheduled_for, v_now),
+          updated_at = v_now
+        where e.id = v_waiter.id
+        returning e.* into v_execution;
+        insert into geneva.limit_slots (limit_key, workflow_id) values (v_key, v_workflow.id);
+        perform geneva._ensure_job(v_workflow, v_execution);
+        v_woken := v_woken + 1;
+      end loop;
+      exit when not v_more or v_woken >= v_free;
     end loop;
   end loop;
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
@@ -2085,24 +2190,26 @@ $$;
 -- is held to a limit (geneva._limited). The caller holds their workflows'
 -- and executions' locks.
 --
--- Per execution, in id order (the keys' locks taken first, all at once:
--- geneva._limit_lock):
+-- Per execution, in id order (the locks of the keys it counts taken first,
+-- all at once: geneva._limit_lock; not those of concurrency keys whose slot
+-- was passed to it, which it does not count):
 --   concurrency: each key of a limit with a concurrency (the type's
 --     "concurrency", a named limit's) must have a free slot: fewer held
 --     (geneva.limit_slots: executions in progress, or woken and due) than
---     its bound, not counting a slot passed to this one. When one is full, the
---     execution does not start and is not an attempt: it stays scheduled,
---     without a job, waiting for that key (limit_wait_key), gives back any
---     slot passed to it, and geneva._limit_release makes it due when a slot
---     of the key frees (the oldest waiter first, each key on its own, so a
---     busy key never delays another);
+--     its bound (geneva._limit_full), not counting a slot passed to this one.
+--     When one is full, the execution does not start and is not an attempt:
+--     it stays scheduled, without a job, waiting for that key
+--     (limit_wait_key), gives back any slot passed to it, and
+--     geneva._limit_release makes it due when a slot of the key frees (the
+--     oldest waiter first, each key on its own, so a busy key never delays
+--     another);
 --   rate: each key of a limit with a rate counts its starts in fixed
 --     windows of its `per` (geneva.limit_windows). The start is counted in
 --     the first window, from now, with room in every such key; a later one
 --     is reserved (limit_window_at) and the execution is scheduled at its
 --     start, with its job, and starts then without counting again;
 --   otherwise it starts, holding a slot of each of its concurrency keys
---     (counted in geneva.limit_slots here; the caller records them on the
+--     (a row of geneva.limit_slots each here; the caller records them on the
 --     execution, limit_keys, in its own update), freed when it ends
 --     (geneva._end_execution, geneva._end_running).
 -- Returns a row per execution that starts now, with the slots it holds
@@ -2142,6 +2249,7 @@ begin
   loop
     v_keys := v_keys || array(
       select k.limit_key from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+      where k.rate is not null or not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
     );
   end loop;
   perform geneva._limit_lock(v_keys);
@@ -2158,28 +2266,31 @@ begin
     -- held now, the rate keys with theirs
     select
       array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as conc_keys,
-      min(k.limit_key) filter (
+      array_agg(k.limit_key order by k.limit_key) filter (
         where k.concurrency is not null
           and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-          and coalesce(ls.held, 0) >= k.concurrency
-      ) as full_key,
+      ) as new_keys,
       array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
       array_agg(k.rate) filter (where k.rate is not null) as rates,
       array_agg(k.per) filter (where k.rate is not null) as pers
     into v_limits
-    from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-    left join geneva.limit_slots ls on ls.limit_key = k.limit_key;
+    from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k;
 
     -- concurrency: a full key, but for a slot passed to it
-    if v_limits.full_key is not null then
+    v_full := case when v_limits.new_keys is not null then geneva._limit_full(v_limits.new_keys) end;
+    if v_full is not null then
       update geneva.step_executions e
-      set limit_wait_key = v_limits.full_key,
+      set limit_wait_key = v_full,
         limit_keys = null,
         -- (a window reserved for it is left counted: limits err on the safe side)
         limit_window_at = null,
         updated_at = v_now
       where e.id = (v_item.e).id;
-      perform geneva._limit_release((v_item.e).limit_keys);
+      if (v_item.e).limit_keys is not null then
+        perform geneva._limit_release(
+          (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
+        );
+      end if;
       continue;
     end if;
 
@@ -2214,7 +2325,11 @@ begin
           updated_at = v_now
         where e.id = (v_item.e).id
         returning e.* into v_execution;
-        perform geneva._limit_release((v_item.e).limit_keys);
+        if (v_item.e).limit_keys is not null then
+          perform geneva._limit_release(
+            (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
+          );
+        end if;
         perform geneva._ensure_job(v_item.w, v_execution);
         continue;
       end if;
@@ -2222,12 +2337,10 @@ begin
 
     -- it starts, holding a slot of each concurrency key (one passed to it
     -- is counted already)
-    if v_limits.conc_keys is not null then
-      insert into geneva.limit_slots as ls (limit_key, held)
-      select k.key, 1
-      from unnest(v_limits.conc_keys) as k (key)
-      where not coalesce((v_item.e).limit_keys, '{}') @> array[k.key]
-      on conflict (limit_key) do update set held = ls.held + 1;
+    if v_limits.new_keys is not null then
+      insert into geneva.limit_slots (limit_key, workflow_id)
+      select k.key, (v_item.w).id
+      from unnest(v_limits.new_keys) as k (key);
     end if;
     execution_id := (v_item.e).id;
     limit_keys := v_limits.conc_keys;
@@ -2411,7 +2524,9 @@ begin
   end if;
 
   if p_execution.limit_keys is not null then
-    perform geneva._limit_release(p_execution.limit_keys);
+    perform geneva._limit_release(
+      p_execution.limit_keys, array_fill(p_execution.workflow_id, array[cardinality(p_execution.limit_keys)])
+    );
   end if;
 end;
 $$;
@@ -2582,13 +2697,21 @@ $$;
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
+--   p_carry_keys, p_wait_keys (geneva._end_running; NULL elsewhere): the
+--            slot of a type's concurrency the ended execution held, when
+--            no one waits for its key: a next step held to that limit only
+--            (geneva._limit_carries) may start inline as above, holding the
+--            same slot (limit_keys); and the key, when it is full: such a
+--            next step due now waits for it at once (limit_wait_key),
+--            without a job, as its claim would have left it.
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
 -- (await_until), or when its wait ends if an event of that name is already
 -- waiting for the workflow; geneva.send_event makes it due when the event
 -- comes. It is never started inline, nor is a step held to limits (its
--- claim checks them: geneva._limit_admit). A move that runs the same step again
+-- claim checks them: geneva._limit_admit), but for one that takes over the
+-- slot of the step before it (p_carry_keys). A move that runs the same step again
 -- carries the event its execution consumed (event_id), and one that repeats
 -- an execution that never started (housekeeping's recovery) awaits as it did.
 --
@@ -2621,7 +2744,9 @@ create or replace function geneva._advance_many(
   p_step_names text[],
   p_waits interval[],
   p_from_ids bigint[],
-  p_inline boolean[]
+  p_inline boolean[],
+  p_carry_keys text[] default null,
+  p_wait_keys text[] default null
 )
 returns void
 language plpgsql
@@ -2641,6 +2766,7 @@ begin
       w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
+      p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
       f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
       case when f.started_at is null then f.await_event end as from_await_event,
       f.await_from as from_await_from, f.await_until as from_await_until,
@@ -2724,7 +2850,8 @@ begin
       coalesce(
         q.inline and q.final = 'schedule' and q.next_due <= interval '0'
           and q.await_event is null
-          and not geneva._limited(q.definition, q.step_names, q.next_step)
+          and (not geneva._limited(q.definition, q.step_names, q.next_step)
+            or q.carry_key is not null and geneva._limit_carries(q.definition, q.step_names, q.next_step))
           and q.hero_missing_at is null
           -- (the worker that ran a step runs the next one only from its own
           -- queue: a Go step's successor over HTTP is the HTTP runner's)
@@ -2736,6 +2863,15 @@ begin
         false
       ) as start,
       geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
+      -- (a next step due now that waits for a full key has no job; with a
+      -- wait key, the caller passes no carry key, so it does not start)
+      coalesce(
+        q.wait_key is not null and q.final = 'schedule' and q.next_due <= interval '0'
+          and q.await_event is null
+          and array_position(q.step_names, q.next_step) is not null
+          and geneva._limit_carries(q.definition, q.step_names, q.next_step),
+        false
+      ) as waits,
       case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
     from requested q
   ),
@@ -2754,14 +2890,15 @@ begin
       '{}',
       '{}'
     from planned p
-    where p.final = 'schedule' and not p.start
+    where p.final = 'schedule' and not p.start and not p.waits
     order by p.next_id
     returning river_job.id, (river_job.args ->> 'execution_id')::bigint as execution_id
   ),
   executions as (
     insert into geneva.step_executions (
       id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-      continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
+      continues_from_id, await_event, await_from, await_until, event_id, limit_keys, limit_wait_key,
+      created_at, updated_at
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
       case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
@@ -2769,6 +2906,11 @@ begin
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
       p.await_event, p.await_from, p.await_until, p.next_event_id,
+      case
+        when p.start and p.carry_key is not null and geneva._limited(p.definition, p.step_names, p.next_step)
+          then array[p.carry_key]
+      end,
+      case when p.waits then p.wait_key end,
       v_now, v_now
     from planned p
     left join jobs j on j.execution_id = p.next_id
@@ -2798,7 +2940,7 @@ begin
       updated_at = v_now
     from planned p
     where w.id = p.workflow_id
-    returning p.queue, p.final = 'schedule' and not p.start and p.next_due <= interval '0' as due_job,
+    returning p.queue, p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0' as due_job,
       case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
   )
   select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
@@ -3958,7 +4100,7 @@ begin
       and e.limit_wait_key is not null
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
-  ), false);
+  ));
 
   perform geneva._log_action(
     'define_limit', null,
@@ -4211,7 +4353,9 @@ begin
       set limit_keys = null,
         updated_at = v_now
       where e.id = v_execution.id;
-      perform geneva._limit_release(v_execution.limit_keys);
+      perform geneva._limit_release(
+        v_execution.limit_keys, array_fill(p_workflow_id, array[cardinality(v_execution.limit_keys)])
+      );
     end if;
     update geneva.workflows w
     set state = 'paused',
@@ -6254,6 +6398,10 @@ declare
   v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
+  v_freed_by bigint[];
+  v_carry text[];
+  v_wait text[];
+  v_waits boolean;
 begin
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
@@ -6328,7 +6476,7 @@ begin
   end if;
 
   -- the executions end (geneva._end_execution, set-wise: all were in_progress),
-  -- freeing the slots of limits they held
+  -- freeing the slots of limits they held (below)
   perform pg_catalog.set_config('geneva.ending', 'on', true);
   with ended as (
   update geneva.step_executions e
@@ -6343,21 +6491,84 @@ begin
     updated_at = v_now
   from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
   where e.id = t.execution_id and t.state is not null
-  returning e.limit_keys
+  returning e.workflow_id, e.limit_keys
   )
-  select array_agg(k.key) into v_freed
+  select array_agg(k.key order by k.key, ended.workflow_id), array_agg(ended.workflow_id order by k.key, ended.workflow_id)
+  into v_freed, v_freed_by
   from ended, unnest(ended.limit_keys) as k (key)
   where ended.limit_keys is not null;
   perform pg_catalog.set_config('geneva.ending', '', true);
-  if v_freed is not null then
-    perform geneva._limit_release(v_freed);
+
+  -- Limits: a workflow moving on whose ended step held one slot, of its
+  -- type's concurrency only (the key its next step would need), passes
+  -- geneva._advance_many that key: to carry (the next step, started inline,
+  -- keeps the slot: no one waits for the key and it is not over its bound)
+  -- or to wait for (someone waits: the slot goes to the oldest waiter, and
+  -- the next step, due now, waits behind, without a job, when the key is
+  -- full under its lock). Every other slot is freed now, and a carried one
+  -- its next step did not take after the move.
+  if v_freed is not null and v_c.workflow_ids is not null then
+    select
+      array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
+      array_agg(case when s.carries and s.waiting then e.limit_keys[1] end order by e.workflow_id),
+      coalesce(bool_or(s.carries and s.waiting), false)
+    into v_carry, v_wait, v_waits
+    from unnest(p_execution_ids, v_c.kinds) as t (execution_id, kind)
+    join geneva.step_executions e on e.id = t.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    left join lateral (
+      select
+        cardinality(e.limit_keys) = 1
+          and (e.limit_keys[1]::jsonb ->> 0) = 'concurrency'
+          and e.limit_keys = (select array_agg(k.limit_key) from geneva._limit_keys(w, d, e.step_name) k)
+          as carries,
+        -- (a range: see geneva._limit_release)
+        exists (
+          select from geneva.step_executions x
+          where x.state = 'scheduled'
+            and x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
+        ) as waiting,
+        (select count(*) from geneva.limit_slots ls where ls.limit_key = e.limit_keys[1])
+          <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
+      where e.limit_keys is not null
+    ) s on true
+    where t.kind = 'end';
+    if v_waits then
+      perform geneva._limit_lock(v_wait);
+    end if;
+    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id)
+    into v_freed, v_freed_by
+    from unnest(v_freed, v_freed_by) as f (key, workflow_id)
+    where not exists (
+      select from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
+      where c.workflow_id = f.workflow_id and c.key = f.key
+    );
+  end if;
+  perform geneva._limit_release(v_freed, v_freed_by);
+  if v_waits then
+    -- (a key with room after all: its next steps are scheduled with jobs)
+    select array_agg(case when geneva._limit_full(array[x.key]) is not null then x.key end order by x.ord)
+    into v_wait
+    from unnest(v_wait) with ordinality as x (key, ord);
   end if;
 
   -- the workflows move on, in one batch
   if v_c.workflow_ids is not null then
     perform geneva._advance_many(
-      v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline
+      v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
+  end if;
+  if array_remove(v_carry, null) <> '{}' then
+    select array_agg(c.key order by c.key, c.workflow_id), array_agg(c.workflow_id order by c.key, c.workflow_id)
+    into v_freed, v_freed_by
+    from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
+    where c.key is not null
+      and not exists (
+        select from geneva.step_executions s
+        where s.workflow_id = c.workflow_id and s.state = 'in_progress' and s.limit_keys = array[c.key]
+      );
+    perform geneva._limit_release(v_freed, v_freed_by);
   end if;
 
   -- the River jobs that ran these steps are done (geneva._complete_job)
@@ -7865,7 +8076,7 @@ begin
     select distinct e.limit_wait_key
     from geneva.step_executions e
     where e.state = 'scheduled' and e.limit_wait_key is not null
-  ), false);
+  ));
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
   perform pg_catalog.set_config('geneva.limiting', '', true);
@@ -9072,7 +9283,7 @@ execute function geneva._trg_events_guard();
 
 -- geneva._trg_limits_guard: refuses writing the limits' tables by hand, for
 -- every role, the owner included: geneva.limits, which only
--- geneva.define_limit writes, and the counts of slots held and of starts in
+-- geneva.define_limit writes, and the slots held and the counts of starts in
 -- rate windows (geneva.limit_slots, geneva.limit_windows), which only the
 -- claim and release of slots (geneva._limit_admit, geneva._limit_release) and
 -- housekeeping (past windows) write. They set geneva.limiting to 'on'
@@ -9916,9 +10127,9 @@ comment on view geneva.event_stats is
 -- (only waiting executions) and geneva.limit_windows.
 create or replace view geneva.limit_usage as
 with held as (
-  select ls.limit_key, ls.held as in_progress
+  select ls.limit_key, count(*) as in_progress
   from geneva.limit_slots ls
-  where ls.held > 0
+  group by ls.limit_key
 ),
 waiting as (
   select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since

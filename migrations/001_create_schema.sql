@@ -360,17 +360,21 @@ create table geneva.limits (
   )
 );
 
--- The slots of each concurrency key held now: by executions in progress,
--- and by waiting ones a freed slot was passed to (geneva._limit_admit adds
--- one when it starts an execution, geneva._limit_release takes one off for
--- each freed and adds one for each waiter it wakes), so that a claim reads
--- one row, not the executions (an index of the holders would fill with the
--- entries of every step that ended, until vacuum). Under the key's advisory
--- lock (geneva._limit_lock).
+-- The slots of concurrency keys held now, a row per slot: by the execution
+-- in progress of the workflow, or by its waiting one a freed slot was passed
+-- to (geneva._limit_admit inserts one when it starts an execution;
+-- geneva._limit_release deletes the freed ones and inserts one for each
+-- waiter it wakes; a workflow's next step started in the same job keeps its
+-- row: geneva._end_running). A slot is freed without the key's advisory lock
+-- (geneva._limit_lock), so that the ends of a busy key's steps do not take
+-- turns until they commit: only what adds slots or leaves an execution
+-- waiting takes it, and before deciding that a key is full locks its rows
+-- (geneva._limit_full), waiting for the frees under way. Few rows per key
+-- (at most its concurrency), so a count reads a short range of the index.
 create table geneva.limit_slots (
-  limit_key text primary key,
-  held integer not null,
-  constraint limit_slots_held_valid check (held >= 0)
+  limit_key text not null,
+  workflow_id bigint not null,
+  primary key (limit_key, workflow_id)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start

@@ -92,11 +92,20 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 		first, last int64
 		err         error
 	)
+	if err = b.resetProfile(ctx); err != nil {
+		return err
+	}
 	if l.unlimited, _, _, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "Bench", n, nil); err != nil {
 		return fmt.Errorf("without limits: %w", err)
 	}
+	if err = b.printProfileOf(ctx, "without limits"); err != nil {
+		return err
+	}
 	if l.never, _, _, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "BenchLimited", n, nil); err != nil {
 		return fmt.Errorf("a limit never reached: %w", err)
+	}
+	if err = b.printProfileOf(ctx, "a limit never reached"); err != nil {
+		return err
 	}
 	if l.unlimitedOwnJobs, first, last, err = b.runWorkflows(ctx, config(-1), "Bench", n, nil); err != nil {
 		return fmt.Errorf("each step its own job without limits: %w", err)
@@ -111,8 +120,14 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 	}
 	groups := b.o.limitGroups
 	group := func(i int) string { return fmt.Sprintf("%s-%d", p.name, i%groups) }
+	if err = b.resetProfile(ctx); err != nil {
+		return err
+	}
 	if l.saturated, first, last, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "BenchGrouped", n, group); err != nil {
 		return fmt.Errorf("a saturated limit: %w", err)
+	}
+	if err = b.printProfileOf(ctx, "a saturated limit"); err != nil {
+		return err
 	}
 	if l.saturatedJobs, err = b.jobsPerStep(ctx, first, last); err != nil {
 		return err
@@ -121,6 +136,28 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 		p.name, b.o.workers, groupLimit, groups, l.saturated.rate(), serverCPUText(l.saturated), serverCPUText(l.unlimitedOwnJobs),
 		l.saturatedJobs, l.ownJobsJobs)
 	return nil
+}
+
+// resetProfile empties pg_stat_statements, with -profile.
+func (b *bench) resetProfile(ctx context.Context) error {
+	if !b.o.profile {
+		return nil
+	}
+	_, err := b.pool.Exec(ctx, "create extension if not exists pg_stat_statements; select pg_stat_statements_reset()")
+	return err
+}
+
+// printProfileOf prints the statements that took the most time since
+// resetProfile, and empties the statistics again, with -profile.
+func (b *bench) printProfileOf(ctx context.Context, run string) error {
+	if !b.o.profile {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "geneva-bench: the statements of %s:\n", run)
+	if err := b.printProfile(ctx); err != nil {
+		return err
+	}
+	return b.resetProfile(ctx)
 }
 
 // jobsPerStep is the River jobs of the executions of workflows first..last

@@ -35,13 +35,21 @@
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
+--   p_carry_keys, p_wait_keys (geneva._end_running; NULL elsewhere): the
+--            slot of a type's concurrency the ended execution held, when
+--            no one waits for its key: a next step held to that limit only
+--            (geneva._limit_carries) may start inline as above, holding the
+--            same slot (limit_keys); and the key, when it is full: such a
+--            next step due now waits for it at once (limit_wait_key),
+--            without a job, as its claim would have left it.
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
 -- (await_until), or when its wait ends if an event of that name is already
 -- waiting for the workflow; geneva.send_event makes it due when the event
 -- comes. It is never started inline, nor is a step held to limits (its
--- claim checks them: geneva._limit_admit). A move that runs the same step again
+-- claim checks them: geneva._limit_admit), but for one that takes over the
+-- slot of the step before it (p_carry_keys). A move that runs the same step again
 -- carries the event its execution consumed (event_id), and one that repeats
 -- an execution that never started (housekeeping's recovery) awaits as it did.
 --
@@ -74,7 +82,9 @@ create or replace function geneva._advance_many(
   p_step_names text[],
   p_waits interval[],
   p_from_ids bigint[],
-  p_inline boolean[]
+  p_inline boolean[],
+  p_carry_keys text[] default null,
+  p_wait_keys text[] default null
 )
 returns void
 language plpgsql
@@ -94,6 +104,7 @@ begin
       w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
+      p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
       f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
       case when f.started_at is null then f.await_event end as from_await_event,
       f.await_from as from_await_from, f.await_until as from_await_until,
@@ -177,7 +188,8 @@ begin
       coalesce(
         q.inline and q.final = 'schedule' and q.next_due <= interval '0'
           and q.await_event is null
-          and not geneva._limited(q.definition, q.step_names, q.next_step)
+          and (not geneva._limited(q.definition, q.step_names, q.next_step)
+            or q.carry_key is not null and geneva._limit_carries(q.definition, q.step_names, q.next_step))
           and q.hero_missing_at is null
           -- (the worker that ran a step runs the next one only from its own
           -- queue: a Go step's successor over HTTP is the HTTP runner's)
@@ -189,6 +201,15 @@ begin
         false
       ) as start,
       geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
+      -- (a next step due now that waits for a full key has no job; with a
+      -- wait key, the caller passes no carry key, so it does not start)
+      coalesce(
+        q.wait_key is not null and q.final = 'schedule' and q.next_due <= interval '0'
+          and q.await_event is null
+          and array_position(q.step_names, q.next_step) is not null
+          and geneva._limit_carries(q.definition, q.step_names, q.next_step),
+        false
+      ) as waits,
       case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
     from requested q
   ),
@@ -207,14 +228,15 @@ begin
       '{}',
       '{}'
     from planned p
-    where p.final = 'schedule' and not p.start
+    where p.final = 'schedule' and not p.start and not p.waits
     order by p.next_id
     returning river_job.id, (river_job.args ->> 'execution_id')::bigint as execution_id
   ),
   executions as (
     insert into geneva.step_executions (
       id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-      continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
+      continues_from_id, await_event, await_from, await_until, event_id, limit_keys, limit_wait_key,
+      created_at, updated_at
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
       case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
@@ -222,6 +244,11 @@ begin
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
       p.await_event, p.await_from, p.await_until, p.next_event_id,
+      case
+        when p.start and p.carry_key is not null and geneva._limited(p.definition, p.step_names, p.next_step)
+          then array[p.carry_key]
+      end,
+      case when p.waits then p.wait_key end,
       v_now, v_now
     from planned p
     left join jobs j on j.execution_id = p.next_id
@@ -251,7 +278,7 @@ begin
       updated_at = v_now
     from planned p
     where w.id = p.workflow_id
-    returning p.queue, p.final = 'schedule' and not p.start and p.next_due <= interval '0' as due_job,
+    returning p.queue, p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0' as due_job,
       case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
   )
   select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),

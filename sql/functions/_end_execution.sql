@@ -57,7 +57,9 @@ begin
   end if;
 
   if p_execution.limit_keys is not null then
-    perform geneva._limit_release(p_execution.limit_keys);
+    perform geneva._limit_release(
+      p_execution.limit_keys, array_fill(p_execution.workflow_id, array[cardinality(p_execution.limit_keys)])
+    );
   end if;
 end;
 $$;

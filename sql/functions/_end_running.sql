@@ -74,6 +74,10 @@ declare
   v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
+  v_freed_by bigint[];
+  v_carry text[];
+  v_wait text[];
+  v_waits boolean;
 begin
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
@@ -148,7 +152,7 @@ begin
   end if;
 
   -- the executions end (geneva._end_execution, set-wise: all were in_progress),
-  -- freeing the slots of limits they held
+  -- freeing the slots of limits they held (below)
   perform pg_catalog.set_config('geneva.ending', 'on', true);
   with ended as (
   update geneva.step_executions e
@@ -163,21 +167,84 @@ begin
     updated_at = v_now
   from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
   where e.id = t.execution_id and t.state is not null
-  returning e.limit_keys
+  returning e.workflow_id, e.limit_keys
   )
-  select array_agg(k.key) into v_freed
+  select array_agg(k.key order by k.key, ended.workflow_id), array_agg(ended.workflow_id order by k.key, ended.workflow_id)
+  into v_freed, v_freed_by
   from ended, unnest(ended.limit_keys) as k (key)
   where ended.limit_keys is not null;
   perform pg_catalog.set_config('geneva.ending', '', true);
-  if v_freed is not null then
-    perform geneva._limit_release(v_freed);
+
+  -- Limits: a workflow moving on whose ended step held one slot, of its
+  -- type's concurrency only (the key its next step would need), passes
+  -- geneva._advance_many that key: to carry (the next step, started inline,
+  -- keeps the slot: no one waits for the key and it is not over its bound)
+  -- or to wait for (someone waits: the slot goes to the oldest waiter, and
+  -- the next step, due now, waits behind, without a job, when the key is
+  -- full under its lock). Every other slot is freed now, and a carried one
+  -- its next step did not take after the move.
+  if v_freed is not null and v_c.workflow_ids is not null then
+    select
+      array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
+      array_agg(case when s.carries and s.waiting then e.limit_keys[1] end order by e.workflow_id),
+      coalesce(bool_or(s.carries and s.waiting), false)
+    into v_carry, v_wait, v_waits
+    from unnest(p_execution_ids, v_c.kinds) as t (execution_id, kind)
+    join geneva.step_executions e on e.id = t.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    left join lateral (
+      select
+        cardinality(e.limit_keys) = 1
+          and (e.limit_keys[1]::jsonb ->> 0) = 'concurrency'
+          and e.limit_keys = (select array_agg(k.limit_key) from geneva._limit_keys(w, d, e.step_name) k)
+          as carries,
+        -- (a range: see geneva._limit_release)
+        exists (
+          select from geneva.step_executions x
+          where x.state = 'scheduled'
+            and x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
+        ) as waiting,
+        (select count(*) from geneva.limit_slots ls where ls.limit_key = e.limit_keys[1])
+          <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
+      where e.limit_keys is not null
+    ) s on true
+    where t.kind = 'end';
+    if v_waits then
+      perform geneva._limit_lock(v_wait);
+    end if;
+    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id)
+    into v_freed, v_freed_by
+    from unnest(v_freed, v_freed_by) as f (key, workflow_id)
+    where not exists (
+      select from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
+      where c.workflow_id = f.workflow_id and c.key = f.key
+    );
+  end if;
+  perform geneva._limit_release(v_freed, v_freed_by);
+  if v_waits then
+    -- (a key with room after all: its next steps are scheduled with jobs)
+    select array_agg(case when geneva._limit_full(array[x.key]) is not null then x.key end order by x.ord)
+    into v_wait
+    from unnest(v_wait) with ordinality as x (key, ord);
   end if;
 
   -- the workflows move on, in one batch
   if v_c.workflow_ids is not null then
     perform geneva._advance_many(
-      v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline
+      v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
+  end if;
+  if array_remove(v_carry, null) <> '{}' then
+    select array_agg(c.key order by c.key, c.workflow_id), array_agg(c.workflow_id order by c.key, c.workflow_id)
+    into v_freed, v_freed_by
+    from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
+    where c.key is not null
+      and not exists (
+        select from geneva.step_executions s
+        where s.workflow_id = c.workflow_id and s.state = 'in_progress' and s.limit_keys = array[c.key]
+      );
+    perform geneva._limit_release(v_freed, v_freed_by);
   end if;
 
   -- the River jobs that ran these steps are done (geneva._complete_job)

@@ -5,24 +5,26 @@
 -- is held to a limit (geneva._limited). The caller holds their workflows'
 -- and executions' locks.
 --
--- Per execution, in id order (the keys' locks taken first, all at once:
--- geneva._limit_lock):
+-- Per execution, in id order (the locks of the keys it counts taken first,
+-- all at once: geneva._limit_lock; not those of concurrency keys whose slot
+-- was passed to it, which it does not count):
 --   concurrency: each key of a limit with a concurrency (the type's
 --     "concurrency", a named limit's) must have a free slot: fewer held
 --     (geneva.limit_slots: executions in progress, or woken and due) than
---     its bound, not counting a slot passed to this one. When one is full, the
---     execution does not start and is not an attempt: it stays scheduled,
---     without a job, waiting for that key (limit_wait_key), gives back any
---     slot passed to it, and geneva._limit_release makes it due when a slot
---     of the key frees (the oldest waiter first, each key on its own, so a
---     busy key never delays another);
+--     its bound (geneva._limit_full), not counting a slot passed to this one.
+--     When one is full, the execution does not start and is not an attempt:
+--     it stays scheduled, without a job, waiting for that key
+--     (limit_wait_key), gives back any slot passed to it, and
+--     geneva._limit_release makes it due when a slot of the key frees (the
+--     oldest waiter first, each key on its own, so a busy key never delays
+--     another);
 --   rate: each key of a limit with a rate counts its starts in fixed
 --     windows of its `per` (geneva.limit_windows). The start is counted in
 --     the first window, from now, with room in every such key; a later one
 --     is reserved (limit_window_at) and the execution is scheduled at its
 --     start, with its job, and starts then without counting again;
 --   otherwise it starts, holding a slot of each of its concurrency keys
---     (counted in geneva.limit_slots here; the caller records them on the
+--     (a row of geneva.limit_slots each here; the caller records them on the
 --     execution, limit_keys, in its own update), freed when it ends
 --     (geneva._end_execution, geneva._end_running).
 -- Returns a row per execution that starts now, with the slots it holds
@@ -62,6 +64,7 @@ begin
   loop
     v_keys := v_keys || array(
       select k.limit_key from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
+      where k.rate is not null or not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
     );
   end loop;
   perform geneva._limit_lock(v_keys);
@@ -78,28 +81,31 @@ begin
     -- held now, the rate keys with theirs
     select
       array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as conc_keys,
-      min(k.limit_key) filter (
+      array_agg(k.limit_key order by k.limit_key) filter (
         where k.concurrency is not null
           and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-          and coalesce(ls.held, 0) >= k.concurrency
-      ) as full_key,
+      ) as new_keys,
       array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
       array_agg(k.rate) filter (where k.rate is not null) as rates,
       array_agg(k.per) filter (where k.rate is not null) as pers
     into v_limits
-    from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-    left join geneva.limit_slots ls on ls.limit_key = k.limit_key;
+    from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k;
 
     -- concurrency: a full key, but for a slot passed to it
-    if v_limits.full_key is not null then
+    v_full := case when v_limits.new_keys is not null then geneva._limit_full(v_limits.new_keys) end;
+    if v_full is not null then
       update geneva.step_executions e
-      set limit_wait_key = v_limits.full_key,
+      set limit_wait_key = v_full,
         limit_keys = null,
         -- (a window reserved for it is left counted: limits err on the safe side)
         limit_window_at = null,
         updated_at = v_now
       where e.id = (v_item.e).id;
-      perform geneva._limit_release((v_item.e).limit_keys);
+      if (v_item.e).limit_keys is not null then
+        perform geneva._limit_release(
+          (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
+        );
+      end if;
       continue;
     end if;
 
@@ -134,7 +140,11 @@ begin
           updated_at = v_now
         where e.id = (v_item.e).id
         returning e.* into v_execution;
-        perform geneva._limit_release((v_item.e).limit_keys);
+        if (v_item.e).limit_keys is not null then
+          perform geneva._limit_release(
+            (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
+          );
+        end if;
         perform geneva._ensure_job(v_item.w, v_execution);
         continue;
       end if;
@@ -142,12 +152,10 @@ begin
 
     -- it starts, holding a slot of each concurrency key (one passed to it
     -- is counted already)
-    if v_limits.conc_keys is not null then
-      insert into geneva.limit_slots as ls (limit_key, held)
-      select k.key, 1
-      from unnest(v_limits.conc_keys) as k (key)
-      where not coalesce((v_item.e).limit_keys, '{}') @> array[k.key]
-      on conflict (limit_key) do update set held = ls.held + 1;
+    if v_limits.new_keys is not null then
+      insert into geneva.limit_slots (limit_key, workflow_id)
+      select k.key, (v_item.w).id
+      from unnest(v_limits.new_keys) as k (key);
     end if;
     execution_id := (v_item.e).id;
     limit_keys := v_limits.conc_keys;

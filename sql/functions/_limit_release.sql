@@ -1,23 +1,29 @@
--- geneva._limit_release: slots of limit keys were freed (an execution that
--- held them ended or gave them back: with p_freed, each element of p_keys is
--- one slot freed, taken off geneva.limit_slots), or may have (a limit grew, a
--- backstop: p_freed false, nothing taken off): each key's oldest
--- waiting executions, as many as it has free slots, are passed one and made
--- due now, their River jobs inserted. A woken execution holds its slot while
--- scheduled (no one else can take it), and its claim checks only its other
--- limits. An execution whose workflow is not ready (paused) keeps waiting:
--- its resume claims it again.
+-- geneva._limit_release: slots of limit keys were freed (with
+-- p_workflow_ids: each element of p_keys is the slot the workflow of the same
+-- position held, its row of geneva.limit_slots deleted), or may have (a
+-- limit grew, a backstop: p_workflow_ids NULL, nothing deleted): each key's
+-- oldest waiting executions, as many as slots were freed (or as it has free
+-- now), are passed one and made due now, their River jobs inserted. A woken
+-- execution holds its slot while scheduled (no one else can take it), and
+-- its claim checks only its other limits. An execution whose workflow is not
+-- ready (paused) keeps waiting: its resume claims it again.
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
 -- holding slots ended), geneva._limit_admit (an execution gave back a slot
 -- it could not use), geneva.pause_workflow (a paused workflow's kept
 -- execution gives back its slot), geneva.define_limit (a limit may have
 -- grown), geneva.housekeep (every key with waiters: a backstop).
--- Locks: the keys (geneva._limit_lock), after the caller's workflow and
--- execution locks, then each woken execution's row (whose workflow's lock it
--- does not take: a waiting execution has no job, so no claim takes it, and
--- no other function that locks it takes a key's lock first).
-create or replace function geneva._limit_release(p_keys text[], p_freed boolean default true)
+-- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
+-- key and workflow order, as geneva._limit_full does) and deletes them, which
+-- never adds a slot, then wakes waiters with new statements (a row each, no
+-- more than it deleted), so that it sees any left waiting by a claim that
+-- counted its slots before they were freed (geneva._limit_full). The
+-- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- Then each woken execution's row, skipping those locked (whose workflow's
+-- lock it does not take: a waiting execution has no job, so no claim takes
+-- it, and no other function that locks it waits for a slot's row or a key's
+-- lock first).
+create or replace function geneva._limit_release(p_keys text[], p_workflow_ids bigint[] default null)
 returns void
 language plpgsql
 volatile
@@ -30,7 +36,11 @@ declare
   v_key text;
   v_count integer;
   v_free integer;
+  v_woken integer;
+  v_last bigint;
+  v_more boolean;
   v_waiter record;
+  v_workflow geneva.workflows;
   v_execution geneva.step_executions;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
@@ -38,7 +48,19 @@ begin
   end if;
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  perform geneva._limit_lock(p_keys);
+  if p_workflow_ids is not null then
+    perform
+    from geneva.limit_slots ls
+    join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
+    order by ls.limit_key, ls.workflow_id
+    for update of ls;
+    delete from geneva.limit_slots ls
+    using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+    where ls.limit_key = u.key and ls.workflow_id = u.workflow_id;
+  else
+    perform geneva._limit_lock(p_keys);
+  end if;
   for v_key, v_count in
     select u.key, count(*)
     from unnest(p_keys) as u (key)
@@ -46,35 +68,51 @@ begin
     group by u.key
     order by u.key
   loop
-    if p_freed then
-      update geneva.limit_slots ls
-      set held = greatest(ls.held - v_count, 0)
-      where ls.limit_key = v_key;
+    if p_workflow_ids is null then
+      v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
+        - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
+    else
+      v_free := v_count;
     end if;
-    v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
-      - coalesce((select ls.held from geneva.limit_slots ls where ls.limit_key = v_key), 0);
     continue when v_free <= 0;
-    for v_waiter in
-      select e.id, w
-      from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.limit_wait_key = v_key
-        and w.state = 'ready'
-      order by e.id
-      limit v_free
-      for no key update of e skip locked
+    -- the oldest waiters first, a few at a time: from the executions alone
+    -- (the key as a range, not an equality: with `= v_key`, the order by
+    -- id alone would let the planner walk the primary key, every execution
+    -- ever recorded, filtering for the key; and joined with the workflows,
+    -- a generic plan may read every ready workflow, or every waiter of the
+    -- key, and sort them; as it is, the partial index
+    -- step_executions_limit_waiting is the only one in this order), each
+    -- one's workflow then read, a paused one's waiter skipped
+    v_woken := 0;
+    v_last := 0;
     loop
-      update geneva.step_executions e
-      set limit_wait_key = null,
-        limit_keys = array[v_key],
-        scheduled_for = least(e.scheduled_for, v_now),
-        updated_at = v_now
-      where e.id = v_waiter.id
-      returning e.* into v_execution;
-      insert into geneva.limit_slots as ls (limit_key, held) values (v_key, 1)
-      on conflict (limit_key) do update set held = ls.held + 1;
-      perform geneva._ensure_job(v_waiter.w, v_execution);
+      v_more := false;
+      for v_waiter in
+        select e.id, e.workflow_id
+        from geneva.step_executions e
+        where e.state = 'scheduled'
+          and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
+          and e.id > v_last
+        order by e.limit_wait_key, e.id
+        limit v_free - v_woken
+        for no key update of e skip locked
+      loop
+        v_more := true;
+        v_last := v_waiter.id;
+        select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
+        continue when not found;
+        update geneva.step_executions e
+        set limit_wait_key = null,
+          limit_keys = array[v_key],
+          scheduled_for = least(e.scheduled_for, v_now),
+          updated_at = v_now
+        where e.id = v_waiter.id
+        returning e.* into v_execution;
+        insert into geneva.limit_slots (limit_key, workflow_id) values (v_key, v_workflow.id);
+        perform geneva._ensure_job(v_workflow, v_execution);
+        v_woken := v_woken + 1;
+      end loop;
+      exit when not v_more or v_woken >= v_free;
     end loop;
   end loop;
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);

@@ -71,7 +71,7 @@ begin
       and e.limit_wait_key is not null
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
-  ), false);
+  ));
 
   perform geneva._log_action(
     'define_limit', null,

@@ -207,7 +207,7 @@ begin
     select distinct e.limit_wait_key
     from geneva.step_executions e
     where e.state = 'scheduled' and e.limit_wait_key is not null
-  ), false);
+  ));
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
   perform pg_catalog.set_config('geneva.limiting', '', true);

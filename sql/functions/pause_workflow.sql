@@ -37,7 +37,9 @@ begin
       set limit_keys = null,
         updated_at = v_now
       where e.id = v_execution.id;
-      perform geneva._limit_release(v_execution.limit_keys);
+      perform geneva._limit_release(
+        v_execution.limit_keys, array_fill(p_workflow_id, array[cardinality(v_execution.limit_keys)])
+      );
     end if;
     update geneva.workflows w
     set state = 'paused',

@@ -1,6 +1,6 @@
 -- geneva._trg_limits_guard: refuses writing the limits' tables by hand, for
 -- every role, the owner included: geneva.limits, which only
--- geneva.define_limit writes, and the counts of slots held and of starts in
+-- geneva.define_limit writes, and the slots held and the counts of starts in
 -- rate windows (geneva.limit_slots, geneva.limit_windows), which only the
 -- claim and release of slots (geneva._limit_admit, geneva._limit_release) and
 -- housekeeping (past windows) write. They set geneva.limiting to 'on'

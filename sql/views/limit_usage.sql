@@ -10,9 +10,9 @@
 -- (only waiting executions) and geneva.limit_windows.
 create or replace view geneva.limit_usage as
 with held as (
-  select ls.limit_key, ls.held as in_progress
+  select ls.limit_key, count(*) as in_progress
   from geneva.limit_slots ls
-  where ls.held > 0
+  group by ls.limit_key
 ),
 waiting as (
   select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since

@@ -1,0 +1,19 @@
+-- geneva._limit_carries: whether the step is held to its type's
+-- "concurrency" only (no "rate_limit", no named "limits" of its own): then
+-- its execution's one slot is the same key for every step of the workflow,
+-- and the next step may take over the slot of the step that ended before it
+-- (started in the same job, the count unchanged), or wait for one straight
+-- away, without a job, when the key is full (geneva._advance_many, told by
+-- geneva._end_running).
+--
+-- Called by: geneva._advance_many. Like geneva._limited it
+-- has no `set search_path`: it names nothing, and the planner inlines it.
+create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
+returns boolean
+language sql
+immutable
+parallel safe
+as $$
+  select p_definition ? 'concurrency' and not p_definition ? 'rate_limit'
+    and not coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
+$$;
