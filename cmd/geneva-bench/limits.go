@@ -57,6 +57,10 @@ type limitResults struct {
 	never            runStats // BenchLimited: a limit never reached
 	unlimitedOwnJobs runStats // Bench, each step its own job, without limits
 	saturated        runStats // BenchGrouped: a saturated limit
+	// saturatedBase is Bench without limits, each step its own job, with as
+	// many slots as the saturated run can have steps in progress (groups ×
+	// the limit): the same concurrency, batches and run length
+	saturatedBase runStats
 
 	// River jobs per step of the saturated run and of the own-job run
 	saturatedJobs, ownJobsJobs float64
@@ -131,6 +135,11 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 	}
 	if l.saturatedJobs, err = b.jobsPerStep(ctx, first, last); err != nil {
 		return err
+	}
+	base := b.childConfig("geneva", groups*groupLimit, -1)
+	base.limits = true
+	if l.saturatedBase, _, _, err = b.runWorkflows(ctx, base, "Bench", n, nil); err != nil {
+		return fmt.Errorf("each step its own job without limits at %d slots: %w", groups*groupLimit, err)
 	}
 	fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: a saturated limit (%d per group, %d groups) %.0f steps/s, %s PostgreSQL CPU ms/step (each step its own job without limits: %s), %.2f River jobs/step (%.2f)\n",
 		p.name, b.o.workers, groupLimit, groups, l.saturated.rate(), serverCPUText(l.saturated), serverCPUText(l.unlimitedOwnJobs),
@@ -303,7 +312,7 @@ func limitRows(o options, row func(label string, value func(p *profileResults) s
 		row(fmt.Sprintf("limit saturated (concurrency %d by group, %d groups), %d slots, steps/s", groupLimit, o.limitGroups, o.workers), func(p *profileResults) string {
 			return rateText(p.limits.saturated)
 		})
-		row("limit saturated: PostgreSQL CPU ms/step (more than each step its own job without limits)", func(p *profileResults) string {
+		row(fmt.Sprintf("limit saturated: PostgreSQL CPU ms/step (more than each step its own job without limits, at %d slots; at %d)", groupLimit*o.limitGroups, o.workers), func(p *profileResults) string {
 			return p.limits.cpuText()
 		})
 		row("limit saturated: River jobs per step (each step its own job without limits)", func(p *profileResults) string {
@@ -335,12 +344,12 @@ func limitsProse(o options) string {
 		fmt.Fprintf(&b, "The limit rows measure a concurrency limit (`WorkflowOpts.Concurrency`, checked in SQL when a step is claimed), after each column's throughput runs, on its settings: "+
 			"each run creates %d workflows of %d no-op steps at once with a worker of %d slots (which knows every type of these runs) and waits until they are finished. "+
 			"\"Never reached\": the headline's workflow with a concurrency of %d by type; it is compared with the same workflows without limits, and with every step its own River job without limits, "+
-			"both run just before it: a step held to a limit is never run inline (its claim checks the limit), so it starts by its own job, and \"each step its own job\" is the fair comparison of the claim's cost.",
+			"both run just before it (a step held to a limit runs inline only when its step before it carries its slot over: the type's concurrency its only limit, no one waiting for the key).",
 			o.limitWorkflows, o.steps, o.workers, neverReached)
 		if o.limitGroups > 0 {
 			fmt.Fprintf(&b, " \"Saturated\": the same workflows with a concurrency of %d by group, spread over %d groups (at most %d steps in progress of %d slots; the others wait, without a River job, until a slot of their group frees and passes them one); "+
-				"its PostgreSQL CPU per step (the cost table's) is compared with every step its own job without limits, and its River jobs per step are the `river_job` rows of its executions over its steps.",
-				groupLimit, o.limitGroups, groupLimit*o.limitGroups, o.workers)
+				"its PostgreSQL CPU per step (the cost table's) is compared first with every step its own job without limits with %d slots, the saturated run's steps in progress (the same concurrency, batches and run length; run just after it), then with the same at %d slots, and its River jobs per step are the `river_job` rows of its executions over its steps.",
+				groupLimit, o.limitGroups, groupLimit*o.limitGroups, o.workers, groupLimit*o.limitGroups, o.workers)
 		}
 	}
 	if o.fairBig > 0 && o.fairGroups > 0 && o.fairSmall > 0 {
@@ -393,7 +402,11 @@ func (l limitResults) cpuText() string {
 		return serverCPUText(l.saturated)
 	}
 	extra := l.saturated.cpuPerUnit(l.saturated.serverCPU) - l.unlimitedOwnJobs.cpuPerUnit(l.unlimitedOwnJobs.serverCPU)
-	return fmt.Sprintf("%s (**%+.3f**)", serverCPUText(l.saturated), extra)
+	if l.saturatedBase.units == 0 || l.saturatedBase.serverCPU <= 0 {
+		return fmt.Sprintf("%s (%+.3f)", serverCPUText(l.saturated), extra)
+	}
+	same := l.saturated.cpuPerUnit(l.saturated.serverCPU) - l.saturatedBase.cpuPerUnit(l.saturatedBase.serverCPU)
+	return fmt.Sprintf("%s (**%+.3f**; %+.3f)", serverCPUText(l.saturated), same, extra)
 }
 
 // jobsText is the saturated limit's River jobs per step, and every step its
