@@ -2190,9 +2190,12 @@ $$;
 -- is held to a limit (geneva._limited). The caller holds their workflows'
 -- and executions' locks.
 --
--- Per execution, in id order (the locks of the keys it counts taken first,
--- all at once: geneva._limit_lock; not those of concurrency keys whose slot
--- was passed to it, which it does not count):
+-- The executions held only to their type's concurrency, with no slot passed
+-- to them, whose keys have room for all of them, start set-wise, each
+-- holding a slot of its key; the others, per execution, in id order (the
+-- locks of the keys it counts taken first, all at once, before either:
+-- geneva._limit_lock; not those of concurrency keys whose slot was passed to
+-- it, which it does not count):
 --   concurrency: each key of a limit with a concurrency (the type's
 --     "concurrency", a named limit's) must have a free slot: fewer held
 --     (geneva.limit_slots: executions in progress, or woken and due) than
@@ -2236,6 +2239,8 @@ declare
   v_i integer;
   v_keys text[] := '{}';
   v_execution geneva.step_executions;
+  v_fast bigint[];
+  v_fast_keys text[];
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
@@ -2254,12 +2259,51 @@ begin
   end loop;
   perform geneva._limit_lock(v_keys);
 
+  -- the common case, set-wise: executions held only to their type's
+  -- concurrency (geneva._limit_carries), with no slot passed to them,
+  -- whose keys have room for all of them at once, start, each holding a
+  -- slot (the key's held slots counted once, under its lock); the others
+  -- go one by one below
+  with simple as (
+    select e.id as execution_id, w.id as workflow_id, k.limit_key as key, k.concurrency
+    from unnest(p_execution_ids) as i (id)
+    join geneva.step_executions e on e.id = i.id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    cross join lateral geneva._limit_keys(w, d, e.step_name) k
+    where geneva._limit_carries(d.definition, d.step_names, e.step_name)
+      and e.limit_keys is null and e.limit_window_at is null
+      and k.concurrency is not null
+  ),
+  roomy as (
+    select s.key
+    from simple s
+    group by s.key
+    having (select count(*) from geneva.limit_slots ls where ls.limit_key = s.key) + count(*)
+      <= coalesce(geneva._limit_capacity(s.key), 2147483647)
+  ),
+  fits as (
+    select s.* from simple s where s.key in (select r.key from roomy r)
+  ),
+  taken as (
+    insert into geneva.limit_slots (limit_key, workflow_id)
+    select f.key, f.workflow_id from fits f
+    returning limit_key
+  )
+  select array_agg(f.execution_id order by f.execution_id), array_agg(f.key order by f.execution_id)
+  into v_fast, v_fast_keys
+  from fits f;
+  if v_fast is not null then
+    return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
+  end if;
+
   for v_item in
     select e, w, d
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    where not e.id = any (coalesce(v_fast, '{}'))
     order by e.id
   loop
     -- its limits, once: the concurrency keys with their bounds and slots
