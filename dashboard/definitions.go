@@ -1,7 +1,7 @@
 package dashboard
 
 import (
-	"encoding/json"
+	"context"
 	"net/http"
 
 	"github.com/geneva-dev/geneva/goclient"
@@ -11,22 +11,30 @@ import (
 // step's endpoint when it is an HTTP step) and its earlier versions.
 type definitionRow struct {
 	*goclient.DefinitionVersion
-	Steps   []definitionStep
+	Steps   []*definitionStep
 	Earlier []*goclient.DefinitionVersion
 }
 
-// definitionStep is a step of a definition, as the page shows it.
+// definitionStep is a row of geneva.definition_steps: a step of a type's
+// current definition.
 type definitionStep struct {
-	Name    string
-	HTTPURL string
+	WorkflowType string  `db:"workflow_type"`
+	StepName     string  `db:"step_name"`
+	HTTPURL      *string `db:"http_url"`
 }
 
 // definitions lists every workflow type's definition
 // (geneva.definition_versions): its version, when and by whom it was
-// defined, its steps (an HTTP step with its endpoint), and its earlier
-// versions.
+// defined, its steps (geneva.definition_steps: an HTTP step with its
+// endpoint), and its earlier versions.
 func (h *handler) definitions(w http.ResponseWriter, r *http.Request) {
-	versions, err := h.client.DefinitionVersions(r.Context(), "")
+	ctx := r.Context()
+	versions, err := h.client.DefinitionVersions(ctx, "")
+	if err != nil {
+		h.failQuery(w, r, err)
+		return
+	}
+	steps, err := h.allDefinitionSteps(ctx)
 	if err != nil {
 		h.failQuery(w, r, err)
 		return
@@ -38,30 +46,20 @@ func (h *handler) definitions(w http.ResponseWriter, r *http.Request) {
 			row.Earlier = append(row.Earlier, v)
 			continue
 		}
-		row := &definitionRow{DefinitionVersion: v, Steps: definitionSteps(v.Definition)}
+		row := &definitionRow{DefinitionVersion: v}
 		byType[v.WorkflowType] = row
 		rows = append(rows, row)
+	}
+	for _, s := range steps {
+		if row := byType[s.WorkflowType]; row != nil {
+			row.Steps = append(row.Steps, s)
+		}
 	}
 	h.render(w, r, http.StatusOK, "definitions", h.newPage(r, "Definitions", "definitions", rows))
 }
 
-// definitionSteps reads a definition's step names and HTTP endpoints.
-func definitionSteps(definition json.RawMessage) []definitionStep {
-	var d struct {
-		Steps []struct {
-			Name string `json:"name"`
-			HTTP *struct {
-				URL string `json:"url"`
-			} `json:"http"`
-		} `json:"steps"`
-	}
-	_ = json.Unmarshal(definition, &d) // (SQL validated it)
-	steps := make([]definitionStep, len(d.Steps))
-	for i, s := range d.Steps {
-		steps[i].Name = s.Name
-		if s.HTTP != nil {
-			steps[i].HTTPURL = s.HTTP.URL
-		}
-	}
-	return steps
+func (h *handler) allDefinitionSteps(ctx context.Context) ([]*definitionStep, error) {
+	rows, err := h.db.Query(ctx, `select workflow_type, step_name, http_url from geneva.definition_steps
+		order by workflow_type, position`)
+	return collect[definitionStep](rows, err)
 }

@@ -129,6 +129,7 @@ func TestHTTPSteps(t *testing.T) {
 		require.NoError(t, json.Unmarshal(started.HTTP, &http))
 		require.Equal(t, "https://pay.example.com/charge", http["url"])
 		require.Equal(t, map[string]any{"X-Team": "billing"}, http["headers"])
+		require.Equal(t, 10.0, http["timeout"], "the timeout in seconds")
 
 		// charge (geneva_http) -> notify (mail): another queue, a job
 		next = b.continueStep(t, charge.ID, "success", nil)
@@ -144,6 +145,7 @@ func TestHTTPSteps(t *testing.T) {
 		require.Equal(t, "receipt", *next.NextStepName)
 		require.NoError(t, json.Unmarshal(next.NextHTTP, &http))
 		require.Equal(t, "http://127.0.0.1:8000/receipt", http["url"])
+		require.Equal(t, 30.0, http["timeout"], "the default timeout, SQL's")
 
 		// receipt (HTTP) -> archive (Go): a job in the type's queue
 		next = b.continueStep(t, *next.NextExecutionID, "success", nil)

@@ -36,6 +36,26 @@ func TestDefinitionDefaultsMatchSQL(t *testing.T) {
 	require.Equal(t, 1, priority, "SQL's default priority is no longer the one WorkflowOpts.Priority documents")
 }
 
+// An HTTP step without a Queue has its jobs in the queue SQL gives it
+// (geneva._step_queue), the one a worker running HTTP steps listens on.
+func TestHTTPQueueDefaultMatchesSQL(t *testing.T) {
+	ctx := context.Background()
+	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	noop := func(context.Context, *Step) error { return nil }
+	reg, err := newRegistry([]*Workflow{NewWorkflow("Mixed", nil).
+		Step("go", noop, nil).
+		Step("http", nil, &StepOpts{HTTP: &HTTP{URL: "https://x.example.com/a"}})})
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "select geneva.define_workflow($1, $2)", "Mixed", reg["Mixed"].definition)
+	require.NoError(t, err)
+	var queues []string
+	require.NoError(t, conn.QueryRow(ctx,
+		"select step_queues from geneva.workflow_definitions where workflow_type = 'Mixed'").Scan(&queues))
+	require.Equal(t, []string{"default", DefaultHTTPQueue}, queues)
+	require.Equal(t, []string{"default", DefaultHTTPQueue}, reg.queues(&HTTPConfig{}))
+	require.Equal(t, []string{"default"}, reg.queues(nil), "a worker without HTTP leaves the HTTP step's queue")
+}
+
 // A worker's housekeeping runs at the interval geneva.housekeep_if_due
 // assumes when given none.
 func TestHousekeepingIntervalMatchesSQL(t *testing.T) {

@@ -102,6 +102,11 @@ const maxErrorTree = 100
 // (through Unwrap() error and Unwrap() []error), outermost first, each once.
 func errorTypeNames(err error) []string {
 	var names []string
+	var httpErr *HTTPError
+	if errors.As(err, &httpErr) {
+		// an HTTP step's classes (http.status.429, ...) come first
+		names = httpErr.classes()
+	}
 	walkErrorTypes(err, func(t reflect.Type) {
 		if name := typeName(t); !slices.Contains(names, name) {
 			names = append(names, name)
@@ -120,6 +125,10 @@ func errorTypeNames(err error) []string {
 // *net.OpError, and every class, *fmt.wrapError and *os.SyscallError
 // included. A chain of wrappers only records its outermost.
 func errorChain(err error) []string {
+	var httpErr *HTTPError
+	if errors.As(err, &httpErr) {
+		return httpErr.classes() // an HTTP step's: its status, not Go types
+	}
 	var (
 		names    []string
 		specific = -1
@@ -229,10 +238,6 @@ func (e *PanicError) Unwrap() error {
 // standard library's anonymous wrappers, e.g. "*net.OpError" for
 // fmt.Errorf("charging: %w", opErr). Empty for nil. For hooks.
 func ErrorClass(err error) string {
-	var httpErr *HTTPError
-	if errors.As(err, &httpErr) {
-		return httpErr.Class
-	}
 	if chain := errorChain(err); len(chain) > 0 {
 		return chain[0]
 	}

@@ -98,7 +98,7 @@ func newExecutor(config *Config) (*executor, error) {
 		clock:         config.Clock,
 	}
 	if config.HTTP != nil {
-		e.http = newHTTPRunner(config.HTTP)
+		e.http = newHTTPRunner(config.HTTP, reg.httpQueues(config.HTTP))
 	}
 	e.batch(nil, 1) // a Runner's: each call a batch of one, on its DB
 	return e, nil

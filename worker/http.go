@@ -31,7 +31,7 @@ type HTTP struct {
 	URL string
 	// Timeout bounds each request, from 1 second to 1 hour.
 	//
-	// Defaults to 30 seconds.
+	// Defaults to 30 seconds (SQL's default).
 	Timeout time.Duration
 	// Headers are sent with every request (readers of the definition see
 	// them: no secrets; the signature is Config.HTTP.Secret's).
@@ -47,8 +47,7 @@ type HTTP struct {
 const (
 	// DefaultHTTPQueue is the queue of an HTTP step's jobs unless HTTP.Queue
 	// says otherwise.
-	DefaultHTTPQueue   = "geneva_http"
-	defaultHTTPTimeout = 30 * time.Second
+	DefaultHTTPQueue = "geneva_http"
 	// defaultMaxReply is HTTPConfig.MaxReplyBytes' default.
 	defaultMaxReply = 1 << 20
 	// errorExcerpt is how much of a failed reply becomes the error message.
@@ -115,17 +114,21 @@ type HTTPConfig struct {
 
 // httpRunner runs HTTP steps for an executor.
 type httpRunner struct {
-	secret   []byte
-	types    []string
+	secret []byte
+	types  []string
+	// queues are the River queues of the HTTP steps it runs
+	// (registry.httpQueues)
+	queues   []string
 	client   *http.Client
 	maxReply int64
 	now      func() time.Time
 }
 
-func newHTTPRunner(config *HTTPConfig) *httpRunner {
+func newHTTPRunner(config *HTTPConfig, queues []string) *httpRunner {
 	r := &httpRunner{
 		secret:   slices.Clone(config.Secret),
 		types:    slices.Clone(config.Types),
+		queues:   queues,
 		maxReply: config.MaxReplyBytes,
 		now:      time.Now,
 	}
@@ -146,9 +149,12 @@ func newHTTPRunner(config *HTTPConfig) *httpRunner {
 	return r
 }
 
-// runs says whether the runner takes a workflow type's HTTP steps.
-func (r *httpRunner) runs(workflowType string) bool {
-	return r != nil && (len(r.types) == 0 || slices.Contains(r.types, workflowType))
+// runs says whether the runner takes a job of a workflow type's that its
+// worker does not define: a job in a queue of HTTP steps (queue empty: a
+// Runner's, which has no queue), of one of its types.
+func (r *httpRunner) runs(workflowType, queue string) bool {
+	return r != nil && (queue == "" || slices.Contains(r.queues, queue)) &&
+		(len(r.types) == 0 || slices.Contains(r.types, workflowType))
 }
 
 // errRedirectElsewhere stops a redirect to another host.
@@ -185,10 +191,9 @@ func parseHTTPSpec(raw json.RawMessage) (*httpSpec, error) {
 	return &spec, nil
 }
 
+// timeout is the step's, in seconds: its definition's, or SQL's default
+// (geneva._step_http).
 func (s *httpSpec) timeout() time.Duration {
-	if s.Timeout <= 0 {
-		return defaultHTTPTimeout
-	}
 	return time.Duration(s.Timeout * float64(time.Second))
 }
 
@@ -491,23 +496,15 @@ func nilIfEmpty(s string) *string {
 	return &s
 }
 
-// httpFailure fills a failure's classes from an HTTP step's error: its
-// class (and its hundred) first, as what is recorded, the Retry-After as the
-// least wait, and, for the error itself (not wrapped), its message without
+// httpFailure fills in what an HTTP step's error adds to its failure (its
+// classes are errorTypeNames' and errorChain's): the Retry-After as the
+// least wait and, for the error itself (not wrapped), its message without
 // the class.
 func httpFailure(failure *protocol.Failure, err error) {
 	var httpErr *HTTPError
 	if !errors.As(err, &httpErr) {
 		return
 	}
-	classes := httpErr.classes()
-	failure.Chain = classes
-	for _, class := range failure.Classes {
-		if !slices.Contains(classes, class) {
-			classes = append(classes, class)
-		}
-	}
-	failure.Classes = classes
 	failure.WaitAtLeast = httpErr.RetryAfter
 	// the class is recorded on its own: the message is the reply's excerpt
 	// (or what went wrong)

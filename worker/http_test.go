@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -112,15 +114,7 @@ func verify(header string, body, secret []byte) bool {
 		return false
 	}
 	want := worker.Sign(secret, body, time.Unix(unix, 0))
-	return len(header) == len(want) && subtleEqual(header, want)
-}
-
-func subtleEqual(a, b string) bool {
-	var v byte
-	for i := range len(a) {
-		v |= a[i] ^ b[i]
-	}
-	return v == 0
+	return subtle.ConstantTimeCompare([]byte(header), []byte(want)) == 1
 }
 
 func (e *endpoint) got(path string) []stepRequest {
@@ -475,4 +469,30 @@ func TestHTTPStepKilledMidRequest(t *testing.T) {
 	require.NotEqual(t, requests[0].ExecutionID, requests[1].ExecutionID, "a new execution")
 	require.Equal(t, requests[0].IdempotencyKey, requests[1].IdempotencyKey, "with the same key")
 	require.Equal(t, strconv.FormatInt(requests[0].ExecutionID, 10), requests[1].IdempotencyKey)
+}
+
+// A worker that runs HTTP steps besides its Go workflows leaves a Go step it
+// does not define (a deploy in progress) to a worker that does, as any
+// worker: it takes the HTTP path only for jobs in the queues of HTTP steps.
+func TestHTTPWorkerLeavesUnknownGoSteps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	wf := worker.NewWorkflow("Known", nil).Step("a", ok, nil)
+	other, err := worker.NewWorkflow("Unknown", nil).Step("a", ok, nil).Definition()
+	require.NoError(t, err)
+	require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Unknown", other))
+	b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}, HTTP: &worker.HTTPConfig{}})
+
+	id := b.create(t, "Unknown")
+	known := b.create(t, "Known")
+	b.waitState(t, known, goclient.StateFinished)
+	// its job was given back to River for later (snoozed), its execution
+	// never claimed
+	require.Eventually(t, func() bool {
+		var snoozed bool
+		require.NoError(t, b.pool.QueryRow(b.ctx, `select coalesce(bool_or(j.state = 'scheduled' and j.scheduled_at > now()), false)
+			from public.river_job j where (j.args ->> 'workflow_id')::bigint = $1`, id).Scan(&snoozed))
+		return snoozed
+	}, 15*time.Second, 10*time.Millisecond)
+	require.Equal(t, []string{"a: scheduled"}, b.outcomes(t, id))
 }

@@ -14,9 +14,10 @@ import (
 )
 
 // perform runs one step execution on db. jobID, when not zero, is the River
-// job being worked: SQL completes it in the transaction that records the
-// outcome. An error means nothing was recorded and the job should be retried.
-func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64) error {
+// job being worked, from queue: SQL completes it in the transaction that
+// records the outcome. An error means nothing was recorded and the job should
+// be retried.
+func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64, queue string) error {
 	e.running.Add(1)
 	defer e.running.Add(-1)
 	e.claiming.Add(1)
@@ -30,7 +31,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	defer claimed()
 	client := protocol.New(db)
 	wf := e.registry[args.WorkflowType]
-	if (wf == nil || wf.step(args.StepName) == nil) && e.http.runs(args.WorkflowType) {
+	if (wf == nil || wf.step(args.StepName) == nil) && e.http.runs(args.WorkflowType, queue) {
 		// a job in an HTTP queue: an HTTP step of a type defined in the
 		// database (the claim hands over its endpoint)
 		if wf == nil {

@@ -48,5 +48,5 @@ func (r *Runner) Perform(ctx context.Context, db DB, executionID int64) error {
 		HeroType:     workflow.HeroType,
 		HeroID:       workflow.HeroID,
 		StepName:     execution.StepName,
-	}, 0)
+	}, 0, "")
 }

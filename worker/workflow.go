@@ -580,36 +580,40 @@ func (r registry) types() []string {
 }
 
 // queues lists the River queues the worker works: its workflows' (those of
-// their Go steps), and with http those of HTTP steps (http.Queues, else
-// DefaultHTTPQueue and the queues of the workflows' HTTP steps).
+// their Go steps), and with http those of HTTP steps (httpQueues).
 func (r registry) queues(http *HTTPConfig) []string {
 	var queues []string
-	add := func(queue string) {
-		if !slices.Contains(queues, queue) {
-			queues = append(queues, queue)
-		}
-	}
 	for _, w := range r {
 		for _, step := range w.steps {
-			switch {
-			case step.opts.HTTP == nil:
-				add(cmp.Or(w.opts.Queue, "default"))
-			case http != nil && len(http.Queues) == 0:
-				add(step.opts.HTTP.queue())
+			if step.opts.HTTP == nil {
+				queues = append(queues, cmp.Or(w.opts.Queue, "default"))
 			}
 		}
 		if len(w.steps) == 0 {
-			add(cmp.Or(w.opts.Queue, "default"))
+			queues = append(queues, cmp.Or(w.opts.Queue, "default"))
 		}
 	}
 	if http != nil {
-		if len(http.Queues) == 0 {
-			add(DefaultHTTPQueue)
-		}
-		for _, queue := range http.Queues {
-			add(queue)
-		}
+		queues = append(queues, r.httpQueues(http)...)
 	}
 	slices.Sort(queues)
+	return slices.Compact(queues)
+}
+
+// httpQueues lists the River queues of the HTTP steps a worker with http
+// runs: http.Queues, else DefaultHTTPQueue and the queues of the workflows'
+// own HTTP steps.
+func (r registry) httpQueues(http *HTTPConfig) []string {
+	if len(http.Queues) > 0 {
+		return slices.Clone(http.Queues)
+	}
+	queues := []string{DefaultHTTPQueue}
+	for _, w := range r {
+		for _, step := range w.steps {
+			if step.opts.HTTP != nil && !slices.Contains(queues, step.opts.HTTP.queue()) {
+				queues = append(queues, step.opts.HTTP.queue())
+			}
+		}
+	}
 	return queues
 }

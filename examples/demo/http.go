@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/report"
 )
 
 // httpSecret signs the demo's requests to its Python endpoint
@@ -74,16 +73,10 @@ func httpDemo(ctx context.Context, env *environment, start time.Time) error {
 	if err := waitSettled(ctx, env, []int64{id}); err != nil {
 		return err
 	}
-	workflow, err := env.client.GetWorkflow(ctx, id)
+	workflow, err := showWorkflow(ctx, env, id)
 	if err != nil {
 		return err
 	}
-	timeline, err := env.client.Timeline(ctx, id)
-	if err != nil {
-		return err
-	}
-	env.printf("\ngeneva show %d\n\n", id)
-	report.Workflow(env.stdout, workflow, timeline)
 	env.printf("\nInvoice 1001 is %s (%s): its lines collected a page a request (a resumable step's cursor),\n"+
 		"its charge refused once with 429 and Retry-After, reattempted by the definition's policy.\n",
 		workflow.State, time.Since(start).Round(10*time.Millisecond))

@@ -356,17 +356,9 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 	}
 
 	for _, hero := range []string{"Payment 1004", "Payment 1006", "Expense 2001", "Expense 2002"} {
-		id := ids[hero]
-		workflow, err := env.client.GetWorkflow(ctx, id)
-		if err != nil {
+		if _, err := showWorkflow(ctx, env, ids[hero]); err != nil {
 			return err
 		}
-		timeline, err := env.client.Timeline(ctx, id)
-		if err != nil {
-			return err
-		}
-		env.printf("\ngeneva show %d\n\n", id)
-		report.Workflow(env.stdout, workflow, timeline)
 	}
 	if err := tenantsDemo(ctx, env, tenants); err != nil {
 		return err
@@ -380,6 +372,21 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		return then(outer)
 	}
 	return nil
+}
+
+// showWorkflow prints what `geneva show ID` prints, and returns the workflow.
+func showWorkflow(ctx context.Context, env *environment, id int64) (*goclient.Workflow, error) {
+	workflow, err := env.client.GetWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	timeline, err := env.client.Timeline(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	env.printf("\ngeneva show %d\n\n", id)
+	report.Workflow(env.stdout, workflow, timeline)
+	return workflow, nil
 }
 
 // demoHeroes are the demo's workflows: a hero each.

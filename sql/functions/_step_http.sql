@@ -2,7 +2,8 @@
 -- headers and queue: see geneva._validate_http), NULL for a step a Go worker
 -- runs or one no longer defined. What the worker that runs HTTP steps calls,
 -- read from the current definition when the step starts, with its timeout
--- in seconds (a number: the definition may give an interval's text).
+-- in seconds (a number: the definition may give an interval's text, or
+-- none: the default, 30 seconds, is decided here).
 --
 -- Called by: geneva.start_steps, geneva._end_running (a step started
 -- inline). Like geneva.now() it has no `set search_path`, so that the
@@ -17,11 +18,13 @@ language sql
 stable
 parallel safe
 as $$
-  select case jsonb_typeof(h.http -> 'timeout')
-      when 'string' then h.http || pg_catalog.jsonb_build_object(
-        'timeout', pg_catalog.date_part('epoch', (h.http ->> 'timeout')::interval)
+  select case
+      when h.http is null then null
+      when jsonb_typeof(h.http -> 'timeout') = 'number' then h.http
+      -- the default, written only here: 30 seconds
+      else h.http || pg_catalog.jsonb_build_object(
+        'timeout', pg_catalog.date_part('epoch', coalesce((h.http ->> 'timeout')::interval, interval '30 seconds'))
       )
-      else h.http
     end
   from (
     select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' as http
