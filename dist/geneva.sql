@@ -2868,13 +2868,19 @@ begin
       case when a.await_event is null then a.next_wait
         else greatest(
           a.next_wait,
-          case when exists (
-              select from geneva.events ev
-              where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
-            ) then a.await_from else a.await_until end - v_now
+          case when ev.waiting then a.await_from else a.await_until end - v_now
         )
       end as next_due
     from awaited a
+    -- (a join, not a subquery in the expression: the expression is copied
+    -- wherever next_due is read, and each copy would be a subplan)
+    left join lateral (
+      select exists (
+        select from geneva.events ev
+        where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
+      ) as waiting
+      where a.await_event is not null
+    ) ev on true
   ),
   -- an operator's request waits for the step boundary, which is now
   requested as (
@@ -2887,8 +2893,13 @@ begin
       end as final
     from timed r
   ),
+  -- (only the columns the statements below read: the rows are written to
+  -- and read from a tuplestore three times)
   planned as materialized (
-    select q.*,
+    select q.workflow_id, q.workflow_type, q.hero_type, q.hero_id, q.priority, q.final, q.move, q.next_step,
+      q.next_attempt, q.next_due, q.from_cursor, q.from_id, q.await_event, q.await_from, q.await_until,
+      q.next_event_id, q.carry_key, q.wait_key,
+      q.carry_key is not null and geneva._limited(q.definition, q.step_names, q.next_step) as carries,
       -- a step no longer in the definition is not started here: start_step
       -- records it (step_not_defined) when its job runs
       coalesce(
@@ -2951,8 +2962,7 @@ begin
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
       p.await_event, p.await_from, p.await_until, p.next_event_id,
       case
-        when p.start and p.carry_key is not null and geneva._limited(p.definition, p.step_names, p.next_step)
-          then array[p.carry_key]
+        when p.start and p.carries then array[p.carry_key]
       end,
       case when p.waits then p.wait_key end,
       v_now, v_now
@@ -3684,17 +3694,22 @@ language sql
 stable
 parallel safe
 as $$
+  -- (no FROM: a function whose body has one is not inlined, but planned
+  -- anew at every call of the statement that calls it)
   select case
-      when h.http is null then null
-      when jsonb_typeof(h.http -> 'timeout') = 'number' then h.http
+      when p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' is null
+        then null
+      when pg_catalog.jsonb_typeof(
+          p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' -> 'timeout'
+        ) = 'number'
+        then p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
       -- the default, written only here: 30 seconds
-      else h.http || pg_catalog.jsonb_build_object(
-        'timeout', pg_catalog.date_part('epoch', coalesce((h.http ->> 'timeout')::interval, interval '30 seconds'))
-      )
+      else p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
+        || pg_catalog.jsonb_build_object('timeout', pg_catalog.date_part('epoch', coalesce(
+          (p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' ->> 'timeout')::interval,
+          interval '30 seconds'
+        )))
     end
-  from (
-    select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' as http
-  ) h
 $$;
 
 -- geneva.define_workflow: registers a workflow type, or replaces its definition.

@@ -162,13 +162,19 @@ begin
       case when a.await_event is null then a.next_wait
         else greatest(
           a.next_wait,
-          case when exists (
-              select from geneva.events ev
-              where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
-            ) then a.await_from else a.await_until end - v_now
+          case when ev.waiting then a.await_from else a.await_until end - v_now
         )
       end as next_due
     from awaited a
+    -- (a join, not a subquery in the expression: the expression is copied
+    -- wherever next_due is read, and each copy would be a subplan)
+    left join lateral (
+      select exists (
+        select from geneva.events ev
+        where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
+      ) as waiting
+      where a.await_event is not null
+    ) ev on true
   ),
   -- an operator's request waits for the step boundary, which is now
   requested as (
@@ -181,8 +187,13 @@ begin
       end as final
     from timed r
   ),
+  -- (only the columns the statements below read: the rows are written to
+  -- and read from a tuplestore three times)
   planned as materialized (
-    select q.*,
+    select q.workflow_id, q.workflow_type, q.hero_type, q.hero_id, q.priority, q.final, q.move, q.next_step,
+      q.next_attempt, q.next_due, q.from_cursor, q.from_id, q.await_event, q.await_from, q.await_until,
+      q.next_event_id, q.carry_key, q.wait_key,
+      q.carry_key is not null and geneva._limited(q.definition, q.step_names, q.next_step) as carries,
       -- a step no longer in the definition is not started here: start_step
       -- records it (step_not_defined) when its job runs
       coalesce(
@@ -245,8 +256,7 @@ begin
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
       p.await_event, p.await_from, p.await_until, p.next_event_id,
       case
-        when p.start and p.carry_key is not null and geneva._limited(p.definition, p.step_names, p.next_step)
-          then array[p.carry_key]
+        when p.start and p.carries then array[p.carry_key]
       end,
       case when p.waits then p.wait_key end,
       v_now, v_now

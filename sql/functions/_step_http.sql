@@ -18,15 +18,20 @@ language sql
 stable
 parallel safe
 as $$
+  -- (no FROM: a function whose body has one is not inlined, but planned
+  -- anew at every call of the statement that calls it)
   select case
-      when h.http is null then null
-      when jsonb_typeof(h.http -> 'timeout') = 'number' then h.http
+      when p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' is null
+        then null
+      when pg_catalog.jsonb_typeof(
+          p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' -> 'timeout'
+        ) = 'number'
+        then p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
       -- the default, written only here: 30 seconds
-      else h.http || pg_catalog.jsonb_build_object(
-        'timeout', pg_catalog.date_part('epoch', coalesce((h.http ->> 'timeout')::interval, interval '30 seconds'))
-      )
+      else p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http'
+        || pg_catalog.jsonb_build_object('timeout', pg_catalog.date_part('epoch', coalesce(
+          (p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' ->> 'timeout')::interval,
+          interval '30 seconds'
+        )))
     end
-  from (
-    select p_definition -> 'steps' -> (pg_catalog.array_position(p_step_names, p_step_name) - 1) -> 'http' as http
-  ) h
 $$;
