@@ -221,7 +221,9 @@ begin
       where c.workflow_id = f.workflow_id and c.key = f.key
     );
   end if;
-  perform geneva._limit_release(v_freed, v_freed_by);
+  if v_freed is not null then
+    perform geneva._limit_release(v_freed, v_freed_by);
+  end if;
   if v_waits then
     -- (a key with room after all: its next steps are scheduled with jobs)
     select array_agg(case when geneva._limit_full(array[x.key]) is not null then x.key end order by x.ord)
@@ -244,7 +246,9 @@ begin
         select from geneva.step_executions s
         where s.workflow_id = c.workflow_id and s.state = 'in_progress' and s.limit_keys = array[c.key]
       );
-    perform geneva._limit_release(v_freed, v_freed_by);
+    if v_freed is not null then
+      perform geneva._limit_release(v_freed, v_freed_by);
+    end if;
   end if;
 
   -- the River jobs that ran these steps are done (geneva._complete_job)

@@ -2,22 +2,32 @@
 -- at once (its concurrency), from the definition or the named limit as they
 -- are now; NULL when the key has none (any more).
 --
--- Called by: geneva._limit_release (geneva.limit_usage has the same
--- expression inline: its readers may not execute a private helper). Takes
--- no locks.
+-- Called by: geneva._limit_release, geneva._limit_admit, geneva._limit_full
+-- and geneva._end_running (geneva.limit_usage has the same expression
+-- inline: its readers may not execute a private helper). Takes no locks.
+-- PL/pgSQL, not SQL: an SQL function with a subquery is never inlined, and
+-- one that is not inlined is parsed and planned again at every call (37 µs
+-- here, against a few for a PL/pgSQL function's cached plans); it has no
+-- `set search_path` of its own (every name in it is qualified, and its
+-- callers run with the one search_path), since a function's own settings
+-- cost a save and a restore at every call.
 create or replace function geneva._limit_capacity(p_key text)
 returns integer
-language sql
+language plpgsql
 stable
-set search_path = pg_catalog, pg_temp
 as $$
-  select case k ->> 0
-    when 'concurrency' then (
+declare
+  v_key jsonb := p_key::jsonb;
+begin
+  if v_key ->> 0 = 'concurrency' then
+    return (
       select (d.definition -> 'concurrency' ->> 'limit')::integer
       from geneva.workflow_definitions d
-      where d.workflow_type = k ->> 1
-    )
-    when 'limit' then (select l.concurrency from geneva.limits l where l.name = k ->> 1)
-  end
-  from (select p_key::jsonb as k) x
+      where d.workflow_type = v_key ->> 1
+    );
+  elsif v_key ->> 0 = 'limit' then
+    return (select l.concurrency from geneva.limits l where l.name = v_key ->> 1);
+  end if;
+  return null;
+end;
 $$;
