@@ -7,10 +7,10 @@
 -- inline: its readers may not execute a private helper). Takes no locks.
 -- PL/pgSQL, not SQL: an SQL function with a subquery is never inlined, and
 -- one that is not inlined is parsed and planned again at every call (37 µs
--- here, against a few for a PL/pgSQL function's cached plans); it has no
--- `set search_path` of its own (every name in it is qualified, and its
--- callers run with the one search_path), since a function's own settings
--- cost a save and a restore at every call.
+-- here, against a few for a PL/pgSQL function's cached plans). It
+-- has no `set search_path` of its own (every name in it is qualified, and
+-- its callers run with the one search_path), since a function's own
+-- settings cost a save and a restore at every call.
 create or replace function geneva._limit_capacity(p_key text)
 returns integer
 language plpgsql
