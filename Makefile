@@ -52,6 +52,14 @@ endif
 bench: ## Measure Geneva beside raw River on a durable and a non-durable server (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags (go run ./cmd/geneva-bench -h)
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
+.PHONY: bench-sql
+bench-sql: ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'
+ifdef DATABASE_URL
+	bash bench/micro/run.sh $(MICROFLAGS)
+else
+	$(WITHPG) bash bench/micro/run.sh $(MICROFLAGS)
+endif
+
 GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 .PHONY: lint

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench/micro/run.sh: the claim and end path's cost to PostgreSQL, on one
+# connection, with nothing else running (bench/micro/claim_end.sql), for the
+# schema of the working tree or of git refs, alternated round by round so
+# that a change can be measured alone (bench/NOTES.md).
+#
+#   make bench-sql                                   # the working tree, defaults
+#   make bench-sql MICROFLAGS='-b 32 -l HEAD~1 tree' # HEAD~1 against the tree
+#
+# Flags: -n workflows (2000), -b executions a call (8), -r rounds (3), -o
+# every step its own claim (not inline), -l the type has a concurrency limit
+# never reached (100000 by type). Arguments: what to compare, each "tree" (the
+# working tree's dist/geneva.sql: run `make sql` first) or a git ref (its
+# committed dist/geneva.sql); default "tree". Needs psql and DATABASE_URL
+# (a superuser's: each run creates and drops its own database); `make
+# bench-sql` starts a throwaway server when none is given.
+# Prints, per run, µs and WAL bytes a step, then each function's own time a
+# call (µs) for the functions called at least 100 times, most time first.
+set -euo pipefail
+
+workflows=2000 batch=8 rounds=3 inline=true limit=false
+while getopts "n:b:r:ol" flag; do
+  case $flag in
+    n) workflows=$OPTARG ;;
+    b) batch=$OPTARG ;;
+    r) rounds=$OPTARG ;;
+    o) inline=false ;;
+    l) limit=true ;;
+    *) exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- tree
+: "${DATABASE_URL:?set DATABASE_URL (make bench-sql starts a throwaway server)}"
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# the schema of each thing compared
+for what in "$@"; do
+  if [ "$what" = tree ]; then
+    cp "$root/dist/geneva.sql" "$work/$what.sql"
+  else
+    git -C "$root" show "$what:dist/geneva.sql" > "$work/$(echo "$what" | tr '/~^' '___').sql"
+  fi
+done
+
+definition='{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}'
+if $limit; then
+  definition='{"concurrency": {"by": "type", "limit": 100000}, "steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}'
+fi
+
+url() { # the URL of database $1 on DATABASE_URL's server
+  python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$DATABASE_URL" "$1" 2>/dev/null \
+    || echo "${DATABASE_URL%/*}/$1"
+}
+
+echo "workflows=$workflows batch=$batch inline=$inline limit=$limit"
+for round in $(seq 1 "$rounds"); do
+  for what in "$@"; do
+    db=geneva_micro
+    psql -qX "$DATABASE_URL" -c "set client_min_messages = warning" -c "drop database if exists $db" -c "create database $db" >/dev/null
+    psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -f "$work/$(echo "$what" | tr '/~^' '___').sql" >/dev/null
+    psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -c "select geneva.define_workflow('micro', '$definition'::jsonb)" >/dev/null
+    result=$(psql -qX "$(url $db)" -v workflows="$workflows" -v batch="$batch" -v inline="$inline" \
+      -f "$here/claim_end.sql" 2>&1 | sed -n 's/.*NOTICE: *//p')
+    functions=$(psql -AtqX "$(url $db)" -c "
+      select string_agg(funcname || '=' || round((self_time / calls)::numeric * 1000), ' ' order by self_time desc)
+      from pg_stat_user_functions where calls >= 100")
+    echo "$what round $round: $result"
+    echo "  own µs a call: $functions"
+    psql -qX "$DATABASE_URL" -c "drop database $db" >/dev/null
+  done
+done
