@@ -803,10 +803,21 @@ create table geneva.limits (
 -- turns until they commit: only what adds slots or leaves an execution
 -- waiting takes it, and before deciding that a key is full locks its rows
 -- (geneva._limit_full), waiting for the frees under way. Few rows per key
--- (at most its concurrency), so a count reads a short range of the index.
+-- (at most its concurrency), so a count reads a short range of the index
+-- (and the dead entries of the slots freed since the last vacuum).
+-- bound is the key's concurrency when the slot was taken (2147483647 when
+-- it had none), or the freed slot's it was passed from: while a key's
+-- concurrency is not lowered, its slots never outnumber it (every slot is
+-- added under the key's lock after a count), and after it is lowered, the
+-- slots whose bound is no more than the new concurrency are never more than
+-- it either (the last of them was taken with at most that many held). So a
+-- workflow's next step may keep its step's slot (geneva._end_running)
+-- when the slot's bound is no more than the concurrency now, without
+-- counting the key's slots; the others are freed when their steps end.
 create table geneva.limit_slots (
   limit_key text not null,
   workflow_id bigint not null,
+  bound integer not null,
   primary key (limit_key, workflow_id)
 );
 
@@ -2116,6 +2127,9 @@ declare
   v_waiter record;
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
+  v_bound integer;
+  v_freed_keys text[];
+  v_freed_bounds integer[];
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
@@ -2129,9 +2143,15 @@ begin
       on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
     order by ls.limit_key, ls.workflow_id
     for update of ls;
-    delete from geneva.limit_slots ls
-    using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-    where ls.limit_key = u.key and ls.workflow_id = u.workflow_id;
+    with freed as (
+      delete from geneva.limit_slots ls
+      using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      where ls.limit_key = u.key and ls.workflow_id = u.workflow_id
+      returning ls.limit_key, ls.bound
+    )
+    select array_agg(f.limit_key), array_agg(f.bound)
+    into v_freed_keys, v_freed_bounds
+    from freed f;
   else
     perform geneva._limit_lock(p_keys);
   end if;
@@ -2142,11 +2162,18 @@ begin
     group by u.key
     order by u.key
   loop
+    -- (a slot passed on keeps the bound of the one freed; see
+    -- geneva.limit_slots)
     if p_workflow_ids is null then
-      v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
-        - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
+      v_bound := coalesce(geneva._limit_capacity(v_key), 2147483647);
+      v_free := v_bound - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
     else
       v_free := v_count;
+      v_bound := coalesce(
+        (select max(f.bound) from unnest(v_freed_keys, v_freed_bounds) as f (key, bound) where f.key = v_key),
+        geneva._limit_capacity(v_key),
+        2147483647
+      );
     end if;
     continue when v_free <= 0;
     -- the oldest waiters first, a few at a time: from the executions alone
@@ -2182,7 +2209,7 @@ begin
           updated_at = v_now
         where e.id = v_waiter.id
         returning e.* into v_execution;
-        insert into geneva.limit_slots (limit_key, workflow_id) values (v_key, v_workflow.id);
+        insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
         perform geneva._ensure_job(v_workflow, v_execution);
         v_woken := v_woken + 1;
       end loop;
@@ -2285,19 +2312,22 @@ begin
       and e.limit_keys is null and e.limit_window_at is null
       and k.concurrency is not null
   ),
-  roomy as (
-    select s.key
+  bounded as (
+    select s.key, count(*) as n, coalesce(geneva._limit_capacity(s.key), 2147483647) as bound
     from simple s
     group by s.key
-    having (select count(*) from geneva.limit_slots ls where ls.limit_key = s.key) + count(*)
-      <= coalesce(geneva._limit_capacity(s.key), 2147483647)
+  ),
+  roomy as (
+    select b.key, b.bound
+    from bounded b
+    where (select count(*) from geneva.limit_slots ls where ls.limit_key = b.key) + b.n <= b.bound
   ),
   fits as (
-    select s.* from simple s where s.key in (select r.key from roomy r)
+    select s.*, r.bound from simple s join roomy r on r.key = s.key
   ),
   taken as (
-    insert into geneva.limit_slots (limit_key, workflow_id)
-    select f.key, f.workflow_id from fits f
+    insert into geneva.limit_slots (limit_key, workflow_id, bound)
+    select f.key, f.workflow_id, f.bound from fits f
     returning limit_key
   )
   select array_agg(f.execution_id order by f.execution_id), array_agg(f.key order by f.execution_id)
@@ -2392,8 +2422,8 @@ begin
     -- it starts, holding a slot of each concurrency key (one passed to it
     -- is counted already)
     if v_limits.new_keys is not null then
-      insert into geneva.limit_slots (limit_key, workflow_id)
-      select k.key, (v_item.w).id
+      insert into geneva.limit_slots (limit_key, workflow_id, bound)
+      select k.key, (v_item.w).id, coalesce(geneva._limit_capacity(k.key), 2147483647)
       from unnest(v_limits.new_keys) as k (key);
     end if;
     execution_id := (v_item.e).id;
@@ -6601,8 +6631,12 @@ begin
           where x.state = 'scheduled'
             and x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
         ) as waiting,
-        (select count(*) from geneva.limit_slots ls where ls.limit_key = e.limit_keys[1])
-          <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
+        -- (not over a bound lowered since: the slot's bound, not a count of
+        -- the key's slots; see geneva.limit_slots)
+        (
+          select ls.bound from geneva.limit_slots ls
+          where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
+        ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
       where e.limit_keys is not null
     ) s on true
     where t.kind = 'end';
@@ -6638,10 +6672,15 @@ begin
     into v_freed, v_freed_by
     from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
     where c.key is not null
-      and not exists (
-        select from geneva.step_executions s
-        where s.workflow_id = c.workflow_id and s.state = 'in_progress' and s.limit_keys = array[c.key]
-      );
+      -- (a subquery run per element, by the workflow's id: as a join, a
+      -- generic plan planned while the tables were small may read every
+      -- active execution, or every entry of in-progress ones vacuum has not
+      -- removed yet, for each batch)
+      and (
+        select s.state = 'in_progress' and s.limit_keys = array[c.key]
+        from geneva.step_executions s
+        where s.workflow_id = c.workflow_id and s.state in ('scheduled', 'in_progress')
+      ) is not true;
     if v_freed is not null then
       perform geneva._limit_release(v_freed, v_freed_by);
     end if;

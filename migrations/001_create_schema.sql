@@ -370,10 +370,21 @@ create table geneva.limits (
 -- turns until they commit: only what adds slots or leaves an execution
 -- waiting takes it, and before deciding that a key is full locks its rows
 -- (geneva._limit_full), waiting for the frees under way. Few rows per key
--- (at most its concurrency), so a count reads a short range of the index.
+-- (at most its concurrency), so a count reads a short range of the index
+-- (and the dead entries of the slots freed since the last vacuum).
+-- bound is the key's concurrency when the slot was taken (2147483647 when
+-- it had none), or the freed slot's it was passed from: while a key's
+-- concurrency is not lowered, its slots never outnumber it (every slot is
+-- added under the key's lock after a count), and after it is lowered, the
+-- slots whose bound is no more than the new concurrency are never more than
+-- it either (the last of them was taken with at most that many held). So a
+-- workflow's next step may keep its step's slot (geneva._end_running)
+-- when the slot's bound is no more than the concurrency now, without
+-- counting the key's slots; the others are freed when their steps end.
 create table geneva.limit_slots (
   limit_key text not null,
   workflow_id bigint not null,
+  bound integer not null,
   primary key (limit_key, workflow_id)
 );
 

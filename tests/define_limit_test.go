@@ -150,6 +150,70 @@ func TestDefineLimit(t *testing.T) {
 		require.NotNil(t, b.limitState(t, rerun).LimitWaitKey, "and its rerun waits for one")
 	})
 
+	// A step that ends passes its slot to its next step, started in the same
+	// call, only while the key is not over its bound: after the concurrency
+	// is lowered, slots taken under the old bound are freed when their steps
+	// end (the key's slots are not counted: each slot keeps the bound it was
+	// taken under), and one taken under the new bound is carried.
+	t.Run("ALoweredConcurrencyFreesTheSlotsTakenAboveIt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		const three = `{"concurrency": {"by": "type", "limit": 3}, "steps": [{"name": "a"}, {"name": "b"}]}`
+		const two = `{"concurrency": {"by": "type", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`
+		b.define(t, "Carry", three)
+		var workflows []int64
+		for i := range 3 {
+			id := b.create(t, "Carry", fmt.Sprint(i))
+			_, ok := b.startStep(t, b.active(t, id).ID, nil)
+			require.True(t, ok)
+			workflows = append(workflows, id)
+		}
+		// each slot's workflow and bound
+		slots := func() map[int64]int32 {
+			rows, err := b.conn.Query(b.ctx, "select workflow_id, bound from geneva.limit_slots")
+			require.NoError(t, err)
+			all := map[int64]int32{}
+			var workflowID int64
+			var bound int32
+			_, err = pgx.ForEachRow(rows, []any{&workflowID, &bound}, func() error {
+				all[workflowID] = bound
+				return nil
+			})
+			require.NoError(t, err)
+			return all
+		}
+		require.Equal(t, map[int64]int32{workflows[0]: 3, workflows[1]: 3, workflows[2]: 3}, slots())
+
+		// unchanged, the next step keeps its step's slot
+		next := b.continueStep(t, b.active(t, workflows[0]).ID, "success", nil)
+		require.NotNil(t, next.NextExecutionID, "started in the same call")
+		require.Equal(t, []string{`["concurrency", "Carry", "Carry"]`}, b.limitState(t, *next.NextExecutionID).LimitKeys)
+		require.Equal(t, map[int64]int32{workflows[0]: 3, workflows[1]: 3, workflows[2]: 3}, slots())
+
+		// lowered to 2, three held: a slot taken under 3 is freed when its
+		// step ends, and the next step goes through its own job
+		b.define(t, "Carry", two)
+		next = b.continueStep(t, b.active(t, workflows[1]).ID, "success", nil)
+		require.Nil(t, next.NextExecutionID, "not carried: the key is over its bound")
+		require.Equal(t, map[int64]int32{workflows[0]: 3, workflows[2]: 3}, slots())
+		waiting := b.active(t, workflows[1])
+		require.Equal(t, "scheduled", waiting.State)
+		require.Equal(t, 1, b.jobCount(t, waiting.ID))
+
+		// two end: a new workflow's slot, taken under 2, is carried
+		b.complete(t, b.active(t, workflows[0]).ID, "success", nil)
+		b.complete(t, b.active(t, workflows[2]).ID, "success", nil)
+		require.Empty(t, slots())
+		fresh := b.create(t, "Carry", "3")
+		_, ok := b.startStep(t, b.active(t, fresh).ID, nil)
+		require.True(t, ok)
+		require.Equal(t, map[int64]int32{fresh: 2}, slots())
+		next = b.continueStep(t, b.active(t, fresh).ID, "success", nil)
+		require.NotNil(t, next.NextExecutionID, "carried: taken under the bound in force")
+		require.Equal(t, map[int64]int32{fresh: 2}, slots())
+	})
+
 	t.Run("RateLimitReservesTheNextWindowWithRoom", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -205,8 +205,12 @@ begin
           where x.state = 'scheduled'
             and x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
         ) as waiting,
-        (select count(*) from geneva.limit_slots ls where ls.limit_key = e.limit_keys[1])
-          <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
+        -- (not over a bound lowered since: the slot's bound, not a count of
+        -- the key's slots; see geneva.limit_slots)
+        (
+          select ls.bound from geneva.limit_slots ls
+          where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
+        ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
       where e.limit_keys is not null
     ) s on true
     where t.kind = 'end';
@@ -242,10 +246,15 @@ begin
     into v_freed, v_freed_by
     from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
     where c.key is not null
-      and not exists (
-        select from geneva.step_executions s
-        where s.workflow_id = c.workflow_id and s.state = 'in_progress' and s.limit_keys = array[c.key]
-      );
+      -- (a subquery run per element, by the workflow's id: as a join, a
+      -- generic plan planned while the tables were small may read every
+      -- active execution, or every entry of in-progress ones vacuum has not
+      -- removed yet, for each batch)
+      and (
+        select s.state = 'in_progress' and s.limit_keys = array[c.key]
+        from geneva.step_executions s
+        where s.workflow_id = c.workflow_id and s.state in ('scheduled', 'in_progress')
+      ) is not true;
     if v_freed is not null then
       perform geneva._limit_release(v_freed, v_freed_by);
     end if;

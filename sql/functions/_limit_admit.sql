@@ -90,19 +90,22 @@ begin
       and e.limit_keys is null and e.limit_window_at is null
       and k.concurrency is not null
   ),
-  roomy as (
-    select s.key
+  bounded as (
+    select s.key, count(*) as n, coalesce(geneva._limit_capacity(s.key), 2147483647) as bound
     from simple s
     group by s.key
-    having (select count(*) from geneva.limit_slots ls where ls.limit_key = s.key) + count(*)
-      <= coalesce(geneva._limit_capacity(s.key), 2147483647)
+  ),
+  roomy as (
+    select b.key, b.bound
+    from bounded b
+    where (select count(*) from geneva.limit_slots ls where ls.limit_key = b.key) + b.n <= b.bound
   ),
   fits as (
-    select s.* from simple s where s.key in (select r.key from roomy r)
+    select s.*, r.bound from simple s join roomy r on r.key = s.key
   ),
   taken as (
-    insert into geneva.limit_slots (limit_key, workflow_id)
-    select f.key, f.workflow_id from fits f
+    insert into geneva.limit_slots (limit_key, workflow_id, bound)
+    select f.key, f.workflow_id, f.bound from fits f
     returning limit_key
   )
   select array_agg(f.execution_id order by f.execution_id), array_agg(f.key order by f.execution_id)
@@ -197,8 +200,8 @@ begin
     -- it starts, holding a slot of each concurrency key (one passed to it
     -- is counted already)
     if v_limits.new_keys is not null then
-      insert into geneva.limit_slots (limit_key, workflow_id)
-      select k.key, (v_item.w).id
+      insert into geneva.limit_slots (limit_key, workflow_id, bound)
+      select k.key, (v_item.w).id, coalesce(geneva._limit_capacity(k.key), 2147483647)
       from unnest(v_limits.new_keys) as k (key);
     end if;
     execution_id := (v_item.e).id;

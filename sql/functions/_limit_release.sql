@@ -42,6 +42,9 @@ declare
   v_waiter record;
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
+  v_bound integer;
+  v_freed_keys text[];
+  v_freed_bounds integer[];
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
@@ -55,9 +58,15 @@ begin
       on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
     order by ls.limit_key, ls.workflow_id
     for update of ls;
-    delete from geneva.limit_slots ls
-    using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-    where ls.limit_key = u.key and ls.workflow_id = u.workflow_id;
+    with freed as (
+      delete from geneva.limit_slots ls
+      using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      where ls.limit_key = u.key and ls.workflow_id = u.workflow_id
+      returning ls.limit_key, ls.bound
+    )
+    select array_agg(f.limit_key), array_agg(f.bound)
+    into v_freed_keys, v_freed_bounds
+    from freed f;
   else
     perform geneva._limit_lock(p_keys);
   end if;
@@ -68,11 +77,18 @@ begin
     group by u.key
     order by u.key
   loop
+    -- (a slot passed on keeps the bound of the one freed; see
+    -- geneva.limit_slots)
     if p_workflow_ids is null then
-      v_free := coalesce(geneva._limit_capacity(v_key), 2147483647)
-        - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
+      v_bound := coalesce(geneva._limit_capacity(v_key), 2147483647);
+      v_free := v_bound - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
     else
       v_free := v_count;
+      v_bound := coalesce(
+        (select max(f.bound) from unnest(v_freed_keys, v_freed_bounds) as f (key, bound) where f.key = v_key),
+        geneva._limit_capacity(v_key),
+        2147483647
+      );
     end if;
     continue when v_free <= 0;
     -- the oldest waiters first, a few at a time: from the executions alone
@@ -108,7 +124,7 @@ begin
           updated_at = v_now
         where e.id = v_waiter.id
         returning e.* into v_execution;
-        insert into geneva.limit_slots (limit_key, workflow_id) values (v_key, v_workflow.id);
+        insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
         perform geneva._ensure_job(v_workflow, v_execution);
         v_woken := v_woken + 1;
       end loop;
