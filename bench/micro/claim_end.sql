@@ -8,9 +8,10 @@
 --              (complete_steps with continue, as Config.InlineSteps does);
 --              false: each step is claimed by start_steps after the step
 --              before it ended (every step its own claim, as for a step with a wait)
--- It creates the workflows (not counted), then repeats until every step has
--- run: claim a batch of due executions, end them (and, inline, end the steps
--- they started, until the workflows finish), each call its own transaction.
+-- It creates the workflows (not counted), then takes them a batch at a time
+-- until each batch has finished: claim their due executions, end them (and,
+-- inline, end the steps those calls started), claim the next, each call its
+-- own transaction.
 -- It prints µs a step (the loop's time over the steps run) and WAL bytes a
 -- step; track_functions lets run.sh read each function's own time.
 \set ON_ERROR_STOP on
@@ -23,42 +24,49 @@ do $$
 declare
   v_batch integer := current_setting('micro.batch')::integer;
   v_inline boolean := current_setting('micro.inline')::boolean;
+  v_first bigint;
+  v_last bigint;
+  v_workflows bigint[];
   v_ids bigint[];
   v_next bigint[];
-  v_last bigint := 0;
   v_steps integer := 0;
   v_calls integer := 0;
   v_start timestamptz := clock_timestamp();
   v_wal pg_lsn := pg_current_wal_insert_lsn();
 begin
-  loop
-    -- (from the last one taken: a scan from the first would pass every
-    -- ended execution each time, the loop's own cost growing with the run)
-    select array_agg(e.id order by e.id) into v_ids
-    from (
-      select e.id from geneva.step_executions e
-      where e.state = 'scheduled' and e.id > v_last order by e.id limit v_batch
-    ) e;
-    exit when v_ids is null;
-    v_last := v_ids[cardinality(v_ids)];
-    select array_agg(s.execution_id order by s.ordinality) into v_ids
-    from geneva.start_steps(v_ids, array_fill(null::text, array[cardinality(v_ids)])) s;
-    commit;
+  select min(w.id), max(w.id) into v_first, v_last from geneva.workflows w;
+  -- the workflows a batch at a time, each batch through all its steps (the
+  -- executions read by their workflows, through the index of active ones:
+  -- a scan for every scheduled execution would cost the loop more as the
+  -- run goes on)
+  for v_batch_start in v_first .. v_last by v_batch loop
+    select array_agg(w.id order by w.id) into v_workflows
+    from geneva.workflows w
+    where w.id >= v_batch_start and w.id < v_batch_start + v_batch;
     loop
-      v_steps := v_steps + cardinality(v_ids);
-      v_calls := v_calls + 1;
-      select array_agg(c.next_execution_id order by c.ordinality) filter (where c.next_execution_id is not null)
-      into v_next
-      from geneva.complete_steps(
-        v_ids,
-        array_fill('success'::text, array[cardinality(v_ids)]),
-        array_fill(null::interval, array[cardinality(v_ids)]),
-        array_fill(null::bigint, array[cardinality(v_ids)]),
-        array_fill(v_inline, array[cardinality(v_ids)])
-      ) c;
+      select array_agg(e.id order by e.id) into v_ids
+      from geneva.step_executions e
+      where e.workflow_id = any (v_workflows) and e.state in ('scheduled', 'in_progress') and e.state = 'scheduled';
+      exit when v_ids is null;
+      select array_agg(s.execution_id order by s.ordinality) into v_ids
+      from geneva.start_steps(v_ids, array_fill(null::text, array[cardinality(v_ids)])) s;
       commit;
-      exit when v_next is null;
-      v_ids := v_next;
+      loop
+        v_steps := v_steps + cardinality(v_ids);
+        v_calls := v_calls + 1;
+        select array_agg(c.next_execution_id order by c.ordinality) filter (where c.next_execution_id is not null)
+        into v_next
+        from geneva.complete_steps(
+          v_ids,
+          array_fill('success'::text, array[cardinality(v_ids)]),
+          array_fill(null::interval, array[cardinality(v_ids)]),
+          array_fill(null::bigint, array[cardinality(v_ids)]),
+          array_fill(v_inline, array[cardinality(v_ids)])
+        ) c;
+        commit;
+        exit when v_next is null;
+        v_ids := v_next;
+      end loop;
     end loop;
   end loop;
   raise notice 'steps=% complete_steps_calls=% us_per_step=% wal_bytes_per_step=%',
