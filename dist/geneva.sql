@@ -1910,14 +1910,47 @@ as $$
     or coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
 $$;
 
+-- geneva._limit_key: the key a limit gives a workflow, a JSON array as text,
+-- [kind, name, value]: kind concurrency or rate_limit (a type's own limit,
+-- name the type) or limit (a named one); value the workflow's group (the
+-- limit's "by": "group"; '' without one), its hero (hero type:id), its type,
+-- or '' (by none: one key for all). Written only here: geneva._limit_keys
+-- builds every limit's key with it, and geneva._end_running the key of a
+-- type's concurrency a step's end may carry to the next step.
+--
+-- Called by: geneva._limit_keys, geneva._end_running. Takes no locks.
+-- Like geneva.now() it has no `set search_path`, so that the planner can
+-- inline it.
+create or replace function geneva._limit_key(
+  p_kind text,
+  p_name text,
+  p_by text,
+  p_workflow_type text,
+  p_group text,
+  p_hero_type text,
+  p_hero_id text
+)
+returns text
+language sql
+-- (stable, as jsonb_build_array is: a function declared more stable than
+-- its body is not inlined)
+stable
+parallel safe
+as $$
+  select pg_catalog.jsonb_build_array(p_kind, p_name,
+    case p_by
+      when 'group' then coalesce(p_group, '')
+      when 'hero' then p_hero_type || ':' || p_hero_id
+      when 'type' then p_workflow_type
+      else ''
+    end)::text
+$$;
+
 -- geneva._limit_keys: the limits an execution of a step is held to, each with
 -- the key of its workflow: the type's "concurrency" and "rate_limit" and
 -- the step's named "limits" (geneva.limits), with their bounds.
 --
--- A key is a JSON array as text, [kind, name, value]: kind concurrency or
--- rate_limit (a type's own limit, name the type) or limit (a named one);
--- value the workflow's group (its limit "by": "group"; '' without one), its
--- hero (hero type:id), its type, or '' (by none: one key for all).
+-- A key is a JSON array as text (geneva._limit_key).
 --
 -- Called by: geneva._limit_admit (at a claim), geneva._limit_capacity,
 -- geneva.limit_usage (through the keys it reads). Takes no locks.
@@ -1932,13 +1965,9 @@ returns table (limit_key text, concurrency integer, rate integer, per interval)
 language sql
 stable
 as $$
-  select pg_catalog.jsonb_build_array(l.kind, l.name,
-      case l.by
-        when 'group' then coalesce(p_workflow.group_name, '')
-        when 'hero' then p_workflow.hero_type || ':' || p_workflow.hero_id
-        when 'type' then p_workflow.workflow_type
-        else ''
-      end)::text,
+  select geneva._limit_key(
+      l.kind, l.name, l.by, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
+    ),
     l.concurrency, l.rate, l.per
   from (
     select 'concurrency' as kind, p_workflow.workflow_type as name, c ->> 'by' as by,
@@ -6621,9 +6650,15 @@ begin
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
     left join lateral (
       select
+        -- (the step held one slot, of its type's concurrency, which is still
+        -- its only limit, with the key the concurrency gives the workflow
+        -- now: the definition may have changed)
         cardinality(e.limit_keys) = 1
-          and (e.limit_keys[1]::jsonb ->> 0) = 'concurrency'
-          and e.limit_keys = (select array_agg(k.limit_key) from geneva._limit_keys(w, d, e.step_name) k)
+          and geneva._limit_carries(d.definition, d.step_names, e.step_name)
+          and e.limit_keys[1] = geneva._limit_key(
+            'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
+            w.workflow_type, w.group_name, w.hero_type, w.hero_id
+          )
           as carries,
         -- (a range: see geneva._limit_release)
         exists (

@@ -34,6 +34,7 @@
 {{ template "functions/_enqueue_step.sql" . }}
 {{ template "functions/_ensure_job.sql" . }}
 {{ template "functions/_limited.sql" . }}
+{{ template "functions/_limit_key.sql" . }}
 {{ template "functions/_limit_keys.sql" . }}
 {{ template "functions/_limit_lock.sql" . }}
 {{ template "functions/_limit_capacity.sql" . }}

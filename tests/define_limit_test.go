@@ -214,6 +214,32 @@ func TestDefineLimit(t *testing.T) {
 		require.Equal(t, map[int64]int32{fresh: 2}, slots())
 	})
 
+	// A slot is carried under the key it was taken with only: a definition
+	// whose concurrency now counts by another key, or that adds a rate,
+	// frees it when the step ends.
+	t.Run("ANewKeyOrANewLimitEndsTheCarry", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		const byGroup = `{"concurrency": {"by": "group", "limit": 5}, "steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}`
+		const byHero = `{"concurrency": {"by": "hero", "limit": 5}, "steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}`
+		const withRate = `{"concurrency": {"by": "hero", "limit": 5}, "rate_limit": {"by": "hero", "limit": 100, "per": "1 minute"},
+			"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}`
+		b.define(t, "Rekey", byGroup)
+		id := b.createIn(t, "Rekey", "1", "acme")
+		_, ok := b.startStep(t, b.active(t, id).ID, nil)
+		require.True(t, ok)
+		b.define(t, "Rekey", byHero)
+		next := b.continueStep(t, b.active(t, id).ID, "success", nil)
+		require.Nil(t, next.NextExecutionID, "the key is the hero's now")
+		s, ok := b.startStep(t, b.active(t, id).ID, nil)
+		require.True(t, ok)
+		require.Equal(t, []string{`["concurrency", "Rekey", "User:1"]`}, b.limitState(t, s.ExecutionID).LimitKeys)
+		b.define(t, "Rekey", withRate)
+		next = b.continueStep(t, s.ExecutionID, "success", nil)
+		require.Nil(t, next.NextExecutionID, "a rate to check: claimed by its own job")
+	})
+
 	t.Run("RateLimitReservesTheNextWindowWithRoom", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -195,9 +195,15 @@ begin
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
     left join lateral (
       select
+        -- (the step held one slot, of its type's concurrency, which is still
+        -- its only limit, with the key the concurrency gives the workflow
+        -- now: the definition may have changed)
         cardinality(e.limit_keys) = 1
-          and (e.limit_keys[1]::jsonb ->> 0) = 'concurrency'
-          and e.limit_keys = (select array_agg(k.limit_key) from geneva._limit_keys(w, d, e.step_name) k)
+          and geneva._limit_carries(d.definition, d.step_names, e.step_name)
+          and e.limit_keys[1] = geneva._limit_key(
+            'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
+            w.workflow_type, w.group_name, w.hero_type, w.hero_id
+          )
           as carries,
         -- (a range: see geneva._limit_release)
         exists (

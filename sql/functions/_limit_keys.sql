@@ -2,10 +2,7 @@
 -- the key of its workflow: the type's "concurrency" and "rate_limit" and
 -- the step's named "limits" (geneva.limits), with their bounds.
 --
--- A key is a JSON array as text, [kind, name, value]: kind concurrency or
--- rate_limit (a type's own limit, name the type) or limit (a named one);
--- value the workflow's group (its limit "by": "group"; '' without one), its
--- hero (hero type:id), its type, or '' (by none: one key for all).
+-- A key is a JSON array as text (geneva._limit_key).
 --
 -- Called by: geneva._limit_admit (at a claim), geneva._limit_capacity,
 -- geneva.limit_usage (through the keys it reads). Takes no locks.
@@ -20,13 +17,9 @@ returns table (limit_key text, concurrency integer, rate integer, per interval)
 language sql
 stable
 as $$
-  select pg_catalog.jsonb_build_array(l.kind, l.name,
-      case l.by
-        when 'group' then coalesce(p_workflow.group_name, '')
-        when 'hero' then p_workflow.hero_type || ':' || p_workflow.hero_id
-        when 'type' then p_workflow.workflow_type
-        else ''
-      end)::text,
+  select geneva._limit_key(
+      l.kind, l.name, l.by, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
+    ),
     l.concurrency, l.rate, l.per
   from (
     select 'concurrency' as kind, p_workflow.workflow_type as name, c ->> 'by' as by,
