@@ -2303,7 +2303,7 @@ declare
   v_moved boolean;
   v_rounds integer;
   v_i integer;
-  v_keys text[] := '{}';
+  v_keys text[];
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
@@ -2311,18 +2311,13 @@ begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   -- every key's lock first, in one order
-  for v_item in
-    select e, w, d
-    from unnest(p_execution_ids) as i (id)
-    join geneva.step_executions e on e.id = i.id
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  loop
-    v_keys := v_keys || array(
-      select k.limit_key from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k
-      where k.rate is not null or not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-    );
-  end loop;
+  select array_agg(k.limit_key) into v_keys
+  from unnest(p_execution_ids) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  where k.rate is not null or not coalesce(e.limit_keys, '{}') @> array[k.limit_key];
   perform geneva._limit_lock(v_keys);
 
   -- the common case, set-wise: executions held only to their type's
