@@ -45,6 +45,8 @@ declare
   v_bound integer;
   v_freed_keys text[];
   v_freed_bounds integer[];
+  v_definition geneva.workflow_definitions;
+  v_job_id bigint;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
@@ -104,7 +106,7 @@ begin
     loop
       v_more := false;
       for v_waiter in
-        select e.id, e.workflow_id
+        select e.id, e.workflow_id, e.step_name, e.scheduled_for, e.job_id
         from geneva.step_executions e
         where e.state = 'scheduled'
           and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
@@ -117,15 +119,34 @@ begin
         v_last := v_waiter.id;
         select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
         continue when not found;
+        -- its River job, due now: a new one, inserted first so that the
+        -- execution is written once (a waiter has none that still waits:
+        -- the one that found its key full ran), else the one it has,
+        -- brought forward (geneva._ensure_job)
+        v_job_id := null;
+        if not exists (
+          select from public.river_job j
+          where j.id = v_waiter.job_id and geneva._job_waits(j.state::text)
+        ) then
+          v_definition := geneva._definition(v_workflow.workflow_type);
+          v_job_id := geneva._enqueue_step(
+            v_waiter.id, v_workflow, v_waiter.step_name, least(v_waiter.scheduled_for, v_now),
+            geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_waiter.step_name),
+            v_definition.priority
+          );
+        end if;
         update geneva.step_executions e
         set limit_wait_key = null,
           limit_keys = array[v_key],
           scheduled_for = least(e.scheduled_for, v_now),
+          job_id = coalesce(v_job_id, e.job_id),
           updated_at = v_now
         where e.id = v_waiter.id
         returning e.* into v_execution;
         insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
-        perform geneva._ensure_job(v_workflow, v_execution);
+        if v_job_id is null then
+          perform geneva._ensure_job(v_workflow, v_execution);
+        end if;
         v_woken := v_woken + 1;
       end loop;
       exit when not v_more or v_woken >= v_free;
