@@ -53,7 +53,7 @@ bench: ## Measure Geneva beside raw River on a durable and a non-durable server 
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
 .PHONY: bench-sql
-bench-sql: ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'
+bench-sql: sql ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'
 ifdef DATABASE_URL
 	bash bench/micro/run.sh $(MICROFLAGS)
 else

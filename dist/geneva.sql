@@ -806,14 +806,15 @@ create table geneva.limits (
 -- (at most its concurrency), so a count reads a short range of the index
 -- (and the dead entries of the slots freed since the last vacuum).
 -- bound is the key's concurrency when the slot was taken (2147483647 when
--- it had none), or the freed slot's it was passed from: while a key's
--- concurrency is not lowered, its slots never outnumber it (every slot is
--- added under the key's lock after a count), and after it is lowered, the
--- slots whose bound is no more than the new concurrency are never more than
--- it either (the last of them was taken with at most that many held). So a
--- workflow's next step may keep its step's slot (geneva._end_running)
--- when the slot's bound is no more than the concurrency now, without
--- counting the key's slots; the others are freed when their steps end.
+-- it had none), or the freed slot's it was passed from: a slot is added
+-- under the key's lock after a count, with at most that concurrency held,
+-- or passed on in place of a freed one of the same key, keeping at least
+-- its bound (geneva._limit_release); so for any concurrency C, the slots
+-- whose bound is no more than C are never more than C. A workflow's next
+-- step may therefore keep its step's slot (geneva._end_running) when the
+-- slot's bound is no more than the concurrency now, without counting the
+-- key's slots; after a lowering, the others are freed when their steps end,
+-- and passed on to waiters only while the key has room under the new bound.
 create table geneva.limit_slots (
   limit_key text not null,
   workflow_id bigint not null,
@@ -2158,6 +2159,7 @@ declare
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_bound integer;
+  v_capacity integer;
   v_freed_keys text[];
   v_freed_bounds integer[];
   v_definition geneva.workflow_definitions;
@@ -2194,18 +2196,25 @@ begin
     group by u.key
     order by u.key
   loop
-    -- (a slot passed on keeps the bound of the one freed; see
-    -- geneva.limit_slots)
+    v_capacity := coalesce(geneva._limit_capacity(v_key), 2147483647);
     if p_workflow_ids is null then
-      v_bound := coalesce(geneva._limit_capacity(v_key), 2147483647);
+      v_bound := v_capacity;
       v_free := v_bound - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
     else
-      v_free := v_count;
-      v_bound := coalesce(
-        (select max(f.bound) from unnest(v_freed_keys, v_freed_bounds) as f (key, bound) where f.key = v_key),
-        geneva._limit_capacity(v_key),
-        2147483647
-      );
+      -- as many as were deleted (none for a slot not held), each passed
+      -- on with the bound of the one freed (see geneva.limit_slots); but a
+      -- slot taken above a concurrency lowered since is passed on only
+      -- while the key has room under the new one, so that a lowered
+      -- concurrency applies while others wait too (a count without the
+      -- key's lock, which a free cannot take after locking slots: at
+      -- worst one more passes, once, after a lowering)
+      select count(*), max(f.bound) into v_free, v_bound
+      from unnest(v_freed_keys, v_freed_bounds) as f (key, bound)
+      where f.key = v_key;
+      if v_bound > v_capacity then
+        v_free := least(v_free, v_capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key));
+        v_bound := v_capacity;
+      end if;
     end if;
     continue when v_free <= 0;
     -- the oldest waiters first, a few at a time: from the executions alone
@@ -2326,6 +2335,7 @@ declare
   v_rounds integer;
   v_i integer;
   v_keys text[];
+  v_stale text[];
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
@@ -2466,11 +2476,19 @@ begin
     end if;
 
     -- it starts, holding a slot of each concurrency key (one passed to it
-    -- is counted already)
+    -- is counted already); a slot passed to it for a key it no longer has
+    -- (its definition changed while it waited) is freed
     if v_limits.new_keys is not null then
       insert into geneva.limit_slots (limit_key, workflow_id, bound)
       select k.key, (v_item.w).id, coalesce(geneva._limit_capacity(k.key), 2147483647)
       from unnest(v_limits.new_keys) as k (key);
+    end if;
+    v_stale := array(
+      select k.key from unnest((v_item.e).limit_keys) as k (key)
+      where not k.key = any (coalesce(v_limits.conc_keys, '{}'))
+    );
+    if cardinality(v_stale) > 0 then
+      perform geneva._limit_release(v_stale, array_fill((v_item.w).id, array[cardinality(v_stale)]));
     end if;
     execution_id := (v_item.e).id;
     limit_keys := v_limits.conc_keys;

@@ -373,14 +373,15 @@ create table geneva.limits (
 -- (at most its concurrency), so a count reads a short range of the index
 -- (and the dead entries of the slots freed since the last vacuum).
 -- bound is the key's concurrency when the slot was taken (2147483647 when
--- it had none), or the freed slot's it was passed from: while a key's
--- concurrency is not lowered, its slots never outnumber it (every slot is
--- added under the key's lock after a count), and after it is lowered, the
--- slots whose bound is no more than the new concurrency are never more than
--- it either (the last of them was taken with at most that many held). So a
--- workflow's next step may keep its step's slot (geneva._end_running)
--- when the slot's bound is no more than the concurrency now, without
--- counting the key's slots; the others are freed when their steps end.
+-- it had none), or the freed slot's it was passed from: a slot is added
+-- under the key's lock after a count, with at most that concurrency held,
+-- or passed on in place of a freed one of the same key, keeping at least
+-- its bound (geneva._limit_release); so for any concurrency C, the slots
+-- whose bound is no more than C are never more than C. A workflow's next
+-- step may therefore keep its step's slot (geneva._end_running) when the
+-- slot's bound is no more than the concurrency now, without counting the
+-- key's slots; after a lowering, the others are freed when their steps end,
+-- and passed on to waiters only while the key has room under the new bound.
 create table geneva.limit_slots (
   limit_key text not null,
   workflow_id bigint not null,

@@ -240,6 +240,74 @@ func TestDefineLimit(t *testing.T) {
 		require.Nil(t, next.NextExecutionID, "a rate to check: claimed by its own job")
 	})
 
+	// Lowered while others wait: a freed slot taken above the new bound is
+	// passed to a waiter only while the key has room under it.
+	t.Run("ALoweredConcurrencyHoldsWhileOthersWait", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		const two = `{"concurrency": {"by": "type", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`
+		const one = `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}, {"name": "b"}]}`
+		b.define(t, "Low", two)
+		var workflows []int64
+		for i := range 6 {
+			workflows = append(workflows, b.create(t, "Low", fmt.Sprint(i)))
+		}
+		for _, w := range workflows {
+			b.startStep(t, b.active(t, w).ID, nil)
+		}
+		ids := func(query string) []int64 {
+			rows, err := b.conn.Query(b.ctx, query)
+			require.NoError(t, err)
+			all, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			require.NoError(t, err)
+			return all
+		}
+		const inProgress = "select id from geneva.step_executions where state = 'in_progress' order by id"
+		require.Len(t, ids(inProgress), 2)
+		b.define(t, "Low", one)
+		// end whatever runs, claim whatever was woken, until all finish
+		for round := 0; len(ids(inProgress)) > 0; round++ {
+			require.Less(t, round, 20)
+			for _, id := range ids(inProgress) {
+				b.complete(t, id, "success", nil)
+			}
+			for _, id := range ids("select id from geneva.step_executions where state = 'scheduled' and limit_wait_key is null order by id") {
+				b.startStep(t, id, nil)
+			}
+			require.LessOrEqual(t, len(ids(inProgress)), 1, "round %d: lowered to 1", round)
+		}
+		require.Empty(t, ids("select id from geneva.step_executions where state = 'scheduled'"), "no one left waiting")
+		require.Empty(t, ids("select workflow_id from geneva.limit_slots"), "no slot left held")
+	})
+
+	// A waiter passed a slot whose key changed before its claim frees the
+	// passed slot when it starts under the new key.
+	t.Run("AWokenWaiterRekeyedFreesThePassedSlot", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		const byGroup = `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}]}`
+		const byHero = `{"concurrency": {"by": "hero", "limit": 1}, "steps": [{"name": "a"}]}`
+		b.define(t, "Rk", byGroup)
+		w0 := b.createIn(t, "Rk", "0", "g")
+		w1 := b.createIn(t, "Rk", "1", "g")
+		s0, ok := b.startStep(t, b.active(t, w0).ID, nil)
+		require.True(t, ok)
+		e1 := b.active(t, w1).ID
+		_, ok = b.startStep(t, e1, nil)
+		require.False(t, ok)
+		b.define(t, "Rk", byHero)
+		b.complete(t, s0.ExecutionID, "success", nil) // the group's slot passed to w1
+		s1, ok := b.startStep(t, e1, nil)
+		require.True(t, ok)
+		require.Equal(t, []string{`["concurrency", "Rk", "User:1"]`}, b.limitState(t, s1.ExecutionID).LimitKeys)
+		b.complete(t, s1.ExecutionID, "success", nil)
+		var held int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.limit_slots").Scan(&held))
+		require.Zero(t, held, "every workflow finished")
+	})
+
 	t.Run("RateLimitReservesTheNextWindowWithRoom", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

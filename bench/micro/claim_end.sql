@@ -18,6 +18,8 @@
 set track_functions = 'all';
 select geneva.create_workflow('micro', 'Micro', 'm' || g) from generate_series(1, :workflows) g \g /dev/null
 checkpoint;
+-- (this session's function counts so far flushed first, then reset)
+select pg_stat_force_next_flush() \g /dev/null
 select pg_stat_reset() \g /dev/null
 select set_config('micro.batch', :'batch', false), set_config('micro.inline', :'inline', false) \g /dev/null
 do $$

@@ -36,14 +36,17 @@ shift $((OPTIND - 1))
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+db=geneva_micro
+trap 'psql -qX "$DATABASE_URL" -c "set client_min_messages = warning" -c "drop database if exists $db" >/dev/null 2>&1; rm -rf "$work"' EXIT
 
-# the schema of each thing compared
+# the schema of each thing compared, by its position
+i=0
 for what in "$@"; do
+  i=$((i + 1))
   if [ "$what" = tree ]; then
-    cp "$root/dist/geneva.sql" "$work/$what.sql"
+    cp "$root/dist/geneva.sql" "$work/$i.sql"
   else
-    git -C "$root" show "$what:dist/geneva.sql" > "$work/$(echo "$what" | tr '/~^' '___').sql"
+    git -C "$root" show "$what:dist/geneva.sql" > "$work/$i.sql"
   fi
 done
 
@@ -52,20 +55,31 @@ if $limit; then
   definition='{"concurrency": {"by": "type", "limit": 100000}, "steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}'
 fi
 
-url() { # the URL of database $1 on DATABASE_URL's server
-  python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$DATABASE_URL" "$1" 2>/dev/null \
-    || echo "${DATABASE_URL%/*}/$1"
+url() { # database $1 on DATABASE_URL's server: a URL's path, or a keyword DSN's dbname
+  case $DATABASE_URL in
+    postgres://* | postgresql://*)
+      python3 -c 'import sys, urllib.parse as u
+p = u.urlsplit(sys.argv[1])
+print(p.scheme + "://" + p.netloc + "/" + sys.argv[2] + ("?" + p.query if p.query else ""))' "$DATABASE_URL" "$1" ;;
+    *) echo "$DATABASE_URL dbname=$1" ;;
+  esac
 }
 
 echo "workflows=$workflows batch=$batch inline=$inline limit=$limit"
 for round in $(seq 1 "$rounds"); do
+  i=0
   for what in "$@"; do
-    db=geneva_micro
+    i=$((i + 1))
     psql -qX "$DATABASE_URL" -c "set client_min_messages = warning" -c "drop database if exists $db" -c "create database $db" >/dev/null
-    psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -f "$work/$(echo "$what" | tr '/~^' '___').sql" >/dev/null
+    psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -f "$work/$i.sql" >/dev/null
     psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -c "select geneva.define_workflow('micro', '$definition'::jsonb)" >/dev/null
-    result=$(psql -qX "$(url $db)" -v workflows="$workflows" -v batch="$batch" -v inline="$inline" \
-      -f "$here/claim_end.sql" 2>&1 | sed -n 's/.*NOTICE: *//p')
+    if ! psql -qX "$(url $db)" -v workflows="$workflows" -v batch="$batch" -v inline="$inline" \
+      -f "$here/claim_end.sql" > "$work/out" 2>&1; then
+      echo "$what round $round failed:" >&2
+      cat "$work/out" >&2
+      exit 1
+    fi
+    result=$(sed -n 's/.*NOTICE: *//p' "$work/out")
     functions=$(psql -AtqX "$(url $db)" -c "
       select string_agg(funcname || '=' || round((self_time / calls)::numeric * 1000), ' ' order by self_time desc)
       from pg_stat_user_functions where calls >= 100")

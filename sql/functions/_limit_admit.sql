@@ -53,6 +53,7 @@ declare
   v_rounds integer;
   v_i integer;
   v_keys text[];
+  v_stale text[];
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
@@ -193,11 +194,19 @@ begin
     end if;
 
     -- it starts, holding a slot of each concurrency key (one passed to it
-    -- is counted already)
+    -- is counted already); a slot passed to it for a key it no longer has
+    -- (its definition changed while it waited) is freed
     if v_limits.new_keys is not null then
       insert into geneva.limit_slots (limit_key, workflow_id, bound)
       select k.key, (v_item.w).id, coalesce(geneva._limit_capacity(k.key), 2147483647)
       from unnest(v_limits.new_keys) as k (key);
+    end if;
+    v_stale := array(
+      select k.key from unnest((v_item.e).limit_keys) as k (key)
+      where not k.key = any (coalesce(v_limits.conc_keys, '{}'))
+    );
+    if cardinality(v_stale) > 0 then
+      perform geneva._limit_release(v_stale, array_fill((v_item.w).id, array[cardinality(v_stale)]));
     end if;
     execution_id := (v_item.e).id;
     limit_keys := v_limits.conc_keys;

@@ -43,6 +43,7 @@ declare
   v_workflow geneva.workflows;
   v_execution geneva.step_executions;
   v_bound integer;
+  v_capacity integer;
   v_freed_keys text[];
   v_freed_bounds integer[];
   v_definition geneva.workflow_definitions;
@@ -79,18 +80,25 @@ begin
     group by u.key
     order by u.key
   loop
-    -- (a slot passed on keeps the bound of the one freed; see
-    -- geneva.limit_slots)
+    v_capacity := coalesce(geneva._limit_capacity(v_key), 2147483647);
     if p_workflow_ids is null then
-      v_bound := coalesce(geneva._limit_capacity(v_key), 2147483647);
+      v_bound := v_capacity;
       v_free := v_bound - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
     else
-      v_free := v_count;
-      v_bound := coalesce(
-        (select max(f.bound) from unnest(v_freed_keys, v_freed_bounds) as f (key, bound) where f.key = v_key),
-        geneva._limit_capacity(v_key),
-        2147483647
-      );
+      -- as many as were deleted (none for a slot not held), each passed
+      -- on with the bound of the one freed (see geneva.limit_slots); but a
+      -- slot taken above a concurrency lowered since is passed on only
+      -- while the key has room under the new one, so that a lowered
+      -- concurrency applies while others wait too (a count without the
+      -- key's lock, which a free cannot take after locking slots: at
+      -- worst one more passes, once, after a lowering)
+      select count(*), max(f.bound) into v_free, v_bound
+      from unnest(v_freed_keys, v_freed_bounds) as f (key, bound)
+      where f.key = v_key;
+      if v_bound > v_capacity then
+        v_free := least(v_free, v_capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key));
+        v_bound := v_capacity;
+      end if;
     end if;
     continue when v_free <= 0;
     -- the oldest waiters first, a few at a time: from the executions alone
