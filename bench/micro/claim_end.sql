@@ -8,15 +8,19 @@
 --              (complete_steps with continue, as Config.InlineSteps does);
 --              false: each step is claimed by start_steps after the step
 --              before it ended (every step its own claim, as for a step with a wait)
+--   groups     0, or how many groups the workflows are spread over (a
+--              workflow's group is its number modulo groups), for a type
+--              whose concurrency is by group
 -- It creates the workflows (not counted), then takes them a batch at a time
 -- until each batch has finished: claim their due executions, end them (and,
--- inline, end the steps those calls started), claim the next, each call its
--- own transaction.
+-- inline, end the steps those calls started), claim the next (those due:
+-- not those waiting for a slot of a limit), each call its own transaction.
 -- It prints µs a step (the loop's time over the steps run) and WAL bytes a
 -- step; track_functions lets run.sh read each function's own time.
 \set ON_ERROR_STOP on
 set track_functions = 'all';
-select geneva.create_workflow('micro', 'Micro', 'm' || g) from generate_series(1, :workflows) g \g /dev/null
+select geneva.create_workflow('micro', 'Micro', 'm' || g, p_group => case when :groups > 0 then 'g' || g % :groups end)
+from generate_series(1, :workflows) g \g /dev/null
 checkpoint;
 -- (this session's function counts so far flushed first, then reset)
 select pg_stat_force_next_flush() \g /dev/null
@@ -48,7 +52,8 @@ begin
     loop
       select array_agg(e.id order by e.id) into v_ids
       from geneva.step_executions e
-      where e.workflow_id = any (v_workflows) and e.state in ('scheduled', 'in_progress') and e.state = 'scheduled';
+      where e.workflow_id = any (v_workflows) and e.state in ('scheduled', 'in_progress') and e.state = 'scheduled'
+        and e.limit_wait_key is null;
       exit when v_ids is null;
       select array_agg(s.execution_id order by s.ordinality) into v_ids
       from geneva.start_steps(v_ids, array_fill(null::text, array[cardinality(v_ids)])) s;
@@ -70,6 +75,13 @@ begin
         v_ids := v_next;
       end loop;
     end loop;
+    -- (every step of the batch ran: none is left waiting for a slot)
+    if exists (
+      select from geneva.step_executions e
+      where e.workflow_id = any (v_workflows) and e.state in ('scheduled', 'in_progress')
+    ) then
+      raise exception 'workflows % did not finish', v_workflows;
+    end if;
   end loop;
   raise notice 'steps=% complete_steps_calls=% us_per_step=% wal_bytes_per_step=%',
     v_steps, v_calls,

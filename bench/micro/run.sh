@@ -9,7 +9,8 @@
 #
 # Flags: -n workflows (2000), -b executions a call (8), -r rounds (3), -o
 # every step its own claim (not inline), -l the type has a concurrency limit
-# never reached (100000 by type). Arguments: what to compare, each "tree" (the
+# never reached (100000 by type), -s one always full (2 by group, each
+# batch's workflows in groups of 4: half of them wait for a slot). Arguments: what to compare, each "tree" (the
 # working tree's dist/geneva.sql: run `make sql` first) or a git ref (its
 # committed dist/geneva.sql); default "tree". Needs psql and DATABASE_URL
 # (a superuser's: each run creates and drops its own database); `make
@@ -18,14 +19,15 @@
 # call (µs) for the functions called at least 100 times, most time first.
 set -euo pipefail
 
-workflows=2000 batch=8 rounds=3 inline=true limit=false
-while getopts "n:b:r:ol" flag; do
+workflows=2000 batch=8 rounds=3 inline=true limit=false saturated=false
+while getopts "n:b:r:ols" flag; do
   case $flag in
     n) workflows=$OPTARG ;;
     b) batch=$OPTARG ;;
     r) rounds=$OPTARG ;;
     o) inline=false ;;
     l) limit=true ;;
+    s) saturated=true ;;
     *) exit 2 ;;
   esac
 done
@@ -51,8 +53,13 @@ for what in "$@"; do
 done
 
 definition='{"steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}'
+groups=0
 if $limit; then
   definition='{"concurrency": {"by": "type", "limit": 100000}, "steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}'
+fi
+if $saturated; then
+  definition='{"concurrency": {"by": "group", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}'
+  groups=$(( batch / 4 > 0 ? batch / 4 : 1 ))
 fi
 
 url() { # database $1 on DATABASE_URL's server: a URL's path, or a keyword DSN's dbname
@@ -65,7 +72,7 @@ print(p.scheme + "://" + p.netloc + "/" + sys.argv[2] + ("?" + p.query if p.quer
   esac
 }
 
-echo "workflows=$workflows batch=$batch inline=$inline limit=$limit"
+echo "workflows=$workflows batch=$batch inline=$inline limit=$limit saturated=$saturated groups=$groups"
 for round in $(seq 1 "$rounds"); do
   i=0
   for what in "$@"; do
@@ -73,7 +80,7 @@ for round in $(seq 1 "$rounds"); do
     psql -qX "$DATABASE_URL" -c "set client_min_messages = warning" -c "drop database if exists $db" -c "create database $db" >/dev/null
     psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -f "$work/$i.sql" >/dev/null
     psql -qX "$(url $db)" -v ON_ERROR_STOP=1 -c "select geneva.define_workflow('micro', '$definition'::jsonb)" >/dev/null
-    if ! psql -qX "$(url $db)" -v workflows="$workflows" -v batch="$batch" -v inline="$inline" \
+    if ! psql -qX "$(url $db)" -v workflows="$workflows" -v batch="$batch" -v inline="$inline" -v groups="$groups" \
       -f "$here/claim_end.sql" > "$work/out" 2>&1; then
       echo "$what round $round failed:" >&2
       cat "$work/out" >&2
