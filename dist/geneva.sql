@@ -1769,8 +1769,7 @@ $$;
 
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
--- Called by: geneva._schedule_step, geneva._ensure_job, geneva._limit_release
--- (a waiter woken). Runs in the caller's
+-- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
 -- transaction, so scheduling and enqueueing commit or roll back together.
 -- Takes no locks of its own.
 --
@@ -1834,7 +1833,9 @@ $$;
 -- Called by: geneva.start_steps (a job that arrived early, an await due
 -- again at its timeout), geneva.resume_workflow (the execution kept while
 -- the workflow was paused), geneva._send_event (an awaiting execution its
--- event made due sooner). The caller holds the workflow and execution locks.
+-- event made due sooner), geneva._limit_release (a waiter woken: with
+-- p_record false, before it updates the execution, which it then writes
+-- once). The caller holds the workflow and execution locks.
 --
 -- When the execution's recorded job is still waiting in River (see
 -- geneva._job_waits), it will come: it is only brought forward when the
@@ -1843,12 +1844,14 @@ $$;
 -- running now, was parked pending, or was deleted) a new job is inserted, in
 -- the step's queue (geneva._step_queue) with the definition's priority, due at the execution's
 -- scheduled_for (at once when that has passed), and recorded on the
--- execution.
+-- execution (unless p_record is false: the caller records it).
+-- Returns the new job's id, NULL when the recorded one still waits.
 create or replace function geneva._ensure_job(
   p_workflow geneva.workflows,
-  p_execution geneva.step_executions
+  p_execution geneva.step_executions,
+  p_record boolean default true
 )
-returns void
+returns bigint
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -1874,7 +1877,7 @@ begin
         perform geneva._notify_insert(v_job.queue);
       end if;
     end if;
-    return;
+    return null;
   end if;
 
   v_definition := geneva._definition(p_workflow.workflow_type);
@@ -1888,10 +1891,13 @@ begin
     v_definition.priority
   );
 
-  update geneva.step_executions e
-  set job_id = v_job_id,
-    updated_at = geneva.now()
-  where e.id = p_execution.id;
+  if p_record then
+    update geneva.step_executions e
+    set job_id = v_job_id,
+      updated_at = geneva.now()
+    where e.id = p_execution.id;
+  end if;
+  return v_job_id;
 end;
 $$;
 
@@ -2150,19 +2156,16 @@ declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   v_key text;
-  v_count integer;
   v_free integer;
   v_woken integer;
   v_last bigint;
   v_more boolean;
-  v_waiter record;
+  v_waiter geneva.step_executions;
   v_workflow geneva.workflows;
-  v_execution geneva.step_executions;
   v_bound integer;
   v_capacity integer;
   v_freed_keys text[];
   v_freed_bounds integer[];
-  v_definition geneva.workflow_definitions;
   v_job_id bigint;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
@@ -2189,11 +2192,10 @@ begin
   else
     perform geneva._limit_lock(p_keys);
   end if;
-  for v_key, v_count in
-    select u.key, count(*)
+  for v_key in
+    select distinct u.key
     from unnest(p_keys) as u (key)
     where u.key is not null
-    group by u.key
     order by u.key
   loop
     v_capacity := coalesce(geneva._limit_capacity(v_key), 2147483647);
@@ -2230,7 +2232,7 @@ begin
     loop
       v_more := false;
       for v_waiter in
-        select e.id, e.workflow_id, e.step_name, e.scheduled_for, e.job_id
+        select e.*
         from geneva.step_executions e
         where e.state = 'scheduled'
           and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
@@ -2243,34 +2245,19 @@ begin
         v_last := v_waiter.id;
         select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
         continue when not found;
-        -- its River job, due now: a new one, inserted first so that the
-        -- execution is written once (a waiter has none that still waits:
-        -- the one that found its key full ran), else the one it has,
-        -- brought forward (geneva._ensure_job)
-        v_job_id := null;
-        if not exists (
-          select from public.river_job j
-          where j.id = v_waiter.job_id and geneva._job_waits(j.state::text)
-        ) then
-          v_definition := geneva._definition(v_workflow.workflow_type);
-          v_job_id := geneva._enqueue_step(
-            v_waiter.id, v_workflow, v_waiter.step_name, least(v_waiter.scheduled_for, v_now),
-            geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_waiter.step_name),
-            v_definition.priority
-          );
-        end if;
+        -- its River job, due now: a new one, inserted before the
+        -- execution is updated so that it is written once (a waiter's job
+        -- ran when its key was full), else the one it has, brought forward
+        v_waiter.scheduled_for := least(v_waiter.scheduled_for, v_now);
+        v_job_id := geneva._ensure_job(v_workflow, v_waiter, p_record => false);
         update geneva.step_executions e
         set limit_wait_key = null,
           limit_keys = array[v_key],
-          scheduled_for = least(e.scheduled_for, v_now),
+          scheduled_for = v_waiter.scheduled_for,
           job_id = coalesce(v_job_id, e.job_id),
           updated_at = v_now
-        where e.id = v_waiter.id
-        returning e.* into v_execution;
+        where e.id = v_waiter.id;
         insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
-        if v_job_id is null then
-          perform geneva._ensure_job(v_workflow, v_execution);
-        end if;
         v_woken := v_woken + 1;
       end loop;
       exit when not v_more or v_woken >= v_free;

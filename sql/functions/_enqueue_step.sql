@@ -1,7 +1,6 @@
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
--- Called by: geneva._schedule_step, geneva._ensure_job, geneva._limit_release
--- (a waiter woken). Runs in the caller's
+-- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
 -- transaction, so scheduling and enqueueing commit or roll back together.
 -- Takes no locks of its own.
 --

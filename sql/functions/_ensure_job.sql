@@ -3,7 +3,9 @@
 -- Called by: geneva.start_steps (a job that arrived early, an await due
 -- again at its timeout), geneva.resume_workflow (the execution kept while
 -- the workflow was paused), geneva._send_event (an awaiting execution its
--- event made due sooner). The caller holds the workflow and execution locks.
+-- event made due sooner), geneva._limit_release (a waiter woken: with
+-- p_record false, before it updates the execution, which it then writes
+-- once). The caller holds the workflow and execution locks.
 --
 -- When the execution's recorded job is still waiting in River (see
 -- geneva._job_waits), it will come: it is only brought forward when the
@@ -12,12 +14,14 @@
 -- running now, was parked pending, or was deleted) a new job is inserted, in
 -- the step's queue (geneva._step_queue) with the definition's priority, due at the execution's
 -- scheduled_for (at once when that has passed), and recorded on the
--- execution.
+-- execution (unless p_record is false: the caller records it).
+-- Returns the new job's id, NULL when the recorded one still waits.
 create or replace function geneva._ensure_job(
   p_workflow geneva.workflows,
-  p_execution geneva.step_executions
+  p_execution geneva.step_executions,
+  p_record boolean default true
 )
-returns void
+returns bigint
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -43,7 +47,7 @@ begin
         perform geneva._notify_insert(v_job.queue);
       end if;
     end if;
-    return;
+    return null;
   end if;
 
   v_definition := geneva._definition(p_workflow.workflow_type);
@@ -57,9 +61,12 @@ begin
     v_definition.priority
   );
 
-  update geneva.step_executions e
-  set job_id = v_job_id,
-    updated_at = geneva.now()
-  where e.id = p_execution.id;
+  if p_record then
+    update geneva.step_executions e
+    set job_id = v_job_id,
+      updated_at = geneva.now()
+    where e.id = p_execution.id;
+  end if;
+  return v_job_id;
 end;
 $$;

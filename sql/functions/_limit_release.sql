@@ -34,19 +34,16 @@ declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   v_key text;
-  v_count integer;
   v_free integer;
   v_woken integer;
   v_last bigint;
   v_more boolean;
-  v_waiter record;
+  v_waiter geneva.step_executions;
   v_workflow geneva.workflows;
-  v_execution geneva.step_executions;
   v_bound integer;
   v_capacity integer;
   v_freed_keys text[];
   v_freed_bounds integer[];
-  v_definition geneva.workflow_definitions;
   v_job_id bigint;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
@@ -73,11 +70,10 @@ begin
   else
     perform geneva._limit_lock(p_keys);
   end if;
-  for v_key, v_count in
-    select u.key, count(*)
+  for v_key in
+    select distinct u.key
     from unnest(p_keys) as u (key)
     where u.key is not null
-    group by u.key
     order by u.key
   loop
     v_capacity := coalesce(geneva._limit_capacity(v_key), 2147483647);
@@ -114,7 +110,7 @@ begin
     loop
       v_more := false;
       for v_waiter in
-        select e.id, e.workflow_id, e.step_name, e.scheduled_for, e.job_id
+        select e.*
         from geneva.step_executions e
         where e.state = 'scheduled'
           and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
@@ -127,34 +123,19 @@ begin
         v_last := v_waiter.id;
         select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
         continue when not found;
-        -- its River job, due now: a new one, inserted first so that the
-        -- execution is written once (a waiter has none that still waits:
-        -- the one that found its key full ran), else the one it has,
-        -- brought forward (geneva._ensure_job)
-        v_job_id := null;
-        if not exists (
-          select from public.river_job j
-          where j.id = v_waiter.job_id and geneva._job_waits(j.state::text)
-        ) then
-          v_definition := geneva._definition(v_workflow.workflow_type);
-          v_job_id := geneva._enqueue_step(
-            v_waiter.id, v_workflow, v_waiter.step_name, least(v_waiter.scheduled_for, v_now),
-            geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_waiter.step_name),
-            v_definition.priority
-          );
-        end if;
+        -- its River job, due now: a new one, inserted before the
+        -- execution is updated so that it is written once (a waiter's job
+        -- ran when its key was full), else the one it has, brought forward
+        v_waiter.scheduled_for := least(v_waiter.scheduled_for, v_now);
+        v_job_id := geneva._ensure_job(v_workflow, v_waiter, p_record => false);
         update geneva.step_executions e
         set limit_wait_key = null,
           limit_keys = array[v_key],
-          scheduled_for = least(e.scheduled_for, v_now),
+          scheduled_for = v_waiter.scheduled_for,
           job_id = coalesce(v_job_id, e.job_id),
           updated_at = v_now
-        where e.id = v_waiter.id
-        returning e.* into v_execution;
+        where e.id = v_waiter.id;
         insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
-        if v_job_id is null then
-          perform geneva._ensure_job(v_workflow, v_execution);
-        end if;
         v_woken := v_woken + 1;
       end loop;
       exit when not v_more or v_woken >= v_free;
