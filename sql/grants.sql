@@ -194,7 +194,8 @@ grant execute on function
   geneva.fail_step,
   geneva.checkpoint_step,
   geneva.interrupt_step,
-  geneva.heartbeat_step
+  geneva.heartbeat_step,
+  geneva.parse_wait
 to {{ .role_worker }};
 
 -- Workers: River's own tables (its client fetches, completes, snoozes and

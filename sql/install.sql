@@ -110,6 +110,7 @@
 {{ template "functions/start_steps.sql" . }}
 {{ template "functions/fail_step.sql" . }}
 {{ template "functions/checkpoint_step.sql" . }}
+{{ template "functions/parse_wait.sql" . }}
 {{ template "functions/interrupt_step.sql" . }}
 {{ template "functions/heartbeat_step.sql" . }}
 {{ template "functions/step_defined.sql" . }}

@@ -12,12 +12,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
@@ -370,9 +370,12 @@ func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error 
 	if err := decoder.Decode(&reply); err != nil {
 		return &HTTPError{Class: "http.bad_reply", Message: "the reply is not a JSON object of signal, wait and cursor: " + excerpt(body)}
 	}
-	wait, err := parseWait(reply.Wait)
-	if err != nil {
+	// (read by SQL, as a definition's waits are: geneva.parse_wait)
+	wait, err := step.client.ParseWait(ctx, reply.Wait)
+	if errors.Is(err, goclient.ErrInvalidArgument) {
 		return &HTTPError{Class: "http.bad_reply", Message: err.Error()}
+	} else if err != nil {
+		return fmt.Errorf("geneva: reading the reply's wait: %w", err)
 	}
 	if len(reply.Cursor) > 0 && string(reply.Cursor) != "null" {
 		if _, err := step.client.CheckpointStep(ctx, step.ExecutionID, reply.Cursor); err != nil {
@@ -434,52 +437,6 @@ func retryAfter(value string, now time.Time) time.Duration {
 		return min(max(at.Sub(now), 0), LongestWait)
 	}
 	return 0
-}
-
-// waitWords reads waits such as "30 seconds", "1 hour 30 minutes", "2.5 min".
-var waitWords = regexp.MustCompile(`^\s*(?:(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?|y|years?)\s*)+$`)
-var waitWord = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?|y|years?)`)
-
-// parseWait reads a reply's wait: a number of seconds, a Go duration
-// ("90s", "1h30m") or words ("30 seconds", "2 hours"). Absent is zero.
-func parseWait(raw json.RawMessage) (time.Duration, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, nil
-	}
-	var seconds float64
-	if err := json.Unmarshal(raw, &seconds); err == nil {
-		if seconds < 0 || seconds > LongestWait.Seconds() {
-			return 0, fmt.Errorf("wait %s seconds is not from 0 to 100 years", raw)
-		}
-		return time.Duration(seconds * float64(time.Second)), nil
-	}
-	var text string
-	if err := json.Unmarshal(raw, &text); err != nil {
-		return 0, fmt.Errorf("wait %s is neither seconds nor a duration", raw)
-	}
-	tooLong := fmt.Errorf("wait %q is not from 0 to 100 years", text)
-	if d, err := time.ParseDuration(text); err == nil {
-		if d < 0 || d > LongestWait {
-			return 0, tooLong
-		}
-		return d, nil
-	}
-	if !waitWords.MatchString(strings.ToLower(text)) {
-		return 0, fmt.Errorf("wait %q is not seconds, a duration (\"90s\") or words (\"30 seconds\")", text)
-	}
-	var total float64
-	for _, m := range waitWord.FindAllStringSubmatch(strings.ToLower(text), -1) {
-		n, _ := strconv.ParseFloat(m[1], 64)
-		unit := map[byte]float64{'m': 60, 's': 1, 'h': 3600, 'd': 86400, 'w': 7 * 86400, 'y': 365.25 * 86400}[m[2][0]]
-		if strings.HasPrefix(m[2], "ms") || strings.HasPrefix(m[2], "milli") {
-			unit = 0.001
-		}
-		total += n * unit
-	}
-	if total > LongestWait.Seconds() {
-		return 0, tooLong
-	}
-	return time.Duration(total * float64(time.Second)), nil
 }
 
 func httpEventOf(event *Event) *httpEvent {

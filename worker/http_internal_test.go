@@ -1,52 +1,12 @@
 package worker
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-func TestParseWait(t *testing.T) {
-	t.Parallel()
-	for raw, want := range map[string]time.Duration{
-		``:                          0,
-		`null`:                      0,
-		`90`:                        90 * time.Second,
-		`1.5`:                       1500 * time.Millisecond,
-		`"90s"`:                     90 * time.Second,
-		`"1h30m"`:                   90 * time.Minute,
-		`"30 seconds"`:              30 * time.Second,
-		`"1 hour 30 minutes"`:       90 * time.Minute,
-		`"2.5 min"`:                 150 * time.Second,
-		`"1 day"`:                   24 * time.Hour,
-		`"2 weeks"`:                 14 * 24 * time.Hour,
-		`"250 ms"`:                  250 * time.Millisecond,
-		`"3 Hours"`:                 3 * time.Hour,
-		`"100 years"`:               LongestWait,
-		`"1 hour, 30 minutes"`:      -1,
-		`"soon"`:                    -1,
-		`"-5s"`:                     -1,
-		`-1`:                        -1,
-		`3155760001`:                -1,
-		`"101 years"`:               -1,
-		`"876601h"`:                 -1,
-		`{"seconds": 5}`:            -1,
-		`"5 fortnights"`:            -1,
-		`"5 seconds 5 lightyears"`:  -1,
-		`"1 minute and 30 seconds"`: -1,
-	} {
-		got, err := parseWait(json.RawMessage(raw))
-		if want < 0 {
-			require.Error(t, err, raw)
-			continue
-		}
-		require.NoError(t, err, raw)
-		require.Equal(t, want, got, raw)
-	}
-}
 
 func TestRetryAfter(t *testing.T) {
 	t.Parallel()

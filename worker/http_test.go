@@ -305,7 +305,7 @@ func TestHTTPSteps(t *testing.T) {
 		{"Unknown", goclient.StatePaused, "http.bad_reply", `unknown signal "explode"`},
 		{"Typo", goclient.StatePaused, "http.bad_reply", "not a JSON object of signal, wait and cursor"},
 		{"Away", goclient.StatePaused, "http.redirect", "elsewhere.invalid"},
-		{"FarWait", goclient.StatePaused, "http.bad_reply", `wait "200 years" is not from 0 to 100 years`},
+		{"FarWait", goclient.StatePaused, "http.bad_reply", `reply: wait 200 years is too long: the longest is 100 years`},
 	} {
 		t.Run(c.workflowType, func(t *testing.T) {
 			t.Parallel()

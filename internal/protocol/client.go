@@ -41,6 +41,24 @@ func (c *Client) CheckpointStep(ctx context.Context, executionID int64, cursor j
 	return stop, mapError(err)
 }
 
+// ParseWait reads a wait given as JSON, a number of seconds or an interval's
+// text, as SQL reads a definition's waits (geneva.parse_wait); JSON null or
+// nothing is no wait.
+//
+// Errors: goclient.ErrInvalidArgument (anything else, or a wait outside 0
+// to 100 years).
+func (c *Client) ParseWait(ctx context.Context, wait json.RawMessage) (time.Duration, error) {
+	if len(wait) == 0 {
+		return 0, nil
+	}
+	var seconds float64
+	err := c.db.QueryRow(ctx, "select extract(epoch from geneva.parse_wait($1::jsonb))::float8", string(wait)).Scan(&seconds)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	return time.Duration(seconds * float64(time.Second)), nil
+}
+
 // CompleteStep records how a running step ended without an error: a batch
 // of one of CompleteSteps (the SQL of geneva.complete_step, or of
 // geneva.complete_and_continue with opts.Continue). wait applies to
