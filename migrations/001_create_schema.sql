@@ -508,10 +508,10 @@ create table geneva.ended_workflow_count_deltas (
 -- few rows per step instead of every execution in their window (at thousands
 -- of steps a second a day holds hundreds of millions).
 --
--- A statement trigger on geneva.step_executions appends, for every update
--- that ends executions, one row per minute, type, step and outcome to
--- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
--- trigger counts executions inserted already ended). geneva._fold_ended_executions
+-- geneva._end_executions, which every end of an execution goes through,
+-- appends, in the statement that ends them, one row per minute, type, step
+-- and outcome to ended_execution_deltas (a row trigger,
+-- step_executions_count_inserted, counts executions inserted already ended). geneva._fold_ended_executions
 -- folds the deltas into ended_executions_by_minute (counts, kept two hours)
 -- and ended_executions_by_hour (counts and the queue lag and run time
 -- histograms, kept 26 hours). The views read the folded rows in their window

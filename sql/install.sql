@@ -44,6 +44,8 @@
 {{ template "functions/_limit_admit.sql" . }}
 {{ template "functions/_schedule_step.sql" . }}
 {{ template "functions/_next_attempt.sql" . }}
+{{ template "functions/_duration_bucket.sql" . }}
+{{ template "functions/_end_executions.sql" . }}
 {{ template "functions/_end_execution.sql" . }}
 {{ template "functions/_end_as.sql" . }}
 {{ template "functions/_complete_job.sql" . }}
@@ -54,7 +56,6 @@
 {{ template "functions/_backoff_wait.sql" . }}
 {{ template "functions/_recover_execution.sql" . }}
 {{ template "functions/_repair_orphan.sql" . }}
-{{ template "functions/_duration_bucket.sql" . }}
 {{ template "functions/_histogram_add.sql" . }}
 {{ template "functions/_ended_counts_from.sql" . }}
 {{ template "functions/_log_action.sql" . }}
@@ -142,7 +143,6 @@
 {{ template "triggers/workflows_count_ended.sql" . }}
 {{ template "triggers/workflows_count_inserted.sql" . }}
 {{ template "triggers/workflows_count_deleted.sql" . }}
-{{ template "triggers/step_executions_count_ended.sql" . }}
 {{ template "triggers/step_executions_count_inserted.sql" . }}
 {{ template "triggers/counts_guard.sql" . }}
 {{ template "triggers/workflow_definitions_guard.sql" . }}

@@ -391,7 +391,7 @@ func TestGuardState(t *testing.T) {
 		// by the engine. An update to the same state (with the same outcome) is
 		// no transition and passes, but for an ended execution, which no
 		// update may touch, even to the values it has (it would be counted
-		// again as ended: step_executions_count_ended).
+		// again as ended: geneva._end_executions).
 		for _, from := range guardExecutionStates {
 			for _, to := range guardExecutionStates {
 				ended := from != "scheduled" && from != "in_progress"

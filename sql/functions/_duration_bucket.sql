@@ -9,7 +9,7 @@
 -- are within 1% of the exact ones. NULL for NULL (an execution that never
 -- ran has neither duration).
 --
--- Called by: the count triggers step_executions_count_ended and
+-- Called by: geneva._end_executions and the trigger
 -- step_executions_count_inserted, for each ended execution. Takes no locks.
 -- An immutable expression that has no `set search_path` (every name in it is
 -- pg_catalog's), so that the planner inlines it into the statement that

@@ -151,29 +151,12 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
-  -- the executions end (geneva._end_execution, set-wise: all were in_progress),
-  -- freeing the slots of limits they held (below)
-  perform pg_catalog.set_config('geneva.ending', 'on', true);
-  with ended as (
-  update geneva.step_executions e
-  set state = t.state,
-    outcome = t.outcome,
-    completed_at = case when t.state = 'completed' then v_now else e.completed_at end,
-    failed_at = case when t.state = 'failed' then v_now else e.failed_at end,
-    canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
-    skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
-    finished_at = v_now,
-    metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
-    updated_at = v_now
-  from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
-  where e.id = t.execution_id and t.state is not null
-  returning e.workflow_id, e.limit_keys
-  )
-  select array_agg(k.key order by k.key, ended.workflow_id), array_agg(ended.workflow_id order by k.key, ended.workflow_id)
+  -- the executions end (geneva._end_executions), freeing the slots of
+  -- limits they held (below)
+  select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
+    array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
-  from ended, unnest(ended.limit_keys) as k (key)
-  where ended.limit_keys is not null;
-  perform pg_catalog.set_config('geneva.ending', '', true);
+  from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
 
   -- Limits: a workflow moving on whose ended step held one slot, of its
   -- type's concurrency only (the key its next step would need), passes

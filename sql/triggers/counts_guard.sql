@@ -7,8 +7,10 @@
 -- as it creates geneva.workflows, so there is no history to count before
 -- this trigger stands), and their deltas (ended_workflow_count_deltas,
 -- ended_execution_deltas), which the count triggers on geneva.workflows
--- (workflows_count_*) and geneva.step_executions (step_executions_count_*)
--- append, inside a trigger (pg_trigger_depth() > 0), and the folds delete. A
+-- (workflows_count_*) and geneva.step_executions
+-- (step_executions_count_inserted) append, inside a trigger
+-- (pg_trigger_depth() > 0), as does geneva._end_executions (the setting
+-- geneva.ending = 'on'), and the folds delete. A
 -- hand edit would make geneva.workflow_counts, geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics lie.
 --
@@ -16,7 +18,8 @@
 -- The one trigger stands on each table.
 -- Fired by: the trigger counts_guard, before insert, update or delete
 -- on each of the five tables above, for each row, unless geneva.folding is
--- 'on' (on the deltas, also only outside a trigger).
+-- 'on' (on the deltas, also only outside a trigger and, on the executions'
+-- deltas, while geneva.ending is not 'on').
 -- Raises: 55000.
 create or replace function geneva._trg_counts_guard()
 returns trigger
@@ -65,5 +68,6 @@ for each row
 when (
   pg_catalog.pg_trigger_depth() < 1
   and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+  and pg_catalog.current_setting('geneva.ending', true) is distinct from 'on'
 )
 execute function geneva._trg_counts_guard();

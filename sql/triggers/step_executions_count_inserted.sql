@@ -1,7 +1,7 @@
 -- geneva._trg_step_executions_count_inserted: counts an execution inserted
 -- already ended (history imported by hand; the engine inserts only
 -- scheduled and running ones) in geneva.ended_execution_deltas, as
--- step_executions_count_ended counts the ends of an update: a row of its
+-- geneva._end_executions counts the executions it ends: a row of its
 -- minute (UTC), type, step and outcome, with the buckets of its queue lag
 -- and run time (geneva._duration_bucket).
 --

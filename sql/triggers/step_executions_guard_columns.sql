@@ -4,8 +4,8 @@
 -- (id, workflow, step name, attempt, the execution it continues,
 -- created_at), and updating an ended execution at all, even to the values
 -- it has (its facts are history, and an update that leaves an ended row
--- would count it again: step_executions_count_ended counts every ended row
--- an update leaves). See step_executions_guard_insert and _delete for the
+-- would be counted again: geneva._end_executions counts every row it
+-- ends). See step_executions_guard_insert and _delete for the
 -- rest.
 --
 -- The trigger's WHEN clause holds the rule, so that the function (which only

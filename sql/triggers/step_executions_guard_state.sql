@@ -6,7 +6,7 @@
 -- Legal: scheduled -> in_progress, completed, failed, canceled, skipped;
 -- in_progress -> completed, failed, canceled, skipped. An ended execution
 -- keeps its state and outcome. An execution ends only through
--- geneva._end_execution, which sets geneva.ending to 'on' (transaction-local)
+-- geneva._end_executions, which sets geneva.ending to 'on' (transaction-local)
 -- around its update: ending one by hand would leave its workflow waiting for
 -- nothing (a ready workflow without a scheduled execution).
 -- The trigger's WHEN clause holds the rule too, so that the function runs
