@@ -941,10 +941,10 @@ create table geneva.ended_workflow_count_deltas (
 -- few rows per step instead of every execution in their window (at thousands
 -- of steps a second a day holds hundreds of millions).
 --
--- A statement trigger on geneva.step_executions appends, for every update
--- that ends executions, one row per minute, type, step and outcome to
--- ended_execution_deltas (sql/triggers/step_executions_count_ended.sql; a row
--- trigger counts executions inserted already ended). geneva._fold_ended_executions
+-- geneva._end_executions, which every end of an execution goes through,
+-- appends, in the statement that ends them, one row per minute, type, step
+-- and outcome to ended_execution_deltas (a row trigger,
+-- step_executions_count_inserted, counts executions inserted already ended). geneva._fold_ended_executions
 -- folds the deltas into ended_executions_by_minute (counts, kept two hours)
 -- and ended_executions_by_hour (counts and the queue lag and run time
 -- histograms, kept 26 hours). The views read the folded rows in their window
@@ -2600,15 +2600,148 @@ begin
 end;
 $$;
 
+-- geneva._duration_bucket: the bucket of a duration in the histograms of the
+-- ended executions' queue lag and run time (geneva.ended_execution_deltas,
+-- geneva.ended_executions_by_hour), named by the seconds it stands for: 0
+-- for a microsecond or less (a negative duration included), else the middle
+-- of (1.02^(k-1), 1.02^k] microseconds, the bucket 2% wide that holds the
+-- duration, from a microsecond to centuries.
+-- The middle, 2 * 1.02^k / 2.02 microseconds, is within 1% of every duration
+-- in its bucket, so percentiles read from the buckets (geneva.step_stats)
+-- are within 1% of the exact ones. NULL for NULL (an execution that never
+-- ran has neither duration).
+--
+-- Called by: geneva._end_executions and the trigger
+-- step_executions_count_inserted, for each ended execution. Takes no locks.
+-- An immutable expression that has no `set search_path` (every name in it is
+-- pg_catalog's), so that the planner inlines it into the statement that
+-- counts a batch's ends.
+create or replace function geneva._duration_bucket(p_duration interval)
+returns double precision
+language sql
+immutable
+parallel safe
+as $$
+  select case
+    when p_duration is null then null
+    when p_duration <= interval '1 microsecond' then 0::double precision
+    else 0.000001::double precision * 2 / 2.02 * pg_catalog.power(
+      1.02::double precision,
+      pg_catalog.ceil(
+        pg_catalog.ln(pg_catalog.date_part('epoch', p_duration) * 1000000::double precision)
+          / pg_catalog.ln(1.02::double precision)
+      )
+    )
+  end
+$$;
+
+-- geneva._end_executions: moves executions to their end states, set-wise,
+-- and counts them: the one place an execution ends (the only update made
+-- with geneva.ending on, which sql/triggers/step_executions_guard_state
+-- requires of an end).
+--
+-- Called by: geneva._end_execution (a batch of one, for every function that
+-- ends one execution) and geneva._end_running (a worker's batch of reports).
+-- The caller holds the locks of the executions' workflows, then of the
+-- executions, and has checked that each is active.
+--
+-- Per element (the arrays are parallel; an element whose state is NULL is
+-- left as it is): sets the state, its outcome, the state's own timestamp and
+-- finished_at, and merges the element's metadata into the execution's. The
+-- error columns (error_class_name, error_message, error_backtrace,
+-- error_classes) are written when given, for every element: a step's error
+-- is recorded one execution at a time (geneva.fail_step).
+--
+-- Counts what ended in geneva.ended_execution_deltas, for geneva.step_stats,
+-- geneva.step_throughput and geneva.engine_metrics: one row per minute (UTC),
+-- type, step and outcome, with how many ended, how many of them ran, and the
+-- bucket of each one's queue lag (started - scheduled) and run time (ended -
+-- started) (geneva._duration_bucket). Appends only: concurrent transactions
+-- never wait on one another's counts. (In the same statement as the end:
+-- a statement trigger over a transition table cost an end's update half its
+-- time, bench/NOTES.md. Executions inserted already ended, an import's
+-- history, are counted by sql/triggers/step_executions_count_inserted.)
+--
+-- Plans: its own settings hold its statement to lookups by id (an update
+-- planned while the tables were small must not scan them).
+-- Returns the slots of limits the ended executions held (limit_keys), one
+-- row per key and execution, for the caller to free or pass on
+-- (geneva._limit_release).
+create or replace function geneva._end_executions(
+  p_execution_ids bigint[],
+  p_states text[],
+  p_outcomes text[],
+  p_metadata jsonb[],
+  p_error_class_name text default null,
+  p_error_message text default null,
+  p_error_backtrace text default null,
+  p_error_classes text[] default null
+)
+returns table (limit_key text, workflow_id bigint)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := geneva.now();
+begin
+  perform pg_catalog.set_config('geneva.ending', 'on', true);
+  return query
+  with ended as (
+    update geneva.step_executions e
+    set state = t.state,
+      outcome = t.outcome,
+      completed_at = case when t.state = 'completed' then v_now else e.completed_at end,
+      failed_at = case when t.state = 'failed' then v_now else e.failed_at end,
+      canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
+      skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
+      finished_at = v_now,
+      error_class_name = coalesce(p_error_class_name, e.error_class_name),
+      error_message = coalesce(p_error_message, e.error_message),
+      error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
+      error_classes = coalesce(p_error_classes, e.error_classes),
+      metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
+      updated_at = v_now
+    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata) as t (execution_id, state, outcome, metadata)
+    where e.id = t.execution_id and t.state is not null
+    returning e.workflow_id, e.step_name, e.outcome, e.scheduled_for, e.started_at, e.limit_keys
+  ),
+  counted as (
+    insert into geneva.ended_execution_deltas (
+      minute, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
+    )
+    select date_trunc('minute', v_now, 'UTC'), x.workflow_type, x.step_name, x.outcome, count(*), count(x.started_at),
+      coalesce(array_agg(geneva._duration_bucket(x.started_at - x.scheduled_for)) filter (where x.started_at is not null), '{}'),
+      coalesce(array_agg(geneva._duration_bucket(v_now - x.started_at)) filter (where x.started_at is not null), '{}')
+    from (
+      -- (each workflow's type by its key: the plan is cached for the session)
+      select (select w.workflow_type from geneva.workflows w where w.id = n.workflow_id) as workflow_type,
+        n.step_name, n.outcome, n.scheduled_for, n.started_at
+      from ended n
+    ) x
+    group by x.workflow_type, x.step_name, x.outcome
+  )
+  select k.key, n.workflow_id
+  from ended n, unnest(n.limit_keys) as k (key)
+  where n.limit_keys is not null;
+  perform pg_catalog.set_config('geneva.ending', '', true);
+end;
+$$;
+
 -- geneva._end_execution: moves an execution to an end state with its outcome.
 --
 -- Called by: every function that records what happened to an execution, with
 -- the execution as read under its lock. The caller holds the workflow lock,
 -- then the execution lock, and has checked that the execution is active.
 --
--- Sets the state's own timestamp and finished_at, writes the error columns
--- (error_class_name, error_message, error_backtrace, error_classes) when
--- given, and merges p_metadata into the execution's metadata. A scheduled
+-- It is geneva._end_executions with one element (the state's own timestamp
+-- and finished_at set, the error columns written when given, p_metadata
+-- merged into the execution's metadata, the end counted). A scheduled
 -- execution ended before its job ran (an operator's cancel or skip, a
 -- recovery) has that job cancelled in River, so no worker runs its
 -- conditions for nothing. The slots of limits it held are freed
@@ -2628,27 +2761,11 @@ language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_now timestamptz := geneva.now();
 begin
-  -- the only ender of executions (sql/triggers/step_executions_guard_state.sql)
-  perform pg_catalog.set_config('geneva.ending', 'on', true);
-  update geneva.step_executions e
-  set state = p_state,
-    outcome = p_outcome,
-    completed_at = case when p_state = 'completed' then v_now else e.completed_at end,
-    failed_at = case when p_state = 'failed' then v_now else e.failed_at end,
-    canceled_at = case when p_state = 'canceled' then v_now else e.canceled_at end,
-    skipped_at = case when p_state = 'skipped' then v_now else e.skipped_at end,
-    finished_at = v_now,
-    error_class_name = coalesce(p_error_class_name, e.error_class_name),
-    error_message = coalesce(p_error_message, e.error_message),
-    error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
-    error_classes = coalesce(p_error_classes, e.error_classes),
-    metadata = case when p_metadata is null then e.metadata else e.metadata || p_metadata end,
-    updated_at = v_now
-  where e.id = p_execution.id;
-  perform pg_catalog.set_config('geneva.ending', '', true);
+  perform geneva._end_executions(
+    array[p_execution.id], array[p_state], array[p_outcome], array[p_metadata],
+    p_error_class_name, p_error_message, p_error_backtrace, p_error_classes
+  );
 
   if p_execution.state = 'scheduled' and p_execution.job_id is not null then
     update public.river_job j
@@ -2913,7 +3030,12 @@ begin
     left join geneva.step_executions f on f.id = p_from_ids[o.ord]
   ),
   -- the moves that schedule, resolved against the current step list
-  resolved as (
+  -- (resolved, stepped and timed are materialized: otherwise the planner
+  -- folds each into the next, and every expression read from them, the next
+  -- step's name above all, is copied into each expression that reads it, so
+  -- that planned's projection held hundreds of copies and preparing it at
+  -- every call cost a quarter of the whole batch's work; bench/NOTES.md)
+  resolved as materialized (
     select i.*,
       case
         when i.move = 'next' and i.idx is null then 'pause'
@@ -2923,7 +3045,7 @@ begin
       end as resolved
     from item i
   ),
-  stepped as (
+  stepped as materialized (
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
@@ -2954,7 +3076,7 @@ begin
   ),
   -- when it is due, from now: after its wait, and for an await at its
   -- timeout unless its event is already here
-  timed as (
+  timed as materialized (
     select a.*,
       case when a.await_event is null then a.next_wait
         else greatest(
@@ -3455,41 +3577,6 @@ begin
   where e.workflow_id = v_workflow.id and e.state in ('scheduled', 'in_progress');
   return true;
 end;
-$$;
-
--- geneva._duration_bucket: the bucket of a duration in the histograms of the
--- ended executions' queue lag and run time (geneva.ended_execution_deltas,
--- geneva.ended_executions_by_hour), named by the seconds it stands for: 0
--- for a microsecond or less (a negative duration included), else the middle
--- of (1.02^(k-1), 1.02^k] microseconds, the bucket 2% wide that holds the
--- duration, from a microsecond to centuries.
--- The middle, 2 * 1.02^k / 2.02 microseconds, is within 1% of every duration
--- in its bucket, so percentiles read from the buckets (geneva.step_stats)
--- are within 1% of the exact ones. NULL for NULL (an execution that never
--- ran has neither duration).
---
--- Called by: the count triggers step_executions_count_ended and
--- step_executions_count_inserted, for each ended execution. Takes no locks.
--- An immutable expression that has no `set search_path` (every name in it is
--- pg_catalog's), so that the planner inlines it into the statement that
--- counts a batch's ends.
-create or replace function geneva._duration_bucket(p_duration interval)
-returns double precision
-language sql
-immutable
-parallel safe
-as $$
-  select case
-    when p_duration is null then null
-    when p_duration <= interval '1 microsecond' then 0::double precision
-    else 0.000001::double precision * 2 / 2.02 * pg_catalog.power(
-      1.02::double precision,
-      pg_catalog.ceil(
-        pg_catalog.ln(pg_catalog.date_part('epoch', p_duration) * 1000000::double precision)
-          / pg_catalog.ln(1.02::double precision)
-      )
-    )
-  end
 $$;
 
 -- geneva._histogram_add: the sum of two duration histograms (arrays of
@@ -6628,29 +6715,12 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
-  -- the executions end (geneva._end_execution, set-wise: all were in_progress),
-  -- freeing the slots of limits they held (below)
-  perform pg_catalog.set_config('geneva.ending', 'on', true);
-  with ended as (
-  update geneva.step_executions e
-  set state = t.state,
-    outcome = t.outcome,
-    completed_at = case when t.state = 'completed' then v_now else e.completed_at end,
-    failed_at = case when t.state = 'failed' then v_now else e.failed_at end,
-    canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
-    skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
-    finished_at = v_now,
-    metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
-    updated_at = v_now
-  from unnest(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) as t (execution_id, state, outcome, metadata)
-  where e.id = t.execution_id and t.state is not null
-  returning e.workflow_id, e.limit_keys
-  )
-  select array_agg(k.key order by k.key, ended.workflow_id), array_agg(ended.workflow_id order by k.key, ended.workflow_id)
+  -- the executions end (geneva._end_executions), freeing the slots of
+  -- limits they held (below)
+  select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
+    array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
-  from ended, unnest(ended.limit_keys) as k (key)
-  where ended.limit_keys is not null;
-  perform pg_catalog.set_config('geneva.ending', '', true);
+  from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
 
   -- Limits: a workflow moving on whose ended step held one slot, of its
   -- type's concurrency only (the key its next step would need), passes
@@ -8705,7 +8775,7 @@ execute function geneva._trg_workflows_guard_state();
 -- Legal: scheduled -> in_progress, completed, failed, canceled, skipped;
 -- in_progress -> completed, failed, canceled, skipped. An ended execution
 -- keeps its state and outcome. An execution ends only through
--- geneva._end_execution, which sets geneva.ending to 'on' (transaction-local)
+-- geneva._end_executions, which sets geneva.ending to 'on' (transaction-local)
 -- around its update: ending one by hand would leave its workflow waiting for
 -- nothing (a ready workflow without a scheduled execution).
 -- The trigger's WHEN clause holds the rule too, so that the function runs
@@ -8796,8 +8866,8 @@ execute function geneva._trg_workflows_guard_columns();
 -- (id, workflow, step name, attempt, the execution it continues,
 -- created_at), and updating an ended execution at all, even to the values
 -- it has (its facts are history, and an update that leaves an ended row
--- would count it again: step_executions_count_ended counts every ended row
--- an update leaves). See step_executions_guard_insert and _delete for the
+-- would be counted again: geneva._end_executions counts every row it
+-- ends). See step_executions_guard_insert and _delete for the
 -- rest.
 --
 -- The trigger's WHEN clause holds the rule, so that the function (which only
@@ -9050,73 +9120,10 @@ for each row
 when (old.state in ('finished', 'canceled'))
 execute function geneva._trg_workflows_count_deleted();
 
--- geneva._trg_step_executions_count_ended: counts the executions an update ends
--- in geneva.ended_execution_deltas, for geneva.step_stats,
--- geneva.step_throughput and geneva.engine_metrics: one row per minute they
--- ended in (UTC), type, step and outcome, with how many ended, how many of them
--- ran, and the bucket of each one's queue lag (started - scheduled) and run
--- time (ended - started) (geneva._duration_bucket). Appends only: concurrent
--- transactions never wait on one another's counts.
---
--- A statement trigger over the rows an update left (the transition table
--- "changed"): a batch that ends many executions (geneva.complete_steps)
--- appends their counts in one insert, and an update that ends none (a
--- start, a heartbeat) appends nothing. It fires only for updates made while
--- geneva.ending is 'on', as every update that ends an execution is
--- (geneva._end_execution, geneva._end_running: step_executions_guard_state
--- refuses the others), so that a claim's, a heartbeat's or a checkpoint's
--- update does not call it (40-100 µs a statement). Inserts of ended executions are
--- counted by step_executions_count_inserted, a row trigger whose WHEN clause
--- spares the engine's inserts (scheduled and running executions) any call.
--- An ended execution never changes (step_executions_guard_columns), so every
--- ended row an update leaves is one it ended.
---
--- One pass, one grouping, and each workflow's type looked up by its key: the
--- plan is cached for the session, whatever the size of the statement it was
--- made for, and a join planned for one row must not meet an import of a
--- million.
--- Fired by: the trigger step_executions_count_ended, after update on
--- geneva.step_executions, for each statement.
-create or replace function geneva._trg_step_executions_count_ended()
-returns trigger
-language plpgsql
-volatile
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  insert into geneva.ended_execution_deltas (
-    minute, workflow_type, step_name, outcome, executions, runs, queue_lag, run_time
-  )
-  select e.minute, e.workflow_type, e.step_name, e.outcome, count(*), count(e.lag),
-    coalesce(array_agg(e.lag order by e.lag) filter (where e.lag is not null), '{}'),
-    coalesce(array_agg(e.run_time order by e.run_time) filter (where e.run_time is not null), '{}')
-  from (
-    select
-      date_trunc('minute', c.finished_at, 'UTC') as minute,
-      (select w.workflow_type from geneva.workflows w where w.id = c.workflow_id) as workflow_type,
-      c.step_name,
-      c.outcome,
-      geneva._duration_bucket(c.started_at - c.scheduled_for) as lag,
-      geneva._duration_bucket(c.finished_at - c.started_at) as run_time
-    from changed c
-    where c.state not in ('scheduled', 'in_progress')
-  ) e
-  group by 1, 2, 3, 4;
-  return null;
-end;
-$$;
-
-create or replace trigger step_executions_count_ended
-after update on geneva.step_executions
-referencing new table as changed
-for each statement
-when (pg_catalog.current_setting('geneva.ending', true) = 'on')
-execute function geneva._trg_step_executions_count_ended();
-
 -- geneva._trg_step_executions_count_inserted: counts an execution inserted
 -- already ended (history imported by hand; the engine inserts only
 -- scheduled and running ones) in geneva.ended_execution_deltas, as
--- step_executions_count_ended counts the ends of an update: a row of its
+-- geneva._end_executions counts the executions it ends: a row of its
 -- minute (UTC), type, step and outcome, with the buckets of its queue lag
 -- and run time (geneva._duration_bucket).
 --
@@ -9167,8 +9174,10 @@ execute function geneva._trg_step_executions_count_inserted();
 -- as it creates geneva.workflows, so there is no history to count before
 -- this trigger stands), and their deltas (ended_workflow_count_deltas,
 -- ended_execution_deltas), which the count triggers on geneva.workflows
--- (workflows_count_*) and geneva.step_executions (step_executions_count_*)
--- append, inside a trigger (pg_trigger_depth() > 0), and the folds delete. A
+-- (workflows_count_*) and geneva.step_executions
+-- (step_executions_count_inserted) append, inside a trigger
+-- (pg_trigger_depth() > 0), as does geneva._end_executions (the setting
+-- geneva.ending = 'on'), and the folds delete. A
 -- hand edit would make geneva.workflow_counts, geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics lie.
 --
@@ -9176,7 +9185,8 @@ execute function geneva._trg_step_executions_count_inserted();
 -- The one trigger stands on each table.
 -- Fired by: the trigger counts_guard, before insert, update or delete
 -- on each of the five tables above, for each row, unless geneva.folding is
--- 'on' (on the deltas, also only outside a trigger).
+-- 'on' (on the deltas, also only outside a trigger and, on the executions'
+-- deltas, while geneva.ending is not 'on').
 -- Raises: 55000.
 create or replace function geneva._trg_counts_guard()
 returns trigger
@@ -9225,6 +9235,7 @@ for each row
 when (
   pg_catalog.pg_trigger_depth() < 1
   and pg_catalog.current_setting('geneva.folding', true) is distinct from 'on'
+  and pg_catalog.current_setting('geneva.ending', true) is distinct from 'on'
 )
 execute function geneva._trg_counts_guard();
 

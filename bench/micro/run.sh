@@ -11,8 +11,8 @@
 # every step its own claim (not inline), -l the type has a concurrency limit
 # never reached (100000 by type), -s one always full (2 by group, each
 # batch's workflows in groups of 4: half of them wait for a slot). Arguments: what to compare, each "tree" (the
-# working tree's dist/geneva.sql: run `make sql` first) or a git ref (its
-# committed dist/geneva.sql); default "tree". Needs psql and DATABASE_URL
+# working tree's dist/geneva.sql: run `make sql` first), a schema file (an
+# experiment's variant of it) or a git ref (its committed dist/geneva.sql); default "tree". Needs psql and DATABASE_URL
 # (a superuser's: each run creates and drops its own database); `make
 # bench-sql` starts a throwaway server when none is given.
 # Prints, per run, µs and WAL bytes a step, then each function's own time a
@@ -47,6 +47,8 @@ for what in "$@"; do
   i=$((i + 1))
   if [ "$what" = tree ]; then
     cp "$root/dist/geneva.sql" "$work/$i.sql"
+  elif [ -f "$what" ]; then
+    cp "$what" "$work/$i.sql"
   else
     git -C "$root" show "$what:dist/geneva.sql" > "$work/$i.sql"
   fi

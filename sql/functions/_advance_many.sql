@@ -116,7 +116,12 @@ begin
     left join geneva.step_executions f on f.id = p_from_ids[o.ord]
   ),
   -- the moves that schedule, resolved against the current step list
-  resolved as (
+  -- (resolved, stepped and timed are materialized: otherwise the planner
+  -- folds each into the next, and every expression read from them, the next
+  -- step's name above all, is copied into each expression that reads it, so
+  -- that planned's projection held hundreds of copies and preparing it at
+  -- every call cost a quarter of the whole batch's work; bench/NOTES.md)
+  resolved as materialized (
     select i.*,
       case
         when i.move = 'next' and i.idx is null then 'pause'
@@ -126,7 +131,7 @@ begin
       end as resolved
     from item i
   ),
-  stepped as (
+  stepped as materialized (
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
@@ -157,7 +162,7 @@ begin
   ),
   -- when it is due, from now: after its wait, and for an await at its
   -- timeout unless its event is already here
-  timed as (
+  timed as materialized (
     select a.*,
       case when a.await_event is null then a.next_wait
         else greatest(
