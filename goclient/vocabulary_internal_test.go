@@ -48,18 +48,19 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "requested_action = ANY", "])")),
 		vocabtest.Constants(t, ".", "RequestedAction"))
 
-	// the CHECK on geneva.step_executions: its cases are the execution
-	// states, and the lists they allow the outcomes
+	// the CHECK on geneva.step_executions: its list of the states, each
+	// alone (active) or with each outcome it may carry ("state:outcome")
 	check = constraint("step_executions_state_outcome_valid")
+	list := regexp.MustCompile(`ANY \('\{([^}]*)\}'::text\[\]\)`).FindStringSubmatch(check)
+	require.NotNil(t, list, "no list in %s", check)
 	var executionStates, outcomes []string
-	for _, m := range regexp.MustCompile(`WHEN '([a-z_]+)'::text THEN`).FindAllStringSubmatch(check, -1) {
-		executionStates = append(executionStates, m[1])
-	}
-	for _, m := range regexp.MustCompile(`outcome = ANY \(([^)]*)\)`).FindAllStringSubmatch(check, -1) {
-		for _, outcome := range vocabtest.Quoted(m[1]) {
-			if !slices.Contains(outcomes, outcome) { // recovered is completed or canceled
-				outcomes = append(outcomes, outcome)
-			}
+	for _, pair := range strings.Split(list[1], ",") {
+		state, outcome, _ := strings.Cut(pair, ":")
+		if !slices.Contains(executionStates, state) {
+			executionStates = append(executionStates, state)
+		}
+		if outcome != "" && !slices.Contains(outcomes, outcome) { // recovered is completed or canceled
+			outcomes = append(outcomes, outcome)
 		}
 	}
 	assert.ElementsMatch(t, executionStates, vocabtest.Constants(t, ".", "ExecutionState"))
