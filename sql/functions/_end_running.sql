@@ -134,6 +134,8 @@ begin
     left join geneva.workflows w on w.id = e.workflow_id
     left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
     left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
+    -- (not folded into the aggregates: each would copy the CASEs it reads)
+    offset 0
   ) c;
 
   -- guard: every signal is one its cause has, only those that run the same
@@ -268,19 +270,28 @@ begin
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
   left join lateral (
-    select s.*
-    from geneva.step_executions s
+    select a.*
+    from (
+      -- (the workflow's active execution, by its key: filtered in the query
+      -- above, not here, so that its generic plan reads the index of active
+      -- executions for this workflow, not every execution in progress, and
+      -- the index entries of those ended since the last vacuum, for each
+      -- element)
+      select s.*
+      from geneva.step_executions s
+      where s.workflow_id = w.id and s.state in ('scheduled', 'in_progress')
+      offset 0
+    ) a
     where w.state = 'performing'
-      and s.workflow_id = w.id
-      and s.state = 'in_progress'
+      and a.state = 'in_progress'
       and (
         t.kind = 'end'
         -- a repeated report with continue: the step its first call started
         or t.kind = 'moved_on' and coalesce(p_continue[t.ord], false)
-          and s.job_id is null and s.id > e.id
+          and a.job_id is null and a.id > e.id
           and not exists (
             select from geneva.step_executions b
-            where b.workflow_id = w.id and b.id > e.id and b.id < s.id
+            where b.workflow_id = w.id and b.id > e.id and b.id < a.id
           )
       )
   ) n on true
