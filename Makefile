@@ -60,6 +60,10 @@ else
 	$(WITHPG) bash bench/micro/run.sh $(MICROFLAGS)
 endif
 
+.PHONY: bench-sql-instructions
+bench-sql-instructions: sql ## Count the instructions PostgreSQL spends on the claim and end path, under valgrind: what bench-sql measures, without the noise (bench/micro/instructions.sh; needs valgrind). MICROFLAGS as for bench-sql, e.g. MICROFLAGS='-n 200 -o HEAD~1 tree'
+	bash bench/micro/instructions.sh $(MICROFLAGS)
+
 GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 .PHONY: lint
