@@ -6765,6 +6765,9 @@ begin
           where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
         ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
       where e.limit_keys is not null
+      -- (not folded into the aggregates above: each would copy the
+      -- expressions it reads, the subqueries with them)
+      offset 0
     ) s on true
     where t.kind = 'end';
     if v_waits then
