@@ -2655,10 +2655,11 @@ $$;
 -- type, step and outcome, with how many ended, how many of them ran, and the
 -- bucket of each one's queue lag (started - scheduled) and run time (ended -
 -- started) (geneva._duration_bucket). Appends only: concurrent transactions
--- never wait on one another's counts. (In the same statement as the end:
--- a statement trigger over a transition table cost an end's update half its
--- time, bench/NOTES.md. Executions inserted already ended, an import's
--- history, are counted by sql/triggers/step_executions_count_inserted.)
+-- never wait on one another's counts. (In the same statement as the end,
+-- not in a statement trigger: a transition table kept the rows of every
+-- update of an execution, claims and heartbeats included. Executions
+-- inserted already ended, an import's history, are counted by
+-- sql/triggers/step_executions_count_inserted.)
 --
 -- Plans: its own settings hold its statement to lookups by id (an update
 -- planned while the tables were small must not scan them).
@@ -8877,10 +8878,9 @@ execute function geneva._trg_workflows_guard_columns();
 -- (the others have no privilege on the table at all): changing its identity
 -- (id, workflow, step name, attempt, the execution it continues,
 -- created_at), and updating an ended execution at all, even to the values
--- it has (its facts are history, and an update that leaves an ended row
--- would be counted again: geneva._end_executions counts every row it
--- ends). See step_executions_guard_insert and _delete for the
--- rest.
+-- it has (its facts are history, and the dashboards' counts were taken
+-- from them when it ended, by geneva._end_executions). See
+-- step_executions_guard_insert and _delete for the rest.
 --
 -- The trigger's WHEN clause holds the rule, so that the function (which only
 -- raises, with what was refused) runs only for an update it refuses: the

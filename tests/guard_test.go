@@ -390,8 +390,8 @@ func TestGuardState(t *testing.T) {
 		// Every pair of states, each on a fresh execution brought to its state
 		// by the engine. An update to the same state (with the same outcome) is
 		// no transition and passes, but for an ended execution, which no
-		// update may touch, even to the values it has (it would be counted
-		// again as ended: geneva._end_executions).
+		// update may touch, even to the values it has (its facts are history,
+		// counted when it ended: geneva._end_executions).
 		for _, from := range guardExecutionStates {
 			for _, to := range guardExecutionStates {
 				ended := from != "scheduled" && from != "in_progress"

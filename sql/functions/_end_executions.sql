@@ -20,10 +20,11 @@
 -- type, step and outcome, with how many ended, how many of them ran, and the
 -- bucket of each one's queue lag (started - scheduled) and run time (ended -
 -- started) (geneva._duration_bucket). Appends only: concurrent transactions
--- never wait on one another's counts. (In the same statement as the end:
--- a statement trigger over a transition table cost an end's update half its
--- time, bench/NOTES.md. Executions inserted already ended, an import's
--- history, are counted by sql/triggers/step_executions_count_inserted.)
+-- never wait on one another's counts. (In the same statement as the end,
+-- not in a statement trigger: a transition table kept the rows of every
+-- update of an execution, claims and heartbeats included. Executions
+-- inserted already ended, an import's history, are counted by
+-- sql/triggers/step_executions_count_inserted.)
 --
 -- Plans: its own settings hold its statement to lookups by id (an update
 -- planned while the tables were small must not scan them).

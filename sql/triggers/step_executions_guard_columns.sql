@@ -3,10 +3,9 @@
 -- (the others have no privilege on the table at all): changing its identity
 -- (id, workflow, step name, attempt, the execution it continues,
 -- created_at), and updating an ended execution at all, even to the values
--- it has (its facts are history, and an update that leaves an ended row
--- would be counted again: geneva._end_executions counts every row it
--- ends). See step_executions_guard_insert and _delete for the
--- rest.
+-- it has (its facts are history, and the dashboards' counts were taken
+-- from them when it ended, by geneva._end_executions). See
+-- step_executions_guard_insert and _delete for the rest.
 --
 -- The trigger's WHEN clause holds the rule, so that the function (which only
 -- raises, with what was refused) runs only for an update it refuses: the
