@@ -54,6 +54,7 @@ type options struct {
 	ceilingJobs    int
 	ceilingWorkers int
 	ceilingPool    int
+	genevaCeiling  bool
 	sampleEvery    time.Duration
 	steadyRate     int
 	steadyFor      time.Duration
@@ -108,6 +109,7 @@ func main() {
 	flag.IntVar(&o.ceilingJobs, "ceiling-jobs", 50000, "no-op jobs inserted beforehand for River's ceiling (0: skip it)")
 	flag.IntVar(&o.ceilingWorkers, "ceiling-workers", 500, "River MaxWorkers for River's ceiling")
 	flag.IntVar(&o.ceilingPool, "ceiling-pool", 10, "database connections of River's ceiling run")
+	flag.BoolVar(&o.genevaCeiling, "geneva-ceiling", true, "also measure Geneva as River's ceiling is measured, at the sweep's most slots: the workflows created beforehand, timed by the database from the first step's start to the last one's end")
 	flag.DurationVar(&o.sampleEvery, "sample-every", 10*time.Millisecond, "how often the wait events of the worker's active backends are sampled during throughput runs (0: never)")
 	flag.DurationVar(&o.fetchCooldown, "fetch-cooldown", 5*time.Millisecond, "River's FetchCooldown in the workers (River's default is 100ms)")
 	flag.IntVar(&o.steadyRate, "steady-rate", 500, "offered steps per second of the steady-load run")

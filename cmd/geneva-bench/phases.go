@@ -205,6 +205,20 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 			row.ownJobs.rate(), row.unbatched.rate(), row.unbatchedOwnJobs.rate(), row.river.rate())
 		p.sweep = append(p.sweep, row)
 	}
+	if b.o.genevaCeiling && len(b.o.sweep) > 0 {
+		slots := slices.Max(b.o.sweep)
+		var err error
+		if p.genevaCeiling, err = b.genevaCeilingRun(ctx, slots, b.o.inlineSteps); err != nil {
+			return fmt.Errorf("Geneva measured as River's ceiling is: %w", err)
+		}
+		if b.o.ownJobs {
+			if p.genevaCeilingOwnJobs, err = b.genevaCeilingRun(ctx, slots, -1); err != nil {
+				return fmt.Errorf("Geneva measured as River's ceiling is, each step its own job: %w", err)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "geneva-bench: %s: Geneva measured as River's ceiling is, %d slots: %.0f steps/s; each step its own job %.0f\n",
+			p.name, slots, p.genevaCeiling.rate(), p.genevaCeilingOwnJobs.rate())
+	}
 	if err := b.awaitSteady(ctx, p); err != nil {
 		return fmt.Errorf("awaited steps at a steady load: %w", err)
 	}
@@ -304,6 +318,34 @@ func (b *bench) riverCeiling(ctx context.Context) (runStats, error) {
 			from public.river_job where kind = 'bench_noop'`).Scan(&seconds)
 		b.ownPolls.Add(1)
 		return b.o.ceilingJobs, time.Duration(seconds * float64(time.Second)), err
+	})
+}
+
+// genevaCeilingRun measures Geneva as riverCeiling measures River: the
+// throughput run's workflows created beforehand (in transactions of 100, before
+// the run's counters are read, so that neither their time nor their CPU or WAL
+// is counted), then a worker with the given slots and InlineSteps; the time is
+// the database's, from the first step's start to the last one's end.
+func (b *bench) genevaCeilingRun(ctx context.Context, slots, inlineSteps int) (runStats, error) {
+	if err := b.settle(ctx); err != nil {
+		return runStats{}, err
+	}
+	first, last, err := b.createBatch(ctx, "Bench", b.o.workflows, nil)
+	if err != nil {
+		return runStats{}, err
+	}
+	return b.measure(ctx, b.childConfig("geneva", slots, inlineSteps), func(ctx context.Context) (int, time.Duration, error) {
+		if err := b.waitFinished(ctx, "Bench", 10*time.Minute); err != nil {
+			return 0, 0, err
+		}
+		var (
+			seconds float64
+			steps   int
+		)
+		err := b.pool.QueryRow(ctx, `select extract(epoch from max(finished_at) - min(started_at))::float8, count(*)::int
+			from geneva.step_executions where workflow_id between $1 and $2 and state = 'completed'`, first, last).Scan(&seconds, &steps)
+		b.ownPolls.Add(1)
+		return steps, time.Duration(seconds * float64(time.Second)), err
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,11 @@ type profileResults struct {
 	await    awaitResults
 	limits   limitResults
 	http     httpResults
+
+	// genevaCeiling and genevaCeilingOwnJobs are Geneva measured as River's
+	// ceiling is (genevaCeilingRun), with inline steps and with every step its
+	// own job.
+	genevaCeiling, genevaCeilingOwnJobs runStats
 }
 
 // sweepRow is the throughput of Geneva (inline steps, and every step through
@@ -130,9 +136,9 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
 		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
-		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
+		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.genevaCeiling, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
 		o.creates, o.createConns, joinInts(o.growth), o.schedules, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
 		o.limitWorkflows, o.limitGroups, o.fairBig, o.fairGroups, o.fairSmall, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
@@ -149,6 +155,7 @@ func (r *results) markdown() string {
 		"\"unbatched (before)\" forces its batch size to 1, one transaction per step's end, as before batching. River's ceiling is measured as River's own benchmark measures it: "+
 		"%d no-op jobs inserted in bulk beforehand, one client with %d workers, FetchCooldown 2 ms, FetchPollInterval 20 ms, "+
 		"River's batching completer; its time runs from the first job's start to the last one's end. "+
+		"\"Geneva measured as River's ceiling is\" does the same for Geneva at the sweep's most slots: the workflows created beforehand (their time, CPU and WAL not counted), the time from the first step's start to the last one's end. "+
 		"Durable: fsync, synchronous_commit and full_page_writes on; non-durable: not all three on%s. "+
 		"Every run starts after a VACUUM and a CHECKPOINT; before each column's first, an unrecorded Geneva run of %d workflows warms the tables, caches and plans.\n\n",
 		o.workflows, o.steps, o.ceilingJobs, o.ceilingWorkers, switched, o.warmup)
@@ -195,6 +202,29 @@ func (r *results) markdown() string {
 			}
 			return fmt.Sprintf("**%.2f**", p.best().geneva.rate()/p.ceiling.rate())
 		})
+	}
+	if o.genevaCeiling && len(o.sweep) > 0 {
+		slots := slices.Max(o.sweep)
+		ceilingRow := func(label string, s func(p *profileResults) runStats) {
+			row(fmt.Sprintf("Geneva measured as River's ceiling is, %d slots%s, steps/s", slots, label), func(p *profileResults) string {
+				if s(p).units == 0 {
+					return "—"
+				}
+				return fmt.Sprintf("%.0f", s(p).rate())
+			})
+			if o.ceilingJobs > 0 {
+				row(fmt.Sprintf("… ÷ River's ceiling%s", label), func(p *profileResults) string {
+					if p.ceiling.rate() == 0 || s(p).units == 0 {
+						return "—"
+					}
+					return fmt.Sprintf("**%.2f**", s(p).rate()/p.ceiling.rate())
+				})
+			}
+		}
+		ceilingRow("", func(p *profileResults) runStats { return p.genevaCeiling })
+		if o.ownJobs {
+			ceilingRow(", each step its own job", func(p *profileResults) runStats { return p.genevaCeilingOwnJobs })
+		}
 	}
 	awaitSteady, awaitBurst := o.awaitRate > 0 && o.awaitFor > 0, o.awaitBurst > 0
 	if awaitBurst {
@@ -258,6 +288,10 @@ func (r *results) markdown() string {
 			cost(fmt.Sprintf("Geneva, %d slots, unbatched (before)", row.slots), row.unbatched)
 			cost(fmt.Sprintf("Geneva, %d slots, each step its own job, unbatched (before)", row.slots), row.unbatchedOwnJobs)
 			cost(fmt.Sprintf("raw River, %d slots", row.slots), row.river)
+		}
+		if o.genevaCeiling && len(o.sweep) > 0 {
+			cost(fmt.Sprintf("Geneva measured as River's ceiling is, %d slots", slices.Max(o.sweep)), p.genevaCeiling)
+			cost(fmt.Sprintf("Geneva measured as River's ceiling is, %d slots, each step its own job", slices.Max(o.sweep)), p.genevaCeilingOwnJobs)
 		}
 		cost(fmt.Sprintf("awaited step, %d events at once, %d slots (the sends included)", o.awaitBurst, o.workers), p.await.burst)
 		limitCosts(o, p, cost)
