@@ -558,19 +558,40 @@ create table geneva.workflows (
     and (requested_action is null or (requested_action in ('pause', 'cancel') and state = 'performing'))
     -- the step running now
     and (current_step_name is null or state = 'performing')
+    -- each of paused, finished and canceled has its timestamp, set exactly
+    -- while the workflow is in it: the indexes below name these instead of
+    -- the state (see workflows_ongoing_type)
+    and (state = 'paused') = (paused_at is not null)
+    and (state = 'finished') = (finished_at is not null)
+    and (state = 'canceled') = (canceled_at is not null)
   ),
   constraint workflows_names_not_empty check (workflow_type <> '' and hero_type <> '' and hero_id <> '')
 );
+
+-- No index of workflows names the state, as a column or in a predicate: a
+-- step's moves between ready and performing, two for every step that is its
+-- own claim, then change no indexed column and are HOT updates, which write
+-- no index entry (an index on the state had every such move write one in
+-- each of the table's indexes). The indexes below that must tell ongoing
+-- workflows from ended ones read finished_at and canceled_at, which
+-- workflows_state_valid ties to the state.
 
 -- One ongoing (not finished or canceled) workflow per type and hero, unless the
 -- workflow was created with allow_multiple. A paused workflow keeps its slot.
 create unique index workflows_one_ongoing_per_hero on geneva.workflows (
   workflow_type, hero_type, hero_id
-) where state not in ('finished', 'canceled') and not allow_multiple;
+) where finished_at is null and canceled_at is null and not allow_multiple;
 
 create index workflows_hero on geneva.workflows (hero_type, hero_id);
 
-create index workflows_state_type on geneva.workflows (state, workflow_type);
+-- The ongoing (ready, performing, paused) workflows by type: the counts of
+-- geneva.workflow_counts and geneva.engine_metrics, housekeeping's sweep for
+-- orphans.
+create index workflows_ongoing_type on geneva.workflows (workflow_type)
+where finished_at is null and canceled_at is null;
+
+-- The paused workflows (geneva.paused_workflows): only they have entries.
+create index workflows_paused on geneva.workflows (paused_at) where paused_at is not null;
 
 -- A workflow's retries (geneva.retry_workflow), for its page.
 create index workflows_retried_from on geneva.workflows (retried_from) where retried_from is not null;
@@ -729,7 +750,7 @@ create index step_executions_scheduled_for on geneva.step_executions (scheduled_
 where state = 'scheduled';
 
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
-where state in ('finished', 'canceled');
+where finished_at is not null or canceled_at is not null;
 
 -- The steps waiting for an event (geneva.awaiting_events, the dashboard's
 -- Waiting page): only those rows, so the others pay a predicate, no entry.
@@ -4503,7 +4524,7 @@ begin
     insert into geneva.workflows
     select v_new.*
     on conflict (workflow_type, hero_type, hero_id)
-      where state not in ('finished', 'canceled') and not allow_multiple
+      where finished_at is null and canceled_at is null and not allow_multiple
       do nothing;
     v_inserted := found;
   else
@@ -4527,7 +4548,7 @@ begin
     where w.workflow_type = p_workflow_type
       and w.hero_type = p_hero_type
       and w.hero_id = p_hero_id
-      and w.state not in ('finished', 'canceled')
+      and w.finished_at is null and w.canceled_at is null
       and not w.allow_multiple;
     raise exception 'hero % % already has an ongoing % workflow', p_hero_type, p_hero_id, p_workflow_type
       using errcode = '23505',
@@ -8254,7 +8275,7 @@ begin
     from (
       select w.id
       from geneva.workflows w
-      where w.state in ('finished', 'canceled')
+      where (w.finished_at is not null or w.canceled_at is not null)
         and w.transitioned_at < v_now - v_retention
       order by w.transitioned_at
       limit v_batch_size
@@ -9700,7 +9721,7 @@ execute function geneva._trg_idempotency_keys_guard();
 -- geneva.workflow_counts: how many workflows of each type are in each state.
 --
 -- For dashboards (Grafana, Metabase) and `geneva ls`. Ongoing workflows are
--- counted from workflows_state_type (state, workflow_type); ended ones are
+-- counted from workflows_ongoing_type; ended ones are
 -- kept counted as they end (ended_workflow_counts, a row per type and
 -- state, plus the deltas housekeeping has not folded yet,
 -- ended_workflow_count_deltas), so that the view's cost does not grow with
@@ -9708,7 +9729,7 @@ execute function geneva._trg_idempotency_keys_guard();
 create or replace view geneva.workflow_counts as
 select w.workflow_type, w.state, count(*) as workflows
 from geneva.workflows w
-where w.state in ('ready', 'performing', 'paused')
+where w.finished_at is null and w.canceled_at is null
 group by w.workflow_type, w.state
 union all
 select c.workflow_type, c.state, sum(c.workflows)::bigint
@@ -9730,7 +9751,7 @@ comment on view geneva.workflow_counts is 'Workflows per type and state.';
 -- `'*net.OpError' = any(error_classes)` finds it however it was wrapped.
 --
 -- For dashboards and operators; `geneva ls --state paused` reads it. Reads
--- workflows_state_type, then each paused workflow's executions by
+-- workflows_paused, then each paused workflow's executions by
 -- step_executions_workflow_id.
 create or replace view geneva.paused_workflows as
 select
@@ -9765,7 +9786,8 @@ left join lateral (
   where e.workflow_id = w.id
     and e.state = 'scheduled'
 ) kept on true
-where w.state = 'paused';
+-- (a workflow has paused_at exactly while paused: workflows_state_valid)
+where w.paused_at is not null;
 
 comment on view geneva.paused_workflows is
 'Paused workflows with the error that paused them and the execution they keep scheduled.';
@@ -9786,9 +9808,8 @@ comment on view geneva.paused_workflows is
 -- any.
 --
 -- For dashboards and operators, and housekeeping's sweep (every round: it
--- reads every ready and performing workflow, through the index
--- workflows_state_type, and every active execution, through
--- step_executions_one_active).
+-- reads every ongoing workflow, through the index workflows_ongoing_type,
+-- and every active execution, through step_executions_one_active).
 
 create or replace view geneva.orphan_workflows as
 select
@@ -9803,14 +9824,14 @@ select
 from geneva.workflows w
 left join geneva.step_executions e
   on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
-where w.state = 'ready'
+where w.finished_at is null and w.canceled_at is null and w.state = 'ready'
   and e.state is distinct from 'scheduled'
 union all
 select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, 'performing_without_running', e.id, e.state
 from geneva.workflows w
 left join geneva.step_executions e
   on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
-where w.state = 'performing'
+where w.finished_at is null and w.canceled_at is null and w.state = 'performing'
   and e.state is distinct from 'in_progress'
 union all
 select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, 'ended_with_active', e.id, e.state
@@ -10026,7 +10047,8 @@ comment on view geneva.step_stats is
 -- of its own and walks the primary key, newest first.
 --
 -- For the dashboard and operators. Reads workflows by its primary key,
--- workflows_state_type and workflows_hero.
+-- workflows_hero (no index names the state: a filter on it walks the
+-- primary key, newest first).
 create or replace view geneva.workflow_list as
 select
   w.id as workflow_id,
@@ -10212,7 +10234,7 @@ comment on view geneva.queue_lag is
 --                        would not be monotonic); divide by 300 for a rate
 --                        (up to a fifth high).
 --
--- Reads workflows_state_type for the ongoing states, each paused workflow's
+-- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
 -- and the ended executions' counts kept per minute
@@ -10240,7 +10262,7 @@ queues as (
 select 'workflows'::text as metric, w.workflow_type, null::text as step_name, w.state as label,
   count(*)::double precision as value
 from geneva.workflows w
-where w.state in ('ready', 'performing', 'paused')
+where w.finished_at is null and w.canceled_at is null
 group by w.workflow_type, w.state
 union all
 select 'paused_workflows', p.workflow_type, null, coalesce(p.last_error_class, ''), count(*)

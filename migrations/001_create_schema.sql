@@ -125,19 +125,40 @@ create table geneva.workflows (
     and (requested_action is null or (requested_action in ('pause', 'cancel') and state = 'performing'))
     -- the step running now
     and (current_step_name is null or state = 'performing')
+    -- each of paused, finished and canceled has its timestamp, set exactly
+    -- while the workflow is in it: the indexes below name these instead of
+    -- the state (see workflows_ongoing_type)
+    and (state = 'paused') = (paused_at is not null)
+    and (state = 'finished') = (finished_at is not null)
+    and (state = 'canceled') = (canceled_at is not null)
   ),
   constraint workflows_names_not_empty check (workflow_type <> '' and hero_type <> '' and hero_id <> '')
 );
+
+-- No index of workflows names the state, as a column or in a predicate: a
+-- step's moves between ready and performing, two for every step that is its
+-- own claim, then change no indexed column and are HOT updates, which write
+-- no index entry (an index on the state had every such move write one in
+-- each of the table's indexes). The indexes below that must tell ongoing
+-- workflows from ended ones read finished_at and canceled_at, which
+-- workflows_state_valid ties to the state.
 
 -- One ongoing (not finished or canceled) workflow per type and hero, unless the
 -- workflow was created with allow_multiple. A paused workflow keeps its slot.
 create unique index workflows_one_ongoing_per_hero on geneva.workflows (
   workflow_type, hero_type, hero_id
-) where state not in ('finished', 'canceled') and not allow_multiple;
+) where finished_at is null and canceled_at is null and not allow_multiple;
 
 create index workflows_hero on geneva.workflows (hero_type, hero_id);
 
-create index workflows_state_type on geneva.workflows (state, workflow_type);
+-- The ongoing (ready, performing, paused) workflows by type: the counts of
+-- geneva.workflow_counts and geneva.engine_metrics, housekeeping's sweep for
+-- orphans.
+create index workflows_ongoing_type on geneva.workflows (workflow_type)
+where finished_at is null and canceled_at is null;
+
+-- The paused workflows (geneva.paused_workflows): only they have entries.
+create index workflows_paused on geneva.workflows (paused_at) where paused_at is not null;
 
 -- A workflow's retries (geneva.retry_workflow), for its page.
 create index workflows_retried_from on geneva.workflows (retried_from) where retried_from is not null;
@@ -296,7 +317,7 @@ create index step_executions_scheduled_for on geneva.step_executions (scheduled_
 where state = 'scheduled';
 
 create index workflows_ended_transitioned_at on geneva.workflows (transitioned_at)
-where state in ('finished', 'canceled');
+where finished_at is not null or canceled_at is not null;
 
 -- The steps waiting for an event (geneva.awaiting_events, the dashboard's
 -- Waiting page): only those rows, so the others pay a predicate, no entry.

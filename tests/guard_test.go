@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,13 +106,16 @@ func (b *testBundle) guardExecutionIn(t *testing.T, state, heroID string) int64 
 }
 
 // guardSetWorkflowState updates a workflow's state by hand. It also clears
-// current_step_name and requested_action, which NULL suits in every state:
-// so the CHECK constraint workflows_state_valid (its rules for
-// current_step_name and requested_action) holds for any target and only the
-// guard can refuse the update.
+// current_step_name and requested_action, which NULL suits in every state,
+// and sets paused_at, finished_at and canceled_at as the target state
+// requires: so the CHECK constraint workflows_state_valid holds for any
+// target and only the guard can refuse the update.
 func (b *testBundle) guardSetWorkflowState(id int64, state string) error {
 	_, err := b.conn.Exec(b.ctx, `update geneva.workflows
-		set state = $2, current_step_name = null, requested_action = null
+		set state = $2::text, current_step_name = null, requested_action = null,
+		  paused_at = case when $2::text = 'paused' then coalesce(paused_at, geneva.now()) end,
+		  finished_at = case when $2::text = 'finished' then coalesce(finished_at, geneva.now()) end,
+		  canceled_at = case when $2::text = 'canceled' then coalesce(canceled_at, geneva.now()) end
 		where id = $1`, id, state)
 	return err
 }
@@ -657,4 +662,66 @@ func TestGuardColumns(t *testing.T) {
 		_, err = b.conn.Exec(b.ctx, "delete from geneva.workflows")
 		require.NoError(t, err, "nothing left to delete")
 	})
+}
+
+// TestWorkflowStateTimestamps: a workflow has paused_at exactly while paused,
+// finished_at exactly when finished and canceled_at exactly when canceled
+// (workflows_state_valid), as the indexes that tell ongoing workflows from
+// ended ones without naming the state rely on: a hand-made update that
+// breaks the tie is refused with 23514 and changes nothing, and every state
+// the engine brings a workflow to keeps it.
+func TestWorkflowStateTimestamps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.defineThreeSteps(t)
+	for i, state := range guardWorkflowStates {
+		id := b.guardWorkflowIn(t, state, fmt.Sprint("tie", i))
+		var tied bool
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select (state = 'paused') = (paused_at is not null)
+			  and (state = 'finished') = (finished_at is not null)
+			  and (state = 'canceled') = (canceled_at is not null)
+			from geneva.workflows where id = $1`, id).Scan(&tied))
+		require.True(t, tied, "a %s workflow made by the engine", state)
+	}
+	// legal transitions (the state guard lets them through), each without the
+	// timestamp its target requires, and an ongoing workflow given one
+	for i, c := range []struct{ from, to, set string }{
+		{"ready", "paused", ""},
+		{"ready", "finished", ""},
+		{"ready", "canceled", ""},
+		{"ready", "ready", "finished_at = geneva.now()"},
+		{"performing", "performing", "canceled_at = geneva.now()"},
+		{"paused", "ready", ""},
+	} {
+		t.Run(guardCamel(c.from)+"To"+guardCamel(c.to), func(t *testing.T) {
+			id := b.guardWorkflowIn(t, c.from, fmt.Sprint("broken", i))
+			before := b.workflow(t, id)
+			set := "state = $2::text, current_step_name = null, requested_action = null"
+			if c.set != "" {
+				set += ", " + c.set
+			}
+			_, err := b.conn.Exec(b.ctx, "update geneva.workflows set "+set+" where id = $1", id, c.to)
+			pgErr := requireCode(t, err, "23514")
+			require.Equal(t, "workflows_state_valid", pgErr.ConstraintName)
+			require.Equal(t, before, b.workflow(t, id), "nothing changed")
+		})
+	}
+}
+
+// TestWorkflowIndexesNameNoState: no index of workflows names the state, as a
+// column, in an expression or in its predicate, so that a step's moves
+// between ready and performing can be HOT updates (no index entries).
+func TestWorkflowIndexesNameNoState(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rows, err := b.conn.Query(b.ctx, `select pg_get_indexdef(i.indexrelid)
+		from pg_index i where i.indrelid = 'geneva.workflows'::regclass order by 1`)
+	require.NoError(t, err)
+	definitions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, definitions)
+	for _, definition := range definitions {
+		require.NotRegexp(t, `\bstate\b`, definition)
+	}
 }

@@ -146,7 +146,7 @@ begin
     insert into geneva.workflows
     select v_new.*
     on conflict (workflow_type, hero_type, hero_id)
-      where state not in ('finished', 'canceled') and not allow_multiple
+      where finished_at is null and canceled_at is null and not allow_multiple
       do nothing;
     v_inserted := found;
   else
@@ -170,7 +170,7 @@ begin
     where w.workflow_type = p_workflow_type
       and w.hero_type = p_hero_type
       and w.hero_id = p_hero_id
-      and w.state not in ('finished', 'canceled')
+      and w.finished_at is null and w.canceled_at is null
       and not w.allow_multiple;
     raise exception 'hero % % already has an ongoing % workflow', p_hero_type, p_hero_id, p_workflow_type
       using errcode = '23505',

@@ -103,7 +103,7 @@ begin
     from (
       select w.id
       from geneva.workflows w
-      where w.state in ('finished', 'canceled')
+      where (w.finished_at is not null or w.canceled_at is not null)
         and w.transitioned_at < v_now - v_retention
       order by w.transitioned_at
       limit v_batch_size

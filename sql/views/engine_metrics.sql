@@ -27,7 +27,7 @@
 --                        would not be monotonic); divide by 300 for a rate
 --                        (up to a fifth high).
 --
--- Reads workflows_state_type for the ongoing states, each paused workflow's
+-- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
 -- and the ended executions' counts kept per minute
@@ -55,7 +55,7 @@ queues as (
 select 'workflows'::text as metric, w.workflow_type, null::text as step_name, w.state as label,
   count(*)::double precision as value
 from geneva.workflows w
-where w.state in ('ready', 'performing', 'paused')
+where w.finished_at is null and w.canceled_at is null
 group by w.workflow_type, w.state
 union all
 select 'paused_workflows', p.workflow_type, null, coalesce(p.last_error_class, ''), count(*)

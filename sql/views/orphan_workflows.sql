@@ -14,9 +14,8 @@
 -- any.
 --
 -- For dashboards and operators, and housekeeping's sweep (every round: it
--- reads every ready and performing workflow, through the index
--- workflows_state_type, and every active execution, through
--- step_executions_one_active).
+-- reads every ongoing workflow, through the index workflows_ongoing_type,
+-- and every active execution, through step_executions_one_active).
 
 create or replace view geneva.orphan_workflows as
 select
@@ -31,14 +30,14 @@ select
 from geneva.workflows w
 left join geneva.step_executions e
   on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
-where w.state = 'ready'
+where w.finished_at is null and w.canceled_at is null and w.state = 'ready'
   and e.state is distinct from 'scheduled'
 union all
 select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, 'performing_without_running', e.id, e.state
 from geneva.workflows w
 left join geneva.step_executions e
   on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
-where w.state = 'performing'
+where w.finished_at is null and w.canceled_at is null and w.state = 'performing'
   and e.state is distinct from 'in_progress'
 union all
 select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, 'ended_with_active', e.id, e.state

@@ -6,7 +6,7 @@
 -- `'*net.OpError' = any(error_classes)` finds it however it was wrapped.
 --
 -- For dashboards and operators; `geneva ls --state paused` reads it. Reads
--- workflows_state_type, then each paused workflow's executions by
+-- workflows_paused, then each paused workflow's executions by
 -- step_executions_workflow_id.
 create or replace view geneva.paused_workflows as
 select
@@ -41,7 +41,8 @@ left join lateral (
   where e.workflow_id = w.id
     and e.state = 'scheduled'
 ) kept on true
-where w.state = 'paused';
+-- (a workflow has paused_at exactly while paused: workflows_state_valid)
+where w.paused_at is not null;
 
 comment on view geneva.paused_workflows is
 'Paused workflows with the error that paused them and the execution they keep scheduled.';

@@ -6,7 +6,8 @@
 -- of its own and walks the primary key, newest first.
 --
 -- For the dashboard and operators. Reads workflows by its primary key,
--- workflows_state_type and workflows_hero.
+-- workflows_hero (no index names the state: a filter on it walks the
+-- primary key, newest first).
 create or replace view geneva.workflow_list as
 select
   w.id as workflow_id,
