@@ -15,7 +15,8 @@
 # claim_end.sql's loop (a DO block: valgrind counts only inside
 # plpgsql_inline_handler) and prints them a step, beside run.sh's output.
 # Under valgrind everything runs some 50 times slower: keep -n small (200
-# workflows take a minute a build). Needs valgrind and psql.
+# workflows take a minute a build). Needs valgrind and psql. KEEP=dir keeps
+# each run's profile there (dir/<what>.callgrind) for callgrind_annotate.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,8 +66,9 @@ for what in "${whats[@]}"; do
   best=0
   for f in $(comm -13 <(echo "$before") <(ls "$work"/cg.* | sort)); do
     t=$(grep -E "^(summary|totals):" "$f" | tail -1 | awk '{print $2}')
-    if [ -n "$t" ] && [ "$t" -gt "$best" ]; then best=$t; fi
+    if [ -n "$t" ] && [ "$t" -gt "$best" ]; then best=$t bestfile=$f; fi
   done
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$bestfile" "$KEEP/$(basename "$what").callgrind"; fi
   echo "$out" | head -1 | grep workflows= || true
   echo "$what: instructions_per_step=$((best / steps)) ($(echo "$out" | grep -o 'steps=[0-9]*' | head -1))"
 done
