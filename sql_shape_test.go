@@ -104,7 +104,8 @@ func definitions(t *testing.T, name, text string, re *regexp.Regexp) []string {
 }
 
 // TestSQLShape holds sql/ to its conventions: one function (or view, or a
-// trigger function with its trigger) per file, without exception, named after
+// trigger function with its trigger, or a CHECK constraint's function with
+// the constraint) per file, without exception, named after
 // it, written "create or replace", with a header comment naming it and saying
 // who calls it (or fires it) and, when it raises, what, the fixed
 // search_path, and every file included by install.sql exactly once; nothing
@@ -174,12 +175,20 @@ func TestSQLShape(t *testing.T) {
 				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._trg_%s and at most the trigger %s",
 					name, functions, views, triggers, base, base)
 			}
+		case "constraints":
+			// the function a CHECK constraint calls, and the constraint,
+			// attached once (a DO block), named after the file
+			if len(functions) != 1 || functions[0] != "_chk_"+base || len(views) != 0 || len(triggers) != 0 ||
+				!strings.Contains(text, "add constraint "+base+" check (geneva._chk_"+base+"(") {
+				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._chk_%s and the constraint %s calling it",
+					name, functions, views, triggers, base, base)
+			}
 		case "views":
 			if len(views) != 1 || views[0] != base || len(functions) != 0 || len(triggers) != 0 {
 				t.Errorf("%s: defines functions %v, views %v and triggers %v; want one view, geneva.%s", name, functions, views, triggers, base)
 			}
 		default:
-			t.Errorf("%s: sql/ holds functions/, triggers/ and views/ only", name)
+			t.Errorf("%s: sql/ holds functions/, triggers/, constraints/ and views/ only", name)
 		}
 		if len(functions) > 0 {
 			headerNames(t, name, text)

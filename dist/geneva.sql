@@ -549,23 +549,9 @@ create table geneva.workflows (
   -- same type and hero from a step of the original, whose history stays
   -- with it; NULL for a workflow created by create_workflow. Not a foreign
   -- key: housekeeping's retention may delete the original first.
-  retried_from bigint,
-  -- (few CHECKs: PostgreSQL prepares each anew for every statement that
-  -- writes the table)
-  constraint workflows_state_valid check (
-    state in ('ready', 'performing', 'paused', 'finished', 'canceled')
-    -- an operator's request waits for the step boundary of a performing workflow
-    and (requested_action is null or (requested_action in ('pause', 'cancel') and state = 'performing'))
-    -- the step running now
-    and (current_step_name is null or state = 'performing')
-    -- each of paused, finished and canceled has its timestamp, set exactly
-    -- while the workflow is in it: the indexes below name these instead of
-    -- the state (see workflows_ongoing_type)
-    and (state = 'paused') = (paused_at is not null)
-    and (state = 'finished') = (finished_at is not null)
-    and (state = 'canceled') = (canceled_at is not null)
-  ),
-  constraint workflows_names_not_empty check (workflow_type <> '' and hero_type <> '' and hero_id <> '')
+  retried_from bigint
+  -- (the rules of a row: the CHECK constraint workflows_state_valid, which
+  -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 );
 
 -- No index of workflows names the state, as a column or in a predicate: a
@@ -699,35 +685,10 @@ create table geneva.step_executions (
   -- rate limit's window reserved for it (geneva._limit_admit). Kept as history.
   limit_keys text [],
   limit_wait_key text,
-  limit_window_at timestamptz,
-  -- the states, and which outcomes each may carry: each allowed pair is an
-  -- element "state:outcome" of one constant list, and an active state
-  -- (scheduled, in_progress) carries none, so stands alone; finished_at is
-  -- set exactly on ended executions, which are those with an outcome. One
-  -- list, not a CASE of lists: PostgreSQL reads, plans and prepares a CHECK
-  -- anew for every statement that writes the table, and the CASE cost every
-  -- batch of steps more than its updates (bench/NOTES.md)
-  constraint step_executions_state_outcome_valid check (
-    state || coalesce(':' || outcome, '') = any ('{
-      scheduled,
-      in_progress,
-      completed:success, completed:reattempted, completed:reattempted_by_exception,
-      completed:recovered, completed:suspended,
-      failed:paused_by_exception, failed:canceled_by_exception, failed:reattempts_exhausted,
-      failed:step_not_defined,
-      canceled:canceled_by_condition, canceled:canceled_by_flow_control, canceled:canceled_externally,
-      canceled:canceled_hero_missing, canceled:paused_by_flow_control, canceled:recovered,
-      canceled:canceled_by_timeout, canceled:paused_by_timeout,
-      skipped:skipped_by_condition, skipped:skipped_by_flow_control, skipped:skipped_by_exception,
-      skipped:skipped_externally, skipped:skipped_by_timeout
-    }'::text[])
-    and (finished_at is null) = (outcome is null)
-  ),
-  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0),
-  constraint step_executions_await_valid check (
-    (await_event is null) = (await_from is null) and (await_event is null) = (await_until is null)
-    and (await_event is null or await_from <= await_until)
-  )
+  limit_window_at timestamptz
+  -- (the rules of a row: the CHECK constraint step_executions_state_valid,
+  -- which calls a function, attached by
+  -- sql/constraints/step_executions_state_valid.sql)
 );
 
 -- At most one active (scheduled or in_progress) execution per workflow.
@@ -1085,7 +1046,8 @@ begin;
 -- `geneva migrate` installs it in one transaction after the numbered
 -- migrations, every time, so a database is upgraded in place; the single-file
 -- psql install (dist/geneva.sql) embeds it. Everything here is idempotent
--- (create or replace), written once, and depends only on the tables of
+-- (create or replace; a CHECK constraint of constraints/ is attached when
+-- its table lacks it), written once, and depends only on the tables of
 -- migrations/ and on River's public.river_job.
 --
 -- Files are included as Go templates (tern code packages): keep double curly
@@ -8752,6 +8714,137 @@ $$;
 
 comment on function geneva.untrack_hero(regclass, text) is
 'Removes the hero-deletion trigger geneva.track_hero attached.';
+
+
+-- The CHECK constraints whose rules are a function's, each attached once.
+-- geneva._chk_workflows_state_valid: the rules of a workflow's row, which
+-- the CHECK constraint workflows_state_valid holds every writer to (the
+-- engine's functions, and the owner's hand-written SQL): its state is one of
+-- the five; an operator's request (pause, cancel) waits only on a performing
+-- workflow, for its step boundary; the step running now is set only while
+-- performing; each of paused, finished and canceled has its timestamp, set
+-- exactly while the workflow is in it (the indexes of migrations/001 name
+-- these instead of the state, so that a step's moves between ready and
+-- performing are HOT updates); the type and the hero's names are not empty.
+--
+-- A function, not the rules written in the CHECK: PostgreSQL reads a CHECK's
+-- stored expression and prepares it anew for every statement that writes the
+-- table, and these rules' constants made that a third of a create_workflow
+-- (bench/NOTES.md); a PL/pgSQL function is compiled once a session and
+-- called once a row. For the same reason it has no `set search_path`: a
+-- function's settings are set and restored at every call. It names only
+-- pg_catalog's operators, and only the owner and the engine's functions
+-- (whose search_path is pg_catalog first) write the table.
+--
+-- Called by: the CHECK constraint workflows_state_valid, attached below once
+-- (a database that has it keeps it: after a change of these rules, drop it
+-- in install.sql's graveyard so that it is attached and checked anew).
+create or replace function geneva._chk_workflows_state_valid(
+  p_state text,
+  p_requested_action text,
+  p_current_step_name text,
+  p_paused_at timestamptz,
+  p_finished_at timestamptz,
+  p_canceled_at timestamptz,
+  p_workflow_type text,
+  p_hero_type text,
+  p_hero_id text
+)
+returns boolean
+language plpgsql
+immutable
+parallel safe
+as $$
+begin
+  return p_state in ('ready', 'performing', 'paused', 'finished', 'canceled')
+    and (p_requested_action is null or (p_requested_action in ('pause', 'cancel') and p_state = 'performing'))
+    and (p_current_step_name is null or p_state = 'performing')
+    and (p_state = 'paused') = (p_paused_at is not null)
+    and (p_state = 'finished') = (p_finished_at is not null)
+    and (p_state = 'canceled') = (p_canceled_at is not null)
+    and p_workflow_type <> '' and p_hero_type <> '' and p_hero_id <> '';
+end;
+$$;
+
+do $$
+begin
+  if not exists (
+    select from pg_catalog.pg_constraint c
+    where c.conrelid = 'geneva.workflows'::pg_catalog.regclass and c.conname = 'workflows_state_valid'
+  ) then
+    alter table geneva.workflows add constraint workflows_state_valid check (geneva._chk_workflows_state_valid(
+      state, requested_action, current_step_name, paused_at, finished_at, canceled_at, workflow_type, hero_type, hero_id
+    ));
+  end if;
+end
+$$;
+
+-- geneva._chk_step_executions_state_valid: the rules of an execution's row,
+-- which the CHECK constraint step_executions_state_valid holds every writer
+-- to: its state, and which outcomes each state may carry, each allowed pair
+-- an element "state:outcome" of one constant list (an active state,
+-- scheduled or in_progress, carries none, so stands alone); finished_at set
+-- exactly on ended executions, which are those with an outcome; a step name
+-- and an attempt from 1; an awaited event's name, wait start and timeout set
+-- together, the start no later than the timeout.
+--
+-- A function, not the rules written in the CHECK, for the reasons
+-- geneva._chk_workflows_state_valid gives (a CHECK's stored expression is
+-- read and prepared for every statement that writes the table, and this
+-- list alone was 4 KB of it, read a byte at a time); for the same reasons
+-- it has no `set search_path`.
+--
+-- Called by: the CHECK constraint step_executions_state_valid, attached
+-- below once (after a change of these rules, drop it in install.sql's
+-- graveyard so that it is attached and checked anew).
+create or replace function geneva._chk_step_executions_state_valid(
+  p_state text,
+  p_outcome text,
+  p_finished_at timestamptz,
+  p_step_name text,
+  p_attempt integer,
+  p_await_event text,
+  p_await_from timestamptz,
+  p_await_until timestamptz
+)
+returns boolean
+language plpgsql
+immutable
+parallel safe
+as $$
+begin
+  return p_state || coalesce(':' || p_outcome, '') = any ('{
+      scheduled,
+      in_progress,
+      completed:success, completed:reattempted, completed:reattempted_by_exception,
+      completed:recovered, completed:suspended,
+      failed:paused_by_exception, failed:canceled_by_exception, failed:reattempts_exhausted,
+      failed:step_not_defined,
+      canceled:canceled_by_condition, canceled:canceled_by_flow_control, canceled:canceled_externally,
+      canceled:canceled_hero_missing, canceled:paused_by_flow_control, canceled:recovered,
+      canceled:canceled_by_timeout, canceled:paused_by_timeout,
+      skipped:skipped_by_condition, skipped:skipped_by_flow_control, skipped:skipped_by_exception,
+      skipped:skipped_externally, skipped:skipped_by_timeout
+    }'::text[])
+    and (p_finished_at is null) = (p_outcome is null)
+    and p_step_name <> '' and p_attempt > 0
+    and (p_await_event is null) = (p_await_from is null) and (p_await_event is null) = (p_await_until is null)
+    and (p_await_event is null or p_await_from <= p_await_until);
+end;
+$$;
+
+do $$
+begin
+  if not exists (
+    select from pg_catalog.pg_constraint c
+    where c.conrelid = 'geneva.step_executions'::pg_catalog.regclass and c.conname = 'step_executions_state_valid'
+  ) then
+    alter table geneva.step_executions add constraint step_executions_state_valid check (geneva._chk_step_executions_state_valid(
+      state, outcome, finished_at, step_name, attempt, await_event, await_from, await_until
+    ));
+  end if;
+end
+$$;
 
 
 -- Guards of the state machine against hand-written SQL.

@@ -23,12 +23,12 @@ import (
 func TestVocabularyMatchesSQL(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
-	constraint := func(name string) string {
+	// the body of the function a CHECK constraint calls (sql/constraints/)
+	rules := func(function string) string {
 		t.Helper()
-		var def string
-		require.NoError(t, conn.QueryRow(ctx,
-			"select pg_get_constraintdef(oid) from pg_constraint where conname = $1", name).Scan(&def))
-		return def
+		var body string
+		require.NoError(t, conn.QueryRow(ctx, "select prosrc from pg_proc where oid = $1::regproc", function).Scan(&body))
+		return body
 	}
 	// between is the part of s after the first from and before the next to.
 	between := func(s, from, to string) string {
@@ -42,20 +42,20 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 
 	// the CHECK on geneva.workflows: the states (its first list), and the
 	// requests an operator may leave a performing workflow
-	check := constraint("workflows_state_valid")
-	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "state", "requested_action")),
+	check := rules("geneva._chk_workflows_state_valid")
+	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "p_state in (", ")")),
 		vocabtest.Constants(t, ".", "WorkflowState"))
-	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "requested_action = ANY", "])")),
+	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "p_requested_action in (", ")")),
 		vocabtest.Constants(t, ".", "RequestedAction"))
 
 	// the CHECK on geneva.step_executions: its list of the states, each
 	// alone (active) or with each outcome it may carry ("state:outcome")
-	check = constraint("step_executions_state_outcome_valid")
-	list := regexp.MustCompile(`ANY \('\{([^}]*)\}'::text\[\]\)`).FindStringSubmatch(check)
+	check = rules("geneva._chk_step_executions_state_valid")
+	list := regexp.MustCompile(`any \('\{([^}]*)\}'::text\[\]\)`).FindStringSubmatch(check)
 	require.NotNil(t, list, "no list in %s", check)
 	var executionStates, outcomes []string
 	for _, pair := range strings.Split(list[1], ",") {
-		state, outcome, _ := strings.Cut(pair, ":")
+		state, outcome, _ := strings.Cut(strings.TrimSpace(pair), ":")
 		if !slices.Contains(executionStates, state) {
 			executionStates = append(executionStates, state)
 		}

@@ -116,23 +116,9 @@ create table geneva.workflows (
   -- same type and hero from a step of the original, whose history stays
   -- with it; NULL for a workflow created by create_workflow. Not a foreign
   -- key: housekeeping's retention may delete the original first.
-  retried_from bigint,
-  -- (few CHECKs: PostgreSQL prepares each anew for every statement that
-  -- writes the table)
-  constraint workflows_state_valid check (
-    state in ('ready', 'performing', 'paused', 'finished', 'canceled')
-    -- an operator's request waits for the step boundary of a performing workflow
-    and (requested_action is null or (requested_action in ('pause', 'cancel') and state = 'performing'))
-    -- the step running now
-    and (current_step_name is null or state = 'performing')
-    -- each of paused, finished and canceled has its timestamp, set exactly
-    -- while the workflow is in it: the indexes below name these instead of
-    -- the state (see workflows_ongoing_type)
-    and (state = 'paused') = (paused_at is not null)
-    and (state = 'finished') = (finished_at is not null)
-    and (state = 'canceled') = (canceled_at is not null)
-  ),
-  constraint workflows_names_not_empty check (workflow_type <> '' and hero_type <> '' and hero_id <> '')
+  retried_from bigint
+  -- (the rules of a row: the CHECK constraint workflows_state_valid, which
+  -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 );
 
 -- No index of workflows names the state, as a column or in a predicate: a
@@ -266,35 +252,10 @@ create table geneva.step_executions (
   -- rate limit's window reserved for it (geneva._limit_admit). Kept as history.
   limit_keys text [],
   limit_wait_key text,
-  limit_window_at timestamptz,
-  -- the states, and which outcomes each may carry: each allowed pair is an
-  -- element "state:outcome" of one constant list, and an active state
-  -- (scheduled, in_progress) carries none, so stands alone; finished_at is
-  -- set exactly on ended executions, which are those with an outcome. One
-  -- list, not a CASE of lists: PostgreSQL reads, plans and prepares a CHECK
-  -- anew for every statement that writes the table, and the CASE cost every
-  -- batch of steps more than its updates (bench/NOTES.md)
-  constraint step_executions_state_outcome_valid check (
-    state || coalesce(':' || outcome, '') = any ('{
-      scheduled,
-      in_progress,
-      completed:success, completed:reattempted, completed:reattempted_by_exception,
-      completed:recovered, completed:suspended,
-      failed:paused_by_exception, failed:canceled_by_exception, failed:reattempts_exhausted,
-      failed:step_not_defined,
-      canceled:canceled_by_condition, canceled:canceled_by_flow_control, canceled:canceled_externally,
-      canceled:canceled_hero_missing, canceled:paused_by_flow_control, canceled:recovered,
-      canceled:canceled_by_timeout, canceled:paused_by_timeout,
-      skipped:skipped_by_condition, skipped:skipped_by_flow_control, skipped:skipped_by_exception,
-      skipped:skipped_externally, skipped:skipped_by_timeout
-    }'::text[])
-    and (finished_at is null) = (outcome is null)
-  ),
-  constraint step_executions_fields_valid check (step_name <> '' and attempt > 0),
-  constraint step_executions_await_valid check (
-    (await_event is null) = (await_from is null) and (await_event is null) = (await_until is null)
-    and (await_event is null or await_from <= await_until)
-  )
+  limit_window_at timestamptz
+  -- (the rules of a row: the CHECK constraint step_executions_state_valid,
+  -- which calls a function, attached by
+  -- sql/constraints/step_executions_state_valid.sql)
 );
 
 -- At most one active (scheduled or in_progress) execution per workflow.

@@ -3,7 +3,8 @@
 -- `geneva migrate` installs it in one transaction after the numbered
 -- migrations, every time, so a database is upgraded in place; the single-file
 -- psql install (dist/geneva.sql) embeds it. Everything here is idempotent
--- (create or replace), written once, and depends only on the tables of
+-- (create or replace; a CHECK constraint of constraints/ is attached when
+-- its table lacks it), written once, and depends only on the tables of
 -- migrations/ and on River's public.river_job.
 --
 -- Files are included as Go templates (tern code packages): keep double curly
@@ -130,6 +131,10 @@
 {{ template "functions/_hero_trigger_name.sql" . }}
 {{ template "functions/track_hero.sql" . }}
 {{ template "functions/untrack_hero.sql" . }}
+
+-- The CHECK constraints whose rules are a function's, each attached once.
+{{ template "constraints/workflows_state_valid.sql" . }}
+{{ template "constraints/step_executions_state_valid.sql" . }}
 
 -- Guards of the state machine against hand-written SQL.
 {{ template "triggers/workflows_guard_state.sql" . }}

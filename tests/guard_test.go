@@ -122,7 +122,7 @@ func (b *testBundle) guardSetWorkflowState(id int64, state string) error {
 
 // guardSetExecutionState updates an execution's state and outcome by hand,
 // with started_at and finished_at as the target state requires (the CHECK
-// constraint step_executions_state_outcome_valid then holds), so that only
+// constraint step_executions_state_valid then holds), so that only
 // the guard can refuse the update.
 func (b *testBundle) guardSetExecutionState(id int64, state string, outcome *string) error {
 	_, err := b.conn.Exec(b.ctx, `update geneva.step_executions
