@@ -209,11 +209,11 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 		slots := slices.Max(b.o.sweep)
 		var err error
 		if p.genevaCeiling, err = b.genevaCeilingRun(ctx, slots, b.o.inlineSteps); err != nil {
-			return fmt.Errorf("Geneva measured as River's ceiling is: %w", err)
+			return fmt.Errorf("measured as River's ceiling is: %w", err)
 		}
 		if b.o.ownJobs {
 			if p.genevaCeilingOwnJobs, err = b.genevaCeilingRun(ctx, slots, -1); err != nil {
-				return fmt.Errorf("Geneva measured as River's ceiling is, each step its own job: %w", err)
+				return fmt.Errorf("measured as River's ceiling is, each step its own job: %w", err)
 			}
 		}
 		fmt.Fprintf(os.Stderr, "geneva-bench: %s: Geneva measured as River's ceiling is, %d slots: %.0f steps/s; each step its own job %.0f\n",
