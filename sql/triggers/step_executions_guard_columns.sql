@@ -46,6 +46,7 @@ for each row
 when (
   (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
     is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at)
-  or old.state not in ('scheduled', 'in_progress')
+  -- ended (step_executions_state_valid ties finished_at to an outcome)
+  or old.finished_at is not null
 )
 execute function geneva._trg_step_executions_guard_columns();

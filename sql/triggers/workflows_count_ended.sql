@@ -22,5 +22,9 @@ $$;
 create or replace trigger workflows_count_ended
 after update on geneva.workflows
 for each row
-when (old.state not in ('finished', 'canceled') and new.state in ('finished', 'canceled'))
+-- (finished or canceled: workflows_state_valid ties each to its timestamp)
+when (
+  old.finished_at is null and old.canceled_at is null
+  and (new.finished_at is not null or new.canceled_at is not null)
+)
 execute function geneva._trg_workflows_count_ended();
