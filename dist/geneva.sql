@@ -9074,7 +9074,8 @@ create or replace trigger workflows_guard_insert
 before insert on geneva.workflows
 for each row
 when (
-  new.state not in ('finished', 'canceled')
+  -- ongoing (workflows_state_valid ties finished and canceled to their timestamps)
+  new.finished_at is null and new.canceled_at is null
   and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
 )
 execute function geneva._trg_workflows_guard_insert();
@@ -9137,7 +9138,8 @@ create or replace trigger step_executions_guard_insert
 before insert on geneva.step_executions
 for each row
 when (
-  new.state in ('scheduled', 'in_progress')
+  -- active (step_executions_state_valid ties finished_at to an outcome)
+  new.finished_at is null
   and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
 )
 execute function geneva._trg_step_executions_guard_insert();
@@ -9227,7 +9229,8 @@ $$;
 create or replace trigger workflows_count_inserted
 after insert on geneva.workflows
 for each row
-when (new.state in ('finished', 'canceled'))
+-- (finished or canceled: workflows_state_valid ties each to its timestamp)
+when (new.finished_at is not null or new.canceled_at is not null)
 execute function geneva._trg_workflows_count_inserted();
 
 -- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
@@ -9297,7 +9300,9 @@ create or replace trigger step_executions_count_inserted
 after insert on geneva.step_executions
 for each row
 when (
-  new.state not in ('scheduled', 'in_progress')
+  -- ended (step_executions_state_valid ties finished_at to an outcome);
+  -- the test for null first, so that an active row calls no function
+  new.finished_at is not null
   and new.finished_at >= geneva._ended_counts_from()
 )
 execute function geneva._trg_step_executions_count_inserted();

@@ -38,7 +38,9 @@ create or replace trigger step_executions_count_inserted
 after insert on geneva.step_executions
 for each row
 when (
-  new.state not in ('scheduled', 'in_progress')
+  -- ended (step_executions_state_valid ties finished_at to an outcome);
+  -- the test for null first, so that an active row calls no function
+  new.finished_at is not null
   and new.finished_at >= geneva._ended_counts_from()
 )
 execute function geneva._trg_step_executions_count_inserted();

@@ -27,7 +27,8 @@ create or replace trigger step_executions_guard_insert
 before insert on geneva.step_executions
 for each row
 when (
-  new.state in ('scheduled', 'in_progress')
+  -- active (step_executions_state_valid ties finished_at to an outcome)
+  new.finished_at is null
   and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
 )
 execute function geneva._trg_step_executions_guard_insert();

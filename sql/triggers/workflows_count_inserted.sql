@@ -23,5 +23,6 @@ $$;
 create or replace trigger workflows_count_inserted
 after insert on geneva.workflows
 for each row
-when (new.state in ('finished', 'canceled'))
+-- (finished or canceled: workflows_state_valid ties each to its timestamp)
+when (new.finished_at is not null or new.canceled_at is not null)
 execute function geneva._trg_workflows_count_inserted();

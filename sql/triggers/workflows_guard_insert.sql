@@ -26,7 +26,8 @@ create or replace trigger workflows_guard_insert
 before insert on geneva.workflows
 for each row
 when (
-  new.state not in ('finished', 'canceled')
+  -- ongoing (workflows_state_valid ties finished and canceled to their timestamps)
+  new.finished_at is null and new.canceled_at is null
   and pg_catalog.current_setting('geneva.inserting', true) is distinct from 'on'
 )
 execute function geneva._trg_workflows_guard_insert();
