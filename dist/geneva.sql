@@ -8965,10 +8965,12 @@ execute function geneva._trg_step_executions_guard_state();
 -- privilege on the table at all). See workflows_guard_insert and _delete for
 -- the rest.
 --
--- The rule is the trigger's WHEN clause: the function runs only to refuse,
--- so the engine's own updates cost an expression, not a call.
--- Fired by: the trigger workflows_guard_columns, before update on
--- geneva.workflows, for each row whose identity changes.
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- The trigger is for updates that set one of those columns (no engine
+-- function does), so the engine's own updates skip it before PostgreSQL
+-- reads the clause, which it does anew for every statement that fires it.
+-- Fired by: the trigger workflows_guard_columns, before an update of one of
+-- those columns of geneva.workflows, for each row whose identity changes.
 -- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger
@@ -8985,7 +8987,7 @@ end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before update on geneva.workflows
+before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from on geneva.workflows
 for each row
 when (
   (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from)
@@ -8994,23 +8996,22 @@ when (
 execute function geneva._trg_workflows_guard_columns();
 
 -- geneva._trg_step_executions_guard_columns: refuses what no engine function
--- does to an execution row's columns, for every role, the owner included
--- (the others have no privilege on the table at all): changing its identity
--- (id, workflow, step name, attempt, the execution it continues,
--- created_at), and updating an ended execution at all, even to the values
--- it has (its facts are history, and the dashboards' counts were taken
--- from them when it ended, by geneva._end_executions). See
--- step_executions_guard_insert and _delete for the rest.
+-- does to an execution row's identity (id, workflow, step name, attempt, the
+-- execution it continues, created_at), for every role, the owner included
+-- (the others have no privilege on the table at all). See
+-- step_executions_guard_ended, _insert and _delete for the rest.
 --
 -- The trigger's WHEN clause holds the rule, so that the function (which only
--- raises, with what was refused) runs only for an update it refuses: the
--- engine's own updates, one per step and more, cost an expression, not a
--- call.
--- Fires before step_executions_guard_state (triggers fire in name order).
--- Fired by: the trigger step_executions_guard_columns, before update on
--- geneva.step_executions, for each row whose identity changes or that had
--- ended.
--- Raises: 55000, naming the execution and what was refused.
+-- raises) runs only for an update it refuses; and the trigger is for
+-- updates that set one of those columns (no engine function does), so the
+-- engine's own updates skip it before PostgreSQL reads the clause, which it
+-- does anew for every statement that fires it.
+-- Fires before step_executions_guard_ended and _state (triggers fire in name
+-- order).
+-- Fired by: the trigger step_executions_guard_columns, before an update of
+-- one of those columns of geneva.step_executions, for each row whose
+-- identity changes.
+-- Raises: 55000, naming the execution.
 create or replace function geneva._trg_step_executions_guard_columns()
 returns trigger
 language plpgsql
@@ -9018,33 +9019,55 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
-    is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at) then
-    raise exception 'step execution % cannot change its id, workflow, step, attempt, continues_from_id or created_at', old.id
-      using errcode = '55000',
-            hint = 'Executions are created and ended by the geneva functions.',
-            table = 'step_executions';
-  end if;
-  if old.state not in ('scheduled', 'in_progress') then
-    raise exception 'step execution % has ended (% %) and cannot change', old.id, old.state, old.outcome
-      using errcode = '55000',
-            hint = 'An ended execution is history.',
-            table = 'step_executions';
-  end if;
-  return new;
+  raise exception 'step execution % cannot change its id, workflow, step, attempt, continues_from_id or created_at', old.id
+    using errcode = '55000',
+          hint = 'Executions are created and ended by the geneva functions.',
+          table = 'step_executions';
 end;
 $$;
 
 create or replace trigger step_executions_guard_columns
-before update on geneva.step_executions
+before update of id, workflow_id, step_name, attempt, continues_from_id, created_at on geneva.step_executions
 for each row
 when (
   (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
     is distinct from (old.id, old.workflow_id, old.step_name, old.attempt, old.continues_from_id, old.created_at)
-  -- ended (step_executions_state_valid ties finished_at to an outcome)
-  or old.finished_at is not null
 )
 execute function geneva._trg_step_executions_guard_columns();
+
+-- geneva._trg_step_executions_guard_ended: refuses any update of an ended
+-- execution, even to the values it has, for every role, the owner included:
+-- its facts are history, and the dashboards' counts were taken from them
+-- when it ended (geneva._end_executions).
+--
+-- The trigger's WHEN clause holds the rule (an ended execution is one with
+-- a finished_at: the CHECK constraint step_executions_state_valid ties it to
+-- the outcome), so that the function runs only to refuse, and the engine's
+-- own updates cost a null test.
+-- Fires after step_executions_guard_columns and before _state (triggers
+-- fire in name order).
+-- Fired by: the trigger step_executions_guard_ended, before update on
+-- geneva.step_executions, for each row that had ended.
+-- Raises: 55000, naming the execution, its state and its outcome.
+create or replace function geneva._trg_step_executions_guard_ended()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'step execution % has ended (% %) and cannot change', old.id, old.state, old.outcome
+    using errcode = '55000',
+          hint = 'An ended execution is history.',
+          table = 'step_executions';
+end;
+$$;
+
+create or replace trigger step_executions_guard_ended
+before update on geneva.step_executions
+for each row
+when (old.finished_at is not null)
+execute function geneva._trg_step_executions_guard_ended();
 
 -- geneva._trg_workflows_guard_insert: refuses inserting an ongoing workflow
 -- (ready, performing, paused) other than through geneva.create_workflow,

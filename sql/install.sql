@@ -141,6 +141,7 @@
 {{ template "triggers/step_executions_guard_state.sql" . }}
 {{ template "triggers/workflows_guard_columns.sql" . }}
 {{ template "triggers/step_executions_guard_columns.sql" . }}
+{{ template "triggers/step_executions_guard_ended.sql" . }}
 {{ template "triggers/workflows_guard_insert.sql" . }}
 {{ template "triggers/workflows_guard_delete.sql" . }}
 {{ template "triggers/step_executions_guard_insert.sql" . }}

@@ -4,10 +4,12 @@
 -- privilege on the table at all). See workflows_guard_insert and _delete for
 -- the rest.
 --
--- The rule is the trigger's WHEN clause: the function runs only to refuse,
--- so the engine's own updates cost an expression, not a call.
--- Fired by: the trigger workflows_guard_columns, before update on
--- geneva.workflows, for each row whose identity changes.
+-- The rule is the trigger's WHEN clause: the function runs only to refuse.
+-- The trigger is for updates that set one of those columns (no engine
+-- function does), so the engine's own updates skip it before PostgreSQL
+-- reads the clause, which it does anew for every statement that fires it.
+-- Fired by: the trigger workflows_guard_columns, before an update of one of
+-- those columns of geneva.workflows, for each row whose identity changes.
 -- Raises: 55000, naming the workflow.
 create or replace function geneva._trg_workflows_guard_columns()
 returns trigger
@@ -24,7 +26,7 @@ end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before update on geneva.workflows
+before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from on geneva.workflows
 for each row
 when (
   (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from)
