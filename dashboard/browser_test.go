@@ -83,12 +83,33 @@ func newBrowser(t *testing.T, base string) *browser {
 	return b
 }
 
-// run runs steps, then keeps a screenshot of the page.
+// run runs steps, then keeps a screenshot of the page. A live region's
+// refresh, or a page still settling, may replace the element the first step
+// acts on between finding it and acting ("Could not find node with given
+// id"): the step did nothing then, and it is tried again, a few times at
+// most, before the others run.
 func (b *browser) run(name string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	err := chromedp.Do(b.ctx, steps...)
+	var err error
+	for attempt := 1; len(steps) > 0; attempt++ {
+		err = chromedp.Do(b.ctx, steps[0])
+		if err != nil && attempt < 5 && staleNode(err) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	if err == nil && len(steps) > 1 {
+		err = chromedp.Do(b.ctx, steps[1:]...)
+	}
 	b.snap(name)
 	require.NoError(b.t, err, "browser: %s", name)
+}
+
+// staleNode says whether err is the browser's report of a node that was
+// replaced after it was found.
+func staleNode(err error) bool {
+	return strings.Contains(err.Error(), "No node with given id") || strings.Contains(err.Error(), "Could not find node with given id")
 }
 
 // value runs an action that returns a value.
@@ -139,7 +160,7 @@ func (b *browser) text(sel string) string {
 	for attempt := 1; ; attempt++ {
 		b.run("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
 		v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil && attempt < 5 && strings.Contains(err.Error(), "No node with given id") {
+		if err != nil && attempt < 5 && staleNode(err) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
