@@ -449,7 +449,7 @@ func TestGuardState(t *testing.T) {
 		b.defineThreeSteps(t)
 
 		// an ended execution is history: even a change of state-less columns
-		// is refused (sql/triggers/step_executions_guard_columns.sql)
+		// is refused (sql/triggers/step_executions_guard_ended.sql)
 		for i, state := range []string{"canceled", "completed", "failed", "skipped"} {
 			id := b.guardExecutionIn(t, state, "execution-"+state)
 			before := b.execution(t, id)
@@ -458,7 +458,8 @@ func TestGuardState(t *testing.T) {
 				set metadata = metadata || '{"note": "looked at"}', cursor = '{"page": 7}',
 				  updated_at = $2, state = state, outcome = outcome
 				where id = $1`, id, t0.Add(time.Duration(i+1)*time.Hour))
-			requireCode(t, err, "55000")
+			pgErr := requireCode(t, err, "55000")
+			require.Contains(t, pgErr.Message, "has ended", "refused as history, not as a transition")
 			require.Equal(t, before, b.execution(t, id), "nothing changed")
 		}
 

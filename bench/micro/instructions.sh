@@ -63,12 +63,12 @@ for what in "${whats[@]}"; do
   }
   sleep 1
   steps=$(echo "$out" | sed -n 's/.*steps=\([0-9]*\).*/\1/p' | head -1)
-  best=0
+  best=0 bestfile=
   for f in $(comm -13 <(echo "$before") <(ls "$work"/cg.* | sort)); do
     t=$(grep -E "^(summary|totals):" "$f" | tail -1 | awk '{print $2}')
     if [ -n "$t" ] && [ "$t" -gt "$best" ]; then best=$t bestfile=$f; fi
   done
-  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$bestfile" "$KEEP/$(basename "$what").callgrind"; fi
+  if [ -n "${KEEP:-}" ] && [ -n "$bestfile" ]; then mkdir -p "$KEEP" && cp "$bestfile" "$KEEP/$(basename "$what").callgrind"; fi
   echo "$out" | head -1 | grep workflows= || true
   echo "$what: instructions_per_step=$((best / steps)) ($(echo "$out" | grep -o 'steps=[0-9]*' | head -1))"
 done
