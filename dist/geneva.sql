@@ -2101,6 +2101,28 @@ as $$
     and not coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
 $$;
 
+-- geneva._unconditional: whether an execution of the step may start without
+-- a worker evaluating anything first: its workflow type has no cancel_if,
+-- and the step is defined (a step no longer defined is recorded by its claim,
+-- step_not_defined) and has no skip_if. Only such a step is started by SQL
+-- for a worker that did not claim it: the next step of an inline chain
+-- (geneva._advance_many) or a waiter taking the slot a step freed
+-- (geneva._limit_release).
+--
+-- Called by: geneva._advance_many, geneva._limit_release. Like
+-- geneva._limited it has no `set search_path`: it names nothing, and the
+-- planner inlines it.
+create or replace function geneva._unconditional(p_definition jsonb, p_step_names text[], p_step_name text)
+returns boolean
+language sql
+immutable
+parallel safe
+as $$
+  select coalesce(p_definition -> 'cancel_if', '[]') = '[]'
+    and array_position(p_step_names, p_step_name) is not null
+    and not (p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'skip_if')
+$$;
+
 -- geneva._limit_release: slots of limit keys were freed (with
 -- p_workflow_ids: each element of p_keys is the slot the workflow of the same
 -- position held, its row of geneva.limit_slots deleted), or may have (a
@@ -2110,6 +2132,20 @@ $$;
 -- execution holds its slot while scheduled (no one else can take it), and
 -- its claim checks only its other limits. An execution whose workflow is not
 -- ready (paused) keeps waiting: its resume claims it again.
+--
+-- A freed slot whose element of p_take_queues names a queue was freed by a
+-- worker that offers to run the waiter next, in the job that ran the step
+-- that freed it (geneva.complete_steps' p_take_waiters): a waiter it can
+-- run is started here instead, without a River job, as a claim would start
+-- it, and returned with the workflow that freed the slot (taken_by). A
+-- waiter it can run: its step is in that queue (a slot of its type's
+-- concurrency is freed by a step of the same type, so the worker defines
+-- it), no worker's condition runs before it (geneva._unconditional), it is
+-- held to that slot only (geneva._limit_carries), it awaits no event it has
+-- not got, its hero was not deleted (hero_missing_at), it is a first attempt
+-- (a repeat is claimed by start_steps, which tells its idempotency key) and
+-- its workflow's lock is free (not waited for: the caller holds other
+-- workflows' locks).
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
 -- holding slots ended), geneva._limit_admit (an execution gave back a slot
@@ -2123,11 +2159,17 @@ $$;
 -- counted its slots before they were freed (geneva._limit_full). The
 -- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
 -- Then each woken execution's row, skipping those locked (whose workflow's
--- lock it does not take: a waiting execution has no job, so no claim takes
--- it, and no other function that locks it waits for a slot's row or a key's
--- lock first).
-create or replace function geneva._limit_release(p_keys text[], p_workflow_ids bigint[] default null)
-returns void
+-- lock it does not take, but to start it, skipping it then too: a waiting
+-- execution has no job, so no claim takes it, and no other function that
+-- locks it waits for a slot's row or a key's lock first).
+-- Returns a row per waiter started: the workflow that freed the slot it took
+-- (taken_by) and the execution (started_id).
+create or replace function geneva._limit_release(
+  p_keys text[],
+  p_workflow_ids bigint[] default null,
+  p_take_queues text[] default null
+)
+returns table (taken_by bigint, started_id bigint)
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -2148,6 +2190,10 @@ declare
   v_freed_keys text[];
   v_freed_bounds integer[];
   v_job_id bigint;
+  v_takers bigint[];
+  v_taker_queues text[];
+  v_taker integer;
+  v_definition geneva.workflow_definitions;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
@@ -2200,6 +2246,15 @@ begin
       end if;
     end if;
     continue when v_free <= 0;
+    -- the workers offering to run one of this key's waiters next
+    v_takers := null;
+    v_taker_queues := null;
+    if p_take_queues is not null then
+      select array_agg(u.workflow_id order by u.workflow_id), array_agg(u.queue order by u.workflow_id)
+      into v_takers, v_taker_queues
+      from unnest(p_keys, p_workflow_ids, p_take_queues) as u (key, workflow_id, queue)
+      where u.key = v_key and u.queue is not null;
+    end if;
     -- the oldest waiters first, a few at a time: from the executions alone
     -- (the key as a range, not an equality: with `= v_key`, the order by
     -- id alone would let the planner walk the primary key, every execution
@@ -2226,6 +2281,52 @@ begin
         v_last := v_waiter.id;
         select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
         continue when not found;
+        -- a worker that freed a slot of the key runs it next, if it can
+        v_taker := null;
+        if v_takers is not null then
+          v_definition := geneva._definition(v_workflow.workflow_type);
+          v_taker := array_position(
+            v_taker_queues,
+            geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_waiter.step_name)
+          );
+          if v_taker is not null and v_workflow.hero_missing_at is null and v_waiter.attempt = 1
+            and (v_waiter.await_event is null or v_waiter.event_id is not null)
+            and geneva._unconditional(v_definition.definition, v_definition.step_names, v_waiter.step_name)
+            and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_waiter.step_name) then
+            perform
+            from geneva.workflows w
+            where w.id = v_waiter.workflow_id and w.state = 'ready'
+            for no key update of w skip locked;
+            if not found then
+              v_taker := null;
+            end if;
+          else
+            v_taker := null;
+          end if;
+          if v_taker is not null then
+            update geneva.step_executions e
+            set state = 'in_progress',
+              started_at = v_now,
+              limit_wait_key = null,
+              limit_keys = array[v_key],
+              scheduled_for = least(e.scheduled_for, v_now),
+              updated_at = v_now
+            where e.id = v_waiter.id;
+            update geneva.workflows w
+            set state = 'performing',
+              current_step_name = v_waiter.step_name,
+              started_at = coalesce(w.started_at, v_now),
+              updated_at = v_now
+            where w.id = v_waiter.workflow_id;
+            insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
+            taken_by := v_takers[v_taker];
+            started_id := v_waiter.id;
+            return next;
+            v_taker_queues[v_taker] := null;
+            v_woken := v_woken + 1;
+            continue;
+          end if;
+        end if;
         -- its River job, due now: a new one, inserted before the
         -- execution is updated so that it is written once (a waiter's job
         -- ran when its key was full), else the one it has, brought forward
@@ -3107,9 +3208,7 @@ begin
           -- queue: a Go step's successor over HTTP is the HTTP runner's)
           and geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step)
             = geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.step_name)
-          and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
-          and array_position(q.step_names, q.next_step) is not null
-          and not (q.definition -> 'steps' -> (array_position(q.step_names, q.next_step) - 1) ? 'skip_if'),
+          and geneva._unconditional(q.definition, q.step_names, q.next_step),
         false
       ) as start,
       geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
@@ -6565,7 +6664,10 @@ $$;
 --   otherwise the execution ends as the signal's row says (its metadata
 --     merged; a rewind's successor starts without the cursor) and
 --     geneva._advance_many moves the workflow (with continue: a next step due
---     now is started here, for the worker to run in the same job).
+--     now is started here, for the worker to run in the same job; with
+--     continue and p_take_waiters, when the step passes its slot of its
+--     type's concurrency to a waiter, that waiter, if the worker can run it,
+--     is started for it instead: geneva._limit_release).
 -- The River jobs the reports name are completed (state running only), as
 -- River's JobCompleteTx would, whatever was recorded.
 --
@@ -6575,8 +6677,9 @@ $$;
 -- execution row in id order (geneva._lock_executions).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
--- started for the worker to run next, with the event it carries and its
--- step's "http" (geneva._step_http) (NULLs when none).
+-- started for the worker to run next, with the event it carries, its step's
+-- "http" (geneva._step_http) and its workflow's facts (those of the
+-- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
@@ -6589,7 +6692,8 @@ create or replace function geneva._end_running(
   p_signals text[],
   p_waits interval[],
   p_job_ids bigint[],
-  p_continue boolean[]
+  p_continue boolean[],
+  p_take_waiters boolean default false
 )
 returns table (
   ordinality integer,
@@ -6605,7 +6709,13 @@ returns table (
   next_event_name text,
   next_event_payload jsonb,
   next_event_sent_at timestamptz,
-  next_http jsonb
+  next_http jsonb,
+  next_workflow_id bigint,
+  next_workflow_type text,
+  next_hero_type text,
+  next_hero_id text,
+  next_trace_context text,
+  next_group_name text
 )
 language plpgsql
 volatile
@@ -6624,6 +6734,9 @@ declare
   v_carry text[];
   v_wait text[];
   v_waits boolean;
+  v_take text[];
+  v_takers bigint[];
+  v_taken bigint[];
 begin
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
@@ -6718,9 +6831,16 @@ begin
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
       array_agg(case when s.carries and s.waiting then e.limit_keys[1] end order by e.workflow_id),
-      coalesce(bool_or(s.carries and s.waiting), false)
-    into v_carry, v_wait, v_waits
-    from unnest(p_execution_ids, v_c.kinds) as t (execution_id, kind)
+      coalesce(bool_or(s.carries and s.waiting), false),
+      -- (the queue of a worker that offers to run a waiter of the key next)
+      array_agg(
+        case when s.carries and s.waiting and p_take_waiters and t.inline
+          then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
+        end
+        order by e.workflow_id
+      )
+    into v_carry, v_wait, v_waits, v_take
+    from unnest(p_execution_ids, v_c.kinds, p_continue) as t (execution_id, kind, inline)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -6757,8 +6877,15 @@ begin
     if v_waits then
       perform geneva._limit_lock(v_wait);
     end if;
-    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id)
-    into v_freed, v_freed_by
+    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
+      array_agg(
+        (
+          select c.queue from unnest(v_c.workflow_ids, v_wait, v_take) as c (workflow_id, key, queue)
+          where c.workflow_id = f.workflow_id and c.key = f.key
+        )
+        order by f.key, f.workflow_id
+      )
+    into v_freed, v_freed_by, v_take
     from unnest(v_freed, v_freed_by) as f (key, workflow_id)
     where not exists (
       select from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
@@ -6766,7 +6893,9 @@ begin
     );
   end if;
   if v_freed is not null then
-    perform geneva._limit_release(v_freed, v_freed_by);
+    select array_agg(r.taken_by), array_agg(r.started_id)
+    into v_takers, v_taken
+    from geneva._limit_release(v_freed, v_freed_by, v_take) r;
   end if;
   if v_waits then
     -- (a key with room after all: its next steps are scheduled with jobs)
@@ -6814,7 +6943,10 @@ begin
       select geneva._step_http(d.definition, d.step_names, n.step_name)
       from geneva.workflow_definitions d
       where n.id is not null and d.workflow_type = w.workflow_type
-    )
+    ),
+    case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
+    case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
+    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -6845,7 +6977,29 @@ begin
       )
   ) n on true
   left join geneva.events ev on ev.id = n.event_id
+  -- (an element whose worker took a waiter: its row is below)
+  where v_takers is null or not (t.kind = 'end' and w.id = any (v_takers))
   order by t.ord;
+
+  -- the elements whose workers took a waiter of another workflow
+  -- (geneva._limit_release): its execution and its workflow's facts
+  if v_takers is not null then
+    return query
+    select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
+      x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
+      geneva._step_http(d.definition, d.step_names, x.step_name),
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
+    from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
+    join geneva.step_executions e on e.id = t.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+    join unnest(v_takers, v_taken) as k (taken_by, execution_id) on k.taken_by = w.id
+    join geneva.step_executions x on x.id = k.execution_id
+    join geneva.workflows xw on xw.id = x.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = xw.workflow_type
+    left join geneva.events ev on ev.id = x.event_id
+    where t.kind = 'end'
+    order by t.ord;
+  end if;
 end;
 $$;
 
@@ -6978,8 +7132,21 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- execution row in id order: the order of every other function's locks
 -- (workflow, then execution), so that concurrent batches, single calls and
 -- operators' calls cannot deadlock.
+-- p_take_waiters (the Go worker passes true): an element that continues
+-- and whose step passes its slot of its type's concurrency to the key's
+-- oldest waiter (others wait for the key) offers to run that waiter next,
+-- in the same job, when it can (same queue, no condition of the worker's to
+-- evaluate first: geneva._limit_release): it is started here, without a
+-- River job of its own, and returned as the element's next execution, with
+-- its own workflow's facts. A waiter taken needs no job, fetch or claim: a
+-- saturated limit's steps run as an inline chain does, across workflows.
+-- A caller that passes it runs a next execution of another workflow; a
+-- repeat of a report whose reply was lost does not return a waiter taken
+-- (housekeeping recovers it, as it does a step whose worker died).
 -- Returns one row per element, named by its position (ordinality, from 1):
--- what complete_and_continue returns for it.
+-- what complete_and_continue returns for it, and the next execution's
+-- workflow (id, type, hero, trace context, group: the element's own but
+-- for a waiter taken).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, or anything complete_step
 -- raises for an element; P0002 for an unknown execution. One bad element
@@ -6990,7 +7157,8 @@ create or replace function geneva.complete_steps(
   p_signals text[],
   p_waits interval[],
   p_job_ids bigint[],
-  p_continue boolean[]
+  p_continue boolean[],
+  p_take_waiters boolean default false
 )
 returns table (
   ordinality integer,
@@ -7006,7 +7174,13 @@ returns table (
   next_event_name text,
   next_event_payload jsonb,
   next_event_sent_at timestamptz,
-  next_http jsonb
+  next_http jsonb,
+  next_workflow_id bigint,
+  next_workflow_type text,
+  next_hero_type text,
+  next_hero_id text,
+  next_trace_context text,
+  next_group_name text
 )
 language plpgsql
 volatile
@@ -7030,12 +7204,13 @@ begin
   return query
   select *
   from geneva._end_running(
-    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue
+    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue,
+    coalesce(p_take_waiters, false)
   );
 end;
 $$;
 
-comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[]) is
+comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean) is
 'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
 
 -- geneva.start_steps: claims step executions for a worker, or records the

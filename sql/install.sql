@@ -41,6 +41,7 @@
 {{ template "functions/_limit_capacity.sql" . }}
 {{ template "functions/_limit_full.sql" . }}
 {{ template "functions/_limit_carries.sql" . }}
+{{ template "functions/_unconditional.sql" . }}
 {{ template "functions/_limit_release.sql" . }}
 {{ template "functions/_limit_admit.sql" . }}
 {{ template "functions/_schedule_step.sql" . }}

@@ -29,7 +29,10 @@ func completeSteps(ctx context.Context, db queryer, reports []report) ([]batchRo
 	for i, r := range reports {
 		ids[i], signals[i], waits[i], jobs[i], cont[i] = r.executionID, r.signal, r.wait, r.jobID, r.cont
 	}
-	rows, err := db.Query(ctx, "select * from geneva.complete_steps($1, $2, $3, $4, $5)", ids, signals, waits, jobs, cont)
+	rows, err := db.Query(ctx, `select ordinality, outcome, workflow_state, next_execution_id, next_step_name, next_attempt,
+		next_started_at, next_cursor, next_continues_from_id, next_event_id, next_event_name, next_event_payload,
+		next_event_sent_at, next_http
+		from geneva.complete_steps($1, $2, $3, $4, $5)`, ids, signals, waits, jobs, cont)
 	if err != nil {
 		return nil, err
 	}

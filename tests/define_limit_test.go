@@ -381,6 +381,80 @@ func TestDefineLimit(t *testing.T) {
 		require.NotNil(t, b.limitState(t, b.active(t, ids[2]).ID).LimitKeys, "and on to the next")
 	})
 
+	t.Run("AWorkerThatFreesASlotRunsItsWaiterNext", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}, {"name": "b"}]}`)
+		first := b.createIn(t, "Sync", "1", "acme")
+		second := b.createIn(t, "Sync", "2", "acme")
+		running := b.run(t, first)
+		waiter := b.active(t, second)
+		_, ok := b.startStep(t, waiter.ID, nil)
+		require.False(t, ok, "acme is full")
+
+		// first's a ends, offering to continue and to take a waiter: the
+		// slot goes to second's a, started for this worker, without a job
+		took := b.takeWaiters(t, running.ExecutionID)
+		require.Equal(t, waiter.ID, deref(took.NextExecutionID))
+		require.Equal(t, "a", deref(took.NextStepName))
+		require.Equal(t, second, deref(took.NextWorkflowID))
+		require.Equal(t, "Sync", deref(took.NextWorkflowType))
+		require.Equal(t, "2", deref(took.NextHeroID))
+		require.Equal(t, "acme", deref(took.NextGroupName))
+		require.Equal(t, "ready", took.WorkflowState, "first's b waits for the key")
+		taken := b.limitState(t, waiter.ID)
+		require.Equal(t, "in_progress", taken.State)
+		require.Equal(t, []string{`["concurrency", "Sync", "acme"]`}, taken.LimitKeys)
+		require.Nil(t, taken.LimitWaitKey)
+		require.Equal(t, 1, b.jobCount(t, waiter.ID), "no job: the worker runs it")
+		require.Equal(t, "performing", b.workflow(t, second).State)
+		next := b.active(t, first)
+		require.Equal(t, "b", next.StepName)
+		require.NotNil(t, b.limitState(t, next.ID).LimitWaitKey, "first's b waits behind")
+		require.Equal(t, 0, b.jobCount(t, next.ID))
+
+		// second's a ends the same way: the slot goes back to first's b
+		took = b.takeWaiters(t, waiter.ID)
+		require.Equal(t, next.ID, deref(took.NextExecutionID))
+		require.Equal(t, first, deref(took.NextWorkflowID))
+		require.Equal(t, "1", deref(took.NextHeroID))
+
+		// a single complete_and_continue (the public protocol) takes none:
+		// the waiter, second's b, is woken with a job
+		var nextID *int64
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select next_execution_id from geneva.complete_and_continue($1)",
+			next.ID).Scan(&nextID))
+		require.Nil(t, nextID)
+		woken := b.limitState(t, b.active(t, second).ID)
+		require.Equal(t, "scheduled", woken.State)
+		require.Equal(t, "available", b.job(t, deref(woken.JobID)).State)
+	})
+
+	t.Run("AWaiterWithAConditionIsNotTaken", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		for typ, definition := range map[string]string{
+			"CancelIf": `{"concurrency": {"by": "type", "limit": 1}, "cancel_if": ["closed"], "steps": [{"name": "a"}]}`,
+			"SkipIf":   `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a", "skip_if": "condition"}]}`,
+			"Rate": `{"concurrency": {"by": "type", "limit": 1}, "rate_limit": {"by": "type", "limit": 100, "per": "1 minute"},
+				"steps": [{"name": "a"}]}`,
+		} {
+			b.define(t, typ, definition)
+			first, second := b.create(t, typ, "1"), b.create(t, typ, "2")
+			running := b.run(t, first)
+			waiter := b.active(t, second)
+			_, ok := b.startStep(t, waiter.ID, nil)
+			require.False(t, ok, "%s: full", typ)
+			took := b.takeWaiters(t, running.ExecutionID)
+			require.Nil(t, took.NextExecutionID, "%s: the worker does not take it", typ)
+			woken := b.limitState(t, waiter.ID)
+			require.Equal(t, "scheduled", woken.State, typ)
+			require.Equal(t, "available", b.job(t, deref(woken.JobID)).State, "%s: woken with a job", typ)
+		}
+	})
+
 	t.Run("BadInput", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -564,4 +638,29 @@ func TestLimitsWithEventsAndWaits(t *testing.T) {
 	again, ok := b.startStep(t, waiting.ID, nil)
 	require.True(t, ok, "woken when the first ended")
 	require.JSONEq(t, `"two"`, string(again.EventPayload))
+}
+
+// tookWaiter is a row of geneva.complete_steps called as the worker calls it.
+type tookWaiter struct {
+	WorkflowState    string
+	NextExecutionID  *int64
+	NextStepName     *string
+	NextWorkflowID   *int64
+	NextWorkflowType *string
+	NextHeroID       *string
+	NextGroupName    *string
+}
+
+// takeWaiters completes a running execution as the worker does: a batch of
+// one of complete_steps, continuing and taking a waiter of a freed slot.
+func (b *testBundle) takeWaiters(t *testing.T, executionID int64) tookWaiter {
+	t.Helper()
+	rows, err := b.conn.Query(b.ctx, `select workflow_state, next_execution_id, next_step_name, next_workflow_id,
+		next_workflow_type, next_hero_id, next_group_name
+		from geneva.complete_steps(array[$1::bigint], array['success'], array[null::interval], array[null::bigint],
+			array[true], p_take_waiters => true)`, executionID)
+	require.NoError(t, err)
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[tookWaiter])
+	require.NoError(t, err)
+	return row
 }

@@ -255,3 +255,54 @@ func TestLimitNoBusyLoop(t *testing.T) {
 	require.LessOrEqual(t, most, 2, "an execution's jobs do not grow with its wait")
 	require.LessOrEqual(t, jobs, 2*executions)
 }
+
+// A saturated limit's steps run in the jobs that freed their slots: with a
+// concurrency of 1 by type, each step's end hands its slot to the oldest
+// waiter, which the same job runs next (geneva.complete_steps'
+// p_take_waiters), so no step after the first of each workflow gets a River
+// job of its own (but for the one that follows the end of an inline chain),
+// and every step still runs once, in order, never two at a time.
+func TestLimitSaturatedStepsRunInTheJobThatFreedTheirSlot(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	var running, most atomic.Int32
+	var runs sync.Map // workflow id → steps run, in order
+	step := func(name string) worker.StepFunc {
+		return func(ctx context.Context, s *worker.Step) error {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			previous, _ := runs.Load(s.WorkflowID)
+			before, _ := previous.(string)
+			runs.Store(s.WorkflowID, before+name)
+			return nil
+		}
+	}
+	wf := worker.NewWorkflow("Serial", &worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByType, Limit: 1}}).
+		Step("a", step("a"), nil).Step("b", step("b"), nil).Step("c", step("c"), nil)
+	b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}, MaxWorkers: 10, Logger: slog.New(slog.DiscardHandler)})
+	const workflows = 20
+	b.createInGroup(t, "Serial", "any", workflows)
+	b.waitAllEnded(t, "Serial", 30*time.Second)
+
+	var executions, jobs, taken int
+	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*), count(*) filter (where job_id is null)
+		from geneva.step_executions where outcome = 'success'`).Scan(&executions, &taken))
+	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from public.river_job where kind = 'geneva_step'`).Scan(&jobs))
+	t.Logf("%d executions, %d River jobs, %d steps run without a job of their own", executions, jobs, taken)
+	require.Equal(t, 3*workflows, executions, "every step once, none waiting counted as an attempt")
+	require.EqualValues(t, 1, most.Load(), "never two at a time")
+	runs.Range(func(_, order any) bool {
+		require.Equal(t, "abc", order)
+		return true
+	})
+	// (20 first steps' jobs; a chain of InlineSteps' 20 ends without taking
+	// its waiter, which gets a job: at most 3 more)
+	require.LessOrEqual(t, jobs, workflows+3, "a waiter taken needs no River job")
+}

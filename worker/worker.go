@@ -56,9 +56,13 @@ type Config struct {
 	// first, SQL starts it in the transaction that records the step's end
 	// (geneva.complete_steps, continuing) and the worker runs it in the same
 	// job, without a River job of its own: one transaction per step instead
-	// of two, and no queueing between steps. Each step still gets its own
-	// execution row, hooks and outcome. Workflows with a HeroMissing check
-	// never run inline; a graceful stop ends inline runs at the next step.
+	// of two, and no queueing between steps. When the step ends holding a
+	// slot of its type's concurrency that a waiter of another workflow is
+	// given (someone waits for the key), the worker runs that waiter next
+	// in the same way, when no condition of its has to run first. Each step
+	// still gets its own execution row, hooks and outcome. Workflows with a
+	// HeroMissing check never run inline; a graceful stop ends inline runs
+	// at the next step.
 	// -1 turns it off.
 	//
 	// Defaults to 20.

@@ -39,6 +39,11 @@ declare
   v_calls integer := 0;
   v_start timestamptz := clock_timestamp();
   v_wal pg_lsn := pg_current_wal_insert_lsn();
+  -- (a schema before complete_steps' p_take_waiters is called without it)
+  v_take boolean := exists (
+    select from pg_proc p
+    where p.oid = 'geneva.complete_steps'::regproc and 'p_take_waiters' = any (p.proargnames)
+  );
 begin
   select min(w.id), max(w.id) into v_first, v_last from geneva.workflows w;
   -- the workflows a batch at a time, each batch through all its steps (the
@@ -61,15 +66,29 @@ begin
       loop
         v_steps := v_steps + cardinality(v_ids);
         v_calls := v_calls + 1;
-        select array_agg(c.next_execution_id order by c.ordinality) filter (where c.next_execution_id is not null)
-        into v_next
-        from geneva.complete_steps(
-          v_ids,
-          array_fill('success'::text, array[cardinality(v_ids)]),
-          array_fill(null::interval, array[cardinality(v_ids)]),
-          array_fill(null::bigint, array[cardinality(v_ids)]),
-          array_fill(v_inline, array[cardinality(v_ids)])
-        ) c;
+        if v_take then
+          -- (as the worker calls it: a waiter of a full key may be taken)
+          select array_agg(c.next_execution_id order by c.ordinality) filter (where c.next_execution_id is not null)
+          into v_next
+          from geneva.complete_steps(
+            v_ids,
+            array_fill('success'::text, array[cardinality(v_ids)]),
+            array_fill(null::interval, array[cardinality(v_ids)]),
+            array_fill(null::bigint, array[cardinality(v_ids)]),
+            array_fill(v_inline, array[cardinality(v_ids)]),
+            true
+          ) c;
+        else
+          select array_agg(c.next_execution_id order by c.ordinality) filter (where c.next_execution_id is not null)
+          into v_next
+          from geneva.complete_steps(
+            v_ids,
+            array_fill('success'::text, array[cardinality(v_ids)]),
+            array_fill(null::interval, array[cardinality(v_ids)]),
+            array_fill(null::bigint, array[cardinality(v_ids)]),
+            array_fill(v_inline, array[cardinality(v_ids)])
+          ) c;
+        end if;
         commit;
         exit when v_next is null;
         v_ids := v_next;

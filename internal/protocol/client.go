@@ -106,8 +106,10 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 	}
 	rows, err := c.db.Query(ctx, `select ordinality, outcome, workflow_state, next_execution_id, next_step_name,
 		next_attempt, next_started_at, next_cursor, next_continues_from_id,
-		next_event_id, next_event_name, next_event_payload, next_event_sent_at, next_http
-		from geneva.complete_steps($1, $2, $3, $4, $5)`,
+		next_event_id, next_event_name, next_event_payload, next_event_sent_at, next_http,
+		next_workflow_id, next_workflow_type, next_hero_type, next_hero_id, next_trace_context,
+		next_group_name
+		from geneva.complete_steps($1, $2, $3, $4, $5, true)`,
 		ids, signals, waits, jobIDs, continues)
 	if err != nil {
 		return nil, mapError(err)
@@ -123,19 +125,26 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 			nextName   *string
 			attempt    *int
 			startedAt  *time.Time
+			workflowID *int64
+			typ        *string
+			heroType   *string
+			heroID     *string
 		)
 		if err := rows.Scan(&ordinality, &result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt,
 			&startedAt, &next.Cursor, &next.ContinuesFromID,
-			&next.EventID, &next.EventName, &next.EventPayload, &next.EventSentAt, &next.HTTP); err != nil {
+			&next.EventID, &next.EventName, &next.EventPayload, &next.EventSentAt, &next.HTTP,
+			&workflowID, &typ, &heroType, &heroID, &next.TraceContext, &next.Group); err != nil {
 			return nil, mapError(err)
 		}
 		if ordinality < 1 || ordinality > len(reports) || results[ordinality-1] != nil {
 			return nil, fmt.Errorf("geneva: complete_steps returned an unexpected ordinality %d for %d reports", ordinality, len(reports))
 		}
 		if nextID != nil {
-			// due when it started; its workflow's facts are the caller's
+			// due when it started, in the queue of the step that ended
 			next.ExecutionID, next.StepName, next.Attempt = *nextID, deref(nextName), deref(attempt)
 			next.ScheduledFor, next.StartedAt = deref(startedAt), deref(startedAt)
+			next.WorkflowID, next.WorkflowType = deref(workflowID), deref(typ)
+			next.HeroType, next.HeroID = deref(heroType), deref(heroID)
 			result.Next = &next
 		}
 		results[ordinality-1] = &result

@@ -24,11 +24,11 @@ type CompleteReport struct {
 
 // Execution is an execution for the worker to run, as SQL started it: a
 // row of geneva.start_steps, or the next execution geneva.complete_steps
-// started for the same job (StepResult.Next). The latter carries only the
-// execution's own facts (ExecutionID, StepName, Attempt, StartedAt, Cursor,
-// ContinuesFromID; ScheduledFor is StartedAt, as it was due when it
-// started): its workflow's (WorkflowID, WorkflowType, HeroType, HeroID,
-// Queue, TraceContext) are those of the step that ran before it.
+// started for the same job (StepResult.Next): the next step of the same
+// workflow, or a waiter of another workflow of the same type that took the
+// slot of a limit the step before it freed. The latter leaves Queue empty
+// (it is the queue of the step that ran before it) and its ScheduledFor is
+// its StartedAt.
 type Execution struct {
 	ExecutionID  int64     `db:"execution_id"`
 	WorkflowID   int64     `db:"workflow_id"`
@@ -65,7 +65,8 @@ type Execution struct {
 	HTTP json.RawMessage `db:"http"`
 	// IdempotencyKey is the first execution of the recovered ones this one
 	// repeats (a worker died or gave the step back while it ran), else the
-	// execution's own id. Zero for a step started inline (its own id).
+	// execution's own id. Nil for an execution complete_steps started (its
+	// own id: SQL starts a repeat of a recovered one only by a claim).
 	IdempotencyKey *int64 `db:"idempotency_key"`
 }
 

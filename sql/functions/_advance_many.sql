@@ -211,9 +211,7 @@ begin
           -- queue: a Go step's successor over HTTP is the HTTP runner's)
           and geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step)
             = geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.step_name)
-          and coalesce(q.definition -> 'cancel_if', '[]') = '[]'
-          and array_position(q.step_names, q.next_step) is not null
-          and not (q.definition -> 'steps' -> (array_position(q.step_names, q.next_step) - 1) ? 'skip_if'),
+          and geneva._unconditional(q.definition, q.step_names, q.next_step),
         false
       ) as start,
       geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,

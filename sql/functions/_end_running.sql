@@ -19,7 +19,10 @@
 --   otherwise the execution ends as the signal's row says (its metadata
 --     merged; a rewind's successor starts without the cursor) and
 --     geneva._advance_many moves the workflow (with continue: a next step due
---     now is started here, for the worker to run in the same job).
+--     now is started here, for the worker to run in the same job; with
+--     continue and p_take_waiters, when the step passes its slot of its
+--     type's concurrency to a waiter, that waiter, if the worker can run it,
+--     is started for it instead: geneva._limit_release).
 -- The River jobs the reports name are completed (state running only), as
 -- River's JobCompleteTx would, whatever was recorded.
 --
@@ -29,8 +32,9 @@
 -- execution row in id order (geneva._lock_executions).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
--- started for the worker to run next, with the event it carries and its
--- step's "http" (geneva._step_http) (NULLs when none).
+-- started for the worker to run next, with the event it carries, its step's
+-- "http" (geneva._step_http) and its workflow's facts (those of the
+-- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
@@ -43,7 +47,8 @@ create or replace function geneva._end_running(
   p_signals text[],
   p_waits interval[],
   p_job_ids bigint[],
-  p_continue boolean[]
+  p_continue boolean[],
+  p_take_waiters boolean default false
 )
 returns table (
   ordinality integer,
@@ -59,7 +64,13 @@ returns table (
   next_event_name text,
   next_event_payload jsonb,
   next_event_sent_at timestamptz,
-  next_http jsonb
+  next_http jsonb,
+  next_workflow_id bigint,
+  next_workflow_type text,
+  next_hero_type text,
+  next_hero_id text,
+  next_trace_context text,
+  next_group_name text
 )
 language plpgsql
 volatile
@@ -78,6 +89,9 @@ declare
   v_carry text[];
   v_wait text[];
   v_waits boolean;
+  v_take text[];
+  v_takers bigint[];
+  v_taken bigint[];
 begin
   -- the locks, in the one order: workflows by id, then executions by id
   perform geneva._lock_executions(p_execution_ids);
@@ -172,9 +186,16 @@ begin
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
       array_agg(case when s.carries and s.waiting then e.limit_keys[1] end order by e.workflow_id),
-      coalesce(bool_or(s.carries and s.waiting), false)
-    into v_carry, v_wait, v_waits
-    from unnest(p_execution_ids, v_c.kinds) as t (execution_id, kind)
+      coalesce(bool_or(s.carries and s.waiting), false),
+      -- (the queue of a worker that offers to run a waiter of the key next)
+      array_agg(
+        case when s.carries and s.waiting and p_take_waiters and t.inline
+          then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
+        end
+        order by e.workflow_id
+      )
+    into v_carry, v_wait, v_waits, v_take
+    from unnest(p_execution_ids, v_c.kinds, p_continue) as t (execution_id, kind, inline)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -211,8 +232,15 @@ begin
     if v_waits then
       perform geneva._limit_lock(v_wait);
     end if;
-    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id)
-    into v_freed, v_freed_by
+    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
+      array_agg(
+        (
+          select c.queue from unnest(v_c.workflow_ids, v_wait, v_take) as c (workflow_id, key, queue)
+          where c.workflow_id = f.workflow_id and c.key = f.key
+        )
+        order by f.key, f.workflow_id
+      )
+    into v_freed, v_freed_by, v_take
     from unnest(v_freed, v_freed_by) as f (key, workflow_id)
     where not exists (
       select from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
@@ -220,7 +248,9 @@ begin
     );
   end if;
   if v_freed is not null then
-    perform geneva._limit_release(v_freed, v_freed_by);
+    select array_agg(r.taken_by), array_agg(r.started_id)
+    into v_takers, v_taken
+    from geneva._limit_release(v_freed, v_freed_by, v_take) r;
   end if;
   if v_waits then
     -- (a key with room after all: its next steps are scheduled with jobs)
@@ -268,7 +298,10 @@ begin
       select geneva._step_http(d.definition, d.step_names, n.step_name)
       from geneva.workflow_definitions d
       where n.id is not null and d.workflow_type = w.workflow_type
-    )
+    ),
+    case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
+    case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
+    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -299,6 +332,28 @@ begin
       )
   ) n on true
   left join geneva.events ev on ev.id = n.event_id
+  -- (an element whose worker took a waiter: its row is below)
+  where v_takers is null or not (t.kind = 'end' and w.id = any (v_takers))
   order by t.ord;
+
+  -- the elements whose workers took a waiter of another workflow
+  -- (geneva._limit_release): its execution and its workflow's facts
+  if v_takers is not null then
+    return query
+    select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
+      x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
+      geneva._step_http(d.definition, d.step_names, x.step_name),
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
+    from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
+    join geneva.step_executions e on e.id = t.execution_id
+    join geneva.workflows w on w.id = e.workflow_id
+    join unnest(v_takers, v_taken) as k (taken_by, execution_id) on k.taken_by = w.id
+    join geneva.step_executions x on x.id = k.execution_id
+    join geneva.workflows xw on xw.id = x.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = xw.workflow_type
+    left join geneva.events ev on ev.id = x.event_id
+    where t.kind = 'end'
+    order by t.ord;
+  end if;
 end;
 $$;

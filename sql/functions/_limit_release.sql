@@ -8,6 +8,20 @@
 -- its claim checks only its other limits. An execution whose workflow is not
 -- ready (paused) keeps waiting: its resume claims it again.
 --
+-- A freed slot whose element of p_take_queues names a queue was freed by a
+-- worker that offers to run the waiter next, in the job that ran the step
+-- that freed it (geneva.complete_steps' p_take_waiters): a waiter it can
+-- run is started here instead, without a River job, as a claim would start
+-- it, and returned with the workflow that freed the slot (taken_by). A
+-- waiter it can run: its step is in that queue (a slot of its type's
+-- concurrency is freed by a step of the same type, so the worker defines
+-- it), no worker's condition runs before it (geneva._unconditional), it is
+-- held to that slot only (geneva._limit_carries), it awaits no event it has
+-- not got, its hero was not deleted (hero_missing_at), it is a first attempt
+-- (a repeat is claimed by start_steps, which tells its idempotency key) and
+-- its workflow's lock is free (not waited for: the caller holds other
+-- workflows' locks).
+--
 -- Called by: geneva._end_execution and geneva._end_running (an execution
 -- holding slots ended), geneva._limit_admit (an execution gave back a slot
 -- it could not use), geneva.pause_workflow (a paused workflow's kept
@@ -20,11 +34,17 @@
 -- counted its slots before they were freed (geneva._limit_full). The
 -- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
 -- Then each woken execution's row, skipping those locked (whose workflow's
--- lock it does not take: a waiting execution has no job, so no claim takes
--- it, and no other function that locks it waits for a slot's row or a key's
--- lock first).
-create or replace function geneva._limit_release(p_keys text[], p_workflow_ids bigint[] default null)
-returns void
+-- lock it does not take, but to start it, skipping it then too: a waiting
+-- execution has no job, so no claim takes it, and no other function that
+-- locks it waits for a slot's row or a key's lock first).
+-- Returns a row per waiter started: the workflow that freed the slot it took
+-- (taken_by) and the execution (started_id).
+create or replace function geneva._limit_release(
+  p_keys text[],
+  p_workflow_ids bigint[] default null,
+  p_take_queues text[] default null
+)
+returns table (taken_by bigint, started_id bigint)
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -45,6 +65,10 @@ declare
   v_freed_keys text[];
   v_freed_bounds integer[];
   v_job_id bigint;
+  v_takers bigint[];
+  v_taker_queues text[];
+  v_taker integer;
+  v_definition geneva.workflow_definitions;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
@@ -97,6 +121,15 @@ begin
       end if;
     end if;
     continue when v_free <= 0;
+    -- the workers offering to run one of this key's waiters next
+    v_takers := null;
+    v_taker_queues := null;
+    if p_take_queues is not null then
+      select array_agg(u.workflow_id order by u.workflow_id), array_agg(u.queue order by u.workflow_id)
+      into v_takers, v_taker_queues
+      from unnest(p_keys, p_workflow_ids, p_take_queues) as u (key, workflow_id, queue)
+      where u.key = v_key and u.queue is not null;
+    end if;
     -- the oldest waiters first, a few at a time: from the executions alone
     -- (the key as a range, not an equality: with `= v_key`, the order by
     -- id alone would let the planner walk the primary key, every execution
@@ -123,6 +156,52 @@ begin
         v_last := v_waiter.id;
         select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
         continue when not found;
+        -- a worker that freed a slot of the key runs it next, if it can
+        v_taker := null;
+        if v_takers is not null then
+          v_definition := geneva._definition(v_workflow.workflow_type);
+          v_taker := array_position(
+            v_taker_queues,
+            geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_waiter.step_name)
+          );
+          if v_taker is not null and v_workflow.hero_missing_at is null and v_waiter.attempt = 1
+            and (v_waiter.await_event is null or v_waiter.event_id is not null)
+            and geneva._unconditional(v_definition.definition, v_definition.step_names, v_waiter.step_name)
+            and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_waiter.step_name) then
+            perform
+            from geneva.workflows w
+            where w.id = v_waiter.workflow_id and w.state = 'ready'
+            for no key update of w skip locked;
+            if not found then
+              v_taker := null;
+            end if;
+          else
+            v_taker := null;
+          end if;
+          if v_taker is not null then
+            update geneva.step_executions e
+            set state = 'in_progress',
+              started_at = v_now,
+              limit_wait_key = null,
+              limit_keys = array[v_key],
+              scheduled_for = least(e.scheduled_for, v_now),
+              updated_at = v_now
+            where e.id = v_waiter.id;
+            update geneva.workflows w
+            set state = 'performing',
+              current_step_name = v_waiter.step_name,
+              started_at = coalesce(w.started_at, v_now),
+              updated_at = v_now
+            where w.id = v_waiter.workflow_id;
+            insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
+            taken_by := v_takers[v_taker];
+            started_id := v_waiter.id;
+            return next;
+            v_taker_queues[v_taker] := null;
+            v_woken := v_woken + 1;
+            continue;
+          end if;
+        end if;
         -- its River job, due now: a new one, inserted before the
         -- execution is updated so that it is written once (a waiter's job
         -- ran when its key was full), else the one it has, brought forward

@@ -17,8 +17,21 @@
 -- execution row in id order: the order of every other function's locks
 -- (workflow, then execution), so that concurrent batches, single calls and
 -- operators' calls cannot deadlock.
+-- p_take_waiters (the Go worker passes true): an element that continues
+-- and whose step passes its slot of its type's concurrency to the key's
+-- oldest waiter (others wait for the key) offers to run that waiter next,
+-- in the same job, when it can (same queue, no condition of the worker's to
+-- evaluate first: geneva._limit_release): it is started here, without a
+-- River job of its own, and returned as the element's next execution, with
+-- its own workflow's facts. A waiter taken needs no job, fetch or claim: a
+-- saturated limit's steps run as an inline chain does, across workflows.
+-- A caller that passes it runs a next execution of another workflow; a
+-- repeat of a report whose reply was lost does not return a waiter taken
+-- (housekeeping recovers it, as it does a step whose worker died).
 -- Returns one row per element, named by its position (ordinality, from 1):
--- what complete_and_continue returns for it.
+-- what complete_and_continue returns for it, and the next execution's
+-- workflow (id, type, hero, trace context, group: the element's own but
+-- for a waiter taken).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, or anything complete_step
 -- raises for an element; P0002 for an unknown execution. One bad element
@@ -29,7 +42,8 @@ create or replace function geneva.complete_steps(
   p_signals text[],
   p_waits interval[],
   p_job_ids bigint[],
-  p_continue boolean[]
+  p_continue boolean[],
+  p_take_waiters boolean default false
 )
 returns table (
   ordinality integer,
@@ -45,7 +59,13 @@ returns table (
   next_event_name text,
   next_event_payload jsonb,
   next_event_sent_at timestamptz,
-  next_http jsonb
+  next_http jsonb,
+  next_workflow_id bigint,
+  next_workflow_type text,
+  next_hero_type text,
+  next_hero_id text,
+  next_trace_context text,
+  next_group_name text
 )
 language plpgsql
 volatile
@@ -69,10 +89,11 @@ begin
   return query
   select *
   from geneva._end_running(
-    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue
+    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue,
+    coalesce(p_take_waiters, false)
   );
 end;
 $$;
 
-comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[]) is
+comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean) is
 'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
