@@ -181,12 +181,17 @@ begin
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
   -- full under its lock). Every other slot is freed now, and a carried one
-  -- its next step did not take after the move.
+  -- its next step did not take after the move. A slot passed to a waiter
+  -- by an element that continues is offered to its worker (p_take_waiters:
+  -- geneva._limit_release starts the waiter for it when it can), whether
+  -- or not its own workflow goes on.
   if v_freed is not null and v_c.workflow_ids is not null then
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
-      array_agg(case when s.carries and s.waiting then e.limit_keys[1] end order by e.workflow_id),
-      coalesce(bool_or(s.carries and s.waiting), false),
+      -- (the key's lock is taken, and the next step may wait, only when
+      -- there is a next step: not for a workflow that ends here)
+      array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by e.workflow_id),
+      coalesce(bool_or(s.carries and s.waiting and s.goes_on), false),
       -- (the queue of a worker that offers to run a waiter of the key next)
       array_agg(
         case when s.carries and s.waiting and p_take_waiters and t.inline
@@ -199,6 +204,7 @@ begin
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    join unnest(v_c.workflow_ids, v_c.moves) as m (workflow_id, move) on m.workflow_id = e.workflow_id
     left join lateral (
       select
         -- (the step held one slot, of its type's concurrency, which is still
@@ -222,7 +228,10 @@ begin
         (
           select ls.bound from geneva.limit_slots ls
           where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
-        ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room
+        ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room,
+        m.move = 'same'
+          or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
+          as goes_on
       where e.limit_keys is not null
       -- (not folded into the aggregates above: each would copy the
       -- expressions it reads, the subqueries with them)
@@ -235,8 +244,10 @@ begin
     select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
       array_agg(
         (
-          select c.queue from unnest(v_c.workflow_ids, v_wait, v_take) as c (workflow_id, key, queue)
-          where c.workflow_id = f.workflow_id and c.key = f.key
+          -- (an element's queue is that of its one slot, of its type's
+          -- concurrency)
+          select c.queue from unnest(v_c.workflow_ids, v_take) as c (workflow_id, queue)
+          where c.workflow_id = f.workflow_id
         )
         order by f.key, f.workflow_id
       )
