@@ -2154,14 +2154,16 @@ $$;
 -- grown), geneva.housekeep (every key with waiters: a backstop).
 -- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
 -- key and workflow order, as geneva._limit_full does) and deletes them, which
--- never adds a slot, then wakes waiters with new statements (a row each, no
--- more than it deleted), so that it sees any left waiting by a claim that
+-- never adds a slot, then wakes waiters with new statements (no more per
+-- key than it deleted), so that it sees any left waiting by a claim that
 -- counted its slots before they were freed (geneva._limit_full). The
 -- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
 -- locks it waits for a slot's row or a key's lock first).
+-- Plans: as geneva.start_steps (index lookups by key and id, planned once
+-- per session, whatever the tables' size then), whoever calls it first.
 -- Returns a row per waiter started: the workflow that freed the slot it took
 -- (taken_by) and the execution (started_id).
 create or replace function geneva._limit_release(
@@ -2174,26 +2176,21 @@ language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 as $$
+#variable_conflict use_column
 declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
-  v_key text;
-  v_free integer;
-  v_woken integer;
-  v_last bigint;
-  v_more boolean;
-  v_waiter geneva.step_executions;
-  v_workflow geneva.workflows;
-  v_bound integer;
-  v_capacity integer;
   v_freed_keys text[];
   v_freed_bounds integer[];
+  v_woken record;
+  v_taken bigint[];
+  v_taken_by bigint[];
+  v_item record;
   v_job_id bigint;
-  v_takers bigint[];
-  v_taker_queues text[];
-  v_taker integer;
-  v_definition geneva.workflow_definitions;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
@@ -2219,133 +2216,167 @@ begin
   else
     perform geneva._limit_lock(p_keys);
   end if;
-  for v_key in
-    select distinct u.key
-    from unnest(p_keys) as u (key)
-    where u.key is not null
-    order by u.key
+
+  -- Each key's oldest waiters, as many as it has slots to pass, whose
+  -- workflows are ready (a paused one's waiter is passed over), each
+  -- execution locked unless another transaction holds it; with what a
+  -- worker that freed a slot needs to run it (its step's queue, and
+  -- whether it may: takeable). Per key, free and bound: as many as were
+  -- deleted (none for a slot not held), each passed on with the bound of
+  -- the one freed (see geneva.limit_slots); but a slot taken above a
+  -- concurrency lowered since is passed on only while the key has room
+  -- under the new one, so that a lowered concurrency applies while others
+  -- wait too (a count without the key's lock, which a free cannot take
+  -- after locking slots: at worst one more passes, once, after a lowering).
+  -- The backstop passes what the key has free under its capacity.
+  select array_agg(x.id order by k.key, x.id) as ids,
+    array_agg(k.key order by k.key, x.id) as keys,
+    array_agg(k.bound order by k.key, x.id) as bounds,
+    array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
+    array_agg(
+      geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
+    ) filter (where p_take_queues is not null) as queues,
+    array_agg(
+      x.hero_missing_at is null and x.attempt = 1
+        and (x.await_event is null or x.event_id is not null)
+        and geneva._unconditional(d.definition, d.step_names, x.step_name)
+        and geneva._limit_carries(d.definition, d.step_names, x.step_name)
+      order by k.key, x.id
+    ) filter (where p_take_queues is not null) as takeable
+  into v_woken
+  from (
+    select c.key,
+      case
+        when p_workflow_ids is null
+          then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
+        when f.bound > c.capacity
+          then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
+        else f.n
+      end as free,
+      case when p_workflow_ids is null or f.bound > c.capacity then c.capacity else f.bound end as bound
+    from (
+      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+      from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
+    ) c
+    left join lateral (
+      select count(*) as n, max(b.bound) as bound
+      from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
+      where b.key = c.key
+    ) f on true
+    -- (not folded into the statement: each expression would be copied)
+    offset 0
+  ) k
+  cross join lateral (
+    -- (the key as a range, not an equality: with `= key`, the order by id
+    -- alone would let the planner walk the primary key, every execution
+    -- ever recorded, filtering for the key; the partial index
+    -- step_executions_limit_waiting is the only one in this order, each
+    -- waiter's workflow then read by its key)
+    select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
+      w.workflow_type, w.hero_missing_at
+    from geneva.step_executions e
+    join geneva.workflows w on w.id = e.workflow_id
+    where e.state = 'scheduled'
+      and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
+      and w.state = 'ready'
+    order by e.limit_wait_key, e.id
+    limit greatest(k.free, 0)
+    for no key update of e skip locked
+  ) x
+  left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
+
+  if v_woken.ids is null then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+    return;
+  end if;
+
+  -- The waiters the workers that freed slots run next (p_take_queues): per
+  -- key and queue, the oldest takeable waiters to the takers in workflow
+  -- order, each waiter's workflow locked unless another transaction holds
+  -- it (not waited for: the caller holds other workflows' locks; one
+  -- skipped is woken below instead)
+  if p_take_queues is not null and true = any (v_woken.takeable) then
+    select array_agg(m.id order by m.id), array_agg(m.taker order by m.id)
+    into v_taken, v_taken_by
+    from (
+      select c.id, t.workflow_id as taker
+      from (
+        select x.id, x.key, x.queue, row_number() over (partition by x.key, x.queue order by x.id) as rank
+        from unnest(v_woken.ids, v_woken.keys, v_woken.queues, v_woken.takeable) as x (id, key, queue, takeable)
+        where x.takeable
+      ) c
+      join (
+        select u.key, u.queue, row_number() over (partition by u.key, u.queue order by u.workflow_id) as rank,
+          u.workflow_id
+        from unnest(p_keys, p_workflow_ids, p_take_queues) as u (key, workflow_id, queue)
+        where u.queue is not null
+      ) t on t.key = c.key and t.queue = c.queue and t.rank = c.rank
+    ) m
+    join geneva.step_executions e on e.id = m.id
+    where exists (
+      select from (
+        select from geneva.workflows w
+        where w.id = e.workflow_id and w.state = 'ready'
+        for no key update of w skip locked
+      ) l
+    );
+  end if;
+
+  -- those taken start, as a claim would start them, without a job
+  if v_taken is not null then
+    with started as (
+      update geneva.step_executions e
+      set state = 'in_progress',
+        started_at = v_now,
+        limit_wait_key = null,
+        limit_keys = array[x.key],
+        scheduled_for = least(e.scheduled_for, v_now),
+        updated_at = v_now
+      from unnest(v_woken.ids, v_woken.keys) as x (id, key)
+      where e.id = x.id and x.id = any (v_taken)
+      returning e.workflow_id, e.step_name
+    )
+    update geneva.workflows w
+    set state = 'performing',
+      current_step_name = s.step_name,
+      started_at = coalesce(w.started_at, v_now),
+      updated_at = v_now
+    from started s
+    where w.id = s.workflow_id;
+  end if;
+
+  -- the others are made due now, each with its River job: a new one,
+  -- inserted before the execution is updated so that it is written once
+  -- (a waiter's job ran when its key was full), else the one it has,
+  -- brought forward
+  for v_item in
+    select e, w, x.key
+    from unnest(v_woken.ids, v_woken.keys) as x (id, key)
+    join geneva.step_executions e on e.id = x.id
+    join geneva.workflows w on w.id = e.workflow_id
+    where v_taken is null or not x.id = any (v_taken)
+    order by x.key, x.id
   loop
-    v_capacity := coalesce(geneva._limit_capacity(v_key), 2147483647);
-    if p_workflow_ids is null then
-      v_bound := v_capacity;
-      v_free := v_bound - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key);
-    else
-      -- as many as were deleted (none for a slot not held), each passed
-      -- on with the bound of the one freed (see geneva.limit_slots); but a
-      -- slot taken above a concurrency lowered since is passed on only
-      -- while the key has room under the new one, so that a lowered
-      -- concurrency applies while others wait too (a count without the
-      -- key's lock, which a free cannot take after locking slots: at
-      -- worst one more passes, once, after a lowering)
-      select count(*), max(f.bound) into v_free, v_bound
-      from unnest(v_freed_keys, v_freed_bounds) as f (key, bound)
-      where f.key = v_key;
-      if v_bound > v_capacity then
-        v_free := least(v_free, v_capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key));
-        v_bound := v_capacity;
-      end if;
-    end if;
-    continue when v_free <= 0;
-    -- the workers offering to run one of this key's waiters next
-    v_takers := null;
-    v_taker_queues := null;
-    if p_take_queues is not null then
-      select array_agg(u.workflow_id order by u.workflow_id), array_agg(u.queue order by u.workflow_id)
-      into v_takers, v_taker_queues
-      from unnest(p_keys, p_workflow_ids, p_take_queues) as u (key, workflow_id, queue)
-      where u.key = v_key and u.queue is not null;
-    end if;
-    -- the oldest waiters first, a few at a time: from the executions alone
-    -- (the key as a range, not an equality: with `= v_key`, the order by
-    -- id alone would let the planner walk the primary key, every execution
-    -- ever recorded, filtering for the key; and joined with the workflows,
-    -- a generic plan may read every ready workflow, or every waiter of the
-    -- key, and sort them; as it is, the partial index
-    -- step_executions_limit_waiting is the only one in this order), each
-    -- one's workflow then read, a paused one's waiter skipped
-    v_woken := 0;
-    v_last := 0;
-    loop
-      v_more := false;
-      for v_waiter in
-        select e.*
-        from geneva.step_executions e
-        where e.state = 'scheduled'
-          and e.limit_wait_key >= v_key and e.limit_wait_key <= v_key
-          and e.id > v_last
-        order by e.limit_wait_key, e.id
-        limit v_free - v_woken
-        for no key update of e skip locked
-      loop
-        v_more := true;
-        v_last := v_waiter.id;
-        select w.* into v_workflow from geneva.workflows w where w.id = v_waiter.workflow_id and w.state = 'ready';
-        continue when not found;
-        -- a worker that freed a slot of the key runs it next, if it can
-        v_taker := null;
-        if v_takers is not null then
-          v_definition := geneva._definition(v_workflow.workflow_type);
-          v_taker := array_position(
-            v_taker_queues,
-            geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_waiter.step_name)
-          );
-          if v_taker is not null and v_workflow.hero_missing_at is null and v_waiter.attempt = 1
-            and (v_waiter.await_event is null or v_waiter.event_id is not null)
-            and geneva._unconditional(v_definition.definition, v_definition.step_names, v_waiter.step_name)
-            and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_waiter.step_name) then
-            perform
-            from geneva.workflows w
-            where w.id = v_waiter.workflow_id and w.state = 'ready'
-            for no key update of w skip locked;
-            if not found then
-              v_taker := null;
-            end if;
-          else
-            v_taker := null;
-          end if;
-          if v_taker is not null then
-            update geneva.step_executions e
-            set state = 'in_progress',
-              started_at = v_now,
-              limit_wait_key = null,
-              limit_keys = array[v_key],
-              scheduled_for = least(e.scheduled_for, v_now),
-              updated_at = v_now
-            where e.id = v_waiter.id;
-            update geneva.workflows w
-            set state = 'performing',
-              current_step_name = v_waiter.step_name,
-              started_at = coalesce(w.started_at, v_now),
-              updated_at = v_now
-            where w.id = v_waiter.workflow_id;
-            insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
-            taken_by := v_takers[v_taker];
-            started_id := v_waiter.id;
-            return next;
-            v_taker_queues[v_taker] := null;
-            v_woken := v_woken + 1;
-            continue;
-          end if;
-        end if;
-        -- its River job, due now: a new one, inserted before the
-        -- execution is updated so that it is written once (a waiter's job
-        -- ran when its key was full), else the one it has, brought forward
-        v_waiter.scheduled_for := least(v_waiter.scheduled_for, v_now);
-        v_job_id := geneva._ensure_job(v_workflow, v_waiter, p_record => false);
-        update geneva.step_executions e
-        set limit_wait_key = null,
-          limit_keys = array[v_key],
-          scheduled_for = v_waiter.scheduled_for,
-          job_id = coalesce(v_job_id, e.job_id),
-          updated_at = v_now
-        where e.id = v_waiter.id;
-        insert into geneva.limit_slots (limit_key, workflow_id, bound) values (v_key, v_workflow.id, v_bound);
-        v_woken := v_woken + 1;
-      end loop;
-      exit when not v_more or v_woken >= v_free;
-    end loop;
+    v_item.e.scheduled_for := least((v_item.e).scheduled_for, v_now);
+    v_job_id := geneva._ensure_job(v_item.w, v_item.e, p_record => false);
+    update geneva.step_executions e
+    set limit_wait_key = null,
+      limit_keys = array[v_item.key],
+      scheduled_for = (v_item.e).scheduled_for,
+      job_id = coalesce(v_job_id, e.job_id),
+      updated_at = v_now
+    where e.id = (v_item.e).id;
   end loop;
+
+  -- every one woken holds the slot passed to it
+  insert into geneva.limit_slots (limit_key, workflow_id, bound)
+  select x.key, x.workflow_id, x.bound
+  from unnest(v_woken.keys, v_woken.workflow_ids, v_woken.bounds) as x (key, workflow_id, bound);
+
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+  return query
+  select t.taken_by, t.started_id
+  from unnest(v_taken_by, v_taken) as t (taken_by, started_id);
 end;
 $$;
 

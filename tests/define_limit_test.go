@@ -431,6 +431,35 @@ func TestDefineLimit(t *testing.T) {
 		require.Equal(t, "available", b.job(t, deref(woken.JobID)).State)
 	})
 
+	t.Run("AWaiterWhoseWorkflowIsLockedIsWokenWithAJob", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		first, second, third := b.create(t, "Sync", "1"), b.create(t, "Sync", "2"), b.create(t, "Sync", "3")
+		running := b.run(t, first)
+		waiters := []int64{b.active(t, second).ID, b.active(t, third).ID}
+		for _, id := range waiters {
+			_, ok := b.startStep(t, id, nil)
+			require.False(t, ok)
+		}
+		// another transaction holds second's workflow (an operator's verb
+		// in progress): the ending worker does not wait for it
+		tx, err := b.pool.Begin(b.ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(b.ctx) }()
+		_, err = tx.Exec(b.ctx, "select from geneva.workflows where id = $1 for no key update", second)
+		require.NoError(t, err)
+
+		took := b.takeWaiters(t, running.ExecutionID)
+		require.Nil(t, took.NextExecutionID, "the oldest waiter's workflow is locked: not taken")
+		woken := b.limitState(t, waiters[0])
+		require.Equal(t, "scheduled", woken.State)
+		require.Equal(t, []string{`["concurrency", "Sync", "Sync"]`}, woken.LimitKeys, "it holds the slot all the same")
+		require.Equal(t, "available", b.job(t, deref(woken.JobID)).State, "woken with a job")
+		require.NotNil(t, b.limitState(t, waiters[1]).LimitWaitKey, "the younger still waits")
+	})
+
 	t.Run("AWaiterWithAConditionIsNotTaken", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
