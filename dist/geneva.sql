@@ -6940,10 +6940,16 @@ begin
     from geneva._limit_release(v_freed, v_freed_by, v_take) r;
   end if;
   if v_waits then
-    -- (a key with room after all: its next steps are scheduled with jobs)
-    select array_agg(case when geneva._limit_full(array[x.key]) is not null then x.key end order by x.ord)
+    -- (a key with room after all: its next steps are scheduled with jobs;
+    -- each key checked once, in key order)
+    select array_agg(case when f.is_full then x.key end order by x.ord)
     into v_wait
-    from unnest(v_wait) with ordinality as x (key, ord);
+    from unnest(v_wait) with ordinality as x (key, ord)
+    left join (
+      select k.key, geneva._limit_full(array[k.key]) is not null as is_full
+      from (select distinct u.key from unnest(v_wait) as u (key) where u.key is not null order by u.key) k
+      offset 0
+    ) f on f.key = x.key;
   end if;
 
   -- the workflows move on, in one batch
