@@ -347,7 +347,7 @@ func limitsProse(o options) string {
 			"both run just before it (a step held to a limit runs inline only when its step before it carries its slot over: the type's concurrency its only limit, no one waiting for the key).",
 			o.limitWorkflows, o.steps, o.workers, neverReached)
 		if o.limitGroups > 0 {
-			fmt.Fprintf(&b, " \"Saturated\": the same workflows with a concurrency of %d by group, spread over %d groups (at most %d steps in progress of %d slots; the others wait, without a River job, until a slot of their group frees and passes them one); "+
+			fmt.Fprintf(&b, " \"Saturated\": the same workflows with a concurrency of %d by group, spread over %d groups (at most %d steps in progress of %d slots; the others wait, without a River job, until a slot of their group frees and passes them one, which the worker that freed it runs next in the same job when it can, or else gets a River job); "+
 				"its PostgreSQL CPU per step (the cost table's) is compared first with every step its own job without limits with %d slots, the saturated run's steps in progress (the same concurrency, batches and run length; run just after it), then with the same at %d slots, and its River jobs per step are the `river_job` rows of its executions over its steps.",
 				groupLimit, o.limitGroups, groupLimit*o.limitGroups, o.workers, groupLimit*o.limitGroups, o.workers)
 		}

@@ -91,6 +91,16 @@ begin
   else
     perform geneva._limit_lock(p_keys);
   end if;
+  -- (most frees pass nothing: no one waits for their keys)
+  if not exists (
+    select
+    from unnest(p_keys) as u (key)
+    join geneva.step_executions e
+      on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
+  ) then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+    return;
+  end if;
 
   -- Each key's oldest waiters, as many as it has slots to pass, whose
   -- workflows are ready (a paused one's waiter is passed over), each
