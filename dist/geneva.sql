@@ -6790,7 +6790,6 @@ begin
     array_agg(c.outcome order by c.ord) as outcomes,
     array_agg(c.end_state order by c.ord) as end_states,
     array_agg(c.end_metadata order by c.ord) as end_metadata,
-    array_agg(c.move order by c.ord) as moves_by_ord,
     array_agg(c.workflow_id order by c.workflow_id) filter (where c.kind = 'end') as workflow_ids,
     array_agg(c.move order by c.workflow_id) filter (where c.kind = 'end') as moves,
     array_agg(c.step_name order by c.workflow_id) filter (where c.kind = 'end') as step_names,
@@ -6887,10 +6886,11 @@ begin
         order by e.workflow_id
       )
     into v_carry, v_wait, v_waits, v_take
-    from unnest(p_execution_ids, v_c.kinds, p_continue, v_c.moves_by_ord) as t (execution_id, kind, inline, move)
+    from unnest(p_execution_ids, v_c.kinds, p_continue) as t (execution_id, kind, inline)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    join unnest(v_c.workflow_ids, v_c.moves) as m (workflow_id, move) on m.workflow_id = e.workflow_id
     left join lateral (
       select
         -- (the step held one slot, of its type's concurrency, which is still
@@ -6915,8 +6915,8 @@ begin
           select ls.bound from geneva.limit_slots ls
           where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
         ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room,
-        t.move = 'same'
-          or t.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
+        m.move = 'same'
+          or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
           as goes_on
       where e.limit_keys is not null
       -- (not folded into the aggregates above: each would copy the
