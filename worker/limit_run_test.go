@@ -306,3 +306,78 @@ func TestLimitSaturatedStepsRunInTheJobThatFreedTheirSlot(t *testing.T) {
 	// its waiter, which gets a job: at most 3 more)
 	require.LessOrEqual(t, jobs, workflows+3, "a waiter taken needs no River job")
 }
+
+// Operators pausing and resuming workflows while a saturated key's slots
+// are handed from step to step (real concurrent connections): the key
+// never has two steps in progress, a paused workflow's waiter is never
+// taken while it is paused, and every workflow finishes once resumed.
+func TestLimitHandOverWithOperatorsPausing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	var running, most, pausedRan atomic.Int32
+	step := func(ctx context.Context, s *worker.Step) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		var state string
+		if err := b.pool.QueryRow(ctx, `select state from geneva.workflows where id = $1`, s.WorkflowID).Scan(&state); err != nil {
+			return err
+		}
+		if state != "performing" {
+			pausedRan.Add(1)
+		}
+		return sleeping(time.Millisecond)(ctx, s)
+	}
+	wf := worker.NewWorkflow("Serial", &worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByType, Limit: 1}}).
+		Step("a", step, nil).Step("b", step, nil).Step("c", step, nil)
+	b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}, MaxWorkers: 10, Logger: slog.New(slog.DiscardHandler)})
+	const workflows = 40
+	b.createInGroup(t, "Serial", "any", workflows)
+
+	// two operators pause and resume workflows at random until the key has
+	// run most of its steps
+	var operators sync.WaitGroup
+	stop := make(chan struct{})
+	for o := range 2 {
+		operators.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := int64(1 + (i*7+o*13)%workflows)
+				_, _ = b.pool.Exec(b.ctx, `select geneva.pause_workflow($1)`, id)
+				time.Sleep(2 * time.Millisecond)
+				_, _ = b.pool.Exec(b.ctx, `select geneva.resume_workflow($1)`, id)
+			}
+		})
+	}
+	require.Eventually(t, func() bool {
+		var done int
+		require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from geneva.step_executions
+			where outcome = 'success'`).Scan(&done))
+		return done >= 2*workflows
+	}, 30*time.Second, 20*time.Millisecond)
+	close(stop)
+	operators.Wait()
+	// whatever the operators left paused is resumed
+	_, err := b.pool.Exec(b.ctx, `select geneva.resume_workflow(id) from geneva.workflows where state = 'paused'`)
+	require.NoError(t, err)
+	b.waitAllEnded(t, "Serial", 30*time.Second)
+
+	var finished, successes int
+	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from geneva.workflows where state = 'finished'`).Scan(&finished))
+	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from geneva.step_executions where outcome = 'success'`).Scan(&successes))
+	t.Logf("%d workflows finished, %d steps succeeded; at most %d at once", finished, successes, most.Load())
+	require.Equal(t, workflows, finished)
+	require.Equal(t, 3*workflows, successes, "every step once")
+	require.EqualValues(t, 1, most.Load(), "never two at a time")
+	require.Zero(t, pausedRan.Load(), "no step ran while its workflow was not performing")
+}
