@@ -431,6 +431,36 @@ func TestDefineLimit(t *testing.T) {
 		require.Equal(t, "available", b.job(t, deref(woken.JobID)).State)
 	})
 
+	t.Run("ARepeatOrAStepOfAnotherQueueIsNotTaken", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1},
+			"steps": [{"name": "a"}, {"name": "b", "http": {"url": "http://127.0.0.1:9/b"}}]}`)
+		b.define(t, "Again", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		for _, c := range []struct {
+			name, workflowType string
+			// ends the waiter's first execution so that the one that waits
+			// is a repeat (reattempt) or a step of another queue (b, HTTP)
+			signal string
+		}{{"Repeat", "Again", "reattempt"}, {"AnotherQueue", "Sync", "success"}} {
+			first, second := b.create(t, c.workflowType, c.name+"1"), b.create(t, c.workflowType, c.name+"2")
+			b.complete(t, b.run(t, second).ExecutionID, c.signal, nil)
+			running := b.run(t, first)
+			waiter := b.active(t, second)
+			_, ok := b.startStep(t, waiter.ID, nil)
+			require.False(t, ok, "%s: full", c.name)
+			require.NotNil(t, b.limitState(t, waiter.ID).LimitWaitKey, "%s: it waits", c.name)
+
+			took := b.takeWaiters(t, running.ExecutionID)
+			require.Nil(t, took.NextExecutionID, "%s: the worker does not take it", c.name)
+			woken := b.limitState(t, waiter.ID)
+			require.Equal(t, "scheduled", woken.State, c.name)
+			require.NotNil(t, woken.LimitKeys, "%s: it holds the slot", c.name)
+			require.Equal(t, "available", b.job(t, deref(woken.JobID)).State, "%s: woken with a job", c.name)
+		}
+	})
+
 	t.Run("AWaiterWhoseWorkflowIsLockedIsWokenWithAJob", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

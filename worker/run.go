@@ -126,12 +126,6 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 
 		jobID = 0 // completed with the first step; the next ones have none
 		step = step.followedBy(next)
-		if next.WorkflowType != "" && next.WorkflowType != wf.workflowType {
-			// (SQL hands over only a waiter of the same type: a slot of a
-			// type's concurrency; a worker that does not know the type gives
-			// the step back below)
-			wf = cmp.Or(e.registry[next.WorkflowType], &registeredWorkflow{Workflow: &Workflow{workflowType: next.WorkflowType}})
-		}
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
 		if wf.step(step.Name) == nil && step.http == nil {
@@ -230,26 +224,20 @@ func (step *Step) start(started *protocol.Execution) {
 
 // followedBy is the started Step of next, the execution SQL started for this
 // job when it recorded step's end (geneva.complete_steps): the next step of
-// step's workflow, or a waiter of another workflow that took the slot of a
-// limit step freed. next carries its workflow's facts; the queue is step's.
+// step's workflow, or a waiter of another workflow of the same type that
+// took the slot of its type's concurrency step freed (SQL hands over no
+// other). next carries its workflow's facts; the queue is step's.
 func (step *Step) followedBy(next *protocol.Execution) *Step {
-	args := StepArgs{
+	s := step.exec.newStep(step.client, StepArgs{
 		ExecutionID:  next.ExecutionID,
 		WorkflowID:   next.WorkflowID,
 		WorkflowType: next.WorkflowType,
 		HeroType:     next.HeroType,
 		HeroID:       next.HeroID,
 		StepName:     next.StepName,
-	}
-	if next.WorkflowID == 0 {
-		args.WorkflowID, args.WorkflowType, args.HeroType, args.HeroID = step.WorkflowID, step.WorkflowType, step.HeroType, step.HeroID
-	}
-	s := step.exec.newStep(step.client, args)
+	})
 	s.start(next)
 	s.Queue = step.Queue
-	if next.WorkflowID == 0 {
-		s.TraceContext, s.Group = step.TraceContext, step.Group
-	}
 	return s
 }
 
