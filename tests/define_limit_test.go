@@ -490,6 +490,133 @@ func TestDefineLimit(t *testing.T) {
 		require.NotNil(t, b.limitState(t, waiters[1]).LimitWaitKey, "the younger still waits")
 	})
 
+	// A workflow created while its key has waiters waits behind them at
+	// once, without a job (no fetch and claim to find the key full, nothing
+	// in River's queue ahead of other keys' work), and is woken in its turn.
+	t.Run("AWorkflowCreatedBehindWaitersWaitsWithoutAJob", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}]}`)
+		b.define(t, "Later", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a", "wait": "1 minute"}]}`)
+		holder := b.active(t, b.createIn(t, "Sync", "1", "acme")).ID
+		waiter := b.active(t, b.createIn(t, "Sync", "2", "acme")).ID
+		fresh := b.active(t, b.createIn(t, "Sync", "3", "acme")).ID
+		require.Equal(t, 1, b.jobCount(t, fresh), "no one waits yet: its job, and its claim decides")
+		_, ok := b.startStep(t, holder, nil)
+		require.True(t, ok)
+		for _, id := range []int64{waiter, fresh} {
+			_, ok = b.startStep(t, id, nil)
+			require.False(t, ok)
+		}
+
+		late := b.active(t, b.createIn(t, "Sync", "4", "acme")).ID
+		s := b.limitState(t, late)
+		require.Equal(t, "scheduled", s.State)
+		require.Equal(t, `["concurrency", "Sync", "acme"]`, deref(s.LimitWaitKey), "it waits behind the others")
+		require.Nil(t, s.JobID)
+		require.Zero(t, b.jobCount(t, late), "without a job")
+		other := b.active(t, b.createIn(t, "Sync", "5", "globex")).ID
+		require.Nil(t, b.limitState(t, other).LimitWaitKey, "another key, no one waiting: its job")
+		require.Equal(t, 1, b.jobCount(t, other))
+		delayed := b.active(t, b.createIn(t, "Later", "6", "acme")).ID
+		require.Nil(t, b.limitState(t, delayed).LimitWaitKey, "not due now: its job, at its time")
+		require.Equal(t, 1, b.jobCount(t, delayed))
+		require.Equal(t, []usageRow{
+			{"concurrency", "Sync", "acme", 1, 3, 0, ptr(int32(1)), nil},
+		}, b.limitUsage(t), "three waiting, one of them without a job")
+
+		// woken oldest first: the holder's end wakes waiter, waiter's end
+		// wakes fresh, fresh's end wakes the late one
+		b.complete(t, holder, "success", nil)
+		for i, id := range []int64{waiter, fresh} {
+			require.Nil(t, b.limitState(t, id).LimitWaitKey, "woken %d", i)
+			require.NotNil(t, b.limitState(t, late).LimitWaitKey, "the late one waits its turn")
+			_, ok = b.startStep(t, id, nil)
+			require.True(t, ok)
+			b.complete(t, id, "success", nil)
+		}
+		woken := b.limitState(t, late)
+		require.Nil(t, woken.LimitWaitKey)
+		require.Equal(t, []string{`["concurrency", "Sync", "acme"]`}, woken.LimitKeys)
+		require.Equal(t, "available", b.job(t, deref(woken.JobID)).State, "woken with a job")
+		_, ok = b.startStep(t, late, nil)
+		require.True(t, ok)
+	})
+
+	// No wake-up is lost to a creation that waits: the free of the slot it
+	// locked waits for it to commit, then sees it. (Without the lock, the
+	// older waiter could be woken and end before the creation commits, its
+	// free finding no one, and the new waiter would wait for housekeeping.)
+	t.Run("AFreeOfTheSlotACreationLockedSeesItsWaiter", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		holder := b.active(t, b.create(t, "Sync", "1")).ID
+		waiter := b.active(t, b.create(t, "Sync", "2")).ID
+		_, ok := b.startStep(t, holder, nil)
+		require.True(t, ok)
+		_, ok = b.startStep(t, waiter, nil)
+		require.False(t, ok)
+
+		creator := b.session(t)
+		setNowOn(t, creator.conn, t0)
+		tx, err := creator.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(b.ctx) }()
+		var late int64
+		require.NoError(t, tx.QueryRow(b.ctx, "select geneva.create_workflow('Sync', 'User', '3')").Scan(&late))
+
+		ender := b.session(t)
+		setNowOn(t, ender.conn, t0)
+		done := inBackground(func() error {
+			_, err := ender.conn.Exec(b.ctx, "select geneva.complete_step($1, 'success')", holder)
+			return err
+		})
+		b.waitBlocked(t, ender)
+		notDone(t, done)
+		require.NoError(t, tx.Commit(b.ctx))
+		require.NoError(t, receive(t, done))
+
+		require.Nil(t, b.limitState(t, waiter).LimitWaitKey, "the older waiter holds the slot")
+		lateExecution := b.active(t, late).ID
+		require.NotNil(t, b.limitState(t, lateExecution).LimitWaitKey)
+		_, ok = b.startStep(t, waiter, nil)
+		require.True(t, ok)
+		b.complete(t, waiter, "success", nil)
+		require.Nil(t, b.limitState(t, lateExecution).LimitWaitKey, "woken by the next end")
+		require.Equal(t, 1, b.jobCount(t, lateExecution))
+	})
+
+	// A creation never waits for a free in flight: it skips a slot being
+	// freed, and with none left to lock it gets its job (its claim decides).
+	t.Run("ACreationDoesNotWaitForAFreeInFlight", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		holder := b.active(t, b.create(t, "Sync", "1")).ID
+		waiter := b.active(t, b.create(t, "Sync", "2")).ID
+		_, ok := b.startStep(t, holder, nil)
+		require.True(t, ok)
+		_, ok = b.startStep(t, waiter, nil)
+		require.False(t, ok)
+
+		ender := b.session(t)
+		setNowOn(t, ender.conn, t0)
+		tx, err := ender.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(b.ctx) }()
+		_, err = tx.Exec(b.ctx, "select geneva.complete_step($1, 'success')", holder)
+		require.NoError(t, err)
+
+		late := b.active(t, b.create(t, "Sync", "3")).ID
+		require.Nil(t, b.limitState(t, late).LimitWaitKey, "its key's only slot is being freed")
+		require.Equal(t, 1, b.jobCount(t, late))
+		require.NoError(t, tx.Commit(b.ctx))
+	})
+
 	t.Run("AWaiterWithAConditionIsNotTaken", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -31,8 +31,9 @@
 -- key and workflow order, as geneva._limit_full does) and deletes them, which
 -- never adds a slot, then wakes waiters with new statements (no more per
 -- key than it deleted), so that it sees any left waiting by a claim that
--- counted its slots before they were freed (geneva._limit_full). The
--- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- counted its slots before they were freed (geneva._limit_full), or by a
+-- creation that locked one of them to wait behind the key's waiters
+-- (geneva._schedule_step). The backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that

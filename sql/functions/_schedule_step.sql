@@ -20,6 +20,19 @@
 -- without its event) or with p_event_id (a resume carries the event the
 -- step's last execution consumed), it is due at p_scheduled_for.
 --
+-- A step held to its type's concurrency only (geneva._limit_carries), due
+-- now and awaiting no event, whose key has executions waiting for a slot
+-- already, waits behind them at once: it is inserted waiting for the key
+-- (limit_wait_key), without a job, as its claim would have left it, so that
+-- a busy key's new work does not fill River's queue ahead of other keys'
+-- (fairness) nor cost a fetch and a claim to find the key full. No wake-up
+-- is lost: it waits only after locking one of the key's slot rows (FOR KEY
+-- SHARE, skipping those being freed: it never waits itself), so that the
+-- free of that slot, which locks it first, commits after this transaction
+-- and sees the new waiter; each free wakes the key's oldest waiter, which
+-- holds the slot until it ends in turn. Otherwise (no one waits, or every
+-- slot is being freed now) it gets its job, and its claim decides.
+--
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
 create or replace function geneva._schedule_step(
@@ -48,6 +61,7 @@ declare
   v_await_event text;
   v_await_until timestamptz;
   v_scheduled_for timestamptz := p_scheduled_for;
+  v_wait_key text;
 begin
   if p_await and p_event_id is null and v_timeout is not null then
     v_await_event := p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'event';
@@ -60,7 +74,30 @@ begin
     end if;
   end if;
 
-  if p_enqueue then
+  -- behind the key's waiters, when it has some (see above)
+  if p_enqueue and v_index is not null and v_await_event is null and v_scheduled_for <= v_now
+    and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
+    v_wait_key := geneva._limit_key(
+      'concurrency', p_workflow.workflow_type, p_definition.definition -> 'concurrency' ->> 'by',
+      p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
+    );
+    -- (the key as a range: see geneva._limit_release)
+    if not exists (
+      select from geneva.step_executions x
+      where x.state = 'scheduled' and x.limit_wait_key >= v_wait_key and x.limit_wait_key <= v_wait_key
+    ) or not exists (
+      select from (
+        select from geneva.limit_slots ls
+        where ls.limit_key = v_wait_key
+        limit 1
+        for key share skip locked
+      ) l
+    ) then
+      v_wait_key := null;
+    end if;
+  end if;
+
+  if p_enqueue and v_wait_key is null then
     v_job_id := geneva._enqueue_step(
       v_execution_id,
       p_workflow,
@@ -75,12 +112,12 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-    continues_from_id, await_event, await_from, await_until, event_id, created_at, updated_at
+    continues_from_id, await_event, await_from, await_until, event_id, limit_wait_key, created_at, updated_at
   ) values (
     v_execution_id, p_workflow.id, p_step_name, p_attempt,
     'scheduled', v_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id,
     v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, p_event_id,
-    v_now, v_now
+    v_wait_key, v_now, v_now
   );
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
