@@ -2148,7 +2148,8 @@ $$;
 -- workflows' locks).
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
--- holding slots ended), geneva._limit_admit (an execution gave back a slot
+-- holding slots ended), geneva._advance_many (a slot carried to a next step
+-- that did not take it over), geneva._limit_admit (an execution gave back a slot
 -- it could not use), geneva.pause_workflow (a paused workflow's kept
 -- execution gives back its slot), geneva.define_limit (a limit may have
 -- grown), geneva.housekeep (every key with waiters: a backstop).
@@ -2502,6 +2503,10 @@ begin
   from fits f;
   if v_fast is not null then
     return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
+    if cardinality(v_fast) = cardinality(p_execution_ids) then
+      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+      return;
+    end if;
   end if;
 
   for v_item in
@@ -3117,7 +3122,9 @@ $$;
 --            (geneva._limit_carries) may start inline as above, holding the
 --            same slot (limit_keys); and the key, when it is full: such a
 --            next step due now waits for it at once (limit_wait_key),
---            without a job, as its claim would have left it.
+--            without a job, as its claim would have left it. A carried
+--            slot that its next step does not take over is freed here
+--            (geneva._limit_release).
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
@@ -3173,6 +3180,8 @@ declare
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
+  v_freed text[];
+  v_freed_by bigint[];
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
@@ -3368,13 +3377,23 @@ begin
     from planned p
     where w.id = p.workflow_id
     returning p.queue, p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0' as due_job,
-      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
+      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id,
+      -- (a carried slot its next step did not take over)
+      case when not (p.start and p.carries) then p.carry_key end as freed_key, p.workflow_id
   )
   select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
-    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}')
-  into v_queues, v_stopped
+    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}'),
+    array_agg(m.freed_key) filter (where m.freed_key is not null),
+    array_agg(m.workflow_id) filter (where m.freed_key is not null)
+  into v_queues, v_stopped, v_freed, v_freed_by
   from moved m;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- a carried slot not taken over (the next step waits, is not due now, or
+  -- the workflow stops) is freed, and passed to a waiter
+  if v_freed is not null then
+    perform geneva._limit_release(v_freed, v_freed_by);
+  end if;
 
   -- the next executions an operator's cancel stopped
   if cardinality(v_stopped) > 0 then
@@ -6905,10 +6924,10 @@ begin
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
   -- full under its lock). Every other slot is freed now, and a carried one
-  -- its next step did not take after the move. A slot passed to a waiter
-  -- by an element that continues is offered to its worker (p_take_waiters:
-  -- geneva._limit_release starts the waiter for it when it can), whether
-  -- or not its own workflow goes on.
+  -- its next step does not take over by the move (geneva._advance_many). A
+  -- slot passed to a waiter by an element that continues is offered to its
+  -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
+  -- when it can), whether or not its own workflow goes on.
   if v_freed is not null and v_c.workflow_ids is not null then
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
@@ -6949,10 +6968,12 @@ begin
         ) as waiting,
         -- (not over a bound lowered since: the slot's bound, not a count of
         -- the key's slots; see geneva.limit_slots)
+        -- (the key, when it carries, is the type's concurrency's: its
+        -- capacity is the definition's, as geneva._limit_capacity reads it)
         (
           select ls.bound from geneva.limit_slots ls
           where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
-        ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room,
+        ) <= coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as room,
         m.move = 'same'
           or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
           as goes_on
@@ -7006,25 +7027,6 @@ begin
       v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
   end if;
-  if array_remove(v_carry, null) <> '{}' then
-    select array_agg(c.key order by c.key, c.workflow_id), array_agg(c.workflow_id order by c.key, c.workflow_id)
-    into v_freed, v_freed_by
-    from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
-    where c.key is not null
-      -- (a subquery run per element, by the workflow's id: as a join, a
-      -- generic plan planned while the tables were small may read every
-      -- active execution, or every entry of in-progress ones vacuum has not
-      -- removed yet, for each batch)
-      and (
-        select s.state = 'in_progress' and s.limit_keys = array[c.key]
-        from geneva.step_executions s
-        where s.workflow_id = c.workflow_id and s.state in ('scheduled', 'in_progress')
-      ) is not true;
-    if v_freed is not null then
-      perform geneva._limit_release(v_freed, v_freed_by);
-    end if;
-  end if;
-
   -- the River jobs that ran these steps are done (geneva._complete_job)
   update public.river_job j
   set state = 'completed',

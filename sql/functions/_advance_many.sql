@@ -41,7 +41,9 @@
 --            (geneva._limit_carries) may start inline as above, holding the
 --            same slot (limit_keys); and the key, when it is full: such a
 --            next step due now waits for it at once (limit_wait_key),
---            without a job, as its claim would have left it.
+--            without a job, as its claim would have left it. A carried
+--            slot that its next step does not take over is freed here
+--            (geneva._limit_release).
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
@@ -97,6 +99,8 @@ declare
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
+  v_freed text[];
+  v_freed_by bigint[];
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
@@ -292,13 +296,23 @@ begin
     from planned p
     where w.id = p.workflow_id
     returning p.queue, p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0' as due_job,
-      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id
+      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id,
+      -- (a carried slot its next step did not take over)
+      case when not (p.start and p.carries) then p.carry_key end as freed_key, p.workflow_id
   )
   select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
-    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}')
-  into v_queues, v_stopped
+    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}'),
+    array_agg(m.freed_key) filter (where m.freed_key is not null),
+    array_agg(m.workflow_id) filter (where m.freed_key is not null)
+  into v_queues, v_stopped, v_freed, v_freed_by
   from moved m;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- a carried slot not taken over (the next step waits, is not due now, or
+  -- the workflow stops) is freed, and passed to a waiter
+  if v_freed is not null then
+    perform geneva._limit_release(v_freed, v_freed_by);
+  end if;
 
   -- the next executions an operator's cancel stopped
   if cardinality(v_stopped) > 0 then

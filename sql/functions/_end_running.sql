@@ -181,10 +181,10 @@ begin
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
   -- full under its lock). Every other slot is freed now, and a carried one
-  -- its next step did not take after the move. A slot passed to a waiter
-  -- by an element that continues is offered to its worker (p_take_waiters:
-  -- geneva._limit_release starts the waiter for it when it can), whether
-  -- or not its own workflow goes on.
+  -- its next step does not take over by the move (geneva._advance_many). A
+  -- slot passed to a waiter by an element that continues is offered to its
+  -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
+  -- when it can), whether or not its own workflow goes on.
   if v_freed is not null and v_c.workflow_ids is not null then
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
@@ -225,10 +225,12 @@ begin
         ) as waiting,
         -- (not over a bound lowered since: the slot's bound, not a count of
         -- the key's slots; see geneva.limit_slots)
+        -- (the key, when it carries, is the type's concurrency's: its
+        -- capacity is the definition's, as geneva._limit_capacity reads it)
         (
           select ls.bound from geneva.limit_slots ls
           where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
-        ) <= coalesce(geneva._limit_capacity(e.limit_keys[1]), 2147483647) as room,
+        ) <= coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as room,
         m.move = 'same'
           or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
           as goes_on
@@ -282,25 +284,6 @@ begin
       v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
   end if;
-  if array_remove(v_carry, null) <> '{}' then
-    select array_agg(c.key order by c.key, c.workflow_id), array_agg(c.workflow_id order by c.key, c.workflow_id)
-    into v_freed, v_freed_by
-    from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
-    where c.key is not null
-      -- (a subquery run per element, by the workflow's id: as a join, a
-      -- generic plan planned while the tables were small may read every
-      -- active execution, or every entry of in-progress ones vacuum has not
-      -- removed yet, for each batch)
-      and (
-        select s.state = 'in_progress' and s.limit_keys = array[c.key]
-        from geneva.step_executions s
-        where s.workflow_id = c.workflow_id and s.state in ('scheduled', 'in_progress')
-      ) is not true;
-    if v_freed is not null then
-      perform geneva._limit_release(v_freed, v_freed_by);
-    end if;
-  end if;
-
   -- the River jobs that ran these steps are done (geneva._complete_job)
   update public.river_job j
   set state = 'completed',

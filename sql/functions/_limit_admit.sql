@@ -109,6 +109,10 @@ begin
   from fits f;
   if v_fast is not null then
     return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
+    if cardinality(v_fast) = cardinality(p_execution_ids) then
+      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+      return;
+    end if;
   end if;
 
   for v_item in

@@ -23,7 +23,8 @@
 -- workflows' locks).
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
--- holding slots ended), geneva._limit_admit (an execution gave back a slot
+-- holding slots ended), geneva._advance_many (a slot carried to a next step
+-- that did not take it over), geneva._limit_admit (an execution gave back a slot
 -- it could not use), geneva.pause_workflow (a paused workflow's kept
 -- execution gives back its slot), geneva.define_limit (a limit may have
 -- grown), geneva.housekeep (every key with waiters: a backstop).
