@@ -551,14 +551,7 @@ func TestDefineLimit(t *testing.T) {
 	t.Run("AFreeOfTheSlotACreationLockedSeesItsWaiter", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.setNow(t, t0)
-		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
-		holder := b.active(t, b.create(t, "Sync", "1")).ID
-		waiter := b.active(t, b.create(t, "Sync", "2")).ID
-		_, ok := b.startStep(t, holder, nil)
-		require.True(t, ok)
-		_, ok = b.startStep(t, waiter, nil)
-		require.False(t, ok)
+		holder, waiter := b.oneHolderOneWaiter(t)
 
 		creator := b.session(t)
 		setNowOn(t, creator.conn, t0)
@@ -582,7 +575,7 @@ func TestDefineLimit(t *testing.T) {
 		require.Nil(t, b.limitState(t, waiter).LimitWaitKey, "the older waiter holds the slot")
 		lateExecution := b.active(t, late).ID
 		require.NotNil(t, b.limitState(t, lateExecution).LimitWaitKey)
-		_, ok = b.startStep(t, waiter, nil)
+		_, ok := b.startStep(t, waiter, nil)
 		require.True(t, ok)
 		b.complete(t, waiter, "success", nil)
 		require.Nil(t, b.limitState(t, lateExecution).LimitWaitKey, "woken by the next end")
@@ -594,14 +587,7 @@ func TestDefineLimit(t *testing.T) {
 	t.Run("ACreationDoesNotWaitForAFreeInFlight", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.setNow(t, t0)
-		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
-		holder := b.active(t, b.create(t, "Sync", "1")).ID
-		waiter := b.active(t, b.create(t, "Sync", "2")).ID
-		_, ok := b.startStep(t, holder, nil)
-		require.True(t, ok)
-		_, ok = b.startStep(t, waiter, nil)
-		require.False(t, ok)
+		holder, _ := b.oneHolderOneWaiter(t)
 
 		ender := b.session(t)
 		setNowOn(t, ender.conn, t0)
@@ -835,6 +821,21 @@ type tookWaiter struct {
 	NextWorkflowType *string
 	NextHeroID       *string
 	NextGroupName    *string
+}
+
+// oneHolderOneWaiter defines Sync, one step with a concurrency of 1 by type,
+// at t0, and leaves one execution holding the key's slot and one waiting.
+func (b *testBundle) oneHolderOneWaiter(t *testing.T) (holder, waiter int64) {
+	t.Helper()
+	b.setNow(t, t0)
+	b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+	holder = b.active(t, b.create(t, "Sync", "1")).ID
+	waiter = b.active(t, b.create(t, "Sync", "2")).ID
+	_, ok := b.startStep(t, holder, nil)
+	require.True(t, ok)
+	_, ok = b.startStep(t, waiter, nil)
+	require.False(t, ok)
+	return holder, waiter
 }
 
 // takeWaiters completes a running execution as the worker does: a batch of
