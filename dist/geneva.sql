@@ -2149,17 +2149,18 @@ $$;
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
 -- holding slots ended), geneva._advance_many (a slot carried to a next step
--- that did not take it over), geneva._limit_admit (an execution gave back a slot
--- it could not use), geneva.pause_workflow (a paused workflow's kept
+-- that did not take it over), geneva._limit_admit (an execution gave back
+-- a slot it could not use), geneva.pause_workflow (a paused workflow's kept
 -- execution gives back its slot), geneva.define_limit (a limit may have
--- grown), geneva.housekeep (every key with waiters: a backstop).
+-- grown), geneva.housekeep (every key with waiters: a backstop, which also
+-- wakes a step created behind waiters that no free saw: see
+-- geneva._schedule_step).
 -- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
 -- key and workflow order, as geneva._limit_full does) and deletes them, which
 -- never adds a slot, then wakes waiters with new statements (no more per
 -- key than it deleted), so that it sees any left waiting by a claim that
--- counted its slots before they were freed (geneva._limit_full), or by a
--- creation that locked one of them to wait behind the key's waiters
--- (geneva._schedule_step). The backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- counted its slots before they were freed (geneva._limit_full). The
+-- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
@@ -2637,17 +2638,18 @@ $$;
 -- step's last execution consumed), it is due at p_scheduled_for.
 --
 -- A step held to its type's concurrency only (geneva._limit_carries), due
--- now and awaiting no event, whose key has executions waiting for a slot
--- already, waits behind them at once: it is inserted waiting for the key
--- (limit_wait_key), without a job, as its claim would have left it, so that
--- a busy key's new work does not fill River's queue ahead of other keys'
--- (fairness) nor cost a fetch and a claim to find the key full. No wake-up
--- is lost: it waits only after locking one of the key's slot rows (FOR KEY
--- SHARE, skipping those being freed: it never waits itself), so that the
--- free of that slot, which locks it first, commits after this transaction
--- and sees the new waiter; each free wakes the key's oldest waiter, which
--- holds the slot until it ends in turn. Otherwise (no one waits, or every
--- slot is being freed now) it gets its job, and its claim decides.
+-- now and awaiting no event, whose key is full and has executions waiting
+-- for a slot already, waits behind them at once: it is inserted waiting for
+-- the key (limit_wait_key), without a job, as its claim would have left it,
+-- so that a busy key's new work does not fill River's queue ahead of other
+-- keys' (fairness) nor cost a fetch and a claim to find the key full. It
+-- takes no lock for it: the caller's transaction, an application's, may be
+-- long, and no worker's end may wait for it. So a wake-up can be missed: if
+-- every slot of the key frees and every waiter ahead runs and ends before
+-- this transaction commits, no free sees the new waiter, and housekeeping's
+-- backstop (geneva.housekeep offers every key with waiters its free slots)
+-- wakes it at its next round. Otherwise (no one waits, or the key has room)
+-- it gets its job, and its claim decides.
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
@@ -2701,14 +2703,8 @@ begin
     if not exists (
       select from geneva.step_executions x
       where x.state = 'scheduled' and x.limit_wait_key >= v_wait_key and x.limit_wait_key <= v_wait_key
-    ) or not exists (
-      select from (
-        select from geneva.limit_slots ls
-        where ls.limit_key = v_wait_key
-        limit 1
-        for key share skip locked
-      ) l
-    ) then
+    ) or (select count(*) from geneva.limit_slots ls where ls.limit_key = v_wait_key)
+      < coalesce((p_definition.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) then
       v_wait_key := null;
     end if;
   end if;

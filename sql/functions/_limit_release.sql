@@ -24,17 +24,18 @@
 --
 -- Called by: geneva._end_execution and geneva._end_running (an execution
 -- holding slots ended), geneva._advance_many (a slot carried to a next step
--- that did not take it over), geneva._limit_admit (an execution gave back a slot
--- it could not use), geneva.pause_workflow (a paused workflow's kept
+-- that did not take it over), geneva._limit_admit (an execution gave back
+-- a slot it could not use), geneva.pause_workflow (a paused workflow's kept
 -- execution gives back its slot), geneva.define_limit (a limit may have
--- grown), geneva.housekeep (every key with waiters: a backstop).
+-- grown), geneva.housekeep (every key with waiters: a backstop, which also
+-- wakes a step created behind waiters that no free saw: see
+-- geneva._schedule_step).
 -- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
 -- key and workflow order, as geneva._limit_full does) and deletes them, which
 -- never adds a slot, then wakes waiters with new statements (no more per
 -- key than it deleted), so that it sees any left waiting by a claim that
--- counted its slots before they were freed (geneva._limit_full), or by a
--- creation that locked one of them to wait behind the key's waiters
--- (geneva._schedule_step). The backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- counted its slots before they were freed (geneva._limit_full). The
+-- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
