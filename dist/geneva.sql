@@ -2704,7 +2704,7 @@ begin
       select from geneva.step_executions x
       where x.state = 'scheduled' and x.limit_wait_key >= v_wait_key and x.limit_wait_key <= v_wait_key
     ) or (select count(*) from geneva.limit_slots ls where ls.limit_key = v_wait_key)
-      < coalesce((p_definition.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) then
+      < coalesce(geneva._limit_capacity(v_wait_key), 2147483647) then
       v_wait_key := null;
     end if;
   end if;

@@ -555,11 +555,7 @@ func TestDefineLimit(t *testing.T) {
 		_, err := b.conn.Exec(b.ctx, "set lock_timeout = '5s'")
 		require.NoError(t, err)
 
-		creator := b.session(t)
-		setNowOn(t, creator.conn, t0)
-		tx, err := creator.conn.Begin(b.ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(b.ctx) }()
+		tx := b.txAtT0(t)
 		var late int64
 		require.NoError(t, tx.QueryRow(b.ctx, "select geneva.create_workflow('Sync', 'User', '3')").Scan(&late))
 
@@ -608,11 +604,7 @@ func TestDefineLimit(t *testing.T) {
 		_, err := b.conn.Exec(b.ctx, "set lock_timeout = '5s'")
 		require.NoError(t, err)
 
-		ender := b.session(t)
-		setNowOn(t, ender.conn, t0)
-		tx, err := ender.conn.Begin(b.ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(b.ctx) }()
+		tx := b.txAtT0(t)
 		_, err = tx.Exec(b.ctx, "select geneva.complete_step($1, 'success')", holder)
 		require.NoError(t, err)
 
@@ -861,6 +853,18 @@ func (b *testBundle) oneHolderOneWaiter(t *testing.T) (holder, waiter int64) {
 	_, ok = b.startStep(t, waiter, nil)
 	require.False(t, ok)
 	return holder, waiter
+}
+
+// txAtT0 begins a transaction on another connection, its clock at t0,
+// rolled back at the test's end unless committed.
+func (b *testBundle) txAtT0(t *testing.T) pgx.Tx {
+	t.Helper()
+	s := b.session(t)
+	setNowOn(t, s.conn, t0)
+	tx, err := s.conn.Begin(b.ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return tx
 }
 
 // takeWaiters completes a running execution as the worker does: a batch of
