@@ -170,13 +170,13 @@ func (b *bench) printProfileOf(ctx context.Context, run string) error {
 }
 
 // jobsPerStep is the River jobs of the executions of workflows first..last
-// over the steps of a run (-steps each).
+// over the steps of a run (-steps each): the jobs their executions name
+// (a job is deleted when its step ends, so River's table no longer has
+// them).
 func (b *bench) jobsPerStep(ctx context.Context, first, last int64) (float64, error) {
 	var jobs int64
-	err := b.pool.QueryRow(ctx, `select count(*) from public.river_job j
-		where j.kind = 'geneva_step' and (j.args ->> 'execution_id')::bigint in (
-		  select e.id from geneva.step_executions e where e.workflow_id between $1 and $2
-		)`, first, last).Scan(&jobs)
+	err := b.pool.QueryRow(ctx, `select count(distinct e.job_id) from geneva.step_executions e
+		where e.workflow_id between $1 and $2`, first, last).Scan(&jobs)
 	b.ownPolls.Add(1)
 	return float64(jobs) / float64(max((last-first+1)*int64(b.o.steps), 1)), err
 }
@@ -348,7 +348,7 @@ func limitsProse(o options) string {
 			o.limitWorkflows, o.steps, o.workers, neverReached)
 		if o.limitGroups > 0 {
 			fmt.Fprintf(&b, " \"Saturated\": the same workflows with a concurrency of %d by group, spread over %d groups (at most %d steps in progress of %d slots; the others wait, without a River job, until a slot of their group frees and passes them one, which the worker that freed it runs next in the same job when it can, or else gets a River job); "+
-				"its PostgreSQL CPU per step (the cost table's) is compared first with every step its own job without limits with %d slots, the saturated run's steps in progress (the same concurrency, batches and run length; run just after it), then with the same at %d slots, and its River jobs per step are the `river_job` rows of its executions over its steps.",
+				"its PostgreSQL CPU per step (the cost table's) is compared first with every step its own job without limits with %d slots, the saturated run's steps in progress (the same concurrency, batches and run length; run just after it), then with the same at %d slots, and its River jobs per step are the jobs its executions name (`job_id`) over its steps.",
 				groupLimit, o.limitGroups, groupLimit*o.limitGroups, o.workers, groupLimit*o.limitGroups, o.workers)
 		}
 	}

@@ -40,6 +40,7 @@ type runStats struct {
 	commits  int64         // transactions committed in the database (pg_stat_database.xact_commit), less the benchmark's own polls
 	walBytes int64         // WAL written (pg_current_wal_insert_lsn)
 	walSyncs int64         // WAL flushes to disk (pg_stat_wal.wal_sync, the whole server's)
+	walFPIs  int64         // full-page images written to WAL (pg_stat_wal.wal_fpi, the whole server's)
 	syncTime time.Duration // their time (pg_stat_wal.wal_sync_time; zero without track_wal_io_timing)
 
 	workerCPU  time.Duration // the child worker process
@@ -65,6 +66,11 @@ func (s runStats) commitsPerUnit() float64 { return float64(s.commits) / float64
 func (s runStats) walPerUnit() float64 { return float64(s.walBytes) / float64(max(s.units, 1)) }
 
 func (s runStats) walSyncsPerUnit() float64 { return float64(s.walSyncs) / float64(max(s.units, 1)) }
+
+// walText formats the WAL bytes per step and the full-page images among them.
+func (s runStats) walText() string {
+	return fmt.Sprintf("%.0f (%.2f)", s.walPerUnit(), float64(s.walFPIs)/float64(max(s.units, 1)))
+}
 
 // walSyncs formats the WAL flushes per step and, when timed, their mean time.
 func (s runStats) walSyncsText() string {
@@ -96,7 +102,7 @@ type waitShare struct {
 // counters are the cumulative figures a run's measurement subtracts.
 type counters struct {
 	at                              time.Time
-	commits, wal, walSyncs          int64
+	commits, wal, walSyncs, walFPIs int64
 	syncTime                        float64 // milliseconds
 	serverCPU, machineCPU, benchCPU time.Duration
 	ownPolls                        int64
@@ -115,7 +121,8 @@ func (b *bench) readCounters(ctx context.Context) (counters, error) {
 		  pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint,
 		  pg_backend_pid(),
 		  (select wal_sync from pg_stat_wal),
-		  (select wal_sync_time from pg_stat_wal)`).Scan(&c.commits, &c.wal, &backend, &c.walSyncs, &c.syncTime)
+		  (select wal_sync_time from pg_stat_wal),
+		  (select wal_fpi from pg_stat_wal)`).Scan(&c.commits, &c.wal, &backend, &c.walSyncs, &c.syncTime, &c.walFPIs)
 	if err != nil {
 		return c, err
 	}
@@ -203,6 +210,7 @@ func (after counters) since(before counters, stats *runStats) {
 	stats.commits = after.commits - before.commits - (after.ownPolls - before.ownPolls)
 	stats.walBytes = after.wal - before.wal
 	stats.walSyncs = after.walSyncs - before.walSyncs
+	stats.walFPIs = after.walFPIs - before.walFPIs
 	stats.syncTime = time.Duration((after.syncTime - before.syncTime) * float64(time.Millisecond))
 	stats.window = after.at.Sub(before.at)
 	if before.serverVisible && after.serverVisible {

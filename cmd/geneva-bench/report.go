@@ -254,13 +254,13 @@ func (r *results) markdown() string {
 	// Cost per step and wait events, one table per durability.
 	for _, p := range r.profiles {
 		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
-		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run; " +
+		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run, and in brackets the full-page images among it a step (`pg_stat_wal.wal_fpi`, the whole server's: a page's first change after the checkpoint each run starts with writes the whole page); " +
 			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off), with their mean time when `track_wal_io_timing` is on (it is in the throwaway server); " +
 			"CPU: the worker process, PostgreSQL's processes (postmaster and backends), and everything else on the machine (this benchmark, other work), per step or job; " +
 			"machine busy: the share of all cores busy over the run, whoever used them. " +
 			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
 			" from another connection, as shares of all samples (\"CPU\" is an active backend with no wait event); \"backends\" is the mean number active.\n\n")
-		b.WriteString("| run | per s | commits/step | WAL bytes/step | WAL flushes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| run | per s | commits/step | WAL bytes/step (full-page images) | WAL flushes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|---|\n")
 		cost := func(label string, s runStats) {
 			if s.units == 0 {
 				return
@@ -275,8 +275,8 @@ func (r *results) markdown() string {
 			if s.ticks > 0 {
 				active = float64(s.seen) / float64(s.ticks)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.0f | %s | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
-				label, s.rate(), s.commitsPerUnit(), s.walPerUnit(), s.walSyncsText(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
+			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %s | %s | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
+				label, s.rate(), s.commitsPerUnit(), s.walText(), s.walSyncsText(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
 				busy, active, s.topWaits())
 		}
 		if o.ceilingJobs > 0 {
