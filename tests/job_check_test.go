@@ -19,7 +19,7 @@ func TestJobChecked(t *testing.T) {
 	myJob := deref(b.active(t, mine).JobID)
 	otherJob := deref(b.active(t, other).JobID)
 	first := b.run(t, mine)
-	b.run(t, other)
+	otherRun := b.run(t, other)
 	// both jobs running, as River would have them
 	b.guardExec(t, "update river_job set state = 'running', attempt = 1, attempted_at = now() where id = any($1)",
 		[]int64{myJob, otherJob})
@@ -72,4 +72,10 @@ func TestJobChecked(t *testing.T) {
 	_, err = b.conn.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null, $2)", started.ExecutionID, copyID)
 	require.NoError(t, err)
 	require.Equal(t, "completed", jobState(copyID))
+
+	// an error's report completes its job too
+	_, err = b.conn.Exec(b.ctx, "select * from geneva.fail_step($1, '{Boom}', 'boom', null, null, null, false, $2)",
+		otherRun.ExecutionID, otherJob)
+	require.NoError(t, err)
+	require.Equal(t, "completed", jobState(otherJob))
 }
