@@ -775,31 +775,37 @@ create table geneva.limits (
 
 -- The slots of concurrency keys held now, a row per slot: by the execution
 -- in progress of the workflow, or by its waiting one a freed slot was passed
--- to (geneva._limit_admit inserts one when it starts an execution;
--- geneva._limit_release deletes the freed ones and inserts one for each
--- waiter it wakes; a workflow's next step started in the same job keeps its
--- row: geneva._end_running). A slot is freed without the key's advisory lock
--- (geneva._limit_lock), so that the ends of a busy key's steps do not take
--- turns until they commit: only what adds slots or leaves an execution
--- waiting takes it, and before deciding that a key is full locks its rows
--- (geneva._limit_full), waiting for the frees under way. Few rows per key
--- (at most its concurrency), so a count reads a short range of the index
--- (and the dead entries of the slots freed since the last vacuum).
+-- to (geneva._limit_admit takes one, geneva._limit_take, when it starts an
+-- execution; geneva._limit_release deletes the freed ones and passes each,
+-- its number with it, to a waiter it wakes; a workflow's next step started
+-- in the same job keeps its row: geneva._end_running). A slot has a number,
+-- from 1 to the key's concurrency when it was taken, unique per key: the
+-- unique index, not a lock, keeps a key's slots within its bound, so that
+-- claims of a key that has room do not take turns until they commit (a
+-- claim takes a number no one holds, skipping one another claim is taking:
+-- geneva._limit_take), and only while the key's slots are fewer than its
+-- concurrency. A key is full when they are not; before deciding so, a claim
+-- (or an end, for its next step) takes the key's advisory lock
+-- (geneva._limit_lock: those near a key's bound take turns) and locks the
+-- key's rows (geneva._limit_full), waiting for the frees under way, so
+-- that a free that starts later waits for it and sees it waiting. Few rows per key (at
+-- most its concurrency), so a lookup reads a short range of an index (and
+-- the dead entries of the slots freed since the last vacuum).
 -- bound is the key's concurrency when the slot was taken (2147483647 when
--- it had none), or the freed slot's it was passed from: a slot is added
--- under the key's lock after a count, with at most that concurrency held,
--- or passed on in place of a freed one of the same key, keeping at least
--- its bound (geneva._limit_release); so for any concurrency C, the slots
--- whose bound is no more than C are never more than C. A workflow's next
--- step may therefore keep its step's slot (geneva._end_running) when the
--- slot's bound is no more than the concurrency now, without counting the
--- key's slots; after a lowering, the others are freed when their steps end,
--- and passed on to waiters only while the key has room under the new bound.
+-- it had none), or the freed slot's it was passed from; a slot's number is
+-- never above its bound, so for any concurrency C, the slots whose bound is
+-- no more than C are never more than C. A workflow's next step may
+-- therefore keep its step's slot (geneva._end_running) when the slot's
+-- bound is no more than the concurrency now, without counting the key's
+-- slots; after a lowering, the others are freed when their steps end, and
+-- passed on to waiters only while the key has room under the new bound.
 create table geneva.limit_slots (
   limit_key text not null,
   workflow_id bigint not null,
   bound integer not null,
-  primary key (limit_key, workflow_id)
+  slot integer not null check (slot between 1 and bound),
+  primary key (limit_key, workflow_id),
+  unique (limit_key, slot)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start
@@ -1981,14 +1987,18 @@ as $$
 $$;
 
 -- geneva._limit_lock: takes the transaction-level advisory locks of limit
--- keys, in one order (by key), so that the claims that count a key's slots
--- and windows and the ends that free its slots take turns, and two batches
--- never wait for each other's keys in opposite orders. Locks the
--- transaction holds already are taken again at no cost.
+-- keys, in one order (by key), so that the claims that count a rate key's
+-- starts in a window take turns, and so do the claims of a concurrency key
+-- that could not take a slot at once and the ends that may leave a step
+-- waiting for it (a key near its bound), and two batches never wait for
+-- each other's keys in opposite orders. Locks the transaction holds
+-- already are taken again at no cost. (A claim that takes a slot at once
+-- takes no lock: a slot's number is unique, geneva._limit_take.)
 --
--- Called by: geneva._limit_admit, geneva._limit_release, after the caller's
--- workflow and execution locks. Advisory locks in class 1195725890 (the
--- first argument of the two-key form), which no other code of Geneva uses.
+-- Called by: geneva._limit_admit (rate keys first, then concurrency keys)
+-- and geneva._end_running (concurrency keys), after the caller's workflow
+-- and execution locks. Advisory locks in class 1195725890 (the first
+-- argument of the two-key form), which no other code of Geneva uses.
 create or replace function geneva._limit_lock(p_keys text[])
 returns void
 language plpgsql
@@ -2040,17 +2050,19 @@ $$;
 
 -- geneva._limit_full: the first (in key order) of concurrency keys that has
 -- no free slot: as many slots held (geneva.limit_slots) as its concurrency
--- (geneva._limit_capacity) or more; NULL when every key has room.
+-- (geneva._limit_capacity) or more; NULL when every key has room. A slot is
+-- taken only under that count too (geneva._limit_take), so a key full here
+-- has no slot anyone can take.
 --
--- Called by: geneva._limit_admit (may an execution start?) and
--- geneva._end_running (must the next step of a workflow wait?), with the
--- keys' advisory locks (geneva._limit_lock), so that no one else adds a slot
--- meanwhile. Slots are freed without that lock (geneva._limit_release): before
--- it answers that a key is full, it locks the key's rows (FOR KEY SHARE, in
+-- Called by: geneva._limit_admit (must an execution that could not take a
+-- slot wait?) and geneva._end_running (must the next step of a workflow
+-- wait?). Slots are taken and freed without a lock of the key: before it
+-- answers that a key is full, it locks the key's rows (FOR KEY SHARE, in
 -- key and workflow order, the order geneva._limit_release locks them in),
--- waiting for the frees under way to commit, and counts again. A free that
--- starts after that waits for the caller to commit, and then sees the
--- execution it left waiting (no wake-up is lost).
+-- waiting for the frees under way to commit, and reads them again. A slot
+-- can then be taken only under a number freed later, by a free that waits
+-- for the caller to commit and then sees the execution it left waiting (no
+-- wake-up is lost; but for one race: see geneva._limit_admit).
 create or replace function geneva._limit_full(p_keys text[])
 returns text
 language plpgsql
@@ -2060,10 +2072,13 @@ as $$
 declare
   v_full text;
 begin
-  select min(u.key) into v_full
-  from unnest(p_keys) as u (key)
-  where (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
-    >= coalesce(geneva._limit_capacity(u.key), 2147483647);
+  select min(c.key) into v_full
+  from (
+    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+    from unnest(p_keys) as u (key)
+    offset 0
+  ) c
+  where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
   if v_full is null then
     return null;
   end if;
@@ -2073,11 +2088,169 @@ begin
   order by ls.limit_key, ls.workflow_id
   for key share;
   -- (a new statement: it sees the frees committed while it waited)
-  select min(u.key) into v_full
-  from unnest(p_keys) as u (key)
-  where (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
-    >= coalesce(geneva._limit_capacity(u.key), 2147483647);
+  select min(c.key) into v_full
+  from (
+    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+    from unnest(p_keys) as u (key)
+    offset 0
+  ) c
+  where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
   return v_full;
+end;
+$$;
+
+-- geneva._limit_take: takes a slot of a concurrency key for each workflow
+-- of the pairs it is given (p_keys and p_workflow_ids, element by element;
+-- one pair a workflow and key), as many as it can without waiting for
+-- anyone, and returns the pairs it took. A slot is a number from 1 to the
+-- key's concurrency now (geneva._limit_capacity) that no slot of the key
+-- holds (geneva.limit_slots, unique per key): the unique index, not a lock,
+-- keeps the key within its bound. No more are taken than the key's slots
+-- leave under its concurrency, as this transaction sees them (a
+-- concurrency lowered below the slots held admits none until they drain). A number another transaction is taking
+-- is skipped, not waited for: each number is claimed with a
+-- transaction-level advisory lock tried first (pg_try_advisory_xact_lock,
+-- on the key's hash and the number), so two claims of a key that has room
+-- never take turns until they commit, and one that finds a row inserted
+-- meanwhile under the number does nothing (on conflict do nothing). A key
+-- with a large concurrency tries numbers drawn at random from its range
+-- (most are free while it is far from full), one with a small one, or a
+-- second round, its free numbers in order. A pair not returned found no
+-- free number it could take: the key is full, or its last free numbers are
+-- being taken; the caller decides what it waits for (geneva._limit_full).
+--
+-- Called by: geneva._limit_admit (a claim's slots) and
+-- geneva._limit_release (slots for the waiters it wakes that no freed slot
+-- was passed to). The caller has set geneva.limiting (the only writers of
+-- the limits' tables: sql/triggers/limits_guard.sql). Advisory locks in
+-- the two-key form, on (hashtext(key), number).
+create or replace function geneva._limit_take(p_keys text[], p_workflow_ids bigint[])
+returns table (limit_key text, workflow_id bigint)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_key record;
+  v_pending bigint[];
+  v_numbers integer[];
+  v_taken bigint[];
+  v_round integer;
+  v_room integer;
+begin
+  -- key by key, in key order (the numbers of a key taken in their order:
+  -- see the insert), three rounds at most
+  for v_key in
+    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity,
+      array_agg(u.workflow_id order by u.workflow_id) as workflow_ids
+    from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+    where u.key is not null
+    group by u.key
+    -- (not a key with no room)
+    having (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
+      < coalesce(geneva._limit_capacity(u.key), 2147483647)
+    order by u.key
+  loop
+    v_pending := v_key.workflow_ids;
+    for v_round in 1 .. 3 loop
+      v_room := v_key.capacity
+        - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key.key)::integer;
+      exit when v_room <= 0;
+      -- the numbers to try: at random from the range (a large concurrency,
+      -- the first two rounds), else every free one in order (those under
+      -- the key's count of slots, and as many more as are wanted, hold a
+      -- free one for each wanted while the key has room); each free as this
+      -- statement sees it and not being taken by another transaction
+      select array_agg(c.n order by c.n) into v_numbers
+      from (
+        select f.n
+        from (
+          select distinct r.n
+          from (
+            select 1 + pg_catalog.floor(pg_catalog.random() * v_key.capacity)::integer as n
+            from generate_series(1, 4 * cardinality(v_pending))
+            where v_key.capacity > 64 and v_round < 3
+            union all
+            select g.n
+            from generate_series(
+              1,
+              least(
+                v_key.capacity,
+                v_key.capacity - v_room + 2 * cardinality(v_pending) + 8
+              )
+            ) as g (n)
+            where v_key.capacity <= 64 or v_round = 3
+          ) r
+          where not exists (
+            select from geneva.limit_slots ls where ls.limit_key = v_key.key and ls.slot = r.n
+          )
+          offset 0
+        ) f
+        where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(v_key.key), f.n)
+        limit least(cardinality(v_pending), v_room)
+      ) c;
+      continue when v_numbers is null;
+      with taken as (
+        insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
+        select v_key.key, p.workflow_id, v_key.capacity, p.slot
+        from unnest(v_pending[1:cardinality(v_numbers)], v_numbers) as p (workflow_id, slot)
+        order by p.slot
+        on conflict do nothing
+        returning ls.workflow_id
+      )
+      select array_agg(t.workflow_id) into v_taken from taken t;
+      if v_taken is not null then
+        return query select v_key.key, t.id from unnest(v_taken) as t (id);
+        v_pending := array(select p.id from unnest(v_pending) as p (id) where not p.id = any (v_taken));
+      end if;
+      exit when cardinality(v_pending) = 0;
+    end loop;
+  end loop;
+end;
+$$;
+
+-- geneva._limit_await_number: waits, for at most 100 milliseconds, for the
+-- transaction taking the key's first free number (one no slot holds, as
+-- this statement sees them, under the key's concurrency) to commit: its
+-- advisory lock (geneva._limit_take) is taken, and held until this
+-- transaction ends, or not when the wait times out. Nothing when the key has
+-- no free number.
+--
+-- Called by: geneva._limit_admit, when a claim could take no slot of a key
+-- that geneva._limit_full says has room: its free numbers are being taken
+-- by claims in flight, whose slots it must see (and lock) before it may
+-- decide to wait for the key. The wait is bounded because two such claims
+-- may each hold a number the other waits for; the caller tries again.
+create or replace function geneva._limit_await_number(p_key text)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_capacity integer := coalesce(geneva._limit_capacity(p_key), 2147483647);
+  v_number integer;
+  v_timeout text := pg_catalog.current_setting('lock_timeout');
+begin
+  select g.n into v_number
+  from generate_series(
+    1,
+    least(v_capacity, (select count(*) from geneva.limit_slots ls where ls.limit_key = p_key)::integer + 1)
+  ) as g (n)
+  where not exists (select from geneva.limit_slots ls where ls.limit_key = p_key and ls.slot = g.n)
+  order by g.n
+  limit 1;
+  if v_number is null then
+    return;
+  end if;
+  perform pg_catalog.set_config('lock_timeout', '100ms', true);
+  begin
+    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext(p_key), v_number);
+  exception when lock_not_available then
+    null;
+  end;
+  perform pg_catalog.set_config('lock_timeout', v_timeout, true);
 end;
 $$;
 
@@ -2155,12 +2328,12 @@ $$;
 -- grown), geneva.housekeep (every key with waiters: a backstop, which also
 -- wakes a step created behind waiters that no free saw: see
 -- geneva._schedule_step).
--- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
--- key and workflow order, as geneva._limit_full does) and deletes them, which
--- never adds a slot, then wakes waiters with new statements (no more per
--- key than it deleted), so that it sees any left waiting by a claim that
--- counted its slots before they were freed (geneva._limit_full). The
--- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- Locks: no key's lock: it locks the freed rows (in key and workflow order,
+-- as geneva._limit_full does) and deletes them, then wakes waiters with new
+-- statements (no more per key than it deleted), so that it sees any left
+-- waiting by a claim that found the key full before they were freed
+-- (geneva._limit_full); each woken waiter takes a freed number, or a free
+-- one without waiting for anyone (geneva._limit_take), before it is woken.
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
@@ -2189,6 +2362,11 @@ declare
   v_now timestamptz := geneva.now();
   v_freed_keys text[];
   v_freed_bounds integer[];
+  v_freed_slots integer[];
+  v_passed_keys text[];
+  v_passed_workflows bigint[];
+  v_rest_keys text[];
+  v_rest_workflows bigint[];
   v_woken record;
   v_taken bigint[];
   v_taken_by bigint[];
@@ -2211,13 +2389,11 @@ begin
       delete from geneva.limit_slots ls
       using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
       where ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      returning ls.limit_key, ls.bound
+      returning ls.limit_key, ls.bound, ls.slot
     )
-    select array_agg(f.limit_key), array_agg(f.bound)
-    into v_freed_keys, v_freed_bounds
+    select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
+    into v_freed_keys, v_freed_bounds, v_freed_slots
     from freed f;
-  else
-    perform geneva._limit_lock(p_keys);
   end if;
   -- (most frees pass nothing: no one waits for their keys)
   if not exists (
@@ -2303,6 +2479,55 @@ begin
     return;
   end if;
 
+  -- Every waiter woken takes its slot first: a slot of its key freed here,
+  -- its number with it, in order (a number within the key's concurrency
+  -- now: one above a lowered concurrency is not passed on), else a free
+  -- number (geneva._limit_take); one that gets neither keeps waiting.
+  with passed as (
+    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
+    select w.key, w.workflow_id, f.bound, f.slot
+    from (
+      select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
+      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+    ) w
+    join (
+      select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
+      from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
+      where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
+    ) f on f.key = w.key and f.rank = w.rank
+    returning ls.limit_key, ls.workflow_id
+  )
+  select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
+  from passed p;
+  if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
+    select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
+    into v_rest_keys, v_rest_workflows
+    from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+    where not exists (
+      select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
+      where p.key = x.key and p.workflow_id = x.workflow_id
+    );
+    select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
+    from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
+    select array_agg(x.id order by x.ord) as ids,
+      array_agg(x.key order by x.ord) as keys,
+      array_agg(x.workflow_id order by x.ord) as workflow_ids,
+      array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
+      array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+    into v_woken
+    from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
+      with ordinality as x (id, key, workflow_id, queue, takeable, ord)
+    where exists (
+      select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
+        as p (key, workflow_id)
+      where p.key = x.key and p.workflow_id = x.workflow_id
+    );
+  end if;
+  if v_woken.ids is null then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+    return;
+  end if;
+
   -- The waiters the workers that freed slots run next (p_take_queues): per
   -- key and queue, the oldest takeable waiters to the takers in workflow
   -- order, each waiter's workflow locked unless another transaction holds
@@ -2381,11 +2606,6 @@ begin
     where e.id = (v_item.e).id;
   end loop;
 
-  -- every one woken holds the slot passed to it
-  insert into geneva.limit_slots (limit_key, workflow_id, bound)
-  select x.key, x.workflow_id, x.bound
-  from unnest(v_woken.keys, v_woken.workflow_ids, v_woken.bounds) as x (key, workflow_id, bound);
-
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
   return query
   select t.taken_by, t.started_id
@@ -2401,28 +2621,32 @@ $$;
 -- and executions' locks.
 --
 -- The executions held only to their type's concurrency, with no slot passed
--- to them, whose keys have room for all of them, start set-wise, each
--- holding a slot of its key; the others, per execution, in id order (the
--- locks of the keys it counts taken first, all at once, before either:
--- geneva._limit_lock; not those of concurrency keys whose slot was passed to
--- it, which it does not count):
---   concurrency: each key of a limit with a concurrency (the type's
---     "concurrency", a named limit's) must have a free slot: fewer held
---     (geneva.limit_slots: executions in progress, or woken and due) than
---     its bound (geneva._limit_full), not counting a slot passed to this one.
---     When one is full, the execution does not start and is not an attempt:
---     it stays scheduled, without a job, waiting for that key
---     (limit_wait_key), gives back any slot passed to it, and
---     geneva._limit_release makes it due when a slot of the key frees (the
---     oldest waiter first, each key on its own, so a busy key never delays
---     another);
+-- to them, first take a slot each, set-wise (geneva._limit_take: a free
+-- number of the key, no lock waited for); those that got one start. The
+-- others, per execution, in id order (the locks of their keys taken first,
+-- all at once: those of rate limits before the set-wise start, those of
+-- concurrency keys after it; geneva._limit_lock):
+--   concurrency: it takes a slot of each key of a limit with a concurrency
+--     (the type's "concurrency", a named limit's) but those passed to it
+--     (geneva._limit_take). When it cannot take one, it gives back those it
+--     took, and the key is full (geneva._limit_full, which waits for the
+--     frees under way) or its last free numbers were being taken: it does
+--     not start and is not an attempt: it stays scheduled, without a job,
+--     waiting for that key (limit_wait_key), gives back any slot passed to
+--     it, and geneva._limit_release makes it due when a slot of the key
+--     frees (the oldest waiter first, each key on its own, so a busy key
+--     never delays another). One race leaves it waiting with a slot free:
+--     every slot of the key was being taken by another claim when it
+--     looked, and each of those steps ends before it commits; housekeeping's
+--     backstop wakes it (geneva._limit_release with no slots freed);
 --   rate: each key of a limit with a rate counts its starts in fixed
 --     windows of its `per` (geneva.limit_windows). The start is counted in
 --     the first window, from now, with room in every such key; a later one
 --     is reserved (limit_window_at) and the execution is scheduled at its
---     start, with its job, and starts then without counting again;
+--     start, with its job (giving back the slots it took), and starts then
+--     without counting again;
 --   otherwise it starts, holding a slot of each of its concurrency keys
---     (a row of geneva.limit_slots each here; the caller records them on the
+--     (a row of geneva.limit_slots each; the caller records them on the
 --     execution, limit_keys, in its own update), freed when it ends
 --     (geneva._end_execution, geneva._end_running).
 -- Returns a row per execution that starts now, with the slots it holds
@@ -2452,62 +2676,69 @@ declare
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
+  v_simple bigint[];
+  v_simple_workflows bigint[];
+  v_simple_keys text[];
+  v_got text[];
+  v_try integer;
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  -- every key's lock first, in one order
+  -- the locks of the rate limits' keys first, in one order (a window's
+  -- count is read, then written)
   select array_agg(k.limit_key) into v_keys
   from unnest(p_execution_ids) as i (id)
   join geneva.step_executions e on e.id = i.id
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
   cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  where k.rate is not null or not coalesce(e.limit_keys, '{}') @> array[k.limit_key];
-  perform geneva._limit_lock(v_keys);
+  where k.rate is not null;
+  if v_keys is not null then
+    perform geneva._limit_lock(v_keys);
+  end if;
 
   -- the common case, set-wise: executions held only to their type's
-  -- concurrency (geneva._limit_carries), with no slot passed to them,
-  -- whose keys have room for all of them at once, start, each holding a
-  -- slot (the key's held slots counted once, under its lock); the others
-  -- go one by one below
-  with simple as (
-    select e.id as execution_id, w.id as workflow_id, k.limit_key as key, k.concurrency
-    from unnest(p_execution_ids) as i (id)
-    join geneva.step_executions e on e.id = i.id
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    cross join lateral geneva._limit_keys(w, d, e.step_name) k
-    where geneva._limit_carries(d.definition, d.step_names, e.step_name)
-      and e.limit_keys is null and e.limit_window_at is null
-      and k.concurrency is not null
-  ),
-  bounded as (
-    select s.key, count(*) as n, coalesce(geneva._limit_capacity(s.key), 2147483647) as bound
-    from simple s
-    group by s.key
-  ),
-  roomy as (
-    select b.key, b.bound
-    from bounded b
-    where (select count(*) from geneva.limit_slots ls where ls.limit_key = b.key) + b.n <= b.bound
-  ),
-  fits as (
-    select s.*, r.bound from simple s join roomy r on r.key = s.key
-  ),
-  taken as (
-    insert into geneva.limit_slots (limit_key, workflow_id, bound)
-    select f.key, f.workflow_id, f.bound from fits f
-    returning limit_key
-  )
-  select array_agg(f.execution_id order by f.execution_id), array_agg(f.key order by f.execution_id)
-  into v_fast, v_fast_keys
-  from fits f;
+  -- concurrency (geneva._limit_carries), with no slot passed to them, take
+  -- a slot each (geneva._limit_take) and those that got one start; the
+  -- others go one by one below
+  select array_agg(e.id order by e.id), array_agg(w.id order by e.id), array_agg(k.limit_key order by e.id)
+  into v_simple, v_simple_workflows, v_simple_keys
+  from unnest(p_execution_ids) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  where geneva._limit_carries(d.definition, d.step_names, e.step_name)
+    and e.limit_keys is null and e.limit_window_at is null
+    and k.concurrency is not null;
+  if v_simple is not null then
+    select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
+    into v_fast, v_fast_keys
+    from unnest(v_simple, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
+    join geneva._limit_take(v_simple_keys, v_simple_workflows) t
+      on t.limit_key = f.key and t.workflow_id = f.workflow_id;
+  end if;
   if v_fast is not null then
     return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
     if cardinality(v_fast) = cardinality(p_execution_ids) then
       perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
       return;
     end if;
+  end if;
+
+  -- the others' concurrency keys' locks, in one order, after the rate
+  -- keys' (a key near its bound: their claims take turns with each other
+  -- and with the ends that leave a step waiting)
+  select array_agg(k.limit_key) into v_keys
+  from unnest(p_execution_ids) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  where not e.id = any (coalesce(v_fast, '{}'))
+    and k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key];
+  if v_keys is not null then
+    perform geneva._limit_lock(v_keys);
   end if;
 
   for v_item in
@@ -2533,8 +2764,40 @@ begin
     into v_limits
     from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k;
 
-    -- concurrency: a full key, but for a slot passed to it
-    v_full := case when v_limits.new_keys is not null then geneva._limit_full(v_limits.new_keys) end;
+    -- concurrency: a slot of each key but those passed to it, or the first
+    -- key it could not take one of, full (after the frees under way) or
+    -- its last free numbers being taken by others (four times)
+    v_full := null;
+    v_got := null;
+    if v_limits.new_keys is not null then
+      for v_try in 1 .. 4 loop
+        v_full := geneva._limit_full(v_limits.new_keys);
+        exit when v_full is not null;
+        select array_agg(t.limit_key order by t.limit_key) into v_got
+        from geneva._limit_take(
+          v_limits.new_keys, array_fill((v_item.w).id, array[cardinality(v_limits.new_keys)])
+        ) t;
+        exit when cardinality(coalesce(v_got, '{}')) = cardinality(v_limits.new_keys);
+        -- (its own, which no one else has seen: no waiter to pass them to)
+        if v_got is not null then
+          delete from geneva.limit_slots ls
+          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
+        end if;
+        v_stale := array(
+          select k.key from unnest(v_limits.new_keys) as k (key) where not k.key = any (coalesce(v_got, '{}'))
+        );
+        v_got := null;
+        -- room, but its free numbers are being taken by claims in flight:
+        -- wait, briefly, for the one taking the first to commit (then its
+        -- slot is a row this claim sees, locks and waits for the free of;
+        -- briefly, as two claims that each hold a number the other waits
+        -- for would otherwise wait for each other)
+        perform geneva._limit_await_number(v_stale[1]);
+      end loop;
+      if v_full is null and v_got is null then
+        v_full := v_stale[1];
+      end if;
+    end if;
     if v_full is not null then
       update geneva.step_executions e
       set limit_wait_key = v_full,
@@ -2575,6 +2838,11 @@ begin
       from unnest(v_limits.rate_keys, v_limits.pers) as r (key, per)
       on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
       if v_at > v_now then
+        -- (the slots it took, its own: given back)
+        if v_got is not null then
+          delete from geneva.limit_slots ls
+          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
+        end if;
         update geneva.step_executions e
         set limit_window_at = v_at,
           scheduled_for = v_at,
@@ -2592,14 +2860,9 @@ begin
       end if;
     end if;
 
-    -- it starts, holding a slot of each concurrency key (one passed to it
-    -- is counted already); a slot passed to it for a key it no longer has
-    -- (its definition changed while it waited) is freed
-    if v_limits.new_keys is not null then
-      insert into geneva.limit_slots (limit_key, workflow_id, bound)
-      select k.key, (v_item.w).id, coalesce(geneva._limit_capacity(k.key), 2147483647)
-      from unnest(v_limits.new_keys) as k (key);
-    end if;
+    -- it starts, holding a slot of each concurrency key (taken above, or
+    -- passed to it); a slot passed to it for a key it no longer has (its
+    -- definition changed while it waited) is freed
     v_stale := array(
       select k.key from unnest((v_item.e).limit_keys) as k (key)
       where not k.key = any (coalesce(v_limits.conc_keys, '{}'))
@@ -6919,7 +7182,7 @@ begin
   -- keeps the slot: no one waits for the key and it is not over its bound)
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
-  -- full under its lock). Every other slot is freed now, and a carried one
+  -- full under its lock: geneva._limit_full). Every other slot is freed now, and a carried one
   -- its next step does not take over by the move (geneva._advance_many). A
   -- slot passed to a waiter by an element that continues is offered to its
   -- worker (p_take_waiters: geneva._limit_release starts the waiter for it

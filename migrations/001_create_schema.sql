@@ -342,31 +342,37 @@ create table geneva.limits (
 
 -- The slots of concurrency keys held now, a row per slot: by the execution
 -- in progress of the workflow, or by its waiting one a freed slot was passed
--- to (geneva._limit_admit inserts one when it starts an execution;
--- geneva._limit_release deletes the freed ones and inserts one for each
--- waiter it wakes; a workflow's next step started in the same job keeps its
--- row: geneva._end_running). A slot is freed without the key's advisory lock
--- (geneva._limit_lock), so that the ends of a busy key's steps do not take
--- turns until they commit: only what adds slots or leaves an execution
--- waiting takes it, and before deciding that a key is full locks its rows
--- (geneva._limit_full), waiting for the frees under way. Few rows per key
--- (at most its concurrency), so a count reads a short range of the index
--- (and the dead entries of the slots freed since the last vacuum).
+-- to (geneva._limit_admit takes one, geneva._limit_take, when it starts an
+-- execution; geneva._limit_release deletes the freed ones and passes each,
+-- its number with it, to a waiter it wakes; a workflow's next step started
+-- in the same job keeps its row: geneva._end_running). A slot has a number,
+-- from 1 to the key's concurrency when it was taken, unique per key: the
+-- unique index, not a lock, keeps a key's slots within its bound, so that
+-- claims of a key that has room do not take turns until they commit (a
+-- claim takes a number no one holds, skipping one another claim is taking:
+-- geneva._limit_take), and only while the key's slots are fewer than its
+-- concurrency. A key is full when they are not; before deciding so, a claim
+-- (or an end, for its next step) takes the key's advisory lock
+-- (geneva._limit_lock: those near a key's bound take turns) and locks the
+-- key's rows (geneva._limit_full), waiting for the frees under way, so
+-- that a free that starts later waits for it and sees it waiting. Few rows per key (at
+-- most its concurrency), so a lookup reads a short range of an index (and
+-- the dead entries of the slots freed since the last vacuum).
 -- bound is the key's concurrency when the slot was taken (2147483647 when
--- it had none), or the freed slot's it was passed from: a slot is added
--- under the key's lock after a count, with at most that concurrency held,
--- or passed on in place of a freed one of the same key, keeping at least
--- its bound (geneva._limit_release); so for any concurrency C, the slots
--- whose bound is no more than C are never more than C. A workflow's next
--- step may therefore keep its step's slot (geneva._end_running) when the
--- slot's bound is no more than the concurrency now, without counting the
--- key's slots; after a lowering, the others are freed when their steps end,
--- and passed on to waiters only while the key has room under the new bound.
+-- it had none), or the freed slot's it was passed from; a slot's number is
+-- never above its bound, so for any concurrency C, the slots whose bound is
+-- no more than C are never more than C. A workflow's next step may
+-- therefore keep its step's slot (geneva._end_running) when the slot's
+-- bound is no more than the concurrency now, without counting the key's
+-- slots; after a lowering, the others are freed when their steps end, and
+-- passed on to waiters only while the key has room under the new bound.
 create table geneva.limit_slots (
   limit_key text not null,
   workflow_id bigint not null,
   bound integer not null,
-  primary key (limit_key, workflow_id)
+  slot integer not null check (slot between 1 and bound),
+  primary key (limit_key, workflow_id),
+  unique (limit_key, slot)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start

@@ -40,6 +40,8 @@
 {{ template "functions/_limit_lock.sql" . }}
 {{ template "functions/_limit_capacity.sql" . }}
 {{ template "functions/_limit_full.sql" . }}
+{{ template "functions/_limit_take.sql" . }}
+{{ template "functions/_limit_await_number.sql" . }}
 {{ template "functions/_limit_carries.sql" . }}
 {{ template "functions/_unconditional.sql" . }}
 {{ template "functions/_limit_release.sql" . }}

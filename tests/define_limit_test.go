@@ -880,3 +880,63 @@ func (b *testBundle) takeWaiters(t *testing.T, executionID int64) tookWaiter {
 	require.NoError(t, err)
 	return row
 }
+
+// TestLimitSlotsTakenWithoutTurns: a slot is a number unique per key, so
+// claims of a key with room take theirs without waiting for each other's
+// commits (no key lock); a claim of a key whose last slot another claim is
+// taking waits for it, briefly, and then waits for the key as a waiter, and
+// is woken when that slot frees.
+func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ClaimsOfAKeyWithRoomDoNotWaitForEachOther", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 10}, "steps": [{"name": "a"}]}`)
+		first := b.active(t, b.create(t, "Sync", "1")).ID
+		second := b.active(t, b.create(t, "Sync", "2")).ID
+		_, err := b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
+		require.NoError(t, err)
+
+		tx := b.txAtT0(t)
+		_, ok, err := startStepOn(b.ctx, tx, first, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		// (the other claim's transaction is open: a lock it held until its
+		// commit would fail this one with 55P03)
+		_, ok = b.startStep(t, second, nil)
+		require.True(t, ok, "started beside the open claim")
+		require.NoError(t, tx.Commit(b.ctx))
+
+		var slots, numbers int
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select count(*), count(distinct slot) from geneva.limit_slots where slot between 1 and 10").Scan(&slots, &numbers))
+		require.Equal(t, 2, slots)
+		require.Equal(t, 2, numbers, "each its own number")
+	})
+
+	t.Run("AClaimOfTheLastSlotInFlightWaitsAndIsWoken", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		first := b.active(t, b.create(t, "Sync", "1")).ID
+		second := b.active(t, b.create(t, "Sync", "2")).ID
+
+		tx := b.txAtT0(t)
+		_, ok, err := startStepOn(b.ctx, tx, first, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		// its one number is being taken: not started, not over the bound
+		_, ok = b.startStep(t, second, nil)
+		require.False(t, ok, "the key's one slot is the open claim's")
+		require.NotNil(t, b.limitState(t, second).LimitWaitKey, "waits for the key")
+		require.NoError(t, tx.Commit(b.ctx))
+
+		b.complete(t, first, "success", nil)
+		woken := b.limitState(t, second)
+		require.Nil(t, woken.LimitWaitKey, "woken by the free")
+		require.Equal(t, []string{`["concurrency", "Sync", "Sync"]`}, woken.LimitKeys)
+	})
+}

@@ -180,7 +180,7 @@ begin
   -- keeps the slot: no one waits for the key and it is not over its bound)
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
-  -- full under its lock). Every other slot is freed now, and a carried one
+  -- full under its lock: geneva._limit_full). Every other slot is freed now, and a carried one
   -- its next step does not take over by the move (geneva._advance_many). A
   -- slot passed to a waiter by an element that continues is offered to its
   -- worker (p_take_waiters: geneva._limit_release starts the waiter for it

@@ -6,28 +6,32 @@
 -- and executions' locks.
 --
 -- The executions held only to their type's concurrency, with no slot passed
--- to them, whose keys have room for all of them, start set-wise, each
--- holding a slot of its key; the others, per execution, in id order (the
--- locks of the keys it counts taken first, all at once, before either:
--- geneva._limit_lock; not those of concurrency keys whose slot was passed to
--- it, which it does not count):
---   concurrency: each key of a limit with a concurrency (the type's
---     "concurrency", a named limit's) must have a free slot: fewer held
---     (geneva.limit_slots: executions in progress, or woken and due) than
---     its bound (geneva._limit_full), not counting a slot passed to this one.
---     When one is full, the execution does not start and is not an attempt:
---     it stays scheduled, without a job, waiting for that key
---     (limit_wait_key), gives back any slot passed to it, and
---     geneva._limit_release makes it due when a slot of the key frees (the
---     oldest waiter first, each key on its own, so a busy key never delays
---     another);
+-- to them, first take a slot each, set-wise (geneva._limit_take: a free
+-- number of the key, no lock waited for); those that got one start. The
+-- others, per execution, in id order (the locks of their keys taken first,
+-- all at once: those of rate limits before the set-wise start, those of
+-- concurrency keys after it; geneva._limit_lock):
+--   concurrency: it takes a slot of each key of a limit with a concurrency
+--     (the type's "concurrency", a named limit's) but those passed to it
+--     (geneva._limit_take). When it cannot take one, it gives back those it
+--     took, and the key is full (geneva._limit_full, which waits for the
+--     frees under way) or its last free numbers were being taken: it does
+--     not start and is not an attempt: it stays scheduled, without a job,
+--     waiting for that key (limit_wait_key), gives back any slot passed to
+--     it, and geneva._limit_release makes it due when a slot of the key
+--     frees (the oldest waiter first, each key on its own, so a busy key
+--     never delays another). One race leaves it waiting with a slot free:
+--     every slot of the key was being taken by another claim when it
+--     looked, and each of those steps ends before it commits; housekeeping's
+--     backstop wakes it (geneva._limit_release with no slots freed);
 --   rate: each key of a limit with a rate counts its starts in fixed
 --     windows of its `per` (geneva.limit_windows). The start is counted in
 --     the first window, from now, with room in every such key; a later one
 --     is reserved (limit_window_at) and the execution is scheduled at its
---     start, with its job, and starts then without counting again;
+--     start, with its job (giving back the slots it took), and starts then
+--     without counting again;
 --   otherwise it starts, holding a slot of each of its concurrency keys
---     (a row of geneva.limit_slots each here; the caller records them on the
+--     (a row of geneva.limit_slots each; the caller records them on the
 --     execution, limit_keys, in its own update), freed when it ends
 --     (geneva._end_execution, geneva._end_running).
 -- Returns a row per execution that starts now, with the slots it holds
@@ -57,62 +61,69 @@ declare
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
+  v_simple bigint[];
+  v_simple_workflows bigint[];
+  v_simple_keys text[];
+  v_got text[];
+  v_try integer;
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  -- every key's lock first, in one order
+  -- the locks of the rate limits' keys first, in one order (a window's
+  -- count is read, then written)
   select array_agg(k.limit_key) into v_keys
   from unnest(p_execution_ids) as i (id)
   join geneva.step_executions e on e.id = i.id
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
   cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  where k.rate is not null or not coalesce(e.limit_keys, '{}') @> array[k.limit_key];
-  perform geneva._limit_lock(v_keys);
+  where k.rate is not null;
+  if v_keys is not null then
+    perform geneva._limit_lock(v_keys);
+  end if;
 
   -- the common case, set-wise: executions held only to their type's
-  -- concurrency (geneva._limit_carries), with no slot passed to them,
-  -- whose keys have room for all of them at once, start, each holding a
-  -- slot (the key's held slots counted once, under its lock); the others
-  -- go one by one below
-  with simple as (
-    select e.id as execution_id, w.id as workflow_id, k.limit_key as key, k.concurrency
-    from unnest(p_execution_ids) as i (id)
-    join geneva.step_executions e on e.id = i.id
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    cross join lateral geneva._limit_keys(w, d, e.step_name) k
-    where geneva._limit_carries(d.definition, d.step_names, e.step_name)
-      and e.limit_keys is null and e.limit_window_at is null
-      and k.concurrency is not null
-  ),
-  bounded as (
-    select s.key, count(*) as n, coalesce(geneva._limit_capacity(s.key), 2147483647) as bound
-    from simple s
-    group by s.key
-  ),
-  roomy as (
-    select b.key, b.bound
-    from bounded b
-    where (select count(*) from geneva.limit_slots ls where ls.limit_key = b.key) + b.n <= b.bound
-  ),
-  fits as (
-    select s.*, r.bound from simple s join roomy r on r.key = s.key
-  ),
-  taken as (
-    insert into geneva.limit_slots (limit_key, workflow_id, bound)
-    select f.key, f.workflow_id, f.bound from fits f
-    returning limit_key
-  )
-  select array_agg(f.execution_id order by f.execution_id), array_agg(f.key order by f.execution_id)
-  into v_fast, v_fast_keys
-  from fits f;
+  -- concurrency (geneva._limit_carries), with no slot passed to them, take
+  -- a slot each (geneva._limit_take) and those that got one start; the
+  -- others go one by one below
+  select array_agg(e.id order by e.id), array_agg(w.id order by e.id), array_agg(k.limit_key order by e.id)
+  into v_simple, v_simple_workflows, v_simple_keys
+  from unnest(p_execution_ids) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  where geneva._limit_carries(d.definition, d.step_names, e.step_name)
+    and e.limit_keys is null and e.limit_window_at is null
+    and k.concurrency is not null;
+  if v_simple is not null then
+    select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
+    into v_fast, v_fast_keys
+    from unnest(v_simple, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
+    join geneva._limit_take(v_simple_keys, v_simple_workflows) t
+      on t.limit_key = f.key and t.workflow_id = f.workflow_id;
+  end if;
   if v_fast is not null then
     return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
     if cardinality(v_fast) = cardinality(p_execution_ids) then
       perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
       return;
     end if;
+  end if;
+
+  -- the others' concurrency keys' locks, in one order, after the rate
+  -- keys' (a key near its bound: their claims take turns with each other
+  -- and with the ends that leave a step waiting)
+  select array_agg(k.limit_key) into v_keys
+  from unnest(p_execution_ids) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  where not e.id = any (coalesce(v_fast, '{}'))
+    and k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key];
+  if v_keys is not null then
+    perform geneva._limit_lock(v_keys);
   end if;
 
   for v_item in
@@ -138,8 +149,40 @@ begin
     into v_limits
     from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k;
 
-    -- concurrency: a full key, but for a slot passed to it
-    v_full := case when v_limits.new_keys is not null then geneva._limit_full(v_limits.new_keys) end;
+    -- concurrency: a slot of each key but those passed to it, or the first
+    -- key it could not take one of, full (after the frees under way) or
+    -- its last free numbers being taken by others (four times)
+    v_full := null;
+    v_got := null;
+    if v_limits.new_keys is not null then
+      for v_try in 1 .. 4 loop
+        v_full := geneva._limit_full(v_limits.new_keys);
+        exit when v_full is not null;
+        select array_agg(t.limit_key order by t.limit_key) into v_got
+        from geneva._limit_take(
+          v_limits.new_keys, array_fill((v_item.w).id, array[cardinality(v_limits.new_keys)])
+        ) t;
+        exit when cardinality(coalesce(v_got, '{}')) = cardinality(v_limits.new_keys);
+        -- (its own, which no one else has seen: no waiter to pass them to)
+        if v_got is not null then
+          delete from geneva.limit_slots ls
+          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
+        end if;
+        v_stale := array(
+          select k.key from unnest(v_limits.new_keys) as k (key) where not k.key = any (coalesce(v_got, '{}'))
+        );
+        v_got := null;
+        -- room, but its free numbers are being taken by claims in flight:
+        -- wait, briefly, for the one taking the first to commit (then its
+        -- slot is a row this claim sees, locks and waits for the free of;
+        -- briefly, as two claims that each hold a number the other waits
+        -- for would otherwise wait for each other)
+        perform geneva._limit_await_number(v_stale[1]);
+      end loop;
+      if v_full is null and v_got is null then
+        v_full := v_stale[1];
+      end if;
+    end if;
     if v_full is not null then
       update geneva.step_executions e
       set limit_wait_key = v_full,
@@ -180,6 +223,11 @@ begin
       from unnest(v_limits.rate_keys, v_limits.pers) as r (key, per)
       on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
       if v_at > v_now then
+        -- (the slots it took, its own: given back)
+        if v_got is not null then
+          delete from geneva.limit_slots ls
+          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
+        end if;
         update geneva.step_executions e
         set limit_window_at = v_at,
           scheduled_for = v_at,
@@ -197,14 +245,9 @@ begin
       end if;
     end if;
 
-    -- it starts, holding a slot of each concurrency key (one passed to it
-    -- is counted already); a slot passed to it for a key it no longer has
-    -- (its definition changed while it waited) is freed
-    if v_limits.new_keys is not null then
-      insert into geneva.limit_slots (limit_key, workflow_id, bound)
-      select k.key, (v_item.w).id, coalesce(geneva._limit_capacity(k.key), 2147483647)
-      from unnest(v_limits.new_keys) as k (key);
-    end if;
+    -- it starts, holding a slot of each concurrency key (taken above, or
+    -- passed to it); a slot passed to it for a key it no longer has (its
+    -- definition changed while it waited) is freed
     v_stale := array(
       select k.key from unnest((v_item.e).limit_keys) as k (key)
       where not k.key = any (coalesce(v_limits.conc_keys, '{}'))

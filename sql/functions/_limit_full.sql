@@ -1,16 +1,18 @@
 -- geneva._limit_full: the first (in key order) of concurrency keys that has
 -- no free slot: as many slots held (geneva.limit_slots) as its concurrency
--- (geneva._limit_capacity) or more; NULL when every key has room.
+-- (geneva._limit_capacity) or more; NULL when every key has room. A slot is
+-- taken only under that count too (geneva._limit_take), so a key full here
+-- has no slot anyone can take.
 --
--- Called by: geneva._limit_admit (may an execution start?) and
--- geneva._end_running (must the next step of a workflow wait?), with the
--- keys' advisory locks (geneva._limit_lock), so that no one else adds a slot
--- meanwhile. Slots are freed without that lock (geneva._limit_release): before
--- it answers that a key is full, it locks the key's rows (FOR KEY SHARE, in
+-- Called by: geneva._limit_admit (must an execution that could not take a
+-- slot wait?) and geneva._end_running (must the next step of a workflow
+-- wait?). Slots are taken and freed without a lock of the key: before it
+-- answers that a key is full, it locks the key's rows (FOR KEY SHARE, in
 -- key and workflow order, the order geneva._limit_release locks them in),
--- waiting for the frees under way to commit, and counts again. A free that
--- starts after that waits for the caller to commit, and then sees the
--- execution it left waiting (no wake-up is lost).
+-- waiting for the frees under way to commit, and reads them again. A slot
+-- can then be taken only under a number freed later, by a free that waits
+-- for the caller to commit and then sees the execution it left waiting (no
+-- wake-up is lost; but for one race: see geneva._limit_admit).
 create or replace function geneva._limit_full(p_keys text[])
 returns text
 language plpgsql
@@ -20,10 +22,13 @@ as $$
 declare
   v_full text;
 begin
-  select min(u.key) into v_full
-  from unnest(p_keys) as u (key)
-  where (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
-    >= coalesce(geneva._limit_capacity(u.key), 2147483647);
+  select min(c.key) into v_full
+  from (
+    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+    from unnest(p_keys) as u (key)
+    offset 0
+  ) c
+  where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
   if v_full is null then
     return null;
   end if;
@@ -33,10 +38,13 @@ begin
   order by ls.limit_key, ls.workflow_id
   for key share;
   -- (a new statement: it sees the frees committed while it waited)
-  select min(u.key) into v_full
-  from unnest(p_keys) as u (key)
-  where (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
-    >= coalesce(geneva._limit_capacity(u.key), 2147483647);
+  select min(c.key) into v_full
+  from (
+    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+    from unnest(p_keys) as u (key)
+    offset 0
+  ) c
+  where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
   return v_full;
 end;
 $$;

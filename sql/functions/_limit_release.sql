@@ -30,12 +30,12 @@
 -- grown), geneva.housekeep (every key with waiters: a backstop, which also
 -- wakes a step created behind waiters that no free saw: see
 -- geneva._schedule_step).
--- Locks: freeing takes no key's advisory lock: it locks the freed rows (in
--- key and workflow order, as geneva._limit_full does) and deletes them, which
--- never adds a slot, then wakes waiters with new statements (no more per
--- key than it deleted), so that it sees any left waiting by a claim that
--- counted its slots before they were freed (geneva._limit_full). The
--- backstop, which may add slots, takes the keys' locks (geneva._limit_lock).
+-- Locks: no key's lock: it locks the freed rows (in key and workflow order,
+-- as geneva._limit_full does) and deletes them, then wakes waiters with new
+-- statements (no more per key than it deleted), so that it sees any left
+-- waiting by a claim that found the key full before they were freed
+-- (geneva._limit_full); each woken waiter takes a freed number, or a free
+-- one without waiting for anyone (geneva._limit_take), before it is woken.
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
@@ -64,6 +64,11 @@ declare
   v_now timestamptz := geneva.now();
   v_freed_keys text[];
   v_freed_bounds integer[];
+  v_freed_slots integer[];
+  v_passed_keys text[];
+  v_passed_workflows bigint[];
+  v_rest_keys text[];
+  v_rest_workflows bigint[];
   v_woken record;
   v_taken bigint[];
   v_taken_by bigint[];
@@ -86,13 +91,11 @@ begin
       delete from geneva.limit_slots ls
       using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
       where ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      returning ls.limit_key, ls.bound
+      returning ls.limit_key, ls.bound, ls.slot
     )
-    select array_agg(f.limit_key), array_agg(f.bound)
-    into v_freed_keys, v_freed_bounds
+    select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
+    into v_freed_keys, v_freed_bounds, v_freed_slots
     from freed f;
-  else
-    perform geneva._limit_lock(p_keys);
   end if;
   -- (most frees pass nothing: no one waits for their keys)
   if not exists (
@@ -178,6 +181,55 @@ begin
     return;
   end if;
 
+  -- Every waiter woken takes its slot first: a slot of its key freed here,
+  -- its number with it, in order (a number within the key's concurrency
+  -- now: one above a lowered concurrency is not passed on), else a free
+  -- number (geneva._limit_take); one that gets neither keeps waiting.
+  with passed as (
+    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
+    select w.key, w.workflow_id, f.bound, f.slot
+    from (
+      select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
+      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+    ) w
+    join (
+      select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
+      from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
+      where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
+    ) f on f.key = w.key and f.rank = w.rank
+    returning ls.limit_key, ls.workflow_id
+  )
+  select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
+  from passed p;
+  if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
+    select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
+    into v_rest_keys, v_rest_workflows
+    from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+    where not exists (
+      select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
+      where p.key = x.key and p.workflow_id = x.workflow_id
+    );
+    select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
+    from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
+    select array_agg(x.id order by x.ord) as ids,
+      array_agg(x.key order by x.ord) as keys,
+      array_agg(x.workflow_id order by x.ord) as workflow_ids,
+      array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
+      array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+    into v_woken
+    from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
+      with ordinality as x (id, key, workflow_id, queue, takeable, ord)
+    where exists (
+      select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
+        as p (key, workflow_id)
+      where p.key = x.key and p.workflow_id = x.workflow_id
+    );
+  end if;
+  if v_woken.ids is null then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+    return;
+  end if;
+
   -- The waiters the workers that freed slots run next (p_take_queues): per
   -- key and queue, the oldest takeable waiters to the takers in workflow
   -- order, each waiter's workflow locked unless another transaction holds
@@ -255,11 +307,6 @@ begin
       updated_at = v_now
     where e.id = (v_item.e).id;
   end loop;
-
-  -- every one woken holds the slot passed to it
-  insert into geneva.limit_slots (limit_key, workflow_id, bound)
-  select x.key, x.workflow_id, x.bound
-  from unnest(v_woken.keys, v_woken.workflow_ids, v_woken.bounds) as x (key, workflow_id, bound);
 
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
   return query
