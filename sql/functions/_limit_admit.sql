@@ -7,7 +7,8 @@
 --
 -- The executions held only to their type's concurrency, with no slot passed
 -- to them, first take a slot each, set-wise (geneva._limit_take: a free
--- number of the key, no lock waited for); those that got one start. The
+-- number of the key, no lock waited for, but the key's lock when the batch
+-- has more of them than the key has room for); those that got one start. The
 -- others, per execution, in id order (the locks of their keys taken first,
 -- all at once: those of rate limits before the set-wise start, those of
 -- concurrency keys after it; geneva._limit_lock):
@@ -20,9 +21,11 @@
 --     waiting for that key (limit_wait_key), gives back any slot passed to
 --     it, and geneva._limit_release makes it due when a slot of the key
 --     frees (the oldest waiter first, each key on its own, so a busy key
---     never delays another). One race leaves it waiting with a slot free:
---     every slot of the key was being taken by another claim when it
---     looked, and each of those steps ends before it commits; housekeeping's
+--     never delays another). A claim whose key's last free numbers are
+--     being taken by claims in flight waits for the first of those, at most
+--     50 ms, once (geneva._limit_await_number), and tries again. One race
+--     leaves it waiting with a slot free: that claim had not committed by
+--     then, and its step ends before this one commits; housekeeping's
 --     backstop wakes it (geneva._limit_release with no slots freed);
 --   rate: each key of a limit with a rate counts its starts in fixed
 --     windows of its `per` (geneva.limit_windows). The start is counted in
@@ -97,6 +100,21 @@ begin
     and e.limit_keys is null and e.limit_window_at is null
     and k.concurrency is not null;
   if v_simple is not null then
+    -- (a key with more of them than it has room for, as this transaction
+    -- sees it, is near its bound: its lock first, so that a claim that will
+    -- go on to the per-execution way for it holds no slot of it taken
+    -- without the lock while it waits for the lock)
+    select array_agg(k.key) into v_keys
+    from (
+      select u.key, count(*) as n
+      from unnest(v_simple_keys) as u (key)
+      group by u.key
+    ) k
+    where k.n > coalesce(geneva._limit_capacity(k.key), 2147483647)
+      - (select count(*) from geneva.limit_slots ls where ls.limit_key = k.key);
+    if v_keys is not null then
+      perform geneva._limit_lock(v_keys);
+    end if;
     select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
     into v_fast, v_fast_keys
     from unnest(v_simple, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
@@ -151,11 +169,11 @@ begin
 
     -- concurrency: a slot of each key but those passed to it, or the first
     -- key it could not take one of, full (after the frees under way) or
-    -- its last free numbers being taken by others (four times)
+    -- its last free numbers being taken by others
     v_full := null;
     v_got := null;
     if v_limits.new_keys is not null then
-      for v_try in 1 .. 4 loop
+      for v_try in 1 .. 2 loop
         v_full := geneva._limit_full(v_limits.new_keys);
         exit when v_full is not null;
         select array_agg(t.limit_key order by t.limit_key) into v_got
@@ -173,10 +191,11 @@ begin
         );
         v_got := null;
         -- room, but its free numbers are being taken by claims in flight:
-        -- wait, briefly, for the one taking the first to commit (then its
-        -- slot is a row this claim sees, locks and waits for the free of;
-        -- briefly, as two claims that each hold a number the other waits
-        -- for would otherwise wait for each other)
+        -- wait, briefly and once, for the one taking the first to commit
+        -- (then its slot is a row this claim sees, locks and waits for the
+        -- free of; briefly, as that claim may be waiting for a lock this
+        -- one holds)
+        exit when v_try = 2;
         perform geneva._limit_await_number(v_stale[1]);
       end loop;
       if v_full is null and v_got is null then

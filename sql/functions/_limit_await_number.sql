@@ -1,4 +1,4 @@
--- geneva._limit_await_number: waits, for at most 100 milliseconds, for the
+-- geneva._limit_await_number: waits, for at most 50 milliseconds, for the
 -- transaction taking the key's first free number (one no slot holds, as
 -- this statement sees them, under the key's concurrency) to commit: its
 -- advisory lock (geneva._limit_take) is taken, and held until this
@@ -8,8 +8,10 @@
 -- Called by: geneva._limit_admit, when a claim could take no slot of a key
 -- that geneva._limit_full says has room: its free numbers are being taken
 -- by claims in flight, whose slots it must see (and lock) before it may
--- decide to wait for the key. The wait is bounded because two such claims
--- may each hold a number the other waits for; the caller tries again.
+-- decide to wait for the key. The wait is bounded because the claim in
+-- flight may be waiting for a lock the caller holds (a key's lock, or a
+-- number of another key); the caller then tries once more and, failing,
+-- waits for the key (the race geneva._limit_admit's header describes).
 create or replace function geneva._limit_await_number(p_key text)
 returns void
 language plpgsql
@@ -32,7 +34,7 @@ begin
   if v_number is null then
     return;
   end if;
-  perform pg_catalog.set_config('lock_timeout', '100ms', true);
+  perform pg_catalog.set_config('lock_timeout', '50ms', true);
   begin
     perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext(p_key), v_number);
   exception when lock_not_available then
