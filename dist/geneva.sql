@@ -2412,17 +2412,14 @@ begin
   -- workflows are ready (a paused one's waiter is passed over), each
   -- execution locked unless another transaction holds it; with what a
   -- worker that freed a slot needs to run it (its step's queue, and
-  -- whether it may: takeable). Per key, free and bound: as many as were
-  -- deleted (none for a slot not held), each passed on with the bound of
-  -- the one freed (see geneva.limit_slots); but a slot taken above a
-  -- concurrency lowered since is passed on only while the key has room
-  -- under the new one, so that a lowered concurrency applies while others
+  -- whether it may: takeable). Per key, as many as were deleted (none for
+  -- a slot not held); but a slot taken above a concurrency lowered since
+  -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
   -- wait too (a count without the key's lock, which a free cannot take
   -- after locking slots: at worst one more passes, once, after a lowering).
   -- The backstop passes what the key has free under its capacity.
   select array_agg(x.id order by k.key, x.id) as ids,
     array_agg(k.key order by k.key, x.id) as keys,
-    array_agg(k.bound order by k.key, x.id) as bounds,
     array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
     array_agg(
       geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
@@ -2443,8 +2440,7 @@ begin
         when f.bound > c.capacity
           then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
         else f.n
-      end as free,
-      case when p_workflow_ids is null or f.bound > c.capacity then c.capacity else f.bound end as bound
+      end as free
     from (
       select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
       from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
