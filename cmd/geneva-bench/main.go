@@ -246,6 +246,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer b.pool.Close()
+	config = config.Copy()
+	config.MaxConns = 2
+	config.ConnConfig.RuntimeParams["application_name"] = pollsApplication
+	if b.polls, err = pgxpool.NewWithConfig(ctx, config); err != nil {
+		return err
+	}
+	defer b.polls.Close()
 	if _, err := geneva.Migrate(ctx, b.pool, nil); err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ const (
 	// benchApplication is the application_name of the benchmark's own
 	// connections.
 	benchApplication = "geneva-bench"
+	// pollsApplication is the application_name of the measurement's own
+	// polls and readings (bench.polls).
+	pollsApplication = "geneva-bench-polls"
 	// samplerApplication is the application_name of the sampler.
 	samplerApplication = "geneva-bench-sampler"
 )
@@ -44,7 +47,8 @@ type runStats struct {
 	syncTime time.Duration // their time (pg_stat_wal.wal_sync_time; zero without track_wal_io_timing)
 
 	workerCPU  time.Duration // the child worker process
-	serverCPU  time.Duration // PostgreSQL's processes (zero when they cannot be seen)
+	serverCPU  time.Duration // PostgreSQL's processes but the measurement's own backends (zero when they cannot be seen)
+	ownCPU     time.Duration // the measurement's own backends (its polls, the sampler), left out of serverCPU
 	benchCPU   time.Duration // this process
 	machineCPU time.Duration // every process on the machine
 	rss        int64         // the child's peak resident memory
@@ -107,6 +111,9 @@ type counters struct {
 	serverCPU, machineCPU, benchCPU time.Duration
 	ownPolls                        int64
 	serverVisible                   bool
+	// ownBackends is the CPU time so far of each backend of the
+	// measurement's polls (bench.polls, by process id)
+	ownBackends map[int]time.Duration
 }
 
 // readCounters reads the database's commits and WAL position (in one
@@ -115,14 +122,17 @@ func (b *bench) readCounters(ctx context.Context) (counters, error) {
 	var (
 		c       counters
 		backend int
+		own     []int32
 	)
-	err := b.pool.QueryRow(ctx, `select
+	err := b.polls.QueryRow(ctx, `select
 		  (select xact_commit from pg_stat_database where datname = current_database()),
 		  pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint,
 		  pg_backend_pid(),
 		  (select wal_sync from pg_stat_wal),
 		  (select wal_sync_time from pg_stat_wal),
-		  (select wal_fpi from pg_stat_wal)`).Scan(&c.commits, &c.wal, &backend, &c.walSyncs, &c.syncTime, &c.walFPIs)
+		  (select wal_fpi from pg_stat_wal),
+		  array(select pid from pg_stat_activity where application_name = $1)`, pollsApplication,
+	).Scan(&c.commits, &c.wal, &backend, &c.walSyncs, &c.syncTime, &c.walFPIs, &own)
 	if err != nil {
 		return c, err
 	}
@@ -134,6 +144,12 @@ func (b *bench) readCounters(ctx context.Context) (counters, error) {
 	}
 	if b.postmasterPID > 0 {
 		c.serverCPU, c.serverVisible = processTreeCPU(b.postmasterPID)
+		c.ownBackends = map[int]time.Duration{}
+		for _, pid := range own {
+			if f, ok := procStat(int(pid)); ok && f.ppid == b.postmasterPID {
+				c.ownBackends[int(pid)] = f.cpu()
+			}
+		}
 	}
 	c.at, c.machineCPU, c.benchCPU = time.Now(), machineCPU(), ownCPU()
 	return c, nil
@@ -159,6 +175,9 @@ type procFields struct {
 	ticks int64 // utime + stime
 	reap  int64 // cutime + cstime: of the children waited for
 }
+
+// cpu is the process's own CPU time.
+func (f procFields) cpu() time.Duration { return time.Duration(f.ticks) * 10 * time.Millisecond } // USER_HZ is 100
 
 // procStat reads /proc/<pid>/stat.
 func procStat(pid int) (procFields, bool) {
@@ -214,7 +233,13 @@ func (after counters) since(before counters, stats *runStats) {
 	stats.syncTime = time.Duration((after.syncTime - before.syncTime) * float64(time.Millisecond))
 	stats.window = after.at.Sub(before.at)
 	if before.serverVisible && after.serverVisible {
-		stats.serverCPU = after.serverCPU - before.serverCPU
+		// The measurement's own backends are not the run's: the polls'
+		// CPU over the run (the whole of one that started during it), and
+		// the sampler's (stats.ownCPU already), are left out.
+		for pid, cpu := range after.ownBackends {
+			stats.ownCPU += cpu - before.ownBackends[pid]
+		}
+		stats.serverCPU = after.serverCPU - before.serverCPU - stats.ownCPU
 	}
 	stats.machineCPU = after.machineCPU - before.machineCPU
 	stats.benchCPU = after.benchCPU - before.benchCPU
@@ -288,7 +313,7 @@ func (b *bench) waitBackendsGone(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var left int
-		err := b.pool.QueryRow(ctx, `select count(*) from pg_stat_activity where application_name in ($1, $2)`,
+		err := b.polls.QueryRow(ctx, `select count(*) from pg_stat_activity where application_name in ($1, $2)`,
 			workerApplication, samplerApplication).Scan(&left)
 		if err != nil {
 			return err
@@ -309,6 +334,7 @@ func (b *bench) waitBackendsGone(ctx context.Context) error {
 type sampler struct {
 	conn     *pgx.Conn
 	sameDB   bool
+	server   int // the postmaster of the sampler's backend, when on this machine
 	stopping chan struct{}
 	done     chan struct{}
 
@@ -341,7 +367,7 @@ func (b *bench) startSampler(ctx context.Context) (*sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.sameDB = sameDB
+	s.sameDB, s.server = sameDB, b.postmasterPID
 	go s.loop(ctx, b)
 	return s, nil
 }
@@ -388,6 +414,11 @@ func (s *sampler) stop(stats *runStats) {
 	}
 	close(s.stopping)
 	<-s.done
+	// The sampler's backend is the benchmark's, not the run's: its CPU is
+	// left out of PostgreSQL's (runStats.ownCPU), read before it exits.
+	if f, ok := procStat(int(s.conn.PgConn().PID())); ok && s.server > 0 && f.ppid == s.server {
+		stats.ownCPU += f.cpu()
+	}
 	_ = s.conn.Close(context.Background())
 	if s.err != nil {
 		fmt.Fprintln(os.Stderr, "geneva-bench: sampling wait events:", s.err)

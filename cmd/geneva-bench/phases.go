@@ -24,7 +24,12 @@ import (
 type bench struct {
 	o    options
 	pool *pgxpool.Pool
-	r    results
+	// polls is the connections of the measurement's own polls and
+	// readings, whose backends' CPU is left out of PostgreSQL's
+	// (runStats.ownCPU); the runs' work (the workflows' creation, say) goes
+	// through pool
+	polls *pgxpool.Pool
+	r     results
 	// samplerURL is a database of the same server other than the runs'
 	// (empty: the runs' own).
 	samplerURL string
@@ -117,7 +122,7 @@ func (b *bench) waitFinished(ctx context.Context, workflowType string, timeout t
 	deadline := time.Now().Add(timeout)
 	for {
 		var active int
-		err := b.pool.QueryRow(ctx, `select count(*) from geneva.workflows
+		err := b.polls.QueryRow(ctx, `select count(*) from geneva.workflows
 			where workflow_type = $1 and state in ('ready', 'performing')`, workflowType).Scan(&active)
 		if err != nil {
 			return err
@@ -374,7 +379,7 @@ func (b *bench) waitRiverJobs(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		var left int
-		err := b.pool.QueryRow(ctx, `select count(*) from public.river_job
+		err := b.polls.QueryRow(ctx, `select count(*) from public.river_job
 			where kind = 'bench_noop' and state in ('available', 'running', 'retryable', 'scheduled', 'pending')`).Scan(&left)
 		if err != nil {
 			return err

@@ -256,7 +256,7 @@ func (r *results) markdown() string {
 		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
 		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run, and in brackets the full-page images among it a step (`pg_stat_wal.wal_fpi`, the whole server's: a page's first change after the checkpoint each run starts with writes the whole page); " +
 			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off), with their mean time when `track_wal_io_timing` is on (it is in the throwaway server); " +
-			"CPU: the worker process, PostgreSQL's processes (postmaster and backends), and everything else on the machine (this benchmark, other work), per step or job; " +
+			"CPU: the worker process, PostgreSQL's processes (postmaster, background processes such as autovacuum's, and backends, but the measurement's own: its polls and the wait-event sampler; the workflows' creation is counted), and everything else on the machine (this benchmark and those backends, other work), per step or job; " +
 			"machine busy: the share of all cores busy over the run, whoever used them. " +
 			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
 			" from another connection, as shares of all samples (\"CPU\" is an active backend with no wait event); \"backends\" is the mean number active.\n\n")
