@@ -51,6 +51,7 @@ declare
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
+  v_batch record;
   v_item record;
   v_limits record;
   v_full text;
@@ -64,42 +65,45 @@ declare
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
-  v_simple bigint[];
-  v_simple_workflows bigint[];
-  v_simple_keys text[];
   v_got text[];
   v_try integer;
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  -- the locks of the rate limits' keys first, in one order (a window's
-  -- count is read, then written)
-  select array_agg(k.limit_key) into v_keys
+  -- The batch's limit keys, read once: the rate keys; the executions held
+  -- only to their type's concurrency (geneva._limit_carries), with no slot
+  -- passed to them, and their keys (the common case, set-wise below); and
+  -- every execution's concurrency keys it holds no slot of
+  select array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
+    array_agg(e.id order by e.id) filter (where s.simple) as simple_ids,
+    array_agg(w.id order by e.id) filter (where s.simple) as simple_workflows,
+    array_agg(k.limit_key order by e.id) filter (where s.simple) as simple_keys,
+    array_agg(e.id order by e.id) filter (where s.unheld) as unheld_ids,
+    array_agg(k.limit_key order by e.id) filter (where s.unheld) as unheld_keys
+  into v_batch
   from unnest(p_execution_ids) as i (id)
   join geneva.step_executions e on e.id = i.id
   join geneva.workflows w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
   cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  where k.rate is not null;
-  if v_keys is not null then
-    perform geneva._limit_lock(v_keys);
+  cross join lateral (
+    select
+      k.concurrency is not null and e.limit_keys is null and e.limit_window_at is null
+        and geneva._limit_carries(d.definition, d.step_names, e.step_name) as simple,
+      k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key] as unheld
+  ) s;
+
+  -- the locks of the rate limits' keys first, in one order (a window's
+  -- count is read, then written)
+  if v_batch.rate_keys is not null then
+    perform geneva._limit_lock(v_batch.rate_keys);
   end if;
 
   -- the common case, set-wise: executions held only to their type's
-  -- concurrency (geneva._limit_carries), with no slot passed to them, take
-  -- a slot each (geneva._limit_take) and those that got one start; the
-  -- others go one by one below
-  select array_agg(e.id order by e.id), array_agg(w.id order by e.id), array_agg(k.limit_key order by e.id)
-  into v_simple, v_simple_workflows, v_simple_keys
-  from unnest(p_execution_ids) as i (id)
-  join geneva.step_executions e on e.id = i.id
-  join geneva.workflows w on w.id = e.workflow_id
-  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  where geneva._limit_carries(d.definition, d.step_names, e.step_name)
-    and e.limit_keys is null and e.limit_window_at is null
-    and k.concurrency is not null;
-  if v_simple is not null then
+  -- concurrency, with no slot passed to them, take a slot each
+  -- (geneva._limit_take) and those that got one start; the others go one by
+  -- one below
+  if v_batch.simple_ids is not null then
     -- (a key with more of them than it has room for, as this transaction
     -- sees it, is near its bound: its lock first, so that a claim that will
     -- go on to the per-execution way for it holds no slot of it taken
@@ -107,7 +111,7 @@ begin
     select array_agg(k.key) into v_keys
     from (
       select u.key, count(*) as n
-      from unnest(v_simple_keys) as u (key)
+      from unnest(v_batch.simple_keys) as u (key)
       group by u.key
     ) k
     where k.n > coalesce(geneva._limit_capacity(k.key), 2147483647)
@@ -117,8 +121,8 @@ begin
     end if;
     select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
     into v_fast, v_fast_keys
-    from unnest(v_simple, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
-    join geneva._limit_take(v_simple_keys, v_simple_workflows) t
+    from unnest(v_batch.simple_ids, v_batch.simple_workflows, v_batch.simple_keys) as f (id, workflow_id, key)
+    join geneva._limit_take(v_batch.simple_keys, v_batch.simple_workflows) t
       on t.limit_key = f.key and t.workflow_id = f.workflow_id;
   end if;
   if v_fast is not null then
@@ -132,14 +136,9 @@ begin
   -- the others' concurrency keys' locks, in one order, after the rate
   -- keys' (a key near its bound: their claims take turns with each other
   -- and with the ends that leave a step waiting)
-  select array_agg(k.limit_key) into v_keys
-  from unnest(p_execution_ids) as i (id)
-  join geneva.step_executions e on e.id = i.id
-  join geneva.workflows w on w.id = e.workflow_id
-  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  cross join lateral geneva._limit_keys(w, d, e.step_name) k
-  where not e.id = any (coalesce(v_fast, '{}'))
-    and k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key];
+  select array_agg(u.key) into v_keys
+  from unnest(v_batch.unheld_ids, v_batch.unheld_keys) as u (id, key)
+  where not u.id = any (coalesce(v_fast, '{}'));
   if v_keys is not null then
     perform geneva._limit_lock(v_keys);
   end if;
