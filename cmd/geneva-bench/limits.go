@@ -65,6 +65,11 @@ type limitResults struct {
 	// River jobs per step of the saturated run and of the own-job run
 	saturatedJobs, ownJobsJobs float64
 
+	// by pair (-limit-pairs; the runs above pool the pairs): never ÷
+	// unlimited, and the saturated run's PostgreSQL CPU per step less
+	// saturatedBase's, in ms
+	neverRatios, saturatedExtras []float64
+
 	fair fairResult
 }
 
@@ -92,58 +97,107 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 		return c
 	}
 	l := &p.limits
+	pairs := max(b.o.limitPairs, 1)
 	var (
 		first, last int64
 		err         error
 	)
-	if err = b.resetProfile(ctx); err != nil {
-		return err
+	// A limit never reached beside the same workflows without limits, in
+	// pairs whose first run alternates; the rows pool them.
+	var unlimited, never []runStats
+	for i := range pairs {
+		var u, nr runStats
+		runUnlimited := func() error {
+			if err := b.resetProfile(ctx); err != nil {
+				return err
+			}
+			if u, _, _, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "Bench", n, nil); err != nil {
+				return fmt.Errorf("without limits: %w", err)
+			}
+			return b.printProfileOf(ctx, "without limits")
+		}
+		runNever := func() error {
+			if err := b.resetProfile(ctx); err != nil {
+				return err
+			}
+			if nr, _, _, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "BenchLimited", n, nil); err != nil {
+				return fmt.Errorf("a limit never reached: %w", err)
+			}
+			return b.printProfileOf(ctx, "a limit never reached")
+		}
+		runs := []func() error{runUnlimited, runNever}
+		if i%2 == 1 {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		for _, run := range runs {
+			if err := run(); err != nil {
+				return err
+			}
+		}
+		unlimited, never = append(unlimited, u), append(never, nr)
+		l.neverRatios = append(l.neverRatios, nr.rate()/u.rate())
 	}
-	if l.unlimited, _, _, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "Bench", n, nil); err != nil {
-		return fmt.Errorf("without limits: %w", err)
-	}
-	if err = b.printProfileOf(ctx, "without limits"); err != nil {
-		return err
-	}
-	if l.never, _, _, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "BenchLimited", n, nil); err != nil {
-		return fmt.Errorf("a limit never reached: %w", err)
-	}
-	if err = b.printProfileOf(ctx, "a limit never reached"); err != nil {
-		return err
-	}
+	l.unlimited, l.never = mergeRuns(unlimited...), mergeRuns(never...)
 	if l.unlimitedOwnJobs, first, last, err = b.runWorkflows(ctx, config(-1), "Bench", n, nil); err != nil {
 		return fmt.Errorf("each step its own job without limits: %w", err)
 	}
 	if l.ownJobsJobs, err = b.jobsPerStep(ctx, first, last); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: without limits %.0f steps/s; a limit never reached %.0f; each step its own job %.0f\n",
-		p.name, b.o.workers, l.unlimited.rate(), l.never.rate(), l.unlimitedOwnJobs.rate())
+	fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: without limits %.0f steps/s; a limit never reached %.0f (÷ without limits, by pair: %s); each step its own job %.0f\n",
+		p.name, b.o.workers, l.unlimited.rate(), l.never.rate(), ratiosText(l.neverRatios, "%.2f"), l.unlimitedOwnJobs.rate())
 	if b.o.limitGroups <= 0 {
 		return nil
 	}
+	// A saturated limit beside each step its own job without limits at as
+	// many slots as it has steps in progress, in pairs likewise.
 	groups := b.o.limitGroups
 	group := func(i int) string { return fmt.Sprintf("%s-%d", p.name, i%groups) }
-	if err = b.resetProfile(ctx); err != nil {
-		return err
-	}
-	if l.saturated, first, last, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "BenchGrouped", n, group); err != nil {
-		return fmt.Errorf("a saturated limit: %w", err)
-	}
-	if err = b.printProfileOf(ctx, "a saturated limit"); err != nil {
-		return err
-	}
-	if l.saturatedJobs, err = b.jobsPerStep(ctx, first, last); err != nil {
-		return err
-	}
 	base := b.childConfig("geneva", groups*groupLimit, -1)
 	base.limits = true
-	if l.saturatedBase, _, _, err = b.runWorkflows(ctx, base, "Bench", n, nil); err != nil {
-		return fmt.Errorf("each step its own job without limits at %d slots: %w", groups*groupLimit, err)
+	var saturated, bases []runStats
+	var jobs float64
+	for i := range pairs {
+		var s, sb runStats
+		runSaturated := func() error {
+			if err := b.resetProfile(ctx); err != nil {
+				return err
+			}
+			if s, first, last, err = b.runWorkflows(ctx, config(b.o.inlineSteps), "BenchGrouped", n, group); err != nil {
+				return fmt.Errorf("a saturated limit: %w", err)
+			}
+			if err := b.printProfileOf(ctx, "a saturated limit"); err != nil {
+				return err
+			}
+			perStep, err := b.jobsPerStep(ctx, first, last)
+			jobs += perStep * float64(s.units)
+			return err
+		}
+		runBase := func() error {
+			if sb, _, _, err = b.runWorkflows(ctx, base, "Bench", n, nil); err != nil {
+				return fmt.Errorf("each step its own job without limits at %d slots: %w", groups*groupLimit, err)
+			}
+			return nil
+		}
+		runs := []func() error{runSaturated, runBase}
+		if i%2 == 1 {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		for _, run := range runs {
+			if err := run(); err != nil {
+				return err
+			}
+		}
+		saturated, bases = append(saturated, s), append(bases, sb)
+		if s.serverCPU > 0 && sb.serverCPU > 0 {
+			l.saturatedExtras = append(l.saturatedExtras, s.cpuPerUnit(s.serverCPU)-sb.cpuPerUnit(sb.serverCPU))
+		}
 	}
-	fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: a saturated limit (%d per group, %d groups) %.0f steps/s, %s PostgreSQL CPU ms/step (each step its own job without limits: %s), %.2f River jobs/step (%.2f)\n",
-		p.name, b.o.workers, groupLimit, groups, l.saturated.rate(), serverCPUText(l.saturated), serverCPUText(l.unlimitedOwnJobs),
-		l.saturatedJobs, l.ownJobsJobs)
+	l.saturated, l.saturatedBase = mergeRuns(saturated...), mergeRuns(bases...)
+	l.saturatedJobs = jobs / float64(max(l.saturated.units, 1))
+	fmt.Fprintf(os.Stderr, "geneva-bench: %s: %d slots: a saturated limit (%d per group, %d groups) %.0f steps/s, %s PostgreSQL CPU ms/step (more than each step its own job at %d slots, by pair: %s), %.2f River jobs/step (%.2f)\n",
+		p.name, b.o.workers, groupLimit, groups, l.saturated.rate(), serverCPUText(l.saturated), groups*groupLimit,
+		ratiosText(l.saturatedExtras, "%+.3f"), l.saturatedJobs, l.ownJobsJobs)
 	return nil
 }
 
@@ -343,13 +397,16 @@ func limitsProse(o options) string {
 	if o.limitWorkflows > 0 {
 		fmt.Fprintf(&b, "The limit rows measure a concurrency limit (`WorkflowOpts.Concurrency`, checked in SQL when a step is claimed), after each column's throughput runs, on its settings: "+
 			"each run creates %d workflows of %d no-op steps at once with a worker of %d slots (which knows every type of these runs) and waits until they are finished. "+
-			"\"Never reached\": the headline's workflow with a concurrency of %d by type; it is compared with the same workflows without limits, and with every step its own River job without limits, "+
-			"both run just before it (a step held to a limit runs inline only when its step before it carries its slot over: the type's concurrency its only limit, no one waiting for the key).",
+			"\"Never reached\": the headline's workflow with a concurrency of %d by type; it is compared with the same workflows without limits, and with every step its own River job without limits: "+
+			"the runs without limits in pairs with it, each pair's first run alternating, and every step its own River job without limits run after them (a step held to a limit runs inline only when its step before it carries its slot over: the type's concurrency its only limit, no one waiting for the key).",
 			o.limitWorkflows, o.steps, o.workers, neverReached)
 		if o.limitGroups > 0 {
 			fmt.Fprintf(&b, " \"Saturated\": the same workflows with a concurrency of %d by group, spread over %d groups (at most %d steps in progress of %d slots; the others wait, without a River job, until a slot of their group frees and passes them one, which the worker that freed it runs next in the same job when it can, or else gets a River job); "+
-				"its PostgreSQL CPU per step (the cost table's) is compared first with every step its own job without limits with %d slots, the saturated run's steps in progress (the same concurrency, batches and run length; run just after it), then with the same at %d slots, and its River jobs per step are the jobs its executions name (`job_id`) over its steps.",
+				"its PostgreSQL CPU per step (the cost table's) is compared first with every step its own job without limits with %d slots, the saturated run's steps in progress (the same concurrency, batches and run length; in pairs with it, likewise), then with the same at %d slots, and its River jobs per step are the jobs its executions name (`job_id`) over its steps.",
 				groupLimit, o.limitGroups, groupLimit*o.limitGroups, o.workers, groupLimit*o.limitGroups, o.workers)
+		}
+		if o.limitPairs > 1 {
+			fmt.Fprintf(&b, " Each comparison ran %d pairs: its row pools them (all their steps over all their time; figures per step weighted by steps) and shows each pair's figure in the order they ran; the cost table's rows pool them too.", o.limitPairs)
 		}
 	}
 	if o.fairBig > 0 && o.fairGroups > 0 && o.fairSmall > 0 {
@@ -389,7 +446,11 @@ func (l limitResults) neverText() string {
 	if l.never.units == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("**%.0f** (%s; %s)", l.never.rate(), ratioText(l.never, l.unlimited), ratioText(l.never, l.unlimitedOwnJobs))
+	text := fmt.Sprintf("**%.0f** (%s; %s", l.never.rate(), ratioText(l.never, l.unlimited), ratioText(l.never, l.unlimitedOwnJobs))
+	if len(l.neverRatios) > 1 {
+		text += "; by pair " + ratiosText(l.neverRatios, "%.2f×")
+	}
+	return text + ")"
 }
 
 // cpuText is the saturated limit's PostgreSQL CPU per step and how much more
@@ -406,6 +467,9 @@ func (l limitResults) cpuText() string {
 		return fmt.Sprintf("%s (%+.3f)", serverCPUText(l.saturated), extra)
 	}
 	same := l.saturated.cpuPerUnit(l.saturated.serverCPU) - l.saturatedBase.cpuPerUnit(l.saturatedBase.serverCPU)
+	if len(l.saturatedExtras) > 1 {
+		return fmt.Sprintf("%s (**%+.3f**, by pair %s; %+.3f)", serverCPUText(l.saturated), same, ratiosText(l.saturatedExtras, "%+.3f"), extra)
+	}
 	return fmt.Sprintf("%s (**%+.3f**; %+.3f)", serverCPUText(l.saturated), same, extra)
 }
 
@@ -434,4 +498,13 @@ func (f fairResult) byThenText() string {
 		return "—"
 	}
 	return fmt.Sprintf("**%d**", f.bigByThen)
+}
+
+// ratiosText formats figures by pair, in the order they ran.
+func ratiosText(figures []float64, format string) string {
+	texts := make([]string, len(figures))
+	for i, f := range figures {
+		texts[i] = fmt.Sprintf(format, f)
+	}
+	return strings.Join(texts, ", ")
 }

@@ -78,6 +78,7 @@ type options struct {
 	limitWorkflows int
 	httpWorkflows  int
 	limitGroups    int
+	limitPairs     int
 	fairBig        int
 	fairGroups     int
 	fairSmall      int
@@ -129,6 +130,7 @@ func main() {
 	flag.IntVar(&o.awaitPerTx, "await-per-tx", 100, "events each transaction of the -await-burst run sends (one statement)")
 	flag.IntVar(&o.limitWorkflows, "limit-workflows", 1000, "workflows in each limit run at -workers slots, at each durability: a concurrency limit defined but never reached, a saturated one, and the same workflows without limits run beside them (0: skip them)")
 	flag.IntVar(&o.limitGroups, "limit-groups", 8, "groups of the saturated-limit run, each at most 2 steps in progress (0: skip that run)")
+	flag.IntVar(&o.limitPairs, "limit-pairs", 3, "pairs of runs of each limit comparison (a limit never reached beside none; a saturated one beside each step its own job), each pair's first run alternating; the rows pool them and show each pair's figure")
 	flag.IntVar(&o.fairBig, "fair-big", 5000, "workflows of the fairness run's big group, at each durability (0: skip that run)")
 	flag.IntVar(&o.fairGroups, "fair-groups", 10, "small groups of the fairness run, created after the big one")
 	flag.IntVar(&o.fairSmall, "fair-small", 10, "workflows of each small group of the fairness run")

@@ -427,15 +427,7 @@ func (s *sampler) stop(stats *runStats) {
 	for event, n := range s.counts {
 		stats.waits = append(stats.waits, waitShare{event: event, share: float64(n) / float64(s.seen)})
 	}
-	slices.SortFunc(stats.waits, func(a, b waitShare) int {
-		if a.share != b.share {
-			if a.share > b.share {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.event, b.event)
-	})
+	sortWaits(stats.waits)
 	if len(stats.waits) > 5 {
 		stats.waits = stats.waits[:5]
 	}
@@ -451,4 +443,64 @@ func (s runStats) topWaits() string {
 		parts[i] = fmt.Sprintf("%s %.0f%%", w.event, 100*w.share)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// mergeRuns pools runs of one kind into one: their steps, times, counters
+// and CPU added (so its rate is all their steps over all their time, and
+// its figures per step are weighted by steps), their wait events weighted
+// by the backends sampled, the largest peak memory.
+func mergeRuns(runs ...runStats) runStats {
+	var (
+		m      runStats
+		events = map[string]float64{}
+	)
+	for _, s := range runs {
+		m.units += s.units
+		m.elapsed += s.elapsed
+		m.window += s.window
+		m.commits += s.commits
+		m.walBytes += s.walBytes
+		m.walSyncs += s.walSyncs
+		m.walFPIs += s.walFPIs
+		m.syncTime += s.syncTime
+		m.workerCPU += s.workerCPU
+		m.ownCPU += s.ownCPU
+		m.benchCPU += s.benchCPU
+		m.machineCPU += s.machineCPU
+		m.rss = max(m.rss, s.rss)
+		m.seen += s.seen
+		m.ticks += s.ticks
+		for _, w := range s.waits {
+			events[w.event] += w.share * float64(s.seen)
+		}
+	}
+	// PostgreSQL's CPU only when every run saw it
+	for _, s := range runs {
+		if s.serverCPU <= 0 {
+			m.serverCPU = 0
+			break
+		}
+		m.serverCPU += s.serverCPU
+	}
+	for event, n := range events {
+		m.waits = append(m.waits, waitShare{event: event, share: n / float64(max(m.seen, 1))})
+	}
+	sortWaits(m.waits)
+	if len(m.waits) > 5 {
+		m.waits = m.waits[:5]
+	}
+	return m
+}
+
+// sortWaits sorts wait events by share, most first.
+func sortWaits(waits []waitShare) {
+	slices.SortFunc(waits, func(a, b waitShare) int {
+		if a.share != b.share {
+			if a.share > b.share {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.event, b.event)
+	})
 }

@@ -136,11 +136,11 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
 		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.genevaCeiling, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
 		o.creates, o.createConns, joinInts(o.growth), o.schedules, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
-		o.limitWorkflows, o.limitGroups, o.fairBig, o.fairGroups, o.fairSmall, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
+		o.limitWorkflows, o.limitGroups, o.limitPairs, o.fairBig, o.fairGroups, o.fairSmall, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
 	switched := " (the server given, as configured)"

@@ -140,7 +140,7 @@ func TestLimitRows(t *testing.T) {
 
 	o := options{
 		sweep: []int{32}, workers: 32, steps: 5, sampleEvery: 10 * time.Millisecond,
-		limitWorkflows: 3000, limitGroups: 8, fairBig: 5000, fairGroups: 10, fairSmall: 10,
+		limitWorkflows: 3000, limitGroups: 8, limitPairs: 2, fairBig: 5000, fairGroups: 10, fairSmall: 10,
 	}
 	run := func(steps int, seconds, serverCPU float64) runStats {
 		return runStats{
@@ -158,6 +158,7 @@ func TestLimitRows(t *testing.T) {
 				saturated:        run(15000, 30, 19.5),
 				saturatedBase:    run(15000, 20, 18),
 				saturatedJobs:    1.994, ownJobsJobs: 1,
+				neverRatios: []float64{0.75, 0.85}, saturatedExtras: []float64{0.15, 0.05},
 				fair: fairResult{big: 5000, groups: 10, small: 10, smallCreated: 1250 * time.Millisecond, smallDone: 4560 * time.Millisecond, bigByThen: 37},
 			}},
 			{name: "non-durable", set: true, sweep: []sweepRow{{slots: 32}}}, // its limit runs failed to record
@@ -166,10 +167,10 @@ func TestLimitRows(t *testing.T) {
 	text := r.markdown()
 	for _, want := range []string{
 		"| without limits, 32 slots, steps/s (run beside the limit runs) | 1500 | — |\n",
-		"| limit defined, never reached (concurrency 100000 by type), 32 slots, steps/s (÷ without limits; ÷ each step its own job) | **1200** (0.80×; 1.20×) | — |\n",
+		"| limit defined, never reached (concurrency 100000 by type), 32 slots, steps/s (÷ without limits; ÷ each step its own job) | **1200** (0.80×; 1.20×; by pair 0.75×, 0.85×) | — |\n",
 		"| each step its own job, without limits, 32 slots, steps/s (run beside the limit runs) | 1000 | — |\n",
 		"| limit saturated (concurrency 2 by group, 8 groups), 32 slots, steps/s | 500 | — |\n",
-		"| limit saturated: PostgreSQL CPU ms/step (more than each step its own job without limits, at 16 slots; at 32) | 1.300 (**+0.100**; +0.300) | — |\n",
+		"| limit saturated: PostgreSQL CPU ms/step (more than each step its own job without limits, at 16 slots; at 32) | 1.300 (**+0.100**, by pair +0.150, +0.050; +0.300) | — |\n",
 		"| limit saturated: River jobs per step (each step its own job without limits) | 1.99 (1.00) | — |\n",
 		"| fairness (concurrency 2 by group): 10 groups of 10, created after a group of 5000, all finished (s from the start) | 4.6 s (created at 1.2 s) | — |\n",
 		"| fairness: the group of 5000's workflows finished by then (bar: fewer than 1000) | **37** | — |\n",
@@ -178,7 +179,8 @@ func TestLimitRows(t *testing.T) {
 		"each run creates 3000 workflows of 5 no-op steps at once with a worker of 32 slots",
 		"spread over 8 groups (at most 16 steps in progress of 32 slots;",
 		"5000 workflows of one group are created (a hundred a transaction), then 10 groups of 10;",
-		"-limit-workflows 3000 -limit-groups 8 -fair-big 5000 -fair-groups 10 -fair-small 10`",
+		"-limit-workflows 3000 -limit-groups 8 -limit-pairs 2 -fair-big 5000 -fair-groups 10 -fair-small 10`",
+		"Each comparison ran 2 pairs: its row pools them",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("markdown() lacks %q", want)
@@ -190,6 +192,10 @@ func TestLimitRows(t *testing.T) {
 
 	// PostgreSQL's CPU unseen: no difference.
 	l := r.profiles[0].limits
+	l.saturatedExtras = nil
+	if got, want := l.cpuText(), "1.300 (**+0.100**; +0.300)"; got != want {
+		t.Errorf("cpuText() of one pair = %q, want %q", got, want)
+	}
 	l.unlimitedOwnJobs.serverCPU = 0
 	if got, want := l.cpuText(), "1.300"; got != want {
 		t.Errorf("cpuText() without the own-job run's CPU = %q, want %q", got, want)
@@ -204,5 +210,31 @@ func TestLimitRows(t *testing.T) {
 	r.profiles[0].limits = limitResults{}
 	if text := r.markdown(); strings.Contains(text, "| limit") || strings.Contains(text, "without limits") || strings.Contains(text, "airness") {
 		t.Errorf("markdown() without limit runs mentions them:\n%s", text)
+	}
+}
+
+func TestMergeRuns(t *testing.T) {
+	t.Parallel()
+
+	a := runStats{units: 100, elapsed: time.Second, serverCPU: 100 * time.Millisecond, walBytes: 1000, seen: 10,
+		waits: []waitShare{{"CPU (no wait event)", 0.5}, {"IO:WALSync", 0.5}}}
+	b := runStats{units: 300, elapsed: time.Second, serverCPU: 500 * time.Millisecond, walBytes: 3000, seen: 30,
+		waits: []waitShare{{"CPU (no wait event)", 1}}}
+	m := mergeRuns(a, b)
+	if m.rate() != 200 {
+		t.Errorf("pooled rate = %v, want 200 (all steps over all time)", m.rate())
+	}
+	if got := m.cpuPerUnit(m.serverCPU); got != 1.5 {
+		t.Errorf("pooled CPU per step = %v ms, want 1.5 (weighted by steps)", got)
+	}
+	if m.walPerUnit() != 10 {
+		t.Errorf("pooled WAL per step = %v, want 10", m.walPerUnit())
+	}
+	if len(m.waits) != 2 || m.waits[0].event != "CPU (no wait event)" || m.waits[0].share != 35.0/40 || m.waits[1].share != 5.0/40 {
+		t.Errorf("pooled waits = %v, want CPU 35/40, IO:WALSync 5/40", m.waits)
+	}
+	b.serverCPU = 0
+	if m := mergeRuns(a, b); m.serverCPU != 0 {
+		t.Errorf("pooled CPU with a run that did not see it = %v, want 0 (unseen)", m.serverCPU)
 	}
 }
