@@ -940,3 +940,55 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 		require.Equal(t, []string{`["concurrency", "Sync", "Sync"]`}, woken.LimitKeys)
 	})
 }
+
+// TestLimitEndDoesNotWaitForAFreeUnderWay: an end whose next step would wait
+// for a full key asks whether the key is full without waiting for the frees
+// under way (rows another transaction is deleting): it counts their slots
+// free, and its next step gets a job rather than wait, with the key's lock
+// held, for that transaction's commit; no wake-up is lost.
+func TestLimitEndDoesNotWaitForAFreeUnderWay(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Pair", `{"concurrency": {"by": "type", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`)
+	w1, w2 := b.create(t, "Pair", "1"), b.create(t, "Pair", "2")
+	w3, w4 := b.create(t, "Pair", "3"), b.create(t, "Pair", "4")
+
+	// w1 holds a slot at its first step, w2 at its last; w3 and w4 wait
+	b.run(t, w1)
+	b.complete(t, b.run(t, w2).ExecutionID, "success", nil)
+	w2Last := b.run(t, w2).ExecutionID
+	for _, w := range []int64{w3, w4} {
+		_, ok := b.startStep(t, b.active(t, w).ID, nil)
+		require.False(t, ok, "the key is full")
+	}
+
+	// another transaction ends w2 (its slot freed, passed to w3), open
+	tx := b.txAtT0(t)
+	_, err := tx.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w2Last)
+	require.NoError(t, err)
+
+	// w1's step ends: its slot goes to w4, and its next step does not wait
+	// for tx (a lock held until tx's commit would fail this with 55P03)
+	_, err = b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
+	require.NoError(t, err)
+	b.complete(t, b.active(t, w1).ID, "success", nil)
+	next := b.active(t, w1)
+	require.Equal(t, "b", next.StepName)
+	state := b.limitState(t, next.ID)
+	require.Nil(t, state.LimitWaitKey, "w2's slot, being freed, counted free: no wait")
+	require.NotNil(t, state.JobID, "a job: its claim decides")
+	require.NoError(t, tx.Commit(b.ctx))
+
+	// w3 and w4 hold the slots now; w1's claim waits, and is woken by the
+	// next free
+	var holders []int64
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select array_agg(workflow_id order by workflow_id) from geneva.limit_slots").Scan(&holders))
+	require.Equal(t, []int64{w3, w4}, holders)
+	_, ok := b.startStep(t, next.ID, nil)
+	require.False(t, ok, "the key is full")
+	require.NotNil(t, b.limitState(t, next.ID).LimitWaitKey)
+	b.complete(t, b.run(t, w4).ExecutionID, "success", nil)
+	require.Nil(t, b.limitState(t, next.ID).LimitWaitKey, "woken by w4's free")
+}

@@ -180,7 +180,8 @@ begin
   -- keeps the slot: no one waits for the key and it is not over its bound)
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
-  -- full under its lock: geneva._limit_full). Every other slot is freed now, and a carried one
+  -- full under its lock: geneva._limit_full, which does not wait for the
+  -- frees under way but counts their slots free). Every other slot is freed now, and a carried one
   -- its next step does not take over by the move (geneva._advance_many). A
   -- slot passed to a waiter by an element that continues is offered to its
   -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
@@ -272,7 +273,7 @@ begin
     into v_wait
     from unnest(v_wait) with ordinality as x (key, ord)
     left join (
-      select k.key, geneva._limit_full(array[k.key]) is not null as is_full
+      select k.key, geneva._limit_full(array[k.key], p_wait => false) is not null as is_full
       from (select distinct u.key from unnest(v_wait) as u (key) where u.key is not null order by u.key) k
       offset 0
     ) f on f.key = x.key;

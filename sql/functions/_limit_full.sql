@@ -6,14 +6,18 @@
 --
 -- Called by: geneva._limit_admit (must an execution that could not take a
 -- slot wait?) and geneva._end_running (must the next step of a workflow
--- wait?). Slots are taken and freed without a lock of the key: before it
--- answers that a key is full, it locks the key's rows (FOR KEY SHARE, in
--- key and workflow order, the order geneva._limit_release locks them in),
--- waiting for the frees under way to commit, and reads them again. A slot
--- can then be taken only under a number freed later, by a free that waits
--- for the caller to commit and then sees the execution it left waiting (no
--- wake-up is lost; but for one race: see geneva._limit_admit).
-create or replace function geneva._limit_full(p_keys text[])
+-- wait?), each holding the keys' locks (geneva._limit_lock). Slots are taken
+-- and freed without a lock of the key: before it answers that a key is
+-- full, it locks the key's rows (FOR KEY SHARE, in key and workflow order,
+-- the order geneva._limit_release locks them in), so that a row it counted
+-- is freed only after the caller commits, by a free that then sees the
+-- execution it left waiting (no wake-up is lost; but for one race: see
+-- geneva._limit_admit). A row being freed (locked FOR UPDATE by the free
+-- under way) it waits for and reads again (p_wait, for a claim), or skips
+-- and does not count (NOT p_wait, for an end: it answers "room" rather
+-- than wait for a commit with the key's lock held; the next step then gets
+-- a job, and its claim decides).
+create or replace function geneva._limit_full(p_keys text[], p_wait boolean default true)
 returns text
 language plpgsql
 volatile
@@ -32,19 +36,39 @@ begin
   if v_full is null then
     return null;
   end if;
-  perform
-  from geneva.limit_slots ls
-  where ls.limit_key = any (p_keys)
-  order by ls.limit_key, ls.workflow_id
-  for key share;
-  -- (a new statement: it sees the frees committed while it waited)
-  select min(c.key) into v_full
-  from (
-    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-    from unnest(p_keys) as u (key)
-    offset 0
-  ) c
-  where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
+  if p_wait then
+    perform
+    from geneva.limit_slots ls
+    where ls.limit_key = any (p_keys)
+    order by ls.limit_key, ls.workflow_id
+    for key share;
+    -- (a new statement: it sees the frees committed while it waited)
+    select min(c.key) into v_full
+    from (
+      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+      from unnest(p_keys) as u (key)
+      offset 0
+    ) c
+    where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
+  else
+    -- (the rows locked FOR UPDATE by frees under way are skipped, not
+    -- counted)
+    select min(c.key) into v_full
+    from (
+      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+      from unnest(p_keys) as u (key)
+      offset 0
+    ) c
+    where (
+      select count(*)
+      from (
+        select from geneva.limit_slots ls
+        where ls.limit_key = c.key
+        order by ls.limit_key, ls.workflow_id
+        for key share skip locked
+      ) l
+    ) >= c.capacity;
+  end if;
   return v_full;
 end;
 $$;
