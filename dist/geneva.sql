@@ -776,21 +776,28 @@ create table geneva.limits (
 -- The slots of concurrency keys held now, a row per slot: by the execution
 -- in progress of the workflow, or by its waiting one a freed slot was passed
 -- to (geneva._limit_admit takes one, geneva._limit_take, when it starts an
--- execution; geneva._limit_release deletes the freed ones and passes each,
--- its number with it, to a waiter it wakes; a workflow's next step started
--- in the same job keeps its row: geneva._end_running). A slot has a number,
--- from 1 to the key's concurrency when it was taken, unique per key: the
--- unique index, not a lock, keeps a key's slots within its bound, so that
--- claims of a key that has room do not take turns until they commit (a
--- claim takes a number no one holds, skipping one another claim is taking:
--- geneva._limit_take), and only while the key's slots are fewer than its
--- concurrency. A key is full when they are not; before deciding so, a claim
--- (or an end, for its next step) takes the key's advisory lock
+-- execution; geneva._limit_release hands each freed one over to a waiter it
+-- wakes, or deletes it and passes its number on; a workflow's next step
+-- started in the same job keeps its row: geneva._end_running). A slot has a
+-- number, from 1 to the key's concurrency when it was taken, unique per key
+-- (the primary key): the unique index, not a lock, keeps a key's slots
+-- within its bound, so that claims of a key that has room do not take turns
+-- until they commit (a claim takes a number no one holds, skipping one
+-- another claim is taking: geneva._limit_take), and only while the key's
+-- slots are fewer than its concurrency. A key is full when they are not;
+-- before deciding so, a claim takes the key's advisory lock
 -- (geneva._limit_lock: those near a key's bound take turns) and locks the
 -- key's rows (geneva._limit_full), waiting for the frees under way, so
--- that a free that starts later waits for it and sees it waiting. Few rows per key (at
--- most its concurrency), so a lookup reads a short range of an index (and
--- the dead entries of the slots freed since the last vacuum).
+-- that a free that starts later waits for it and sees it waiting; an end
+-- deciding whether its next step waits locks the key's rows without the
+-- key's lock and without waiting (a row being freed counts free). A
+-- workflow holds one slot of a key at most: an exclusion constraint, not a
+-- unique index, so that workflow_id is not a key column and a hand-over
+-- (the row updated in place to the waiter's workflow) takes a FOR NO KEY
+-- UPDATE lock, which the FOR KEY SHARE of those counting the key's slots
+-- does not conflict with: they count a slot handed over as held. Few rows
+-- per key (at most its concurrency), so a lookup reads a short range of an
+-- index (and the dead entries of the slots freed since the last vacuum).
 -- bound is the key's concurrency when the slot was taken (2147483647 when
 -- it had none), or the freed slot's it was passed from; a slot's number is
 -- never above its bound, so for any concurrency C, the slots whose bound is
@@ -804,8 +811,8 @@ create table geneva.limit_slots (
   workflow_id bigint not null,
   bound integer not null,
   slot integer not null check (slot between 1 and bound),
-  primary key (limit_key, workflow_id),
-  unique (limit_key, slot)
+  primary key (limit_key, slot),
+  constraint limit_slots_one_per_workflow exclude using btree (limit_key with =, workflow_id with =)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start
@@ -1989,16 +1996,15 @@ $$;
 -- geneva._limit_lock: takes the transaction-level advisory locks of limit
 -- keys, in one order (by key), so that the claims that count a rate key's
 -- starts in a window take turns, and so do the claims of a concurrency key
--- that could not take a slot at once and the ends that may leave a step
--- waiting for it (a key near its bound), and two batches never wait for
--- each other's keys in opposite orders. Locks the transaction holds
+-- that could not take a slot at once (a key near its bound), and two
+-- batches never wait for each other's keys in opposite orders. Locks the transaction holds
 -- already are taken again at no cost. (A claim that takes a slot at once
 -- takes no lock: a slot's number is unique, geneva._limit_take.)
 --
--- Called by: geneva._limit_admit (rate keys first, then concurrency keys)
--- and geneva._end_running (concurrency keys), after the caller's workflow
--- and execution locks. Advisory locks in class 1195725890 (the first
--- argument of the two-key form), which no other code of Geneva uses.
+-- Called by: geneva._limit_admit (rate keys first, then concurrency keys),
+-- after the caller's workflow and execution locks. Advisory locks in class
+-- 1195725890 (the first argument of the two-key form), which no other code
+-- of Geneva uses.
 create or replace function geneva._limit_lock(p_keys text[])
 returns void
 language plpgsql
@@ -2055,18 +2061,19 @@ $$;
 -- has no slot anyone can take.
 --
 -- Called by: geneva._limit_admit (must an execution that could not take a
--- slot wait?) and geneva._end_running (must the next step of a workflow
--- wait?), each holding the keys' locks (geneva._limit_lock). Slots are taken
--- and freed without a lock of the key: before it answers that a key is
--- full, it locks the key's rows (FOR KEY SHARE, in key and workflow order,
--- the order geneva._limit_release locks them in), so that a row it counted
--- is freed only after the caller commits, by a free that then sees the
--- execution it left waiting (no wake-up is lost; but for one race: see
--- geneva._limit_admit). A row being freed (locked FOR UPDATE by the free
--- under way) it waits for and reads again (p_wait, for a claim), or skips
--- and does not count (NOT p_wait, for an end: it answers "room" rather
--- than wait for a commit with the key's lock held; the next step then gets
--- a job, and its claim decides).
+-- slot wait?), holding the keys' locks (geneva._limit_lock), and
+-- geneva._end_running (must the next step of a workflow wait?), without
+-- them. Slots are taken, handed over and freed without a lock of the key:
+-- before it answers that a key is full, it locks the key's rows (FOR KEY
+-- SHARE, in key and slot order, the order geneva._limit_release locks them
+-- in), so that a row it counted is freed only after the caller commits, by
+-- a free that then sees the execution it left waiting (no wake-up is lost;
+-- but for one race: see geneva._limit_admit). A row handed over meanwhile
+-- (updated in place, not a key update) it counts as held, as it is. A row
+-- being freed (locked FOR UPDATE by the free under way) it waits for and
+-- reads again (p_wait, for a claim), or skips and does not count (NOT
+-- p_wait, for an end: it answers "room" rather than wait for a commit; the
+-- next step then gets a job, and its claim decides).
 create or replace function geneva._limit_full(p_keys text[], p_wait boolean default true)
 returns text
 language plpgsql
@@ -2090,7 +2097,7 @@ begin
     perform
     from geneva.limit_slots ls
     where ls.limit_key = any (p_keys)
-    order by ls.limit_key, ls.workflow_id
+    order by ls.limit_key, ls.slot
     for key share;
     -- (a new statement: it sees the frees committed while it waited)
     select min(c.key) into v_full
@@ -2114,7 +2121,7 @@ begin
       from (
         select from geneva.limit_slots ls
         where ls.limit_key = c.key
-        order by ls.limit_key, ls.workflow_id
+        order by ls.limit_key, ls.slot
         for key share skip locked
       ) l
     ) >= c.capacity;
@@ -2324,7 +2331,7 @@ $$;
 
 -- geneva._limit_release: slots of limit keys were freed (with
 -- p_workflow_ids: each element of p_keys is the slot the workflow of the same
--- position held, its row of geneva.limit_slots deleted), or may have (a
+-- position held, its row of geneva.limit_slots handed over or deleted), or may have (a
 -- limit grew, a backstop: p_workflow_ids NULL, nothing deleted): each key's
 -- oldest waiting executions, as many as slots were freed (or as it has free
 -- now), are passed one and made due now, their River jobs inserted. A woken
@@ -2354,12 +2361,18 @@ $$;
 -- grown), geneva.housekeep (every key with waiters: a backstop, which also
 -- wakes a step created behind waiters that no free saw: see
 -- geneva._schedule_step).
--- Locks: no key's lock: it locks the freed rows (in key and workflow order,
--- as geneva._limit_full does) and deletes them, then wakes waiters with new
--- statements (no more per key than it deleted), so that it sees any left
--- waiting by a claim that found the key full before they were freed
--- (geneva._limit_full); each woken waiter takes a freed number, or a free
--- one without waiting for anyone (geneva._limit_take), before it is woken.
+-- Locks: no key's lock. It locks the freed rows (FOR NO KEY UPDATE, in key
+-- and slot order) and first hands them over to the oldest waiters, each row
+-- updated in place to its new holder (workflow_id, not a key column: see
+-- geneva.limit_slots), which a FOR KEY SHARE does not conflict with, so
+-- that an end or a claim counting the key's slots meanwhile counts a slot
+-- handed over as held (geneva._limit_full). The rows no waiter took it
+-- deletes (waiting for those who locked them FOR KEY SHARE, and counted
+-- them, to commit), then looks for waiters again with new statements, so
+-- that it sees any left waiting by a claim or an end that found the key
+-- full before they were freed (geneva._limit_full), and passes them the
+-- freed numbers. A waiter with no freed row or number takes a free number
+-- without waiting for anyone (geneva._limit_take), or keeps waiting.
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
@@ -2389,6 +2402,16 @@ declare
   v_freed_keys text[];
   v_freed_bounds integer[];
   v_freed_slots integer[];
+  v_held_keys text[];
+  v_held_slots integer[];
+  v_handed_keys text[];
+  v_handed_slots integer[];
+  v_round integer;
+  v_all_ids bigint[];
+  v_all_keys text[];
+  v_all_workflows bigint[];
+  v_all_queues text[];
+  v_all_takeable boolean[];
   v_passed_keys text[];
   v_passed_workflows bigint[];
   v_rest_keys text[];
@@ -2405,150 +2428,201 @@ begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_workflow_ids is not null then
-    perform
-    from geneva.limit_slots ls
-    join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-      on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-    order by ls.limit_key, ls.workflow_id
-    for update of ls;
-    with freed as (
-      delete from geneva.limit_slots ls
-      using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-      where ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      returning ls.limit_key, ls.bound, ls.slot
-    )
-    select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
-    into v_freed_keys, v_freed_bounds, v_freed_slots
-    from freed f;
-  end if;
-  -- (most frees pass nothing: no one waits for their keys)
-  if not exists (
-    select
-    from unnest(p_keys) as u (key)
-    join geneva.step_executions e
-      on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
-  ) then
-    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-    return;
-  end if;
-
-  -- Each key's oldest waiters, as many as it has slots to pass, whose
-  -- workflows are ready (a paused one's waiter is passed over), each
-  -- execution locked unless another transaction holds it; with what a
-  -- worker that freed a slot needs to run it (its step's queue, and
-  -- whether it may: takeable). Per key, as many as were deleted (none for
-  -- a slot not held); but a slot taken above a concurrency lowered since
-  -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
-  -- wait too (a count without the key's lock, which a free cannot take
-  -- after locking slots: at worst one more passes, once, after a lowering).
-  -- The backstop passes what the key has free under its capacity.
-  select array_agg(x.id order by k.key, x.id) as ids,
-    array_agg(k.key order by k.key, x.id) as keys,
-    array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
-    array_agg(
-      geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
-    ) filter (where p_take_queues is not null) as queues,
-    array_agg(
-      x.hero_missing_at is null and x.attempt = 1
-        and (x.await_event is null or x.event_id is not null)
-        and geneva._unconditional(d.definition, d.step_names, x.step_name)
-        and geneva._limit_carries(d.definition, d.step_names, x.step_name)
-      order by k.key, x.id
-    ) filter (where p_take_queues is not null) as takeable
-  into v_woken
-  from (
-    select c.key,
-      case
-        when p_workflow_ids is null
-          then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
-        when f.bound > c.capacity
-          then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
-        else f.n
-      end as free
+    -- the freed rows, locked in key and slot order (FOR NO KEY UPDATE: a
+    -- hand-over updates a row in place)
+    select array_agg(l.limit_key order by l.limit_key, l.slot), array_agg(l.slot order by l.limit_key, l.slot),
+      array_agg(l.bound order by l.limit_key, l.slot)
+    into v_held_keys, v_held_slots, v_freed_bounds
     from (
-      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-      from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
-    ) c
-    left join lateral (
-      select count(*) as n, max(b.bound) as bound
-      from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
-      where b.key = c.key
-    ) f on true
-    -- (not folded into the statement: each expression would be copied)
-    offset 0
-  ) k
-  cross join lateral (
-    -- (the key as a range, not an equality: with `= key`, the order by id
-    -- alone would let the planner walk the primary key, every execution
-    -- ever recorded, filtering for the key; the partial index
-    -- step_executions_limit_waiting is the only one in this order, each
-    -- waiter's workflow then read by its key)
-    select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
-      w.workflow_type, w.hero_missing_at
-    from geneva.step_executions e
-    join geneva.workflows w on w.id = e.workflow_id
-    where e.state = 'scheduled'
-      and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-      and w.state = 'ready'
-    order by e.limit_wait_key, e.id
-    limit greatest(k.free, 0)
-    for no key update of e skip locked
-  ) x
-  left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
-
-  if v_woken.ids is null then
-    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-    return;
+      select ls.limit_key, ls.slot, ls.bound
+      from geneva.limit_slots ls
+      join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+        on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
+      order by ls.limit_key, ls.slot
+      for no key update of ls
+    ) l;
+    v_freed_keys := v_held_keys;
+    v_freed_slots := v_held_slots;
   end if;
 
-  -- Every waiter woken takes its slot first: a slot of its key freed here,
-  -- its number with it, in order (a number within the key's concurrency
-  -- now: one above a lowered concurrency is not passed on), else a free
-  -- number (geneva._limit_take); one that gets neither keeps waiting.
-  with passed as (
-    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-    select w.key, w.workflow_id, f.bound, f.slot
-    from (
-      select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
-      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-    ) w
-    join (
-      select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
-      from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
-      where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
-    ) f on f.key = w.key and f.rank = w.rank
-    returning ls.limit_key, ls.workflow_id
-  )
-  select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
-  from passed p;
-  if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
-    select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
-    into v_rest_keys, v_rest_workflows
-    from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-    where not exists (
-      select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
-      where p.key = x.key and p.workflow_id = x.workflow_id
+  -- Two rounds: the freed rows are handed over to the waiters there are
+  -- (1); those no waiter took are deleted, and their numbers passed to the
+  -- waiters there are after that (2, the backstop's only round)
+  for v_round in case when p_workflow_ids is null then 2 else 1 end .. 2 loop
+    if v_round = 2 and p_workflow_ids is not null then
+      with freed as (
+        delete from geneva.limit_slots ls
+        using unnest(v_held_keys, v_held_slots) as u (key, slot)
+        where ls.limit_key = u.key and ls.slot = u.slot
+          and not exists (
+            select from unnest(v_handed_keys, v_handed_slots) as h (key, slot)
+            where h.key = u.key and h.slot = u.slot
+          )
+        returning ls.limit_key, ls.bound, ls.slot
+      )
+      select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
+      into v_freed_keys, v_freed_bounds, v_freed_slots
+      from freed f;
+      exit when v_freed_keys is null;
+    end if;
+    -- (most frees pass nothing: no one waits for their keys)
+    continue when not exists (
+      select
+      from unnest(p_keys) as u (key)
+      join geneva.step_executions e
+        on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
     );
-    select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
-    from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
-    select array_agg(x.id order by x.ord) as ids,
-      array_agg(x.key order by x.ord) as keys,
-      array_agg(x.workflow_id order by x.ord) as workflow_ids,
-      array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
-      array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+
+    -- Each key's oldest waiters, as many as it has slots to pass, whose
+    -- workflows are ready (a paused one's waiter is passed over), each
+    -- execution locked unless another transaction holds it; with what a
+    -- worker that freed a slot needs to run it (its step's queue, and
+    -- whether it may: takeable), but those woken in the first round. Per
+    -- key, as many as this round has freed rows (none for a slot not held);
+    -- but a slot taken above a concurrency lowered since
+    -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
+    -- wait too (a count without the key's lock, which a free cannot take
+    -- after locking slots: at worst one more passes, once, after a lowering).
+    -- The backstop passes what the key has free under its capacity.
+    select array_agg(x.id order by k.key, x.id) as ids,
+      array_agg(k.key order by k.key, x.id) as keys,
+      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
+      array_agg(
+        geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
+      ) filter (where p_take_queues is not null) as queues,
+      array_agg(
+        x.hero_missing_at is null and x.attempt = 1
+          and (x.await_event is null or x.event_id is not null)
+          and geneva._unconditional(d.definition, d.step_names, x.step_name)
+          and geneva._limit_carries(d.definition, d.step_names, x.step_name)
+        order by k.key, x.id
+      ) filter (where p_take_queues is not null) as takeable
     into v_woken
-    from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
-      with ordinality as x (id, key, workflow_id, queue, takeable, ord)
-    where exists (
-      select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
-        as p (key, workflow_id)
-      where p.key = x.key and p.workflow_id = x.workflow_id
-    );
-  end if;
-  if v_woken.ids is null then
+    from (
+      select c.key,
+        case
+          when p_workflow_ids is null
+            then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
+          when f.bound > c.capacity
+            then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
+          else f.n
+        end as free
+      from (
+        select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+        from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
+      ) c
+      left join lateral (
+        select count(*) as n, max(b.bound) as bound
+        from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
+        where b.key = c.key
+      ) f on true
+      -- (not folded into the statement: each expression would be copied)
+      offset 0
+    ) k
+    cross join lateral (
+      -- (the key as a range, not an equality: with `= key`, the order by id
+      -- alone would let the planner walk the primary key, every execution
+      -- ever recorded, filtering for the key; the partial index
+      -- step_executions_limit_waiting is the only one in this order, each
+      -- waiter's workflow then read by its key)
+      select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
+        w.workflow_type, w.hero_missing_at
+      from geneva.step_executions e
+      join geneva.workflows w on w.id = e.workflow_id
+      where e.state = 'scheduled'
+        and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
+        and w.state = 'ready'
+        and not e.id = any (coalesce(v_all_ids, '{}'))
+      order by e.limit_wait_key, e.id
+      limit greatest(k.free, 0)
+      for no key update of e skip locked
+    ) x
+    left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
+    continue when v_woken.ids is null;
+
+    -- Every waiter woken takes its slot first: a slot of its key freed here,
+    -- its number with it, in order (a number within the key's concurrency
+    -- now: one above a lowered concurrency is not passed on), handed over
+    -- (1) or taken again (2), else a free number (geneva._limit_take); one
+    -- that gets neither keeps waiting.
+    if v_round = 1 then
+      with handed as (
+        update geneva.limit_slots as ls
+        set workflow_id = w.workflow_id
+        from (
+          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
+          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+        ) w
+        join (
+          select b.key, b.slot, row_number() over (partition by b.key order by b.slot) as rank
+          from unnest(v_freed_keys, v_freed_slots) as b (key, slot)
+          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
+        ) f on f.key = w.key and f.rank = w.rank
+        where ls.limit_key = f.key and ls.slot = f.slot
+        returning ls.limit_key, ls.workflow_id, ls.slot
+      )
+      select array_agg(h.limit_key), array_agg(h.workflow_id), array_agg(h.slot)
+      into v_passed_keys, v_passed_workflows, v_handed_slots
+      from handed h;
+      v_handed_keys := v_passed_keys;
+    else
+      with passed as (
+        insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
+        select w.key, w.workflow_id, f.bound, f.slot
+        from (
+          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
+          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+        ) w
+        join (
+          select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
+          from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
+          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
+        ) f on f.key = w.key and f.rank = w.rank
+        returning ls.limit_key, ls.workflow_id
+      )
+      select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
+      from passed p;
+    end if;
+    if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
+      select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
+      into v_rest_keys, v_rest_workflows
+      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+      where not exists (
+        select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
+        where p.key = x.key and p.workflow_id = x.workflow_id
+      );
+      select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
+      from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
+      select array_agg(x.id order by x.ord) as ids,
+        array_agg(x.key order by x.ord) as keys,
+        array_agg(x.workflow_id order by x.ord) as workflow_ids,
+        array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
+        array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+      into v_woken
+      from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
+        with ordinality as x (id, key, workflow_id, queue, takeable, ord)
+      where exists (
+        select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
+          as p (key, workflow_id)
+        where p.key = x.key and p.workflow_id = x.workflow_id
+      );
+    end if;
+    if v_woken.ids is not null then
+      v_all_ids := v_all_ids || v_woken.ids;
+      v_all_keys := v_all_keys || v_woken.keys;
+      v_all_workflows := v_all_workflows || v_woken.workflow_ids;
+      v_all_queues := v_all_queues || v_woken.queues;
+      v_all_takeable := v_all_takeable || v_woken.takeable;
+    end if;
+  end loop;
+
+  if v_all_ids is null then
     perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
+  select v_all_ids as ids, v_all_keys as keys, v_all_workflows as workflow_ids, v_all_queues as queues,
+    v_all_takeable as takeable
+  into v_woken;
 
   -- The waiters the workers that freed slots run next (p_take_queues): per
   -- key and queue, the oldest takeable waiters to the takers in workflow
@@ -7222,8 +7296,9 @@ begin
   -- keeps the slot: no one waits for the key and it is not over its bound)
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
-  -- full under its lock: geneva._limit_full, which does not wait for the
-  -- frees under way but counts their slots free). Every other slot is freed now, and a carried one
+  -- full: geneva._limit_full, without the key's lock, which does not wait
+  -- for the frees under way but counts their slots free, and counts the
+  -- slots handed over under way as held). Every other slot is freed now, and a carried one
   -- its next step does not take over by the move (geneva._advance_many). A
   -- slot passed to a waiter by an element that continues is offered to its
   -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
@@ -7231,8 +7306,8 @@ begin
   if v_freed is not null and v_c.workflow_ids is not null then
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
-      -- (the key's lock is taken, and the next step may wait, only when
-      -- there is a next step: not for a workflow that ends here)
+      -- (the next step may wait only when there is one: not for a
+      -- workflow that ends here)
       array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by e.workflow_id),
       coalesce(bool_or(s.carries and s.waiting and s.goes_on), false),
       -- (the queue of a worker that offers to run a waiter of the key next)
@@ -7283,9 +7358,6 @@ begin
       offset 0
     ) s on true
     where t.kind = 'end';
-    if v_waits then
-      perform geneva._limit_lock(v_wait);
-    end if;
     select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
       array_agg(
         (

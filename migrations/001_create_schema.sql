@@ -343,21 +343,28 @@ create table geneva.limits (
 -- The slots of concurrency keys held now, a row per slot: by the execution
 -- in progress of the workflow, or by its waiting one a freed slot was passed
 -- to (geneva._limit_admit takes one, geneva._limit_take, when it starts an
--- execution; geneva._limit_release deletes the freed ones and passes each,
--- its number with it, to a waiter it wakes; a workflow's next step started
--- in the same job keeps its row: geneva._end_running). A slot has a number,
--- from 1 to the key's concurrency when it was taken, unique per key: the
--- unique index, not a lock, keeps a key's slots within its bound, so that
--- claims of a key that has room do not take turns until they commit (a
--- claim takes a number no one holds, skipping one another claim is taking:
--- geneva._limit_take), and only while the key's slots are fewer than its
--- concurrency. A key is full when they are not; before deciding so, a claim
--- (or an end, for its next step) takes the key's advisory lock
+-- execution; geneva._limit_release hands each freed one over to a waiter it
+-- wakes, or deletes it and passes its number on; a workflow's next step
+-- started in the same job keeps its row: geneva._end_running). A slot has a
+-- number, from 1 to the key's concurrency when it was taken, unique per key
+-- (the primary key): the unique index, not a lock, keeps a key's slots
+-- within its bound, so that claims of a key that has room do not take turns
+-- until they commit (a claim takes a number no one holds, skipping one
+-- another claim is taking: geneva._limit_take), and only while the key's
+-- slots are fewer than its concurrency. A key is full when they are not;
+-- before deciding so, a claim takes the key's advisory lock
 -- (geneva._limit_lock: those near a key's bound take turns) and locks the
 -- key's rows (geneva._limit_full), waiting for the frees under way, so
--- that a free that starts later waits for it and sees it waiting. Few rows per key (at
--- most its concurrency), so a lookup reads a short range of an index (and
--- the dead entries of the slots freed since the last vacuum).
+-- that a free that starts later waits for it and sees it waiting; an end
+-- deciding whether its next step waits locks the key's rows without the
+-- key's lock and without waiting (a row being freed counts free). A
+-- workflow holds one slot of a key at most: an exclusion constraint, not a
+-- unique index, so that workflow_id is not a key column and a hand-over
+-- (the row updated in place to the waiter's workflow) takes a FOR NO KEY
+-- UPDATE lock, which the FOR KEY SHARE of those counting the key's slots
+-- does not conflict with: they count a slot handed over as held. Few rows
+-- per key (at most its concurrency), so a lookup reads a short range of an
+-- index (and the dead entries of the slots freed since the last vacuum).
 -- bound is the key's concurrency when the slot was taken (2147483647 when
 -- it had none), or the freed slot's it was passed from; a slot's number is
 -- never above its bound, so for any concurrency C, the slots whose bound is
@@ -371,8 +378,8 @@ create table geneva.limit_slots (
   workflow_id bigint not null,
   bound integer not null,
   slot integer not null check (slot between 1 and bound),
-  primary key (limit_key, workflow_id),
-  unique (limit_key, slot)
+  primary key (limit_key, slot),
+  constraint limit_slots_one_per_workflow exclude using btree (limit_key with =, workflow_id with =)
 );
 
 -- The starts counted in each rate limit's fixed windows, per key: a start

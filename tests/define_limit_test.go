@@ -944,32 +944,33 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 // TestLimitEndDoesNotWaitForAFreeUnderWay: an end whose next step would wait
 // for a full key asks whether the key is full without waiting for the frees
 // under way (rows another transaction is deleting): it counts their slots
-// free, and its next step gets a job rather than wait, with the key's lock
-// held, for that transaction's commit; no wake-up is lost.
+// free, and its next step gets a job rather than wait for that
+// transaction's commit; no wake-up is lost. (A slot freed while a waiter
+// can take it is handed over, not deleted; one is deleted under way while
+// the key has waiters when it is above a concurrency lowered since.)
 func TestLimitEndDoesNotWaitForAFreeUnderWay(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.setNow(t, t0)
 	b.define(t, "Pair", `{"concurrency": {"by": "type", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`)
-	w1, w2 := b.create(t, "Pair", "1"), b.create(t, "Pair", "2")
-	w3, w4 := b.create(t, "Pair", "3"), b.create(t, "Pair", "4")
+	w1, w2, w3 := b.create(t, "Pair", "1"), b.create(t, "Pair", "2"), b.create(t, "Pair", "3")
 
-	// w1 holds a slot at its first step, w2 at its last; w3 and w4 wait
+	// w1 holds a slot at its first step, w2 at its last; w3 waits
 	b.run(t, w1)
 	b.complete(t, b.run(t, w2).ExecutionID, "success", nil)
 	w2Last := b.run(t, w2).ExecutionID
-	for _, w := range []int64{w3, w4} {
-		_, ok := b.startStep(t, b.active(t, w).ID, nil)
-		require.False(t, ok, "the key is full")
-	}
+	_, ok := b.startStep(t, b.active(t, w3).ID, nil)
+	require.False(t, ok, "the key is full")
+	// the concurrency lowered: w2's slot, numbered 2, is above it
+	b.define(t, "Pair", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}, {"name": "b"}]}`)
 
-	// another transaction ends w2 (its slot freed, passed to w3), open
+	// another transaction ends w2, deleting its slot, open
 	tx := b.txAtT0(t)
 	_, err := tx.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w2Last)
 	require.NoError(t, err)
 
-	// w1's step ends: its slot goes to w4, and its next step does not wait
-	// for tx (a lock held until tx's commit would fail this with 55P03)
+	// w1's step ends: its next step does not wait for tx (a lock held
+	// until tx's commit would fail this with 55P03)
 	_, err = b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
 	require.NoError(t, err)
 	b.complete(t, b.active(t, w1).ID, "success", nil)
@@ -980,15 +981,58 @@ func TestLimitEndDoesNotWaitForAFreeUnderWay(t *testing.T) {
 	require.NotNil(t, state.JobID, "a job: its claim decides")
 	require.NoError(t, tx.Commit(b.ctx))
 
-	// w3 and w4 hold the slots now; w1's claim waits, and is woken by the
-	// next free
+	// its claim takes the slot w2 freed, and its end wakes w3
+	b.complete(t, b.run(t, w1).ExecutionID, "success", nil)
+	require.Nil(t, b.limitState(t, b.active(t, w3).ID).LimitWaitKey, "woken by w1's free")
+}
+
+// TestLimitEndCountsAHandOverUnderWay: ends take no lock of their key; a
+// slot another transaction is handing over to a waiter (its row updated in
+// place) counts as held, so an end of the same key beside it leaves its next
+// step waiting, without a job, and without waiting for that transaction;
+// each waiter is woken in turn by the frees after.
+func TestLimitEndCountsAHandOverUnderWay(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Pair", `{"concurrency": {"by": "type", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`)
+	w1, w2 := b.create(t, "Pair", "1"), b.create(t, "Pair", "2")
+	w3, w4 := b.create(t, "Pair", "3"), b.create(t, "Pair", "4")
+	b.run(t, w1)
+	w2First := b.run(t, w2).ExecutionID
+	for _, w := range []int64{w3, w4} {
+		_, ok := b.startStep(t, b.active(t, w).ID, nil)
+		require.False(t, ok, "the key is full")
+	}
+
+	// another transaction ends w2's first step: its slot goes to w3, and
+	// its next step waits; open
+	tx := b.txAtT0(t)
+	_, err := tx.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w2First)
+	require.NoError(t, err)
+
+	// w1's step ends beside it: its slot goes to w4, and its next step
+	// waits too (w3's slot, handed over under way, is held), without
+	// waiting for tx
+	_, err = b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
+	require.NoError(t, err)
+	b.complete(t, b.active(t, w1).ID, "success", nil)
+	w1Next := b.active(t, w1)
+	state := b.limitState(t, w1Next.ID)
+	require.NotNil(t, state.LimitWaitKey, "the key is full: w3's and w4's")
+	require.Nil(t, state.JobID, "waits without a job")
+	require.NoError(t, tx.Commit(b.ctx))
+
 	var holders []int64
 	require.NoError(t, b.conn.QueryRow(b.ctx,
 		"select array_agg(workflow_id order by workflow_id) from geneva.limit_slots").Scan(&holders))
 	require.Equal(t, []int64{w3, w4}, holders)
-	_, ok := b.startStep(t, next.ID, nil)
-	require.False(t, ok, "the key is full")
-	require.NotNil(t, b.limitState(t, next.ID).LimitWaitKey)
+
+	// the frees wake the waiters oldest first: w2's next step, then w1's
+	w2Next := b.active(t, w2)
+	b.complete(t, b.run(t, w3).ExecutionID, "success", nil)
+	require.Nil(t, b.limitState(t, w2Next.ID).LimitWaitKey, "woken by w3's free")
+	require.NotNil(t, b.limitState(t, w1Next.ID).LimitWaitKey)
 	b.complete(t, b.run(t, w4).ExecutionID, "success", nil)
-	require.Nil(t, b.limitState(t, next.ID).LimitWaitKey, "woken by w4's free")
+	require.Nil(t, b.limitState(t, w1Next.ID).LimitWaitKey, "woken by w4's free")
 }

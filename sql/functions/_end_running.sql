@@ -180,8 +180,9 @@ begin
   -- keeps the slot: no one waits for the key and it is not over its bound)
   -- or to wait for (someone waits: the slot goes to the oldest waiter, and
   -- the next step, due now, waits behind, without a job, when the key is
-  -- full under its lock: geneva._limit_full, which does not wait for the
-  -- frees under way but counts their slots free). Every other slot is freed now, and a carried one
+  -- full: geneva._limit_full, without the key's lock, which does not wait
+  -- for the frees under way but counts their slots free, and counts the
+  -- slots handed over under way as held). Every other slot is freed now, and a carried one
   -- its next step does not take over by the move (geneva._advance_many). A
   -- slot passed to a waiter by an element that continues is offered to its
   -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
@@ -189,8 +190,8 @@ begin
   if v_freed is not null and v_c.workflow_ids is not null then
     select
       array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
-      -- (the key's lock is taken, and the next step may wait, only when
-      -- there is a next step: not for a workflow that ends here)
+      -- (the next step may wait only when there is one: not for a
+      -- workflow that ends here)
       array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by e.workflow_id),
       coalesce(bool_or(s.carries and s.waiting and s.goes_on), false),
       -- (the queue of a worker that offers to run a waiter of the key next)
@@ -241,9 +242,6 @@ begin
       offset 0
     ) s on true
     where t.kind = 'end';
-    if v_waits then
-      perform geneva._limit_lock(v_wait);
-    end if;
     select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
       array_agg(
         (

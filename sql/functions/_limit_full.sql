@@ -5,18 +5,19 @@
 -- has no slot anyone can take.
 --
 -- Called by: geneva._limit_admit (must an execution that could not take a
--- slot wait?) and geneva._end_running (must the next step of a workflow
--- wait?), each holding the keys' locks (geneva._limit_lock). Slots are taken
--- and freed without a lock of the key: before it answers that a key is
--- full, it locks the key's rows (FOR KEY SHARE, in key and workflow order,
--- the order geneva._limit_release locks them in), so that a row it counted
--- is freed only after the caller commits, by a free that then sees the
--- execution it left waiting (no wake-up is lost; but for one race: see
--- geneva._limit_admit). A row being freed (locked FOR UPDATE by the free
--- under way) it waits for and reads again (p_wait, for a claim), or skips
--- and does not count (NOT p_wait, for an end: it answers "room" rather
--- than wait for a commit with the key's lock held; the next step then gets
--- a job, and its claim decides).
+-- slot wait?), holding the keys' locks (geneva._limit_lock), and
+-- geneva._end_running (must the next step of a workflow wait?), without
+-- them. Slots are taken, handed over and freed without a lock of the key:
+-- before it answers that a key is full, it locks the key's rows (FOR KEY
+-- SHARE, in key and slot order, the order geneva._limit_release locks them
+-- in), so that a row it counted is freed only after the caller commits, by
+-- a free that then sees the execution it left waiting (no wake-up is lost;
+-- but for one race: see geneva._limit_admit). A row handed over meanwhile
+-- (updated in place, not a key update) it counts as held, as it is. A row
+-- being freed (locked FOR UPDATE by the free under way) it waits for and
+-- reads again (p_wait, for a claim), or skips and does not count (NOT
+-- p_wait, for an end: it answers "room" rather than wait for a commit; the
+-- next step then gets a job, and its claim decides).
 create or replace function geneva._limit_full(p_keys text[], p_wait boolean default true)
 returns text
 language plpgsql
@@ -40,7 +41,7 @@ begin
     perform
     from geneva.limit_slots ls
     where ls.limit_key = any (p_keys)
-    order by ls.limit_key, ls.workflow_id
+    order by ls.limit_key, ls.slot
     for key share;
     -- (a new statement: it sees the frees committed while it waited)
     select min(c.key) into v_full
@@ -64,7 +65,7 @@ begin
       from (
         select from geneva.limit_slots ls
         where ls.limit_key = c.key
-        order by ls.limit_key, ls.workflow_id
+        order by ls.limit_key, ls.slot
         for key share skip locked
       ) l
     ) >= c.capacity;

@@ -1,16 +1,15 @@
 -- geneva._limit_lock: takes the transaction-level advisory locks of limit
 -- keys, in one order (by key), so that the claims that count a rate key's
 -- starts in a window take turns, and so do the claims of a concurrency key
--- that could not take a slot at once and the ends that may leave a step
--- waiting for it (a key near its bound), and two batches never wait for
--- each other's keys in opposite orders. Locks the transaction holds
+-- that could not take a slot at once (a key near its bound), and two
+-- batches never wait for each other's keys in opposite orders. Locks the transaction holds
 -- already are taken again at no cost. (A claim that takes a slot at once
 -- takes no lock: a slot's number is unique, geneva._limit_take.)
 --
--- Called by: geneva._limit_admit (rate keys first, then concurrency keys)
--- and geneva._end_running (concurrency keys), after the caller's workflow
--- and execution locks. Advisory locks in class 1195725890 (the first
--- argument of the two-key form), which no other code of Geneva uses.
+-- Called by: geneva._limit_admit (rate keys first, then concurrency keys),
+-- after the caller's workflow and execution locks. Advisory locks in class
+-- 1195725890 (the first argument of the two-key form), which no other code
+-- of Geneva uses.
 create or replace function geneva._limit_lock(p_keys text[])
 returns void
 language plpgsql

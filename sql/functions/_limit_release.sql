@@ -1,6 +1,6 @@
 -- geneva._limit_release: slots of limit keys were freed (with
 -- p_workflow_ids: each element of p_keys is the slot the workflow of the same
--- position held, its row of geneva.limit_slots deleted), or may have (a
+-- position held, its row of geneva.limit_slots handed over or deleted), or may have (a
 -- limit grew, a backstop: p_workflow_ids NULL, nothing deleted): each key's
 -- oldest waiting executions, as many as slots were freed (or as it has free
 -- now), are passed one and made due now, their River jobs inserted. A woken
@@ -30,12 +30,18 @@
 -- grown), geneva.housekeep (every key with waiters: a backstop, which also
 -- wakes a step created behind waiters that no free saw: see
 -- geneva._schedule_step).
--- Locks: no key's lock: it locks the freed rows (in key and workflow order,
--- as geneva._limit_full does) and deletes them, then wakes waiters with new
--- statements (no more per key than it deleted), so that it sees any left
--- waiting by a claim that found the key full before they were freed
--- (geneva._limit_full); each woken waiter takes a freed number, or a free
--- one without waiting for anyone (geneva._limit_take), before it is woken.
+-- Locks: no key's lock. It locks the freed rows (FOR NO KEY UPDATE, in key
+-- and slot order) and first hands them over to the oldest waiters, each row
+-- updated in place to its new holder (workflow_id, not a key column: see
+-- geneva.limit_slots), which a FOR KEY SHARE does not conflict with, so
+-- that an end or a claim counting the key's slots meanwhile counts a slot
+-- handed over as held (geneva._limit_full). The rows no waiter took it
+-- deletes (waiting for those who locked them FOR KEY SHARE, and counted
+-- them, to commit), then looks for waiters again with new statements, so
+-- that it sees any left waiting by a claim or an end that found the key
+-- full before they were freed (geneva._limit_full), and passes them the
+-- freed numbers. A waiter with no freed row or number takes a free number
+-- without waiting for anyone (geneva._limit_take), or keeps waiting.
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
 -- execution has no job, so no claim takes it, and no other function that
@@ -65,6 +71,16 @@ declare
   v_freed_keys text[];
   v_freed_bounds integer[];
   v_freed_slots integer[];
+  v_held_keys text[];
+  v_held_slots integer[];
+  v_handed_keys text[];
+  v_handed_slots integer[];
+  v_round integer;
+  v_all_ids bigint[];
+  v_all_keys text[];
+  v_all_workflows bigint[];
+  v_all_queues text[];
+  v_all_takeable boolean[];
   v_passed_keys text[];
   v_passed_workflows bigint[];
   v_rest_keys text[];
@@ -81,150 +97,201 @@ begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_workflow_ids is not null then
-    perform
-    from geneva.limit_slots ls
-    join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-      on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-    order by ls.limit_key, ls.workflow_id
-    for update of ls;
-    with freed as (
-      delete from geneva.limit_slots ls
-      using unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-      where ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      returning ls.limit_key, ls.bound, ls.slot
-    )
-    select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
-    into v_freed_keys, v_freed_bounds, v_freed_slots
-    from freed f;
-  end if;
-  -- (most frees pass nothing: no one waits for their keys)
-  if not exists (
-    select
-    from unnest(p_keys) as u (key)
-    join geneva.step_executions e
-      on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
-  ) then
-    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-    return;
-  end if;
-
-  -- Each key's oldest waiters, as many as it has slots to pass, whose
-  -- workflows are ready (a paused one's waiter is passed over), each
-  -- execution locked unless another transaction holds it; with what a
-  -- worker that freed a slot needs to run it (its step's queue, and
-  -- whether it may: takeable). Per key, as many as were deleted (none for
-  -- a slot not held); but a slot taken above a concurrency lowered since
-  -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
-  -- wait too (a count without the key's lock, which a free cannot take
-  -- after locking slots: at worst one more passes, once, after a lowering).
-  -- The backstop passes what the key has free under its capacity.
-  select array_agg(x.id order by k.key, x.id) as ids,
-    array_agg(k.key order by k.key, x.id) as keys,
-    array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
-    array_agg(
-      geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
-    ) filter (where p_take_queues is not null) as queues,
-    array_agg(
-      x.hero_missing_at is null and x.attempt = 1
-        and (x.await_event is null or x.event_id is not null)
-        and geneva._unconditional(d.definition, d.step_names, x.step_name)
-        and geneva._limit_carries(d.definition, d.step_names, x.step_name)
-      order by k.key, x.id
-    ) filter (where p_take_queues is not null) as takeable
-  into v_woken
-  from (
-    select c.key,
-      case
-        when p_workflow_ids is null
-          then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
-        when f.bound > c.capacity
-          then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
-        else f.n
-      end as free
+    -- the freed rows, locked in key and slot order (FOR NO KEY UPDATE: a
+    -- hand-over updates a row in place)
+    select array_agg(l.limit_key order by l.limit_key, l.slot), array_agg(l.slot order by l.limit_key, l.slot),
+      array_agg(l.bound order by l.limit_key, l.slot)
+    into v_held_keys, v_held_slots, v_freed_bounds
     from (
-      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-      from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
-    ) c
-    left join lateral (
-      select count(*) as n, max(b.bound) as bound
-      from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
-      where b.key = c.key
-    ) f on true
-    -- (not folded into the statement: each expression would be copied)
-    offset 0
-  ) k
-  cross join lateral (
-    -- (the key as a range, not an equality: with `= key`, the order by id
-    -- alone would let the planner walk the primary key, every execution
-    -- ever recorded, filtering for the key; the partial index
-    -- step_executions_limit_waiting is the only one in this order, each
-    -- waiter's workflow then read by its key)
-    select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
-      w.workflow_type, w.hero_missing_at
-    from geneva.step_executions e
-    join geneva.workflows w on w.id = e.workflow_id
-    where e.state = 'scheduled'
-      and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-      and w.state = 'ready'
-    order by e.limit_wait_key, e.id
-    limit greatest(k.free, 0)
-    for no key update of e skip locked
-  ) x
-  left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
-
-  if v_woken.ids is null then
-    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-    return;
+      select ls.limit_key, ls.slot, ls.bound
+      from geneva.limit_slots ls
+      join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+        on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
+      order by ls.limit_key, ls.slot
+      for no key update of ls
+    ) l;
+    v_freed_keys := v_held_keys;
+    v_freed_slots := v_held_slots;
   end if;
 
-  -- Every waiter woken takes its slot first: a slot of its key freed here,
-  -- its number with it, in order (a number within the key's concurrency
-  -- now: one above a lowered concurrency is not passed on), else a free
-  -- number (geneva._limit_take); one that gets neither keeps waiting.
-  with passed as (
-    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-    select w.key, w.workflow_id, f.bound, f.slot
-    from (
-      select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
-      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-    ) w
-    join (
-      select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
-      from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
-      where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
-    ) f on f.key = w.key and f.rank = w.rank
-    returning ls.limit_key, ls.workflow_id
-  )
-  select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
-  from passed p;
-  if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
-    select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
-    into v_rest_keys, v_rest_workflows
-    from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-    where not exists (
-      select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
-      where p.key = x.key and p.workflow_id = x.workflow_id
+  -- Two rounds: the freed rows are handed over to the waiters there are
+  -- (1); those no waiter took are deleted, and their numbers passed to the
+  -- waiters there are after that (2, the backstop's only round)
+  for v_round in case when p_workflow_ids is null then 2 else 1 end .. 2 loop
+    if v_round = 2 and p_workflow_ids is not null then
+      with freed as (
+        delete from geneva.limit_slots ls
+        using unnest(v_held_keys, v_held_slots) as u (key, slot)
+        where ls.limit_key = u.key and ls.slot = u.slot
+          and not exists (
+            select from unnest(v_handed_keys, v_handed_slots) as h (key, slot)
+            where h.key = u.key and h.slot = u.slot
+          )
+        returning ls.limit_key, ls.bound, ls.slot
+      )
+      select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
+      into v_freed_keys, v_freed_bounds, v_freed_slots
+      from freed f;
+      exit when v_freed_keys is null;
+    end if;
+    -- (most frees pass nothing: no one waits for their keys)
+    continue when not exists (
+      select
+      from unnest(p_keys) as u (key)
+      join geneva.step_executions e
+        on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
     );
-    select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
-    from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
-    select array_agg(x.id order by x.ord) as ids,
-      array_agg(x.key order by x.ord) as keys,
-      array_agg(x.workflow_id order by x.ord) as workflow_ids,
-      array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
-      array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+
+    -- Each key's oldest waiters, as many as it has slots to pass, whose
+    -- workflows are ready (a paused one's waiter is passed over), each
+    -- execution locked unless another transaction holds it; with what a
+    -- worker that freed a slot needs to run it (its step's queue, and
+    -- whether it may: takeable), but those woken in the first round. Per
+    -- key, as many as this round has freed rows (none for a slot not held);
+    -- but a slot taken above a concurrency lowered since
+    -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
+    -- wait too (a count without the key's lock, which a free cannot take
+    -- after locking slots: at worst one more passes, once, after a lowering).
+    -- The backstop passes what the key has free under its capacity.
+    select array_agg(x.id order by k.key, x.id) as ids,
+      array_agg(k.key order by k.key, x.id) as keys,
+      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
+      array_agg(
+        geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
+      ) filter (where p_take_queues is not null) as queues,
+      array_agg(
+        x.hero_missing_at is null and x.attempt = 1
+          and (x.await_event is null or x.event_id is not null)
+          and geneva._unconditional(d.definition, d.step_names, x.step_name)
+          and geneva._limit_carries(d.definition, d.step_names, x.step_name)
+        order by k.key, x.id
+      ) filter (where p_take_queues is not null) as takeable
     into v_woken
-    from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
-      with ordinality as x (id, key, workflow_id, queue, takeable, ord)
-    where exists (
-      select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
-        as p (key, workflow_id)
-      where p.key = x.key and p.workflow_id = x.workflow_id
-    );
-  end if;
-  if v_woken.ids is null then
+    from (
+      select c.key,
+        case
+          when p_workflow_ids is null
+            then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
+          when f.bound > c.capacity
+            then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
+          else f.n
+        end as free
+      from (
+        select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+        from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
+      ) c
+      left join lateral (
+        select count(*) as n, max(b.bound) as bound
+        from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
+        where b.key = c.key
+      ) f on true
+      -- (not folded into the statement: each expression would be copied)
+      offset 0
+    ) k
+    cross join lateral (
+      -- (the key as a range, not an equality: with `= key`, the order by id
+      -- alone would let the planner walk the primary key, every execution
+      -- ever recorded, filtering for the key; the partial index
+      -- step_executions_limit_waiting is the only one in this order, each
+      -- waiter's workflow then read by its key)
+      select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
+        w.workflow_type, w.hero_missing_at
+      from geneva.step_executions e
+      join geneva.workflows w on w.id = e.workflow_id
+      where e.state = 'scheduled'
+        and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
+        and w.state = 'ready'
+        and not e.id = any (coalesce(v_all_ids, '{}'))
+      order by e.limit_wait_key, e.id
+      limit greatest(k.free, 0)
+      for no key update of e skip locked
+    ) x
+    left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
+    continue when v_woken.ids is null;
+
+    -- Every waiter woken takes its slot first: a slot of its key freed here,
+    -- its number with it, in order (a number within the key's concurrency
+    -- now: one above a lowered concurrency is not passed on), handed over
+    -- (1) or taken again (2), else a free number (geneva._limit_take); one
+    -- that gets neither keeps waiting.
+    if v_round = 1 then
+      with handed as (
+        update geneva.limit_slots as ls
+        set workflow_id = w.workflow_id
+        from (
+          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
+          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+        ) w
+        join (
+          select b.key, b.slot, row_number() over (partition by b.key order by b.slot) as rank
+          from unnest(v_freed_keys, v_freed_slots) as b (key, slot)
+          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
+        ) f on f.key = w.key and f.rank = w.rank
+        where ls.limit_key = f.key and ls.slot = f.slot
+        returning ls.limit_key, ls.workflow_id, ls.slot
+      )
+      select array_agg(h.limit_key), array_agg(h.workflow_id), array_agg(h.slot)
+      into v_passed_keys, v_passed_workflows, v_handed_slots
+      from handed h;
+      v_handed_keys := v_passed_keys;
+    else
+      with passed as (
+        insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
+        select w.key, w.workflow_id, f.bound, f.slot
+        from (
+          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
+          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+        ) w
+        join (
+          select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
+          from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
+          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
+        ) f on f.key = w.key and f.rank = w.rank
+        returning ls.limit_key, ls.workflow_id
+      )
+      select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
+      from passed p;
+    end if;
+    if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
+      select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
+      into v_rest_keys, v_rest_workflows
+      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
+      where not exists (
+        select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
+        where p.key = x.key and p.workflow_id = x.workflow_id
+      );
+      select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
+      from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
+      select array_agg(x.id order by x.ord) as ids,
+        array_agg(x.key order by x.ord) as keys,
+        array_agg(x.workflow_id order by x.ord) as workflow_ids,
+        array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
+        array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+      into v_woken
+      from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
+        with ordinality as x (id, key, workflow_id, queue, takeable, ord)
+      where exists (
+        select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
+          as p (key, workflow_id)
+        where p.key = x.key and p.workflow_id = x.workflow_id
+      );
+    end if;
+    if v_woken.ids is not null then
+      v_all_ids := v_all_ids || v_woken.ids;
+      v_all_keys := v_all_keys || v_woken.keys;
+      v_all_workflows := v_all_workflows || v_woken.workflow_ids;
+      v_all_queues := v_all_queues || v_woken.queues;
+      v_all_takeable := v_all_takeable || v_woken.takeable;
+    end if;
+  end loop;
+
+  if v_all_ids is null then
     perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
+  select v_all_ids as ids, v_all_keys as keys, v_all_workflows as workflow_ids, v_all_queues as queues,
+    v_all_takeable as takeable
+  into v_woken;
 
   -- The waiters the workers that freed slots run next (p_take_queues): per
   -- key and queue, the oldest takeable waiters to the takers in workflow
