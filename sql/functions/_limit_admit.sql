@@ -134,8 +134,7 @@ begin
   end if;
 
   -- the others' concurrency keys' locks, in one order, after the rate
-  -- keys' (a key near its bound: their claims take turns with each other
-  -- and with the ends that leave a step waiting)
+  -- keys' (a key near its bound: their claims take turns)
   select array_agg(u.key) into v_keys
   from unnest(v_batch.unheld_ids, v_batch.unheld_keys) as u (id, key)
   where not u.id = any (coalesce(v_fast, '{}'));
