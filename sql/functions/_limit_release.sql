@@ -119,6 +119,8 @@ begin
   -- waiters there are after that (2, the backstop's only round)
   for v_round in case when p_workflow_ids is null then 2 else 1 end .. 2 loop
     if v_round = 2 and p_workflow_ids is not null then
+      -- (every row handed over: none freed)
+      exit when cardinality(coalesce(v_handed_slots, '{}')) = cardinality(coalesce(v_held_slots, '{}'));
       with freed as (
         delete from geneva.limit_slots ls
         using unnest(v_held_keys, v_held_slots) as u (key, slot)
