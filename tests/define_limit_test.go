@@ -1036,3 +1036,31 @@ func TestLimitEndCountsAHandOverUnderWay(t *testing.T) {
 	b.complete(t, b.run(t, w4).ExecutionID, "success", nil)
 	require.Nil(t, b.limitState(t, w1Next.ID).LimitWaitKey, "woken by w4's free")
 }
+
+// TestLimitSlotsOnePerWorkflow: a workflow holds one slot of a key at most,
+// kept by an exclusion constraint (not a unique index, so that a hand-over,
+// which updates the row's workflow in place, is not a key update): a second
+// row is refused, and a second take gets nothing.
+func TestLimitSlotsOnePerWorkflow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 10}, "steps": [{"name": "a"}]}`)
+	w := b.create(t, "Sync", "1")
+	b.run(t, w)
+	key := `["concurrency", "Sync", "Sync"]`
+
+	tx, err := b.conn.Begin(b.ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(b.ctx) }()
+	_, err = tx.Exec(b.ctx, "select set_config('geneva.limiting', 'on', true)")
+	require.NoError(t, err)
+	var taken int
+	require.NoError(t, tx.QueryRow(b.ctx,
+		"select count(*) from geneva._limit_take(array[$1], array[$2::bigint])", key, w).Scan(&taken))
+	require.Zero(t, taken, "it holds one already")
+	_, err = tx.Exec(b.ctx, `insert into geneva.limit_slots (limit_key, workflow_id, bound, slot)
+		select $1, $2, 10, min(g) from generate_series(1, 10) g
+		where not exists (select from geneva.limit_slots ls where ls.limit_key = $1 and ls.slot = g)`, key, w)
+	requireCode(t, err, "23P01") // a second slot of the key for the workflow
+}
