@@ -125,14 +125,8 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 			}
 			return b.printProfileOf(ctx, "a limit never reached")
 		}
-		runs := []func() error{runUnlimited, runNever}
-		if i%2 == 1 {
-			runs[0], runs[1] = runs[1], runs[0]
-		}
-		for _, run := range runs {
-			if err := run(); err != nil {
-				return err
-			}
+		if err := inPair(i, runUnlimited, runNever); err != nil {
+			return err
 		}
 		unlimited, never = append(unlimited, u), append(never, nr)
 		l.neverRatios = append(l.neverRatios, nr.rate()/u.rate())
@@ -179,14 +173,8 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 			}
 			return nil
 		}
-		runs := []func() error{runSaturated, runBase}
-		if i%2 == 1 {
-			runs[0], runs[1] = runs[1], runs[0]
-		}
-		for _, run := range runs {
-			if err := run(); err != nil {
-				return err
-			}
+		if err := inPair(i, runSaturated, runBase); err != nil {
+			return err
 		}
 		saturated, bases = append(saturated, s), append(bases, sb)
 		if s.serverCPU > 0 && sb.serverCPU > 0 {
@@ -199,6 +187,18 @@ func (b *bench) limitRuns(ctx context.Context, p *profileResults) error {
 		p.name, b.o.workers, groupLimit, groups, l.saturated.rate(), serverCPUText(l.saturated), groups*groupLimit,
 		ratiosText(l.saturatedExtras, "%+.3f"), l.saturatedJobs, l.ownJobsJobs)
 	return nil
+}
+
+// inPair runs the i-th pair of a comparison: a then b, or b first in every
+// other pair, so that neither always runs first.
+func inPair(i int, a, b func() error) error {
+	if i%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
 }
 
 // resetProfile empties pg_stat_statements, with -profile.

@@ -82,7 +82,6 @@ set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
-  v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
   v_freed_by bigint[];

@@ -14,10 +14,11 @@
 -- a free that then sees the execution it left waiting (no wake-up is lost;
 -- but for one race: see geneva._limit_admit). A row handed over meanwhile
 -- (updated in place, not a key update) it counts as held, as it is. A row
--- being freed (locked FOR UPDATE by the free under way) it waits for and
--- reads again (p_wait, for a claim), or skips and does not count (NOT
--- p_wait, for an end: it answers "room" rather than wait for a commit; the
--- next step then gets a job, and its claim decides).
+-- being freed (locked FOR UPDATE by the free under way) it skips and does
+-- not count; a claim (p_wait) first waits for the frees under way when it
+-- looks (so that it counts the rows they leave, locked), an end does not
+-- (it answers "room" rather than wait for a commit; the next step then
+-- gets a job, and its claim decides).
 create or replace function geneva._limit_full(p_keys text[], p_wait boolean default true)
 returns text
 language plpgsql
@@ -38,38 +39,30 @@ begin
     return null;
   end if;
   if p_wait then
+    -- (waiting for the frees under way)
     perform
     from geneva.limit_slots ls
     where ls.limit_key = any (p_keys)
     order by ls.limit_key, ls.slot
     for key share;
-    -- (a new statement: it sees the frees committed while it waited)
-    select min(c.key) into v_full
-    from (
-      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-      from unnest(p_keys) as u (key)
-      offset 0
-    ) c
-    where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
-  else
-    -- (the rows locked FOR UPDATE by frees under way are skipped, not
-    -- counted)
-    select min(c.key) into v_full
-    from (
-      select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-      from unnest(p_keys) as u (key)
-      offset 0
-    ) c
-    where (
-      select count(*)
-      from (
-        select from geneva.limit_slots ls
-        where ls.limit_key = c.key
-        order by ls.limit_key, ls.slot
-        for key share skip locked
-      ) l
-    ) >= c.capacity;
   end if;
+  -- (a new statement: it sees the frees committed while it waited; the
+  -- rows locked FOR UPDATE by frees under way now are skipped, not counted)
+  select min(c.key) into v_full
+  from (
+    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
+    from unnest(p_keys) as u (key)
+    offset 0
+  ) c
+  where (
+    select count(*)
+    from (
+      select from geneva.limit_slots ls
+      where ls.limit_key = c.key
+      order by ls.limit_key, ls.slot
+      for key share skip locked
+    ) l
+  ) >= c.capacity;
   return v_full;
 end;
 $$;

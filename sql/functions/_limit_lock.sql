@@ -8,8 +8,10 @@
 --
 -- Called by: geneva._limit_admit (rate keys first, then concurrency keys),
 -- after the caller's workflow and execution locks. Advisory locks in class
--- 1195725890 (the first argument of the two-key form), which no other code
--- of Geneva uses.
+-- 1195725890 (the first argument of the two-key form); the only other
+-- two-key locks, a slot number's (geneva._limit_take: a key's hash, the
+-- number), meet one of these only when a key's hash is that class and the
+-- number another key's hash: then one waits for the other's commit.
 create or replace function geneva._limit_lock(p_keys text[])
 returns void
 language plpgsql
