@@ -1619,12 +1619,22 @@ $$;
 -- execution rows, each in id order: the one lock order of every function,
 -- so that batches, single calls and operators' calls cannot deadlock.
 --
--- Called by: complete_steps and start_steps, after checking their other
+-- p_executions false: the workflows only (an end: geneva._end_running). An
+-- execution in progress changes state only under its workflow's lock; what
+-- else writes it without that lock (heartbeat_step, checkpoint_step) takes
+-- no other lock while it holds the execution's, so the end's update, which
+-- locks the row itself, waits for it at most, and never in a cycle. The
+-- lock it saves is a WAL record a step (see
+-- sql/triggers/step_executions_guard_ended.sql). A claim locks its
+-- executions: a scheduled one is also changed by the holders of other
+-- workflows' locks (geneva._limit_release hands it a slot).
+--
+-- Called by: geneva._end_running and start_steps, after checking their other
 -- arrays, with their execution ids.
 -- Raises: 22004 for a NULL id; 22023 for an execution named twice.
 -- (Unknown executions are left for the caller's single-call path, which
 -- raises P0002.)
-create or replace function geneva._lock_executions(p_execution_ids bigint[])
+create or replace function geneva._lock_executions(p_execution_ids bigint[], p_executions boolean default true)
 returns void
 language plpgsql
 volatile
@@ -1648,11 +1658,13 @@ begin
   where w.id in (select e.workflow_id from geneva.step_executions e where e.id = any (p_execution_ids))
   order by w.id
   for no key update of w;
-  perform
-  from geneva.step_executions e
-  where e.id = any (p_execution_ids)
-  order by e.id
-  for no key update of e;
+  if p_executions then
+    perform
+    from geneva.step_executions e
+    where e.id = any (p_execution_ids)
+    order by e.id
+    for no key update of e;
+  end if;
 end;
 $$;
 
@@ -7153,8 +7165,8 @@ $$;
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
 -- interrupt_step, which check their own arguments first.
--- Locks: every named execution's workflow row in id order, then every
--- execution row in id order (geneva._lock_executions).
+-- Locks: every named execution's workflow row in id order
+-- (geneva._lock_executions); each execution row by the update that ends it.
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
 -- started for the worker to run next, with the event it carries, its step's
@@ -7217,8 +7229,9 @@ declare
   v_takers bigint[];
   v_taken bigint[];
 begin
-  -- the locks, in the one order: workflows by id, then executions by id
-  perform geneva._lock_executions(p_execution_ids);
+  -- the workflows' locks, by id (the executions are locked by their ends'
+  -- update: geneva._lock_executions)
+  perform geneva._lock_executions(p_execution_ids, p_executions => false);
 
   -- In one pass over the elements: what each report ends (its kind:
   -- moved_on, stray or end) and the outcome the table gives it, the moves of
@@ -7606,10 +7619,10 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- complete_and_continue call with one element: a batch records each element
 -- exactly as a single call would, by construction.
 --
--- Locks: every named execution's workflow row in id order, then every
--- execution row in id order: the order of every other function's locks
--- (workflow, then execution), so that concurrent batches, single calls and
--- operators' calls cannot deadlock.
+-- Locks: every named execution's workflow row in id order, then each
+-- execution row as it ends (geneva._end_running): the order of every other
+-- function's locks (workflow, then execution), so that concurrent batches,
+-- single calls and operators' calls cannot deadlock.
 -- p_take_waiters (the Go worker passes true): an element that continues
 -- and whose step passes its slot of its type's concurrency to the key's
 -- oldest waiter (others wait for the key) offers to run that waiter next,
@@ -9567,7 +9580,8 @@ execute function geneva._trg_workflows_guard_state();
 -- step_executions_state_valid ties to its outcome: the clause is read and
 -- prepared anew for every statement that updates the table, and one
 -- without a list of text constants is read in a fraction of the time.
--- Fired by: the trigger step_executions_guard_state, before update of
+-- After the update, not before: see step_executions_guard_ended.
+-- Fired by: the trigger step_executions_guard_state, after update of
 -- state, outcome on geneva.step_executions, for each row whose transition is
 -- illegal.
 -- Raises: 55000, naming the execution and both states.
@@ -9594,12 +9608,12 @@ begin
             hint = 'The geneva functions end executions (complete_step, fail_step, cancel_workflow, skip_step, housekeep).',
             table = 'step_executions';
   end if;
-  return new;
+  return null;
 end;
 $$;
 
 create or replace trigger step_executions_guard_state
-before update of state, outcome on geneva.step_executions
+after update of state, outcome on geneva.step_executions
 for each row
 when (
   (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
@@ -9659,9 +9673,10 @@ execute function geneva._trg_workflows_guard_columns();
 -- updates that set one of those columns (no engine function does), so the
 -- engine's own updates skip it before PostgreSQL reads the clause, which it
 -- does anew for every statement that fires it.
+-- After the update, not before: see step_executions_guard_ended.
 -- Fires before step_executions_guard_ended and _state (triggers fire in name
 -- order).
--- Fired by: the trigger step_executions_guard_columns, before an update of
+-- Fired by: the trigger step_executions_guard_columns, after an update of
 -- one of those columns of geneva.step_executions, for each row whose
 -- identity changes.
 -- Raises: 55000, naming the execution.
@@ -9680,7 +9695,7 @@ end;
 $$;
 
 create or replace trigger step_executions_guard_columns
-before update of id, workflow_id, step_name, attempt, continues_from_id, created_at on geneva.step_executions
+after update of id, workflow_id, step_name, attempt, continues_from_id, created_at on geneva.step_executions
 for each row
 when (
   (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)
@@ -9697,9 +9712,18 @@ execute function geneva._trg_step_executions_guard_columns();
 -- a finished_at: the CHECK constraint step_executions_state_valid ties it to
 -- the outcome), so that the function runs only to refuse, and the engine's
 -- own updates cost a null test.
+-- An AFTER trigger, as are step_executions_guard_columns and _state: with
+-- any BEFORE UPDATE row trigger on the table, PostgreSQL locks each row an
+-- update changes before it fires the trigger (GetTupleForTrigger), and that
+-- lock is a WAL record for every execution an end updates; the end needs no
+-- lock of its execution (geneva._end_running). Fired after the row is
+-- written, the trigger's error rolls the statement back all the same; a
+-- hand write that also breaks a constraint (one active execution a
+-- workflow, step_executions_state_valid) is refused by the constraint
+-- first, with its own SQLSTATE.
 -- Fires after step_executions_guard_columns and before _state (triggers
 -- fire in name order).
--- Fired by: the trigger step_executions_guard_ended, before update on
+-- Fired by: the trigger step_executions_guard_ended, after update on
 -- geneva.step_executions, for each row that had ended.
 -- Raises: 55000, naming the execution, its state and its outcome.
 create or replace function geneva._trg_step_executions_guard_ended()
@@ -9717,7 +9741,7 @@ end;
 $$;
 
 create or replace trigger step_executions_guard_ended
-before update on geneva.step_executions
+after update on geneva.step_executions
 for each row
 when (old.finished_at is not null)
 execute function geneva._trg_step_executions_guard_ended();

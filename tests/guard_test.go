@@ -123,7 +123,8 @@ func (b *testBundle) guardSetWorkflowState(id int64, state string) error {
 // guardSetExecutionState updates an execution's state and outcome by hand,
 // with started_at and finished_at as the target state requires (the CHECK
 // constraint step_executions_state_valid then holds), so that only
-// the guard can refuse the update.
+// the guard can refuse the update (or the one active execution a workflow:
+// see guardOtherActive).
 func (b *testBundle) guardSetExecutionState(id int64, state string, outcome *string) error {
 	_, err := b.conn.Exec(b.ctx, `update geneva.step_executions
 		set state = $2::text,
@@ -133,6 +134,18 @@ func (b *testBundle) guardSetExecutionState(id int64, state string, outcome *str
 		    else coalesce(finished_at, geneva.now()) end
 		where id = $1`, id, state, outcome)
 	return err
+}
+
+// guardOtherActive says whether the execution's workflow has another active
+// (scheduled or in_progress) execution.
+func (b *testBundle) guardOtherActive(t *testing.T, id int64) bool {
+	t.Helper()
+	var other bool
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select exists (
+		select from geneva.step_executions o
+		join geneva.step_executions e on e.workflow_id = o.workflow_id
+		where e.id = $1 and o.id <> $1 and o.state in ('scheduled', 'in_progress'))`, id).Scan(&other))
+	return other
 }
 
 func (b *testBundle) guardExec(t *testing.T, sql string, args ...any) {
@@ -170,7 +183,13 @@ func TestGuardState(t *testing.T) {
 
 				_, err := b.conn.Exec(b.ctx, "update geneva.step_executions set outcome = $2 where id = $1", id, c.outcome)
 
-				requireCode(t, err, "55000")
+				// (no outcome at all breaks step_executions_state_valid,
+				// which is checked before the guard, an AFTER trigger)
+				code := "55000"
+				if c.outcome == nil {
+					code = "23514"
+				}
+				requireCode(t, err, code)
 				require.Equal(t, before, b.execution(t, id))
 			})
 		}
@@ -415,8 +434,16 @@ func TestGuardState(t *testing.T) {
 					ends := from != to && to != "in_progress"
 					if !legal || ends {
 						// an end by hand is refused even when legal: only
-						// geneva._end_execution ends executions
-						requireCode(t, err, "55000")
+						// geneva._end_execution ends executions. (The guards
+						// fire after the row is written, so an ended
+						// execution made active again beside its workflow's
+						// next one breaks the one active execution a
+						// workflow first: sql/triggers/step_executions_guard_ended.sql.)
+						code := "55000"
+						if ended && (to == "scheduled" || to == "in_progress") && b.guardOtherActive(t, id) {
+							code = "23505"
+						}
+						requireCode(t, err, code)
 						require.Equal(t, before, b.execution(t, id), "nothing changed")
 						if !legal {
 							return

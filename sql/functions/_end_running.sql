@@ -28,8 +28,8 @@
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
 -- interrupt_step, which check their own arguments first.
--- Locks: every named execution's workflow row in id order, then every
--- execution row in id order (geneva._lock_executions).
+-- Locks: every named execution's workflow row in id order
+-- (geneva._lock_executions); each execution row by the update that ends it.
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
 -- started for the worker to run next, with the event it carries, its step's
@@ -92,8 +92,9 @@ declare
   v_takers bigint[];
   v_taken bigint[];
 begin
-  -- the locks, in the one order: workflows by id, then executions by id
-  perform geneva._lock_executions(p_execution_ids);
+  -- the workflows' locks, by id (the executions are locked by their ends'
+  -- update: geneva._lock_executions)
+  perform geneva._lock_executions(p_execution_ids, p_executions => false);
 
   -- In one pass over the elements: what each report ends (its kind:
   -- moved_on, stray or end) and the outcome the table gives it, the moves of

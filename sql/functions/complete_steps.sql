@@ -13,10 +13,10 @@
 -- complete_and_continue call with one element: a batch records each element
 -- exactly as a single call would, by construction.
 --
--- Locks: every named execution's workflow row in id order, then every
--- execution row in id order: the order of every other function's locks
--- (workflow, then execution), so that concurrent batches, single calls and
--- operators' calls cannot deadlock.
+-- Locks: every named execution's workflow row in id order, then each
+-- execution row as it ends (geneva._end_running): the order of every other
+-- function's locks (workflow, then execution), so that concurrent batches,
+-- single calls and operators' calls cannot deadlock.
 -- p_take_waiters (the Go worker passes true): an element that continues
 -- and whose step passes its slot of its type's concurrency to the key's
 -- oldest waiter (others wait for the key) offers to run that waiter next,

@@ -9,9 +9,10 @@
 -- updates that set one of those columns (no engine function does), so the
 -- engine's own updates skip it before PostgreSQL reads the clause, which it
 -- does anew for every statement that fires it.
+-- After the update, not before: see step_executions_guard_ended.
 -- Fires before step_executions_guard_ended and _state (triggers fire in name
 -- order).
--- Fired by: the trigger step_executions_guard_columns, before an update of
+-- Fired by: the trigger step_executions_guard_columns, after an update of
 -- one of those columns of geneva.step_executions, for each row whose
 -- identity changes.
 -- Raises: 55000, naming the execution.
@@ -30,7 +31,7 @@ end;
 $$;
 
 create or replace trigger step_executions_guard_columns
-before update of id, workflow_id, step_name, attempt, continues_from_id, created_at on geneva.step_executions
+after update of id, workflow_id, step_name, attempt, continues_from_id, created_at on geneva.step_executions
 for each row
 when (
   (new.id, new.workflow_id, new.step_name, new.attempt, new.continues_from_id, new.created_at)

@@ -17,7 +17,8 @@
 -- step_executions_state_valid ties to its outcome: the clause is read and
 -- prepared anew for every statement that updates the table, and one
 -- without a list of text constants is read in a fraction of the time.
--- Fired by: the trigger step_executions_guard_state, before update of
+-- After the update, not before: see step_executions_guard_ended.
+-- Fired by: the trigger step_executions_guard_state, after update of
 -- state, outcome on geneva.step_executions, for each row whose transition is
 -- illegal.
 -- Raises: 55000, naming the execution and both states.
@@ -44,12 +45,12 @@ begin
             hint = 'The geneva functions end executions (complete_step, fail_step, cancel_workflow, skip_step, housekeep).',
             table = 'step_executions';
   end if;
-  return new;
+  return null;
 end;
 $$;
 
 create or replace trigger step_executions_guard_state
-before update of state, outcome on geneva.step_executions
+after update of state, outcome on geneva.step_executions
 for each row
 when (
   (old.state is distinct from new.state or old.outcome is distinct from new.outcome)
