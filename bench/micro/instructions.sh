@@ -49,7 +49,11 @@ exec valgrind --tool=callgrind --callgrind-out-file='$work/cg.%p' --toggle-colle
 EOF
 chmod 755 "$work/postgres.sh"
 as_pg "'$work/postgres.sh' > '$work/log' 2>&1 &"
-trap 'pkill -f "$work/pg" 2>/dev/null || true; sleep 1; rm -rf "$work"' EXIT
+# (the server, slow under valgrind, may still write its files for a while
+# after the signal: wait for it to go before removing them)
+trap 'pkill -f "$work/pg" 2>/dev/null || true
+  for _ in $(seq 1 100); do pgrep -f "$work/pg" >/dev/null || break; sleep 0.2; done
+  rm -rf "$work"' EXIT
 for _ in $(seq 1 120); do
   psql -qX "postgres://postgres@127.0.0.1:$port/postgres" -c "select 1" >/dev/null 2>&1 && break
   sleep 1
