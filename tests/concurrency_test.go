@@ -362,4 +362,70 @@ func TestConcurrency(t *testing.T) {
 
 		require.Equal(t, "in_progress", b.execution(t, execution.ID).State)
 	})
+
+	// An end locks its workflow, and its execution only by the update that
+	// ends it (geneva._lock_executions); a checkpoint writes the execution
+	// without the workflow's lock. Each waits for the other's write and
+	// builds on it: neither is lost, and they never wait in a cycle.
+	t.Run("EndWaitsForACheckpointUnderWayAndKeepsItsCursor", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		started := b.run(t, id)
+		step, worker := b.session(t), b.session(t)
+
+		tx, err := step.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, `select geneva.checkpoint_step($1, '{"page": 4}')`, started.ExecutionID)
+		require.NoError(t, err)
+
+		done := inBackground(func() error {
+			_, err := worker.conn.Exec(context.Background(),
+				"select * from geneva.complete_step($1, 'reattempt', null)", started.ExecutionID)
+			return err
+		})
+		b.waitBlocked(t, worker)
+		notDone(t, done)
+		require.NoError(t, tx.Commit(b.ctx))
+		require.NoError(t, receive(t, done))
+
+		ended := b.execution(t, started.ExecutionID)
+		require.Equal(t, "reattempted", deref(ended.Outcome))
+		require.JSONEq(t, `{"page": 4}`, string(ended.Cursor), "the end kept the checkpoint's cursor")
+		next := b.active(t, id)
+		require.JSONEq(t, `{"page": 4}`, string(next.Cursor), "and the reattempt continues from it")
+	})
+
+	t.Run("CheckpointWaitsForAnEndUnderWayAndFindsItEnded", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		started := b.run(t, id)
+		worker, step := b.session(t), b.session(t)
+
+		tx, err := worker.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", started.ExecutionID)
+		require.NoError(t, err)
+
+		stop := make(chan bool, 1)
+		done := inBackground(func() error {
+			var s bool
+			err := step.conn.QueryRow(context.Background(),
+				`select geneva.checkpoint_step($1, '{"page": 5}')`, started.ExecutionID).Scan(&s)
+			stop <- s
+			return err
+		})
+		b.waitBlocked(t, step)
+		notDone(t, done)
+		require.NoError(t, tx.Commit(b.ctx))
+		require.NoError(t, receive(t, done))
+
+		require.True(t, <-stop, "the step is told to stop: its execution ended")
+		ended := b.execution(t, started.ExecutionID)
+		require.Equal(t, "success", deref(ended.Outcome))
+		require.Nil(t, ended.Cursor, "an ended execution's cursor is not saved")
+	})
 }
