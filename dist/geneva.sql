@@ -1272,6 +1272,27 @@ begin
 end;
 $$;
 
+-- geneva._check_lengths: geneva._check_length for each element of a list
+-- (NULL elements and a NULL list pass).
+--
+-- Called by: geneva.create_workflows.
+-- Raises: 22001 for the first element over p_limit bytes, as
+-- geneva._check_length.
+create or replace function geneva._check_lengths(p_values text[], p_limit integer, p_argument text)
+returns void
+language plpgsql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- (the elements are read one by one only when their whole length exceeds
+  -- one element's limit)
+  if octet_length(array_to_string(p_values, '')) > p_limit then
+    perform geneva._check_length(v, p_limit, p_argument) from unnest(p_values) v;
+  end if;
+end;
+$$;
+
 -- geneva.allow_fake_clock: turns the test clock on or off for this database:
 -- whether geneva.now() honours a session's geneva.fake_now (see
 -- sql/functions/now.sql). On means the table geneva.fake_clock_enabled
@@ -2331,6 +2352,58 @@ as $$
     and not coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
 $$;
 
+-- geneva._limit_wait_behind: the concurrency key a new execution of a step
+-- waits for at once, behind the key's waiters, or NULL when it gets its job
+-- and its claim decides. It waits when the step is held to its type's
+-- concurrency only (geneva._limit_carries) and the key is full and has
+-- executions waiting already: so that a busy key's new work does not fill
+-- River's queue ahead of other keys' (fairness) nor cost a fetch and a claim
+-- to find the key full.
+--
+-- Called by: geneva._schedule_step, geneva.create_workflows, for a step due
+-- now that awaits no event (they check that). It takes no lock: the caller's
+-- transaction, an application's, may be long, and no worker's end may wait
+-- for it. So a wake-up can be missed: if every slot of the key frees and
+-- every waiter ahead runs and ends before the caller commits, no free sees
+-- the new waiter, and housekeeping's backstop (geneva.housekeep offers every
+-- key with waiters its free slots) wakes it at its next round.
+-- Raises: nothing.
+create or replace function geneva._limit_wait_behind(
+  p_definition geneva.workflow_definitions,
+  p_step_name text,
+  p_workflow_type text,
+  p_group text,
+  p_hero_type text,
+  p_hero_id text
+)
+returns text
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_key text;
+begin
+  if array_position(p_definition.step_names, p_step_name) is null
+    or not geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
+    return null;
+  end if;
+  v_key := geneva._limit_key(
+    'concurrency', p_workflow_type, p_definition.definition -> 'concurrency' ->> 'by',
+    p_workflow_type, p_group, p_hero_type, p_hero_id
+  );
+  -- (the key as a range: see geneva._limit_release)
+  if exists (
+    select from geneva.step_executions x
+    where x.state = 'scheduled' and x.limit_wait_key >= v_key and x.limit_wait_key <= v_key
+  ) and (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key)
+    >= coalesce(geneva._limit_capacity(v_key), 2147483647) then
+    return v_key;
+  end if;
+  return null;
+end;
+$$;
+
 -- geneva._unconditional: whether an execution of the step may start without
 -- a worker evaluating anything first: its workflow type has no cancel_if,
 -- and the step is defined (a step no longer defined is recorded by its claim,
@@ -3020,7 +3093,7 @@ $$;
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
 -- told not to, the River job that will trigger it.
 --
--- Called by: geneva.create_workflow, geneva.resume_workflow,
+-- Called by: geneva.create_workflows (a batch of one), geneva.resume_workflow,
 -- geneva.schedule_step (geneva._advance_many schedules set-wise, with the
 -- same job arguments: geneva._step_job_args). The caller holds the workflow
 -- lock, has ended any other active execution (the unique index
@@ -3039,19 +3112,11 @@ $$;
 -- without its event) or with p_event_id (a resume carries the event the
 -- step's last execution consumed), it is due at p_scheduled_for.
 --
--- A step held to its type's concurrency only (geneva._limit_carries), due
--- now and awaiting no event, whose key is full and has executions waiting
--- for a slot already, waits behind them at once: it is inserted waiting for
--- the key (limit_wait_key), without a job, as its claim would have left it,
--- so that a busy key's new work does not fill River's queue ahead of other
--- keys' (fairness) nor cost a fetch and a claim to find the key full. It
--- takes no lock for it: the caller's transaction, an application's, may be
--- long, and no worker's end may wait for it. So a wake-up can be missed: if
--- every slot of the key frees and every waiter ahead runs and ends before
--- this transaction commits, no free sees the new waiter, and housekeeping's
--- backstop (geneva.housekeep offers every key with waiters its free slots)
--- wakes it at its next round. Otherwise (no one waits, or the key has room)
--- it gets its job, and its claim decides.
+-- A step held to its type's concurrency only, due now and awaiting no event,
+-- whose key is full and has executions waiting for a slot already, waits
+-- behind them at once (geneva._limit_wait_behind says when, and why): it is
+-- inserted waiting for the key (limit_wait_key), without a job, as its claim
+-- would have left it.
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
@@ -3095,20 +3160,11 @@ begin
   end if;
 
   -- behind the key's waiters, when it has some (see above)
-  if p_enqueue and v_index is not null and v_await_event is null and v_scheduled_for <= v_now
-    and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
-    v_wait_key := geneva._limit_key(
-      'concurrency', p_workflow.workflow_type, p_definition.definition -> 'concurrency' ->> 'by',
-      p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
+  if p_enqueue and v_await_event is null and v_scheduled_for <= v_now then
+    v_wait_key := geneva._limit_wait_behind(
+      p_definition, p_step_name, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
+      p_workflow.hero_id
     );
-    -- (the key as a range: see geneva._limit_release)
-    if not exists (
-      select from geneva.step_executions x
-      where x.state = 'scheduled' and x.limit_wait_key >= v_wait_key and x.limit_wait_key <= v_wait_key
-    ) or (select count(*) from geneva.limit_slots ls where ls.limit_key = v_wait_key)
-      < coalesce(geneva._limit_capacity(v_wait_key), 2147483647) then
-      v_wait_key := null;
-    end if;
   end if;
 
   if p_enqueue and v_wait_key is null then
@@ -3483,10 +3539,11 @@ $$;
 -- workflow's move, set-wise: geneva._advance is a batch of one, and
 -- complete_steps passes its whole batch.
 --
--- Called by: geneva._advance, geneva._end_running, start_steps. The caller holds every
--- workflow's lock (and the locks of the executions it ended), and has already
--- ended the execution that brought each workflow here (p_from_ids, when there
--- is one). Each workflow appears once.
+-- Called by: geneva._advance, geneva._end_running, start_steps,
+-- geneva.create_workflows. The caller holds every workflow's lock (and the
+-- locks of the executions it ended), or has just inserted the workflow, and
+-- has already ended the execution that brought each workflow here
+-- (p_from_ids, when there is one). Each workflow appears once.
 --
 -- Per element (the arrays are parallel):
 --   p_moves  next    the step after p_step_names in the current step list,
@@ -3496,6 +3553,10 @@ $$;
 --                    skip what remains)
 --            skip    as next, but finish when the step is no longer defined
 --                    (an operator's skip of a step that is gone)
+--            first   the first step of the current step list, after its own
+--                    wait (create_workflows: the workflow row is inserted as
+--                    this move would leave it, ready with that step next, so
+--                    it is not written again here)
 --            same    p_step_names again, at now + p_waits (reattempts,
 --                    recovery, a resumable step's hand-over): the new
 --                    execution counts one more attempt than p_from_ids' and
@@ -3592,7 +3653,7 @@ begin
       case when f.started_at is null then f.await_event end as from_await_event,
       f.await_from as from_await_from, f.await_until as from_await_until,
       case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
-      array_position(d.step_names, p_step_names[o.ord]) as idx
+      case when p_moves[o.ord] = 'first' then 0 else array_position(d.step_names, p_step_names[o.ord]) end as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
     join geneva.workflows w on w.id = o.workflow_id
     left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -3608,17 +3669,17 @@ begin
     select i.*,
       case
         when i.move = 'next' and i.idx is null then 'pause'
-        when i.move in ('next', 'skip') and (i.idx is null or i.idx >= cardinality(i.step_names)) then 'finish'
-        when i.move in ('next', 'skip', 'same') then 'schedule'
+        when i.move in ('next', 'skip', 'first') and (i.idx is null or i.idx >= cardinality(i.step_names)) then 'finish'
+        when i.move in ('next', 'skip', 'first', 'same') then 'schedule'
         else i.move
       end as resolved
     from item i
   ),
   stepped as materialized (
     select r.*,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_names[r.idx + 1] else r.step_name end
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_waits[r.idx + 1] else r.wait end
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_waits[r.idx + 1] else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
@@ -3774,17 +3835,17 @@ begin
       updated_at = v_now
     from planned p
     where w.id = p.workflow_id
-    returning p.queue, p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0' as due_job,
-      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id,
-      -- (a carried slot its next step did not take over)
-      case when not (p.start and p.carries) then p.carry_key end as freed_key, p.workflow_id
+      and p.move <> 'first'
   )
-  select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
-    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}'),
-    array_agg(m.freed_key) filter (where m.freed_key is not null),
-    array_agg(m.workflow_id) filter (where m.freed_key is not null)
+  select coalesce(array_agg(distinct p.queue) filter (
+      where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
+    ), '{}'),
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
+    -- (a carried slot its next step did not take over)
+    array_agg(p.carry_key) filter (where p.carry_key is not null and not (p.start and p.carries)),
+    array_agg(p.workflow_id) filter (where p.carry_key is not null and not (p.start and p.carries))
   into v_queues, v_stopped, v_freed, v_freed_by
-  from moved m;
+  from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- a carried slot not taken over (the next step waits, is not due now, or
@@ -4933,10 +4994,314 @@ $$;
 comment on function geneva.define_limit(text, integer, integer, interval, text) is
 'Creates or replaces a named limit (concurrency, rate per window, by none, group, hero or type) for the steps that name it.';
 
+-- geneva.create_workflows: creates a workflow of one type for each of a list
+-- of heroes, in one call, and schedules each one's first step (or finishes
+-- them at once when the type has no steps). The one implementation of a
+-- workflow's creation, set-wise: geneva.create_workflow is a batch of one.
+-- Runs in the caller's transaction, so the workflows, their first
+-- executions and their River jobs commit with the caller's own writes, all
+-- or none.
+--
+-- Called by: applications (any SQL client, goclient's CreateWorkflows),
+-- geneva.create_workflow.
+-- Locks: inserts only (and an expired idempotency key's row, taken over). A
+-- concurrent create for the same type and hero, or with the same type and
+-- idempotency key, waits for the first to commit or roll back.
+-- Raises: 22004 for a NULL argument or a NULL hero id; 22023 for an empty
+-- hero type or hero id, for p_groups or p_idempotency_keys of another
+-- length than p_hero_ids; 22001 for a workflow type or hero type longer than
+-- 255 bytes or a hero id longer than 1024 (see geneva._check_length), before
+-- anything is written; WF001 for an unknown workflow type; 23505
+-- (constraint workflows_one_ongoing_per_hero) when a hero already has an
+-- ongoing workflow of this type, or appears twice in the list, and
+-- p_allow_multiple is false (nothing is created: the message names the
+-- first such hero); 22023 for a p_trace_context that is not a W3C
+-- traceparent; 22023 for an empty group, 22001 for one over 255 bytes;
+-- 22023 for an empty idempotency key, 22001 for one over 255 bytes; 40001
+-- under repeatable read or serializable when a rival's create with the same
+-- key committed after this transaction's snapshot (retry the transaction:
+-- it returns the rival's workflow).
+--
+-- Returns the workflows' ids in the order of p_hero_ids: the new ones in
+-- ascending order, and for a hero whose idempotency key was given before
+-- (within its TTL, or earlier in the same list) the first workflow's.
+--
+-- p_groups: each workflow's group (a tenant, an account), shown in the views
+-- and the key of the type's limits by group; NULL for none (the array, or an
+-- element).
+--
+-- p_idempotency_keys: each request's own name (an order's id), as
+-- create_workflow's p_idempotency_key: a key given for this workflow type
+-- within the type's "idempotency_ttl" (define_workflow; default 24 hours)
+-- returns the workflow the first call created, ended or not, and creates
+-- nothing for that hero; a key given twice in the list creates once. NULL
+-- for none (the array, or an element).
+--
+-- p_trace_context: the W3C traceparent of the request creating the
+-- workflows, stored with each (see create_workflow); NULL or '' stores none.
+--
+-- The first steps of two or more workflows are scheduled as every later
+-- step is, set-wise, by geneva._advance_many (its move "first"), whose
+-- header says what a schedule writes; the workflow rows are inserted as
+-- that move leaves them (ready, the first step next), so they are written
+-- once. A single workflow's (create_workflow's) is scheduled by
+-- geneva._schedule_step, which costs one row less than the set-wise
+-- statement's fixed share. Either way, a first step held to its type's
+-- concurrency only, due now and awaiting no event, whose key is full and
+-- has executions waiting already, waits behind them at once, without a job
+-- (geneva._limit_wait_behind).
+--
+-- Plans: every statement is held to index lookups, planned once per session
+-- (the settings below), as the claim's and the end's are: a list's length
+-- is not known when the plan is made.
+create or replace function geneva.create_workflows(
+  p_workflow_type text,
+  p_hero_type text,
+  p_hero_ids text[],
+  p_allow_multiple boolean default false,
+  p_trace_context text default null,
+  p_groups text[] default null,
+  p_idempotency_keys text[] default null
+)
+returns bigint[]
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_count integer := cardinality(p_hero_ids);
+  v_definition geneva.workflow_definitions;
+  v_first_step text;
+  v_trace_context text := nullif(p_trace_context, '');
+  v_ids bigint[];
+  v_result bigint[];
+  v_create boolean[];
+  v_created bigint[];
+  v_inserted integer;
+  v_wait_keys text[];
+  v_existing geneva.workflows;
+  v_workflow geneva.workflows;
+  v_detail text;
+begin
+  if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null then
+    raise exception 'workflow type, hero type, hero ids and allow_multiple must not be null'
+      using errcode = '22004';
+  end if;
+  if array_position(p_hero_ids, null) is not null then
+    raise exception 'hero id % of % is null', array_position(p_hero_ids, null), v_count
+      using errcode = '22004';
+  end if;
+  if cardinality(p_groups) <> v_count or cardinality(p_idempotency_keys) <> v_count then
+    raise exception '% hero ids, % groups and % idempotency keys: each list names one per hero',
+      v_count, cardinality(p_groups), cardinality(p_idempotency_keys)
+      using errcode = '22023', hint = 'Pass NULL for a list that names none.';
+  end if;
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_lengths(p_hero_ids, 1024, 'hero id');
+  if p_hero_type = '' or '' = any (p_hero_ids) then
+    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  perform geneva._check_lengths(p_groups, 255, 'group');
+  if '' = any (p_groups) then
+    raise exception 'group must not be empty' using errcode = '22023',
+      hint = 'Pass NULL for a workflow without a group.';
+  end if;
+
+  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+    raise exception 'trace context % is not a W3C traceparent', p_trace_context
+      using errcode = '22023',
+            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
+  end if;
+
+  v_definition := geneva._definition(p_workflow_type);
+  if v_definition.workflow_type is null then
+    raise exception 'unknown workflow type %', p_workflow_type
+      using errcode = 'WF001',
+            hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',
+            table = 'workflow_definitions';
+  end if;
+
+  perform geneva._check_lengths(p_idempotency_keys, 255, 'idempotency key');
+  if '' = any (p_idempotency_keys) then
+    raise exception 'idempotency key must not be empty' using errcode = '22023',
+      hint = 'Pass NULL to create without a key.';
+  end if;
+
+  if v_count = 0 then
+    return '{}';
+  end if;
+
+  -- an id for each hero, drawn in the list's order
+  if v_count = 1 then
+    v_ids := array[nextval('geneva.workflows_id_seq')];
+  else
+    select array_agg(nextval('geneva.workflows_id_seq') order by o) into v_ids
+    from generate_series(1, v_count) o;
+  end if;
+  v_result := v_ids;
+  v_created := v_ids;
+
+  -- guard: a key given within its TTL returns the first workflow. The keys'
+  -- rows are written first: a rival with one of the keys waits here for this
+  -- transaction, then finds the key taken (a key past its time is taken
+  -- over, in place). A key given twice in the list is written for its first
+  -- hero; the others return that hero's workflow.
+  if array_to_string(p_idempotency_keys, '') <> '' then
+    -- the only writer of keys (sql/triggers/idempotency_keys_guard.sql)
+    perform pg_catalog.set_config('geneva.inserting', 'on', true);
+    insert into geneva.idempotency_keys as k (workflow_type, idempotency_key, workflow_id, created_at, expires_at)
+    select distinct on (u.idempotency_key) p_workflow_type, u.idempotency_key, v_ids[u.ord], v_now,
+      v_now + v_definition.idempotency_ttl
+    from unnest(p_idempotency_keys) with ordinality as u (idempotency_key, ord)
+    where u.idempotency_key is not null
+    order by u.idempotency_key, u.ord
+    on conflict (workflow_type, idempotency_key) do update
+    set workflow_id = excluded.workflow_id,
+      created_at = excluded.created_at,
+      expires_at = excluded.expires_at
+    where k.expires_at <= v_now;
+    perform pg_catalog.set_config('geneva.inserting', '', true);
+
+    -- each key's workflow, this call's or the first call's
+    select array_agg(coalesce(k.workflow_id, v_ids[u.ord]) order by u.ord) into v_result
+    from unnest(p_idempotency_keys) with ordinality as u (idempotency_key, ord)
+    left join geneva.idempotency_keys k
+      on k.workflow_type = p_workflow_type and k.idempotency_key = u.idempotency_key;
+    -- (a hero is created when its id is its own)
+    select array_agg(v_result[o] = v_ids[o] order by o), array_agg(v_ids[o] order by o) filter (where v_result[o] = v_ids[o])
+    into v_create, v_created
+    from generate_series(1, v_count) o;
+    if v_created is null then
+      return v_result;
+    end if;
+  end if;
+
+  v_first_step := v_definition.step_names[1];
+
+  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    -- a rival creating the same hero's workflow is waited for, then seen; a
+    -- hero twice in the list is inserted once
+    insert into geneva.workflows (
+      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+      transitioned_at, finished_at, trace_context, group_name
+    )
+    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+      v_trace_context, p_groups[u.ord]
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord]
+    order by u.ord
+    on conflict (workflow_type, hero_type, hero_id)
+      where finished_at is null and canceled_at is null and not allow_multiple
+      do nothing;
+    get diagnostics v_inserted = row_count;
+  else
+    -- under repeatable read and serializable, ON CONFLICT meets a rival
+    -- committed after the snapshot with a serialization failure; a plain
+    -- insert reports the duplicate as one (the same insert, without ON
+    -- CONFLICT)
+    begin
+      insert into geneva.workflows (
+        id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+        transitioned_at, finished_at, trace_context, group_name
+      )
+      select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+        case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+        case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+        v_trace_context, p_groups[u.ord]
+      from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+      where v_create is null or v_create[u.ord]
+      order by u.ord;
+      get diagnostics v_inserted = row_count;
+    exception when unique_violation then
+      get stacked diagnostics v_detail = pg_exception_detail;
+      v_inserted := -1;
+    end;
+  end if;
+  perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- guard: one ongoing workflow per type and hero (the first hero refused)
+  if v_inserted <> cardinality(v_created) then
+    select w.* into v_existing
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    join geneva.workflows w
+      on w.workflow_type = p_workflow_type and w.hero_type = p_hero_type and w.hero_id = u.hero_id
+      and w.finished_at is null and w.canceled_at is null and not w.allow_multiple
+    where (v_create is null or v_create[u.ord]) and w.id <> v_ids[u.ord]
+    order by u.ord
+    limit 1;
+    raise exception 'hero % % already has an ongoing % workflow', p_hero_type,
+        coalesce(v_existing.hero_id, case when v_count = 1 then p_hero_ids[1] end, '(one of the list)'), p_workflow_type
+      using errcode = '23505',
+            detail = case
+              when v_existing.id = any (v_created) then 'The hero appears more than once in the list.'
+              when v_existing.id is not null then format('Workflow %s is %s.', v_existing.id, v_existing.state)
+              else 'The other workflow was created after this transaction''s snapshot.'
+                || coalesce(' ' || v_detail, '')
+            end,
+            hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
+            table = 'workflows',
+            constraint = 'workflows_one_ongoing_per_hero';
+  end if;
+
+  if v_first_step is null then
+    return v_result;
+  end if;
+
+  if cardinality(v_created) = 1 then
+    -- one workflow: its first step is scheduled row-wise, which costs less
+    -- than the set-wise statement's fixed share (bench/NOTES.md)
+    v_workflow.id := v_created[1];
+    v_workflow.workflow_type := p_workflow_type;
+    v_workflow.hero_type := p_hero_type;
+    v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
+    v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
+    perform geneva._schedule_step(
+      v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
+    );
+    return v_result;
+  end if;
+
+  -- behind the key's waiters, when it has some (see above): a step due now
+  -- that awaits no event
+  if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
+    and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
+    select array_agg(
+      geneva._limit_wait_behind(v_definition, v_first_step, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id)
+      order by u.ord
+    ) into v_wait_keys
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord];
+  end if;
+
+  perform geneva._advance_many(
+    v_created, array_fill('first'::text, array[cardinality(v_created)]), null, null, null, null,
+    null, v_wait_keys
+  );
+
+  return v_result;
+end;
+$$;
+
+comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[]) is
+'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none; a repeated idempotency key returns the first workflow.';
+
 -- geneva.create_workflow: creates a workflow for a hero and schedules its first
 -- step (after that step's wait), or finishes it at once when the type has no
 -- steps. Runs in the caller's transaction, so the workflow, its first execution
--- and the River job commit with the caller's own writes.
+-- and the River job commit with the caller's own writes. A batch of one of
+-- geneva.create_workflows, which says how a workflow is created.
 --
 -- Called by: applications (any SQL client, goclient).
 -- Locks: inserts only (and an expired idempotency key's row, taken over). A
@@ -4988,143 +5353,12 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_now timestamptz := geneva.now();
-  v_definition geneva.workflow_definitions;
-  v_first_step text;
-  v_new geneva.workflows;
-  v_inserted boolean;
-  v_existing geneva.workflows;
-  v_trace_context text := nullif(p_trace_context, '');
-  v_id bigint;
-  v_first bigint;
 begin
-  if p_workflow_type is null or p_hero_type is null or p_hero_id is null or p_allow_multiple is null then
-    raise exception 'workflow type, hero type, hero id and allow_multiple must not be null'
-      using errcode = '22004';
-  end if;
-  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
-  perform geneva._check_length(p_hero_type, 255, 'hero type');
-  perform geneva._check_length(p_hero_id, 1024, 'hero id');
-  if p_hero_type = '' or p_hero_id = '' then
-    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
-  end if;
-
-  perform geneva._check_length(p_group, 255, 'group');
-  if p_group = '' then
-    raise exception 'group must not be empty' using errcode = '22023',
-      hint = 'Pass NULL for a workflow without a group.';
-  end if;
-
-  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
-    raise exception 'trace context % is not a W3C traceparent', p_trace_context
-      using errcode = '22023',
-            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
-  end if;
-
-  v_definition := geneva._definition(p_workflow_type);
-  if v_definition.workflow_type is null then
-    raise exception 'unknown workflow type %', p_workflow_type
-      using errcode = 'WF001',
-            hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',
-            table = 'workflow_definitions';
-  end if;
-
-  perform geneva._check_length(p_idempotency_key, 255, 'idempotency key');
-  if p_idempotency_key = '' then
-    raise exception 'idempotency key must not be empty' using errcode = '22023',
-      hint = 'Pass NULL to create without a key.';
-  end if;
-
-  v_id := nextval('geneva.workflows_id_seq');
-
-  -- guard: a key given within its TTL returns the first workflow. The key's
-  -- row is written first: a rival with the same key waits here for this
-  -- transaction, then finds the key taken (a key past its time is taken
-  -- over, in place).
-  if p_idempotency_key is not null then
-    -- the only writer of keys (sql/triggers/idempotency_keys_guard.sql)
-    perform pg_catalog.set_config('geneva.inserting', 'on', true);
-    insert into geneva.idempotency_keys as k (workflow_type, idempotency_key, workflow_id, created_at, expires_at)
-    values (p_workflow_type, p_idempotency_key, v_id, v_now, v_now + v_definition.idempotency_ttl)
-    on conflict (workflow_type, idempotency_key) do update
-    set workflow_id = excluded.workflow_id,
-      created_at = excluded.created_at,
-      expires_at = excluded.expires_at
-    where k.expires_at <= v_now;
-    v_inserted := found;
-    perform pg_catalog.set_config('geneva.inserting', '', true);
-    if not v_inserted then
-      select k.workflow_id into strict v_first
-      from geneva.idempotency_keys k
-      where k.workflow_type = p_workflow_type and k.idempotency_key = p_idempotency_key;
-      return v_first;
-    end if;
-  end if;
-
-  v_first_step := v_definition.step_names[1];
-
-  -- (in the table's column order)
-  v_new := row(
-    v_id, p_workflow_type, p_hero_type, p_hero_id,
-    case when v_first_step is null then 'finished' else 'ready' end,
-    null, v_first_step, p_allow_multiple, null, v_now, v_now, null,
-    case when v_first_step is null then v_now end, null,
-    case when v_first_step is null then v_now end, null, v_trace_context
-  );
-  v_new.group_name := p_group;
-
-  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
-  perform pg_catalog.set_config('geneva.inserting', 'on', true);
-  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    -- a rival creating the same hero's workflow is waited for, then seen
-    insert into geneva.workflows
-    select v_new.*
-    on conflict (workflow_type, hero_type, hero_id)
-      where finished_at is null and canceled_at is null and not allow_multiple
-      do nothing;
-    v_inserted := found;
-  else
-    -- under repeatable read and serializable, ON CONFLICT meets a rival
-    -- committed after the snapshot with a serialization failure; a plain
-    -- insert reports the duplicate as one
-    begin
-      insert into geneva.workflows select v_new.*;
-      v_inserted := true;
-    exception when unique_violation then
-      v_inserted := false;
-    end;
-  end if;
-
-  perform pg_catalog.set_config('geneva.inserting', '', true);
-
-  -- guard: one ongoing workflow per type and hero
-  if not v_inserted then
-    select w.* into v_existing
-    from geneva.workflows w
-    where w.workflow_type = p_workflow_type
-      and w.hero_type = p_hero_type
-      and w.hero_id = p_hero_id
-      and w.finished_at is null and w.canceled_at is null
-      and not w.allow_multiple;
-    raise exception 'hero % % already has an ongoing % workflow', p_hero_type, p_hero_id, p_workflow_type
-      using errcode = '23505',
-            detail = case
-              when v_existing.id is not null then format('Workflow %s is %s.', v_existing.id, v_existing.state)
-              else 'The other workflow was created after this transaction''s snapshot.'
-            end,
-            hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
-            table = 'workflows',
-            constraint = 'workflows_one_ongoing_per_hero';
-  end if;
-
-  if v_first_step is not null then
-    perform geneva._schedule_step(
-      v_new, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
-    );
-  end if;
-
-  return v_new.id;
+  return (geneva.create_workflows(
+    p_workflow_type, p_hero_type, array[p_hero_id], p_allow_multiple, p_trace_context,
+    case when p_group is not null then array[p_group] end,
+    case when p_idempotency_key is not null then array[p_idempotency_key] end
+  ))[1];
 end;
 $$;
 
@@ -11355,7 +11589,7 @@ comment on view geneva.action_log is
 -- administrator (README, "Security"):
 --
 --   reader    dashboards: the views and the read functions
---   app       applications: what reader may, and create_workflow,
+--   app       applications: what reader may, and create_workflow(s),
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, retry, bulk verbs, housekeeping (its thresholds and
@@ -11467,6 +11701,7 @@ to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role";
 -- transactions, and from an operator's approval inbox).
 grant execute on function
   geneva.create_workflow,
+  geneva.create_workflows,
   geneva.send_event,
   geneva.send_hero_event
 to :"geneva_app_role", :"geneva_operator_role";

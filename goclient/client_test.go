@@ -58,6 +58,40 @@ func TestClient(t *testing.T) {
 		require.Equal(t, goclient.StateReady, workflow.State)
 	})
 
+	// An application may create many at once; groups and keys go one per
+	// hero, "" for none; a bad list is an invalid argument.
+	t.Run("CreateWorkflowsAsAnApplication", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		conf := dbtest.NewConfig(t)
+		client := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator))
+		app := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.App))
+		require.NoError(t, protocol.New(dbtest.NewPoolAs(t, conf, dbtest.Worker)).DefineWorkflow(ctx, "Two",
+			[]byte(`{"steps": [{"name": "a"}]}`)))
+
+		ids, err := app.CreateWorkflows(ctx, "Two", "User", []string{"1", "2", "3"}, &goclient.CreateWorkflowsOpts{
+			Groups:          []string{"acme", "", "acme"},
+			IdempotencyKeys: []string{"", "order-2", "order-2"},
+		})
+		require.NoError(t, err)
+		require.Len(t, ids, 3)
+		require.Equal(t, ids[1], ids[2], "a key given twice creates once")
+		first, err := client.GetWorkflow(ctx, ids[0])
+		require.NoError(t, err)
+		require.Equal(t, "acme", *first.Group)
+		require.Equal(t, "1", first.HeroID)
+
+		_, err = app.CreateWorkflows(ctx, "Two", "User", []string{"4", "5"}, &goclient.CreateWorkflowsOpts{Groups: []string{"acme"}})
+		require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+		_, err = app.CreateWorkflows(ctx, "Two", "User", []string{"4", "1"}, nil)
+		var duplicate *goclient.DuplicateWorkflowError
+		require.ErrorAs(t, err, &duplicate)
+		require.Equal(t, "1", duplicate.HeroID)
+		empty, err := app.CreateWorkflows(ctx, "Two", "User", nil, nil)
+		require.NoError(t, err)
+		require.Empty(t, empty)
+	})
+
 	t.Run("DuplicateWorkflowNamesTheHero", func(t *testing.T) {
 		t.Parallel()
 		ctx, _, client, _ := setup(t)

@@ -78,6 +78,32 @@ func ExampleClient_CreateWorkflow() {
 	// 0 workflows for User 43
 }
 
+// Many workflows are created at once in one statement, all or none, at a
+// fraction of the cost of creating them one by one; their ids come back in
+// the order of the heroes.
+func ExampleClient_CreateWorkflows() {
+	ctx := context.Background()
+	client := goclient.New(examplePool(ctx))
+
+	ids, err := client.CreateWorkflows(ctx, "Welcome", "User", []string{"1", "2", "3"}, nil)
+	must(err)
+	fmt.Println(len(ids), ids[0] < ids[1] && ids[1] < ids[2])
+
+	// one hero with an ongoing workflow refuses the whole list
+	_, err = client.CreateWorkflows(ctx, "Welcome", "User", []string{"4", "2"}, nil)
+	var duplicate *goclient.DuplicateWorkflowError
+	if errors.As(err, &duplicate) {
+		fmt.Println("already ongoing for", duplicate.HeroType, duplicate.HeroID)
+	}
+	workflows, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{WorkflowType: "Welcome"})
+	must(err)
+	fmt.Println(len(workflows), "workflows")
+	// Output:
+	// 3 true
+	// already ongoing for User 2
+	// 3 workflows
+}
+
 // A hero has one ongoing workflow of a type: a second is refused with a
 // *DuplicateWorkflowError, which matches ErrDuplicateWorkflow.
 func ExampleDuplicateWorkflowError() {

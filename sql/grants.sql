@@ -14,7 +14,7 @@
 -- administrator (README, "Security"):
 --
 --   reader    dashboards: the views and the read functions
---   app       applications: what reader may, and create_workflow,
+--   app       applications: what reader may, and create_workflow(s),
 --             send_event and send_hero_event
 --   operator  operators: what app may, and pause, resume, cancel, skip,
 --             schedule, retry, bulk verbs, housekeeping (its thresholds and
@@ -126,6 +126,7 @@ to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 -- transactions, and from an operator's approval inbox).
 grant execute on function
   geneva.create_workflow,
+  geneva.create_workflows,
   geneva.send_event,
   geneva.send_hero_event
 to {{ .role_app }}, {{ .role_operator }};

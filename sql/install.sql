@@ -20,6 +20,7 @@
 {{ template "functions/_signal_effects.sql" . }}
 {{ template "functions/_check_wait.sql" . }}
 {{ template "functions/_check_length.sql" . }}
+{{ template "functions/_check_lengths.sql" . }}
 {{ template "functions/allow_fake_clock.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
@@ -43,6 +44,7 @@
 {{ template "functions/_limit_take.sql" . }}
 {{ template "functions/_limit_await_number.sql" . }}
 {{ template "functions/_limit_carries.sql" . }}
+{{ template "functions/_limit_wait_behind.sql" . }}
 {{ template "functions/_unconditional.sql" . }}
 {{ template "functions/_limit_release.sql" . }}
 {{ template "functions/_limit_admit.sql" . }}
@@ -72,6 +74,7 @@
 {{ template "functions/_step_http.sql" . }}
 {{ template "functions/define_workflow.sql" . }}
 {{ template "functions/define_limit.sql" . }}
+{{ template "functions/create_workflows.sql" . }}
 {{ template "functions/create_workflow.sql" . }}
 {{ template "functions/pause_workflow.sql" . }}
 {{ template "functions/resume_workflow.sql" . }}

@@ -146,6 +146,52 @@ func TestConcurrency(t *testing.T) {
 		}
 	})
 
+	// Two lists that share a hero: the second waits for the first's
+	// transaction, and is refused whole when it commits (none of its own
+	// heroes is created), or creates all of its list when it rolls back.
+	t.Run("CreateWorkflowsWaitsForARivalListWithTheSameHero", func(t *testing.T) {
+		t.Parallel()
+		for _, commit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("Commit%v", commit), func(t *testing.T) {
+				t.Parallel()
+				b := setup(t)
+				b.defineThreeSteps(t)
+				first, second := b.session(t), b.session(t)
+
+				tx, err := first.conn.Begin(b.ctx)
+				require.NoError(t, err)
+				_, err = tx.Exec(b.ctx, "select geneva.create_workflows('ThreeSteps', 'User', array['1', '2'])")
+				require.NoError(t, err)
+
+				done := inBackground(func() error {
+					_, err := second.conn.Exec(b.ctx, "select geneva.create_workflows('ThreeSteps', 'User', array['3', '2', '4'])")
+					return err
+				})
+				b.waitBlocked(t, second)
+				notDone(t, done)
+
+				var heroes []string
+				if commit {
+					require.NoError(t, tx.Commit(b.ctx))
+					pgErr := requireCode(t, receive(t, done), "23505")
+					require.Contains(t, pgErr.Message, "User 2")
+					heroes = []string{"1", "2"}
+				} else {
+					require.NoError(t, tx.Rollback(b.ctx))
+					require.NoError(t, receive(t, done))
+					heroes = []string{"2", "3", "4"}
+				}
+				var got []string
+				require.NoError(t, b.conn.QueryRow(b.ctx,
+					"select array_agg(hero_id order by hero_id) from geneva.workflows").Scan(&got))
+				require.Equal(t, heroes, got)
+				var executions int
+				require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.step_executions").Scan(&executions))
+				require.Equal(t, len(heroes), executions)
+			})
+		}
+	})
+
 	t.Run("LocksWorkflowBeforeExecution", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

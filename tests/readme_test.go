@@ -165,23 +165,9 @@ func TestReadmeSQLAPI(t *testing.T) {
 
 func TestReadmeEvents(t *testing.T) {
 	t.Parallel()
-	const script = "../examples/psql/events.sql"
 	b := setup(t)
-	psql := requirePsql(t)
-
-	text, err := os.ReadFile(script)
-	require.NoError(t, err)
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
 	// the README quotes the script from its first step to the trigger
-	s := string(text)
-	quoted := s[strings.Index(s, "-- 1. A step"):strings.Index(s, "\n\n-- The history")]
-	require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", script)
-
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, psql, "-X", "-f", script, "-d", b.conf.URL()).CombinedOutput()
-	require.NoError(t, err, "psql -f %s:\n%s", script, out)
+	out := b.runQuoted(t, "../examples/psql/events.sql", "-- 1. A step", "\n\n-- The history")
 	require.Contains(t, string(out), "approve   | approved | ", "awaiting_events listed the step:\n%s", out)
 
 	type eventRow struct {
@@ -210,23 +196,9 @@ func TestReadmeEvents(t *testing.T) {
 
 func TestReadmeSchedules(t *testing.T) {
 	t.Parallel()
-	const script = "../examples/psql/schedules.sql"
 	b := setup(t)
-	psql := requirePsql(t)
-
-	text, err := os.ReadFile(script)
-	require.NoError(t, err)
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
 	// the README quotes the script from its first step to the test clock
-	s := string(text)
-	quoted := s[strings.Index(s, "-- 1. The workflow type"):strings.Index(s, "\n\n-- Under the test clock")]
-	require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", script)
-
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, psql, "-X", "-f", script, "-d", b.conf.URL()).CombinedOutput()
-	require.NoError(t, err, "psql -f %s:\n%s", script, out)
+	out := b.runQuoted(t, "../examples/psql/schedules.sql", "-- 1. The workflow type", "\n\n-- Under the test clock")
 	require.Regexp(t, `sales-digest \| 30 8 \* \* mon-fri \| Europe/Berlin \| f +\| `, string(out))
 
 	type firing struct {
@@ -247,4 +219,53 @@ func TestReadmeSchedules(t *testing.T) {
 	var workflows int
 	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows where workflow_type = 'Digest'").Scan(&workflows))
 	require.Equal(t, 1, workflows)
+}
+
+func TestReadmeCreateMany(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// the README quotes the script from its first step to the retried call
+	out := b.runQuoted(t, "../examples/psql/create_many.sql", "-- 1. A workflow", "\n\n-- The workflows it leaves")
+	calls := regexp.MustCompile(`\{[0-9,]+\}`).FindAllString(string(out), -1)
+	require.Len(t, calls, 4, "four calls' ids:\n%s", out)
+	require.Equal(t, calls[2], calls[3], "the retried call returns the first call's workflows")
+
+	type workflowRow struct {
+		HeroID    string
+		Group     *string
+		State     string
+		StepName  string
+		Execution string
+	}
+	rows, err := b.conn.Query(b.ctx, `select w.hero_id, w.group_name, w.state, e.step_name, e.state
+		from geneva.workflows w join geneva.step_executions e on e.workflow_id = w.id order by w.id`)
+	require.NoError(t, err)
+	workflows, err := pgx.CollectRows(rows, pgx.RowToStructByPos[workflowRow])
+	require.NoError(t, err)
+	want := []workflowRow{}
+	for i, group := range []*string{ptr("acme"), ptr("acme"), ptr("globex"), nil, nil, nil, nil} {
+		want = append(want, workflowRow{string(rune('1' + i)), group, "ready", "send_email", "scheduled"})
+	}
+	require.Equal(t, want, workflows)
+}
+
+// runQuoted checks that README.md quotes the psql script from the line
+// starting with from up to to, runs the script on the test's database and
+// returns its output.
+func (b *testBundle) runQuoted(t *testing.T, script, from, to string) []byte {
+	t.Helper()
+	psql := requirePsql(t)
+	text, err := os.ReadFile(script)
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	s := string(text)
+	quoted := s[strings.Index(s, from):strings.Index(s, to)]
+	require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", script)
+
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, psql, "-X", "-f", script, "-d", b.conf.URL()).CombinedOutput()
+	require.NoError(t, err, "psql -f %s:\n%s", script, out)
+	return out
 }

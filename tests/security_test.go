@@ -131,6 +131,7 @@ func TestLeastPrivilege(t *testing.T) {
 	roleCalls := map[dbtest.Role][]string{
 		dbtest.Reader: {
 			"select geneva.create_workflow('ThreeSteps', 'User', '9')",
+			"select geneva.create_workflows('ThreeSteps', 'User', array['9'])",
 			"select geneva.pause_workflow($1)",
 			"select geneva.housekeep(null)",
 			"select geneva.define_workflow('X', '{\"steps\": []}')",
@@ -154,6 +155,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		dbtest.Worker: {
 			"select geneva.create_workflow('ThreeSteps', 'User', '9')",
+			"select geneva.create_workflows('ThreeSteps', 'User', array['9'])",
 			"select geneva.pause_workflow($1)",
 			"select geneva.cancel_workflow($1)",
 			"select geneva.skip_step($1)",

@@ -4,10 +4,11 @@
 -- workflow's move, set-wise: geneva._advance is a batch of one, and
 -- complete_steps passes its whole batch.
 --
--- Called by: geneva._advance, geneva._end_running, start_steps. The caller holds every
--- workflow's lock (and the locks of the executions it ended), and has already
--- ended the execution that brought each workflow here (p_from_ids, when there
--- is one). Each workflow appears once.
+-- Called by: geneva._advance, geneva._end_running, start_steps,
+-- geneva.create_workflows. The caller holds every workflow's lock (and the
+-- locks of the executions it ended), or has just inserted the workflow, and
+-- has already ended the execution that brought each workflow here
+-- (p_from_ids, when there is one). Each workflow appears once.
 --
 -- Per element (the arrays are parallel):
 --   p_moves  next    the step after p_step_names in the current step list,
@@ -17,6 +18,10 @@
 --                    skip what remains)
 --            skip    as next, but finish when the step is no longer defined
 --                    (an operator's skip of a step that is gone)
+--            first   the first step of the current step list, after its own
+--                    wait (create_workflows: the workflow row is inserted as
+--                    this move would leave it, ready with that step next, so
+--                    it is not written again here)
 --            same    p_step_names again, at now + p_waits (reattempts,
 --                    recovery, a resumable step's hand-over): the new
 --                    execution counts one more attempt than p_from_ids' and
@@ -113,7 +118,7 @@ begin
       case when f.started_at is null then f.await_event end as from_await_event,
       f.await_from as from_await_from, f.await_until as from_await_until,
       case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
-      array_position(d.step_names, p_step_names[o.ord]) as idx
+      case when p_moves[o.ord] = 'first' then 0 else array_position(d.step_names, p_step_names[o.ord]) end as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
     join geneva.workflows w on w.id = o.workflow_id
     left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -129,17 +134,17 @@ begin
     select i.*,
       case
         when i.move = 'next' and i.idx is null then 'pause'
-        when i.move in ('next', 'skip') and (i.idx is null or i.idx >= cardinality(i.step_names)) then 'finish'
-        when i.move in ('next', 'skip', 'same') then 'schedule'
+        when i.move in ('next', 'skip', 'first') and (i.idx is null or i.idx >= cardinality(i.step_names)) then 'finish'
+        when i.move in ('next', 'skip', 'first', 'same') then 'schedule'
         else i.move
       end as resolved
     from item i
   ),
   stepped as materialized (
     select r.*,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_names[r.idx + 1] else r.step_name end
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip') then r.step_waits[r.idx + 1] else r.wait end
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_waits[r.idx + 1] else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
@@ -295,17 +300,17 @@ begin
       updated_at = v_now
     from planned p
     where w.id = p.workflow_id
-    returning p.queue, p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0' as due_job,
-      case when p.final = 'schedule_canceled' then p.next_id end as stopped_id,
-      -- (a carried slot its next step did not take over)
-      case when not (p.start and p.carries) then p.carry_key end as freed_key, p.workflow_id
+      and p.move <> 'first'
   )
-  select coalesce(array_agg(distinct m.queue) filter (where m.due_job), '{}'),
-    coalesce(array_agg(m.stopped_id) filter (where m.stopped_id is not null), '{}'),
-    array_agg(m.freed_key) filter (where m.freed_key is not null),
-    array_agg(m.workflow_id) filter (where m.freed_key is not null)
+  select coalesce(array_agg(distinct p.queue) filter (
+      where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
+    ), '{}'),
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
+    -- (a carried slot its next step did not take over)
+    array_agg(p.carry_key) filter (where p.carry_key is not null and not (p.start and p.carries)),
+    array_agg(p.workflow_id) filter (where p.carry_key is not null and not (p.start and p.carries))
   into v_queues, v_stopped, v_freed, v_freed_by
-  from moved m;
+  from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- a carried slot not taken over (the next step waits, is not due now, or

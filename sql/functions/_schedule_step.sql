@@ -1,7 +1,7 @@
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
 -- told not to, the River job that will trigger it.
 --
--- Called by: geneva.create_workflow, geneva.resume_workflow,
+-- Called by: geneva.create_workflows (a batch of one), geneva.resume_workflow,
 -- geneva.schedule_step (geneva._advance_many schedules set-wise, with the
 -- same job arguments: geneva._step_job_args). The caller holds the workflow
 -- lock, has ended any other active execution (the unique index
@@ -20,19 +20,11 @@
 -- without its event) or with p_event_id (a resume carries the event the
 -- step's last execution consumed), it is due at p_scheduled_for.
 --
--- A step held to its type's concurrency only (geneva._limit_carries), due
--- now and awaiting no event, whose key is full and has executions waiting
--- for a slot already, waits behind them at once: it is inserted waiting for
--- the key (limit_wait_key), without a job, as its claim would have left it,
--- so that a busy key's new work does not fill River's queue ahead of other
--- keys' (fairness) nor cost a fetch and a claim to find the key full. It
--- takes no lock for it: the caller's transaction, an application's, may be
--- long, and no worker's end may wait for it. So a wake-up can be missed: if
--- every slot of the key frees and every waiter ahead runs and ends before
--- this transaction commits, no free sees the new waiter, and housekeeping's
--- backstop (geneva.housekeep offers every key with waiters its free slots)
--- wakes it at its next round. Otherwise (no one waits, or the key has room)
--- it gets its job, and its claim decides.
+-- A step held to its type's concurrency only, due now and awaiting no event,
+-- whose key is full and has executions waiting for a slot already, waits
+-- behind them at once (geneva._limit_wait_behind says when, and why): it is
+-- inserted waiting for the key (limit_wait_key), without a job, as its claim
+-- would have left it.
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
@@ -76,20 +68,11 @@ begin
   end if;
 
   -- behind the key's waiters, when it has some (see above)
-  if p_enqueue and v_index is not null and v_await_event is null and v_scheduled_for <= v_now
-    and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
-    v_wait_key := geneva._limit_key(
-      'concurrency', p_workflow.workflow_type, p_definition.definition -> 'concurrency' ->> 'by',
-      p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
+  if p_enqueue and v_await_event is null and v_scheduled_for <= v_now then
+    v_wait_key := geneva._limit_wait_behind(
+      p_definition, p_step_name, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
+      p_workflow.hero_id
     );
-    -- (the key as a range: see geneva._limit_release)
-    if not exists (
-      select from geneva.step_executions x
-      where x.state = 'scheduled' and x.limit_wait_key >= v_wait_key and x.limit_wait_key <= v_wait_key
-    ) or (select count(*) from geneva.limit_slots ls where ls.limit_key = v_wait_key)
-      < coalesce(geneva._limit_capacity(v_wait_key), 2147483647) then
-      v_wait_key := null;
-    end if;
   end if;
 
   if p_enqueue and v_wait_key is null then

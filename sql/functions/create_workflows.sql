@@ -1,0 +1,302 @@
+-- geneva.create_workflows: creates a workflow of one type for each of a list
+-- of heroes, in one call, and schedules each one's first step (or finishes
+-- them at once when the type has no steps). The one implementation of a
+-- workflow's creation, set-wise: geneva.create_workflow is a batch of one.
+-- Runs in the caller's transaction, so the workflows, their first
+-- executions and their River jobs commit with the caller's own writes, all
+-- or none.
+--
+-- Called by: applications (any SQL client, goclient's CreateWorkflows),
+-- geneva.create_workflow.
+-- Locks: inserts only (and an expired idempotency key's row, taken over). A
+-- concurrent create for the same type and hero, or with the same type and
+-- idempotency key, waits for the first to commit or roll back.
+-- Raises: 22004 for a NULL argument or a NULL hero id; 22023 for an empty
+-- hero type or hero id, for p_groups or p_idempotency_keys of another
+-- length than p_hero_ids; 22001 for a workflow type or hero type longer than
+-- 255 bytes or a hero id longer than 1024 (see geneva._check_length), before
+-- anything is written; WF001 for an unknown workflow type; 23505
+-- (constraint workflows_one_ongoing_per_hero) when a hero already has an
+-- ongoing workflow of this type, or appears twice in the list, and
+-- p_allow_multiple is false (nothing is created: the message names the
+-- first such hero); 22023 for a p_trace_context that is not a W3C
+-- traceparent; 22023 for an empty group, 22001 for one over 255 bytes;
+-- 22023 for an empty idempotency key, 22001 for one over 255 bytes; 40001
+-- under repeatable read or serializable when a rival's create with the same
+-- key committed after this transaction's snapshot (retry the transaction:
+-- it returns the rival's workflow).
+--
+-- Returns the workflows' ids in the order of p_hero_ids: the new ones in
+-- ascending order, and for a hero whose idempotency key was given before
+-- (within its TTL, or earlier in the same list) the first workflow's.
+--
+-- p_groups: each workflow's group (a tenant, an account), shown in the views
+-- and the key of the type's limits by group; NULL for none (the array, or an
+-- element).
+--
+-- p_idempotency_keys: each request's own name (an order's id), as
+-- create_workflow's p_idempotency_key: a key given for this workflow type
+-- within the type's "idempotency_ttl" (define_workflow; default 24 hours)
+-- returns the workflow the first call created, ended or not, and creates
+-- nothing for that hero; a key given twice in the list creates once. NULL
+-- for none (the array, or an element).
+--
+-- p_trace_context: the W3C traceparent of the request creating the
+-- workflows, stored with each (see create_workflow); NULL or '' stores none.
+--
+-- The first steps of two or more workflows are scheduled as every later
+-- step is, set-wise, by geneva._advance_many (its move "first"), whose
+-- header says what a schedule writes; the workflow rows are inserted as
+-- that move leaves them (ready, the first step next), so they are written
+-- once. A single workflow's (create_workflow's) is scheduled by
+-- geneva._schedule_step, which costs one row less than the set-wise
+-- statement's fixed share. Either way, a first step held to its type's
+-- concurrency only, due now and awaiting no event, whose key is full and
+-- has executions waiting already, waits behind them at once, without a job
+-- (geneva._limit_wait_behind).
+--
+-- Plans: every statement is held to index lookups, planned once per session
+-- (the settings below), as the claim's and the end's are: a list's length
+-- is not known when the plan is made.
+create or replace function geneva.create_workflows(
+  p_workflow_type text,
+  p_hero_type text,
+  p_hero_ids text[],
+  p_allow_multiple boolean default false,
+  p_trace_context text default null,
+  p_groups text[] default null,
+  p_idempotency_keys text[] default null
+)
+returns bigint[]
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_count integer := cardinality(p_hero_ids);
+  v_definition geneva.workflow_definitions;
+  v_first_step text;
+  v_trace_context text := nullif(p_trace_context, '');
+  v_ids bigint[];
+  v_result bigint[];
+  v_create boolean[];
+  v_created bigint[];
+  v_inserted integer;
+  v_wait_keys text[];
+  v_existing geneva.workflows;
+  v_workflow geneva.workflows;
+  v_detail text;
+begin
+  if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null then
+    raise exception 'workflow type, hero type, hero ids and allow_multiple must not be null'
+      using errcode = '22004';
+  end if;
+  if array_position(p_hero_ids, null) is not null then
+    raise exception 'hero id % of % is null', array_position(p_hero_ids, null), v_count
+      using errcode = '22004';
+  end if;
+  if cardinality(p_groups) <> v_count or cardinality(p_idempotency_keys) <> v_count then
+    raise exception '% hero ids, % groups and % idempotency keys: each list names one per hero',
+      v_count, cardinality(p_groups), cardinality(p_idempotency_keys)
+      using errcode = '22023', hint = 'Pass NULL for a list that names none.';
+  end if;
+  perform geneva._check_length(p_workflow_type, 255, 'workflow type');
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_lengths(p_hero_ids, 1024, 'hero id');
+  if p_hero_type = '' or '' = any (p_hero_ids) then
+    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
+  end if;
+
+  perform geneva._check_lengths(p_groups, 255, 'group');
+  if '' = any (p_groups) then
+    raise exception 'group must not be empty' using errcode = '22023',
+      hint = 'Pass NULL for a workflow without a group.';
+  end if;
+
+  if v_trace_context !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+    raise exception 'trace context % is not a W3C traceparent', p_trace_context
+      using errcode = '22023',
+            hint = 'Pass the traceparent header''s value, e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01, or NULL.';
+  end if;
+
+  v_definition := geneva._definition(p_workflow_type);
+  if v_definition.workflow_type is null then
+    raise exception 'unknown workflow type %', p_workflow_type
+      using errcode = 'WF001',
+            hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',
+            table = 'workflow_definitions';
+  end if;
+
+  perform geneva._check_lengths(p_idempotency_keys, 255, 'idempotency key');
+  if '' = any (p_idempotency_keys) then
+    raise exception 'idempotency key must not be empty' using errcode = '22023',
+      hint = 'Pass NULL to create without a key.';
+  end if;
+
+  if v_count = 0 then
+    return '{}';
+  end if;
+
+  -- an id for each hero, drawn in the list's order
+  if v_count = 1 then
+    v_ids := array[nextval('geneva.workflows_id_seq')];
+  else
+    select array_agg(nextval('geneva.workflows_id_seq') order by o) into v_ids
+    from generate_series(1, v_count) o;
+  end if;
+  v_result := v_ids;
+  v_created := v_ids;
+
+  -- guard: a key given within its TTL returns the first workflow. The keys'
+  -- rows are written first: a rival with one of the keys waits here for this
+  -- transaction, then finds the key taken (a key past its time is taken
+  -- over, in place). A key given twice in the list is written for its first
+  -- hero; the others return that hero's workflow.
+  if array_to_string(p_idempotency_keys, '') <> '' then
+    -- the only writer of keys (sql/triggers/idempotency_keys_guard.sql)
+    perform pg_catalog.set_config('geneva.inserting', 'on', true);
+    insert into geneva.idempotency_keys as k (workflow_type, idempotency_key, workflow_id, created_at, expires_at)
+    select distinct on (u.idempotency_key) p_workflow_type, u.idempotency_key, v_ids[u.ord], v_now,
+      v_now + v_definition.idempotency_ttl
+    from unnest(p_idempotency_keys) with ordinality as u (idempotency_key, ord)
+    where u.idempotency_key is not null
+    order by u.idempotency_key, u.ord
+    on conflict (workflow_type, idempotency_key) do update
+    set workflow_id = excluded.workflow_id,
+      created_at = excluded.created_at,
+      expires_at = excluded.expires_at
+    where k.expires_at <= v_now;
+    perform pg_catalog.set_config('geneva.inserting', '', true);
+
+    -- each key's workflow, this call's or the first call's
+    select array_agg(coalesce(k.workflow_id, v_ids[u.ord]) order by u.ord) into v_result
+    from unnest(p_idempotency_keys) with ordinality as u (idempotency_key, ord)
+    left join geneva.idempotency_keys k
+      on k.workflow_type = p_workflow_type and k.idempotency_key = u.idempotency_key;
+    -- (a hero is created when its id is its own)
+    select array_agg(v_result[o] = v_ids[o] order by o), array_agg(v_ids[o] order by o) filter (where v_result[o] = v_ids[o])
+    into v_create, v_created
+    from generate_series(1, v_count) o;
+    if v_created is null then
+      return v_result;
+    end if;
+  end if;
+
+  v_first_step := v_definition.step_names[1];
+
+  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    -- a rival creating the same hero's workflow is waited for, then seen; a
+    -- hero twice in the list is inserted once
+    insert into geneva.workflows (
+      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+      transitioned_at, finished_at, trace_context, group_name
+    )
+    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+      v_trace_context, p_groups[u.ord]
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord]
+    order by u.ord
+    on conflict (workflow_type, hero_type, hero_id)
+      where finished_at is null and canceled_at is null and not allow_multiple
+      do nothing;
+    get diagnostics v_inserted = row_count;
+  else
+    -- under repeatable read and serializable, ON CONFLICT meets a rival
+    -- committed after the snapshot with a serialization failure; a plain
+    -- insert reports the duplicate as one (the same insert, without ON
+    -- CONFLICT)
+    begin
+      insert into geneva.workflows (
+        id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+        transitioned_at, finished_at, trace_context, group_name
+      )
+      select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+        case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+        case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+        v_trace_context, p_groups[u.ord]
+      from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+      where v_create is null or v_create[u.ord]
+      order by u.ord;
+      get diagnostics v_inserted = row_count;
+    exception when unique_violation then
+      get stacked diagnostics v_detail = pg_exception_detail;
+      v_inserted := -1;
+    end;
+  end if;
+  perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- guard: one ongoing workflow per type and hero (the first hero refused)
+  if v_inserted <> cardinality(v_created) then
+    select w.* into v_existing
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    join geneva.workflows w
+      on w.workflow_type = p_workflow_type and w.hero_type = p_hero_type and w.hero_id = u.hero_id
+      and w.finished_at is null and w.canceled_at is null and not w.allow_multiple
+    where (v_create is null or v_create[u.ord]) and w.id <> v_ids[u.ord]
+    order by u.ord
+    limit 1;
+    raise exception 'hero % % already has an ongoing % workflow', p_hero_type,
+        coalesce(v_existing.hero_id, case when v_count = 1 then p_hero_ids[1] end, '(one of the list)'), p_workflow_type
+      using errcode = '23505',
+            detail = case
+              when v_existing.id = any (v_created) then 'The hero appears more than once in the list.'
+              when v_existing.id is not null then format('Workflow %s is %s.', v_existing.id, v_existing.state)
+              else 'The other workflow was created after this transaction''s snapshot.'
+                || coalesce(' ' || v_detail, '')
+            end,
+            hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
+            table = 'workflows',
+            constraint = 'workflows_one_ongoing_per_hero';
+  end if;
+
+  if v_first_step is null then
+    return v_result;
+  end if;
+
+  if cardinality(v_created) = 1 then
+    -- one workflow: its first step is scheduled row-wise, which costs less
+    -- than the set-wise statement's fixed share (bench/NOTES.md)
+    v_workflow.id := v_created[1];
+    v_workflow.workflow_type := p_workflow_type;
+    v_workflow.hero_type := p_hero_type;
+    v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
+    v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
+    perform geneva._schedule_step(
+      v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
+    );
+    return v_result;
+  end if;
+
+  -- behind the key's waiters, when it has some (see above): a step due now
+  -- that awaits no event
+  if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
+    and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
+    select array_agg(
+      geneva._limit_wait_behind(v_definition, v_first_step, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id)
+      order by u.ord
+    ) into v_wait_keys
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord];
+  end if;
+
+  perform geneva._advance_many(
+    v_created, array_fill('first'::text, array[cardinality(v_created)]), null, null, null, null,
+    null, v_wait_keys
+  );
+
+  return v_result;
+end;
+$$;
+
+comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[]) is
+'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none; a repeated idempotency key returns the first workflow.';

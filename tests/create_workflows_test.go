@@ -1,0 +1,224 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// createMany calls geneva.create_workflows for ThreeSteps-like types with
+// the User hero type and returns the ids.
+func (b *testBundle) createMany(t *testing.T, workflowType string, heroIDs []string, groups, keys []*string) []int64 {
+	t.Helper()
+	ids, err := b.tryCreateMany(workflowType, heroIDs, groups, keys)
+	require.NoError(t, err)
+	return ids
+}
+
+func (b *testBundle) tryCreateMany(workflowType string, heroIDs []string, groups, keys []*string) ([]int64, error) {
+	var ids []int64
+	err := b.conn.QueryRow(b.ctx,
+		"select geneva.create_workflows($1, 'User', $2, p_groups => $3, p_idempotency_keys => $4)",
+		workflowType, heroIDs, groups, keys).Scan(&ids)
+	return ids, err
+}
+
+// counts returns how many workflows, executions and River jobs there are.
+func (b *testBundle) counts(t *testing.T) [3]int {
+	t.Helper()
+	var n [3]int
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select (select count(*) from geneva.workflows),
+		(select count(*) from geneva.step_executions), (select count(*) from public.river_job)`).Scan(&n[0], &n[1], &n[2]))
+	return n
+}
+
+func TestCreateWorkflows(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CreatesEachHeroInOneCall", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+
+		ids := b.createMany(t, "ThreeSteps", []string{"1", "2", "3"}, []*string{ptr("acme"), nil, ptr("globex")}, nil)
+
+		require.Len(t, ids, 3)
+		require.Less(t, ids[0], ids[1], "ids in the list's order")
+		require.Less(t, ids[1], ids[2])
+		for _, id := range ids {
+			wf := b.workflow(t, id)
+			require.Equal(t, "ready", wf.State)
+			require.Equal(t, "a", deref(wf.NextStepName))
+			execution := b.active(t, id)
+			require.Equal(t, "a", execution.StepName)
+			require.Equal(t, "scheduled", execution.State)
+			require.Equal(t, t0, execution.ScheduledFor)
+			job := b.job(t, *execution.JobID)
+			require.Equal(t, "available", job.State)
+			require.Equal(t, float64(execution.ID), job.Args["execution_id"])
+			require.Equal(t, float64(id), job.Args["workflow_id"])
+		}
+		var heroes []string
+		var groups []*string
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select array_agg(hero_id order by id), array_agg(group_name order by id) from geneva.workflows").Scan(&heroes, &groups))
+		require.Equal(t, []string{"1", "2", "3"}, heroes)
+		require.Equal(t, []*string{ptr("acme"), nil, ptr("globex")}, groups)
+		require.Equal(t, [3]int{3, 3, 3}, b.counts(t))
+	})
+
+	t.Run("SchedulesEachFirstStepAfterItsWait", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Later", `{"steps": [{"name": "first", "wait": "2 hours"}, {"name": "second"}]}`)
+
+		for _, id := range b.createMany(t, "Later", []string{"1", "2"}, nil, nil) {
+			execution := b.active(t, id)
+			require.Equal(t, t0.Add(hours(2)), execution.ScheduledFor)
+			require.Equal(t, "scheduled", b.job(t, *execution.JobID).State)
+		}
+	})
+
+	t.Run("FinishesEachAtOnceWithoutSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Empty", `{"steps": []}`)
+
+		for _, id := range b.createMany(t, "Empty", []string{"1", "2"}, nil, nil) {
+			wf := b.workflow(t, id)
+			require.Equal(t, "finished", wf.State)
+			require.Equal(t, t0, deref(wf.FinishedAt))
+		}
+		require.Equal(t, [3]int{2, 0, 0}, b.counts(t))
+	})
+
+	t.Run("AnEmptyListCreatesNothing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		require.Empty(t, b.createMany(t, "ThreeSteps", []string{}, nil, nil))
+		require.Equal(t, [3]int{0, 0, 0}, b.counts(t))
+	})
+
+	// One hero with an ongoing workflow refuses the whole list: nothing is
+	// created, and the message names the hero.
+	t.Run("AllOrNoneWhenAHeroHasAnOngoingWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		b.create(t, "ThreeSteps", "2")
+		before := b.counts(t)
+
+		_, err := b.tryCreateMany("ThreeSteps", []string{"1", "2", "3"}, nil, nil)
+
+		pgErr := requireCode(t, err, "23505")
+		require.Equal(t, "workflows_one_ongoing_per_hero", pgErr.ConstraintName)
+		require.Contains(t, pgErr.Message, "User 2")
+		require.Contains(t, pgErr.Detail, "is ready")
+		require.Equal(t, before, b.counts(t))
+	})
+
+	t.Run("AHeroTwiceInTheListIsRefusedUnlessAllowMultiple", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		_, err := b.tryCreateMany("ThreeSteps", []string{"1", "2", "1"}, nil, nil)
+
+		pgErr := requireCode(t, err, "23505")
+		require.Contains(t, pgErr.Message, "User 1")
+		require.Contains(t, pgErr.Detail, "more than once")
+		require.Equal(t, [3]int{0, 0, 0}, b.counts(t))
+
+		var ids []int64
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select geneva.create_workflows('ThreeSteps', 'User', array['1', '1'], true)").Scan(&ids))
+		require.Len(t, ids, 2)
+		require.NotEqual(t, ids[0], ids[1])
+	})
+
+	// A key given earlier (by create_workflow or create_workflows) returns
+	// the first workflow and creates nothing for its hero; a key twice in
+	// the list creates once.
+	t.Run("IdempotencyKeysReturnTheFirstWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		var earlier int64
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select geneva.create_workflow('ThreeSteps', 'User', '9', p_idempotency_key => 'order-1')").Scan(&earlier))
+
+		ids := b.createMany(t, "ThreeSteps", []string{"1", "2", "3", "4"}, nil,
+			[]*string{ptr("order-1"), ptr("order-2"), nil, ptr("order-2")})
+
+		require.Equal(t, earlier, ids[0], "the earlier call's workflow")
+		require.Equal(t, ids[1], ids[3], "one workflow for a key given twice")
+		require.NotEqual(t, ids[1], ids[2])
+		require.Equal(t, [3]int{3, 3, 3}, b.counts(t), "heroes 2 and 3 only are new")
+		var heroes []string
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select array_agg(hero_id order by id) from geneva.workflows").Scan(&heroes))
+		require.Equal(t, []string{"9", "2", "3"}, heroes)
+		// every key given returns the same workflows again
+		again := b.createMany(t, "ThreeSteps", []string{"5", "6"}, nil, []*string{ptr("order-2"), ptr("order-1")})
+		require.Equal(t, []int64{ids[1], earlier}, again)
+	})
+
+	t.Run("BadInputWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+
+		for _, c := range []struct {
+			name, sql, code, message string
+		}{
+			{"null list", "select geneva.create_workflows('ThreeSteps', 'User', null)", "22004", ""},
+			{"null hero", "select geneva.create_workflows('ThreeSteps', 'User', array['1', null])", "22004", "hero id 2 of 2"},
+			{"groups short", "select geneva.create_workflows('ThreeSteps', 'User', array['1', '2'], p_groups => array['g'])", "22023", "groups"},
+			{"keys long", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_idempotency_keys => array['k', 'l'])", "22023", "idempotency keys"},
+			{"empty hero", "select geneva.create_workflows('ThreeSteps', 'User', array['1', ''])", "22023", ""},
+			{"long hero", "select geneva.create_workflows('ThreeSteps', 'User', array['1', repeat('h', 1025)])", "22001", "hero id"},
+			{"empty group", "select geneva.create_workflows('ThreeSteps', 'User', array['1', '2'], p_groups => array['g', ''])", "22023", "group"},
+			{"long group", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_groups => array[repeat('g', 256)])", "22001", "group"},
+			{"empty key", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_idempotency_keys => array[''])", "22023", "idempotency key"},
+			{"long key", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_idempotency_keys => array[repeat('k', 256)])", "22001", "idempotency key"},
+			{"trace", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_trace_context => 'x')", "22023", "traceparent"},
+			{"unknown type", "select geneva.create_workflows('Nope', 'User', array['1'])", "WF001", "Nope"},
+		} {
+			_, err := b.conn.Exec(b.ctx, c.sql)
+			pgErr := requireCode(t, err, c.code)
+			require.True(t, strings.Contains(pgErr.Message, c.message), "%s: %s", c.name, pgErr.Message)
+		}
+		require.Equal(t, [3]int{0, 0, 0}, b.counts(t))
+	})
+
+	// A first step held to its type's concurrency only waits at once behind
+	// its key's waiters when the key is full, as create_workflow's does; the
+	// list's other keys get their jobs.
+	t.Run("FirstStepsOfAFullKeyWaitBehindItsWaiters", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}]}`)
+		holder := b.active(t, b.createIn(t, "Sync", "1", "acme")).ID
+		waiter := b.active(t, b.createIn(t, "Sync", "2", "acme")).ID
+		_, ok := b.startStep(t, holder, nil)
+		require.True(t, ok)
+		_, ok = b.startStep(t, waiter, nil)
+		require.False(t, ok, "the key is full: it waits")
+
+		ids := b.createMany(t, "Sync", []string{"3", "4", "5"}, []*string{ptr("acme"), ptr("globex"), ptr("acme")}, nil)
+
+		for i, want := range []*string{ptr(`["concurrency", "Sync", "acme"]`), nil, ptr(`["concurrency", "Sync", "acme"]`)} {
+			s := b.limitState(t, b.active(t, ids[i]).ID)
+			require.Equal(t, "scheduled", s.State)
+			require.Equal(t, want, s.LimitWaitKey, "workflow %d", i)
+			require.Equal(t, want == nil, s.JobID != nil, "a job only for the key no one waits for (%d)", i)
+		}
+	})
+}
