@@ -234,7 +234,7 @@ func (b *bench) sendAll(ctx context.Context, ids []int64) error {
 	return <-errs // nil when none failed
 }
 
-// createAwaiting creates n BenchAwait workflows (a hundred a transaction)
+// createAwaiting creates n BenchAwait workflows (a hundred a call)
 // and waits until each one's step awaits its event (geneva.awaiting_events).
 func (b *bench) createAwaiting(ctx context.Context, n int) (first, last int64, ids []int64, err error) {
 	if first, last, err = b.createBatch(ctx, "BenchAwait", n, nil); err != nil {

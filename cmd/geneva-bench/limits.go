@@ -237,7 +237,7 @@ func (b *bench) jobsPerStep(ctx context.Context, first, last int64) (float64, er
 
 // fairness runs the fairness run of one durability: with a worker of
 // -workers slots running, the big group's workflows are created, then the
-// small groups' (a hundred a transaction), and it waits until every small
+// small groups' (a hundred a call), and it waits until every small
 // group's have finished. Then the worker stops and the big group's
 // unfinished workflows are canceled.
 func (b *bench) fairness(ctx context.Context, p *profileResults) error {
@@ -413,7 +413,7 @@ func limitsProse(o options) string {
 		if b.Len() > 0 {
 			b.WriteString(" ")
 		}
-		fmt.Fprintf(&b, "Fairness: workflows of one no-op step with a concurrency of %d by group; with a worker of %d slots running, %d workflows of one group are created (a hundred a transaction), then %d groups of %d; "+
+		fmt.Fprintf(&b, "Fairness: workflows of one no-op step with a concurrency of %d by group; with a worker of %d slots running, %d workflows of one group are created (a hundred a call), then %d groups of %d; "+
 			"the times run from the first workflow's `created_at` to the small groups' last `finished_at` (the database's clock), and the big group's workflows finished by then are counted "+
 			"(the bar: every small group finishes before the big group's %dth). The big group's unfinished workflows are then canceled.",
 			groupLimit, o.workers, o.fairBig, o.fairGroups, o.fairSmall, fairBar)

@@ -59,6 +59,7 @@ type options struct {
 	steadyRate     int
 	steadyFor      time.Duration
 	creates        int
+	createOneByOne bool
 	createConns    int
 	growth         []int
 	sweep          []int
@@ -117,6 +118,7 @@ func main() {
 	flag.DurationVar(&o.steadyFor, "steady-for", 10*time.Second, "how long the steady load is offered")
 	flag.IntVar(&o.creates, "creates", 5000, "workflows created in each create_workflow run")
 	flag.IntVar(&o.createConns, "create-conns", 4, "connections creating workflows at once")
+	flag.BoolVar(&o.createOneByOne, "create-one-by-one", false, "create the runs' workflows one create_workflow call at a time, 100 a transaction (before create_workflows; default: create_workflows, 100 a call)")
 	flag.StringVar(&growth, "growth", "0,100000,1000000", "finished workflows in the tables at each growth measurement")
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
 	flag.IntVar(&o.schedules, "schedules", 10000, "schedules, none due, beside which fire_schedules is timed (also with none and 1,000; 0: skip it)")

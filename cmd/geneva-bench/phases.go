@@ -92,29 +92,51 @@ func (b *bench) define(ctx context.Context) error {
 func (b *bench) createBatch(ctx context.Context, workflowType string, n int, group func(int) string) (first, last int64, err error) {
 	for done := 0; done < n; {
 		size := min(100, n-done)
-		err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-			for i := range size {
-				var opts *goclient.CreateWorkflowOpts
-				if group != nil {
-					opts = &goclient.CreateWorkflowOpts{Group: group(done + i)}
-				}
-				id, err := goclient.New(tx).CreateWorkflow(ctx, workflowType, "User", b.hero(), opts)
-				if err != nil {
-					return err
-				}
-				if first == 0 {
-					first = id
-				}
-				last = id
+		heroes := make([]string, size)
+		var opts *goclient.CreateWorkflowsOpts
+		if group != nil {
+			opts = &goclient.CreateWorkflowsOpts{Groups: make([]string, size)}
+		}
+		for i := range heroes {
+			heroes[i] = b.hero()
+			if group != nil {
+				opts.Groups[i] = group(done + i)
 			}
-			return nil
-		})
+		}
+		ids, err := b.create(ctx, workflowType, heroes, opts)
 		if err != nil {
 			return 0, 0, err
 		}
+		if first == 0 {
+			first = ids[0]
+		}
+		last = ids[len(ids)-1]
 		done += size
 	}
 	return first, last, nil
+}
+
+// create creates the workflows in one transaction: with create_workflows,
+// or one create_workflow call at a time with -create-one-by-one.
+func (b *bench) create(ctx context.Context, workflowType string, heroes []string, opts *goclient.CreateWorkflowsOpts) ([]int64, error) {
+	if !b.o.createOneByOne {
+		return goclient.New(b.pool).CreateWorkflows(ctx, workflowType, "User", heroes, opts)
+	}
+	ids := make([]int64, len(heroes))
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		for i, hero := range heroes {
+			var one *goclient.CreateWorkflowOpts
+			if opts != nil {
+				one = &goclient.CreateWorkflowOpts{Group: opts.Groups[i]}
+			}
+			var err error
+			if ids[i], err = goclient.New(tx).CreateWorkflow(ctx, workflowType, "User", hero, one); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ids, err
 }
 
 // waitFinished waits until no workflow of the type is ready or performing.
@@ -327,7 +349,7 @@ func (b *bench) riverCeiling(ctx context.Context) (runStats, error) {
 }
 
 // genevaCeilingRun measures Geneva as riverCeiling measures River: the
-// throughput run's workflows created beforehand (in transactions of 100, before
+// throughput run's workflows created beforehand (100 a call, before
 // the run's counters are read, so that neither their time nor their CPU or WAL
 // is counted), then a worker with the given slots and InlineSteps; the time is
 // the database's, from the first step's start to the last one's end.
@@ -466,7 +488,7 @@ func (b *bench) steadyLoad(ctx context.Context) error {
 // createThroughput creates workflows with several connections at once, first
 // one per transaction, then a hundred per transaction.
 func (b *bench) createThroughput(ctx context.Context) error {
-	run := func(perTx int) (float64, error) {
+	run := func(perTx int, many bool) (float64, error) {
 		var (
 			wg       sync.WaitGroup
 			errs     = make(chan error, b.o.createConns)
@@ -474,6 +496,16 @@ func (b *bench) createThroughput(ctx context.Context) error {
 			start    = time.Now()
 			creating = func() error {
 				for done := 0; done < perConn; done += perTx {
+					if many {
+						heroes := make([]string, perTx)
+						for i := range heroes {
+							heroes[i] = b.hero()
+						}
+						if _, err := goclient.New(b.pool).CreateWorkflows(ctx, "BenchCreate", "User", heroes, nil); err != nil {
+							return err
+						}
+						continue
+					}
 					err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 						client := goclient.New(tx)
 						for range perTx {
@@ -507,10 +539,13 @@ func (b *bench) createThroughput(ctx context.Context) error {
 		return float64(perConn*b.o.createConns) / time.Since(start).Seconds(), nil
 	}
 	var err error
-	if b.r.createsOnePerTx, err = run(1); err != nil {
+	if b.r.createsOnePerTx, err = run(1, false); err != nil {
 		return err
 	}
-	b.r.createsHundredPerTx, err = run(100)
+	if b.r.createsHundredPerTx, err = run(100, false); err != nil {
+		return err
+	}
+	b.r.createsHundredACall, err = run(100, true)
 	return err
 }
 

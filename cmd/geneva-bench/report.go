@@ -25,6 +25,7 @@ type results struct {
 
 	createsOnePerTx     float64
 	createsHundredPerTx float64
+	createsHundredACall float64
 
 	growth []growthRow
 
@@ -148,8 +149,8 @@ func (r *results) markdown() string {
 		switched = " (the benchmark turns all three off in the same server and reloads it)"
 	}
 	b.WriteString("## Throughput\n\n")
-	fmt.Fprintf(&b, "Each Geneva run creates %d workflows × %d no-op steps at once and waits until they are finished; "+
-		"each raw River run inserts as many no-op jobs while the worker runs. A run's worker has slots + 6 connections. "+
+	fmt.Fprintf(&b, "Each Geneva run creates %d workflows × %d no-op steps at once (%s) and waits until they are finished; "+
+		"each raw River run inserts as many no-op jobs while the worker runs (River's InsertManyFast, 5000 a call). A run's worker has slots + 6 connections. "+
 		"Geneva's worker runs a workflow's next step in the same job when it is due at once (Config.InlineSteps); "+
 		"\"each step its own job\" turns that off. The worker records the ends of steps that finish close together in one transaction (its completer, geneva.complete_steps); "+
 		"\"unbatched (before)\" forces its batch size to 1, one transaction per step's end, as before batching. River's ceiling is measured as River's own benchmark measures it: "+
@@ -158,7 +159,7 @@ func (r *results) markdown() string {
 		"\"Geneva measured as River's ceiling is\" does the same for Geneva at the sweep's most slots: the workflows created beforehand (their time, CPU and WAL not counted), the time from the first step's start to the last one's end. "+
 		"Durable: fsync, synchronous_commit and full_page_writes on; non-durable: not all three on%s. "+
 		"Every run starts after a VACUUM and a CHECKPOINT; before each column's first, an unrecorded Geneva run of %d workflows warms the tables, caches and plans.\n\n",
-		o.workflows, o.steps, o.ceilingJobs, o.ceilingWorkers, switched, o.warmup)
+		o.workflows, o.steps, createdHow(o), o.ceilingJobs, o.ceilingWorkers, switched, o.warmup)
 	b.WriteString("| run |")
 	for _, p := range r.profiles {
 		fmt.Fprintf(&b, " %s |", p.name)
@@ -323,6 +324,7 @@ func (r *results) markdown() string {
 	fmt.Fprintf(&b, "| step gap, steady load | %s |\n", r.steady.gap)
 	fmt.Fprintf(&b, "| create_workflow, one per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsOnePerTx)
 	fmt.Fprintf(&b, "| create_workflow, 100 per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredPerTx)
+	fmt.Fprintf(&b, "| create_workflows, 100 a call (one statement and transaction), %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredACall)
 	mainRow := r.profiles[0].main(o.workers)
 	fmt.Fprintf(&b, "| worker peak RSS at %d slots: Geneva / raw River | %s / %s |\n\n", o.workers, mib(mainRow.geneva.rss), mib(mainRow.river.rss))
 
@@ -442,4 +444,12 @@ func describeMachine(ctx context.Context, pool *pgxpool.Pool, throwaway bool) (s
 	return fmt.Sprintf("- Machine: %d cores (GOMAXPROCS %d), %s memory, %s/%s, %s; load average at the start %s\n- PostgreSQL: %s, %s: %s\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), memory, runtime.GOOS, runtime.GOARCH, runtime.Version(), load,
 		version, where, strings.Join(parts, ", ")), nil
+}
+
+// createdHow says how the runs create their workflows.
+func createdHow(o options) string {
+	if o.createOneByOne {
+		return "one create_workflow call at a time, 100 a transaction"
+	}
+	return "geneva.create_workflows, 100 a call"
 }

@@ -178,7 +178,7 @@ func TestLimitRows(t *testing.T) {
 		"| limit saturated (concurrency 2 by group, 8 groups), 32 slots | 500 |",
 		"each run creates 3000 workflows of 5 no-op steps at once with a worker of 32 slots",
 		"spread over 8 groups (at most 16 steps in progress of 32 slots;",
-		"5000 workflows of one group are created (a hundred a transaction), then 10 groups of 10;",
+		"5000 workflows of one group are created (a hundred a call), then 10 groups of 10;",
 		"-limit-workflows 3000 -limit-groups 8 -limit-pairs 2 -fair-big 5000 -fair-groups 10 -fair-small 10`",
 		"Each comparison ran 2 pairs: its row pools them",
 	} {
