@@ -118,6 +118,7 @@ in any language, run in geneva worker.`,
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
+		newCreateCmd(opts),
 		newOperateCmd(opts, "pause", "Pause a workflow (at the step boundary when a step runs)"),
 		newOperateCmd(opts, "resume", "Resume a paused workflow, or withdraw a requested pause"),
 		newOperateCmd(opts, "cancel", "Cancel a workflow (at the step boundary when a step runs)"),
