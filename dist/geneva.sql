@@ -4997,7 +4997,9 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- geneva.create_workflows: creates a workflow of one type for each of a list
 -- of heroes, in one call, and schedules each one's first step (or finishes
 -- them at once when the type has no steps). The one implementation of a
--- workflow's creation, set-wise: geneva.create_workflow is a batch of one.
+-- workflow's creation, set-wise: geneva.create_workflow is a batch of one
+-- (geneva.retry_workflow, a rerun of a workflow from one of its steps,
+-- copies its original instead).
 -- Runs in the caller's transaction, so the workflows, their first
 -- executions and their River jobs commit with the caller's own writes, all
 -- or none.
