@@ -182,6 +182,8 @@ func TestCreateWorkflows(t *testing.T) {
 			{"groups short", "select geneva.create_workflows('ThreeSteps', 'User', array['1', '2'], p_groups => array['g'])", "22023", "groups"},
 			{"keys long", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_idempotency_keys => array['k', 'l'])", "22023", "idempotency keys"},
 			{"empty hero", "select geneva.create_workflows('ThreeSteps', 'User', array['1', ''])", "22023", ""},
+			{"two dimensions", "select geneva.create_workflows('ThreeSteps', 'User', array[['1', '2'], ['3', '4']])", "22023", "one dimension"},
+			{"from 0", "select geneva.create_workflows('ThreeSteps', 'User', '[0:1]={1,2}'::text[])", "22023", "from 1"},
 			{"long hero", "select geneva.create_workflows('ThreeSteps', 'User', array['1', repeat('h', 1025)])", "22001", "hero id"},
 			{"empty group", "select geneva.create_workflows('ThreeSteps', 'User', array['1', '2'], p_groups => array['g', ''])", "22023", "group"},
 			{"long group", "select geneva.create_workflows('ThreeSteps', 'User', array['1'], p_groups => array[repeat('g', 256)])", "22001", "group"},

@@ -15,7 +15,8 @@
 -- idempotency key, waits for the first to commit or roll back.
 -- Raises: 22004 for a NULL argument or a NULL hero id; 22023 for an empty
 -- hero type or hero id, for p_groups or p_idempotency_keys of another
--- length than p_hero_ids; 22001 for a workflow type or hero type longer than
+-- length than p_hero_ids, for an array of more than one dimension or not
+-- numbered from 1; 22001 for a workflow type or hero type longer than
 -- 255 bytes or a hero id longer than 1024 (see geneva._check_length), before
 -- anything is written; WF001 for an unknown workflow type; 23505
 -- (constraint workflows_one_ongoing_per_hero) when a hero already has an
@@ -98,6 +99,11 @@ begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null then
     raise exception 'workflow type, hero type, hero ids and allow_multiple must not be null'
       using errcode = '22004';
+  end if;
+  if array_ndims(p_hero_ids) > 1 or array_ndims(p_groups) > 1 or array_ndims(p_idempotency_keys) > 1
+    or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1 then
+    raise exception 'hero ids, groups and idempotency keys must be lists: one dimension, from 1'
+      using errcode = '22023';
   end if;
   if array_position(p_hero_ids, null) is not null then
     raise exception 'hero id % of % is null', array_position(p_hero_ids, null), v_count
