@@ -5269,7 +5269,9 @@ begin
 
   if cardinality(v_created) = 1 then
     -- one workflow: its first step is scheduled row-wise, which costs less
-    -- than the set-wise statement's fixed share (bench/NOTES.md)
+    -- than the set-wise statement's fixed share (bench/NOTES.md); the row
+    -- holds what _schedule_step reads of it (its id, type, hero and group),
+    -- as inserted above, without reading it back
     v_workflow.id := v_created[1];
     v_workflow.workflow_type := p_workflow_type;
     v_workflow.hero_type := p_hero_type;

@@ -3,7 +3,9 @@ package tests
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -79,6 +81,62 @@ func TestCreateWorkflows(t *testing.T) {
 			execution := b.active(t, id)
 			require.Equal(t, t0.Add(hours(2)), execution.ScheduledFor)
 			require.Equal(t, "scheduled", b.job(t, *execution.JobID).State)
+		}
+	})
+
+	// A list of one (create_workflow) schedules its first step row-wise, a
+	// longer list set-wise (geneva._advance_many's move "first"): both
+	// write the same execution and River job, whatever the first step is.
+	t.Run("AListSchedulesAsOneDoes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		for workflowType, definition := range map[string]string{
+			"Plain":   `{"steps": [{"name": "a"}, {"name": "b"}]}`,
+			"Later":   `{"queue": "slow", "priority": 3, "steps": [{"name": "a", "wait": "2 hours"}]}`,
+			"Awaits":  `{"steps": [{"name": "a", "wait": "1 hour", "await": {"event": "go", "timeout": "48 hours"}}]}`,
+			"Limited": `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}]}`,
+		} {
+			b.define(t, workflowType, definition)
+		}
+		// (one transaction: River's jobs are timed by its now())
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(b.ctx) }()
+		type scheduled struct {
+			StepName, State                       string
+			ScheduledFor                          time.Time
+			AwaitEvent                            *string
+			AwaitFrom, AwaitUntil                 *time.Time
+			LimitWaitKey                          *string
+			JobState, JobKind, JobQueue           *string
+			JobPriority                           *int16
+			JobScheduledAt                        *time.Time
+			JobStepName, JobWorkflowType, JobHero *string
+		}
+		read := func(id int64) scheduled {
+			rows, err := tx.Query(b.ctx, `select e.step_name, e.state, e.scheduled_for, e.await_event, e.await_from,
+				e.await_until, e.limit_wait_key, j.state::text, j.kind, j.queue, j.priority, j.scheduled_at,
+				j.args ->> 'step_name', j.args ->> 'workflow_type', j.args ->> 'hero_type'
+				from geneva.step_executions e left join public.river_job j on j.id = e.job_id
+				where e.workflow_id = $1 and (j.id is null or (j.args ->> 'execution_id')::bigint = e.id
+					and (j.args ->> 'workflow_id')::bigint = e.workflow_id)`, id)
+			require.NoError(t, err)
+			row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[scheduled])
+			require.NoError(t, err)
+			return row
+		}
+		for _, workflowType := range []string{"Plain", "Later", "Awaits", "Limited"} {
+			var one int64
+			require.NoError(t, tx.QueryRow(b.ctx, "select geneva.create_workflow($1, 'User', $1 || '-one', p_group => 'g')",
+				workflowType).Scan(&one))
+			var many []int64
+			require.NoError(t, tx.QueryRow(b.ctx, `select geneva.create_workflows($1, 'User', array[$1 || '-a', $1 || '-b'],
+				p_groups => array['g', 'g'])`, workflowType).Scan(&many))
+			want := read(one)
+			for _, id := range many {
+				require.Equal(t, want, read(id), "%s: a list's first step as one's", workflowType)
+			}
 		}
 	})
 

@@ -32,8 +32,9 @@ func TestCreate(t *testing.T) {
 	require.Equal(t, []string{"acme", "acme"}, groups)
 
 	// the hero ids from standard input, as JSON
+	stdin := createStdin
 	createStdin = strings.NewReader("3\n\n 4 \n")
-	defer func() { createStdin = nil }()
+	defer func() { createStdin = stdin }()
 	out, err = cli(t, url, "create", "Welcome", "User", "-", "--json")
 	require.NoError(t, err)
 	var created struct {
