@@ -39,11 +39,13 @@
 --     (geneva._end_execution, geneva._end_running).
 -- Returns a row per execution that starts now, with the slots it holds
 -- (NULL: none).
+-- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_admit(p_execution_ids bigint[])
 returns table (execution_id bigint, limit_keys text[])
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set enable_bitmapscan = off
 as $$
 #variable_conflict use_column
 declare

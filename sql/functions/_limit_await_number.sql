@@ -12,11 +12,13 @@
 -- flight may be waiting for a lock the caller holds (a key's lock, or a
 -- number of another key); the caller then tries once more and, failing,
 -- waits for the key (the race geneva._limit_admit's header describes).
+-- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_await_number(p_key text)
 returns void
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set enable_bitmapscan = off
 as $$
 declare
   v_capacity integer := coalesce(geneva._limit_capacity(p_key), 2147483647);

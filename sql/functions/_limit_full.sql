@@ -19,11 +19,13 @@
 -- looks (so that it counts the rows they leave, locked), an end does not
 -- (it answers "room" rather than wait for a commit; the next step then
 -- gets a job, and its claim decides).
+-- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_full(p_keys text[], p_wait boolean default true)
 returns text
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set enable_bitmapscan = off
 as $$
 declare
   v_full text;

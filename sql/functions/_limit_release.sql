@@ -63,6 +63,7 @@ set plan_cache_mode = force_generic_plan
 set enable_seqscan = off
 set enable_hashjoin = off
 set enable_mergejoin = off
+set enable_bitmapscan = off
 as $$
 #variable_conflict use_column
 declare

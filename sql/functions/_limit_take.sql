@@ -23,11 +23,13 @@
 -- was passed to). The caller has set geneva.limiting (the only writers of
 -- the limits' tables: sql/triggers/limits_guard.sql). Advisory locks in
 -- the two-key form, on (hashtext(key), number).
+-- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_take(p_keys text[], p_workflow_ids bigint[])
 returns table (limit_key text, workflow_id bigint)
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
+set enable_bitmapscan = off
 as $$
 #variable_conflict use_column
 declare

@@ -14,6 +14,7 @@
 -- the new waiter, and housekeeping's backstop (geneva.housekeep offers every
 -- key with waiters its free slots) wakes it at its next round.
 -- Raises: nothing.
+-- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_wait_behind(
   p_definition geneva.workflow_definitions,
   p_step_name text,
@@ -26,6 +27,7 @@ returns text
 language plpgsql
 stable
 set search_path = pg_catalog, pg_temp
+set enable_bitmapscan = off
 as $$
 declare
   v_key text;
