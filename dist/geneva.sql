@@ -7644,6 +7644,12 @@ begin
       offset 0
     ) s on true
     where t.kind = 'end';
+  end if;
+  -- (every slot freed carried, the common case: none to free now; a
+  -- carried slot is its step's only one)
+  if cardinality(array_remove(v_carry, null)) = cardinality(v_freed) then
+    v_freed := null;
+  elsif v_freed is not null and v_c.workflow_ids is not null then
     select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
       array_agg(
         (
