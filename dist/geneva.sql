@@ -2892,11 +2892,94 @@ declare
   v_execution geneva.step_executions;
   v_fast bigint[];
   v_fast_keys text[];
+  v_quick bigint[];
+  v_quick_keys text[];
   v_got text[];
   v_try integer;
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
+  -- First, in one statement, the common case far from its bound: the
+  -- executions held only to their type's concurrency
+  -- (geneva._limit_carries), with no slot passed to them and no window
+  -- reserved, of keys with room for twice as many as the batch has of them
+  -- (as this transaction sees it), each take a free number of the key as
+  -- geneva._limit_take's first round chooses them, no lock of the key
+  -- taken, and start. The key and its concurrency are the definition's, as
+  -- geneva._limit_keys and geneva._limit_capacity read them. The others (a
+  -- number another claim took first, a key near its bound, any other limit)
+  -- go the ways below. (A limit never reached costs this statement alone
+  -- at a claim: a statement's start-up, its expressions compiled again at
+  -- every call, is most of what a limit costs.)
+  with x as (
+    select e.id, e.workflow_id,
+      geneva._limit_key(
+        'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
+        w.workflow_type, w.group_name, w.hero_type, w.hero_id
+      ) as key,
+      coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as capacity
+    from unnest(p_execution_ids) as i (id)
+    join geneva.step_executions e on e.id = i.id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    where e.limit_keys is null and e.limit_window_at is null
+      and geneva._limit_carries(d.definition, d.step_names, e.step_name)
+  ),
+  k as materialized (
+    select g.key, g.capacity, g.held, g.workflow_ids
+    from (
+      select x.key, x.capacity, array_agg(x.workflow_id order by x.id) as workflow_ids,
+        (select count(*) from geneva.limit_slots ls where ls.limit_key = x.key)::integer as held
+      from x
+      group by x.key, x.capacity
+    ) g
+    where 2 * cardinality(g.workflow_ids) <= g.capacity - g.held
+  ),
+  taken as (
+    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
+    select k.key, p.workflow_id, k.capacity, p.slot
+    from k
+    cross join lateral unnest(
+      k.workflow_ids,
+      array(
+        select f.n
+        from (
+          select distinct r.n
+          from (
+            select 1 + pg_catalog.floor(pg_catalog.random() * k.capacity)::integer as n
+            from generate_series(1, 4 * cardinality(k.workflow_ids))
+            where k.capacity > 64
+            union all
+            select g.n
+            from generate_series(1, least(k.capacity, k.held + 2 * cardinality(k.workflow_ids) + 8)) as g (n)
+            where k.capacity <= 64
+          ) r
+          where not exists (
+            select from geneva.limit_slots ls where ls.limit_key = k.key and ls.slot = r.n
+          )
+          offset 0
+        ) f
+        where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(k.key), f.n)
+        limit cardinality(k.workflow_ids)
+      )
+    ) as p (workflow_id, slot)
+    where p.slot is not null and p.workflow_id is not null
+    order by k.key, p.slot
+    on conflict do nothing
+    returning ls.limit_key, ls.workflow_id
+  )
+  select array_agg(x.id order by x.id), array_agg(x.key order by x.id)
+  into v_quick, v_quick_keys
+  from taken t
+  join x on x.key = t.limit_key and x.workflow_id = t.workflow_id;
+  if v_quick is not null then
+    return query select q.id, array[q.key] from unnest(v_quick, v_quick_keys) as q (id, key);
+    if cardinality(v_quick) = cardinality(p_execution_ids) then
+      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+      return;
+    end if;
+  end if;
+
   -- The batch's limit keys, read once: the rate keys; the executions held
   -- only to their type's concurrency (geneva._limit_carries), with no slot
   -- passed to them, and their keys (the common case, set-wise below); and
@@ -2918,7 +3001,8 @@ begin
       k.concurrency is not null and e.limit_keys is null and e.limit_window_at is null
         and geneva._limit_carries(d.definition, d.step_names, e.step_name) as simple,
       k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key] as unheld
-  ) s;
+  ) s
+  where v_quick is null or not e.id = any (v_quick);
 
   -- the locks of the rate limits' keys first, in one order (a window's
   -- count is read, then written)
@@ -2954,7 +3038,7 @@ begin
   end if;
   if v_fast is not null then
     return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
-    if cardinality(v_fast) = cardinality(p_execution_ids) then
+    if cardinality(v_fast) + coalesce(cardinality(v_quick), 0) = cardinality(p_execution_ids) then
       perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
       return;
     end if;
@@ -2975,7 +3059,7 @@ begin
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where not e.id = any (coalesce(v_fast, '{}'))
+    where not e.id = any (coalesce(v_fast, '{}')) and not e.id = any (coalesce(v_quick, '{}'))
     order by e.id
   loop
     -- its limits, once: the concurrency keys with their bounds and slots
