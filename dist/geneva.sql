@@ -2183,6 +2183,65 @@ begin
 end;
 $$;
 
+-- geneva._limit_numbers: the numbers a claim tries for p_wanted slots of a
+-- concurrency key that p_held slots hold now, at most as many as it wants
+-- and the key has room for under p_capacity, in order (none: empty): each free as this
+-- statement sees it (no row of geneva.limit_slots holds it) and not being
+-- taken by another transaction, whose transaction-level advisory lock it
+-- tries and takes (pg_try_advisory_xact_lock, on the key's hash and the
+-- number; never waited for). With p_random (a large concurrency, far from
+-- full), numbers drawn at random from 1 to p_capacity, four a slot wanted;
+-- else every number in order from 1, to as far as the held and twice the
+-- wanted reach, and 8 more. The caller inserts the slots under them (on
+-- conflict do nothing: a row inserted meanwhile under a number).
+--
+-- Called by: geneva._limit_take (each round of a key) and
+-- geneva._limit_admit (a claim far from its key's bound, in its insert).
+-- Plans: as its callers (no bitmap scans: see geneva.limit_slots), whoever
+-- calls it first. It has no `set search_path` of its own (every name in it
+-- is qualified, and its callers run with the one search_path), since a
+-- function's own settings cost a save and a restore at every call.
+create or replace function geneva._limit_numbers(
+  p_key text,
+  p_capacity integer,
+  p_held integer,
+  p_wanted integer,
+  p_random boolean
+)
+returns integer[]
+language plpgsql
+volatile
+as $$
+begin
+  return array(
+    select c.n
+    from (
+      select f.n
+      from (
+        select distinct r.n
+        from (
+          select 1 + pg_catalog.floor(pg_catalog.random() * p_capacity)::integer as n
+          from pg_catalog.generate_series(1, 4 * p_wanted)
+          where p_random
+          union all
+          select g.n
+          from pg_catalog.generate_series(1, least(p_capacity, p_held + 2 * p_wanted + 8)) as g (n)
+          where not p_random
+        ) r
+        where not exists (
+          select from geneva.limit_slots ls where ls.limit_key = p_key and ls.slot = r.n
+        )
+        offset 0
+      ) f
+      -- (tried only until enough are taken: the limit stops the scan)
+      where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(p_key), f.n)
+      limit least(p_wanted, p_capacity - p_held)
+    ) c
+    order by c.n
+  );
+end;
+$$;
+
 -- geneva._limit_take: takes a slot of a concurrency key for each workflow
 -- of the pairs it is given (p_keys and p_workflow_ids, element by element;
 -- one pair a workflow and key), as many as it can without waiting for
@@ -2244,39 +2303,13 @@ begin
         - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key.key)::integer;
       exit when v_room <= 0;
       -- the numbers to try: at random from the range (a large concurrency,
-      -- the first two rounds), else every free one in order (those under
-      -- the key's count of slots, and as many more as are wanted, hold a
-      -- free one for each wanted while the key has room); each free as this
-      -- statement sees it and not being taken by another transaction
-      select array_agg(c.n order by c.n) into v_numbers
-      from (
-        select f.n
-        from (
-          select distinct r.n
-          from (
-            select 1 + pg_catalog.floor(pg_catalog.random() * v_key.capacity)::integer as n
-            from generate_series(1, 4 * cardinality(v_pending))
-            where v_key.capacity > 64 and v_round < 3
-            union all
-            select g.n
-            from generate_series(
-              1,
-              least(
-                v_key.capacity,
-                v_key.capacity - v_room + 2 * cardinality(v_pending) + 8
-              )
-            ) as g (n)
-            where v_key.capacity <= 64 or v_round = 3
-          ) r
-          where not exists (
-            select from geneva.limit_slots ls where ls.limit_key = v_key.key and ls.slot = r.n
-          )
-          offset 0
-        ) f
-        where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(v_key.key), f.n)
-        limit least(cardinality(v_pending), v_room)
-      ) c;
-      continue when v_numbers is null;
+      -- the first two rounds), else every free one in order
+      -- (geneva._limit_numbers)
+      v_numbers := geneva._limit_numbers(
+        v_key.key, v_key.capacity, v_key.capacity - v_room, cardinality(v_pending),
+        v_key.capacity > 64 and v_round < 3
+      );
+      continue when cardinality(v_numbers) = 0;
       with taken as (
         insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
         select v_key.key, p.workflow_id, v_key.capacity, p.slot
@@ -2939,9 +2972,9 @@ begin
   -- executions held only to their type's concurrency
   -- (geneva._limit_carries), with no slot passed to them and no window
   -- reserved, of keys with room for twice as many as the batch has of them
-  -- (as this transaction sees it), each take a free number of the key as
-  -- geneva._limit_take's first round chooses them, no lock of the key
-  -- taken, and start. The key and its concurrency are the definition's, as
+  -- (as this transaction sees it), each take a free number of the key
+  -- (geneva._limit_numbers, as geneva._limit_take's first round), no lock
+  -- of the key taken, and start. The key and its concurrency are the definition's, as
   -- geneva._limit_keys and geneva._limit_capacity read them. The others (a
   -- number another claim took first, a key near its bound, any other limit)
   -- go the ways below. (A limit never reached costs this statement alone
@@ -2977,27 +3010,7 @@ begin
     from k
     cross join lateral unnest(
       k.workflow_ids,
-      array(
-        select f.n
-        from (
-          select distinct r.n
-          from (
-            select 1 + pg_catalog.floor(pg_catalog.random() * k.capacity)::integer as n
-            from generate_series(1, 4 * cardinality(k.workflow_ids))
-            where k.capacity > 64
-            union all
-            select g.n
-            from generate_series(1, least(k.capacity, k.held + 2 * cardinality(k.workflow_ids) + 8)) as g (n)
-            where k.capacity <= 64
-          ) r
-          where not exists (
-            select from geneva.limit_slots ls where ls.limit_key = k.key and ls.slot = r.n
-          )
-          offset 0
-        ) f
-        where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(k.key), f.n)
-        limit cardinality(k.workflow_ids)
-      )
+      geneva._limit_numbers(k.key, k.capacity, k.held, cardinality(k.workflow_ids), k.capacity > 64)
     ) as p (workflow_id, slot)
     where p.slot is not null and p.workflow_id is not null
     order by k.key, p.slot

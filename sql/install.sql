@@ -41,6 +41,7 @@
 {{ template "functions/_limit_lock.sql" . }}
 {{ template "functions/_limit_capacity.sql" . }}
 {{ template "functions/_limit_full.sql" . }}
+{{ template "functions/_limit_numbers.sql" . }}
 {{ template "functions/_limit_take.sql" . }}
 {{ template "functions/_limit_await_number.sql" . }}
 {{ template "functions/_limit_carries.sql" . }}

@@ -78,9 +78,9 @@ begin
   -- executions held only to their type's concurrency
   -- (geneva._limit_carries), with no slot passed to them and no window
   -- reserved, of keys with room for twice as many as the batch has of them
-  -- (as this transaction sees it), each take a free number of the key as
-  -- geneva._limit_take's first round chooses them, no lock of the key
-  -- taken, and start. The key and its concurrency are the definition's, as
+  -- (as this transaction sees it), each take a free number of the key
+  -- (geneva._limit_numbers, as geneva._limit_take's first round), no lock
+  -- of the key taken, and start. The key and its concurrency are the definition's, as
   -- geneva._limit_keys and geneva._limit_capacity read them. The others (a
   -- number another claim took first, a key near its bound, any other limit)
   -- go the ways below. (A limit never reached costs this statement alone
@@ -116,27 +116,7 @@ begin
     from k
     cross join lateral unnest(
       k.workflow_ids,
-      array(
-        select f.n
-        from (
-          select distinct r.n
-          from (
-            select 1 + pg_catalog.floor(pg_catalog.random() * k.capacity)::integer as n
-            from generate_series(1, 4 * cardinality(k.workflow_ids))
-            where k.capacity > 64
-            union all
-            select g.n
-            from generate_series(1, least(k.capacity, k.held + 2 * cardinality(k.workflow_ids) + 8)) as g (n)
-            where k.capacity <= 64
-          ) r
-          where not exists (
-            select from geneva.limit_slots ls where ls.limit_key = k.key and ls.slot = r.n
-          )
-          offset 0
-        ) f
-        where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(k.key), f.n)
-        limit cardinality(k.workflow_ids)
-      )
+      geneva._limit_numbers(k.key, k.capacity, k.held, cardinality(k.workflow_ids), k.capacity > 64)
     ) as p (workflow_id, slot)
     where p.slot is not null and p.workflow_id is not null
     order by k.key, p.slot

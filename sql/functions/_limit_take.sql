@@ -59,39 +59,13 @@ begin
         - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key.key)::integer;
       exit when v_room <= 0;
       -- the numbers to try: at random from the range (a large concurrency,
-      -- the first two rounds), else every free one in order (those under
-      -- the key's count of slots, and as many more as are wanted, hold a
-      -- free one for each wanted while the key has room); each free as this
-      -- statement sees it and not being taken by another transaction
-      select array_agg(c.n order by c.n) into v_numbers
-      from (
-        select f.n
-        from (
-          select distinct r.n
-          from (
-            select 1 + pg_catalog.floor(pg_catalog.random() * v_key.capacity)::integer as n
-            from generate_series(1, 4 * cardinality(v_pending))
-            where v_key.capacity > 64 and v_round < 3
-            union all
-            select g.n
-            from generate_series(
-              1,
-              least(
-                v_key.capacity,
-                v_key.capacity - v_room + 2 * cardinality(v_pending) + 8
-              )
-            ) as g (n)
-            where v_key.capacity <= 64 or v_round = 3
-          ) r
-          where not exists (
-            select from geneva.limit_slots ls where ls.limit_key = v_key.key and ls.slot = r.n
-          )
-          offset 0
-        ) f
-        where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(v_key.key), f.n)
-        limit least(cardinality(v_pending), v_room)
-      ) c;
-      continue when v_numbers is null;
+      -- the first two rounds), else every free one in order
+      -- (geneva._limit_numbers)
+      v_numbers := geneva._limit_numbers(
+        v_key.key, v_key.capacity, v_key.capacity - v_room, cardinality(v_pending),
+        v_key.capacity > 64 and v_round < 3
+      );
+      continue when cardinality(v_numbers) = 0;
       with taken as (
         insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
         select v_key.key, p.workflow_id, v_key.capacity, p.slot
