@@ -941,6 +941,46 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 	})
 }
 
+// TestLimitFreeSeesAWaiterLeftMeanwhile: a free that finds no one waiting
+// deletes its slot at once; a claim that found the key full just before,
+// and waits for the key uncommitted (holding the slot's row FOR KEY SHARE,
+// geneva._limit_full), makes the delete wait for its commit, and the
+// free's second look for waiters, a statement after the delete, finds it
+// and passes it the number: no wake-up is lost.
+func TestLimitFreeSeesAWaiterLeftMeanwhile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+	first := b.active(t, b.create(t, "Sync", "1")).ID
+	second := b.active(t, b.create(t, "Sync", "2")).ID
+	_, ok := b.startStep(t, first, nil)
+	require.True(t, ok)
+
+	// the second's claim, open: the key is full, it waits
+	tx := b.txAtT0(t)
+	_, ok, err := startStepOn(b.ctx, tx, second, nil)
+	require.NoError(t, err)
+	require.False(t, ok, "the key is full")
+
+	// the first's end sees no one waiting (the claim has not committed)
+	// and deletes its slot: it waits for the claim
+	s := b.session(t)
+	setNowOn(t, s.conn, t0)
+	done := inBackground(func() error {
+		_, err := s.conn.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", first)
+		return err
+	})
+	b.waitBlocked(t, s)
+	require.NoError(t, tx.Commit(b.ctx))
+	require.NoError(t, <-done)
+
+	woken := b.limitState(t, second)
+	require.Nil(t, woken.LimitWaitKey, "woken by the free")
+	require.Equal(t, []string{`["concurrency", "Sync", "Sync"]`}, woken.LimitKeys, "holding the freed slot")
+	require.NotNil(t, woken.JobID, "with a job")
+}
+
 // TestLimitEndDoesNotWaitForAFreeUnderWay: an end whose next step would wait
 // for a full key asks whether the key is full without waiting for the frees
 // under way (rows another transaction is deleting): it counts their slots
