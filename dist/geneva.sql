@@ -2515,10 +2515,7 @@ $$;
 -- them, to commit), then looks for waiters again with new statements, so
 -- that it sees any left waiting by a claim or an end that found the key
 -- full before they were freed (geneva._limit_full), and passes them the
--- freed numbers. When no one waits for the keys as it starts (most frees),
--- it locks the freed rows FOR UPDATE, in the same order, and deletes them
--- in one statement, then looks for waiters as above. A waiter with no freed
--- row or number takes a free number
+-- freed numbers. A waiter with no freed row or number takes a free number
 -- without waiting for anyone (geneva._limit_take), or keeps waiting.
 -- Then each woken execution's row, skipping those locked (whose workflow's
 -- lock it does not take, but to start it, skipping it then too: a waiting
@@ -2570,43 +2567,13 @@ declare
   v_taken_by bigint[];
   v_item record;
   v_job_id bigint;
-  -- (the freed rows deleted at once: no one waited for their keys)
-  v_deleted boolean := false;
 begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
   end if;
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  if p_workflow_ids is not null and not exists (
-    select
-    from unnest(p_keys) as u (key)
-    join geneva.step_executions e
-      on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
-  ) then
-    -- No one waits for the keys (most frees): the freed rows are deleted
-    -- now, in one statement, locked in key and slot order first (FOR
-    -- UPDATE: no hand-over); their numbers are passed to the waiters there
-    -- are after that, as in the second round below
-    with locked as (
-      select ls.limit_key, ls.slot
-      from geneva.limit_slots ls
-      join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-        on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      order by ls.limit_key, ls.slot
-      for update of ls
-    ),
-    freed as (
-      delete from geneva.limit_slots ls
-      using locked l
-      where ls.limit_key = l.limit_key and ls.slot = l.slot
-      returning ls.limit_key, ls.bound, ls.slot
-    )
-    select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
-    into v_freed_keys, v_freed_bounds, v_freed_slots
-    from freed f;
-    v_deleted := true;
-  elsif p_workflow_ids is not null then
+  if p_workflow_ids is not null then
     -- the freed rows, locked in key and slot order (FOR NO KEY UPDATE: a
     -- hand-over updates a row in place)
     select array_agg(l.limit_key order by l.limit_key, l.slot), array_agg(l.slot order by l.limit_key, l.slot),
@@ -2626,11 +2593,9 @@ begin
 
   -- Two rounds: the freed rows are handed over to the waiters there are
   -- (1); those no waiter took are deleted, and their numbers passed to the
-  -- waiters there are after that (2, the backstop's only round, and that of
-  -- a free whose rows were deleted at once above)
-  for v_round in case when p_workflow_ids is null or v_deleted then 2 else 1 end .. 2 loop
-    exit when v_deleted and v_freed_keys is null;
-    if v_round = 2 and p_workflow_ids is not null and not v_deleted then
+  -- waiters there are after that (2, the backstop's only round)
+  for v_round in case when p_workflow_ids is null then 2 else 1 end .. 2 loop
+    if v_round = 2 and p_workflow_ids is not null then
       -- (every row handed over: none freed)
       exit when cardinality(coalesce(v_handed_slots, '{}')) = cardinality(coalesce(v_held_slots, '{}'));
       with freed as (

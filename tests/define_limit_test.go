@@ -941,12 +941,12 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 	})
 }
 
-// TestLimitFreeSeesAWaiterLeftMeanwhile: a free that finds no one waiting
-// deletes its slot at once; a claim that found the key full just before,
-// and waits for the key uncommitted (holding the slot's row FOR KEY SHARE,
-// geneva._limit_full), makes the delete wait for its commit, and the
-// free's second look for waiters, a statement after the delete, finds it
-// and passes it the number: no wake-up is lost.
+// TestLimitFreeSeesAWaiterLeftMeanwhile: a free finds no one waiting (the
+// claim that found the key full just before has not committed) and
+// deletes its slot; the claim holds the slot's row FOR KEY SHARE
+// (geneva._limit_full), so the delete waits for its commit, and the free's
+// second look for waiters, a statement after the delete, finds it and
+// passes it the number: no wake-up is lost.
 func TestLimitFreeSeesAWaiterLeftMeanwhile(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -964,7 +964,7 @@ func TestLimitFreeSeesAWaiterLeftMeanwhile(t *testing.T) {
 	require.False(t, ok, "the key is full")
 
 	// the first's end sees no one waiting (the claim has not committed)
-	// and deletes its slot: it waits for the claim
+	// and deletes its slot: the delete waits for the claim
 	s := b.session(t)
 	setNowOn(t, s.conn, t0)
 	done := inBackground(func() error {
