@@ -6,9 +6,10 @@
 -- and executions' locks.
 --
 -- The executions held only to their type's concurrency, with no slot passed
--- to them, first take a slot each, set-wise (geneva._limit_take: a free
--- number of the key, no lock waited for, but the key's lock when the batch
--- has more of them than the key has room for); those that got one start. The
+-- to them, first take a slot each, set-wise: in one statement those of keys
+-- far from their bound, the rest by geneva._limit_take (a free number of
+-- the key, no lock waited for, but the key's lock when the batch has more
+-- of them than the key has room for); those that got one start. The
 -- others, per execution, in id order (the locks of their keys taken first,
 -- all at once: those of rate limits before the set-wise start, those of
 -- concurrency keys after it; geneva._limit_lock):
@@ -69,6 +70,10 @@ declare
   v_fast_keys text[];
   v_quick bigint[];
   v_quick_keys text[];
+  -- (the executions of the common case that the first statement left)
+  v_simple_ids bigint[];
+  v_simple_workflows bigint[];
+  v_simple_keys text[];
   v_got text[];
   v_try integer;
 begin
@@ -123,10 +128,16 @@ begin
     on conflict do nothing
     returning ls.limit_key, ls.workflow_id
   )
-  select array_agg(x.id order by x.id), array_agg(x.key order by x.id)
-  into v_quick, v_quick_keys
-  from taken t
-  join x on x.key = t.limit_key and x.workflow_id = t.workflow_id;
+  -- (those that took one, and the rest of these executions, for the
+  -- set-wise way below)
+  select array_agg(x.id order by x.id) filter (where t.workflow_id is not null),
+    array_agg(x.key order by x.id) filter (where t.workflow_id is not null),
+    array_agg(x.id order by x.id) filter (where t.workflow_id is null),
+    array_agg(x.workflow_id order by x.id) filter (where t.workflow_id is null),
+    array_agg(x.key order by x.id) filter (where t.workflow_id is null)
+  into v_quick, v_quick_keys, v_simple_ids, v_simple_workflows, v_simple_keys
+  from x
+  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id;
   if v_quick is not null then
     return query select q.id, array[q.key] from unnest(v_quick, v_quick_keys) as q (id, key);
     if cardinality(v_quick) = cardinality(p_execution_ids) then
@@ -135,14 +146,9 @@ begin
     end if;
   end if;
 
-  -- The batch's limit keys, read once: the rate keys; the executions held
-  -- only to their type's concurrency (geneva._limit_carries), with no slot
-  -- passed to them, and their keys (the common case, set-wise below); and
-  -- every execution's concurrency keys it holds no slot of
+  -- The others' limit keys, read once: the rate keys, and every
+  -- execution's concurrency keys it holds no slot of
   select array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
-    array_agg(e.id order by e.id) filter (where s.simple) as simple_ids,
-    array_agg(w.id order by e.id) filter (where s.simple) as simple_workflows,
-    array_agg(k.limit_key order by e.id) filter (where s.simple) as simple_keys,
     array_agg(e.id order by e.id) filter (where s.unheld) as unheld_ids,
     array_agg(k.limit_key order by e.id) filter (where s.unheld) as unheld_keys
   into v_batch
@@ -153,8 +159,6 @@ begin
   cross join lateral geneva._limit_keys(w, d, e.step_name) k
   cross join lateral (
     select
-      k.concurrency is not null and e.limit_keys is null and e.limit_window_at is null
-        and geneva._limit_carries(d.definition, d.step_names, e.step_name) as simple,
       k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key] as unheld
   ) s
   where v_quick is null or not e.id = any (v_quick);
@@ -165,11 +169,11 @@ begin
     perform geneva._limit_lock(v_batch.rate_keys);
   end if;
 
-  -- the common case, set-wise: executions held only to their type's
-  -- concurrency, with no slot passed to them, take a slot each
+  -- the rest of the common case (above), set-wise: a key near its bound,
+  -- or a number another claim took first; each takes a slot
   -- (geneva._limit_take) and those that got one start; the others go one by
   -- one below
-  if v_batch.simple_ids is not null then
+  if v_simple_ids is not null then
     -- (a key with more of them than it has room for, as this transaction
     -- sees it, is near its bound: its lock first, so that a claim that will
     -- go on to the per-execution way for it holds no slot of it taken
@@ -177,7 +181,7 @@ begin
     select array_agg(k.key) into v_keys
     from (
       select u.key, count(*) as n
-      from unnest(v_batch.simple_keys) as u (key)
+      from unnest(v_simple_keys) as u (key)
       group by u.key
     ) k
     where k.n > coalesce(geneva._limit_capacity(k.key), 2147483647)
@@ -187,8 +191,8 @@ begin
     end if;
     select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
     into v_fast, v_fast_keys
-    from unnest(v_batch.simple_ids, v_batch.simple_workflows, v_batch.simple_keys) as f (id, workflow_id, key)
-    join geneva._limit_take(v_batch.simple_keys, v_batch.simple_workflows) t
+    from unnest(v_simple_ids, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
+    join geneva._limit_take(v_simple_keys, v_simple_workflows) t
       on t.limit_key = f.key and t.workflow_id = f.workflow_id;
   end if;
   if v_fast is not null then
