@@ -670,7 +670,8 @@ create table geneva.step_executions (
   -- execution holds, while in_progress or, scheduled, after a freed slot was
   -- passed to it (geneva._limit_release); the slot it waits for, scheduled
   -- without a job, when its limit was full at its claim; and the start a
-  -- rate limit's window reserved for it (geneva._limit_admit). Kept as history.
+  -- rate limit's window reserved for it (geneva._limit_admit). Kept as
+  -- history, but the slot waited for: set only while scheduled.
   limit_keys text [],
   limit_wait_key text,
   limit_window_at timestamptz,
@@ -735,9 +736,15 @@ where finished_at is not null or canceled_at is not null;
 create index step_executions_awaiting on geneva.step_executions (await_until)
 where state = 'scheduled' and await_event is not null;
 -- The executions waiting for a slot of a limit, oldest first, per key: only
--- waiting executions have entries.
+-- waiting executions have entries. Its predicate names no state (a waiting
+-- execution is scheduled: step_executions_state_valid holds limit_wait_key
+-- to that), and neither do the lookups of a key's waiters: a lookup that
+-- said state = 'scheduled' could also be served by the partial index
+-- step_executions_scheduled_for, which a plan cached while the statistics
+-- counted no waiters chose, reading every scheduled execution at each
+-- end (bench/NOTES.md). Without it, this is the one index that can.
 create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
-where state = 'scheduled' and limit_wait_key is not null;
+where limit_wait_key is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the
@@ -2442,7 +2449,7 @@ begin
   -- (the key as a range: see geneva._limit_release)
   if exists (
     select from geneva.step_executions x
-    where x.state = 'scheduled' and x.limit_wait_key >= v_key and x.limit_wait_key <= v_key
+    where x.limit_wait_key >= v_key and x.limit_wait_key <= v_key
   ) and (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key)
     >= coalesce(geneva._limit_capacity(v_key), 2147483647) then
     return v_key;
@@ -2618,7 +2625,7 @@ begin
       select
       from unnest(p_keys) as u (key)
       join geneva.step_executions e
-        on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
+        on e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
     );
 
     -- Each key's oldest waiters, as many as it has slots to pass, whose
@@ -2671,15 +2678,23 @@ begin
       -- (the key as a range, not an equality: with `= key`, the order by id
       -- alone would let the planner walk the primary key, every execution
       -- ever recorded, filtering for the key; the partial index
-      -- step_executions_limit_waiting is the only one in this order, each
-      -- waiter's workflow then read by its key)
+      -- step_executions_limit_waiting is the only one in this order. No
+      -- state: a waiter is scheduled, and a state = 'scheduled' would let a
+      -- plan cached while no one waited read every scheduled execution
+      -- instead: see that index)
       select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
         w.workflow_type, w.hero_missing_at
       from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-        and w.state = 'ready'
+      -- (each waiter's workflow read by its key, after the waiter: a lateral
+      -- subquery, which the planner cannot turn into a walk of every
+      -- workflow, as a plan cached while none was ready did)
+      cross join lateral (
+        select w.workflow_type, w.hero_missing_at
+        from geneva.workflows w
+        where w.id = e.workflow_id and w.state = 'ready'
+        offset 0
+      ) w
+      where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
         and not e.id = any (coalesce(v_all_ids, '{}'))
       order by e.limit_wait_key, e.id
       limit greatest(k.free, 0)
@@ -3441,6 +3456,8 @@ begin
       canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
       skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
       finished_at = v_now,
+      -- (a waiter that ends waits no more: step_executions_state_valid)
+      limit_wait_key = null,
       error_class_name = coalesce(p_error_class_name, e.error_class_name),
       error_message = coalesce(p_error_message, e.error_message),
       error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
@@ -7726,8 +7743,7 @@ begin
         -- (a range: see geneva._limit_release)
         exists (
           select from geneva.step_executions x
-          where x.state = 'scheduled'
-            and x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
+          where x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
         ) as waiting,
         -- (not over a bound lowered since: the slot's bound, not a count of
         -- the key's slots; see geneva.limit_slots)
@@ -9825,7 +9841,9 @@ $$;
 -- scheduled or in_progress, carries none, so stands alone); finished_at set
 -- exactly on ended executions, which are those with an outcome; a step name
 -- and an attempt from 1; an awaited event's name, wait start and timeout set
--- together, the start no later than the timeout.
+-- together, the start no later than the timeout; a slot of a limit waited
+-- for (limit_wait_key) only while scheduled (step_executions_limit_waiting
+-- relies on it).
 --
 -- A function, not the rules written in the CHECK, for the reasons
 -- geneva._chk_workflows_state_valid gives (a CHECK's stored expression is
@@ -9844,7 +9862,8 @@ create or replace function geneva._chk_step_executions_state_valid(
   p_attempt integer,
   p_await_event text,
   p_await_from timestamptz,
-  p_await_until timestamptz
+  p_await_until timestamptz,
+  p_limit_wait_key text
 )
 returns boolean
 language plpgsql
@@ -9868,7 +9887,8 @@ begin
     and (p_finished_at is null) = (p_outcome is null)
     and p_step_name <> '' and p_attempt > 0
     and (p_await_event is null) = (p_await_from is null) and (p_await_event is null) = (p_await_until is null)
-    and (p_await_event is null or p_await_from <= p_await_until);
+    and (p_await_event is null or p_await_from <= p_await_until)
+    and (p_limit_wait_key is null or p_state = 'scheduled');
 end;
 $$;
 
@@ -9879,7 +9899,7 @@ begin
     where c.conrelid = 'geneva.step_executions'::pg_catalog.regclass and c.conname = 'step_executions_state_valid'
   ) then
     alter table geneva.step_executions add constraint step_executions_state_valid check (geneva._chk_step_executions_state_valid(
-      state, outcome, finished_at, step_name, attempt, await_event, await_from, await_until
+      state, outcome, finished_at, step_name, attempt, await_event, await_from, await_until, limit_wait_key
     ));
   end if;
 end

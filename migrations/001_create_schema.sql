@@ -237,7 +237,8 @@ create table geneva.step_executions (
   -- execution holds, while in_progress or, scheduled, after a freed slot was
   -- passed to it (geneva._limit_release); the slot it waits for, scheduled
   -- without a job, when its limit was full at its claim; and the start a
-  -- rate limit's window reserved for it (geneva._limit_admit). Kept as history.
+  -- rate limit's window reserved for it (geneva._limit_admit). Kept as
+  -- history, but the slot waited for: set only while scheduled.
   limit_keys text [],
   limit_wait_key text,
   limit_window_at timestamptz,
@@ -302,9 +303,15 @@ where finished_at is not null or canceled_at is not null;
 create index step_executions_awaiting on geneva.step_executions (await_until)
 where state = 'scheduled' and await_event is not null;
 -- The executions waiting for a slot of a limit, oldest first, per key: only
--- waiting executions have entries.
+-- waiting executions have entries. Its predicate names no state (a waiting
+-- execution is scheduled: step_executions_state_valid holds limit_wait_key
+-- to that), and neither do the lookups of a key's waiters: a lookup that
+-- said state = 'scheduled' could also be served by the partial index
+-- step_executions_scheduled_for, which a plan cached while the statistics
+-- counted no waiters chose, reading every scheduled execution at each
+-- end (bench/NOTES.md). Without it, this is the one index that can.
 create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
-where state = 'scheduled' and limit_wait_key is not null;
+where limit_wait_key is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the

@@ -1166,3 +1166,88 @@ func TestLimitFreedSlotsAreReadOnce(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestLimitWaitKeyOnlyWhileScheduled: an execution names the slot it waits
+// for (limit_wait_key) only while scheduled, which the lookups of a key's
+// waiters rely on (step_executions_limit_waiting): a waiter that ends
+// waits no more, and a row that breaks the rule is refused with 23514.
+func TestLimitWaitKeyOnlyWhileScheduled(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}]}`)
+	holder := b.active(t, b.createIn(t, "Sync", "1", "acme")).ID
+	waiting := b.createIn(t, "Sync", "2", "acme")
+	waiter := b.active(t, waiting).ID
+	_, ok := b.startStep(t, holder, nil)
+	require.True(t, ok)
+	_, ok = b.startStep(t, waiter, nil)
+	require.False(t, ok, "the key is full: it waits")
+	require.NotNil(t, b.limitState(t, waiter).LimitWaitKey)
+
+	b.call(t, "cancel_workflow", waiting)
+	s := b.limitState(t, waiter)
+	require.Equal(t, "canceled", s.State)
+	require.Nil(t, s.LimitWaitKey, "a waiter that ended waits no more")
+
+	_, err := b.conn.Exec(b.ctx, `update geneva.step_executions set limit_wait_key = '["concurrency", "Sync", "acme"]'
+		where id = $1`, holder)
+	pgErr := requireCode(t, err, "23514")
+	require.Equal(t, "step_executions_state_valid", pgErr.ConstraintName)
+	require.Equal(t, "in_progress", b.limitState(t, holder).State)
+}
+
+// TestLimitWaitersAreReadByTheirIndex: an end and a free look for their
+// key's waiters without naming the state (a waiter is scheduled, which
+// step_executions_state_valid holds), so that no index of scheduled
+// executions can serve them. Lookups that said state = 'scheduled' were
+// planned on step_executions_scheduled_for whenever the statistics made it
+// look cheaper than step_executions_limit_waiting (in the benchmark, after a
+// run that left the second's pages behind), and then read every scheduled
+// execution at each end. Here the waiters' index is dropped, in a
+// transaction rolled back, so that the planner has only the others to
+// choose from. And a waiter's workflow is read by its key, after the
+// waiter: with statistics taken while no workflow was ready, a join of
+// waiters and workflows was planned as a walk of every workflow.
+func TestLimitWaitersAreReadByTheirIndex(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}, {"name": "b"}]}`)
+	b.define(t, "Other", `{"steps": [{"name": "a"}]}`)
+	// the statistics of tables whose workflows have all ended
+	_, err := b.conn.Exec(b.ctx, `select geneva.cancel_workflow(id)
+		from unnest(geneva.create_workflows('Other', 'User', array(select 'ended' || g from generate_series(1, 500) g))) id`)
+	require.NoError(t, err)
+	_, err = b.conn.Exec(b.ctx, "analyze geneva.workflows, geneva.step_executions")
+	require.NoError(t, err)
+	// 1,000 executions scheduled that wait for no slot, then a key's holder
+	// and its waiter
+	_, err = b.conn.Exec(b.ctx, `select geneva.create_workflows('Other', 'User',
+		array(select g::text from generate_series(1, 1000) g))`)
+	require.NoError(t, err)
+	holder := b.active(t, b.createIn(t, "Sync", "1", "acme")).ID
+	waiter := b.active(t, b.createIn(t, "Sync", "2", "acme")).ID
+	_, ok := b.startStep(t, holder, nil)
+	require.True(t, ok)
+	_, ok = b.startStep(t, waiter, nil)
+	require.False(t, ok, "the key is full: it waits")
+
+	// the holder's end, in a new session: its next step waits behind the
+	// waiter, whose workflow's worker runs it next
+	tx := b.txAtT0(t)
+	_, err = tx.Exec(b.ctx, "drop index geneva.step_executions_limit_waiting")
+	require.NoError(t, err)
+	var next *int64
+	require.NoError(t, tx.QueryRow(b.ctx, `select next_execution_id
+		from geneva.complete_steps(array[$1::bigint], array['success'], array[null::interval], array[null::bigint],
+			array[true], p_take_waiters => true)`, holder).Scan(&next))
+	require.NotNil(t, next)
+	require.Equal(t, waiter, *next, "the waiter runs next")
+	var scheduled, workflows int64
+	require.NoError(t, tx.QueryRow(b.ctx, `select
+		pg_stat_get_xact_tuples_returned('geneva.step_executions_scheduled_for'::regclass),
+		pg_stat_get_xact_tuples_returned('geneva.workflows_pkey'::regclass)`).Scan(&scheduled, &workflows))
+	require.Zero(t, scheduled, "entries of scheduled executions read to find the key's waiters")
+	require.Less(t, workflows, int64(100), "entries of workflows read to find the key's waiters' workflows")
+}

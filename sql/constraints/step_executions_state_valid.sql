@@ -5,7 +5,9 @@
 -- scheduled or in_progress, carries none, so stands alone); finished_at set
 -- exactly on ended executions, which are those with an outcome; a step name
 -- and an attempt from 1; an awaited event's name, wait start and timeout set
--- together, the start no later than the timeout.
+-- together, the start no later than the timeout; a slot of a limit waited
+-- for (limit_wait_key) only while scheduled (step_executions_limit_waiting
+-- relies on it).
 --
 -- A function, not the rules written in the CHECK, for the reasons
 -- geneva._chk_workflows_state_valid gives (a CHECK's stored expression is
@@ -24,7 +26,8 @@ create or replace function geneva._chk_step_executions_state_valid(
   p_attempt integer,
   p_await_event text,
   p_await_from timestamptz,
-  p_await_until timestamptz
+  p_await_until timestamptz,
+  p_limit_wait_key text
 )
 returns boolean
 language plpgsql
@@ -48,7 +51,8 @@ begin
     and (p_finished_at is null) = (p_outcome is null)
     and p_step_name <> '' and p_attempt > 0
     and (p_await_event is null) = (p_await_from is null) and (p_await_event is null) = (p_await_until is null)
-    and (p_await_event is null or p_await_from <= p_await_until);
+    and (p_await_event is null or p_await_from <= p_await_until)
+    and (p_limit_wait_key is null or p_state = 'scheduled');
 end;
 $$;
 
@@ -59,7 +63,7 @@ begin
     where c.conrelid = 'geneva.step_executions'::pg_catalog.regclass and c.conname = 'step_executions_state_valid'
   ) then
     alter table geneva.step_executions add constraint step_executions_state_valid check (geneva._chk_step_executions_state_valid(
-      state, outcome, finished_at, step_name, attempt, await_event, await_from, await_until
+      state, outcome, finished_at, step_name, attempt, await_event, await_from, await_until, limit_wait_key
     ));
   end if;
 end

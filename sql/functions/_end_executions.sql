@@ -65,6 +65,8 @@ begin
       canceled_at = case when t.state = 'canceled' then v_now else e.canceled_at end,
       skipped_at = case when t.state = 'skipped' then v_now else e.skipped_at end,
       finished_at = v_now,
+      -- (a waiter that ends waits no more: step_executions_state_valid)
+      limit_wait_key = null,
       error_class_name = coalesce(p_error_class_name, e.error_class_name),
       error_message = coalesce(p_error_message, e.error_message),
       error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),

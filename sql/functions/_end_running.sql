@@ -222,8 +222,7 @@ begin
         -- (a range: see geneva._limit_release)
         exists (
           select from geneva.step_executions x
-          where x.state = 'scheduled'
-            and x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
+          where x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
         ) as waiting,
         -- (not over a bound lowered since: the slot's bound, not a count of
         -- the key's slots; see geneva.limit_slots)

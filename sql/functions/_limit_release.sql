@@ -143,7 +143,7 @@ begin
       select
       from unnest(p_keys) as u (key)
       join geneva.step_executions e
-        on e.state = 'scheduled' and e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
+        on e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
     );
 
     -- Each key's oldest waiters, as many as it has slots to pass, whose
@@ -196,15 +196,23 @@ begin
       -- (the key as a range, not an equality: with `= key`, the order by id
       -- alone would let the planner walk the primary key, every execution
       -- ever recorded, filtering for the key; the partial index
-      -- step_executions_limit_waiting is the only one in this order, each
-      -- waiter's workflow then read by its key)
+      -- step_executions_limit_waiting is the only one in this order. No
+      -- state: a waiter is scheduled, and a state = 'scheduled' would let a
+      -- plan cached while no one waited read every scheduled execution
+      -- instead: see that index)
       select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
         w.workflow_type, w.hero_missing_at
       from geneva.step_executions e
-      join geneva.workflows w on w.id = e.workflow_id
-      where e.state = 'scheduled'
-        and e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-        and w.state = 'ready'
+      -- (each waiter's workflow read by its key, after the waiter: a lateral
+      -- subquery, which the planner cannot turn into a walk of every
+      -- workflow, as a plan cached while none was ready did)
+      cross join lateral (
+        select w.workflow_type, w.hero_missing_at
+        from geneva.workflows w
+        where w.id = e.workflow_id and w.state = 'ready'
+        offset 0
+      ) w
+      where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
         and not e.id = any (coalesce(v_all_ids, '{}'))
       order by e.limit_wait_key, e.id
       limit greatest(k.free, 0)

@@ -43,7 +43,7 @@ begin
   -- (the key as a range: see geneva._limit_release)
   if exists (
     select from geneva.step_executions x
-    where x.state = 'scheduled' and x.limit_wait_key >= v_key and x.limit_wait_key <= v_key
+    where x.limit_wait_key >= v_key and x.limit_wait_key <= v_key
   ) and (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key)
     >= coalesce(geneva._limit_capacity(v_key), 2147483647) then
     return v_key;
