@@ -280,34 +280,41 @@ begin
     perform pg_catalog.set_config('geneva.consuming', '', true);
   end if;
 
-  update geneva.step_executions e
-  set state = 'in_progress',
-    started_at = v_now,
-    event_id = coalesce(t.event_id, e.event_id),
-    limit_keys = case
-      when v_slots ? e.id::text
-        then (
-          select array_agg(k.key order by k.ord)
-          from jsonb_array_elements_text(nullif(v_slots -> e.id::text, 'null'::jsonb)) with ordinality as k (key, ord)
-        )
-      else e.limit_keys
-    end,
-    limit_wait_key = null,
-    updated_at = v_now
-  from unnest(p_execution_ids, v_kinds, v_events) as t (execution_id, kind, event_id)
-  where e.id = t.execution_id and t.kind = 'start';
-
-  update geneva.workflows w
-  set state = 'performing',
-    current_step_name = e.step_name,
-    started_at = coalesce(w.started_at, v_now),
-    updated_at = v_now
-  from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
-  join geneva.step_executions e on e.id = t.execution_id
-  where t.kind = 'start' and w.id = e.workflow_id;
-
+  -- (one statement: the executions start, their workflows perform, and
+  -- the rows to run are returned; each statement's start-up is most of its
+  -- cost here)
   return query
-  select t.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
+  with started as (
+    update geneva.step_executions e
+    set state = 'in_progress',
+      started_at = v_now,
+      event_id = coalesce(t.event_id, e.event_id),
+      limit_keys = case
+        when v_slots ? e.id::text
+          then (
+            select array_agg(k.key order by k.ord)
+            from jsonb_array_elements_text(nullif(v_slots -> e.id::text, 'null'::jsonb)) with ordinality as k (key, ord)
+          )
+        else e.limit_keys
+      end,
+      limit_wait_key = null,
+      updated_at = v_now
+    from unnest(p_execution_ids, v_kinds, v_events) with ordinality as t (execution_id, kind, event_id, ord)
+    where e.id = t.execution_id and t.kind = 'start'
+    returning t.ord, e.id, e.workflow_id, e.step_name, e.attempt, e.scheduled_for, e.cursor, e.continues_from_id,
+      e.event_id
+  ),
+  moved as (
+    update geneva.workflows w
+    set state = 'performing',
+      current_step_name = s.step_name,
+      started_at = coalesce(w.started_at, v_now),
+      updated_at = v_now
+    from started s
+    where w.id = s.workflow_id
+    returning w.id, w.workflow_type, w.hero_type, w.hero_id, w.trace_context, w.group_name
+  )
+  select e.ord::integer, e.id, w.id, w.workflow_type, w.hero_type, w.hero_id, e.step_name, e.attempt,
     e.scheduled_for, v_now, e.cursor, e.continues_from_id,
     geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name), w.trace_context,
     ev.id, ev.name, ev.payload, ev.sent_at, w.group_name,
@@ -324,12 +331,10 @@ begin
             and q.outcome is distinct from 'recovered'
         )
     ), e.id) end
-  from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
-  join geneva.step_executions e on e.id = t.execution_id
-  join geneva.workflows w on w.id = e.workflow_id
+  from started e
+  join moved w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
   left join geneva.events ev on ev.id = e.event_id
-  where t.kind = 'start'
   order by w.id;
 end;
 $$;
