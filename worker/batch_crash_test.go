@@ -119,14 +119,9 @@ func TestKilledMidBatch(t *testing.T) {
 		list = append(list, fmt.Sprint(id))
 	}
 	child := func(mode string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestBatchChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(),
-			"GENEVA_BATCH_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
-			"GENEVA_BATCH_CHILD_OWNER_URL="+conf.URL(),
+		return startChild(t, "TestBatchChild", "GENEVA_BATCH_CHILD", conf,
 			"GENEVA_BATCH_CHILD_MODE="+mode,
 			"GENEVA_BATCH_CHILD_WORKFLOWS="+strings.Join(list, ","))
-		require.NoError(t, cmd.Start())
-		return cmd
 	}
 	count := func(sql string, args ...any) int {
 		var n int

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -151,14 +149,10 @@ func TestLeaderKilled(t *testing.T) {
 
 	// The leader: a worker process of its own that starts step a and hangs
 	// in it, heartbeating.
-	leader := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	leader.Env = append(os.Environ(),
-		"GENEVA_CRASH_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
-		"GENEVA_CRASH_CHILD_OWNER_URL="+conf.URL(),
+	leader := startChild(t, "TestCrashChild", "GENEVA_CRASH_CHILD", conf,
 		"GENEVA_CRASH_CHILD_MODE=block",
 		"GENEVA_CRASH_CHILD_RIVER_ID=doomed-leader",
 		"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))
-	require.NoError(t, leader.Start())
 	t.Cleanup(func() { _ = leader.Process.Kill(); _ = leader.Wait() })
 	require.Eventually(t, func() bool {
 		var runs, leaders int

@@ -439,12 +439,7 @@ func TestHTTPStepKilledMidRequest(t *testing.T) {
 	id := b.create(t, "Charge")
 
 	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHTTPChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(),
-			"GENEVA_HTTP_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
-			"GENEVA_HTTP_CHILD_WORKFLOW="+fmt.Sprint(id))
-		require.NoError(t, cmd.Start())
-		return cmd
+		return startChild(t, "TestHTTPChild", "GENEVA_HTTP_CHILD", conf, "GENEVA_HTTP_CHILD_WORKFLOW="+fmt.Sprint(id))
 	}
 	first := child()
 	t.Cleanup(func() { _ = first.Process.Kill() })

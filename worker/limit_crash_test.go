@@ -93,13 +93,7 @@ func TestLimitKilledWorkerFreesItsSlot(t *testing.T) {
 	require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, "Held", definition))
 	b.createInGroup(t, "Held", "acme", 2)
 	child := func(mode string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestLimitHeldChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(),
-			"GENEVA_HELD_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
-			"GENEVA_HELD_CHILD_OWNER_URL="+conf.URL(),
-			"GENEVA_HELD_CHILD_MODE="+mode)
-		require.NoError(t, cmd.Start())
-		return cmd
+		return startChild(t, "TestLimitHeldChild", "GENEVA_HELD_CHILD", conf, "GENEVA_HELD_CHILD_MODE="+mode)
 	}
 	count := func(sql string) int {
 		var n int

@@ -159,14 +159,8 @@ func TestCrashRecovery(t *testing.T) {
 	id := b.create(t, "Crashy")
 
 	child := func(mode string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(),
-			"GENEVA_CRASH_CHILD_URL="+dbtest.URLAs(conf, dbtest.Worker),
-			"GENEVA_CRASH_CHILD_OWNER_URL="+conf.URL(),
-			"GENEVA_CRASH_CHILD_MODE="+mode,
-			"GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))
-		require.NoError(t, cmd.Start())
-		return cmd
+		return startChild(t, "TestCrashChild", "GENEVA_CRASH_CHILD", conf,
+			"GENEVA_CRASH_CHILD_MODE="+mode, "GENEVA_CRASH_CHILD_WORKFLOW="+fmt.Sprint(id))
 	}
 
 	// A worker starts step a and is killed in the middle of it.
