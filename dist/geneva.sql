@@ -5110,8 +5110,8 @@ begin
   perform geneva._limit_release(array(
     select distinct e.limit_wait_key
     from geneva.step_executions e
-    where e.state = 'scheduled'
-      and e.limit_wait_key is not null
+    -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
+    where e.limit_wait_key is not null
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
   ));
@@ -9400,7 +9400,8 @@ begin
   perform geneva._limit_release(array(
     select distinct e.limit_wait_key
     from geneva.step_executions e
-    where e.state = 'scheduled' and e.limit_wait_key is not null
+    -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
+    where e.limit_wait_key is not null
   ));
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
@@ -11590,7 +11591,8 @@ with held as (
 waiting as (
   select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since
   from geneva.step_executions e
-  where e.state = 'scheduled' and e.limit_wait_key is not null
+  -- (a waiter is scheduled: see step_executions_limit_waiting)
+  where e.limit_wait_key is not null
   group by e.limit_wait_key
 ),
 windows as (

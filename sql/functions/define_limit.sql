@@ -67,8 +67,8 @@ begin
   perform geneva._limit_release(array(
     select distinct e.limit_wait_key
     from geneva.step_executions e
-    where e.state = 'scheduled'
-      and e.limit_wait_key is not null
+    -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
+    where e.limit_wait_key is not null
       and (e.limit_wait_key::jsonb ->> 0) = 'limit'
       and (e.limit_wait_key::jsonb ->> 1) = p_name
   ));

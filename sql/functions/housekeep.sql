@@ -206,7 +206,8 @@ begin
   perform geneva._limit_release(array(
     select distinct e.limit_wait_key
     from geneva.step_executions e
-    where e.state = 'scheduled' and e.limit_wait_key is not null
+    -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
+    where e.limit_wait_key is not null
   ));
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;

@@ -17,7 +17,8 @@ with held as (
 waiting as (
   select e.limit_wait_key as limit_key, count(*) as waiting, min(e.scheduled_for) as waiting_since
   from geneva.step_executions e
-  where e.state = 'scheduled' and e.limit_wait_key is not null
+  -- (a waiter is scheduled: see step_executions_limit_waiting)
+  where e.limit_wait_key is not null
   group by e.limit_wait_key
 ),
 windows as (
