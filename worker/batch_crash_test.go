@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
@@ -52,17 +51,11 @@ func batchedWorkflow(pool *pgxpool.Pool, mode string) *worker.Workflow {
 // TestBatchChild is the worker process of TestKilledMidBatch; it does nothing
 // in a normal test run.
 func TestBatchChild(t *testing.T) {
-	databaseURL := os.Getenv("GENEVA_BATCH_CHILD_URL")
-	if databaseURL == "" {
+	if os.Getenv("GENEVA_BATCH_CHILD_URL") == "" {
 		t.Skip("run by TestKilledMidBatch")
 	}
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, databaseURL)
-	require.NoError(t, err)
-	defer pool.Close()
-	ownerPool, err := pgxpool.New(ctx, os.Getenv("GENEVA_BATCH_CHILD_OWNER_URL"))
-	require.NoError(t, err)
-	defer ownerPool.Close()
+	pool, ownerPool := childPools(t, "GENEVA_BATCH_CHILD")
 	mode := os.Getenv("GENEVA_BATCH_CHILD_MODE")
 	w, err := worker.New(pool, &worker.Config{
 		Workflows:         []*worker.Workflow{batchedWorkflow(ownerPool, mode)},
@@ -95,14 +88,8 @@ func TestBatchChild(t *testing.T) {
 
 func TestKilledMidBatch(t *testing.T) {
 	t.Parallel()
-	conf := dbtest.NewConfig(t)
-	pool := dbtest.NewPoolConfig(t, conf)
-	b := &testBundle{
-		ctx:        context.Background(),
-		pool:       pool,
-		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
-		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
-	}
+	b, conf := setupWithConfig(t)
+	pool := b.pool
 	_, err := pool.Exec(b.ctx, `
 		create table batch_runs (execution_id bigint not null, others_in_progress int not null);
 		create table batch_gate ();`)

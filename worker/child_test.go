@@ -1,10 +1,12 @@
 package worker_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/peterldowns/pgtestdb"
 	"github.com/stretchr/testify/require"
 
@@ -24,4 +26,18 @@ func startChild(t *testing.T, run, prefix string, conf *pgtestdb.Config, env ...
 	cmd.Env = append(cmd.Env, env...)
 	require.NoError(t, cmd.Start())
 	return cmd
+}
+
+// childPools are a worker child's pools, from the URLs startChild gave it:
+// the worker role's, and the owner's (for its steps' own tables), closed
+// when the test ends.
+func childPools(t *testing.T, prefix string) (pool, ownerPool *pgxpool.Pool) {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), os.Getenv(prefix+"_URL"))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	ownerPool, err = pgxpool.New(context.Background(), os.Getenv(prefix+"_OWNER_URL"))
+	require.NoError(t, err)
+	t.Cleanup(ownerPool.Close)
+	return pool, ownerPool
 }

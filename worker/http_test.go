@@ -23,7 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
@@ -416,13 +415,7 @@ func TestHTTPChild(t *testing.T) {
 // Geneva-Execution-Id (the idempotency key), though it is a new execution.
 func TestHTTPStepKilledMidRequest(t *testing.T) {
 	t.Parallel()
-	conf := dbtest.NewConfig(t)
-	b := &testBundle{
-		ctx:        context.Background(),
-		pool:       dbtest.NewPoolConfig(t, conf),
-		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
-		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
-	}
+	b, conf := setupWithConfig(t)
 	arrived := make(chan struct{}, 1)
 	var calls atomic.Int32
 	ep := newEndpoint(t, nil, map[string]http.HandlerFunc{

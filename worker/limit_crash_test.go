@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
@@ -46,17 +45,11 @@ func heldWorkflow(pool *pgxpool.Pool, mode string) *worker.Workflow {
 // TestLimitHeldChild is the worker process of
 // TestLimitKilledWorkerFreesItsSlot; it does nothing in a normal test run.
 func TestLimitHeldChild(t *testing.T) {
-	databaseURL := os.Getenv("GENEVA_HELD_CHILD_URL")
-	if databaseURL == "" {
+	if os.Getenv("GENEVA_HELD_CHILD_URL") == "" {
 		t.Skip("run by TestLimitKilledWorkerFreesItsSlot")
 	}
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, databaseURL)
-	require.NoError(t, err)
-	defer pool.Close()
-	ownerPool, err := pgxpool.New(ctx, os.Getenv("GENEVA_HELD_CHILD_OWNER_URL"))
-	require.NoError(t, err)
-	defer ownerPool.Close()
+	pool, ownerPool := childPools(t, "GENEVA_HELD_CHILD")
 	mode := os.Getenv("GENEVA_HELD_CHILD_MODE")
 	w, err := worker.New(pool, &worker.Config{
 		Workflows: []*worker.Workflow{heldWorkflow(ownerPool, mode)},
@@ -78,14 +71,8 @@ func TestLimitHeldChild(t *testing.T) {
 
 func TestLimitKilledWorkerFreesItsSlot(t *testing.T) {
 	t.Parallel()
-	conf := dbtest.NewConfig(t)
-	pool := dbtest.NewPoolConfig(t, conf)
-	b := &testBundle{
-		ctx:        context.Background(),
-		pool:       pool,
-		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
-		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
-	}
+	b, conf := setupWithConfig(t)
+	pool := b.pool
 	_, err := pool.Exec(b.ctx, "create table held_runs (execution_id bigint not null, in_progress int not null)")
 	require.NoError(t, err)
 	definition, err := heldWorkflow(pool, "").Definition()

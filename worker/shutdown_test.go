@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
@@ -103,19 +102,13 @@ func crashWorkflow(pool *pgxpool.Pool, mode string) *worker.Workflow {
 // TestCrashChild is the worker process of TestCrashRecovery; it does nothing
 // in a normal test run.
 func TestCrashChild(t *testing.T) {
-	databaseURL := os.Getenv("GENEVA_CRASH_CHILD_URL")
-	if databaseURL == "" {
+	if os.Getenv("GENEVA_CRASH_CHILD_URL") == "" {
 		t.Skip("run by TestCrashRecovery")
 	}
 	ctx := context.Background()
 	// the worker runs as a member of geneva_worker; its step looks at the
 	// tables as their owner
-	pool, err := pgxpool.New(ctx, databaseURL)
-	require.NoError(t, err)
-	defer pool.Close()
-	ownerPool, err := pgxpool.New(ctx, os.Getenv("GENEVA_CRASH_CHILD_OWNER_URL"))
-	require.NoError(t, err)
-	defer ownerPool.Close()
+	pool, ownerPool := childPools(t, "GENEVA_CRASH_CHILD")
 	config := &worker.Config{
 		Workflows: []*worker.Workflow{crashWorkflow(ownerPool, os.Getenv("GENEVA_CRASH_CHILD_MODE"))},
 		River:     fastRiver(),
@@ -140,14 +133,8 @@ func TestCrashChild(t *testing.T) {
 
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
-	conf := dbtest.NewConfig(t)
-	pool := dbtest.NewPoolConfig(t, conf)
-	b := &testBundle{
-		ctx:        context.Background(),
-		pool:       pool,
-		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
-		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
-	}
+	b, conf := setupWithConfig(t)
+	pool := b.pool
 	_, err := pool.Exec(b.ctx, `create table crash_runs (
 		execution_id bigint not null,
 		others_in_progress int not null,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/peterldowns/pgtestdb"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
@@ -35,13 +36,21 @@ type testBundle struct {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
+	b, _ := setupWithConfig(t)
+	return b
+}
+
+// setupWithConfig is setup, with its database's config (for a test that
+// starts a worker child on it: startChild).
+func setupWithConfig(t *testing.T) (*testBundle, *pgtestdb.Config) {
+	t.Helper()
 	conf := dbtest.NewConfig(t)
 	return &testBundle{
 		ctx:        context.Background(),
 		pool:       dbtest.NewPoolConfig(t, conf),
 		workerPool: dbtest.NewPoolAs(t, conf, dbtest.Worker),
 		client:     goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator)),
-	}
+	}, conf
 }
 
 // start runs a worker for the workflows until the test ends.
