@@ -6,21 +6,30 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 // outcomeGroups sort outcomes into the chart's series, in stacking order.
 var outcomeGroups = []struct {
 	name, class string
-	outcomes    []string
+	outcomes    []goclient.Outcome
 }{
-	{"succeeded", "ok", []string{"success", "suspended"}},
-	{"reattempted", "retry", []string{"reattempted", "reattempted_by_exception", "recovered"}},
-	{"skipped", "skip", []string{"skipped_by_condition", "skipped_by_flow_control", "skipped_by_exception", "skipped_externally", "skipped_by_timeout"}},
-	{"paused", "pause", []string{"paused_by_flow_control", "paused_by_exception", "paused_by_timeout"}},
+	{"succeeded", "ok", []goclient.Outcome{goclient.OutcomeSuccess, goclient.OutcomeSuspended}},
+	{"reattempted", "retry", []goclient.Outcome{
+		goclient.OutcomeReattempted, goclient.OutcomeReattemptedByException, goclient.OutcomeRecovered,
+	}},
+	{"skipped", "skip", []goclient.Outcome{
+		goclient.OutcomeSkippedByCondition, goclient.OutcomeSkippedByFlowControl, goclient.OutcomeSkippedByException,
+		goclient.OutcomeSkippedExternally, goclient.OutcomeSkippedByTimeout,
+	}},
+	{"paused", "pause", []goclient.Outcome{
+		goclient.OutcomePausedByFlowControl, goclient.OutcomePausedByException, goclient.OutcomePausedByTimeout,
+	}},
 	{"failed or canceled", "fail", nil}, // everything else
 }
 
-func outcomeGroup(outcome string) int {
+func outcomeGroup(outcome goclient.Outcome) int {
 	for i, g := range outcomeGroups {
 		if slices.Contains(g.outcomes, outcome) {
 			return i

@@ -344,7 +344,7 @@ func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execut
 		st.Executions++
 		st.Last = e
 	}
-	ongoing := wf.State == "ready" || wf.State == "performing" || wf.State == "paused"
+	ongoing := wf.State == goclient.StateReady || wf.State == goclient.StatePerforming || wf.State == goclient.StatePaused
 	here := ""
 	if ongoing {
 		here = deref(wf.NextStepName)
@@ -357,9 +357,9 @@ func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execut
 			continue
 		}
 		switch {
-		case st.Name == here && wf.State == "performing":
+		case st.Name == here && wf.State == goclient.StatePerforming:
 			st.Standing = "running"
-		case st.Name == here && wf.State == "paused":
+		case st.Name == here && wf.State == goclient.StatePaused:
 			st.Standing = "paused here"
 		case st.Name == here:
 			st.Standing = "next"
@@ -367,16 +367,10 @@ func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execut
 			st.Standing = "pending"
 		default:
 			switch st.Last.State {
-			case "completed":
+			case goclient.ExecutionCompleted:
 				st.Standing = "done"
-			case "skipped":
-				st.Standing = "skipped"
-			case "failed":
-				st.Standing = "failed"
-			case "canceled":
-				st.Standing = "canceled"
 			default:
-				st.Standing = st.Last.State
+				st.Standing = string(st.Last.State)
 			}
 		}
 	}
@@ -387,19 +381,19 @@ func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execut
 // the end; these are the buttons shown).
 func allowedActions(wf *goclient.Workflow) []string {
 	switch wf.State {
-	case "ready":
+	case goclient.StateReady:
 		return []string{"pause", "cancel", "skip", "run-now"}
-	case "performing":
+	case goclient.StatePerforming:
 		switch deref(wf.RequestedAction) {
-		case "cancel":
+		case goclient.RequestedCancel:
 			return nil
-		case "pause":
+		case goclient.RequestedPause:
 			return []string{"resume", "cancel"} // resume withdraws the request
 		}
 		return []string{"pause", "cancel"}
-	case "paused":
+	case goclient.StatePaused:
 		return []string{"resume", "cancel", "skip", "run-now", "retry"}
-	case "finished", "canceled":
+	case goclient.StateFinished, goclient.StateCanceled:
 		return []string{"retry"}
 	}
 	return nil
@@ -499,7 +493,7 @@ func deref[T any](p *T) T {
 }
 
 // sortedOutcomes lists an outcome map, the largest count first.
-func sortedOutcomes(m map[string]int64) []outcomeCount {
+func sortedOutcomes(m map[goclient.Outcome]int64) []outcomeCount {
 	var list []outcomeCount
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		list = append(list, outcomeCount{k, m[k]})
@@ -509,6 +503,6 @@ func sortedOutcomes(m map[string]int64) []outcomeCount {
 }
 
 type outcomeCount struct {
-	Outcome string
+	Outcome goclient.Outcome
 	Count   int64
 }

@@ -222,23 +222,23 @@ func (h *handler) getWorkflow(ctx context.Context, id int64) (*goclient.Workflow
 
 // execution is a row of geneva.step_history.
 type execution struct {
-	ID              int64           `db:"id"`
-	StepName        string          `db:"step_name"`
-	Attempt         int             `db:"attempt"`
-	State           string          `db:"state"`
-	Outcome         *string         `db:"outcome"`
-	ScheduledFor    time.Time       `db:"scheduled_for"`
-	StartedAt       *time.Time      `db:"started_at"`
-	FinishedAt      *time.Time      `db:"finished_at"`
-	ErrorClassName  *string         `db:"error_class_name"`
-	ErrorClasses    []string        `db:"error_classes"`
-	ErrorMessage    *string         `db:"error_message"`
-	ErrorBacktrace  *string         `db:"error_backtrace"`
-	JobID           *int64          `db:"job_id"`
-	Metadata        json.RawMessage `db:"metadata"`
-	Cursor          json.RawMessage `db:"cursor"`
-	ContinuesFromID *int64          `db:"continues_from_id"`
-	UpdatedAt       time.Time       `db:"updated_at"`
+	ID              int64                   `db:"id"`
+	StepName        string                  `db:"step_name"`
+	Attempt         int                     `db:"attempt"`
+	State           goclient.ExecutionState `db:"state"`
+	Outcome         *goclient.Outcome       `db:"outcome"`
+	ScheduledFor    time.Time               `db:"scheduled_for"`
+	StartedAt       *time.Time              `db:"started_at"`
+	FinishedAt      *time.Time              `db:"finished_at"`
+	ErrorClassName  *string                 `db:"error_class_name"`
+	ErrorClasses    []string                `db:"error_classes"`
+	ErrorMessage    *string                 `db:"error_message"`
+	ErrorBacktrace  *string                 `db:"error_backtrace"`
+	JobID           *int64                  `db:"job_id"`
+	Metadata        json.RawMessage         `db:"metadata"`
+	Cursor          json.RawMessage         `db:"cursor"`
+	ContinuesFromID *int64                  `db:"continues_from_id"`
+	UpdatedAt       time.Time               `db:"updated_at"`
 }
 
 // QueueLag is how long the execution waited for a worker (nil before it
@@ -315,9 +315,9 @@ func (h *handler) workflowCounts(ctx context.Context) ([]*goclient.WorkflowCount
 
 // throughput is a row of geneva.step_throughput.
 type throughput struct {
-	Minute     time.Time `db:"minute"`
-	Outcome    string    `db:"outcome"`
-	Executions int64     `db:"executions"`
+	Minute     time.Time        `db:"minute"`
+	Outcome    goclient.Outcome `db:"outcome"`
+	Executions int64            `db:"executions"`
 }
 
 func (h *handler) throughput(ctx context.Context) ([]*throughput, time.Time, error) {

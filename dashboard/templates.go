@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/geneva-dev/geneva/goclient"
 )
 
 // parseTemplates parses every page with the layout, by page name.
@@ -35,11 +37,14 @@ func parseTemplates() (map[string]*template.Template, error) {
 
 var funcs = template.FuncMap{
 	"add": func(a, b any) int64 { return toInt64(a) + toInt64(b) },
-	"deref": func(s *string) string {
-		if s == nil {
-			return ""
+	"deref": func(v any) string {
+		switch s := v.(type) {
+		case *string:
+			return deref(s)
+		case *goclient.Outcome:
+			return string(deref(s))
 		}
-		return *s
+		panic(fmt.Sprintf("deref of a %T", v)) // (a template's mistake: its test fails)
 	},
 	"dur": func(v any) string {
 		switch d := v.(type) {

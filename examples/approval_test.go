@@ -59,7 +59,7 @@ func TestExpenseApprovalWorker(t *testing.T) {
 		require.NoError(t, err)
 		var steps []string
 		for _, e := range timeline {
-			steps = append(steps, e.StepName+" "+*e.Outcome)
+			steps = append(steps, e.StepName+" "+string(*e.Outcome))
 		}
 		return steps
 	}

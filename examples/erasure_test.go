@@ -67,7 +67,7 @@ func TestUserErasure(t *testing.T) {
 	require.NoError(t, err)
 	var steps []string
 	for _, e := range timeline {
-		steps = append(steps, e.StepName+" "+*e.Outcome)
+		steps = append(steps, e.StepName+" "+string(*e.Outcome))
 	}
 	require.Equal(t, []string{
 		"export_to_archive success", "notify_third_parties success", "delete_user_data success",
@@ -83,5 +83,5 @@ func TestUserErasure(t *testing.T) {
 	require.Equal(t, goclient.StateCanceled, state(other))
 	timeline, err = client.Timeline(ctx, other)
 	require.NoError(t, err)
-	require.Equal(t, "canceled_hero_missing", *timeline[len(timeline)-1].Outcome)
+	require.Equal(t, goclient.OutcomeCanceledHeroMissing, *timeline[len(timeline)-1].Outcome)
 }

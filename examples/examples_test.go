@@ -57,7 +57,7 @@ func TestUserOnboarding(t *testing.T) {
 		history := h.History(ctx, id)
 		require.Len(t, history, 6)
 		for _, execution := range history {
-			require.Equal(t, "success", *execution.Outcome, execution.StepName)
+			require.Equal(t, goclient.OutcomeSuccess, *execution.Outcome, execution.StepName)
 		}
 		// 1 + 2 + 3 + 5 + 7 days of waits, on the engine's clock
 		require.Equal(t, start.AddDate(0, 0, 18), history[5].ScheduledFor)
@@ -88,15 +88,15 @@ func TestPaymentProcessing(t *testing.T) {
 	for _, c := range []struct {
 		scenario string
 		state    goclient.WorkflowState
-		outcomes map[string]string // a step's last outcome
+		outcomes map[string]goclient.Outcome // a step's last outcome
 	}{
-		{"ok", goclient.StateFinished, map[string]string{"notify_fulfillment": "success"}},
-		{"invalid_method", goclient.StateCanceled, map[string]string{"validate_payment_method": "canceled_by_flow_control"}},
-		{"declined", goclient.StateCanceled, map[string]string{"authorize_payment": "canceled_by_flow_control"}},
-		{"rate_limited", goclient.StateFinished, map[string]string{"authorize_payment": "success"}},
-		{"fraud", goclient.StatePaused, map[string]string{"capture_payment": "paused_by_flow_control"}},
-		{"auth_expired", goclient.StateFinished, map[string]string{"capture_payment": "success"}},
-		{"inventory_timeout", goclient.StateFinished, map[string]string{"update_inventory": "success"}},
+		{"ok", goclient.StateFinished, map[string]goclient.Outcome{"notify_fulfillment": goclient.OutcomeSuccess}},
+		{"invalid_method", goclient.StateCanceled, map[string]goclient.Outcome{"validate_payment_method": goclient.OutcomeCanceledByFlowControl}},
+		{"declined", goclient.StateCanceled, map[string]goclient.Outcome{"authorize_payment": goclient.OutcomeCanceledByFlowControl}},
+		{"rate_limited", goclient.StateFinished, map[string]goclient.Outcome{"authorize_payment": goclient.OutcomeSuccess}},
+		{"fraud", goclient.StatePaused, map[string]goclient.Outcome{"capture_payment": goclient.OutcomePausedByFlowControl}},
+		{"auth_expired", goclient.StateFinished, map[string]goclient.Outcome{"capture_payment": goclient.OutcomeSuccess}},
+		{"inventory_timeout", goclient.StateFinished, map[string]goclient.Outcome{"update_inventory": goclient.OutcomeSuccess}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			t.Parallel()
@@ -121,7 +121,7 @@ func TestPaymentProcessing(t *testing.T) {
 
 		h.Speedrun(ctx, id, nil)
 
-		var outcomes []string
+		var outcomes []goclient.Outcome
 		for _, execution := range h.History(ctx, id) {
 			if execution.StepName == "update_inventory" {
 				outcomes = append(outcomes, *execution.Outcome)
@@ -131,7 +131,7 @@ func TestPaymentProcessing(t *testing.T) {
 				}
 			}
 		}
-		require.Equal(t, []string{"reattempted_by_exception", "reattempted_by_exception", "success"}, outcomes)
+		require.Equal(t, []goclient.Outcome{goclient.OutcomeReattemptedByException, goclient.OutcomeReattemptedByException, goclient.OutcomeSuccess}, outcomes)
 	})
 
 	t.Run("FraudReviewThenResume", func(t *testing.T) {

@@ -113,8 +113,8 @@ func TestNewsletter(t *testing.T) {
 	require.GreaterOrEqual(t, len(sends), 4, "budgets, the pause and the restart each hand over")
 	for i, e := range sends[1:] {
 		require.Equal(t, sends[i].ExecutionID, *e.ContinuesFromID)
-		require.Equal(t, "suspended", *sends[i].Outcome)
+		require.Equal(t, goclient.OutcomeSuspended, *sends[i].Outcome)
 	}
-	require.Equal(t, "success", *sends[len(sends)-1].Outcome)
+	require.Equal(t, goclient.OutcomeSuccess, *sends[len(sends)-1].Outcome)
 	require.JSONEq(t, "100000", string(sends[len(sends)-1].Cursor))
 }

@@ -355,7 +355,7 @@ func (params *HousekeepParams) args() []any {
 	}
 	var action *string
 	if params.RecoveryAction != "" {
-		action = &params.RecoveryAction
+		action = new(string(params.RecoveryAction))
 	}
 	var batch *int
 	if params.BatchSize != 0 {

@@ -185,8 +185,8 @@ func TestClient(t *testing.T) {
 		history, err := client.StepHistory(ctx, id)
 		require.NoError(t, err)
 		require.Len(t, history, 3)
-		require.Equal(t, "skipped_externally", *history[0].Outcome)
-		require.Equal(t, "canceled_externally", *history[1].Outcome)
+		require.Equal(t, goclient.OutcomeSkippedExternally, *history[0].Outcome)
+		require.Equal(t, goclient.OutcomeCanceledExternally, *history[1].Outcome)
 		require.Equal(t, goclient.ExecutionScheduled, history[2].State)
 		require.WithinDuration(t, time.Now(), history[2].ScheduledFor, time.Minute, "run now")
 		execution, err := client.GetStepExecution(ctx, history[2].ID)
@@ -238,7 +238,7 @@ func TestViews(t *testing.T) {
 		timeline, err := client.Timeline(ctx, id)
 		require.NoError(t, err)
 		require.Len(t, timeline, 1)
-		require.Equal(t, "paused_by_exception", *timeline[0].Outcome)
+		require.Equal(t, goclient.OutcomePausedByException, *timeline[0].Outcome)
 		require.NotNil(t, timeline[0].QueueLag)
 		require.NotNil(t, timeline[0].RunTime)
 
@@ -260,7 +260,7 @@ func TestViews(t *testing.T) {
 		stats, err := client.StepStats(ctx, nil)
 		require.NoError(t, err)
 		require.Len(t, stats, 1)
-		require.Equal(t, map[string]int64{"paused_by_exception": 1}, stats[0].Outcomes)
+		require.Equal(t, map[goclient.Outcome]int64{goclient.OutcomePausedByException: 1}, stats[0].Outcomes)
 	})
 }
 
@@ -493,7 +493,7 @@ func TestHousekeepingSettings(t *testing.T) {
 			Retention:            new(30 * 24 * time.Hour),
 			StuckInProgressAfter: time.Hour,
 			StuckScheduledAfter:  15 * time.Minute,
-			RecoveryAction:       "reattempt",
+			RecoveryAction:       goclient.RecoveryReattempt,
 			BatchSize:            1000,
 		}, settings)
 	})
@@ -502,12 +502,12 @@ func TestHousekeepingSettings(t *testing.T) {
 		t.Parallel()
 		ctx, _, client, _ := setup(t)
 		settings, err := client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{
-			Retention: new(7 * 24 * time.Hour), RecoveryAction: "cancel",
+			Retention: new(7 * 24 * time.Hour), RecoveryAction: goclient.RecoveryCancel,
 		})
 		require.NoError(t, err)
 		require.Equal(t, 7*24*time.Hour, *settings.Retention)
 		require.Equal(t, time.Hour, settings.StuckInProgressAfter)
-		require.Equal(t, "cancel", settings.RecoveryAction)
+		require.Equal(t, goclient.RecoveryCancel, settings.RecoveryAction)
 		require.Equal(t, 1000, settings.BatchSize)
 		require.NotNil(t, settings.UpdatedAt)
 		require.NotEmpty(t, *settings.UpdatedBy)
@@ -521,7 +521,7 @@ func TestHousekeepingSettings(t *testing.T) {
 		require.Nil(t, settings.Retention)
 		require.Zero(t, settings.StuckScheduledAfter)
 		require.Equal(t, 10, settings.BatchSize)
-		require.Equal(t, "cancel", settings.RecoveryAction)
+		require.Equal(t, goclient.RecoveryCancel, settings.RecoveryAction)
 
 		read, err := client.HousekeepingSettings(ctx)
 		require.NoError(t, err)

@@ -78,6 +78,17 @@ const (
 	RequestedPause  RequestedAction = "pause"  // pause the workflow when its step ends
 )
 
+// RecoveryAction is what housekeeping does to a stuck execution
+// (geneva.housekeeping_settings.recovery_action; a row of
+// geneva._signal_effects with the cause housekeeping).
+type RecoveryAction string
+
+// Recovery actions.
+const (
+	RecoveryReattempt RecoveryAction = "reattempt" // the step runs again
+	RecoveryCancel    RecoveryAction = "cancel"    // the workflow is canceled
+)
+
 // Workflow is a row of geneva.workflows.
 type Workflow struct {
 	ID           int64         `db:"id"`
@@ -118,7 +129,7 @@ type StepExecution struct {
 	WorkflowID     int64          `db:"workflow_id"`
 	StepName       string         `db:"step_name"`
 	State          ExecutionState `db:"state"`
-	Outcome        *string        `db:"outcome"` // an Outcome's string; nil while scheduled or in_progress
+	Outcome        *Outcome       `db:"outcome"` // nil while scheduled or in_progress
 	ScheduledFor   time.Time      `db:"scheduled_for"`
 	StartedAt      *time.Time     `db:"started_at"`
 	CompletedAt    *time.Time     `db:"completed_at"`
@@ -193,12 +204,12 @@ type HousekeepParams struct {
 	// Defaults (nil) to the setting, 15 minutes unless an operator set
 	// another.
 	StuckScheduledAfter *time.Duration
-	// RecoveryAction is what happens to a stuck execution: "reattempt" (the
-	// step runs again) or "cancel" (the workflow is canceled).
+	// RecoveryAction is what happens to a stuck execution: RecoveryReattempt
+	// (the step runs again) or RecoveryCancel (the workflow is canceled).
 	//
-	// Defaults (empty) to the setting, "reattempt" unless an operator set
-	// another.
-	RecoveryAction string
+	// Defaults (empty) to the setting, RecoveryReattempt unless an operator
+	// set another.
+	RecoveryAction RecoveryAction
 	// BatchSize caps the rows of each kind a round handles; it must be
 	// positive.
 	//
@@ -220,8 +231,8 @@ type HousekeepingSettings struct {
 	// StuckScheduledAfter is how long a scheduled execution of a ready
 	// workflow may be overdue before it is recovered.
 	StuckScheduledAfter time.Duration `db:"stuck_scheduled_after"`
-	// RecoveryAction is "reattempt" or "cancel".
-	RecoveryAction string `db:"recovery_action"`
+	// RecoveryAction is RecoveryReattempt or RecoveryCancel.
+	RecoveryAction RecoveryAction `db:"recovery_action"`
 	// BatchSize caps the rows of each kind a round handles.
 	BatchSize int `db:"batch_size"`
 	// UpdatedAt and UpdatedBy (the session user) say who last set them; nil

@@ -17,7 +17,7 @@ type TimelineEntry struct {
 	ExecutionID     int64          `db:"execution_id"`
 	StepName        string         `db:"step_name"`
 	State           ExecutionState `db:"state"`
-	Outcome         *string        `db:"outcome"`
+	Outcome         *Outcome       `db:"outcome"`
 	ScheduledFor    time.Time      `db:"scheduled_for"`
 	StartedAt       *time.Time     `db:"started_at"`
 	FinishedAt      *time.Time     `db:"finished_at"`
@@ -58,7 +58,7 @@ type PausedWorkflow struct {
 	PausedAt         *time.Time     `db:"paused_at"`
 	PausedFor        *time.Duration `db:"paused_for"`
 	ErrorStepName    *string        `db:"error_step_name"`
-	ErrorOutcome     *string        `db:"error_outcome"`
+	ErrorOutcome     *Outcome       `db:"error_outcome"`
 	LastErrorClass   *string        `db:"last_error_class"`
 	LastErrorMessage *string        `db:"last_error_message"`
 	LastErrorAt      *time.Time     `db:"last_error_at"`
@@ -203,15 +203,15 @@ func (c *Client) withStuckThresholds(ctx context.Context, params *StuckExecution
 
 // StepStat is a row of the geneva.step_stats view.
 type StepStat struct {
-	WorkflowType       string           `db:"workflow_type"`
-	StepName           string           `db:"step_name"`
-	Executions         int64            `db:"executions"`
-	Runs               int64            `db:"runs"`
-	Outcomes           map[string]int64 `db:"outcomes"`
-	QueueLagP50Seconds *float64         `db:"queue_lag_p50_seconds"`
-	QueueLagP95Seconds *float64         `db:"queue_lag_p95_seconds"`
-	RunTimeP50Seconds  *float64         `db:"run_time_p50_seconds"`
-	RunTimeP95Seconds  *float64         `db:"run_time_p95_seconds"`
+	WorkflowType       string            `db:"workflow_type"`
+	StepName           string            `db:"step_name"`
+	Executions         int64             `db:"executions"`
+	Runs               int64             `db:"runs"`
+	Outcomes           map[Outcome]int64 `db:"outcomes"`
+	QueueLagP50Seconds *float64          `db:"queue_lag_p50_seconds"`
+	QueueLagP95Seconds *float64          `db:"queue_lag_p95_seconds"`
+	RunTimeP50Seconds  *float64          `db:"run_time_p50_seconds"`
+	RunTimeP95Seconds  *float64          `db:"run_time_p95_seconds"`
 }
 
 // StepStatsParams filters StepStats. A nil *StepStatsParams takes every

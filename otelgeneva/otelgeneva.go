@@ -43,7 +43,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/geneva-dev/geneva/goclient"
-	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -198,7 +197,7 @@ func (h *hook) preconditions(ctx context.Context, step *worker.Step, next func(c
 		recordError(child, err)
 	}
 	if step.Precondition != "" {
-		child.SetAttributes(AttrPrecondition.String(step.Precondition))
+		child.SetAttributes(AttrPrecondition.String(string(step.Precondition)))
 	}
 	child.End()
 
@@ -226,14 +225,14 @@ func (h *hook) preconditions(ctx context.Context, step *worker.Step, next func(c
 
 // preconditionOutcome is the outcome start_step records for a precondition
 // that held.
-func preconditionOutcome(precondition string) string {
-	switch protocol.Precondition(precondition) {
-	case protocol.PreconditionSkip:
-		return "skipped_by_condition"
-	case protocol.PreconditionCancel:
-		return "canceled_by_condition"
-	case protocol.PreconditionHeroMissing:
-		return "canceled_hero_missing"
+func preconditionOutcome(precondition worker.Precondition) goclient.Outcome {
+	switch precondition {
+	case worker.PreconditionSkip:
+		return goclient.OutcomeSkippedByCondition
+	case worker.PreconditionCancel:
+		return goclient.OutcomeCanceledByCondition
+	case worker.PreconditionHeroMissing:
+		return goclient.OutcomeCanceledHeroMissing
 	}
 	return ""
 }
@@ -280,14 +279,14 @@ func (h *hook) finalize(ctx context.Context, step *worker.Step, next func(contex
 }
 
 // ended records the step's outcome on its span, ends it and counts it.
-func (h *hook) ended(ctx context.Context, r *run, step *worker.Step, outcome, workflowState string) {
-	r.span.SetAttributes(AttrOutcome.String(outcome))
+func (h *hook) ended(ctx context.Context, r *run, step *worker.Step, outcome goclient.Outcome, workflowState string) {
+	r.span.SetAttributes(AttrOutcome.String(string(outcome)))
 	if workflowState != "" {
 		r.span.SetAttributes(AttrWorkflowState.String(workflowState))
 	}
 	r.span.End()
 	h.finished.Add(ctx, 1, metric.WithAttributes(
-		AttrWorkflowType.String(step.WorkflowType), AttrStepName.String(step.Name), AttrOutcome.String(outcome)))
+		AttrWorkflowType.String(step.WorkflowType), AttrStepName.String(step.Name), AttrOutcome.String(string(outcome))))
 }
 
 // recordError records a step's error on span with its class; flow control

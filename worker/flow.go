@@ -69,6 +69,18 @@ func Suspend(wait time.Duration) error {
 // pins to the signals SQL accepts.
 type Signal = protocol.Signal
 
+// Precondition is what a worker's preconditions found before it started a
+// step (Step.Precondition): the worker protocol's type, whose values a test
+// pins to the preconditions SQL accepts.
+type Precondition = protocol.Precondition
+
+// The preconditions, besides none ("").
+const (
+	PreconditionCancel      = protocol.PreconditionCancel      // a cancel_if held
+	PreconditionSkip        = protocol.PreconditionSkip        // the step's skip_if held
+	PreconditionHeroMissing = protocol.PreconditionHeroMissing // the hero is gone
+)
+
 // The signals, as the functions above return them.
 const (
 	SignalCancel    = protocol.SignalCancel    // Cancel

@@ -283,7 +283,7 @@ func TestHTTPSteps(t *testing.T) {
 		history := b.history(t, id)
 		require.Len(t, history, 2)
 		require.Equal(t, "http.status.429", *history[0].ErrorClassName)
-		require.Equal(t, "reattempted_by_exception", *history[0].Outcome)
+		require.Equal(t, goclient.OutcomeReattemptedByException, *history[0].Outcome)
 		require.GreaterOrEqual(t, history[1].ScheduledFor.Sub(*history[0].StartedAt), 2*time.Second,
 			"the reattempt waits for Retry-After, not the policy's 0.1 s")
 		require.Equal(t, "00:00:02", history[0].Metadata["wait_at_least"])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -110,7 +111,7 @@ func TestLongestWait(t *testing.T) {
 
 		execution := h.PerformNextStep(ctx, id)
 
-		require.Equal(t, "reattempted", *execution.Outcome)
+		require.Equal(t, goclient.OutcomeReattempted, *execution.Outcome)
 		history := h.History(ctx, id)
 		require.Len(t, history, 2)
 		require.WithinDuration(t, start.Add(worker.LongestWait), history[1].ScheduledFor, time.Second)

@@ -83,7 +83,7 @@ func policyHarness(t *testing.T, workflows ...*worker.Workflow) (*workertest.Har
 func outcomesOf(ctx context.Context, h *workertest.Harness, id int64) []string {
 	var outcomes []string
 	for _, e := range h.History(ctx, id) {
-		outcomes = append(outcomes, e.StepName+": "+*e.Outcome)
+		outcomes = append(outcomes, e.StepName+": "+string(*e.Outcome))
 	}
 	return outcomes
 }
@@ -113,7 +113,7 @@ func TestManualExceptionPolicies(t *testing.T) {
 
 		h.AssertWorkflowState(ctx, id, goclient.StatePaused)
 		execution := h.History(ctx, id)[0]
-		require.Equal(t, "paused_by_exception", *execution.Outcome)
+		require.Equal(t, goclient.OutcomePausedByException, *execution.Outcome)
 		require.Equal(t, "*errors.errorString", *execution.ErrorClassName)
 		require.Equal(t, "calling service: connection failed", *execution.ErrorMessage)
 		require.Equal(t, []string{"risky_operation: calling service: connection failed"}, *reported)

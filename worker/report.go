@@ -25,7 +25,7 @@ const finalizeAttempts = 5
 // the error, and the next step SQL started for this job (see
 // ending.continueInline), if any.
 type recorded struct {
-	outcome       *string
+	outcome       *goclient.Outcome
 	workflowState goclient.WorkflowState
 	report        bool
 	next          *protocol.Execution
@@ -59,7 +59,7 @@ func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*protocol.
 		return nil, fmt.Errorf("geneva: recording the outcome of execution %d: %w", step.ExecutionID, recordErr)
 	}
 
-	logAttrs := []any{slog.String("outcome", step.Outcome)}
+	logAttrs := []any{slog.String("outcome", string(step.Outcome))}
 	switch {
 	case result.outcome == nil && result.next != nil:
 		// an earlier try committed but its reply was lost; SQL hands over
@@ -91,11 +91,11 @@ func (e *executor) finalize(ctx context.Context, db DB, end *ending) (*protocol.
 // the outcome is terminal (the workflow paused or canceled by the exception,
 // reattempts exhausted, the step no longer defined); else (reattempted or
 // skipped, and not reported) the warning level.
-func failureLevel(outcome string, reported bool) slog.Level {
+func failureLevel(outcome goclient.Outcome, reported bool) slog.Level {
 	switch {
 	case reported:
 		return slog.LevelError
-	case outcome == "reattempted_by_exception" || outcome == "skipped_by_exception":
+	case outcome == goclient.OutcomeReattemptedByException || outcome == goclient.OutcomeSkippedByException:
 		return slog.LevelWarn
 	}
 	return slog.LevelError

@@ -62,7 +62,7 @@ func chain(t *testing.T, h *workertest.Harness, id int64) []string {
 		}
 		outcome := string(e.State)
 		if e.Outcome != nil {
-			outcome = *e.Outcome
+			outcome = string(*e.Outcome)
 		}
 		out = append(out, fmt.Sprintf("%s %s %s", e.StepName, outcome, orNone(e.Cursor)))
 		previous = e
@@ -555,7 +555,7 @@ func TestResumableInterruptions(t *testing.T) {
 
 		history := b.history(t, id)
 		require.Len(t, history, 2)
-		require.Equal(t, "suspended", *history[0].Outcome, "handed over, not cut off")
+		require.Equal(t, goclient.OutcomeSuspended, *history[0].Outcome, "handed over, not cut off")
 		require.Equal(t, goclient.ExecutionScheduled, history[1].State)
 		var cursor int
 		require.NoError(t, jsonUnmarshal(history[1].Cursor, &cursor))

@@ -76,7 +76,7 @@ func TestMisbehavingStepCode(t *testing.T) {
 
 		h.AssertWorkflowState(ctx, id, goclient.StatePaused)
 		execution := h.History(ctx, id)[0]
-		require.Equal(t, "paused_by_exception", *execution.Outcome)
+		require.Equal(t, goclient.OutcomePausedByException, *execution.Outcome)
 		require.Contains(t, *execution.ErrorMessage, `unknown signal "explode"`)
 	})
 
@@ -90,7 +90,7 @@ func TestMisbehavingStepCode(t *testing.T) {
 		h.Speedrun(ctx, id, nil)
 
 		execution := h.History(ctx, id)[0]
-		require.Equal(t, "paused_by_exception", *execution.Outcome)
+		require.Equal(t, goclient.OutcomePausedByException, *execution.Outcome)
 		require.Equal(t, "*worker_test.nilPointerError", *execution.ErrorClassName)
 		require.Contains(t, *execution.ErrorMessage, "panic while printing the error")
 	})
@@ -130,7 +130,7 @@ func TestMisbehavingHooks(t *testing.T) {
 
 		require.False(t, ran.Load())
 		execution := h.History(ctx, id)[0]
-		require.Equal(t, "paused_by_exception", *execution.Outcome)
+		require.Equal(t, goclient.OutcomePausedByException, *execution.Outcome)
 		require.Contains(t, *execution.ErrorMessage, "a hook did not run the step")
 	})
 
@@ -150,7 +150,7 @@ func TestMisbehavingHooks(t *testing.T) {
 
 	t.Run("HookPanics", func(t *testing.T) {
 		t.Parallel()
-		var outcomes []string
+		var outcomes []goclient.Outcome
 		panicking := func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
 			err := next(ctx)
 			if event == worker.EventFinalize {
@@ -169,7 +169,7 @@ func TestMisbehavingHooks(t *testing.T) {
 		h.Speedrun(ctx, id, nil)
 
 		h.AssertWorkflowState(ctx, id, goclient.StateFinished)
-		require.Equal(t, []string{"success"}, outcomes)
+		require.Equal(t, []goclient.Outcome{goclient.OutcomeSuccess}, outcomes)
 	})
 }
 
@@ -241,7 +241,7 @@ func TestConditions(t *testing.T) {
 		h.Speedrun(ctx, id, nil)
 
 		execution := h.History(ctx, id)[0]
-		require.Equal(t, "paused_by_exception", *execution.Outcome)
+		require.Equal(t, goclient.OutcomePausedByException, *execution.Outcome)
 		require.Equal(t, "*worker.ConditionError", *execution.ErrorClassName)
 		require.True(t, strings.HasPrefix(*execution.ErrorMessage, "cancel_if confused: "), *execution.ErrorMessage)
 	})

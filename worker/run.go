@@ -66,7 +66,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 		if conditionErr != nil {
 			return conditionErr
 		}
-		step.Precondition = string(precondition)
+		step.Precondition = precondition
 		started, startErr = e.claimer.call(ctx, db, protocol.Claim{ExecutionID: step.ExecutionID, Precondition: precondition})
 		if started != nil {
 			step.start(started) // here, so that the hooks see that it started
@@ -92,7 +92,7 @@ func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int6
 	}
 	if started == nil {
 		if step.Precondition != "" {
-			step.Logger.InfoContext(ctx, "geneva: step not run", slog.String("precondition", step.Precondition))
+			step.Logger.InfoContext(ctx, "geneva: step not run", slog.String("precondition", string(step.Precondition)))
 		} else {
 			step.Logger.DebugContext(ctx, "geneva: nothing to run (duplicate, early or late job, or paused workflow)")
 		}

@@ -65,14 +65,15 @@ type Step struct {
 	HeroMissing bool
 
 	// Precondition is what the preconditions found, set when the
-	// preconditions event ends: "cancel" (a cancel_if held), "skip" (skip_if
-	// held), "hero_missing", or empty. For hooks.
-	Precondition string
+	// preconditions event ends: PreconditionCancel (a cancel_if held),
+	// PreconditionSkip (skip_if held), PreconditionHeroMissing, or empty.
+	// For hooks.
+	Precondition Precondition
 
 	// Outcome is the outcome the worker recorded for the execution (e.g.
-	// "success", "reattempted_by_exception"), set when the finalize event
-	// ends; empty when nothing was recorded. For hooks.
-	Outcome string
+	// goclient.OutcomeSuccess), set when the finalize event ends; empty when
+	// nothing was recorded. For hooks.
+	Outcome goclient.Outcome
 
 	// WorkflowState is the workflow's state after the outcome was recorded,
 	// set with Outcome. For hooks.

@@ -104,7 +104,7 @@ func (b *testBundle) outcomes(t *testing.T, id int64) []string {
 	for _, e := range history {
 		outcome := string(e.State)
 		if e.Outcome != nil {
-			outcome = *e.Outcome
+			outcome = string(*e.Outcome)
 		}
 		outcomes = append(outcomes, e.StepName+": "+outcome)
 	}
@@ -215,7 +215,7 @@ func TestWorker(t *testing.T) {
 			id := b.create(t, c.workflowType)
 			b.waitState(t, id, "paused")
 			execution := b.history(t, id)[0]
-			require.Equal(t, "paused_by_exception", *execution.Outcome, c.workflowType)
+			require.Equal(t, goclient.OutcomePausedByException, *execution.Outcome, c.workflowType)
 			require.Equal(t, c.class, *execution.ErrorClassName, c.workflowType, "the most specific class, through the wrappers")
 			require.Equal(t, c.classes, execution.Metadata["error_classes"], c.workflowType)
 			require.Equal(t, c.message, *execution.ErrorMessage, c.workflowType)

@@ -144,7 +144,7 @@ func (f *housekeepFlags) params() (*goclient.HousekeepParams, error) {
 		if f.recovery == "" {
 			return nil, usagef("--recovery takes reattempt or cancel")
 		}
-		params.RecoveryAction = f.recovery
+		params.RecoveryAction = goclient.RecoveryAction(f.recovery)
 	}
 	if given("batch-size") {
 		if f.batchSize == 0 {

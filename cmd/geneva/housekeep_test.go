@@ -32,7 +32,7 @@ func TestHousekeepFlagsSendOnlyWhatIsGiven(t *testing.T) {
 		{[]string{"--retention", "forever"}, goclient.HousekeepParams{Retention: new(time.Duration(-1))}},
 		{[]string{"--stuck-in-progress", "0s", "--stuck-scheduled", "5m", "--recovery", "cancel", "--batch-size", "10"},
 			goclient.HousekeepParams{StuckInProgressAfter: new(time.Duration(0)), StuckScheduledAfter: new(5 * time.Minute),
-				RecoveryAction: "cancel", BatchSize: 10}},
+				RecoveryAction: goclient.RecoveryCancel, BatchSize: 10}},
 	} {
 		got, err := parse(tt.args...)
 		require.NoError(t, err, "%v", tt.args)

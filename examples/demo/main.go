@@ -438,9 +438,12 @@ func progress(env *environment, start time.Time) worker.Hook {
 		what := ""
 		switch {
 		case event == worker.EventPreconditions && step.Precondition != "":
-			what = map[string]string{"cancel": "cancel_if held", "skip": "skip_if held", "hero_missing": "hero missing"}[step.Precondition]
+			what = map[worker.Precondition]string{
+				worker.PreconditionCancel: "cancel_if held", worker.PreconditionSkip: "skip_if held",
+				worker.PreconditionHeroMissing: "hero missing",
+			}[step.Precondition]
 		case event == worker.EventFinalize && step.Outcome != "":
-			what = step.Outcome
+			what = string(step.Outcome)
 			if e := step.Event(); e != nil {
 				what += fmt.Sprintf(" (event %s, %s)", e.Name, e.Payload)
 			} else if step.WorkflowType == "ExpenseApproval" && step.Name == "record_decision" {

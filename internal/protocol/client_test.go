@@ -53,7 +53,7 @@ func TestProtocol(t *testing.T) {
 
 		result, err := worker.FailStep(ctx, started.ExecutionID, &protocol.Failure{Classes: []string{"Boom"}, Message: "boom"})
 		require.NoError(t, err)
-		require.Equal(t, protocol.FailResult{Action: ptr("pause"), Outcome: ptr("paused_by_exception"), Report: true, WorkflowState: "paused"}, *result)
+		require.Equal(t, protocol.FailResult{Action: ptr("pause"), Outcome: ptr(goclient.OutcomePausedByException), Report: true, WorkflowState: "paused"}, *result)
 
 		_, err = client.ResumeWorkflow(ctx, id)
 		require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestProtocol(t *testing.T) {
 		require.False(t, stop)
 		completed, err := worker.CompleteStep(ctx, started.ExecutionID, protocol.SignalReattempt, time.Minute, nil)
 		require.NoError(t, err)
-		require.Equal(t, protocol.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *completed)
+		require.Equal(t, protocol.StepResult{Outcome: ptr(goclient.OutcomeReattempted), WorkflowState: "ready"}, *completed)
 	})
 
 	t.Run("ContinuesAndInterrupts", func(t *testing.T) {
@@ -83,14 +83,14 @@ func TestProtocol(t *testing.T) {
 		completed, err := worker.CompleteStep(ctx, started.ExecutionID, protocol.SignalSuccess, 0, &protocol.ReportOpts{Continue: true})
 
 		require.NoError(t, err)
-		require.Equal(t, "success", *completed.Outcome)
+		require.Equal(t, goclient.OutcomeSuccess, *completed.Outcome)
 		require.NotNil(t, completed.Next, "b is due now: started for this job")
 		require.Equal(t, "b", completed.Next.StepName)
 		require.Equal(t, 1, completed.Next.Attempt)
 
 		interrupted, err := worker.InterruptStep(ctx, completed.Next.ExecutionID, nil)
 		require.NoError(t, err)
-		require.Equal(t, protocol.StepResult{Outcome: ptr("recovered"), WorkflowState: "ready"}, *interrupted)
+		require.Equal(t, protocol.StepResult{Outcome: ptr(goclient.OutcomeRecovered), WorkflowState: "ready"}, *interrupted)
 	})
 
 	t.Run("CompleteStepsAnswersByPosition", func(t *testing.T) {
@@ -120,14 +120,14 @@ func TestProtocol(t *testing.T) {
 
 		require.NoError(t, err)
 		require.Len(t, results, 4)
-		require.Equal(t, protocol.StepResult{Outcome: ptr("reattempted"), WorkflowState: "ready"}, *results[0])
-		require.Equal(t, "success", *results[1].Outcome)
+		require.Equal(t, protocol.StepResult{Outcome: ptr(goclient.OutcomeReattempted), WorkflowState: "ready"}, *results[0])
+		require.Equal(t, goclient.OutcomeSuccess, *results[1].Outcome)
 		require.Equal(t, goclient.WorkflowState("performing"), results[1].WorkflowState)
 		require.NotNil(t, results[1].Next, "b of the first Now is due now and was offered to this job")
 		require.Equal(t, "b", results[1].Next.StepName)
 		require.Equal(t, 1, results[1].Next.Attempt)
-		require.Equal(t, protocol.StepResult{Outcome: ptr("success"), WorkflowState: "ready"}, *results[2], "b of Two waits an hour")
-		require.Equal(t, protocol.StepResult{Outcome: ptr("success"), WorkflowState: "ready"}, *results[3], "not offered: b gets a job")
+		require.Equal(t, protocol.StepResult{Outcome: ptr(goclient.OutcomeSuccess), WorkflowState: "ready"}, *results[2], "b of Two waits an hour")
+		require.Equal(t, protocol.StepResult{Outcome: ptr(goclient.OutcomeSuccess), WorkflowState: "ready"}, *results[3], "not offered: b gets a job")
 
 		// reported again (a lost reply): nothing is recorded twice, and the
 		// step the first call started is handed over again

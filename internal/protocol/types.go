@@ -114,7 +114,7 @@ type FailResult struct {
 	Action *string `db:"action"`
 	// Outcome is the execution's outcome, or nil when nothing was recorded
 	// (the execution had moved on, or its workflow is paused).
-	Outcome *string `db:"outcome"`
+	Outcome *goclient.Outcome `db:"outcome"`
 	// Report tells whether the error should be reported, per the policy.
 	Report bool `db:"report"`
 	// WorkflowState is the workflow's state afterwards.
@@ -183,7 +183,7 @@ var Signals = []Signal{
 type StepResult struct {
 	// Outcome is the execution's outcome, or nil when nothing was recorded
 	// because the execution had moved on (e.g. housekeeping recovered it).
-	Outcome *string `db:"outcome"`
+	Outcome *goclient.Outcome `db:"outcome"`
 	// WorkflowState is the workflow's state afterwards.
 	WorkflowState goclient.WorkflowState `db:"workflow_state"`
 	// Next is the execution CompleteStep started for the worker to run at

@@ -100,7 +100,7 @@ func TestHarnessEvents(t *testing.T) {
 
 	for onTimeout, want := range map[worker.OnTimeout]struct {
 		state   goclient.WorkflowState
-		outcome string
+		outcome goclient.Outcome
 	}{
 		worker.OnTimeoutCancel: {goclient.StateCanceled, "canceled_by_timeout"},
 		worker.OnTimeoutPause:  {goclient.StatePaused, "paused_by_timeout"},

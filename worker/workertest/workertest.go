@@ -399,8 +399,8 @@ func (h *Harness) AssertStepExecuted(ctx context.Context, workflowID int64, step
 }
 
 // AssertStepOutcome fails the test unless the step's latest execution ended
-// with outcome (e.g. "skipped_by_condition").
-func (h *Harness) AssertStepOutcome(ctx context.Context, workflowID int64, stepName, outcome string) {
+// with outcome (e.g. goclient.OutcomeSkippedByCondition).
+func (h *Harness) AssertStepOutcome(ctx context.Context, workflowID int64, stepName string, outcome goclient.Outcome) {
 	h.tb.Helper()
 	if got := deref(h.latest(ctx, workflowID, stepName).Outcome); got != outcome {
 		h.tb.Fatalf("workertest: step %s of workflow %d ended %q, want %q\n%s",

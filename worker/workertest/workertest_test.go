@@ -104,7 +104,7 @@ func TestHarness(t *testing.T) {
 		b := h.PerformNextStep(ctx, id)
 
 		require.Equal(t, "a", a.StepName)
-		require.Equal(t, "success", *a.Outcome)
+		require.Equal(t, goclient.OutcomeSuccess, *a.Outcome)
 		require.Equal(t, "b", b.StepName)
 		require.Equal(t, start.Add(24*time.Hour), b.ScheduledFor)
 		require.Equal(t, start.Add(24*time.Hour), *b.StartedAt, "the clock moved to b's time, not past it")
@@ -132,7 +132,7 @@ func TestHarness(t *testing.T) {
 		execution := h.PerformStepInline(ctx, id, "b")
 
 		require.Equal(t, "b", execution.StepName)
-		require.Equal(t, "success", *execution.Outcome)
+		require.Equal(t, goclient.OutcomeSuccess, *execution.Outcome)
 		require.Equal(t, []string{"b"}, ran)
 		h.AssertStepOutcome(ctx, id, "a", "canceled_externally")
 		h.AssertWorkflowState(ctx, id, goclient.StateFinished)
