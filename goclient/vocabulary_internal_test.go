@@ -65,6 +65,17 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 	}
 	assert.ElementsMatch(t, executionStates, vocabtest.Constants(t, ".", "ExecutionState"))
 	assert.ElementsMatch(t, outcomes, vocabtest.Constants(t, ".", "Outcome"))
+
+	// housekeeping's recovery actions: the rows of geneva._signal_effects
+	// with the cause housekeeping, which the settings' CHECK also lists
+	var actions []string
+	require.NoError(t, conn.QueryRow(ctx,
+		"select array_agg(signal order by signal) from geneva._signal_effects() where cause = 'housekeeping'").Scan(&actions))
+	assert.ElementsMatch(t, actions, vocabtest.Constants(t, ".", "RecoveryAction"))
+	var constraint string
+	require.NoError(t, conn.QueryRow(ctx, `select pg_get_constraintdef(oid) from pg_constraint
+		where conname = 'housekeeping_settings_recovery_action_valid'`).Scan(&constraint))
+	assert.ElementsMatch(t, vocabtest.Quoted(constraint), actions)
 }
 
 // SQL alone holds housekeeping's defaults (the column defaults of
