@@ -440,9 +440,11 @@ type stuckData struct {
 	InProgressAfter string
 	ScheduledAfter  string
 	// SettingInProgress and SettingScheduled are the housekeeping settings'
-	// thresholds, the view's when the page is given none
+	// thresholds, the view's when the page is given none; SettingRound is
+	// their round interval, how often housekeeping looks
 	SettingInProgress string
 	SettingScheduled  string
+	SettingRound      string
 	Stuck             []*goclient.StuckExecution
 	Total             int64
 	Max               int
@@ -456,6 +458,7 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		d.SettingInProgress = humanDuration(settings.StuckInProgressAfter)
 		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)
+		d.SettingRound = humanDuration(settings.RoundInterval)
 	}
 	var (
 		list  []*goclient.StuckExecution

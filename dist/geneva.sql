@@ -883,13 +883,15 @@ create table geneva.housekeeping_rounds (
 
 insert into geneva.housekeeping_rounds default values;
 
--- Housekeeping's thresholds: the operators' settings, one row, not arguments
--- every worker passes (a worker's role could otherwise choose a retention of
--- zero, deleting every ended workflow, a stuck threshold of zero, recovering
--- every running step, or the cancel action).
+-- Housekeeping's thresholds, and how often its rounds run: the operators'
+-- settings, one row, not arguments every worker passes (a worker's role could
+-- otherwise choose a retention of zero, deleting every ended workflow, a
+-- stuck threshold of zero, recovering every running step, or the cancel
+-- action).
 --
--- geneva.housekeep_if_due, which workers call, takes none and reads this
--- row; geneva.housekeep (operators) reads it for each argument not given.
+-- geneva.housekeep_if_due, which workers call, takes no threshold and reads
+-- this row, and its round interval when given none; geneva.housekeep
+-- (operators) reads it for each argument not given.
 -- Only geneva.set_housekeeping_settings writes it (validated; the guard
 -- sql/triggers/housekeeping_settings_guard.sql refuses other writes), which
 -- is granted to the operator role alone; geneva.get_housekeeping_settings
@@ -905,12 +907,16 @@ create table geneva.housekeeping_settings (
   stuck_scheduled_after interval not null default interval '15 minutes',
   recovery_action text not null default 'reattempt',
   batch_size integer not null default 1000,
+  -- how long after a round's start the next is due (geneva.housekeep_if_due
+  -- without an interval, every worker's call)
+  round_interval interval not null default interval '1 minute',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
     retention >= interval '0'
     and stuck_in_progress_after >= interval '0'
     and stuck_scheduled_after >= interval '0'
+    and round_interval >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
@@ -8995,8 +9001,8 @@ $$;
 -- (migrations/001_create_schema.sql), the thresholds housekeeping uses when
 -- not given others.
 --
--- Called by: geneva.housekeep, geneva.get_housekeeping_settings,
--- geneva.set_housekeeping_settings.
+-- Called by: geneva.housekeep, geneva.housekeep_if_due (the round interval),
+-- geneva.get_housekeeping_settings, geneva.set_housekeeping_settings.
 -- The row is always there: no function deletes it and the guard
 -- (sql/triggers/housekeeping_settings_guard.sql) refuses deleting it by hand,
 -- but truncate does not ask; a missing row is put back with the table's
@@ -9023,11 +9029,12 @@ end;
 $$;
 
 -- geneva._check_housekeeping_settings: refuses housekeeping thresholds no
--- round may use. A NULL threshold passes (its callers read it as "the
--- setting" or "unchanged"); p_keep_forever (retention: none, ended workflows
--- are kept forever) may not be NULL nor come with a retention.
+-- round may use, and round intervals no setting may hold. A NULL threshold
+-- or interval passes (its callers read it as "the setting" or "unchanged");
+-- p_keep_forever (retention: none, ended workflows are kept forever) may not
+-- be NULL nor come with a retention.
 --
--- Called by: geneva.housekeep (one round's thresholds),
+-- Called by: geneva.housekeep (one round's thresholds, no interval),
 -- geneva.set_housekeeping_settings (the settings).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
@@ -9038,7 +9045,8 @@ create or replace function geneva._check_housekeeping_settings(
   p_stuck_scheduled_after interval,
   p_recovery_action text,
   p_batch_size integer,
-  p_keep_forever boolean
+  p_keep_forever boolean,
+  p_round_interval interval
 )
 returns void
 language plpgsql
@@ -9067,13 +9075,13 @@ begin
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
-    or p_stuck_scheduled_after < interval '0' then
+    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
   -- (far past 1000 years, now() minus the interval leaves timestamptz's
   -- range; 1000 years reads as "never")
   if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
-    or extract(epoch from p_stuck_scheduled_after) > 31557600000 then
+    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000 then
     raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;
@@ -9082,7 +9090,8 @@ $$;
 -- geneva.get_housekeeping_settings: the thresholds housekeeping uses when not
 -- given others (the one row of geneva.housekeeping_settings): retention
 -- (NULL: ended workflows are kept forever), stuck in progress after, stuck
--- scheduled after, recovery action, batch size; and who set them last, when
+-- scheduled after, recovery action, batch size; the round interval
+-- (geneva.housekeep_if_due's when given none); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -9094,6 +9103,7 @@ returns table (
   stuck_scheduled_after interval,
   recovery_action text,
   batch_size integer,
+  round_interval interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -9103,16 +9113,18 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.updated_at, s.updated_by
+    s.round_interval, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval; who set them, when.';
 
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
--- (geneva.housekeep_if_due) and geneva.housekeep without arguments.
+-- (geneva.housekeep_if_due) and geneva.housekeep without arguments; and the
+-- round interval, how long after a round's start the next is due
+-- (geneva.housekeep_if_due given none, as workers call it).
 --
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
@@ -9129,15 +9141,17 @@ comment on function geneva.get_housekeeping_settings() is
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval, or a retention
--- with p_keep_forever (geneva._check_housekeeping_settings).
+-- action, a non-positive batch size, a negative interval or one over 1000
+-- years, or a retention with p_keep_forever
+-- (geneva._check_housekeeping_settings).
 create or replace function geneva.set_housekeeping_settings(
   p_retention interval default null,
   p_stuck_in_progress_after interval default null,
   p_stuck_scheduled_after interval default null,
   p_recovery_action text default null,
   p_batch_size integer default null,
-  p_keep_forever boolean default false
+  p_keep_forever boolean default false,
+  p_round_interval interval default null
 )
 returns table (
   retention interval,
@@ -9145,6 +9159,7 @@ returns table (
   stuck_scheduled_after interval,
   recovery_action text,
   batch_size integer,
+  round_interval interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -9155,12 +9170,14 @@ set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform geneva._check_housekeeping_settings(
-    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
+    p_round_interval
   );
   perform geneva._housekeeping_settings(); -- (the row is there)
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
-    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
+    or p_round_interval is not null then
     -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -9169,6 +9186,7 @@ begin
         stuck_scheduled_after = coalesce(p_stuck_scheduled_after, s.stuck_scheduled_after),
         recovery_action = coalesce(p_recovery_action, s.recovery_action),
         batch_size = coalesce(p_batch_size, s.batch_size),
+        round_interval = coalesce(p_round_interval, s.round_interval),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -9179,7 +9197,8 @@ begin
       jsonb_strip_nulls(jsonb_build_object(
         'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
-        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false)
+        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
+        'round_interval', p_round_interval
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -9189,8 +9208,8 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run.';
 
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
@@ -9281,7 +9300,8 @@ declare
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
-    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
+    null -- (one round has no interval)
   );
   v_settings := geneva._housekeeping_settings();
   v_retention := case when not p_keep_forever then coalesce(p_retention, v_settings.retention) end;
@@ -9430,13 +9450,15 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 
 -- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
 -- the thresholds of geneva.housekeeping_settings) when none ran within
--- p_interval; else nothing.
+-- p_interval; else nothing. A NULL p_interval (not given) is the settings'
+-- round interval, as every worker calls it unless configured otherwise.
 --
 -- Called by: every worker, at random times between a quarter and a half of
--- p_interval apart, so that recovery goes on while any worker runs (no leader
--- to wait for); operators. It takes no thresholds: what a round deletes and
--- recovers is the operators' setting (geneva.set_housekeeping_settings), not
--- the caller's; geneva_worker may call this, not geneva.housekeep.
+-- the interval apart, so that recovery goes on while any worker runs (no
+-- leader to wait for); operators. It takes no thresholds: what a round
+-- deletes and recovers is the operators' setting
+-- (geneva.set_housekeeping_settings), not the caller's; geneva_worker may
+-- call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
 -- on the real clock (now(), never geneva.fake_now). Not due costs one
@@ -9450,10 +9472,9 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22004 for a NULL interval; 22023 for a negative one or one over
--- 1000 years.
+-- Raises: 22023 for a negative interval or one over 1000 years.
 create or replace function geneva.housekeep_if_due(
-  p_interval interval default interval '1 minute'
+  p_interval interval default null
 )
 returns jsonb
 language plpgsql
@@ -9462,24 +9483,24 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+  v_interval interval;
   v_last timestamptz;
   v_result jsonb;
 begin
-  if p_interval is null then
-    raise exception 'interval must not be null' using errcode = '22004';
-  end if;
   if p_interval < interval '0' then
     raise exception 'interval must not be negative' using errcode = '22023';
   end if;
   if extract(epoch from p_interval) > 31557600000 then
     raise exception 'interval % is too long: the longest is 1000 years', p_interval using errcode = '22023';
   end if;
+  -- not given: the setting (checked when set)
+  v_interval := coalesce(p_interval, (geneva._housekeeping_settings()).round_interval);
 
   -- not due: a plain read, no lock
   select r.last_run_at into v_last
   from geneva.housekeeping_rounds r
   where r.singleton;
-  if v_last > pg_catalog.now() - p_interval then
+  if v_last > pg_catalog.now() - v_interval then
     return null;
   end if;
   if v_last is null then
@@ -9494,7 +9515,7 @@ begin
   from geneva.housekeeping_rounds r
   where r.singleton
   for update skip locked;
-  if not found or v_last > pg_catalog.now() - p_interval then
+  if not found or v_last > pg_catalog.now() - v_interval then
     return null;
   end if;
 
@@ -9512,7 +9533,7 @@ end;
 $$;
 
 comment on function geneva.housekeep_if_due(interval) is
-'One round of housekeeping, with the settings'' thresholds, when none ran within the interval (skip locked: never two at once); NULL otherwise.';
+'One round of housekeeping, with the settings'' thresholds, when none ran within the interval (NULL: the settings'' round interval; skip locked: never two at once); NULL otherwise.';
 
 -- geneva._hero_id_column: checks the column of a hero table that holds its
 -- heroes' ids (geneva.track_hero's p_id_column), when a table is tracked and

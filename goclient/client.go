@@ -294,24 +294,33 @@ func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*House
 
 // HousekeepIfDue runs one round of housekeeping (geneva.housekeep_if_due),
 // with the thresholds of the housekeeping settings, unless one started within
-// interval (zero means 1 minute) or another caller is running one; then it
-// returns nil. Workers call it on a timer; call it again at once while the
-// result's More is true.
+// interval (zero: the settings' RoundInterval) or another caller is running
+// one; then it returns nil. Workers call it on a timer; call it again at once
+// while the result's More is true.
+//
+// Errors: ErrInvalidArgument (a negative interval).
 func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration) (*HousekeepResult, error) {
-	if interval == 0 {
-		interval = time.Minute
-	}
 	var result *HousekeepResult
-	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1)", interval).Scan(&result)
+	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1)", ifDueArg(interval)).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return result, nil
 }
 
+// ifDueArg is geneva.housekeep_if_due's argument for interval: NULL for zero
+// (SQL's "the setting").
+func ifDueArg(interval time.Duration) *time.Duration {
+	if interval == 0 {
+		return nil
+	}
+	return &interval
+}
+
 // HousekeepingSettings returns the housekeeping settings
 // (geneva.get_housekeeping_settings): the thresholds of every worker's rounds
-// and of Housekeep for those it is not given.
+// and of Housekeep for those it is not given, and the interval between the
+// workers' rounds.
 func (c *Client) HousekeepingSettings(ctx context.Context) (*HousekeepingSettings, error) {
 	rows, err := c.db.Query(ctx, "select "+housekeepingSettingsColumns+" from geneva.get_housekeeping_settings()")
 	if err != nil {
@@ -327,10 +336,10 @@ func (c *Client) HousekeepingSettings(ctx context.Context) (*HousekeepingSetting
 // Retention keeps ended workflows forever. It needs the operator role.
 //
 // Errors: ErrInvalidArgument (an unknown recovery action, a negative
-// threshold, a negative batch size).
-func (c *Client) SetHousekeepingSettings(ctx context.Context, params *HousekeepParams) (*HousekeepingSettings, error) {
+// threshold or round interval, a negative batch size).
+func (c *Client) SetHousekeepingSettings(ctx context.Context, params *HousekeepingSettingsParams) (*HousekeepingSettings, error) {
 	rows, err := c.db.Query(ctx, "select "+housekeepingSettingsColumns+
-		" from geneva.set_housekeeping_settings($1, $2, $3, $4, $5, $6)", params.args()...)
+		" from geneva.set_housekeeping_settings($1, $2, $3, $4, $5, $6, $7)", params.args()...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -340,10 +349,10 @@ func (c *Client) SetHousekeepingSettings(ctx context.Context, params *HousekeepP
 
 // housekeepingSettingsColumns are the columns of HousekeepingSettings.
 const housekeepingSettingsColumns = "retention, stuck_in_progress_after, stuck_scheduled_after, " +
-	"recovery_action, batch_size, updated_at, updated_by"
+	"recovery_action, batch_size, round_interval, updated_at, updated_by"
 
-// args are the SQL arguments of geneva.housekeep and
-// geneva.set_housekeeping_settings for params: NULL for each not given
+// args are the SQL arguments of geneva.housekeep, and the first of
+// geneva.set_housekeeping_settings, for params: NULL for each not given
 // (SQL's "the setting" or "unchanged"), and p_keep_forever.
 func (params *HousekeepParams) args() []any {
 	if params == nil {
@@ -362,6 +371,16 @@ func (params *HousekeepParams) args() []any {
 		batch = &params.BatchSize
 	}
 	return []any{retention, params.StuckInProgressAfter, params.StuckScheduledAfter, action, batch, keepForever}
+}
+
+// args are the SQL arguments of geneva.set_housekeeping_settings for params:
+// the thresholds' (HousekeepParams.args), then the round interval, NULL when
+// not given ("unchanged").
+func (params *HousekeepingSettingsParams) args() []any {
+	if params == nil {
+		params = &HousekeepingSettingsParams{}
+	}
+	return append(params.HousekeepParams.args(), params.RoundInterval)
 }
 
 // WorkflowCount is a row of the geneva.workflow_counts view.

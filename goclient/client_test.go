@@ -479,6 +479,19 @@ func TestHousekeepIfDue(t *testing.T) {
 
 	_, err = client.HousekeepIfDue(ctx, -time.Second)
 	require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+	require.NoError(t, tx.Rollback(ctx))
+
+	// zero is the settings' round interval
+	_, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{RoundInterval: new(time.Hour)})
+	require.NoError(t, err)
+	result, err = client.HousekeepIfDue(ctx, 0)
+	require.NoError(t, err)
+	require.Nil(t, result, "ran within the hour")
+	_, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{RoundInterval: new(time.Duration(0))})
+	require.NoError(t, err)
+	result, err = client.HousekeepIfDue(ctx, 0)
+	require.NoError(t, err)
+	require.NotNil(t, result, "a zero setting is always due")
 }
 
 func TestHousekeepingSettings(t *testing.T) {
@@ -495,40 +508,49 @@ func TestHousekeepingSettings(t *testing.T) {
 			StuckScheduledAfter:  15 * time.Minute,
 			RecoveryAction:       goclient.RecoveryReattempt,
 			BatchSize:            1000,
+			RoundInterval:        time.Minute,
 		}, settings)
 	})
 
 	t.Run("SetChangesOnlyWhatIsGiven", func(t *testing.T) {
 		t.Parallel()
 		ctx, _, client, _ := setup(t)
-		settings, err := client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{
+		settings, err := client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{HousekeepParams: goclient.HousekeepParams{
 			Retention: new(7 * 24 * time.Hour), RecoveryAction: goclient.RecoveryCancel,
-		})
+		}})
 		require.NoError(t, err)
 		require.Equal(t, 7*24*time.Hour, *settings.Retention)
 		require.Equal(t, time.Hour, settings.StuckInProgressAfter)
 		require.Equal(t, goclient.RecoveryCancel, settings.RecoveryAction)
 		require.Equal(t, 1000, settings.BatchSize)
+		require.Equal(t, time.Minute, settings.RoundInterval)
 		require.NotNil(t, settings.UpdatedAt)
 		require.NotEmpty(t, *settings.UpdatedBy)
 
 		// a negative retention keeps ended workflows forever; a zero
 		// threshold is zero
-		settings, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{
-			Retention: new(-time.Second), StuckScheduledAfter: new(time.Duration(0)), BatchSize: 10,
+		settings, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{
+			HousekeepParams: goclient.HousekeepParams{
+				Retention: new(-time.Second), StuckScheduledAfter: new(time.Duration(0)), BatchSize: 10,
+			},
+			RoundInterval: new(5 * time.Minute),
 		})
 		require.NoError(t, err)
 		require.Nil(t, settings.Retention)
 		require.Zero(t, settings.StuckScheduledAfter)
 		require.Equal(t, 10, settings.BatchSize)
+		require.Equal(t, 5*time.Minute, settings.RoundInterval)
 		require.Equal(t, goclient.RecoveryCancel, settings.RecoveryAction)
 
 		read, err := client.HousekeepingSettings(ctx)
 		require.NoError(t, err)
 		require.Equal(t, settings, read)
 
-		for _, params := range []*goclient.HousekeepParams{
-			{RecoveryAction: "shrug"}, {BatchSize: -1}, {StuckInProgressAfter: new(-time.Minute)},
+		for _, params := range []*goclient.HousekeepingSettingsParams{
+			{HousekeepParams: goclient.HousekeepParams{RecoveryAction: "shrug"}},
+			{HousekeepParams: goclient.HousekeepParams{BatchSize: -1}},
+			{HousekeepParams: goclient.HousekeepParams{StuckInProgressAfter: new(-time.Minute)}},
+			{RoundInterval: new(-time.Minute)},
 		} {
 			_, err = client.SetHousekeepingSettings(ctx, params)
 			require.ErrorIs(t, err, goclient.ErrInvalidArgument)
@@ -540,7 +562,9 @@ func TestHousekeepingSettings(t *testing.T) {
 		ctx, pool, client, _ := setup(t)
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
-		_, err = goclient.New(tx).SetHousekeepingSettings(ctx, &goclient.HousekeepParams{BatchSize: 5})
+		_, err = goclient.New(tx).SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{
+			HousekeepParams: goclient.HousekeepParams{BatchSize: 5},
+		})
 		require.NoError(t, err)
 		inside, err := goclient.New(tx).HousekeepingSettings(ctx)
 		require.NoError(t, err)
@@ -560,7 +584,9 @@ func TestHousekeepingSettings(t *testing.T) {
 		_, err = client.CancelWorkflow(ctx, id)
 		require.NoError(t, err)
 
-		_, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+		_, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{
+			HousekeepParams: goclient.HousekeepParams{Retention: new(time.Duration(0))},
+		})
 		require.NoError(t, err)
 		// a negative retention deletes nothing this round, whatever the setting
 		result, err := client.Housekeep(ctx, &goclient.HousekeepParams{Retention: new(-time.Second)})
@@ -579,7 +605,7 @@ func TestHousekeepingSettings(t *testing.T) {
 		worker := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Worker))
 		_, err := worker.HousekeepingSettings(ctx)
 		require.NoError(t, err)
-		_, err = worker.SetHousekeepingSettings(ctx, &goclient.HousekeepParams{BatchSize: 1})
+		_, err = worker.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{RoundInterval: new(time.Hour)})
 		var pgErr *pgconn.PgError
 		require.ErrorAs(t, err, &pgErr)
 		require.Equal(t, "42501", pgErr.Code)

@@ -176,10 +176,11 @@ type ListWorkflowsParams struct {
 }
 
 // HousekeepParams are thresholds of housekeeping: of one round (Housekeep),
-// or new settings (SetHousekeepingSettings). A field not given (nil, empty,
-// 0) is the setting (Housekeep) or leaves it as it is
-// (SetHousekeepingSettings); the defaults are SQL's alone (the column
-// defaults of geneva.housekeeping_settings).
+// or new settings (SetHousekeepingSettings, within
+// HousekeepingSettingsParams). A field not given (nil, empty, 0) is the
+// setting (Housekeep) or leaves it as it is (SetHousekeepingSettings); the
+// defaults are SQL's alone (the column defaults of
+// geneva.housekeeping_settings).
 //
 // The durations are pointers so that zero means zero: a pointer to 0 is a
 // threshold of 0 (with Go 1.26's new, write Retention:
@@ -217,8 +218,27 @@ type HousekeepParams struct {
 	BatchSize int
 }
 
+// HousekeepingSettingsParams are new housekeeping settings
+// (SetHousekeepingSettings): a round's thresholds, and how often rounds run.
+// A field not given (nil, empty, 0) leaves its setting as it is.
+//
+// The round interval is a setting only: one round (Housekeep) has none, so it
+// is here rather than in HousekeepParams, where Housekeep would have to
+// ignore or refuse it; the compiler keeps it from Housekeep.
+type HousekeepingSettingsParams struct {
+	HousekeepParams
+	// RoundInterval is how long after a round's start the next is due, among
+	// all workers (HousekeepIfDue with no interval, as workers call it unless
+	// their worker.HousekeepingConfig.Interval says otherwise). Not negative;
+	// zero makes every check run a round.
+	//
+	// Defaults (nil) to the setting, 1 minute unless an operator set another.
+	RoundInterval *time.Duration
+}
+
 // HousekeepingSettings are the thresholds of every worker's housekeeping
-// rounds (HousekeepIfDue) and of Housekeep for those it is not given: the one
+// rounds (HousekeepIfDue) and of Housekeep for those it is not given, and how
+// often the workers' rounds run: the one
 // row of geneva.housekeeping_settings, which only the operator role may set
 // (SetHousekeepingSettings, `geneva housekeep settings`).
 type HousekeepingSettings struct {
@@ -235,6 +255,9 @@ type HousekeepingSettings struct {
 	RecoveryAction RecoveryAction `db:"recovery_action"`
 	// BatchSize caps the rows of each kind a round handles.
 	BatchSize int `db:"batch_size"`
+	// RoundInterval is how long after a round's start the next is due, among
+	// all workers (HousekeepIfDue with no interval).
+	RoundInterval time.Duration `db:"round_interval"`
 	// UpdatedAt and UpdatedBy (the session user) say who last set them; nil
 	// when no one did (the defaults).
 	UpdatedAt *time.Time `db:"updated_at"`

@@ -79,9 +79,10 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 }
 
 // SQL alone holds housekeeping's defaults (the column defaults of
-// geneva.housekeeping_settings): for thresholds not given, goclient sends
-// NULL, and geneva.housekeep and geneva.set_housekeeping_settings default
-// every threshold to NULL ("the setting", "unchanged").
+// geneva.housekeeping_settings): for thresholds and a round interval not
+// given, goclient sends NULL, and geneva.housekeep,
+// geneva.set_housekeeping_settings and geneva.housekeep_if_due default every
+// one to NULL ("the setting", "unchanged").
 func TestHousekeepSendsNoDefaults(t *testing.T) {
 	ctx := context.Background()
 	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
@@ -92,12 +93,25 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 	keepForever := (&HousekeepParams{Retention: new(-time.Second)}).args()
 	require.Nil(t, keepForever[0])
 	require.Equal(t, true, keepForever[5])
+	for _, params := range []*HousekeepingSettingsParams{nil, {}} {
+		require.Equal(t, append(none, (*time.Duration)(nil)), params.args())
+	}
+	settings := (&HousekeepingSettingsParams{HousekeepParams: HousekeepParams{BatchSize: 5}, RoundInterval: new(time.Duration(0))}).args()
+	require.Equal(t, new(5), settings[4])
+	require.Equal(t, new(time.Duration(0)), settings[6], "a zero round interval is zero")
+	require.Nil(t, ifDueArg(0))
+	require.Equal(t, new(time.Hour), ifDueArg(time.Hour))
 
-	for _, function := range []string{"geneva.housekeep", "geneva.set_housekeeping_settings"} {
+	thresholds := "p_retention interval DEFAULT NULL::interval, p_stuck_in_progress_after interval DEFAULT NULL::interval, " +
+		"p_stuck_scheduled_after interval DEFAULT NULL::interval, p_recovery_action text DEFAULT NULL::text, " +
+		"p_batch_size integer DEFAULT NULL::integer, p_keep_forever boolean DEFAULT false"
+	for function, want := range map[string]string{
+		"geneva.housekeep":                 thresholds,
+		"geneva.set_housekeeping_settings": thresholds + ", p_round_interval interval DEFAULT NULL::interval",
+		"geneva.housekeep_if_due":          "p_interval interval DEFAULT NULL::interval",
+	} {
 		var arguments string
 		require.NoError(t, conn.QueryRow(ctx, "select pg_get_function_arguments($1::regproc)", function).Scan(&arguments))
-		require.Equal(t, "p_retention interval DEFAULT NULL::interval, p_stuck_in_progress_after interval DEFAULT NULL::interval, "+
-			"p_stuck_scheduled_after interval DEFAULT NULL::interval, p_recovery_action text DEFAULT NULL::text, "+
-			"p_batch_size integer DEFAULT NULL::integer, p_keep_forever boolean DEFAULT false", arguments, function)
+		require.Equal(t, want, arguments, function)
 	}
 }

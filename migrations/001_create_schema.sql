@@ -450,13 +450,15 @@ create table geneva.housekeeping_rounds (
 
 insert into geneva.housekeeping_rounds default values;
 
--- Housekeeping's thresholds: the operators' settings, one row, not arguments
--- every worker passes (a worker's role could otherwise choose a retention of
--- zero, deleting every ended workflow, a stuck threshold of zero, recovering
--- every running step, or the cancel action).
+-- Housekeeping's thresholds, and how often its rounds run: the operators'
+-- settings, one row, not arguments every worker passes (a worker's role could
+-- otherwise choose a retention of zero, deleting every ended workflow, a
+-- stuck threshold of zero, recovering every running step, or the cancel
+-- action).
 --
--- geneva.housekeep_if_due, which workers call, takes none and reads this
--- row; geneva.housekeep (operators) reads it for each argument not given.
+-- geneva.housekeep_if_due, which workers call, takes no threshold and reads
+-- this row, and its round interval when given none; geneva.housekeep
+-- (operators) reads it for each argument not given.
 -- Only geneva.set_housekeeping_settings writes it (validated; the guard
 -- sql/triggers/housekeeping_settings_guard.sql refuses other writes), which
 -- is granted to the operator role alone; geneva.get_housekeeping_settings
@@ -472,12 +474,16 @@ create table geneva.housekeeping_settings (
   stuck_scheduled_after interval not null default interval '15 minutes',
   recovery_action text not null default 'reattempt',
   batch_size integer not null default 1000,
+  -- how long after a round's start the next is due (geneva.housekeep_if_due
+  -- without an interval, every worker's call)
+  round_interval interval not null default interval '1 minute',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
     retention >= interval '0'
     and stuck_in_progress_after >= interval '0'
     and stuck_scheduled_after >= interval '0'
+    and round_interval >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0)

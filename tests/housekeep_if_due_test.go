@@ -81,6 +81,37 @@ func TestHousekeepIfDue(t *testing.T) {
 		require.NotNil(t, b.ifDue(t, "interval '0'"), "a zero interval is always due")
 	})
 
+	// Without an interval (NULL, as workers call it), a round is due after the
+	// settings' round interval; one given still wins.
+	t.Run("NullIsTheSettingsRoundInterval", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
+		setRound := func(interval string) {
+			t.Helper()
+			_, err := b.conn.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_round_interval => $1::interval)", interval)
+			require.NoError(t, err)
+		}
+
+		require.NotNil(t, b.ifDue(t, ""), "never ran: due")
+		require.Nil(t, b.ifDue(t, ""), "ran within the default minute")
+
+		setRound("1 hour")
+		b.lastRoundAgo(t, "2 minutes")
+		require.Nil(t, b.ifDue(t, ""), "ran within the setting's hour")
+		counts, err := ifDue(b.ctx, worker, "null")
+		require.NoError(t, err)
+		require.Nil(t, counts, "a worker's call too")
+		require.NotNil(t, b.ifDue(t, "interval '1 minute'"), "a given interval wins")
+		require.Nil(t, b.ifDue(t, ""))
+
+		setRound("0")
+		require.NotNil(t, b.ifDue(t, ""), "a zero setting is always due")
+		counts, err = ifDue(b.ctx, worker, "")
+		require.NoError(t, err)
+		require.NotNil(t, counts, "and again")
+	})
+
 	t.Run("MoreToDoKeepsTheNextRoundDue", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -167,9 +198,9 @@ func TestHousekeepIfDue(t *testing.T) {
 	t.Run("Arguments", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		_, err := ifDue(b.ctx, b.conn, "null")
-		requireCode(t, err, "22004")
-		_, err = ifDue(b.ctx, b.conn, "interval '-1 second'")
+		_, err := ifDue(b.ctx, b.conn, "interval '-1 second'")
+		requireCode(t, err, "22023")
+		_, err = ifDue(b.ctx, b.conn, "interval '1001 years'")
 		requireCode(t, err, "22023")
 		// the thresholds are the settings', not the caller's
 		_, err = ifDue(b.ctx, b.conn, "interval '0', p_recovery_action => 'cancel'")

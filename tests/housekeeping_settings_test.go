@@ -22,7 +22,7 @@ func (b *testBundle) hkSettings(t *testing.T, db rowQueryer) string {
 // hkDefaults are the settings of a new database (the defaults of
 // geneva.housekeeping_settings, migrations/001_create_schema.sql): no one set
 // them.
-const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,,)`
+const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,,)`
 
 // hkEnded creates a workflow of "One" and cancels it now (on the real clock:
 // the rounds of housekeep_if_due run on other connections).
@@ -160,6 +160,56 @@ func TestHousekeepingSettings(t *testing.T) {
 		require.Equal(t, `(00:00:00,00:00:00,00:05:00,cancel,10)`, set("p_keep_forever => false"))
 	})
 
+	// How often the workers' rounds run is a setting too
+	// (geneva.housekeep_if_due given none, as the workers call it).
+	t.Run("RoundInterval", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+		set := func(args string) string {
+			t.Helper()
+			var s string
+			require.NoError(t, operator.QueryRow(b.ctx,
+				"select s.round_interval::text from geneva.set_housekeeping_settings("+args+") s").Scan(&s))
+			return s
+		}
+		read := func() string {
+			t.Helper()
+			var s string
+			require.NoError(t, b.conn.QueryRow(b.ctx,
+				"select round_interval::text from geneva.get_housekeeping_settings()").Scan(&s))
+			return s
+		}
+
+		require.Equal(t, "00:01:00", read(), "the default")
+		require.Equal(t, "00:05:00", set("p_round_interval => interval '5 minutes'"), "returned")
+		require.Equal(t, "00:05:00", read(), "and kept")
+		var by string
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select updated_by from geneva.get_housekeeping_settings()").Scan(&by))
+		require.Equal(t, string(dbtest.Operator), by)
+		require.Equal(t, "00:05:00", set("p_batch_size => 10"), "not given: unchanged")
+		require.Equal(t, "00:05:00", set("p_round_interval => null"))
+		require.Equal(t, "00:00:00", set("p_round_interval => interval '0'"), "zero is zero")
+
+		// refused, nothing written
+		before := b.hkSettings(t, b.conn)
+		for _, args := range []string{
+			"p_round_interval => interval '-1 second'",
+			"p_round_interval => interval '1001 years'",
+			"p_batch_size => 20, p_round_interval => interval '-1 minute'",
+		} {
+			_, err := operator.Exec(b.ctx, "select geneva.set_housekeeping_settings("+args+")")
+			requireCode(t, err, "22023")
+		}
+		require.Equal(t, before, b.hkSettings(t, b.conn))
+
+		// and only operators set it
+		worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
+		_, err := worker.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_round_interval => interval '1 second')")
+		requireCode(t, err, "42501")
+		require.Equal(t, before, b.hkSettings(t, b.conn))
+	})
+
 	t.Run("RaisesForBadValues", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -181,6 +231,8 @@ func TestHousekeepingSettings(t *testing.T) {
 			{"p_retention => interval '1000000 years'", "22023"},
 			{"p_stuck_in_progress_after => interval '1001 years'", "22023"},
 			{"p_stuck_scheduled_after => interval '1000000 years'", "22023"},
+			{"p_round_interval => interval '-1 second'", "22023"},
+			{"p_round_interval => interval '1000000 years'", "22023"},
 			// one bad value refuses the good ones with it
 			{"p_retention => interval '0', p_batch_size => 0", "22023"},
 		} {

@@ -56,23 +56,6 @@ func TestHTTPQueueDefaultMatchesSQL(t *testing.T) {
 	require.Equal(t, []string{"default"}, reg.queues(nil), "a worker without HTTP leaves the HTTP step's queue")
 }
 
-// A worker's housekeeping runs at the interval geneva.housekeep_if_due
-// assumes when given none.
-func TestHousekeepingIntervalMatchesSQL(t *testing.T) {
-	ctx := context.Background()
-	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
-	h, err := newHousekeeper(HousekeepingConfig{}, nil, nil)
-	require.NoError(t, err)
-
-	var same bool
-	require.NoError(t, conn.QueryRow(ctx, `
-		select $1::interval = substring(
-		  pg_get_function_arguments('geneva.housekeep_if_due'::regproc)
-		  from 'p_interval interval DEFAULT ''([^'']*)'''
-		)::interval`, h.interval).Scan(&same))
-	require.True(t, same, "the worker's default housekeeping interval %s differs from geneva.housekeep_if_due's", h.interval)
-}
-
 // StepArgs has exactly the fields of the arguments geneva._enqueue_step
 // writes, under the same names, and the job's kind.
 func TestStepArgsMatchSQL(t *testing.T) {

@@ -34,7 +34,9 @@ func TestHousekeeping(t *testing.T) {
 		require.NoError(t, workerClient.DefineWorkflow(b.ctx, "Orphaned", mustDefinition(t, wf)))
 		id := b.create(t, "Orphaned")
 		// the operator's setting, which the workers' rounds read
-		_, err := b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: &stuckAfter})
+		_, err := b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepingSettingsParams{
+			HousekeepParams: goclient.HousekeepParams{StuckInProgressAfter: &stuckAfter},
+		})
 		require.NoError(t, err)
 		// a worker started step a and died at once
 		started, err := workerClient.StartStep(b.ctx, b.history(t, id)[0].ID, protocol.PreconditionNone)
@@ -76,7 +78,9 @@ func TestHousekeeping(t *testing.T) {
 		id := b.create(t, "Any")
 		_, err := b.client.CancelWorkflow(b.ctx, id)
 		require.NoError(t, err)
-		_, err = b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
+		_, err = b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepingSettingsParams{
+			HousekeepParams: goclient.HousekeepParams{Retention: new(time.Duration(0))},
+		})
 		require.NoError(t, err)
 
 		b.start(t, &worker.Config{
@@ -144,7 +148,9 @@ func TestLeaderKilled(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, protocol.New(pool).DefineWorkflow(b.ctx, "Crashy", mustDefinition(t, crashWorkflow(pool, ""))))
 	id := b.create(t, "Crashy")
-	_, err = b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: &quickStuckAfter})
+	_, err = b.client.SetHousekeepingSettings(b.ctx, &goclient.HousekeepingSettingsParams{
+		HousekeepParams: goclient.HousekeepParams{StuckInProgressAfter: &quickStuckAfter},
+	})
 	require.NoError(t, err)
 
 	// The leader: a worker process of its own that starts step a and hangs

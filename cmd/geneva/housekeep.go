@@ -64,19 +64,21 @@ func newHousekeepSettingsCmd(opts *options) *cobra.Command {
 		Short: "Show or set the thresholds of every housekeeping round",
 		Long: `Show the housekeeping settings (geneva.get_housekeeping_settings): the
 thresholds every worker's rounds use, and geneva housekeep's for the flags it
-is not given. With flags, set those first (geneva.set_housekeeping_settings,
-the operator role's alone); a setting whose flag is not given stays as it is.`,
+is not given, and the round interval, how often the workers' rounds run.
+With flags, set those first (geneva.set_housekeeping_settings, the operator
+role's alone); a setting whose flag is not given stays as it is.`,
 		Example: `  geneva housekeep settings
   geneva housekeep settings --retention 2160h --stuck-in-progress 30m
+  geneva housekeep settings --round-interval 5m
   geneva housekeep settings --retention forever --json`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			params, err := flags.params()
+			params, err := flags.settingsParams()
 			if err != nil {
 				return err
 			}
 			var settings *goclient.HousekeepingSettings
-			if *params == (goclient.HousekeepParams{}) {
+			if *params == (goclient.HousekeepingSettingsParams{}) {
 				settings, err = env.client.HousekeepingSettings(ctx)
 			} else {
 				settings, err = env.client.SetHousekeepingSettings(ctx, params)
@@ -90,13 +92,14 @@ the operator role's alone); a setting whose flag is not given stays as it is.`,
 			return printHousekeepingSettings(env, settings)
 		}),
 	}
-	flags.add(cmd, "set ")
+	flags.addSettings(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts (durations in seconds, a retention of null: forever)")
 	return cmd
 }
 
-// housekeepFlags are the thresholds a command line gives; a flag not given
-// is not sent (the setting, or unchanged).
+// housekeepFlags are the thresholds a command line gives, and the round
+// interval (settings only); a flag not given is not sent (the setting, or
+// unchanged).
 type housekeepFlags struct {
 	cmd             *cobra.Command
 	retention       string
@@ -104,6 +107,7 @@ type housekeepFlags struct {
 	stuckScheduled  time.Duration
 	recovery        string
 	batchSize       int
+	roundInterval   time.Duration
 }
 
 // add defines the flags on cmd; prefix starts their help ("set ").
@@ -117,6 +121,14 @@ func (f *housekeepFlags) add(cmd *cobra.Command, prefix string) {
 		prefix+"how long a scheduled execution may be overdue before it is recovered")
 	cmd.Flags().StringVar(&f.recovery, "recovery", "", prefix+"what recovery does to a stuck execution: reattempt or cancel")
 	cmd.Flags().IntVar(&f.batchSize, "batch-size", 0, prefix+"the most rows of each kind a round handles")
+}
+
+// addSettings defines the settings' flags on cmd: add's, and the round
+// interval, which one round (geneva housekeep) does not have.
+func (f *housekeepFlags) addSettings(cmd *cobra.Command) {
+	f.add(cmd, "set ")
+	cmd.Flags().DurationVar(&f.roundInterval, "round-interval", 0,
+		"set how long after a round's start the workers' next round is due")
 }
 
 // params are the flags given, as goclient's parameters.
@@ -155,6 +167,20 @@ func (f *housekeepFlags) params() (*goclient.HousekeepParams, error) {
 	return params, nil
 }
 
+// settingsParams are the flags given, as goclient's parameters of the
+// settings (flags defined by addSettings).
+func (f *housekeepFlags) settingsParams() (*goclient.HousekeepingSettingsParams, error) {
+	thresholds, err := f.params()
+	if err != nil {
+		return nil, err
+	}
+	params := &goclient.HousekeepingSettingsParams{HousekeepParams: *thresholds}
+	if f.cmd.Flags().Changed("round-interval") {
+		params.RoundInterval = &f.roundInterval
+	}
+	return params, nil
+}
+
 // printHousekeepingSettings prints the settings for people.
 func printHousekeepingSettings(env *environment, settings *goclient.HousekeepingSettings) error {
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
@@ -167,6 +193,7 @@ func printHousekeepingSettings(env *environment, settings *goclient.Housekeeping
 	fmt.Fprintf(w, "stuck scheduled after\t%s\n", humanDuration(settings.StuckScheduledAfter))
 	fmt.Fprintf(w, "recovery action\t%s\n", settings.RecoveryAction)
 	fmt.Fprintf(w, "batch size\t%d\n", settings.BatchSize)
+	fmt.Fprintf(w, "round interval\t%s\n", humanDuration(settings.RoundInterval))
 	if settings.UpdatedAt == nil {
 		fmt.Fprintf(w, "set\tnever (the defaults)\n")
 	} else {

@@ -43,6 +43,26 @@ func TestHousekeepFlagsSendOnlyWhatIsGiven(t *testing.T) {
 		var usage usageError
 		require.ErrorAs(t, err, &usage, "%v", args)
 	}
+
+	// the round interval is a setting's alone: one round has none
+	cmd := &cobra.Command{Use: "housekeep"}
+	var flags housekeepFlags
+	flags.add(cmd, "")
+	require.Error(t, cmd.ParseFlags([]string{"--round-interval", "5m"}))
+	settings := func(args ...string) goclient.HousekeepingSettingsParams {
+		cmd := &cobra.Command{Use: "settings"}
+		var flags housekeepFlags
+		flags.addSettings(cmd)
+		require.NoError(t, cmd.ParseFlags(args))
+		params, err := flags.settingsParams()
+		require.NoError(t, err, "%v", args)
+		return *params
+	}
+	require.Equal(t, goclient.HousekeepingSettingsParams{}, settings())
+	require.Equal(t, goclient.HousekeepingSettingsParams{RoundInterval: new(time.Duration(0))}, settings("--round-interval", "0s"))
+	require.Equal(t, goclient.HousekeepingSettingsParams{
+		HousekeepParams: goclient.HousekeepParams{BatchSize: 10}, RoundInterval: new(5 * time.Minute),
+	}, settings("--batch-size", "10", "--round-interval", "5m"))
 }
 
 // `geneva housekeep settings` shows the settings; with flags, it sets those
@@ -60,26 +80,34 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Regexp(t, `stuck scheduled after +15m\n`, out)
 	require.Regexp(t, `recovery action +reattempt\n`, out)
 	require.Regexp(t, `batch size +1000\n`, out)
+	require.Regexp(t, `round interval +1m\n`, out)
 	require.Regexp(t, `set +never`, out)
 
-	out, err = cli(t, operator, "housekeep", "settings", "--retention", "forever", "--stuck-scheduled", "90m", "--json")
+	out, err = cli(t, operator, "housekeep", "settings", "--retention", "forever", "--stuck-scheduled", "90m",
+		"--round-interval", "5m", "--json")
 	require.NoError(t, err)
 	var settings map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &settings))
 	require.Nil(t, settings["retention"])
 	require.Equal(t, 3600.0, settings["stuck_in_progress_after"])
 	require.Equal(t, 5400.0, settings["stuck_scheduled_after"])
+	require.Equal(t, 300.0, settings["round_interval"])
 	require.Equal(t, string(dbtest.Operator), settings["updated_by"])
 
 	out, err = cli(t, operator, "housekeep", "settings", "--retention", "0s", "--recovery", "cancel")
 	require.NoError(t, err)
 	require.Regexp(t, `retention +0s\n`, out)
 	require.Regexp(t, `stuck scheduled after +1h30m\n`, out, "unchanged")
+	require.Regexp(t, `round interval +5m\n`, out, "unchanged")
 	require.Regexp(t, `recovery action +cancel\n`, out)
 	require.Regexp(t, fmt.Sprintf(`set +.* by %s\n`, dbtest.Operator), out)
 
 	_, err = cli(t, operator, "housekeep", "settings", "--recovery", "shrug")
 	require.ErrorContains(t, err, "unknown recovery action shrug")
+	_, err = cli(t, operator, "housekeep", "settings", "--round-interval", "-1m")
+	require.ErrorContains(t, err, "housekeeping intervals must not be negative")
+	_, err = cli(t, operator, "housekeep", "--round-interval", "5m")
+	require.ErrorContains(t, err, "unknown flag: --round-interval", "one round has no interval")
 
 	// a worker's role reads them, and may not set them nor run housekeep
 	worker := dbtest.URLAs(conf, dbtest.Worker)

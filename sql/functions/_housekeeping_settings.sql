@@ -2,8 +2,8 @@
 -- (migrations/001_create_schema.sql), the thresholds housekeeping uses when
 -- not given others.
 --
--- Called by: geneva.housekeep, geneva.get_housekeeping_settings,
--- geneva.set_housekeeping_settings.
+-- Called by: geneva.housekeep, geneva.housekeep_if_due (the round interval),
+-- geneva.get_housekeeping_settings, geneva.set_housekeeping_settings.
 -- The row is always there: no function deletes it and the guard
 -- (sql/triggers/housekeeping_settings_guard.sql) refuses deleting it by hand,
 -- but truncate does not ask; a missing row is put back with the table's

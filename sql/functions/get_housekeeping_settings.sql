@@ -1,7 +1,8 @@
 -- geneva.get_housekeeping_settings: the thresholds housekeeping uses when not
 -- given others (the one row of geneva.housekeeping_settings): retention
 -- (NULL: ended workflows are kept forever), stuck in progress after, stuck
--- scheduled after, recovery action, batch size; and who set them last, when
+-- scheduled after, recovery action, batch size; the round interval
+-- (geneva.housekeep_if_due's when given none); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -13,6 +14,7 @@ returns table (
   stuck_scheduled_after interval,
   recovery_action text,
   batch_size integer,
+  round_interval interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -22,9 +24,9 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.updated_at, s.updated_by
+    s.round_interval, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval; who set them, when.';

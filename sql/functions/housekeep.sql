@@ -87,7 +87,8 @@ declare
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
-    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
+    null -- (one round has no interval)
   );
   v_settings := geneva._housekeeping_settings();
   v_retention := case when not p_keep_forever then coalesce(p_retention, v_settings.retention) end;

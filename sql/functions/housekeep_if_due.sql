@@ -1,12 +1,14 @@
 -- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
 -- the thresholds of geneva.housekeeping_settings) when none ran within
--- p_interval; else nothing.
+-- p_interval; else nothing. A NULL p_interval (not given) is the settings'
+-- round interval, as every worker calls it unless configured otherwise.
 --
 -- Called by: every worker, at random times between a quarter and a half of
--- p_interval apart, so that recovery goes on while any worker runs (no leader
--- to wait for); operators. It takes no thresholds: what a round deletes and
--- recovers is the operators' setting (geneva.set_housekeeping_settings), not
--- the caller's; geneva_worker may call this, not geneva.housekeep.
+-- the interval apart, so that recovery goes on while any worker runs (no
+-- leader to wait for); operators. It takes no thresholds: what a round
+-- deletes and recovers is the operators' setting
+-- (geneva.set_housekeeping_settings), not the caller's; geneva_worker may
+-- call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
 -- on the real clock (now(), never geneva.fake_now). Not due costs one
@@ -20,10 +22,9 @@
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22004 for a NULL interval; 22023 for a negative one or one over
--- 1000 years.
+-- Raises: 22023 for a negative interval or one over 1000 years.
 create or replace function geneva.housekeep_if_due(
-  p_interval interval default interval '1 minute'
+  p_interval interval default null
 )
 returns jsonb
 language plpgsql
@@ -32,24 +33,24 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+  v_interval interval;
   v_last timestamptz;
   v_result jsonb;
 begin
-  if p_interval is null then
-    raise exception 'interval must not be null' using errcode = '22004';
-  end if;
   if p_interval < interval '0' then
     raise exception 'interval must not be negative' using errcode = '22023';
   end if;
   if extract(epoch from p_interval) > 31557600000 then
     raise exception 'interval % is too long: the longest is 1000 years', p_interval using errcode = '22023';
   end if;
+  -- not given: the setting (checked when set)
+  v_interval := coalesce(p_interval, (geneva._housekeeping_settings()).round_interval);
 
   -- not due: a plain read, no lock
   select r.last_run_at into v_last
   from geneva.housekeeping_rounds r
   where r.singleton;
-  if v_last > pg_catalog.now() - p_interval then
+  if v_last > pg_catalog.now() - v_interval then
     return null;
   end if;
   if v_last is null then
@@ -64,7 +65,7 @@ begin
   from geneva.housekeeping_rounds r
   where r.singleton
   for update skip locked;
-  if not found or v_last > pg_catalog.now() - p_interval then
+  if not found or v_last > pg_catalog.now() - v_interval then
     return null;
   end if;
 
@@ -82,4 +83,4 @@ end;
 $$;
 
 comment on function geneva.housekeep_if_due(interval) is
-'One round of housekeeping, with the settings'' thresholds, when none ran within the interval (skip locked: never two at once); NULL otherwise.';
+'One round of housekeeping, with the settings'' thresholds, when none ran within the interval (NULL: the settings'' round interval; skip locked: never two at once); NULL otherwise.';

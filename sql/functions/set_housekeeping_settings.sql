@@ -1,6 +1,8 @@
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
--- (geneva.housekeep_if_due) and geneva.housekeep without arguments.
+-- (geneva.housekeep_if_due) and geneva.housekeep without arguments; and the
+-- round interval, how long after a round's start the next is due
+-- (geneva.housekeep_if_due given none, as workers call it).
 --
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
@@ -17,15 +19,17 @@
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval, or a retention
--- with p_keep_forever (geneva._check_housekeeping_settings).
+-- action, a non-positive batch size, a negative interval or one over 1000
+-- years, or a retention with p_keep_forever
+-- (geneva._check_housekeeping_settings).
 create or replace function geneva.set_housekeeping_settings(
   p_retention interval default null,
   p_stuck_in_progress_after interval default null,
   p_stuck_scheduled_after interval default null,
   p_recovery_action text default null,
   p_batch_size integer default null,
-  p_keep_forever boolean default false
+  p_keep_forever boolean default false,
+  p_round_interval interval default null
 )
 returns table (
   retention interval,
@@ -33,6 +37,7 @@ returns table (
   stuck_scheduled_after interval,
   recovery_action text,
   batch_size integer,
+  round_interval interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -43,12 +48,14 @@ set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform geneva._check_housekeeping_settings(
-    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever
+    p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
+    p_round_interval
   );
   perform geneva._housekeeping_settings(); -- (the row is there)
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
-    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
+    or p_round_interval is not null then
     -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -57,6 +64,7 @@ begin
         stuck_scheduled_after = coalesce(p_stuck_scheduled_after, s.stuck_scheduled_after),
         recovery_action = coalesce(p_recovery_action, s.recovery_action),
         batch_size = coalesce(p_batch_size, s.batch_size),
+        round_interval = coalesce(p_round_interval, s.round_interval),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -67,7 +75,8 @@ begin
       jsonb_strip_nulls(jsonb_build_object(
         'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
-        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false)
+        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
+        'round_interval', p_round_interval
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -77,5 +86,5 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run.';
