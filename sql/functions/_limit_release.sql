@@ -337,7 +337,9 @@ begin
     );
   end if;
 
-  -- those taken start, as a claim would start them, without a job
+  -- those taken start, as a claim would start them, without a job (the
+  -- same two writes as start_steps' last statement: one function for both
+  -- cost each claim 0.9% and each saturated end 4%, bench/NOTES.md)
   if v_taken is not null then
     with started as (
       update geneva.step_executions e

@@ -282,7 +282,8 @@ begin
 
   -- (one statement: the executions start, their workflows perform, and
   -- the rows to run are returned; each statement's start-up is most of its
-  -- cost here)
+  -- cost here. geneva._limit_release starts the waiters it hands to a
+  -- worker with the same two writes, in its own statement: bench/NOTES.md)
   return query
   with started as (
     update geneva.step_executions e
