@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 // StepArgs are the arguments of the River job that triggers a step execution.
@@ -25,6 +26,15 @@ type StepArgs struct {
 
 // Kind is the River job kind of step executions.
 func (StepArgs) Kind() string { return "geneva_step" }
+
+// execution is the execution the job names, as the executor takes it before
+// the claim: its identity alone.
+func (args StepArgs) execution() *protocol.Execution {
+	return &protocol.Execution{
+		ExecutionID: args.ExecutionID, WorkflowID: args.WorkflowID, WorkflowType: args.WorkflowType,
+		HeroType: args.HeroType, HeroID: args.HeroID, StepName: args.StepName,
+	}
+}
 
 // DB is goclient.DB, what the worker runs SQL on: a *pgxpool.Pool, or a
 // *pgx.Conn (the test helpers use one with geneva.fake_now set).

@@ -13,11 +13,12 @@ import (
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
-// perform runs one step execution on db. jobID, when not zero, is the River
-// job being worked, from queue: SQL completes it in the transaction that
-// records the outcome. An error means nothing was recorded and the job should
-// be retried.
-func (e *executor) perform(ctx context.Context, db DB, args StepArgs, jobID int64, queue string) error {
+// perform runs one step execution on db: the one args names (its identity:
+// the execution, its workflow and step; SQL's claim gives the rest). jobID,
+// when not zero, is the River job being worked, from queue: SQL completes it
+// in the transaction that records the outcome. An error means nothing was
+// recorded and the job should be retried.
+func (e *executor) perform(ctx context.Context, db DB, args *protocol.Execution, jobID int64, queue string) error {
 	e.running.Add(1)
 	defer e.running.Add(-1)
 	e.claiming.Add(1)
@@ -183,8 +184,9 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 	return e.finalize(ctx, db, end)
 }
 
-// newStep is the Step of an execution, before it starts (see Step.start).
-func (e *executor) newStep(client *protocol.Client, args StepArgs) *Step {
+// newStep is the Step of an execution, before it starts (see Step.start):
+// args' identity (execution, workflow, hero, step name).
+func (e *executor) newStep(client *protocol.Client, args *protocol.Execution) *Step {
 	return &Step{
 		ExecutionID:  args.ExecutionID,
 		WorkflowID:   args.WorkflowID,
@@ -228,14 +230,7 @@ func (step *Step) start(started *protocol.Execution) {
 // took the slot of its type's concurrency step freed (SQL hands over no
 // other). next carries its workflow's facts; the queue is step's.
 func (step *Step) followedBy(next *protocol.Execution) *Step {
-	s := step.exec.newStep(step.client, StepArgs{
-		ExecutionID:  next.ExecutionID,
-		WorkflowID:   next.WorkflowID,
-		WorkflowType: next.WorkflowType,
-		HeroType:     next.HeroType,
-		HeroID:       next.HeroID,
-		StepName:     next.StepName,
-	})
+	s := step.exec.newStep(step.client, next)
 	s.start(next)
 	s.Queue = step.Queue
 	return s

@@ -41,7 +41,7 @@ func (r *Runner) Perform(ctx context.Context, db DB, executionID int64) error {
 	if err != nil {
 		return err
 	}
-	return r.exec.perform(ctx, db, StepArgs{
+	return r.exec.perform(ctx, db, &protocol.Execution{
 		ExecutionID:  execution.ID,
 		WorkflowID:   workflow.ID,
 		WorkflowType: workflow.WorkflowType,

@@ -352,7 +352,7 @@ const notHereSnooze = 10 * time.Second
 // transaction that records the step's outcome; when there is nothing to run,
 // River completes it.
 func (s *stepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
-	err := s.worker.exec.perform(ctx, s.worker.pool, job.Args, job.ID, job.Queue)
+	err := s.worker.exec.perform(ctx, s.worker.pool, job.Args.execution(), job.ID, job.Queue)
 	var notHere *NotHereError
 	switch {
 	case errors.As(err, &notHere):
