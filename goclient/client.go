@@ -347,9 +347,21 @@ func (c *Client) SetHousekeepingSettings(ctx context.Context, params *Housekeepi
 	return settings, mapError(err)
 }
 
-// housekeepingSettingsColumns are the columns of HousekeepingSettings.
-const housekeepingSettingsColumns = "retention, stuck_in_progress_after, stuck_scheduled_after, " +
-	"recovery_action, batch_size, round_interval, updated_at, updated_by"
+// housekeepingSettingsColumns are the columns of HousekeepingSettings. The
+// settings' intervals may be up to 1000 years ("never"), which a
+// time.Duration cannot hold (pgx wraps it round to a negative one, and a
+// negative Retention given back would mean "keep forever"): each is read as
+// at most the longest a Duration holds (atMostADuration), "never" still.
+var housekeepingSettingsColumns = atMostADuration("retention") + ", " +
+	atMostADuration("stuck_in_progress_after") + ", " + atMostADuration("stuck_scheduled_after") + ", " +
+	"recovery_action, batch_size, " + atMostADuration("round_interval") + ", updated_at, updated_by"
+
+// atMostADuration is the interval column, as SQL, read as at most 292
+// years: the longest whole number of years a time.Duration holds, as pgx
+// counts them (a month of 30 days). NULL stays NULL.
+func atMostADuration(column string) string {
+	return "case when " + column + " > interval '292 years' then interval '292 years' else " + column + " end as " + column
+}
 
 // args are the SQL arguments of geneva.housekeep, and the first of
 // geneva.set_housekeeping_settings, for params: NULL for each not given

@@ -557,6 +557,24 @@ func TestHousekeepingSettings(t *testing.T) {
 		}
 	})
 
+	t.Run("LongerThanADuration", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client, _ := setup(t)
+		// (SQL takes up to 1000 years, "never"; pgx would wrap them round
+		// to negative durations, and a negative Retention means forever)
+		_, err := pool.Exec(ctx, `select geneva.set_housekeeping_settings(p_retention => interval '1000 years',
+			p_stuck_in_progress_after => interval '500 years', p_stuck_scheduled_after => interval '300 years',
+			p_round_interval => interval '1000 years')`)
+		require.NoError(t, err)
+		longest := 292 * 12 * 30 * 24 * time.Hour
+		settings, err := client.HousekeepingSettings(ctx)
+		require.NoError(t, err)
+		require.Equal(t, longest, *settings.Retention)
+		require.Equal(t, longest, settings.StuckInProgressAfter)
+		require.Equal(t, longest, settings.StuckScheduledAfter)
+		require.Equal(t, longest, settings.RoundInterval)
+	})
+
 	t.Run("InTheCallersTransaction", func(t *testing.T) {
 		t.Parallel()
 		ctx, pool, client, _ := setup(t)

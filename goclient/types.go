@@ -241,6 +241,9 @@ type HousekeepingSettingsParams struct {
 // often the workers' rounds run: the one
 // row of geneva.housekeeping_settings, which only the operator role may set
 // (SetHousekeepingSettings, `geneva housekeep settings`).
+//
+// A setting longer than a time.Duration holds (292 years; the database takes
+// up to 1000) reads as 292 years.
 type HousekeepingSettings struct {
 	// Retention is how long finished and canceled workflows are kept after
 	// they end; nil keeps them forever.

@@ -119,7 +119,7 @@ func (h *housekeeper) nextWait(ctx context.Context) time.Duration {
 		}
 		interval = h.setting
 	}
-	if interval <= 0 { // (negative: a setting past time.Duration's 292 years)
+	if interval <= 0 {
 		return settingsRetry
 	}
 	return interval/4 + rand.N(interval/4+1)
