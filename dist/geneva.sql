@@ -9038,7 +9038,8 @@ $$;
 -- be NULL nor come with a retention.
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
--- geneva.set_housekeeping_settings (the settings).
+-- geneva.set_housekeeping_settings (the settings), geneva.housekeep_if_due
+-- (its interval, no thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever.
@@ -9475,7 +9476,8 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22023 for a negative interval or one over 1000 years.
+-- Raises: 22023 for a negative interval or one over 1000 years
+-- (geneva._check_housekeeping_settings).
 create or replace function geneva.housekeep_if_due(
   p_interval interval default null
 )
@@ -9490,12 +9492,8 @@ declare
   v_last timestamptz;
   v_result jsonb;
 begin
-  if p_interval < interval '0' then
-    raise exception 'interval must not be negative' using errcode = '22023';
-  end if;
-  if extract(epoch from p_interval) > 31557600000 then
-    raise exception 'interval % is too long: the longest is 1000 years', p_interval using errcode = '22023';
-  end if;
+  -- guard: an interval given holds to the setting's rules
+  perform geneva._check_housekeeping_settings(null, null, null, null, null, false, p_interval);
   -- not given: the setting (checked when set)
   v_interval := coalesce(p_interval, (geneva._housekeeping_settings()).round_interval);
 

@@ -77,8 +77,8 @@ func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, her
 	}
 	var id int64
 	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5, $6, $7)",
-		workflowType, heroType, heroID, opts.AllowMultiple, nullIfEmpty(opts.TraceContext),
-		nullIfEmpty(opts.Group), nullIfEmpty(opts.IdempotencyKey)).Scan(&id)
+		workflowType, heroType, heroID, opts.AllowMultiple, nullIfZero(opts.TraceContext),
+		nullIfZero(opts.Group), nullIfZero(opts.IdempotencyKey)).Scan(&id)
 	if err != nil {
 		return 0, sqlerr.MapCreate(err, workflowType, heroType, heroID)
 	}
@@ -136,7 +136,7 @@ func (c *Client) CreateWorkflows(ctx context.Context, workflowType, heroType str
 	}
 	var ids []int64
 	err := c.db.QueryRow(ctx, "select geneva.create_workflows($1, $2, $3, $4, $5, $6, $7)",
-		workflowType, heroType, heroIDs, opts.AllowMultiple, nullIfEmpty(opts.TraceContext),
+		workflowType, heroType, heroIDs, opts.AllowMultiple, nullIfZero(opts.TraceContext),
 		nullsIfEmpty(opts.Groups), nullsIfEmpty(opts.IdempotencyKeys)).Scan(&ids)
 	if err != nil {
 		// (the hero refused, as the message names it)
@@ -173,8 +173,8 @@ func (c *Client) ListWorkflows(ctx context.Context, params *ListWorkflowsParams)
 		limit = 100
 	}
 	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
-		nullIfEmpty(string(params.State)), nullIfEmpty(params.WorkflowType), nullIfEmpty(params.HeroType),
-		nullIfEmpty(params.HeroID), limit, nullIfZero(params.BeforeID))
+		nullIfZero(string(params.State)), nullIfZero(params.WorkflowType), nullIfZero(params.HeroType),
+		nullIfZero(params.HeroID), limit, nullIfZero(params.BeforeID))
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -268,7 +268,7 @@ func (c *Client) GetStepExecution(ctx context.Context, executionID int64) (*Step
 // Errors: ErrNotFound; ErrInvalidArgument for a step the workflow does not
 // have; ErrIllegalTransition for a performing, finished or canceled workflow.
 func (c *Client) ScheduleStep(ctx context.Context, workflowID int64, stepName string) (*Workflow, error) {
-	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfEmpty(stepName))
+	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfZero(stepName))
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -301,20 +301,11 @@ func (c *Client) Housekeep(ctx context.Context, params *HousekeepParams) (*House
 // Errors: ErrInvalidArgument (a negative interval).
 func (c *Client) HousekeepIfDue(ctx context.Context, interval time.Duration) (*HousekeepResult, error) {
 	var result *HousekeepResult
-	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1)", ifDueArg(interval)).Scan(&result)
+	err := c.db.QueryRow(ctx, "select geneva.housekeep_if_due($1)", nullIfZero(interval)).Scan(&result)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return result, nil
-}
-
-// ifDueArg is geneva.housekeep_if_due's argument for interval: NULL for zero
-// (SQL's "the setting").
-func ifDueArg(interval time.Duration) *time.Duration {
-	if interval == 0 {
-		return nil
-	}
-	return &interval
 }
 
 // HousekeepingSettings returns the housekeeping settings
@@ -374,15 +365,10 @@ func (params *HousekeepParams) args() []any {
 	if retention != nil && *retention < 0 {
 		retention, keepForever = nil, true
 	}
-	var action *string
-	if params.RecoveryAction != "" {
-		action = new(string(params.RecoveryAction))
+	return []any{
+		retention, params.StuckInProgressAfter, params.StuckScheduledAfter,
+		nullIfZero(string(params.RecoveryAction)), nullIfZero(params.BatchSize), keepForever,
 	}
-	var batch *int
-	if params.BatchSize != 0 {
-		batch = &params.BatchSize
-	}
-	return []any{retention, params.StuckInProgressAfter, params.StuckScheduledAfter, action, batch, keepForever}
 }
 
 // args are the SQL arguments of geneva.set_housekeeping_settings for params:
@@ -434,28 +420,23 @@ func (c *Client) UntrackHero(ctx context.Context, table, heroType string) error 
 	return mapError(err)
 }
 
-func nullIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// nullsIfEmpty is nullIfEmpty for each element of a list (nil for none).
+// nullsIfEmpty is nullIfZero for each element of a list (nil for none).
 func nullsIfEmpty(list []string) []*string {
 	if list == nil {
 		return nil
 	}
 	out := make([]*string, len(list))
 	for i, s := range list {
-		out[i] = nullIfEmpty(s)
+		out[i] = nullIfZero(s)
 	}
 	return out
 }
 
-func nullIfZero(n int64) *int64 {
-	if n == 0 {
+// nullIfZero is v, or nil (SQL's NULL: "not given") for its type's zero.
+func nullIfZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
 		return nil
 	}
-	return &n
+	return &v
 }

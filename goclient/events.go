@@ -135,7 +135,7 @@ func (c *Client) AwaitingEvents(ctx context.Context, params *AwaitingEventsParam
 		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)
 		  and ($4::bigint is null or workflow_id = $4)
 		order by timeout_at nulls last, execution_id limit $3`,
-		nullIfEmpty(params.WorkflowType), nullIfEmpty(params.Event), limitOrAll(params.Limit), nullIfZero(params.WorkflowID))
+		nullIfZero(params.WorkflowType), nullIfZero(params.Event), limitOrAll(params.Limit), nullIfZero(params.WorkflowID))
 	return collect[AwaitingEvent](rows, err)
 }
 
@@ -149,7 +149,7 @@ func (c *Client) CountAwaitingEvents(ctx context.Context, params *AwaitingEvents
 	err := c.db.QueryRow(ctx, `select count(*) from geneva.awaiting_events
 		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)
 		  and ($3::bigint is null or workflow_id = $3)`,
-		nullIfEmpty(params.WorkflowType), nullIfEmpty(params.Event), nullIfZero(params.WorkflowID)).Scan(&n)
+		nullIfZero(params.WorkflowType), nullIfZero(params.Event), nullIfZero(params.WorkflowID)).Scan(&n)
 	return n, mapError(err)
 }
 

@@ -22,7 +22,7 @@ import (
 // ongoing workflow of the type.
 func (c *Client) RetryWorkflow(ctx context.Context, workflowID int64, fromStep string) (int64, error) {
 	var id int64
-	err := c.db.QueryRow(ctx, "select geneva.retry_workflow($1, $2)", workflowID, nullIfEmpty(fromStep)).Scan(&id)
+	err := c.db.QueryRow(ctx, "select geneva.retry_workflow($1, $2)", workflowID, nullIfZero(fromStep)).Scan(&id)
 	if err != nil {
 		return 0, mapError(err)
 	}

@@ -174,6 +174,6 @@ func (c *Client) ScheduleFirings(ctx context.Context, name string, skippedOnly b
 	rows, err := c.db.Query(ctx, `select schedule_name, schedule_id, slot, fired_at, workflow_id, skipped, skipped_reason
 		from geneva.schedule_firing_list
 		where ($1::text is null or schedule_name = $1) and (not $2 or skipped)
-		order by slot desc, schedule_id limit $3`, nullIfEmpty(name), skippedOnly, limitOrAll(limit))
+		order by slot desc, schedule_id limit $3`, nullIfZero(name), skippedOnly, limitOrAll(limit))
 	return collect[ScheduleFiring](rows, err)
 }

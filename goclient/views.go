@@ -95,7 +95,7 @@ func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsPar
 		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
 		from geneva.paused_workflows where $1::text is null or workflow_type = $1
 		order by workflow_id desc limit $2`,
-		nullIfEmpty(params.WorkflowType), limitOrAll(params.Limit))
+		nullIfZero(params.WorkflowType), limitOrAll(params.Limit))
 	return collect[PausedWorkflow](rows, err)
 }
 

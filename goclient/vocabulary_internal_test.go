@@ -99,8 +99,8 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 	settings := (&HousekeepingSettingsParams{HousekeepParams: HousekeepParams{BatchSize: 5}, RoundInterval: new(time.Duration(0))}).args()
 	require.Equal(t, new(5), settings[4])
 	require.Equal(t, new(time.Duration(0)), settings[6], "a zero round interval is zero")
-	require.Nil(t, ifDueArg(0))
-	require.Equal(t, new(time.Hour), ifDueArg(time.Hour))
+	require.Nil(t, nullIfZero(time.Duration(0)), "HousekeepIfDue sends NULL for a zero interval")
+	require.Equal(t, new(time.Hour), nullIfZero(time.Hour))
 
 	thresholds := "p_retention interval DEFAULT NULL::interval, p_stuck_in_progress_after interval DEFAULT NULL::interval, " +
 		"p_stuck_scheduled_after interval DEFAULT NULL::interval, p_recovery_action text DEFAULT NULL::text, " +

@@ -5,7 +5,8 @@
 -- be NULL nor come with a retention.
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
--- geneva.set_housekeeping_settings (the settings).
+-- geneva.set_housekeeping_settings (the settings), geneva.housekeep_if_due
+-- (its interval, no thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever.

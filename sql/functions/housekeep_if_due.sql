@@ -22,7 +22,8 @@
 -- then what geneva.housekeep locks.
 -- Returns geneva.housekeep's counts, or NULL when no round was due or another
 -- caller was running one.
--- Raises: 22023 for a negative interval or one over 1000 years.
+-- Raises: 22023 for a negative interval or one over 1000 years
+-- (geneva._check_housekeeping_settings).
 create or replace function geneva.housekeep_if_due(
   p_interval interval default null
 )
@@ -37,12 +38,8 @@ declare
   v_last timestamptz;
   v_result jsonb;
 begin
-  if p_interval < interval '0' then
-    raise exception 'interval must not be negative' using errcode = '22023';
-  end if;
-  if extract(epoch from p_interval) > 31557600000 then
-    raise exception 'interval % is too long: the longest is 1000 years', p_interval using errcode = '22023';
-  end if;
+  -- guard: an interval given holds to the setting's rules
+  perform geneva._check_housekeeping_settings(null, null, null, null, null, false, p_interval);
   -- not given: the setting (checked when set)
   v_interval := coalesce(p_interval, (geneva._housekeeping_settings()).round_interval);
 
