@@ -11,17 +11,21 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// HTTPTransport traces the requests of HTTP steps (worker.HTTPConfig.Client):
-// each is a client span "POST", a child of the step's span (the hook's), with
-// the semantic conventions' method, URL, server and status attributes, and
-// its W3C trace context is sent to the endpoint (the traceparent header,
-// with the global propagator's headers), so the endpoint's own spans join
-// the workflow's trace. base sends the requests (http.DefaultTransport when
-// nil); tp makes the tracer (otel.GetTracerProvider() when nil).
+// HTTPTransport traces the requests of HTTP steps
+// (worker.HTTPConfig.WrapTransport): each is a client span "POST", a child
+// of the step's span (the hook's), with the semantic conventions' method,
+// URL, server and status attributes, and its W3C trace context is sent to
+// the endpoint (the traceparent header, with the global propagator's
+// headers), so the endpoint's own spans join the workflow's trace. base
+// sends the requests (http.DefaultTransport when nil; the worker's, which
+// checks each destination, when it wraps); tp makes the tracer
+// (otel.GetTracerProvider() when nil).
 //
 //	w, err := worker.New(pool, &worker.Config{
 //		Hooks: []worker.Hook{otelgeneva.NewHook(nil)},
-//		HTTP:  &worker.HTTPConfig{Client: &http.Client{Transport: otelgeneva.HTTPTransport(nil, nil)}},
+//		HTTP: &worker.HTTPConfig{WrapTransport: func(t http.RoundTripper) http.RoundTripper {
+//			return otelgeneva.HTTPTransport(t, nil)
+//		}},
 //	})
 func HTTPTransport(base http.RoundTripper, tp trace.TracerProvider) http.RoundTripper {
 	if base == nil {

@@ -414,7 +414,10 @@ func TestHTTPTransport(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	w, err := worker.New(pool, &worker.Config{
 		Hooks: []worker.Hook{otelgeneva.NewHook(&otelgeneva.Config{TracerProvider: tp})},
-		HTTP:  &worker.HTTPConfig{Client: &http.Client{Transport: otelgeneva.HTTPTransport(nil, tp)}},
+		HTTP: &worker.HTTPConfig{
+			WrapTransport: func(t http.RoundTripper) http.RoundTripper { return otelgeneva.HTTPTransport(t, tp) },
+			AllowHosts:    []string{"127.0.0.1"}, // the endpoint's
+		},
 		River: &river.Config{FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond},
 	})
 	require.NoError(t, err)

@@ -211,9 +211,15 @@ func runHTTPExample(t *testing.T, example httpExample, defineWithGeneva bool) *t
 		example.workflowType).Scan(&versions))
 	require.Equal(t, 1, versions)
 
-	// 3. The stock worker, as the worker role.
-	worker := startProcess(t, []string{"DATABASE_URL=" + dbtest.URLAs(b.conf, dbtest.Worker),
-		"GENEVA_HTTP_SECRET=" + httpExampleSecret}, geneva, "worker")
+	// 3. The stock worker, as the worker role, allowed to reach the
+	//    endpoint on the loopback address (--allow-hosts as the README
+	//    says, or its environment variable).
+	env := []string{"DATABASE_URL=" + dbtest.URLAs(b.conf, dbtest.Worker), "GENEVA_HTTP_SECRET=" + httpExampleSecret}
+	args := []string{"worker", "--allow-hosts", "127.0.0.1"}
+	if defineWithGeneva {
+		env, args = append(env, "GENEVA_HTTP_ALLOW_HOSTS=127.0.0.1"), args[:1]
+	}
+	worker := startProcess(t, env, geneva, args...)
 
 	// 4. Until the workflow has ended or paused.
 	var state string

@@ -108,7 +108,9 @@ func newExecutor(config *Config) (*executor, error) {
 		clock:         config.Clock,
 	}
 	if config.HTTP != nil {
-		e.http = newHTTPRunner(config.HTTP, reg.httpQueues(config.HTTP))
+		if e.http, err = newHTTPRunner(config.HTTP, reg.httpQueues(config.HTTP)); err != nil {
+			return nil, err
+		}
 	}
 	e.batch(nil, 1) // a Runner's: each call a batch of one, on its DB
 	return e, nil

@@ -87,6 +87,21 @@ type HTTPConfig struct {
 	// reads it from GENEVA_HTTP_SECRET.
 	Secret []byte
 
+	// AllowHosts are the destinations HTTP steps may reach besides public
+	// addresses: host names (compared exactly; an allowed name may resolve
+	// to any address), IP addresses, CIDR blocks ("10.1.0.0/16"), or "*" for
+	// any destination. Every other loopback, link-local (the cloud's
+	// metadata service, 169.254.169.254, among them), private, shared
+	// (100.64.0.0/10), multicast, unspecified or reserved address is
+	// refused, checked in the dialer on the address connected to, after DNS,
+	// at every connection (redirects' too): the step fails with
+	// http.destination_refused. Through a proxy (HTTPS_PROXY), the proxy's
+	// address is the one checked. The stock worker reads them from
+	// --allow-hosts or GENEVA_HTTP_ALLOW_HOSTS.
+	//
+	// Defaults to none: public addresses only.
+	AllowHosts []string
+
 	// Queues are the River queues of the HTTP steps this worker runs.
 	//
 	// Defaults to DefaultHTTPQueue and the queues of the workflows' own HTTP
@@ -99,11 +114,21 @@ type HTTPConfig struct {
 
 	// Client sends the requests. Its Timeout and CheckRedirect are not
 	// used: each request has its step's timeout, and follows at most 5
-	// redirects, to the same host only. Give one with an instrumented
-	// transport (otelgeneva.HTTPTransport) to trace the requests.
+	// redirects, to the same host only. Its Transport (nil:
+	// http.DefaultTransport) must be an *http.Transport, without a TLS dial
+	// function of its own: the worker sends with a copy whose dialer is the
+	// worker's, checking each destination (AllowHosts). Any Transport goes
+	// as it is when AllowHosts allows every destination ("*").
 	//
 	// Defaults to a client with its own connection pool.
 	Client *http.Client
+
+	// WrapTransport, when set, wraps the transport that sends the requests
+	// (the one whose dialer checks each destination): give it
+	// otelgeneva.HTTPTransport to trace the requests.
+	//
+	//	WrapTransport: func(t http.RoundTripper) http.RoundTripper { return otelgeneva.HTTPTransport(t, nil) },
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 
 	// MaxReplyBytes is the largest reply body read; a longer reply fails the
 	// step (http.reply_too_large).
@@ -124,7 +149,7 @@ type httpRunner struct {
 	now      func() time.Time
 }
 
-func newHTTPRunner(config *HTTPConfig, queues []string) *httpRunner {
+func newHTTPRunner(config *HTTPConfig, queues []string) (*httpRunner, error) {
 	r := &httpRunner{
 		secret:   slices.Clone(config.Secret),
 		types:    slices.Clone(config.Types),
@@ -135,6 +160,10 @@ func newHTTPRunner(config *HTTPConfig, queues []string) *httpRunner {
 	if r.maxReply <= 0 {
 		r.maxReply = defaultMaxReply
 	}
+	destinations, err := newDestinations(config.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
 	var base http.Client
 	if config.Client != nil {
 		base = *config.Client
@@ -143,10 +172,16 @@ func newHTTPRunner(config *HTTPConfig, queues []string) *httpRunner {
 		transport.MaxIdleConnsPerHost = 64
 		base.Transport = transport
 	}
+	if base.Transport, err = destinations.transport(base.Transport); err != nil {
+		return nil, err
+	}
+	if config.WrapTransport != nil {
+		base.Transport = config.WrapTransport(base.Transport)
+	}
 	base.Timeout = 0 // each request has its step's
-	base.CheckRedirect = sameHostRedirects
+	base.CheckRedirect = r.checkRedirect
 	r.client = &base
-	return r
+	return r, nil
 }
 
 // runs says whether the runner takes a job of a workflow type's that its
@@ -160,7 +195,9 @@ func (r *httpRunner) runs(workflowType, queue string) bool {
 // errRedirectElsewhere stops a redirect to another host.
 var errRedirectElsewhere = errors.New("a redirect to another host")
 
-func sameHostRedirects(req *http.Request, via []*http.Request) error {
+// checkRedirect follows at most maxRedirects redirects, to the same host
+// only (whose connections the dialer checks as any).
+func (r *httpRunner) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return fmt.Errorf("%w: more than %d redirects", errRedirectElsewhere, maxRedirects)
 	}
@@ -198,13 +235,15 @@ func (s *httpSpec) timeout() time.Duration {
 }
 
 // HTTPError is how an HTTP step failed: a reply that is not 2xx, a timeout,
-// a connection that failed, a reply too large or malformed, a redirect to
+// a connection that failed or that the destination policy refused
+// (HTTPConfig.AllowHosts), a reply too large or malformed, a redirect to
 // another host. Its Class is what exception policies match
 // ("matching": ["http.status.429"]) and what is recorded as the
 // execution's error_class_name.
 type HTTPError struct {
 	// Class is http.status.NNN, http.timeout, http.connection,
-	// http.reply_too_large, http.bad_reply or http.redirect.
+	// http.destination_refused, http.reply_too_large, http.bad_reply or
+	// http.redirect.
 	Class string
 	// Status is the reply's status code; zero when there was no reply.
 	Status int
@@ -404,6 +443,8 @@ func readReply(body io.Reader, limit int64) (reply []byte, tooLarge bool, err er
 // transportError classes a request that got no reply.
 func transportError(err, reqCtx error) *HTTPError {
 	switch {
+	case errors.Is(err, errDestinationRefused):
+		return &HTTPError{Class: "http.destination_refused", Message: err.Error(), Err: err}
 	case errors.Is(err, errRedirectElsewhere):
 		return &HTTPError{Class: "http.redirect", Message: err.Error(), Err: err}
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(reqCtx, context.DeadlineExceeded) || isTimeout(err):

@@ -36,6 +36,7 @@ type endpoint struct {
 
 	mu       sync.Mutex
 	requests map[string][]stepRequest
+	bodies   map[string][]byte // the last request's body, by path
 }
 
 // stepRequest is a request's body, with its headers of interest.
@@ -60,7 +61,7 @@ type stepRequest struct {
 
 func newEndpoint(t *testing.T, secret []byte, handlers map[string]http.HandlerFunc) *endpoint {
 	t.Helper()
-	e := &endpoint{secret: secret, requests: map[string][]stepRequest{}}
+	e := &endpoint{secret: secret, requests: map[string][]stepRequest{}, bodies: map[string][]byte{}}
 	mux := http.NewServeMux()
 	for path, handler := range handlers {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +86,7 @@ func newEndpoint(t *testing.T, secret []byte, handlers map[string]http.HandlerFu
 			req.Team = r.Header.Get("X-Team")
 			e.mu.Lock()
 			e.requests[r.URL.Path] = append(e.requests[r.URL.Path], req)
+			e.bodies[r.URL.Path] = body
 			e.mu.Unlock()
 			handler(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
 		})
@@ -93,6 +95,10 @@ func newEndpoint(t *testing.T, secret []byte, handlers map[string]http.HandlerFu
 	t.Cleanup(e.Close)
 	return e
 }
+
+// local allows the tests' endpoints, on the loopback address, which a
+// worker refuses by default.
+var local = []string{"127.0.0.1"}
 
 type requestKey struct{}
 
@@ -120,6 +126,13 @@ func (e *endpoint) got(path string) []stepRequest {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]stepRequest(nil), e.requests[path]...)
+}
+
+// body is the last request's body to path.
+func (e *endpoint) body(path string) []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bodies[path]
 }
 
 func reply(status int, body string) http.HandlerFunc {
@@ -237,7 +250,7 @@ func TestHTTPSteps(t *testing.T) {
 	define("Away", step("a", "/away", ""))
 	define("Event", step("a", "/event", `, "await": {"event": "approved", "timeout": "1 hour"}`))
 
-	b.start(t, &worker.Config{HTTP: &worker.HTTPConfig{Secret: secret, MaxReplyBytes: 1024}})
+	b.start(t, &worker.Config{HTTP: &worker.HTTPConfig{Secret: secret, MaxReplyBytes: 1024, AllowHosts: local}})
 
 	t.Run("EveryStepAndSignal", func(t *testing.T) {
 		t.Parallel()
@@ -372,7 +385,7 @@ func TestHTTPStepsMixed(t *testing.T) {
 		string(mustDefinition(t, wf)))
 
 	b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}})
-	b.start(t, &worker.Config{HTTP: &worker.HTTPConfig{}})
+	b.start(t, &worker.Config{HTTP: &worker.HTTPConfig{AllowHosts: local}})
 	id := b.create(t, "Checkout")
 	b.waitState(t, id, goclient.StateFinished)
 	require.Equal(t, []string{"reserve: success", "charge: success", "ship: success"}, b.outcomes(t, id))
@@ -398,7 +411,7 @@ func TestHTTPChild(t *testing.T) {
 	pool, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)
 	defer pool.Close()
-	w, err := worker.New(pool, &worker.Config{HTTP: &worker.HTTPConfig{}, River: fastRiver()})
+	w, err := worker.New(pool, &worker.Config{HTTP: &worker.HTTPConfig{AllowHosts: local}, River: fastRiver()})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(ctx))
 	workflowID, err := strconv.ParseInt(os.Getenv("GENEVA_HTTP_CHILD_WORKFLOW"), 10, 64)

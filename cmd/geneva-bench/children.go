@@ -148,7 +148,8 @@ func runChild(config childConfig) error {
 			Housekeeping: worker.HousekeepingConfig{Disabled: true},
 		}
 		if config.http {
-			workerConfig.HTTP = &worker.HTTPConfig{Secret: []byte("bench")}
+			// (the endpoint is on the loopback address: httpEndpoint)
+			workerConfig.HTTP = &worker.HTTPConfig{Secret: []byte("bench"), AllowHosts: []string{"127.0.0.1"}}
 		}
 		w, err := worker.New(pool, workerConfig)
 		if err != nil {

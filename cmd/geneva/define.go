@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -141,10 +142,11 @@ definitions themselves too.`,
 
 func newWorkerCmd(opts *options) *cobra.Command {
 	var (
-		queues, types []string
-		concurrency   int
+		queues, types, allowHosts []string
+		concurrency               int
+		cmd                       *cobra.Command
 	)
-	cmd := &cobra.Command{
+	cmd = &cobra.Command{
 		Use:   "worker",
 		Short: "Run the HTTP steps of every workflow type in the database",
 		Long: `Run a worker for HTTP steps (steps with "http" in their definition, in any
@@ -155,19 +157,29 @@ the requests in flight). It takes part in housekeeping and fires schedules,
 as every worker does.
 
 GENEVA_HTTP_SECRET, when set, signs every request (the Geneva-Signature
-header; see the README, "Steps in any language"). Go steps run in the
-application's own workers.`,
+header; see the README, "Steps in any language").
+
+The worker is an HTTP client where it runs: it connects only to public
+addresses unless --allow-hosts (else $GENEVA_HTTP_ALLOW_HOSTS, comma
+separated) allows more: host names, IP addresses, CIDR blocks, or * for any.
+Loopback, link-local (169.254.169.254, the cloud's metadata service),
+private and other special addresses are refused at each connection, after
+DNS, redirects included: the step fails with http.destination_refused.
+
+Go steps run in the application's own workers.`,
 		Example: `  GENEVA_HTTP_SECRET=s3cret geneva worker
+  geneva worker --allow-hosts 127.0.0.1        # endpoints on this machine
+  geneva worker --allow-hosts hooks.internal,10.1.0.0/16
   geneva worker --queues geneva_http,mail --types py_invoice --concurrency 50`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			var secret []byte
-			if s := os.Getenv("GENEVA_HTTP_SECRET"); s != "" {
-				secret = []byte(s)
+			if !cmd.Flags().Changed("allow-hosts") {
+				allowHosts = splitList(os.Getenv("GENEVA_HTTP_ALLOW_HOSTS"))
 			}
+			secret := envSecret("GENEVA_HTTP_SECRET")
 			w, err := worker.New(env.pool, &worker.Config{
 				MaxWorkers: concurrency,
-				HTTP:       &worker.HTTPConfig{Secret: secret, Queues: queues, Types: types},
+				HTTP:       &worker.HTTPConfig{Secret: secret, AllowHosts: allowHosts, Queues: queues, Types: types},
 			})
 			if err != nil {
 				return err
@@ -181,8 +193,14 @@ application's own workers.`,
 			if secret != nil {
 				signed = "signed"
 			}
-			env.printf("Running HTTP steps from queues %s, %d at once, requests %s. Stop with Ctrl-C.\n",
-				strings.Join(orDefault(queues, worker.DefaultHTTPQueue), ", "), concurrency, signed)
+			destinations := "public addresses only (--allow-hosts allows others)"
+			if slices.Contains(allowHosts, "*") {
+				destinations = "any address"
+			} else if len(allowHosts) > 0 {
+				destinations = "public addresses and " + strings.Join(allowHosts, ", ")
+			}
+			env.printf("Running HTTP steps from queues %s, %d at once, requests %s, to %s. Stop with Ctrl-C.\n",
+				strings.Join(orDefault(queues, worker.DefaultHTTPQueue), ", "), concurrency, signed, destinations)
 			<-ctx.Done()
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
@@ -193,7 +211,28 @@ application's own workers.`,
 	cmd.Flags().StringSliceVar(&queues, "queues", nil, "the queues of the HTTP steps to run (default geneva_http)")
 	cmd.Flags().StringSliceVar(&types, "types", nil, "run only these workflow types' HTTP steps (default: every type)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 10, "how many requests run at once, per queue")
+	cmd.Flags().StringSliceVar(&allowHosts, "allow-hosts", nil,
+		"host names, IP addresses and CIDR blocks the requests may reach besides public addresses, or * for any (default $GENEVA_HTTP_ALLOW_HOSTS)")
 	return cmd
+}
+
+// envSecret is a secret from the environment; nil when unset or empty.
+func envSecret(name string) []byte {
+	if s := os.Getenv(name); s != "" {
+		return []byte(s)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(list string) []string {
+	var items []string
+	for item := range strings.SplitSeq(list, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }
 
 func orDefault(list []string, value string) []string {

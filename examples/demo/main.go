@@ -221,8 +221,10 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 		Hooks:         []worker.Hook{progress(env, start)},
 		ErrorReporter: reportError(env, start),
 		River:         &river.Config{FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond},
-		// and the HTTP steps, as `geneva worker` runs them (httpDemo)
-		HTTP: &worker.HTTPConfig{Secret: []byte(httpSecret)},
+		// and the HTTP steps, as `geneva worker --allow-hosts 127.0.0.1` runs
+		// them (httpDemo: its endpoint is on the loopback address, which a
+		// worker refuses unless allowed)
+		HTTP: &worker.HTTPConfig{Secret: []byte(httpSecret), AllowHosts: []string{"127.0.0.1"}},
 	})
 	if err != nil {
 		return err
