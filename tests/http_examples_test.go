@@ -109,9 +109,11 @@ func TestHTTPExampleNode(t *testing.T) {
 }
 
 // TestHTTPExampleSignatures: each endpoint answers a request signed as the
-// contract says (t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">) and
-// refuses with 401 one unsigned, signed with another secret, over another
-// body, or older than 300 seconds.
+// contract says (t=<unix seconds>,v1=<hex HMAC-SHA256 of
+// "<t>\n<method>\n<url>\n<body>">, a v1 for each secret while one is
+// rotated) and refuses with 401 one unsigned, signed with another secret,
+// over another body, for another method or URL (a request replayed to
+// another endpoint), or more than 300 seconds from now.
 func TestHTTPExampleSignatures(t *testing.T) {
 	t.Parallel()
 	for _, example := range []httpExample{pythonExample, nodeExample} {
@@ -120,6 +122,10 @@ func TestHTTPExampleSignatures(t *testing.T) {
 			program := requireProgram(t, example.program)
 			endpoint := startHTTPEndpoint(t, program, example.endpoint)
 			url := "http://" + endpoint.addr + "/steps/send_receipt"
+			post := func(secrets []string, at time.Time, body []byte) string {
+				return signHTTP(secrets, at, http.MethodPost, url, body)
+			}
+			secret := []string{httpExampleSecret}
 			body := []byte(`{"execution_id": 41, "workflow_id": 7, "workflow_type": "` + example.workflowType +
 				`", "hero_type": "Invoice", "hero_id": "1001", "group": null, "step": "send_receipt", "attempt": 1,` +
 				` "scheduled_for": "2026-11-26T03:10:00Z", "started_at": "2026-11-26T03:10:00.01Z", "cursor": null, "event": null}`)
@@ -130,16 +136,25 @@ func TestHTTPExampleSignatures(t *testing.T) {
 				signature string
 				want      int
 			}{
-				{"signed", signHTTP(httpExampleSecret, now, body), http.StatusOK},
+				{"signed", post(secret, now, body), http.StatusOK},
 				{"unsigned", "", http.StatusUnauthorized},
-				{"another secret", signHTTP("another-secret", now, body), http.StatusUnauthorized},
-				{"another body", signHTTP(httpExampleSecret, now, []byte(`{}`)), http.StatusUnauthorized},
-				{"too old", signHTTP(httpExampleSecret, now.Add(-310*time.Second), body), http.StatusUnauthorized},
-				{"too new", signHTTP(httpExampleSecret, now.Add(310*time.Second), body), http.StatusUnauthorized},
-				{"within the tolerance", signHTTP(httpExampleSecret, now.Add(-290*time.Second), body), http.StatusOK},
-				{"not hex", strings.Replace(signHTTP(httpExampleSecret, now, body), "v1=", "v1=zz", 1), http.StatusUnauthorized},
-				{"no time", "v1=" + strings.Split(signHTTP(httpExampleSecret, now, body), "v1=")[1], http.StatusUnauthorized},
+				{"another secret", post([]string{"another-secret"}, now, body), http.StatusUnauthorized},
+				{"another body", post(secret, now, []byte(`{}`)), http.StatusUnauthorized},
+				// (the worker's signature of a request to charge, replayed here)
+				{"for another step", signHTTP(secret, now, http.MethodPost, "http://"+endpoint.addr+"/steps/charge", body), http.StatusUnauthorized},
+				{"for another host", signHTTP(secret, now, http.MethodPost, "http://hooks.example.com/steps/send_receipt", body), http.StatusUnauthorized},
+				{"for another method", signHTTP(secret, now, http.MethodPut, url, body), http.StatusUnauthorized},
+				// a rotation: the current secret and the next, either first
+				{"rotating to another secret", post([]string{httpExampleSecret, "next-secret"}, now, body), http.StatusOK},
+				{"rotating from another secret", post([]string{"old-secret", httpExampleSecret}, now, body), http.StatusOK},
+				{"rotating between others", post([]string{"old-secret", "next-secret"}, now, body), http.StatusUnauthorized},
+				{"too old", post(secret, now.Add(-310*time.Second), body), http.StatusUnauthorized},
+				{"too new", post(secret, now.Add(310*time.Second), body), http.StatusUnauthorized},
+				{"within the tolerance", post(secret, now.Add(-290*time.Second), body), http.StatusOK},
+				{"not hex", strings.Replace(post(secret, now, body), "v1=", "v1=zz", 1), http.StatusUnauthorized},
+				{"no time", "v1=" + strings.Split(post(secret, now, body), "v1=")[1], http.StatusUnauthorized},
 				{"garbage", "t=,v1", http.StatusUnauthorized},
+				{"no v1", strings.Split(post(secret, now, body), ",")[0], http.StatusUnauthorized},
 			} {
 				request, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 				require.NoError(t, err)
@@ -159,13 +174,19 @@ func TestHTTPExampleSignatures(t *testing.T) {
 	}
 }
 
-// signHTTP returns a Geneva-Signature header's value for body at time at.
-func signHTTP(secret string, at time.Time, body []byte) string {
+// signHTTP returns a Geneva-Signature header's value for a request at time
+// at, with a v1 for each secret (written here from the README's contract,
+// not with the worker's code).
+func signHTTP(secrets []string, at time.Time, method, url string, body []byte) string {
 	t := strconv.FormatInt(at.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(t + "."))
-	mac.Write(body)
-	return "t=" + t + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+	header := "t=" + t
+	for _, secret := range secrets {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(t + "\n" + method + "\n" + url + "\n"))
+		mac.Write(body)
+		header += ",v1=" + hex.EncodeToString(mac.Sum(nil))
+	}
+	return header
 }
 
 // runHTTPExample runs an example as the README says, defining it with

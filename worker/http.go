@@ -3,9 +3,6 @@ package worker
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,7 +31,7 @@ type HTTP struct {
 	// Defaults to 30 seconds (SQL's default).
 	Timeout time.Duration
 	// Headers are sent with every request (readers of the definition see
-	// them: no secrets; the signature is Config.HTTP.Secret's).
+	// them: no secrets; the signature is HTTPConfig.Secret's).
 	Headers map[string]string
 	// Queue is the River queue of the step's jobs.
 	//
@@ -83,9 +80,15 @@ func (h *HTTP) queue() string {
 // SQL, by any language), the HTTP steps in Queues.
 type HTTPConfig struct {
 	// Secret signs every request (the Geneva-Signature header: HMAC-SHA256
-	// over the timestamp and the body); nil sends none. The stock worker
-	// reads it from GENEVA_HTTP_SECRET.
+	// over the time, the method, the URL and the body; see Sign); nil sends
+	// none. The stock worker reads it from GENEVA_HTTP_SECRET.
 	Secret []byte
+
+	// NextSecret, when set, signs every request too (a second v1 in
+	// Geneva-Signature), so that a secret is rotated without a request
+	// refused: endpoints that check either secret accept the request. The
+	// stock worker reads it from GENEVA_HTTP_SECRET_NEXT.
+	NextSecret []byte
 
 	// AllowHosts are the destinations HTTP steps may reach besides public
 	// addresses: host names (compared exactly; an allowed name may resolve
@@ -139,8 +142,9 @@ type HTTPConfig struct {
 
 // httpRunner runs HTTP steps for an executor.
 type httpRunner struct {
-	secret []byte
-	types  []string
+	// secrets sign each request: Secret's v1, then NextSecret's
+	secrets [][]byte
+	types   []string
 	// queues are the River queues of the HTTP steps it runs
 	// (registry.httpQueues)
 	queues   []string
@@ -151,11 +155,15 @@ type httpRunner struct {
 
 func newHTTPRunner(config *HTTPConfig, queues []string) (*httpRunner, error) {
 	r := &httpRunner{
-		secret:   slices.Clone(config.Secret),
 		types:    slices.Clone(config.Types),
 		queues:   queues,
 		maxReply: config.MaxReplyBytes,
 		now:      time.Now,
+	}
+	for _, secret := range [][]byte{config.Secret, config.NextSecret} {
+		if secret != nil {
+			r.secrets = append(r.secrets, slices.Clone(secret))
+		}
 	}
 	if r.maxReply <= 0 {
 		r.maxReply = defaultMaxReply
@@ -196,7 +204,8 @@ func (r *httpRunner) runs(workflowType, queue string) bool {
 var errRedirectElsewhere = errors.New("a redirect to another host")
 
 // checkRedirect follows at most maxRedirects redirects, to the same host
-// only (whose connections the dialer checks as any).
+// only (whose connections the dialer checks as any), and signs each
+// redirected request for its own method, URL and body.
 func (r *httpRunner) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return fmt.Errorf("%w: more than %d redirects", errRedirectElsewhere, maxRedirects)
@@ -204,6 +213,22 @@ func (r *httpRunner) checkRedirect(req *http.Request, via []*http.Request) error
 	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
 		return fmt.Errorf("%w: %s", errRedirectElsewhere, req.URL.Redacted())
 	}
+	if len(r.secrets) == 0 {
+		return nil
+	}
+	// a 307 or 308 sends the body again; a 301, 302 or 303 turns the POST
+	// into a GET without one
+	var body []byte
+	if req.GetBody != nil {
+		reader, err := req.GetBody()
+		if err != nil {
+			return err
+		}
+		if body, err = io.ReadAll(reader); err != nil {
+			return err
+		}
+	}
+	req.Header.Set("Geneva-Signature", Sign(req.Method, SignedURL(req.URL), body, r.now(), r.secrets...))
 	return nil
 }
 
@@ -305,18 +330,6 @@ type httpReply struct {
 	Cursor json.RawMessage `json:"cursor"`
 }
 
-// Sign returns the Geneva-Signature header of body sent at t:
-// "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under secret>".
-// Endpoints check it the same way (see the README's verifier).
-func Sign(secret, body []byte, t time.Time) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts))
-	mac.Write([]byte("."))
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-}
-
 // call runs an HTTP step: it POSTs the execution to the step's endpoint and
 // turns the reply into what a step function would return: nil for success,
 // flow control for a signal, an *HTTPError otherwise. A cursor in the reply
@@ -356,8 +369,8 @@ func (r *httpRunner) call(ctx context.Context, step *Step) error {
 	// the idempotency key: the execution whose work this is, the same when
 	// a worker died mid-request and the step is sent again
 	req.Header.Set("Geneva-Execution-Id", strconv.FormatInt(step.IdempotencyKey, 10))
-	if r.secret != nil {
-		req.Header.Set("Geneva-Signature", Sign(r.secret, body, r.now()))
+	if len(r.secrets) > 0 {
+		req.Header.Set("Geneva-Signature", Sign(req.Method, SignedURL(req.URL), body, r.now(), r.secrets...))
 	}
 	if step.TraceContext != "" {
 		// the workflow's trace; an instrumented transport replaces it with

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,7 +70,9 @@ func newEndpoint(t *testing.T, secret []byte, handlers map[string]http.HandlerFu
 				return
 			}
 			signature := r.Header.Get("Geneva-Signature")
-			if e.secret == nil && signature != "" || e.secret != nil && !verify(signature, body, e.secret) {
+			// the endpoint's own URL for the request, not its Host's
+			url := e.URL + r.URL.RequestURI()
+			if e.secret == nil && signature != "" || e.secret != nil && !verify(signature, r.Method, url, body, e.secret) {
 				http.Error(w, "bad signature", http.StatusUnauthorized)
 				return
 			}
@@ -105,21 +106,10 @@ type requestKey struct{}
 func requestOf(r *http.Request) stepRequest { return r.Context().Value(requestKey{}).(stepRequest) }
 
 // verify checks a Geneva-Signature as an endpoint would: the timestamp
-// within 5 minutes, the HMAC compared in constant time (worker.Sign makes
-// the expected one).
-func verify(header string, body, secret []byte) bool {
-	var ts string
-	for _, part := range strings.Split(header, ",") {
-		if v, ok := strings.CutPrefix(part, "t="); ok {
-			ts = v
-		}
-	}
-	unix, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || time.Since(time.Unix(unix, 0)).Abs() > 5*time.Minute {
-		return false
-	}
-	want := worker.Sign(secret, body, time.Unix(unix, 0))
-	return subtle.ConstantTimeCompare([]byte(header), []byte(want)) == 1
+// within 5 minutes, the HMAC of the method, the endpoint's URL and the body
+// compared in constant time.
+func verify(header, method, url string, body, secret []byte) bool {
+	return worker.VerifySignature(header, method, url, body, secret, time.Now(), 5*time.Minute)
 }
 
 func (e *endpoint) got(path string) []stepRequest {

@@ -157,7 +157,9 @@ the requests in flight). It takes part in housekeeping and fires schedules,
 as every worker does.
 
 GENEVA_HTTP_SECRET, when set, signs every request (the Geneva-Signature
-header; see the README, "Steps in any language").
+header, over the method, the URL, the time and the body; see the README,
+"Steps in any language"); GENEVA_HTTP_SECRET_NEXT, when set, signs it too,
+while the endpoints move to it.
 
 The worker is an HTTP client where it runs: it connects only to public
 addresses unless --allow-hosts (else $GENEVA_HTTP_ALLOW_HOSTS, comma
@@ -176,10 +178,11 @@ Go steps run in the application's own workers.`,
 			if !cmd.Flags().Changed("allow-hosts") {
 				allowHosts = splitList(os.Getenv("GENEVA_HTTP_ALLOW_HOSTS"))
 			}
-			secret := envSecret("GENEVA_HTTP_SECRET")
+			secret, next := envSecret("GENEVA_HTTP_SECRET"), envSecret("GENEVA_HTTP_SECRET_NEXT")
 			w, err := worker.New(env.pool, &worker.Config{
 				MaxWorkers: concurrency,
-				HTTP:       &worker.HTTPConfig{Secret: secret, AllowHosts: allowHosts, Queues: queues, Types: types},
+				HTTP: &worker.HTTPConfig{Secret: secret, NextSecret: next, AllowHosts: allowHosts,
+					Queues: queues, Types: types},
 			})
 			if err != nil {
 				return err
@@ -190,7 +193,10 @@ Go steps run in the application's own workers.`,
 				return err
 			}
 			signed := "unsigned (GENEVA_HTTP_SECRET is not set)"
-			if secret != nil {
+			switch {
+			case secret != nil && next != nil:
+				signed = "signed with the secret and the next one"
+			case secret != nil || next != nil:
 				signed = "signed"
 			}
 			destinations := "public addresses only (--allow-hosts allows others)"

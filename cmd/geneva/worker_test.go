@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/worker"
 )
 
 // lockedBuffer is the output of a command running in a goroutine.
@@ -37,19 +39,33 @@ func (b *lockedBuffer) String() string {
 }
 
 // geneva worker refuses the loopback address unless --allow-hosts (or
-// GENEVA_HTTP_ALLOW_HOSTS) allows it.
+// GENEVA_HTTP_ALLOW_HOSTS) allows it, and signs with GENEVA_HTTP_SECRET and
+// GENEVA_HTTP_SECRET_NEXT, which its help never shows.
 func TestWorker(t *testing.T) {
 	t.Setenv("GENEVA_HTTP_SECRET", "current-secret-value")
+	t.Setenv("GENEVA_HTTP_SECRET_NEXT", "next-secret-value")
 	t.Setenv("GENEVA_HTTP_ALLOW_HOSTS", "")
 
 	out, err := cli(t, "", "worker", "--help")
 	require.NoError(t, err)
 	require.Contains(t, out, "--allow-hosts")
+	require.Contains(t, out, "GENEVA_HTTP_SECRET_NEXT")
 	require.NotContains(t, out, "secret-value")
 
 	url := migrated(t)
 	var verified atomic.Int32
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var endpoint *httptest.Server
+	endpoint = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		// (its own URL, not its Host's)
+		header, own := r.Header.Get("Geneva-Signature"), endpoint.URL+r.URL.RequestURI()
+		for _, secret := range []string{"current-secret-value", "next-secret-value"} {
+			if !worker.VerifySignature(header, r.Method, own, body, []byte(secret), time.Now(), 5*time.Minute) {
+				http.Error(w, "bad signature", http.StatusUnauthorized)
+				return
+			}
+		}
 		verified.Add(1)
 	}))
 	t.Cleanup(endpoint.Close)
@@ -101,7 +117,7 @@ func TestWorker(t *testing.T) {
 	workflow, output := runWorker()
 	require.Equal(t, goclient.StatePaused, workflow.State)
 	require.Equal(t, "http.destination_refused", lastError(workflow.ID))
-	require.Contains(t, output, "requests signed, to public addresses only (--allow-hosts allows others)")
+	require.Contains(t, output, "requests signed with the secret and the next one, to public addresses only (--allow-hosts allows others)")
 	require.Zero(t, verified.Load())
 
 	workflow, output = runWorker("--allow-hosts", "127.0.0.1")

@@ -3,22 +3,29 @@
 //
 //   GENEVA_HTTP_SECRET=... node examples/http/node/steps.mjs [PORT]
 //
-// PORT is the argument, else $PORT, else 8001 (0: any free port).
+// PORT is the argument, else $PORT, else 8001 (0: any free port). ENDPOINT_URL
+// is the URL the definition names the endpoint by, before /steps/ (the
+// signature covers the URL): http://127.0.0.1:PORT unless set.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 
 const secret = process.env.GENEVA_HTTP_SECRET ?? "";
 
-// Whether header is a Geneva-Signature of the raw body: t=<unix seconds>,v1=<hex>.
-function verify(header = "", body, secret, tolerance = 300) {
-  const fields = Object.fromEntries(header.split(",").map((part) => part.split("=")));
-  if (!/^\d+$/.test(fields.t ?? "") || Math.abs(Date.now() / 1000 - Number(fields.t)) > tolerance) {
+// Whether header is a Geneva-Signature of the request (its method, this
+// endpoint's own URL for it, its raw body): t=<unix seconds>,v1=<hex>[,v1=<hex>].
+function verify(header = "", method, url, body, secret, tolerance = 300) {
+  const fields = header.split(",").map((part) => part.split("="));
+  const t = fields.find(([name]) => name === "t")?.[1] ?? "";
+  if (!/^\d+$/.test(t) || Math.abs(Date.now() / 1000 - Number(t)) > tolerance) {
     return false;
   }
-  const expected = Buffer.from(createHmac("sha256", secret).update(`${fields.t}.`).update(body).digest("hex"));
-  const given = Buffer.from(fields.v1 ?? "");
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  const mac = createHmac("sha256", secret).update(`${t}\n${method}\n${url}\n`).update(body);
+  const expected = Buffer.from(mac.digest("hex"));
+  return fields.some(([name, v1 = ""]) => {
+    const given = Buffer.from(v1);
+    return name === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
+  });
 }
 
 // Each step takes the request's JSON and returns [status, reply, headers]:
@@ -53,12 +60,19 @@ function reply(res, status, content, headers = {}) {
   res.end(json ? JSON.stringify(content) : content);
 }
 
+// The URL the definition names this endpoint by, before /steps/ (set once
+// listening).
+let endpointUrl;
+
 const server = createServer(async (req, res) => {
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   const body = Buffer.concat(chunks);
   const executionId = req.headers["geneva-execution-id"];
-  if (secret && !verify(req.headers["geneva-signature"], body, secret)) {
+  // the URL the worker was given, from this endpoint's own, not from the
+  // Host header (which a replayed request sets as it likes)
+  const url = endpointUrl + req.url;
+  if (secret && !verify(req.headers["geneva-signature"], req.method, url, body, secret)) {
     console.log(`${req.url} execution ${executionId}: bad signature`);
     return reply(res, 401, "bad signature");
   }
@@ -79,6 +93,7 @@ const server = createServer(async (req, res) => {
 });
 
 server.listen(Number(process.argv[2] ?? process.env.PORT ?? 8001), "127.0.0.1", () => {
+  endpointUrl = (process.env.ENDPOINT_URL ?? `http://127.0.0.1:${server.address().port}`).replace(/\/$/, "");
   if (!secret) console.log("GENEVA_HTTP_SECRET is not set: signatures are not checked");
   console.log(`node_invoice steps on http://127.0.0.1:${server.address().port}/steps/`);
 });

@@ -6,7 +6,9 @@ language"). Python 3.9+, standard library only:
 
     GENEVA_HTTP_SECRET=... python3 examples/http/python/steps.py [PORT]
 
-PORT is the argument, else $PORT, else 8000 (0: any free port).
+PORT is the argument, else $PORT, else 8000 (0: any free port). ENDPOINT_URL
+is the URL the definition names the endpoint by, before /steps/ (the
+signature covers the URL): http://127.0.0.1:PORT unless set.
 """
 
 import hashlib
@@ -20,17 +22,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SECRET = os.environ.get("GENEVA_HTTP_SECRET", "")
 
 
-def verify(header, body, secret, tolerance=300):
-    """Whether header is a Geneva-Signature of the raw body: t=<unix seconds>,v1=<hex>."""
+def verify(header, method, url, body, secret, tolerance=300):
+    """Whether header is a Geneva-Signature of the request (its method, this
+    endpoint's own URL for it, its raw body): t=<unix seconds>,v1=<hex>[,v1=<hex>]."""
     try:
-        fields = dict(part.split("=", 1) for part in header.split(","))
-        t, v1 = fields["t"], fields["v1"]
+        fields = [part.split("=", 1) for part in header.split(",")]
+        t = dict(fields)["t"]
         if abs(time.time() - int(t)) > tolerance:
             return False
     except (KeyError, ValueError):
         return False
-    expected = hmac.new(secret.encode(), f"{t}.".encode() + body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected.encode(), v1.encode())
+    signed = f"{t}\n{method}\n{url}\n".encode() + body
+    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest().encode()
+    return any(hmac.compare_digest(expected, v1.encode()) for name, v1 in fields if name == "v1")
 
 
 # Each step takes the request's JSON and returns (status, reply[, headers]):
@@ -68,7 +72,10 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         execution_id = self.headers.get("Geneva-Execution-Id")
-        if SECRET and not verify(self.headers.get("Geneva-Signature", ""), body, SECRET):
+        # the URL the worker was given, from this endpoint's own, not from
+        # the Host header (which a replayed request sets as it likes)
+        url = self.server.url + self.path
+        if SECRET and not verify(self.headers.get("Geneva-Signature", ""), self.command, url, body, SECRET):
             print(f"{self.path} execution {execution_id}: bad signature", flush=True)
             return self.reply(401, "bad signature")
         step = STEPS.get(self.path.removeprefix("/steps/"))
@@ -102,6 +109,7 @@ class Handler(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     port = int(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PORT", 8000))
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.url = os.environ.get("ENDPOINT_URL", f"http://127.0.0.1:{server.server_port}").rstrip("/")
     if not SECRET:
         print("GENEVA_HTTP_SECRET is not set: signatures are not checked", flush=True)
     print(f"py_invoice steps on http://127.0.0.1:{server.server_port}/steps/", flush=True)
