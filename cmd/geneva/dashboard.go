@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
@@ -34,10 +33,9 @@ type credentialFlags struct {
 // add declares --token and --basic-auth on cmd.
 func (cf *credentialFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&cf.token, "token", os.Getenv("GENEVA_DASHBOARD_TOKEN"),
-		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN) (default $GENEVA_DASHBOARD_TOKEN)")
-	f.StringVar(&cf.basicAuth, "basic-auth", os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH"),
-		"require HTTP basic authentication as USER:PASSWORD (default $GENEVA_DASHBOARD_BASIC_AUTH)")
+	envFlag(f, &cf.token, "token", "GENEVA_DASHBOARD_TOKEN",
+		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN)")
+	envFlag(f, &cf.basicAuth, "basic-auth", "GENEVA_DASHBOARD_BASIC_AUTH", "require HTTP basic authentication as USER:PASSWORD")
 }
 
 // basicAuthUser splits --basic-auth into its user and password.

@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -98,8 +99,7 @@ in any language, run in geneva worker.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	root.PersistentFlags().StringVar(&opts.databaseURL, "database-url", os.Getenv("DATABASE_URL"),
-		"libpq URL of the database (default $DATABASE_URL)")
+	envFlag(root.PersistentFlags(), &opts.databaseURL, "database-url", "DATABASE_URL", "libpq URL of the database")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 	})
@@ -136,6 +136,14 @@ in any language, run in geneva worker.`,
 		root.AddCommand(cmd)
 	}
 	return root
+}
+
+// envFlag declares a string flag whose default is the environment variable
+// env, and whose help names the variable, never its value (a password in a
+// URL, a token).
+func envFlag(f *pflag.FlagSet, p *string, name, env, usage string) {
+	f.StringVar(p, name, os.Getenv(env), usage+" (default $"+env+")")
+	f.Lookup(name).DefValue = ""
 }
 
 // noArgs refuses arguments, naming the command.

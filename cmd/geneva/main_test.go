@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,30 @@ func TestUnderOperatorRole(t *testing.T) {
 	} {
 		out, err := cli(t, url, args...)
 		require.NoError(t, err, "geneva %v as geneva_operator:\n%s", args, out)
+	}
+}
+
+// No help shows a secret of the environment: the database URL's password,
+// the dashboard's token and password, the HTTP steps' secrets (flags that
+// default to an environment variable name it, not its value).
+func TestHelpShowsNoSecrets(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://geneva:db-password-value@db.example/app")
+	t.Setenv("GENEVA_DASHBOARD_TOKEN", "token-value")
+	t.Setenv("GENEVA_DASHBOARD_BASIC_AUTH", "ops:basic-password-value")
+	t.Setenv("GENEVA_HTTP_SECRET", "http-secret-value")
+	t.Setenv("GENEVA_HTTP_SECRET_NEXT", "next-secret-value")
+	var names [][]string
+	for _, cmd := range newRootCmd(io.Discard).Commands() {
+		names = append(names, []string{cmd.Name()})
+		for _, sub := range cmd.Commands() {
+			names = append(names, []string{cmd.Name(), sub.Name()})
+		}
+	}
+	require.NotEmpty(t, names)
+	for _, name := range append(names, nil) {
+		out, err := cli(t, "", append(name, "--help")...)
+		require.NoError(t, err, name)
+		require.NotContains(t, out, "-value", "geneva %v --help", name)
+		require.Contains(t, out, "$DATABASE_URL", "geneva %v --help", name)
 	}
 }
