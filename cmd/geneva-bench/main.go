@@ -20,8 +20,8 @@
 // first paragraphs and bench/NOTES.md's throughput bars quote: the sweep of
 // slots durable and non-durable with River beside it, River's ceiling,
 // batching's before, HTTP steps, the steady load and create_workflow's
-// rates; about 7 minutes on a quiet 2-core machine, 12 on a busy one. The
-// rest (awaits, limits, fairness, growth to a million, schedules, resumable
+// rates: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
+// (awaits, limits, fairness, growth to a million, schedules, resumable
 // steps, and the unbatched runs with every step its own job) are selected by
 // name; all of them took 13 to 23 minutes on that machine.
 //
