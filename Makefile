@@ -49,8 +49,12 @@ else
 endif
 
 .PHONY: bench
-bench: ## Measure Geneva beside raw River on a durable and a non-durable server (a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags (go run ./cmd/geneva-bench -h)
+bench: ## Measure Geneva beside raw River on a durable and a non-durable server, the headline runs (8 minutes on a busy 2-core machine; a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags, e.g. BENCHFLAGS='-runs headline,limits' (go run ./cmd/geneva-bench -h lists the runs)
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
+
+.PHONY: bench/full
+bench/full: ## The same with every run: also awaits, limits, fairness, growth to 1M finished workflows, schedules, resumable steps (13-23 minutes on 2 cores)
+	$(GO) run ./cmd/geneva-bench -runs full $(BENCHFLAGS)
 
 .PHONY: bench-sql
 bench-sql: sql ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'

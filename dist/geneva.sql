@@ -6706,7 +6706,8 @@ $$;
 -- restricted, either (`0 0 1 * mon`: the first of the month and every
 -- Monday).
 --
--- Called by: geneva._cron_next, geneva.create_schedule. Takes no locks.
+-- Called by: geneva._cron_next, geneva._cron_previous, geneva.create_schedule.
+-- Takes no locks.
 -- Raises: 22004 for a NULL expression; 22023 for a bad one, naming the field.
 create or replace function geneva._cron_parse(
   p_cron text,
@@ -6782,7 +6783,7 @@ $$;
 -- after the wall-clock time are the candidates; a skipped time walks forward
 -- a minute at a time to the first that exists.
 --
--- Called by: geneva._cron_next. Takes no locks.
+-- Called by: geneva._cron_next, geneva._cron_previous. Takes no locks.
 create or replace function geneva._cron_instant(p_wall timestamp, p_timezone text)
 returns timestamptz
 language plpgsql
@@ -6828,8 +6829,8 @@ $$;
 -- about a millisecond); firing never calls it on a schedule not due.
 --
 -- Called by: geneva.create_schedule, geneva.fire_schedules,
--- geneva._cron_latest; tests (the oracle of tests/cron_test.go). Takes no
--- locks.
+-- geneva.resume_schedule; tests (the oracle of tests/cron_test.go). Takes
+-- no locks.
 -- Raises: 22023 for a bad expression (geneva._cron_parse).
 create or replace function geneva._cron_next(p_cron text, p_timezone text, p_after timestamptz)
 returns timestamptz
@@ -6908,50 +6909,108 @@ begin
 end;
 $$;
 
--- geneva._cron_latest: a schedule's latest slot from p_from to p_to (both
--- included), NULL when none; what catch-up `latest` and `none` fire.
+-- geneva._cron_previous: a schedule's latest slot at or before p_at: the
+-- instant (geneva._cron_instant, the DST rule) of the greatest wall-clock
+-- minute, in p_timezone, that the cron expression matches and whose instant
+-- is not after p_at. NULL when there is none within ten years before p_at.
+-- What catch-up `latest` and `none` fire, and where resuming such a
+-- schedule puts its next slot.
 --
--- Looks back over growing windows (a minute, ten, an hour, …) from p_to,
--- never before p_from, so that a schedule down for a week costs a few calls
--- of geneva._cron_next, not one per missed slot.
+-- The mirror of geneva._cron_next: walks days backwards from p_at's,
+-- skipping months that do not match, so the cost is a loop over the days
+-- back to the latest matching one (a leap day: four years, mostly skipped
+-- months), however many slots lie between: a schedule of every minute of
+-- January asked in November walks ten months and a day, not the minutes of
+-- January.
 --
--- Called by: geneva.fire_schedules. Takes no locks.
+-- The wall-clock minutes whose instant is not after p_at are those up to
+-- the zone's clock at p_at and, while the hour repeated when clocks go back
+-- runs its second time, those up to where the clock stood before it went
+-- back (their first occurrence is past). The DST rule is monotonic (a later
+-- wall-clock time never fires earlier), so that last minute is found by
+-- bisection, only when the minute after the clock's has already happened.
+--
+-- Called by: geneva.fire_schedules, geneva.resume_schedule; tests
+-- (tests/cron_test.go holds it to geneva._cron_next). Takes no locks.
 -- Raises: 22023 for a bad expression (geneva._cron_parse).
-create or replace function geneva._cron_latest(
-  p_cron text,
-  p_timezone text,
-  p_from timestamptz,
-  p_to timestamptz
-)
+create or replace function geneva._cron_previous(p_cron text, p_timezone text, p_at timestamptz)
 returns timestamptz
 language plpgsql
 stable
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_window interval;
-  v_start timestamptz;
-  v_slot timestamptz;
-  v_next timestamptz;
+  v_cron record;
+  v_wall timestamp := date_trunc('minute', p_at at time zone p_timezone);
+  v_low integer;
+  v_high integer;
+  v_middle integer;
+  v_day date;
+  v_to integer;
+  v_first date;
+  v_time integer;
+  v_hour integer;
+  v_minute integer;
+  v_day_matches boolean;
+  v_dom_matches boolean;
+  v_dow_matches boolean;
 begin
-  if p_from > p_to then
+  if p_cron is null or p_timezone is null or p_at is null then
     return null;
   end if;
-  foreach v_window in array array[
-    interval '1 minute', interval '10 minutes', interval '1 hour', interval '6 hours', interval '1 day',
-    interval '7 days', interval '32 days', interval '1 year', interval '11 years'
-  ] loop
-    v_start := greatest(p_to - v_window, p_from - interval '1 microsecond');
-    v_slot := geneva._cron_next(p_cron, p_timezone, v_start);
-    if v_slot <= p_to then
-      loop
-        v_next := geneva._cron_next(p_cron, p_timezone, v_slot);
-        exit when v_next is null or v_next > p_to;
-        v_slot := v_next;
-      end loop;
-      return v_slot;
+  select * into v_cron from geneva._cron_parse(p_cron);
+  -- guard: the repeated hour's second time: minutes ahead of the clock whose first occurrence is past
+  if geneva._cron_instant(v_wall + interval '1 minute', p_timezone) <= p_at then
+    v_low := 1; -- its instant is not after p_at
+    v_high := 24 * 60; -- its instant is (no zone went back a day)
+    while v_high - v_low > 1 loop
+      v_middle := (v_low + v_high) / 2;
+      if geneva._cron_instant(v_wall + make_interval(mins => v_middle), p_timezone) <= p_at then
+        v_low := v_middle;
+      else
+        v_high := v_middle;
+      end if;
+    end loop;
+    v_wall := v_wall + make_interval(mins => v_low);
+  end if;
+
+  -- guard: the last matching wall-clock minute at or before v_wall
+  v_day := v_wall::date;
+  v_to := extract(hour from v_wall)::integer * 60 + extract(minute from v_wall)::integer;
+  v_first := v_day - 3653;
+  while v_day >= v_first loop
+    if not extract(month from v_day)::integer = any(v_cron.months) then
+      v_day := date_trunc('month', v_day)::date - 1;
+      v_to := 24 * 60 - 1;
+      continue;
     end if;
-    exit when v_start < p_from;
+    v_dom_matches := extract(day from v_day)::integer = any(v_cron.days);
+    v_dow_matches := extract(dow from v_day)::integer = any(v_cron.weekdays);
+    if v_cron.days_star or v_cron.weekdays_star then
+      v_day_matches := v_dom_matches and v_dow_matches;
+    else
+      v_day_matches := v_dom_matches or v_dow_matches;
+    end if;
+    if v_day_matches then
+      v_time := null;
+      <<hours>>
+      for v_h in reverse cardinality(v_cron.hours) .. 1 loop
+        v_hour := v_cron.hours[v_h];
+        continue when v_hour * 60 > v_to;
+        for v_m in reverse cardinality(v_cron.minutes) .. 1 loop
+          v_minute := v_cron.minutes[v_m];
+          if v_hour * 60 + v_minute <= v_to then
+            v_time := v_hour * 60 + v_minute;
+            exit hours;
+          end if;
+        end loop;
+      end loop;
+      if v_time is not null then
+        return geneva._cron_instant(v_day + make_interval(mins => v_time), p_timezone);
+      end if;
+    end if;
+    v_day := v_day - 1;
+    v_to := 24 * 60 - 1;
   end loop;
   return null;
 end;
@@ -7193,12 +7252,14 @@ $$;
 comment on function geneva.pause_schedule(text) is
 'Pauses a schedule: it fires nothing until resumed.';
 
--- geneva.resume_schedule: an operator resumes a paused schedule. Its next
--- slot stays the first it did not fire, so the slots that passed while it
--- was paused are missed slots, and its catch-up decides (`latest`: the
--- newest fires at once; `all`: every one, oldest first, 100 a call; `none`:
--- none, it fires at its next slot). Resuming an active schedule changes
--- nothing.
+-- geneva.resume_schedule: an operator resumes a paused schedule. The slots
+-- that passed while it was paused are missed slots, and its catch-up
+-- decides, which is where its next slot goes: `latest`, the newest missed
+-- slot (geneva._cron_previous), which fires at once; `all`, the first it
+-- did not fire, as before the pause (every missed one fires, oldest first,
+-- 100 a call); `none`, the first slot after now, or one at most a minute
+-- old, which still fires (as geneva.fire_schedules'). A schedule that missed
+-- nothing keeps its next slot. Resuming an active schedule changes nothing.
 --
 -- Called by: operators (any SQL client, goclient, the CLI, the dashboard).
 -- Locks: the schedule's row. Records the action (geneva._log_action) when it
@@ -7215,13 +7276,23 @@ as $$
 declare
   v_schedule geneva.schedules := geneva._lock_schedule(p_name);
   v_now timestamptz := geneva.now();
+  v_next timestamptz;
 begin
   if v_schedule.paused_at is null then
     return v_schedule;
   end if;
+  -- guard: the next slot, counted from now but for `all`
+  v_next := v_schedule.next_fire_at;
+  if v_schedule.catch_up = 'latest' then
+    v_next := greatest(v_next, geneva._cron_previous(v_schedule.cron, v_schedule.timezone, v_now));
+  elsif v_schedule.catch_up = 'none' then
+    v_next := greatest(v_next, geneva._cron_next(
+      v_schedule.cron, v_schedule.timezone, v_now - interval '1 minute' - interval '1 microsecond'
+    ));
+  end if;
   perform pg_catalog.set_config('geneva.scheduling', 'on', true);
   update geneva.schedules s
-  set paused_at = null, updated_at = v_now, updated_by = session_user
+  set paused_at = null, next_fire_at = v_next, updated_at = v_now, updated_by = session_user
   where s.id = v_schedule.id
   returning s.* into v_schedule;
   perform pg_catalog.set_config('geneva.scheduling', '', true);
@@ -7281,8 +7352,11 @@ comment on function geneva.delete_schedule(text) is
 -- Slots that passed unfired (workers down, the schedule paused) are fired as
 -- the schedule's catch-up says: `latest`, the newest of them; `all`, each,
 -- oldest first, at most 100 a schedule a call (the next call goes on);
--- `none`, the newest only when it is at most a minute old. At most 1000
--- schedules a call; the rest are due for the next.
+-- `none`, the newest only when it is at most a minute old. `latest` and
+-- `none` find the newest directly (geneva._cron_previous), and `all` walks
+-- only the slots it fires, so a schedule costs the same however long it
+-- was not fired. At most 1000 schedules a call; the rest are due for the
+-- next.
 --
 -- A schedule keeps its newest 1000 firings; older ones are deleted as it
 -- fires.
@@ -7334,13 +7408,13 @@ begin
       end loop;
       v_next := v_slot;
     else
-      v_slot := geneva._cron_latest(v_schedule.cron, v_schedule.timezone, v_schedule.next_fire_at, v_now);
+      v_slot := geneva._cron_previous(v_schedule.cron, v_schedule.timezone, v_now);
       v_slots := case
-        when v_slot is null then '{}'
+        when v_slot is null or v_slot < v_schedule.next_fire_at then '{}'
         when v_schedule.catch_up = 'none' and v_slot < v_now - interval '1 minute' then '{}'
         else array[v_slot]
       end;
-      v_next := geneva._cron_next(v_schedule.cron, v_schedule.timezone, greatest(v_slot, v_now));
+      v_next := geneva._cron_next(v_schedule.cron, v_schedule.timezone, v_now);
     end if;
 
     v_fired := 0;

@@ -100,7 +100,7 @@
 {{ template "functions/_cron_parse.sql" . }}
 {{ template "functions/_cron_instant.sql" . }}
 {{ template "functions/_cron_next.sql" . }}
-{{ template "functions/_cron_latest.sql" . }}
+{{ template "functions/_cron_previous.sql" . }}
 {{ template "functions/_check_timezone.sql" . }}
 {{ template "functions/_lock_schedule.sql" . }}
 {{ template "functions/create_schedule.sql" . }}

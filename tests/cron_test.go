@@ -230,6 +230,112 @@ func TestCronNext(t *testing.T) {
 	require.Greater(t, compared, cases*9/10)
 }
 
+// sparseCrons are expressions whose slots are far apart or fall where DST
+// moves the clock, mixed into TestCronPrevious's random ones.
+var sparseCrons = []string{
+	"0 0 29 2 *", "0 0 31 * *", "* * * 1 *", "59 23 31 12 *", "0 0 1 1 *", "30 2 * * *", "*/10 1-3 * * *",
+	"* 1-2 * * *", "45 1 * * sun", "0 0 29 2 mon", "0 12 13 * fri",
+}
+
+// TestCronPrevious holds geneva._cron_previous, the latest slot at or
+// before an instant (catch-up's), to geneva._cron_next (itself held to
+// robfig/cron by TestCronNext) over thousands of random and sparse
+// expressions, zones and instants, a third within hours of a DST change:
+// p = previous(t) is a slot (next(p - 1 minute) = p), not after t, and
+// the next slot after it is after t; NULL only when no slot lies in the
+// ten years before t.
+func TestCronPrevious(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := rand.New(rand.NewPCG(44, uint64(time.Now().UnixNano())))
+	seed := r.Uint64()
+	t.Logf("seed %d", seed)
+	r = rand.New(rand.NewPCG(44, seed))
+
+	changes := map[string][]time.Time{}
+	for _, zone := range cronZones {
+		loc, err := time.LoadLocation(zone)
+		require.NoError(t, err)
+		changes[zone] = dstChanges(loc, time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2035, 1, 1, 0, 0, 0, 0, time.UTC))
+	}
+
+	const cases = 4000
+	var crons, zones []string
+	var ats []time.Time
+	for range cases {
+		zone := cronZones[r.IntN(len(cronZones))]
+		var at time.Time
+		near := len(changes[zone]) > 0 && r.IntN(3) == 0
+		if near {
+			change := changes[zone][r.IntN(len(changes[zone]))]
+			at = change.Add(time.Duration(r.Int64N(int64(6*time.Hour))) - 3*time.Hour)
+		} else {
+			at = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.Int64N(int64(35 * 365 * 24 * time.Hour))))
+		}
+		switch r.IntN(4) {
+		case 0:
+			at = at.Truncate(time.Minute) // on a minute, perhaps a slot
+		case 1:
+			at = at.Truncate(time.Second)
+		}
+		expression := randomCron(r, near)
+		if r.IntN(4) == 0 {
+			expression = sparseCrons[r.IntN(len(sparseCrons))]
+		}
+		crons = append(crons, expression)
+		zones = append(zones, zone)
+		ats = append(ats, at)
+	}
+
+	type check struct {
+		Previous       *time.Time // previous(t)
+		NextOfPrevious *time.Time // next(previous(t))
+		Again          *time.Time // next(previous(t) - 1 minute)
+		Earliest       *time.Time // next(t - ten years), when previous(t) is NULL
+	}
+	rows, err := b.conn.Query(b.ctx, `
+		select p, geneva._cron_next(c, z, p), geneva._cron_next(c, z, p - interval '1 minute'),
+		  case when p is null then geneva._cron_next(c, z, a - interval '3652 days') end
+		from unnest($1::text[], $2::text[], $3::timestamptz[]) with ordinality as t(c, z, a, i),
+		  lateral (select geneva._cron_previous(c, z, a) as p) l
+		order by i`, crons, zones, ats)
+	require.NoError(t, err)
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[check])
+	require.NoError(t, err)
+	require.Len(t, got, cases)
+
+	found, wrong := 0, 0
+	for i, c := range got {
+		loc, err := time.LoadLocation(zones[i])
+		require.NoError(t, err)
+		var problem string
+		switch {
+		case c.Previous == nil:
+			if c.Earliest != nil && !c.Earliest.After(ats[i]) {
+				problem = "NULL, but " + fmtTime(c.Earliest, loc) + " is a slot before it"
+			}
+		case c.Previous.After(ats[i]):
+			problem = "after the instant"
+		case c.Again == nil || !c.Again.Equal(*c.Previous):
+			problem = "not a slot: the slot after the minute before it is " + fmtTime(c.Again, loc)
+		case c.NextOfPrevious != nil && !c.NextOfPrevious.After(ats[i]):
+			problem = "not the latest: " + fmtTime(c.NextOfPrevious, loc) + " is a slot after it, not after the instant"
+		}
+		if c.Previous != nil {
+			found++
+		}
+		if problem != "" {
+			wrong++
+			if wrong <= 20 {
+				t.Errorf("%q in %s at %s: got %s, %s", crons[i], zones[i],
+					ats[i].In(loc).Format(time.RFC3339Nano), fmtTime(c.Previous, loc), problem)
+			}
+		}
+	}
+	require.Zero(t, wrong, "of %d", cases)
+	require.Greater(t, found, cases*9/10)
+}
+
 func fmtTime(at *time.Time, loc *time.Location) string {
 	if at == nil {
 		return "NULL"
@@ -268,6 +374,23 @@ func TestCronDST(t *testing.T) {
 		require.Equal(t, at("2024-11-03T02:00:00-05:00"), next("0 * * * *", "2024-11-03T01:00:00-04:00"))
 		// created during the second pass: its slots of this hour have fired
 		require.Equal(t, at("2024-11-03T02:20:00-05:00"), next("20 * * * *", "2024-11-03T01:10:00-05:00"))
+	})
+	previous := func(expression, at string) time.Time {
+		var x time.Time
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select geneva._cron_previous($1, 'America/New_York', $2)", expression, at).Scan(&x))
+		return x.UTC()
+	}
+	t.Run("ThePreviousSlotFollowsTheSameRule", func(t *testing.T) {
+		// the skipped hour's slot is the change's instant
+		require.Equal(t, at("2024-03-10T03:00:00-04:00"), previous("30 2 * * *", "2024-03-10T03:00:00-04:00"))
+		require.Equal(t, at("2024-03-09T02:30:00-05:00"), previous("30 2 * * *", "2024-03-10T01:59:59-05:00"))
+		// in the repeated hour's second pass, its slots fired in the first
+		require.Equal(t, at("2024-11-03T01:45:00-04:00"), previous("45 1 * * *", "2024-11-03T01:30:00-05:00"))
+		require.Equal(t, at("2024-11-03T01:59:00-04:00"), previous("* * * * *", "2024-11-03T01:30:00-05:00"))
+		require.Equal(t, at("2024-11-03T02:00:00-05:00"), previous("* * * * *", "2024-11-03T02:00:30-05:00"))
+		require.Equal(t, at("2024-11-03T01:30:00-04:00"), previous("30 1 * * *", "2024-11-03T01:30:00-04:00"))
+		require.Equal(t, at("2024-11-02T01:30:00-04:00"), previous("30 1 * * *", "2024-11-03T01:29:59-04:00"))
 	})
 	t.Run("MinutelyRunsThroughTheRepeatedHourOnce", func(t *testing.T) {
 		var n int

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -214,6 +215,62 @@ func TestFireSchedules(t *testing.T) {
 		require.Len(t, firings, 1)
 		require.Equal(t, s0.Add(week), firings[0].Slot.UTC())
 		require.Equal(t, s0.Add(week+time.Hour), b.schedule(t, "hourly").NextFireAt.UTC())
+	})
+
+	// Issue 44, item 7: a schedule of every minute of January, last fired in
+	// January and fired again in November (no worker ran, or it was paused
+	// and resumed), has ten months behind it and some 31,000 minutes of
+	// January it did not fire. Catch-up found the newest by walking every
+	// one of them (seconds a schedule, 50 s here); it finds it directly now.
+	t.Run("CatchUpAfterMonthsDoesNotWalkTheMissedSlots", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		jan := time.Date(2030, 1, 10, 12, 0, 0, 0, time.UTC)
+		b.setNow(t, jan)
+		b.defineThreeSteps(t)
+		names := []string{"latest paused", "latest down", "none paused", "none down"}
+		for _, name := range names {
+			b.createSchedule(t, name, "* * * 1 *", strings.Fields(name)[0], true)
+		}
+		b.setNow(t, jan.Add(time.Minute))
+		require.Equal(t, len(names), b.fire(t), "each fires 12:01 on 10 January")
+		for _, name := range []string{"latest paused", "none paused"} {
+			_, err := b.conn.Exec(b.ctx, "select geneva.pause_schedule($1)", name)
+			require.NoError(t, err)
+		}
+		b.setNow(t, jan.Add(time.Minute+30*time.Second))
+		require.Zero(t, b.fire(t), "nothing due: this compiles fire_schedules")
+
+		nov := time.Date(2030, 11, 15, 12, 0, 0, 0, time.UTC)
+		b.setNow(t, nov)
+		for _, name := range []string{"latest paused", "none paused"} {
+			_, err := b.conn.Exec(b.ctx, "select geneva.resume_schedule($1)", name)
+			require.NoError(t, err)
+		}
+		// a bound that fails fast where the walk is back (it took seconds a
+		// schedule), and one the issue states (10 ms a schedule) with room
+		// for a loaded machine
+		_, err := b.conn.Exec(b.ctx, "set statement_timeout = '5s'")
+		require.NoError(t, err)
+		start := time.Now()
+		require.Equal(t, 2, b.fire(t), "the latest schedules fire 23:59 on 31 January")
+		elapsed := time.Since(start)
+		t.Logf("fire_schedules: %s for %d schedules", elapsed, len(names))
+		require.Less(t, elapsed/time.Duration(len(names)), 200*time.Millisecond, "a schedule's catch-up")
+
+		newest := time.Date(2030, 1, 31, 23, 59, 0, 0, time.UTC)
+		nextJan := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, name := range names {
+			firings := b.firings(t, name)
+			s := b.schedule(t, name)
+			require.Equal(t, nextJan, s.NextFireAt.UTC(), name)
+			if strings.HasPrefix(name, "latest") {
+				require.Len(t, firings, 2, name)
+				require.Equal(t, newest, firings[1].Slot.UTC(), name)
+			} else {
+				require.Len(t, firings, 1, name)
+			}
+		}
 	})
 
 	t.Run("CatchUpAllFiresEveryMissedSlotOldestFirst100ACall", func(t *testing.T) {

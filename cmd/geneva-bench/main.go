@@ -12,8 +12,18 @@
 // create_workflow throughput, how create_workflow and the dashboard views
 // cost as finished history grows, and the worker's peak memory.
 //
-//	go run ./cmd/geneva-bench            # a throwaway PostgreSQL, default sizes
-//	go run ./cmd/geneva-bench -h         # the sizes and knobs
+//	go run ./cmd/geneva-bench            # a throwaway PostgreSQL, the headline runs
+//	go run ./cmd/geneva-bench -runs full # every run (-runs headline,limits: some)
+//	go run ./cmd/geneva-bench -h         # the runs, sizes and knobs
+//
+// The headline runs (-runs headline, the default) are those the README's
+// first paragraphs and bench/NOTES.md's throughput bars quote: the sweep of
+// slots durable and non-durable with River beside it, River's ceiling,
+// batching's before, HTTP steps, the steady load and create_workflow's
+// rates: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
+// (awaits, limits, fairness, growth to a million, schedules, resumable
+// steps, and the unbatched runs with every step its own job) are selected by
+// name; all of them took 13 to 23 minutes on that machine.
 //
 // It prints a table, writes it with the machine's description to
 // bench/RESULTS.md, and ends with one summary line for scripts:
@@ -83,6 +93,11 @@ type options struct {
 	fairBig        int
 	fairGroups     int
 	fairSmall      int
+
+	// unbatchedOwnJobs: the unbatched runs also with every step its own job
+	unbatchedOwnJobs bool
+	// runs are the runs -runs selected (selectRuns), in benchRuns' order
+	runs []string
 }
 
 func main() {
@@ -95,7 +110,9 @@ func main() {
 		await     bool
 		limits    bool
 		httpSteps bool
+		runs      string
 	)
+	flag.StringVar(&runs, "runs", "headline", runsUsage())
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
 	flag.IntVar(&o.warmup, "warmup", 1000, "workflows of an unrecorded Geneva run at -workers slots before each durability's sweep, so that its first row does not alone pay for empty tables, cold caches and first plans (0: none)")
@@ -105,7 +122,8 @@ func main() {
 	flag.IntVar(&o.pool, "pool", 0, "the worker's database connections (0: slots+6)")
 	flag.IntVar(&o.inlineSteps, "inline-steps", 0, "the worker's InlineSteps (0: its default; -1: every step through its own River job)")
 	flag.BoolVar(&o.ownJobs, "own-jobs", true, "also measure Geneva with every step through its own River job (InlineSteps -1) at each slot count")
-	flag.BoolVar(&o.unbatched, "unbatched", true, "also measure Geneva with every step's end recorded alone (the completer's batch size forced to 1), with inline steps and with every step its own job: the before of batching, in the same run")
+	flag.BoolVar(&o.unbatched, "unbatched", true, "also measure Geneva with every step's end recorded alone (the completer's batch size forced to 1), with inline steps: the before of batching, in the same run")
+	flag.BoolVar(&o.unbatchedOwnJobs, "unbatched-own-jobs", true, "with -unbatched and -own-jobs, also with every step its own job")
 	flag.BoolVar(&o.riverSlots, "river-same-slots", true, "also measure raw River with the same slots and settings as Geneva at each slot count")
 	flag.StringVar(&o.durability, "durability", "both", "which throwaway-server settings to measure: both (durable, then with fsync, synchronous_commit and full_page_writes off), durable, or nondurable")
 	flag.IntVar(&o.ceilingJobs, "ceiling-jobs", 50000, "no-op jobs inserted beforehand for River's ceiling (0: skip it)")
@@ -169,6 +187,10 @@ func main() {
 	if !slices.Contains(o.sweep, o.workers) {
 		o.sweep = append(o.sweep, o.workers)
 		slices.Sort(o.sweep)
+	}
+	if o.runs, err = selectRuns(&o, runs); err != nil {
+		fmt.Fprintln(os.Stderr, "geneva-bench:", err)
+		os.Exit(2)
 	}
 	switch o.durability {
 	case "both", "durable", "nondurable":

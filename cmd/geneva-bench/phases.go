@@ -216,7 +216,7 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 			if row.unbatched, err = b.genevaRunBatch(ctx, slots, b.o.inlineSteps, 1, nil); err != nil {
 				return err
 			}
-			if b.o.ownJobs {
+			if b.o.ownJobs && b.o.unbatchedOwnJobs {
 				if row.unbatchedOwnJobs, err = b.genevaRunBatch(ctx, slots, -1, 1, nil); err != nil {
 					return err
 				}
@@ -488,6 +488,9 @@ func (b *bench) steadyLoad(ctx context.Context) error {
 // createThroughput creates workflows with several connections at once, first
 // one per transaction, then a hundred per transaction.
 func (b *bench) createThroughput(ctx context.Context) error {
+	if b.o.creates <= 0 || b.o.createConns <= 0 {
+		return nil
+	}
 	run := func(perTx int, many bool) (float64, error) {
 		var (
 			wg       sync.WaitGroup

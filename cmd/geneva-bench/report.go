@@ -137,10 +137,10 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
-		o.durability, o.workflows, o.warmup, o.steps, joinInts(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.riverSlots,
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -runs %s -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -unbatched-own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -http-workflows %d -resumable-iterations %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d` on %s; the whole run took %s.\n\n",
+		runsText(o.runs), o.durability, o.workflows, o.warmup, o.steps, listArg(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.unbatchedOwnJobs, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.genevaCeiling, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
-		o.creates, o.createConns, joinInts(o.growth), o.schedules, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
+		o.creates, o.createConns, listArg(o.growth), o.schedules, o.httpWorkflows, o.resumableIterations, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
 		o.limitWorkflows, o.limitGroups, o.limitPairs, o.fairBig, o.fairGroups, o.fairSmall, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
@@ -182,7 +182,7 @@ func (r *results) markdown() string {
 		}
 		if o.unbatched {
 			row(fmt.Sprintf("Geneva, %d slots, unbatched (before), steps/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.unbatched }) })
-			if o.ownJobs {
+			if o.ownJobs && o.unbatchedOwnJobs {
 				row(fmt.Sprintf("Geneva, %d slots, each step its own job, unbatched (before), steps/s", slots), func(p *profileResults) string {
 					return rate(p, i, func(s sweepRow) runStats { return s.unbatchedOwnJobs })
 				})
@@ -192,11 +192,13 @@ func (r *results) markdown() string {
 			row(fmt.Sprintf("raw River, %d slots, jobs/s", slots), func(p *profileResults) string { return rate(p, i, func(s sweepRow) runStats { return s.river }) })
 		}
 	}
-	row("Geneva at its best", func(p *profileResults) string {
-		best := p.best()
-		return fmt.Sprintf("**%.0f** (%d slots)", best.geneva.rate(), best.slots)
-	})
-	if o.ceilingJobs > 0 {
+	if len(o.sweep) > 0 {
+		row("Geneva at its best", func(p *profileResults) string {
+			best := p.best()
+			return fmt.Sprintf("**%.0f** (%d slots)", best.geneva.rate(), best.slots)
+		})
+	}
+	if o.ceilingJobs > 0 && len(o.sweep) > 0 {
 		row("Geneva at its best ÷ River's ceiling", func(p *profileResults) string {
 			if p.ceiling.rate() == 0 {
 				return "—"
@@ -254,14 +256,7 @@ func (r *results) markdown() string {
 
 	// Cost per step and wait events, one table per durability.
 	for _, p := range r.profiles {
-		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
-		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run, and in brackets the full-page images among it a step (`pg_stat_wal.wal_fpi`, the whole server's: a page's first change after the checkpoint each run starts with writes the whole page); " +
-			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off), with their mean time when `track_wal_io_timing` is on (it is in the throwaway server); " +
-			"CPU: the worker process, PostgreSQL's processes (postmaster, background processes such as autovacuum's, and backends, but the measurement's own: its polls and the wait-event sampler; the workflows' creation is counted), and everything else on the machine (this benchmark and those backends, other work), per step or job; " +
-			"machine busy: the share of all cores busy over the run, whoever used them. " +
-			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
-			" from another connection, as shares of all samples (\"CPU\" is an active backend with no wait event); \"backends\" is the mean number active.\n\n")
-		b.WriteString("| run | per s | commits/step | WAL bytes/step (full-page images) | WAL flushes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|---|\n")
+		var rows strings.Builder
 		cost := func(label string, s runStats) {
 			if s.units == 0 {
 				return
@@ -276,7 +271,7 @@ func (r *results) markdown() string {
 			if s.ticks > 0 {
 				active = float64(s.seen) / float64(s.ticks)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.2f | %s | %s | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
+			fmt.Fprintf(&rows, "| %s | %.0f | %.2f | %s | %s | %.3f / %s / %.3f | %.0f%% | %.1f | %s |\n",
 				label, s.rate(), s.commitsPerUnit(), s.walText(), s.walSyncsText(), s.cpuPerUnit(s.workerCPU), server, s.cpuPerUnit(rest),
 				busy, active, s.topWaits())
 		}
@@ -296,37 +291,67 @@ func (r *results) markdown() string {
 		}
 		cost(fmt.Sprintf("awaited step, %d events at once, %d slots (the sends included)", o.awaitBurst, o.workers), p.await.burst)
 		limitCosts(o, p, cost)
+		if rows.Len() == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "## Cost per step and wait events, %s\n\n", p.name)
+		b.WriteString("Commits: the database's `xact_commit` over the run, less the benchmark's own polls; WAL: `pg_current_wal_insert_lsn` over the run, and in brackets the full-page images among it a step (`pg_stat_wal.wal_fpi`, the whole server's: a page's first change after the checkpoint each run starts with writes the whole page); " +
+			"WAL flushes: `pg_stat_wal.wal_sync` over the run (the whole server's; none when fsync is off), with their mean time when `track_wal_io_timing` is on (it is in the throwaway server); " +
+			"CPU: the worker process, PostgreSQL's processes (postmaster, background processes such as autovacuum's, and backends, but the measurement's own: its polls and the wait-event sampler; the workflows' creation is counted), and everything else on the machine (this benchmark and those backends, other work), per step or job; " +
+			"machine busy: the share of all cores busy over the run, whoever used them. " +
+			"Waits: the wait events of the worker's active backends in `pg_stat_activity`, sampled every " + o.sampleEvery.String() +
+			" from another connection, as shares of all samples (\"CPU\" is an active backend with no wait event); \"backends\" is the mean number active.\n\n")
+		b.WriteString("| run | per s | commits/step | WAL bytes/step (full-page images) | WAL flushes/step | CPU ms/step: worker / PostgreSQL / rest | machine busy | backends | top five waits |\n|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString(rows.String())
 		b.WriteString("\n")
 	}
 
-	b.WriteString("## Latency and the rest\n\n| measure | value |\n|---|---|\n")
+	// The latencies and the rest: the rows of the runs that ran.
+	var rest strings.Builder
 	for _, p := range r.profiles {
-		fmt.Fprintf(&b, "| start lag (scheduled → started), full load, %d slots, %s | %s |\n", o.workers, p.name, p.fullLoad.lag)
-		fmt.Fprintf(&b, "| start lag of the steps started by their own River job, full load, %s | %s |\n", p.name, p.fullLoad.jobLag)
-		fmt.Fprintf(&b, "| step gap (one step ends → next starts), full load, %s | %s |\n", p.name, p.fullLoad.gap)
+		if p.fullLoad.lag.n == 0 {
+			continue
+		}
+		fmt.Fprintf(&rest, "| start lag (scheduled → started), full load, %d slots, %s | %s |\n", o.workers, p.name, p.fullLoad.lag)
+		fmt.Fprintf(&rest, "| start lag of the steps started by their own River job, full load, %s | %s |\n", p.name, p.fullLoad.jobLag)
+		fmt.Fprintf(&rest, "| step gap (one step ends → next starts), full load, %s | %s |\n", p.name, p.fullLoad.gap)
 	}
 	for _, p := range r.profiles {
 		a := p.await
 		if a.started.n > 0 {
-			fmt.Fprintf(&b, "| awaited step, event sent (send_event's commit, as its sender sees it) → step started, %d events/s offered (%.0f achieved), %d slots, %s | %s |\n",
+			fmt.Fprintf(&rest, "| awaited step, event sent (send_event's commit, as its sender sees it) → step started, %d events/s offered (%.0f achieved), %d slots, %s | %s |\n",
 				a.offered, a.achieved, o.workers, p.name, a.started)
-			fmt.Fprintf(&b, "| send_event, one per transaction, at that load, %s | %s |\n", p.name, a.send)
+			fmt.Fprintf(&rest, "| send_event, one per transaction, at that load, %s | %s |\n", p.name, a.send)
 		}
 		if a.burst.units > 0 {
-			fmt.Fprintf(&b, "| %d events at once, %d connections, %d a transaction, %s: sending them | %.2f s (%.0f events/s) |\n",
+			fmt.Fprintf(&rest, "| %d events at once, %d connections, %d a transaction, %s: sending them | %.2f s (%.0f events/s) |\n",
 				a.burst.units, o.awaitConns, o.awaitPerTx, p.name, a.burstSend.Seconds(), float64(a.burst.units)/a.burstSend.Seconds())
 		}
 	}
 	settings := r.profiles[0].name
-	fmt.Fprintf(&b, "| steady load (%s, %d slots): offered %d steps/s, achieved | %.0f steps/s |\n", settings, o.workers, r.steadyOffered, r.steadyAchieved)
-	fmt.Fprintf(&b, "| start lag, steady load | %s |\n", r.steady.lag)
-	fmt.Fprintf(&b, "| start lag of the steps started by their own River job, steady load | %s |\n", r.steady.jobLag)
-	fmt.Fprintf(&b, "| step gap, steady load | %s |\n", r.steady.gap)
-	fmt.Fprintf(&b, "| create_workflow, one per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsOnePerTx)
-	fmt.Fprintf(&b, "| create_workflow, 100 per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredPerTx)
-	fmt.Fprintf(&b, "| create_workflows, 100 a call (one statement and transaction), %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredACall)
-	mainRow := r.profiles[0].main(o.workers)
-	fmt.Fprintf(&b, "| worker peak RSS at %d slots: Geneva / raw River | %s / %s |\n\n", o.workers, mib(mainRow.geneva.rss), mib(mainRow.river.rss))
+	if r.steady.lag.n > 0 {
+		fmt.Fprintf(&rest, "| steady load (%s, %d slots): offered %d steps/s, achieved | %.0f steps/s |\n", settings, o.workers, r.steadyOffered, r.steadyAchieved)
+		fmt.Fprintf(&rest, "| start lag, steady load | %s |\n", r.steady.lag)
+		fmt.Fprintf(&rest, "| start lag of the steps started by their own River job, steady load | %s |\n", r.steady.jobLag)
+		fmt.Fprintf(&rest, "| step gap, steady load | %s |\n", r.steady.gap)
+	}
+	if r.createsOnePerTx > 0 {
+		fmt.Fprintf(&rest, "| create_workflow, one per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsOnePerTx)
+		fmt.Fprintf(&rest, "| create_workflow, 100 per transaction, %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredPerTx)
+		fmt.Fprintf(&rest, "| create_workflows, 100 a call (one statement and transaction), %d connections (%s) | %.0f /s |\n", o.createConns, settings, r.createsHundredACall)
+	}
+	if mainRow := r.profiles[0].main(o.workers); mainRow.geneva.rss > 0 {
+		river := "—"
+		if mainRow.river.rss > 0 {
+			river = mib(mainRow.river.rss)
+		}
+		fmt.Fprintf(&rest, "| worker peak RSS at %d slots: Geneva / raw River | %s / %s |\n", o.workers, mib(mainRow.geneva.rss), river)
+	}
+	if rest.Len() > 0 {
+		b.WriteString("## Latency and the rest\n\n| measure | value |\n|---|---|\n")
+		b.WriteString(rest.String())
+		b.WriteString("\n")
+	}
 
 	if len(r.growth) > 0 {
 		b.WriteString("## Cost as finished history grows\n\n")
@@ -394,6 +419,27 @@ func (l latency) String() string {
 }
 
 func mib(bytes int64) string { return fmt.Sprintf("%.0f MiB", float64(bytes)/(1<<20)) }
+
+// listArg is a list flag's value as a shell word (” when empty).
+func listArg(values []int) string {
+	if len(values) == 0 {
+		return "''"
+	}
+	return joinInts(values)
+}
+
+// runsText is -runs' value: a profile's name when the runs are its.
+func runsText(runs []string) string {
+	for _, name := range []string{"headline", "full"} {
+		if slices.Equal(runs, runProfiles[name]) {
+			return name
+		}
+	}
+	if len(runs) == 0 {
+		return "full" // results built without -runs (tests)
+	}
+	return strings.Join(runs, ",")
+}
 
 func joinInts(values []int) string {
 	parts := make([]string, len(values))

@@ -13,7 +13,7 @@
 -- after the wall-clock time are the candidates; a skipped time walks forward
 -- a minute at a time to the first that exists.
 --
--- Called by: geneva._cron_next. Takes no locks.
+-- Called by: geneva._cron_next, geneva._cron_previous. Takes no locks.
 create or replace function geneva._cron_instant(p_wall timestamp, p_timezone text)
 returns timestamptz
 language plpgsql

@@ -8,8 +8,8 @@
 -- about a millisecond); firing never calls it on a schedule not due.
 --
 -- Called by: geneva.create_schedule, geneva.fire_schedules,
--- geneva._cron_latest; tests (the oracle of tests/cron_test.go). Takes no
--- locks.
+-- geneva.resume_schedule; tests (the oracle of tests/cron_test.go). Takes
+-- no locks.
 -- Raises: 22023 for a bad expression (geneva._cron_parse).
 create or replace function geneva._cron_next(p_cron text, p_timezone text, p_after timestamptz)
 returns timestamptz

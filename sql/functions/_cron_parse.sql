@@ -10,7 +10,8 @@
 -- restricted, either (`0 0 1 * mon`: the first of the month and every
 -- Monday).
 --
--- Called by: geneva._cron_next, geneva.create_schedule. Takes no locks.
+-- Called by: geneva._cron_next, geneva._cron_previous, geneva.create_schedule.
+-- Takes no locks.
 -- Raises: 22004 for a NULL expression; 22023 for a bad one, naming the field.
 create or replace function geneva._cron_parse(
   p_cron text,

@@ -15,8 +15,11 @@
 -- Slots that passed unfired (workers down, the schedule paused) are fired as
 -- the schedule's catch-up says: `latest`, the newest of them; `all`, each,
 -- oldest first, at most 100 a schedule a call (the next call goes on);
--- `none`, the newest only when it is at most a minute old. At most 1000
--- schedules a call; the rest are due for the next.
+-- `none`, the newest only when it is at most a minute old. `latest` and
+-- `none` find the newest directly (geneva._cron_previous), and `all` walks
+-- only the slots it fires, so a schedule costs the same however long it
+-- was not fired. At most 1000 schedules a call; the rest are due for the
+-- next.
 --
 -- A schedule keeps its newest 1000 firings; older ones are deleted as it
 -- fires.
@@ -68,13 +71,13 @@ begin
       end loop;
       v_next := v_slot;
     else
-      v_slot := geneva._cron_latest(v_schedule.cron, v_schedule.timezone, v_schedule.next_fire_at, v_now);
+      v_slot := geneva._cron_previous(v_schedule.cron, v_schedule.timezone, v_now);
       v_slots := case
-        when v_slot is null then '{}'
+        when v_slot is null or v_slot < v_schedule.next_fire_at then '{}'
         when v_schedule.catch_up = 'none' and v_slot < v_now - interval '1 minute' then '{}'
         else array[v_slot]
       end;
-      v_next := geneva._cron_next(v_schedule.cron, v_schedule.timezone, greatest(v_slot, v_now));
+      v_next := geneva._cron_next(v_schedule.cron, v_schedule.timezone, v_now);
     end if;
 
     v_fired := 0;
