@@ -72,6 +72,14 @@ type options struct {
 	databaseURL string
 }
 
+// url is the database's URL: --database-url, else $DATABASE_URL.
+func (opts *options) url() string {
+	if opts.databaseURL != "" {
+		return opts.databaseURL
+	}
+	return os.Getenv("DATABASE_URL")
+}
+
 func newRootCmd(stdout io.Writer) *cobra.Command {
 	opts := &options{}
 	root := &cobra.Command{
@@ -98,8 +106,10 @@ in any language, run in geneva worker.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	root.PersistentFlags().StringVar(&opts.databaseURL, "database-url", os.Getenv("DATABASE_URL"),
-		"libpq URL of the database (default $DATABASE_URL)")
+	// no default shown: $DATABASE_URL's value would print its password in
+	// every --help (withEnv reads it when the flag is not given)
+	root.PersistentFlags().StringVar(&opts.databaseURL, "database-url", "",
+		"libpq URL of the database (default: from $DATABASE_URL)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 	})
@@ -160,7 +170,7 @@ func withEnv(opts *options, f func(ctx context.Context, env *environment, args [
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
 		env := &environment{stdout: cmd.OutOrStdout()}
-		if err := env.open(ctx, opts.databaseURL); err != nil {
+		if err := env.open(ctx, opts.url()); err != nil {
 			return err
 		}
 		defer env.close()

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
@@ -291,4 +293,36 @@ func TestUnderOperatorRole(t *testing.T) {
 		out, err := cli(t, url, args...)
 		require.NoError(t, err, "geneva %v as geneva_operator:\n%s", args, out)
 	}
+}
+
+// No help page prints a credential: the database's URL, the dashboard's
+// token and password come from the environment, and a flag's default shown
+// in --help would print them (issue 47).
+func TestHelpPrintsNoCredential(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://ops:db-pw-7f3a9@db.example.com/prod")
+	t.Setenv("GENEVA_DASHBOARD_TOKEN", "token-7f3a9")
+	t.Setenv("GENEVA_DASHBOARD_BASIC_AUTH", "admin:basic-pw-7f3a9")
+	var paths [][]string
+	var walk func(cmd *cobra.Command, path []string)
+	walk = func(cmd *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range cmd.Commands() {
+			walk(sub, append(slices.Clone(path), sub.Name()))
+		}
+	}
+	walk(newRootCmd(nil), nil)
+	require.Greater(t, len(paths), 30, "every command and subcommand")
+	for _, path := range paths {
+		for _, args := range [][]string{append(slices.Clone(path), "--help"), append([]string{"help"}, path...)} {
+			out, err := cli(t, "", args...)
+			require.NoError(t, err, "geneva %v", args)
+			require.NotContains(t, out, "7f3a9", "geneva %v prints a credential:\n%s", args, out)
+		}
+	}
+	out, err := cli(t, "", "ls", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "from $DATABASE_URL")
+	out, err = cli(t, "", "dashboard", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "from $GENEVA_DASHBOARD_TOKEN")
 }

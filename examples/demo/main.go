@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	demo := &demoOptions{}
 	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
 	flags.SetOutput(stdout)
-	flags.StringVar(&demo.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database with Geneva's schema; default: a throwaway server")
+	flags.StringVar(&demo.databaseURL, "database-url", "", "libpq URL of a database with Geneva's schema; default: from $DATABASE_URL, else a throwaway server")
 	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
 	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
 	flags.StringVar(&demo.dashboard, "dashboard", "", "afterwards, serve the web dashboard (and /metrics) at this loopback address, e.g. 127.0.0.1:8080, until interrupted")
@@ -109,6 +109,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if flags.NArg() > 0 {
 		return fmt.Errorf("demo takes no arguments, only flags (-h lists them)")
+	}
+	if demo.databaseURL == "" { // (not the flag's default: -h would print its password)
+		demo.databaseURL = os.Getenv("DATABASE_URL")
 	}
 
 	env := &environment{stdout: stdout}

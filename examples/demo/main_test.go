@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -201,4 +202,14 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err)
 	return n
+}
+
+// -h prints no credential: the database's URL comes from DATABASE_URL when
+// --database-url is not given, and is not the flag's default (issue 47).
+func TestHelpPrintsNoPassword(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://ops:db-pw-7f3a9@db.example.com/prod")
+	out, err := demo(t, "-h")
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, out, "from $DATABASE_URL")
+	require.NotContains(t, out, "7f3a9")
 }
