@@ -58,8 +58,8 @@ type with a Go step is defined by its worker.`,
 			if asJSON {
 				return report.JSON(env.stdout, current)
 			}
-			env.printf("Defined %s: version %d, %d steps (%d over HTTP): %s\n", current.WorkflowType, current.Version,
-				len(current.StepNames), current.HTTPSteps, strings.Join(current.StepNames, ", "))
+			env.printf("Defined %s: version %d, %s (%d over HTTP): %s\n", current.WorkflowType, current.Version,
+				report.Count(len(current.StepNames), "step", "steps"), current.HTTPSteps, strings.Join(current.StepNames, ", "))
 			return nil
 		}),
 	}

@@ -40,6 +40,9 @@ func TestDefine(t *testing.T) {
 	require.Equal(t, "Defined Hooks: version 1, 2 steps (2 over HTTP): a, b\n", out)
 
 	write(`{"steps": [{"name": "a", "http": {"url": "https://hooks.example.com/a", "timeout": "2 minutes"}}]}`)
+	out, err = cli(t, url, "define", "Hooks", file)
+	require.NoError(t, err)
+	require.Equal(t, "Defined Hooks: version 2, 1 step (1 over HTTP): a\n", out)
 	out, err = cli(t, url, "define", "Hooks", file, "--json")
 	require.NoError(t, err)
 	var version struct {

@@ -326,3 +326,46 @@ func TestHelpPrintsNoCredential(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "from $GENEVA_DASHBOARD_TOKEN")
 }
+
+// geneva stuck takes the thresholds the dashboard's Stuck page offers; a
+// negative one is a usage error.
+func TestStuckThresholds(t *testing.T) {
+	url := migrated(t)
+	_, payment := setUp(t, url) // Payment's charge is due now; Welcome's hello in an hour
+	out, err := cli(t, url, "stuck")
+	require.NoError(t, err)
+	require.Contains(t, out, "No stuck executions.")
+
+	time.Sleep(10 * time.Millisecond) // (overdue by more than 0s)
+	out, err = cli(t, url, "stuck", "--stuck-scheduled", "0s", "--json")
+	require.NoError(t, err)
+	var stuck []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &stuck), out)
+	require.Len(t, stuck, 1, "Payment's step, overdue; not Welcome's, due in an hour")
+	require.EqualValues(t, payment, stuck[0]["workflow_id"])
+
+	out, err = cli(t, url, "stuck", "--stuck-in-progress", "0s")
+	require.NoError(t, err)
+	require.Contains(t, out, "No stuck executions.", "nothing is in progress")
+
+	_, err = cli(t, url, "stuck", "--stuck-scheduled", "-1m")
+	require.ErrorContains(t, err, "--stuck-scheduled takes a duration of 0 or more")
+}
+
+// Every command that lists has --json, for scripts (issue 47: keep it so).
+func TestListCommandsHaveJSON(t *testing.T) {
+	var check func(cmd *cobra.Command)
+	listed := 0
+	check = func(cmd *cobra.Command) {
+		lists := cmd.GroupID == "inspect" && cmd.Name() != "dashboard" || cmd.Name() == "ls" || cmd.Name() == "settings"
+		if lists {
+			listed++
+			require.NotNil(t, cmd.Flags().Lookup("json"), "%s has no --json", cmd.CommandPath())
+		}
+		for _, sub := range cmd.Commands() {
+			check(sub)
+		}
+	}
+	check(newRootCmd(nil))
+	require.GreaterOrEqual(t, listed, 9)
+}

@@ -205,6 +205,14 @@ func Actions(out io.Writer, actions []*goclient.Action) {
 	w.Flush()
 }
 
+// Count is n and the noun for n of them: "1 step", "2 steps", "0 steps".
+func Count[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // shorten cuts s to at most n runes, marking the cut.
 func shorten(s string, n int) string {
 	if r := []rune(s); len(r) > n {
