@@ -237,7 +237,7 @@ func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 type stepStanding struct {
 	Position int
 	Name     string
-	Wait     *time.Duration
+	Wait     time.Duration
 	// Standing: done, skipped, running, next, failed, pending, canceled, or
 	// "no longer defined" for a step the definition no longer has.
 	Standing   string
@@ -326,7 +326,7 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 }
 
 // standings places the workflow on its definition's steps.
-func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execution) []*stepStanding {
+func standings(wf *goclient.Workflow, defined []*goclient.DefinitionStep, timeline []*execution) []*stepStanding {
 	byName := map[string]*stepStanding{}
 	var steps []*stepStanding
 	for _, s := range defined {

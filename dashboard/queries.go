@@ -293,20 +293,10 @@ func (h *handler) stepHistory(ctx context.Context, id int64) ([]*execution, int,
 	return list, total, nil
 }
 
-// definedStep is a row of geneva.definition_steps.
-type definedStep struct {
-	Position int            `db:"position"`
-	StepName string         `db:"step_name"`
-	Wait     *time.Duration `db:"wait"`
-	Queue    string         `db:"queue"`
-	// HTTPURL is an HTTP step's endpoint; nil for a Go step.
-	HTTPURL *string `db:"http_url"`
-}
-
-func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*definedStep, error) {
-	rows, err := h.db.Query(ctx, `select position, step_name, wait, queue, http_url from geneva.definition_steps
-		where workflow_type = $1 order by position`, workflowType)
-	return collect[definedStep](rows, err)
+// definitionSteps are the steps of a type's current definition
+// (geneva.definition_steps), in run order.
+func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*goclient.DefinitionStep, error) {
+	return h.client.DefinitionSteps(ctx, workflowType)
 }
 
 func (h *handler) workflowCounts(ctx context.Context) ([]*goclient.WorkflowCount, error) {

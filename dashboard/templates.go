@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/report"
 )
 
 // parseTemplates parses every page with the layout, by page name.
@@ -77,6 +78,16 @@ var funcs = template.FuncMap{
 		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals)-d.Remaining)
 	},
 	"outcomes": sortedOutcomes,
+	// what a definition's step does (as geneva definitions prints it)
+	"policies": func(raw json.RawMessage) string { return report.Policies(raw) },
+	"awaitDetail": func(s *goclient.DefinitionStep) string {
+		if t := report.AwaitTimeout(s); t != "" {
+			return "(" + t + ")"
+		}
+		return ""
+	},
+	"waitText": report.Wait,
+	"skipIf":   func(raw json.RawMessage) string { return strings.Trim(string(raw), `"`) },
 	"prettyJSON": func(raw json.RawMessage) string {
 		var b bytes.Buffer
 		if err := json.Indent(&b, raw, "", "  "); err != nil {

@@ -488,4 +488,52 @@ func TestViews(t *testing.T) {
 			}),
 		}, got)
 	})
+
+	// what each step does, from the stored definition (issue 47)
+	t.Run("DefinitionSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.conn.Exec(b.ctx, "select geneva.define_limit('payments_api', p_rate => 100, p_per => '1 minute')")
+		require.NoError(t, err)
+		b.define(t, "Checkout", `{"steps": [
+			{"name": "reserve", "on_exception": {"action": "reattempt", "wait": "30 seconds"}},
+			{"name": "charge", "wait": "1 hour", "limits": ["payments_api"], "skip_if": "already_paid"},
+			{"name": "approve", "await": {"event": "approved", "timeout": "3 days"}},
+			{"name": "notify", "await": {"event": "shipped", "timeout": 60, "on_timeout": "skip"},
+			 "http": {"url": "https://hooks.example.com/notify", "queue": "hooks"}}],
+			"queue": "shop"}`)
+		b.define(t, "Other", `{"steps": [{"name": "x"}]}`) // filtered out
+
+		type stepRow struct {
+			Position     int
+			StepName     string
+			Wait         time.Duration
+			Queue        string
+			HTTPURL      *string
+			Version      int
+			AwaitEvent   *string
+			AwaitTimeout *time.Duration
+			OnTimeout    *string
+			Limits       []string
+			SkipIf       *string
+			OnException  *string
+		}
+		got := viewRows[stepRow](t, b, `
+			select position, step_name, wait, queue, http_url, version, await_event, await_timeout, on_timeout,
+			  limits, skip_if::text, on_exception::text
+			from geneva.definition_steps
+			where workflow_type = 'Checkout'
+			order by position`)
+		require.Equal(t, []stepRow{
+			{Position: 1, StepName: "reserve", Queue: "shop", Version: 1,
+				OnException: ptr(`{"wait": "30 seconds", "action": "reattempt"}`)},
+			{Position: 2, StepName: "charge", Wait: time.Hour, Queue: "shop", Version: 1,
+				Limits: []string{"payments_api"}, SkipIf: ptr(`"already_paid"`)},
+			{Position: 3, StepName: "approve", Queue: "shop", Version: 1,
+				AwaitEvent: ptr("approved"), AwaitTimeout: ptr(72 * time.Hour), OnTimeout: ptr("run")},
+			{Position: 4, StepName: "notify", Queue: "hooks", Version: 1, HTTPURL: ptr("https://hooks.example.com/notify"),
+				AwaitEvent: ptr("shipped"), AwaitTimeout: ptr(time.Minute), OnTimeout: ptr("skip")},
+		}, got)
+	})
+
 }
