@@ -224,8 +224,11 @@ func TestPages(t *testing.T) {
 		w.exec(t, "select geneva.complete_step($1, 'suspend')", first)
 		r := get(t, h, fmt.Sprint("/workflows/", id))
 		require.Equal(t, http.StatusOK, r.status, r.body)
-		require.Contains(t, r.body, "<summary>cursor</summary><pre>{\n  &#34;page&#34;: 2\n}</pre>")
-		require.Contains(t, r.body, fmt.Sprintf(`continues <a href="#e%d">%d</a>`, first, first))
+		// the cursor under its own heading, not the error's
+		require.Contains(t, r.body, "<th>cursor</th>")
+		require.Contains(t, r.body, `<td class="cursor"><code>{&#34;page&#34;: 2}</code>`)
+		require.Contains(t, r.body, fmt.Sprintf(`<div class="dim">continues <a href="#e%d">%d</a></div></td>`, first, first))
+		require.NotRegexp(t, `<td class="error">[^<]*<[^t]*&#34;page&#34;`, r.body)
 		require.Contains(t, r.body, "suspended")
 	})
 

@@ -263,6 +263,11 @@ type workflowData struct {
 	ActionLog []*goclient.Action
 	// HTTPURLs are the endpoints of its HTTP steps, by step name.
 	HTTPURLs map[string]string
+	// Resumable: an execution of the timeline has a cursor or continues
+	// another (the cursor column); Received: one received an event (the
+	// event column).
+	Resumable bool
+	Received  bool
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -296,6 +301,17 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 		return nil, err
 	}
 	d := &workflowData{Workflow: wf, Timeline: timeline, Total: total, Actions: allowedActions(wf)}
+	if len(timeline) > 0 {
+		events, err := h.receivedEvents(ctx, id, timeline[0].ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range timeline {
+			e.Event = events[e.ID]
+			d.Received = d.Received || e.Event != nil
+			d.Resumable = d.Resumable || hasJSON(e.Cursor) || e.ContinuesFromID != nil
+		}
+	}
 	for _, s := range defined {
 		d.StepNames = append(d.StepNames, s.StepName)
 		if s.HTTPURL != nil {

@@ -67,10 +67,15 @@ var funcs = template.FuncMap{
 		}
 		return m
 	},
-	"hasJSON": func(raw json.RawMessage) bool {
-		s := strings.TrimSpace(string(raw))
-		return s != "" && s != "null"
+	"hasJSON": hasJSON,
+	// shortJSON is JSON's first n characters, marked when cut
+	"shortJSON": func(v any, n int) string {
+		if r := []rune(jsonText(v)); len(r) > n {
+			return string(r[:n-1]) + "…"
+		}
+		return jsonText(v)
 	},
+	"longJSON": func(v any, n int) bool { return len([]rune(jsonText(v))) > n },
 	"int64": toInt64,
 	"label": func(action string) string { return verbs[action].label },
 	"lower": strings.ToLower,
@@ -119,6 +124,25 @@ var funcs = template.FuncMap{
 		return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`,
 			t.Format(time.RFC3339Nano), t.Format("2006-01-02 15:04:05.000 UTC"), t.Format("2006-01-02 15:04:05")))
 	},
+}
+
+// jsonText is JSON's text, from a json.RawMessage or a string.
+func jsonText(v any) string {
+	switch x := v.(type) {
+	case json.RawMessage:
+		return string(x)
+	case string:
+		return x
+	case *string:
+		return deref(x)
+	}
+	return ""
+}
+
+// hasJSON tells whether raw is a JSON value other than null.
+func hasJSON(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null"
 }
 
 func toInt64(v any) int64 {

@@ -36,6 +36,14 @@ type TimelineEntry struct {
 	// HTTPURL is an HTTP step's endpoint (the current definition's); nil
 	// for a Go step.
 	HTTPURL *string `db:"http_url"`
+	// EventID is the event the step received (it awaited it), with its
+	// name, payload, the login role that sent it and when; nil when it
+	// received none. Every attempt of the step carries the same event.
+	EventID      *int64          `db:"event_id"`
+	EventName    *string         `db:"event_name"`
+	EventPayload json.RawMessage `db:"event_payload"`
+	EventSentBy  *string         `db:"event_sent_by"`
+	EventSentAt  *time.Time      `db:"event_sent_at"`
 }
 
 // Timeline returns a workflow's executions in order with their queue lag and
@@ -43,7 +51,7 @@ type TimelineEntry struct {
 func (c *Client) Timeline(ctx context.Context, workflowID int64) ([]*TimelineEntry, error) {
 	rows, err := c.db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
 		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
-		continues_from_id, error_classes, http_url
+		continues_from_id, error_classes, http_url, event_id, event_name, event_payload, event_sent_by, event_sent_at
 		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
 	return collect[TimelineEntry](rows, err)
 }

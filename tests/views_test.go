@@ -536,4 +536,48 @@ func TestViews(t *testing.T) {
 		}, got)
 	})
 
+
+	// the event a step received, on every attempt of the step (issue 47)
+	t.Run("WorkflowTimelineEvents", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Approval", `{"steps": [
+			{"name": "ask"},
+			{"name": "decide", "await": {"event": "approved", "timeout": "1 day"},
+			 "on_exception": {"action": "reattempt", "wait": "1 minute"}}]}`)
+		id := b.create(t, "Approval", "1")
+		ask := b.run(t, id).ExecutionID
+		b.complete(t, ask, "success", nil)
+		b.setNow(t, t0.Add(time.Minute))
+		_, err := b.conn.Exec(b.ctx, `select geneva.send_event($1, 'approved', '{"by": "mia"}')`, id)
+		require.NoError(t, err)
+		var eventID int64
+		var sender string
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select max(id), session_user from geneva.events").Scan(&eventID, &sender))
+		first := b.run(t, id).ExecutionID
+		b.fail(t, first, []string{"Timeout"}, "i/o timeout") // reattempted: the same event again
+		b.setNow(t, t0.Add(3*time.Minute))
+		second := b.run(t, id).ExecutionID
+
+		type eventRow struct {
+			ExecutionID  int64
+			EventID      *int64
+			EventName    *string
+			EventPayload *string
+			EventSentBy  *string
+			EventSentAt  *time.Time
+		}
+		got := viewRows[eventRow](t, b, `
+			select execution_id, event_id, event_name, event_payload::text, event_sent_by, event_sent_at
+			from geneva.workflow_timeline
+			where workflow_id = $1
+			order by execution_id`, id)
+		received := func(execution int64) eventRow {
+			return eventRow{ExecutionID: execution, EventID: &eventID, EventName: ptr("approved"),
+				EventPayload: ptr(`{"by": "mia"}`), EventSentBy: &sender, EventSentAt: ptr(t0.Add(time.Minute))}
+		}
+		require.Equal(t, []eventRow{{ExecutionID: ask}, received(first), received(second)}, got)
+	})
+
 }

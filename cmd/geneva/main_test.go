@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -368,4 +369,43 @@ func TestListCommandsHaveJSON(t *testing.T) {
 	}
 	check(newRootCmd(nil))
 	require.GreaterOrEqual(t, listed, 9)
+}
+
+// geneva show prints the event a step received: its name, who sent it and
+// its payload's start (issue 47).
+func TestShowEventReceived(t *testing.T) {
+	url := migrated(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, protocol.New(conn).DefineWorkflow(ctx, "Expense", json.RawMessage(
+		`{"steps":[{"name":"decide","await":{"event":"approved","timeout":"1 day"}},{"name":"pay"}]}`)))
+	id, err := goclient.New(conn).CreateWorkflow(ctx, "Expense", "Claim", "1", nil)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `select geneva.send_event($1, 'approved',
+		'{"approved_by": "mia@example.com", "note": "a long note that the table cuts short"}')`, id)
+	require.NoError(t, err)
+	var execution int64
+	require.NoError(t, conn.QueryRow(ctx, `select execution_id from geneva.start_step(
+		(select id from geneva.step_executions where workflow_id = $1))`, id).Scan(&execution))
+	var user string
+	require.NoError(t, conn.QueryRow(ctx, "select session_user").Scan(&user))
+
+	out, err := cli(t, url, "show", fmt.Sprint(id))
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^execution +step +state +outcome +scheduled for +waited +ran +event received +error$`, out)
+	require.Regexp(t, fmt.Sprintf(`(?m)^%d +decide +in_progress .* approved from %s: \{"note": "a long note that the table cu… *$`,
+		execution, regexp.QuoteMeta(user)), out)
+
+	var shown struct {
+		Timeline []map[string]any `json:"timeline"`
+	}
+	out, err = cli(t, url, "show", fmt.Sprint(id), "--json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &shown), out)
+	require.Equal(t, "approved", shown.Timeline[0]["event_name"])
+	require.Equal(t, user, shown.Timeline[0]["event_sent_by"])
+	require.Equal(t, map[string]any{"approved_by": "mia@example.com", "note": "a long note that the table cuts short"},
+		shown.Timeline[0]["event_payload"])
 }

@@ -130,10 +130,15 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 	resumable := slices.ContainsFunc(timeline, func(e *goclient.TimelineEntry) bool {
 		return e.Cursor != nil || e.ContinuesFromID != nil
 	})
+	// steps that awaited an event: the event each received
+	received := slices.ContainsFunc(timeline, func(e *goclient.TimelineEntry) bool { return e.EventName != nil })
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	header := "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran"
 	if resumable {
 		header += "\tcontinues\tcursor"
+	}
+	if received {
+		header += "\tevent received"
 	}
 	fmt.Fprintln(w, header+"\terror")
 	for _, e := range timeline {
@@ -149,6 +154,9 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 				continues = fmt.Sprintf("<- %d", *e.ContinuesFromID)
 			}
 			fmt.Fprintf(w, "\t%s\t%s", continues, shorten(string(e.Cursor), 40))
+		}
+		if received {
+			fmt.Fprintf(w, "\t%s", Received(e))
 		}
 		fmt.Fprintf(w, "\t%s\n", errText)
 	}
@@ -168,6 +176,20 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 	if len(urls) > 0 {
 		fmt.Fprintf(out, "\nHTTP steps:\n%s\n", strings.Join(urls, "\n"))
 	}
+}
+
+// Received says which event an execution received, from whom, and its
+// payload's first characters: `approved from app_role: {"by": "mia"}`; ""
+// when it received none.
+func Received(e *goclient.TimelineEntry) string {
+	if e.EventName == nil {
+		return ""
+	}
+	text := *e.EventName + " from " + Deref(e.EventSentBy)
+	if p := strings.TrimSpace(string(e.EventPayload)); p != "" && p != "null" {
+		text += ": " + shorten(p, 40)
+	}
+	return text
 }
 
 // Lineage prints where a workflow came from (retried_from) and its retries,
