@@ -87,8 +87,8 @@ func newRootCmd(stdout io.Writer) *cobra.Command {
 		Short: "Operate Geneva's durable workflows in PostgreSQL",
 		Long: `geneva installs Geneva's schema and operates its workflows: it lists and shows
 them, pauses, resumes, cancels and skips them, lists what awaits an event and
-sends events, shows and defines limits, manages schedules, and runs
-housekeeping.
+sends events, shows and defines limits, manages schedules, lists the
+operators' actions, and runs housekeeping.
 
 The database is --database-url, else $DATABASE_URL (a libpq URL).
 
@@ -122,7 +122,7 @@ in any language, run in geneva worker.`,
 	)
 	for _, cmd := range []*cobra.Command{
 		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts), newEventsCmd(opts), newLimitsCmd(opts),
-		newDefinitionsCmd(opts), newDashboardCmd(opts),
+		newDefinitionsCmd(opts), newActionsCmd(opts), newDashboardCmd(opts),
 	} {
 		cmd.GroupID = "inspect"
 		root.AddCommand(cmd)

@@ -214,15 +214,40 @@ func Actions(out io.Writer, actions []*goclient.Action) {
 		return
 	}
 	fmt.Fprintln(out, "\nOperators' actions:")
+	ActionLog(out, actions, false)
+}
+
+// ActionLog prints operators' actions (the geneva.action_log view) as a
+// table, with the workflow each acted on when withWorkflow.
+func ActionLog(out io.Writer, actions []*goclient.Action, withWorkflow bool) {
+	if len(actions) == 0 {
+		fmt.Fprintln(out, "No actions.")
+		return
+	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "action	at	by	verb	arguments	result")
+	header := "action\tat\tby\tverb"
+	if withWorkflow {
+		header += "\tworkflow"
+	}
+	fmt.Fprintln(w, header+"\targuments\tresult")
 	for _, a := range actions {
 		by := a.PerformedBy
 		if a.Actor != nil {
 			by += " (" + *a.Actor + ")"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ActionID, Stamp(a.At), by, a.Verb,
-			shorten(string(a.Arguments), 60), shorten(string(a.Result), 60))
+		verb := a.Verb
+		if a.BulkActionID != nil && a.Verb != "bulk_workflows" {
+			verb += fmt.Sprintf(" (bulk %d)", *a.BulkActionID)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s", a.ActionID, Stamp(a.At), by, verb)
+		if withWorkflow {
+			workflow := ""
+			if a.WorkflowID != nil {
+				workflow = strconv.FormatInt(*a.WorkflowID, 10)
+			}
+			fmt.Fprintf(w, "\t%s", workflow)
+		}
+		fmt.Fprintf(w, "\t%s\t%s\n", shorten(string(a.Arguments), 60), shorten(string(a.Result), 60))
 	}
 	w.Flush()
 }
