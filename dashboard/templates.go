@@ -76,9 +76,9 @@ var funcs = template.FuncMap{
 		return jsonText(v)
 	},
 	"longJSON": func(v any, n int) bool { return len([]rune(jsonText(v))) > n },
-	"int64": toInt64,
-	"label": func(action string) string { return verbs[action].label },
-	"lower": strings.ToLower,
+	"int64":    toInt64,
+	"label":    func(action string) string { return verbs[action].label },
+	"lower":    strings.ToLower,
 	"notMatched": func(d *bulkData) int64 {
 		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals)-d.Remaining)
 	},

@@ -536,7 +536,6 @@ func TestViews(t *testing.T) {
 		}, got)
 	})
 
-
 	// the event a step received, on every attempt of the step (issue 47)
 	t.Run("WorkflowTimelineEvents", func(t *testing.T) {
 		t.Parallel()
