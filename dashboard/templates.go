@@ -83,6 +83,13 @@ var funcs = template.FuncMap{
 		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals)-d.Remaining)
 	},
 	"outcomes": sortedOutcomes,
+	// plural is one when n is 1, else many: {{plural .Count "matches" "match"}}
+	"plural": func(n any, one, many string) string {
+		if toInt64(n) == 1 {
+			return one
+		}
+		return many
+	},
 	// what a definition's step does (as geneva definitions prints it)
 	"policies": func(raw json.RawMessage) string { return report.Policies(raw) },
 	"awaitDetail": func(s *goclient.DefinitionStep) string {
@@ -107,6 +114,24 @@ var funcs = template.FuncMap{
 		return humanDuration(time.Duration(*s * float64(time.Second)))
 	},
 	"slug": func(s string) string { return strings.ReplaceAll(s, " ", "-") },
+	// wrapable lets a name of words joined by underscores (a step, an
+	// outcome) wrap after each underscore: reattempted_<wbr>by_<wbr>exception
+	"wrapable": func(v any) template.HTML {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case *string:
+			s = deref(x)
+		case goclient.Outcome:
+			s = string(x)
+		case *goclient.Outcome:
+			s = string(deref(x))
+		case goclient.ExecutionState:
+			s = string(x)
+		}
+		return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(s), "_", "_<wbr>"))
+	},
 	"ts": func(v any) template.HTML {
 		var t time.Time
 		switch x := v.(type) {
@@ -121,8 +146,10 @@ var funcs = template.FuncMap{
 			return ""
 		}
 		t = t.UTC()
-		return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`,
-			t.Format(time.RFC3339Nano), t.Format("2006-01-02 15:04:05.000 UTC"), t.Format("2006-01-02 15:04:05")))
+		// (the date and the time each kept whole where a narrow column wraps
+		// them)
+		return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s"><span>%s</span> <span>%s</span></time>`,
+			t.Format(time.RFC3339Nano), t.Format("2006-01-02 15:04:05.000 UTC"), t.Format("2006-01-02"), t.Format("15:04:05")))
 	},
 }
 
