@@ -614,3 +614,49 @@ func TestWorkflowStandings(t *testing.T) {
 		require.Regexp(t, `(?s)class="standing-next"><span class="step">y</span>.*class="standing-pending"><span class="step">z</span>.*class="standing-no-longer-defined"><span class="step">x</span>`, r.body)
 	})
 }
+
+// The unfiltered Workflows page leads with what an operator looks at first:
+// the paused workflows, those an error paused first, before the newest of
+// every workflow (issue 47).
+func TestWorkflowsLeadWithAttention(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, &Config{PageSize: 4})
+	w.exec(t, "select geneva.pause_workflow($1)", w.ready[0]) // by an operator: no error
+	attention := func(body string) []string {
+		var list []string
+		for _, m := range regexp.MustCompile(`<td class="num id"><a href="/workflows/(\d+)">`).FindAllStringSubmatch(body, -1) {
+			list = append(list, m[1])
+		}
+		return list
+	}
+
+	r := get(t, h, "/workflows")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `<h2 id="attention-heading">Needs attention: 6 paused</h2>`)
+	require.Equal(t, ids(w.cardDeclined[1], w.cardDeclined[0], w.gatewayTimeout[2], w.gatewayTimeout[1], w.gatewayTimeout[0], w.ready[0]),
+		attention(r.body), "failing first, newest first")
+	require.Less(t, strings.Index(r.body, `id="attention"`), strings.Index(r.body, `<table class="list">`), "before the list")
+	require.Contains(t, r.body, "<code>CardDeclined</code> in authorize: <span class=\"msg\">the gateway said: CardDeclined</span>")
+	require.Len(t, rowsOf(r.body), 4, "the list, a page")
+
+	// a filter, or the next page, is the operator's choice: the list alone
+	for _, path := range []string{"/workflows?type=Payment", "/workflows?before=" + fmt.Sprint(w.canceled)} {
+		r = get(t, h, path)
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Empty(t, attention(r.body), path)
+		require.NotContains(t, r.body, "Needs attention", path)
+	}
+
+	// more paused than the section shows: it says so and links them all
+	small := w.newHandler(t, nil)
+	for i := range maxAttention {
+		id := w.create(t, "Onboarding", fmt.Sprint("many-", i))
+		w.exec(t, "select geneva.pause_workflow($1)", id)
+	}
+	r = get(t, small, "/workflows")
+	require.Len(t, attention(r.body), maxAttention)
+	require.Contains(t, r.body, fmt.Sprintf("Needs attention: %d paused", maxAttention+6))
+	require.Contains(t, r.body, `those an error paused first; <a href="/paused">all of them, by error class</a>`)
+	require.Equal(t, ids(w.cardDeclined[1], w.cardDeclined[0]), attention(r.body)[:2], "failing first")
+}

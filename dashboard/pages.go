@@ -197,7 +197,15 @@ type workflowsData struct {
 	ErrorClasses []string
 	Next         string // the next page's URL, if any
 	First        bool
+	// Attention leads the unfiltered list's first page: what an operator
+	// looks at first, the paused workflows (those an error paused first),
+	// the newest maxAttention of Paused.
+	Attention []*goclient.PausedWorkflow
+	Paused    int64
 }
+
+// maxAttention bounds the paused workflows that lead the Workflows page.
+const maxAttention = 20
 
 func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -222,6 +230,12 @@ func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Workflows = list
+	if f.Empty() && d.First {
+		if d.Attention, d.Paused, err = h.attention(r.Context()); err != nil {
+			h.failQuery(w, r, err)
+			return
+		}
+	}
 	if more {
 		next := f.query()
 		if next != "" {
@@ -230,6 +244,27 @@ func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 		d.Next = h.cfg.Prefix + "/workflows?" + next + "before=" + strconv.FormatInt(list[len(list)-1].ID, 10)
 	}
 	h.render(w, r, http.StatusOK, "workflows", h.newPage(r, "Workflows", "workflows", d))
+}
+
+// attention returns the paused workflows that lead the Workflows page, those
+// an error paused (failing) first, then the newest first, and how many are
+// paused in all.
+func (h *handler) attention(ctx context.Context) ([]*goclient.PausedWorkflow, int64, error) {
+	counts, err := h.workflowCounts(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var paused int64
+	for _, c := range counts {
+		if c.State == goclient.StatePaused {
+			paused += c.Workflows
+		}
+	}
+	if paused == 0 {
+		return nil, 0, nil
+	}
+	list, err := h.client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{Limit: maxAttention, ErrorsFirst: true})
+	return list, paused, err
 }
 
 // stepStanding is a step of a workflow's definition and where the workflow

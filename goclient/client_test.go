@@ -356,6 +356,12 @@ func TestViewParameters(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, paused, 1)
 		require.Equal(t, other, paused[0].WorkflowID)
+		// the one an error paused first
+		paused, err = client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{ErrorsFirst: true})
+		require.NoError(t, err)
+		require.Equal(t, []int64{boom, other}, []int64{paused[0].WorkflowID, paused[1].WorkflowID})
+		require.NotNil(t, paused[0].LastErrorClass)
+		require.Nil(t, paused[1].LastErrorClass)
 	})
 
 	t.Run("StuckExecutionsWithThresholds", func(t *testing.T) {

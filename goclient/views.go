@@ -81,7 +81,13 @@ type PausedWorkflow struct {
 // PausedWorkflowsParams filters PausedWorkflows. A nil
 // *PausedWorkflowsParams takes every default.
 type PausedWorkflowsParams struct {
-	// Limit is how many to return at most (the newest).
+	// ErrorsFirst returns the workflows an error paused (LastErrorClass set)
+	// before those an operator or a step paused, each newest first.
+	//
+	// Defaults to false: newest first.
+	ErrorsFirst bool
+
+	// Limit is how many to return at most (the first in their order).
 	//
 	// Defaults to 0: every paused workflow.
 	Limit int
@@ -93,7 +99,8 @@ type PausedWorkflowsParams struct {
 }
 
 // PausedWorkflows returns the paused workflows with why they paused (the
-// geneva.paused_workflows view), newest first.
+// geneva.paused_workflows view), newest first (those an error paused first,
+// with ErrorsFirst).
 func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsParams) ([]*PausedWorkflow, error) {
 	if params == nil {
 		params = &PausedWorkflowsParams{}
@@ -102,8 +109,8 @@ func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsPar
 		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
 		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
 		from geneva.paused_workflows where $1::text is null or workflow_type = $1
-		order by workflow_id desc limit $2`,
-		nullIfZero(params.WorkflowType), limitOrAll(params.Limit))
+		order by $3 and last_error_class is null, workflow_id desc limit $2`,
+		nullIfZero(params.WorkflowType), limitOrAll(params.Limit), params.ErrorsFirst)
 	return collect[PausedWorkflow](rows, err)
 }
 
