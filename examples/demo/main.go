@@ -60,8 +60,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
+	interrupted := ctx.Err() != nil
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if interrupted && (err == nil || errors.Is(err, context.Canceled)) {
+		// Ctrl-C is how the demo ends (with --dashboard, the only way): the
+		// worker, the dashboard and the throwaway database have stopped
+		fmt.Println("Stopped.")
 		return
 	}
 	if err != nil {
@@ -152,9 +159,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return runDemo(ctx, env, demo, func(ctx context.Context) error {
-		return dashboard.ListenAndServe(ctx, pool, demo.dashboard, cfg, func(url string) {
+		err := dashboard.ListenAndServe(ctx, pool, demo.dashboard, cfg, func(url string) {
 			env.printf("\nDashboard: %s (metrics at %smetrics); the worker still runs. Interrupt (Ctrl-C) to stop and remove the database.\n", url, url)
 		})
+		if err == nil {
+			env.printf("\nStopping the dashboard, the worker and the database.\n")
+		}
+		return err
 	})
 }
 
@@ -220,7 +231,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 			examples.TenantSync(tenants),
 			teamDigest(),
 		},
-		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger:        slog.New(storyHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})}),
 		Hooks:         []worker.Hook{progress(env, start)},
 		ErrorReporter: reportError(env, start),
 		River:         &river.Config{FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond},
@@ -511,6 +522,35 @@ func approve(ctx context.Context, env *environment, start time.Time, id int64) e
 	}
 	return nil
 }
+
+// storyHandler is the worker's log for the demo: the failures of the
+// story's steps (a declined card, a gateway down, a provider's 429) are
+// printed as part of the story, by reportError, so their log records are
+// left out; every other record is logged.
+type storyHandler struct{ slog.Handler }
+
+func (h storyHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "geneva: step failed" {
+		reported := false
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "reported" {
+				reported = a.Value.Kind() == slog.KindBool && a.Value.Bool()
+				return false
+			}
+			return true
+		})
+		if reported {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h storyHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return storyHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h storyHandler) WithGroup(name string) slog.Handler { return storyHandler{h.Handler.WithGroup(name)} }
 
 // reportError stands in for an error tracker.
 func reportError(env *environment, start time.Time) func(ctx context.Context, step *worker.Step, err error) {
