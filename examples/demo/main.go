@@ -550,7 +550,9 @@ func (h storyHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return storyHandler{h.Handler.WithAttrs(attrs)}
 }
 
-func (h storyHandler) WithGroup(name string) slog.Handler { return storyHandler{h.Handler.WithGroup(name)} }
+func (h storyHandler) WithGroup(name string) slog.Handler {
+	return storyHandler{h.Handler.WithGroup(name)}
+}
 
 // reportError stands in for an error tracker.
 func reportError(env *environment, start time.Time) func(ctx context.Context, step *worker.Step, err error) {
