@@ -238,10 +238,11 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	exited := false
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		if !exited {
 			_ = cmd.Process.Kill()
-			<-done
+			t.Logf("the demo, killed: %v", <-done)
 		}
 	})
 	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "Dashboard: http://") },
@@ -250,6 +251,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	select {
 	case err := <-done:
+		exited = true
 		require.NoError(t, err, "exit status 0:\n%s\n%s", stdout, stderr)
 	case <-time.After(time.Minute):
 		t.Fatalf("the demo did not stop within a minute of Ctrl-C:\n%s", stdout)
