@@ -32,8 +32,8 @@
 // scroll position:
 //
 //	/                      overview: counts by type and state, steps ended per minute, queue lag
-//	/workflows             list: state (or "ongoing"), type, hero, error class, created between
-//	/workflows/{id}        one workflow: fields, steps, timeline of executions
+//	/workflows             list: state (or "ongoing"), type, hero, error class, created between; unfiltered, the paused first
+//	/workflows/{id}        one workflow: fields, steps, timeline of executions (a step's cursor, the event it received)
 //	/paused                paused workflows grouped by error class
 //	/waiting               what awaits which event, since when, timeout in; Send event (a JSON payload)
 //	/limits                limits in use per limit and key: in progress / concurrency, waiting, starts in the window / rate
