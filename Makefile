@@ -12,13 +12,21 @@ WITHPG := $(GO) run ./internal/cmd/withpg --
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_\/-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# The demo is built, then run (./demo, ignored by git), not `go run`: Ctrl-C
+# stops the demo cleanly (it says "Stopped." and exits 0), where `go run`
+# exits 1 whenever it is interrupted and make then reports "Error 1". (make
+# itself, interrupted, still ends by the signal, silently.)
+DEMO := ./demo
+
 .PHONY: demo
 demo: ## Run the example workflows with a worker and show the dashboard (throwaway PostgreSQL unless DATABASE_URL is set)
-	$(GO) run ./examples/demo
+	@$(GO) build -o $(DEMO) ./examples/demo
+	$(DEMO)
 
 .PHONY: demo/dashboard
-demo/dashboard: ## The demo, then its database, worker and web dashboard stay up at 127.0.0.1:8080 until interrupted
-	$(GO) run ./examples/demo --dashboard 127.0.0.1:8080
+demo/dashboard: ## The demo, then its database, worker and web dashboard stay up at 127.0.0.1:8080 until interrupted (Ctrl-C)
+	@$(GO) build -o $(DEMO) ./examples/demo
+	$(DEMO) --dashboard 127.0.0.1:8080
 
 .PHONY: test
 test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)

@@ -429,10 +429,12 @@ func TestBrowserHTTPStep(t *testing.T) {
 	// earlier
 	w.exec(t, `select geneva.define_workflow('Hook', '{"steps": [
 		{"name": "notify", "http": {"url": "https://hooks.example.com/v2/notify"}}, {"name": "archive"}]}')`)
-	b.run("definitions", chromedp.Click(chromedp.CSS(`nav a[href="/definitions"]`)), chromedp.WaitVisible(chromedp.CSS("table#definitions")))
+	b.run("definitions", chromedp.Click(chromedp.CSS(`nav a[href="/definitions"]`)), chromedp.WaitVisible(chromedp.CSS("#d-Hook")))
 	require.Equal(t, "/definitions", b.location())
-	require.Equal(t, "2", b.text("tr#d-Hook .version"))
-	require.Equal(t, "notify POST https://hooks.example.com/v2/notify\narchive", b.text("tr#d-Hook ol.steps"))
-	require.Equal(t, "v1", b.text("tr#d-Hook .earlier"))
-	require.Equal(t, "1", b.text("tr#d-Payment .version"))
+	require.Equal(t, "2", b.text("#d-Hook .version"))
+	require.Equal(t, "notify", b.text("#d-Hook-1 .step"))
+	require.Equal(t, "POST https://hooks.example.com/v2/notify", b.text("#d-Hook-1 .http-url"))
+	require.Equal(t, "archive", b.text("#d-Hook-2 .step"))
+	require.Equal(t, "v1", b.text("#d-Hook .earlier"))
+	require.Equal(t, "1", b.text("#d-Payment .version"))
 }

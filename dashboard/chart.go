@@ -11,22 +11,25 @@ import (
 )
 
 // outcomeGroups sort outcomes into the chart's series, in stacking order.
+// Their classes (series-*) and the legend's (legend-key) are the chart's
+// own: a table cell's class (a schedule's "skip", a limit's "key") must not
+// take a series' color.
 var outcomeGroups = []struct {
 	name, class string
 	outcomes    []goclient.Outcome
 }{
-	{"succeeded", "ok", []goclient.Outcome{goclient.OutcomeSuccess, goclient.OutcomeSuspended}},
-	{"reattempted", "retry", []goclient.Outcome{
+	{"succeeded", "series-ok", []goclient.Outcome{goclient.OutcomeSuccess, goclient.OutcomeSuspended}},
+	{"reattempted", "series-retry", []goclient.Outcome{
 		goclient.OutcomeReattempted, goclient.OutcomeReattemptedByException, goclient.OutcomeRecovered,
 	}},
-	{"skipped", "skip", []goclient.Outcome{
+	{"skipped", "series-skip", []goclient.Outcome{
 		goclient.OutcomeSkippedByCondition, goclient.OutcomeSkippedByFlowControl, goclient.OutcomeSkippedByException,
 		goclient.OutcomeSkippedExternally, goclient.OutcomeSkippedByTimeout,
 	}},
-	{"paused", "pause", []goclient.Outcome{
+	{"paused", "series-pause", []goclient.Outcome{
 		goclient.OutcomePausedByFlowControl, goclient.OutcomePausedByException, goclient.OutcomePausedByTimeout,
 	}},
-	{"failed or canceled", "fail", nil}, // everything else
+	{"failed or canceled", "series-fail", nil}, // everything else
 }
 
 func outcomeGroup(outcome goclient.Outcome) int {
@@ -99,7 +102,7 @@ func throughputChart(points []*throughput, now time.Time) template.HTML {
 	}
 	b.WriteString(`</svg><p class="legend">`)
 	for _, g := range outcomeGroups {
-		fmt.Fprintf(&b, `<span class="key %s"></span>%s `, g.class, g.name)
+		fmt.Fprintf(&b, `<span class="legend-key %s"></span>%s `, g.class, g.name)
 	}
 	b.WriteString(`(UTC, per minute)</p>`)
 	return template.HTML(b.String()) // built from numbers, times and fixed names only

@@ -16,8 +16,8 @@
 //
 // The dashboard reads only Geneva's views (geneva.workflow_counts,
 // paused_workflows, stuck_executions, step_stats, workflow_list, step_errors,
-// definition_steps, step_throughput, queue_lag, awaiting_events,
-// limit_usage) and public
+// definition_steps, definition_versions, step_throughput, queue_lag,
+// awaiting_events, limit_usage, workflow_timeline, action_log) and public
 // read functions (geneva.get_workflow, step_history), most of them through
 // package goclient, and it acts only through goclient's methods of the SQL
 // functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
@@ -32,13 +32,14 @@
 // scroll position:
 //
 //	/                      overview: counts by type and state, steps ended per minute, queue lag
-//	/workflows             list: state (or "ongoing"), type, hero, error class, created between
-//	/workflows/{id}        one workflow: fields, steps, timeline of executions
+//	/workflows             list: state (or "ongoing"), type, hero, error class, created between; unfiltered, the paused first
+//	/workflows/{id}        one workflow: fields, steps, timeline of executions (a step's cursor, the event it received)
 //	/paused                paused workflows grouped by error class
 //	/waiting               what awaits which event, since when, timeout in; Send event (a JSON payload)
 //	/limits                limits in use per limit and key: in progress / concurrency, waiting, starts in the window / rate
 //	/stuck                 what housekeeping would recover, with its thresholds
-//	/definitions           every type's definition: version, defined when and by whom, steps (an HTTP step's endpoint), earlier versions
+//	/definitions           every type's definition: version, defined when and by whom, what the type decides, each step and what it does (wait, await, limits, queue, endpoint, exception policies), earlier versions
+//	/actions               the operators' actions (geneva.action_log): filters verb, operator, workflow, time; newest first, paged by id
 //	/stats                 per type and step: outcomes, queue lag and run time
 //
 // # Safety
@@ -241,6 +242,7 @@ func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	mux.HandleFunc("GET "+p+"/waiting", h.waiting)
 	mux.HandleFunc("GET "+p+"/limits", h.limits)
 	mux.HandleFunc("GET "+p+"/definitions", h.definitions)
+	mux.HandleFunc("GET "+p+"/actions", h.actions)
 	mux.HandleFunc("GET "+p+"/stuck", h.stuck)
 	mux.HandleFunc("GET "+p+"/schedules", h.schedules)
 	mux.HandleFunc("GET "+p+"/schedules/{name}/{action}", h.confirmSchedule)

@@ -164,7 +164,7 @@ func TestPages(t *testing.T) {
 		require.Contains(t, r.body, "<code>GatewayTimeout</code> the gateway said: GatewayTimeout")
 		require.Contains(t, r.body, `<summary>backtrace</summary><pre>goroutine 1 [running]:`)
 		require.Contains(t, r.body, "its chain: <code>GatewayTimeout</code>, <code>*url.Error</code>")
-		require.Contains(t, r.body, "paused_by_exception")
+		require.Contains(t, r.body, "<td>paused_<wbr>by_<wbr>exception</td>") // (it may wrap after an underscore)
 		require.Contains(t, r.body, `id="action-resume"`)
 		require.Contains(t, r.body, `id="action-run-now"`)
 		require.NotContains(t, r.body, `id="action-pause"`)
@@ -224,8 +224,11 @@ func TestPages(t *testing.T) {
 		w.exec(t, "select geneva.complete_step($1, 'suspend')", first)
 		r := get(t, h, fmt.Sprint("/workflows/", id))
 		require.Equal(t, http.StatusOK, r.status, r.body)
-		require.Contains(t, r.body, "<summary>cursor</summary><pre>{\n  &#34;page&#34;: 2\n}</pre>")
-		require.Contains(t, r.body, fmt.Sprintf(`continues <a href="#e%d">%d</a>`, first, first))
+		// the cursor under its own heading, not the error's
+		require.Contains(t, r.body, "<th>cursor</th>")
+		require.Contains(t, r.body, `<td class="cursor"><code>{&#34;page&#34;: 2}</code>`)
+		require.Contains(t, r.body, fmt.Sprintf(`<div class="dim">continues <a href="#e%d">%d</a></div></td>`, first, first))
+		require.NotRegexp(t, `<td class="exec-error">[^<]*<[^t]*&#34;page&#34;`, r.body)
 		require.Contains(t, r.body, "suspended")
 	})
 
@@ -370,7 +373,7 @@ func TestBulk(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		// the filter is applied as each batch runs: the raced one no longer
 		// matches
-		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on, <strong id="refused">0</strong> refused, 1 no longer paused when their turn came.`)
+		require.Contains(t, r.body, `<strong id="acted">2</strong> acted on, <strong id="refused">0</strong> refused, 1 no longer paused when its turn came.`)
 		require.Equal(t, "ready", w.state(t, w.gatewayTimeout[0]))
 		require.Equal(t, "paused", w.state(t, w.cardDeclined[0]))
 
@@ -381,7 +384,7 @@ func TestBulk(t *testing.T) {
 		require.NoError(t, w.pool.QueryRow(w.ctx, "select workflow_type, hero_id from geneva.workflows where id = $1", raced).Scan(&workflowType, &heroID))
 		w.create(t, workflowType, heroID)
 		r = get(t, h, "/bulk/retry?error_class=GatewayTimeout&state=canceled")
-		require.Contains(t, r.body, `<strong id="bulk-count">1</strong> workflow match the filter`)
+		require.Contains(t, r.body, `<strong id="bulk-count">1</strong> workflow matches the filter and is paused, or finished`)
 		r = post(t, h, "/bulk/retry", url.Values{"csrf": {h.csrf}, "error_class": {"GatewayTimeout"}, "state": {"canceled"},
 			"upto": {fmt.Sprint(raced)}, "count": {"1"}})
 		require.Equal(t, http.StatusOK, r.status, r.body)
@@ -610,4 +613,50 @@ func TestWorkflowStandings(t *testing.T) {
 		r := get(t, h, fmt.Sprint("/workflows/", id))
 		require.Regexp(t, `(?s)class="standing-next"><span class="step">y</span>.*class="standing-pending"><span class="step">z</span>.*class="standing-no-longer-defined"><span class="step">x</span>`, r.body)
 	})
+}
+
+// The unfiltered Workflows page leads with what an operator looks at first:
+// the paused workflows, those an error paused first, before the newest of
+// every workflow (issue 47).
+func TestWorkflowsLeadWithAttention(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	h := w.newHandler(t, &Config{PageSize: 4})
+	w.exec(t, "select geneva.pause_workflow($1)", w.ready[0]) // by an operator: no error
+	attention := func(body string) []string {
+		var list []string
+		for _, m := range regexp.MustCompile(`<td class="num id"><a href="/workflows/(\d+)">`).FindAllStringSubmatch(body, -1) {
+			list = append(list, m[1])
+		}
+		return list
+	}
+
+	r := get(t, h, "/workflows")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `<h2 id="attention-heading">Needs attention: 6 paused</h2>`)
+	require.Equal(t, ids(w.cardDeclined[1], w.cardDeclined[0], w.gatewayTimeout[2], w.gatewayTimeout[1], w.gatewayTimeout[0], w.ready[0]),
+		attention(r.body), "failing first, newest first")
+	require.Less(t, strings.Index(r.body, `id="attention"`), strings.Index(r.body, `<table class="list">`), "before the list")
+	require.Contains(t, r.body, "<code>CardDeclined</code> in authorize: <span class=\"msg\">the gateway said: CardDeclined</span>")
+	require.Len(t, rowsOf(r.body), 4, "the list, a page")
+
+	// a filter, or the next page, is the operator's choice: the list alone
+	for _, path := range []string{"/workflows?type=Payment", "/workflows?before=" + fmt.Sprint(w.canceled)} {
+		r = get(t, h, path)
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		require.Empty(t, attention(r.body), path)
+		require.NotContains(t, r.body, "Needs attention", path)
+	}
+
+	// more paused than the section shows: it says so and links them all
+	small := w.newHandler(t, nil)
+	for i := range maxAttention {
+		id := w.create(t, "Onboarding", fmt.Sprint("many-", i))
+		w.exec(t, "select geneva.pause_workflow($1)", id)
+	}
+	r = get(t, small, "/workflows")
+	require.Len(t, attention(r.body), maxAttention)
+	require.Contains(t, r.body, fmt.Sprintf("Needs attention: %d paused", maxAttention+6))
+	require.Contains(t, r.body, `those an error paused first; <a href="/paused">all of them, by error class</a>`)
+	require.Equal(t, ids(w.cardDeclined[1], w.cardDeclined[0]), attention(r.body)[:2], "failing first")
 }

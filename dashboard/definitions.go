@@ -1,32 +1,28 @@
 package dashboard
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/report"
 )
 
-// definitionRow is a workflow type's current definition with its steps (a
-// step's endpoint when it is an HTTP step) and its earlier versions.
+// definitionRow is a workflow type's current definition with what it
+// decides for the whole type (Rules), its steps and what each does, and its
+// earlier versions.
 type definitionRow struct {
 	*goclient.DefinitionVersion
-	Steps   []*definitionStep
+	Rules   []string
+	Steps   []*goclient.DefinitionStep
 	Earlier []*goclient.DefinitionVersion
-}
-
-// definitionStep is a row of geneva.definition_steps: a step of a type's
-// current definition.
-type definitionStep struct {
-	WorkflowType string  `db:"workflow_type"`
-	StepName     string  `db:"step_name"`
-	HTTPURL      *string `db:"http_url"`
 }
 
 // definitions lists every workflow type's definition
 // (geneva.definition_versions): its version, when and by whom it was
-// defined, its steps (geneva.definition_steps: an HTTP step with its
-// endpoint), and its earlier versions.
+// defined, what it decides for the type (concurrency, rate limit, exception
+// policies), its steps and what each does (geneva.definition_steps: wait,
+// await, limits, queue, an HTTP step's endpoint, exception policies,
+// skip_if), and its earlier versions.
 func (h *handler) definitions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	versions, err := h.client.DefinitionVersions(ctx, "")
@@ -34,7 +30,7 @@ func (h *handler) definitions(w http.ResponseWriter, r *http.Request) {
 		h.failQuery(w, r, err)
 		return
 	}
-	steps, err := h.allDefinitionSteps(ctx)
+	steps, err := h.definitionSteps(ctx, "")
 	if err != nil {
 		h.failQuery(w, r, err)
 		return
@@ -46,7 +42,7 @@ func (h *handler) definitions(w http.ResponseWriter, r *http.Request) {
 			row.Earlier = append(row.Earlier, v)
 			continue
 		}
-		row := &definitionRow{DefinitionVersion: v}
+		row := &definitionRow{DefinitionVersion: v, Rules: report.TypeRules(v.Definition)}
 		byType[v.WorkflowType] = row
 		rows = append(rows, row)
 	}
@@ -56,10 +52,4 @@ func (h *handler) definitions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.render(w, r, http.StatusOK, "definitions", h.newPage(r, "Definitions", "definitions", rows))
-}
-
-func (h *handler) allDefinitionSteps(ctx context.Context) ([]*definitionStep, error) {
-	rows, err := h.db.Query(ctx, `select workflow_type, step_name, http_url from geneva.definition_steps
-		order by workflow_type, position`)
-	return collect[definitionStep](rows, err)
 }

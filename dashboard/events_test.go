@@ -252,3 +252,39 @@ func TestSendEventReadOnlyAndRoles(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	require.Equal(t, []string{`"yes"`}, w.events(t, id))
 }
+
+// A workflow's page shows the event each step received, under its own
+// heading: its name, who sent it, and its payload (issue 47).
+func TestWorkflowEventReceived(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := addAwaiting(t, w)
+	h := w.newHandler(t, nil)
+	id := a.expenses[0]
+
+	// before: no event column
+	r := get(t, h, fmt.Sprint("/workflows/", id))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.NotContains(t, r.body, "<th>event received</th>")
+
+	long := strings.Repeat("x", 3000)
+	w.exec(t, `select geneva.send_event($1, 'approved', jsonb_build_object('approved_by', 'ann', 'note', $2::text))`, id, long)
+	var execution int64
+	require.NoError(t, w.pool.QueryRow(w.ctx, "select id from geneva.step_history($1) where state = 'scheduled'", id).Scan(&execution))
+	w.exec(t, "select from geneva.start_step($1)", execution)
+	var sender string
+	require.NoError(t, w.pool.QueryRow(w.ctx, "select session_user").Scan(&sender))
+
+	r = get(t, h, fmt.Sprint("/workflows/", id))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, "<th>event received</th>")
+	require.Regexp(t, fmt.Sprintf(`(?s)<tr id="e%d".*<td class="event"><code class="event-name">approved</code> <span class="dim">from %s, <time`,
+		execution, sender), r.body)
+	// the payload's start, and its first 2,000 characters unfolded
+	require.Contains(t, r.body, `<summary><code class="payload">{&#34;note&#34;: &#34;xxx`)
+	require.Contains(t, r.body, strings.Repeat("x", maxPayload-20))
+	require.NotContains(t, r.body, long)
+	// the other workflow awaits still: its page has no event column
+	r = get(t, h, fmt.Sprint("/workflows/", a.expenses[1]))
+	require.NotContains(t, r.body, "<th>event received</th>")
+}

@@ -197,7 +197,15 @@ type workflowsData struct {
 	ErrorClasses []string
 	Next         string // the next page's URL, if any
 	First        bool
+	// Attention leads the unfiltered list's first page: what an operator
+	// looks at first, the paused workflows (those an error paused first),
+	// the newest maxAttention of Paused.
+	Attention []*goclient.PausedWorkflow
+	Paused    int64
 }
+
+// maxAttention bounds the paused workflows that lead the Workflows page.
+const maxAttention = 20
 
 func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -222,6 +230,12 @@ func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Workflows = list
+	if f.Empty() && d.First {
+		if d.Attention, d.Paused, err = h.attention(r.Context()); err != nil {
+			h.failQuery(w, r, err)
+			return
+		}
+	}
 	if more {
 		next := f.query()
 		if next != "" {
@@ -232,12 +246,33 @@ func (h *handler) workflows(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "workflows", h.newPage(r, "Workflows", "workflows", d))
 }
 
+// attention returns the paused workflows that lead the Workflows page, those
+// an error paused (failing) first, then the newest first, and how many are
+// paused in all.
+func (h *handler) attention(ctx context.Context) ([]*goclient.PausedWorkflow, int64, error) {
+	counts, err := h.workflowCounts(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var paused int64
+	for _, c := range counts {
+		if c.State == goclient.StatePaused {
+			paused += c.Workflows
+		}
+	}
+	if paused == 0 {
+		return nil, 0, nil
+	}
+	list, err := h.client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{Limit: maxAttention, ErrorsFirst: true})
+	return list, paused, err
+}
+
 // stepStanding is a step of a workflow's definition and where the workflow
 // stands with it.
 type stepStanding struct {
 	Position int
 	Name     string
-	Wait     *time.Duration
+	Wait     time.Duration
 	// Standing: done, skipped, running, next, failed, pending, canceled, or
 	// "no longer defined" for a step the definition no longer has.
 	Standing   string
@@ -263,6 +298,11 @@ type workflowData struct {
 	ActionLog []*goclient.Action
 	// HTTPURLs are the endpoints of its HTTP steps, by step name.
 	HTTPURLs map[string]string
+	// Resumable: an execution of the timeline has a cursor or continues
+	// another (the cursor column); Received: one received an event (the
+	// event column).
+	Resumable bool
+	Received  bool
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -296,6 +336,17 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 		return nil, err
 	}
 	d := &workflowData{Workflow: wf, Timeline: timeline, Total: total, Actions: allowedActions(wf)}
+	if len(timeline) > 0 {
+		events, err := h.receivedEvents(ctx, id, timeline[0].ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range timeline {
+			e.Event = events[e.ID]
+			d.Received = d.Received || e.Event != nil
+			d.Resumable = d.Resumable || hasJSON(e.Cursor) || e.ContinuesFromID != nil
+		}
+	}
 	for _, s := range defined {
 		d.StepNames = append(d.StepNames, s.StepName)
 		if s.HTTPURL != nil {
@@ -326,7 +377,7 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 }
 
 // standings places the workflow on its definition's steps.
-func standings(wf *goclient.Workflow, defined []*definedStep, timeline []*execution) []*stepStanding {
+func standings(wf *goclient.Workflow, defined []*goclient.DefinitionStep, timeline []*execution) []*stepStanding {
 	byName := map[string]*stepStanding{}
 	var steps []*stepStanding
 	for _, s := range defined {

@@ -239,6 +239,41 @@ type execution struct {
 	Cursor          json.RawMessage         `db:"cursor"`
 	ContinuesFromID *int64                  `db:"continues_from_id"`
 	UpdatedAt       time.Time               `db:"updated_at"`
+	// Event is the event the execution received (from
+	// geneva.workflow_timeline); nil when none.
+	Event *receivedEvent `db:"-"`
+}
+
+// receivedEvent is the event an execution received: its name, its payload
+// (the first maxPayload bytes of its text), who sent it and when.
+type receivedEvent struct {
+	ExecutionID int64     `db:"execution_id"`
+	Name        string    `db:"event_name"`
+	Payload     *string   `db:"payload"`
+	Truncated   bool      `db:"truncated"`
+	SentBy      string    `db:"event_sent_by"`
+	SentAt      time.Time `db:"event_sent_at"`
+}
+
+// maxPayload bounds the bytes of an event's payload a workflow page shows.
+const maxPayload = 2000
+
+// receivedEvents reads the events the workflow's executions from id from
+// on received (geneva.workflow_timeline).
+func (h *handler) receivedEvents(ctx context.Context, workflowID, from int64) (map[int64]*receivedEvent, error) {
+	rows, err := h.db.Query(ctx, `select execution_id, event_name, left(event_payload::text, $3) as payload,
+		length(event_payload::text) > $3 as truncated, event_sent_by, event_sent_at
+		from geneva.workflow_timeline
+		where workflow_id = $1 and execution_id >= $2 and event_id is not null`, workflowID, from, maxPayload)
+	list, err := collect[receivedEvent](rows, err)
+	if err != nil {
+		return nil, err
+	}
+	events := map[int64]*receivedEvent{}
+	for _, e := range list {
+		events[e.ExecutionID] = e
+	}
+	return events, nil
 }
 
 // QueueLag is how long the execution waited for a worker (nil before it
@@ -293,20 +328,10 @@ func (h *handler) stepHistory(ctx context.Context, id int64) ([]*execution, int,
 	return list, total, nil
 }
 
-// definedStep is a row of geneva.definition_steps.
-type definedStep struct {
-	Position int            `db:"position"`
-	StepName string         `db:"step_name"`
-	Wait     *time.Duration `db:"wait"`
-	Queue    string         `db:"queue"`
-	// HTTPURL is an HTTP step's endpoint; nil for a Go step.
-	HTTPURL *string `db:"http_url"`
-}
-
-func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*definedStep, error) {
-	rows, err := h.db.Query(ctx, `select position, step_name, wait, queue, http_url from geneva.definition_steps
-		where workflow_type = $1 order by position`, workflowType)
-	return collect[definedStep](rows, err)
+// definitionSteps are the steps of a type's current definition
+// (geneva.definition_steps), in run order.
+func (h *handler) definitionSteps(ctx context.Context, workflowType string) ([]*goclient.DefinitionStep, error) {
+	return h.client.DefinitionSteps(ctx, workflowType)
 }
 
 func (h *handler) workflowCounts(ctx context.Context) ([]*goclient.WorkflowCount, error) {

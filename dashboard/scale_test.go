@@ -68,6 +68,9 @@ func scalePaths(w *world, mid int64) []string {
 		"/waiting?event=approved",
 		"/stuck",
 		"/stats",
+		"/definitions",
+		"/actions",
+		"/actions?verb=cancel_workflow&by=nobody&after=2000-01-01",
 		"/bulk/cancel?error_class=Timeout",
 		"/bulk/resume?state=paused",
 	}

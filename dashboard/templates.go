@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/report"
 )
 
 // parseTemplates parses every page with the layout, by page name.
@@ -66,17 +67,39 @@ var funcs = template.FuncMap{
 		}
 		return m
 	},
-	"hasJSON": func(raw json.RawMessage) bool {
-		s := strings.TrimSpace(string(raw))
-		return s != "" && s != "null"
+	"hasJSON": hasJSON,
+	// shortJSON is JSON's first n characters, marked when cut
+	"shortJSON": func(v any, n int) string {
+		if r := []rune(jsonText(v)); len(r) > n {
+			return string(r[:n-1]) + "…"
+		}
+		return jsonText(v)
 	},
-	"int64": toInt64,
-	"label": func(action string) string { return verbs[action].label },
-	"lower": strings.ToLower,
+	"longJSON": func(v any, n int) bool { return len([]rune(jsonText(v))) > n },
+	"int64":    toInt64,
+	"label":    func(action string) string { return verbs[action].label },
+	"lower":    strings.ToLower,
 	"notMatched": func(d *bulkData) int64 {
 		return max(0, d.Count-int64(d.Acted)-int64(d.Refusals)-d.Remaining)
 	},
 	"outcomes": sortedOutcomes,
+	// plural is one when n is 1, else many: {{plural .Count "matches" "match"}}
+	"plural": func(n any, one, many string) string {
+		if toInt64(n) == 1 {
+			return one
+		}
+		return many
+	},
+	// what a definition's step does (as geneva definitions prints it)
+	"policies": func(raw json.RawMessage) string { return report.Policies(raw) },
+	"awaitDetail": func(s *goclient.DefinitionStep) string {
+		if t := report.AwaitTimeout(s); t != "" {
+			return "(" + t + ")"
+		}
+		return ""
+	},
+	"waitText": report.Wait,
+	"skipIf":   func(raw json.RawMessage) string { return strings.Trim(string(raw), `"`) },
 	"prettyJSON": func(raw json.RawMessage) string {
 		var b bytes.Buffer
 		if err := json.Indent(&b, raw, "", "  "); err != nil {
@@ -91,6 +114,24 @@ var funcs = template.FuncMap{
 		return humanDuration(time.Duration(*s * float64(time.Second)))
 	},
 	"slug": func(s string) string { return strings.ReplaceAll(s, " ", "-") },
+	// wrapable lets a name of words joined by underscores (a step, an
+	// outcome) wrap after each underscore: reattempted_<wbr>by_<wbr>exception
+	"wrapable": func(v any) template.HTML {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case *string:
+			s = deref(x)
+		case goclient.Outcome:
+			s = string(x)
+		case *goclient.Outcome:
+			s = string(deref(x))
+		case goclient.ExecutionState:
+			s = string(x)
+		}
+		return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(s), "_", "_<wbr>"))
+	},
 	"ts": func(v any) template.HTML {
 		var t time.Time
 		switch x := v.(type) {
@@ -105,9 +146,30 @@ var funcs = template.FuncMap{
 			return ""
 		}
 		t = t.UTC()
-		return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`,
-			t.Format(time.RFC3339Nano), t.Format("2006-01-02 15:04:05.000 UTC"), t.Format("2006-01-02 15:04:05")))
+		// (the date and the time each kept whole where a narrow column wraps
+		// them)
+		return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s"><span>%s</span> <span>%s</span></time>`,
+			t.Format(time.RFC3339Nano), t.Format("2006-01-02 15:04:05.000 UTC"), t.Format("2006-01-02"), t.Format("15:04:05")))
 	},
+}
+
+// jsonText is JSON's text, from a json.RawMessage or a string.
+func jsonText(v any) string {
+	switch x := v.(type) {
+	case json.RawMessage:
+		return string(x)
+	case string:
+		return x
+	case *string:
+		return deref(x)
+	}
+	return ""
+}
+
+// hasJSON tells whether raw is a JSON value other than null.
+func hasJSON(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null"
 }
 
 func toInt64(v any) int64 {

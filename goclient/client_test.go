@@ -356,6 +356,28 @@ func TestViewParameters(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, paused, 1)
 		require.Equal(t, other, paused[0].WorkflowID)
+		// those an error paused first (in a transaction rolled back: the
+		// subtests after read the same workflows)
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck // (rolled back)
+		txClient := goclient.New(tx)
+		byOperator, err := txClient.CreateWorkflow(ctx, "Two", "User", "by-operator", nil)
+		require.NoError(t, err)
+		_, err = txClient.PauseWorkflow(ctx, byOperator)
+		require.NoError(t, err)
+		pausedIDs := func(params *goclient.PausedWorkflowsParams) []int64 {
+			paused, err := txClient.PausedWorkflows(ctx, params)
+			require.NoError(t, err)
+			var got []int64
+			for _, p := range paused {
+				got = append(got, p.WorkflowID)
+			}
+			return got
+		}
+		require.Equal(t, []int64{byOperator, other, boom}, pausedIDs(nil))
+		require.Equal(t, []int64{other, boom, byOperator}, pausedIDs(&goclient.PausedWorkflowsParams{ErrorsFirst: true}))
+		require.Equal(t, []int64{other}, pausedIDs(&goclient.PausedWorkflowsParams{ErrorsFirst: true, Limit: 1}))
 	})
 
 	t.Run("StuckExecutionsWithThresholds", func(t *testing.T) {

@@ -48,3 +48,44 @@ func (c *Client) DefinitionVersions(ctx context.Context, workflowType string) ([
 	versions, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[DefinitionVersion])
 	return versions, mapError(err)
 }
+
+// DefinitionStep is a step of a workflow type's current definition and what
+// it does (a row of geneva.definition_steps).
+type DefinitionStep struct {
+	WorkflowType string `db:"workflow_type"`
+	// Position is the step's place in the run order, from 1.
+	Position int    `db:"position"`
+	StepName string `db:"step_name"`
+	// Wait is how long the step waits after its predecessor.
+	Wait    time.Duration `db:"wait"`
+	Queue   string        `db:"queue"`
+	Version int           `db:"version"`
+	// HTTPURL is an HTTP step's endpoint; nil for a Go step.
+	HTTPURL *string `db:"http_url"`
+	// AwaitEvent is the event the step awaits, AwaitTimeout how long, and
+	// OnTimeout what its timeout then does (run, cancel, pause, skip); nil
+	// for a step that awaits none.
+	AwaitEvent   *string        `db:"await_event"`
+	AwaitTimeout *time.Duration `db:"await_timeout"`
+	OnTimeout    *string        `db:"on_timeout"`
+	// Limits are the named limits the step is held to.
+	Limits []string `db:"limits"`
+	// SkipIf is the step's skip_if (true, or a worker condition's name);
+	// nil without one.
+	SkipIf json.RawMessage `db:"skip_if"`
+	// OnException is the step's own exception policies as defined (an
+	// object or a list); nil when the type's apply.
+	OnException json.RawMessage `db:"on_exception"`
+}
+
+// DefinitionSteps returns the steps of a workflow type's current
+// definition in run order (every type's, by type, when workflowType is
+// empty), with what each does.
+func (c *Client) DefinitionSteps(ctx context.Context, workflowType string) ([]*DefinitionStep, error) {
+	rows, err := c.db.Query(ctx, `select workflow_type, position, step_name, wait, queue, version, http_url,
+		await_event, await_timeout, on_timeout, limits, skip_if, on_exception
+		from geneva.definition_steps
+		where $1 = '' or workflow_type = $1
+		order by workflow_type, position`, workflowType)
+	return collect[DefinitionStep](rows, err)
+}

@@ -3,6 +3,8 @@ package goclient
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -156,21 +158,51 @@ type Action struct {
 	BulkActionID *int64 `db:"bulk_action_id"`
 }
 
-// ActionLogParams filters ActionLog.
+// ActionLogParams filters ActionLog. Each field given narrows the list; a
+// nil *ActionLogParams takes every default.
 type ActionLogParams struct {
-	// WorkflowID keeps the actions on this workflow.
+	// After keeps the actions taken at or after it.
 	//
-	// Defaults to 0: every action.
-	WorkflowID int64
+	// Defaults to nil: any time.
+	After *time.Time
+
+	// Before keeps the actions taken before it.
+	//
+	// Defaults to nil: any time.
+	Before *time.Time
+
+	// BeforeID keeps the actions whose id is below it: pass the last
+	// ActionID of a page to get the next one.
+	//
+	// Defaults to 0: from the newest.
+	BeforeID int64
+
+	// By keeps the actions of this operator: the login role that acted
+	// (PerformedBy) or the person it named (Actor).
+	//
+	// Defaults to anyone (empty).
+	By string
 
 	// Limit is the most actions returned.
 	//
 	// Defaults to 100.
 	Limit int
+
+	// Verb keeps the actions of this verb (pause_workflow, send_event, ...).
+	//
+	// Defaults to every verb (empty).
+	Verb string
+
+	// WorkflowID keeps the actions on this workflow.
+	//
+	// Defaults to 0: every action.
+	WorkflowID int64
 }
 
-// ActionLog returns the operators' actions, newest first (the
-// geneva.action_log view).
+// ActionLog returns the operators' actions params filters, newest first
+// (the geneva.action_log view). Each query has only the filters given, so
+// that a workflow's actions read its index (operator_actions_workflow_id)
+// and a time range the index on the time.
 func (c *Client) ActionLog(ctx context.Context, params *ActionLogParams) ([]*Action, error) {
 	if params == nil {
 		params = &ActionLogParams{}
@@ -179,12 +211,38 @@ func (c *Client) ActionLog(ctx context.Context, params *ActionLogParams) ([]*Act
 	if limit <= 0 {
 		limit = 100
 	}
-	const columns = "action_id, at, performed_by, actor, verb, workflow_id, arguments, result, bulk_action_id"
-	if params.WorkflowID != 0 {
-		rows, err := c.db.Query(ctx, "select "+columns+
-			" from geneva.action_log where workflow_id = $1 order by action_id desc limit $2", params.WorkflowID, limit)
-		return collect[Action](rows, err)
+	var (
+		conds []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
-	rows, err := c.db.Query(ctx, "select "+columns+" from geneva.action_log order by action_id desc limit $1", limit)
+	if params.WorkflowID != 0 {
+		conds = append(conds, "workflow_id = "+arg(params.WorkflowID))
+	}
+	if params.Verb != "" {
+		conds = append(conds, "verb = "+arg(params.Verb))
+	}
+	if params.By != "" {
+		by := arg(params.By)
+		conds = append(conds, "(performed_by = "+by+" or actor = "+by+")")
+	}
+	if params.After != nil {
+		conds = append(conds, "at >= "+arg(*params.After))
+	}
+	if params.Before != nil {
+		conds = append(conds, "at < "+arg(*params.Before))
+	}
+	if params.BeforeID > 0 {
+		conds = append(conds, "action_id < "+arg(params.BeforeID))
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " where " + strings.Join(conds, " and ")
+	}
+	rows, err := c.db.Query(ctx, `select action_id, at, performed_by, actor, verb, workflow_id, arguments, result,
+		bulk_action_id from geneva.action_log`+where+` order by action_id desc limit `+arg(limit), args...)
 	return collect[Action](rows, err)
 }

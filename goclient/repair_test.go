@@ -1,7 +1,9 @@
 package goclient_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -100,4 +102,60 @@ func TestRepair(t *testing.T) {
 		require.Equal(t, "bulk_workflows", actions[3].Verb)
 		require.Equal(t, result.ActionID, actions[3].ActionID)
 	})
+}
+
+// ActionLog filters by workflow, verb, operator (the login role or the
+// actor it named), time, and pages by id (issue 47).
+func TestActionLogFilters(t *testing.T) {
+	t.Parallel()
+	ctx, pool, client, _ := setup(t)
+	var ids []int64
+	for _, hero := range []string{"1", "2", "3"} {
+		id, err := client.CreateWorkflow(ctx, "Two", "User", hero, nil)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	_, err := client.PauseWorkflow(ctx, ids[0])
+	require.NoError(t, err)
+	_, err = client.CancelWorkflow(ctx, ids[1])
+	require.NoError(t, err)
+	var between time.Time
+	require.NoError(t, pool.QueryRow(ctx, "select clock_timestamp()").Scan(&between))
+	// an action whose caller named the person behind the role
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "select set_config('geneva.actor', 'ann', true)")
+	require.NoError(t, err)
+	_, err = goclient.New(tx).PauseWorkflow(ctx, ids[2])
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+
+	verbs := func(params *goclient.ActionLogParams) []string {
+		t.Helper()
+		actions, err := client.ActionLog(ctx, params)
+		require.NoError(t, err)
+		var list []string
+		for _, a := range actions {
+			if a.WorkflowID != nil { // (not setup's define_workflow)
+				list = append(list, fmt.Sprintf("%s %d", a.Verb, *a.WorkflowID))
+			}
+		}
+		return list
+	}
+	all := []string{fmt.Sprint("pause_workflow ", ids[2]), fmt.Sprint("cancel_workflow ", ids[1]), fmt.Sprint("pause_workflow ", ids[0])}
+	require.Equal(t, all, verbs(nil), "newest first")
+	require.Equal(t, all[1:2], verbs(&goclient.ActionLogParams{WorkflowID: ids[1]}))
+	require.Equal(t, []string{all[0], all[2]}, verbs(&goclient.ActionLogParams{Verb: "pause_workflow"}))
+	require.Equal(t, all[:1], verbs(&goclient.ActionLogParams{By: "ann"}), "the actor")
+	require.Equal(t, all[1:], verbs(&goclient.ActionLogParams{By: string(dbtest.Operator)}), "the login role")
+	require.Empty(t, verbs(&goclient.ActionLogParams{By: "nobody"}))
+	require.Equal(t, all[:1], verbs(&goclient.ActionLogParams{After: &between}))
+	require.Equal(t, all[1:], verbs(&goclient.ActionLogParams{Before: &between}))
+	require.Equal(t, all[2:], verbs(&goclient.ActionLogParams{Verb: "pause_workflow", Before: &between}))
+
+	// a page at a time
+	first, err := client.ActionLog(ctx, &goclient.ActionLogParams{Limit: 2})
+	require.NoError(t, err)
+	require.Len(t, first, 2)
+	require.Equal(t, all[2:], verbs(&goclient.ActionLogParams{Limit: 2, BeforeID: first[1].ActionID}))
 }

@@ -36,6 +36,14 @@ type TimelineEntry struct {
 	// HTTPURL is an HTTP step's endpoint (the current definition's); nil
 	// for a Go step.
 	HTTPURL *string `db:"http_url"`
+	// EventID is the event the step received (it awaited it), with its
+	// name, payload, the login role that sent it and when; nil when it
+	// received none. Every attempt of the step carries the same event.
+	EventID      *int64          `db:"event_id"`
+	EventName    *string         `db:"event_name"`
+	EventPayload json.RawMessage `db:"event_payload"`
+	EventSentBy  *string         `db:"event_sent_by"`
+	EventSentAt  *time.Time      `db:"event_sent_at"`
 }
 
 // Timeline returns a workflow's executions in order with their queue lag and
@@ -43,7 +51,7 @@ type TimelineEntry struct {
 func (c *Client) Timeline(ctx context.Context, workflowID int64) ([]*TimelineEntry, error) {
 	rows, err := c.db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
 		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
-		continues_from_id, error_classes, http_url
+		continues_from_id, error_classes, http_url, event_id, event_name, event_payload, event_sent_by, event_sent_at
 		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
 	return collect[TimelineEntry](rows, err)
 }
@@ -73,7 +81,13 @@ type PausedWorkflow struct {
 // PausedWorkflowsParams filters PausedWorkflows. A nil
 // *PausedWorkflowsParams takes every default.
 type PausedWorkflowsParams struct {
-	// Limit is how many to return at most (the newest).
+	// ErrorsFirst returns the workflows an error paused (LastErrorClass set)
+	// before those an operator or a step paused, each newest first.
+	//
+	// Defaults to false: newest first.
+	ErrorsFirst bool
+
+	// Limit is how many to return at most (the first in their order).
 	//
 	// Defaults to 0: every paused workflow.
 	Limit int
@@ -85,7 +99,8 @@ type PausedWorkflowsParams struct {
 }
 
 // PausedWorkflows returns the paused workflows with why they paused (the
-// geneva.paused_workflows view), newest first.
+// geneva.paused_workflows view), newest first (those an error paused first,
+// with ErrorsFirst).
 func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsParams) ([]*PausedWorkflow, error) {
 	if params == nil {
 		params = &PausedWorkflowsParams{}
@@ -94,8 +109,8 @@ func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsPar
 		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
 		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
 		from geneva.paused_workflows where $1::text is null or workflow_type = $1
-		order by workflow_id desc limit $2`,
-		nullIfZero(params.WorkflowType), limitOrAll(params.Limit))
+		order by $3 and last_error_class is null, workflow_id desc limit $2`,
+		nullIfZero(params.WorkflowType), limitOrAll(params.Limit), params.ErrorsFirst)
 	return collect[PausedWorkflow](rows, err)
 }
 

@@ -488,4 +488,95 @@ func TestViews(t *testing.T) {
 			}),
 		}, got)
 	})
+
+	// what each step does, from the stored definition (issue 47)
+	t.Run("DefinitionSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.conn.Exec(b.ctx, "select geneva.define_limit('payments_api', p_rate => 100, p_per => '1 minute')")
+		require.NoError(t, err)
+		b.define(t, "Checkout", `{"steps": [
+			{"name": "reserve", "on_exception": {"action": "reattempt", "wait": "30 seconds"}},
+			{"name": "charge", "wait": "1 hour", "limits": ["payments_api"], "skip_if": "already_paid"},
+			{"name": "approve", "await": {"event": "approved", "timeout": "3 days"}},
+			{"name": "notify", "await": {"event": "shipped", "timeout": 60, "on_timeout": "skip"},
+			 "http": {"url": "https://hooks.example.com/notify", "queue": "hooks"}}],
+			"queue": "shop"}`)
+		b.define(t, "Other", `{"steps": [{"name": "x"}]}`) // filtered out
+
+		type stepRow struct {
+			Position     int
+			StepName     string
+			Wait         time.Duration
+			Queue        string
+			HTTPURL      *string
+			Version      int
+			AwaitEvent   *string
+			AwaitTimeout *time.Duration
+			OnTimeout    *string
+			Limits       []string
+			SkipIf       *string
+			OnException  *string
+		}
+		got := viewRows[stepRow](t, b, `
+			select position, step_name, wait, queue, http_url, version, await_event, await_timeout, on_timeout,
+			  limits, skip_if::text, on_exception::text
+			from geneva.definition_steps
+			where workflow_type = 'Checkout'
+			order by position`)
+		require.Equal(t, []stepRow{
+			{Position: 1, StepName: "reserve", Queue: "shop", Version: 1,
+				OnException: ptr(`{"wait": "30 seconds", "action": "reattempt"}`)},
+			{Position: 2, StepName: "charge", Wait: time.Hour, Queue: "shop", Version: 1,
+				Limits: []string{"payments_api"}, SkipIf: ptr(`"already_paid"`)},
+			{Position: 3, StepName: "approve", Queue: "shop", Version: 1,
+				AwaitEvent: ptr("approved"), AwaitTimeout: ptr(72 * time.Hour), OnTimeout: ptr("run")},
+			{Position: 4, StepName: "notify", Queue: "hooks", Version: 1, HTTPURL: ptr("https://hooks.example.com/notify"),
+				AwaitEvent: ptr("shipped"), AwaitTimeout: ptr(time.Minute), OnTimeout: ptr("skip")},
+		}, got)
+	})
+
+	// the event a step received, on every attempt of the step (issue 47)
+	t.Run("WorkflowTimelineEvents", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Approval", `{"steps": [
+			{"name": "ask"},
+			{"name": "decide", "await": {"event": "approved", "timeout": "1 day"},
+			 "on_exception": {"action": "reattempt", "wait": "1 minute"}}]}`)
+		id := b.create(t, "Approval", "1")
+		ask := b.run(t, id).ExecutionID
+		b.complete(t, ask, "success", nil)
+		b.setNow(t, t0.Add(time.Minute))
+		_, err := b.conn.Exec(b.ctx, `select geneva.send_event($1, 'approved', '{"by": "mia"}')`, id)
+		require.NoError(t, err)
+		var eventID int64
+		var sender string
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select max(id), session_user from geneva.events").Scan(&eventID, &sender))
+		first := b.run(t, id).ExecutionID
+		b.fail(t, first, []string{"Timeout"}, "i/o timeout") // reattempted: the same event again
+		b.setNow(t, t0.Add(3*time.Minute))
+		second := b.run(t, id).ExecutionID
+
+		type eventRow struct {
+			ExecutionID  int64
+			EventID      *int64
+			EventName    *string
+			EventPayload *string
+			EventSentBy  *string
+			EventSentAt  *time.Time
+		}
+		got := viewRows[eventRow](t, b, `
+			select execution_id, event_id, event_name, event_payload::text, event_sent_by, event_sent_at
+			from geneva.workflow_timeline
+			where workflow_id = $1
+			order by execution_id`, id)
+		received := func(execution int64) eventRow {
+			return eventRow{ExecutionID: execution, EventID: &eventID, EventName: ptr("approved"),
+				EventPayload: ptr(`{"by": "mia"}`), EventSentBy: &sender, EventSentAt: ptr(t0.Add(time.Minute))}
+		}
+		require.Equal(t, []eventRow{{ExecutionID: ask}, received(first), received(second)}, got)
+	})
+
 }

@@ -113,7 +113,7 @@ func main() {
 		runs      string
 	)
 	flag.StringVar(&runs, "runs", "headline", runsUsage())
-	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: a throwaway server")
+	flag.StringVar(&o.databaseURL, "database-url", "", "libpq URL of a database to use (its geneva schema is migrated; its server's settings are left as they are, so only one durability is measured); default: from $DATABASE_URL, else a throwaway server")
 	flag.IntVar(&o.workflows, "workflows", 3000, "workflows in each Geneva throughput run")
 	flag.IntVar(&o.warmup, "warmup", 1000, "workflows of an unrecorded Geneva run at -workers slots before each durability's sweep, so that its first row does not alone pay for empty tables, cold caches and first plans (0: none)")
 	flag.IntVar(&o.steps, "steps", 5, "no-op steps per workflow")
@@ -161,6 +161,9 @@ func main() {
 	flag.BoolVar(&httpSteps, "child-http", false, "internal: the child's worker runs HTTP steps too")
 	flag.IntVar(&o.httpWorkflows, "http-workflows", 1000, "workflows of -steps HTTP steps (to a local endpoint) in the HTTP-step run at -workers slots, at each durability, beside as many of no-op Go steps (0: skip it)")
 	flag.Parse()
+	if o.databaseURL == "" { // (not the flag's default: -h would print its password)
+		o.databaseURL = os.Getenv("DATABASE_URL")
+	}
 
 	if child != "" {
 		err := runChild(childConfig{

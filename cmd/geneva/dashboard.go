@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"time"
 
@@ -30,12 +31,25 @@ type credentialFlags struct {
 	token     string
 }
 
-// add declares --token and --basic-auth on cmd.
+// add declares --token and --basic-auth on cmd. Their defaults come from
+// the environment when the flags are parsed (fromEnv), not here: a default
+// given here would print the credential in --help.
 func (cf *credentialFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	envFlag(f, &cf.token, "token", "GENEVA_DASHBOARD_TOKEN",
-		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN)")
-	envFlag(f, &cf.basicAuth, "basic-auth", "GENEVA_DASHBOARD_BASIC_AUTH", "require HTTP basic authentication as USER:PASSWORD")
+	f.StringVar(&cf.token, "token", "",
+		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN) (default: from $GENEVA_DASHBOARD_TOKEN)")
+	f.StringVar(&cf.basicAuth, "basic-auth", "",
+		"require HTTP basic authentication as USER:PASSWORD (default: from $GENEVA_DASHBOARD_BASIC_AUTH)")
+}
+
+// fromEnv fills the credentials not given as flags from the environment.
+func (cf *credentialFlags) fromEnv(cmd *cobra.Command) {
+	if !cmd.Flags().Changed("token") {
+		cf.token = os.Getenv("GENEVA_DASHBOARD_TOKEN")
+	}
+	if !cmd.Flags().Changed("basic-auth") {
+		cf.basicAuth = os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH")
+	}
 }
 
 // basicAuthUser splits --basic-auth into its user and password.
@@ -71,6 +85,7 @@ for Prometheus are at /metrics (behind the same token or password), unless
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
+			do.credentials.fromEnv(cmd)
 			do.cfg, err = do.config()
 			return err
 		},

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,8 +58,8 @@ type with a Go step is defined by its worker.`,
 			if asJSON {
 				return report.JSON(env.stdout, current)
 			}
-			env.printf("Defined %s: version %d, %d steps (%d over HTTP): %s\n", current.WorkflowType, current.Version,
-				len(current.StepNames), current.HTTPSteps, strings.Join(current.StepNames, ", "))
+			env.printf("Defined %s: version %d, %s (%d over HTTP): %s\n", current.WorkflowType, current.Version,
+				report.Count(len(current.StepNames), "step", "steps"), current.HTTPSteps, strings.Join(current.StepNames, ", "))
 			return nil
 		}),
 	}
@@ -93,12 +92,16 @@ func newDefinitionsCmd(opts *options) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "definitions [TYPE]",
-		Short: "Every definition of each workflow type: version, when, by whom, steps",
-		Long: `List the definitions each workflow type has had (geneva.definition_versions),
-newest first: the version, when and by which login role it was defined, its
-steps (how many over HTTP), and which one is current (workflows take their
-next step from it). With TYPE, that type's only; --json prints the
-definitions themselves too.`,
+		Short: "Each workflow type's definition: its steps and what each does, its versions",
+		Long: `Print each workflow type's current definition (workflows take their next step
+from it): its version, when and by which login role it was defined, what it
+decides for the whole type (concurrency, rate limit, exception policies),
+then its steps in run order, one a line (geneva.definition_steps): the wait
+before each, the event it awaits (how long, and what its timeout does), the
+named limits it is held to, its queue, an HTTP step's endpoint, its own
+exception policies (tried before the type's) and its skip_if; then its
+earlier versions (geneva.definition_versions). With TYPE, that type's only;
+--json prints every version with the definition itself.`,
 		Example: `  geneva definitions
   geneva definitions py_invoice --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -119,21 +122,11 @@ definitions themselves too.`,
 			if asJSON {
 				return report.JSON(env.stdout, report.OrEmpty(versions))
 			}
-			if len(versions) == 0 {
-				env.printf("No definition.\n")
-				return nil
+			steps, err := env.client.DefinitionSteps(ctx, workflowType)
+			if err != nil {
+				return err
 			}
-			w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "type\tversion\tdefined\tby\tsteps (over HTTP)\t")
-			for _, v := range versions {
-				current := ""
-				if v.Current {
-					current = "current"
-				}
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s (%d)\t%s\n", v.WorkflowType, v.Version, report.Stamp(v.DefinedAt),
-					v.DefinedBy, strings.Join(v.StepNames, ", "), v.HTTPSteps, current)
-			}
-			return w.Flush()
+			return report.Definitions(env.stdout, versions, steps)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts, with each definition")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +42,9 @@ func TestDefine(t *testing.T) {
 	require.Equal(t, "Defined Hooks: version 1, 2 steps (2 over HTTP): a, b\n", out)
 
 	write(`{"steps": [{"name": "a", "http": {"url": "https://hooks.example.com/a", "timeout": "2 minutes"}}]}`)
+	out, err = cli(t, url, "define", "Hooks", file)
+	require.NoError(t, err)
+	require.Equal(t, "Defined Hooks: version 2, 1 step (1 over HTTP): a\n", out)
 	out, err = cli(t, url, "define", "Hooks", file, "--json")
 	require.NoError(t, err)
 	var version struct {
@@ -57,7 +62,11 @@ func TestDefine(t *testing.T) {
 	// geneva definitions lists both versions, newest first
 	out, err = cli(t, url, "definitions", "Hooks")
 	require.NoError(t, err)
-	require.Regexp(t, `(?s)type +version +defined +by +steps \(over HTTP\)\s+Hooks +2 .* a \(1\) +current\s+Hooks +1 .* a, b \(2\)\s*$`, out)
+	// (the current version, a step a line, then the earlier ones)
+	require.Regexp(t, `^Hooks  version 2 \(current\), defined .* by \w+, 1 step \(1 over HTTP\)\n`+
+		`  # +step +wait +await +limits +queue +http +on exception +skip if\n`+
+		`  1 +a +geneva_http +POST https://hooks.example.com/a *\n`+
+		`  earlier: v1 .* by \w+ \(2 steps\)\n$`, out)
 	out, err = cli(t, url, "definitions", "--json")
 	require.NoError(t, err)
 	var versions []map[string]any
@@ -81,4 +90,47 @@ func TestDefine(t *testing.T) {
 	write(`{"steps": [{"name": "a", "http": {"url": "ftp://hooks.example.com/a"}}]}`)
 	_, err = cli(t, url, "define", "Hooks", file)
 	require.ErrorContains(t, err, "is not an absolute http or https URL")
+}
+
+// geneva definitions says what each step does, a step a line: its wait,
+// the event it awaits, its limits, queue, endpoint, exception policies and
+// skip_if; and what the type decides for all of them (issue 47).
+func TestDefinitionsShowWhatStepsDo(t *testing.T) {
+	url := migrated(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `select geneva.define_limit('payments_api', p_rate => 100, p_per => '1 minute')`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `select geneva.define_workflow('Payment', '{
+		"steps": [
+			{"name": "authorize", "on_exception": [{"action": "reattempt", "matching": ["RateLimited"],
+				"wait": "30 seconds", "max_reattempts": 5, "terminal_action": "cancel"}, {"action": "pause"}]},
+			{"name": "capture", "wait": "1 hour", "limits": ["payments_api"]},
+			{"name": "approve", "await": {"event": "approved", "timeout": "3 days", "on_timeout": "cancel"}},
+			{"name": "receipt", "skip_if": true, "http": {"url": "https://hooks.example.com/receipt"}}],
+		"on_exception": {"action": "reattempt", "max_reattempts": null},
+		"concurrency": {"by": "group", "limit": 2}}')`)
+	require.NoError(t, err)
+
+	out, err := cli(t, url, "definitions", "Payment")
+	require.NoError(t, err)
+	lines := strings.Split(out, "\n")
+	require.Regexp(t, `^Payment  version 1 \(current\), defined .*, 4 steps \(1 over HTTP\)$`, lines[0])
+	require.Equal(t, "  concurrency: 2 in progress at once per group", lines[1])
+	require.Equal(t, "  on exception (after a step's own): reattempt (no limit)", lines[2])
+	require.Regexp(t, `^  # +step +wait +await +limits +queue +http +on exception +skip if$`, lines[3])
+	require.Regexp(t, `^  1 +authorize +default +RateLimited: reattempt \(wait 30 seconds, at most 5, then cancel\); pause *$`, lines[4])
+	require.Regexp(t, `^  2 +capture +1h +payments_api +default *$`, lines[5])
+	require.Regexp(t, `^  3 +approve +approved \(3 days, then cancel\) +default *$`, lines[6])
+	require.Regexp(t, `^  4 +receipt +geneva_http +POST https://hooks.example.com/receipt +true$`, lines[7])
+	// each column under its label
+	header := lines[3]
+	for label, cell := range map[string]string{"await": "approved (3 days", "limits": "payments_api", "http": "POST https://",
+		"on exception": "RateLimited:"} {
+		line := slices.IndexFunc(lines[4:8], func(l string) bool { return strings.Contains(l, cell) })
+		require.GreaterOrEqual(t, line, 0, cell)
+		require.Equal(t, strings.Index(header, label), strings.Index(lines[4+line], cell), "%s under %s:\n%s", cell, label, out)
+	}
 }

@@ -28,7 +28,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -73,6 +72,14 @@ type options struct {
 	databaseURL string
 }
 
+// url is the database's URL: --database-url, else $DATABASE_URL.
+func (opts *options) url() string {
+	if opts.databaseURL != "" {
+		return opts.databaseURL
+	}
+	return os.Getenv("DATABASE_URL")
+}
+
 func newRootCmd(stdout io.Writer) *cobra.Command {
 	opts := &options{}
 	root := &cobra.Command{
@@ -80,8 +87,8 @@ func newRootCmd(stdout io.Writer) *cobra.Command {
 		Short: "Operate Geneva's durable workflows in PostgreSQL",
 		Long: `geneva installs Geneva's schema and operates its workflows: it lists and shows
 them, pauses, resumes, cancels and skips them, lists what awaits an event and
-sends events, shows and defines limits, manages schedules, and runs
-housekeeping.
+sends events, shows and defines limits, manages schedules, lists the
+operators' actions, and runs housekeeping.
 
 The database is --database-url, else $DATABASE_URL (a libpq URL).
 
@@ -99,7 +106,10 @@ in any language, run in geneva worker.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	envFlag(root.PersistentFlags(), &opts.databaseURL, "database-url", "DATABASE_URL", "libpq URL of the database")
+	// no default shown: $DATABASE_URL's value would print its password in
+	// every --help (withEnv reads it when the flag is not given)
+	root.PersistentFlags().StringVar(&opts.databaseURL, "database-url", "",
+		"libpq URL of the database (default: from $DATABASE_URL)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 	})
@@ -112,7 +122,7 @@ in any language, run in geneva worker.`,
 	)
 	for _, cmd := range []*cobra.Command{
 		newListCmd(opts), newShowCmd(opts), newStuckCmd(opts), newStatsCmd(opts), newEventsCmd(opts), newLimitsCmd(opts),
-		newDefinitionsCmd(opts), newDashboardCmd(opts),
+		newDefinitionsCmd(opts), newActionsCmd(opts), newDashboardCmd(opts),
 	} {
 		cmd.GroupID = "inspect"
 		root.AddCommand(cmd)
@@ -138,14 +148,6 @@ in any language, run in geneva worker.`,
 	return root
 }
 
-// envFlag declares a string flag whose default is the environment variable
-// env, and whose help names the variable, never its value (a password in a
-// URL, a token).
-func envFlag(f *pflag.FlagSet, p *string, name, env, usage string) {
-	f.StringVar(p, name, os.Getenv(env), usage+" (default $"+env+")")
-	f.Lookup(name).DefValue = ""
-}
-
 // noArgs refuses arguments, naming the command.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
@@ -168,7 +170,7 @@ func withEnv(opts *options, f func(ctx context.Context, env *environment, args [
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
 		env := &environment{stdout: cmd.OutOrStdout()}
-		if err := env.open(ctx, opts.databaseURL); err != nil {
+		if err := env.open(ctx, opts.url()); err != nil {
 			return err
 		}
 		defer env.close()

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
@@ -294,27 +296,118 @@ func TestUnderOperatorRole(t *testing.T) {
 	}
 }
 
-// No help shows a secret of the environment: the database URL's password,
-// the dashboard's token and password, the HTTP steps' secrets (flags that
-// default to an environment variable name it, not its value).
-func TestHelpShowsNoSecrets(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://geneva:db-password-value@db.example/app")
-	t.Setenv("GENEVA_DASHBOARD_TOKEN", "token-value")
-	t.Setenv("GENEVA_DASHBOARD_BASIC_AUTH", "ops:basic-password-value")
-	t.Setenv("GENEVA_HTTP_SECRET", "http-secret-value")
-	t.Setenv("GENEVA_HTTP_SECRET_NEXT", "next-secret-value")
-	var names [][]string
-	for _, cmd := range newRootCmd(io.Discard).Commands() {
-		names = append(names, []string{cmd.Name()})
+// No help page prints a credential: the database's URL, the dashboard's
+// token and password, the HTTP steps' secrets come from the environment, and a flag's default shown
+// in --help would print them (issue 47).
+func TestHelpPrintsNoCredential(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://ops:db-pw-7f3a9@db.example.com/prod")
+	t.Setenv("GENEVA_DASHBOARD_TOKEN", "token-7f3a9")
+	t.Setenv("GENEVA_DASHBOARD_BASIC_AUTH", "admin:basic-pw-7f3a9")
+	t.Setenv("GENEVA_HTTP_SECRET", "http-secret-7f3a9")
+	t.Setenv("GENEVA_HTTP_SECRET_NEXT", "next-secret-7f3a9")
+	var paths [][]string
+	var walk func(cmd *cobra.Command, path []string)
+	walk = func(cmd *cobra.Command, path []string) {
+		paths = append(paths, path)
 		for _, sub := range cmd.Commands() {
-			names = append(names, []string{cmd.Name(), sub.Name()})
+			walk(sub, append(slices.Clone(path), sub.Name()))
 		}
 	}
-	require.NotEmpty(t, names)
-	for _, name := range append(names, nil) {
-		out, err := cli(t, "", append(name, "--help")...)
-		require.NoError(t, err, name)
-		require.NotContains(t, out, "-value", "geneva %v --help", name)
-		require.Contains(t, out, "$DATABASE_URL", "geneva %v --help", name)
+	walk(newRootCmd(nil), nil)
+	require.Greater(t, len(paths), 30, "every command and subcommand")
+	for _, path := range paths {
+		for _, args := range [][]string{append(slices.Clone(path), "--help"), append([]string{"help"}, path...)} {
+			out, err := cli(t, "", args...)
+			require.NoError(t, err, "geneva %v", args)
+			require.NotContains(t, out, "7f3a9", "geneva %v prints a credential:\n%s", args, out)
+		}
 	}
+	out, err := cli(t, "", "ls", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "from $DATABASE_URL")
+	out, err = cli(t, "", "dashboard", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "from $GENEVA_DASHBOARD_TOKEN")
+}
+
+// geneva stuck takes the thresholds the dashboard's Stuck page offers; a
+// negative one is a usage error.
+func TestStuckThresholds(t *testing.T) {
+	url := migrated(t)
+	_, payment := setUp(t, url) // Payment's charge is due now; Welcome's hello in an hour
+	out, err := cli(t, url, "stuck")
+	require.NoError(t, err)
+	require.Contains(t, out, "No stuck executions.")
+
+	time.Sleep(10 * time.Millisecond) // (overdue by more than 0s)
+	out, err = cli(t, url, "stuck", "--stuck-scheduled", "0s", "--json")
+	require.NoError(t, err)
+	var stuck []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &stuck), out)
+	require.Len(t, stuck, 1, "Payment's step, overdue; not Welcome's, due in an hour")
+	require.EqualValues(t, payment, stuck[0]["workflow_id"])
+
+	out, err = cli(t, url, "stuck", "--stuck-in-progress", "0s")
+	require.NoError(t, err)
+	require.Contains(t, out, "No stuck executions.", "nothing is in progress")
+
+	_, err = cli(t, url, "stuck", "--stuck-scheduled", "-1m")
+	require.ErrorContains(t, err, "--stuck-scheduled takes a duration of 0 or more")
+}
+
+// Every command that lists has --json, for scripts (issue 47: keep it so).
+func TestListCommandsHaveJSON(t *testing.T) {
+	var check func(cmd *cobra.Command)
+	listed := 0
+	check = func(cmd *cobra.Command) {
+		lists := cmd.GroupID == "inspect" && cmd.Name() != "dashboard" || cmd.Name() == "ls" || cmd.Name() == "settings"
+		if lists {
+			listed++
+			require.NotNil(t, cmd.Flags().Lookup("json"), "%s has no --json", cmd.CommandPath())
+		}
+		for _, sub := range cmd.Commands() {
+			check(sub)
+		}
+	}
+	check(newRootCmd(nil))
+	require.GreaterOrEqual(t, listed, 9)
+}
+
+// geneva show prints the event a step received: its name, who sent it and
+// its payload's start (issue 47).
+func TestShowEventReceived(t *testing.T) {
+	url := migrated(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, protocol.New(conn).DefineWorkflow(ctx, "Expense", json.RawMessage(
+		`{"steps":[{"name":"decide","await":{"event":"approved","timeout":"1 day"}},{"name":"pay"}]}`)))
+	id, err := goclient.New(conn).CreateWorkflow(ctx, "Expense", "Claim", "1", nil)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `select geneva.send_event($1, 'approved',
+		'{"approved_by": "mia@example.com", "note": "a long note that the table cuts short"}')`, id)
+	require.NoError(t, err)
+	var execution int64
+	require.NoError(t, conn.QueryRow(ctx, `select execution_id from geneva.start_step(
+		(select id from geneva.step_executions where workflow_id = $1))`, id).Scan(&execution))
+	var user string
+	require.NoError(t, conn.QueryRow(ctx, "select session_user").Scan(&user))
+
+	out, err := cli(t, url, "show", fmt.Sprint(id))
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^execution +step +state +outcome +scheduled for +waited +ran +event received +error$`, out)
+	require.Regexp(t, fmt.Sprintf(`(?m)^%d +decide +in_progress .* approved from %s: \{"note": "a long note that the table cu… *$`,
+		execution, regexp.QuoteMeta(user)), out)
+
+	var shown struct {
+		Timeline []map[string]any `json:"timeline"`
+	}
+	out, err = cli(t, url, "show", fmt.Sprint(id), "--json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &shown), out)
+	require.Equal(t, "approved", shown.Timeline[0]["event_name"])
+	require.Equal(t, user, shown.Timeline[0]["event_sent_by"])
+	require.Equal(t, map[string]any{"approved_by": "mia@example.com", "note": "a long note that the table cuts short"},
+		shown.Timeline[0]["event_payload"])
 }

@@ -45,6 +45,7 @@ rebinding).`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
+			mo.credentials.fromEnv(cmd)
 			mo.guard, err = mo.guardOf()
 			return err
 		},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -217,17 +218,39 @@ func newShowCmd(opts *options) *cobra.Command {
 }
 
 func newStuckCmd(opts *options) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "stuck",
+	var (
+		asJSON            bool
+		inProgress, sched time.Duration
+		cmd               *cobra.Command
+	)
+	cmd = &cobra.Command{
+		Use:   "stuck [--stuck-in-progress D] [--stuck-scheduled D]",
 		Short: "Executions housekeeping would recover as stuck",
 		Long: `List the executions housekeeping would recover as stuck (the
 geneva.stuck_executions view): in progress with no sign of life, or scheduled
 and overdue, for longer than the housekeeping settings allow (an hour and 15
-minutes unless an operator set others: geneva housekeep settings).`,
+minutes unless an operator set others: geneva housekeep settings), or than
+the thresholds given, as the dashboard's Stuck page takes them: what
+geneva housekeep with the same flags would recover.`,
+		Example: `  geneva stuck
+  geneva stuck --stuck-in-progress 10m --stuck-scheduled 2m --json`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			stuck, err := env.client.StuckExecutions(ctx, nil)
+			params := &goclient.StuckExecutionsParams{}
+			for _, t := range []struct {
+				flag string
+				d    *time.Duration
+				dst  **time.Duration
+			}{{"stuck-in-progress", &inProgress, &params.StuckInProgressAfter}, {"stuck-scheduled", &sched, &params.StuckScheduledAfter}} {
+				if !cmd.Flags().Changed(t.flag) {
+					continue
+				}
+				if *t.d < 0 {
+					return usagef("--%s takes a duration of 0 or more, not %s", t.flag, *t.d)
+				}
+				*t.dst = t.d
+			}
+			stuck, err := env.client.StuckExecutions(ctx, params)
 			if err != nil {
 				return err
 			}
@@ -237,6 +260,10 @@ minutes unless an operator set others: geneva housekeep settings).`,
 			return report.Stuck(env.stdout, stuck)
 		}),
 	}
+	cmd.Flags().DurationVar(&inProgress, "stuck-in-progress", 0,
+		"list executions in progress with no sign of life for this long (default: the housekeeping setting)")
+	cmd.Flags().DurationVar(&sched, "stuck-scheduled", 0,
+		"list scheduled executions overdue by this long (default: the housekeeping setting)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	return cmd
 }

@@ -60,8 +60,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
+	interrupted := ctx.Err() != nil
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if interrupted && (err == nil || errors.Is(err, context.Canceled)) {
+		// Ctrl-C is how the demo ends (with --dashboard, the only way): the
+		// worker, the dashboard and the throwaway database have stopped
+		fmt.Println("Stopped.")
 		return
 	}
 	if err != nil {
@@ -97,7 +104,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	demo := &demoOptions{}
 	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
 	flags.SetOutput(stdout)
-	flags.StringVar(&demo.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "libpq URL of a database with Geneva's schema; default: a throwaway server")
+	flags.StringVar(&demo.databaseURL, "database-url", "", "libpq URL of a database with Geneva's schema; default: from $DATABASE_URL, else a throwaway server")
 	flags.DurationVar(&demo.dayLasts, "day", 300*time.Millisecond, "how long a day of the workflows' waits lasts")
 	flags.DurationVar(&demo.timeout, "timeout", 2*time.Minute, "give up after this long")
 	flags.StringVar(&demo.dashboard, "dashboard", "", "afterwards, serve the web dashboard (and /metrics) at this loopback address, e.g. 127.0.0.1:8080, until interrupted")
@@ -109,6 +116,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if flags.NArg() > 0 {
 		return fmt.Errorf("demo takes no arguments, only flags (-h lists them)")
+	}
+	if demo.databaseURL == "" { // (not the flag's default: -h would print its password)
+		demo.databaseURL = os.Getenv("DATABASE_URL")
 	}
 
 	env := &environment{stdout: stdout}
@@ -149,9 +159,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return runDemo(ctx, env, demo, func(ctx context.Context) error {
-		return dashboard.ListenAndServe(ctx, pool, demo.dashboard, cfg, func(url string) {
+		err := dashboard.ListenAndServe(ctx, pool, demo.dashboard, cfg, func(url string) {
 			env.printf("\nDashboard: %s (metrics at %smetrics); the worker still runs. Interrupt (Ctrl-C) to stop and remove the database.\n", url, url)
 		})
+		if err == nil {
+			env.printf("\nStopping the dashboard, the worker and the database.\n")
+		}
+		return err
 	})
 }
 
@@ -217,7 +231,7 @@ func runDemo(outer context.Context, env *environment, demo *demoOptions, then fu
 			examples.TenantSync(tenants),
 			teamDigest(),
 		},
-		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger:        slog.New(storyHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})}),
 		Hooks:         []worker.Hook{progress(env, start)},
 		ErrorReporter: reportError(env, start),
 		River:         &river.Config{FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond},
@@ -509,6 +523,37 @@ func approve(ctx context.Context, env *environment, start time.Time, id int64) e
 			a.WorkflowID, a.HeroType, a.HeroID, a.StepName, a.Event, timeout, a.OnTimeout)
 	}
 	return nil
+}
+
+// storyHandler is the worker's log for the demo: the failures of the
+// story's steps (a declined card, a gateway down, a provider's 429) are
+// printed as part of the story, by reportError, so their log records are
+// left out; every other record is logged.
+type storyHandler struct{ slog.Handler }
+
+func (h storyHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "geneva: step failed" {
+		reported := false
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "reported" {
+				reported = a.Value.Kind() == slog.KindBool && a.Value.Bool()
+				return false
+			}
+			return true
+		})
+		if reported {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h storyHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return storyHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h storyHandler) WithGroup(name string) slog.Handler {
+	return storyHandler{h.Handler.WithGroup(name)}
 }
 
 // reportError stands in for an error tracker.

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,7 +24,17 @@ import (
 	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) {
+	// the test binary runs as the demo itself for TestInterruptStopsCleanly
+	if os.Getenv(runAsDemo) == "1" {
+		main()
+		os.Exit(0)
+	}
+	dbtest.Main(m)
+}
+
+// runAsDemo, set to 1, makes the test binary the demo (its main).
+const runAsDemo = "GENEVA_TEST_RUN_AS_DEMO"
 
 func demo(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -201,4 +214,50 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err)
 	return n
+}
+
+// -h prints no credential: the database's URL comes from DATABASE_URL when
+// --database-url is not given, and is not the flag's default (issue 47).
+func TestHelpPrintsNoPassword(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://ops:db-pw-7f3a9@db.example.com/prod")
+	out, err := demo(t, "-h")
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, out, "from $DATABASE_URL")
+	require.NotContains(t, out, "7f3a9")
+}
+
+// Ctrl-C on the demo with --dashboard (make demo/dashboard) stops it
+// cleanly: it says so, exits 0, and the story's expected failures were
+// printed as story lines, not logged as errors (issue 47).
+func TestInterruptStopsCleanly(t *testing.T) {
+	url := dbtest.NewConfig(t).URL()
+	cmd := exec.Command(os.Args[0], "--database-url", url, "--day", "100ms", "--dashboard", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), runAsDemo+"=1")
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			t.Logf("the demo, killed: %v", <-done)
+		}
+	})
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "Dashboard: http://") },
+		2*time.Minute, 50*time.Millisecond, "the demo serves its dashboard:\n%s\n%s", stdout, stderr)
+
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	select {
+	case err := <-done:
+		exited = true
+		require.NoError(t, err, "exit status 0:\n%s\n%s", stdout, stderr)
+	case <-time.After(time.Minute):
+		t.Fatalf("the demo did not stop within a minute of Ctrl-C:\n%s", stdout)
+	}
+	require.True(t, strings.HasSuffix(stdout.String(), "\nStopping the dashboard, the worker and the database.\nStopped.\n"), stdout.String())
+	// the gateway that is down, the provider's 429: story lines, no log
+	require.Contains(t, stdout.String(), "! reported to the error tracker: PaymentProcessing")
+	require.NotContains(t, stderr.String(), "level=ERROR", "stderr:\n%s", stderr)
 }

@@ -130,10 +130,15 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 	resumable := slices.ContainsFunc(timeline, func(e *goclient.TimelineEntry) bool {
 		return e.Cursor != nil || e.ContinuesFromID != nil
 	})
+	// steps that awaited an event: the event each received
+	received := slices.ContainsFunc(timeline, func(e *goclient.TimelineEntry) bool { return e.EventName != nil })
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	header := "execution\tstep\tstate\toutcome\tscheduled for\twaited\tran"
 	if resumable {
 		header += "\tcontinues\tcursor"
+	}
+	if received {
+		header += "\tevent received"
 	}
 	fmt.Fprintln(w, header+"\terror")
 	for _, e := range timeline {
@@ -149,6 +154,9 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 				continues = fmt.Sprintf("<- %d", *e.ContinuesFromID)
 			}
 			fmt.Fprintf(w, "\t%s\t%s", continues, shorten(string(e.Cursor), 40))
+		}
+		if received {
+			fmt.Fprintf(w, "\t%s", Received(e))
 		}
 		fmt.Fprintf(w, "\t%s\n", errText)
 	}
@@ -168,6 +176,20 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 	if len(urls) > 0 {
 		fmt.Fprintf(out, "\nHTTP steps:\n%s\n", strings.Join(urls, "\n"))
 	}
+}
+
+// Received says which event an execution received, from whom, and its
+// payload's first characters: `approved from app_role: {"by": "mia"}`; ""
+// when it received none.
+func Received(e *goclient.TimelineEntry) string {
+	if e.EventName == nil {
+		return ""
+	}
+	text := *e.EventName + " from " + Deref(e.EventSentBy)
+	if p := strings.TrimSpace(string(e.EventPayload)); p != "" && p != "null" {
+		text += ": " + shorten(p, 40)
+	}
+	return text
 }
 
 // Lineage prints where a workflow came from (retried_from) and its retries,
@@ -192,17 +214,50 @@ func Actions(out io.Writer, actions []*goclient.Action) {
 		return
 	}
 	fmt.Fprintln(out, "\nOperators' actions:")
+	ActionLog(out, actions, false)
+}
+
+// ActionLog prints operators' actions (the geneva.action_log view) as a
+// table, with the workflow each acted on when withWorkflow.
+func ActionLog(out io.Writer, actions []*goclient.Action, withWorkflow bool) {
+	if len(actions) == 0 {
+		fmt.Fprintln(out, "No actions.")
+		return
+	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "action	at	by	verb	arguments	result")
+	header := "action\tat\tby\tverb"
+	if withWorkflow {
+		header += "\tworkflow"
+	}
+	fmt.Fprintln(w, header+"\targuments\tresult")
 	for _, a := range actions {
 		by := a.PerformedBy
 		if a.Actor != nil {
 			by += " (" + *a.Actor + ")"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ActionID, Stamp(a.At), by, a.Verb,
-			shorten(string(a.Arguments), 60), shorten(string(a.Result), 60))
+		verb := a.Verb
+		if a.BulkActionID != nil && a.Verb != "bulk_workflows" {
+			verb += fmt.Sprintf(" (bulk %d)", *a.BulkActionID)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s", a.ActionID, Stamp(a.At), by, verb)
+		if withWorkflow {
+			workflow := ""
+			if a.WorkflowID != nil {
+				workflow = strconv.FormatInt(*a.WorkflowID, 10)
+			}
+			fmt.Fprintf(w, "\t%s", workflow)
+		}
+		fmt.Fprintf(w, "\t%s\t%s\n", shorten(string(a.Arguments), 60), shorten(string(a.Result), 60))
 	}
 	w.Flush()
+}
+
+// Count is n and the noun for n of them: "1 step", "2 steps", "0 steps".
+func Count[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // shorten cuts s to at most n runes, marking the cut.

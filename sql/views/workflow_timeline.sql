@@ -8,7 +8,10 @@
 -- For `geneva show` and dashboards; filter by workflow_id (it reads
 -- step_executions_workflow_id). A resumable step's chain of executions reads
 -- as one step's progress: each row's cursor (where it got to) and the
--- execution it continues (continues_from_id).
+-- execution it continues (continues_from_id). A step that awaited an event
+-- has the event it received (event_id, event_name, event_payload, and who
+-- sent it when: event_sent_by, the login role, event_sent_at); every
+-- attempt of the step carries the same one.
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -30,11 +33,18 @@ select
   e.cursor,
   e.continues_from_id,
   e.error_classes,
-  d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'http' ->> 'url' as http_url
+  d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'http' ->> 'url' as http_url,
+  -- (appended: create or replace view keeps the columns above in place)
+  e.event_id,
+  ev.name as event_name,
+  ev.payload as event_payload,
+  ev.sent_by as event_sent_by,
+  ev.sent_at as event_sent_at
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+left join geneva.events ev on ev.id = e.event_id
 order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is
-'One row per step execution with its queue lag and run time; filter by workflow_id.';
+'One row per step execution with its queue lag, run time, error and the event it received; filter by workflow_id.';
