@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
 func TestDefineWorkflow(t *testing.T) {
@@ -502,4 +504,44 @@ func TestDefineWorkflowAwait(t *testing.T) {
 	require.NoError(t, b.conn.QueryRow(b.ctx,
 		"select step_await_timeouts from geneva.workflow_definitions where workflow_type = 'Awaits'").Scan(&timeouts))
 	require.Equal(t, []*time.Duration{nil, ptr(72 * time.Hour), ptr(90 * time.Second)}, timeouts)
+}
+
+// TestDefineWorkflowGoTypeIsTheWorkers: a role that may not claim steps (an
+// operator) cannot replace a type whose current definition has a Go step,
+// not even with an HTTP-only one: it would point the type's steps at its
+// own endpoint, receiving the application's event payloads and deciding
+// those steps (issue 44, item 3).
+func TestDefineWorkflowGoTypeIsTheWorkers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
+	operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+	const goSteps = `{"steps": [{"name": "charge"}, {"name": "ship", "await": {"event": "paid", "timeout": "1 day"}}]}`
+	const retargeted = `{"steps": [{"name": "charge", "http": {"url": "https://evil.example.com/a"}},
+		{"name": "ship", "http": {"url": "https://evil.example.com/b"}, "await": {"event": "paid", "timeout": "1 day"}}]}`
+	_, err := worker.Exec(b.ctx, "select geneva.define_workflow('Checkout', $1::jsonb)", goSteps)
+	require.NoError(t, err)
+
+	definition := func() string {
+		var d string
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select definition::text || version from geneva.workflow_definitions where workflow_type = 'Checkout'").Scan(&d))
+		return d
+	}
+	before := definition()
+	_, err = operator.Exec(b.ctx, "select geneva.define_workflow('Checkout', $1::jsonb)", retargeted)
+	requireCode(t, err, "42501")
+	require.Equal(t, before, definition(), "the refused definition was written")
+
+	// an HTTP-only type stays the operators' to replace
+	_, err = operator.Exec(b.ctx, "select geneva.define_workflow('Hooks', $1::jsonb)",
+		`{"steps": [{"name": "a", "http": {"url": "https://x.example.com/a"}}]}`)
+	require.NoError(t, err)
+	_, err = operator.Exec(b.ctx, "select geneva.define_workflow('Hooks', $1::jsonb)",
+		`{"steps": [{"name": "a", "http": {"url": "https://x.example.com/b"}}]}`)
+	require.NoError(t, err)
+
+	// the worker's role may turn its own Go type into HTTP steps
+	_, err = worker.Exec(b.ctx, "select geneva.define_workflow('Checkout', $1::jsonb)", retargeted)
+	require.NoError(t, err)
 }

@@ -22,7 +22,8 @@
 -- its http queue (default geneva_http), not the type's, so that Go workers
 -- never fetch it. A definition whose every step is HTTP may be defined by
 -- operators (deployers: granted to the operator role); one with a Go step
--- only by a role that may claim steps (the worker role). Every new or
+-- only by a role that may claim steps (the worker role), which alone may
+-- also replace a type whose current definition has a Go step. Every new or
 -- changed definition is kept, numbered, in
 -- geneva.workflow_definition_versions (with session_user); workflows
 -- follow the current one.
@@ -40,7 +41,8 @@
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
 -- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
--- a role that may not claim steps defines a type with a Go step; 22001 for a type name or step name longer than 255 bytes or a
+-- a role that may not claim steps defines a type with a Go step, or
+-- replaces one whose current definition has one; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -315,11 +317,16 @@ begin
 
   -- guard: who may define it. A definition whose every step is HTTP runs no
   -- code of the caller's, and deployers (operators) register it; one with a
-  -- Go step is a Go worker's (the role that may claim steps, start_steps)
-  if v_go_steps and not pg_catalog.has_function_privilege(
-    session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE'
-  ) then
-    raise exception 'definition of %: % may define only workflows whose every step is HTTP', p_workflow_type, session_user
+  -- Go step is a Go worker's (the role that may claim steps, start_steps),
+  -- and so is replacing one: a type a Go worker runs, pointed at another
+  -- endpoint, would hand that endpoint the application's events and let it
+  -- decide the steps. (session_user: this runs as the owner.)
+  if (v_go_steps or exists (
+      select from geneva.workflow_definitions d, jsonb_array_elements(d.definition -> 'steps') s
+      where d.workflow_type = p_workflow_type and not s ? 'http'
+    ))
+    and not pg_catalog.has_function_privilege(session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE') then
+    raise exception 'definition of %: % may define only workflows whose every step is HTTP, and replace only those', p_workflow_type, session_user
       using errcode = '42501',
             hint = 'Steps without "http" run in a Go worker, which registers its own definitions (the worker role).';
   end if;
