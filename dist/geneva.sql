@@ -4419,13 +4419,15 @@ $$;
 -- untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
--- run as the owner). Two transaction-local settings add to the arguments:
--- geneva.actor, who is behind the login role as the caller says (the web
+-- run as the owner). The transaction-local setting geneva.actor adds to the
+-- arguments who is behind the login role as the caller says (the web
 -- dashboard sets it to its signed-in user; a claim, recorded as given, next
--- to the role that is the fact), as "actor"; and geneva.bulk_action_id, set
--- by geneva.bulk_workflows around the verbs it calls, as "bulk_action_id",
--- the id of the bulk call's own row. p_id gives the row's id when the caller
--- reserved it (bulk_workflows, whose row comes after those of its verbs).
+-- to the role that is the fact), as "actor". p_bulk_action_id, the id of a
+-- geneva.bulk_workflows call's own row, passed down by bulk_workflows to the
+-- verbs it calls (never a setting: a caller could set one and tie its own
+-- actions to a bulk call it did not make), adds "bulk_action_id". p_id
+-- gives the row's id when the caller reserved it (bulk_workflows, whose row
+-- comes after those of its verbs).
 --
 -- Locks: inserts only.
 -- Returns the row's id.
@@ -4434,7 +4436,8 @@ create or replace function geneva._log_action(
   p_workflow_id bigint,
   p_arguments jsonb,
   p_result jsonb,
-  p_id bigint default null
+  p_id bigint default null,
+  p_bulk_action_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -4444,7 +4447,6 @@ as $$
 declare
   v_id bigint := coalesce(p_id, nextval('geneva.operator_actions_id_seq'));
   v_actor text := nullif(pg_catalog.current_setting('geneva.actor', true), '');
-  v_bulk text := nullif(pg_catalog.current_setting('geneva.bulk_action_id', true), '');
 begin
   -- the only inserter of actions (sql/triggers/operator_actions_guard.sql)
   perform pg_catalog.set_config('geneva.logging', 'on', true);
@@ -4453,7 +4455,7 @@ begin
     v_id, geneva.now(), session_user, p_verb, p_workflow_id,
     coalesce(p_arguments, '{}')
     || case when v_actor is not null then jsonb_build_object('actor', v_actor) else '{}' end
-    || case when v_bulk is not null and p_id is null then jsonb_build_object('bulk_action_id', v_bulk::bigint) else '{}' end,
+    || case when p_bulk_action_id is not null then jsonb_build_object('bulk_action_id', p_bulk_action_id) else '{}' end,
     p_result
   );
   perform pg_catalog.set_config('geneva.logging', '', true);
@@ -4696,7 +4698,8 @@ $$;
 -- its http queue (default geneva_http), not the type's, so that Go workers
 -- never fetch it. A definition whose every step is HTTP may be defined by
 -- operators (deployers: granted to the operator role); one with a Go step
--- only by a role that may claim steps (the worker role). Every new or
+-- only by a role that may claim steps (the worker role), which alone may
+-- also replace a type whose current definition has a Go step. Every new or
 -- changed definition is kept, numbered, in
 -- geneva.workflow_definition_versions (with session_user); workflows
 -- follow the current one.
@@ -4714,7 +4717,8 @@ $$;
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
 -- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
--- a role that may not claim steps defines a type with a Go step; 22001 for a type name or step name longer than 255 bytes or a
+-- a role that may not claim steps defines a type with a Go step, or
+-- replaces one whose current definition has one; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -4989,11 +4993,16 @@ begin
 
   -- guard: who may define it. A definition whose every step is HTTP runs no
   -- code of the caller's, and deployers (operators) register it; one with a
-  -- Go step is a Go worker's (the role that may claim steps, start_steps)
-  if v_go_steps and not pg_catalog.has_function_privilege(
-    session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE'
-  ) then
-    raise exception 'definition of %: % may define only workflows whose every step is HTTP', p_workflow_type, session_user
+  -- Go step is a Go worker's (the role that may claim steps, start_steps),
+  -- and so is replacing one: a type a Go worker runs, pointed at another
+  -- endpoint, would hand that endpoint the application's events and let it
+  -- decide the steps. (session_user: this runs as the owner.)
+  if (v_go_steps or exists (
+      select from geneva.workflow_definitions d, jsonb_array_elements(d.definition -> 'steps') s
+      where d.workflow_type = p_workflow_type and not s ? 'http'
+    ))
+    and not pg_catalog.has_function_privilege(session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE') then
+    raise exception 'definition of %: % may define only workflows whose every step is HTTP, and replace only those', p_workflow_type, session_user
       using errcode = '42501',
             hint = 'Steps without "http" run in a Go worker, which registers its own definitions (the worker role).';
   end if;
@@ -5519,30 +5528,18 @@ $$;
 comment on function geneva.create_workflow(text, text, text, boolean, text, text, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow.';
 
--- geneva.pause_workflow: an operator pauses a workflow.
+-- geneva._pause_workflow: the one implementation of geneva.pause_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
 --
--- Called by: operators and applications (any SQL client, goclient, the CLI).
--- A ready workflow pauses now and keeps its scheduled execution (it becomes
--- overdue while paused; resume enqueues it again). A performing workflow
--- pauses at the step boundary: the request is recorded, the running step's own
--- result is recorded when it ends, and then the workflow pauses with the next
--- execution kept scheduled (or finishes, when nothing is left to run).
--- Requesting it again is harmless.
---
--- A slot of a limit passed to a ready workflow's kept execution is given to
--- the next execution waiting for it.
---
--- Locks: the workflow row, then (ready) its active execution. Records the
--- action (geneva._log_action).
--- Returns the workflow row after the call.
--- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is paused, finished or canceled, or performing with a cancel
--- already requested.
-create or replace function geneva.pause_workflow(p_workflow_id bigint)
+-- Called by: geneva.pause_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.pause_workflow.
+create or replace function geneva._pause_workflow(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5586,44 +5583,59 @@ begin
             table = 'workflows';
   end if;
 
-  perform geneva._log_action('pause_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  perform geneva._log_action(
+    'pause_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+    p_bulk_action_id => p_bulk_action_id
+  );
   return v_workflow;
 end;
+$$;
+
+-- geneva.pause_workflow: an operator pauses a workflow.
+--
+-- Its body is geneva._pause_workflow, which geneva.bulk_workflows calls too.
+-- Called by: operators and applications (any SQL client, goclient, the CLI).
+-- A ready workflow pauses now and keeps its scheduled execution (it becomes
+-- overdue while paused; resume enqueues it again). A performing workflow
+-- pauses at the step boundary: the request is recorded, the running step's own
+-- result is recorded when it ends, and then the workflow pauses with the next
+-- execution kept scheduled (or finishes, when nothing is left to run).
+-- Requesting it again is harmless.
+--
+-- A slot of a limit passed to a ready workflow's kept execution is given to
+-- the next execution waiting for it.
+--
+-- Locks: the workflow row, then (ready) its active execution. Records the
+-- action (geneva._log_action).
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- workflow that is paused, finished or canceled, or performing with a cancel
+-- already requested.
+create or replace function geneva.pause_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._pause_workflow(p_workflow_id, null);
 $$;
 
 comment on function geneva.pause_workflow(bigint) is
 'Pauses a workflow now (ready) or at the end of its running step (performing).';
 
--- geneva.resume_workflow: an operator resumes a paused workflow.
+-- geneva._resume_workflow: the one implementation of geneva.resume_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
 --
--- Called by: operators and applications (any SQL client, goclient, the CLI).
--- The workflow becomes ready. The execution it kept while paused runs at its
--- time (at once when overdue), with a new River job unless one is still
--- waiting; without a kept execution (the workflow paused on an error, a pause
--- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it, continuing the cursor of a resumable step's latest
--- execution (an error that paused a long iteration does not start it over).
--- A step that awaits an event runs with the event its latest execution
--- consumed; when that one had none (a pause on its timeout,
--- paused_by_timeout), it waits for its event again, with a fresh timeout.
---
--- On a performing workflow with a pause requested (it is not paused yet: it
--- would pause when its step ends), resume withdraws the request: the
--- workflow stays performing with requested_action NULL, and its step's end
--- moves it on as if no pause had been asked for.
---
--- Locks: the workflow row, then its active execution. Records the action
--- (geneva._log_action).
--- Returns the workflow row after the call.
--- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is neither paused nor performing with a pause requested
--- (ready, finished, canceled; performing without a request or with a cancel
--- requested).
-create or replace function geneva.resume_workflow(p_workflow_id bigint)
+-- Called by: geneva.resume_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.resume_workflow.
+create or replace function geneva._resume_workflow(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5640,7 +5652,10 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
-    perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+    perform geneva._log_action(
+      'resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+      p_bulk_action_id => p_bulk_action_id
+    );
     return v_workflow;
   end if;
 
@@ -5665,7 +5680,10 @@ begin
     v_workflow.next_step_name := coalesce(v_workflow.next_step_name, v_definition.step_names[1]);
     if v_workflow.next_step_name is null then
       v_workflow := geneva._advance(v_workflow, v_definition, 'finish', null);
-      perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+      perform geneva._log_action(
+        'resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+        p_bulk_action_id => p_bulk_action_id
+      );
       return v_workflow;
     end if;
     -- a resumable step continues from the cursor its latest execution had
@@ -5694,36 +5712,65 @@ begin
   where w.id = p_workflow_id
   returning w.* into v_workflow;
 
-  perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  perform geneva._log_action(
+    'resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+    p_bulk_action_id => p_bulk_action_id
+  );
   return v_workflow;
 end;
 $$;
 
-comment on function geneva.resume_workflow(bigint) is
-'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now; withdraws a pause requested of a performing one.';
-
--- geneva.cancel_workflow: an operator cancels a workflow, freeing its hero's
--- slot.
+-- geneva.resume_workflow: an operator resumes a paused workflow.
 --
+-- Its body is geneva._resume_workflow, which geneva.bulk_workflows calls too.
 -- Called by: operators and applications (any SQL client, goclient, the CLI).
--- A ready or paused workflow is canceled now, with its active execution
--- (canceled/canceled_externally). A performing workflow is canceled at the
--- step boundary: the request is recorded (replacing a requested pause), the
--- running step's own result is recorded when it ends, and then the workflow
--- is canceled, even when that step was its last, and the execution that
--- would have come next is created canceled (canceled_externally). Requesting
--- it again is harmless.
+-- The workflow becomes ready. The execution it kept while paused runs at its
+-- time (at once when overdue), with a new River job unless one is still
+-- waiting; without a kept execution (the workflow paused on an error, a pause
+-- signal or a missing step), next_step_name is scheduled anew, now, as one
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
+-- A step that awaits an event runs with the event its latest execution
+-- consumed; when that one had none (a pause on its timeout,
+-- paused_by_timeout), it waits for its event again, with a fresh timeout.
+--
+-- On a performing workflow with a pause requested (it is not paused yet: it
+-- would pause when its step ends), resume withdraws the request: the
+-- workflow stays performing with requested_action NULL, and its step's end
+-- moves it on as if no pause had been asked for.
 --
 -- Locks: the workflow row, then its active execution. Records the action
 -- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- finished or canceled workflow.
-create or replace function geneva.cancel_workflow(p_workflow_id bigint)
+-- workflow that is neither paused nor performing with a pause requested
+-- (ready, finished, canceled; performing without a request or with a cancel
+-- requested).
+create or replace function geneva.resume_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._resume_workflow(p_workflow_id, null);
+$$;
+
+comment on function geneva.resume_workflow(bigint) is
+'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now; withdraws a pause requested of a performing one.';
+
+-- geneva._cancel_workflow: the one implementation of geneva.cancel_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
+--
+-- Called by: geneva.cancel_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.cancel_workflow.
+create or replace function geneva._cancel_workflow(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5738,7 +5785,10 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
-    perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+    perform geneva._log_action(
+      'cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+      p_bulk_action_id => p_bulk_action_id
+    );
     return v_workflow;
   end if;
 
@@ -5760,33 +5810,57 @@ begin
   end if;
 
   v_workflow := geneva._advance(v_workflow, null, v_effect.workflow_move, null);
-  perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  perform geneva._log_action(
+    'cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+    p_bulk_action_id => p_bulk_action_id
+  );
   return v_workflow;
 end;
 $$;
 
-comment on function geneva.cancel_workflow(bigint) is
-'Cancels a workflow now (ready, paused) or at the end of its running step (performing); frees the hero''s slot.';
-
--- geneva.skip_step: an operator skips the step that would run next.
+-- geneva.cancel_workflow: an operator cancels a workflow, freeing its hero's
+-- slot.
 --
+-- Its body is geneva._cancel_workflow, which geneva.bulk_workflows calls too.
 -- Called by: operators and applications (any SQL client, goclient, the CLI).
--- On a ready or paused workflow: the scheduled execution, if there is one, is
--- skipped (skipped/skipped_externally); the step after it (after
--- next_step_name when there is none, as for a workflow paused by an error) is
--- scheduled after its own wait, or the workflow finishes. The workflow is
--- ready afterwards.
+-- A ready or paused workflow is canceled now, with its active execution
+-- (canceled/canceled_externally). A performing workflow is canceled at the
+-- step boundary: the request is recorded (replacing a requested pause), the
+-- running step's own result is recorded when it ends, and then the workflow
+-- is canceled, even when that step was its last, and the execution that
+-- would have come next is created canceled (canceled_externally). Requesting
+-- it again is harmless.
 --
 -- Locks: the workflow row, then its active execution. Records the action
 -- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- performing, finished or canceled workflow.
-create or replace function geneva.skip_step(p_workflow_id bigint)
+-- finished or canceled workflow.
+create or replace function geneva.cancel_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._cancel_workflow(p_workflow_id, null);
+$$;
+
+comment on function geneva.cancel_workflow(bigint) is
+'Cancels a workflow now (ready, paused) or at the end of its running step (performing); frees the hero''s slot.';
+
+-- geneva._skip_step: the one implementation of geneva.skip_step (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
+--
+-- Called by: geneva.skip_step (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.skip_step.
+create or replace function geneva._skip_step(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5821,10 +5895,36 @@ begin
   v_skipped := coalesce(v_execution.step_name, v_workflow.next_step_name);
   v_workflow := geneva._advance(v_workflow, v_definition, v_effect.workflow_move, v_skipped);
   perform geneva._log_action(
-    'skip_step', p_workflow_id, '{}', geneva._action_result(v_workflow) || jsonb_build_object('skipped', v_skipped)
+    'skip_step', p_workflow_id, '{}', geneva._action_result(v_workflow) || jsonb_build_object('skipped', v_skipped),
+    p_bulk_action_id => p_bulk_action_id
   );
   return v_workflow;
 end;
+$$;
+
+-- geneva.skip_step: an operator skips the step that would run next.
+--
+-- Its body is geneva._skip_step, which geneva.bulk_workflows calls too.
+-- Called by: operators and applications (any SQL client, goclient, the CLI).
+-- On a ready or paused workflow: the scheduled execution, if there is one, is
+-- skipped (skipped/skipped_externally); the step after it (after
+-- next_step_name when there is none, as for a workflow paused by an error) is
+-- scheduled after its own wait, or the workflow finishes. The workflow is
+-- ready afterwards.
+--
+-- Locks: the workflow row, then its active execution. Records the action
+-- (geneva._log_action).
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- performing, finished or canceled workflow.
+create or replace function geneva.skip_step(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._skip_step(p_workflow_id, null);
 $$;
 
 comment on function geneva.skip_step(bigint) is
@@ -6049,37 +6149,18 @@ $$;
 comment on function geneva.get_step_execution(bigint) is
 'One step execution by id.';
 
--- geneva.retry_workflow: an operator reruns a workflow from a step, as a new
--- workflow: same type, hero, group, allow_multiple and trace context, with
--- retried_from naming the original, whose history stays as it is.
+-- geneva._retry_workflow: the one implementation of geneva.retry_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
 --
--- Called by: operators (any SQL client, goclient.RetryWorkflow, `geneva
--- retry`, the dashboard's "Retry from step…"), and geneva.bulk_workflows.
--- The original must be paused, finished or canceled. A paused one is
--- canceled first (its kept execution, if any, ends canceled/
--- canceled_externally), as geneva.cancel_workflow would, freeing its hero's
--- slot for the new run. The new workflow starts at p_from_step, scheduled
--- now (the step's own wait is not waited again; a step that awaits an event
--- waits for a new one: events stay with the workflow they were sent to),
--- with attempt 1 and no cursor. By default the step is the one that would
--- run next: for a workflow paused or canceled, its next_step_name (the step
--- that failed, for one paused or canceled by an error); for a finished one,
--- the first step.
---
--- Locks: the original's workflow row, then its active execution. Records the
--- action (geneva._log_action) on the original.
--- Returns the new workflow's id.
--- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- ready or performing workflow; WF001 when its type is no longer defined;
--- 22023 for a step the type's definition does not have (or a type without
--- steps); 23505 (constraint workflows_one_ongoing_per_hero) when the hero has
--- another ongoing workflow of the type (the original ended, and another was
--- created since). Nothing is written on any error.
-create or replace function geneva.retry_workflow(p_workflow_id bigint, p_from_step text default null)
+-- Called by: geneva.retry_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.retry_workflow.
+create or replace function geneva._retry_workflow(p_workflow_id bigint, p_from_step text, p_bulk_action_id bigint)
 returns bigint
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -6166,10 +6247,48 @@ begin
 
   perform geneva._log_action(
     'retry_workflow', p_workflow_id, jsonb_build_object('from_step', p_from_step),
-    jsonb_build_object('workflow_id', v_new.id, 'from_step', v_step, 'original_state', v_was)
+    jsonb_build_object('workflow_id', v_new.id, 'from_step', v_step, 'original_state', v_was),
+    p_bulk_action_id => p_bulk_action_id
   );
   return v_new.id;
 end;
+$$;
+
+-- geneva.retry_workflow: an operator reruns a workflow from a step, as a new
+-- workflow: same type, hero, group, allow_multiple and trace context, with
+-- retried_from naming the original, whose history stays as it is.
+--
+-- Its body is geneva._retry_workflow, which geneva.bulk_workflows calls too.
+-- Called by: operators (any SQL client, goclient.RetryWorkflow, `geneva
+-- retry`, the dashboard's "Retry from step…"), and geneva.bulk_workflows.
+-- The original must be paused, finished or canceled. A paused one is
+-- canceled first (its kept execution, if any, ends canceled/
+-- canceled_externally), as geneva.cancel_workflow would, freeing its hero's
+-- slot for the new run. The new workflow starts at p_from_step, scheduled
+-- now (the step's own wait is not waited again; a step that awaits an event
+-- waits for a new one: events stay with the workflow they were sent to),
+-- with attempt 1 and no cursor. By default the step is the one that would
+-- run next: for a workflow paused or canceled, its next_step_name (the step
+-- that failed, for one paused or canceled by an error); for a finished one,
+-- the first step.
+--
+-- Locks: the original's workflow row, then its active execution. Records the
+-- action (geneva._log_action) on the original.
+-- Returns the new workflow's id.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- ready or performing workflow; WF001 when its type is no longer defined;
+-- 22023 for a step the type's definition does not have (or a type without
+-- steps); 23505 (constraint workflows_one_ongoing_per_hero) when the hero has
+-- another ongoing workflow of the type (the original ended, and another was
+-- created since). Nothing is written on any error.
+create or replace function geneva.retry_workflow(p_workflow_id bigint, p_from_step text default null)
+returns bigint
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._retry_workflow(p_workflow_id, p_from_step, null);
 $$;
 
 comment on function geneva.retry_workflow(bigint, text) is
@@ -6204,7 +6323,9 @@ comment on function geneva.retry_workflow(bigint, text) is
 --
 -- Each verb records its own action (geneva._log_action) with
 -- "bulk_action_id", the id of the call's own row, recorded last (verb
--- bulk_workflows, the verb, filter and limit, and the result).
+-- bulk_workflows, the verb, filter and limit, and the result): the id is
+-- passed down to the verbs' implementations (geneva._pause_workflow, ...),
+-- not set where a caller could set it too.
 --
 -- Locks: each matching workflow's row in id order, then its active
 -- execution, held until the caller's transaction ends (two bulk calls never
@@ -6331,7 +6452,6 @@ begin
 
   -- the verbs' own rows name this call's, recorded last under this id
   v_action_id := nextval('geneva.operator_actions_id_seq');
-  perform pg_catalog.set_config('geneva.bulk_action_id', v_action_id::text, true);
 
   for v_id in execute format(
     'select w.id from geneva.workflows w where %s order by w.id limit $4',
@@ -6341,12 +6461,12 @@ begin
     v_last := v_id;
     begin
       case p_verb
-        when 'pause' then perform geneva.pause_workflow(v_id);
-        when 'resume' then perform geneva.resume_workflow(v_id);
-        when 'cancel' then perform geneva.cancel_workflow(v_id);
-        when 'skip' then perform geneva.skip_step(v_id);
+        when 'pause' then perform geneva._pause_workflow(v_id, v_action_id);
+        when 'resume' then perform geneva._resume_workflow(v_id, v_action_id);
+        when 'cancel' then perform geneva._cancel_workflow(v_id, v_action_id);
+        when 'skip' then perform geneva._skip_step(v_id, v_action_id);
         when 'retry' then
-          v_new := geneva.retry_workflow(v_id);
+          v_new := geneva._retry_workflow(v_id, null, v_action_id);
           v_retries := v_retries || jsonb_build_object(v_id::text, v_new);
       end case;
       v_acted := v_acted + 1;
@@ -6360,8 +6480,6 @@ begin
       ));
     end;
   end loop;
-
-  perform pg_catalog.set_config('geneva.bulk_action_id', '', true);
 
   v_result := jsonb_build_object(
     'verb', p_verb,

@@ -77,15 +77,20 @@
 {{ template "functions/define_limit.sql" . }}
 {{ template "functions/create_workflows.sql" . }}
 {{ template "functions/create_workflow.sql" . }}
+{{ template "functions/_pause_workflow.sql" . }}
 {{ template "functions/pause_workflow.sql" . }}
+{{ template "functions/_resume_workflow.sql" . }}
 {{ template "functions/resume_workflow.sql" . }}
+{{ template "functions/_cancel_workflow.sql" . }}
 {{ template "functions/cancel_workflow.sql" . }}
+{{ template "functions/_skip_step.sql" . }}
 {{ template "functions/skip_step.sql" . }}
 {{ template "functions/schedule_step.sql" . }}
 {{ template "functions/get_workflow.sql" . }}
 {{ template "functions/list_workflows.sql" . }}
 {{ template "functions/step_history.sql" . }}
 {{ template "functions/get_step_execution.sql" . }}
+{{ template "functions/_retry_workflow.sql" . }}
 {{ template "functions/retry_workflow.sql" . }}
 {{ template "functions/bulk_workflows.sql" . }}
 

@@ -170,6 +170,36 @@ func TestActionLog(t *testing.T) {
 		require.Nil(t, rows[1].Actor)
 	})
 
+	// geneva.bulk_action_id was a setting the verbs read: any operator
+	// could set it and tie its own actions to another bulk call (issue 44,
+	// item 9). The bulk call passes its id down instead.
+	t.Run("BulkActionIDCannotBeForged", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		other := b.create(t, "ThreeSteps", "2")
+		start := b.lastActionID(t)
+		operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+		_, err := operator.Exec(b.ctx, "set geneva.bulk_action_id = '424242'")
+		require.NoError(t, err)
+		_, err = operator.Exec(b.ctx, "select geneva.pause_workflow($1)", id)
+		require.NoError(t, err)
+		var result map[string]any
+		require.NoError(t, operator.QueryRow(b.ctx,
+			"select geneva.bulk_workflows('pause', jsonb_build_object('hero_id', '2'))").Scan(&result))
+
+		rows := b.actions(t, start)
+		require.Len(t, rows, 3)
+		require.Equal(t, "pause_workflow", rows[0].Verb)
+		require.Nil(t, rows[0].BulkActionID, "a setting the caller controls named a bulk call")
+		// (the bulk call's id is taken before its verbs act)
+		require.Equal(t, "bulk_workflows", rows[1].Verb)
+		require.Nil(t, rows[1].BulkActionID)
+		require.Equal(t, other, deref(rows[2].WorkflowID))
+		require.Equal(t, rows[1].ActionID, deref(rows[2].BulkActionID), "the bulk call's own id, not the setting")
+	})
+
 	t.Run("HousekeepingKeepsItForTheRetention", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -27,7 +27,9 @@
 --
 -- Each verb records its own action (geneva._log_action) with
 -- "bulk_action_id", the id of the call's own row, recorded last (verb
--- bulk_workflows, the verb, filter and limit, and the result).
+-- bulk_workflows, the verb, filter and limit, and the result): the id is
+-- passed down to the verbs' implementations (geneva._pause_workflow, ...),
+-- not set where a caller could set it too.
 --
 -- Locks: each matching workflow's row in id order, then its active
 -- execution, held until the caller's transaction ends (two bulk calls never
@@ -154,7 +156,6 @@ begin
 
   -- the verbs' own rows name this call's, recorded last under this id
   v_action_id := nextval('geneva.operator_actions_id_seq');
-  perform pg_catalog.set_config('geneva.bulk_action_id', v_action_id::text, true);
 
   for v_id in execute format(
     'select w.id from geneva.workflows w where %s order by w.id limit $4',
@@ -164,12 +165,12 @@ begin
     v_last := v_id;
     begin
       case p_verb
-        when 'pause' then perform geneva.pause_workflow(v_id);
-        when 'resume' then perform geneva.resume_workflow(v_id);
-        when 'cancel' then perform geneva.cancel_workflow(v_id);
-        when 'skip' then perform geneva.skip_step(v_id);
+        when 'pause' then perform geneva._pause_workflow(v_id, v_action_id);
+        when 'resume' then perform geneva._resume_workflow(v_id, v_action_id);
+        when 'cancel' then perform geneva._cancel_workflow(v_id, v_action_id);
+        when 'skip' then perform geneva._skip_step(v_id, v_action_id);
         when 'retry' then
-          v_new := geneva.retry_workflow(v_id);
+          v_new := geneva._retry_workflow(v_id, null, v_action_id);
           v_retries := v_retries || jsonb_build_object(v_id::text, v_new);
       end case;
       v_acted := v_acted + 1;
@@ -183,8 +184,6 @@ begin
       ));
     end;
   end loop;
-
-  perform pg_catalog.set_config('geneva.bulk_action_id', '', true);
 
   v_result := jsonb_build_object(
     'verb', p_verb,
