@@ -9583,7 +9583,8 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
--- on the real clock (now(), never geneva.fake_now). Not due costs one
+-- on the real clock (now(), never geneva.fake_now); one in the future
+-- (which its guard refuses to write) counts as none. Not due costs one
 -- index read and takes no lock. When due, the row is locked with `skip
 -- locked`: a caller that finds it held by another round returns NULL at once,
 -- so two rounds never run at once. A round whose result says "more" (a batch
@@ -9619,9 +9620,11 @@ begin
   select r.last_run_at into v_last
   from geneva.housekeeping_rounds r
   where r.singleton;
-  if v_last > pg_catalog.now() - v_interval then
+  if v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() then
     return null;
   end if;
+  -- the only writer of the rounds (sql/triggers/housekeeping_rounds_guard.sql)
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   if v_last is null then
     -- the row was deleted by hand: put it back
     insert into geneva.housekeeping_rounds (singleton) values (true)
@@ -9634,12 +9637,15 @@ begin
   from geneva.housekeeping_rounds r
   where r.singleton
   for update skip locked;
-  if not found or v_last > pg_catalog.now() - v_interval then
+  if not found or v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() then
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
     return null;
   end if;
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
 
   v_result := geneva.housekeep();
 
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   update geneva.housekeeping_rounds r
   set last_run_at = case
         when (v_result->>'more')::boolean then r.last_run_at
@@ -9647,6 +9653,7 @@ begin
       end,
       last_result = v_result
   where r.singleton;
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
   return v_result;
 end;
 $$;
@@ -10285,6 +10292,65 @@ for each row
 when (old.finished_at is not null)
 execute function geneva._trg_step_executions_guard_ended();
 
+-- geneva._trg_step_executions_guard_times: refuses the two hand writes of an
+-- execution's times that stop a workflow without breaking a state rule, for
+-- every role, the owner included (the others have no privilege on the table
+-- at all):
+--   - ageing a running execution's updated_at (its last start, checkpoint or
+--     heartbeat): housekeeping would take the live step for one whose worker
+--     died and recover it while it runs. The engine sets it to
+--     geneva.now() only (which, on a test clock, may go back).
+--   - pushing a scheduled execution's scheduled_for beyond 200 years after
+--     geneva.now() ('infinity', a mistyped year): the step would never run,
+--     nor ever count as stuck. No engine function sets a time that far (a
+--     wait and an await's timeout are 100 years at most each).
+--
+-- The trigger's WHEN clause is only a sieve, the least expression that
+-- lets through every update the rules refuse: the engine sets a running
+-- execution's updated_at to its clock, which never goes back (but on a test
+-- clock), and moves scheduled_for later only to rewait an awaited event or
+-- for a rate limit's window, so the function runs for few of the engine's
+-- own updates, and decides on the engine's clock. PostgreSQL reads and
+-- prepares the clause anew for every statement that fires the trigger, at
+-- a cost that grows with its size: the rules themselves there (a state, a
+-- clock) cost 1.4% of a step's instructions, geneva.now() in them 5%
+-- (measured: bench/NOTES.md). After the update, not before: see
+-- step_executions_guard_ended.
+-- Fired by: the trigger step_executions_guard_times, after an update of
+-- updated_at or scheduled_for of geneva.step_executions, for each row whose
+-- updated_at goes back or scheduled_for forward.
+-- Raises: 55000, naming the execution.
+create or replace function geneva._trg_step_executions_guard_times()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if new.updated_at < old.updated_at and new.state = 'in_progress' and new.updated_at <> geneva.now() then
+    raise exception 'the last sign of life of running step execution % cannot be aged by hand', old.id
+      using errcode = '55000',
+            detail = pg_catalog.format('From %s to %s.', old.updated_at, new.updated_at),
+            hint = 'Housekeeping would recover a live step. To give a running step back, its worker calls geneva.interrupt_step.',
+            table = 'step_executions';
+  end if;
+  if new.scheduled_for > old.scheduled_for and new.scheduled_for > geneva.now() + interval '200 years' then
+    raise exception 'step execution % cannot be scheduled beyond 200 years from now by hand', old.id
+      using errcode = '55000',
+            detail = pg_catalog.format('scheduled_for %s.', new.scheduled_for),
+            hint = 'To keep a workflow from running, pause it (geneva.pause_workflow).',
+            table = 'step_executions';
+  end if;
+  return null;
+end;
+$$;
+
+create or replace trigger step_executions_guard_times
+after update of updated_at, scheduled_for on geneva.step_executions
+for each row
+when (new.updated_at < old.updated_at or new.scheduled_for > old.scheduled_for)
+execute function geneva._trg_step_executions_guard_times();
+
 -- geneva._trg_workflows_guard_insert: refuses inserting an ongoing workflow
 -- (ready, performing, paused) other than through geneva.create_workflow,
 -- which sets geneva.inserting to 'on' (transaction-local) around its
@@ -10827,6 +10893,51 @@ before insert or update or delete on geneva.housekeeping_settings
 for each row
 when (pg_catalog.current_setting('geneva.housekeeping_settings', true) is distinct from 'on')
 execute function geneva._trg_housekeeping_settings_guard();
+
+-- geneva._trg_housekeeping_rounds_guard: the time and result of the last
+-- housekeeping round (geneva.housekeeping_rounds) are written only by
+-- geneva.housekeep_if_due, and the time never later than now (the real
+-- clock, on which housekeep_if_due reads it): a last_run_at pushed into the
+-- future would make every worker's call find no round due until then, and
+-- housekeeping (retention, recovery of stuck steps) would stop without a
+-- word. Refused for every role, the owner included (the others have no
+-- privilege on the table at all), otherwise; no function deletes the row
+-- (housekeep_if_due puts a missing one back).
+--
+-- geneva.housekeep_if_due sets geneva.housekeeping_rounds to 'on'
+-- (transaction-local) for its writes only. The owner could set it too: the
+-- guard is against mistakes, not against the owner, who can always disable
+-- triggers. A round runs once a minute at most: the function checks every
+-- write itself.
+-- Fired by: the trigger housekeeping_rounds_guard, before insert, update
+-- or delete on geneva.housekeeping_rounds, for each row.
+-- Raises: 55000.
+create or replace function geneva._trg_housekeeping_rounds_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.current_setting('geneva.housekeeping_rounds', true) = 'on' then
+    if tg_op = 'DELETE' then
+      return old;
+    elsif new.last_run_at <= pg_catalog.now() then
+      return new;
+    end if;
+  end if;
+  raise exception 'the last housekeeping round cannot be % by hand%', lower(tg_op) || 'd',
+    case when tg_op <> 'DELETE' and new.last_run_at > pg_catalog.now() then ' nor set in the future' else '' end
+    using errcode = '55000',
+          hint = 'geneva.housekeep_if_due records its rounds; run one now with geneva.housekeep.',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger housekeeping_rounds_guard
+before insert or update or delete on geneva.housekeeping_rounds
+for each row
+execute function geneva._trg_housekeeping_rounds_guard();
 
 -- geneva._trg_events_guard: an event is history. Refused for every role, the
 -- owner included (the others have no privilege on the table at all):

@@ -154,6 +154,7 @@
 {{ template "triggers/workflows_guard_columns.sql" . }}
 {{ template "triggers/step_executions_guard_columns.sql" . }}
 {{ template "triggers/step_executions_guard_ended.sql" . }}
+{{ template "triggers/step_executions_guard_times.sql" . }}
 {{ template "triggers/workflows_guard_insert.sql" . }}
 {{ template "triggers/workflows_guard_delete.sql" . }}
 {{ template "triggers/step_executions_guard_insert.sql" . }}
@@ -166,6 +167,7 @@
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 {{ template "triggers/truncate_guard.sql" . }}
 {{ template "triggers/housekeeping_settings_guard.sql" . }}
+{{ template "triggers/housekeeping_rounds_guard.sql" . }}
 {{ template "triggers/events_guard.sql" . }}
 {{ template "triggers/limits_guard.sql" . }}
 {{ template "triggers/schedules_guard.sql" . }}
