@@ -1312,6 +1312,36 @@ begin
 end;
 $$;
 
+-- geneva._check_json_depth: refuses JSON nested deeper than 64 arrays or
+-- objects one inside another, before anything is written. PostgreSQL takes
+-- JSON nested far deeper than a worker can decode (Go's encoding/json stops
+-- at 10,000 levels), and a value the worker cannot read would fail the step
+-- it comes with; no event or cursor needs more than a few levels.
+--
+-- One jsonpath, which visits each value at most 64 levels down and never
+-- deeper, so its cost is the value's size, not its depth (a few
+-- microseconds for an ordinary payload). NULL passes.
+--
+-- Called by: geneva._check_event (events' payloads: send_event,
+-- send_hero_event), geneva.checkpoint_step (cursors, an HTTP step's reply's
+-- among them). Takes no locks.
+-- Raises: 22023 naming p_argument.
+create or replace function geneva._check_json_depth(p_value jsonb, p_argument text)
+returns void
+language plpgsql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- (an array or object at level 64, the root being level 0, is the 65th)
+  if pg_catalog.jsonb_path_exists(p_value, 'strict $.**{64} ? (@.type() == "array" || @.type() == "object")') then
+    raise exception '% is nested too deeply: the limit is 64 levels of arrays and objects', p_argument
+      using errcode = '22023',
+            hint = 'Flatten it: a worker decodes at most that many levels.';
+  end if;
+end;
+$$;
+
 -- geneva.allow_fake_clock: turns the test clock on or off for this database:
 -- whether geneva.now() honours a session's geneva.fake_now (see
 -- sql/functions/now.sql). On means the table geneva.fake_clock_enabled
@@ -6509,8 +6539,9 @@ comment on function geneva.bulk_workflows(text, jsonb, integer) is
 -- is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one; 22001 for a name
--- over 255 bytes or a payload over 1 MiB (as its jsonb text).
+-- Raises: 22004 for a NULL name; 22023 for an empty one, or a payload nested
+-- over 64 levels deep (geneva._check_json_depth); 22001 for a name over 255
+-- bytes or a payload over 1 MiB (as its jsonb text).
 create or replace function geneva._check_event(p_event text, p_payload jsonb)
 returns void
 language plpgsql
@@ -6534,6 +6565,7 @@ begin
       using errcode = '22001',
             hint = 'Send a reference to large data (an id, a URL), not the data itself.';
   end if;
+  perform geneva._check_json_depth(p_payload, format('event %s payload', p_event));
 end;
 $$;
 
@@ -6607,9 +6639,10 @@ $$;
 -- (geneva._log_action: the event's name; its payload is in geneva.events).
 -- Returns true when the event was recorded; false, recording nothing, when
 -- the workflow has ended (finished or canceled).
--- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name;
--- 22001 for a name over 255 bytes or a payload over 1 MiB; P0002 for an
--- unknown workflow. Nothing is written on any error.
+-- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name or
+-- a payload nested over 64 levels deep; 22001 for a name over 255 bytes or
+-- a payload over 1 MiB; P0002 for an unknown workflow. Nothing is written on
+-- any error.
 create or replace function geneva.send_event(
   p_workflow_id bigint,
   p_event text,
@@ -6657,8 +6690,8 @@ comment on function geneva.send_event(bigint, text, jsonb) is
 -- Returns the number of workflows reached (0 when the hero has none
 -- ongoing).
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
--- name; 22001 for a name over 255 bytes or a payload over 1 MiB. Nothing is
--- written on any error.
+-- name or a payload nested over 64 levels deep; 22001 for a name over 255
+-- bytes or a payload over 1 MiB. Nothing is written on any error.
 create or replace function geneva.send_hero_event(
   p_hero_type text,
   p_hero_id text,
@@ -8814,7 +8847,10 @@ comment on function geneva.fail_step(bigint, text[], text, text, text, interval,
 -- learns of an operator's request at its first checkpoint too): a saved
 -- cursor is never erased by a checkpoint (a step that must start over
 -- returns a rewinding reattempt instead).
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- A cursor nested over 64 levels deep is refused (geneva._check_json_depth):
+-- the worker could not decode it for the next execution.
+-- Raises: 22004 for a NULL id; 22023 for a cursor nested over 64 levels
+-- deep; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -8828,6 +8864,7 @@ begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_json_depth(p_cursor, 'cursor');
   update geneva.step_executions e
   set cursor = coalesce(p_cursor, e.cursor),
     updated_at = geneva.now()

@@ -21,6 +21,7 @@
 {{ template "functions/_check_wait.sql" . }}
 {{ template "functions/_check_length.sql" . }}
 {{ template "functions/_check_lengths.sql" . }}
+{{ template "functions/_check_json_depth.sql" . }}
 {{ template "functions/allow_fake_clock.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}

@@ -12,8 +12,8 @@
 -- Returns the number of workflows reached (0 when the hero has none
 -- ongoing).
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
--- name; 22001 for a name over 255 bytes or a payload over 1 MiB. Nothing is
--- written on any error.
+-- name or a payload nested over 64 levels deep; 22001 for a name over 255
+-- bytes or a payload over 1 MiB. Nothing is written on any error.
 create or replace function geneva.send_hero_event(
   p_hero_type text,
   p_hero_id text,
