@@ -1271,8 +1271,10 @@ $$;
 -- names and hero types take at most 255 bytes, hero ids 1024, queue names
 -- 127 (see the README).
 --
--- Called by: geneva.define_workflow, geneva.create_workflow,
--- geneva.track_hero. Takes no locks. NULL passes.
+-- Called by: geneva.define_workflow, geneva.create_workflows,
+-- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its
+-- filter's values), geneva._log_action (the actor). Takes no locks. NULL
+-- passes.
 -- Raises: 22001 (string_data_right_truncation) naming p_argument, its length
 -- and the limit.
 create or replace function geneva._check_length(p_value text, p_limit integer, p_argument text)
@@ -4452,7 +4454,8 @@ $$;
 -- run as the owner). The transaction-local setting geneva.actor adds to the
 -- arguments who is behind the login role as the caller says (the web
 -- dashboard sets it to its signed-in user; a claim, recorded as given, next
--- to the role that is the fact), as "actor". p_bulk_action_id, the id of a
+-- to the role that is the fact), as "actor": a name, at most 255 bytes
+-- (22001, and the verb's call fails with it). p_bulk_action_id, the id of a
 -- geneva.bulk_workflows call's own row, passed down by bulk_workflows to the
 -- verbs it calls (never a setting: a caller could set one and tie its own
 -- actions to a bulk call it did not make), adds "bulk_action_id". p_id
@@ -4461,6 +4464,7 @@ $$;
 --
 -- Locks: inserts only.
 -- Returns the row's id.
+-- Raises: 22001 for an actor over 255 bytes (geneva._check_length).
 create or replace function geneva._log_action(
   p_verb text,
   p_workflow_id bigint,
@@ -4478,6 +4482,7 @@ declare
   v_id bigint := coalesce(p_id, nextval('geneva.operator_actions_id_seq'));
   v_actor text := nullif(pg_catalog.current_setting('geneva.actor', true), '');
 begin
+  perform geneva._check_length(v_actor, 255, 'actor (geneva.actor)');
   -- the only inserter of actions (sql/triggers/operator_actions_guard.sql)
   perform pg_catalog.set_config('geneva.logging', 'on', true);
   insert into geneva.operator_actions (id, at, performed_by, verb, workflow_id, arguments, result)
@@ -4570,8 +4575,9 @@ $$;
 -- stock `geneva worker`): {"url": an absolute http or https URL of at most
 -- 2048 bytes, "timeout": an interval or seconds from 1 second to 1 hour
 -- (default 30 seconds; a longer task is a resumable step), "headers": an
--- object of header names and string values (not Geneva-*, Content-Type,
--- Content-Length, Host or Transfer-Encoding, which the worker sets), "queue":
+-- object of at most 32 header names and string values, 16 KiB together
+-- (not Geneva-*, Content-Type, Content-Length, Host or Transfer-Encoding,
+-- which the worker sets), "queue":
 -- the River queue its jobs go to (default geneva_http)}.
 --
 -- Called by: geneva.define_workflow. Takes no locks.
@@ -4623,6 +4629,11 @@ begin
           or octet_length(h.value #>> '{}') > 8192
       ) then
       raise exception '%: http headers must be an object of header names and string values', p_where
+        using errcode = '22023';
+    end if;
+    if (select count(*) > 32 or coalesce(sum(octet_length(h.key) + octet_length(h.value)), 0) > 16384
+        from jsonb_each_text(p_http -> 'headers') h) then
+      raise exception '%: http headers are at most 32, of 16 KiB together', p_where
         using errcode = '22023';
     end if;
     select h.key into v_key
@@ -4731,13 +4742,17 @@ $$;
 -- only by a role that may claim steps (the worker role), which alone may
 -- also replace a type whose current definition has a Go step. Every new or
 -- changed definition is kept, numbered, in
--- geneva.workflow_definition_versions (with session_user); workflows
--- follow the current one.
+-- geneva.workflow_definition_versions (with session_user), the latest 100
+-- of a type (older ones are deleted as a new one is written; the action log
+-- has each change too); workflows follow the current one. A definition is
+-- at most 1 MiB (as its jsonb text).
 --
--- Locks: the definition row (upsert). Records the action (geneva._log_action)
+-- Locks: the definition row (upsert); deletes the type's versions past the
+-- latest 100. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
--- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
+-- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
+-- 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
 -- duplicate step names, a bad wait or skip_if, an await without an event
@@ -4746,7 +4761,8 @@ $$;
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
--- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
+-- idempotency_ttl, a bad http (headers: at most 32, of 16 KiB together), a
+-- named skip_if on an HTTP step); 42501 when
 -- a role that may not claim steps defines a type with a Go step, or
 -- replaces one whose current definition has one; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
@@ -4787,6 +4803,10 @@ declare
   -- the most steps a type may have: the step list is searched at every
   -- claim of a step, and validated here
   v_max_steps constant integer := 1000;
+  -- the largest definition (as its jsonb text), and how many versions of a
+  -- type are kept
+  v_max_bytes constant integer := 1048576;
+  v_versions_kept constant integer := 100;
   v_written integer;
   v_queues text[];
   -- whether a step runs in a Go worker (not "http")
@@ -4806,6 +4826,11 @@ begin
   if jsonb_typeof(p_definition) <> 'object' then
     raise exception 'definition of % must be a JSON object', p_workflow_type
       using errcode = '22023';
+  end if;
+  if octet_length(p_definition::text) > v_max_bytes then
+    raise exception 'definition of % is too large: % bytes, the limit is 1 MiB', p_workflow_type, octet_length(p_definition::text)
+      using errcode = '22001',
+            hint = 'Each version is kept, and recorded in the action log.';
   end if;
 
   -- guard: top-level keys
@@ -5073,6 +5098,9 @@ begin
   if v_written > 0 then
     insert into geneva.workflow_definition_versions (workflow_type, version, definition, defined_at, defined_by)
     values (p_workflow_type, v_version, p_definition, v_now, session_user);
+    -- the latest versions are kept (each change is in the action log too)
+    delete from geneva.workflow_definition_versions v
+    where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
   end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 
@@ -6368,7 +6396,7 @@ comment on function geneva.retry_workflow(bigint, text) is
 -- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb,
 -- a filter that is not an object, an unknown filter key, a value of the
 -- wrong type, an unknown state, a timestamp that does not parse, or a limit
--- below 1.
+-- below 1; 22001 for a filter's string over 1024 bytes.
 create or replace function geneva.bulk_workflows(
   p_verb text,
   p_filter jsonb,
@@ -6423,6 +6451,8 @@ begin
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a string', v_key using errcode = '22023';
       end if;
+      -- (the longest a name matched may be: a hero id's)
+      perform geneva._check_length(v_value #>> '{}', 1024, 'bulk filter ' || v_key);
     elsif v_key in ('created_before', 'created_after') then
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a timestamp string', v_key using errcode = '22023';
@@ -6690,8 +6720,9 @@ comment on function geneva.send_event(bigint, text, jsonb) is
 -- Returns the number of workflows reached (0 when the hero has none
 -- ongoing).
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
--- name or a payload nested over 64 levels deep; 22001 for a name over 255
--- bytes or a payload over 1 MiB. Nothing is written on any error.
+-- hero type, hero id or name, or a payload nested over 64 levels deep;
+-- 22001 for a hero type or name over 255 bytes, a hero id over 1024 or a
+-- payload over 1 MiB. Nothing is written on any error.
 create or replace function geneva.send_hero_event(
   p_hero_type text,
   p_hero_id text,
@@ -6710,6 +6741,12 @@ declare
 begin
   if p_hero_type is null or p_hero_id is null then
     raise exception 'hero type and hero id must not be null' using errcode = '22004';
+  end if;
+  -- (bounded as create_workflow's, before anything is written or logged)
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
+  if p_hero_type = '' or p_hero_id = '' then
+    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
   perform geneva._check_event(p_event, p_payload);
   for v_workflow in
@@ -10729,7 +10766,8 @@ execute function geneva._trg_counts_guard();
 -- are written only by geneva.define_workflow, which validates them and
 -- derives step_names, step_waits and the rest; refused for every role, the
 -- owner included, otherwise (the others have no privilege on the tables at
--- all). No function deletes one.
+-- all). No function deletes a definition; define_workflow deletes a type's
+-- versions past the latest 100.
 --
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
@@ -10745,7 +10783,8 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if tg_op = 'DELETE' or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
+  if (tg_op = 'DELETE' and tg_table_name = 'workflow_definitions')
+    or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
     raise exception 'the definition of % cannot be % by hand',
       case when tg_op = 'INSERT' then new.workflow_type else old.workflow_type end,
       case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end

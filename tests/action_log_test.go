@@ -168,6 +168,20 @@ func TestActionLog(t *testing.T) {
 		require.Equal(t, "alice@example.com", deref(rows[0].Actor))
 		require.Equal(t, string(dbtest.Operator), rows[0].PerformedBy, "the role is the fact, the actor a claim")
 		require.Nil(t, rows[1].Actor)
+
+		// a name, not a document: over 255 bytes is refused, and the verb
+		// with it (issue 44, item 8: 50 MB rows)
+		for _, size := range []int{256, 50_000_000} {
+			tx, err = operator.Begin(b.ctx)
+			require.NoError(t, err)
+			_, err = tx.Exec(b.ctx, "select set_config('geneva.actor', repeat('x', $1), true)", size)
+			require.NoError(t, err)
+			_, err = tx.Exec(b.ctx, "select geneva.pause_workflow($1)", id)
+			requireCode(t, err, "22001")
+			require.NoError(t, tx.Rollback(b.ctx))
+		}
+		require.Len(t, b.actions(t, start), 2)
+		require.Equal(t, "ready", b.workflow(t, id).State)
 	})
 
 	// geneva.bulk_action_id was a setting the verbs read: any operator

@@ -405,6 +405,52 @@ func TestDefineWorkflow(t *testing.T) {
 		require.Contains(t, pgErr.Message, "20000 steps, the limit is 1000")
 	})
 
+	// What the log and the versions keep of a definition is bounded: its
+	// size, and an HTTP step's headers (issue 44, item 8).
+	t.Run("SizeAndHeadersAreBounded", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		headers := func(n, size int) string {
+			var list []string
+			for i := range n {
+				list = append(list, fmt.Sprintf(`"X-H%d": "%s"`, i, strings.Repeat("v", size)))
+			}
+			return `{"steps": [{"name": "a", "http": {"url": "https://x.example.com/a", "headers": {` + strings.Join(list, ", ") + `}}}]}`
+		}
+		b.define(t, "Headers", headers(32, 500))
+		requireRejected(t, b, "22023", "Headers", headers(33, 1))
+		requireRejected(t, b, "22023", "Headers", headers(3, 6000))
+		requireRejected(t, b, "22023", "New", headers(1000, 10))
+
+		var big string
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select jsonb_build_object('steps', '[{"name": "a"}]'::jsonb,
+			'cancel_if', (select jsonb_agg(repeat('c', 100) || i) from generate_series(1, 11000) i))::text`).Scan(&big))
+		requireRejected(t, b, "22001", "Big", big)
+		requireRejected(t, b, "22001", "Headers", big)
+		b.define(t, "Big", `{"steps": [{"name": "a"}], "cancel_if": [`+strings.Repeat(`"`+strings.Repeat("c", 100)+`", `, 9000)+`"c"]}`)
+	})
+
+	// The versions of a type are kept, the latest 100 (issue 44, item 8):
+	// each change is in the action log too, for its own retention.
+	t.Run("KeepsTheLatestVersions", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		for i := range 105 {
+			b.define(t, "Changing", fmt.Sprintf(`{"steps": [{"name": "a", "wait": %d}]}`, i))
+		}
+		b.define(t, "Other", `{"steps": [{"name": "a"}]}`)
+		var versions []int
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select array_agg(version order by version) from geneva.workflow_definition_versions where workflow_type = 'Changing'").Scan(&versions))
+		require.Len(t, versions, 100)
+		require.Equal(t, 6, versions[0])
+		require.Equal(t, 105, versions[99])
+		require.Equal(t, 105, readDefinitionVersion(t, b, "Changing"))
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select array_agg(version) from geneva.workflow_definition_versions where workflow_type = 'Other'").Scan(&versions))
+		require.Equal(t, []int{1}, versions)
+	})
+
 	t.Run("DuplicateStepNameIsNamed", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -480,6 +526,15 @@ func TestDefineWorkflow(t *testing.T) {
 		require.False(t, row.MayProceedWithoutHero)
 		require.Equal(t, 2, countDefinitions(t, b))
 	})
+}
+
+// readDefinitionVersion is the current version of a type's definition.
+func readDefinitionVersion(t *testing.T, b *testBundle, workflowType string) int {
+	t.Helper()
+	var version int
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select version from geneva.workflow_definitions where workflow_type = $1", workflowType).Scan(&version))
+	return version
 }
 
 // stepList is a JSON list of n steps named s1 … sn, with a wait each.

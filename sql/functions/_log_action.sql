@@ -15,7 +15,8 @@
 -- run as the owner). The transaction-local setting geneva.actor adds to the
 -- arguments who is behind the login role as the caller says (the web
 -- dashboard sets it to its signed-in user; a claim, recorded as given, next
--- to the role that is the fact), as "actor". p_bulk_action_id, the id of a
+-- to the role that is the fact), as "actor": a name, at most 255 bytes
+-- (22001, and the verb's call fails with it). p_bulk_action_id, the id of a
 -- geneva.bulk_workflows call's own row, passed down by bulk_workflows to the
 -- verbs it calls (never a setting: a caller could set one and tie its own
 -- actions to a bulk call it did not make), adds "bulk_action_id". p_id
@@ -24,6 +25,7 @@
 --
 -- Locks: inserts only.
 -- Returns the row's id.
+-- Raises: 22001 for an actor over 255 bytes (geneva._check_length).
 create or replace function geneva._log_action(
   p_verb text,
   p_workflow_id bigint,
@@ -41,6 +43,7 @@ declare
   v_id bigint := coalesce(p_id, nextval('geneva.operator_actions_id_seq'));
   v_actor text := nullif(pg_catalog.current_setting('geneva.actor', true), '');
 begin
+  perform geneva._check_length(v_actor, 255, 'actor (geneva.actor)');
   -- the only inserter of actions (sql/triggers/operator_actions_guard.sql)
   perform pg_catalog.set_config('geneva.logging', 'on', true);
   insert into geneva.operator_actions (id, at, performed_by, verb, workflow_id, arguments, result)

@@ -42,7 +42,7 @@
 -- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb,
 -- a filter that is not an object, an unknown filter key, a value of the
 -- wrong type, an unknown state, a timestamp that does not parse, or a limit
--- below 1.
+-- below 1; 22001 for a filter's string over 1024 bytes.
 create or replace function geneva.bulk_workflows(
   p_verb text,
   p_filter jsonb,
@@ -97,6 +97,8 @@ begin
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a string', v_key using errcode = '22023';
       end if;
+      -- (the longest a name matched may be: a hero id's)
+      perform geneva._check_length(v_value #>> '{}', 1024, 'bulk filter ' || v_key);
     elsif v_key in ('created_before', 'created_after') then
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a timestamp string', v_key using errcode = '22023';
