@@ -910,6 +910,13 @@ create table geneva.housekeeping_settings (
   -- how long after a round's start the next is due (geneva.housekeep_if_due
   -- without an interval, every worker's call)
   round_interval interval not null default interval '1 minute',
+  -- how long the operators' actions (geneva.operator_actions) are kept, apart
+  -- from the workflows' retention: the log of what operators did is not
+  -- theirs to shorten at will. Never less than the floor: actions younger
+  -- than it are never deleted, and an action retention below it is refused.
+  -- Only the schema's owner may lower the floor (an operator may raise it).
+  action_retention interval not null default interval '30 days',
+  action_retention_floor interval not null default interval '30 days',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -917,6 +924,8 @@ create table geneva.housekeeping_settings (
     and stuck_in_progress_after >= interval '0'
     and stuck_scheduled_after >= interval '0'
     and round_interval >= interval '0'
+    and action_retention >= interval '0'
+    and action_retention_floor >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
@@ -4447,8 +4456,8 @@ $$;
 -- bulk_workflows, send_event, send_hero_event, define_workflow when it
 -- writes, define_limit, create_schedule when it writes, pause_schedule and
 -- resume_schedule when they change it, delete_schedule,
--- set_housekeeping_settings when something is given, track_hero,
--- untrack_hero).
+-- set_housekeeping_settings when something is given, housekeep when given
+-- arguments, track_hero, untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
 -- run as the owner). The transaction-local setting geneva.actor adds to the
@@ -9230,8 +9239,9 @@ $$;
 -- be NULL nor come with a retention.
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
--- geneva.set_housekeeping_settings (the settings), geneva.housekeep_if_due
--- (its interval, no thresholds).
+-- geneva.set_housekeeping_settings (the settings, the action log's
+-- retention and its floor too), geneva.housekeep_if_due (its interval, no
+-- thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever.
@@ -9242,7 +9252,9 @@ create or replace function geneva._check_housekeeping_settings(
   p_recovery_action text,
   p_batch_size integer,
   p_keep_forever boolean,
-  p_round_interval interval
+  p_round_interval interval,
+  p_action_retention interval default null,
+  p_action_retention_floor interval default null
 )
 returns void
 language plpgsql
@@ -9271,13 +9283,16 @@ begin
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
-    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0' then
+    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'
+    or p_action_retention < interval '0' or p_action_retention_floor < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
   -- (far past 1000 years, now() minus the interval leaves timestamptz's
   -- range; 1000 years reads as "never")
   if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
-    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000 then
+    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000
+    or extract(epoch from p_action_retention) > 31557600000
+    or extract(epoch from p_action_retention_floor) > 31557600000 then
     raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;
@@ -9287,7 +9302,9 @@ $$;
 -- given others (the one row of geneva.housekeeping_settings): retention
 -- (NULL: ended workflows are kept forever), stuck in progress after, stuck
 -- scheduled after, recovery action, batch size; the round interval
--- (geneva.housekeep_if_due's when given none); and who set them last, when
+-- (geneva.housekeep_if_due's when given none); how long the operators'
+-- actions are kept (action retention) and the least it may be (its floor,
+-- which only the schema's owner may lower); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -9300,6 +9317,8 @@ returns table (
   recovery_action text,
   batch_size integer,
   round_interval interval,
+  action_retention interval,
+  action_retention_floor interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -9309,12 +9328,12 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.round_interval, s.updated_at, s.updated_by
+    s.round_interval, s.action_retention, s.action_retention_floor, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor; who set them, when.';
 
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
@@ -9333,13 +9352,24 @@ comment on function geneva.get_housekeeping_settings() is
 -- p_retention sets one again. Records session_user and the time in
 -- updated_by and updated_at when something is given.
 --
+-- The operators' actions have their own retention (p_action_retention),
+-- apart from the workflows': never below its floor
+-- (p_action_retention_floor), so that an operator cannot erase the log of
+-- what it did. Any caller may raise the floor; only the schema's owner (a
+-- member of the role that owns schema geneva: session_user, since this runs
+-- as the owner) may lower it. An action retention given below the floor is
+-- refused; raising the floor above the retention keeps the actions for the
+-- floor.
+--
 -- Locks: the settings row (an update), until the caller's transaction ends.
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever
--- (geneva._check_housekeeping_settings).
+-- (geneva._check_housekeeping_settings), or an action retention below the
+-- floor; 42501 for a floor lowered by a role other than the owner. Nothing
+-- is written on any error.
 create or replace function geneva.set_housekeeping_settings(
   p_retention interval default null,
   p_stuck_in_progress_after interval default null,
@@ -9347,7 +9377,9 @@ create or replace function geneva.set_housekeeping_settings(
   p_recovery_action text default null,
   p_batch_size integer default null,
   p_keep_forever boolean default false,
-  p_round_interval interval default null
+  p_round_interval interval default null,
+  p_action_retention interval default null,
+  p_action_retention_floor interval default null
 )
 returns table (
   retention interval,
@@ -9356,6 +9388,8 @@ returns table (
   recovery_action text,
   batch_size integer,
   round_interval interval,
+  action_retention interval,
+  action_retention_floor interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -9364,16 +9398,36 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_settings geneva.housekeeping_settings;
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval
+    p_round_interval, p_action_retention, p_action_retention_floor
   );
-  perform geneva._housekeeping_settings(); -- (the row is there)
+  v_settings := geneva._housekeeping_settings(); -- (the row is there)
+
+  -- guard: the action log's floor is lowered by the owner alone, and its
+  -- retention is never below the floor
+  if p_action_retention_floor < v_settings.action_retention_floor and not pg_catalog.pg_has_role(
+    session_user, (select n.nspowner from pg_catalog.pg_namespace n where n.nspname = 'geneva'), 'MEMBER'
+  ) then
+    raise exception 'only the owner of schema geneva may lower the action log''s retention floor'
+      using errcode = '42501',
+            detail = pg_catalog.format('The floor is %s; %s asked for %s.',
+              v_settings.action_retention_floor, session_user, p_action_retention_floor),
+            hint = 'Operators may raise it; the log of what they did is not theirs to shorten.';
+  end if;
+  if p_action_retention < coalesce(p_action_retention_floor, v_settings.action_retention_floor) then
+    raise exception 'action retention % is below its floor %', p_action_retention,
+      coalesce(p_action_retention_floor, v_settings.action_retention_floor)
+      using errcode = '22023',
+            hint = 'The schema''s owner may lower the floor (p_action_retention_floor).';
+  end if;
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
-    or p_round_interval is not null then
+    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
     -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -9383,6 +9437,8 @@ begin
         recovery_action = coalesce(p_recovery_action, s.recovery_action),
         batch_size = coalesce(p_batch_size, s.batch_size),
         round_interval = coalesce(p_round_interval, s.round_interval),
+        action_retention = coalesce(p_action_retention, s.action_retention),
+        action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -9394,7 +9450,8 @@ begin
         'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
-        'round_interval', p_round_interval
+        'round_interval', p_round_interval, 'action_retention', p_action_retention,
+        'action_retention_floor', p_action_retention_floor
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -9404,8 +9461,8 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only).';
 
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
@@ -9425,9 +9482,11 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --    their executions) that ended (transitioned_at) before now - retention;
 --    no retention (the setting NULL, or p_keep_forever) deletes nothing.
 --    Deletes, as many at most, of the operators' actions
---    (geneva.operator_actions) recorded before now - retention: the log is
---    kept as long as the workflows it names; and of create_workflow's
---    idempotency keys past their time (whatever the retention).
+--    (geneva.operator_actions) recorded before now - the action retention
+--    (a setting of its own, whatever the round is given, and never less
+--    than its floor: an operator's round cannot erase the log); and of
+--    create_workflow's idempotency keys past their time (whatever the
+--    retention).
 -- 2. Recovers up to the batch size of executions in_progress with no start,
 --    checkpoint or heartbeat (updated_at) since now - stuck in progress after
 --    (their worker died), and up to the batch size of scheduled executions of
@@ -9449,7 +9508,9 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them); the
--- settings row is read, not locked.
+-- settings row is read, not locked. A round given any argument is an
+-- operator's action: recorded (geneva._log_action, verb housekeep, with
+-- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
@@ -9493,6 +9554,7 @@ declare
   v_execution_id bigint;
   v_actions integer := 0;
   v_keys integer := 0;
+  v_result jsonb;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -9528,20 +9590,21 @@ begin
     get diagnostics v_deleted = row_count;
     perform pg_catalog.set_config('geneva.retention', '', true);
     v_full := v_deleted = v_batch_size;
-
-    -- the operators' actions, as old as the workflows deleted
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.operator_actions a
-    where a.id in (
-      select o.id from geneva.operator_actions o
-      where o.at < v_now - v_retention
-      order by o.at
-      limit v_batch_size
-    );
-    get diagnostics v_actions = row_count;
-    perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_full or v_actions = v_batch_size;
   end if;
+
+  -- the operators' actions, after the log's own retention, never younger
+  -- than its floor
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.operator_actions a
+  where a.id in (
+    select o.id from geneva.operator_actions o
+    where o.at < v_now - greatest(v_settings.action_retention, v_settings.action_retention_floor)
+    order by o.at
+    limit v_batch_size
+  );
+  get diagnostics v_actions = row_count;
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  v_full := v_full or v_actions = v_batch_size;
 
   -- expired idempotency keys (a create taking one over waits for its row)
   perform pg_catalog.set_config('geneva.retention', 'on', true);
@@ -9628,7 +9691,7 @@ begin
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
 
-  return jsonb_build_object(
+  v_result := jsonb_build_object(
     'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
@@ -9638,6 +9701,19 @@ begin
     'stuck_scheduled_recovered', v_scheduled,
     'more', v_full
   );
+  if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    perform geneva._log_action(
+      'housekeep', null,
+      jsonb_strip_nulls(jsonb_build_object(
+        'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
+        'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
+        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false)
+      )),
+      v_result
+    );
+  end if;
+  return v_result;
 end;
 $$;
 
