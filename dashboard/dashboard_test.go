@@ -194,6 +194,7 @@ func TestPages(t *testing.T) {
 		require.Contains(t, r.body, "Nothing is stuck.")
 		require.Contains(t, r.body, "<strong>15m00s</strong>", "the housekeeping settings' threshold")
 		require.Contains(t, r.body, "a round every 1m00s", "and round interval")
+		require.Contains(t, r.body, "the action log kept 30d00h, at least 30d00h", "and the action log's retention")
 		// with a threshold of nothing, the ready workflows' due steps are stuck
 		r = get(t, h, "/stuck?scheduled_after=0+seconds")
 		require.Equal(t, http.StatusOK, r.status, r.body)

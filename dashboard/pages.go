@@ -492,10 +492,12 @@ type stuckData struct {
 	ScheduledAfter  string
 	// SettingInProgress and SettingScheduled are the housekeeping settings'
 	// thresholds, the view's when the page is given none; SettingRound is
-	// their round interval, how often housekeeping looks
+	// their round interval, how often housekeeping looks; SettingActions how
+	// long the action log is kept (and its floor)
 	SettingInProgress string
 	SettingScheduled  string
 	SettingRound      string
+	SettingActions    string
 	Stuck             []*goclient.StuckExecution
 	Total             int64
 	Max               int
@@ -510,6 +512,7 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 		d.SettingInProgress = humanDuration(settings.StuckInProgressAfter)
 		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)
 		d.SettingRound = humanDuration(settings.RoundInterval)
+		d.SettingActions = humanDuration(settings.ActionRetention) + ", at least " + humanDuration(settings.ActionRetentionFloor)
 	}
 	var (
 		list  []*goclient.StuckExecution

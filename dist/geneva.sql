@@ -910,6 +910,13 @@ create table geneva.housekeeping_settings (
   -- how long after a round's start the next is due (geneva.housekeep_if_due
   -- without an interval, every worker's call)
   round_interval interval not null default interval '1 minute',
+  -- how long the operators' actions (geneva.operator_actions) are kept, apart
+  -- from the workflows' retention: the log of what operators did is not
+  -- theirs to shorten at will. Never less than the floor: actions younger
+  -- than it are never deleted, and an action retention below it is refused.
+  -- Only the schema's owner may lower the floor (an operator may raise it).
+  action_retention interval not null default interval '30 days',
+  action_retention_floor interval not null default interval '30 days',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -917,6 +924,8 @@ create table geneva.housekeeping_settings (
     and stuck_in_progress_after >= interval '0'
     and stuck_scheduled_after >= interval '0'
     and round_interval >= interval '0'
+    and action_retention >= interval '0'
+    and action_retention_floor >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
@@ -1271,8 +1280,10 @@ $$;
 -- names and hero types take at most 255 bytes, hero ids 1024, queue names
 -- 127 (see the README).
 --
--- Called by: geneva.define_workflow, geneva.create_workflow,
--- geneva.track_hero. Takes no locks. NULL passes.
+-- Called by: geneva.define_workflow, geneva.create_workflows,
+-- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its
+-- filter's values), geneva._log_action (the actor). Takes no locks. NULL
+-- passes.
 -- Raises: 22001 (string_data_right_truncation) naming p_argument, its length
 -- and the limit.
 create or replace function geneva._check_length(p_value text, p_limit integer, p_argument text)
@@ -1308,6 +1319,36 @@ begin
   -- one element's limit)
   if octet_length(array_to_string(p_values, '')) > p_limit then
     perform geneva._check_length(v, p_limit, p_argument) from unnest(p_values) v;
+  end if;
+end;
+$$;
+
+-- geneva._check_json_depth: refuses JSON nested deeper than 64 arrays or
+-- objects one inside another, before anything is written. PostgreSQL takes
+-- JSON nested far deeper than a worker can decode (Go's encoding/json stops
+-- at 10,000 levels), and a value the worker cannot read would fail the step
+-- it comes with; no event or cursor needs more than a few levels.
+--
+-- One jsonpath, which visits each value at most 64 levels down and never
+-- deeper, so its cost is the value's size, not its depth (a few
+-- microseconds for an ordinary payload). NULL passes.
+--
+-- Called by: geneva._check_event (events' payloads: send_event,
+-- send_hero_event), geneva.checkpoint_step (cursors, an HTTP step's reply's
+-- among them). Takes no locks.
+-- Raises: 22023 naming p_argument.
+create or replace function geneva._check_json_depth(p_value jsonb, p_argument text)
+returns void
+language plpgsql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- (an array or object at level 64, the root being level 0, is the 65th)
+  if pg_catalog.jsonb_path_exists(p_value, 'strict $.**{64} ? (@.type() == "array" || @.type() == "object")') then
+    raise exception '% is nested too deeply: the limit is 64 levels of arrays and objects', p_argument
+      using errcode = '22023',
+            hint = 'Flatten it: a worker decodes at most that many levels.';
   end if;
 end;
 $$;
@@ -4415,26 +4456,31 @@ $$;
 -- bulk_workflows, send_event, send_hero_event, define_workflow when it
 -- writes, define_limit, create_schedule when it writes, pause_schedule and
 -- resume_schedule when they change it, delete_schedule,
--- set_housekeeping_settings when something is given, track_hero,
--- untrack_hero).
+-- set_housekeeping_settings when something is given, housekeep when given
+-- arguments, track_hero, untrack_hero).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
--- run as the owner). Two transaction-local settings add to the arguments:
--- geneva.actor, who is behind the login role as the caller says (the web
+-- run as the owner). The transaction-local setting geneva.actor adds to the
+-- arguments who is behind the login role as the caller says (the web
 -- dashboard sets it to its signed-in user; a claim, recorded as given, next
--- to the role that is the fact), as "actor"; and geneva.bulk_action_id, set
--- by geneva.bulk_workflows around the verbs it calls, as "bulk_action_id",
--- the id of the bulk call's own row. p_id gives the row's id when the caller
--- reserved it (bulk_workflows, whose row comes after those of its verbs).
+-- to the role that is the fact), as "actor": a name, at most 255 bytes
+-- (22001, and the verb's call fails with it). p_bulk_action_id, the id of a
+-- geneva.bulk_workflows call's own row, passed down by bulk_workflows to the
+-- verbs it calls (never a setting: a caller could set one and tie its own
+-- actions to a bulk call it did not make), adds "bulk_action_id". p_id
+-- gives the row's id when the caller reserved it (bulk_workflows, whose row
+-- comes after those of its verbs).
 --
 -- Locks: inserts only.
 -- Returns the row's id.
+-- Raises: 22001 for an actor over 255 bytes (geneva._check_length).
 create or replace function geneva._log_action(
   p_verb text,
   p_workflow_id bigint,
   p_arguments jsonb,
   p_result jsonb,
-  p_id bigint default null
+  p_id bigint default null,
+  p_bulk_action_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -4444,8 +4490,8 @@ as $$
 declare
   v_id bigint := coalesce(p_id, nextval('geneva.operator_actions_id_seq'));
   v_actor text := nullif(pg_catalog.current_setting('geneva.actor', true), '');
-  v_bulk text := nullif(pg_catalog.current_setting('geneva.bulk_action_id', true), '');
 begin
+  perform geneva._check_length(v_actor, 255, 'actor (geneva.actor)');
   -- the only inserter of actions (sql/triggers/operator_actions_guard.sql)
   perform pg_catalog.set_config('geneva.logging', 'on', true);
   insert into geneva.operator_actions (id, at, performed_by, verb, workflow_id, arguments, result)
@@ -4453,7 +4499,7 @@ begin
     v_id, geneva.now(), session_user, p_verb, p_workflow_id,
     coalesce(p_arguments, '{}')
     || case when v_actor is not null then jsonb_build_object('actor', v_actor) else '{}' end
-    || case when v_bulk is not null and p_id is null then jsonb_build_object('bulk_action_id', v_bulk::bigint) else '{}' end,
+    || case when p_bulk_action_id is not null then jsonb_build_object('bulk_action_id', p_bulk_action_id) else '{}' end,
     p_result
   );
   perform pg_catalog.set_config('geneva.logging', '', true);
@@ -4538,8 +4584,9 @@ $$;
 -- stock `geneva worker`): {"url": an absolute http or https URL of at most
 -- 2048 bytes, "timeout": an interval or seconds from 1 second to 1 hour
 -- (default 30 seconds; a longer task is a resumable step), "headers": an
--- object of header names and string values (not Geneva-*, Content-Type,
--- Content-Length, Host or Transfer-Encoding, which the worker sets), "queue":
+-- object of at most 32 header names and string values, 16 KiB together
+-- (not Geneva-*, Content-Type, Content-Length, Host or Transfer-Encoding,
+-- which the worker sets), "queue":
 -- the River queue its jobs go to (default geneva_http)}.
 --
 -- Called by: geneva.define_workflow. Takes no locks.
@@ -4591,6 +4638,11 @@ begin
           or octet_length(h.value #>> '{}') > 8192
       ) then
       raise exception '%: http headers must be an object of header names and string values', p_where
+        using errcode = '22023';
+    end if;
+    if (select count(*) > 32 or coalesce(sum(octet_length(h.key) + octet_length(h.value)), 0) > 16384
+        from jsonb_each_text(p_http -> 'headers') h) then
+      raise exception '%: http headers are at most 32, of 16 KiB together', p_where
         using errcode = '22023';
     end if;
     select h.key into v_key
@@ -4696,15 +4748,20 @@ $$;
 -- its http queue (default geneva_http), not the type's, so that Go workers
 -- never fetch it. A definition whose every step is HTTP may be defined by
 -- operators (deployers: granted to the operator role); one with a Go step
--- only by a role that may claim steps (the worker role). Every new or
+-- only by a role that may claim steps (the worker role), which alone may
+-- also replace a type whose current definition has a Go step. Every new or
 -- changed definition is kept, numbered, in
--- geneva.workflow_definition_versions (with session_user); workflows
--- follow the current one.
+-- geneva.workflow_definition_versions (with session_user), the latest 100
+-- of a type (older ones are deleted as a new one is written; the action log
+-- has each change too); workflows follow the current one. A definition is
+-- at most 1 MiB (as its jsonb text).
 --
--- Locks: the definition row (upsert). Records the action (geneva._log_action)
+-- Locks: the definition row (upsert); deletes the type's versions past the
+-- latest 100. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
--- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
+-- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
+-- 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
 -- duplicate step names, a bad wait or skip_if, an await without an event
@@ -4713,8 +4770,10 @@ $$;
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
--- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
--- a role that may not claim steps defines a type with a Go step; 22001 for a type name or step name longer than 255 bytes or a
+-- idempotency_ttl, a bad http (headers: at most 32, of 16 KiB together), a
+-- named skip_if on an HTTP step); 42501 when
+-- a role that may not claim steps defines a type with a Go step, or
+-- replaces one whose current definition has one; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -4753,6 +4812,10 @@ declare
   -- the most steps a type may have: the step list is searched at every
   -- claim of a step, and validated here
   v_max_steps constant integer := 1000;
+  -- the largest definition (as its jsonb text), and how many versions of a
+  -- type are kept
+  v_max_bytes constant integer := 1048576;
+  v_versions_kept constant integer := 100;
   v_written integer;
   v_queues text[];
   -- whether a step runs in a Go worker (not "http")
@@ -4772,6 +4835,11 @@ begin
   if jsonb_typeof(p_definition) <> 'object' then
     raise exception 'definition of % must be a JSON object', p_workflow_type
       using errcode = '22023';
+  end if;
+  if octet_length(p_definition::text) > v_max_bytes then
+    raise exception 'definition of % is too large: % bytes, the limit is 1 MiB', p_workflow_type, octet_length(p_definition::text)
+      using errcode = '22001',
+            hint = 'Each version is kept, and recorded in the action log.';
   end if;
 
   -- guard: top-level keys
@@ -4989,11 +5057,16 @@ begin
 
   -- guard: who may define it. A definition whose every step is HTTP runs no
   -- code of the caller's, and deployers (operators) register it; one with a
-  -- Go step is a Go worker's (the role that may claim steps, start_steps)
-  if v_go_steps and not pg_catalog.has_function_privilege(
-    session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE'
-  ) then
-    raise exception 'definition of %: % may define only workflows whose every step is HTTP', p_workflow_type, session_user
+  -- Go step is a Go worker's (the role that may claim steps, start_steps),
+  -- and so is replacing one: a type a Go worker runs, pointed at another
+  -- endpoint, would hand that endpoint the application's events and let it
+  -- decide the steps. (session_user: this runs as the owner.)
+  if (v_go_steps or exists (
+      select from geneva.workflow_definitions d, jsonb_array_elements(d.definition -> 'steps') s
+      where d.workflow_type = p_workflow_type and not s ? 'http'
+    ))
+    and not pg_catalog.has_function_privilege(session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE') then
+    raise exception 'definition of %: % may define only workflows whose every step is HTTP, and replace only those', p_workflow_type, session_user
       using errcode = '42501',
             hint = 'Steps without "http" run in a Go worker, which registers its own definitions (the worker role).';
   end if;
@@ -5034,6 +5107,9 @@ begin
   if v_written > 0 then
     insert into geneva.workflow_definition_versions (workflow_type, version, definition, defined_at, defined_by)
     values (p_workflow_type, v_version, p_definition, v_now, session_user);
+    -- the latest versions are kept (each change is in the action log too)
+    delete from geneva.workflow_definition_versions v
+    where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
   end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 
@@ -5519,30 +5595,18 @@ $$;
 comment on function geneva.create_workflow(text, text, text, boolean, text, text, text) is
 'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow.';
 
--- geneva.pause_workflow: an operator pauses a workflow.
+-- geneva._pause_workflow: the one implementation of geneva.pause_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
 --
--- Called by: operators and applications (any SQL client, goclient, the CLI).
--- A ready workflow pauses now and keeps its scheduled execution (it becomes
--- overdue while paused; resume enqueues it again). A performing workflow
--- pauses at the step boundary: the request is recorded, the running step's own
--- result is recorded when it ends, and then the workflow pauses with the next
--- execution kept scheduled (or finishes, when nothing is left to run).
--- Requesting it again is harmless.
---
--- A slot of a limit passed to a ready workflow's kept execution is given to
--- the next execution waiting for it.
---
--- Locks: the workflow row, then (ready) its active execution. Records the
--- action (geneva._log_action).
--- Returns the workflow row after the call.
--- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is paused, finished or canceled, or performing with a cancel
--- already requested.
-create or replace function geneva.pause_workflow(p_workflow_id bigint)
+-- Called by: geneva.pause_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.pause_workflow.
+create or replace function geneva._pause_workflow(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5586,44 +5650,59 @@ begin
             table = 'workflows';
   end if;
 
-  perform geneva._log_action('pause_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  perform geneva._log_action(
+    'pause_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+    p_bulk_action_id => p_bulk_action_id
+  );
   return v_workflow;
 end;
+$$;
+
+-- geneva.pause_workflow: an operator pauses a workflow.
+--
+-- Its body is geneva._pause_workflow, which geneva.bulk_workflows calls too.
+-- Called by: operators and applications (any SQL client, goclient, the CLI).
+-- A ready workflow pauses now and keeps its scheduled execution (it becomes
+-- overdue while paused; resume enqueues it again). A performing workflow
+-- pauses at the step boundary: the request is recorded, the running step's own
+-- result is recorded when it ends, and then the workflow pauses with the next
+-- execution kept scheduled (or finishes, when nothing is left to run).
+-- Requesting it again is harmless.
+--
+-- A slot of a limit passed to a ready workflow's kept execution is given to
+-- the next execution waiting for it.
+--
+-- Locks: the workflow row, then (ready) its active execution. Records the
+-- action (geneva._log_action).
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- workflow that is paused, finished or canceled, or performing with a cancel
+-- already requested.
+create or replace function geneva.pause_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._pause_workflow(p_workflow_id, null);
 $$;
 
 comment on function geneva.pause_workflow(bigint) is
 'Pauses a workflow now (ready) or at the end of its running step (performing).';
 
--- geneva.resume_workflow: an operator resumes a paused workflow.
+-- geneva._resume_workflow: the one implementation of geneva.resume_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
 --
--- Called by: operators and applications (any SQL client, goclient, the CLI).
--- The workflow becomes ready. The execution it kept while paused runs at its
--- time (at once when overdue), with a new River job unless one is still
--- waiting; without a kept execution (the workflow paused on an error, a pause
--- signal or a missing step), next_step_name is scheduled anew, now, as one
--- more attempt of it, continuing the cursor of a resumable step's latest
--- execution (an error that paused a long iteration does not start it over).
--- A step that awaits an event runs with the event its latest execution
--- consumed; when that one had none (a pause on its timeout,
--- paused_by_timeout), it waits for its event again, with a fresh timeout.
---
--- On a performing workflow with a pause requested (it is not paused yet: it
--- would pause when its step ends), resume withdraws the request: the
--- workflow stays performing with requested_action NULL, and its step's end
--- moves it on as if no pause had been asked for.
---
--- Locks: the workflow row, then its active execution. Records the action
--- (geneva._log_action).
--- Returns the workflow row after the call.
--- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- workflow that is neither paused nor performing with a pause requested
--- (ready, finished, canceled; performing without a request or with a cancel
--- requested).
-create or replace function geneva.resume_workflow(p_workflow_id bigint)
+-- Called by: geneva.resume_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.resume_workflow.
+create or replace function geneva._resume_workflow(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5640,7 +5719,10 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
-    perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+    perform geneva._log_action(
+      'resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+      p_bulk_action_id => p_bulk_action_id
+    );
     return v_workflow;
   end if;
 
@@ -5665,7 +5747,10 @@ begin
     v_workflow.next_step_name := coalesce(v_workflow.next_step_name, v_definition.step_names[1]);
     if v_workflow.next_step_name is null then
       v_workflow := geneva._advance(v_workflow, v_definition, 'finish', null);
-      perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+      perform geneva._log_action(
+        'resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+        p_bulk_action_id => p_bulk_action_id
+      );
       return v_workflow;
     end if;
     -- a resumable step continues from the cursor its latest execution had
@@ -5694,36 +5779,65 @@ begin
   where w.id = p_workflow_id
   returning w.* into v_workflow;
 
-  perform geneva._log_action('resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  perform geneva._log_action(
+    'resume_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+    p_bulk_action_id => p_bulk_action_id
+  );
   return v_workflow;
 end;
 $$;
 
-comment on function geneva.resume_workflow(bigint) is
-'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now; withdraws a pause requested of a performing one.';
-
--- geneva.cancel_workflow: an operator cancels a workflow, freeing its hero's
--- slot.
+-- geneva.resume_workflow: an operator resumes a paused workflow.
 --
+-- Its body is geneva._resume_workflow, which geneva.bulk_workflows calls too.
 -- Called by: operators and applications (any SQL client, goclient, the CLI).
--- A ready or paused workflow is canceled now, with its active execution
--- (canceled/canceled_externally). A performing workflow is canceled at the
--- step boundary: the request is recorded (replacing a requested pause), the
--- running step's own result is recorded when it ends, and then the workflow
--- is canceled, even when that step was its last, and the execution that
--- would have come next is created canceled (canceled_externally). Requesting
--- it again is harmless.
+-- The workflow becomes ready. The execution it kept while paused runs at its
+-- time (at once when overdue), with a new River job unless one is still
+-- waiting; without a kept execution (the workflow paused on an error, a pause
+-- signal or a missing step), next_step_name is scheduled anew, now, as one
+-- more attempt of it, continuing the cursor of a resumable step's latest
+-- execution (an error that paused a long iteration does not start it over).
+-- A step that awaits an event runs with the event its latest execution
+-- consumed; when that one had none (a pause on its timeout,
+-- paused_by_timeout), it waits for its event again, with a fresh timeout.
+--
+-- On a performing workflow with a pause requested (it is not paused yet: it
+-- would pause when its step ends), resume withdraws the request: the
+-- workflow stays performing with requested_action NULL, and its step's end
+-- moves it on as if no pause had been asked for.
 --
 -- Locks: the workflow row, then its active execution. Records the action
 -- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- finished or canceled workflow.
-create or replace function geneva.cancel_workflow(p_workflow_id bigint)
+-- workflow that is neither paused nor performing with a pause requested
+-- (ready, finished, canceled; performing without a request or with a cancel
+-- requested).
+create or replace function geneva.resume_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._resume_workflow(p_workflow_id, null);
+$$;
+
+comment on function geneva.resume_workflow(bigint) is
+'Resumes a paused workflow: its kept execution runs (at once if overdue), or its next step is scheduled now; withdraws a pause requested of a performing one.';
+
+-- geneva._cancel_workflow: the one implementation of geneva.cancel_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
+--
+-- Called by: geneva.cancel_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.cancel_workflow.
+create or replace function geneva._cancel_workflow(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5738,7 +5852,10 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
-    perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+    perform geneva._log_action(
+      'cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+      p_bulk_action_id => p_bulk_action_id
+    );
     return v_workflow;
   end if;
 
@@ -5760,33 +5877,57 @@ begin
   end if;
 
   v_workflow := geneva._advance(v_workflow, null, v_effect.workflow_move, null);
-  perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
+  perform geneva._log_action(
+    'cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow),
+    p_bulk_action_id => p_bulk_action_id
+  );
   return v_workflow;
 end;
 $$;
 
-comment on function geneva.cancel_workflow(bigint) is
-'Cancels a workflow now (ready, paused) or at the end of its running step (performing); frees the hero''s slot.';
-
--- geneva.skip_step: an operator skips the step that would run next.
+-- geneva.cancel_workflow: an operator cancels a workflow, freeing its hero's
+-- slot.
 --
+-- Its body is geneva._cancel_workflow, which geneva.bulk_workflows calls too.
 -- Called by: operators and applications (any SQL client, goclient, the CLI).
--- On a ready or paused workflow: the scheduled execution, if there is one, is
--- skipped (skipped/skipped_externally); the step after it (after
--- next_step_name when there is none, as for a workflow paused by an error) is
--- scheduled after its own wait, or the workflow finishes. The workflow is
--- ready afterwards.
+-- A ready or paused workflow is canceled now, with its active execution
+-- (canceled/canceled_externally). A performing workflow is canceled at the
+-- step boundary: the request is recorded (replacing a requested pause), the
+-- running step's own result is recorded when it ends, and then the workflow
+-- is canceled, even when that step was its last, and the execution that
+-- would have come next is created canceled (canceled_externally). Requesting
+-- it again is harmless.
 --
 -- Locks: the workflow row, then its active execution. Records the action
 -- (geneva._log_action).
 -- Returns the workflow row after the call.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- performing, finished or canceled workflow.
-create or replace function geneva.skip_step(p_workflow_id bigint)
+-- finished or canceled workflow.
+create or replace function geneva.cancel_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._cancel_workflow(p_workflow_id, null);
+$$;
+
+comment on function geneva.cancel_workflow(bigint) is
+'Cancels a workflow now (ready, paused) or at the end of its running step (performing); frees the hero''s slot.';
+
+-- geneva._skip_step: the one implementation of geneva.skip_step (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
+--
+-- Called by: geneva.skip_step (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.skip_step.
+create or replace function geneva._skip_step(p_workflow_id bigint, p_bulk_action_id bigint)
 returns geneva.workflows
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -5821,10 +5962,36 @@ begin
   v_skipped := coalesce(v_execution.step_name, v_workflow.next_step_name);
   v_workflow := geneva._advance(v_workflow, v_definition, v_effect.workflow_move, v_skipped);
   perform geneva._log_action(
-    'skip_step', p_workflow_id, '{}', geneva._action_result(v_workflow) || jsonb_build_object('skipped', v_skipped)
+    'skip_step', p_workflow_id, '{}', geneva._action_result(v_workflow) || jsonb_build_object('skipped', v_skipped),
+    p_bulk_action_id => p_bulk_action_id
   );
   return v_workflow;
 end;
+$$;
+
+-- geneva.skip_step: an operator skips the step that would run next.
+--
+-- Its body is geneva._skip_step, which geneva.bulk_workflows calls too.
+-- Called by: operators and applications (any SQL client, goclient, the CLI).
+-- On a ready or paused workflow: the scheduled execution, if there is one, is
+-- skipped (skipped/skipped_externally); the step after it (after
+-- next_step_name when there is none, as for a workflow paused by an error) is
+-- scheduled after its own wait, or the workflow finishes. The workflow is
+-- ready afterwards.
+--
+-- Locks: the workflow row, then its active execution. Records the action
+-- (geneva._log_action).
+-- Returns the workflow row after the call.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- performing, finished or canceled workflow.
+create or replace function geneva.skip_step(p_workflow_id bigint)
+returns geneva.workflows
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._skip_step(p_workflow_id, null);
 $$;
 
 comment on function geneva.skip_step(bigint) is
@@ -6049,37 +6216,18 @@ $$;
 comment on function geneva.get_step_execution(bigint) is
 'One step execution by id.';
 
--- geneva.retry_workflow: an operator reruns a workflow from a step, as a new
--- workflow: same type, hero, group, allow_multiple and trace context, with
--- retried_from naming the original, whose history stays as it is.
+-- geneva._retry_workflow: the one implementation of geneva.retry_workflow (see there: what
+-- it does, what it locks and raises), which records its action
+-- (geneva._log_action) with p_bulk_action_id: the id of the
+-- geneva.bulk_workflows call it is part of, or NULL. A parameter, not a
+-- setting: a caller cannot name a bulk call it did not make.
 --
--- Called by: operators (any SQL client, goclient.RetryWorkflow, `geneva
--- retry`, the dashboard's "Retry from step…"), and geneva.bulk_workflows.
--- The original must be paused, finished or canceled. A paused one is
--- canceled first (its kept execution, if any, ends canceled/
--- canceled_externally), as geneva.cancel_workflow would, freeing its hero's
--- slot for the new run. The new workflow starts at p_from_step, scheduled
--- now (the step's own wait is not waited again; a step that awaits an event
--- waits for a new one: events stay with the workflow they were sent to),
--- with attempt 1 and no cursor. By default the step is the one that would
--- run next: for a workflow paused or canceled, its next_step_name (the step
--- that failed, for one paused or canceled by an error); for a finished one,
--- the first step.
---
--- Locks: the original's workflow row, then its active execution. Records the
--- action (geneva._log_action) on the original.
--- Returns the new workflow's id.
--- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
--- ready or performing workflow; WF001 when its type is no longer defined;
--- 22023 for a step the type's definition does not have (or a type without
--- steps); 23505 (constraint workflows_one_ongoing_per_hero) when the hero has
--- another ongoing workflow of the type (the original ended, and another was
--- created since). Nothing is written on any error.
-create or replace function geneva.retry_workflow(p_workflow_id bigint, p_from_step text default null)
+-- Called by: geneva.retry_workflow (NULL), geneva.bulk_workflows (its own row's id).
+-- Raises: as geneva.retry_workflow.
+create or replace function geneva._retry_workflow(p_workflow_id bigint, p_from_step text, p_bulk_action_id bigint)
 returns bigint
 language plpgsql
 volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -6166,10 +6314,48 @@ begin
 
   perform geneva._log_action(
     'retry_workflow', p_workflow_id, jsonb_build_object('from_step', p_from_step),
-    jsonb_build_object('workflow_id', v_new.id, 'from_step', v_step, 'original_state', v_was)
+    jsonb_build_object('workflow_id', v_new.id, 'from_step', v_step, 'original_state', v_was),
+    p_bulk_action_id => p_bulk_action_id
   );
   return v_new.id;
 end;
+$$;
+
+-- geneva.retry_workflow: an operator reruns a workflow from a step, as a new
+-- workflow: same type, hero, group, allow_multiple and trace context, with
+-- retried_from naming the original, whose history stays as it is.
+--
+-- Its body is geneva._retry_workflow, which geneva.bulk_workflows calls too.
+-- Called by: operators (any SQL client, goclient.RetryWorkflow, `geneva
+-- retry`, the dashboard's "Retry from step…"), and geneva.bulk_workflows.
+-- The original must be paused, finished or canceled. A paused one is
+-- canceled first (its kept execution, if any, ends canceled/
+-- canceled_externally), as geneva.cancel_workflow would, freeing its hero's
+-- slot for the new run. The new workflow starts at p_from_step, scheduled
+-- now (the step's own wait is not waited again; a step that awaits an event
+-- waits for a new one: events stay with the workflow they were sent to),
+-- with attempt 1 and no cursor. By default the step is the one that would
+-- run next: for a workflow paused or canceled, its next_step_name (the step
+-- that failed, for one paused or canceled by an error); for a finished one,
+-- the first step.
+--
+-- Locks: the original's workflow row, then its active execution. Records the
+-- action (geneva._log_action) on the original.
+-- Returns the new workflow's id.
+-- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
+-- ready or performing workflow; WF001 when its type is no longer defined;
+-- 22023 for a step the type's definition does not have (or a type without
+-- steps); 23505 (constraint workflows_one_ongoing_per_hero) when the hero has
+-- another ongoing workflow of the type (the original ended, and another was
+-- created since). Nothing is written on any error.
+create or replace function geneva.retry_workflow(p_workflow_id bigint, p_from_step text default null)
+returns bigint
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from geneva._retry_workflow(p_workflow_id, p_from_step, null);
 $$;
 
 comment on function geneva.retry_workflow(bigint, text) is
@@ -6204,7 +6390,9 @@ comment on function geneva.retry_workflow(bigint, text) is
 --
 -- Each verb records its own action (geneva._log_action) with
 -- "bulk_action_id", the id of the call's own row, recorded last (verb
--- bulk_workflows, the verb, filter and limit, and the result).
+-- bulk_workflows, the verb, filter and limit, and the result): the id is
+-- passed down to the verbs' implementations (geneva._pause_workflow, ...),
+-- not set where a caller could set it too.
 --
 -- Locks: each matching workflow's row in id order, then its active
 -- execution, held until the caller's transaction ends (two bulk calls never
@@ -6217,7 +6405,7 @@ comment on function geneva.retry_workflow(bigint, text) is
 -- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb,
 -- a filter that is not an object, an unknown filter key, a value of the
 -- wrong type, an unknown state, a timestamp that does not parse, or a limit
--- below 1.
+-- below 1; 22001 for a filter's string over 1024 bytes.
 create or replace function geneva.bulk_workflows(
   p_verb text,
   p_filter jsonb,
@@ -6272,6 +6460,8 @@ begin
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a string', v_key using errcode = '22023';
       end if;
+      -- (the longest a name matched may be: a hero id's)
+      perform geneva._check_length(v_value #>> '{}', 1024, 'bulk filter ' || v_key);
     elsif v_key in ('created_before', 'created_after') then
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a timestamp string', v_key using errcode = '22023';
@@ -6331,7 +6521,6 @@ begin
 
   -- the verbs' own rows name this call's, recorded last under this id
   v_action_id := nextval('geneva.operator_actions_id_seq');
-  perform pg_catalog.set_config('geneva.bulk_action_id', v_action_id::text, true);
 
   for v_id in execute format(
     'select w.id from geneva.workflows w where %s order by w.id limit $4',
@@ -6341,12 +6530,12 @@ begin
     v_last := v_id;
     begin
       case p_verb
-        when 'pause' then perform geneva.pause_workflow(v_id);
-        when 'resume' then perform geneva.resume_workflow(v_id);
-        when 'cancel' then perform geneva.cancel_workflow(v_id);
-        when 'skip' then perform geneva.skip_step(v_id);
+        when 'pause' then perform geneva._pause_workflow(v_id, v_action_id);
+        when 'resume' then perform geneva._resume_workflow(v_id, v_action_id);
+        when 'cancel' then perform geneva._cancel_workflow(v_id, v_action_id);
+        when 'skip' then perform geneva._skip_step(v_id, v_action_id);
         when 'retry' then
-          v_new := geneva.retry_workflow(v_id);
+          v_new := geneva._retry_workflow(v_id, null, v_action_id);
           v_retries := v_retries || jsonb_build_object(v_id::text, v_new);
       end case;
       v_acted := v_acted + 1;
@@ -6360,8 +6549,6 @@ begin
       ));
     end;
   end loop;
-
-  perform pg_catalog.set_config('geneva.bulk_action_id', '', true);
 
   v_result := jsonb_build_object(
     'verb', p_verb,
@@ -6391,8 +6578,9 @@ comment on function geneva.bulk_workflows(text, jsonb, integer) is
 -- is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one; 22001 for a name
--- over 255 bytes or a payload over 1 MiB (as its jsonb text).
+-- Raises: 22004 for a NULL name; 22023 for an empty one, or a payload nested
+-- over 64 levels deep (geneva._check_json_depth); 22001 for a name over 255
+-- bytes or a payload over 1 MiB (as its jsonb text).
 create or replace function geneva._check_event(p_event text, p_payload jsonb)
 returns void
 language plpgsql
@@ -6416,6 +6604,7 @@ begin
       using errcode = '22001',
             hint = 'Send a reference to large data (an id, a URL), not the data itself.';
   end if;
+  perform geneva._check_json_depth(p_payload, format('event %s payload', p_event));
 end;
 $$;
 
@@ -6489,9 +6678,10 @@ $$;
 -- (geneva._log_action: the event's name; its payload is in geneva.events).
 -- Returns true when the event was recorded; false, recording nothing, when
 -- the workflow has ended (finished or canceled).
--- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name;
--- 22001 for a name over 255 bytes or a payload over 1 MiB; P0002 for an
--- unknown workflow. Nothing is written on any error.
+-- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name or
+-- a payload nested over 64 levels deep; 22001 for a name over 255 bytes or
+-- a payload over 1 MiB; P0002 for an unknown workflow. Nothing is written on
+-- any error.
 create or replace function geneva.send_event(
   p_workflow_id bigint,
   p_event text,
@@ -6539,8 +6729,9 @@ comment on function geneva.send_event(bigint, text, jsonb) is
 -- Returns the number of workflows reached (0 when the hero has none
 -- ongoing).
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
--- name; 22001 for a name over 255 bytes or a payload over 1 MiB. Nothing is
--- written on any error.
+-- hero type, hero id or name, or a payload nested over 64 levels deep;
+-- 22001 for a hero type or name over 255 bytes, a hero id over 1024 or a
+-- payload over 1 MiB. Nothing is written on any error.
 create or replace function geneva.send_hero_event(
   p_hero_type text,
   p_hero_id text,
@@ -6559,6 +6750,12 @@ declare
 begin
   if p_hero_type is null or p_hero_id is null then
     raise exception 'hero type and hero id must not be null' using errcode = '22004';
+  end if;
+  -- (bounded as create_workflow's, before anything is written or logged)
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
+  if p_hero_type = '' or p_hero_id = '' then
+    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
   perform geneva._check_event(p_event, p_payload);
   for v_workflow in
@@ -8770,7 +8967,10 @@ comment on function geneva.fail_step(bigint, text[], text, text, text, interval,
 -- learns of an operator's request at its first checkpoint too): a saved
 -- cursor is never erased by a checkpoint (a step that must start over
 -- returns a rewinding reattempt instead).
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- A cursor nested over 64 levels deep is refused (geneva._check_json_depth):
+-- the worker could not decode it for the next execution.
+-- Raises: 22004 for a NULL id; 22023 for a cursor nested over 64 levels
+-- deep; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -8784,6 +8984,7 @@ begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_json_depth(p_cursor, 'cursor');
   update geneva.step_executions e
   set cursor = coalesce(p_cursor, e.cursor),
     updated_at = geneva.now()
@@ -9112,8 +9313,9 @@ $$;
 -- be NULL nor come with a retention.
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
--- geneva.set_housekeeping_settings (the settings), geneva.housekeep_if_due
--- (its interval, no thresholds).
+-- geneva.set_housekeeping_settings (the settings, the action log's
+-- retention and its floor too), geneva.housekeep_if_due (its interval, no
+-- thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever.
@@ -9124,7 +9326,9 @@ create or replace function geneva._check_housekeeping_settings(
   p_recovery_action text,
   p_batch_size integer,
   p_keep_forever boolean,
-  p_round_interval interval
+  p_round_interval interval,
+  p_action_retention interval default null,
+  p_action_retention_floor interval default null
 )
 returns void
 language plpgsql
@@ -9153,13 +9357,16 @@ begin
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
-    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0' then
+    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'
+    or p_action_retention < interval '0' or p_action_retention_floor < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
   -- (far past 1000 years, now() minus the interval leaves timestamptz's
   -- range; 1000 years reads as "never")
   if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
-    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000 then
+    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000
+    or extract(epoch from p_action_retention) > 31557600000
+    or extract(epoch from p_action_retention_floor) > 31557600000 then
     raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;
@@ -9169,7 +9376,9 @@ $$;
 -- given others (the one row of geneva.housekeeping_settings): retention
 -- (NULL: ended workflows are kept forever), stuck in progress after, stuck
 -- scheduled after, recovery action, batch size; the round interval
--- (geneva.housekeep_if_due's when given none); and who set them last, when
+-- (geneva.housekeep_if_due's when given none); how long the operators'
+-- actions are kept (action retention) and the least it may be (its floor,
+-- which only the schema's owner may lower); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -9182,6 +9391,8 @@ returns table (
   recovery_action text,
   batch_size integer,
   round_interval interval,
+  action_retention interval,
+  action_retention_floor interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -9191,12 +9402,12 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.round_interval, s.updated_at, s.updated_by
+    s.round_interval, s.action_retention, s.action_retention_floor, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor; who set them, when.';
 
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
@@ -9215,13 +9426,24 @@ comment on function geneva.get_housekeeping_settings() is
 -- p_retention sets one again. Records session_user and the time in
 -- updated_by and updated_at when something is given.
 --
+-- The operators' actions have their own retention (p_action_retention),
+-- apart from the workflows': never below its floor
+-- (p_action_retention_floor), so that an operator cannot erase the log of
+-- what it did. Any caller may raise the floor; only the schema's owner (a
+-- member of the role that owns schema geneva: session_user, since this runs
+-- as the owner) may lower it. An action retention given below the floor is
+-- refused; raising the floor above the retention keeps the actions for the
+-- floor.
+--
 -- Locks: the settings row (an update), until the caller's transaction ends.
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever
--- (geneva._check_housekeeping_settings).
+-- (geneva._check_housekeeping_settings), or an action retention below the
+-- floor; 42501 for a floor lowered by a role other than the owner. Nothing
+-- is written on any error.
 create or replace function geneva.set_housekeeping_settings(
   p_retention interval default null,
   p_stuck_in_progress_after interval default null,
@@ -9229,7 +9451,9 @@ create or replace function geneva.set_housekeeping_settings(
   p_recovery_action text default null,
   p_batch_size integer default null,
   p_keep_forever boolean default false,
-  p_round_interval interval default null
+  p_round_interval interval default null,
+  p_action_retention interval default null,
+  p_action_retention_floor interval default null
 )
 returns table (
   retention interval,
@@ -9238,6 +9462,8 @@ returns table (
   recovery_action text,
   batch_size integer,
   round_interval interval,
+  action_retention interval,
+  action_retention_floor interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -9246,16 +9472,36 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_settings geneva.housekeeping_settings;
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval
+    p_round_interval, p_action_retention, p_action_retention_floor
   );
-  perform geneva._housekeeping_settings(); -- (the row is there)
+  v_settings := geneva._housekeeping_settings(); -- (the row is there)
+
+  -- guard: the action log's floor is lowered by the owner alone, and its
+  -- retention is never below the floor
+  if p_action_retention_floor < v_settings.action_retention_floor and not pg_catalog.pg_has_role(
+    session_user, (select n.nspowner from pg_catalog.pg_namespace n where n.nspname = 'geneva'), 'MEMBER'
+  ) then
+    raise exception 'only the owner of schema geneva may lower the action log''s retention floor'
+      using errcode = '42501',
+            detail = pg_catalog.format('The floor is %s; %s asked for %s.',
+              v_settings.action_retention_floor, session_user, p_action_retention_floor),
+            hint = 'Operators may raise it; the log of what they did is not theirs to shorten.';
+  end if;
+  if p_action_retention < coalesce(p_action_retention_floor, v_settings.action_retention_floor) then
+    raise exception 'action retention % is below its floor %', p_action_retention,
+      coalesce(p_action_retention_floor, v_settings.action_retention_floor)
+      using errcode = '22023',
+            hint = 'The schema''s owner may lower the floor (p_action_retention_floor).';
+  end if;
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
-    or p_round_interval is not null then
+    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
     -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -9265,6 +9511,8 @@ begin
         recovery_action = coalesce(p_recovery_action, s.recovery_action),
         batch_size = coalesce(p_batch_size, s.batch_size),
         round_interval = coalesce(p_round_interval, s.round_interval),
+        action_retention = coalesce(p_action_retention, s.action_retention),
+        action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -9276,7 +9524,8 @@ begin
         'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
-        'round_interval', p_round_interval
+        'round_interval', p_round_interval, 'action_retention', p_action_retention,
+        'action_retention_floor', p_action_retention_floor
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -9286,8 +9535,8 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only).';
 
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
@@ -9307,9 +9556,11 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --    their executions) that ended (transitioned_at) before now - retention;
 --    no retention (the setting NULL, or p_keep_forever) deletes nothing.
 --    Deletes, as many at most, of the operators' actions
---    (geneva.operator_actions) recorded before now - retention: the log is
---    kept as long as the workflows it names; and of create_workflow's
---    idempotency keys past their time (whatever the retention).
+--    (geneva.operator_actions) recorded before now - the action retention
+--    (a setting of its own, whatever the round is given, and never less
+--    than its floor: an operator's round cannot erase the log); and of
+--    create_workflow's idempotency keys past their time (whatever the
+--    retention).
 -- 2. Recovers up to the batch size of executions in_progress with no start,
 --    checkpoint or heartbeat (updated_at) since now - stuck in progress after
 --    (their worker died), and up to the batch size of scheduled executions of
@@ -9331,7 +9582,9 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them); the
--- settings row is read, not locked.
+-- settings row is read, not locked. A round given any argument is an
+-- operator's action: recorded (geneva._log_action, verb housekeep, with
+-- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
@@ -9375,6 +9628,7 @@ declare
   v_execution_id bigint;
   v_actions integer := 0;
   v_keys integer := 0;
+  v_result jsonb;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -9410,20 +9664,21 @@ begin
     get diagnostics v_deleted = row_count;
     perform pg_catalog.set_config('geneva.retention', '', true);
     v_full := v_deleted = v_batch_size;
-
-    -- the operators' actions, as old as the workflows deleted
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.operator_actions a
-    where a.id in (
-      select o.id from geneva.operator_actions o
-      where o.at < v_now - v_retention
-      order by o.at
-      limit v_batch_size
-    );
-    get diagnostics v_actions = row_count;
-    perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_full or v_actions = v_batch_size;
   end if;
+
+  -- the operators' actions, after the log's own retention, never younger
+  -- than its floor
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.operator_actions a
+  where a.id in (
+    select o.id from geneva.operator_actions o
+    where o.at < v_now - greatest(v_settings.action_retention, v_settings.action_retention_floor)
+    order by o.at
+    limit v_batch_size
+  );
+  get diagnostics v_actions = row_count;
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  v_full := v_full or v_actions = v_batch_size;
 
   -- expired idempotency keys (a create taking one over waits for its row)
   perform pg_catalog.set_config('geneva.retention', 'on', true);
@@ -9510,7 +9765,7 @@ begin
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
 
-  return jsonb_build_object(
+  v_result := jsonb_build_object(
     'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
@@ -9520,6 +9775,19 @@ begin
     'stuck_scheduled_recovered', v_scheduled,
     'more', v_full
   );
+  if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    perform geneva._log_action(
+      'housekeep', null,
+      jsonb_strip_nulls(jsonb_build_object(
+        'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
+        'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
+        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false)
+      )),
+      v_result
+    );
+  end if;
+  return v_result;
 end;
 $$;
 
@@ -9539,7 +9807,10 @@ comment on function geneva.housekeep(interval, interval, interval, text, integer
 -- call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
--- on the real clock (now(), never geneva.fake_now). Not due costs one
+-- on the real clock (now(), never geneva.fake_now); one more than the
+-- interval in the future (which its guard refuses to write) counts as none.
+-- (A round that started after this transaction did is a little in the
+-- future of its now(), and counts.) Not due costs one
 -- index read and takes no lock. When due, the row is locked with `skip
 -- locked`: a caller that finds it held by another round returns NULL at once,
 -- so two rounds never run at once. A round whose result says "more" (a batch
@@ -9575,9 +9846,11 @@ begin
   select r.last_run_at into v_last
   from geneva.housekeeping_rounds r
   where r.singleton;
-  if v_last > pg_catalog.now() - v_interval then
+  if v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() + v_interval then
     return null;
   end if;
+  -- the only writer of the rounds (sql/triggers/housekeeping_rounds_guard.sql)
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   if v_last is null then
     -- the row was deleted by hand: put it back
     insert into geneva.housekeeping_rounds (singleton) values (true)
@@ -9590,12 +9863,15 @@ begin
   from geneva.housekeeping_rounds r
   where r.singleton
   for update skip locked;
-  if not found or v_last > pg_catalog.now() - v_interval then
+  if not found or v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() + v_interval then
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
     return null;
   end if;
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
 
   v_result := geneva.housekeep();
 
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   update geneva.housekeeping_rounds r
   set last_run_at = case
         when (v_result->>'more')::boolean then r.last_run_at
@@ -9603,6 +9879,7 @@ begin
       end,
       last_result = v_result
   where r.singleton;
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
   return v_result;
 end;
 $$;
@@ -10241,6 +10518,65 @@ for each row
 when (old.finished_at is not null)
 execute function geneva._trg_step_executions_guard_ended();
 
+-- geneva._trg_step_executions_guard_times: refuses the two hand writes of an
+-- execution's times that stop a workflow without breaking a state rule, for
+-- every role, the owner included (the others have no privilege on the table
+-- at all):
+--   - ageing a running execution's updated_at (its last start, checkpoint or
+--     heartbeat): housekeeping would take the live step for one whose worker
+--     died and recover it while it runs. The engine sets it to
+--     geneva.now() only (which, on a test clock, may go back).
+--   - pushing a scheduled execution's scheduled_for beyond 200 years after
+--     geneva.now() ('infinity', a mistyped year): the step would never run,
+--     nor ever count as stuck. No engine function sets a time that far (a
+--     wait and an await's timeout are 100 years at most each).
+--
+-- The trigger's WHEN clause is only a sieve, the least expression that
+-- lets through every update the rules refuse: the engine sets a running
+-- execution's updated_at to its clock, which never goes back (but on a test
+-- clock), and moves scheduled_for later only to rewait an awaited event or
+-- for a rate limit's window, so the function runs for few of the engine's
+-- own updates, and decides on the engine's clock. PostgreSQL reads and
+-- prepares the clause anew for every statement that fires the trigger, at
+-- a cost that grows with its size: the rules themselves there (a state, a
+-- clock) cost 1.4% of a step's instructions, geneva.now() in them 5%
+-- (measured: bench/NOTES.md). After the update, not before: see
+-- step_executions_guard_ended.
+-- Fired by: the trigger step_executions_guard_times, after an update of
+-- updated_at or scheduled_for of geneva.step_executions, for each row whose
+-- updated_at goes back or scheduled_for forward.
+-- Raises: 55000, naming the execution.
+create or replace function geneva._trg_step_executions_guard_times()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if new.updated_at < old.updated_at and new.state = 'in_progress' and new.updated_at <> geneva.now() then
+    raise exception 'the last sign of life of running step execution % cannot be aged by hand', old.id
+      using errcode = '55000',
+            detail = pg_catalog.format('From %s to %s.', old.updated_at, new.updated_at),
+            hint = 'Housekeeping would recover a live step. To give a running step back, its worker calls geneva.interrupt_step.',
+            table = 'step_executions';
+  end if;
+  if new.scheduled_for > old.scheduled_for and new.scheduled_for > geneva.now() + interval '200 years' then
+    raise exception 'step execution % cannot be scheduled beyond 200 years from now by hand', old.id
+      using errcode = '55000',
+            detail = pg_catalog.format('scheduled_for %s.', new.scheduled_for),
+            hint = 'To keep a workflow from running, pause it (geneva.pause_workflow).',
+            table = 'step_executions';
+  end if;
+  return null;
+end;
+$$;
+
+create or replace trigger step_executions_guard_times
+after update of updated_at, scheduled_for on geneva.step_executions
+for each row
+when (new.updated_at < old.updated_at or new.scheduled_for > old.scheduled_for)
+execute function geneva._trg_step_executions_guard_times();
+
 -- geneva._trg_workflows_guard_insert: refuses inserting an ongoing workflow
 -- (ready, performing, paused) other than through geneva.create_workflow,
 -- which sets geneva.inserting to 'on' (transaction-local) around its
@@ -10580,7 +10916,8 @@ execute function geneva._trg_counts_guard();
 -- are written only by geneva.define_workflow, which validates them and
 -- derives step_names, step_waits and the rest; refused for every role, the
 -- owner included, otherwise (the others have no privilege on the tables at
--- all). No function deletes one.
+-- all). No function deletes a definition; define_workflow deletes a type's
+-- versions past the latest 100.
 --
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
@@ -10596,7 +10933,8 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if tg_op = 'DELETE' or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
+  if (tg_op = 'DELETE' and tg_table_name = 'workflow_definitions')
+    or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
     raise exception 'the definition of % cannot be % by hand',
       case when tg_op = 'INSERT' then new.workflow_type else old.workflow_type end,
       case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end
@@ -10783,6 +11121,51 @@ before insert or update or delete on geneva.housekeeping_settings
 for each row
 when (pg_catalog.current_setting('geneva.housekeeping_settings', true) is distinct from 'on')
 execute function geneva._trg_housekeeping_settings_guard();
+
+-- geneva._trg_housekeeping_rounds_guard: the time and result of the last
+-- housekeeping round (geneva.housekeeping_rounds) are written only by
+-- geneva.housekeep_if_due, and the time never later than now (the real
+-- clock, on which housekeep_if_due reads it): a last_run_at pushed into the
+-- future would make every worker's call find no round due until then, and
+-- housekeeping (retention, recovery of stuck steps) would stop without a
+-- word. Refused for every role, the owner included (the others have no
+-- privilege on the table at all), otherwise; no function deletes the row
+-- (housekeep_if_due puts a missing one back).
+--
+-- geneva.housekeep_if_due sets geneva.housekeeping_rounds to 'on'
+-- (transaction-local) for its writes only. The owner could set it too: the
+-- guard is against mistakes, not against the owner, who can always disable
+-- triggers. A round runs once a minute at most: the function checks every
+-- write itself.
+-- Fired by: the trigger housekeeping_rounds_guard, before insert, update
+-- or delete on geneva.housekeeping_rounds, for each row.
+-- Raises: 55000.
+create or replace function geneva._trg_housekeeping_rounds_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.current_setting('geneva.housekeeping_rounds', true) = 'on' then
+    if tg_op = 'DELETE' then
+      return old;
+    elsif new.last_run_at <= pg_catalog.now() then
+      return new;
+    end if;
+  end if;
+  raise exception 'the last housekeeping round cannot be % by hand%', lower(tg_op) || 'd',
+    case when tg_op <> 'DELETE' and new.last_run_at > pg_catalog.now() then ' nor set in the future' else '' end
+    using errcode = '55000',
+          hint = 'geneva.housekeep_if_due records its rounds; run one now with geneva.housekeep.',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger housekeeping_rounds_guard
+before insert or update or delete on geneva.housekeeping_rounds
+for each row
+execute function geneva._trg_housekeeping_rounds_guard();
 
 -- geneva._trg_events_guard: an event is history. Refused for every role, the
 -- owner included (the others have no privilege on the table at all):

@@ -493,6 +493,9 @@ func TestHousekeepIfDue(t *testing.T) {
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck
+	// (with housekeep_if_due's permission: housekeeping_rounds_guard)
+	_, err = tx.Exec(ctx, "select set_config('geneva.housekeeping_rounds', 'on', true)")
+	require.NoError(t, err)
 	_, err = tx.Exec(ctx, "update geneva.housekeeping_rounds set last_run_at = '-infinity'")
 	require.NoError(t, err)
 	result, err = goclient.New(tx).HousekeepIfDue(ctx, time.Hour)
@@ -531,6 +534,8 @@ func TestHousekeepingSettings(t *testing.T) {
 			RecoveryAction:       goclient.RecoveryReattempt,
 			BatchSize:            1000,
 			RoundInterval:        time.Minute,
+			ActionRetention:      30 * 24 * time.Hour,
+			ActionRetentionFloor: 30 * 24 * time.Hour,
 		}, settings)
 	})
 
@@ -564,6 +569,15 @@ func TestHousekeepingSettings(t *testing.T) {
 		require.Equal(t, 5*time.Minute, settings.RoundInterval)
 		require.Equal(t, goclient.RecoveryCancel, settings.RecoveryAction)
 
+		// the action log's retention, and its floor (raised: anyone who may)
+		settings, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{
+			ActionRetention: new(90 * 24 * time.Hour), ActionRetentionFloor: new(60 * 24 * time.Hour),
+		})
+		require.NoError(t, err)
+		require.Equal(t, 90*24*time.Hour, settings.ActionRetention)
+		require.Equal(t, 60*24*time.Hour, settings.ActionRetentionFloor)
+		require.Equal(t, 10, settings.BatchSize)
+
 		read, err := client.HousekeepingSettings(ctx)
 		require.NoError(t, err)
 		require.Equal(t, settings, read)
@@ -573,6 +587,7 @@ func TestHousekeepingSettings(t *testing.T) {
 			{HousekeepParams: goclient.HousekeepParams{BatchSize: -1}},
 			{HousekeepParams: goclient.HousekeepParams{StuckInProgressAfter: new(-time.Minute)}},
 			{RoundInterval: new(-time.Minute)},
+			{ActionRetention: new(24 * time.Hour)}, // below the floor
 		} {
 			_, err = client.SetHousekeepingSettings(ctx, params)
 			require.ErrorIs(t, err, goclient.ErrInvalidArgument)

@@ -234,6 +234,19 @@ type HousekeepingSettingsParams struct {
 	//
 	// Defaults (nil) to the setting, 1 minute unless an operator set another.
 	RoundInterval *time.Duration
+	// ActionRetention is how long the operators' actions (ActionLog) are
+	// kept, apart from the workflows' Retention; never below the floor
+	// (ErrInvalidArgument).
+	//
+	// Defaults (nil) to the setting, 30 days unless an operator set another.
+	ActionRetention *time.Duration
+	// ActionRetentionFloor is the least ActionRetention may be: actions
+	// younger than it are never deleted. Anyone who may set the settings may
+	// raise it; only the schema's owner may lower it (a *Error with
+	// SQLSTATE 42501 for any other role).
+	//
+	// Defaults (nil) to the setting, 30 days unless the owner set another.
+	ActionRetentionFloor *time.Duration
 }
 
 // HousekeepingSettings are the thresholds of every worker's housekeeping
@@ -261,6 +274,11 @@ type HousekeepingSettings struct {
 	// RoundInterval is how long after a round's start the next is due, among
 	// all workers (HousekeepIfDue with no interval).
 	RoundInterval time.Duration `db:"round_interval"`
+	// ActionRetention is how long the operators' actions are kept, and
+	// ActionRetentionFloor the least it may be (only the schema's owner
+	// lowers it): an operator cannot erase the log of what it did.
+	ActionRetention      time.Duration `db:"action_retention"`
+	ActionRetentionFloor time.Duration `db:"action_retention_floor"`
 	// UpdatedAt and UpdatedBy (the session user) say who last set them; nil
 	// when no one did (the defaults).
 	UpdatedAt *time.Time `db:"updated_at"`
@@ -272,7 +290,7 @@ type HousekeepResult struct {
 	WorkflowsCleanedUp      int `json:"workflows_cleaned_up"`
 	StepExecutionsCleanedUp int `json:"step_executions_cleaned_up"`
 	// ActionsCleanedUp counts the operators' actions (geneva.action_log)
-	// deleted after the retention.
+	// deleted after the action retention (HousekeepingSettings).
 	ActionsCleanedUp int `json:"actions_cleaned_up"`
 	// IdempotencyKeysCleanedUp counts create_workflow's idempotency keys
 	// deleted once expired.

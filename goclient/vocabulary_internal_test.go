@@ -94,7 +94,7 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 	require.Nil(t, keepForever[0])
 	require.Equal(t, true, keepForever[5])
 	for _, params := range []*HousekeepingSettingsParams{nil, {}} {
-		require.Equal(t, append(none, (*time.Duration)(nil)), params.args())
+		require.Equal(t, append(none, (*time.Duration)(nil), (*time.Duration)(nil), (*time.Duration)(nil)), params.args())
 	}
 	settings := (&HousekeepingSettingsParams{HousekeepParams: HousekeepParams{BatchSize: 5}, RoundInterval: new(time.Duration(0))}).args()
 	require.Equal(t, new(5), settings[4])
@@ -106,9 +106,10 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 		"p_stuck_scheduled_after interval DEFAULT NULL::interval, p_recovery_action text DEFAULT NULL::text, " +
 		"p_batch_size integer DEFAULT NULL::integer, p_keep_forever boolean DEFAULT false"
 	for function, want := range map[string]string{
-		"geneva.housekeep":                 thresholds,
-		"geneva.set_housekeeping_settings": thresholds + ", p_round_interval interval DEFAULT NULL::interval",
-		"geneva.housekeep_if_due":          "p_interval interval DEFAULT NULL::interval",
+		"geneva.housekeep": thresholds,
+		"geneva.set_housekeeping_settings": thresholds + ", p_round_interval interval DEFAULT NULL::interval" +
+			", p_action_retention interval DEFAULT NULL::interval, p_action_retention_floor interval DEFAULT NULL::interval",
+		"geneva.housekeep_if_due": "p_interval interval DEFAULT NULL::interval",
 	} {
 		var arguments string
 		require.NoError(t, conn.QueryRow(ctx, "select pg_get_function_arguments($1::regproc)", function).Scan(&arguments))

@@ -477,6 +477,13 @@ create table geneva.housekeeping_settings (
   -- how long after a round's start the next is due (geneva.housekeep_if_due
   -- without an interval, every worker's call)
   round_interval interval not null default interval '1 minute',
+  -- how long the operators' actions (geneva.operator_actions) are kept, apart
+  -- from the workflows' retention: the log of what operators did is not
+  -- theirs to shorten at will. Never less than the floor: actions younger
+  -- than it are never deleted, and an action retention below it is refused.
+  -- Only the schema's owner may lower the floor (an operator may raise it).
+  action_retention interval not null default interval '30 days',
+  action_retention_floor interval not null default interval '30 days',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -484,6 +491,8 @@ create table geneva.housekeeping_settings (
     and stuck_in_progress_after >= interval '0'
     and stuck_scheduled_after >= interval '0'
     and round_interval >= interval '0'
+    and action_retention >= interval '0'
+    and action_retention_floor >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0)

@@ -21,6 +21,7 @@
 {{ template "functions/_check_wait.sql" . }}
 {{ template "functions/_check_length.sql" . }}
 {{ template "functions/_check_lengths.sql" . }}
+{{ template "functions/_check_json_depth.sql" . }}
 {{ template "functions/allow_fake_clock.sql" . }}
 {{ template "functions/_parse_wait.sql" . }}
 {{ template "functions/_validate_policy.sql" . }}
@@ -77,15 +78,20 @@
 {{ template "functions/define_limit.sql" . }}
 {{ template "functions/create_workflows.sql" . }}
 {{ template "functions/create_workflow.sql" . }}
+{{ template "functions/_pause_workflow.sql" . }}
 {{ template "functions/pause_workflow.sql" . }}
+{{ template "functions/_resume_workflow.sql" . }}
 {{ template "functions/resume_workflow.sql" . }}
+{{ template "functions/_cancel_workflow.sql" . }}
 {{ template "functions/cancel_workflow.sql" . }}
+{{ template "functions/_skip_step.sql" . }}
 {{ template "functions/skip_step.sql" . }}
 {{ template "functions/schedule_step.sql" . }}
 {{ template "functions/get_workflow.sql" . }}
 {{ template "functions/list_workflows.sql" . }}
 {{ template "functions/step_history.sql" . }}
 {{ template "functions/get_step_execution.sql" . }}
+{{ template "functions/_retry_workflow.sql" . }}
 {{ template "functions/retry_workflow.sql" . }}
 {{ template "functions/bulk_workflows.sql" . }}
 
@@ -149,6 +155,7 @@
 {{ template "triggers/workflows_guard_columns.sql" . }}
 {{ template "triggers/step_executions_guard_columns.sql" . }}
 {{ template "triggers/step_executions_guard_ended.sql" . }}
+{{ template "triggers/step_executions_guard_times.sql" . }}
 {{ template "triggers/workflows_guard_insert.sql" . }}
 {{ template "triggers/workflows_guard_delete.sql" . }}
 {{ template "triggers/step_executions_guard_insert.sql" . }}
@@ -161,6 +168,7 @@
 {{ template "triggers/workflow_definitions_guard.sql" . }}
 {{ template "triggers/truncate_guard.sql" . }}
 {{ template "triggers/housekeeping_settings_guard.sql" . }}
+{{ template "triggers/housekeeping_rounds_guard.sql" . }}
 {{ template "triggers/events_guard.sql" . }}
 {{ template "triggers/limits_guard.sql" . }}
 {{ template "triggers/schedules_guard.sql" . }}

@@ -35,6 +35,15 @@ func (b *testBundle) actions(t *testing.T, after int64) []actionRow {
 	return all
 }
 
+// verbs are the rows' verbs, in order.
+func verbs(rows []actionRow) []string {
+	out := make([]string, len(rows))
+	for i, row := range rows {
+		out[i] = row.Verb
+	}
+	return out
+}
+
 func (b *testBundle) lastActionID(t *testing.T) int64 {
 	t.Helper()
 	var id int64
@@ -168,6 +177,50 @@ func TestActionLog(t *testing.T) {
 		require.Equal(t, "alice@example.com", deref(rows[0].Actor))
 		require.Equal(t, string(dbtest.Operator), rows[0].PerformedBy, "the role is the fact, the actor a claim")
 		require.Nil(t, rows[1].Actor)
+
+		// a name, not a document: over 255 bytes is refused, and the verb
+		// with it (issue 44, item 8: 50 MB rows)
+		for _, size := range []int{256, 50_000_000} {
+			tx, err = operator.Begin(b.ctx)
+			require.NoError(t, err)
+			_, err = tx.Exec(b.ctx, "select set_config('geneva.actor', repeat('x', $1), true)", size)
+			require.NoError(t, err)
+			_, err = tx.Exec(b.ctx, "select geneva.pause_workflow($1)", id)
+			requireCode(t, err, "22001")
+			require.NoError(t, tx.Rollback(b.ctx))
+		}
+		require.Len(t, b.actions(t, start), 2)
+		require.Equal(t, "ready", b.workflow(t, id).State)
+	})
+
+	// geneva.bulk_action_id was a setting the verbs read: any operator
+	// could set it and tie its own actions to another bulk call (issue 44,
+	// item 9). The bulk call passes its id down instead.
+	t.Run("BulkActionIDCannotBeForged", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		other := b.create(t, "ThreeSteps", "2")
+		start := b.lastActionID(t)
+		operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+		_, err := operator.Exec(b.ctx, "set geneva.bulk_action_id = '424242'")
+		require.NoError(t, err)
+		_, err = operator.Exec(b.ctx, "select geneva.pause_workflow($1)", id)
+		require.NoError(t, err)
+		var result map[string]any
+		require.NoError(t, operator.QueryRow(b.ctx,
+			"select geneva.bulk_workflows('pause', jsonb_build_object('hero_id', '2'))").Scan(&result))
+
+		rows := b.actions(t, start)
+		require.Len(t, rows, 3)
+		require.Equal(t, "pause_workflow", rows[0].Verb)
+		require.Nil(t, rows[0].BulkActionID, "a setting the caller controls named a bulk call")
+		// (the bulk call's id is taken before its verbs act)
+		require.Equal(t, "bulk_workflows", rows[1].Verb)
+		require.Nil(t, rows[1].BulkActionID)
+		require.Equal(t, other, deref(rows[2].WorkflowID))
+		require.Equal(t, rows[1].ActionID, deref(rows[2].BulkActionID), "the bulk call's own id, not the setting")
 	})
 
 	t.Run("HousekeepingKeepsItForTheRetention", func(t *testing.T) {
@@ -176,21 +229,87 @@ func TestActionLog(t *testing.T) {
 		b.setNow(t, t0)
 		b.defineThreeSteps(t)
 		id := b.create(t, "ThreeSteps", "1")
+		_, err := b.conn.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_action_retention => interval '40 days')")
+		require.NoError(t, err)
 		start := b.lastActionID(t)
 		b.call(t, "pause_workflow", id)
 		b.setNow(t, t0.Add(hours(24*10)))
 		b.call(t, "resume_workflow", id)
 
-		b.setNow(t, t0.Add(hours(24*20)))
-		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => interval '15 days')")
+		b.setNow(t, t0.Add(hours(24*45)))
+		_, err = b.conn.Exec(b.ctx, "select geneva.housekeep()")
 		require.NoError(t, err)
 		rows := b.actions(t, start)
-		require.Len(t, rows, 1, "the action older than the retention is deleted")
+		require.Len(t, rows, 1, "the action older than the action retention is deleted")
 		require.Equal(t, "resume_workflow", rows[0].Verb)
 
+		// the workflows' retention is not the log's
 		_, err = b.conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)")
 		require.NoError(t, err)
-		require.Len(t, b.actions(t, start), 1)
+		b.setNow(t, t0.Add(hours(24*60)))
+		_, err = b.conn.Exec(b.ctx, "select geneva.housekeep(p_keep_forever => true)")
+		require.NoError(t, err)
+		require.Equal(t, []string{"housekeep", "housekeep"}, verbs(b.actions(t, start)),
+			"the resume went with the action retention; the rounds with arguments are logged")
+	})
+
+	// An operator erased the log unseen: housekeep(p_retention => '0') is
+	// no logged verb, and a retention of zero set in the settings deleted
+	// the very row that set it at the next round (issue 44, item 4). The
+	// log has its own retention, never below a floor only the owner may
+	// lower, and housekeep given arguments is logged.
+	t.Run("AnOperatorCannotEraseIt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		id := b.create(t, "ThreeSteps", "1")
+		start := b.lastActionID(t)
+		operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+		setNowOn(t, operator, t0)
+		_, err := operator.Exec(b.ctx, "select geneva.pause_workflow($1)", id)
+		require.NoError(t, err)
+
+		setNowOn(t, operator, t0.Add(hours(1)))
+		_, err = operator.Exec(b.ctx, "select geneva.housekeep(p_retention => interval '0')")
+		require.NoError(t, err)
+		_, err = operator.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_retention => interval '0')")
+		require.NoError(t, err)
+		_, err = operator.Exec(b.ctx, "select geneva.housekeep()")
+		require.NoError(t, err)
+		require.Equal(t, []string{"pause_workflow", "housekeep", "set_housekeeping_settings"}, verbs(b.actions(t, start)),
+			"what the operator did is all there, a round with arguments too (one without is no action)")
+
+		// the log's own retention stops at the floor; only the owner lowers it
+		for _, c := range []struct{ args, code string }{
+			{"p_action_retention => interval '0'", "22023"},
+			{"p_action_retention => interval '29 days'", "22023"},
+			{"p_action_retention_floor => interval '1 day'", "42501"},
+			{"p_action_retention_floor => interval '1 day', p_action_retention => interval '1 day'", "42501"},
+		} {
+			_, err = operator.Exec(b.ctx, "select geneva.set_housekeeping_settings("+c.args+")")
+			requireCode(t, err, c.code)
+		}
+		var retention, floor string
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select action_retention::text, action_retention_floor::text from geneva.get_housekeeping_settings()").Scan(&retention, &floor))
+		require.Equal(t, []string{"30 days", "30 days"}, []string{retention, floor}, "the defaults")
+		// raising the floor keeps more: an operator may
+		_, err = operator.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_action_retention_floor => interval '60 days')")
+		require.NoError(t, err)
+		setNowOn(t, operator, t0.Add(hours(24*45)))
+		_, err = operator.Exec(b.ctx, "select geneva.housekeep()")
+		require.NoError(t, err)
+		require.Len(t, b.actions(t, start), 4, "nothing younger than the floor goes, whatever the retention")
+
+		// the owner may lower it
+		b.setNow(t, t0.Add(hours(24*45)))
+		_, err = b.conn.Exec(b.ctx, `select geneva.set_housekeeping_settings(p_action_retention_floor => interval '1 day',
+			p_action_retention => interval '1 day')`)
+		require.NoError(t, err)
+		_, err = b.conn.Exec(b.ctx, "select geneva.housekeep()")
+		require.NoError(t, err)
+		require.Equal(t, []string{"set_housekeeping_settings"}, verbs(b.actions(t, start)), "the owner's own change is a day young")
 	})
 
 	t.Run("IsHistory", func(t *testing.T) {

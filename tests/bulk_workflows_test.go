@@ -165,11 +165,18 @@ func TestBulkWorkflows(t *testing.T) {
 			"select geneva.bulk_workflows(null, '{}')":                                     "22004",
 			"select geneva.bulk_workflows('pause', null)":                                  "22004",
 			"select geneva.bulk_workflows('pause', '{}', null)":                            "22004",
+			// a filter's values are bounded, as the log that records them
+			// (issue 44, item 8)
+			"select geneva.bulk_workflows('pause', jsonb_build_object('hero_id', repeat('x', 10000000)))": "22001",
+			"select geneva.bulk_workflows('pause', jsonb_build_object('error_class', repeat('x', 1025)))": "22001",
 		} {
 			_, err := b.conn.Exec(b.ctx, statement)
 			requireCode(t, err, code)
 		}
 		require.Equal(t, "ready", b.workflow(t, id).State, "nothing written")
+		var n int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.action_log where verb <> 'define_workflow'").Scan(&n))
+		require.Zero(t, n, "nothing logged")
 	})
 }
 

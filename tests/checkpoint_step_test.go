@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,6 +57,24 @@ func TestCheckpointStep(t *testing.T) {
 
 		require.True(t, stop)
 		require.Nil(t, b.execution(t, started.ExecutionID).Cursor)
+	})
+
+	// A cursor the worker could not decode for the next execution is
+	// refused, and the one saved stays (issue 44, item 2).
+	t.Run("RefusesACursorNestedTooDeep", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		started := b.run(t, b.create(t, "ThreeSteps", "1"))
+		var stop bool
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.checkpoint_step($1, (repeat('[', 64) || repeat(']', 64))::jsonb)`,
+			started.ExecutionID).Scan(&stop))
+		for _, depth := range []int{65, 10001} {
+			_, err := b.conn.Exec(b.ctx, `select geneva.checkpoint_step($1, (repeat('[', $2) || repeat(']', $2))::jsonb)`,
+				started.ExecutionID, depth)
+			requireCode(t, err, "22023")
+		}
+		require.Equal(t, strings.Repeat("[", 64)+strings.Repeat("]", 64), string(b.execution(t, started.ExecutionID).Cursor))
 	})
 
 	t.Run("RaisesForUnknownExecution", func(t *testing.T) {

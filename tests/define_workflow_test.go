@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
 func TestDefineWorkflow(t *testing.T) {
@@ -403,6 +405,52 @@ func TestDefineWorkflow(t *testing.T) {
 		require.Contains(t, pgErr.Message, "20000 steps, the limit is 1000")
 	})
 
+	// What the log and the versions keep of a definition is bounded: its
+	// size, and an HTTP step's headers (issue 44, item 8).
+	t.Run("SizeAndHeadersAreBounded", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		headers := func(n, size int) string {
+			var list []string
+			for i := range n {
+				list = append(list, fmt.Sprintf(`"X-H%d": "%s"`, i, strings.Repeat("v", size)))
+			}
+			return `{"steps": [{"name": "a", "http": {"url": "https://x.example.com/a", "headers": {` + strings.Join(list, ", ") + `}}}]}`
+		}
+		b.define(t, "Headers", headers(32, 500))
+		requireRejected(t, b, "22023", "Headers", headers(33, 1))
+		requireRejected(t, b, "22023", "Headers", headers(3, 6000))
+		requireRejected(t, b, "22023", "New", headers(1000, 10))
+
+		var big string
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select jsonb_build_object('steps', '[{"name": "a"}]'::jsonb,
+			'cancel_if', (select jsonb_agg(repeat('c', 100) || i) from generate_series(1, 11000) i))::text`).Scan(&big))
+		requireRejected(t, b, "22001", "Big", big)
+		requireRejected(t, b, "22001", "Headers", big)
+		b.define(t, "Big", `{"steps": [{"name": "a"}], "cancel_if": [`+strings.Repeat(`"`+strings.Repeat("c", 100)+`", `, 9000)+`"c"]}`)
+	})
+
+	// The versions of a type are kept, the latest 100 (issue 44, item 8):
+	// each change is in the action log too, for its own retention.
+	t.Run("KeepsTheLatestVersions", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		for i := range 105 {
+			b.define(t, "Changing", fmt.Sprintf(`{"steps": [{"name": "a", "wait": %d}]}`, i))
+		}
+		b.define(t, "Other", `{"steps": [{"name": "a"}]}`)
+		var versions []int
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select array_agg(version order by version) from geneva.workflow_definition_versions where workflow_type = 'Changing'").Scan(&versions))
+		require.Len(t, versions, 100)
+		require.Equal(t, 6, versions[0])
+		require.Equal(t, 105, versions[99])
+		require.Equal(t, 105, readDefinitionVersion(t, b, "Changing"))
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select array_agg(version) from geneva.workflow_definition_versions where workflow_type = 'Other'").Scan(&versions))
+		require.Equal(t, []int{1}, versions)
+	})
+
 	t.Run("DuplicateStepNameIsNamed", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -480,6 +528,15 @@ func TestDefineWorkflow(t *testing.T) {
 	})
 }
 
+// readDefinitionVersion is the current version of a type's definition.
+func readDefinitionVersion(t *testing.T, b *testBundle, workflowType string) int {
+	t.Helper()
+	var version int
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select version from geneva.workflow_definitions where workflow_type = $1", workflowType).Scan(&version))
+	return version
+}
+
 // stepList is a JSON list of n steps named s1 … sn, with a wait each.
 func (b *testBundle) stepList(t *testing.T, n int) string {
 	t.Helper()
@@ -502,4 +559,44 @@ func TestDefineWorkflowAwait(t *testing.T) {
 	require.NoError(t, b.conn.QueryRow(b.ctx,
 		"select step_await_timeouts from geneva.workflow_definitions where workflow_type = 'Awaits'").Scan(&timeouts))
 	require.Equal(t, []*time.Duration{nil, ptr(72 * time.Hour), ptr(90 * time.Second)}, timeouts)
+}
+
+// TestDefineWorkflowGoTypeIsTheWorkers: a role that may not claim steps (an
+// operator) cannot replace a type whose current definition has a Go step,
+// not even with an HTTP-only one: it would point the type's steps at its
+// own endpoint, receiving the application's event payloads and deciding
+// those steps (issue 44, item 3).
+func TestDefineWorkflowGoTypeIsTheWorkers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	worker := dbtest.NewConnAs(t, b.conf, dbtest.Worker)
+	operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+	const goSteps = `{"steps": [{"name": "charge"}, {"name": "ship", "await": {"event": "paid", "timeout": "1 day"}}]}`
+	const retargeted = `{"steps": [{"name": "charge", "http": {"url": "https://evil.example.com/a"}},
+		{"name": "ship", "http": {"url": "https://evil.example.com/b"}, "await": {"event": "paid", "timeout": "1 day"}}]}`
+	_, err := worker.Exec(b.ctx, "select geneva.define_workflow('Checkout', $1::jsonb)", goSteps)
+	require.NoError(t, err)
+
+	definition := func() string {
+		var d string
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select definition::text || version from geneva.workflow_definitions where workflow_type = 'Checkout'").Scan(&d))
+		return d
+	}
+	before := definition()
+	_, err = operator.Exec(b.ctx, "select geneva.define_workflow('Checkout', $1::jsonb)", retargeted)
+	requireCode(t, err, "42501")
+	require.Equal(t, before, definition(), "the refused definition was written")
+
+	// an HTTP-only type stays the operators' to replace
+	_, err = operator.Exec(b.ctx, "select geneva.define_workflow('Hooks', $1::jsonb)",
+		`{"steps": [{"name": "a", "http": {"url": "https://x.example.com/a"}}]}`)
+	require.NoError(t, err)
+	_, err = operator.Exec(b.ctx, "select geneva.define_workflow('Hooks', $1::jsonb)",
+		`{"steps": [{"name": "a", "http": {"url": "https://x.example.com/b"}}]}`)
+	require.NoError(t, err)
+
+	// the worker's role may turn its own Go type into HTTP steps
+	_, err = worker.Exec(b.ctx, "select geneva.define_workflow('Checkout', $1::jsonb)", retargeted)
+	require.NoError(t, err)
 }

@@ -753,3 +753,58 @@ func TestWorkflowIndexesNameNoState(t *testing.T) {
 		require.NotRegexp(t, `\bstate\b`, definition)
 	}
 }
+
+// TestGuardTimes: the owner's hand writes that stop the engine without
+// breaking a state rule are refused too (issue 44, item 10): the last
+// housekeeping round's time pushed into the future (no round would run
+// until then), a running execution's updated_at aged (housekeeping would
+// recover a live step), a scheduled execution pushed out beyond any time the
+// engine sets (it would never run, and never count as stuck). The engine
+// still writes them.
+func TestGuardTimes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.defineThreeSteps(t)
+	running := b.run(t, b.create(t, "ThreeSteps", "1"))
+	waiting := b.create(t, "ThreeSteps", "2")
+	scheduled := b.active(t, waiting)
+
+	snapshot := func() string {
+		var s string
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select concat_ws('|',
+			(select string_agg(to_jsonb(e)::text, ',' order by id) from geneva.step_executions e),
+			(select string_agg(to_jsonb(r)::text, ',') from geneva.housekeeping_rounds r))`).Scan(&s))
+		return s
+	}
+	before := snapshot()
+	for _, statement := range []string{
+		"update geneva.housekeeping_rounds set last_run_at = now() + interval '10 years'",
+		"update geneva.housekeeping_rounds set last_result = '{}'",
+		"delete from geneva.housekeeping_rounds",
+		"insert into geneva.housekeeping_rounds values (true, now()) on conflict (singleton) do update set last_run_at = 'infinity'",
+		"update geneva.step_executions set updated_at = updated_at - interval '2 hours' where state = 'in_progress'",
+		"update geneva.step_executions set updated_at = '-infinity' where state = 'in_progress'",
+		"update geneva.step_executions set scheduled_for = 'infinity' where state = 'scheduled'",
+		"update geneva.step_executions set scheduled_for = scheduled_for + interval '500 years' where state = 'scheduled'",
+	} {
+		_, err := b.conn.Exec(b.ctx, statement)
+		requireCode(t, err, "55000")
+	}
+	require.Equal(t, before, snapshot(), "a refused statement changed something")
+
+	// what the engine does, and the harmless writes, still pass: a round
+	// (on the real clock), a heartbeat (on a test clock that went back), a
+	// scheduled execution brought forward
+	var result *string
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.housekeep_if_due(interval '0')::text").Scan(&result))
+	require.NotNil(t, result)
+	b.setNow(t, t0.Add(-time.Hour))
+	var beating bool
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.heartbeat_step($1)", running.ExecutionID).Scan(&beating))
+	require.True(t, beating)
+	_, err := b.conn.Exec(b.ctx, "update geneva.step_executions set scheduled_for = scheduled_for - interval '1 hour' where id = $1", scheduled.ID)
+	require.NoError(t, err)
+	_, err = b.conn.Exec(b.ctx, "update geneva.step_executions set updated_at = updated_at + interval '1 minute' where id = $1", running.ExecutionID)
+	require.NoError(t, err)
+}

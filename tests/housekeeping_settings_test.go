@@ -22,7 +22,7 @@ func (b *testBundle) hkSettings(t *testing.T, db rowQueryer) string {
 // hkDefaults are the settings of a new database (the defaults of
 // geneva.housekeeping_settings, migrations/001_create_schema.sql): no one set
 // them.
-const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,,)`
+const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,"30 days","30 days",,)`
 
 // hkEnded creates a workflow of "One" and cancels it now (on the real clock:
 // the rounds of housekeep_if_due run on other connections).
@@ -233,6 +233,10 @@ func TestHousekeepingSettings(t *testing.T) {
 			{"p_stuck_scheduled_after => interval '1000000 years'", "22023"},
 			{"p_round_interval => interval '-1 second'", "22023"},
 			{"p_round_interval => interval '1000000 years'", "22023"},
+			{"p_action_retention => interval '-1 day'", "22023"},
+			{"p_action_retention => interval '1000000 years'", "22023"},
+			{"p_action_retention_floor => interval '-1 second'", "22023"},
+			{"p_action_retention_floor => interval '1001 years'", "22023"},
 			// one bad value refuses the good ones with it
 			{"p_retention => interval '0', p_batch_size => 0", "22023"},
 		} {

@@ -417,6 +417,11 @@ func TestSendEvent(t *testing.T) {
 			"select geneva.send_event($1, 'approved', to_jsonb(repeat('x', 1048577)))":                "22001",
 			"select geneva.send_event(-1, '')":                                                        "22023",
 			"select geneva.send_event($1, 'approved', jsonb_build_object('a', repeat('x', 1048576)))": "22001",
+			// nested deeper than a worker decodes (issue 44, item 2), or than
+			// the bound of 64 levels
+			"select geneva.send_event($1, 'approved', (repeat('[', 10001) || repeat(']', 10001))::jsonb)":        "22023",
+			"select geneva.send_event($1, 'approved', (repeat('[', 65) || repeat(']', 65))::jsonb)":              "22023",
+			`select geneva.send_event($1, 'approved', (repeat('{"a": ', 64) || '[]' || repeat('}', 64))::jsonb)`: "22023",
 		} {
 			args := []any{}
 			if strings.Contains(statement, "$1") {
@@ -429,6 +434,9 @@ func TestSendEvent(t *testing.T) {
 		var sent bool
 		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.send_event($1, repeat('x', 255), to_jsonb(repeat('x', 1000000)))", id).Scan(&sent))
 		require.True(t, sent, "255 bytes and a payload under 1 MiB are fine")
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.send_event($1, 'deep',
+			(repeat('{"a": ', 63) || '[1, "x"]' || repeat('}', 63))::jsonb)`, id).Scan(&sent))
+		require.True(t, sent, "64 levels are fine")
 	})
 
 	t.Run("EventsAreHistory", func(t *testing.T) {

@@ -88,16 +88,26 @@ func TestSendHeroEvent(t *testing.T) {
 		b.defineExpense(t, "run")
 		id := b.create(t, "Expense", "1")
 		for statement, code := range map[string]string{
-			"select geneva.send_hero_event(null, '1', 'approved')":                            "22004",
-			"select geneva.send_hero_event('User', null, 'approved')":                         "22004",
-			"select geneva.send_hero_event('User', '1', null)":                                "22004",
-			"select geneva.send_hero_event('User', '1', '')":                                  "22023",
-			"select geneva.send_hero_event('User', '1', repeat('é', 128))":                    "22001",
-			"select geneva.send_hero_event('User', '1', 'a', to_jsonb(repeat('x', 1048577)))": "22001",
+			"select geneva.send_hero_event(null, '1', 'approved')":                                         "22004",
+			"select geneva.send_hero_event('User', null, 'approved')":                                      "22004",
+			"select geneva.send_hero_event('User', '1', null)":                                             "22004",
+			"select geneva.send_hero_event('User', '1', '')":                                               "22023",
+			"select geneva.send_hero_event('User', '1', repeat('é', 128))":                                 "22001",
+			"select geneva.send_hero_event('User', '1', 'a', to_jsonb(repeat('x', 1048577)))":              "22001",
+			"select geneva.send_hero_event('User', '1', 'a', (repeat('[', 65) || repeat(']', 65))::jsonb)": "22023",
+			// the hero is bounded as create_workflow's (issue 44, item 8)
+			"select geneva.send_hero_event(repeat('x', 10000000), '1', 'a')": "22001",
+			"select geneva.send_hero_event(repeat('x', 256), '1', 'a')":      "22001",
+			"select geneva.send_hero_event('User', repeat('x', 1025), 'a')":  "22001",
+			"select geneva.send_hero_event('', '1', 'a')":                    "22023",
+			"select geneva.send_hero_event('User', '', 'a')":                 "22023",
 		} {
 			_, err := b.conn.Exec(b.ctx, statement)
 			requireCode(t, err, code)
 		}
 		require.Empty(t, b.events(t, id))
+		var n int
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.action_log where verb <> 'define_workflow'").Scan(&n))
+		require.Zero(t, n, "nothing logged")
 	})
 }

@@ -72,7 +72,9 @@ func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *com
 		db: db, logger: logger, size: size, window: completeWindow, running: running,
 		what: "step ends",
 		many: func(ctx context.Context, db DB, reports []protocol.CompleteReport) ([]*protocol.StepResult, error) {
-			return protocol.New(db).CompleteSteps(ctx, reports)
+			results, err := protocol.New(db).CompleteSteps(ctx, reports)
+			giveBack(ctx, db, logger, err)
+			return results, err
 		},
 	}
 }
@@ -87,8 +89,34 @@ func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claim
 		db: db, logger: logger, size: size, window: completeWindow, running: running,
 		settle: claimSettle, what: "step claims",
 		many: func(ctx context.Context, db DB, claims []protocol.Claim) ([]*protocol.Execution, error) {
-			return protocol.New(db).StartSteps(ctx, claims)
+			started, err := protocol.New(db).StartSteps(ctx, claims)
+			giveBack(ctx, db, logger, err)
+			return started, err
 		},
+	}
+}
+
+// giveBack gives back the executions a call started and could not hand over
+// (a *protocol.UnhandedError: its result was cut short after the statement
+// ran): no step of this worker will run them, and its callers see only the
+// error. Each is interrupted (geneva.interrupt_step: scheduled again now,
+// with a job of its own) rather than left in_progress until housekeeping
+// takes it for stuck. What the call started and did not return (the rows
+// after the cut) cannot be named: housekeeping recovers those.
+func giveBack(ctx context.Context, db DB, logger *slog.Logger, err error) {
+	var unhanded *protocol.UnhandedError
+	if !errors.As(err, &unhanded) {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	for _, id := range unhanded.Started {
+		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
+		_, giveErr := protocol.New(db).InterruptStep(tryCtx, id, nil)
+		cancel()
+		if giveErr != nil {
+			logger.WarnContext(ctx, "geneva: giving back an execution started and not handed over failed; housekeeping will recover it",
+				slog.Int64("execution_id", id), slog.String("error", giveErr.Error()))
+		}
 	}
 }
 

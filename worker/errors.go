@@ -22,6 +22,34 @@ func (e *NotHereError) Error() string {
 	return fmt.Sprintf("geneva: this worker does not define step %s of workflow type %s, which the database does", e.StepName, e.WorkflowType)
 }
 
+// UndecodableInputClass is the error class of an execution whose input the
+// worker cannot decode (an UndecodableInputError): exception policies match
+// it by this name ("matching": ["geneva.undecodable_input"]).
+const UndecodableInputClass = "geneva.undecodable_input"
+
+// UndecodableInputError is the failure of an execution one of whose inputs
+// (the event it consumed, its cursor, an HTTP step's endpoint) is not JSON
+// that encoding/json decodes: nested deeper than its limit of 10,000 levels,
+// which PostgreSQL takes. Geneva refuses JSON nested over 64 deep since
+// (README, "Errors"), but a database may hold older values. The step does
+// not run: its execution fails with the class UndecodableInputClass (first)
+// and this type's, through the exception policies as any error of the step
+// (none: the workflow pauses), and the steps claimed with it run as usual.
+type UndecodableInputError struct {
+	// Input names what cannot be decoded: "event payload", "cursor" or
+	// "http".
+	Input string
+	// Err is encoding/json's error.
+	Err error
+}
+
+func (e *UndecodableInputError) Error() string {
+	return fmt.Sprintf("geneva: the execution's %s cannot be decoded: %v", e.Input, e.Err)
+}
+
+// Unwrap returns encoding/json's error.
+func (e *UndecodableInputError) Unwrap() error { return e.Err }
+
 // ConditionError is the error of a condition (a hero check, a cancel_if, a
 // skip_if) that failed; it goes through the step's exception policies like a
 // step's error, and matchers see through it to Err.
@@ -99,13 +127,18 @@ func safeMatch(matcher Matcher, err error) (matched bool) {
 const maxErrorTree = 100
 
 // errorTypeNames lists the type names of err and of every error in its chain
-// (through Unwrap() error and Unwrap() []error), outermost first, each once.
+// (through Unwrap() error and Unwrap() []error), outermost first, each once,
+// after an HTTP step's classes and UndecodableInputClass, when they apply.
 func errorTypeNames(err error) []string {
 	var names []string
 	var httpErr *HTTPError
 	if errors.As(err, &httpErr) {
 		// an HTTP step's classes (http.status.429, ...) come first
 		names = httpErr.classes()
+	}
+	var undecodable *UndecodableInputError
+	if errors.As(err, &undecodable) {
+		names = append(names, UndecodableInputClass)
 	}
 	walkErrorTypes(err, func(t reflect.Type) {
 		if name := typeName(t); !slices.Contains(names, name) {
@@ -123,7 +156,8 @@ func errorTypeNames(err error) []string {
 // anonymous wrappers (fmt.Errorf's %w, errors.Join, see isAnonymousWrapper):
 // a step returning fmt.Errorf("charging: %w", &net.OpError{...}) records
 // *net.OpError, and every class, *fmt.wrapError and *os.SyscallError
-// included. A chain of wrappers only records its outermost.
+// included. A chain of wrappers only records its outermost. An
+// UndecodableInputError in the chain puts UndecodableInputClass first.
 func errorChain(err error) []string {
 	var httpErr *HTTPError
 	if errors.As(err, &httpErr) {
@@ -147,6 +181,10 @@ func errorChain(err error) []string {
 		first := names[specific]
 		names = append(names[:specific], names[specific+1:]...)
 		names = append([]string{first}, names...)
+	}
+	var undecodable *UndecodableInputError
+	if errors.As(err, &undecodable) {
+		names = append([]string{UndecodableInputClass}, names...) // recorded first
 	}
 	return names
 }

@@ -20,3 +20,7 @@ func WrapCompleteDB(w *Worker, wrap func(DB) DB) { w.exec.completer.db = wrap(w.
 func SetClaimWindow(w *Worker, window, settle time.Duration) {
 	w.exec.claimer.window, w.exec.claimer.settle = window, settle
 }
+
+// WrapClaimDB puts wrap's DB between w's claimer and the database (see
+// WrapCompleteDB).
+func WrapClaimDB(w *Worker, wrap func(DB) DB) { w.exec.claimer.db = wrap(w.exec.claimer.db) }

@@ -100,7 +100,7 @@ func (e *executor) perform(ctx context.Context, db DB, args *protocol.Execution,
 		return nil
 	}
 
-	if step.http == nil && step.httpErr == nil && wf.step(step.Name) == nil && e.http != nil {
+	if step.http == nil && step.httpErr == nil && step.inputErr == nil && wf.step(step.Name) == nil && e.http != nil {
 		// a Go step in a queue of HTTP steps (a type whose queue is one of
 		// them), which this worker does not define: give it back
 		step.Logger.WarnContext(ctx, "geneva: a step without http in a queue of HTTP steps; giving it back")
@@ -129,7 +129,7 @@ func (e *executor) perform(ctx context.Context, db DB, args *protocol.Execution,
 		step = step.followedBy(next)
 		// SQL started it: nothing to check, but hooks see every step's events
 		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
-		if wf.step(step.Name) == nil && step.http == nil {
+		if wf.step(step.Name) == nil && step.http == nil && step.inputErr == nil {
 			// defined in the database only (a deploy in progress): give it back
 			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
 			_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
@@ -152,6 +152,10 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
 		ran = true
 		switch {
+		case step.inputErr != nil:
+			// what it would run with cannot be read: its failure, as any
+			// error of the step's (the exception policies apply)
+			return step.inputErr
 		case step.httpErr != nil:
 			return step.httpErr
 		case step.http != nil && e.http != nil:
@@ -221,6 +225,9 @@ func (step *Step) start(started *protocol.Execution) {
 	step.ContinuesFromID = deref(started.ContinuesFromID)
 	step.event = eventOf(started)
 	step.http, step.httpErr = parseHTTPSpec(started.HTTP)
+	if started.Undecodable != nil {
+		step.inputErr = &UndecodableInputError{Input: started.Undecodable.Input, Err: started.Undecodable.Err}
+	}
 	step.IdempotencyKey = cmp.Or(deref(started.IdempotencyKey), started.ExecutionID)
 }
 

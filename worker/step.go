@@ -91,6 +91,9 @@ type Step struct {
 	// httpErr is what was wrong with it, if anything.
 	http    *httpSpec
 	httpErr error
+	// inputErr says a JSON value of the claim (cursor, event payload, http)
+	// cannot be decoded: the step does not run, and fails with it.
+	inputErr *UndecodableInputError
 }
 
 // Checkpoint saves a step's cursor (any value that marshals to JSON) at

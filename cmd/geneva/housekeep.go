@@ -64,7 +64,9 @@ func newHousekeepSettingsCmd(opts *options) *cobra.Command {
 		Short: "Show or set the thresholds of every housekeeping round",
 		Long: `Show the housekeeping settings (geneva.get_housekeeping_settings): the
 thresholds every worker's rounds use, and geneva housekeep's for the flags it
-is not given, and the round interval, how often the workers' rounds run.
+is not given, the round interval, how often the workers' rounds run, and how
+long the action log is kept (never below a floor only the schema's owner
+may lower).
 With flags, set those first (geneva.set_housekeeping_settings, the operator
 role's alone); a setting whose flag is not given stays as it is.`,
 		Example: `  geneva housekeep settings
@@ -101,13 +103,15 @@ role's alone); a setting whose flag is not given stays as it is.`,
 // interval (settings only); a flag not given is not sent (the setting, or
 // unchanged).
 type housekeepFlags struct {
-	cmd             *cobra.Command
-	retention       string
-	stuckInProgress time.Duration
-	stuckScheduled  time.Duration
-	recovery        string
-	batchSize       int
-	roundInterval   time.Duration
+	cmd                  *cobra.Command
+	retention            string
+	stuckInProgress      time.Duration
+	stuckScheduled       time.Duration
+	recovery             string
+	batchSize            int
+	roundInterval        time.Duration
+	actionRetention      time.Duration
+	actionRetentionFloor time.Duration
 }
 
 // add defines the flags on cmd; prefix starts their help ("set ").
@@ -129,6 +133,10 @@ func (f *housekeepFlags) addSettings(cmd *cobra.Command) {
 	f.add(cmd, "set ")
 	cmd.Flags().DurationVar(&f.roundInterval, "round-interval", 0,
 		"set how long after a round's start the workers' next round is due")
+	cmd.Flags().DurationVar(&f.actionRetention, "action-retention", 0,
+		"set how long the operators' actions (the action log) are kept, never below the floor")
+	cmd.Flags().DurationVar(&f.actionRetentionFloor, "action-retention-floor", 0,
+		"set the least action retention (only the schema's owner may lower it)")
 }
 
 // params are the flags given, as goclient's parameters.
@@ -178,6 +186,12 @@ func (f *housekeepFlags) settingsParams() (*goclient.HousekeepingSettingsParams,
 	if f.cmd.Flags().Changed("round-interval") {
 		params.RoundInterval = &f.roundInterval
 	}
+	if f.cmd.Flags().Changed("action-retention") {
+		params.ActionRetention = &f.actionRetention
+	}
+	if f.cmd.Flags().Changed("action-retention-floor") {
+		params.ActionRetentionFloor = &f.actionRetentionFloor
+	}
 	return params, nil
 }
 
@@ -194,6 +208,8 @@ func printHousekeepingSettings(env *environment, settings *goclient.Housekeeping
 	fmt.Fprintf(w, "recovery action\t%s\n", settings.RecoveryAction)
 	fmt.Fprintf(w, "batch size\t%d\n", settings.BatchSize)
 	fmt.Fprintf(w, "round interval\t%s\n", humanDuration(settings.RoundInterval))
+	fmt.Fprintf(w, "action retention\t%s (at least %s)\n", humanDuration(settings.ActionRetention),
+		humanDuration(settings.ActionRetentionFloor))
 	if settings.UpdatedAt == nil {
 		fmt.Fprintf(w, "set\tnever (the defaults)\n")
 	} else {

@@ -63,6 +63,9 @@ func TestHousekeepFlagsSendOnlyWhatIsGiven(t *testing.T) {
 	require.Equal(t, goclient.HousekeepingSettingsParams{
 		HousekeepParams: goclient.HousekeepParams{BatchSize: 10}, RoundInterval: new(5 * time.Minute),
 	}, settings("--batch-size", "10", "--round-interval", "5m"))
+	require.Equal(t, goclient.HousekeepingSettingsParams{
+		ActionRetention: new(90 * 24 * time.Hour), ActionRetentionFloor: new(60 * 24 * time.Hour),
+	}, settings("--action-retention", "2160h", "--action-retention-floor", "1440h"))
 }
 
 // `geneva housekeep settings` shows the settings; with flags, it sets those
@@ -81,6 +84,7 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Regexp(t, `recovery action +reattempt\n`, out)
 	require.Regexp(t, `batch size +1000\n`, out)
 	require.Regexp(t, `round interval +1m\n`, out)
+	require.Regexp(t, `action retention +30 days \(at least 30 days\)\n`, out)
 	require.Regexp(t, `set +never`, out)
 
 	out, err = cli(t, operator, "housekeep", "settings", "--retention", "forever", "--stuck-scheduled", "90m",
@@ -101,6 +105,16 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Regexp(t, `round interval +5m\n`, out, "unchanged")
 	require.Regexp(t, `recovery action +cancel\n`, out)
 	require.Regexp(t, fmt.Sprintf(`set +.* by %s\n`, dbtest.Operator), out)
+
+	// the action log's own retention, never below its floor, which only
+	// the schema's owner lowers
+	out, err = cli(t, operator, "housekeep", "settings", "--action-retention", "1440h")
+	require.NoError(t, err)
+	require.Regexp(t, `action retention +60 days \(at least 30 days\)\n`, out)
+	_, err = cli(t, operator, "housekeep", "settings", "--action-retention", "1h")
+	require.ErrorContains(t, err, "below its floor")
+	_, err = cli(t, operator, "housekeep", "settings", "--action-retention-floor", "1h")
+	require.ErrorContains(t, err, "only the owner of schema geneva may lower")
 
 	_, err = cli(t, operator, "housekeep", "settings", "--recovery", "shrug")
 	require.ErrorContains(t, err, "unknown recovery action shrug")

@@ -83,9 +83,13 @@ func (c *Client) CompleteStep(ctx context.Context, executionID int64, signal Sig
 // alone. It returns one result per report, in
 // the reports' order. One bad report (an unknown execution, a bad signal, a
 // job that did not run its execution) fails the whole call and nothing is
-// recorded; the caller may then record the reports one by one.
+// recorded; the caller may then record the reports one by one. A next
+// execution whose JSON the worker cannot read comes with Undecodable set,
+// as StartSteps'.
 //
-// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument.
+// Errors: goclient.ErrNotFound; goclient.ErrInvalidArgument. An error after
+// the call recorded the ends and started next executions is an
+// *UnhandedError, as StartSteps'.
 func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([]*StepResult, error) {
 	if len(reports) == 0 {
 		return nil, nil
@@ -116,6 +120,7 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 	}
 	defer rows.Close()
 	results := make([]*StepResult, len(reports))
+	var started []int64 // the next executions it started
 	for rows.Next() {
 		var (
 			ordinality int
@@ -130,14 +135,18 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 			heroType   *string
 			heroID     *string
 		)
+		// (the JSON values as bytes, checked one by one: see StartSteps)
 		if err := rows.Scan(&ordinality, &result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt,
-			&startedAt, &next.Cursor, &next.ContinuesFromID,
-			&next.EventID, &next.EventName, &next.EventPayload, &next.EventSentAt, &next.HTTP,
+			&startedAt, (*[]byte)(&next.Cursor), &next.ContinuesFromID,
+			&next.EventID, &next.EventName, (*[]byte)(&next.EventPayload), &next.EventSentAt, (*[]byte)(&next.HTTP),
 			&workflowID, &typ, &heroType, &heroID, &next.TraceContext, &next.Group); err != nil {
-			return nil, mapError(err)
+			return nil, unhanded(started, mapError(err))
+		}
+		if nextID != nil {
+			started = append(started, *nextID)
 		}
 		if ordinality < 1 || ordinality > len(reports) || results[ordinality-1] != nil {
-			return nil, fmt.Errorf("geneva: complete_steps returned an unexpected ordinality %d for %d reports", ordinality, len(reports))
+			return nil, unhanded(started, fmt.Errorf("geneva: complete_steps returned an unexpected ordinality %d for %d reports", ordinality, len(reports)))
 		}
 		if nextID != nil {
 			// due when it started, in the queue of the step that ended
@@ -145,12 +154,13 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 			next.ScheduledFor, next.StartedAt = deref(startedAt), deref(startedAt)
 			next.WorkflowID, next.WorkflowType = deref(workflowID), deref(typ)
 			next.HeroType, next.HeroID = deref(heroType), deref(heroID)
+			next.checkJSON()
 			result.Next = &next
 		}
 		results[ordinality-1] = &result
 	}
 	if err := rows.Err(); err != nil {
-		return nil, mapError(err)
+		return nil, unhanded(started, mapError(err))
 	}
 	for i, result := range results {
 		if result == nil {

@@ -212,9 +212,13 @@ func TestProtocol(t *testing.T) {
 
 		started, err := worker.StartStep(ctx, executionID, protocol.PreconditionNone)
 		require.NoError(t, err)
-		_, err = pool.Exec(ctx, "update geneva.step_executions set updated_at = updated_at - interval '1 hour' where id = $1", executionID)
-		require.NoError(t, err)
+		require.NotNil(t, started)
+		// an hour later (on the test clock: a running execution's updated_at
+		// cannot be aged by hand, step_executions_guard_times)
 		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, "select set_config('geneva.fake_now', (now() + interval '1 hour')::text, true)")
 		require.NoError(t, err)
 		running, err = protocol.New(tx).HeartbeatStep(ctx, executionID)
 		require.NoError(t, err)
@@ -222,7 +226,7 @@ func TestProtocol(t *testing.T) {
 		require.NoError(t, tx.Commit(ctx))
 		execution, err := client.GetStepExecution(ctx, executionID)
 		require.NoError(t, err)
-		require.False(t, execution.UpdatedAt.Before(started.StartedAt), "touched")
+		require.True(t, execution.UpdatedAt.After(started.StartedAt.Add(30*time.Minute)), "touched")
 
 		_, err = worker.CompleteStep(ctx, executionID, protocol.SignalSuccess, 0, nil)
 		require.NoError(t, err)

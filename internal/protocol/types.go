@@ -68,6 +68,11 @@ type Execution struct {
 	// execution's own id. Nil for an execution complete_steps started (its
 	// own id: SQL starts a repeat of a recovered one only by a claim).
 	IdempotencyKey *int64 `db:"idempotency_key"`
+	// Undecodable, when not nil, says that one of the JSON values above
+	// (Cursor, EventPayload, HTTP) is not JSON encoding/json reads, and is
+	// left nil: the execution is started all the same, and the worker must
+	// record Undecodable as its failure rather than run its step.
+	Undecodable *UndecodableError `db:"-"`
 }
 
 // Failure describes an error of a step, for FailStep.

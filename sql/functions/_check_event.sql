@@ -2,8 +2,9 @@
 -- is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one; 22001 for a name
--- over 255 bytes or a payload over 1 MiB (as its jsonb text).
+-- Raises: 22004 for a NULL name; 22023 for an empty one, or a payload nested
+-- over 64 levels deep (geneva._check_json_depth); 22001 for a name over 255
+-- bytes or a payload over 1 MiB (as its jsonb text).
 create or replace function geneva._check_event(p_event text, p_payload jsonb)
 returns void
 language plpgsql
@@ -27,5 +28,6 @@ begin
       using errcode = '22001',
             hint = 'Send a reference to large data (an id, a URL), not the data itself.';
   end if;
+  perform geneva._check_json_depth(p_payload, format('event %s payload', p_event));
 end;
 $$;

@@ -5,8 +5,9 @@
 -- be NULL nor come with a retention.
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
--- geneva.set_housekeeping_settings (the settings), geneva.housekeep_if_due
--- (its interval, no thresholds).
+-- geneva.set_housekeeping_settings (the settings, the action log's
+-- retention and its floor too), geneva.housekeep_if_due (its interval, no
+-- thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever.
@@ -17,7 +18,9 @@ create or replace function geneva._check_housekeeping_settings(
   p_recovery_action text,
   p_batch_size integer,
   p_keep_forever boolean,
-  p_round_interval interval
+  p_round_interval interval,
+  p_action_retention interval default null,
+  p_action_retention_floor interval default null
 )
 returns void
 language plpgsql
@@ -46,13 +49,16 @@ begin
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
-    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0' then
+    or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'
+    or p_action_retention < interval '0' or p_action_retention_floor < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
   -- (far past 1000 years, now() minus the interval leaves timestamptz's
   -- range; 1000 years reads as "never")
   if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
-    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000 then
+    or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000
+    or extract(epoch from p_action_retention) > 31557600000
+    or extract(epoch from p_action_retention_floor) > 31557600000 then
     raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;

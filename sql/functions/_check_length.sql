@@ -4,8 +4,10 @@
 -- names and hero types take at most 255 bytes, hero ids 1024, queue names
 -- 127 (see the README).
 --
--- Called by: geneva.define_workflow, geneva.create_workflow,
--- geneva.track_hero. Takes no locks. NULL passes.
+-- Called by: geneva.define_workflow, geneva.create_workflows,
+-- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its
+-- filter's values), geneva._log_action (the actor). Takes no locks. NULL
+-- passes.
 -- Raises: 22001 (string_data_right_truncation) naming p_argument, its length
 -- and the limit.
 create or replace function geneva._check_length(p_value text, p_limit integer, p_argument text)

@@ -2,8 +2,9 @@
 -- stock `geneva worker`): {"url": an absolute http or https URL of at most
 -- 2048 bytes, "timeout": an interval or seconds from 1 second to 1 hour
 -- (default 30 seconds; a longer task is a resumable step), "headers": an
--- object of header names and string values (not Geneva-*, Content-Type,
--- Content-Length, Host or Transfer-Encoding, which the worker sets), "queue":
+-- object of at most 32 header names and string values, 16 KiB together
+-- (not Geneva-*, Content-Type, Content-Length, Host or Transfer-Encoding,
+-- which the worker sets), "queue":
 -- the River queue its jobs go to (default geneva_http)}.
 --
 -- Called by: geneva.define_workflow. Takes no locks.
@@ -55,6 +56,11 @@ begin
           or octet_length(h.value #>> '{}') > 8192
       ) then
       raise exception '%: http headers must be an object of header names and string values', p_where
+        using errcode = '22023';
+    end if;
+    if (select count(*) > 32 or coalesce(sum(octet_length(h.key) + octet_length(h.value)), 0) > 16384
+        from jsonb_each_text(p_http -> 'headers') h) then
+      raise exception '%: http headers are at most 32, of 16 KiB together', p_where
         using errcode = '22023';
     end if;
     select h.key into v_key

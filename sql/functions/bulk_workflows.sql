@@ -27,7 +27,9 @@
 --
 -- Each verb records its own action (geneva._log_action) with
 -- "bulk_action_id", the id of the call's own row, recorded last (verb
--- bulk_workflows, the verb, filter and limit, and the result).
+-- bulk_workflows, the verb, filter and limit, and the result): the id is
+-- passed down to the verbs' implementations (geneva._pause_workflow, ...),
+-- not set where a caller could set it too.
 --
 -- Locks: each matching workflow's row in id order, then its active
 -- execution, held until the caller's transaction ends (two bulk calls never
@@ -40,7 +42,7 @@
 -- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb,
 -- a filter that is not an object, an unknown filter key, a value of the
 -- wrong type, an unknown state, a timestamp that does not parse, or a limit
--- below 1.
+-- below 1; 22001 for a filter's string over 1024 bytes.
 create or replace function geneva.bulk_workflows(
   p_verb text,
   p_filter jsonb,
@@ -95,6 +97,8 @@ begin
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a string', v_key using errcode = '22023';
       end if;
+      -- (the longest a name matched may be: a hero id's)
+      perform geneva._check_length(v_value #>> '{}', 1024, 'bulk filter ' || v_key);
     elsif v_key in ('created_before', 'created_after') then
       if jsonb_typeof(v_value) <> 'string' then
         raise exception 'bulk filter %: must be a timestamp string', v_key using errcode = '22023';
@@ -154,7 +158,6 @@ begin
 
   -- the verbs' own rows name this call's, recorded last under this id
   v_action_id := nextval('geneva.operator_actions_id_seq');
-  perform pg_catalog.set_config('geneva.bulk_action_id', v_action_id::text, true);
 
   for v_id in execute format(
     'select w.id from geneva.workflows w where %s order by w.id limit $4',
@@ -164,12 +167,12 @@ begin
     v_last := v_id;
     begin
       case p_verb
-        when 'pause' then perform geneva.pause_workflow(v_id);
-        when 'resume' then perform geneva.resume_workflow(v_id);
-        when 'cancel' then perform geneva.cancel_workflow(v_id);
-        when 'skip' then perform geneva.skip_step(v_id);
+        when 'pause' then perform geneva._pause_workflow(v_id, v_action_id);
+        when 'resume' then perform geneva._resume_workflow(v_id, v_action_id);
+        when 'cancel' then perform geneva._cancel_workflow(v_id, v_action_id);
+        when 'skip' then perform geneva._skip_step(v_id, v_action_id);
         when 'retry' then
-          v_new := geneva.retry_workflow(v_id);
+          v_new := geneva._retry_workflow(v_id, null, v_action_id);
           v_retries := v_retries || jsonb_build_object(v_id::text, v_new);
       end case;
       v_acted := v_acted + 1;
@@ -183,8 +186,6 @@ begin
       ));
     end;
   end loop;
-
-  perform pg_catalog.set_config('geneva.bulk_action_id', '', true);
 
   v_result := jsonb_build_object(
     'verb', p_verb,

@@ -1,6 +1,7 @@
 -- geneva.cancel_workflow: an operator cancels a workflow, freeing its hero's
 -- slot.
 --
+-- Its body is geneva._cancel_workflow, which geneva.bulk_workflows calls too.
 -- Called by: operators and applications (any SQL client, goclient, the CLI).
 -- A ready or paused workflow is canceled now, with its active execution
 -- (canceled/canceled_externally). A performing workflow is canceled at the
@@ -17,48 +18,12 @@
 -- finished or canceled workflow.
 create or replace function geneva.cancel_workflow(p_workflow_id bigint)
 returns geneva.workflows
-language plpgsql
+language sql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_now timestamptz := geneva.now();
-  v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
-  v_execution geneva.step_executions;
-  v_effect record;
-begin
-  if v_workflow.state = 'performing' then
-    update geneva.workflows w
-    set requested_action = 'cancel',
-      updated_at = v_now
-    where w.id = p_workflow_id
-    returning w.* into v_workflow;
-    perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
-    return v_workflow;
-  end if;
-
-  if v_workflow.state not in ('ready', 'paused') then
-    raise exception 'workflow % cannot be canceled', p_workflow_id
-      using errcode = '55000',
-            detail = format('Workflow is %s.', v_workflow.state),
-            hint = 'Finished and canceled workflows cannot be canceled.',
-            table = 'workflows';
-  end if;
-
-  v_execution := geneva._lock_active_execution(p_workflow_id);
-  select e.* into strict v_effect
-  from geneva._signal_effects() e
-  where e.cause = 'operator' and e.signal = 'cancel';
-
-  if v_execution.id is not null then
-    perform geneva._end_execution(v_execution, v_effect.execution_state, v_effect.outcome);
-  end if;
-
-  v_workflow := geneva._advance(v_workflow, null, v_effect.workflow_move, null);
-  perform geneva._log_action('cancel_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
-  return v_workflow;
-end;
+  select * from geneva._cancel_workflow(p_workflow_id, null);
 $$;
 
 comment on function geneva.cancel_workflow(bigint) is

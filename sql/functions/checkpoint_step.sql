@@ -11,7 +11,10 @@
 -- learns of an operator's request at its first checkpoint too): a saved
 -- cursor is never erased by a checkpoint (a step that must start over
 -- returns a rewinding reattempt instead).
--- Raises: 22004 for a NULL id; P0002 for an unknown execution.
+-- A cursor nested over 64 levels deep is refused (geneva._check_json_depth):
+-- the worker could not decode it for the next execution.
+-- Raises: 22004 for a NULL id; 22023 for a cursor nested over 64 levels
+-- deep; P0002 for an unknown execution.
 create or replace function geneva.checkpoint_step(p_execution_id bigint, p_cursor jsonb)
 returns boolean
 language plpgsql
@@ -25,6 +28,7 @@ begin
   if p_execution_id is null then
     raise exception 'execution id must not be null' using errcode = '22004';
   end if;
+  perform geneva._check_json_depth(p_cursor, 'cursor');
   update geneva.step_executions e
   set cursor = coalesce(p_cursor, e.cursor),
     updated_at = geneva.now()

@@ -22,15 +22,20 @@
 -- its http queue (default geneva_http), not the type's, so that Go workers
 -- never fetch it. A definition whose every step is HTTP may be defined by
 -- operators (deployers: granted to the operator role); one with a Go step
--- only by a role that may claim steps (the worker role). Every new or
+-- only by a role that may claim steps (the worker role), which alone may
+-- also replace a type whose current definition has a Go step. Every new or
 -- changed definition is kept, numbered, in
--- geneva.workflow_definition_versions (with session_user); workflows
--- follow the current one.
+-- geneva.workflow_definition_versions (with session_user), the latest 100
+-- of a type (older ones are deleted as a new one is written; the action log
+-- has each change too); workflows follow the current one. A definition is
+-- at most 1 MiB (as its jsonb text).
 --
--- Locks: the definition row (upsert). Records the action (geneva._log_action)
+-- Locks: the definition row (upsert); deletes the type's versions past the
+-- latest 100. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
--- Raises: 22004 for a NULL argument; 22023 for a bad type name or definition
+-- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
+-- 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
 -- duplicate step names, a bad wait or skip_if, an await without an event
@@ -39,8 +44,10 @@
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
 -- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
--- idempotency_ttl, a bad http, a named skip_if on an HTTP step); 42501 when
--- a role that may not claim steps defines a type with a Go step; 22001 for a type name or step name longer than 255 bytes or a
+-- idempotency_ttl, a bad http (headers: at most 32, of 16 KiB together), a
+-- named skip_if on an HTTP step); 42501 when
+-- a role that may not claim steps defines a type with a Go step, or
+-- replaces one whose current definition has one; 22001 for a type name or step name longer than 255 bytes or a
 -- queue name longer than 127 (see geneva._check_length).
 --
 -- The steps key is required; an empty list is legal (a workflow of that type
@@ -79,6 +86,10 @@ declare
   -- the most steps a type may have: the step list is searched at every
   -- claim of a step, and validated here
   v_max_steps constant integer := 1000;
+  -- the largest definition (as its jsonb text), and how many versions of a
+  -- type are kept
+  v_max_bytes constant integer := 1048576;
+  v_versions_kept constant integer := 100;
   v_written integer;
   v_queues text[];
   -- whether a step runs in a Go worker (not "http")
@@ -98,6 +109,11 @@ begin
   if jsonb_typeof(p_definition) <> 'object' then
     raise exception 'definition of % must be a JSON object', p_workflow_type
       using errcode = '22023';
+  end if;
+  if octet_length(p_definition::text) > v_max_bytes then
+    raise exception 'definition of % is too large: % bytes, the limit is 1 MiB', p_workflow_type, octet_length(p_definition::text)
+      using errcode = '22001',
+            hint = 'Each version is kept, and recorded in the action log.';
   end if;
 
   -- guard: top-level keys
@@ -315,11 +331,16 @@ begin
 
   -- guard: who may define it. A definition whose every step is HTTP runs no
   -- code of the caller's, and deployers (operators) register it; one with a
-  -- Go step is a Go worker's (the role that may claim steps, start_steps)
-  if v_go_steps and not pg_catalog.has_function_privilege(
-    session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE'
-  ) then
-    raise exception 'definition of %: % may define only workflows whose every step is HTTP', p_workflow_type, session_user
+  -- Go step is a Go worker's (the role that may claim steps, start_steps),
+  -- and so is replacing one: a type a Go worker runs, pointed at another
+  -- endpoint, would hand that endpoint the application's events and let it
+  -- decide the steps. (session_user: this runs as the owner.)
+  if (v_go_steps or exists (
+      select from geneva.workflow_definitions d, jsonb_array_elements(d.definition -> 'steps') s
+      where d.workflow_type = p_workflow_type and not s ? 'http'
+    ))
+    and not pg_catalog.has_function_privilege(session_user, 'geneva.start_steps(bigint[], text[])', 'EXECUTE') then
+    raise exception 'definition of %: % may define only workflows whose every step is HTTP, and replace only those', p_workflow_type, session_user
       using errcode = '42501',
             hint = 'Steps without "http" run in a Go worker, which registers its own definitions (the worker role).';
   end if;
@@ -360,6 +381,9 @@ begin
   if v_written > 0 then
     insert into geneva.workflow_definition_versions (workflow_type, version, definition, defined_at, defined_by)
     values (p_workflow_type, v_version, p_definition, v_now, session_user);
+    -- the latest versions are kept (each change is in the action log too)
+    delete from geneva.workflow_definition_versions v
+    where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
   end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 

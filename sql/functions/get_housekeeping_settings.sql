@@ -2,7 +2,9 @@
 -- given others (the one row of geneva.housekeeping_settings): retention
 -- (NULL: ended workflows are kept forever), stuck in progress after, stuck
 -- scheduled after, recovery action, batch size; the round interval
--- (geneva.housekeep_if_due's when given none); and who set them last, when
+-- (geneva.housekeep_if_due's when given none); how long the operators'
+-- actions are kept (action retention) and the least it may be (its floor,
+-- which only the schema's owner may lower); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -15,6 +17,8 @@ returns table (
   recovery_action text,
   batch_size integer,
   round_interval interval,
+  action_retention interval,
+  action_retention_floor interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -24,9 +28,9 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.round_interval, s.updated_at, s.updated_by
+    s.round_interval, s.action_retention, s.action_retention_floor, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor; who set them, when.';

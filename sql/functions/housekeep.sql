@@ -16,9 +16,11 @@
 --    their executions) that ended (transitioned_at) before now - retention;
 --    no retention (the setting NULL, or p_keep_forever) deletes nothing.
 --    Deletes, as many at most, of the operators' actions
---    (geneva.operator_actions) recorded before now - retention: the log is
---    kept as long as the workflows it names; and of create_workflow's
---    idempotency keys past their time (whatever the retention).
+--    (geneva.operator_actions) recorded before now - the action retention
+--    (a setting of its own, whatever the round is given, and never less
+--    than its floor: an operator's round cannot erase the log); and of
+--    create_workflow's idempotency keys past their time (whatever the
+--    retention).
 -- 2. Recovers up to the batch size of executions in_progress with no start,
 --    checkpoint or heartbeat (updated_at) since now - stuck in progress after
 --    (their worker died), and up to the batch size of scheduled executions of
@@ -40,7 +42,9 @@
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- skipping rows other transactions hold (the next round gets them); the
--- settings row is read, not locked.
+-- settings row is read, not locked. A round given any argument is an
+-- operator's action: recorded (geneva._log_action, verb housekeep, with
+-- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
@@ -84,6 +88,7 @@ declare
   v_execution_id bigint;
   v_actions integer := 0;
   v_keys integer := 0;
+  v_result jsonb;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -119,20 +124,21 @@ begin
     get diagnostics v_deleted = row_count;
     perform pg_catalog.set_config('geneva.retention', '', true);
     v_full := v_deleted = v_batch_size;
-
-    -- the operators' actions, as old as the workflows deleted
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.operator_actions a
-    where a.id in (
-      select o.id from geneva.operator_actions o
-      where o.at < v_now - v_retention
-      order by o.at
-      limit v_batch_size
-    );
-    get diagnostics v_actions = row_count;
-    perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_full or v_actions = v_batch_size;
   end if;
+
+  -- the operators' actions, after the log's own retention, never younger
+  -- than its floor
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.operator_actions a
+  where a.id in (
+    select o.id from geneva.operator_actions o
+    where o.at < v_now - greatest(v_settings.action_retention, v_settings.action_retention_floor)
+    order by o.at
+    limit v_batch_size
+  );
+  get diagnostics v_actions = row_count;
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  v_full := v_full or v_actions = v_batch_size;
 
   -- expired idempotency keys (a create taking one over waits for its row)
   perform pg_catalog.set_config('geneva.retention', 'on', true);
@@ -219,7 +225,7 @@ begin
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
 
-  return jsonb_build_object(
+  v_result := jsonb_build_object(
     'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
@@ -229,6 +235,19 @@ begin
     'stuck_scheduled_recovered', v_scheduled,
     'more', v_full
   );
+  if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
+    or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null then
+    perform geneva._log_action(
+      'housekeep', null,
+      jsonb_strip_nulls(jsonb_build_object(
+        'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
+        'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
+        'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false)
+      )),
+      v_result
+    );
+  end if;
+  return v_result;
 end;
 $$;
 

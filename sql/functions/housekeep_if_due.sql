@@ -11,7 +11,10 @@
 -- call this, not geneva.housekeep.
 --
 -- The last round's start is the one row of geneva.housekeeping_rounds, read
--- on the real clock (now(), never geneva.fake_now). Not due costs one
+-- on the real clock (now(), never geneva.fake_now); one more than the
+-- interval in the future (which its guard refuses to write) counts as none.
+-- (A round that started after this transaction did is a little in the
+-- future of its now(), and counts.) Not due costs one
 -- index read and takes no lock. When due, the row is locked with `skip
 -- locked`: a caller that finds it held by another round returns NULL at once,
 -- so two rounds never run at once. A round whose result says "more" (a batch
@@ -47,9 +50,11 @@ begin
   select r.last_run_at into v_last
   from geneva.housekeeping_rounds r
   where r.singleton;
-  if v_last > pg_catalog.now() - v_interval then
+  if v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() + v_interval then
     return null;
   end if;
+  -- the only writer of the rounds (sql/triggers/housekeeping_rounds_guard.sql)
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   if v_last is null then
     -- the row was deleted by hand: put it back
     insert into geneva.housekeeping_rounds (singleton) values (true)
@@ -62,12 +67,15 @@ begin
   from geneva.housekeeping_rounds r
   where r.singleton
   for update skip locked;
-  if not found or v_last > pg_catalog.now() - v_interval then
+  if not found or v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() + v_interval then
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
     return null;
   end if;
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
 
   v_result := geneva.housekeep();
 
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   update geneva.housekeeping_rounds r
   set last_run_at = case
         when (v_result->>'more')::boolean then r.last_run_at
@@ -75,6 +83,7 @@ begin
       end,
       last_result = v_result
   where r.singleton;
+  perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
   return v_result;
 end;
 $$;

@@ -1,5 +1,6 @@
 -- geneva.pause_workflow: an operator pauses a workflow.
 --
+-- Its body is geneva._pause_workflow, which geneva.bulk_workflows calls too.
 -- Called by: operators and applications (any SQL client, goclient, the CLI).
 -- A ready workflow pauses now and keeps its scheduled execution (it becomes
 -- overdue while paused; resume enqueues it again). A performing workflow
@@ -19,55 +20,12 @@
 -- already requested.
 create or replace function geneva.pause_workflow(p_workflow_id bigint)
 returns geneva.workflows
-language plpgsql
+language sql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_now timestamptz := geneva.now();
-  v_workflow geneva.workflows := geneva._lock_workflow(p_workflow_id);
-  v_execution geneva.step_executions;
-begin
-  if v_workflow.state = 'ready' then
-    -- a slot of a limit passed to its kept execution goes to the next waiter
-    v_execution := geneva._lock_active_execution(p_workflow_id);
-    if v_execution.limit_keys is not null then
-      update geneva.step_executions e
-      set limit_keys = null,
-        updated_at = v_now
-      where e.id = v_execution.id;
-      perform geneva._limit_release(
-        v_execution.limit_keys, array_fill(p_workflow_id, array[cardinality(v_execution.limit_keys)])
-      );
-    end if;
-    update geneva.workflows w
-    set state = 'paused',
-      paused_at = v_now,
-      transitioned_at = v_now,
-      updated_at = v_now
-    where w.id = p_workflow_id
-    returning w.* into v_workflow;
-  elsif v_workflow.state = 'performing' and v_workflow.requested_action is distinct from 'cancel' then
-    update geneva.workflows w
-    set requested_action = 'pause',
-      updated_at = v_now
-    where w.id = p_workflow_id
-    returning w.* into v_workflow;
-  else
-    raise exception 'workflow % cannot be paused', p_workflow_id
-      using errcode = '55000',
-            detail = case
-              when v_workflow.state = 'performing' then 'A cancel of the workflow is already requested.'
-              else format('Workflow is %s.', v_workflow.state)
-            end,
-            hint = 'Only ready and performing workflows can be paused.',
-            table = 'workflows';
-  end if;
-
-  perform geneva._log_action('pause_workflow', p_workflow_id, '{}', geneva._action_result(v_workflow));
-  return v_workflow;
-end;
+  select * from geneva._pause_workflow(p_workflow_id, null);
 $$;
 
 comment on function geneva.pause_workflow(bigint) is

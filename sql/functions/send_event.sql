@@ -16,9 +16,10 @@
 -- (geneva._log_action: the event's name; its payload is in geneva.events).
 -- Returns true when the event was recorded; false, recording nothing, when
 -- the workflow has ended (finished or canceled).
--- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name;
--- 22001 for a name over 255 bytes or a payload over 1 MiB; P0002 for an
--- unknown workflow. Nothing is written on any error.
+-- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name or
+-- a payload nested over 64 levels deep; 22001 for a name over 255 bytes or
+-- a payload over 1 MiB; P0002 for an unknown workflow. Nothing is written on
+-- any error.
 create or replace function geneva.send_event(
   p_workflow_id bigint,
   p_event text,

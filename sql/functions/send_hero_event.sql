@@ -12,8 +12,9 @@
 -- Returns the number of workflows reached (0 when the hero has none
 -- ongoing).
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
--- name; 22001 for a name over 255 bytes or a payload over 1 MiB. Nothing is
--- written on any error.
+-- hero type, hero id or name, or a payload nested over 64 levels deep;
+-- 22001 for a hero type or name over 255 bytes, a hero id over 1024 or a
+-- payload over 1 MiB. Nothing is written on any error.
 create or replace function geneva.send_hero_event(
   p_hero_type text,
   p_hero_id text,
@@ -32,6 +33,12 @@ declare
 begin
   if p_hero_type is null or p_hero_id is null then
     raise exception 'hero type and hero id must not be null' using errcode = '22004';
+  end if;
+  -- (bounded as create_workflow's, before anything is written or logged)
+  perform geneva._check_length(p_hero_type, 255, 'hero type');
+  perform geneva._check_length(p_hero_id, 1024, 'hero id');
+  if p_hero_type = '' or p_hero_id = '' then
+    raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
   perform geneva._check_event(p_event, p_payload);
   for v_workflow in

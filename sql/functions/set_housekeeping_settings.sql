@@ -15,13 +15,24 @@
 -- p_retention sets one again. Records session_user and the time in
 -- updated_by and updated_at when something is given.
 --
+-- The operators' actions have their own retention (p_action_retention),
+-- apart from the workflows': never below its floor
+-- (p_action_retention_floor), so that an operator cannot erase the log of
+-- what it did. Any caller may raise the floor; only the schema's owner (a
+-- member of the role that owns schema geneva: session_user, since this runs
+-- as the owner) may lower it. An action retention given below the floor is
+-- refused; raising the floor above the retention keeps the actions for the
+-- floor.
+--
 -- Locks: the settings row (an update), until the caller's transaction ends.
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size, a negative interval or one over 1000
 -- years, or a retention with p_keep_forever
--- (geneva._check_housekeeping_settings).
+-- (geneva._check_housekeeping_settings), or an action retention below the
+-- floor; 42501 for a floor lowered by a role other than the owner. Nothing
+-- is written on any error.
 create or replace function geneva.set_housekeeping_settings(
   p_retention interval default null,
   p_stuck_in_progress_after interval default null,
@@ -29,7 +40,9 @@ create or replace function geneva.set_housekeeping_settings(
   p_recovery_action text default null,
   p_batch_size integer default null,
   p_keep_forever boolean default false,
-  p_round_interval interval default null
+  p_round_interval interval default null,
+  p_action_retention interval default null,
+  p_action_retention_floor interval default null
 )
 returns table (
   retention interval,
@@ -38,6 +51,8 @@ returns table (
   recovery_action text,
   batch_size integer,
   round_interval interval,
+  action_retention interval,
+  action_retention_floor interval,
   updated_at timestamptz,
   updated_by text
 )
@@ -46,16 +61,36 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_settings geneva.housekeeping_settings;
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval
+    p_round_interval, p_action_retention, p_action_retention_floor
   );
-  perform geneva._housekeeping_settings(); -- (the row is there)
+  v_settings := geneva._housekeeping_settings(); -- (the row is there)
+
+  -- guard: the action log's floor is lowered by the owner alone, and its
+  -- retention is never below the floor
+  if p_action_retention_floor < v_settings.action_retention_floor and not pg_catalog.pg_has_role(
+    session_user, (select n.nspowner from pg_catalog.pg_namespace n where n.nspname = 'geneva'), 'MEMBER'
+  ) then
+    raise exception 'only the owner of schema geneva may lower the action log''s retention floor'
+      using errcode = '42501',
+            detail = pg_catalog.format('The floor is %s; %s asked for %s.',
+              v_settings.action_retention_floor, session_user, p_action_retention_floor),
+            hint = 'Operators may raise it; the log of what they did is not theirs to shorten.';
+  end if;
+  if p_action_retention < coalesce(p_action_retention_floor, v_settings.action_retention_floor) then
+    raise exception 'action retention % is below its floor %', p_action_retention,
+      coalesce(p_action_retention_floor, v_settings.action_retention_floor)
+      using errcode = '22023',
+            hint = 'The schema''s owner may lower the floor (p_action_retention_floor).';
+  end if;
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
-    or p_round_interval is not null then
+    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
     -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -65,6 +100,8 @@ begin
         recovery_action = coalesce(p_recovery_action, s.recovery_action),
         batch_size = coalesce(p_batch_size, s.batch_size),
         round_interval = coalesce(p_round_interval, s.round_interval),
+        action_retention = coalesce(p_action_retention, s.action_retention),
+        action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -76,7 +113,8 @@ begin
         'retention', p_retention, 'stuck_in_progress_after', p_stuck_in_progress_after,
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
-        'round_interval', p_round_interval
+        'round_interval', p_round_interval, 'action_retention', p_action_retention,
+        'action_retention_floor', p_action_retention_floor
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -86,5 +124,5 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only).';

@@ -2,7 +2,8 @@
 -- are written only by geneva.define_workflow, which validates them and
 -- derives step_names, step_waits and the rest; refused for every role, the
 -- owner included, otherwise (the others have no privilege on the tables at
--- all). No function deletes one.
+-- all). No function deletes a definition; define_workflow deletes a type's
+-- versions past the latest 100.
 --
 -- geneva.define_workflow sets geneva.defining to 'on' (transaction-local)
 -- for its write only. The owner could set it too: the guard is against
@@ -18,7 +19,8 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if tg_op = 'DELETE' or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
+  if (tg_op = 'DELETE' and tg_table_name = 'workflow_definitions')
+    or pg_catalog.current_setting('geneva.defining', true) is distinct from 'on' then
     raise exception 'the definition of % cannot be % by hand',
       case when tg_op = 'INSERT' then new.workflow_type else old.workflow_type end,
       case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end
