@@ -161,7 +161,9 @@ func checkHistory(t *testing.T, pool *pgxpool.Pool, ids []int64, r *runs, exactl
 		require.Equal(t, 1, s.success, "workflow %d step %s: one success", s.workflowID, s.step)
 		require.Empty(t, s.others, "workflow %d step %s: only recovered executions besides the success", s.workflowID, s.step)
 		recovered += s.recovered
-		if n := r.of(s.workflowID, s.step); n != 1 {
+		n := r.of(s.workflowID, s.step)
+		require.NotZero(t, n, "workflow %d step %s: a success recorded, and the step never ran", s.workflowID, s.step)
+		if n != 1 {
 			ranTwice++
 			if exactlyOnce {
 				t.Errorf("workflow %d step %s ran %d times", s.workflowID, s.step, n)
@@ -226,4 +228,180 @@ func checkListener(t *testing.T, pool *pgxpool.Pool) {
 			where usename = $1 and (query ilike 'listen %' or query = '-- ping') and state = 'idle'`, workerRole).Scan(&n)
 		return err == nil && n > 0
 	}, 20*time.Second, 100*time.Millisecond, "River's listener on the new primary")
+}
+
+// TestAsynchronousFailover: with an asynchronous standby, what the primary
+// committed that the standby had not received when the primary died is
+// lost: the test cuts the standby off, lets the primary work alone for a
+// second, kills it and promotes the standby. Lost are workflows created
+// (their creates answered), events sent and steps' successes recorded in
+// that second; and the new primary gives the lost rows' ids again (its
+// sequences go on from what the standby received), so that an id the
+// application kept can name another workflow. Housekeeping heals the steps:
+// an execution the new primary still has in progress (its success lost) is
+// recovered and its step runs again, as does a step whose claim was lost
+// (its job runs again); every surviving workflow finishes, each step with
+// one success. The lost workflows and events are the application's to
+// create and send again.
+func TestAsynchronousFailover(t *testing.T) {
+	skipUnlessAsked(t)
+	ctx := context.Background()
+	p := startPair(t, false)
+	housekeepingForTest(t, p.url(opsRole))
+
+	logger, logs := testLogger(t)
+	var r runs
+	startWorker(t, p.url(workerRole), &r, logger)
+	const workflows = 600
+	app := startApplication(t, p.url(appRole), workflows, 6*time.Second)
+
+	old := newPool(t, p.primary.URL("postgres"), 2)
+	require.Eventually(t, func() bool {
+		var done int
+		err := old.QueryRow(ctx, `select count(*) from geneva.step_executions where outcome = 'success'`).Scan(&done)
+		return err == nil && done >= workflows*len(stepNames)/4
+	}, 2*time.Minute, 10*time.Millisecond)
+
+	// The standby is cut off from the primary's WAL (as by a network
+	// partition, or a standby that fell behind), and the primary works on
+	// alone for a second.
+	require.NoError(t, p.standby.Reconfigure(ctx, map[string]string{"primary_conninfo": ""}))
+	standby := newPool(t, p.standby.URL("postgres"), 4)
+	require.Eventually(t, func() bool {
+		var receivers int
+		err := standby.QueryRow(ctx, `select count(*) from pg_stat_wal_receiver`).Scan(&receivers)
+		return err == nil && receivers == 0
+	}, 30*time.Second, 10*time.Millisecond, "the standby stopped receiving")
+	cutAt := time.Now()
+	time.Sleep(time.Second)
+
+	// What the primary committed, as it saw it just before it died.
+	successes := executionsWith(t, old, `outcome = 'success'`)
+	oldWorkflows := workflowHeroes(t, old)
+	var events int
+	require.NoError(t, old.QueryRow(ctx, `select count(*) from geneva.events`).Scan(&events))
+	old.Close()
+	require.NoError(t, p.primary.Kill())
+	promotedAt := time.Now()
+	require.NoError(t, p.standby.Promote(ctx))
+
+	// What the new primary never saw (compared by more than ids: after the
+	// promotion, the new primary gives lost rows' ids again).
+	newPrimary := standby
+	survivors := workflowHeroes(t, newPrimary)
+	lostWorkflows := 0
+	for id, hero := range oldWorkflows {
+		if survivors[id] != hero {
+			lostWorkflows++
+		}
+	}
+	kept := executionsWith(t, newPrimary, `outcome = 'success'`)
+	var lostSuccesses []execution
+	for id, e := range successes {
+		if kept[id] != e && survivors[e.workflowID] == oldWorkflows[e.workflowID] {
+			lostSuccesses = append(lostSuccesses, e)
+		}
+	}
+	var keptEvents int
+	require.NoError(t, newPrimary.QueryRow(ctx, `select count(*) from geneva.events`).Scan(&keptEvents))
+	t.Logf("lost with the primary (committed there in the last %s, never received by the standby): %d of %d workflows created, %d of %d events sent, and %d step successes of surviving workflows (of %d)",
+		time.Since(cutAt).Round(time.Millisecond), lostWorkflows, len(oldWorkflows), events-keptEvents, events, len(lostSuccesses), len(successes))
+	require.NotEmpty(t, lostSuccesses, "the primary recorded steps the standby never received")
+	require.Positive(t, lostWorkflows, "the primary created workflows the standby never received")
+
+	// The application goes on (its creates of the lost workflows were
+	// answered: it does not create them again); then, as an application
+	// reconciling after an asynchronous failover would, it sends the event
+	// again to each workflow that still awaits one it sent.
+	select {
+	case <-app.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the application did not create every workflow and send every event")
+	}
+	var (
+		alive         []int64 // the application's workflows that exist
+		gone, renamed int     // its ids that name no workflow, or another one
+	)
+	heroes := workflowHeroes(t, newPrimary)
+	for hero, id := range app.workflowsByHero() {
+		switch heroes[id] {
+		case hero:
+			alive = append(alive, id)
+		case "":
+			gone++
+		default:
+			renamed++
+		}
+	}
+	t.Logf("the application's ids: %d name a workflow that is gone, %d name another workflow (created after the promotion with a lost workflow's id), %d name theirs",
+		gone, renamed, len(alive))
+	resent := 0
+	require.Eventually(t, func() bool {
+		rows, err := newPrimary.Query(ctx, `select workflow_id from geneva.awaiting_events where event = $1`, goEvent)
+		require.NoError(t, err)
+		awaiting, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		require.NoError(t, err)
+		for _, id := range awaiting {
+			if app.sentTo(id) {
+				app.send(ctx, id)
+				resent++
+			}
+		}
+		var unfinished int
+		require.NoError(t, newPrimary.QueryRow(ctx, `select count(*) from geneva.workflows where id = any($1) and state <> 'finished'`, alive).Scan(&unfinished))
+		return unfinished == 0
+	}, 2*time.Minute, 500*time.Millisecond, "every surviving workflow finishes")
+	t.Logf("the application sent %d lost events again; every surviving workflow (%d) finished %s after the promotion",
+		resent, len(alive), time.Since(promotedAt).Round(time.Millisecond))
+
+	// Housekeeping healed the lost successes: each such step ran again, and
+	// has one success now.
+	recovered := checkHistory(t, newPrimary, alive, &r, false)
+	for _, e := range lostSuccesses {
+		require.GreaterOrEqual(t, r.of(e.workflowID, e.step), int32(2), "workflow %d step %s, whose success was lost, ran again", e.workflowID, e.step)
+	}
+	require.Positive(t, recovered, "housekeeping recovered executions the new primary had in progress")
+	checkJobs(t, newPrimary)
+	checkLimits(t, newPrimary)
+	checkHousekeepingSince(t, newPrimary, promotedAt)
+	checkListener(t, newPrimary)
+	t.Logf("the worker logged %d warnings and %d errors:\n%s", logs.warnings.Load(), logs.errors.Load(), logs)
+}
+
+// execution is a step execution, by id.
+type execution struct {
+	workflowID int64
+	step       string
+}
+
+// workflowHeroes reads every workflow's hero id, by workflow id.
+func workflowHeroes(t *testing.T, pool *pgxpool.Pool) map[int64]string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `select id, hero_id from geneva.workflows`)
+	require.NoError(t, err)
+	heroes := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var hero string
+		require.NoError(t, rows.Scan(&id, &hero))
+		heroes[id] = hero
+	}
+	require.NoError(t, rows.Err())
+	return heroes
+}
+
+// executionsWith reads the executions that match a condition.
+func executionsWith(t *testing.T, pool *pgxpool.Pool, condition string) map[int64]execution {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `select id, workflow_id, step_name from geneva.step_executions where `+condition)
+	require.NoError(t, err)
+	executions := map[int64]execution{}
+	for rows.Next() {
+		var id int64
+		var e execution
+		require.NoError(t, rows.Scan(&id, &e.workflowID, &e.step))
+		executions[id] = e
+	}
+	require.NoError(t, rows.Err())
+	return executions
 }

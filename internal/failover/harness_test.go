@@ -314,8 +314,9 @@ type application struct {
 
 	mu      sync.Mutex
 	ids     map[string]int64 // by idempotency key: the id the create returned
-	created []time.Time      // when each create was answered
+	created []created        // each create's answer, in order
 	sent    map[int64]time.Time
+	missing map[int64]bool // sent an event, and the workflow was not found
 	retries atomic.Int64
 
 	done chan struct{}
@@ -324,10 +325,11 @@ type application struct {
 func startApplication(t *testing.T, url string, workflows int, over time.Duration) *application {
 	t.Helper()
 	a := &application{
-		client: goclient.New(newPool(t, url, 8)),
-		ids:    map[string]int64{},
-		sent:   map[int64]time.Time{},
-		done:   make(chan struct{}),
+		client:  goclient.New(newPool(t, url, 8)),
+		ids:     map[string]int64{},
+		sent:    map[int64]time.Time{},
+		missing: map[int64]bool{},
+		done:    make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	events := make(chan int64, workflows)
@@ -354,7 +356,7 @@ func startApplication(t *testing.T, url string, workflows int, over time.Duratio
 			}
 			a.mu.Lock()
 			a.ids[key] = id
-			a.created = append(a.created, time.Now())
+			a.created = append(a.created, created{id: id, at: time.Now()})
 			a.mu.Unlock()
 			if workflowType == eventType {
 				events <- id
@@ -375,16 +377,25 @@ func startApplication(t *testing.T, url string, workflows int, over time.Duratio
 	return a
 }
 
-// send sends id its event, trying again until the database answers.
+// send sends id its event, trying again until the database answers. A
+// workflow not found was created on a primary that died before its standby
+// received it (an asynchronous standby's loss): it is noted.
 func (a *application) send(ctx context.Context, id int64) {
-	var sent bool
-	if a.retry(ctx, func() (err error) {
+	var sent, missing bool
+	ok := a.retry(ctx, func() (err error) {
 		sent, err = a.client.SendEvent(ctx, id, goEvent, map[string]int64{"workflow": id})
+		if errors.Is(err, goclient.ErrNotFound) {
+			missing, err = true, nil
+		}
 		return err
-	}) && sent {
-		a.mu.Lock()
+	})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case ok && missing:
+		a.missing[id] = true
+	case ok && sent:
 		a.sent[id] = time.Now()
-		a.mu.Unlock()
 	}
 }
 
@@ -408,6 +419,18 @@ func (a *application) retry(ctx context.Context, f func() error) bool {
 	}
 }
 
+// workflowsByHero are the ids the creates returned, by hero id (the load's
+// i-th workflow's hero is "i").
+func (a *application) workflowsByHero() map[string]int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make(map[string]int64, len(a.ids))
+	for key, id := range a.ids {
+		ids[strings.TrimPrefix(key, "load-")] = id
+	}
+	return ids
+}
+
 // workflowIDs are the ids the creates returned.
 func (a *application) workflowIDs() []int64 {
 	a.mu.Lock()
@@ -419,18 +442,23 @@ func (a *application) workflowIDs() []int64 {
 	return ids
 }
 
-// createdAfter lists the keys of the workflows whose create was answered
-// after at.
-func (a *application) createdSince(at time.Time) int {
+type created struct {
+	id int64
+	at time.Time
+}
+
+// createdIDsBefore lists the ids of the workflows whose create was answered
+// before at.
+func (a *application) createdIDsBefore(at time.Time) []int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n := 0
-	for _, created := range a.created {
-		if created.After(at) {
-			n++
+	var ids []int64
+	for _, c := range a.created {
+		if c.at.Before(at) {
+			ids = append(ids, c.id)
 		}
 	}
-	return n
+	return ids
 }
 
 // logServers shows the servers' logs when the test fails (or always, with
@@ -449,4 +477,13 @@ func withSettings(base, more map[string]string) map[string]string {
 	all := maps.Clone(base)
 	maps.Copy(all, more)
 	return all
+}
+
+// sentTo says whether the application sent id its event (the database
+// answered true).
+func (a *application) sentTo(id int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.sent[id]
+	return ok
 }
