@@ -57,8 +57,15 @@ func TestSynchronousFailover(t *testing.T) {
 	startWorker(t, p.url(workerRole), &r, logger)
 	app := startApplication(t, p.url(appRole), loadWorkflowCount, createOver)
 
-	// the primary dies a third of the way through
+	// the primary dies a third of the way through; meanwhile, the
+	// dashboard and the metrics read from the standby
 	old := newPool(t, p.primary.URL("postgres"), 2)
+	require.Eventually(t, func() bool {
+		var done int
+		err := old.QueryRow(ctx, `select count(*) from geneva.step_executions where outcome = 'success'`).Scan(&done)
+		return err == nil && done >= loadWorkflowCount*len(stepNames)/6
+	}, 2*time.Minute, 10*time.Millisecond)
+	checkPagesOnStandby(t, p)
 	require.Eventually(t, func() bool {
 		var done int
 		err := old.QueryRow(ctx, `select count(*) from geneva.step_executions where outcome = 'success'`).Scan(&done)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,8 +24,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva"
+	"github.com/geneva-dev/geneva/dashboard"
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/pgtemp"
+	"github.com/geneva-dev/geneva/promgeneva"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -486,4 +490,30 @@ func (a *application) sentTo(id int64) bool {
 	defer a.mu.Unlock()
 	_, ok := a.sent[id]
 	return ok
+}
+
+// checkPagesOnStandby serves the dashboard reading from the standby as the
+// reader role (its actions through the multi-host URL as an operator), and
+// its metrics from there too, and gets every page: a hot standby serves
+// them all (no page writes).
+func checkPagesOnStandby(t *testing.T, p *pair) {
+	t.Helper()
+	read := newPool(t, p.standbyURL(readerRole), 4)
+	h, err := dashboard.New(newPool(t, p.url(opsRole), 2), &dashboard.Config{
+		ReadPool: read, Metrics: promgeneva.Handler(read), Logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	list, err := goclient.New(read).ListWorkflows(context.Background(), &goclient.ListWorkflowsParams{Limit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, list)
+	workflowID := list[0].ID
+	for _, path := range []string{"/", "/workflows", "/paused", "/waiting", "/limits", "/stuck", "/definitions", "/stats",
+		"/schedules", "/metrics", fmt.Sprint("/workflows/", workflowID)} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		require.Equal(t, http.StatusOK, rec.Code, "%s on the standby: %s", path, rec.Body)
+		if path == "/metrics" {
+			require.Contains(t, rec.Body.String(), "geneva_scrape_error 0")
+		}
+	}
 }
