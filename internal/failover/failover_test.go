@@ -53,8 +53,8 @@ func TestSynchronousFailover(t *testing.T) {
 	housekeepingForTest(t, p.url(opsRole))
 
 	logger, logs := testLogger(t)
-	var r runs
-	startWorker(t, p.url(workerRole), &r, logger)
+	r := newRuns()
+	startWorker(t, p.url(workerRole), r, logger)
 	app := startApplication(t, p.url(appRole), loadWorkflowCount, createOver)
 
 	// the primary dies a third of the way through; meanwhile, the
@@ -104,7 +104,7 @@ func TestSynchronousFailover(t *testing.T) {
 	waitFinished(t, newPrimary, ids, 2*time.Minute)
 	finishedAt := time.Now()
 
-	checkHistory(t, newPrimary, ids, &r, true)
+	checkHistory(t, newPrimary, ids, r, true)
 	checkJobs(t, newPrimary)
 	checkLimits(t, newPrimary)
 	checkHousekeepingSince(t, newPrimary, promotedAt)
@@ -144,7 +144,7 @@ func waitFinished(t *testing.T, pool *pgxpool.Pool, ids []int64, within time.Dur
 func checkHistory(t *testing.T, pool *pgxpool.Pool, ids []int64, r *runs, exactlyOnce bool) (recovered int) {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := pool.Query(ctx, `select workflow_id, step_name,
+	rows, err := pool.Query(ctx, `select workflow_id, (select hero_id from geneva.workflows w where w.id = workflow_id), step_name,
 			count(*) filter (where outcome = 'success'),
 			count(*) filter (where outcome = 'recovered'),
 			coalesce(array_agg(state || '/' || coalesce(outcome, '')) filter (where outcome is distinct from 'success' and outcome is distinct from 'recovered'), '{}')
@@ -153,12 +153,12 @@ func checkHistory(t *testing.T, pool *pgxpool.Pool, ids []int64, r *runs, exactl
 	require.NoError(t, err)
 	type stepRow struct {
 		workflowID         int64
-		step               string
+		heroID, step       string
 		success, recovered int
 		others             []string
 	}
 	steps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (s stepRow, err error) {
-		err = row.Scan(&s.workflowID, &s.step, &s.success, &s.recovered, &s.others)
+		err = row.Scan(&s.workflowID, &s.heroID, &s.step, &s.success, &s.recovered, &s.others)
 		return s, err
 	})
 	require.NoError(t, err)
@@ -168,7 +168,7 @@ func checkHistory(t *testing.T, pool *pgxpool.Pool, ids []int64, r *runs, exactl
 		require.Equal(t, 1, s.success, "workflow %d step %s: one success", s.workflowID, s.step)
 		require.Empty(t, s.others, "workflow %d step %s: only recovered executions besides the success", s.workflowID, s.step)
 		recovered += s.recovered
-		n := r.of(s.workflowID, s.step)
+		n := r.of(s.workflowID, s.heroID, s.step)
 		require.NotZero(t, n, "workflow %d step %s: a success recorded, and the step never ran", s.workflowID, s.step)
 		if n != 1 {
 			ranTwice++
@@ -257,8 +257,8 @@ func TestAsynchronousFailover(t *testing.T) {
 	housekeepingForTest(t, p.url(opsRole))
 
 	logger, logs := testLogger(t)
-	var r runs
-	startWorker(t, p.url(workerRole), &r, logger)
+	r := newRuns()
+	startWorker(t, p.url(workerRole), r, logger)
 	const workflows = 600
 	app := startApplication(t, p.url(appRole), workflows, 6*time.Second)
 
@@ -269,21 +269,34 @@ func TestAsynchronousFailover(t *testing.T) {
 		return err == nil && done >= workflows*len(stepNames)/4
 	}, 2*time.Minute, 10*time.Millisecond)
 
+	// A slow step starts, and the standby has its claim.
+	standby := newPool(t, p.standby.URL("postgres"), 4)
+	slow, err := app.client.CreateWorkflow(ctx, slowType, "Load", "slow", nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		var state string
+		err := standby.QueryRow(ctx, `select state from geneva.step_executions where workflow_id = $1`, slow).Scan(&state)
+		return err == nil && state == "in_progress"
+	}, 30*time.Second, 10*time.Millisecond, "the slow step started")
+
 	// The standby is cut off from the primary's WAL (as by a network
 	// partition, or a standby that fell behind), and the primary works on
-	// alone for a second.
+	// alone for a second (the slow step's success with it).
 	require.NoError(t, p.standby.Reconfigure(ctx, map[string]string{"primary_conninfo": ""}))
-	standby := newPool(t, p.standby.URL("postgres"), 4)
 	require.Eventually(t, func() bool {
 		var receivers int
 		err := standby.QueryRow(ctx, `select count(*) from pg_stat_wal_receiver`).Scan(&receivers)
 		return err == nil && receivers == 0
 	}, 30*time.Second, 10*time.Millisecond, "the standby stopped receiving")
 	cutAt := time.Now()
+	close(r.releaseSlow) // its success, recorded now, only the primary has
 	time.Sleep(time.Second)
 
 	// What the primary committed, as it saw it just before it died.
 	successes := executionsWith(t, old, `outcome = 'success'`)
+	var slowSucceeded bool
+	require.NoError(t, old.QueryRow(ctx, `select exists (select from geneva.step_executions where workflow_id = $1 and outcome = 'success')`, slow).Scan(&slowSucceeded))
+	require.True(t, slowSucceeded, "the slow step's success recorded on the primary")
 	oldWorkflows := workflowHeroes(t, old)
 	var events int
 	require.NoError(t, old.QueryRow(ctx, `select count(*) from geneva.events`).Scan(&events))
@@ -355,7 +368,7 @@ func TestAsynchronousFailover(t *testing.T) {
 			}
 		}
 		var unfinished int
-		require.NoError(t, newPrimary.QueryRow(ctx, `select count(*) from geneva.workflows where id = any($1) and state <> 'finished'`, alive).Scan(&unfinished))
+		require.NoError(t, newPrimary.QueryRow(ctx, `select count(*) from geneva.workflows where id = any($1) and state <> 'finished'`, append(alive, slow)).Scan(&unfinished))
 		return unfinished == 0
 	}, 2*time.Minute, 500*time.Millisecond, "every surviving workflow finishes")
 	t.Logf("the application sent %d lost events again; every surviving workflow (%d) finished %s after the promotion",
@@ -363,11 +376,17 @@ func TestAsynchronousFailover(t *testing.T) {
 
 	// Housekeeping healed the lost successes: each such step ran again, and
 	// has one success now.
-	recovered := checkHistory(t, newPrimary, alive, &r, false)
+	recovered := checkHistory(t, newPrimary, alive, r, false)
 	for _, e := range lostSuccesses {
-		require.GreaterOrEqual(t, r.of(e.workflowID, e.step), int32(2), "workflow %d step %s, whose success was lost, ran again", e.workflowID, e.step)
+		require.GreaterOrEqual(t, r.of(e.workflowID, oldWorkflows[e.workflowID], e.step), int32(2), "workflow %d step %s, whose success was lost, ran again", e.workflowID, e.step)
 	}
 	require.Positive(t, recovered, "housekeeping recovered executions the new primary had in progress")
+	rows, err := newPrimary.Query(ctx, `select outcome from geneva.step_executions where workflow_id = $1 order by id`, slow)
+	require.NoError(t, err)
+	slowOutcomes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"recovered", "success"}, slowOutcomes, "the slow step, its success lost, was recovered by housekeeping and ran again")
+	require.EqualValues(t, 2, r.of(slow, "slow", "a"))
 	checkJobs(t, newPrimary)
 	checkLimits(t, newPrimary)
 	checkHousekeepingSince(t, newPrimary, promotedAt)

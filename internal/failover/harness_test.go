@@ -215,16 +215,24 @@ func tail(t *testing.T, path string, lines int) {
 }
 
 // runs counts each step's runs by workflow and step, in the worker's
-// memory: what the database may have forgotten.
-type runs struct{ m sync.Map }
+// memory: what the database may have forgotten. A workflow is its id and
+// its hero: after an asynchronous failover, another workflow may have the
+// id of a lost one.
+type runs struct {
+	m sync.Map
+	// releaseSlow ends the runs of HaSlow's step, once closed
+	releaseSlow chan struct{}
+}
+
+func newRuns() *runs { return &runs{releaseSlow: make(chan struct{})} }
 
 func (r *runs) add(step *worker.Step) {
-	n, _ := r.m.LoadOrStore(runKey{step.WorkflowID, step.Name}, new(atomic.Int32))
+	n, _ := r.m.LoadOrStore(runKey{step.WorkflowID, step.HeroID, step.Name}, new(atomic.Int32))
 	n.(*atomic.Int32).Add(1)
 }
 
-func (r *runs) of(workflowID int64, step string) int32 {
-	n, ok := r.m.Load(runKey{workflowID, step})
+func (r *runs) of(workflowID int64, heroID, step string) int32 {
+	n, ok := r.m.Load(runKey{workflowID, heroID, step})
 	if !ok {
 		return 0
 	}
@@ -233,6 +241,7 @@ func (r *runs) of(workflowID int64, step string) int32 {
 
 type runKey struct {
 	workflowID int64
+	heroID     string
 	step       string
 }
 
@@ -241,6 +250,7 @@ const (
 	plainType   = "HaPlain"   // the third step waits 200 ms after the second
 	eventType   = "HaEvent"   // the second step awaits the event "go"
 	limitedType = "HaLimited" // at most 2 steps in progress per group
+	slowType    = "HaSlow"    // one step that runs until the test releases it
 	goEvent     = "go"
 	groups      = 20
 )
@@ -270,6 +280,15 @@ func loadWorkflows(r *runs) []*worker.Workflow {
 			Event: goEvent, Timeout: 10 * time.Minute, OnTimeout: worker.OnTimeoutPause,
 		}}}),
 		five(limitedType, &worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByGroup, Limit: 2}}, nil),
+		worker.NewWorkflow(slowType, nil).Step("a", func(ctx context.Context, step *worker.Step) error {
+			r.add(step)
+			select {
+			case <-r.releaseSlow:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, nil),
 	}
 }
 
