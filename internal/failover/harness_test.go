@@ -337,7 +337,6 @@ type application struct {
 
 	mu      sync.Mutex
 	ids     map[string]int64 // by idempotency key: the id the create returned
-	created []created        // each create's answer, in order
 	sent    map[int64]time.Time
 	missing map[int64]bool // sent an event, and the workflow was not found
 	retries atomic.Int64
@@ -379,7 +378,6 @@ func startApplication(t *testing.T, url string, workflows int, over time.Duratio
 			}
 			a.mu.Lock()
 			a.ids[key] = id
-			a.created = append(a.created, created{id: id, at: time.Now()})
 			a.mu.Unlock()
 			if workflowType == eventType {
 				events <- id
@@ -461,25 +459,6 @@ func (a *application) workflowIDs() []int64 {
 	ids := make([]int64, 0, len(a.ids))
 	for _, id := range a.ids {
 		ids = append(ids, id)
-	}
-	return ids
-}
-
-type created struct {
-	id int64
-	at time.Time
-}
-
-// createdIDsBefore lists the ids of the workflows whose create was answered
-// before at.
-func (a *application) createdIDsBefore(at time.Time) []int64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var ids []int64
-	for _, c := range a.created {
-		if c.at.Before(at) {
-			ids = append(ids, c.id)
-		}
 	}
 	return ids
 }
