@@ -238,7 +238,9 @@ func (s *Server) Promote(ctx context.Context) error {
 // Kill kills every process of the server at once with SIGKILL, as the loss
 // of its machine would (no shutdown, no last WAL sent to its standbys; on
 // loopback its clients' connections are reset rather than left hanging). Stop
-// then only removes its directory.
+// then only removes its directory. The postmaster's children are found in
+// Linux's /proc; elsewhere only the postmaster is killed, and its children
+// exit when they notice.
 func (s *Server) Kill() error {
 	if s.stopped || s.halted {
 		return errors.New("pgtemp: the server is not running")
