@@ -48,6 +48,10 @@ else
 	GENEVA_COMPLETE_BATCH_SIZE=1 $(WITHPG) $(GO) test $(WORKER_PKGS)
 endif
 
+.PHONY: test/failover
+test/failover: ## Fail over under load: a primary killed and its standby promoted, synchronous and asynchronous, and docs/high-availability.md's walk-through (internal/failover; starts its own servers; 1-2 minutes)
+	GENEVA_FAILOVER_TEST=1 $(GO) test -count=1 -v -timeout 10m ./internal/failover
+
 .PHONY: test/race
 test/race: ## Run every test with the race detector
 ifdef TEST_DATABASE_URL

@@ -190,7 +190,7 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 // for a token's holder, or none without credentials. The name says
 // "dashboard:" first.
 func (h *handler) asActor(ctx context.Context, r *http.Request, f func(c *goclient.Client) error) error {
-	tx, err := h.db.Begin(ctx)
+	tx, err := h.primary.Begin(ctx)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@
 // functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
 // schedule_step, send_event), so it works with a role that holds geneva_reader (read
 // only) or geneva_operator. The engine decides every transition; an action
-// it refuses is shown as the sentence its error carries.
+// it refuses is shown as the sentence its error carries. Config.ReadPool
+// sends the reads to a hot standby, the actions still to the primary.
 //
 // # Pages
 //
@@ -124,6 +125,17 @@ type Config struct {
 	// Defaults to 50.
 	PageSize int
 
+	// ReadPool, when set, is the pool the pages read through: a pool on a
+	// hot standby, so that operators' reading loads the primary less and
+	// goes on while it fails over (give Metrics a handler on it too). The actions
+	// still go through the pool given to New (the primary: a standby refuses
+	// writes). A standby's pages lag the primary by its replication delay
+	// (none for commits its primary waited for with synchronous_commit
+	// remote_apply), so the page an action leads to may not show it yet.
+	//
+	// Defaults to the pool given to New.
+	ReadPool *pgxpool.Pool
+
 	// Prefix is the path the handler is mounted at, without a trailing
 	// slash, e.g. "/geneva". The handler serves the paths under it, so mount
 	// it with the prefix kept (not behind http.StripPrefix).
@@ -159,10 +171,12 @@ type Config struct {
 
 // handler is the dashboard.
 type handler struct {
-	cfg       Config
+	cfg Config
+	// client and db read (Config.ReadPool); actions act through primary
 	client    *goclient.Client
-	csrf      string
 	db        *pgxpool.Pool
+	primary   *pgxpool.Pool
+	csrf      string
 	guard     *httpauth.Guard
 	logger    *slog.Logger
 	next      http.Handler
@@ -175,15 +189,21 @@ type handler struct {
 }
 
 // New returns the dashboard reading and operating the Geneva schema through
-// pool. Its pages are under cfg.Prefix.
+// pool (reading through cfg.ReadPool when set). Its pages are under
+// cfg.Prefix.
 func New(pool *pgxpool.Pool, cfg *Config) (http.Handler, error) {
 	if pool == nil {
 		return nil, errors.New("geneva: dashboard needs a pool")
 	}
-	h := &handler{client: goclient.New(pool), db: pool}
+	h := &handler{primary: pool}
 	if cfg != nil {
 		h.cfg = *cfg
 	}
+	h.db = h.cfg.ReadPool
+	if h.db == nil {
+		h.db = pool
+	}
+	h.client = goclient.New(h.db)
 	c := &h.cfg
 	c.Prefix = strings.TrimSuffix(c.Prefix, "/")
 	if c.Prefix != "" && !strings.HasPrefix(c.Prefix, "/") {

@@ -125,7 +125,7 @@ func (h *handler) actSchedule(w http.ResponseWriter, r *http.Request) {
 	if d.Action == "resume" {
 		call = (*goclient.Client).ResumeSchedule
 	}
-	if err := call(h.client, r.Context(), d.Schedule.Name); err != nil {
+	if err := call(goclient.New(h.primary), r.Context(), d.Schedule.Name); err != nil {
 		p := h.newPage(r, fmt.Sprintf("Schedule %s: %s", d.Schedule.Name, d.Action), "schedules", d)
 		p.Refresh = 0
 		p.Error = "Refused: " + sentence(err)

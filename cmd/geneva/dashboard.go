@@ -19,6 +19,7 @@ type dashboardOptions struct {
 	metrics     bool
 	prefix      string
 	readOnly    bool
+	readURL     string
 	refresh     time.Duration
 
 	cfg *dashboard.Config
@@ -81,7 +82,14 @@ keep them out of the process list). Without either, it answers only to the
 host names localhost, 127.0.0.1 and [::1] (against DNS rebinding). With
 --read-only it shows no action and refuses every one. The engine's metrics
 for Prometheus are at /metrics (behind the same token or password), unless
---metrics=false.`,
+--metrics=false.
+
+With --read-url (also read from $GENEVA_READ_URL), the pages and the
+metrics read from that database instead, a hot standby say, and the actions
+still go to the database URL (the primary; a multi-host URL with
+target_session_attrs=read-write finds it after a failover); with
+--read-only too, the database URL is not needed. A standby's pages lag the
+primary by its replication delay.`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -89,13 +97,15 @@ for Prometheus are at /metrics (behind the same token or password), unless
 			do.cfg, err = do.config()
 			return err
 		},
-		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withReadEnv(opts, &do.readURL, func() bool { return do.readOnly }, func(ctx context.Context, env *environment, args []string) error {
 			return runDashboard(ctx, env, do)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&do.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	f.BoolVar(&do.readOnly, "read-only", false, "show no action and refuse every one")
+	envFlag(f, &do.readURL, "read-url", "GENEVA_READ_URL",
+		"libpq URL of a database to read the pages and metrics from, a hot standby (actions still go to the database URL)")
 	do.credentials.add(cmd)
 	f.StringVar(&do.prefix, "prefix", "", "serve under this path, e.g. /geneva")
 	f.BoolVar(&do.metrics, "metrics", true, "serve the engine's metrics for Prometheus at PREFIX/metrics (as geneva metrics does)")
@@ -123,14 +133,20 @@ func (do *dashboardOptions) config() (*dashboard.Config, error) {
 // runDashboard serves the dashboard until ctx ends.
 func runDashboard(ctx context.Context, env *environment, do *dashboardOptions) error {
 	cfg := do.cfg
+	read := env.reader()
 	if do.metrics {
-		cfg.Metrics = promgeneva.Handler(env.pool)
+		cfg.Metrics = promgeneva.Handler(read)
 	}
+	cfg.ReadPool = env.read
 	// a database without Geneva's schema says so now, not on every page
-	if _, err := env.pool.Exec(ctx, "select from geneva.workflow_counts limit 1"); err != nil {
+	if _, err := read.Exec(ctx, "select from geneva.workflow_counts limit 1"); err != nil {
 		return explain(err)
 	}
-	return dashboard.ListenAndServe(ctx, env.pool, do.addr, cfg, func(url string) {
+	primary := env.pool
+	if primary == nil { // --read-only with --read-url: no action to take
+		primary = read
+	}
+	return dashboard.ListenAndServe(ctx, primary, do.addr, cfg, func(url string) {
 		mode := ""
 		if do.readOnly {
 			mode = " (read-only)"

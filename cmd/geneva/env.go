@@ -21,6 +21,17 @@ type environment struct {
 	stdout io.Writer
 	pool   *pgxpool.Pool
 	client *goclient.Client
+	// read is --read-url's pool (a hot standby), for the commands that
+	// read from one; nil without it
+	read *pgxpool.Pool
+}
+
+// reader is the pool to read from: --read-url's, else the database's.
+func (env *environment) reader() *pgxpool.Pool {
+	if env.read != nil {
+		return env.read
+	}
+	return env.pool
 }
 
 func (env *environment) printf(format string, args ...any) {
@@ -32,17 +43,32 @@ func (env *environment) open(ctx context.Context, databaseURL string) error {
 	if databaseURL == "" {
 		return usagef("no database: set DATABASE_URL or pass --database-url")
 	}
-	pool, err := pgxpool.New(ctx, databaseURL)
+	pool, err := connect(ctx, databaseURL, "the database")
 	if err != nil {
-		return fmt.Errorf("connecting to the database: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return fmt.Errorf("connecting to the database: %w", err)
+		return err
 	}
 	env.pool = pool
 	env.client = goclient.New(pool)
 	return nil
+}
+
+// openRead connects to readURL (--read-url).
+func (env *environment) openRead(ctx context.Context, readURL string) (err error) {
+	env.read, err = connect(ctx, readURL, "--read-url")
+	return err
+}
+
+// connect opens a pool on url and checks that it connects.
+func connect(ctx context.Context, url, what string) (*pgxpool.Pool, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", what, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to %s: %w", what, err)
+	}
+	return pool, nil
 }
 
 func (env *environment) migrate(ctx context.Context) error {
@@ -68,6 +94,9 @@ func (env *environment) migrate(ctx context.Context) error {
 func (env *environment) close() {
 	if env.pool != nil {
 		env.pool.Close()
+	}
+	if env.read != nil {
+		env.read.Close()
 	}
 }
 

@@ -164,6 +164,28 @@ func oneWorkflowID(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// withReadEnv is withEnv for a command that may read from --read-url (a hot
+// standby): it opens readURL when given, and the database unless the
+// command reads only (readOnly) and readURL is given.
+func withReadEnv(opts *options, readURL *string, readOnly func() bool, f func(ctx context.Context, env *environment, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		env := &environment{stdout: cmd.OutOrStdout()}
+		defer env.close()
+		if *readURL != "" {
+			if err := env.openRead(ctx, *readURL); err != nil {
+				return err
+			}
+		}
+		if *readURL == "" || !readOnly() {
+			if err := env.open(ctx, opts.databaseURL); err != nil {
+				return err
+			}
+		}
+		return explain(f(ctx, env, args))
+	}
+}
+
 // withEnv turns a function of an environment into a cobra RunE: it opens the
 // database and closes it after.
 func withEnv(opts *options, f func(ctx context.Context, env *environment, args []string) error) func(*cobra.Command, []string) error {

@@ -18,6 +18,7 @@ import (
 type metricsOptions struct {
 	addr        string
 	credentials credentialFlags
+	readURL     string
 
 	guard *httpauth.Guard
 }
@@ -41,7 +42,11 @@ without --token or --basic-auth (also read from $GENEVA_DASHBOARD_TOKEN and
 $GENEVA_DASHBOARD_BASIC_AUTH). Prometheus sends them with its scrape
 config's authorization (type Bearer) or basic_auth. Without either, it
 answers only to the host names localhost, 127.0.0.1 and [::1] (against DNS
-rebinding).`,
+rebinding).
+
+With --read-url (also read from $GENEVA_READ_URL) it reads from that
+database, a hot standby say, instead of the database URL, which it then
+does not need.`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -49,11 +54,13 @@ rebinding).`,
 			mo.guard, err = mo.guardOf()
 			return err
 		},
-		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+		RunE: withReadEnv(opts, &mo.readURL, func() bool { return true }, func(ctx context.Context, env *environment, args []string) error {
 			return serveMetrics(ctx, env, mo)
 		}),
 	}
 	cmd.Flags().StringVar(&mo.addr, "addr", "127.0.0.1:9187", "address to listen on")
+	envFlag(cmd.Flags(), &mo.readURL, "read-url", "GENEVA_READ_URL",
+		"libpq URL of a database to read the metrics from, a hot standby (instead of the database URL)")
 	mo.credentials.add(cmd)
 	return cmd
 }
@@ -74,7 +81,7 @@ func (mo *metricsOptions) guardOf() (*httpauth.Guard, error) {
 
 func serveMetrics(ctx context.Context, env *environment, mo *metricsOptions) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promgeneva.Handler(env.pool))
+	mux.Handle("/metrics", promgeneva.Handler(env.reader()))
 	listener, err := net.Listen("tcp", mo.addr)
 	if err != nil {
 		return err

@@ -2,6 +2,11 @@
 // temporary directory (initdb, then pg_ctl), listening on a free port of
 // 127.0.0.1, tuned for tests (fsync off), and removed when stopped.
 //
+// A server can have hot standbys (StartStandby: pg_basebackup, streaming
+// replication), be killed as the loss of its machine would kill it (Kill),
+// and a standby promoted in its place (Promote): the failover tests' pair.
+// fsync off loses nothing when processes die, only when the machine does.
+//
 // It is what `make test`, `make demo` and the geneva binary use when no
 // database URL is given, so a machine with PostgreSQL installed needs nothing
 // else. PostgreSQL refuses to run as root; run as root, pgtemp runs the server
@@ -27,12 +32,13 @@ import (
 
 // Server is a running throwaway PostgreSQL server.
 type Server struct {
-	binDir  string
-	dir     string
-	port    int
-	runAs   *syscall.Credential
-	stopped bool
-	halted  bool
+	binDir   string
+	dir      string
+	port     int
+	runAs    *syscall.Credential
+	settings map[string]string // postgresql.auto.conf's
+	stopped  bool
+	halted   bool
 }
 
 // Options are options for Start.
@@ -49,7 +55,24 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	srv, err := newServer()
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.run(ctx, "initdb", "--pgdata", srv.dataDir(), "--username", "postgres",
+		"--auth", "trust", "--encoding", "UTF8", "--no-locale", "--no-sync"); err != nil {
+		srv.removeDir()
+		return nil, err
+	}
+	if err := srv.start(ctx, opts.Settings); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
 
+// newServer finds PostgreSQL's programs, the user to run them as, and makes
+// the server's directory.
+func newServer() (*Server, error) {
 	binDir, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -71,19 +94,16 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtemp: %w", err)
 	}
-	if srv.runAs != nil {
-		if err := os.Chown(srv.dir, int(srv.runAs.Uid), int(srv.runAs.Gid)); err != nil {
-			srv.removeDir()
-			return nil, fmt.Errorf("pgtemp: %w", err)
-		}
-	}
-
-	if err := srv.run(ctx, "initdb", "--pgdata", srv.dataDir(), "--username", "postgres",
-		"--auth", "trust", "--encoding", "UTF8", "--no-locale", "--no-sync"); err != nil {
+	if err := srv.chown(srv.dir); err != nil {
 		srv.removeDir()
 		return nil, err
 	}
+	return srv, nil
+}
 
+// start writes pgtemp's settings and extra, and starts the server on a free
+// port; it removes the directory when it cannot.
+func (srv *Server) start(ctx context.Context, extra map[string]string) error {
 	settings := map[string]string{
 		"listen_addresses":        "127.0.0.1",
 		"unix_socket_directories": srv.dir,
@@ -92,31 +112,33 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		"full_page_writes":        "off",
 		"max_connections":         "400",
 	}
-	for name, value := range opts.Settings {
+	for name, value := range extra {
 		settings[name] = value
 	}
+	srv.settings = settings
 
 	// A port can be taken between choosing and binding it; try a few.
 	for attempt := 0; ; attempt++ {
-		srv.port, err = freePort()
+		port, err := freePort()
 		if err != nil {
 			srv.removeDir()
-			return nil, err
+			return err
 		}
-		settings["port"] = strconv.Itoa(srv.port)
-		if err = srv.writeSettings(settings); err != nil {
+		srv.port = port
+		settings["port"] = strconv.Itoa(port)
+		if err = srv.writeSettings(); err != nil {
 			srv.removeDir()
-			return nil, err
+			return err
 		}
 		err = srv.run(ctx, "pg_ctl", "--pgdata", srv.dataDir(), "--log", srv.logFile(),
 			"--wait", "--timeout", "60", "start")
 		if err == nil {
-			return srv, nil
+			return nil
 		}
 		if attempt == 2 {
 			log, _ := os.ReadFile(srv.logFile())
 			srv.removeDir()
-			return nil, fmt.Errorf("%w\nserver log:\n%s", err, log)
+			return fmt.Errorf("%w\nserver log:\n%s", err, log)
 		}
 	}
 }
@@ -125,6 +147,163 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 // "postgres".
 func (s *Server) URL(database string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, database)
+}
+
+// Port returns the port the server listens on, at 127.0.0.1.
+func (s *Server) Port() int { return s.port }
+
+// MultiHostURL returns a libpq URL for database as user (a role that needs
+// no password) on every server, for a session that can write: a client
+// tries the hosts in turn and keeps the first that is not a standby
+// (target_session_attrs=read-write), so it finds the primary wherever a
+// failover put it.
+func MultiHostURL(user, database string, servers ...*Server) string {
+	hosts := make([]string, len(servers))
+	for i, srv := range servers {
+		hosts[i] = fmt.Sprintf("127.0.0.1:%d", srv.port)
+	}
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&target_session_attrs=read-write",
+		user, strings.Join(hosts, ","), database)
+}
+
+// StartStandby makes a hot standby of s and starts it: a base backup of s
+// (pg_basebackup) in a directory of its own, on a free port, streaming s's
+// WAL under the application name name (which s's synchronous_standby_names
+// may name; see Reconfigure). opts.Settings are its settings beyond
+// pgtemp's own, as for Start. Stop it with Stop.
+func (s *Server) StartStandby(ctx context.Context, name string, opts *Options) (*Server, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	standby, err := newServer()
+	if err != nil {
+		return nil, err
+	}
+	if err := standby.run(ctx, "pg_basebackup", "--pgdata", standby.dataDir(), "--host", "127.0.0.1",
+		"--port", strconv.Itoa(s.port), "--username", "postgres", "--checkpoint", "fast", "--no-sync"); err != nil {
+		standby.removeDir()
+		return nil, err
+	}
+	// the primary's own settings (its port, its directory) stay behind:
+	// start writes the standby's over them
+	if err := standby.writeFile(filepath.Join(standby.dataDir(), "standby.signal"), ""); err != nil {
+		standby.removeDir()
+		return nil, err
+	}
+	settings := map[string]string{
+		"primary_conninfo": fmt.Sprintf("host=127.0.0.1 port=%d user=postgres application_name=%s", s.port, name),
+	}
+	for name, value := range opts.Settings {
+		settings[name] = value
+	}
+	if err := standby.start(ctx, settings); err != nil {
+		return nil, err
+	}
+	return standby, nil
+}
+
+// Reconfigure changes the server's settings (name → value; an empty value
+// removes pgtemp's or an earlier one) and reloads them, for the settings a
+// reload changes (synchronous_standby_names, synchronous_commit,
+// primary_conninfo, ...).
+func (s *Server) Reconfigure(ctx context.Context, settings map[string]string) error {
+	for name, value := range settings {
+		if value == "" {
+			delete(s.settings, name)
+		} else {
+			s.settings[name] = value
+		}
+	}
+	if err := s.writeSettings(); err != nil {
+		return err
+	}
+	return s.run(ctx, "pg_ctl", "--pgdata", s.dataDir(), "reload")
+}
+
+// Log returns the server's log so far.
+func (s *Server) Log() string {
+	log, err := os.ReadFile(s.logFile())
+	if err != nil {
+		return err.Error()
+	}
+	return string(log)
+}
+
+// Promote makes a standby the primary (pg_ctl promote) and waits until it
+// accepts writes.
+func (s *Server) Promote(ctx context.Context) error {
+	return s.run(ctx, "pg_ctl", "--pgdata", s.dataDir(), "--wait", "--timeout", "60", "promote")
+}
+
+// Kill kills every process of the server at once with SIGKILL, as the loss
+// of its machine would (no shutdown, no last WAL sent to its standbys; on
+// loopback its clients' connections are reset rather than left hanging). Stop
+// then only removes its directory. The postmaster's children are found in
+// Linux's /proc; elsewhere only the postmaster is killed, and its children
+// exit when they notice.
+func (s *Server) Kill() error {
+	if s.stopped || s.halted {
+		return errors.New("pgtemp: the server is not running")
+	}
+	pidFile, err := os.ReadFile(filepath.Join(s.dataDir(), "postmaster.pid"))
+	if err != nil {
+		return fmt.Errorf("pgtemp: %w", err)
+	}
+	line, _, _ := strings.Cut(string(pidFile), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return fmt.Errorf("pgtemp: postmaster.pid: %w", err)
+	}
+	// Stopped, the postmaster cannot start new processes or react to its
+	// children's deaths; then they die, and it.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("pgtemp: stopping the postmaster: %w", err)
+	}
+	for _, child := range childrenOf(pid) {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("pgtemp: killing the postmaster: %w", err)
+	}
+	s.halted = true
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !alive(pid) && len(childrenOf(pid)) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("pgtemp: the server's processes (postmaster %d) outlived SIGKILL", pid)
+}
+
+// childrenOf lists the processes whose parent is pid (Linux's /proc).
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var children []int
+	for _, entry := range entries {
+		child, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", entry.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(pid) {
+			children = append(children, child)
+		}
+	}
+	return children
+}
+
+// alive says whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
 }
 
 // Stop stops the server at once and removes its directory.
@@ -173,25 +352,37 @@ func (s *Server) logFile() string { return filepath.Join(s.dir, "server.log") }
 
 func (s *Server) removeDir() { _ = os.RemoveAll(s.dir) }
 
-// writeSettings writes postgresql.auto.conf, which the server reads last.
-func (s *Server) writeSettings(settings map[string]string) error {
-	names := make([]string, 0, len(settings))
-	for name := range settings {
+// writeSettings writes s.settings to postgresql.auto.conf, which the server
+// reads last.
+func (s *Server) writeSettings() error {
+	names := make([]string, 0, len(s.settings))
+	for name := range s.settings {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	var b strings.Builder
 	for _, name := range names {
-		fmt.Fprintf(&b, "%s = '%s'\n", name, strings.ReplaceAll(settings[name], "'", "''"))
+		fmt.Fprintf(&b, "%s = '%s'\n", name, strings.ReplaceAll(s.settings[name], "'", "''"))
 	}
-	path := filepath.Join(s.dataDir(), "postgresql.auto.conf")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+	return s.writeFile(filepath.Join(s.dataDir(), "postgresql.auto.conf"), b.String())
+}
+
+// writeFile writes a file of the server's, owned by the user it runs as.
+func (s *Server) writeFile(path, content string) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		return fmt.Errorf("pgtemp: %w", err)
 	}
-	if s.runAs != nil {
-		if err := os.Chown(path, int(s.runAs.Uid), int(s.runAs.Gid)); err != nil {
-			return fmt.Errorf("pgtemp: %w", err)
-		}
+	return s.chown(path)
+}
+
+// chown gives path to the user the server runs as, when it is not this
+// process's.
+func (s *Server) chown(path string) error {
+	if s.runAs == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(s.runAs.Uid), int(s.runAs.Gid)); err != nil {
+		return fmt.Errorf("pgtemp: %w", err)
 	}
 	return nil
 }
