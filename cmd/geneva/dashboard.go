@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
@@ -32,25 +31,13 @@ type credentialFlags struct {
 	token     string
 }
 
-// add declares --token and --basic-auth on cmd. Their defaults come from
-// the environment when the flags are parsed (fromEnv), not here: a default
-// given here would print the credential in --help.
+// add declares --token and --basic-auth on cmd (envFlag: their defaults
+// come from the environment, and --help never shows them).
 func (cf *credentialFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&cf.token, "token", "",
-		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN) (default: from $GENEVA_DASHBOARD_TOKEN)")
-	f.StringVar(&cf.basicAuth, "basic-auth", "",
-		"require HTTP basic authentication as USER:PASSWORD (default: from $GENEVA_DASHBOARD_BASIC_AUTH)")
-}
-
-// fromEnv fills the credentials not given as flags from the environment.
-func (cf *credentialFlags) fromEnv(cmd *cobra.Command) {
-	if !cmd.Flags().Changed("token") {
-		cf.token = os.Getenv("GENEVA_DASHBOARD_TOKEN")
-	}
-	if !cmd.Flags().Changed("basic-auth") {
-		cf.basicAuth = os.Getenv("GENEVA_DASHBOARD_BASIC_AUTH")
-	}
+	envFlag(f, &cf.token, "token", "GENEVA_DASHBOARD_TOKEN",
+		"require this token (open URL?token=TOKEN once, or send Authorization: Bearer TOKEN)")
+	envFlag(f, &cf.basicAuth, "basic-auth", "GENEVA_DASHBOARD_BASIC_AUTH", "require HTTP basic authentication as USER:PASSWORD")
 }
 
 // basicAuthUser splits --basic-auth into its user and password.
@@ -93,7 +80,6 @@ primary by its replication delay.`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
-			do.credentials.fromEnv(cmd)
 			do.cfg, err = do.config()
 			return err
 		},

@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -72,14 +73,6 @@ type options struct {
 	databaseURL string
 }
 
-// url is the database's URL: --database-url, else $DATABASE_URL.
-func (opts *options) url() string {
-	if opts.databaseURL != "" {
-		return opts.databaseURL
-	}
-	return os.Getenv("DATABASE_URL")
-}
-
 func newRootCmd(stdout io.Writer) *cobra.Command {
 	opts := &options{}
 	root := &cobra.Command{
@@ -106,10 +99,7 @@ in any language, run in geneva worker.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	// no default shown: $DATABASE_URL's value would print its password in
-	// every --help (withEnv reads it when the flag is not given)
-	root.PersistentFlags().StringVar(&opts.databaseURL, "database-url", "",
-		"libpq URL of the database (default: from $DATABASE_URL)")
+	envFlag(root.PersistentFlags(), &opts.databaseURL, "database-url", "DATABASE_URL", "libpq URL of the database")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 	})
@@ -146,6 +136,14 @@ in any language, run in geneva worker.`,
 		root.AddCommand(cmd)
 	}
 	return root
+}
+
+// envFlag declares a string flag whose default is the environment variable
+// env, read when the flag is declared, and whose help names the variable,
+// never its value (a password in a URL, a token).
+func envFlag(f *pflag.FlagSet, p *string, name, env, usage string) {
+	f.StringVar(p, name, os.Getenv(env), usage+" (default: from $"+env+")")
+	f.Lookup(name).DefValue = ""
 }
 
 // noArgs refuses arguments, naming the command.
@@ -192,7 +190,7 @@ func withEnv(opts *options, f func(ctx context.Context, env *environment, args [
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
 		env := &environment{stdout: cmd.OutOrStdout()}
-		if err := env.open(ctx, opts.url()); err != nil {
+		if err := env.open(ctx, opts.databaseURL); err != nil {
 			return err
 		}
 		defer env.close()

@@ -50,7 +50,6 @@ does not need.`,
 		Args: noArgs,
 		// the flags are checked before connecting to the database
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
-			mo.credentials.fromEnv(cmd)
 			mo.guard, err = mo.guardOf()
 			return err
 		},
