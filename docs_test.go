@@ -126,14 +126,22 @@ func TestDocsLinks(t *testing.T) {
 	}
 }
 
-// TestDocsIndex: docs/README.md links every page of docs/.
+// TestDocsIndex: docs/README.md links every page of docs/, and each page
+// opens with its title.
 func TestDocsIndex(t *testing.T) {
 	t.Parallel()
 	index, err := os.ReadFile("docs/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, page := range docPages(t)[1:] {
+	for _, page := range docPages(t) {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(text), "# ") {
+			t.Errorf("%s does not open with its title (# ...)", page)
+		}
 		name := filepath.Base(page)
 		if name != "README.md" && !strings.Contains(string(index), "]("+name+")") {
 			t.Errorf("docs/README.md does not link %s", name)
