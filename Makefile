@@ -19,17 +19,20 @@ help: ## List the tasks
 DEMO := ./demo
 
 .PHONY: demo
-demo: ## Run the example workflows with a worker and show the dashboard (throwaway PostgreSQL unless DATABASE_URL is set)
+demo: ## Run the manual's example workflows with a worker, printing each step's outcome, then what `geneva ls`, `stats` and `show` say (a throwaway PostgreSQL unless DATABASE_URL is set; no web dashboard: see demo/dashboard)
+	@echo "Building the demo (the first time takes about a minute)..."
 	@$(GO) build -o $(DEMO) ./examples/demo
 	$(DEMO)
 
 .PHONY: demo/dashboard
-demo/dashboard: ## The demo, then its database, worker and web dashboard stay up at 127.0.0.1:8080 until interrupted (Ctrl-C)
+demo/dashboard: ## The demo, then its database, worker and web dashboard stay up at http://127.0.0.1:8080/ until interrupted (Ctrl-C)
+	@echo "Building the demo (the first time takes about a minute)..."
 	@$(GO) build -o $(DEMO) ./examples/demo
 	$(DEMO) --dashboard 127.0.0.1:8080
 
 .PHONY: test
 test: ## Run every test (starts a throwaway PostgreSQL unless TEST_DATABASE_URL is set)
+	@echo "Building the tests (the first time takes a few minutes), then running them (about four minutes on 2 cores)..."
 ifdef TEST_DATABASE_URL
 	$(GO) test ./...
 else
@@ -69,7 +72,7 @@ bench/full: ## The same with every run: also awaits, limits, fairness, growth to
 	$(GO) run ./cmd/geneva-bench -runs full $(BENCHFLAGS)
 
 .PHONY: bench-sql
-bench-sql: sql ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'
+bench-sql: sql ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; writes dist/geneva.sql first; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'
 ifdef DATABASE_URL
 	bash bench/micro/run.sh $(MICROFLAGS)
 else
@@ -77,7 +80,7 @@ else
 endif
 
 .PHONY: bench-sql-instructions
-bench-sql-instructions: sql ## Count the instructions PostgreSQL spends on the claim and end path, under valgrind: what bench-sql measures, without the noise (bench/micro/instructions.sh; needs valgrind). MICROFLAGS as for bench-sql, e.g. MICROFLAGS='-n 200 -o HEAD~1 tree'
+bench-sql-instructions: sql ## Count the instructions PostgreSQL spends on the claim and end path, under valgrind: what bench-sql measures, without the noise (bench/micro/instructions.sh, which starts its own PostgreSQL under valgrind; writes dist/geneva.sql first; needs valgrind). MICROFLAGS as for bench-sql, e.g. MICROFLAGS='-n 200 -o HEAD~1 tree'
 	bash bench/micro/instructions.sh $(MICROFLAGS)
 
 GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0

@@ -29,5 +29,5 @@
 // The root package holds the schema ([FS]), [Migrate] and [PsqlScript].
 // Package goclient wraps the SQL API for Go applications and operators, and
 // package worker runs step code (speaking the worker protocol, which the
-// README documents for workers in other languages).
+// docs/sql-api.md documents for workers in other languages).
 package geneva

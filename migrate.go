@@ -41,7 +41,7 @@ type MigrateOpts struct {
 	Roles Roles
 }
 
-// Roles are the names of Geneva's four NOLOGIN roles (README, "Security").
+// Roles are the names of Geneva's four NOLOGIN roles (docs/security.md).
 // Clusters whose databases each hold a Geneva schema may give each database
 // its own names.
 type Roles struct {

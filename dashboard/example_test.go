@@ -34,7 +34,7 @@ func TestReadmeQuotesExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/dashboard.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +45,6 @@ func TestReadmeQuotesExample(t *testing.T) {
 		lines = append(lines, strings.TrimPrefix(line, "\t\t"))
 	}
 	if want := "```go\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(string(readme), want) {
-		t.Fatalf("README.md no longer quotes dashboard/example_test.go:\n%s", want)
+		t.Fatalf("docs/dashboard.md no longer quotes dashboard/example_test.go:\n%s", want)
 	}
 }

@@ -1152,8 +1152,8 @@ comment on function geneva.now() is
 'The engine''s clock: now(), or the setting geneva.fake_now where geneva.allow_fake_clock(true) was called (test databases).';
 
 -- geneva._signal_effects: the one table of what each way a step execution
--- can end does to it and to its workflow: the README's outcome table, which
--- a test compares with it (tests/readme_outcomes_test.go).
+-- can end does to it and to its workflow: docs/sql-api.md's outcome table,
+-- which a test compares with it (tests/readme_outcomes_test.go).
 --
 -- A row is keyed by its cause and its signal:
 --   step        what complete_step's p_signal (a step that returned) says
@@ -1278,7 +1278,7 @@ $$;
 -- is written. The limits are in bytes (UTF-8), so that every index entry of
 -- workflows fits a btree page whatever the characters: workflow types, step
 -- names and hero types take at most 255 bytes, hero ids 1024, queue names
--- 127 (see the README).
+-- 127 (docs/sql-api.md, "Definitions").
 --
 -- Called by: geneva.define_workflow, geneva.create_workflows,
 -- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its
@@ -4730,7 +4730,7 @@ $$;
 -- client for other languages. Workflows already running follow the new step
 -- list from their next transition on.
 --
--- The definition (see the README) lists the steps in run order, each with its
+-- The definition (docs/sql-api.md) lists the steps in run order, each with its
 -- name and optional wait, skip_if, on_exception and await (an event the step
 -- waits for after its wait: {"event": name, "timeout": interval or seconds,
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
@@ -6676,8 +6676,9 @@ $$;
 --
 -- Locks: the workflow row, then its active execution. Records the call
 -- (geneva._log_action: the event's name; its payload is in geneva.events).
--- Returns true when the event was recorded; false, recording nothing, when
--- the workflow has ended (finished or canceled).
+-- Returns true when the event was recorded; false, recording no event, when
+-- the workflow has ended (finished or canceled): the call is logged all the
+-- same, with the result {"sent": false}.
 -- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name or
 -- a payload nested over 64 levels deep; 22001 for a name over 255 bytes or
 -- a payload over 1 MiB; P0002 for an unknown workflow. Nothing is written on
@@ -6713,14 +6714,14 @@ end;
 $$;
 
 comment on function geneva.send_event(bigint, text, jsonb) is
-'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow (nothing recorded).';
+'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow (no event recorded; the call is logged).';
 
 -- geneva.send_hero_event: sends an event to every ongoing workflow of a hero
 -- (of any type), as geneva.send_event does to one: each keeps its own copy,
 -- whether a step of it awaits the event now or later.
 --
 -- Called by: applications and operators; above all from a trigger on the
--- application's own table (README, "Events"), so that the event commits or
+-- application's own table (docs/events.md), so that the event commits or
 -- rolls back with the business write that caused it.
 --
 -- Locks: the hero's ongoing workflows in id order, then each one's active
@@ -9418,7 +9419,7 @@ comment on function geneva.get_housekeeping_settings() is
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
 -- decide what is deleted (retention) and what running steps are taken for
--- dead and recovered, how (README, "Security").
+-- dead and recovered, how (docs/security.md).
 --
 -- Each argument not given (NULL) leaves its setting as it is; none given
 -- changes nothing. NULL cannot say "keep ended workflows forever", so
@@ -9543,7 +9544,7 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 -- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
 -- arguments), `geneva housekeep`, operators. Granted to operators only: its
 -- thresholds decide what is deleted and what is recovered, so a worker's
--- role may not choose them (README, "Security").
+-- role may not choose them (docs/security.md).
 --
 -- Each threshold not given (NULL) is the setting of
 -- geneva.housekeeping_settings (geneva.set_housekeeping_settings), whose
@@ -12253,7 +12254,7 @@ comment on view geneva.action_log is
 -- privileges only. The exception is geneva._trg_hero_deleted, a trigger
 -- function fired by the application's own deletes. geneva.allow_fake_clock
 -- is the owner's alone (invoker rights, granted to no one). Four NOLOGIN roles, granted to login roles by the database's
--- administrator (README, "Security"):
+-- administrator (docs/security.md):
 --
 --   reader    dashboards: the views and the read functions
 --   app       applications: what reader may, and create_workflow(s),
@@ -12303,7 +12304,7 @@ begin
         raise exception 'role % does not exist, and % may not create it', v_role, current_user
           using errcode = '42501',
                 hint = pg_catalog.format(
-                  'Create it once as a role with CREATEROLE (create role %I nologin), or name existing roles (README, "Security").',
+                  'Create it once as a role with CREATEROLE (create role %I nologin), or name existing roles (docs/security.md).',
                   v_role);
       end;
     end if;

@@ -14,15 +14,15 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// readmeRecipes returns the statements of the README's bulk operations block,
+// readmeRecipes returns the statements of docs/operating.md's bulk operations block,
 // by their leading comment.
 func readmeRecipes(t *testing.T) map[string]string {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/operating.md")
 	require.NoError(t, err)
 	text := string(readme)
 	start := strings.Index(text, "Bulk operations are plain SQL")
-	require.GreaterOrEqual(t, start, 0, "README.md has no bulk operations")
+	require.GreaterOrEqual(t, start, 0, "docs/operating.md has no bulk operations")
 	block := text[start:]
 	block = block[strings.Index(block, "```sql\n")+len("```sql\n"):]
 	block = block[:strings.Index(block, "```")]
@@ -48,11 +48,11 @@ func findRecipe(t *testing.T, recipes map[string]string, prefix string) string {
 			return recipe
 		}
 	}
-	t.Fatalf("README.md has no recipe %q; it has %v", prefix, recipes)
+	t.Fatalf("docs/operating.md has no recipe %q; it has %v", prefix, recipes)
 	return ""
 }
 
-// TestReadmeRecipes runs the README's bulk operations against the demo's
+// TestReadmeRecipes runs docs/operating.md's bulk operations against the demo's
 // workflows (the heroes and scenarios of `geneva demo`).
 func TestReadmeRecipes(t *testing.T) {
 	t.Parallel()

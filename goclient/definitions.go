@@ -9,8 +9,8 @@ import (
 )
 
 // DefineWorkflow registers a workflow type's definition, or replaces it
-// (geneva.define_workflow): the JSON the README's "Definitions" and "Steps in
-// any language" describe. Operators may define types whose every step is an
+// (geneva.define_workflow): the JSON docs/sql-api.md's "Definitions" and
+// docs/http-steps.md describe. Operators may define types whose every step is an
 // HTTP step; a type with a Go step is its worker's to define (the database
 // refuses others with SQLSTATE 42501). An identical definition changes nothing; a changed one is a
 // new version (DefinitionVersions).

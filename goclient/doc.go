@@ -3,7 +3,7 @@
 // (create, read, pause, resume, cancel, skip and schedule workflows, send
 // events to the steps that await them, housekeeping, hero tracking, the
 // dashboards' views). The worker protocol
-// (start_step, complete_step, ...) is package worker's business; the README
+// (start_step, complete_step, ...) is package worker's business; docs/sql-api.md
 // documents it for workers in other languages.
 //
 //	client := goclient.New(pool)

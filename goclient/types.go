@@ -35,8 +35,8 @@ const (
 // each ended ExecutionState allows some of them.
 type Outcome string
 
-// Step execution outcomes, by the state that carries them (README, "Outcomes
-// recorded on executions").
+// Step execution outcomes, by the state that carries them (docs/sql-api.md,
+// "Outcomes recorded on executions").
 const (
 	// completed
 	OutcomeSuccess                Outcome = "success"                  // the step returned normally, or finished the workflow

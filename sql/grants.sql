@@ -11,7 +11,7 @@
 -- privileges only. The exception is geneva._trg_hero_deleted, a trigger
 -- function fired by the application's own deletes. geneva.allow_fake_clock
 -- is the owner's alone (invoker rights, granted to no one). Four NOLOGIN roles, granted to login roles by the database's
--- administrator (README, "Security"):
+-- administrator (docs/security.md):
 --
 --   reader    dashboards: the views and the read functions
 --   app       applications: what reader may, and create_workflow(s),
@@ -61,7 +61,7 @@ begin
         raise exception 'role % does not exist, and % may not create it', v_role, current_user
           using errcode = '42501',
                 hint = pg_catalog.format(
-                  'Create it once as a role with CREATEROLE (create role %I nologin), or name existing roles (README, "Security").',
+                  'Create it once as a role with CREATEROLE (create role %I nologin), or name existing roles (docs/security.md).',
                   v_role);
       end;
     end if;

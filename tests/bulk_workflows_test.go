@@ -148,6 +148,37 @@ func TestBulkWorkflows(t *testing.T) {
 		require.Equal(t, "ready", b.workflow(t, ids[3]).State)
 	})
 
+	// docs/security.md, by design: from SQL, an empty filter matches every
+	// workflow (the command line asks for a --filter); those a verb cannot
+	// take are refused, the others acted on.
+	t.Run("AnEmptyFilterMatchesEveryWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineThreeSteps(t)
+		b.define(t, "Other", `{"steps": [{"name": "x"}]}`)
+		b.define(t, "NoSteps", `{"steps": []}`)
+		ready := b.create(t, "ThreeSteps", "1")
+		var grouped int64
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select geneva.create_workflow('Other', 'Account', '2', p_group => 'acme')").Scan(&grouped))
+		paused := b.create(t, "ThreeSteps", "3")
+		b.call(t, "pause_workflow", paused)
+		finished := b.create(t, "NoSteps", "4")
+		require.Equal(t, "finished", b.workflow(t, finished).State)
+
+		operator := dbtest.NewConnAs(t, b.conf, dbtest.Operator)
+		r := bulkOn(t, b, operator, "cancel", `{}`, 1000)
+		require.Equal(t, 4, r.Matched, "every workflow, of every type, hero, group and state")
+		require.Equal(t, 3, r.Acted)
+		require.Len(t, r.Refused, 1)
+		require.Equal(t, finished, r.Refused[0].WorkflowID)
+		require.Equal(t, "55000", r.Refused[0].Code)
+		for _, id := range []int64{ready, grouped, paused} {
+			require.Equal(t, "canceled", b.workflow(t, id).State)
+		}
+	})
+
 	t.Run("BadInput", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -299,6 +299,40 @@ func TestCreateWorkflowGroup(t *testing.T) {
 	require.Zero(t, n)
 }
 
+// TestCreateWorkflowGroupIsTheApplications (docs/security.md, by design):
+// the group is what the application says. Geneva checks no ownership of it,
+// so an application's workflow for any hero can be put in another tenant's
+// group, and then waits for that group's slots.
+func TestCreateWorkflowGroupIsTheApplications(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "TenantSync", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "sync"}]}`)
+	app := dbtest.NewConnAs(t, b.conf, dbtest.App)
+	create := func(heroType, heroID, group string) int64 {
+		t.Helper()
+		var id int64
+		require.NoError(t, app.QueryRow(b.ctx, "select geneva.create_workflow('TenantSync', $1, $2, p_group => $3)",
+			heroType, heroID, group).Scan(&id))
+		return id
+	}
+	acme := create("Account", "acme-1", "acme")
+	require.Equal(t, "acme", deref(b.run(t, acme).Group))
+
+	// globex's account, put in acme's group by the application
+	globex := create("Account", "globex-1", "acme")
+	var group *string
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select group_name from geneva.workflows where id = $1", globex).Scan(&group))
+	require.Equal(t, "acme", deref(group))
+	_, ok := b.startStep(t, b.active(t, globex).ID, nil)
+	require.False(t, ok, "it waits for acme's slot")
+	require.NotNil(t, b.limitState(t, b.active(t, globex).ID).LimitWaitKey)
+
+	// its own group would have run it
+	other := create("Account", "globex-2", "globex")
+	require.Equal(t, "globex", deref(b.run(t, other).Group))
+}
+
 func TestCreateWorkflowGroupReachesTheWorker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

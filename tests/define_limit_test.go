@@ -754,20 +754,19 @@ func TestLimitsUnderConcurrentClaims(t *testing.T) {
 	require.Equal(t, int64(2), maxSeen.Load(), "the limit was reached (the test is not trivial)")
 }
 
-// TestReadmeLimits runs the README's Limits example and checks what it says:
+// TestReadmeLimits runs docs/limits.md's example and checks what it says:
 // ungrouped workflows share a key, and a waiter is neither stuck nor queue
 // lag.
 func TestReadmeLimits(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/limits.md")
 	require.NoError(t, err)
-	text := string(readme)
-	section := text[strings.Index(text, "\n## Limits\n"):]
-	block := section[strings.Index(section, "```sql\n")+len("```sql\n"):]
+	text := string(page)
+	block := text[strings.Index(text, "```sql\n")+len("```sql\n"):]
 	block = block[:strings.Index(block, "```")]
 	_, err = b.conn.Exec(b.ctx, block)
-	require.NoError(t, err, "the README's Limits example")
+	require.NoError(t, err, "docs/limits.md's example")
 
 	b.setNow(t, t0)
 	ids := []int64{b.createIn(t, "TenantSync", "18", "acme"), b.createIn(t, "TenantSync", "19", "acme")}

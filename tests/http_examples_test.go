@@ -26,10 +26,10 @@ import (
 	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
-// The examples of README's "Steps in any language" (examples/http/): an
+// The examples of docs/http-steps.md (examples/http/): an
 // endpoint, its workflow's definition and the psql script that defines the
 // type and creates a workflow. Paths are from the repository's root, where
-// the README's commands run and so do the tests' (cmd.Dir = "..").
+// the page's commands run and so do the tests' (cmd.Dir = "..").
 type httpExample struct {
 	workflowType string
 	program      string // python3 or node
@@ -61,7 +61,7 @@ var (
 // The secret the tests give the worker and the endpoints.
 const httpExampleSecret = "geneva-test-secret"
 
-// TestReadmeStepsInAnyLanguage does what README's "Steps in any language"
+// TestReadmeStepsInAnyLanguage does what docs/http-steps.md
 // says, with Python: it starts the endpoint, defines py_invoice and creates a
 // workflow with the psql script, runs the stock `geneva worker`, and waits
 // for the workflow to finish. The endpoint listens on a free port (argument
@@ -69,40 +69,40 @@ const httpExampleSecret = "geneva-test-secret"
 func TestReadmeStepsInAnyLanguage(t *testing.T) {
 	t.Parallel()
 
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/http-steps.md")
 	require.NoError(t, err)
 	steps, err := os.ReadFile("../" + pythonExample.endpoint)
 	require.NoError(t, err)
-	// the README quotes the verifier whole, the definition, and the psql
+	// docs/http-steps.md quotes the verifier whole, the definition, and the psql
 	// script from its first step
 	text := string(steps)
 	verifier := text[strings.Index(text, "def verify("):strings.Index(text, "\n\n\n# Each step")]
-	require.True(t, strings.Contains(string(readme), "```python\n"+verifier+"\n```"), "README.md no longer quotes %s's verify", pythonExample.endpoint)
+	require.True(t, strings.Contains(string(readme), "```python\n"+verifier+"\n```"), "docs/http-steps.md no longer quotes %s's verify", pythonExample.endpoint)
 	definition, err := os.ReadFile("../" + pythonExample.definition)
 	require.NoError(t, err)
-	require.True(t, strings.Contains(string(readme), "```json\n"+string(definition)+"```"), "README.md no longer quotes %s", pythonExample.definition)
+	require.True(t, strings.Contains(string(readme), "```json\n"+string(definition)+"```"), "docs/http-steps.md no longer quotes %s", pythonExample.definition)
 	script, err := os.ReadFile("../" + pythonExample.script)
 	require.NoError(t, err)
 	text = string(script)
-	require.True(t, strings.Contains(string(readme), "```sql\n"+text[strings.Index(text, "-- 1. "):]+"```"), "README.md no longer quotes %s", pythonExample.script)
+	require.True(t, strings.Contains(string(readme), "```sql\n"+text[strings.Index(text, "-- 1. "):]+"```"), "docs/http-steps.md no longer quotes %s", pythonExample.script)
 
 	b := runHTTPExample(t, pythonExample, false)
 
-	// what the README says its timeline shows
+	// what docs/http-steps.md says its timeline shows
 	out, err := exec.Command(requirePsql(t), "-X", "-c", readmeTimeline, "-d", dbtest.URLAs(b.conf, dbtest.Reader)).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	// (psql pads its last column; the README has no trailing blanks)
+	// (psql pads its last column; the page has no trailing blanks)
 	shown := regexp.MustCompile(`(?m) +$`).ReplaceAllString(strings.TrimRight(string(out), "\n"), "")
 	require.True(t, strings.Contains(string(readme), "```sql\n"+readmeTimeline+"\n```\n\n```\n"+shown+"\n```"),
-		"README.md no longer shows the timeline psql prints:\n%s", shown)
+		"docs/http-steps.md no longer shows the timeline psql prints:\n%s", shown)
 }
 
-// The README's query of the example workflow's timeline.
+// docs/http-steps.md's query of the example workflow's timeline.
 const readmeTimeline = `select step_name, outcome, error_class_name, cursor
 from geneva.workflow_timeline where workflow_id = 1;`
 
 // TestHTTPExampleNode is the same with the Node endpoint, defined first with
-// `geneva define` (as the README says it may be).
+// `geneva define` (as docs/http-steps.md says it may be).
 func TestHTTPExampleNode(t *testing.T) {
 	t.Parallel()
 	runHTTPExample(t, nodeExample, true)
@@ -175,7 +175,7 @@ func TestHTTPExampleSignatures(t *testing.T) {
 }
 
 // signHTTP returns a Geneva-Signature header's value for a request at time
-// at, with a v1 for each secret (written here from the README's contract,
+// at, with a v1 for each secret (written here from docs/http-steps.md's contract,
 // not with the worker's code).
 func signHTTP(secrets []string, at time.Time, method, url string, body []byte) string {
 	t := strconv.FormatInt(at.Unix(), 10)
@@ -189,7 +189,7 @@ func signHTTP(secrets []string, at time.Time, method, url string, body []byte) s
 	return header
 }
 
-// runHTTPExample runs an example as the README says, defining it with
+// runHTTPExample runs an example as docs/http-steps.md says, defining it with
 // `geneva define` first when defineWithGeneva, and checks what each step did.
 // It returns the database, where the workflow is the first.
 func runHTTPExample(t *testing.T, example httpExample, defineWithGeneva bool) *testBundle {
@@ -233,7 +233,7 @@ func runHTTPExample(t *testing.T, example httpExample, defineWithGeneva bool) *t
 	require.Equal(t, 1, versions)
 
 	// 3. The stock worker, as the worker role, allowed to reach the
-	//    endpoint on the loopback address (--allow-hosts as the README
+	//    endpoint on the loopback address (--allow-hosts as docs/http-steps.md
 	//    says, or its environment variable).
 	env := []string{"DATABASE_URL=" + dbtest.URLAs(b.conf, dbtest.Worker), "GENEVA_HTTP_SECRET=" + httpExampleSecret}
 	args := []string{"worker", "--allow-hosts", "127.0.0.1"}
@@ -322,7 +322,7 @@ func runHTTPExample(t *testing.T, example httpExample, defineWithGeneva bool) *t
 		require.Equal(t, 1, n, "the endpoint printed %q %d times\n%s", line, n, explain)
 	}
 	require.Len(t, lines, len(executions)+2, "one line a request, after the address, then the empty last\n%s", explain)
-	require.Equal(t, int64(1), workflowID, "the README's timeline query names workflow 1")
+	require.Equal(t, int64(1), workflowID, "docs/http-steps.md's timeline query names workflow 1")
 	return b
 }
 

@@ -40,6 +40,8 @@ func TestIdempotencyKey(t *testing.T) {
 		b.defineThreeSteps(t)
 		first := b.createKeyed(t, "1", "order-42")
 		require.Equal(t, first, b.createKeyed(t, "1", "order-42"))
+		// docs/security.md, by design: another hero's call with the key gets
+		// the first workflow, of the first hero
 		require.Equal(t, first, b.createKeyed(t, "other hero", "order-42"), "the key names the request")
 		require.Equal(t, 1, b.countWorkflows(t))
 		require.Len(t, b.executions(t, first), 1, "nothing scheduled again")

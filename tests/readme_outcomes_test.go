@@ -14,7 +14,7 @@ import (
 // effectKey names a row of geneva._signal_effects().
 type effectKey struct{ Cause, Signal string }
 
-// readmeOutcomeRows maps the first cell of each row of the README's outcome
+// readmeOutcomeRows maps the first cell of each row of docs/sql-api.md's outcome
 // table to the row of geneva._signal_effects() it describes.
 var readmeOutcomeRows = map[string]effectKey{
 	"step returned normally (`success`)": {"step", "success"},
@@ -49,9 +49,9 @@ var readmeOutcomeRows = map[string]effectKey{
 	"housekeeping repairs an orphan (an active execution its workflow's state does not match)": {"repair", "orphan"},
 }
 
-// readmeWorkflowThen is how the README's "workflow then" column begins for
+// readmeWorkflowThen is how docs/sql-api.md's "workflow then" column begins for
 // each of geneva._advance's moves. (Its skip, an operator's, differs from next
-// only for a step no longer defined: the README words both as next.)
+// only for a step no longer defined: the page words both as next.)
 var readmeWorkflowThen = map[string]string{
 	"next":   "ready, next step scheduled",
 	"same":   "ready, same step",
@@ -61,7 +61,7 @@ var readmeWorkflowThen = map[string]string{
 	"none":   "as it was",
 }
 
-// TestReadmeOutcomes compares the README's outcome table with
+// TestReadmeOutcomes compares docs/sql-api.md's outcome table with
 // geneva._signal_effects(), the one table in SQL of what each signal, policy
 // action, precondition and recovery does to an execution and its workflow:
 // a row for every row, with the same execution state, outcome and move.
@@ -69,11 +69,11 @@ func TestReadmeOutcomes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/sql-api.md")
 	require.NoError(t, err)
 	text := string(readme)
 	start := strings.Index(text, "\n| what happened | execution state / outcome | workflow then |\n")
-	require.GreaterOrEqual(t, start, 0, "README.md has no outcome table")
+	require.GreaterOrEqual(t, start, 0, "docs/sql-api.md has no outcome table")
 	table := text[start+1:]
 	table = table[:strings.Index(table, "\n\n")]
 
@@ -84,21 +84,21 @@ func TestReadmeOutcomes(t *testing.T) {
 	require.NotEmpty(t, lines)
 	for _, line := range lines {
 		cells := strings.Split(strings.Trim(line, "|"), " | ")
-		require.Len(t, cells, 3, "README.md's outcome table: %q", line)
+		require.Len(t, cells, 3, "docs/sql-api.md's outcome table: %q", line)
 		what, executed, then := strings.TrimSpace(cells[0]), strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
 
 		key, ok := readmeOutcomeRows[what]
-		require.True(t, ok, "README.md's outcome table has a row this test does not know: %q (add it to readmeOutcomeRows)", what)
-		require.NotContains(t, readmeRows, key, "README.md's outcome table describes %v twice", key)
+		require.True(t, ok, "docs/sql-api.md's outcome table has a row this test does not know: %q (add it to readmeOutcomeRows)", what)
+		require.NotContains(t, readmeRows, key, "docs/sql-api.md's outcome table describes %v twice", key)
 		m := stateOutcome.FindStringSubmatch(executed)
-		require.NotNil(t, m, "README.md's outcome table, %q: %q is not \"state / `outcome`\"", what, executed)
+		require.NotNil(t, m, "docs/sql-api.md's outcome table, %q: %q is not \"state / `outcome`\"", what, executed)
 		move := ""
 		for candidate, phrase := range readmeWorkflowThen {
 			if strings.HasPrefix(then, phrase) {
 				move = candidate
 			}
 		}
-		require.NotEmpty(t, move, "README.md's outcome table, %q: %q names no move of the workflow", what, then)
+		require.NotEmpty(t, move, "docs/sql-api.md's outcome table, %q: %q names no move of the workflow", what, then)
 		readmeRows[key] = effect{m[1], m[2], move}
 	}
 
@@ -120,11 +120,11 @@ func TestReadmeOutcomes(t *testing.T) {
 
 	for key, want := range sqlRows {
 		got, ok := readmeRows[key]
-		if assert.True(t, ok, "README.md's outcome table has no row for geneva._signal_effects()'s %v", key) {
-			assert.Equal(t, want, got, "README.md's outcome table differs from geneva._signal_effects() for %v", key)
+		if assert.True(t, ok, "docs/sql-api.md's outcome table has no row for geneva._signal_effects()'s %v", key) {
+			assert.Equal(t, want, got, "docs/sql-api.md's outcome table differs from geneva._signal_effects() for %v", key)
 		}
 	}
 	for key := range readmeRows {
-		assert.Contains(t, sqlRows, key, "README.md's outcome table has a row geneva._signal_effects() does not")
+		assert.Contains(t, sqlRows, key, "docs/sql-api.md's outcome table has a row geneva._signal_effects() does not")
 	}
 }

@@ -25,12 +25,12 @@ func TestReadme(t *testing.T) {
 
 		walkthrough, err := os.ReadFile(walkthroughFile)
 		require.NoError(t, err)
-		readme, err := os.ReadFile("../README.md")
+		page, err := os.ReadFile("../docs/psql.md")
 		require.NoError(t, err)
-		// the README quotes the script from its first step to the cancel
+		// docs/psql.md quotes the script from its first step to the cancel
 		text := string(walkthrough)
 		quoted := text[strings.Index(text, "-- 1. Define"):strings.Index(text, "\n\n-- The history")]
-		require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", walkthroughFile)
+		require.Contains(t, string(page), quoted, "docs/psql.md no longer quotes %s", walkthroughFile)
 
 		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 		defer cancel()
@@ -85,17 +85,17 @@ type sqlArgument struct {
 	HasDefault bool
 }
 
-// readmeFunctions parses the README's SQL API tables: every
-// geneva.fn(p_arg type [default ...], ...) in a row's first cell.
+// readmeFunctions parses docs/sql-api.md's tables: every
+// geneva.fn(p_arg type [default ...], ...) in a row's first cell, before
+// the Definitions.
 func readmeFunctions(t *testing.T) map[string][]sqlArgument {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/sql-api.md")
 	require.NoError(t, err)
-	text := string(readme)
-	start := strings.Index(text, "\n## SQL API\n")
-	require.GreaterOrEqual(t, start, 0, "README.md has no SQL API section")
-	section := text[start+1:]
-	section = section[:strings.Index(section, "\n### Definitions")]
+	section := string(page)
+	end := strings.Index(section, "\n## Definitions\n")
+	require.GreaterOrEqual(t, end, 0, "docs/sql-api.md has no Definitions")
+	section = section[:end]
 
 	call := regexp.MustCompile(`geneva\.([a-z_]+)\(([^)]*)\)`)
 	functions := map[string][]sqlArgument{}
@@ -106,14 +106,14 @@ func readmeFunctions(t *testing.T) map[string][]sqlArgument {
 		cell := strings.Split(line, " | ")[0]
 		for _, m := range call.FindAllStringSubmatch(cell, -1) {
 			name, list := m[1], strings.TrimSpace(m[2])
-			require.NotContains(t, functions, name, "README.md lists geneva.%s twice", name)
+			require.NotContains(t, functions, name, "docs/sql-api.md lists geneva.%s twice", name)
 			args := []sqlArgument{}
 			if list != "" {
 				for _, arg := range strings.Split(list, ",") {
 					arg, def, hasDefault := strings.Cut(strings.TrimSpace(arg), " default ")
 					require.True(t, !hasDefault || def != "", "geneva.%s: %q", name, arg)
 					argName, argType, _ := strings.Cut(arg, " ")
-					require.NotEmpty(t, argType, "README.md gives no type for geneva.%s's %s", name, argName)
+					require.NotEmpty(t, argType, "docs/sql-api.md gives no type for geneva.%s's %s", name, argName)
 					argType = strings.ReplaceAll(strings.ToLower(argType), "timestamptz", "timestamp with time zone")
 					args = append(args, sqlArgument{Name: argName, Type: argType, HasDefault: hasDefault})
 				}
@@ -124,7 +124,7 @@ func readmeFunctions(t *testing.T) map[string][]sqlArgument {
 	return functions
 }
 
-// TestReadmeSQLAPI compares the README's SQL API tables with the functions the
+// TestReadmeSQLAPI compares docs/sql-api.md's tables with the functions the
 // database has: every public function of schema geneva (not a trigger
 // function, not _private), with its arguments' names, types and defaults.
 func TestReadmeSQLAPI(t *testing.T) {
@@ -160,14 +160,14 @@ func TestReadmeSQLAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, database)
 
-	require.Equal(t, database, readmeFunctions(t), "README.md's SQL API tables differ from the database's functions")
+	require.Equal(t, database, readmeFunctions(t), "docs/sql-api.md's tables differ from the database's functions")
 }
 
 func TestReadmeEvents(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	// the README quotes the script from its first step to the trigger
-	out := b.runQuoted(t, "../examples/psql/events.sql", "-- 1. A step", "\n\n-- The history")
+	// docs/events.md quotes the script from its first step to the trigger
+	out := b.runQuoted(t, "../docs/events.md", "../examples/psql/events.sql", "-- 1. A step", "\n\n-- The history")
 	require.Contains(t, string(out), "approve   | approved | ", "awaiting_events listed the step:\n%s", out)
 
 	type eventRow struct {
@@ -197,8 +197,8 @@ func TestReadmeEvents(t *testing.T) {
 func TestReadmeSchedules(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	// the README quotes the script from its first step to the test clock
-	out := b.runQuoted(t, "../examples/psql/schedules.sql", "-- 1. The workflow type", "\n\n-- Under the test clock")
+	// docs/schedules.md quotes the script from its first step to the test clock
+	out := b.runQuoted(t, "../docs/schedules.md", "../examples/psql/schedules.sql", "-- 1. The workflow type", "\n\n-- Under the test clock")
 	require.Regexp(t, `sales-digest \| 30 8 \* \* mon-fri \| Europe/Berlin \| f +\| `, string(out))
 
 	type firing struct {
@@ -224,8 +224,8 @@ func TestReadmeSchedules(t *testing.T) {
 func TestReadmeCreateMany(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	// the README quotes the script from its first step to the retried call
-	out := b.runQuoted(t, "../examples/psql/create_many.sql", "-- 1. A workflow", "\n\n-- The workflows it leaves")
+	// docs/operating.md quotes the script from its first step to the retried call
+	out := b.runQuoted(t, "../docs/operating.md", "../examples/psql/create_many.sql", "-- 1. A workflow", "\n\n-- The workflows it leaves")
 	calls := regexp.MustCompile(`\{[0-9,]+\}`).FindAllString(string(out), -1)
 	require.Len(t, calls, 4, "four calls' ids:\n%s", out)
 	require.Equal(t, calls[2], calls[3], "the retried call returns the first call's workflows")
@@ -249,19 +249,19 @@ func TestReadmeCreateMany(t *testing.T) {
 	require.Equal(t, want, workflows)
 }
 
-// runQuoted checks that README.md quotes the psql script from the line
-// starting with from up to to, runs the script on the test's database and
-// returns its output.
-func (b *testBundle) runQuoted(t *testing.T, script, from, to string) []byte {
+// runQuoted checks that the page (a file of docs/) quotes the psql script
+// from the line starting with from up to to, runs the script on the test's
+// database and returns its output.
+func (b *testBundle) runQuoted(t *testing.T, page, script, from, to string) []byte {
 	t.Helper()
 	psql := requirePsql(t)
 	text, err := os.ReadFile(script)
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile(page)
 	require.NoError(t, err)
 	s := string(text)
 	quoted := s[strings.Index(s, from):strings.Index(s, to)]
-	require.Contains(t, string(readme), quoted, "README.md no longer quotes %s", script)
+	require.Contains(t, string(doc), quoted, "%s no longer quotes %s", page, script)
 
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()

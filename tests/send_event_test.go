@@ -321,6 +321,65 @@ func TestSendEvent(t *testing.T) {
 		require.Empty(t, event)
 	})
 
+	// docs/events.md: an ended workflow takes no event, but the call is
+	// logged, as send_hero_event's is when it reaches no workflow.
+	t.Run("AnEndedWorkflowTakesNoneButTheCallIsLogged", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineExpense(t, "run")
+		id := b.create(t, "Expense", "1")
+		require.Equal(t, "canceled", b.call(t, "cancel_workflow", id))
+		app := dbtest.NewConnAs(t, b.conf, dbtest.App)
+		start := b.lastActionID(t)
+
+		sent, err := b.trySendEvent(app, id, "approved", map[string]string{"approved_by": "ann"})
+		require.NoError(t, err)
+		require.False(t, sent)
+		require.Empty(t, b.events(t, id), "no event recorded")
+		var reached int
+		require.NoError(t, app.QueryRow(b.ctx, "select geneva.send_hero_event('User', '1', 'approved')").Scan(&reached))
+		require.Zero(t, reached)
+		require.Empty(t, b.events(t, id))
+
+		rows := b.actions(t, start)
+		require.Equal(t, []string{"send_event", "send_hero_event"}, verbs(rows))
+		require.Equal(t, id, deref(rows[0].WorkflowID))
+		require.Equal(t, string(dbtest.App), rows[0].PerformedBy)
+		require.JSONEq(t, `{"event": "approved"}`, string(rows[0].Arguments))
+		require.JSONEq(t, `{"sent": false}`, string(rows[0].Result))
+		require.JSONEq(t, `{"reached": 0}`, string(rows[1].Result))
+	})
+
+	// docs/security.md, by design: the application may send an event before
+	// any step awaits it, and the later step that awaits its name consumes
+	// it when its wait begins.
+	t.Run("TheAppMayPreSendAnEventALaterStepConsumes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineExpense(t, "run")
+		app := dbtest.NewConnAs(t, b.conf, dbtest.App)
+		var id int64
+		require.NoError(t, app.QueryRow(b.ctx, "select geneva.create_workflow('Expense', 'User', '1')").Scan(&id))
+		// before the first step has run, the approval the second awaits
+		sent, err := b.trySendEvent(app, id, "approved", "early")
+		require.NoError(t, err)
+		require.True(t, sent)
+
+		submit := b.run(t, id)
+		require.Equal(t, "submit", submit.StepName)
+		require.Nil(t, submit.EventID, "submit awaits nothing")
+		b.complete(t, submit.ExecutionID, "success", nil)
+		decide := b.active(t, id)
+		require.Equal(t, t0.Add(time.Hour), decide.ScheduledFor, "due when its own wait ends, not at its timeout")
+		b.setNow(t, t0.Add(time.Hour))
+		started := b.run(t, id)
+		require.Equal(t, "decide", started.StepName)
+		require.JSONEq(t, `"early"`, string(started.EventPayload))
+		require.Equal(t, decide.ID, deref(b.events(t, id)[0].ConsumedBy))
+	})
+
 	t.Run("OperatorSkipAndScheduleDoNotWaitForTheEvent", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

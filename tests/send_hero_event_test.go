@@ -47,7 +47,7 @@ func TestSendHeroEvent(t *testing.T) {
 		b.setNow(t, t0)
 		b.defineExpense(t, "run")
 		id, decide := b.toDecide(t, "42")
-		// the README's recipe (Events, "From the application's transaction")
+		// docs/events.md's recipe ("From the application's transaction")
 		_, err := b.conn.Exec(b.ctx, `
 			create table approvals (expense_id text primary key, approved_by text not null);
 			create function approvals_notify() returns trigger

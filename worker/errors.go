@@ -31,7 +31,7 @@ const UndecodableInputClass = "geneva.undecodable_input"
 // (the event it consumed, its cursor, an HTTP step's endpoint) is not JSON
 // that encoding/json decodes: nested deeper than its limit of 10,000 levels,
 // which PostgreSQL takes. Geneva refuses JSON nested over 64 deep since
-// (README, "Errors"), but a database may hold older values. The step does
+// (docs/errors.md), but a database may hold older values. The step does
 // not run: its execution fails with the class UndecodableInputClass (first)
 // and this type's, through the exception policies as any error of the step
 // (none: the workflow pauses), and the steps claimed with it run as usual.

@@ -22,7 +22,7 @@ import (
 // runs HTTP steps (Config.HTTP, the stock `geneva worker`) POSTs the
 // execution to URL and records the reply. Its jobs go to Queue, not the
 // workflow's, so a worker without Config.HTTP never fetches them. See the
-// README, "Steps in any language", for the request and the reply.
+// docs/http-steps.md for the request and the reply.
 type HTTP struct {
 	// URL is the endpoint: an absolute http or https URL.
 	URL string

@@ -62,7 +62,7 @@ type Handler func(ctx context.Context, step *Step, err error) error
 //		TerminalAction: worker.ActionCancel,
 //	}
 //
-// SQL resolves which policy applies (see the README): a step's own single
+// SQL resolves which policy applies (docs/workflows.md, "Exception policies"): a step's own single
 // policy wins outright; a step's list tries its specific policies (those with
 // Matching) in order, then its first blanket one; then the workflow's
 // policies, most recent first; then pause.

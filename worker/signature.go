@@ -19,7 +19,7 @@ import (
 //	<t> "\n" <METHOD> "\n" <url> "\n" <body>
 //
 // so a request signed for one endpoint is not valid at another. Endpoints
-// check it with VerifySignature, or as the README's verifier does.
+// check it with VerifySignature, or as docs/http-steps.md's verifier does.
 func Sign(method, url string, body []byte, t time.Time, secrets ...[]byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
 	var header strings.Builder

@@ -340,7 +340,7 @@ func (w *Workflow) Validate() error {
 	return errors.Join(errs...)
 }
 
-// The limits of names, in bytes, as SQL has them (see the README).
+// The limits of names, in bytes, as SQL has them (docs/sql-api.md, "Definitions").
 const (
 	maxNameBytes  = 255
 	maxQueueBytes = 127

@@ -16,11 +16,11 @@
 //	go run ./cmd/geneva-bench -runs full # every run (-runs headline,limits: some)
 //	go run ./cmd/geneva-bench -h         # the runs, sizes and knobs
 //
-// The headline runs (-runs headline, the default) are those the README's
-// first paragraphs and bench/NOTES.md's throughput bars quote: the sweep of
-// slots durable and non-durable with River beside it, River's ceiling,
-// batching's before, HTTP steps, the steady load and create_workflow's
-// rates: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
+// The headline runs (-runs headline, the default) are those
+// docs/performance.md (and the README's sentence of it) and bench/NOTES.md's
+// throughput bars quote: the sweep of slots durable and non-durable with
+// River beside it, River's ceiling, batching's before, HTTP steps, the steady
+// load and create_workflow's rates: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
 // (awaits, limits, fairness, growth to a million, schedules, resumable
 // steps, and the unbatched runs with every step its own job) are selected by
 // name; all of them took 13 to 23 minutes on that machine.

@@ -50,9 +50,9 @@ var benchRuns = []benchRun{
 }
 
 // runProfiles name sets of runs. headline, the default (`make bench`), is
-// what the README's first paragraphs and bench/NOTES.md's throughput bars
-// quote, and fits in about a quarter of an hour on a 2-core machine; full
-// (`make bench/full`) is every run.
+// what docs/performance.md (and the README's sentence of it) and
+// bench/NOTES.md's throughput bars quote, and fits in about a quarter of an
+// hour on a 2-core machine; full (`make bench/full`) is every run.
 var runProfiles = map[string][]string{
 	"headline": {"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create"},
 	"full":     runNames(),

@@ -22,7 +22,7 @@ func defaults() options {
 func TestSelectRuns(t *testing.T) {
 	t.Parallel()
 
-	// headline, the default: the rows the README's headline and the
+	// headline, the default: the rows docs/performance.md and the
 	// throughput bars quote; the rest off
 	o := defaults()
 	runs, err := selectRuns(&o, "headline")

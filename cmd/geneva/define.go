@@ -24,7 +24,7 @@ func newDefineCmd(opts *options) *cobra.Command {
 		Use:   "define TYPE FILE.json",
 		Short: "Define a workflow type from a JSON file (- for standard input)",
 		Long: `Register a workflow type's definition (geneva.define_workflow), or replace it:
-the JSON of the README's "Steps in any language". An identical definition
+the JSON of docs/sql-api.md and docs/http-steps.md. An identical definition
 changes nothing; a changed one becomes the type's next version, and the
 previous ones are kept (geneva.definition_versions). Running workflows take
 their next step from the new one.
@@ -150,8 +150,8 @@ the requests in flight). It takes part in housekeeping and fires schedules,
 as every worker does.
 
 GENEVA_HTTP_SECRET, when set, signs every request (the Geneva-Signature
-header, over the method, the URL, the time and the body; see the README,
-"Steps in any language"); GENEVA_HTTP_SECRET_NEXT, when set, signs it too,
+header, over the method, the URL, the time and the body; see
+docs/http-steps.md); GENEVA_HTTP_SECRET_NEXT, when set, signs it too,
 while the endpoints move to it.
 
 The worker is an HTTP client where it runs: it connects only to public

@@ -72,7 +72,7 @@ func connect(ctx context.Context, url, what string) (*pgxpool.Pool, error) {
 }
 
 func (env *environment) migrate(ctx context.Context) error {
-	// the roles' names: GENEVA_APP_ROLE, … (README, "Security")
+	// the roles' names: GENEVA_APP_ROLE, … (docs/security.md)
 	result, err := geneva.Migrate(ctx, env.pool, &geneva.MigrateOpts{Roles: geneva.Roles{
 		App:      os.Getenv("GENEVA_APP_ROLE"),
 		Operator: os.Getenv("GENEVA_OPERATOR_ROLE"),

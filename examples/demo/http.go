@@ -23,8 +23,8 @@ const httpSecret = "demo-secret"
 // root.
 const pythonSteps = "examples/http/python/steps.py"
 
-// httpDemo runs the README's "Steps in any language": a workflow defined in
-// SQL whose three steps are a Python program's HTTP endpoint (standard
+// httpDemo runs docs/http-steps.md's example: a workflow defined in SQL
+// whose three steps are a Python program's HTTP endpoint (standard
 // library only), run by the demo's worker as `geneva worker` runs them. It is
 // skipped, saying why, without python3 or outside the repository.
 func httpDemo(ctx context.Context, env *environment, start time.Time) error {

@@ -1,5 +1,5 @@
--- Many workflows at once: geneva.create_workflows (README, "Many workflows
--- at once"). Run with psql -f on a database with Geneva's schema.
+-- Many workflows at once: geneva.create_workflows (docs/operating.md, "Many
+-- workflows at once"). Run with psql -f on a database with Geneva's schema.
 \set ON_ERROR_STOP on
 
 -- 1. A workflow for each of three users, in one statement: all or none.

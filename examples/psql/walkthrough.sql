@@ -3,7 +3,7 @@
 --
 --   psql "$DATABASE_URL" -f examples/psql/walkthrough.sql
 --
--- (README.md quotes this file; tests/readme_test.go runs it.)
+-- (docs/psql.md quotes this file; tests/readme_test.go runs it.)
 \set ON_ERROR_STOP on
 
 -- 1. Define a workflow type: steps in run order, waits, an exception policy.

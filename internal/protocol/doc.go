@@ -9,8 +9,8 @@
 //
 // Only package worker (and the module's tests and tools) calls it: it is
 // internal so that its shape can change with the worker. The SQL protocol
-// itself is public and documented in the README ("SQL API", the worker
-// protocol) for workers in other languages; applications and operators call
+// itself is public and documented in docs/sql-api.md ("The worker
+// protocol") for workers in other languages; applications and operators call
 // package goclient.
 //
 // Errors map to goclient's sentinel errors and *goclient.Error, as the

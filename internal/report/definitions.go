@@ -11,7 +11,7 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// policy is an exception policy of a definition (README, "Definitions").
+// policy is an exception policy of a definition (docs/sql-api.md, "Definitions").
 type policy struct {
 	Action         string          `json:"action"`
 	Handler        string          `json:"handler"`

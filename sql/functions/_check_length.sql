@@ -2,7 +2,7 @@
 -- is written. The limits are in bytes (UTF-8), so that every index entry of
 -- workflows fits a btree page whatever the characters: workflow types, step
 -- names and hero types take at most 255 bytes, hero ids 1024, queue names
--- 127 (see the README).
+-- 127 (docs/sql-api.md, "Definitions").
 --
 -- Called by: geneva.define_workflow, geneva.create_workflows,
 -- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its

@@ -1,6 +1,6 @@
 -- geneva._signal_effects: the one table of what each way a step execution
--- can end does to it and to its workflow: the README's outcome table, which
--- a test compares with it (tests/readme_outcomes_test.go).
+-- can end does to it and to its workflow: docs/sql-api.md's outcome table,
+-- which a test compares with it (tests/readme_outcomes_test.go).
 --
 -- A row is keyed by its cause and its signal:
 --   step        what complete_step's p_signal (a step that returned) says

@@ -4,7 +4,7 @@
 -- client for other languages. Workflows already running follow the new step
 -- list from their next transition on.
 --
--- The definition (see the README) lists the steps in run order, each with its
+-- The definition (docs/sql-api.md) lists the steps in run order, each with its
 -- name and optional wait, skip_if, on_exception and await (an event the step
 -- waits for after its wait: {"event": name, "timeout": interval or seconds,
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level

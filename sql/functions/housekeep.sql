@@ -3,7 +3,7 @@
 -- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
 -- arguments), `geneva housekeep`, operators. Granted to operators only: its
 -- thresholds decide what is deleted and what is recovered, so a worker's
--- role may not choose them (README, "Security").
+-- role may not choose them (docs/security.md).
 --
 -- Each threshold not given (NULL) is the setting of
 -- geneva.housekeeping_settings (geneva.set_housekeeping_settings), whose

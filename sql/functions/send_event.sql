@@ -14,8 +14,9 @@
 --
 -- Locks: the workflow row, then its active execution. Records the call
 -- (geneva._log_action: the event's name; its payload is in geneva.events).
--- Returns true when the event was recorded; false, recording nothing, when
--- the workflow has ended (finished or canceled).
+-- Returns true when the event was recorded; false, recording no event, when
+-- the workflow has ended (finished or canceled): the call is logged all the
+-- same, with the result {"sent": false}.
 -- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name or
 -- a payload nested over 64 levels deep; 22001 for a name over 255 bytes or
 -- a payload over 1 MiB; P0002 for an unknown workflow. Nothing is written on
@@ -51,4 +52,4 @@ end;
 $$;
 
 comment on function geneva.send_event(bigint, text, jsonb) is
-'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow (nothing recorded).';
+'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow (no event recorded; the call is logged).';

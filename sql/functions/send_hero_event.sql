@@ -3,7 +3,7 @@
 -- whether a step of it awaits the event now or later.
 --
 -- Called by: applications and operators; above all from a trigger on the
--- application's own table (README, "Events"), so that the event commits or
+-- application's own table (docs/events.md), so that the event commits or
 -- rolls back with the business write that caused it.
 --
 -- Locks: the hero's ongoing workflows in id order, then each one's active

@@ -7,7 +7,7 @@
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
 -- decide what is deleted (retention) and what running steps are taken for
--- dead and recovered, how (README, "Security").
+-- dead and recovered, how (docs/security.md).
 --
 -- Each argument not given (NULL) leaves its setting as it is; none given
 -- changes nothing. NULL cannot say "keep ended workflows forever", so

@@ -1,8 +1,7 @@
 """The steps of the "py_invoice" workflow, as an HTTP endpoint.
 
 Geneva's stock worker (`geneva worker`) runs each step by POSTing it here, to
-/steps/<name>, and records what the reply says (README, "Steps in any
-language"). Python 3.9+, standard library only:
+/steps/<name>, and records what the reply says (docs/http-steps.md). Python 3.9+, standard library only:
 
     GENEVA_HTTP_SECRET=... python3 examples/http/python/steps.py [PORT]
 
