@@ -99,7 +99,9 @@ begin
           raise exception 'workflow filter %: % is not a timestamp', v_key, left(v_value::text, 40)
             using errcode = '22023', hint = 'Write it as 2030-01-01T12:00:00Z.';
         end;
-        v_where := v_where || format(v_clause, format('($1 ->> %L)::timestamptz', v_key));
+        -- (a subquery, evaluated once: the cast is not immutable, and
+        -- written bare it would parse the text again for every row)
+        v_where := v_where || format(v_clause, format('(select ($1 ->> %L)::timestamptz)', v_key));
       when 'id' then
         if jsonb_typeof(v_value) <> 'number' or (v_value #>> '{}') !~ '^[0-9]{1,18}$' then
           raise exception 'workflow filter %: must be a workflow id, not %', v_key, left(v_value::text, 40)
