@@ -64,26 +64,33 @@ var bulkVerbs = map[string]struct {
 	label, eligible string
 	// narrow narrows a filter to the workflows the action applies to; false
 	// when none can match
-	narrow func(p *goclient.WorkflowListParams) bool
+	narrow func(p *goclient.WorkflowFilter) bool
 }{
-	"resume": {goclient.BulkResume, "Resume", "paused", func(p *goclient.WorkflowListParams) bool {
-		if p.State != "" && p.State != goclient.StatePaused {
+	"resume": {goclient.BulkResume, "Resume", "paused", func(p *goclient.WorkflowFilter) bool {
+		switch p.State {
+		case "", goclient.StateOngoing, goclient.StatePaused:
+			p.State = goclient.StatePaused
+			return true
+		}
+		return false
+	}},
+	"cancel": {goclient.BulkCancel, "Cancel", "ongoing (ready, performing or paused)", func(p *goclient.WorkflowFilter) bool {
+		switch p.State {
+		case "":
+			p.State = goclient.StateOngoing
+			return true
+		case goclient.StateFinished, goclient.StateCanceled:
 			return false
 		}
-		p.State = goclient.StatePaused
-		return true
-	}},
-	"cancel": {goclient.BulkCancel, "Cancel", "ongoing (ready, performing or paused)", func(p *goclient.WorkflowListParams) bool {
-		p.Ongoing = true
 		return true
 	}},
 	// retry: the paused ones, unless the filter names the finished or the
 	// canceled
-	"retry": {goclient.BulkRetry, "Retry", "paused, or finished or canceled when the filter says so", func(p *goclient.WorkflowListParams) bool {
+	"retry": {goclient.BulkRetry, "Retry", "paused, or finished or canceled when the filter says so", func(p *goclient.WorkflowFilter) bool {
 		switch p.State {
 		case goclient.StatePaused, goclient.StateFinished, goclient.StateCanceled:
 			return true
-		case "":
+		case "", goclient.StateOngoing:
 			p.State = goclient.StatePaused
 			return true
 		}
@@ -314,7 +321,7 @@ func (h *handler) actBulk(w http.ResponseWriter, r *http.Request) {
 	d := &bulkData{Action: action, Label: v.label, Eligible: v.eligible, Filter: f, Query: template.URL(f.query()),
 		UpTo: f.UpTo, Done: true, Limit: h.cfg.BulkLimit}
 	d.Count, _ = strconv.ParseInt(r.PostFormValue("count"), 10, 64)
-	filter, some := f.bulkFilter(action)
+	filter, some := f.eligible(action) // as countEligible counted it
 	reasons := map[string]*refusal{}
 	for some {
 		batch := min(h.cfg.BulkBatchSize, h.cfg.BulkLimit-d.Acted-d.Refusals)

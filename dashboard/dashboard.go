@@ -18,11 +18,13 @@
 // paused_workflows, stuck_executions, step_stats, workflow_list, step_errors,
 // definition_steps, definition_versions, step_throughput, queue_lag,
 // awaiting_events, limit_usage, workflow_timeline, action_log) and public
-// read functions (geneva.get_workflow, step_history), most of them through
-// package goclient, and it acts only through goclient's methods of the SQL
-// functions (pause_workflow, resume_workflow, cancel_workflow, skip_step,
-// schedule_step, send_event), so it works with a role that holds geneva_reader (read
-// only) or geneva_operator. The engine decides every transition; an action
+// read functions (geneva.get_workflow, step_history, list_workflows and
+// count_workflows, which read the one workflow filter bulk_workflows acts
+// on), most of them through package goclient, and it acts only through
+// goclient's methods of the SQL functions (pause_workflow, resume_workflow,
+// cancel_workflow, skip_step, schedule_step, send_event, bulk_workflows), so
+// it works with a role that holds geneva_reader (read only) or
+// geneva_operator. The engine decides every transition; an action
 // it refuses is shown as the sentence its error carries. Config.ReadPool
 // sends the reads to a hot standby, the actions still to the primary.
 //

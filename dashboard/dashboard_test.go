@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -416,6 +417,45 @@ func TestBulk(t *testing.T) {
 		require.NotContains(t, r.body, "more still match")
 		for _, id := range append(w.gatewayTimeout, w.cardDeclined...) {
 			require.Equal(t, "canceled", w.state(t, id))
+		}
+	})
+
+	// The page counts with the filter it then acts with (the one workflow
+	// filter: goclient.CountWorkflows, then BulkWorkflows), so that every
+	// workflow counted is acted on or refused, for every key the page takes.
+	t.Run("ActsOnWhatItCounted", func(t *testing.T) {
+		t.Parallel()
+		for _, action := range []string{"resume", "cancel", "retry"} {
+			w := newWorld(t)
+			h := w.newHandler(t, &Config{BulkBatchSize: 2})
+			for _, query := range []string{
+				"type=Payment", "state=paused", "state=ongoing", "state=canceled", "error_class=GatewayTimeout",
+				"error_class=CardDeclined&state=paused", "hero=Customer:gw-a", "hero=gw-b",
+				"type=Onboarding&state=ready", "created_after=2000-01-01&created_before=2100-01-01", "",
+			} {
+				r := get(t, h, "/bulk/"+action+"?"+query)
+				require.Equal(t, http.StatusOK, r.status, r.body)
+				count := regexp.MustCompile(`<strong id="bulk-count">(\d+)</strong>`).FindStringSubmatch(r.body)
+				if count == nil {
+					require.Contains(t, r.body, "No workflow matching the filter", action+" "+query)
+					continue
+				}
+				upto := regexp.MustCompile(`name="upto" value="(\d+)"`).FindStringSubmatch(r.body)
+				require.NotNil(t, upto, action+" "+query)
+				form, err := url.ParseQuery(query)
+				require.NoError(t, err)
+				form.Set("csrf", h.csrf)
+				form.Set("upto", upto[1])
+				form.Set("count", count[1])
+				r = post(t, h, "/bulk/"+action, form)
+				require.Equal(t, http.StatusOK, r.status, r.body)
+				done := regexp.MustCompile(`<strong id="acted">(\d+)</strong> acted on, <strong id="refused">(\d+)</strong> refused`).FindStringSubmatch(r.body)
+				require.NotNil(t, done, r.body)
+				acted, _ := strconv.Atoi(done[1])
+				refused, _ := strconv.Atoi(done[2])
+				require.Equal(t, count[1], strconv.Itoa(acted+refused), action+" "+query)
+				require.NotContains(t, r.body, "when its turn came", action+" "+query)
+			}
 		}
 	})
 

@@ -192,7 +192,7 @@ type workflowsData struct {
 	// template does not escape its = and &)
 	Query     template.URL
 	States    []string
-	Workflows []*goclient.WorkflowListEntry
+	Workflows []*goclient.ListedWorkflow
 	// ErrorClasses are suggestions for the error class filter.
 	ErrorClasses []string
 	Next         string // the next page's URL, if any

@@ -116,26 +116,20 @@ func (f *filter) query() string {
 // Empty tells whether nothing is filtered.
 func (f *filter) Empty() bool { return f.query() == "" }
 
-// params are the filter's goclient parameters.
-func (f *filter) params() *goclient.WorkflowListParams {
-	p := &goclient.WorkflowListParams{
-		WorkflowType: f.Type, HeroType: f.HeroType, HeroID: f.HeroID, Group: f.Group, ErrorClass: f.ErrorClass,
-		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, BeforeID: f.Before, UpToID: f.UpTo,
+// workflowFilter is the filter as goclient, the list, the count and the bulk
+// actions take it (the one workflow filter, geneva._workflow_filter).
+func (f *filter) workflowFilter() *goclient.WorkflowFilter {
+	return &goclient.WorkflowFilter{
+		WorkflowType: f.Type, State: goclient.WorkflowState(f.State), HeroType: f.HeroType, HeroID: f.HeroID,
+		Group: f.Group, ErrorClass: f.ErrorClass, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+		BeforeID: f.Before, UpToID: f.UpTo,
 	}
-	if f.State == "ongoing" {
-		p.Ongoing = true
-	} else {
-		p.State = goclient.WorkflowState(f.State)
-	}
-	return p
 }
 
 // listWorkflows returns a page of the filtered workflows, newest first, and
 // whether there are more.
-func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*goclient.WorkflowListEntry, bool, error) {
-	p := f.params()
-	p.Limit = h.cfg.PageSize + 1
-	list, err := h.client.WorkflowList(ctx, p)
+func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*goclient.ListedWorkflow, bool, error) {
+	list, err := h.client.ListWorkflows(ctx, f.workflowFilter(), h.cfg.PageSize+1)
 	if err != nil {
 		return nil, false, err
 	}
@@ -172,34 +166,11 @@ func (h *handler) errorClasses(ctx context.Context) ([]string, error) {
 }
 
 // eligible is the filter narrowed to the workflows a bulk action applies
-// to; false when none can match.
-func (f *filter) eligible(action string) (*goclient.WorkflowListParams, bool) {
-	p := f.params()
+// to, up to the highest counted once counted (UpTo): what the action counts
+// (countEligible) and then acts on (actBulk); false when none can match.
+func (f *filter) eligible(action string) (*goclient.WorkflowFilter, bool) {
+	p := f.workflowFilter()
 	return p, bulkVerbs[action].narrow(p)
-}
-
-// bulkFilter is the filter narrowed to the workflows a bulk action applies
-// to, up to the highest counted, as geneva.bulk_workflows takes it; false
-// when none can match.
-func (f *filter) bulkFilter(action string) (*goclient.BulkFilter, bool) {
-	p, ok := f.eligible(action)
-	if !ok {
-		return nil, false
-	}
-	b := &goclient.BulkFilter{
-		WorkflowType: p.WorkflowType, State: string(p.State), ErrorClass: p.ErrorClass,
-		HeroType: p.HeroType, HeroID: p.HeroID, Group: p.Group,
-		CreatedBefore: p.CreatedBefore, CreatedAfter: p.CreatedAfter, UpToID: p.UpToID,
-	}
-	if p.Ongoing {
-		switch p.State {
-		case "":
-			b.State = "ongoing"
-		case goclient.StateFinished, goclient.StateCanceled:
-			return nil, false
-		}
-	}
-	return b, true
 }
 
 // countEligible counts the filtered workflows a bulk action applies to and
@@ -209,7 +180,7 @@ func (h *handler) countEligible(ctx context.Context, f *filter, action string) (
 	if !ok {
 		return 0, 0, nil
 	}
-	count, err := h.client.CountWorkflowList(ctx, p)
+	count, err := h.client.CountWorkflows(ctx, p)
 	if err != nil {
 		return 0, 0, err
 	}

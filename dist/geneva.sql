@@ -1281,7 +1281,7 @@ $$;
 -- 127 (docs/sql-api.md, "Definitions").
 --
 -- Called by: geneva.define_workflow, geneva.create_workflows,
--- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its
+-- geneva.track_hero, geneva.send_hero_event, geneva._workflow_filter (a
 -- filter's values), geneva._log_action (the actor). Takes no locks. NULL
 -- passes.
 -- Raises: 22001 (string_data_right_truncation) naming p_argument, its length
@@ -6106,23 +6106,205 @@ $$;
 comment on function geneva.get_workflow(bigint) is
 'One workflow by id.';
 
--- geneva.list_workflows: workflows by state, type and hero, newest first, a
--- page at a time.
+-- geneva._workflow_filter: the one workflow filter. Checks a JSON filter and
+-- returns the FROM and WHERE of a query of the workflows it matches (alias w,
+-- of geneva.workflows), whose parameter $1 is the filter itself: the text
+-- is made of this function's constants only, and every value is read from
+-- $1 where it is compared, never written into the SQL.
 --
--- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
--- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
--- pass the last id of a page as p_before_id to get the next one.
--- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000, or
--- an unknown state (a typo would otherwise match nothing, silently).
+-- Called by: geneva.list_workflows, geneva.count_workflows and
+-- geneva.bulk_workflows, each as `execute format('select ... from %s ...',
+-- geneva._workflow_filter(p_filter)) using p_filter, ...`. Takes no locks.
+--
+-- Every key given must match; none: every workflow. The keys are the rows of
+-- v_keys, each with its kind and its clause (%s: the value): adding a key is
+-- adding its row. Kinds: text (a JSON string, at most 1024 bytes: the
+-- longest a name matched may be, a hero id's), time (a timestamp string:
+-- 2030-01-01T12:00:00Z), id (a JSON number, a workflow id), state (a
+-- workflow state, or ongoing for ready, performing and paused).
+--   type, hero_type, hero_id, group      equal
+--   state            a state, or ongoing; the states ended or paused read
+--                    the timestamps the CHECK workflows_state_valid ties to
+--                    them (finished_at, canceled_at, paused_at), which the
+--                    indexes name (workflows_paused, workflows_ongoing_type,
+--                    workflows_one_ongoing_per_hero)
+--   step             the step running (performing) or that would run next
+--   error_class      the class of the workflow's latest error: the query
+--                    joins the view geneva.step_errors (e), its executions
+--                    of the class that are their workflow's latest, one per
+--                    workflow (step_executions_error_class_name, in
+--                    workflow id order)
+--   created_before, created_after        created_at <, >=
+--   before_id, after_id, up_to_id        id <, >, <=: the pages of a list
+--                    newest first, of a bulk call oldest first, and the
+--                    workflows counted before acting
+-- Raises: 22004 for a NULL filter; 22023 for a filter that is not an object,
+-- an unknown key, a value of the wrong type, an unknown state, a timestamp
+-- that does not parse (each naming the key); 22001 for a string over 1024
+-- bytes.
+create or replace function geneva._workflow_filter(p_filter jsonb)
+returns text
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_keys constant text[] := array[
+    ['type', 'text', 'w.workflow_type = %s'],
+    ['state', 'state', null],
+    ['step', 'text', 'coalesce(w.current_step_name, w.next_step_name) = %s'],
+    ['error_class', 'text', 'e.error_class_name = %s'],
+    ['hero_type', 'text', 'w.hero_type = %s'],
+    ['hero_id', 'text', 'w.hero_id = %s'],
+    ['group', 'text', 'w.group_name = %s'],
+    ['created_before', 'time', 'w.created_at < %s'],
+    ['created_after', 'time', 'w.created_at >= %s'],
+    ['before_id', 'id', 'w.id < %s'],
+    ['after_id', 'id', 'w.id > %s'],
+    ['up_to_id', 'id', 'w.id <= %s']
+  ];
+  v_key text;
+  v_value jsonb;
+  v_kind text;
+  v_clause text;
+  v_where text[] := '{}';
+  v_from text := 'geneva.workflows w';
+begin
+  if p_filter is null then
+    raise exception 'workflow filter must not be null' using errcode = '22004';
+  end if;
+  if jsonb_typeof(p_filter) <> 'object' then
+    raise exception 'workflow filter must be a JSON object, not %', jsonb_typeof(p_filter)
+      using errcode = '22023';
+  end if;
+
+  -- (in key order, so that a filter is always the same query)
+  for v_key, v_value in select f.key, f.value from jsonb_each(p_filter) f order by f.key loop
+    v_kind := null;
+    for i in 1 .. array_length(v_keys, 1) loop
+      if v_keys[i][1] = v_key then
+        v_kind := v_keys[i][2];
+        v_clause := v_keys[i][3];
+      end if;
+    end loop;
+
+    case v_kind
+      when 'text' then
+        if jsonb_typeof(v_value) <> 'string' then
+          raise exception 'workflow filter %: must be a string, not %', v_key, left(v_value::text, 40) using errcode = '22023';
+        end if;
+        perform geneva._check_length(v_value #>> '{}', 1024, 'workflow filter ' || v_key);
+        v_where := v_where || format(v_clause, format('($1 ->> %L)', v_key));
+      when 'time' then
+        if jsonb_typeof(v_value) <> 'string' then
+          raise exception 'workflow filter %: must be a timestamp string, not %', v_key, left(v_value::text, 40)
+            using errcode = '22023', hint = 'Write it as 2030-01-01T12:00:00Z.';
+        end if;
+        perform geneva._check_length(v_value #>> '{}', 1024, 'workflow filter ' || v_key);
+        begin
+          perform (v_value #>> '{}')::timestamptz;
+        exception when invalid_datetime_format or datetime_field_overflow then
+          raise exception 'workflow filter %: % is not a timestamp', v_key, left(v_value::text, 40)
+            using errcode = '22023', hint = 'Write it as 2030-01-01T12:00:00Z.';
+        end;
+        -- (a subquery, evaluated once: the cast is not immutable, and
+        -- written bare it would parse the text again for every row)
+        v_where := v_where || format(v_clause, format('(select ($1 ->> %L)::timestamptz)', v_key));
+      when 'id' then
+        if jsonb_typeof(v_value) <> 'number' or (v_value #>> '{}') !~ '^[0-9]{1,18}$' then
+          raise exception 'workflow filter %: must be a workflow id, not %', v_key, left(v_value::text, 40)
+            using errcode = '22023';
+        end if;
+        v_where := v_where || format(v_clause, format('($1 ->> %L)::bigint', v_key));
+      when 'state' then
+        v_clause := case v_value
+          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null'
+          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null'
+          when '"paused"' then 'w.paused_at is not null'
+          when '"finished"' then 'w.finished_at is not null'
+          when '"canceled"' then 'w.canceled_at is not null'
+          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null'
+        end;
+        if v_clause is null then
+          raise exception 'workflow filter state: unknown state %', left(v_value::text, 40)
+            using errcode = '22023',
+                  hint = 'States are ready, performing, paused, finished, canceled, and ongoing for the first three.';
+        end if;
+        v_where := v_where || v_clause;
+      else
+        raise exception 'unknown workflow filter key "%"', left(v_key, 40)
+          using errcode = '22023',
+                hint = 'Keys are ' || array_to_string(array(
+                  select v_keys[i][1] from generate_subscripts(v_keys, 1) i order by i
+                ), ', ') || '.';
+    end case;
+  end loop;
+
+  if p_filter ? 'error_class' then
+    -- the workflows whose latest error is of the class: one execution each.
+    -- (latest, the view's column, is a subplan run on each execution of the
+    -- class: written here as a not exists, the planner makes it an anti
+    -- join, which hashes every execution with an error, and counts read all
+    -- of workflows)
+    v_from := 'geneva.step_errors e join geneva.workflows w on w.id = e.workflow_id';
+    v_where := v_where || text 'e.latest';
+  end if;
+
+  if cardinality(v_where) = 0 then
+    return v_from;
+  end if;
+  return v_from || ' where ' || array_to_string(v_where, ' and ');
+end;
+$$;
+
+comment on function geneva._workflow_filter(jsonb) is
+'The one workflow filter: checks a JSON filter and returns the FROM and WHERE of a query of its workflows (w), whose $1 is the filter.';
+
+-- geneva.list_workflows: the workflows a filter matches, newest first, a
+-- page at a time, each with its latest error (of geneva.step_errors).
+--
+-- Called by: applications, operators, dashboards, goclient.ListWorkflows
+-- (the web dashboard's Workflows page), `geneva ls`. Takes no locks.
+--
+-- p_filter is the one workflow filter (geneva._workflow_filter: type,
+-- state or ongoing, step, error_class, hero_type, hero_id, group,
+-- created_before, created_after, before_id, after_id, up_to_id), which
+-- geneva.count_workflows counts and geneva.bulk_workflows acts on. Pages go
+-- by id, never OFFSET: pass a page's last id as the filter's before_id to
+-- get the next one. The query has only the clauses of the keys given, and
+-- is planned with their values, so that each filter reads its own index
+-- (see _workflow_filter), newest first, and stops at the page's end.
+-- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
+-- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
+-- geneva._workflow_filter).
 create or replace function geneva.list_workflows(
-  p_state text default null,
-  p_workflow_type text default null,
-  p_hero_type text default null,
-  p_hero_id text default null,
-  p_limit integer default 100,
-  p_before_id bigint default null
+  p_filter jsonb default '{}',
+  p_limit integer default 100
 )
-returns setof geneva.workflows
+returns table (
+  id bigint,
+  workflow_type text,
+  hero_type text,
+  hero_id text,
+  state text,
+  current_step_name text,
+  next_step_name text,
+  allow_multiple boolean,
+  requested_action text,
+  created_at timestamptz,
+  updated_at timestamptz,
+  started_at timestamptz,
+  transitioned_at timestamptz,
+  paused_at timestamptz,
+  finished_at timestamptz,
+  canceled_at timestamptz,
+  group_name text,
+  retried_from bigint,
+  last_error_class text,
+  last_error_message text,
+  last_error_step text,
+  last_error_at timestamptz
+)
 language plpgsql
 stable
 security definer
@@ -6135,27 +6317,63 @@ begin
   if p_limit not between 1 and 10000 then
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
   end if;
-  if p_state not in ('ready', 'performing', 'paused', 'finished', 'canceled') then
-    raise exception 'unknown workflow state %', p_state
-      using errcode = '22023',
-            hint = 'A workflow is ready, performing, paused, finished or canceled.';
-  end if;
 
-  return query
-  select w.*
-  from geneva.workflows w
-  where (p_state is null or w.state = p_state)
-    and (p_workflow_type is null or w.workflow_type = p_workflow_type)
-    and (p_hero_type is null or w.hero_type = p_hero_type)
-    and (p_hero_id is null or w.hero_id = p_hero_id)
-    and (p_before_id is null or w.id < p_before_id)
-  order by w.id desc
-  limit p_limit;
+  return query execute format(
+    'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
+       w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
+       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from,
+       le.error_class_name, le.error_message, le.step_name, le.finished_at
+     from (select w.* from %s order by w.id desc limit $2) w
+     left join lateral (
+       select le.error_class_name, le.error_message, le.step_name, le.finished_at
+       from geneva.step_errors le
+       where le.workflow_id = w.id
+       order by le.execution_id desc
+       limit 1
+     ) le on true
+     order by w.id desc',
+    geneva._workflow_filter(p_filter)
+  ) using p_filter, p_limit;
 end;
 $$;
 
-comment on function geneva.list_workflows(text, text, text, text, integer, bigint) is
-'Workflows filtered by state, type and hero, newest first, paged by id.';
+comment on function geneva.list_workflows(jsonb, integer) is
+'The workflows the filter matches (geneva._workflow_filter''s keys), newest first, each with its latest error; paged by the filter''s before_id.';
+
+-- geneva.count_workflows: how many workflows a filter matches, and the
+-- highest id among them (NULL when none): what geneva.list_workflows would
+-- list without a limit, and what geneva.bulk_workflows would act on.
+--
+-- Called by: operators, dashboards, goclient.CountWorkflows (the web
+-- dashboard's "N workflows match": it then acts with the same filter and
+-- up_to_id set to newest_id, on those it counted and not on workflows
+-- created since). Takes no locks.
+--
+-- p_filter is the one workflow filter (geneva._workflow_filter). The count
+-- reads every matching workflow: a filter an index serves (hero, paused,
+-- ongoing, error class) costs what it matches, any other the whole table.
+-- Raises: 22004 for a NULL filter; 22023 for a bad filter, 22001 for a
+-- filter's string over 1024 bytes (as geneva._workflow_filter).
+create or replace function geneva.count_workflows(p_filter jsonb default '{}')
+returns table (
+  workflows bigint,
+  newest_id bigint
+)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return query execute format(
+    'select count(*), max(w.id) from %s',
+    geneva._workflow_filter(p_filter)
+  ) using p_filter;
+end;
+$$;
+
+comment on function geneva.count_workflows(jsonb) is
+'How many workflows the filter matches (geneva._workflow_filter''s keys), and the highest id among them.';
 
 -- geneva.step_history: a workflow's step executions, in order.
 --
@@ -6367,19 +6585,13 @@ comment on function geneva.retry_workflow(bigint, text) is
 -- Called by: operators (any SQL client, goclient.BulkWorkflows, `geneva
 -- bulk`, the dashboard's bulk actions).
 --
--- p_filter is a JSON object; every key given must match (none: every
--- workflow):
---   type            the workflow type
---   state           a state (ready, performing, paused, finished, canceled)
---                   or "ongoing" (the first three)
---   step            the step running (performing) or that would run next
---   error_class     the class of the workflow's latest error (as the view
---                   geneva.step_errors' latest)
---   hero_type, hero_id, group
---   created_before, created_after   timestamps (created_at <, >=)
---   after_id, up_to_id              workflow ids (id >, id <=): to go on
---                   after a call that had more (its "last_id"), and to act
---                   only on those counted before (the dashboard)
+-- p_filter is the one workflow filter (geneva._workflow_filter: type,
+-- state or ongoing, step, error_class, hero_type, hero_id, group,
+-- created_before, created_after, before_id, after_id, up_to_id), which
+-- geneva.list_workflows lists and geneva.count_workflows counts: after_id
+-- goes on after a call that had more (its "last_id"), up_to_id acts only on
+-- those counted before (the dashboard).
+--
 -- The matching workflows are taken in id order, at most p_limit of them,
 -- and each gets the verb as its own function would give it (pause_workflow,
 -- resume_workflow, cancel_workflow, skip_step, retry_workflow from its
@@ -6402,10 +6614,9 @@ comment on function geneva.retry_workflow(bigint, text) is
 -- Returns {"verb", "matched", "acted", "refused": [{"workflow_id", "code",
 -- "message", "detail", "hint"}], "more", "last_id", "action_id"}, and for retry
 -- "retries": {original id: new id}.
--- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb,
--- a filter that is not an object, an unknown filter key, a value of the
--- wrong type, an unknown state, a timestamp that does not parse, or a limit
--- below 1; 22001 for a filter's string over 1024 bytes.
+-- Raises: 22004 for a NULL verb, filter or limit; 22023 for an unknown verb
+-- or a limit below 1, and a bad filter, 22001 for a filter's string over
+-- 1024 bytes (as geneva._workflow_filter).
 create or replace function geneva.bulk_workflows(
   p_verb text,
   p_filter jsonb,
@@ -6418,12 +6629,7 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_key text;
-  v_value jsonb;
-  v_where text[] := '{}';
-  v_text text[] := array_fill(null::text, array[8]);
-  v_time timestamptz[] := array_fill(null::timestamptz, array[2]);
-  v_id_bounds bigint[] := array_fill(null::bigint, array[2]);
+  v_query text;
   v_id bigint;
   v_new bigint;
   v_action_id bigint;
@@ -6449,83 +6655,12 @@ begin
   if p_limit < 1 then
     raise exception 'bulk limit % is below 1', p_limit using errcode = '22023';
   end if;
-  if jsonb_typeof(p_filter) <> 'object' then
-    raise exception 'bulk filter must be a JSON object' using errcode = '22023';
-  end if;
-
-  -- guard: the filter's keys and values; each becomes a clause on a
-  -- parameter ($1: texts, $2: times, $3: ids), never SQL of its text
-  for v_key, v_value in select f.key, f.value from jsonb_each(p_filter) f loop
-    if v_key in ('type', 'state', 'step', 'error_class', 'hero_type', 'hero_id', 'group') then
-      if jsonb_typeof(v_value) <> 'string' then
-        raise exception 'bulk filter %: must be a string', v_key using errcode = '22023';
-      end if;
-      -- (the longest a name matched may be: a hero id's)
-      perform geneva._check_length(v_value #>> '{}', 1024, 'bulk filter ' || v_key);
-    elsif v_key in ('created_before', 'created_after') then
-      if jsonb_typeof(v_value) <> 'string' then
-        raise exception 'bulk filter %: must be a timestamp string', v_key using errcode = '22023';
-      end if;
-      begin
-        v_time[case v_key when 'created_before' then 1 else 2 end] := (v_value #>> '{}')::timestamptz;
-      exception when invalid_datetime_format or datetime_field_overflow then
-        raise exception 'bulk filter %: % is not a timestamp', v_key, v_value
-          using errcode = '22023', hint = 'Write it as 2030-01-01T12:00:00Z.';
-      end;
-    elsif v_key in ('after_id', 'up_to_id') then
-      if jsonb_typeof(v_value) <> 'number' or (v_value #>> '{}') !~ '^[0-9]{1,18}$' then
-        raise exception 'bulk filter %: must be a workflow id', v_key using errcode = '22023';
-      end if;
-      v_id_bounds[case v_key when 'after_id' then 1 else 2 end] := (v_value #>> '{}')::bigint;
-    else
-      raise exception 'unknown bulk filter key "%"', v_key
-        using errcode = '22023',
-              hint = 'Keys are type, state, step, error_class, hero_type, hero_id, group, created_before, created_after, after_id and up_to_id.';
-    end if;
-  end loop;
-
-  v_text := array[
-    p_filter ->> 'type', p_filter ->> 'state', p_filter ->> 'step', p_filter ->> 'error_class',
-    p_filter ->> 'hero_type', p_filter ->> 'hero_id', p_filter ->> 'group'
-  ];
-  if v_text[2] not in ('ready', 'performing', 'paused', 'finished', 'canceled', 'ongoing') then
-    raise exception 'bulk filter state: unknown state %', v_text[2]
-      using errcode = '22023',
-            hint = 'States are ready, performing, paused, finished, canceled, and ongoing for the first three.';
-  end if;
-
-  if v_text[1] is not null then v_where := v_where || text 'w.workflow_type = $1[1]'; end if;
-  if v_text[2] = 'ongoing' then
-    v_where := v_where || text 'w.state in (''ready'', ''performing'', ''paused'')';
-  elsif v_text[2] is not null then
-    v_where := v_where || text 'w.state = $1[2]';
-  end if;
-  if v_text[3] is not null then v_where := v_where || text 'coalesce(w.current_step_name, w.next_step_name) = $1[3]'; end if;
-  if v_text[4] is not null then
-    v_where := v_where || text 'exists (
-      select from geneva.step_executions e
-      where e.workflow_id = w.id and e.error_class_name = $1[4]
-        and not exists (
-          select from geneva.step_executions later
-          where later.workflow_id = e.workflow_id and later.id > e.id and later.error_class_name is not null
-        )
-    )';
-  end if;
-  if v_text[5] is not null then v_where := v_where || text 'w.hero_type = $1[5]'; end if;
-  if v_text[6] is not null then v_where := v_where || text 'w.hero_id = $1[6]'; end if;
-  if v_text[7] is not null then v_where := v_where || text 'w.group_name = $1[7]'; end if;
-  if v_time[1] is not null then v_where := v_where || text 'w.created_at < $2[1]'; end if;
-  if v_time[2] is not null then v_where := v_where || text 'w.created_at >= $2[2]'; end if;
-  if v_id_bounds[1] is not null then v_where := v_where || text 'w.id > $3[1]'; end if;
-  if v_id_bounds[2] is not null then v_where := v_where || text 'w.id <= $3[2]'; end if;
+  v_query := format('select w.id from %s order by w.id limit $2', geneva._workflow_filter(p_filter));
 
   -- the verbs' own rows name this call's, recorded last under this id
   v_action_id := nextval('geneva.operator_actions_id_seq');
 
-  for v_id in execute format(
-    'select w.id from geneva.workflows w where %s order by w.id limit $4',
-    coalesce(nullif(array_to_string(v_where, ' and '), ''), 'true')
-  ) using v_text, v_time, v_id_bounds, p_limit loop
+  for v_id in execute v_query using p_filter, p_limit loop
     v_matched := v_matched + 1;
     v_last := v_id;
     begin
@@ -11780,11 +11915,11 @@ comment on view geneva.workflow_list is
 -- error columns set: failed, reattempted or skipped by an exception), with
 -- whether it is its workflow's latest such execution.
 --
--- For the dashboard's filter "workflows whose latest error is of class X"
--- (filter on error_class_name and latest) and for the last error of a page
--- of workflows (filter on workflow_id). Reads
--- step_executions_error_class_name for the first, step_executions_workflow_id
--- for the second.
+-- For the workflow filter "workflows whose latest error is of class X"
+-- (geneva._workflow_filter's error_class: filter on error_class_name and
+-- latest) and for the last error of a page of workflows (geneva.list_workflows:
+-- filter on workflow_id). Reads step_executions_error_class_name for the
+-- first, step_executions_workflow_id for the second.
 create or replace view geneva.step_errors as
 select
   e.id as execution_id,
@@ -12334,6 +12469,7 @@ to :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role", :"geneva_
 grant execute on function
   geneva.get_workflow,
   geneva.list_workflows,
+  geneva.count_workflows,
   geneva.step_history,
   geneva.get_step_execution
 to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role", :"geneva_worker_role";

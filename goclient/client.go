@@ -162,26 +162,6 @@ func (c *Client) GetWorkflow(ctx context.Context, workflowID int64) (*Workflow, 
 	return c.workflowCall(ctx, "get_workflow", workflowID)
 }
 
-// ListWorkflows returns workflows by state, type and hero, newest first
-// (geneva.list_workflows).
-func (c *Client) ListWorkflows(ctx context.Context, params *ListWorkflowsParams) ([]*Workflow, error) {
-	if params == nil {
-		params = &ListWorkflowsParams{}
-	}
-	limit := params.Limit
-	if limit == 0 {
-		limit = 100
-	}
-	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.list_workflows($1, $2, $3, $4, $5, $6)",
-		nullIfZero(string(params.State)), nullIfZero(params.WorkflowType), nullIfZero(params.HeroType),
-		nullIfZero(params.HeroID), limit, nullIfZero(params.BeforeID))
-	if err != nil {
-		return nil, mapError(err)
-	}
-	workflows, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[Workflow])
-	return workflows, mapError(err)
-}
-
 // PauseWorkflow pauses a workflow (geneva.pause_workflow): at once when it is
 // ready, keeping its scheduled step; at the end of its running step when it is
 // performing. It returns the workflow afterwards.

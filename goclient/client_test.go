@@ -130,8 +130,10 @@ func TestClient(t *testing.T) {
 			{second(client.ResumeWorkflow(ctx, id)), goclient.ErrIllegalTransition, "55000"},
 			{second(client.CreateWorkflow(ctx, "Nope", "User", "1", nil)), goclient.ErrUnknownWorkflowType, "WF001"},
 			{second(client.CreateWorkflow(ctx, "Two", "User", "", nil)), goclient.ErrInvalidArgument, "22023"},
-			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 100000})), goclient.ErrInvalidArgument, "22023"},
-			{second(client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{State: "bogus"})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.ListWorkflows(ctx, nil, 100000)), goclient.ErrInvalidArgument, "22023"},
+			{second(client.ListWorkflows(ctx, &goclient.WorkflowFilter{State: "bogus"}, 0)), goclient.ErrInvalidArgument, "22023"},
+			{second(client.CountWorkflows(ctx, &goclient.WorkflowFilter{State: "bogus"})), goclient.ErrInvalidArgument, "22023"},
+			{second(client.CountWorkflows(ctx, &goclient.WorkflowFilter{HeroID: strings.Repeat("h", 1025)})), goclient.ErrInvalidArgument, "22001"},
 			{second(client.CreateWorkflow(ctx, "Two", "User", strings.Repeat("h", 96*1024), nil)), goclient.ErrInvalidArgument, "22001"},
 		} {
 			require.ErrorIs(t, c.err, c.want)
@@ -197,13 +199,13 @@ func TestClient(t *testing.T) {
 			_, err := client.CreateWorkflow(ctx, "Two", "User", string(rune('0'+i)), nil)
 			require.NoError(t, err)
 		}
-		page, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 2})
+		page, err := client.ListWorkflows(ctx, nil, 2)
 		require.NoError(t, err)
 		require.Len(t, page, 2)
-		next, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{Limit: 2, BeforeID: page[1].ID})
+		next, err := client.ListWorkflows(ctx, &goclient.WorkflowFilter{BeforeID: page[1].ID}, 2)
 		require.NoError(t, err)
 		require.Less(t, next[0].ID, page[1].ID)
-		hero, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{HeroType: "User", HeroID: "1"})
+		hero, err := client.ListWorkflows(ctx, &goclient.WorkflowFilter{HeroType: "User", HeroID: "1"}, 0)
 		require.NoError(t, err)
 		require.Len(t, hero, 1)
 		require.Equal(t, id, hero[0].ID)
@@ -293,7 +295,7 @@ func TestViewParameters(t *testing.T) {
 		}
 	}
 	boom, other, ready, canceled := ids[0], ids[1], ids[2], ids[3]
-	workflowIDs := func(list []*goclient.WorkflowListEntry) []int64 {
+	workflowIDs := func(list []*goclient.ListedWorkflow) []int64 {
 		var got []int64
 		for _, w := range list {
 			got = append(got, w.ID)
@@ -301,42 +303,44 @@ func TestViewParameters(t *testing.T) {
 		return got
 	}
 
-	t.Run("WorkflowList", func(t *testing.T) {
-		all, err := client.WorkflowList(ctx, nil)
+	t.Run("ListWorkflows", func(t *testing.T) {
+		all, err := client.ListWorkflows(ctx, nil, 0)
 		require.NoError(t, err)
 		require.Equal(t, []int64{canceled, ready, other, boom}, workflowIDs(all), "newest first")
 		require.Equal(t, "Boom", *all[3].LastErrorClass)
 		require.Equal(t, "it broke", *all[3].LastErrorMessage)
-		require.Equal(t, "a", *all[3].ErrorStepName)
+		require.Equal(t, "a", *all[3].LastErrorStep)
 		require.NotNil(t, all[3].LastErrorAt)
 		require.Nil(t, all[1].LastErrorClass)
 
 		past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
 		for _, tt := range []struct {
 			name   string
-			params goclient.WorkflowListParams
+			filter goclient.WorkflowFilter
+			limit  int
 			want   []int64
 		}{
-			{"Ongoing", goclient.WorkflowListParams{Ongoing: true}, []int64{ready, other, boom}},
-			{"State", goclient.WorkflowListParams{State: goclient.StateCanceled}, []int64{canceled}},
-			{"OngoingAndState", goclient.WorkflowListParams{Ongoing: true, State: goclient.StateCanceled}, nil},
-			{"ErrorClass", goclient.WorkflowListParams{ErrorClass: "Boom"}, []int64{boom}},
-			{"ErrorClassAndState", goclient.WorkflowListParams{ErrorClass: "Boom", State: goclient.StateReady}, nil},
-			{"Hero", goclient.WorkflowListParams{HeroType: "User", HeroID: "ready"}, []int64{ready}},
-			{"HeroID", goclient.WorkflowListParams{HeroID: "other"}, []int64{other}},
-			{"Type", goclient.WorkflowListParams{WorkflowType: "Nope"}, nil},
-			{"Created", goclient.WorkflowListParams{CreatedAfter: &past, CreatedBefore: &future}, []int64{canceled, ready, other, boom}},
-			{"CreatedAfter", goclient.WorkflowListParams{CreatedAfter: &future}, nil},
-			{"Page", goclient.WorkflowListParams{Limit: 2}, []int64{canceled, ready}},
-			{"NextPage", goclient.WorkflowListParams{Limit: 2, BeforeID: ready}, []int64{other, boom}},
-			{"UpTo", goclient.WorkflowListParams{UpToID: other}, []int64{other, boom}},
+			{"Ongoing", goclient.WorkflowFilter{State: goclient.StateOngoing}, 0, []int64{ready, other, boom}},
+			{"State", goclient.WorkflowFilter{State: goclient.StateCanceled}, 0, []int64{canceled}},
+			{"ErrorClass", goclient.WorkflowFilter{ErrorClass: "Boom"}, 0, []int64{boom}},
+			{"ErrorClassAndState", goclient.WorkflowFilter{ErrorClass: "Boom", State: goclient.StateReady}, 0, nil},
+			{"Step", goclient.WorkflowFilter{Step: "a", State: goclient.StateReady}, 0, []int64{ready}},
+			{"Hero", goclient.WorkflowFilter{HeroType: "User", HeroID: "ready"}, 0, []int64{ready}},
+			{"HeroID", goclient.WorkflowFilter{HeroID: "other"}, 0, []int64{other}},
+			{"Type", goclient.WorkflowFilter{WorkflowType: "Nope"}, 0, nil},
+			{"Created", goclient.WorkflowFilter{CreatedAfter: &past, CreatedBefore: &future}, 0, []int64{canceled, ready, other, boom}},
+			{"CreatedAfter", goclient.WorkflowFilter{CreatedAfter: &future}, 0, nil},
+			{"Page", goclient.WorkflowFilter{}, 2, []int64{canceled, ready}},
+			{"NextPage", goclient.WorkflowFilter{BeforeID: ready}, 2, []int64{other, boom}},
+			{"AfterID", goclient.WorkflowFilter{AfterID: other}, 0, []int64{canceled, ready}},
+			{"UpTo", goclient.WorkflowFilter{UpToID: other}, 0, []int64{other, boom}},
 		} {
-			list, err := client.WorkflowList(ctx, &tt.params)
+			list, err := client.ListWorkflows(ctx, &tt.filter, tt.limit)
 			require.NoError(t, err, tt.name)
 			require.Equal(t, tt.want, workflowIDs(list), tt.name)
-			count, err := client.CountWorkflowList(ctx, &tt.params)
+			count, err := client.CountWorkflows(ctx, &tt.filter)
 			require.NoError(t, err, tt.name)
-			if tt.params.Limit == 0 {
+			if tt.limit == 0 {
 				require.Equal(t, int64(len(tt.want)), count.Workflows, tt.name)
 				if len(tt.want) > 0 {
 					require.Equal(t, tt.want[0], count.NewestID, tt.name)

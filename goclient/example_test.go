@@ -69,7 +69,7 @@ func ExampleClient_CreateWorkflow() {
 		return errors.New("the sign-up failed later")
 	})
 	fmt.Println(err)
-	workflows, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{HeroType: "User", HeroID: "43"})
+	workflows, err := client.ListWorkflows(ctx, &goclient.WorkflowFilter{HeroType: "User", HeroID: "43"}, 0)
 	must(err)
 	fmt.Println(len(workflows), "workflows for User 43")
 	// Output:
@@ -95,7 +95,7 @@ func ExampleClient_CreateWorkflows() {
 	if errors.As(err, &duplicate) {
 		fmt.Println("already ongoing for", duplicate.HeroType, duplicate.HeroID)
 	}
-	workflows, err := client.ListWorkflows(ctx, &goclient.ListWorkflowsParams{WorkflowType: "Welcome"})
+	workflows, err := client.ListWorkflows(ctx, &goclient.WorkflowFilter{WorkflowType: "Welcome"}, 0)
 	must(err)
 	fmt.Println(len(workflows), "workflows")
 	// Output:

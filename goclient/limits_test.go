@@ -87,7 +87,7 @@ func TestLimits(t *testing.T) {
 		}, rows)
 	})
 
-	t.Run("WorkflowListShowsAndFiltersTheGroup", func(t *testing.T) {
+	t.Run("ListWorkflowsShowsAndFiltersTheGroup", func(t *testing.T) {
 		t.Parallel()
 		ctx, _, client, _ := setup(t)
 		var ids []int64
@@ -96,7 +96,7 @@ func TestLimits(t *testing.T) {
 			require.NoError(t, err)
 			ids = append(ids, id)
 		}
-		list, err := client.WorkflowList(ctx, nil)
+		list, err := client.ListWorkflows(ctx, nil, 0)
 		require.NoError(t, err)
 		var groups []string
 		for _, w := range list {
@@ -106,14 +106,14 @@ func TestLimits(t *testing.T) {
 			fmt.Sprint(ids[3], ":globex"), fmt.Sprint(ids[2], ":acme"), fmt.Sprint(ids[1], ":"), fmt.Sprint(ids[0], ":acme"),
 		}, groups)
 
-		list, err = client.WorkflowList(ctx, &goclient.WorkflowListParams{Group: "acme"})
+		list, err = client.ListWorkflows(ctx, &goclient.WorkflowFilter{Group: "acme"}, 0)
 		require.NoError(t, err)
 		require.Len(t, list, 2)
 		require.Equal(t, ids[2], list[0].ID)
 		require.Equal(t, ids[0], list[1].ID)
-		count, err := client.CountWorkflowList(ctx, &goclient.WorkflowListParams{Group: "acme", State: goclient.StateReady})
+		count, err := client.CountWorkflows(ctx, &goclient.WorkflowFilter{Group: "acme", State: goclient.StateReady})
 		require.NoError(t, err)
-		require.Equal(t, &goclient.WorkflowListCount{Workflows: 2, NewestID: ids[2]}, count)
+		require.Equal(t, &goclient.FilterCount{Workflows: 2, NewestID: ids[2]}, count)
 	})
 }
 

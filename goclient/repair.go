@@ -55,34 +55,6 @@ const (
 	BulkRetry  BulkVerb = "retry"  // RetryWorkflow from the default step
 )
 
-// BulkFilter selects the workflows of BulkWorkflows: every field given must
-// match; none given matches every workflow.
-type BulkFilter struct {
-	// WorkflowType keeps the workflows of this type.
-	WorkflowType string `json:"type,omitempty"`
-	// State keeps the workflows in this state, or "ongoing" (ready,
-	// performing, paused).
-	State string `json:"state,omitempty"`
-	// Step keeps the workflows running this step or about to.
-	Step string `json:"step,omitempty"`
-	// ErrorClass keeps the workflows whose latest error is of this class.
-	ErrorClass string `json:"error_class,omitempty"`
-	// HeroType and HeroID keep the workflows of these heroes.
-	HeroType string `json:"hero_type,omitempty"`
-	HeroID   string `json:"hero_id,omitempty"`
-	// Group keeps the workflows of this group.
-	Group string `json:"group,omitempty"`
-	// CreatedBefore and CreatedAfter bound created_at (before: <, after: >=).
-	CreatedBefore *time.Time `json:"created_before,omitempty"`
-	CreatedAfter  *time.Time `json:"created_after,omitempty"`
-	// AfterID keeps the workflows with a higher id: a previous result's
-	// LastID, to go on after it.
-	AfterID int64 `json:"after_id,omitempty"`
-	// UpToID keeps the workflows with an id at most it (those counted
-	// before acting).
-	UpToID int64 `json:"up_to_id,omitempty"`
-}
-
 // BulkRefusal is a workflow that refused a bulk verb.
 type BulkRefusal struct {
 	WorkflowID int64 `json:"workflow_id"`
@@ -114,26 +86,25 @@ type BulkResult struct {
 	Retries map[string]int64 `json:"retries"`
 }
 
-// BulkWorkflows applies verb to the workflows filter matches, at most limit
-// of them (0 means 1000), in id order, in one call (geneva.bulk_workflows):
-// each as its own function would, a workflow that refuses is reported and
-// the others go on. All of it commits or rolls back with the caller's
-// transaction. It needs the operator role.
+// BulkWorkflows applies verb to the workflows filter matches (nil: every
+// workflow), at most limit of them (0 means 1000), in id order, in one call
+// (geneva.bulk_workflows): each as its own function would, a workflow that
+// refuses is reported and the others go on. All of it commits or rolls back
+// with the caller's transaction. It needs the operator role. CountWorkflows
+// counts what it would act on: set the filter's UpToID to the count's
+// NewestID to act on those counted only.
 //
 // Errors: ErrInvalidArgument for an unknown verb or a bad filter.
-func (c *Client) BulkWorkflows(ctx context.Context, verb BulkVerb, filter *BulkFilter, limit int) (*BulkResult, error) {
-	if filter == nil {
-		filter = &BulkFilter{}
-	}
+func (c *Client) BulkWorkflows(ctx context.Context, verb BulkVerb, filter *WorkflowFilter, limit int) (*BulkResult, error) {
 	if limit == 0 {
 		limit = 1000
 	}
-	encoded, err := json.Marshal(filter)
+	encoded, err := filter.jsonb()
 	if err != nil {
 		return nil, err
 	}
 	var result BulkResult
-	if err := c.db.QueryRow(ctx, "select geneva.bulk_workflows($1, $2, $3)", string(verb), string(encoded), limit).Scan(&result); err != nil {
+	if err := c.db.QueryRow(ctx, "select geneva.bulk_workflows($1, $2, $3)", string(verb), encoded, limit).Scan(&result); err != nil {
 		return nil, mapError(err)
 	}
 	return &result, nil

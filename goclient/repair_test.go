@@ -72,7 +72,7 @@ func TestRepair(t *testing.T) {
 		_, err := client.PauseWorkflow(ctx, ids[1])
 		require.NoError(t, err)
 
-		result, err := client.BulkWorkflows(ctx, goclient.BulkPause, &goclient.BulkFilter{Group: "acme"}, 2)
+		result, err := client.BulkWorkflows(ctx, goclient.BulkPause, &goclient.WorkflowFilter{Group: "acme"}, 2)
 		require.NoError(t, err)
 		require.Equal(t, 2, result.Matched)
 		require.Equal(t, 1, result.Acted)
@@ -81,12 +81,12 @@ func TestRepair(t *testing.T) {
 		require.Equal(t, "55000", result.Refused[0].Code)
 		require.True(t, result.More)
 
-		result, err = client.BulkWorkflows(ctx, goclient.BulkPause, &goclient.BulkFilter{Group: "acme", AfterID: *result.LastID}, 2)
+		result, err = client.BulkWorkflows(ctx, goclient.BulkPause, &goclient.WorkflowFilter{Group: "acme", AfterID: *result.LastID}, 2)
 		require.NoError(t, err)
 		require.Equal(t, 1, result.Acted)
 		require.False(t, result.More)
 
-		result, err = client.BulkWorkflows(ctx, goclient.BulkRetry, &goclient.BulkFilter{State: "paused"}, 0)
+		result, err = client.BulkWorkflows(ctx, goclient.BulkRetry, &goclient.WorkflowFilter{State: goclient.StatePaused}, 0)
 		require.NoError(t, err)
 		require.Equal(t, 3, result.Acted)
 		require.Len(t, result.Retries, 3)

@@ -155,26 +155,6 @@ const stepExecutionColumns = `id, workflow_id, step_name, state, outcome, schedu
 	completed_at, failed_at, canceled_at, skipped_at, finished_at, error_class_name, error_message,
 	error_backtrace, error_classes, job_id, metadata, cursor, continues_from_id, created_at, updated_at`
 
-// ListWorkflowsParams filters ListWorkflows. Zero fields do not filter.
-type ListWorkflowsParams struct {
-	// State, WorkflowType, HeroType and HeroID filter the list; each matches
-	// exactly.
-	//
-	// Defaults to no filter (empty).
-	State        WorkflowState
-	WorkflowType string
-	HeroType     string
-	HeroID       string
-	// Limit is the page size, 1 to 10000.
-	//
-	// Defaults to 100.
-	Limit int
-	// BeforeID pages: pass the last ID of the previous page.
-	//
-	// Defaults to 0: the first page.
-	BeforeID int64
-}
-
 // HousekeepParams are thresholds of housekeeping: of one round (Housekeep),
 // or new settings (SetHousekeepingSettings, within
 // HousekeepingSettingsParams). A field not given (nil, empty, 0) is the

@@ -2,6 +2,7 @@ package goclient
 
 import (
 	"context"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,13 +41,35 @@ func TestVocabularyMatchesSQL(t *testing.T) {
 		return part
 	}
 
-	// the CHECK on geneva.workflows: the states (its first list), and the
-	// requests an operator may leave a performing workflow
+	// the CHECK on geneva.workflows: the states (its first list; and
+	// StateOngoing, a filter's: the first three), and the requests an
+	// operator may leave a performing workflow
 	check := rules("geneva._chk_workflows_state_valid")
-	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "p_state in (", ")")),
+	assert.ElementsMatch(t, append(vocabtest.Quoted(between(check, "p_state in (", ")")), string(StateOngoing)),
 		vocabtest.Constants(t, ".", "WorkflowState"))
 	assert.ElementsMatch(t, vocabtest.Quoted(between(check, "p_requested_action in (", ")")),
 		vocabtest.Constants(t, ".", "RequestedAction"))
+
+	// the workflow filter's states (WorkflowFilter.State): each a clause of
+	// geneva._workflow_filter, written when '"state"' then ...
+	var filterStates []string
+	for _, m := range regexp.MustCompile(`when '"(\w+)"' then`).FindAllStringSubmatch(rules("geneva._workflow_filter"), -1) {
+		filterStates = append(filterStates, m[1])
+	}
+	assert.ElementsMatch(t, filterStates, vocabtest.Constants(t, ".", "WorkflowState"))
+	// and its keys (rows ['key', 'kind', ...] of v_keys): WorkflowFilter's
+	// fields, by their JSON names
+	var sqlKeys, goKeys []string
+	for _, m := range regexp.MustCompile(`\['(\w+)', '(?:text|time|id|state)'`).FindAllStringSubmatch(rules("geneva._workflow_filter"), -1) {
+		sqlKeys = append(sqlKeys, m[1])
+	}
+	filter := reflect.TypeFor[WorkflowFilter]()
+	for i := range filter.NumField() {
+		key, _, _ := strings.Cut(filter.Field(i).Tag.Get("json"), ",")
+		goKeys = append(goKeys, key)
+	}
+	assert.NotEmpty(t, sqlKeys)
+	assert.Equal(t, sqlKeys, goKeys, "in the same order")
 
 	// the CHECK on geneva.step_executions: its list of the states, each
 	// alone (active) or with each outcome it may carry ("state:outcome")

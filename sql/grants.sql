@@ -91,6 +91,7 @@ to {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}, {{ .role_reader }}
 grant execute on function
   geneva.get_workflow,
   geneva.list_workflows,
+  geneva.count_workflows,
   geneva.step_history,
   geneva.get_step_execution
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};

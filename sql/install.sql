@@ -88,7 +88,9 @@
 {{ template "functions/skip_step.sql" . }}
 {{ template "functions/schedule_step.sql" . }}
 {{ template "functions/get_workflow.sql" . }}
+{{ template "functions/_workflow_filter.sql" . }}
 {{ template "functions/list_workflows.sql" . }}
+{{ template "functions/count_workflows.sql" . }}
 {{ template "functions/step_history.sql" . }}
 {{ template "functions/get_step_execution.sql" . }}
 {{ template "functions/_retry_workflow.sql" . }}

@@ -179,6 +179,20 @@ func TestBulkWorkflows(t *testing.T) {
 		}
 	})
 
+	t.Run("AValueIsDataThatMatchesNothing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		newFilterWorld(t, b)
+		for _, tc := range injections {
+			if tc.code == "" {
+				r := bulkOn(t, b, b.conn, "cancel", tc.filter, 1000)
+				require.Zero(t, r.Matched, tc.filter)
+			}
+		}
+		n, _ := countOf(t, b, b.conn, `{"state": "ongoing"}`)
+		require.Equal(t, int64(5), n, "nothing canceled")
+	})
+
 	t.Run("BadInput", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -203,6 +217,19 @@ func TestBulkWorkflows(t *testing.T) {
 		} {
 			_, err := b.conn.Exec(b.ctx, statement)
 			requireCode(t, err, code)
+		}
+		// the one workflow filter's refusals (geneva._workflow_filter), as
+		// list_workflows and count_workflows have them
+		for _, tc := range badFilters {
+			_, err := b.conn.Exec(b.ctx, "select geneva.bulk_workflows('pause', $1::jsonb)", tc.filter)
+			pgErr := requireCode(t, err, tc.code)
+			require.Contains(t, pgErr.Message, tc.names)
+		}
+		for _, tc := range injections {
+			if tc.code != "" {
+				_, err := b.conn.Exec(b.ctx, "select geneva.bulk_workflows('pause', $1::jsonb)", tc.filter)
+				requireCode(t, err, tc.code)
+			}
 		}
 		require.Equal(t, "ready", b.workflow(t, id).State, "nothing written")
 		var n int

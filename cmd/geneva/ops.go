@@ -50,61 +50,74 @@ reinstalls every function.`,
 
 func newListCmd(opts *options) *cobra.Command {
 	var (
-		params   goclient.ListWorkflowsParams
-		hero     string
-		group    string
-		asJSON   bool
-		cmdState string
+		filter  goclient.WorkflowFilter
+		filters []string
+		state   string
+		hero    string
+		limit   int
+		asJSON  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ls [flags]",
 		Short: "Workflow counts by type and state, then the newest workflows",
 		Long: `Print the number of workflows by type and state, then the newest workflows
-matching the flags. With --state paused, print why each paused (the
-geneva.paused_workflows view) instead. --group keeps one group's workflows
-(a tenant's: create_workflow's p_group).`,
+matching the filter (geneva.list_workflows). With --state paused alone (or
+with --type), print why each paused (the geneva.paused_workflows view)
+instead. --state, --type, --hero and --group are the keys state, type,
+hero_type and hero_id, and group.
+
+` + filterHelp,
 		Example: `  geneva ls
   geneva ls --state paused --type PaymentProcessing
   geneva ls --hero User:42 --json
-  geneva ls --group acme --state ready`,
+  geneva ls --group acme --state ready
+  geneva ls --filter error_class='*net.OpError' --filter created_after=2030-01-01`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			params.State = goclient.WorkflowState(cmdState)
+			seen := map[string]bool{}
+			for key, value := range map[string]string{"state": state, "type": filter.WorkflowType, "group": filter.Group} {
+				seen[key] = value != ""
+			}
+			filter.State = goclient.WorkflowState(state)
 			if hero != "" {
 				heroType, heroID, ok := strings.Cut(hero, ":")
 				if !ok || heroType == "" || heroID == "" {
 					return usagef("--hero takes TYPE:ID, as User:42")
 				}
-				params.HeroType, params.HeroID = heroType, heroID
+				filter.HeroType, filter.HeroID = heroType, heroID
+				seen["hero_type"], seen["hero_id"] = true, true
 			}
-			if group != "" {
-				return listGroup(ctx, env, &params, group, asJSON)
+			if err := parseFilter(&filter, seen, filters); err != nil {
+				return err
 			}
-			return list(ctx, env, &params, asJSON)
+			return list(ctx, env, &filter, limit, asJSON)
 		}),
 	}
-	cmd.Flags().StringVar(&cmdState, "state", "", "only workflows in this state (ready, performing, paused, finished, canceled)")
-	cmd.Flags().StringVar(&params.WorkflowType, "type", "", "only workflows of this type (the counts too)")
+	cmd.Flags().StringVar(&state, "state", "", "only workflows in this state (ready, performing, paused, finished, canceled, ongoing)")
+	cmd.Flags().StringVar(&filter.WorkflowType, "type", "", "only workflows of this type (the counts too)")
 	cmd.Flags().StringVar(&hero, "hero", "", "only workflows of this hero, as TYPE:ID")
-	cmd.Flags().StringVar(&group, "group", "", "only workflows of this group (a tenant)")
-	cmd.Flags().IntVar(&params.Limit, "limit", 20, "how many workflows to list")
+	cmd.Flags().StringVar(&filter.Group, "group", "", "only workflows of this group (a tenant)")
+	cmd.Flags().StringArrayVar(&filters, "filter", nil, "KEY=VALUE, repeatable: "+strings.Join(filterKeys, ", "))
+	cmd.Flags().IntVar(&limit, "limit", 20, "how many workflows to list")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	return cmd
 }
 
-func list(ctx context.Context, env *environment, params *goclient.ListWorkflowsParams, asJSON bool) error {
-	counts, err := workflowCounts(ctx, env, params.WorkflowType)
+func list(ctx context.Context, env *environment, filter *goclient.WorkflowFilter, limit int, asJSON bool) error {
+	counts, err := workflowCounts(ctx, env, filter.WorkflowType)
 	if err != nil {
 		return err
 	}
+	// why each paused, when the filter is the state paused, of a type or not
+	whyPaused := *filter == goclient.WorkflowFilter{State: goclient.StatePaused, WorkflowType: filter.WorkflowType}
 	var (
-		paused    []*goclient.PausedWorkflow
-		workflows []*goclient.Workflow
+		paused []*goclient.PausedWorkflow
+		listed []*goclient.ListedWorkflow
 	)
-	if params.State == goclient.StatePaused && params.HeroType == "" {
-		paused, err = env.client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{WorkflowType: params.WorkflowType})
+	if whyPaused {
+		paused, err = env.client.PausedWorkflows(ctx, &goclient.PausedWorkflowsParams{WorkflowType: filter.WorkflowType})
 	} else {
-		workflows, err = env.client.ListWorkflows(ctx, params)
+		listed, err = env.client.ListWorkflows(ctx, filter, limit)
 	}
 	if err != nil {
 		return err
@@ -112,10 +125,10 @@ func list(ctx context.Context, env *environment, params *goclient.ListWorkflowsP
 
 	if asJSON {
 		out := map[string]any{"counts": counts}
-		if paused != nil || params.State == goclient.StatePaused && params.HeroType == "" {
+		if whyPaused {
 			out["paused"] = report.OrEmpty(paused)
 		} else {
-			out["workflows"] = report.OrEmpty(workflows)
+			out["workflows"] = report.OrEmpty(listed)
 		}
 		return report.JSON(env.stdout, out)
 	}
@@ -123,43 +136,13 @@ func list(ctx context.Context, env *environment, params *goclient.ListWorkflowsP
 		return err
 	}
 	env.printf("\n")
-	if params.State == goclient.StatePaused && params.HeroType == "" {
+	if whyPaused {
 		return report.Paused(env.stdout, paused)
 	}
-	report.Workflows(env.stdout, workflows)
-	return nil
-}
-
-// listGroup is list for the workflows of one group: the counts, then the
-// newest of the group's workflows matching the other flags (the
-// geneva.workflow_list view, which has the group).
-func listGroup(ctx context.Context, env *environment, params *goclient.ListWorkflowsParams, group string, asJSON bool) error {
-	counts, err := workflowCounts(ctx, env, params.WorkflowType)
-	if err != nil {
-		return err
+	workflows := make([]*goclient.Workflow, len(listed))
+	for i, l := range listed {
+		workflows[i] = &l.Workflow
 	}
-	entries, err := env.client.WorkflowList(ctx, &goclient.WorkflowListParams{
-		Group: group, State: params.State, WorkflowType: params.WorkflowType, HeroType: params.HeroType,
-		HeroID: params.HeroID, Limit: params.Limit, BeforeID: params.BeforeID,
-	})
-	if err != nil {
-		return err
-	}
-	workflows := make([]*goclient.Workflow, len(entries))
-	for i, e := range entries {
-		workflows[i] = &goclient.Workflow{
-			ID: e.ID, WorkflowType: e.WorkflowType, HeroType: e.HeroType, HeroID: e.HeroID, State: e.State,
-			CurrentStepName: e.CurrentStepName, NextStepName: e.NextStepName, RequestedAction: e.RequestedAction,
-			CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Group: e.Group,
-		}
-	}
-	if asJSON {
-		return report.JSON(env.stdout, map[string]any{"counts": counts, "workflows": report.OrEmpty(workflows)})
-	}
-	if err := report.Counts(env.stdout, counts); err != nil {
-		return err
-	}
-	env.printf("\n")
 	report.Workflows(env.stdout, workflows)
 	return nil
 }

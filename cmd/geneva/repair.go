@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,13 +46,6 @@ canceled. Prints the new workflow's id.`,
 	return cmd
 }
 
-// bulkFilterKeys are the keys of `geneva bulk --filter KEY=VALUE`, as
-// geneva.bulk_workflows names them.
-var bulkFilterKeys = []string{
-	"type", "state", "step", "error_class", "hero_type", "hero_id", "group",
-	"created_before", "created_after", "up_to_id",
-}
-
 func newBulkCmd(opts *options) *cobra.Command {
 	var (
 		filters []string
@@ -71,9 +61,11 @@ of geneva.bulk_workflows in its own transaction. A workflow that refuses (not
 in a state the verb takes) is reported and the others go on. Every act is in
 the action log (geneva.action_log), with the bulk call that made it.
 
-Filter keys: ` + strings.Join(bulkFilterKeys, ", ") + `. State is a state or
-"ongoing"; times are RFC 3339 (2030-01-02T15:04:05Z) or a date. At least one
-filter is required: to act on every ongoing workflow, say --filter state=ongoing.`,
+At least one filter is required: to act on every ongoing workflow, say
+--filter state=ongoing. geneva ls --filter with the same filters lists the
+workflows it would act on.
+
+` + filterHelp,
 		Example: `  geneva bulk retry --filter type=PaymentProcessing --filter error_class='*net.OpError'
   geneva bulk pause --filter group=acme --filter state=ongoing
   geneva bulk resume --filter state=paused --filter created_after=2030-01-01 --json`,
@@ -93,8 +85,8 @@ filter is required: to act on every ongoing workflow, say --filter state=ongoing
 			if len(filters) == 0 {
 				return usagef("bulk needs at least one --filter (to act on every ongoing workflow: --filter state=ongoing)")
 			}
-			filter, err := parseBulkFilter(filters)
-			if err != nil {
+			filter := &goclient.WorkflowFilter{}
+			if err := parseFilter(filter, map[string]bool{}, filters); err != nil {
 				return err
 			}
 			if limit <= 0 {
@@ -133,63 +125,8 @@ filter is required: to act on every ongoing workflow, say --filter state=ongoing
 			return nil
 		}),
 	}
-	cmd.Flags().StringArrayVar(&filters, "filter", nil, "KEY=VALUE, repeatable: "+strings.Join(bulkFilterKeys, ", "))
+	cmd.Flags().StringArrayVar(&filters, "filter", nil, "KEY=VALUE, repeatable: "+strings.Join(filterKeys, ", "))
 	cmd.Flags().IntVar(&limit, "limit", 1000, "workflows per batch (one transaction each)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	return cmd
-}
-
-// parseBulkFilter reads --filter KEY=VALUE flags.
-func parseBulkFilter(filters []string) (*goclient.BulkFilter, error) {
-	f := &goclient.BulkFilter{}
-	for _, kv := range filters {
-		key, value, ok := strings.Cut(kv, "=")
-		if !ok || value == "" {
-			return nil, usagef("--filter %q: write KEY=VALUE", kv)
-		}
-		switch key {
-		case "type":
-			f.WorkflowType = value
-		case "state":
-			f.State = value
-		case "step":
-			f.Step = value
-		case "error_class":
-			f.ErrorClass = value
-		case "hero_type":
-			f.HeroType = value
-		case "hero_id":
-			f.HeroID = value
-		case "group":
-			f.Group = value
-		case "created_before", "created_after":
-			t, err := parseBulkTime(value)
-			if err != nil {
-				return nil, usagef("--filter %s: %v", key, err)
-			}
-			if key == "created_before" {
-				f.CreatedBefore = &t
-			} else {
-				f.CreatedAfter = &t
-			}
-		case "up_to_id":
-			id, err := strconv.ParseInt(value, 10, 64)
-			if err != nil || id <= 0 {
-				return nil, usagef("--filter up_to_id: %q is not a workflow id", value)
-			}
-			f.UpToID = id
-		default:
-			return nil, usagef("--filter: unknown key %q: use %s", key, strings.Join(bulkFilterKeys, ", "))
-		}
-	}
-	return f, nil
-}
-
-func parseBulkTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is not a time like 2030-01-02T15:04:05Z or a date", s)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -348,6 +349,12 @@ func jsonValue(v reflect.Value) any {
 		for i := range v.NumField() {
 			field := v.Type().Field(i)
 			if !field.IsExported() {
+				continue
+			}
+			if field.Anonymous && field.Type.Kind() == reflect.Struct {
+				// an embedded struct's columns are the row's own (as pgx
+				// reads them: goclient.ListedWorkflow's Workflow)
+				maps.Copy(out, jsonValue(v.Field(i)).(map[string]any))
 				continue
 			}
 			name := field.Tag.Get("db")

@@ -5,7 +5,7 @@
 -- 127 (docs/sql-api.md, "Definitions").
 --
 -- Called by: geneva.define_workflow, geneva.create_workflows,
--- geneva.track_hero, geneva.send_hero_event, geneva.bulk_workflows (its
+-- geneva.track_hero, geneva.send_hero_event, geneva._workflow_filter (a
 -- filter's values), geneva._log_action (the actor). Takes no locks. NULL
 -- passes.
 -- Raises: 22001 (string_data_right_truncation) naming p_argument, its length

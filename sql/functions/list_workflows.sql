@@ -1,20 +1,48 @@
--- geneva.list_workflows: workflows by state, type and hero, newest first, a
--- page at a time.
+-- geneva.list_workflows: the workflows a filter matches, newest first, a
+-- page at a time, each with its latest error (of geneva.step_errors).
 --
--- Called by: applications, operators, goclient.ListWorkflows, `geneva ls`.
--- Takes no locks. Every filter is optional (NULL: any). Pages go by id:
--- pass the last id of a page as p_before_id to get the next one.
--- Raises: 22004 for a NULL limit; 22023 for a limit outside 1 to 10000, or
--- an unknown state (a typo would otherwise match nothing, silently).
+-- Called by: applications, operators, dashboards, goclient.ListWorkflows
+-- (the web dashboard's Workflows page), `geneva ls`. Takes no locks.
+--
+-- p_filter is the one workflow filter (geneva._workflow_filter: type,
+-- state or ongoing, step, error_class, hero_type, hero_id, group,
+-- created_before, created_after, before_id, after_id, up_to_id), which
+-- geneva.count_workflows counts and geneva.bulk_workflows acts on. Pages go
+-- by id, never OFFSET: pass a page's last id as the filter's before_id to
+-- get the next one. The query has only the clauses of the keys given, and
+-- is planned with their values, so that each filter reads its own index
+-- (see _workflow_filter), newest first, and stops at the page's end.
+-- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
+-- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
+-- geneva._workflow_filter).
 create or replace function geneva.list_workflows(
-  p_state text default null,
-  p_workflow_type text default null,
-  p_hero_type text default null,
-  p_hero_id text default null,
-  p_limit integer default 100,
-  p_before_id bigint default null
+  p_filter jsonb default '{}',
+  p_limit integer default 100
 )
-returns setof geneva.workflows
+returns table (
+  id bigint,
+  workflow_type text,
+  hero_type text,
+  hero_id text,
+  state text,
+  current_step_name text,
+  next_step_name text,
+  allow_multiple boolean,
+  requested_action text,
+  created_at timestamptz,
+  updated_at timestamptz,
+  started_at timestamptz,
+  transitioned_at timestamptz,
+  paused_at timestamptz,
+  finished_at timestamptz,
+  canceled_at timestamptz,
+  group_name text,
+  retried_from bigint,
+  last_error_class text,
+  last_error_message text,
+  last_error_step text,
+  last_error_at timestamptz
+)
 language plpgsql
 stable
 security definer
@@ -27,24 +55,25 @@ begin
   if p_limit not between 1 and 10000 then
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
   end if;
-  if p_state not in ('ready', 'performing', 'paused', 'finished', 'canceled') then
-    raise exception 'unknown workflow state %', p_state
-      using errcode = '22023',
-            hint = 'A workflow is ready, performing, paused, finished or canceled.';
-  end if;
 
-  return query
-  select w.*
-  from geneva.workflows w
-  where (p_state is null or w.state = p_state)
-    and (p_workflow_type is null or w.workflow_type = p_workflow_type)
-    and (p_hero_type is null or w.hero_type = p_hero_type)
-    and (p_hero_id is null or w.hero_id = p_hero_id)
-    and (p_before_id is null or w.id < p_before_id)
-  order by w.id desc
-  limit p_limit;
+  return query execute format(
+    'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
+       w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
+       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from,
+       le.error_class_name, le.error_message, le.step_name, le.finished_at
+     from (select w.* from %s order by w.id desc limit $2) w
+     left join lateral (
+       select le.error_class_name, le.error_message, le.step_name, le.finished_at
+       from geneva.step_errors le
+       where le.workflow_id = w.id
+       order by le.execution_id desc
+       limit 1
+     ) le on true
+     order by w.id desc',
+    geneva._workflow_filter(p_filter)
+  ) using p_filter, p_limit;
 end;
 $$;
 
-comment on function geneva.list_workflows(text, text, text, text, integer, bigint) is
-'Workflows filtered by state, type and hero, newest first, paged by id.';
+comment on function geneva.list_workflows(jsonb, integer) is
+'The workflows the filter matches (geneva._workflow_filter''s keys), newest first, each with its latest error; paged by the filter''s before_id.';

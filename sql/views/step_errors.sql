@@ -2,11 +2,11 @@
 -- error columns set: failed, reattempted or skipped by an exception), with
 -- whether it is its workflow's latest such execution.
 --
--- For the dashboard's filter "workflows whose latest error is of class X"
--- (filter on error_class_name and latest) and for the last error of a page
--- of workflows (filter on workflow_id). Reads
--- step_executions_error_class_name for the first, step_executions_workflow_id
--- for the second.
+-- For the workflow filter "workflows whose latest error is of class X"
+-- (geneva._workflow_filter's error_class: filter on error_class_name and
+-- latest) and for the last error of a page of workflows (geneva.list_workflows:
+-- filter on workflow_id). Reads step_executions_error_class_name for the
+-- first, step_executions_workflow_id for the second.
 create or replace view geneva.step_errors as
 select
   e.id as execution_id,
