@@ -501,7 +501,7 @@ func checkPagesOnStandby(t *testing.T, p *pair) {
 		ReadPool: read, Metrics: promgeneva.Handler(read), Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	list, err := goclient.New(read).ListWorkflows(context.Background(), &goclient.ListWorkflowsParams{Limit: 1})
+	list, err := goclient.New(read).ListWorkflows(context.Background(), &goclient.WorkflowFilter{}, 1)
 	require.NoError(t, err)
 	require.NotEmpty(t, list)
 	workflowID := list[0].ID
