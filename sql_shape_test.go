@@ -34,14 +34,25 @@ var (
 )
 
 // The header's lines naming who runs a function and what it raises: a
-// function in functions/ is called ("Called by: ..."), a trigger function in
-// triggers/ is fired by its trigger ("Fired by: the trigger ..., ..."), and
-// either says "Raises: ..." when its body raises. One spelling each, at the
-// start of a header line.
+// function is called ("Called by: ..."), a trigger function is fired by its
+// trigger ("Fired by: the trigger ..., ..."), and either says "Raises: ..."
+// when its body raises. One spelling each, at the start of a header line.
 var (
 	calledBy = regexp.MustCompile(`(?m)^-- Called by: \S`)
 	firedBy  = regexp.MustCompile(`(?m)^-- Fired by: \S`)
 	raises   = regexp.MustCompile(`(?m)^-- Raises: \S`)
+)
+
+// The folders of sql/ (install.sql's inventory says what each holds):
+// public functions in api/ and protocol/, helpers in the others, trigger
+// functions with their triggers in guards/, counts/ and heroes/.
+var (
+	publicFolders = map[string]bool{"api": true, "protocol": true}
+	helperFolders = map[string]bool{
+		"engine": true, "verbs": true, "checks": true, "limits": true, "events": true, "schedules": true,
+		"housekeeping": true, "counts": true, "heroes": true,
+	}
+	triggerFolders = map[string]bool{"guards": true, "counts": true, "heroes": true}
 )
 
 // headerRules spares files whose headers do not yet follow the rules above:
@@ -120,6 +131,7 @@ func TestSQLShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hot := hotPath(t, string(install))
 	included := map[string]int{}
 	for _, m := range includeLine.FindAllStringSubmatch(string(install), -1) {
 		included[m[1]]++
@@ -154,8 +166,28 @@ func TestSQLShape(t *testing.T) {
 		functions := definitions(t, name, text, createFunction)
 		views := definitions(t, name, text, createView)
 		triggers := definitions(t, name, text, createTrigger)
-		switch path.Dir(name) {
-		case "functions":
+		folder := path.Dir(name)
+		switch {
+		case folder == "constraints":
+			// the function a CHECK constraint calls, and the constraint,
+			// attached once (a DO block), named after the file
+			if len(functions) != 1 || functions[0] != "_chk_"+base || len(views) != 0 || len(triggers) != 0 ||
+				!strings.Contains(text, "add constraint "+base+" check (geneva._chk_"+base+"(") {
+				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._chk_%s and the constraint %s calling it",
+					name, functions, views, triggers, base, base)
+			}
+		case folder == "views":
+			if len(views) != 1 || views[0] != base || len(functions) != 0 || len(triggers) != 0 {
+				t.Errorf("%s: defines functions %v, views %v and triggers %v; want one view, geneva.%s", name, functions, views, triggers, base)
+			}
+		case triggerFolders[folder] && len(functions) == 1 && functions[0] == "_trg_"+base:
+			// the trigger function, and the trigger when the table is Geneva's
+			// (geneva.track_hero attaches _trg_hero_deleted to heroes' tables);
+			// the one trigger may stand on several tables (counts_guard)
+			if len(views) != 0 || slices.ContainsFunc(triggers, func(trigger string) bool { return trigger != base }) {
+				t.Errorf("%s: defines views %v and triggers %v; want at most the trigger %s", name, views, triggers, base)
+			}
+		case publicFolders[folder] || helperFolders[folder]:
 			if len(functions) != 1 || len(views) != 0 || len(triggers) != 0 {
 				t.Errorf("%s: defines functions %v, views %v and triggers %v; want one function", name, functions, views, triggers)
 				return nil
@@ -166,29 +198,36 @@ func TestSQLShape(t *testing.T) {
 			if !strings.HasPrefix(text, "-- geneva."+base+":") && !strings.HasPrefix(text, "-- geneva."+base+"():") {
 				t.Errorf("%s: the header comment does not start with -- geneva.%s:", name, base)
 			}
-		case "triggers":
-			// the trigger function, and the trigger when the table is Geneva's
-			// (geneva.track_hero attaches _trg_hero_deleted to heroes' tables);
-			// the one trigger may stand on several tables (counts_guard)
-			if len(functions) != 1 || functions[0] != "_trg_"+base || len(views) != 0 ||
-				slices.ContainsFunc(triggers, func(trigger string) bool { return trigger != base }) {
-				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._trg_%s and at most the trigger %s",
-					name, functions, views, triggers, base, base)
-			}
-		case "constraints":
-			// the function a CHECK constraint calls, and the constraint,
-			// attached once (a DO block), named after the file
-			if len(functions) != 1 || functions[0] != "_chk_"+base || len(views) != 0 || len(triggers) != 0 ||
-				!strings.Contains(text, "add constraint "+base+" check (geneva._chk_"+base+"(") {
-				t.Errorf("%s: defines functions %v, views %v and triggers %v; want the function geneva._chk_%s and the constraint %s calling it",
-					name, functions, views, triggers, base, base)
-			}
-		case "views":
-			if len(views) != 1 || views[0] != base || len(functions) != 0 || len(triggers) != 0 {
-				t.Errorf("%s: defines functions %v, views %v and triggers %v; want one view, geneva.%s", name, functions, views, triggers, base)
+			public := !strings.HasPrefix(base, "_")
+			switch {
+			case publicFolders[folder] && !public:
+				t.Errorf("%s: a helper (its name starts with _) in %s/, which holds public functions only", name, folder)
+			case helperFolders[folder] && public:
+				t.Errorf("%s: a public function in %s/: public functions are in api/ or protocol/", name, folder)
+			case public && !strings.Contains(sqlCode(text), "security definer") && !strings.Contains(prose(header(text)), "not a security definer"):
+				t.Errorf("%s: a public function runs as the schema's owner (security definer), or its header says why it is not a security definer", name)
+			case public && !strings.Contains(text, "comment on function geneva."+base+"("):
+				t.Errorf("%s: a public function has a comment on function", name)
+			case !public && strings.Contains(sqlCode(text), "security definer"):
+				t.Errorf("%s: a helper runs as its caller (only public functions and the hero trigger are security definer)", name)
 			}
 		default:
-			t.Errorf("%s: sql/ holds functions/, triggers/, constraints/ and views/ only", name)
+			t.Errorf("%s: sql/%s/ is not one of the folders install.sql's inventory names", name, folder)
+		}
+		if len(functions) == 1 {
+			settings := 0
+			for _, setting := range hotSettings {
+				if strings.Contains(sqlCode(text), setting) {
+					settings++
+				}
+			}
+			switch {
+			case hot[functions[0]] && settings != len(hotSettings):
+				t.Errorf("%s: on install.sql's hot path, without all of %q", name, hotSettings)
+			case !hot[functions[0]] && settings > 0:
+				t.Errorf("%s: carries the hot path's planner settings, but install.sql's inventory does not list it", name)
+			}
+			delete(hot, functions[0])
 		}
 		if len(functions) > 0 {
 			headerNames(t, name, text)
@@ -208,6 +247,9 @@ func TestSQLShape(t *testing.T) {
 		if !files[name] && name != "grants.sql" {
 			t.Errorf("install.sql includes %s, which does not exist", name)
 		}
+	}
+	for name := range hot {
+		t.Errorf("install.sql's hot path lists %s, which no file defines", name)
 	}
 	for name := range headerRules {
 		if !files[name] {
@@ -245,6 +287,40 @@ func header(text string) string {
 	return b.String()
 }
 
+// hotSettings are the planner settings of the hot path's functions.
+var hotSettings = []string{
+	"set plan_cache_mode = force_generic_plan", "set enable_seqscan = off",
+	"set enable_hashjoin = off", "set enable_mergejoin = off",
+}
+
+// hotPath reads the functions install.sql's inventory lists on the hot path:
+// the comment line "-- hot path: a, b, ..." and those that continue it.
+func hotPath(t *testing.T, install string) map[string]bool {
+	t.Helper()
+	_, rest, ok := strings.Cut(install, "\n-- hot path: ")
+	if !ok {
+		t.Fatal("install.sql's inventory has no line -- hot path: ...")
+	}
+	var list strings.Builder
+	for line := range strings.Lines("-- " + rest) {
+		if !strings.HasPrefix(line, "-- ") || strings.TrimSpace(line) == "--" {
+			break
+		}
+		list.WriteString(strings.TrimPrefix(line, "-- ") + " ")
+	}
+	hot := map[string]bool{}
+	for name := range strings.SplitSeq(list.String(), ",") {
+		hot[strings.TrimSpace(name)] = true
+	}
+	return hot
+}
+
+// prose is a comment block's words, on one line: the header without its --
+// and line breaks.
+func prose(comment string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(comment, "--", " ")), " ")
+}
+
 // bodyRaises says whether text's code has a raise statement that raises (an
 // error, not a report such as raise notice).
 func bodyRaises(text string) bool {
@@ -266,7 +342,7 @@ func headerNames(t *testing.T, name, text string) {
 	t.Helper()
 	head := header(text)
 	who, spelling := calledBy, "-- Called by: ..."
-	if path.Dir(name) == "triggers" {
+	if strings.Contains(sqlCode(text), "returns trigger") {
 		who, spelling = firedBy, "-- Fired by: the trigger ..."
 	}
 	missing := []string{}
@@ -284,20 +360,20 @@ func headerNames(t *testing.T, name, text string) {
 	}
 }
 
-// publicFunctionsHaveTests reports a public function of sql/functions (its
-// name does not start with _) without a test file of its own,
+// publicFunctionsHaveTests reports a public function (of sql/api or
+// sql/protocol: its name does not start with _) without a test file of its own,
 // tests/<name>_test.go declaring Test<Name> (CamelCase), or the file
 // testFileOf names.
 func publicFunctionsHaveTests(t *testing.T, files map[string]bool) {
 	t.Helper()
 	for name := range testFileOf {
-		if !files["functions/"+name+".sql"] {
-			t.Errorf("testFileOf names %s, which is not a function of sql/functions", name)
+		if !files["api/"+name+".sql"] && !files["protocol/"+name+".sql"] {
+			t.Errorf("testFileOf names %s, which is not a public function of sql/api or sql/protocol", name)
 		}
 	}
 	for _, file := range slices.Sorted(maps.Keys(files)) {
 		function := strings.TrimSuffix(path.Base(file), ".sql")
-		if path.Dir(file) != "functions" || strings.HasPrefix(function, "_") {
+		if !publicFolders[path.Dir(file)] || strings.HasPrefix(function, "_") {
 			continue
 		}
 		base := function

@@ -90,9 +90,9 @@ func TestActionsPage(t *testing.T) {
 }
 
 // The Actions page suggests every verb geneva._log_action records: the
-// verbs of its callers in sql/functions.
+// verbs of its callers in sql/.
 func TestActionVerbs(t *testing.T) {
-	files, err := filepath.Glob("../sql/functions/*.sql")
+	files, err := filepath.Glob("../sql/*/*.sql")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	var verbs []string

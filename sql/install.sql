@@ -9,6 +9,105 @@
 --
 -- Files are included as Go templates (tern code packages): keep double curly
 -- braces out of SQL. The template data are the role names of sql/grants.sql.
+--
+-- ## Inventory
+--
+-- Folders: one function (or view, or trigger with its function) a file,
+-- named after it (TestSQLShape holds every rule below).
+--   api/          the public functions of applications and operators (any
+--                 SQL client): security definer, granted in grants.sql
+--   protocol/     the public functions of the worker protocol (any language)
+--   engine/       the one path: the claim's and the end's parts, the move of
+--                 a workflow, scheduling and River's jobs, locks, outcomes
+--                 (_signal_effects) and exception policies
+--   verbs/        the operators' verbs' one implementations (their public
+--                 functions in api/ are wrappers), the workflow filter, the
+--                 action log
+--   checks/       argument and definition checks: lengths, waits, JSON
+--                 depth, policies, HTTP steps
+--   limits/       concurrency and rate limits
+--   events/       events sent to workflows
+--   schedules/    cron schedules
+--   housekeeping/ recovery of stuck executions, repair, settings
+--   counts/       the counters the views read, kept by triggers, folded by
+--                 housekeeping
+--   heroes/       the trigger track_hero attaches to an application's table
+--   guards/       triggers refusing the writes no function does
+--   constraints/  CHECK constraints whose rules are a function's
+--   views/        dashboards' views
+--   Public functions (no leading _) live in api/ and protocol/ only; helpers
+--   (_name) and trigger functions (_trg_name) everywhere else.
+--
+-- Entry points, by subsystem:
+--   create        api/create_workflows (create_workflow is a list of one)
+--   claim         protocol/start_steps, the one claim (start_step: one)
+--   end           engine/_end_running, behind complete_steps, complete_step,
+--                 complete_and_continue and interrupt_step; fail_step
+--   move          engine/_advance_many, every move of a workflow (_advance:
+--                 one)
+--   schedule      engine/_schedule_step (one execution: create of one,
+--                 resume, schedule_step, retry), engine/_advance_many
+--   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
+--                 _skip_step, _retry_workflow; api/bulk_workflows
+--   limits        limits/_limit_admit (at a claim), limits/_limit_release (at
+--                 an end)
+--   events        api/send_event, api/send_hero_event (events/_send_event);
+--                 the await is the claim's and the move's
+--   schedules     api/fire_schedules
+--   housekeeping  protocol/housekeep_if_due, api/housekeep
+--
+-- Tables (migrations/001_create_schema.sql): workflow_definitions and
+-- workflow_definition_versions; workflows; step_executions; events;
+-- idempotency_keys; operator_actions (the action log); limits, limit_slots,
+-- limit_windows; schedules, schedule_firings; housekeeping_settings,
+-- housekeeping_rounds; the counters ended_workflow_counts,
+-- ended_workflow_count_deltas, ended_execution_deltas,
+-- ended_executions_by_minute, ended_executions_by_hour. No role but the
+-- owner may touch any; the guards refuse what no function does, even the
+-- owner's hand-written SQL.
+--
+-- Capability flags: transaction-local settings a function turns on around
+-- the write it may make and off after; a guard trigger (or a constraint)
+-- refuses the write without it (55000). A hand-written write meets them.
+--   geneva.inserting    create_workflows, _advance_many, _schedule_step,
+--                       _retry_workflow: an ongoing workflow or an active
+--                       execution inserted (workflows_guard_insert,
+--                       step_executions_guard_insert, idempotency_keys_guard)
+--   geneva.ending       _end_executions: an execution ended
+--                       (step_executions_guard_state, counts_guard)
+--   geneva.defining     define_workflow (workflow_definitions_guard)
+--   geneva.retention    housekeep: ended history deleted
+--                       (workflows_guard_delete, step_executions_guard_delete,
+--                       events_guard, idempotency_keys_guard,
+--                       operator_actions_guard)
+--   geneva.folding      _fold_workflow_counts, _fold_ended_executions
+--                       (counts_guard)
+--   geneva.limiting     define_limit, housekeep, _limit_admit, _limit_release
+--                       (limits_guard)
+--   geneva.scheduling   create_schedule, pause_schedule, resume_schedule,
+--                       delete_schedule, fire_schedules (schedules_guard,
+--                       schedule_firings_guard)
+--   geneva.sending      _send_event (events_guard)
+--   geneva.consuming    start_steps: an event consumed (events_guard)
+--   geneva.logging      _log_action (operator_actions_guard)
+--   geneva.housekeeping_settings  set_housekeeping_settings,
+--                       _housekeeping_settings (housekeeping_settings_guard)
+--   geneva.housekeeping_rounds    housekeep_if_due (housekeeping_rounds_guard)
+-- Other settings: geneva.fake_now (the test clock, honoured only where the
+-- owner ran allow_fake_clock(true)); geneva.actor (who the caller says it
+-- is, recorded by _log_action).
+--
+-- Hot path: the functions every claim and end runs through hold their
+-- statements to index lookups by id, planned once per session, whatever the
+-- tables' statistics said when they were planned (set plan_cache_mode =
+-- force_generic_plan, enable_seqscan, enable_hashjoin and enable_mergejoin
+-- off; bench/NOTES.md, "After batching", item 4): a statement planned while
+-- the tables were nearly empty would otherwise keep sequential scans and
+-- hash joins at several times the cost. The helpers they call run under
+-- their settings (a function's own settings cost a save and a restore at
+-- every call). These functions, and no others, carry the settings:
+-- hot path: start_steps, create_workflows, _lock_executions, _end_running,
+-- _end_executions, _advance, _limit_release
 
 -- Graveyard: after the first tagged release, drops of removed functions and
 -- changed signatures go here, oldest first, so that upgraded databases lose
@@ -16,167 +115,167 @@
 -- (migrations/README.md).
 
 -- Clock and private helpers, in dependency order.
-{{ template "functions/now.sql" . }}
-{{ template "functions/_signal_effects.sql" . }}
-{{ template "functions/_check_wait.sql" . }}
-{{ template "functions/_check_length.sql" . }}
-{{ template "functions/_check_lengths.sql" . }}
-{{ template "functions/_check_json_depth.sql" . }}
-{{ template "functions/allow_fake_clock.sql" . }}
-{{ template "functions/_parse_wait.sql" . }}
-{{ template "functions/_validate_policy.sql" . }}
-{{ template "functions/_definition.sql" . }}
-{{ template "functions/_lock_workflow.sql" . }}
-{{ template "functions/_lock_execution.sql" . }}
-{{ template "functions/_lock_active_execution.sql" . }}
-{{ template "functions/_lock_executions.sql" . }}
-{{ template "functions/_notify_insert.sql" . }}
-{{ template "functions/_job_waits.sql" . }}
-{{ template "functions/_step_job_args.sql" . }}
-{{ template "functions/_step_job_available.sql" . }}
-{{ template "functions/_enqueue_step.sql" . }}
-{{ template "functions/_ensure_job.sql" . }}
-{{ template "functions/_limited.sql" . }}
-{{ template "functions/_limit_key.sql" . }}
-{{ template "functions/_limit_keys.sql" . }}
-{{ template "functions/_limit_lock.sql" . }}
-{{ template "functions/_limit_capacity.sql" . }}
-{{ template "functions/_limit_full.sql" . }}
-{{ template "functions/_limit_numbers.sql" . }}
-{{ template "functions/_limit_take.sql" . }}
-{{ template "functions/_limit_await_number.sql" . }}
-{{ template "functions/_limit_carries.sql" . }}
-{{ template "functions/_limit_wait_behind.sql" . }}
-{{ template "functions/_unconditional.sql" . }}
-{{ template "functions/_limit_release.sql" . }}
-{{ template "functions/_limit_admit.sql" . }}
-{{ template "functions/_schedule_step.sql" . }}
-{{ template "functions/_next_attempt.sql" . }}
-{{ template "functions/_duration_bucket.sql" . }}
-{{ template "functions/_end_executions.sql" . }}
-{{ template "functions/_end_execution.sql" . }}
-{{ template "functions/_end_as.sql" . }}
-{{ template "functions/_complete_job.sql" . }}
-{{ template "functions/_check_job.sql" . }}
-{{ template "functions/_advance_many.sql" . }}
-{{ template "functions/_advance.sql" . }}
-{{ template "functions/_resolve_policy.sql" . }}
-{{ template "functions/_backoff_wait.sql" . }}
-{{ template "functions/_recover_execution.sql" . }}
-{{ template "functions/_repair_orphan.sql" . }}
-{{ template "functions/_histogram_add.sql" . }}
-{{ template "functions/_ended_counts_from.sql" . }}
-{{ template "functions/_log_action.sql" . }}
-{{ template "functions/_action_result.sql" . }}
+{{ template "api/now.sql" . }}
+{{ template "engine/_signal_effects.sql" . }}
+{{ template "checks/_check_wait.sql" . }}
+{{ template "checks/_check_length.sql" . }}
+{{ template "checks/_check_lengths.sql" . }}
+{{ template "checks/_check_json_depth.sql" . }}
+{{ template "api/allow_fake_clock.sql" . }}
+{{ template "checks/_parse_wait.sql" . }}
+{{ template "checks/_validate_policy.sql" . }}
+{{ template "engine/_definition.sql" . }}
+{{ template "engine/_lock_workflow.sql" . }}
+{{ template "engine/_lock_execution.sql" . }}
+{{ template "engine/_lock_active_execution.sql" . }}
+{{ template "engine/_lock_executions.sql" . }}
+{{ template "engine/_notify_insert.sql" . }}
+{{ template "engine/_job_waits.sql" . }}
+{{ template "engine/_step_job_args.sql" . }}
+{{ template "engine/_step_job_available.sql" . }}
+{{ template "engine/_enqueue_step.sql" . }}
+{{ template "engine/_ensure_job.sql" . }}
+{{ template "limits/_limited.sql" . }}
+{{ template "limits/_limit_key.sql" . }}
+{{ template "limits/_limit_keys.sql" . }}
+{{ template "limits/_limit_lock.sql" . }}
+{{ template "limits/_limit_capacity.sql" . }}
+{{ template "limits/_limit_full.sql" . }}
+{{ template "limits/_limit_numbers.sql" . }}
+{{ template "limits/_limit_take.sql" . }}
+{{ template "limits/_limit_await_number.sql" . }}
+{{ template "limits/_limit_carries.sql" . }}
+{{ template "limits/_limit_wait_behind.sql" . }}
+{{ template "engine/_unconditional.sql" . }}
+{{ template "limits/_limit_release.sql" . }}
+{{ template "limits/_limit_admit.sql" . }}
+{{ template "engine/_schedule_step.sql" . }}
+{{ template "engine/_next_attempt.sql" . }}
+{{ template "counts/_duration_bucket.sql" . }}
+{{ template "engine/_end_executions.sql" . }}
+{{ template "engine/_end_execution.sql" . }}
+{{ template "engine/_end_as.sql" . }}
+{{ template "engine/_complete_job.sql" . }}
+{{ template "engine/_check_job.sql" . }}
+{{ template "engine/_advance_many.sql" . }}
+{{ template "engine/_advance.sql" . }}
+{{ template "engine/_resolve_policy.sql" . }}
+{{ template "engine/_backoff_wait.sql" . }}
+{{ template "housekeeping/_recover_execution.sql" . }}
+{{ template "housekeeping/_repair_orphan.sql" . }}
+{{ template "counts/_histogram_add.sql" . }}
+{{ template "counts/_ended_counts_from.sql" . }}
+{{ template "verbs/_log_action.sql" . }}
+{{ template "verbs/_action_result.sql" . }}
 
 -- Definitions and workflows.
-{{ template "functions/_validate_limit.sql" . }}
-{{ template "functions/_validate_http.sql" . }}
-{{ template "functions/_step_queue.sql" . }}
-{{ template "functions/_step_http.sql" . }}
-{{ template "functions/define_workflow.sql" . }}
-{{ template "functions/define_limit.sql" . }}
-{{ template "functions/create_workflows.sql" . }}
-{{ template "functions/create_workflow.sql" . }}
-{{ template "functions/_pause_workflow.sql" . }}
-{{ template "functions/pause_workflow.sql" . }}
-{{ template "functions/_resume_workflow.sql" . }}
-{{ template "functions/resume_workflow.sql" . }}
-{{ template "functions/_cancel_workflow.sql" . }}
-{{ template "functions/cancel_workflow.sql" . }}
-{{ template "functions/_skip_step.sql" . }}
-{{ template "functions/skip_step.sql" . }}
-{{ template "functions/schedule_step.sql" . }}
-{{ template "functions/get_workflow.sql" . }}
-{{ template "functions/_workflow_filter.sql" . }}
-{{ template "functions/list_workflows.sql" . }}
-{{ template "functions/count_workflows.sql" . }}
-{{ template "functions/step_history.sql" . }}
-{{ template "functions/get_step_execution.sql" . }}
-{{ template "functions/_retry_workflow.sql" . }}
-{{ template "functions/retry_workflow.sql" . }}
-{{ template "functions/bulk_workflows.sql" . }}
+{{ template "limits/_validate_limit.sql" . }}
+{{ template "checks/_validate_http.sql" . }}
+{{ template "engine/_step_queue.sql" . }}
+{{ template "engine/_step_http.sql" . }}
+{{ template "api/define_workflow.sql" . }}
+{{ template "api/define_limit.sql" . }}
+{{ template "api/create_workflows.sql" . }}
+{{ template "api/create_workflow.sql" . }}
+{{ template "verbs/_pause_workflow.sql" . }}
+{{ template "api/pause_workflow.sql" . }}
+{{ template "verbs/_resume_workflow.sql" . }}
+{{ template "api/resume_workflow.sql" . }}
+{{ template "verbs/_cancel_workflow.sql" . }}
+{{ template "api/cancel_workflow.sql" . }}
+{{ template "verbs/_skip_step.sql" . }}
+{{ template "api/skip_step.sql" . }}
+{{ template "api/schedule_step.sql" . }}
+{{ template "api/get_workflow.sql" . }}
+{{ template "verbs/_workflow_filter.sql" . }}
+{{ template "api/list_workflows.sql" . }}
+{{ template "api/count_workflows.sql" . }}
+{{ template "api/step_history.sql" . }}
+{{ template "api/get_step_execution.sql" . }}
+{{ template "verbs/_retry_workflow.sql" . }}
+{{ template "api/retry_workflow.sql" . }}
+{{ template "api/bulk_workflows.sql" . }}
 
 -- Events.
-{{ template "functions/_check_event.sql" . }}
-{{ template "functions/_send_event.sql" . }}
-{{ template "functions/send_event.sql" . }}
-{{ template "functions/send_hero_event.sql" . }}
+{{ template "events/_check_event.sql" . }}
+{{ template "events/_send_event.sql" . }}
+{{ template "api/send_event.sql" . }}
+{{ template "api/send_hero_event.sql" . }}
 
 -- Schedules.
-{{ template "functions/_cron_field.sql" . }}
-{{ template "functions/_cron_parse.sql" . }}
-{{ template "functions/_cron_instant.sql" . }}
-{{ template "functions/_cron_next.sql" . }}
-{{ template "functions/_cron_previous.sql" . }}
-{{ template "functions/_check_timezone.sql" . }}
-{{ template "functions/_lock_schedule.sql" . }}
-{{ template "functions/create_schedule.sql" . }}
-{{ template "functions/pause_schedule.sql" . }}
-{{ template "functions/resume_schedule.sql" . }}
-{{ template "functions/delete_schedule.sql" . }}
-{{ template "functions/fire_schedules.sql" . }}
+{{ template "schedules/_cron_field.sql" . }}
+{{ template "schedules/_cron_parse.sql" . }}
+{{ template "schedules/_cron_instant.sql" . }}
+{{ template "schedules/_cron_next.sql" . }}
+{{ template "schedules/_cron_previous.sql" . }}
+{{ template "schedules/_check_timezone.sql" . }}
+{{ template "schedules/_lock_schedule.sql" . }}
+{{ template "api/create_schedule.sql" . }}
+{{ template "api/pause_schedule.sql" . }}
+{{ template "api/resume_schedule.sql" . }}
+{{ template "api/delete_schedule.sql" . }}
+{{ template "api/fire_schedules.sql" . }}
 
 -- Worker protocol.
-{{ template "functions/start_step.sql" . }}
-{{ template "functions/_end_running_refuse.sql" . }}
-{{ template "functions/_end_running.sql" . }}
-{{ template "functions/complete_step.sql" . }}
-{{ template "functions/complete_and_continue.sql" . }}
-{{ template "functions/complete_steps.sql" . }}
-{{ template "functions/start_steps.sql" . }}
-{{ template "functions/fail_step.sql" . }}
-{{ template "functions/checkpoint_step.sql" . }}
-{{ template "functions/parse_wait.sql" . }}
-{{ template "functions/interrupt_step.sql" . }}
-{{ template "functions/heartbeat_step.sql" . }}
-{{ template "functions/step_defined.sql" . }}
+{{ template "protocol/start_step.sql" . }}
+{{ template "engine/_end_running_refuse.sql" . }}
+{{ template "engine/_end_running.sql" . }}
+{{ template "protocol/complete_step.sql" . }}
+{{ template "protocol/complete_and_continue.sql" . }}
+{{ template "protocol/complete_steps.sql" . }}
+{{ template "protocol/start_steps.sql" . }}
+{{ template "protocol/fail_step.sql" . }}
+{{ template "protocol/checkpoint_step.sql" . }}
+{{ template "protocol/parse_wait.sql" . }}
+{{ template "protocol/interrupt_step.sql" . }}
+{{ template "protocol/heartbeat_step.sql" . }}
+{{ template "protocol/step_defined.sql" . }}
 
 -- Housekeeping and heroes.
-{{ template "functions/_fold_workflow_counts.sql" . }}
-{{ template "functions/_fold_ended_executions.sql" . }}
-{{ template "functions/_housekeeping_settings.sql" . }}
-{{ template "functions/_check_housekeeping_settings.sql" . }}
-{{ template "functions/get_housekeeping_settings.sql" . }}
-{{ template "functions/set_housekeeping_settings.sql" . }}
-{{ template "functions/housekeep.sql" . }}
-{{ template "functions/housekeep_if_due.sql" . }}
-{{ template "functions/_hero_id_column.sql" . }}
-{{ template "triggers/hero_deleted.sql" . }}
-{{ template "functions/_hero_trigger_name.sql" . }}
-{{ template "functions/track_hero.sql" . }}
-{{ template "functions/untrack_hero.sql" . }}
+{{ template "counts/_fold_workflow_counts.sql" . }}
+{{ template "counts/_fold_ended_executions.sql" . }}
+{{ template "housekeeping/_housekeeping_settings.sql" . }}
+{{ template "housekeeping/_check_housekeeping_settings.sql" . }}
+{{ template "api/get_housekeeping_settings.sql" . }}
+{{ template "api/set_housekeeping_settings.sql" . }}
+{{ template "api/housekeep.sql" . }}
+{{ template "protocol/housekeep_if_due.sql" . }}
+{{ template "heroes/_hero_id_column.sql" . }}
+{{ template "heroes/hero_deleted.sql" . }}
+{{ template "heroes/_hero_trigger_name.sql" . }}
+{{ template "api/track_hero.sql" . }}
+{{ template "api/untrack_hero.sql" . }}
 
 -- The CHECK constraints whose rules are a function's, each attached once.
 {{ template "constraints/workflows_state_valid.sql" . }}
 {{ template "constraints/step_executions_state_valid.sql" . }}
 
 -- Guards of the state machine against hand-written SQL.
-{{ template "triggers/workflows_guard_state.sql" . }}
-{{ template "triggers/step_executions_guard_state.sql" . }}
-{{ template "triggers/workflows_guard_columns.sql" . }}
-{{ template "triggers/step_executions_guard_columns.sql" . }}
-{{ template "triggers/step_executions_guard_ended.sql" . }}
-{{ template "triggers/step_executions_guard_times.sql" . }}
-{{ template "triggers/workflows_guard_insert.sql" . }}
-{{ template "triggers/workflows_guard_delete.sql" . }}
-{{ template "triggers/step_executions_guard_insert.sql" . }}
-{{ template "triggers/step_executions_guard_delete.sql" . }}
-{{ template "triggers/workflows_count_ended.sql" . }}
-{{ template "triggers/workflows_count_inserted.sql" . }}
-{{ template "triggers/workflows_count_deleted.sql" . }}
-{{ template "triggers/step_executions_count_inserted.sql" . }}
-{{ template "triggers/counts_guard.sql" . }}
-{{ template "triggers/workflow_definitions_guard.sql" . }}
-{{ template "triggers/truncate_guard.sql" . }}
-{{ template "triggers/housekeeping_settings_guard.sql" . }}
-{{ template "triggers/housekeeping_rounds_guard.sql" . }}
-{{ template "triggers/events_guard.sql" . }}
-{{ template "triggers/limits_guard.sql" . }}
-{{ template "triggers/schedules_guard.sql" . }}
-{{ template "triggers/schedule_firings_guard.sql" . }}
-{{ template "triggers/operator_actions_guard.sql" . }}
-{{ template "triggers/idempotency_keys_guard.sql" . }}
+{{ template "guards/workflows_guard_state.sql" . }}
+{{ template "guards/step_executions_guard_state.sql" . }}
+{{ template "guards/workflows_guard_columns.sql" . }}
+{{ template "guards/step_executions_guard_columns.sql" . }}
+{{ template "guards/step_executions_guard_ended.sql" . }}
+{{ template "guards/step_executions_guard_times.sql" . }}
+{{ template "guards/workflows_guard_insert.sql" . }}
+{{ template "guards/workflows_guard_delete.sql" . }}
+{{ template "guards/step_executions_guard_insert.sql" . }}
+{{ template "guards/step_executions_guard_delete.sql" . }}
+{{ template "counts/workflows_count_ended.sql" . }}
+{{ template "counts/workflows_count_inserted.sql" . }}
+{{ template "counts/workflows_count_deleted.sql" . }}
+{{ template "counts/step_executions_count_inserted.sql" . }}
+{{ template "guards/counts_guard.sql" . }}
+{{ template "guards/workflow_definitions_guard.sql" . }}
+{{ template "guards/truncate_guard.sql" . }}
+{{ template "guards/housekeeping_settings_guard.sql" . }}
+{{ template "guards/housekeeping_rounds_guard.sql" . }}
+{{ template "guards/events_guard.sql" . }}
+{{ template "guards/limits_guard.sql" . }}
+{{ template "guards/schedules_guard.sql" . }}
+{{ template "guards/schedule_firings_guard.sql" . }}
+{{ template "guards/operator_actions_guard.sql" . }}
+{{ template "guards/idempotency_keys_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}

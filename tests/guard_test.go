@@ -17,7 +17,7 @@ var (
 )
 
 // guardLegalWorkflow lists the legal workflow transitions, as the header of
-// sql/triggers/workflows_guard_state.sql states them.
+// sql/guards/workflows_guard_state.sql states them.
 var guardLegalWorkflow = map[[2]string]bool{
 	{"ready", "performing"}: true, {"ready", "paused"}: true, {"ready", "finished"}: true, {"ready", "canceled"}: true,
 	{"performing", "ready"}: true, {"performing", "paused"}: true, {"performing", "finished"}: true, {"performing", "canceled"}: true,
@@ -25,7 +25,7 @@ var guardLegalWorkflow = map[[2]string]bool{
 }
 
 // guardLegalExecution lists the legal execution transitions, as the header of
-// sql/triggers/step_executions_guard_state.sql states them.
+// sql/guards/step_executions_guard_state.sql states them.
 var guardLegalExecution = map[[2]string]bool{
 	{"scheduled", "in_progress"}: true, {"scheduled", "completed"}: true, {"scheduled", "failed"}: true,
 	{"scheduled", "canceled"}: true, {"scheduled", "skipped"}: true,
@@ -438,7 +438,7 @@ func TestGuardState(t *testing.T) {
 						// fire after the row is written, so an ended
 						// execution made active again beside its workflow's
 						// next one breaks the one active execution a
-						// workflow first: sql/triggers/step_executions_guard_ended.sql.)
+						// workflow first: sql/guards/step_executions_guard_ended.sql.)
 						code := "55000"
 						if ended && (to == "scheduled" || to == "in_progress") && b.guardOtherActive(t, id) {
 							code = "23505"
@@ -476,7 +476,7 @@ func TestGuardState(t *testing.T) {
 		b.defineThreeSteps(t)
 
 		// an ended execution is history: even a change of state-less columns
-		// is refused (sql/triggers/step_executions_guard_ended.sql)
+		// is refused (sql/guards/step_executions_guard_ended.sql)
 		for i, state := range []string{"canceled", "completed", "failed", "skipped"} {
 			id := b.guardExecutionIn(t, state, "execution-"+state)
 			before := b.execution(t, id)

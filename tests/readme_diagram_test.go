@@ -47,7 +47,7 @@ func readmeDiagram(t *testing.T) (edges []transition, starts, ends []string, lab
 }
 
 // TestReadmeStateDiagram holds the README's state diagram to the guard
-// trigger workflows_guard_state (sql/triggers/workflows_guard_state.sql):
+// trigger workflows_guard_state (sql/guards/workflows_guard_state.sql):
 // it draws exactly the transitions the guard lets through, its ended states
 // are those the guard lets nothing leave, and every function its labels name
 // exists. The guard's rule is its WHEN clause as installed, evaluated for a

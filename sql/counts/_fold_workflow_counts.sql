@@ -14,7 +14,7 @@ as $$
 declare
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/counts_guard.sql)
+  -- the only writer of the counts (sql/guards/counts_guard.sql)
   perform pg_catalog.set_config('geneva.folding', 'on', true);
   with moved as (
     delete from geneva.ended_workflow_count_deltas d

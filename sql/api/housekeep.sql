@@ -118,7 +118,7 @@ begin
     select count(*) into v_executions_deleted
     from geneva.step_executions e
     where e.workflow_id = any(v_old);
-    -- the only deleter of workflows (sql/triggers/workflows_guard_columns.sql)
+    -- the only deleter of workflows (sql/guards/workflows_guard_columns.sql)
     perform pg_catalog.set_config('geneva.retention', 'on', true);
     delete from geneva.workflows w where w.id = any(v_old);
     get diagnostics v_deleted = row_count;

@@ -44,7 +44,7 @@ declare
   v_actor text := nullif(pg_catalog.current_setting('geneva.actor', true), '');
 begin
   perform geneva._check_length(v_actor, 255, 'actor (geneva.actor)');
-  -- the only inserter of actions (sql/triggers/operator_actions_guard.sql)
+  -- the only inserter of actions (sql/guards/operator_actions_guard.sql)
   perform pg_catalog.set_config('geneva.logging', 'on', true);
   insert into geneva.operator_actions (id, at, performed_by, verb, workflow_id, arguments, result)
   values (

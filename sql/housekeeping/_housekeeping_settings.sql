@@ -5,7 +5,7 @@
 -- Called by: geneva.housekeep, geneva.housekeep_if_due (the round interval),
 -- geneva.get_housekeeping_settings, geneva.set_housekeeping_settings.
 -- The row is always there: no function deletes it and the guard
--- (sql/triggers/housekeeping_settings_guard.sql) refuses deleting it by hand,
+-- (sql/guards/housekeeping_settings_guard.sql) refuses deleting it by hand,
 -- but truncate does not ask; a missing row is put back with the table's
 -- defaults, as housekeep_if_due puts back geneva.housekeeping_rounds'.
 -- Takes no locks.

@@ -23,7 +23,7 @@ declare
   v_now timestamptz := geneva.now();
   v_execution geneva.step_executions;
 begin
-  -- the only inserter of events (sql/triggers/events_guard.sql)
+  -- the only inserter of events (sql/guards/events_guard.sql)
   perform pg_catalog.set_config('geneva.sending', 'on', true);
   insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
   values (p_workflow.id, p_event, p_payload, v_now, session_user);

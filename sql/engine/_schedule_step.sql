@@ -86,7 +86,7 @@ begin
     );
   end if;
 
-  -- the only inserter of active executions (sql/triggers/step_executions_guard_columns.sql)
+  -- the only inserter of active executions (sql/guards/step_executions_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,

@@ -21,7 +21,7 @@ declare
   v_hours_from timestamptz := geneva._ended_counts_from();
   v_folded integer;
 begin
-  -- the only writer of the counts (sql/triggers/counts_guard.sql); rows are
+  -- the only writer of the counts (sql/guards/counts_guard.sql); rows are
   -- written in key order, so that two folds at once (an operator's beside a
   -- worker's) wait on each other rather than deadlock
   perform pg_catalog.set_config('geneva.folding', 'on', true);

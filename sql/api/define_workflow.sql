@@ -353,7 +353,7 @@ begin
   into v_queues
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
 
-  -- the only writer of definitions (sql/triggers/workflow_definitions_guard.sql)
+  -- the only writer of definitions (sql/guards/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
     workflow_type, definition, step_names, step_waits, step_await_timeouts, step_queues, queue,

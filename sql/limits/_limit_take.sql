@@ -21,7 +21,7 @@
 -- Called by: geneva._limit_admit (a claim's slots) and
 -- geneva._limit_release (slots for the waiters it wakes that no freed slot
 -- was passed to). The caller has set geneva.limiting (the only writers of
--- the limits' tables: sql/triggers/limits_guard.sql). Advisory locks in
+-- the limits' tables: sql/guards/limits_guard.sql). Advisory locks in
 -- the two-key form, on (hashtext(key), number).
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_take(p_keys text[], p_workflow_ids bigint[])

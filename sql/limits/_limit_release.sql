@@ -96,7 +96,7 @@ begin
   if p_keys is null or cardinality(p_keys) = 0 then
     return;
   end if;
-  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_workflow_ids is not null then
     -- the freed rows, locked in key and slot order (FOR NO KEY UPDATE: a

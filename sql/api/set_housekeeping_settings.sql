@@ -91,7 +91,7 @@ begin
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
     or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
-    -- the only writer of the settings (sql/triggers/housekeeping_settings_guard.sql)
+    -- the only writer of the settings (sql/guards/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
     set retention = case when p_keep_forever then null else coalesce(p_retention, s.retention) end,

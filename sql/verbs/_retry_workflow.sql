@@ -78,7 +78,7 @@ begin
   v_new.hero_missing_at := null;
   v_new.retried_from := p_workflow_id;
 
-  -- the only inserters of workflows (sql/triggers/workflows_guard_insert.sql)
+  -- the only inserters of workflows (sql/guards/workflows_guard_insert.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   begin
     insert into geneva.workflows select v_new.*;

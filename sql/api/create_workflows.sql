@@ -167,7 +167,7 @@ begin
   -- over, in place). A key given twice in the list is written for its first
   -- hero; the others return that hero's workflow.
   if array_to_string(p_idempotency_keys, '') <> '' then
-    -- the only writer of keys (sql/triggers/idempotency_keys_guard.sql)
+    -- the only writer of keys (sql/guards/idempotency_keys_guard.sql)
     perform pg_catalog.set_config('geneva.inserting', 'on', true);
     insert into geneva.idempotency_keys as k (workflow_type, idempotency_key, workflow_id, created_at, expires_at)
     select distinct on (u.idempotency_key) p_workflow_type, u.idempotency_key, v_ids[u.ord], v_now,
@@ -198,7 +198,7 @@ begin
 
   v_first_step := v_definition.step_names[1];
 
-  -- the only inserter of workflows (sql/triggers/workflows_guard_columns.sql)
+  -- the only inserter of workflows (sql/guards/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen; a

@@ -1,6 +1,6 @@
 -- geneva._end_executions: moves executions to their end states, set-wise,
 -- and counts them: the one place an execution ends (the only update made
--- with geneva.ending on, which sql/triggers/step_executions_guard_state
+-- with geneva.ending on, which sql/guards/step_executions_guard_state
 -- requires of an end).
 --
 -- Called by: geneva._end_execution (a batch of one, for every function that
@@ -24,7 +24,7 @@
 -- not in a statement trigger: a transition table kept the rows of every
 -- update of an execution, claims and heartbeats included. Executions
 -- inserted already ended, an import's history, are counted by
--- sql/triggers/step_executions_count_inserted.)
+-- sql/counts/step_executions_count_inserted.)
 --
 -- Plans: its own settings hold its statement to lookups by id (an update
 -- planned while the tables were small must not scan them).

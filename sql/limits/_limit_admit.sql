@@ -77,7 +77,7 @@ declare
   v_got text[];
   v_try integer;
 begin
-  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   -- First, in one statement, the common case far from its bound: the
   -- executions held only to their type's concurrency

@@ -32,7 +32,7 @@ declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
 begin
-  -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
+  -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   if p_name is null or p_by is null then
     raise exception 'limit name and by must not be null' using errcode = '22004';

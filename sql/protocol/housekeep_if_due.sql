@@ -53,7 +53,7 @@ begin
   if v_last > pg_catalog.now() - v_interval and v_last <= pg_catalog.now() + v_interval then
     return null;
   end if;
-  -- the only writer of the rounds (sql/triggers/housekeeping_rounds_guard.sql)
+  -- the only writer of the rounds (sql/guards/housekeeping_rounds_guard.sql)
   perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
   if v_last is null then
     -- the row was deleted by hand: put it back

@@ -8,7 +8,7 @@
 -- no other lock while it holds the execution's, so the end's update, which
 -- locks the row itself, waits for it at most, and never in a cycle. The
 -- lock it saves is a WAL record a step (see
--- sql/triggers/step_executions_guard_ended.sql). A claim locks its
+-- sql/guards/step_executions_guard_ended.sql). A claim locks its
 -- executions: a scheduled one is also changed by the holders of other
 -- workflows' locks (geneva._limit_release hands it a slot).
 --

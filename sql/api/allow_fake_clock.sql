@@ -1,12 +1,12 @@
 -- geneva.allow_fake_clock: turns the test clock on or off for this database:
 -- whether geneva.now() honours a session's geneva.fake_now (see
--- sql/functions/now.sql). On means the table geneva.fake_clock_enabled
+-- sql/api/now.sql). On means the table geneva.fake_clock_enabled
 -- exists. Off after a fresh install; `geneva migrate` leaves it as it is.
 --
 -- Called by: test harnesses (internal/dbtest, after migrating a test
 -- database), outside test suites; never in production.
--- For the schema's owner only: it runs as its caller and is granted to no
--- one, and creating a table in schema geneva needs the owner's privilege, so
+-- For the schema's owner only: it is not a security definer (it runs as its
+-- caller) and is granted to no one, and creating a table in schema geneva needs the owner's privilege, so
 -- any other role gets 42501.
 -- Raises: 22004 for NULL; 42501 for a role other than the owner.
 create or replace function geneva.allow_fake_clock(p_allow boolean)
