@@ -40,15 +40,14 @@
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
---   p_carry_keys, p_wait_keys (geneva._end_running; NULL elsewhere): the
---            slot of a type's concurrency the ended execution held, when
---            no one waits for its key: a next step held to that limit only
---            (geneva._limit_carries) may start inline as above, holding the
---            same slot (limit_keys); and the key, when it is full: such a
+--   p_carry_keys, p_wait_keys (geneva._end_running, geneva.create_workflows;
+--            NULL elsewhere; geneva._limit_next decides them): the slot of
+--            a type's concurrency the ended execution held, to carry on: a
+--            next step held to that limit only (geneva._limit_carries) may
+--            start inline as above, holding the same slot (limit_keys;
+--            else the caller frees it); and the key to wait for: such a
 --            next step due now waits for it at once (limit_wait_key),
---            without a job, as its claim would have left it. A carried
---            slot that its next step does not take over is freed here
---            (geneva._limit_release).
+--            without a job, as its claim would have left it.
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
@@ -104,8 +103,6 @@ declare
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
-  v_freed text[];
-  v_freed_by bigint[];
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
@@ -305,19 +302,10 @@ begin
   select coalesce(array_agg(distinct p.queue) filter (
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
-    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
-    -- (a carried slot its next step did not take over)
-    array_agg(p.carry_key) filter (where p.carry_key is not null and not (p.start and p.carries)),
-    array_agg(p.workflow_id) filter (where p.carry_key is not null and not (p.start and p.carries))
-  into v_queues, v_stopped, v_freed, v_freed_by
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}')
+  into v_queues, v_stopped
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
-
-  -- a carried slot not taken over (the next step waits, is not due now, or
-  -- the workflow stops) is freed, and passed to a waiter
-  if v_freed is not null then
-    perform geneva._limit_release(v_freed, v_freed_by);
-  end if;
 
   -- the next executions an operator's cancel stopped
   if cardinality(v_stopped) > 0 then
