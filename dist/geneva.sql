@@ -2011,10 +2011,10 @@ $$;
 -- name the type) or limit (a named one); value the workflow's group (the
 -- limit's "by": "group"; '' without one), its hero (hero type:id), its type,
 -- or '' (by none: one key for all). Written only here: geneva._limit_keys
--- builds every limit's key with it, and geneva._end_running the key of a
+-- builds every limit's key with it, and geneva._concurrency_key the key of a
 -- type's concurrency a step's end may carry to the next step.
 --
--- Called by: geneva._limit_keys, geneva._end_running. Takes no locks.
+-- Called by: geneva._limit_keys, geneva._concurrency_key. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
 create or replace function geneva._limit_key(
@@ -2048,8 +2048,7 @@ $$;
 --
 -- A key is a JSON array as text (geneva._limit_key).
 --
--- Called by: geneva._limit_admit (at a claim), geneva._limit_capacity,
--- geneva.limit_usage (through the keys it reads). Takes no locks.
+-- Called by: geneva._limit_admit (at a claim). Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
 create or replace function geneva._limit_keys(
@@ -2093,8 +2092,9 @@ $$;
 -- carry on or wait for.
 --
 -- Called by: geneva._limit_next, geneva._schedule_step,
--- geneva.create_workflows. Takes no locks. Like geneva.now() it has no
--- `set search_path`, so that the planner can inline it.
+-- geneva.create_workflows. Takes no locks.
+-- Like geneva.now() it has no `set search_path`, so that the planner can
+-- inline it.
 create or replace function geneva._concurrency_key(
   p_definition jsonb,
   p_workflow_type text,
@@ -2183,10 +2183,10 @@ $$;
 -- private helper). Takes no locks.
 -- PL/pgSQL, not SQL: an SQL function with a subquery is never inlined, and
 -- one that is not inlined is parsed and planned again at every call (37 µs
--- here, against a few for a PL/pgSQL function's cached plans). It has no
--- `set search_path` of its own (every name in it is qualified, and its
--- callers run with the one search_path), since a function's own settings
--- cost a save and a restore at every call.
+-- here, against a few for a PL/pgSQL function's cached plans).
+-- It has no `set search_path` of its own (every name in it is qualified,
+-- and its callers run with the one search_path), since a function's own
+-- settings cost a save and a restore at every call.
 create or replace function geneva._limit_capacity(p_key text)
 returns integer
 language plpgsql
@@ -2215,7 +2215,8 @@ $$;
 -- its concurrency (geneva._limit_capacity), as this statement sees them.
 -- A slot is a free row of the key numbered within its concurrency, the
 -- lowest first (one another transaction is taking is skipped, not waited
--- for), or else a new row under the lowest number the key does not have.
+-- for), or else a new row under the lowest number the key does not have
+-- (with some more, free, for the claims after).
 -- Returns the pairs given one; the others found the key full.
 --
 -- Called by: geneva._limit_admit (the executions it could not admit at
@@ -2238,6 +2239,7 @@ declare
   v_workflows bigint[];
   v_free integer[];
   v_new integer[];
+  v_rows integer;
 begin
   for v_key in
     select u.key, geneva._limit_capacity(u.key) as capacity,
@@ -2262,19 +2264,17 @@ begin
       for update of s skip locked
     );
     if cardinality(v_free) < cardinality(v_workflows) then
+      -- (and as many again as the key has rows, 8 to 64, free: so that the
+      -- next claims find free rows and need not take the key's lock)
+      v_rows := (select count(*) from geneva.limit_slots s where s.limit_key = v_key.key)::integer;
       v_new := array(
         select g.n
         from generate_series(
-          1,
-          least(
-            v_key.capacity,
-            (select count(*) from geneva.limit_slots s where s.limit_key = v_key.key)::integer
-              + cardinality(v_workflows)
-          )
+          1, least(v_key.capacity, v_rows + cardinality(v_workflows) + least(greatest(v_rows, 8), 64))
         ) as g (n)
         where not exists (select from geneva.limit_slots s where s.limit_key = v_key.key and s.slot = g.n)
         order by g.n
-        limit cardinality(v_workflows) - cardinality(v_free)
+        limit cardinality(v_workflows) - cardinality(v_free) + least(greatest(v_rows, 8), 64)
       );
       insert into geneva.limit_slots (limit_key, slot, workflow_id)
       select v_key.key, n.slot, v_workflows[(cardinality(v_free) + n.ord)::integer]
@@ -2286,7 +2286,8 @@ begin
     where s.limit_key = v_key.key and s.slot = f.slot;
     return query
     select v_key.key, w.id
-    from unnest(v_workflows[1:cardinality(v_free) + coalesce(cardinality(v_new), 0)]) as w (id);
+    from unnest(v_workflows[1:cardinality(v_free) + coalesce(cardinality(v_new), 0)]) as w (id)
+    where w.id is not null;
     v_new := null;
   end loop;
 end;
@@ -2297,10 +2298,13 @@ $$;
 -- its execution's one slot is the same key for every step of the workflow,
 -- and the next step may take over the slot of the step that ended before it
 -- (started in the same job, the count unchanged), or wait for one straight
--- away, without a job, when the key is full (geneva._advance_many, told by
--- geneva._end_running).
+-- away, without a job, behind the key's waiters (geneva._limit_next,
+-- geneva._advance_many), as a new workflow's first step may
+-- (geneva._limit_wait_behind); and a waiter of such a step may be run next
+-- by the worker whose step freed its slot (geneva._limit_release).
 --
--- Called by: geneva._advance_many. Like geneva._limited it
+-- Called by: geneva._advance_many, geneva._limit_next, geneva._limit_release,
+-- geneva._schedule_step, geneva.create_workflows. Like geneva._limited it
 -- has no `set search_path`: it names nothing, and the planner inlines it.
 create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
 returns boolean
@@ -7375,14 +7379,18 @@ $$;
 --     now is started here, for the worker to run in the same job; with
 --     continue and p_take_waiters, when the step passes its slot of its
 --     type's concurrency to a waiter, that waiter, if the worker can run it,
---     is started for it instead: geneva._limit_release).
+--     is claimed for it instead, by start_steps: geneva._limit_release).
+-- Limits are the limits functions': what becomes of the slot a step held
+-- (carried on, or its next step waiting: geneva._limit_next), then every
+-- slot not carried freed or passed on (geneva._limit_release).
 -- The River jobs the reports name are completed (state running only), as
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
 -- interrupt_step, which check their own arguments first.
 -- Locks: every named execution's workflow row in id order
--- (geneva._lock_executions); each execution row by the update that ends it.
+-- (geneva._lock_executions); each execution row by the update that ends it;
+-- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
 -- started for the worker to run next, with the event it carries, its step's
@@ -7768,10 +7776,11 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- and whose step passes its slot of its type's concurrency to the key's
 -- oldest waiter (others wait for the key) offers to run that waiter next,
 -- in the same job, when it can (same queue, no condition of the worker's to
--- evaluate first: geneva._limit_release): it is started here, without a
--- River job of its own, and returned as the element's next execution, with
--- its own workflow's facts. A waiter taken needs no job, fetch or claim: a
--- saturated limit's steps run as an inline chain does, across workflows.
+-- evaluate first: geneva._limit_release): it is claimed for it here, by
+-- start_steps, without a River job of its own, and returned as the
+-- element's next execution, with its own workflow's facts. A waiter taken
+-- needs no job or fetch: a saturated limit's steps run as an inline chain
+-- does, across workflows.
 -- A caller that passes it runs a next execution of another workflow; a
 -- repeat of a report whose reply was lost does not return a waiter taken
 -- (housekeeping recovers it, as it does a step whose worker died).

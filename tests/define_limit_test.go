@@ -660,6 +660,42 @@ func TestDefineLimit(t *testing.T) {
 		}
 	})
 
+	// A key's rows (its lock, its slots, kept free for the next claims) go
+	// when housekeeping finds it unused: no slot held, no one waiting, no
+	// rate window; a key in use keeps them, and a claim after makes them
+	// again.
+	t.Run("HousekeepingDeletesTheRowsOfUnusedKeys", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 2}, "steps": [{"name": "a"}]}`)
+		rows := func() (keys, slots int) {
+			require.NoError(t, b.conn.QueryRow(b.ctx,
+				"select (select count(*) from geneva.limit_keys), (select count(*) from geneva.limit_slots)").Scan(&keys, &slots))
+			return keys, slots
+		}
+		done := b.createIn(t, "Sync", "1", "acme")
+		b.complete(t, b.run(t, done).ExecutionID, "success", nil)
+		busy := b.createIn(t, "Sync", "2", "globex")
+		running := b.run(t, busy)
+		keys, slots := rows()
+		require.Equal(t, 2, keys)
+		require.Equal(t, 4, slots, "each key's two, one of them free")
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+		require.NoError(t, err)
+		keys, slots = rows()
+		require.Equal(t, 1, keys, "acme's went, globex's holds a slot")
+		require.Equal(t, 2, slots)
+
+		again := b.createIn(t, "Sync", "3", "acme")
+		b.run(t, again)
+		b.complete(t, running.ExecutionID, "success", nil)
+		keys, slots = rows()
+		require.Equal(t, 2, keys, "made again by the claim")
+		require.Equal(t, 4, slots)
+	})
+
 	t.Run("BadInput", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -22,14 +22,18 @@
 --     now is started here, for the worker to run in the same job; with
 --     continue and p_take_waiters, when the step passes its slot of its
 --     type's concurrency to a waiter, that waiter, if the worker can run it,
---     is started for it instead: geneva._limit_release).
+--     is claimed for it instead, by start_steps: geneva._limit_release).
+-- Limits are the limits functions': what becomes of the slot a step held
+-- (carried on, or its next step waiting: geneva._limit_next), then every
+-- slot not carried freed or passed on (geneva._limit_release).
 -- The River jobs the reports name are completed (state running only), as
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
 -- interrupt_step, which check their own arguments first.
 -- Locks: every named execution's workflow row in id order
--- (geneva._lock_executions); each execution row by the update that ends it.
+-- (geneva._lock_executions); each execution row by the update that ends it;
+-- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
 -- started for the worker to run next, with the event it carries, its step's

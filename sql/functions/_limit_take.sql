@@ -4,7 +4,8 @@
 -- its concurrency (geneva._limit_capacity), as this statement sees them.
 -- A slot is a free row of the key numbered within its concurrency, the
 -- lowest first (one another transaction is taking is skipped, not waited
--- for), or else a new row under the lowest number the key does not have.
+-- for), or else a new row under the lowest number the key does not have
+-- (with some more, free, for the claims after).
 -- Returns the pairs given one; the others found the key full.
 --
 -- Called by: geneva._limit_admit (the executions it could not admit at
@@ -27,6 +28,7 @@ declare
   v_workflows bigint[];
   v_free integer[];
   v_new integer[];
+  v_rows integer;
 begin
   for v_key in
     select u.key, geneva._limit_capacity(u.key) as capacity,
@@ -51,19 +53,17 @@ begin
       for update of s skip locked
     );
     if cardinality(v_free) < cardinality(v_workflows) then
+      -- (and as many again as the key has rows, 8 to 64, free: so that the
+      -- next claims find free rows and need not take the key's lock)
+      v_rows := (select count(*) from geneva.limit_slots s where s.limit_key = v_key.key)::integer;
       v_new := array(
         select g.n
         from generate_series(
-          1,
-          least(
-            v_key.capacity,
-            (select count(*) from geneva.limit_slots s where s.limit_key = v_key.key)::integer
-              + cardinality(v_workflows)
-          )
+          1, least(v_key.capacity, v_rows + cardinality(v_workflows) + least(greatest(v_rows, 8), 64))
         ) as g (n)
         where not exists (select from geneva.limit_slots s where s.limit_key = v_key.key and s.slot = g.n)
         order by g.n
-        limit cardinality(v_workflows) - cardinality(v_free)
+        limit cardinality(v_workflows) - cardinality(v_free) + least(greatest(v_rows, 8), 64)
       );
       insert into geneva.limit_slots (limit_key, slot, workflow_id)
       select v_key.key, n.slot, v_workflows[(cardinality(v_free) + n.ord)::integer]
@@ -75,7 +75,8 @@ begin
     where s.limit_key = v_key.key and s.slot = f.slot;
     return query
     select v_key.key, w.id
-    from unnest(v_workflows[1:cardinality(v_free) + coalesce(cardinality(v_new), 0)]) as w (id);
+    from unnest(v_workflows[1:cardinality(v_free) + coalesce(cardinality(v_new), 0)]) as w (id)
+    where w.id is not null;
     v_new := null;
   end loop;
 end;
