@@ -1763,8 +1763,8 @@ begin
   else
     update geneva.queue_notifications q
     set notified_at = clock_timestamp()
-    where q.queue in (
-      select l.queue from geneva.queue_notifications l where l.queue = p_queue for update skip locked
+    where q.ctid = (
+      select l.ctid from geneva.queue_notifications l where l.queue = p_queue for update skip locked
     );
     if not found then
       return;
@@ -2148,13 +2148,6 @@ declare
 begin
   loop
     if p_exclusive then
-      -- (the keys new to the table first, in key order; then all locked)
-      insert into geneva.limit_keys (limit_key)
-      select u.key
-      from pg_catalog.unnest(v_keys) as u (key)
-      where not exists (select from geneva.limit_keys k where k.limit_key = u.key)
-      order by u.key
-      on conflict do nothing;
       select count(*) into v_locked
       from (
         select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for update
@@ -2165,8 +2158,16 @@ begin
         select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for key share
       ) l;
     end if;
-    -- (a key housekeeping deleted meanwhile, unused: inserted again)
     exit when v_locked = pg_catalog.cardinality(v_keys);
+    -- a key with no row yet (or whose row housekeeping deleted meanwhile,
+    -- unused): inserted, in key order, then all locked again (FOR UPDATE: a
+    -- key with a slot to free has its row)
+    insert into geneva.limit_keys (limit_key)
+    select u.key
+    from pg_catalog.unnest(v_keys) as u (key)
+    where not exists (select from geneva.limit_keys k where k.limit_key = u.key)
+    order by u.key
+    on conflict do nothing;
     p_exclusive := true;
   end loop;
 end;
@@ -2316,19 +2317,19 @@ as $$
     and not coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
 $$;
 
--- geneva._limit_wait_behind: whether a new execution of a step held to its
--- type's concurrency only (geneva._limit_carries), due now and awaiting no
--- event, waits for a slot of its key at once, without a job, behind the
--- executions waiting already: the one rule of waiting behind. It does when
--- the key has waiters and no free slot (every number up to its concurrency
--- held, as this statement sees them); so that a busy key's new work does not
--- fill River's queue ahead of other keys' (fairness) nor cost a fetch and a
--- claim to find the key full. Otherwise the execution gets its job, and its
--- claim decides (geneva._limit_admit).
+-- geneva._limit_wait_behind: the keys, of those given, that a new execution
+-- of a step held to its type's concurrency only (geneva._limit_carries),
+-- due now and awaiting no event, waits for at once, without a job, behind
+-- the executions waiting already: the one rule of waiting behind. A key is
+-- one when it has waiters and no free slot (every number up to its
+-- concurrency held, as this statement sees them): so that a busy key's new
+-- work does not fill River's queue ahead of other keys' (fairness) nor cost
+-- a fetch and a claim to find the key full. Otherwise the execution gets its
+-- job, and its claim decides (geneva._limit_admit).
 --
 -- Called by: geneva._schedule_step and geneva.create_workflows (a workflow
--- created, resumed, or a step scheduled by an operator), without the key's
--- lock: the caller's transaction, an application's, may be long, and no
+-- created, resumed, or a step scheduled by an operator), without the keys'
+-- locks: the caller's transaction, an application's, may be long, and no
 -- worker's end may wait for it. So a wake-up can be missed there: if every
 -- slot of the key frees and every waiter ahead runs and ends before the
 -- caller commits, no free sees the new waiter, and housekeeping's backstop
@@ -2339,29 +2340,29 @@ $$;
 -- is missed.
 -- Takes no locks.
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_wait_behind(p_key text)
-returns boolean
+create or replace function geneva._limit_wait_behind(p_keys text[])
+returns text[]
 language plpgsql
 stable
 set search_path = pg_catalog, pg_temp
 set enable_bitmapscan = off
 as $$
-declare
-  v_capacity integer;
 begin
-  -- (the key as a range: see geneva._limit_release)
-  if p_key is null or not exists (
-    select from geneva.step_executions x
-    where x.limit_wait_key >= p_key and x.limit_wait_key <= p_key
-  ) then
-    return false;
-  end if;
-  v_capacity := geneva._limit_capacity(p_key);
-  return not exists (
-      select from geneva.limit_slots s
-      where s.limit_key = p_key and s.workflow_id is null and s.slot <= v_capacity
-    )
-    and (select count(*) from geneva.limit_slots s where s.limit_key = p_key and s.slot <= v_capacity) >= v_capacity;
+  return array(
+    select k.key
+    from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+    cross join lateral (select geneva._limit_capacity(k.key) as capacity offset 0) c
+    -- (the key as a range: see geneva._limit_release)
+    where exists (
+        select from geneva.step_executions x
+        where x.limit_wait_key >= k.key and x.limit_wait_key <= k.key
+      )
+      and not exists (
+        select from geneva.limit_slots s
+        where s.limit_key = k.key and s.workflow_id is null and s.slot <= c.capacity
+      )
+      and (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.slot <= c.capacity) >= c.capacity
+  );
 end;
 $$;
 
@@ -2405,15 +2406,17 @@ $$;
 -- worker that offers to run the waiter next, in the job that ran the step
 -- that freed it (geneva.complete_steps' p_take_waiters): a waiter it can
 -- run is woken without a job and returned with that workflow (taken_by), for
--- the caller to start it for that worker (geneva._end_running claims it
--- with start_steps). A waiter it can run: its step is in that queue (a slot
+-- the caller to start it for that worker (geneva._end_running). A waiter it
+-- can run: its step is in that queue (a slot
 -- of its type's concurrency is freed by a step of the same type, so the
 -- worker defines it), no worker's condition runs before it
 -- (geneva._unconditional), it is held to that slot only
 -- (geneva._limit_carries), it awaits no event it has not got, its hero was
 -- not deleted (hero_missing_at), it is a first attempt (a repeat is claimed
--- by its own job, which tells its idempotency key) and its workflow's lock
--- is free (not waited for: the caller holds other workflows' locks).
+-- by its own job, which tells its idempotency key), it is due and its
+-- workflow's lock is free (not waited for: the caller holds other
+-- workflows' locks). It is left as it was, waiting, but for its slot's row:
+-- the caller starts it in that slot (limit_keys, from its limit_wait_key).
 --
 -- Called by: geneva._end_running (the slots of the steps it ended but those
 -- carried on), geneva._end_execution (an execution holding slots ended),
@@ -2457,11 +2460,13 @@ as $$
 declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
-  -- (the keys' waiters, as this transaction sees them before the lock)
-  v_waited boolean;
-  v_woken_ids bigint[];
-  v_woken_keys text[];
-  v_more record;
+  -- (whether the keys have waiters, as this transaction sees them before
+  -- their locks)
+  v_waited boolean := false;
+  v_freed integer;
+  v_more boolean := p_workflow_ids is null;
+  v_woken record;
+  v_left record;
   v_taken bigint[];
   v_taken_by bigint[];
   v_item record;
@@ -2472,36 +2477,64 @@ begin
   end if;
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  -- (the key as a range, not an equality: with `= key`, an order by id
-  -- would let the planner walk the primary key, every execution ever
-  -- recorded, filtering for the key; the partial index
-  -- step_executions_limit_waiting is the only one in this order. No state:
-  -- a waiter is scheduled, and a state = 'scheduled' would let a plan cached
-  -- while no one waited read every scheduled execution instead: see that
-  -- index)
-  v_waited := exists (
-    select
-    from unnest(p_keys) as u (key)
-    join geneva.step_executions e on e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
-  );
-  -- the freed slots' rows first, in key and slot order, then the keys'
-  -- locks: so that no one holding a key's lock waits for a slot's row (a
-  -- claim's FOR UPDATE SKIP LOCKED may lock a row taken since its snapshot,
-  -- and then wait for the key's lock)
+  -- (a key's waiters are looked up by the key as a range, not an equality:
+  -- with `= key`, an order by id would let the planner walk the primary
+  -- key, every execution ever recorded, filtering for the key; the partial
+  -- index step_executions_limit_waiting is the only one in this order. No
+  -- state: a waiter is scheduled, and a state = 'scheduled' would let a plan
+  -- cached while no one waited read every scheduled execution instead: see
+  -- that index)
   if p_workflow_ids is not null then
-    perform
-    from geneva.limit_slots s
-    join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-      on s.limit_key = u.key and s.workflow_id = u.workflow_id
-    order by s.limit_key, s.slot
-    for no key update of s;
+    -- the freed slots' rows first, in key and slot order (see Locks above),
+    -- and whether their keys have waiters
+    select coalesce(bool_or(w.waited), false) into v_waited
+    from (
+      select s.limit_key
+      from geneva.limit_slots s
+      join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+        on s.limit_key = u.key and s.workflow_id = u.workflow_id
+      order by s.limit_key, s.slot
+      for no key update of s
+    ) l
+    cross join lateral (
+      select exists (
+        select from geneva.step_executions e
+        where e.limit_wait_key >= l.limit_key and e.limit_wait_key <= l.limit_key
+      ) as waited
+    ) w;
   end if;
+  -- then the keys'
   perform geneva._limit_lock(p_keys, v_waited or p_workflow_ids is null);
 
-  -- The freed slots: each within its key's concurrency to the key's oldest
-  -- ready waiter, one waiter a slot (in slot order; each waiter's execution
-  -- locked unless another transaction holds it); those above it deleted;
-  -- the rest free
+  if p_workflow_ids is not null and not v_waited then
+    -- No one waits (as it sees now, under the keys' locks): the slots are
+    -- free again (but those numbered above their key's concurrency: below)
+    with unheld as (
+      update geneva.limit_slots s
+      set workflow_id = null
+      from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      where s.limit_key = u.key and s.workflow_id = u.workflow_id
+        and s.slot <= geneva._limit_capacity(s.limit_key)
+        and not exists (
+          select from geneva.step_executions e
+          where e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
+        )
+      returning 1
+    )
+    select count(*) into v_freed from unheld;
+    if v_freed = cardinality(p_keys) then
+      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+      return;
+    end if;
+  end if;
+
+  -- The freed slots (left): each within its key's concurrency to the key's
+  -- oldest ready waiter, one waiter a slot (in slot order; each waiter's
+  -- execution locked unless another transaction holds it), with what a
+  -- worker that freed one needs to run it next (its step's queue, and
+  -- whether it may: takeable); those above the concurrency deleted; the
+  -- rest free. And whether the waiters left may find more (v_more: a freed
+  -- slot no waiter took, or a free one the keys had)
   if p_workflow_ids is not null then
     with freed as materialized (
       select s.limit_key as key, s.slot, s.slot <= geneva._limit_capacity(s.limit_key) as within
@@ -2514,18 +2547,26 @@ begin
       where f.within
     ),
     waiter as (
-      select k.key, x.id, x.workflow_id, x.ord as rank
+      select k.key, x.id, x.workflow_id, x.ord as rank, x.queue, x.takeable
       from (select p.key, count(*) as n from passed p group by p.key) k
       cross join lateral (
-        select y.id, y.workflow_id, row_number() over (order by y.id) as ord
+        select y.id, y.workflow_id, row_number() over (order by y.id) as ord,
+          geneva._step_queue(d.step_names, d.step_queues, d.queue, y.step_name) as queue,
+          y.hero_missing_at is null and y.attempt = 1 and y.scheduled_for <= v_now
+            and (y.await_event is null or y.event_id is not null)
+            and geneva._unconditional(d.definition, d.step_names, y.step_name)
+            and geneva._limit_carries(d.definition, d.step_names, y.step_name)
+            as takeable
         from (
-          select e.id, e.workflow_id
+          select e.id, e.workflow_id, e.step_name, e.attempt, e.scheduled_for, e.await_event, e.event_id,
+            w.workflow_type, w.hero_missing_at
           from geneva.step_executions e
           -- (each waiter's workflow read by its key, after the waiter: a
           -- lateral subquery, which the planner cannot turn into a walk of
           -- every workflow, as a plan cached while none was ready did)
           cross join lateral (
-            select from geneva.workflows w
+            select w.workflow_type, w.hero_missing_at
+            from geneva.workflows w
             where w.id = e.workflow_id and w.state = 'ready'
             offset 0
           ) w
@@ -2534,6 +2575,8 @@ begin
           limit k.n
           for no key update of e skip locked
         ) y
+        -- (read only for a worker that may run a waiter next)
+        left join geneva.workflow_definitions d on d.workflow_type = y.workflow_type and p_take_queues is not null
       ) x
     ),
     handed as (
@@ -2542,7 +2585,7 @@ begin
       from passed p
       join waiter w on w.key = p.key and w.rank = p.rank
       where s.limit_key = p.key and s.slot = p.slot
-      returning s.limit_key, w.id
+      returning s.limit_key, w.id, w.queue, w.takeable
     ),
     dropped as (
       delete from geneva.limit_slots s
@@ -2556,80 +2599,82 @@ begin
       where s.limit_key = p.key and s.slot = p.slot
         and not exists (select from waiter w where w.key = p.key and w.rank = p.rank)
     )
-    select array_agg(h.id order by h.limit_key, h.id), array_agg(h.limit_key order by h.limit_key, h.id)
-    into v_woken_ids, v_woken_keys
+    select array_agg(h.id order by h.limit_key, h.id) as ids,
+      array_agg(h.limit_key order by h.limit_key, h.id) as keys,
+      array_agg(h.queue order by h.limit_key, h.id) as queues,
+      array_agg(h.takeable order by h.limit_key, h.id) as takeable,
+      (select count(*) from freed) > count(*)
+        or exists (
+          select
+          from unnest(p_keys) as u (key)
+          join geneva.limit_slots s on s.limit_key = u.key and s.workflow_id is null
+          where s.slot <= geneva._limit_capacity(u.key)
+        ) as more
+    into v_woken
     from handed h;
+    v_more := v_woken.more;
+  else
+    select null::bigint[] as ids, null::text[] as keys, null::text[] as queues, null::boolean[] as takeable
+    into v_woken;
   end if;
 
-  -- Then, under the keys' lock, the waiters left take the keys' free
-  -- slots while each has room, oldest first (a concurrency grown, a slot
-  -- freed while none of them was ready, a next step left waiting by an end
-  -- as the key filled: geneva._limit_wait_behind)
-  if v_waited or p_workflow_ids is null then
-    with left_waiting as (
-      select k.key, x.id, x.workflow_id
-      from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+  -- Then, under the keys' lock FOR UPDATE, the waiters left take the keys'
+  -- free slots while each has room, oldest first (geneva._limit_take: a
+  -- concurrency grown, a slot freed while none of them was ready, a next
+  -- step left waiting as its key filled, geneva._limit_wait_behind)
+  if v_more and (v_waited or p_workflow_ids is null) then
+    select array_agg(x.id order by k.key, x.id) as ids, array_agg(k.key order by k.key, x.id) as keys,
+      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids
+    into v_left
+    from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+    cross join lateral (
+      select e.id, e.workflow_id
+      from geneva.step_executions e
       cross join lateral (
-        select e.id, e.workflow_id
-        from geneva.step_executions e
-        cross join lateral (
-          select from geneva.workflows w
-          where w.id = e.workflow_id and w.state = 'ready'
-          offset 0
-        ) w
-        where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-          and not e.id = any (coalesce(v_woken_ids, '{}'))
-        order by e.limit_wait_key, e.id
-        limit greatest(
-          geneva._limit_capacity(k.key)
-            - (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.workflow_id is not null),
-          0
-        )
-        for no key update of e skip locked
-      ) x
-    )
-    select array_agg(l.id order by l.key, l.id) as ids, array_agg(l.key order by l.key, l.id) as keys,
-      array_agg(l.workflow_id order by l.key, l.id) as workflow_ids
-    into v_more
-    from left_waiting l;
-    if v_more.ids is not null then
-      select coalesce(v_woken_ids, '{}') || array_agg(m.id order by m.key, m.id),
-        coalesce(v_woken_keys, '{}') || array_agg(m.key order by m.key, m.id)
-      into v_woken_ids, v_woken_keys
-      from unnest(v_more.ids, v_more.keys, v_more.workflow_ids) as m (id, key, workflow_id)
-      join geneva._limit_take(v_more.keys, v_more.workflow_ids) t
-        on t.limit_key = m.key and t.workflow_id = m.workflow_id;
+        select from geneva.workflows w
+        where w.id = e.workflow_id and w.state = 'ready'
+        offset 0
+      ) w
+      where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
+        and not e.id = any (coalesce(v_woken.ids, '{}'))
+      order by e.limit_wait_key, e.id
+      limit greatest(
+        geneva._limit_capacity(k.key)
+          - (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.workflow_id is not null),
+        0
+      )
+      for no key update of e skip locked
+    ) x;
+    if v_left.ids is not null then
+      select coalesce(v_woken.ids, '{}') || array_agg(l.id order by l.key, l.id) as ids,
+        coalesce(v_woken.keys, '{}') || array_agg(l.key order by l.key, l.id) as keys,
+        v_woken.queues, v_woken.takeable
+      into v_woken
+      from unnest(v_left.ids, v_left.keys, v_left.workflow_ids) as l (id, key, workflow_id)
+      join geneva._limit_take(v_left.keys, v_left.workflow_ids) t
+        on t.limit_key = l.key and t.workflow_id = l.workflow_id;
     end if;
   end if;
 
-  if coalesce(cardinality(v_woken_ids), 0) = 0 then
+  if coalesce(cardinality(v_woken.ids), 0) = 0 then
     perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
 
   -- The waiters the workers that freed slots run next (p_take_queues): per
-  -- key and queue, the oldest it can run to the takers in workflow order,
-  -- each waiter's workflow locked unless another transaction holds it (not
-  -- waited for: the caller holds other workflows' locks; one skipped gets
-  -- its job below instead)
-  if p_take_queues is not null then
+  -- key and queue, the oldest of those handed a slot that it can run, to
+  -- the takers in workflow order, each waiter's workflow locked unless
+  -- another transaction holds it (not waited for: the caller holds other
+  -- workflows' locks; one skipped gets its job below instead)
+  if p_take_queues is not null and true = any (v_woken.takeable) then
     select array_agg(m.id order by m.id), array_agg(m.taker order by m.id)
     into v_taken, v_taken_by
     from (
       select c.id, t.workflow_id as taker
       from (
         select x.id, x.key, x.queue, row_number() over (partition by x.key, x.queue order by x.id) as rank
-        from (
-          select u.id, u.key, geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name) as queue
-          from unnest(v_woken_ids, v_woken_keys) as u (id, key)
-          join geneva.step_executions e on e.id = u.id
-          join geneva.workflows w on w.id = e.workflow_id
-          join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-          where w.hero_missing_at is null and e.attempt = 1
-            and (e.await_event is null or e.event_id is not null)
-            and geneva._unconditional(d.definition, d.step_names, e.step_name)
-            and geneva._limit_carries(d.definition, d.step_names, e.step_name)
-        ) x
+        from unnest(v_woken.ids, v_woken.keys, v_woken.queues, v_woken.takeable) as x (id, key, queue, takeable)
+        where x.takeable
       ) c
       join (
         select u.key, u.queue, row_number() over (partition by u.key, u.queue order by u.workflow_id) as rank,
@@ -2648,19 +2693,22 @@ begin
     );
   end if;
 
-  -- Every waiter woken holds its slot and is due now; those not taken by a
-  -- worker with their River job: a new one, inserted before the execution
-  -- is updated so that it is written once (a waiter's job ran when its key
-  -- was full), else the one it has, brought forward
+  -- Every waiter woken holds its slot (its row of geneva.limit_slots); those
+  -- taken are left as they are, for their takers' caller to start at once
+  -- (geneva._end_running, which writes each once); the others are due now,
+  -- with their River job: a new one, inserted before the execution is
+  -- updated so that it is written once (a waiter's job ran when its key was
+  -- full), else the one it has, brought forward
   for v_item in
-    select e, w, x.key, v_taken is not null and x.id = any (v_taken) as taken
-    from unnest(v_woken_ids, v_woken_keys) as x (id, key)
+    select e, w, x.key
+    from unnest(v_woken.ids, v_woken.keys) as x (id, key)
     join geneva.step_executions e on e.id = x.id
     join geneva.workflows w on w.id = e.workflow_id
+    where v_taken is null or not x.id = any (v_taken)
     order by x.key, x.id
   loop
     v_item.e.scheduled_for := least((v_item.e).scheduled_for, v_now);
-    v_job_id := case when not v_item.taken then geneva._ensure_job(v_item.w, v_item.e, p_record => false) end;
+    v_job_id := geneva._ensure_job(v_item.w, v_item.e, p_record => false);
     update geneva.step_executions e
     set limit_wait_key = null,
       limit_keys = array[v_item.key],
@@ -2716,27 +2764,9 @@ set enable_bitmapscan = off
 as $$
 begin
   return query
-  select
-    array_agg(case when s.carries and not s.waiting and s.within then e.limit_keys[1] end order by m.ord),
-    array_agg(
-      case when s.carries and s.waiting and s.goes_on and geneva._limit_wait_behind(e.limit_keys[1])
-        then e.limit_keys[1]
-      end
-      order by m.ord
-    ),
-    array_agg(
-      case when s.carries and s.waiting and p_take_waiters and coalesce(x.inline, false)
-        then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
-      end
-      order by m.ord
-    )
-  from unnest(p_execution_ids, p_kinds, p_continue) as x (execution_id, kind, inline)
-  join geneva.step_executions e on e.id = x.execution_id
-  join unnest(p_workflow_ids, p_moves) with ordinality as m (workflow_id, move, ord) on m.workflow_id = e.workflow_id
-  join geneva.workflows w on w.id = e.workflow_id
-  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  left join lateral (
-    select
+  with n as materialized (
+    select m.ord, e.limit_keys[1] as key, x.inline,
+      geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name) as queue,
       -- (one slot, of its type's concurrency, which is still its only
       -- limit, under the key the concurrency gives the workflow now)
       cardinality(e.limit_keys) = 1
@@ -2745,25 +2775,49 @@ begin
           d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id
         )
         as carries,
-      -- (a range: see geneva._limit_release)
-      exists (
-        select from geneva.step_executions y
-        where y.limit_wait_key >= e.limit_keys[1] and y.limit_wait_key <= e.limit_keys[1]
-      ) as waiting,
-      -- (numbered within the concurrency now: see geneva.limit_slots)
-      (
-        select s.slot from geneva.limit_slots s
-        where s.limit_key = e.limit_keys[1] and s.workflow_id = e.workflow_id
-      ) <= geneva._limit_capacity(e.limit_keys[1]) as within,
       m.move = 'same'
         or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
         as goes_on
-    where e.limit_keys is not null
-    -- (not folded into the aggregates above: each would copy the
-    -- expressions it reads, the subqueries with them)
-    offset 0
-  ) s on true
-  where x.kind = 'end';
+    from unnest(p_execution_ids, p_kinds, p_continue) as x (execution_id, kind, inline)
+    join geneva.step_executions e on e.id = x.execution_id
+    join unnest(p_workflow_ids, p_moves) with ordinality as m (workflow_id, move, ord) on m.workflow_id = e.workflow_id
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    where x.kind = 'end'
+  ),
+  k as materialized (
+    select c.key,
+      -- (a range: see geneva._limit_release)
+      exists (
+        select from geneva.step_executions y
+        where y.limit_wait_key >= c.key and y.limit_wait_key <= c.key
+      ) as waiting,
+      geneva._limit_capacity(c.key) as capacity
+    from (select distinct n.key from n where n.carries) c
+  ),
+  -- (the keys its next steps wait for, checked once)
+  behind as (
+    select case when count(*) > 0 then geneva._limit_wait_behind(array_agg(k.key)) end as keys
+    from k
+    where k.waiting and exists (select from n where n.key = k.key and n.goes_on)
+  )
+  select
+    array_agg(
+      case when n.carries and not k.waiting and (
+        -- (numbered within the concurrency now: see geneva.limit_slots)
+        select s.slot from geneva.limit_slots s
+        where s.limit_key = n.key and s.workflow_id = p_workflow_ids[n.ord]
+      ) <= k.capacity then n.key end
+      order by n.ord
+    ),
+    array_agg(case when n.carries and n.goes_on and n.key = any (b.keys) then n.key end order by n.ord),
+    array_agg(
+      case when n.carries and k.waiting and p_take_waiters and coalesce(n.inline, false) then n.queue end
+      order by n.ord
+    )
+  from n
+  left join k on k.key = n.key
+  cross join behind b;
 end;
 $$;
 
@@ -2789,10 +2843,10 @@ $$;
 -- definition changed) is freed.
 --
 -- How: first, in one statement and without any lock of a key, the
--- executions whose slots are all held already (passed to them) and that
--- count no start start; and those that need one slot of one key (the common
--- case) take a free row of the key each, FOR UPDATE SKIP LOCKED, so that
--- claims of a key with room never wait for each other, and start (not a key
+-- executions held to their type's concurrency only (the common case): one
+-- that holds its slot already (passed to it) starts, and one that holds
+-- none takes a free row of the key, FOR UPDATE SKIP LOCKED, so that claims
+-- of a key with free slots never wait for each other, and starts (not a key
 -- with a slot held above a concurrency lowered since: it must count them).
 -- The others lock the rows of the slots they hold (and those of
 -- p_lock_executions), then take the locks of all their keys at once, in key
@@ -2837,44 +2891,40 @@ declare
   v_rounds integer;
   v_i integer;
   v_execution geneva.step_executions;
+  v_held_ids bigint[];
+  v_held_keys text[];
+  v_held_by bigint[];
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
 
-  -- Without a lock: what each execution needs, its limits as its
-  -- definition and the named limits are now (geneva._limit_keys); those
-  -- with one slot to take take a free row of its key each (those of a key
-  -- in its key order, the executions in id order); which start
-  with need as materialized (
-    select e.id, e.workflow_id,
-      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as keys,
-      array_agg(k.limit_key order by k.limit_key) filter (
-        where k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key]
-      ) as unheld,
-      -- (a start to count in a window: not one reserved already)
-      coalesce(bool_or(k.rate is not null), false) and e.limit_window_at is null as counts,
-      -- (no slot passed to it for a key it has no more)
-      coalesce(e.limit_keys, '{}')
-        <@ coalesce(array_agg(k.limit_key) filter (where k.concurrency is not null), '{}') as kept
+  -- Without a lock, the executions held to their type's concurrency only
+  -- (geneva._limit_carries: one slot of one key, geneva._concurrency_key):
+  -- one that holds the key's slot (passed to it) starts; one that holds none
+  -- takes a free row of the key (those of a key in its slot order, the
+  -- executions in id order) and starts; the others (another key's slot
+  -- passed to it, none free) and every other execution go the way below
+  with x as materialized (
+    select e.id, e.workflow_id, e.limit_keys,
+      case when geneva._limit_carries(d.definition, d.step_names, e.step_name) then
+        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id)
+      end as key
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    left join lateral geneva._limit_keys(w, d, e.step_name) k on true
-    group by e.id
   ),
   want as (
-    select n.unheld[1] as key, geneva._limit_capacity(n.unheld[1]) as capacity,
-      array_agg(n.workflow_id order by n.id) as workflow_ids
-    from need n
-    where cardinality(n.unheld) = 1 and not n.counts and n.kept
-    group by n.unheld[1]
+    select x.key, geneva._limit_capacity(x.key) as capacity, array_agg(x.workflow_id order by x.id) as workflow_ids
+    from x
+    where x.key is not null and x.limit_keys is null
+    group by x.key
   ),
   free as (
     select w.key, w.workflow_ids[f.ord::integer] as workflow_id, f.slot
     from want w
     cross join lateral (
-      select x.slot, row_number() over (order by x.slot) as ord
+      select y.slot, row_number() over (order by y.slot) as ord
       from (
         select s.slot
         from geneva.limit_slots s
@@ -2884,7 +2934,7 @@ begin
         order by s.slot
         limit cardinality(w.workflow_ids)
         for update of s skip locked
-      ) x
+      ) y
     ) f
   ),
   taken as (
@@ -2894,13 +2944,13 @@ begin
     where s.limit_key = f.key and s.slot = f.slot
     returning s.limit_key, s.workflow_id
   )
-  select jsonb_object_agg(n.id::text, to_jsonb(n.keys)) filter (where a.admitted),
-    array_agg(n.id order by n.id) filter (where not a.admitted)
+  select jsonb_object_agg(x.id::text, jsonb_build_array(x.key)) filter (where a.admitted),
+    array_agg(x.id order by x.id) filter (where not a.admitted)
   into v_admitted, v_others
-  from need n
-  left join taken t on t.limit_key = n.unheld[1] and t.workflow_id = n.workflow_id
+  from x
+  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id
   cross join lateral (
-    select n.unheld is null and not n.counts and n.kept or t.workflow_id is not null as admitted
+    select coalesce(x.limit_keys = array[x.key], false) or t.workflow_id is not null as admitted
   ) a;
 
   if v_others is null then
@@ -2908,18 +2958,21 @@ begin
     return coalesce(v_admitted, '{}');
   end if;
 
-  -- The others: the rows of the slots they hold (passed to them) and the
-  -- caller's executions hold, then the locks of every key they have or hold,
-  -- at once (so that no one holding a key's lock waits for a slot's row:
-  -- see geneva._limit_release)
+  -- The others: the slots they hold (passed to them), and the caller's
+  -- executions' (p_lock_executions), as (execution, key) pairs
+  select array_agg(e.id order by h.key, e.id), array_agg(h.key order by h.key, e.id),
+    array_agg(e.workflow_id order by h.key, e.id)
+  into v_held_ids, v_held_keys, v_held_by
+  from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  cross join lateral unnest(e.limit_keys) as h (key);
+  -- their rows first, then the locks of every key they have or hold, at
+  -- once (so that no one holding a key's lock waits for a slot's row: see
+  -- geneva._limit_release)
   perform
   from geneva.limit_slots s
-  join (
-    select h.key, e.workflow_id
-    from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
-    join geneva.step_executions e on e.id = i.id
-    cross join lateral unnest(e.limit_keys) as h (key)
-  ) h on s.limit_key = h.key and s.workflow_id = h.workflow_id
+  join unnest(v_held_keys, v_held_by) as h (key, workflow_id)
+    on s.limit_key = h.key and s.workflow_id = h.workflow_id
   order by s.limit_key, s.slot
   for no key update of s;
   perform geneva._limit_lock(
@@ -2930,16 +2983,12 @@ begin
       join geneva.workflows w on w.id = e.workflow_id
       join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
       cross join lateral geneva._limit_keys(w, d, e.step_name) k
-      union all
-      select h.key from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
-      join geneva.step_executions e on e.id = i.id
-      cross join lateral unnest(e.limit_keys) as h (key)
-    ),
+    ) || v_held_keys,
     true
   );
 
   for v_item in
-    select e, w, d
+    select e, w, d, array(select h.key from unnest(v_held_ids, v_held_keys) as h (id, key) where h.id = e.id) as held
     from unnest(v_others) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
@@ -2952,7 +3001,7 @@ begin
       array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as keys,
       array_agg(k.limit_key order by k.limit_key) filter (
         where k.concurrency is not null
-          and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
+          and not coalesce(v_item.held, '{}') @> array[k.limit_key]
       ) as unheld,
       array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
       array_agg(k.rate) filter (where k.rate is not null) as rates,
@@ -3002,9 +3051,9 @@ begin
     -- the slots it gives back: all it holds when it does not start now,
     -- else those of keys it has no more
     v_back := case
-      when v_full is not null or v_at > v_now then coalesce(v_got, '{}') || coalesce((v_item.e).limit_keys, '{}')
+      when v_full is not null or v_at > v_now then coalesce(v_got, '{}') || coalesce(v_item.held, '{}')
       else array(
-        select h.key from unnest((v_item.e).limit_keys) as h (key)
+        select h.key from unnest(v_item.held) as h (key)
         where not h.key = any (coalesce(v_limits.keys, '{}'))
       )
     end;
@@ -3110,13 +3159,10 @@ begin
   -- behind the key's waiters, when it has some (see above)
   if p_enqueue and v_await_event is null and v_scheduled_for <= v_now and v_index is not null
     and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
-    v_wait_key := geneva._concurrency_key(
+    v_wait_key := (geneva._limit_wait_behind(array[geneva._concurrency_key(
       p_definition.definition, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
       p_workflow.hero_id
-    );
-    if not geneva._limit_wait_behind(v_wait_key) then
-      v_wait_key := null;
-    end if;
+    )]))[1];
   end if;
 
   if p_enqueue and v_wait_key is null then
@@ -3534,7 +3580,7 @@ $$;
 --            a type's concurrency the ended execution held, to carry on: a
 --            next step held to that limit only (geneva._limit_carries) may
 --            start inline as above, holding the same slot (limit_keys;
---            else the caller frees it); and the key to wait for: such a
+--            else the caller frees it: see Returns); and the key to wait for: such a
 --            next step due now waits for it at once (limit_wait_key),
 --            without a job, as its claim would have left it.
 --
@@ -3568,7 +3614,9 @@ $$;
 -- hold every statement to index lookups by id, planned once per session,
 -- with their settings (plan_cache_mode, enable_*), which it runs under: a
 -- function's own settings cost a save and a restore at every call.
--- Returns nothing: callers read the rows they need.
+-- Returns the workflows whose next step started holding the slot carried to
+-- it (p_carry_keys; NULL: none): the caller frees the others. Callers read
+-- the rows they need.
 -- (The moves are trusted: complete_steps and start_steps take them from
 -- geneva._signal_effects, geneva._advance checks its own.)
 create or replace function geneva._advance_many(
@@ -3581,13 +3629,14 @@ create or replace function geneva._advance_many(
   p_carry_keys text[] default null,
   p_wait_keys text[] default null
 )
-returns void
+returns bigint[]
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_carried bigint[];
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
@@ -3791,8 +3840,9 @@ begin
   select coalesce(array_agg(distinct p.queue) filter (
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
-    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}')
-  into v_queues, v_stopped
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
+    array_agg(p.workflow_id) filter (where p.start and p.carries)
+  into v_queues, v_stopped, v_carried
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
@@ -3809,6 +3859,7 @@ begin
   foreach v_queue in array v_queues loop
     perform geneva._notify_insert(v_queue);
   end loop;
+  return v_carried;
 end;
 $$;
 
@@ -5258,13 +5309,15 @@ begin
   -- that awaits no event
   if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
-    select array_agg(case when geneva._limit_wait_behind(k.key) then k.key end order by u.ord) into v_wait_keys
-    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
-    cross join lateral (
-      select geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id)
-        as key
-    ) k
-    where v_create is null or v_create[u.ord];
+    with k as materialized (
+      select u.ord,
+        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id) as key
+      from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+      where v_create is null or v_create[u.ord]
+    ),
+    waits as (select geneva._limit_wait_behind(array_agg(k.key)) as keys from k)
+    select array_agg(case when k.key = any (w.keys) then k.key end order by k.ord) into v_wait_keys
+    from k, waits w;
   end if;
 
   perform geneva._advance_many(
@@ -7379,7 +7432,7 @@ $$;
 --     now is started here, for the worker to run in the same job; with
 --     continue and p_take_waiters, when the step passes its slot of its
 --     type's concurrency to a waiter, that waiter, if the worker can run it,
---     is claimed for it instead, by start_steps: geneva._limit_release).
+--     is started for it instead: geneva._limit_release).
 -- Limits are the limits functions': what becomes of the slot a step held
 -- (carried on, or its next step waiting: geneva._limit_next), then every
 -- slot not carried freed or passed on (geneva._limit_release).
@@ -7443,6 +7496,7 @@ set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
+  v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
   v_freed_by bigint[];
@@ -7451,6 +7505,7 @@ declare
   v_take text[];
   v_takers bigint[];
   v_taken bigint[];
+  v_kept bigint[];
 begin
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
@@ -7542,9 +7597,10 @@ begin
     from geneva._limit_next(v_c.workflow_ids, v_c.moves, p_execution_ids, v_c.kinds, p_continue, p_take_waiters) n;
   end if;
 
-  -- the workflows move on, in one batch
+  -- the workflows move on, in one batch (those whose next step started
+  -- holding its step's slot: v_kept)
   if v_c.workflow_ids is not null then
-    perform geneva._advance_many(
+    v_kept := geneva._advance_many(
       v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
   end if;
@@ -7552,18 +7608,20 @@ begin
   -- Limits: every slot the ended steps held, but one its next step started
   -- holding (carried), is freed or passed to the key's oldest waiter; a
   -- waiter the worker of a step that continues can run next is woken for
-  -- it (geneva._limit_release) and claimed for it below
-  if v_freed is not null then
-    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
-      array_agg(t.queue order by f.key, f.workflow_id)
-    into v_freed, v_freed_by, v_take
-    from unnest(v_freed, v_freed_by) as f (key, workflow_id)
-    left join unnest(v_c.workflow_ids, v_take) as t (workflow_id, queue) on t.workflow_id = f.workflow_id
-    where not exists (
-      select from geneva.step_executions n
-      where n.workflow_id = f.workflow_id and n.state in ('scheduled', 'in_progress')
-        and n.state = 'in_progress' and n.limit_keys = array[f.key]
-    );
+  -- it (geneva._limit_release) and started for it below
+  -- (a carried slot is its step's only one)
+  if v_freed is not null and cardinality(v_freed) > coalesce(cardinality(v_kept), 0) then
+    if v_kept is not null or p_take_waiters and array_remove(v_take, null) <> '{}' then
+      select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
+        array_agg(t.queue order by f.key, f.workflow_id)
+      into v_freed, v_freed_by, v_take
+      from unnest(v_freed, v_freed_by) as f (key, workflow_id)
+      left join unnest(v_c.workflow_ids, v_take) as t (workflow_id, queue)
+        on t.workflow_id = f.workflow_id and p_take_waiters
+      where v_kept is null or not f.workflow_id = any (v_kept);
+    else
+      v_take := null;
+    end if;
     if v_freed is not null then
       select array_agg(r.taken_by), array_agg(r.started_id)
       into v_takers, v_taken
@@ -7624,19 +7682,46 @@ begin
   order by t.ord;
 
   -- the elements whose workers took a waiter of another workflow
-  -- (geneva._limit_release): the waiter, claimed for them as any claim
-  -- (start_steps, which starts it: its slot is its, its step unconditional)
+  -- (geneva._limit_release): the waiter starts in the slot it was handed,
+  -- as a claim would start it (start_steps' last statement's two writes,
+  -- written again here: a claim through start_steps cost a saturated
+  -- limit's step 13% more instructions, bench/NOTES.md), and its row is
+  -- returned with its workflow's facts
   if v_takers is not null then
     return query
-    select t.ord::integer, v_c.outcomes[t.ord], w.state, s.execution_id, s.step_name, s.attempt, s.started_at,
-      s.cursor, s.continues_from_id, s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.http,
-      s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.trace_context, s.group_name
+    with started as (
+      update geneva.step_executions e
+      set state = 'in_progress',
+        started_at = v_now,
+        limit_keys = array[e.limit_wait_key],
+        limit_wait_key = null,
+        updated_at = v_now
+      from unnest(v_taken) as x (id)
+      where e.id = x.id
+      returning e.id, e.workflow_id, e.step_name, e.attempt, e.started_at, e.cursor, e.continues_from_id, e.event_id
+    ),
+    moved as (
+      update geneva.workflows w
+      set state = 'performing',
+        current_step_name = s.step_name,
+        started_at = coalesce(w.started_at, v_now),
+        updated_at = v_now
+      from started s
+      where w.id = s.workflow_id
+      returning w.id, w.workflow_type, w.hero_type, w.hero_id, w.trace_context, w.group_name
+    )
+    select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
+      x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
+      geneva._step_http(d.definition, d.step_names, x.step_name),
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join unnest(v_takers, v_taken) as k (taken_by, execution_id) on k.taken_by = w.id
-    join geneva.start_steps(v_taken, array_fill(null::text, array[cardinality(v_taken)])) s
-      on s.execution_id = k.execution_id
+    join started x on x.id = k.execution_id
+    join moved xw on xw.id = x.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = xw.workflow_type
+    left join geneva.events ev on ev.id = x.event_id
     where t.kind = 'end'
     order by t.ord;
   end if;
@@ -7776,11 +7861,10 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- and whose step passes its slot of its type's concurrency to the key's
 -- oldest waiter (others wait for the key) offers to run that waiter next,
 -- in the same job, when it can (same queue, no condition of the worker's to
--- evaluate first: geneva._limit_release): it is claimed for it here, by
--- start_steps, without a River job of its own, and returned as the
--- element's next execution, with its own workflow's facts. A waiter taken
--- needs no job or fetch: a saturated limit's steps run as an inline chain
--- does, across workflows.
+-- evaluate first: geneva._limit_release): it is started here, without a
+-- River job of its own, and returned as the element's next execution, with
+-- its own workflow's facts. A waiter taken needs no job, fetch or claim: a
+-- saturated limit's steps run as an inline chain does, across workflows.
 -- A caller that passes it runs a next execution of another workflow; a
 -- repeat of a report whose reply was lost does not return a waiter taken
 -- (housekeeping recovers it, as it does a step whose worker died).
@@ -8140,8 +8224,8 @@ begin
 
   -- (one statement: the executions start, their workflows perform, and
   -- the rows to run are returned; each statement's start-up is most of its
-  -- cost here. The one start of a scheduled execution: a waiter a worker
-  -- takes when it frees its slot is claimed here too, geneva._end_running)
+  -- cost here. geneva._end_running starts the waiters it hands to a
+  -- worker with the same two writes, in its own statement: bench/NOTES.md)
   return query
   with started as (
     update geneva.step_executions e

@@ -45,7 +45,7 @@
 --            a type's concurrency the ended execution held, to carry on: a
 --            next step held to that limit only (geneva._limit_carries) may
 --            start inline as above, holding the same slot (limit_keys;
---            else the caller frees it); and the key to wait for: such a
+--            else the caller frees it: see Returns); and the key to wait for: such a
 --            next step due now waits for it at once (limit_wait_key),
 --            without a job, as its claim would have left it.
 --
@@ -79,7 +79,9 @@
 -- hold every statement to index lookups by id, planned once per session,
 -- with their settings (plan_cache_mode, enable_*), which it runs under: a
 -- function's own settings cost a save and a restore at every call.
--- Returns nothing: callers read the rows they need.
+-- Returns the workflows whose next step started holding the slot carried to
+-- it (p_carry_keys; NULL: none): the caller frees the others. Callers read
+-- the rows they need.
 -- (The moves are trusted: complete_steps and start_steps take them from
 -- geneva._signal_effects, geneva._advance checks its own.)
 create or replace function geneva._advance_many(
@@ -92,13 +94,14 @@ create or replace function geneva._advance_many(
   p_carry_keys text[] default null,
   p_wait_keys text[] default null
 )
-returns void
+returns bigint[]
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_carried bigint[];
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
@@ -302,8 +305,9 @@ begin
   select coalesce(array_agg(distinct p.queue) filter (
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
-    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}')
-  into v_queues, v_stopped
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
+    array_agg(p.workflow_id) filter (where p.start and p.carries)
+  into v_queues, v_stopped, v_carried
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
@@ -320,5 +324,6 @@ begin
   foreach v_queue in array v_queues loop
     perform geneva._notify_insert(v_queue);
   end loop;
+  return v_carried;
 end;
 $$;

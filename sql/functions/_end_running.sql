@@ -22,7 +22,7 @@
 --     now is started here, for the worker to run in the same job; with
 --     continue and p_take_waiters, when the step passes its slot of its
 --     type's concurrency to a waiter, that waiter, if the worker can run it,
---     is claimed for it instead, by start_steps: geneva._limit_release).
+--     is started for it instead: geneva._limit_release).
 -- Limits are the limits functions': what becomes of the slot a step held
 -- (carried on, or its next step waiting: geneva._limit_next), then every
 -- slot not carried freed or passed on (geneva._limit_release).
@@ -86,6 +86,7 @@ set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
+  v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
   v_freed_by bigint[];
@@ -94,6 +95,7 @@ declare
   v_take text[];
   v_takers bigint[];
   v_taken bigint[];
+  v_kept bigint[];
 begin
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
@@ -185,9 +187,10 @@ begin
     from geneva._limit_next(v_c.workflow_ids, v_c.moves, p_execution_ids, v_c.kinds, p_continue, p_take_waiters) n;
   end if;
 
-  -- the workflows move on, in one batch
+  -- the workflows move on, in one batch (those whose next step started
+  -- holding its step's slot: v_kept)
   if v_c.workflow_ids is not null then
-    perform geneva._advance_many(
+    v_kept := geneva._advance_many(
       v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
   end if;
@@ -195,18 +198,20 @@ begin
   -- Limits: every slot the ended steps held, but one its next step started
   -- holding (carried), is freed or passed to the key's oldest waiter; a
   -- waiter the worker of a step that continues can run next is woken for
-  -- it (geneva._limit_release) and claimed for it below
-  if v_freed is not null then
-    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
-      array_agg(t.queue order by f.key, f.workflow_id)
-    into v_freed, v_freed_by, v_take
-    from unnest(v_freed, v_freed_by) as f (key, workflow_id)
-    left join unnest(v_c.workflow_ids, v_take) as t (workflow_id, queue) on t.workflow_id = f.workflow_id
-    where not exists (
-      select from geneva.step_executions n
-      where n.workflow_id = f.workflow_id and n.state in ('scheduled', 'in_progress')
-        and n.state = 'in_progress' and n.limit_keys = array[f.key]
-    );
+  -- it (geneva._limit_release) and started for it below
+  -- (a carried slot is its step's only one)
+  if v_freed is not null and cardinality(v_freed) > coalesce(cardinality(v_kept), 0) then
+    if v_kept is not null or p_take_waiters and array_remove(v_take, null) <> '{}' then
+      select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
+        array_agg(t.queue order by f.key, f.workflow_id)
+      into v_freed, v_freed_by, v_take
+      from unnest(v_freed, v_freed_by) as f (key, workflow_id)
+      left join unnest(v_c.workflow_ids, v_take) as t (workflow_id, queue)
+        on t.workflow_id = f.workflow_id and p_take_waiters
+      where v_kept is null or not f.workflow_id = any (v_kept);
+    else
+      v_take := null;
+    end if;
     if v_freed is not null then
       select array_agg(r.taken_by), array_agg(r.started_id)
       into v_takers, v_taken
@@ -267,19 +272,46 @@ begin
   order by t.ord;
 
   -- the elements whose workers took a waiter of another workflow
-  -- (geneva._limit_release): the waiter, claimed for them as any claim
-  -- (start_steps, which starts it: its slot is its, its step unconditional)
+  -- (geneva._limit_release): the waiter starts in the slot it was handed,
+  -- as a claim would start it (start_steps' last statement's two writes,
+  -- written again here: a claim through start_steps cost a saturated
+  -- limit's step 13% more instructions, bench/NOTES.md), and its row is
+  -- returned with its workflow's facts
   if v_takers is not null then
     return query
-    select t.ord::integer, v_c.outcomes[t.ord], w.state, s.execution_id, s.step_name, s.attempt, s.started_at,
-      s.cursor, s.continues_from_id, s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.http,
-      s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.trace_context, s.group_name
+    with started as (
+      update geneva.step_executions e
+      set state = 'in_progress',
+        started_at = v_now,
+        limit_keys = array[e.limit_wait_key],
+        limit_wait_key = null,
+        updated_at = v_now
+      from unnest(v_taken) as x (id)
+      where e.id = x.id
+      returning e.id, e.workflow_id, e.step_name, e.attempt, e.started_at, e.cursor, e.continues_from_id, e.event_id
+    ),
+    moved as (
+      update geneva.workflows w
+      set state = 'performing',
+        current_step_name = s.step_name,
+        started_at = coalesce(w.started_at, v_now),
+        updated_at = v_now
+      from started s
+      where w.id = s.workflow_id
+      returning w.id, w.workflow_type, w.hero_type, w.hero_id, w.trace_context, w.group_name
+    )
+    select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
+      x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
+      geneva._step_http(d.definition, d.step_names, x.step_name),
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join unnest(v_takers, v_taken) as k (taken_by, execution_id) on k.taken_by = w.id
-    join geneva.start_steps(v_taken, array_fill(null::text, array[cardinality(v_taken)])) s
-      on s.execution_id = k.execution_id
+    join started x on x.id = k.execution_id
+    join moved xw on xw.id = x.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = xw.workflow_type
+    left join geneva.events ev on ev.id = x.event_id
     where t.kind = 'end'
     order by t.ord;
   end if;

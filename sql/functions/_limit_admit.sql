@@ -20,10 +20,10 @@
 -- definition changed) is freed.
 --
 -- How: first, in one statement and without any lock of a key, the
--- executions whose slots are all held already (passed to them) and that
--- count no start start; and those that need one slot of one key (the common
--- case) take a free row of the key each, FOR UPDATE SKIP LOCKED, so that
--- claims of a key with room never wait for each other, and start (not a key
+-- executions held to their type's concurrency only (the common case): one
+-- that holds its slot already (passed to it) starts, and one that holds
+-- none takes a free row of the key, FOR UPDATE SKIP LOCKED, so that claims
+-- of a key with free slots never wait for each other, and starts (not a key
 -- with a slot held above a concurrency lowered since: it must count them).
 -- The others lock the rows of the slots they hold (and those of
 -- p_lock_executions), then take the locks of all their keys at once, in key
@@ -68,44 +68,40 @@ declare
   v_rounds integer;
   v_i integer;
   v_execution geneva.step_executions;
+  v_held_ids bigint[];
+  v_held_keys text[];
+  v_held_by bigint[];
 begin
   -- the only writers of the limits' tables (sql/triggers/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
 
-  -- Without a lock: what each execution needs, its limits as its
-  -- definition and the named limits are now (geneva._limit_keys); those
-  -- with one slot to take take a free row of its key each (those of a key
-  -- in its key order, the executions in id order); which start
-  with need as materialized (
-    select e.id, e.workflow_id,
-      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as keys,
-      array_agg(k.limit_key order by k.limit_key) filter (
-        where k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key]
-      ) as unheld,
-      -- (a start to count in a window: not one reserved already)
-      coalesce(bool_or(k.rate is not null), false) and e.limit_window_at is null as counts,
-      -- (no slot passed to it for a key it has no more)
-      coalesce(e.limit_keys, '{}')
-        <@ coalesce(array_agg(k.limit_key) filter (where k.concurrency is not null), '{}') as kept
+  -- Without a lock, the executions held to their type's concurrency only
+  -- (geneva._limit_carries: one slot of one key, geneva._concurrency_key):
+  -- one that holds the key's slot (passed to it) starts; one that holds none
+  -- takes a free row of the key (those of a key in its slot order, the
+  -- executions in id order) and starts; the others (another key's slot
+  -- passed to it, none free) and every other execution go the way below
+  with x as materialized (
+    select e.id, e.workflow_id, e.limit_keys,
+      case when geneva._limit_carries(d.definition, d.step_names, e.step_name) then
+        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id)
+      end as key
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    left join lateral geneva._limit_keys(w, d, e.step_name) k on true
-    group by e.id
   ),
   want as (
-    select n.unheld[1] as key, geneva._limit_capacity(n.unheld[1]) as capacity,
-      array_agg(n.workflow_id order by n.id) as workflow_ids
-    from need n
-    where cardinality(n.unheld) = 1 and not n.counts and n.kept
-    group by n.unheld[1]
+    select x.key, geneva._limit_capacity(x.key) as capacity, array_agg(x.workflow_id order by x.id) as workflow_ids
+    from x
+    where x.key is not null and x.limit_keys is null
+    group by x.key
   ),
   free as (
     select w.key, w.workflow_ids[f.ord::integer] as workflow_id, f.slot
     from want w
     cross join lateral (
-      select x.slot, row_number() over (order by x.slot) as ord
+      select y.slot, row_number() over (order by y.slot) as ord
       from (
         select s.slot
         from geneva.limit_slots s
@@ -115,7 +111,7 @@ begin
         order by s.slot
         limit cardinality(w.workflow_ids)
         for update of s skip locked
-      ) x
+      ) y
     ) f
   ),
   taken as (
@@ -125,13 +121,13 @@ begin
     where s.limit_key = f.key and s.slot = f.slot
     returning s.limit_key, s.workflow_id
   )
-  select jsonb_object_agg(n.id::text, to_jsonb(n.keys)) filter (where a.admitted),
-    array_agg(n.id order by n.id) filter (where not a.admitted)
+  select jsonb_object_agg(x.id::text, jsonb_build_array(x.key)) filter (where a.admitted),
+    array_agg(x.id order by x.id) filter (where not a.admitted)
   into v_admitted, v_others
-  from need n
-  left join taken t on t.limit_key = n.unheld[1] and t.workflow_id = n.workflow_id
+  from x
+  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id
   cross join lateral (
-    select n.unheld is null and not n.counts and n.kept or t.workflow_id is not null as admitted
+    select coalesce(x.limit_keys = array[x.key], false) or t.workflow_id is not null as admitted
   ) a;
 
   if v_others is null then
@@ -139,18 +135,21 @@ begin
     return coalesce(v_admitted, '{}');
   end if;
 
-  -- The others: the rows of the slots they hold (passed to them) and the
-  -- caller's executions hold, then the locks of every key they have or hold,
-  -- at once (so that no one holding a key's lock waits for a slot's row:
-  -- see geneva._limit_release)
+  -- The others: the slots they hold (passed to them), and the caller's
+  -- executions' (p_lock_executions), as (execution, key) pairs
+  select array_agg(e.id order by h.key, e.id), array_agg(h.key order by h.key, e.id),
+    array_agg(e.workflow_id order by h.key, e.id)
+  into v_held_ids, v_held_keys, v_held_by
+  from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  cross join lateral unnest(e.limit_keys) as h (key);
+  -- their rows first, then the locks of every key they have or hold, at
+  -- once (so that no one holding a key's lock waits for a slot's row: see
+  -- geneva._limit_release)
   perform
   from geneva.limit_slots s
-  join (
-    select h.key, e.workflow_id
-    from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
-    join geneva.step_executions e on e.id = i.id
-    cross join lateral unnest(e.limit_keys) as h (key)
-  ) h on s.limit_key = h.key and s.workflow_id = h.workflow_id
+  join unnest(v_held_keys, v_held_by) as h (key, workflow_id)
+    on s.limit_key = h.key and s.workflow_id = h.workflow_id
   order by s.limit_key, s.slot
   for no key update of s;
   perform geneva._limit_lock(
@@ -161,16 +160,12 @@ begin
       join geneva.workflows w on w.id = e.workflow_id
       join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
       cross join lateral geneva._limit_keys(w, d, e.step_name) k
-      union all
-      select h.key from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
-      join geneva.step_executions e on e.id = i.id
-      cross join lateral unnest(e.limit_keys) as h (key)
-    ),
+    ) || v_held_keys,
     true
   );
 
   for v_item in
-    select e, w, d
+    select e, w, d, array(select h.key from unnest(v_held_ids, v_held_keys) as h (id, key) where h.id = e.id) as held
     from unnest(v_others) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
@@ -183,7 +178,7 @@ begin
       array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as keys,
       array_agg(k.limit_key order by k.limit_key) filter (
         where k.concurrency is not null
-          and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
+          and not coalesce(v_item.held, '{}') @> array[k.limit_key]
       ) as unheld,
       array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
       array_agg(k.rate) filter (where k.rate is not null) as rates,
@@ -233,9 +228,9 @@ begin
     -- the slots it gives back: all it holds when it does not start now,
     -- else those of keys it has no more
     v_back := case
-      when v_full is not null or v_at > v_now then coalesce(v_got, '{}') || coalesce((v_item.e).limit_keys, '{}')
+      when v_full is not null or v_at > v_now then coalesce(v_got, '{}') || coalesce(v_item.held, '{}')
       else array(
-        select h.key from unnest((v_item.e).limit_keys) as h (key)
+        select h.key from unnest(v_item.held) as h (key)
         where not h.key = any (coalesce(v_limits.keys, '{}'))
       )
     end;

@@ -31,13 +31,6 @@ declare
 begin
   loop
     if p_exclusive then
-      -- (the keys new to the table first, in key order; then all locked)
-      insert into geneva.limit_keys (limit_key)
-      select u.key
-      from pg_catalog.unnest(v_keys) as u (key)
-      where not exists (select from geneva.limit_keys k where k.limit_key = u.key)
-      order by u.key
-      on conflict do nothing;
       select count(*) into v_locked
       from (
         select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for update
@@ -48,8 +41,16 @@ begin
         select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for key share
       ) l;
     end if;
-    -- (a key housekeeping deleted meanwhile, unused: inserted again)
     exit when v_locked = pg_catalog.cardinality(v_keys);
+    -- a key with no row yet (or whose row housekeeping deleted meanwhile,
+    -- unused): inserted, in key order, then all locked again (FOR UPDATE: a
+    -- key with a slot to free has its row)
+    insert into geneva.limit_keys (limit_key)
+    select u.key
+    from pg_catalog.unnest(v_keys) as u (key)
+    where not exists (select from geneva.limit_keys k where k.limit_key = u.key)
+    order by u.key
+    on conflict do nothing;
     p_exclusive := true;
   end loop;
 end;

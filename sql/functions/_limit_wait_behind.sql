@@ -1,16 +1,16 @@
--- geneva._limit_wait_behind: whether a new execution of a step held to its
--- type's concurrency only (geneva._limit_carries), due now and awaiting no
--- event, waits for a slot of its key at once, without a job, behind the
--- executions waiting already: the one rule of waiting behind. It does when
--- the key has waiters and no free slot (every number up to its concurrency
--- held, as this statement sees them); so that a busy key's new work does not
--- fill River's queue ahead of other keys' (fairness) nor cost a fetch and a
--- claim to find the key full. Otherwise the execution gets its job, and its
--- claim decides (geneva._limit_admit).
+-- geneva._limit_wait_behind: the keys, of those given, that a new execution
+-- of a step held to its type's concurrency only (geneva._limit_carries),
+-- due now and awaiting no event, waits for at once, without a job, behind
+-- the executions waiting already: the one rule of waiting behind. A key is
+-- one when it has waiters and no free slot (every number up to its
+-- concurrency held, as this statement sees them): so that a busy key's new
+-- work does not fill River's queue ahead of other keys' (fairness) nor cost
+-- a fetch and a claim to find the key full. Otherwise the execution gets its
+-- job, and its claim decides (geneva._limit_admit).
 --
 -- Called by: geneva._schedule_step and geneva.create_workflows (a workflow
--- created, resumed, or a step scheduled by an operator), without the key's
--- lock: the caller's transaction, an application's, may be long, and no
+-- created, resumed, or a step scheduled by an operator), without the keys'
+-- locks: the caller's transaction, an application's, may be long, and no
 -- worker's end may wait for it. So a wake-up can be missed there: if every
 -- slot of the key frees and every waiter ahead runs and ends before the
 -- caller commits, no free sees the new waiter, and housekeeping's backstop
@@ -21,28 +21,28 @@
 -- is missed.
 -- Takes no locks.
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_wait_behind(p_key text)
-returns boolean
+create or replace function geneva._limit_wait_behind(p_keys text[])
+returns text[]
 language plpgsql
 stable
 set search_path = pg_catalog, pg_temp
 set enable_bitmapscan = off
 as $$
-declare
-  v_capacity integer;
 begin
-  -- (the key as a range: see geneva._limit_release)
-  if p_key is null or not exists (
-    select from geneva.step_executions x
-    where x.limit_wait_key >= p_key and x.limit_wait_key <= p_key
-  ) then
-    return false;
-  end if;
-  v_capacity := geneva._limit_capacity(p_key);
-  return not exists (
-      select from geneva.limit_slots s
-      where s.limit_key = p_key and s.workflow_id is null and s.slot <= v_capacity
-    )
-    and (select count(*) from geneva.limit_slots s where s.limit_key = p_key and s.slot <= v_capacity) >= v_capacity;
+  return array(
+    select k.key
+    from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+    cross join lateral (select geneva._limit_capacity(k.key) as capacity offset 0) c
+    -- (the key as a range: see geneva._limit_release)
+    where exists (
+        select from geneva.step_executions x
+        where x.limit_wait_key >= k.key and x.limit_wait_key <= k.key
+      )
+      and not exists (
+        select from geneva.limit_slots s
+        where s.limit_key = k.key and s.workflow_id is null and s.slot <= c.capacity
+      )
+      and (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.slot <= c.capacity) >= c.capacity
+  );
 end;
 $$;

@@ -47,8 +47,8 @@ begin
   else
     update geneva.queue_notifications q
     set notified_at = clock_timestamp()
-    where q.queue in (
-      select l.queue from geneva.queue_notifications l where l.queue = p_queue for update skip locked
+    where q.ctid = (
+      select l.ctid from geneva.queue_notifications l where l.queue = p_queue for update skip locked
     );
     if not found then
       return;

@@ -70,13 +70,10 @@ begin
   -- behind the key's waiters, when it has some (see above)
   if p_enqueue and v_await_event is null and v_scheduled_for <= v_now and v_index is not null
     and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
-    v_wait_key := geneva._concurrency_key(
+    v_wait_key := (geneva._limit_wait_behind(array[geneva._concurrency_key(
       p_definition.definition, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
       p_workflow.hero_id
-    );
-    if not geneva._limit_wait_behind(v_wait_key) then
-      v_wait_key := null;
-    end if;
+    )]))[1];
   end if;
 
   if p_enqueue and v_wait_key is null then

@@ -21,11 +21,10 @@
 -- and whose step passes its slot of its type's concurrency to the key's
 -- oldest waiter (others wait for the key) offers to run that waiter next,
 -- in the same job, when it can (same queue, no condition of the worker's to
--- evaluate first: geneva._limit_release): it is claimed for it here, by
--- start_steps, without a River job of its own, and returned as the
--- element's next execution, with its own workflow's facts. A waiter taken
--- needs no job or fetch: a saturated limit's steps run as an inline chain
--- does, across workflows.
+-- evaluate first: geneva._limit_release): it is started here, without a
+-- River job of its own, and returned as the element's next execution, with
+-- its own workflow's facts. A waiter taken needs no job, fetch or claim: a
+-- saturated limit's steps run as an inline chain does, across workflows.
 -- A caller that passes it runs a next execution of another workflow; a
 -- repeat of a report whose reply was lost does not return a waiter taken
 -- (housekeeping recovers it, as it does a step whose worker died).

@@ -284,8 +284,8 @@ begin
 
   -- (one statement: the executions start, their workflows perform, and
   -- the rows to run are returned; each statement's start-up is most of its
-  -- cost here. The one start of a scheduled execution: a waiter a worker
-  -- takes when it frees its slot is claimed here too, geneva._end_running)
+  -- cost here. geneva._end_running starts the waiters it hands to a
+  -- worker with the same two writes, in its own statement: bench/NOTES.md)
   return query
   with started as (
     update geneva.step_executions e
