@@ -2141,31 +2141,31 @@ language plpgsql
 volatile
 as $$
 declare
-  v_keys text[] := array(
-    select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key
-  );
-  v_locked integer;
+  v_missing integer;
 begin
   loop
+    -- (each key's row locked in key order; those missing counted)
     if p_exclusive then
-      select count(*) into v_locked
-      from (
-        select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for update
-      ) l;
+      select count(*) filter (where l.limit_key is null) into v_missing
+      from (select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key) u
+      left join lateral (
+        select k.limit_key from geneva.limit_keys k where k.limit_key = u.key for update
+      ) l on true;
     else
-      select count(*) into v_locked
-      from (
-        select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for key share
-      ) l;
+      select count(*) filter (where l.limit_key is null) into v_missing
+      from (select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key) u
+      left join lateral (
+        select k.limit_key from geneva.limit_keys k where k.limit_key = u.key for key share
+      ) l on true;
     end if;
-    exit when v_locked = pg_catalog.cardinality(v_keys);
+    exit when v_missing = 0;
     -- a key with no row yet (or whose row housekeeping deleted meanwhile,
     -- unused): inserted, in key order, then all locked again (FOR UPDATE: a
     -- key with a slot to free has its row)
     insert into geneva.limit_keys (limit_key)
-    select u.key
-    from pg_catalog.unnest(v_keys) as u (key)
-    where not exists (select from geneva.limit_keys k where k.limit_key = u.key)
+    select distinct u.key
+    from pg_catalog.unnest(p_keys) as u (key)
+    where u.key is not null and not exists (select from geneva.limit_keys k where k.limit_key = u.key)
     order by u.key
     on conflict do nothing;
     p_exclusive := true;
@@ -2178,10 +2178,11 @@ $$;
 -- are now; 2147483647 when the key has none (any more): "no bound", written
 -- here only.
 --
--- Called by: geneva._limit_admit, geneva._limit_take, geneva._limit_release,
--- geneva._limit_next and geneva._limit_wait_behind (geneva.limit_usage has
--- the same lookups inline, NULL for none: its readers may not execute a
--- private helper). Takes no locks.
+-- Called by: geneva._limit_admit, geneva._limit_take, geneva._limit_release
+-- and geneva._limit_wait_behind (geneva.limit_usage has the same lookups
+-- inline, NULL for none: its readers may not execute a private helper; and
+-- geneva._limit_next reads a type's concurrency from its definition, which
+-- it has). Takes no locks.
 -- PL/pgSQL, not SQL: an SQL function with a subquery is never inlined, and
 -- one that is not inlined is parsed and planned again at every call (37 µs
 -- here, against a few for a PL/pgSQL function's cached plans).
@@ -2747,7 +2748,11 @@ $$;
 -- Every other slot is freed after the move. Takes no locks.
 --
 -- Called by: geneva._end_running, when its ended executions held slots.
--- Plans: as geneva._end_running (index lookups by id and key).
+-- Plans: as geneva._end_running (index lookups by id and key), whose
+-- settings it runs under. It has no `set search_path` of its own either
+-- (every name in it is qualified, or a built-in of pg_catalog, first in
+-- its caller's search_path), since a function's own settings cost a save
+-- and a restore at every call.
 create or replace function geneva._limit_next(
   p_workflow_ids bigint[],
   p_moves text[],
@@ -2759,14 +2764,15 @@ create or replace function geneva._limit_next(
 returns table (carry_keys text[], wait_keys text[], take_queues text[])
 language plpgsql
 stable
-set search_path = pg_catalog, pg_temp
-set enable_bitmapscan = off
 as $$
 begin
   return query
   with n as materialized (
     select m.ord, e.limit_keys[1] as key, x.inline,
       geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name) as queue,
+      -- (the key, when it carries, is its type's concurrency's: its bound
+      -- is the definition's, as geneva._limit_capacity reads it)
+      (d.definition -> 'concurrency' ->> 'limit')::integer as capacity,
       -- (one slot, of its type's concurrency, which is still its only
       -- limit, under the key the concurrency gives the workflow now)
       cardinality(e.limit_keys) = 1
@@ -2791,12 +2797,11 @@ begin
       exists (
         select from geneva.step_executions y
         where y.limit_wait_key >= c.key and y.limit_wait_key <= c.key
-      ) as waiting,
-      geneva._limit_capacity(c.key) as capacity
+      ) as waiting
     from (select distinct n.key from n where n.carries) c
   ),
   -- (the keys its next steps wait for, checked once)
-  behind as (
+  behind as materialized (
     select case when count(*) > 0 then geneva._limit_wait_behind(array_agg(k.key)) end as keys
     from k
     where k.waiting and exists (select from n where n.key = k.key and n.goes_on)
@@ -2807,7 +2812,7 @@ begin
         -- (numbered within the concurrency now: see geneva.limit_slots)
         select s.slot from geneva.limit_slots s
         where s.limit_key = n.key and s.workflow_id = p_workflow_ids[n.ord]
-      ) <= k.capacity then n.key end
+      ) <= n.capacity then n.key end
       order by n.ord
     ),
     array_agg(case when n.carries and n.goes_on and n.key = any (b.keys) then n.key end order by n.ord),

@@ -3,10 +3,11 @@
 -- are now; 2147483647 when the key has none (any more): "no bound", written
 -- here only.
 --
--- Called by: geneva._limit_admit, geneva._limit_take, geneva._limit_release,
--- geneva._limit_next and geneva._limit_wait_behind (geneva.limit_usage has
--- the same lookups inline, NULL for none: its readers may not execute a
--- private helper). Takes no locks.
+-- Called by: geneva._limit_admit, geneva._limit_take, geneva._limit_release
+-- and geneva._limit_wait_behind (geneva.limit_usage has the same lookups
+-- inline, NULL for none: its readers may not execute a private helper; and
+-- geneva._limit_next reads a type's concurrency from its definition, which
+-- it has). Takes no locks.
 -- PL/pgSQL, not SQL: an SQL function with a subquery is never inlined, and
 -- one that is not inlined is parsed and planned again at every call (37 µs
 -- here, against a few for a PL/pgSQL function's cached plans).

@@ -24,31 +24,31 @@ language plpgsql
 volatile
 as $$
 declare
-  v_keys text[] := array(
-    select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key
-  );
-  v_locked integer;
+  v_missing integer;
 begin
   loop
+    -- (each key's row locked in key order; those missing counted)
     if p_exclusive then
-      select count(*) into v_locked
-      from (
-        select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for update
-      ) l;
+      select count(*) filter (where l.limit_key is null) into v_missing
+      from (select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key) u
+      left join lateral (
+        select k.limit_key from geneva.limit_keys k where k.limit_key = u.key for update
+      ) l on true;
     else
-      select count(*) into v_locked
-      from (
-        select from geneva.limit_keys k where k.limit_key = any (v_keys) order by k.limit_key for key share
-      ) l;
+      select count(*) filter (where l.limit_key is null) into v_missing
+      from (select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key) u
+      left join lateral (
+        select k.limit_key from geneva.limit_keys k where k.limit_key = u.key for key share
+      ) l on true;
     end if;
-    exit when v_locked = pg_catalog.cardinality(v_keys);
+    exit when v_missing = 0;
     -- a key with no row yet (or whose row housekeeping deleted meanwhile,
     -- unused): inserted, in key order, then all locked again (FOR UPDATE: a
     -- key with a slot to free has its row)
     insert into geneva.limit_keys (limit_key)
-    select u.key
-    from pg_catalog.unnest(v_keys) as u (key)
-    where not exists (select from geneva.limit_keys k where k.limit_key = u.key)
+    select distinct u.key
+    from pg_catalog.unnest(p_keys) as u (key)
+    where u.key is not null and not exists (select from geneva.limit_keys k where k.limit_key = u.key)
     order by u.key
     on conflict do nothing;
     p_exclusive := true;

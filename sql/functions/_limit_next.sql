@@ -20,7 +20,11 @@
 -- Every other slot is freed after the move. Takes no locks.
 --
 -- Called by: geneva._end_running, when its ended executions held slots.
--- Plans: as geneva._end_running (index lookups by id and key).
+-- Plans: as geneva._end_running (index lookups by id and key), whose
+-- settings it runs under. It has no `set search_path` of its own either
+-- (every name in it is qualified, or a built-in of pg_catalog, first in
+-- its caller's search_path), since a function's own settings cost a save
+-- and a restore at every call.
 create or replace function geneva._limit_next(
   p_workflow_ids bigint[],
   p_moves text[],
@@ -32,14 +36,15 @@ create or replace function geneva._limit_next(
 returns table (carry_keys text[], wait_keys text[], take_queues text[])
 language plpgsql
 stable
-set search_path = pg_catalog, pg_temp
-set enable_bitmapscan = off
 as $$
 begin
   return query
   with n as materialized (
     select m.ord, e.limit_keys[1] as key, x.inline,
       geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name) as queue,
+      -- (the key, when it carries, is its type's concurrency's: its bound
+      -- is the definition's, as geneva._limit_capacity reads it)
+      (d.definition -> 'concurrency' ->> 'limit')::integer as capacity,
       -- (one slot, of its type's concurrency, which is still its only
       -- limit, under the key the concurrency gives the workflow now)
       cardinality(e.limit_keys) = 1
@@ -64,12 +69,11 @@ begin
       exists (
         select from geneva.step_executions y
         where y.limit_wait_key >= c.key and y.limit_wait_key <= c.key
-      ) as waiting,
-      geneva._limit_capacity(c.key) as capacity
+      ) as waiting
     from (select distinct n.key from n where n.carries) c
   ),
   -- (the keys its next steps wait for, checked once)
-  behind as (
+  behind as materialized (
     select case when count(*) > 0 then geneva._limit_wait_behind(array_agg(k.key)) end as keys
     from k
     where k.waiting and exists (select from n where n.key = k.key and n.goes_on)
@@ -80,7 +84,7 @@ begin
         -- (numbered within the concurrency now: see geneva.limit_slots)
         select s.slot from geneva.limit_slots s
         where s.limit_key = n.key and s.workflow_id = p_workflow_ids[n.ord]
-      ) <= k.capacity then n.key end
+      ) <= n.capacity then n.key end
       order by n.ord
     ),
     array_agg(case when n.carries and n.goes_on and n.key = any (b.keys) then n.key end order by n.ord),
