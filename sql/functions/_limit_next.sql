@@ -31,20 +31,37 @@ create or replace function geneva._limit_next(
   p_execution_ids bigint[],
   p_kinds text[],
   p_continue boolean[],
-  p_take_waiters boolean
+  p_take_waiters boolean,
+  out carry_keys text[],
+  out wait_keys text[],
+  out take_queues text[]
 )
-returns table (carry_keys text[], wait_keys text[], take_queues text[])
 language plpgsql
 stable
 as $$
+declare
+  v_behind text[];
 begin
-  return query
-  with n as materialized (
-    select m.ord, e.limit_keys[1] as key, x.inline,
-      geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name) as queue,
-      -- (the key, when it carries, is its type's concurrency's: its bound
-      -- is the definition's, as geneva._limit_capacity reads it)
-      (d.definition -> 'concurrency' ->> 'limit')::integer as capacity,
+  -- per workflow, in one pass: the key its step's slot may go on with, the
+  -- key its next step may wait behind (when someone waits: checked below),
+  -- and the queue of a worker that may run a waiter next
+  select
+    array_agg(case when s.carries and not s.waiting and s.within then e.limit_keys[1] end order by m.ord),
+    array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by m.ord),
+    array_agg(
+      case when s.carries and s.waiting and p_take_waiters and coalesce(x.inline, false)
+        then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
+      end
+      order by m.ord
+    )
+  into carry_keys, wait_keys, take_queues
+  from unnest(p_execution_ids, p_kinds, p_continue) as x (execution_id, kind, inline)
+  join geneva.step_executions e on e.id = x.execution_id
+  join unnest(p_workflow_ids, p_moves) with ordinality as m (workflow_id, move, ord) on m.workflow_id = e.workflow_id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  left join lateral (
+    select
       -- (one slot, of its type's concurrency, which is still its only
       -- limit, under the key the concurrency gives the workflow now)
       cardinality(e.limit_keys) = 1
@@ -53,47 +70,36 @@ begin
           d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id
         )
         as carries,
-      m.move = 'same'
-        or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
-        as goes_on
-    from unnest(p_execution_ids, p_kinds, p_continue) as x (execution_id, kind, inline)
-    join geneva.step_executions e on e.id = x.execution_id
-    join unnest(p_workflow_ids, p_moves) with ordinality as m (workflow_id, move, ord) on m.workflow_id = e.workflow_id
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where x.kind = 'end'
-  ),
-  k as materialized (
-    select c.key,
       -- (a range: see geneva._limit_release)
       exists (
         select from geneva.step_executions y
-        where y.limit_wait_key >= c.key and y.limit_wait_key <= c.key
-      ) as waiting
-    from (select distinct n.key from n where n.carries) c
-  ),
-  -- (the keys its next steps wait for, checked once)
-  behind as materialized (
-    select case when count(*) > 0 then geneva._limit_wait_behind(array_agg(k.key)) end as keys
-    from k
-    where k.waiting and exists (select from n where n.key = k.key and n.goes_on)
-  )
-  select
-    array_agg(
-      case when n.carries and not k.waiting and (
-        -- (numbered within the concurrency now: see geneva.limit_slots)
+        where y.limit_wait_key >= e.limit_keys[1] and y.limit_wait_key <= e.limit_keys[1]
+      ) as waiting,
+      -- (numbered within the concurrency now: see geneva.limit_slots; the
+      -- key, when it carries, is its type's concurrency's, whose bound is
+      -- the definition's, as geneva._limit_capacity reads it)
+      (
         select s.slot from geneva.limit_slots s
-        where s.limit_key = n.key and s.workflow_id = p_workflow_ids[n.ord]
-      ) <= n.capacity then n.key end
-      order by n.ord
-    ),
-    array_agg(case when n.carries and n.goes_on and n.key = any (b.keys) then n.key end order by n.ord),
-    array_agg(
-      case when n.carries and k.waiting and p_take_waiters and coalesce(n.inline, false) then n.queue end
-      order by n.ord
-    )
-  from n
-  left join k on k.key = n.key
-  cross join behind b;
+        where s.limit_key = e.limit_keys[1] and s.workflow_id = e.workflow_id
+      ) <= (d.definition -> 'concurrency' ->> 'limit')::integer as within,
+      m.move = 'same'
+        or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
+        as goes_on
+    where e.limit_keys is not null
+    -- (not folded into the aggregates above: each would copy the
+    -- expressions it reads, the subqueries with them)
+    offset 0
+  ) s on true
+  where x.kind = 'end';
+
+  -- the keys that have waiters and no free slot, checked once each
+  if array_remove(wait_keys, null) <> '{}' then
+    v_behind := geneva._limit_wait_behind(wait_keys);
+    wait_keys := array(
+      select case when k.key = any (v_behind) then k.key end
+      from unnest(wait_keys) with ordinality as k (key, ord)
+      order by k.ord
+    );
+  end if;
 end;
 $$;
