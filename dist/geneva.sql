@@ -797,53 +797,55 @@ create table geneva.limits (
   )
 );
 
--- The slots of concurrency keys held now, a row per slot: by the execution
--- in progress of the workflow, or by its waiting one a freed slot was passed
--- to (geneva._limit_admit takes one, geneva._limit_take, when it starts an
--- execution; geneva._limit_release hands each freed one over to a waiter it
--- wakes, or deletes it and passes its number on; a workflow's next step
--- started in the same job keeps its row: geneva._end_running). A slot has a
--- number, from 1 to the key's concurrency when it was taken, unique per key
--- (the primary key): the unique index, not a lock, keeps a key's slots
--- within its bound, so that claims of a key that has room do not take turns
--- until they commit (a claim takes a number no one holds, skipping one
--- another claim is taking: geneva._limit_take), and only while the key's
--- slots are fewer than its concurrency. A key is full when they are not;
--- before deciding so, a claim takes the key's advisory lock
--- (geneva._limit_lock: those near a key's bound take turns) and locks the
--- key's rows (geneva._limit_full), waiting for the frees under way, so
--- that a free that starts later waits for it and sees it waiting; an end
--- deciding whether its next step waits locks the key's rows without the
--- key's lock and without waiting (a row being freed counts free). A
--- workflow holds one slot of a key at most: an exclusion constraint, not a
--- unique index, so that workflow_id is not a key column and a hand-over
--- (the row updated in place to the waiter's workflow) takes a FOR NO KEY
--- UPDATE lock, which the FOR KEY SHARE of those counting the key's slots
--- does not conflict with: they count a slot handed over as held. Few rows
--- per key (at most its concurrency), so a lookup reads a short range of an
--- index (and the dead entries of the slots freed since the last vacuum).
--- bound is the key's concurrency when the slot was taken (2147483647 when
--- it had none), or the freed slot's it was passed from; a slot's number is
--- never above its bound, so for any concurrency C, the slots whose bound is
--- no more than C are never more than C. A workflow's next step may
--- therefore keep its step's slot (geneva._end_running) when the slot's
--- bound is no more than the concurrency now, without counting the key's
--- slots; after a lowering, the others are freed when their steps end, and
--- passed on to waiters only while the key has room under the new bound.
--- Every function that reads it plans no bitmap scans (enable_bitmapscan
--- off): a slot lives as long as a workflow, so a busy key leaves thousands
--- of dead index entries between two vacuums, and a bitmap scan never marks
--- them dead, so that each count of the key's slots read them all again (0.1
--- to 0.3 ms, at every claim and more); an index scan marks them the first
--- time it finds them dead, and the next one skips them.
+-- A row per limit key in use, inserted when a key is first locked
+-- (geneva._limit_lock): the key's lock, which orders what must see its slots
+-- and its waiters as they are. A claim that finds the key full and leaves its
+-- execution waiting (geneva._limit_admit), a wake that gives the key's free
+-- slots to its waiters, and an end whose key has waiters take the row FOR
+-- UPDATE; a free while no one waits takes it FOR KEY SHARE
+-- (geneva._limit_release), so that frees never take turns among
+-- themselves, while a free waits for a decision under way and then sees the
+-- execution it left waiting, and a decision waits for the frees under way
+-- and then sees their slots free: no wake-up is lost. A row of an engine
+-- table, granted to no one: an advisory lock, which any role that can
+-- connect may take and hold, would let it stall every claim of the key
+-- (README, "Security"). Housekeeping deletes the rows of keys with no slot
+-- held, no one waiting and no rate window.
+create table geneva.limit_keys (
+  limit_key text primary key
+);
+
+-- The slots of concurrency keys, a row per number from 1 to the key's
+-- concurrency, created as the key first needs it (under the key's lock:
+-- geneva._limit_take) and kept: a freed slot's row stays, free (workflow_id
+-- NULL), for the next claim. A held row names the workflow holding it: by its
+-- execution in progress, by its waiting one a freed slot was passed to
+-- (geneva._limit_release), or by its next step, started in the same job,
+-- that carried it (geneva._end_running). The numbers, not a lock, keep a key
+-- within its bound: a claim takes a free row FOR UPDATE SKIP LOCKED
+-- (geneva._limit_admit), so that the claims of a key with room never wait
+-- for each other or for anyone. A row numbered above the key's concurrency
+-- (lowered since) is deleted when it is freed, and while there is one a
+-- claim takes its key's lock and counts the slots held (the concurrency
+-- applies to those in progress under the old one too). A workflow holds one
+-- slot of a key at most (limit_slots_held). Every function that reads it plans no bitmap scans (enable_bitmapscan
+-- off): a row is updated at every take and free, so a busy key leaves
+-- thousands of dead index entries between two vacuums, and a bitmap scan
+-- never marks them dead, so that each lookup of the key read them all again
+-- (0.1 to 0.3 ms, at every claim and more); an index scan marks them the
+-- first time it finds them dead, and the next one skips them.
 create table geneva.limit_slots (
   limit_key text not null,
-  workflow_id bigint not null,
-  bound integer not null,
-  slot integer not null check (slot between 1 and bound),
-  primary key (limit_key, slot),
-  constraint limit_slots_one_per_workflow exclude using btree (limit_key with =, workflow_id with =)
+  slot integer not null check (slot > 0),
+  workflow_id bigint,
+  primary key (limit_key, slot)
 );
+-- a key's holders, one slot each
+create unique index limit_slots_held on geneva.limit_slots (limit_key, workflow_id)
+where workflow_id is not null;
+-- a key's free slots, lowest first: what a claim takes
+create index limit_slots_free on geneva.limit_slots (limit_key, slot)
+where workflow_id is null;
 
 -- The starts counted in each rate limit's fixed windows, per key: a start
 -- (or a later start reserved for a window with room) adds one; housekeeping
@@ -1150,8 +1152,9 @@ begin;
 --                 resume, schedule_step, retry), engine/_advance_many
 --   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
 --                 _skip_step, _retry_workflow; api/bulk_workflows
---   limits        limits/_limit_admit (at a claim), limits/_limit_release (at
---                 an end)
+--   limits        limits/_limit_admit (at a claim), limits/_limit_next and
+--                 limits/_limit_release (at an end), limits/_limit_wait_behind
+--                 (a step scheduled behind a full key)
 --   events        api/send_event, api/send_hero_event (events/_send_event);
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
@@ -1159,8 +1162,9 @@ begin;
 --
 -- Tables (migrations/001_create_schema.sql): workflow_definitions and
 -- workflow_definition_versions; workflows; step_executions; events;
--- idempotency_keys; operator_actions (the action log); limits, limit_slots,
--- limit_windows; schedules, schedule_firings; housekeeping_settings,
+-- idempotency_keys; operator_actions (the action log); limits, limit_keys,
+-- limit_slots, limit_windows; queue_notifications (when each River queue was
+-- last woken); schedules, schedule_firings; housekeeping_settings,
 -- housekeeping_rounds; the counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour. No role but the
@@ -1855,15 +1859,18 @@ $$;
 -- geneva._notify_insert: wakes River's producers of a queue (River's insert
 -- notification, topic public.river_insert) unless it was done moments ago.
 --
--- Called by: geneva._enqueue_step, for a job due now. Every transaction that
--- notifies is serialized at commit by PostgreSQL, so, as River's own client
--- does, at most one notification per queue goes out per 10 milliseconds (on
--- the real clock): the producers it wakes fetch every available job of the
--- queue, and they poll besides. A concurrent transaction already notifying
--- for the queue (holding its advisory lock) is left to do it.
+-- Called by: geneva._enqueue_step, geneva._ensure_job, geneva._advance_many,
+-- for a job due now. Every transaction that notifies is serialized at commit
+-- by PostgreSQL, so, as River's own client does, at most one notification
+-- per queue goes out per 10 milliseconds (on the real clock): the producers
+-- it wakes fetch every available job of the queue, and they poll besides. A
+-- concurrent transaction already notifying for the queue (holding its row)
+-- is left to do it.
 --
--- Locks: a transaction-level advisory lock per queue (tried, never waited
--- for), and the queue's row of geneva.queue_notifications.
+-- Locks: the queue's row of geneva.queue_notifications, tried, never waited
+-- for (but a millisecond by the insert of a queue's first row). A row of an engine table,
+-- granted to no one: an advisory lock, which any role that can connect may
+-- take, would let it silence the queue's notifications (README, "Security").
 create or replace function geneva._notify_insert(p_queue text)
 returns void
 language plpgsql
@@ -1872,19 +1879,39 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_notified_at timestamptz;
+  v_timeout text;
 begin
   select q.notified_at into v_notified_at
   from geneva.queue_notifications q
   where q.queue = p_queue;
 
-  if v_notified_at > clock_timestamp() - interval '10 milliseconds'
-    or not pg_try_advisory_xact_lock(hashtextextended('geneva.notify:' || p_queue, 0)) then
+  if v_notified_at > clock_timestamp() - interval '10 milliseconds' then
     return;
   end if;
-
-  insert into geneva.queue_notifications as q (queue, notified_at)
-  values (p_queue, clock_timestamp())
-  on conflict (queue) do update set notified_at = excluded.notified_at;
+  if v_notified_at is null then
+    -- (the queue's first: a row another transaction is inserting, and holds
+    -- until it commits, is waited for a millisecond at most, then left to it)
+    v_timeout := pg_catalog.current_setting('lock_timeout');
+    perform pg_catalog.set_config('lock_timeout', '1ms', true);
+    begin
+      insert into geneva.queue_notifications as q (queue, notified_at)
+      values (p_queue, clock_timestamp())
+      on conflict (queue) do nothing;
+    exception when lock_not_available then
+      perform pg_catalog.set_config('lock_timeout', v_timeout, true);
+      return;
+    end;
+    perform pg_catalog.set_config('lock_timeout', v_timeout, true);
+  else
+    update geneva.queue_notifications q
+    set notified_at = clock_timestamp()
+    where q.ctid = (
+      select l.ctid from geneva.queue_notifications l where l.queue = p_queue for update skip locked
+    );
+    if not found then
+      return;
+    end if;
+  end if;
 
   perform pg_notify('public.river_insert', json_build_object('queue', p_queue)::text);
 end;
@@ -2126,10 +2153,10 @@ $$;
 -- name the type) or limit (a named one); value the workflow's group (the
 -- limit's "by": "group"; '' without one), its hero (hero type:id), its type,
 -- or '' (by none: one key for all). Written only here: geneva._limit_keys
--- builds every limit's key with it, and geneva._end_running the key of a
+-- builds every limit's key with it, and geneva._concurrency_key the key of a
 -- type's concurrency a step's end may carry to the next step.
 --
--- Called by: geneva._limit_keys, geneva._end_running. Takes no locks.
+-- Called by: geneva._limit_keys, geneva._concurrency_key. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
 create or replace function geneva._limit_key(
@@ -2163,8 +2190,7 @@ $$;
 --
 -- A key is a JSON array as text (geneva._limit_key).
 --
--- Called by: geneva._limit_admit (at a claim), geneva._limit_capacity,
--- geneva.limit_usage (through the keys it reads). Takes no locks.
+-- Called by: geneva._limit_admit (at a claim). Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
 create or replace function geneva._limit_keys(
@@ -2202,47 +2228,108 @@ as $$
   ) l
 $$;
 
--- geneva._limit_lock: takes the transaction-level advisory locks of limit
--- keys, in one order (by key), so that the claims that count a rate key's
--- starts in a window take turns, and so do the claims of a concurrency key
--- that could not take a slot at once (a key near its bound), and two
--- batches never wait for each other's keys in opposite orders. Locks the transaction holds
--- already are taken again at no cost. (A claim that takes a slot at once
--- takes no lock: a slot's number is unique, geneva._limit_take.)
+-- geneva._concurrency_key: the key its type's "concurrency" gives a workflow
+-- (geneva._limit_key), NULL when the type has none: the one slot a step held
+-- to that limit only (geneva._limit_carries) needs, which its next step may
+-- carry on or wait for.
 --
--- Called by: geneva._limit_admit (rate keys first, then concurrency keys),
--- after the caller's workflow and execution locks. Advisory locks in class
--- 1195725890 (the first argument of the two-key form); the only other
--- two-key locks, a slot number's (geneva._limit_take: a key's hash, the
--- number), meet one of these only when a key's hash is that class and the
--- number another key's hash: then one waits for the other's commit.
-create or replace function geneva._limit_lock(p_keys text[])
+-- Called by: geneva._limit_next, geneva._schedule_step,
+-- geneva.create_workflows. Takes no locks.
+-- Like geneva.now() it has no `set search_path`, so that the planner can
+-- inline it.
+create or replace function geneva._concurrency_key(
+  p_definition jsonb,
+  p_workflow_type text,
+  p_group text,
+  p_hero_type text,
+  p_hero_id text
+)
+returns text
+language sql
+stable
+parallel safe
+as $$
+  select case when p_definition ? 'concurrency' then
+    geneva._limit_key(
+      'concurrency', p_workflow_type, p_definition -> 'concurrency' ->> 'by',
+      p_workflow_type, p_group, p_hero_type, p_hero_id
+    )
+  end
+$$;
+
+-- geneva._limit_lock: takes limit keys' locks, their rows of
+-- geneva.limit_keys, in key order: FOR UPDATE (p_exclusive: to decide that a
+-- key is full, or give its free slots to its waiters) or FOR KEY SHARE (to
+-- free a slot while no one waits), held until the transaction ends. A key
+-- with no row yet gets one first (an exclusive lock only: a key with a slot
+-- to free has its row). Locks the transaction holds already are taken again
+-- at no cost. See geneva.limit_keys for what the two modes order.
+--
+-- Called by: geneva._limit_admit (exclusive, the keys of the executions it
+-- could not admit at once, and those of the slots its caller will free),
+-- geneva._limit_release (the keys it frees or wakes), after the caller's
+-- workflow and execution locks, once a transaction but for housekeeping,
+-- which takes none it would wait for (geneva._recover_execution,
+-- geneva.housekeep). The caller has set geneva.limiting (the only writers
+-- of the limits' tables: sql/triggers/limits_guard.sql).
+-- Locks: the keys' rows, as above; an insert of a key another transaction
+-- is inserting waits for it.
+-- Plans: as its callers (index lookups by key), whoever calls it first. It
+-- has no `set search_path` of its own (every name in it is qualified, and
+-- its callers run with the one search_path).
+create or replace function geneva._limit_lock(p_keys text[], p_exclusive boolean)
 returns void
 language plpgsql
 volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_key text;
+  v_missing integer;
 begin
-  for v_key in select distinct u.key from unnest(p_keys) as u (key) where u.key is not null order by u.key loop
-    perform pg_catalog.pg_advisory_xact_lock(1195725890, pg_catalog.hashtext(v_key));
+  loop
+    -- (each key's row locked in key order; those missing counted)
+    if p_exclusive then
+      select count(*) filter (where l.limit_key is null) into v_missing
+      from (select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key) u
+      left join lateral (
+        select k.limit_key from geneva.limit_keys k where k.limit_key = u.key for update
+      ) l on true;
+    else
+      select count(*) filter (where l.limit_key is null) into v_missing
+      from (select distinct u.key from pg_catalog.unnest(p_keys) as u (key) where u.key is not null order by u.key) u
+      left join lateral (
+        select k.limit_key from geneva.limit_keys k where k.limit_key = u.key for key share
+      ) l on true;
+    end if;
+    exit when v_missing = 0;
+    -- a key with no row yet (or whose row housekeeping deleted meanwhile,
+    -- unused): inserted, in key order, then all locked again (FOR UPDATE: a
+    -- key with a slot to free has its row)
+    insert into geneva.limit_keys (limit_key)
+    select distinct u.key
+    from pg_catalog.unnest(p_keys) as u (key)
+    where u.key is not null and not exists (select from geneva.limit_keys k where k.limit_key = u.key)
+    order by u.key
+    on conflict do nothing;
+    p_exclusive := true;
   end loop;
 end;
 $$;
 
 -- geneva._limit_capacity: how many executions may hold a slot of a limit key
 -- at once (its concurrency), from the definition or the named limit as they
--- are now; NULL when the key has none (any more).
+-- are now; 2147483647 when the key has none (any more): "no bound", written
+-- here only.
 --
--- Called by: geneva._limit_release, geneva._limit_admit, geneva._limit_full
--- and geneva._end_running (geneva.limit_usage has the same expression
--- inline: its readers may not execute a private helper). Takes no locks.
+-- Called by: geneva._limit_admit, geneva._limit_take, geneva._limit_release
+-- and geneva._limit_wait_behind (geneva.limit_usage has the same lookups
+-- inline, NULL for none: its readers may not execute a private helper; and
+-- geneva._limit_next reads a type's concurrency from its definition, which
+-- it has). Takes no locks.
 -- PL/pgSQL, not SQL: an SQL function with a subquery is never inlined, and
 -- one that is not inlined is parsed and planned again at every call (37 µs
--- here, against a few for a PL/pgSQL function's cached plans). It
--- has no `set search_path` of its own (every name in it is qualified, and
--- its callers run with the one search_path), since a function's own
+-- here, against a few for a PL/pgSQL function's cached plans).
+-- It has no `set search_path` of its own (every name in it is qualified,
+-- and its callers run with the one search_path), since a function's own
 -- settings cost a save and a restore at every call.
 create or replace function geneva._limit_capacity(p_key text)
 returns integer
@@ -2251,175 +2338,36 @@ stable
 as $$
 declare
   v_key jsonb := p_key::jsonb;
+  v_capacity integer;
 begin
   if v_key ->> 0 = 'concurrency' then
-    return (
+    v_capacity := (
       select (d.definition -> 'concurrency' ->> 'limit')::integer
       from geneva.workflow_definitions d
       where d.workflow_type = v_key ->> 1
     );
   elsif v_key ->> 0 = 'limit' then
-    return (select l.concurrency from geneva.limits l where l.name = v_key ->> 1);
+    v_capacity := (select l.concurrency from geneva.limits l where l.name = v_key ->> 1);
   end if;
-  return null;
+  return coalesce(v_capacity, 2147483647);
 end;
 $$;
 
--- geneva._limit_full: the first (in key order) of concurrency keys that has
--- no free slot: as many slots held (geneva.limit_slots) as its concurrency
--- (geneva._limit_capacity) or more; NULL when every key has room. A slot is
--- taken only under that count too (geneva._limit_take), so a key full here
--- has no slot anyone can take.
+-- geneva._limit_take: gives each pair it is given (p_keys and p_workflow_ids,
+-- element by element, in the order given; one pair a workflow and key) a
+-- slot of its concurrency key, while the key has room: fewer slots held than
+-- its concurrency (geneva._limit_capacity), as this statement sees them.
+-- A slot is a free row of the key numbered within its concurrency, the
+-- lowest first (one another transaction is taking is skipped, not waited
+-- for), or else a new row under the lowest number the key does not have
+-- (with some more, free, for the claims after).
+-- Returns the pairs given one; the others found the key full.
 --
--- Called by: geneva._limit_admit (must an execution that could not take a
--- slot wait?), holding the keys' locks (geneva._limit_lock), and
--- geneva._end_running (must the next step of a workflow wait?), without
--- them. Slots are taken, handed over and freed without a lock of the key:
--- before it answers that a key is full, it locks the key's rows (FOR KEY
--- SHARE, in key and slot order, the order geneva._limit_release locks them
--- in), so that a row it counted is freed only after the caller commits, by
--- a free that then sees the execution it left waiting (no wake-up is lost;
--- but for one race: see geneva._limit_admit). A row handed over meanwhile
--- (updated in place, not a key update) it counts as held, as it is. A row
--- being freed (locked FOR UPDATE by the free under way) it skips and does
--- not count; a claim (p_wait) first waits for the frees under way when it
--- looks (so that it counts the rows they leave, locked), an end does not
--- (it answers "room" rather than wait for a commit; the next step then
--- gets a job, and its claim decides).
--- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_full(p_keys text[], p_wait boolean default true)
-returns text
-language plpgsql
-volatile
-set search_path = pg_catalog, pg_temp
-set enable_bitmapscan = off
-as $$
-declare
-  v_full text;
-begin
-  select min(c.key) into v_full
-  from (
-    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-    from unnest(p_keys) as u (key)
-    offset 0
-  ) c
-  where (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key) >= c.capacity;
-  if v_full is null then
-    return null;
-  end if;
-  if p_wait then
-    -- (waiting for the frees under way)
-    perform
-    from geneva.limit_slots ls
-    where ls.limit_key = any (p_keys)
-    order by ls.limit_key, ls.slot
-    for key share;
-  end if;
-  -- (a new statement: it sees the frees committed while it waited; the
-  -- rows locked FOR UPDATE by frees under way now are skipped, not counted)
-  select min(c.key) into v_full
-  from (
-    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-    from unnest(p_keys) as u (key)
-    offset 0
-  ) c
-  where (
-    select count(*)
-    from (
-      select from geneva.limit_slots ls
-      where ls.limit_key = c.key
-      order by ls.limit_key, ls.slot
-      for key share skip locked
-    ) l
-  ) >= c.capacity;
-  return v_full;
-end;
-$$;
-
--- geneva._limit_numbers: the numbers a claim tries for p_wanted slots of a
--- concurrency key that p_held slots hold now, at most as many as it wants
--- and the key has room for under p_capacity, in order (none: empty): each free as this
--- statement sees it (no row of geneva.limit_slots holds it) and not being
--- taken by another transaction, whose transaction-level advisory lock it
--- tries and takes (pg_try_advisory_xact_lock, on the key's hash and the
--- number; never waited for). With p_random (a large concurrency, far from
--- full), numbers drawn at random from 1 to p_capacity, four a slot wanted;
--- else every number in order from 1, to as far as the held and twice the
--- wanted reach, and 8 more. The caller inserts the slots under them (on
--- conflict do nothing: a row inserted meanwhile under a number).
---
--- Called by: geneva._limit_take (each round of a key) and
--- geneva._limit_admit (a claim far from its key's bound, in its insert).
--- Plans: as its callers (no bitmap scans: see geneva.limit_slots), whoever
--- calls it first. It has no `set search_path` of its own (every name in it
--- is qualified, and its callers run with the one search_path), since a
--- function's own settings cost a save and a restore at every call.
-create or replace function geneva._limit_numbers(
-  p_key text,
-  p_capacity integer,
-  p_held integer,
-  p_wanted integer,
-  p_random boolean
-)
-returns integer[]
-language plpgsql
-volatile
-as $$
-begin
-  return array(
-    select c.n
-    from (
-      select f.n
-      from (
-        select distinct r.n
-        from (
-          select 1 + pg_catalog.floor(pg_catalog.random() * p_capacity)::integer as n
-          from pg_catalog.generate_series(1, 4 * p_wanted)
-          where p_random
-          union all
-          select g.n
-          from pg_catalog.generate_series(1, least(p_capacity, p_held + 2 * p_wanted + 8)) as g (n)
-          where not p_random
-        ) r
-        where not exists (
-          select from geneva.limit_slots ls where ls.limit_key = p_key and ls.slot = r.n
-        )
-        offset 0
-      ) f
-      -- (tried only until enough are taken: the limit stops the scan)
-      where pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext(p_key), f.n)
-      limit least(p_wanted, p_capacity - p_held)
-    ) c
-    order by c.n
-  );
-end;
-$$;
-
--- geneva._limit_take: takes a slot of a concurrency key for each workflow
--- of the pairs it is given (p_keys and p_workflow_ids, element by element;
--- one pair a workflow and key), as many as it can without waiting for
--- anyone, and returns the pairs it took. A slot is a number from 1 to the
--- key's concurrency now (geneva._limit_capacity) that no slot of the key
--- holds (geneva.limit_slots, unique per key): the unique index, not a lock,
--- keeps the key within its bound. No more are taken than the key's slots
--- leave under its concurrency, as this transaction sees them (a
--- concurrency lowered below the slots held admits none until they drain). A number another transaction is taking
--- is skipped, not waited for: each number is claimed with a
--- transaction-level advisory lock tried first (pg_try_advisory_xact_lock,
--- on the key's hash and the number), so two claims of a key that has room
--- never take turns until they commit, and one that finds a row inserted
--- meanwhile under the number does nothing (on conflict do nothing). A key
--- with a large concurrency tries numbers drawn at random from its range
--- (most are free while it is far from full), one with a small one, or a
--- second round, its free numbers in order. A pair not returned found no
--- free number it could take: the key is full, or its last free numbers are
--- being taken; the caller decides what it waits for (geneva._limit_full).
---
--- Called by: geneva._limit_admit (a claim's slots) and
--- geneva._limit_release (slots for the waiters it wakes that no freed slot
--- was passed to). The caller has set geneva.limiting (the only writers of
--- the limits' tables: sql/guards/limits_guard.sql). Advisory locks in
--- the two-key form, on (hashtext(key), number).
+-- Called by: geneva._limit_admit (the executions it could not admit at
+-- once) and geneva._limit_release (a wake: waiters given the key's free
+-- slots), holding the keys' locks FOR UPDATE (geneva._limit_lock): no one
+-- else adds a row meanwhile, and every free committed before is seen.
+-- The caller has set geneva.limiting (sql/guards/limits_guard.sql).
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
 create or replace function geneva._limit_take(p_keys text[], p_workflow_ids bigint[])
 returns table (limit_key text, workflow_id bigint)
@@ -2431,102 +2379,61 @@ as $$
 #variable_conflict use_column
 declare
   v_key record;
-  v_pending bigint[];
-  v_numbers integer[];
-  v_taken bigint[];
-  v_round integer;
   v_room integer;
+  v_workflows bigint[];
+  v_free integer[];
+  v_new integer[];
+  v_rows integer;
 begin
-  -- key by key, in key order (the numbers of a key taken in their order:
-  -- see the insert), three rounds at most
   for v_key in
-    select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity,
-      array_agg(u.workflow_id order by u.workflow_id) as workflow_ids
-    from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+    select u.key, geneva._limit_capacity(u.key) as capacity,
+      array_agg(u.workflow_id order by u.ord) as workflow_ids
+    from unnest(p_keys, p_workflow_ids) with ordinality as u (key, workflow_id, ord)
     where u.key is not null
     group by u.key
-    -- (not a key with no room)
-    having (select count(*) from geneva.limit_slots ls where ls.limit_key = u.key)
-      < coalesce(geneva._limit_capacity(u.key), 2147483647)
     order by u.key
   loop
-    v_pending := v_key.workflow_ids;
-    for v_round in 1 .. 3 loop
-      v_room := v_key.capacity
-        - (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key.key)::integer;
-      exit when v_room <= 0;
-      -- the numbers to try: at random from the range (a large concurrency,
-      -- the first two rounds), else every free one in order
-      -- (geneva._limit_numbers)
-      v_numbers := geneva._limit_numbers(
-        v_key.key, v_key.capacity, v_key.capacity - v_room, cardinality(v_pending),
-        v_key.capacity > 64 and v_round < 3
+    v_room := v_key.capacity - (
+      select count(*) from geneva.limit_slots s where s.limit_key = v_key.key and s.workflow_id is not null
+    )::integer;
+    continue when v_room <= 0;
+    v_workflows := v_key.workflow_ids[1:v_room];
+    -- its free rows, lowest first, then new numbers, the lowest it lacks
+    v_free := array(
+      select s.slot
+      from geneva.limit_slots s
+      where s.limit_key = v_key.key and s.workflow_id is null and s.slot <= v_key.capacity
+      order by s.slot
+      limit cardinality(v_workflows)
+      for update of s skip locked
+    );
+    if cardinality(v_free) < cardinality(v_workflows) then
+      -- (and as many again as the key has rows, 8 to 64, free: so that the
+      -- next claims find free rows and need not take the key's lock)
+      v_rows := (select count(*) from geneva.limit_slots s where s.limit_key = v_key.key)::integer;
+      v_new := array(
+        select g.n
+        from generate_series(
+          1, least(v_key.capacity, v_rows + cardinality(v_workflows) + least(greatest(v_rows, 8), 64))
+        ) as g (n)
+        where not exists (select from geneva.limit_slots s where s.limit_key = v_key.key and s.slot = g.n)
+        order by g.n
+        limit cardinality(v_workflows) - cardinality(v_free) + least(greatest(v_rows, 8), 64)
       );
-      continue when cardinality(v_numbers) = 0;
-      with taken as (
-        insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-        select v_key.key, p.workflow_id, v_key.capacity, p.slot
-        from unnest(v_pending[1:cardinality(v_numbers)], v_numbers) as p (workflow_id, slot)
-        order by p.slot
-        on conflict do nothing
-        returning ls.workflow_id
-      )
-      select array_agg(t.workflow_id) into v_taken from taken t;
-      if v_taken is not null then
-        return query select v_key.key, t.id from unnest(v_taken) as t (id);
-        v_pending := array(select p.id from unnest(v_pending) as p (id) where not p.id = any (v_taken));
-      end if;
-      exit when cardinality(v_pending) = 0;
-    end loop;
+      insert into geneva.limit_slots (limit_key, slot, workflow_id)
+      select v_key.key, n.slot, v_workflows[(cardinality(v_free) + n.ord)::integer]
+      from unnest(v_new) with ordinality as n (slot, ord);
+    end if;
+    update geneva.limit_slots s
+    set workflow_id = v_workflows[f.ord::integer]
+    from unnest(v_free) with ordinality as f (slot, ord)
+    where s.limit_key = v_key.key and s.slot = f.slot;
+    return query
+    select v_key.key, w.id
+    from unnest(v_workflows[1:cardinality(v_free) + coalesce(cardinality(v_new), 0)]) as w (id)
+    where w.id is not null;
+    v_new := null;
   end loop;
-end;
-$$;
-
--- geneva._limit_await_number: waits, for at most 50 milliseconds, for the
--- transaction taking the key's first free number (one no slot holds, as
--- this statement sees them, under the key's concurrency) to commit: its
--- advisory lock (geneva._limit_take) is taken, and held until this
--- transaction ends, or not when the wait times out. Nothing when the key has
--- no free number.
---
--- Called by: geneva._limit_admit, when a claim could take no slot of a key
--- that geneva._limit_full says has room: its free numbers are being taken
--- by claims in flight, whose slots it must see (and lock) before it may
--- decide to wait for the key. The wait is bounded because the claim in
--- flight may be waiting for a lock the caller holds (a key's lock, or a
--- number of another key); the caller then tries once more and, failing,
--- waits for the key (the race geneva._limit_admit's header describes).
--- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_await_number(p_key text)
-returns void
-language plpgsql
-volatile
-set search_path = pg_catalog, pg_temp
-set enable_bitmapscan = off
-as $$
-declare
-  v_capacity integer := coalesce(geneva._limit_capacity(p_key), 2147483647);
-  v_number integer;
-  v_timeout text := pg_catalog.current_setting('lock_timeout');
-begin
-  select g.n into v_number
-  from generate_series(
-    1,
-    least(v_capacity, (select count(*) from geneva.limit_slots ls where ls.limit_key = p_key)::integer + 1)
-  ) as g (n)
-  where not exists (select from geneva.limit_slots ls where ls.limit_key = p_key and ls.slot = g.n)
-  order by g.n
-  limit 1;
-  if v_number is null then
-    return;
-  end if;
-  perform pg_catalog.set_config('lock_timeout', '50ms', true);
-  begin
-    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext(p_key), v_number);
-  exception when lock_not_available then
-    null;
-  end;
-  perform pg_catalog.set_config('lock_timeout', v_timeout, true);
 end;
 $$;
 
@@ -2535,10 +2442,13 @@ $$;
 -- its execution's one slot is the same key for every step of the workflow,
 -- and the next step may take over the slot of the step that ended before it
 -- (started in the same job, the count unchanged), or wait for one straight
--- away, without a job, when the key is full (geneva._advance_many, told by
--- geneva._end_running).
+-- away, without a job, behind the key's waiters (geneva._limit_next,
+-- geneva._advance_many), as a new workflow's first step may
+-- (geneva._limit_wait_behind); and a waiter of such a step may be run next
+-- by the worker whose step freed its slot (geneva._limit_release).
 --
--- Called by: geneva._advance_many. Like geneva._limited it
+-- Called by: geneva._advance_many, geneva._limit_next, geneva._limit_release,
+-- geneva._schedule_step, geneva.create_workflows. Like geneva._limited it
 -- has no `set search_path`: it names nothing, and the planner inlines it.
 create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
 returns boolean
@@ -2550,57 +2460,52 @@ as $$
     and not coalesce(p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'limits', false)
 $$;
 
--- geneva._limit_wait_behind: the concurrency key a new execution of a step
--- waits for at once, behind the key's waiters, or NULL when it gets its job
--- and its claim decides. It waits when the step is held to its type's
--- concurrency only (geneva._limit_carries) and the key is full and has
--- executions waiting already: so that a busy key's new work does not fill
--- River's queue ahead of other keys' (fairness) nor cost a fetch and a claim
--- to find the key full.
+-- geneva._limit_wait_behind: the keys, of those given, that a new execution
+-- of a step held to its type's concurrency only (geneva._limit_carries),
+-- due now and awaiting no event, waits for at once, without a job, behind
+-- the executions waiting already: the one rule of waiting behind. A key is
+-- one when it has waiters and no free slot (every number up to its
+-- concurrency held, as this statement sees them): so that a busy key's new
+-- work does not fill River's queue ahead of other keys' (fairness) nor cost
+-- a fetch and a claim to find the key full. Otherwise the execution gets its
+-- job, and its claim decides (geneva._limit_admit).
 --
--- Called by: geneva._schedule_step, geneva.create_workflows, for a step due
--- now that awaits no event (they check that). It takes no lock: the caller's
--- transaction, an application's, may be long, and no worker's end may wait
--- for it. So a wake-up can be missed: if every slot of the key frees and
--- every waiter ahead runs and ends before the caller commits, no free sees
--- the new waiter, and housekeeping's backstop (geneva.housekeep offers every
--- key with waiters its free slots) wakes it at its next round.
--- Raises: nothing.
+-- Called by: geneva._schedule_step and geneva.create_workflows (a workflow
+-- created, resumed, or a step scheduled by an operator), without the keys'
+-- locks: the caller's transaction, an application's, may be long, and no
+-- worker's end may wait for it. So a wake-up can be missed there: if every
+-- slot of the key frees and every waiter ahead runs and ends before the
+-- caller commits, no free sees the new waiter, and housekeeping's backstop
+-- (geneva.housekeep offers every key with waiters its free slots) wakes it at
+-- its next round. And by geneva._limit_next (a workflow's next step, after
+-- its step's end), whose caller takes the key's lock before it commits and
+-- gives the key's free slots to its waiters (geneva._limit_release): none
+-- is missed.
+-- Takes no locks.
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_wait_behind(
-  p_definition geneva.workflow_definitions,
-  p_step_name text,
-  p_workflow_type text,
-  p_group text,
-  p_hero_type text,
-  p_hero_id text
-)
-returns text
+create or replace function geneva._limit_wait_behind(p_keys text[])
+returns text[]
 language plpgsql
 stable
 set search_path = pg_catalog, pg_temp
 set enable_bitmapscan = off
 as $$
-declare
-  v_key text;
 begin
-  if array_position(p_definition.step_names, p_step_name) is null
-    or not geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
-    return null;
-  end if;
-  v_key := geneva._limit_key(
-    'concurrency', p_workflow_type, p_definition.definition -> 'concurrency' ->> 'by',
-    p_workflow_type, p_group, p_hero_type, p_hero_id
+  return array(
+    select k.key
+    from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+    cross join lateral (select geneva._limit_capacity(k.key) as capacity offset 0) c
+    -- (the key as a range: see geneva._limit_release)
+    where exists (
+        select from geneva.step_executions x
+        where x.limit_wait_key >= k.key and x.limit_wait_key <= k.key
+      )
+      and not exists (
+        select from geneva.limit_slots s
+        where s.limit_key = k.key and s.workflow_id is null and s.slot <= c.capacity
+      )
+      and (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.slot <= c.capacity) >= c.capacity
   );
-  -- (the key as a range: see geneva._limit_release)
-  if exists (
-    select from geneva.step_executions x
-    where x.limit_wait_key >= v_key and x.limit_wait_key <= v_key
-  ) and (select count(*) from geneva.limit_slots ls where ls.limit_key = v_key)
-    >= coalesce(geneva._limit_capacity(v_key), 2147483647) then
-    return v_key;
-  end if;
-  return null;
 end;
 $$;
 
@@ -2626,59 +2531,59 @@ as $$
     and not (p_definition -> 'steps' -> (array_position(p_step_names, p_step_name) - 1) ? 'skip_if')
 $$;
 
--- geneva._limit_release: slots of limit keys were freed (with
--- p_workflow_ids: each element of p_keys is the slot the workflow of the same
--- position held, its row of geneva.limit_slots handed over or deleted), or may have (a
--- limit grew, a backstop: p_workflow_ids NULL, nothing deleted): each key's
--- oldest waiting executions, as many as slots were freed (or as it has free
--- now), are passed one and made due now, their River jobs inserted. A woken
--- execution holds its slot while scheduled (no one else can take it), and
--- its claim checks only its other limits. An execution whose workflow is not
--- ready (paused) keeps waiting: its resume claims it again.
+-- geneva._limit_release: frees slots of limit keys, and wakes the waiters
+-- they were for: the one waking rule. Each freed slot (p_keys and
+-- p_workflow_ids, element by element: the slot the workflow held of the
+-- key) goes to the key's oldest waiter whose workflow is ready (a paused
+-- one's is passed over), its row updated in place to its new holder, when
+-- its number is within the key's concurrency; a slot numbered above it (the
+-- concurrency was lowered since) is deleted, and one no waiter takes is
+-- free again. Then, when the key has waiters still, they take its free
+-- slots while it has room (geneva._limit_take). With p_workflow_ids NULL
+-- nothing is freed: the key's waiters take its free slots (a limit that may
+-- have grown, housekeeping's backstop). A woken execution holds its slot
+-- while scheduled (no one else can take it) and is made due now with its
+-- River job; its claim checks only its other limits.
 --
 -- A freed slot whose element of p_take_queues names a queue was freed by a
 -- worker that offers to run the waiter next, in the job that ran the step
 -- that freed it (geneva.complete_steps' p_take_waiters): a waiter it can
--- run is started here instead, without a River job, as a claim would start
--- it, and returned with the workflow that freed the slot (taken_by). A
--- waiter it can run: its step is in that queue (a slot of its type's
--- concurrency is freed by a step of the same type, so the worker defines
--- it), no worker's condition runs before it (geneva._unconditional), it is
--- held to that slot only (geneva._limit_carries), it awaits no event it has
--- not got, its hero was not deleted (hero_missing_at), it is a first attempt
--- (a repeat is claimed by start_steps, which tells its idempotency key) and
--- its workflow's lock is free (not waited for: the caller holds other
--- workflows' locks).
+-- run is woken without a job and returned with that workflow (taken_by), for
+-- the caller to start it for that worker (geneva._end_running). A waiter it
+-- can run: its step is in that queue (a slot
+-- of its type's concurrency is freed by a step of the same type, so the
+-- worker defines it), no worker's condition runs before it
+-- (geneva._unconditional), it is held to that slot only
+-- (geneva._limit_carries), it awaits no event it has not got, its hero was
+-- not deleted (hero_missing_at), it is a first attempt (a repeat is claimed
+-- by its own job, which tells its idempotency key), it is due and its
+-- workflow's lock is free (not waited for: the caller holds other
+-- workflows' locks). It is left as it was, waiting, but for its slot's row:
+-- the caller starts it in that slot (limit_keys, from its limit_wait_key).
 --
--- Called by: geneva._end_execution and geneva._end_running (an execution
--- holding slots ended), geneva._advance_many (a slot carried to a next step
--- that did not take it over), geneva._limit_admit (an execution gave back
--- a slot it could not use), geneva.pause_workflow (a paused workflow's kept
--- execution gives back its slot), geneva.define_limit (a limit may have
--- grown), geneva.housekeep (every key with waiters: a backstop, which also
--- wakes a step created behind waiters that no free saw: see
--- geneva._schedule_step).
--- Locks: no key's lock. It locks the freed rows (FOR NO KEY UPDATE, in key
--- and slot order) and first hands them over to the oldest waiters, each row
--- updated in place to its new holder (workflow_id, not a key column: see
--- geneva.limit_slots), which a FOR KEY SHARE does not conflict with, so
--- that an end or a claim counting the key's slots meanwhile counts a slot
--- handed over as held (geneva._limit_full). The rows no waiter took it
--- deletes (waiting for those who locked them FOR KEY SHARE, and counted
--- them, to commit), then looks for waiters again with new statements, so
--- that it sees any left waiting by a claim or an end that found the key
--- full before they were freed (geneva._limit_full), and passes them the
--- freed numbers. A waiter with no freed row or number takes a free number
--- without waiting for anyone (geneva._limit_take), or keeps waiting.
--- Then each woken execution's row, skipping those locked (whose workflow's
--- lock it does not take, but to start it, skipping it then too: a waiting
--- execution has no job, so no claim takes it, and no other function that
--- locks it waits for a slot's row or a key's lock first).
+-- Called by: geneva._end_running (the slots of the steps it ended but those
+-- carried on), geneva._end_execution (an execution holding slots ended),
+-- geneva._limit_admit (an execution gave back a slot it could not use),
+-- geneva.pause_workflow (a paused workflow's kept execution gives back its
+-- slot), geneva.define_limit (a limit may have grown), geneva.housekeep
+-- (every key with waiters: a backstop, which also wakes a step created
+-- behind waiters that no free saw: see geneva._limit_wait_behind).
+-- Locks: the freed slots' rows (FOR NO KEY UPDATE, in key and slot order),
+-- then the keys' (geneva._limit_lock): FOR UPDATE when any of them has
+-- waiters, or nothing is freed (it may give the keys' free slots); else FOR
+-- KEY SHARE (frees never take turns). A slot's row first: whoever holds a
+-- key's lock never waits for a slot's row (a claim's FOR UPDATE SKIP LOCKED
+-- may lock a row taken since its snapshot began, and then wait for the
+-- key's lock), and a caller that holds the key's lock already (a claim)
+-- has locked the rows it frees before it. Then the waiters' executions, and the
+-- workflows of those a worker takes, skipping those another transaction
+-- holds (a waiting execution has no job, so no claim takes it, and no other
+-- function that locks it waits for a key's lock first).
 -- Plans: as geneva.start_steps (index lookups by key and id, planned once
 -- per session, whatever the tables' size then), whoever calls it first,
 -- and no bitmap scans (see geneva.limit_slots).
--- Returns a row per waiter started: the workflow that freed the slot it took
--- (taken_by) and the execution (started_id).
+-- Returns a row per waiter woken for a worker that freed its slot: that
+-- workflow (taken_by) and the execution (started_id).
 create or replace function geneva._limit_release(
   p_keys text[],
   p_workflow_ids bigint[] default null,
@@ -2698,24 +2603,13 @@ as $$
 declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
-  v_freed_keys text[];
-  v_freed_bounds integer[];
-  v_freed_slots integer[];
-  v_held_keys text[];
-  v_held_slots integer[];
-  v_handed_keys text[];
-  v_handed_slots integer[];
-  v_round integer;
-  v_all_ids bigint[];
-  v_all_keys text[];
-  v_all_workflows bigint[];
-  v_all_queues text[];
-  v_all_takeable boolean[];
-  v_passed_keys text[];
-  v_passed_workflows bigint[];
-  v_rest_keys text[];
-  v_rest_workflows bigint[];
+  -- (whether the keys have waiters, as this transaction sees them before
+  -- their locks)
+  v_waited boolean := false;
+  v_freed integer;
+  v_more boolean := p_workflow_ids is null;
   v_woken record;
+  v_left record;
   v_taken bigint[];
   v_taken_by bigint[];
   v_item record;
@@ -2726,218 +2620,195 @@ begin
   end if;
   -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
+  -- (a key's waiters are looked up by the key as a range, not an equality:
+  -- with `= key`, an order by id would let the planner walk the primary
+  -- key, every execution ever recorded, filtering for the key; the partial
+  -- index step_executions_limit_waiting is the only one in this order. No
+  -- state: a waiter is scheduled, and a state = 'scheduled' would let a plan
+  -- cached while no one waited read every scheduled execution instead: see
+  -- that index)
   if p_workflow_ids is not null then
-    -- the freed rows, locked in key and slot order (FOR NO KEY UPDATE: a
-    -- hand-over updates a row in place)
-    select array_agg(l.limit_key order by l.limit_key, l.slot), array_agg(l.slot order by l.limit_key, l.slot),
-      array_agg(l.bound order by l.limit_key, l.slot)
-    into v_held_keys, v_held_slots, v_freed_bounds
+    -- the freed slots' rows first, in key and slot order (see Locks above),
+    -- and whether their keys have waiters
+    select coalesce(bool_or(w.waited), false) into v_waited
     from (
-      select ls.limit_key, ls.slot, ls.bound
-      from geneva.limit_slots ls
+      select s.limit_key
+      from geneva.limit_slots s
       join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-        on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      order by ls.limit_key, ls.slot
-      for no key update of ls
-    ) l;
-    v_freed_keys := v_held_keys;
-    v_freed_slots := v_held_slots;
+        on s.limit_key = u.key and s.workflow_id = u.workflow_id
+      order by s.limit_key, s.slot
+      for no key update of s
+    ) l
+    cross join lateral (
+      select exists (
+        select from geneva.step_executions e
+        where e.limit_wait_key >= l.limit_key and e.limit_wait_key <= l.limit_key
+      ) as waited
+    ) w;
+  end if;
+  -- then the keys'
+  perform geneva._limit_lock(p_keys, v_waited or p_workflow_ids is null);
+
+  if p_workflow_ids is not null and not v_waited then
+    -- No one waits (as it sees now, under the keys' locks): the slots are
+    -- free again (but those numbered above their key's concurrency: below)
+    with unheld as (
+      update geneva.limit_slots s
+      set workflow_id = null
+      from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      where s.limit_key = u.key and s.workflow_id = u.workflow_id
+        and s.slot <= geneva._limit_capacity(s.limit_key)
+        and not exists (
+          select from geneva.step_executions e
+          where e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
+        )
+      returning 1
+    )
+    select count(*) into v_freed from unheld;
+    if v_freed = cardinality(p_keys) then
+      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+      return;
+    end if;
   end if;
 
-  -- Two rounds: the freed rows are handed over to the waiters there are
-  -- (1); those no waiter took are deleted, and their numbers passed to the
-  -- waiters there are after that (2, the backstop's only round)
-  for v_round in case when p_workflow_ids is null then 2 else 1 end .. 2 loop
-    if v_round = 2 and p_workflow_ids is not null then
-      -- (every row handed over: none freed)
-      exit when cardinality(coalesce(v_handed_slots, '{}')) = cardinality(coalesce(v_held_slots, '{}'));
-      with freed as (
-        delete from geneva.limit_slots ls
-        using unnest(v_held_keys, v_held_slots) as u (key, slot)
-        where ls.limit_key = u.key and ls.slot = u.slot
-          and not exists (
-            select from unnest(v_handed_keys, v_handed_slots) as h (key, slot)
-            where h.key = u.key and h.slot = u.slot
-          )
-        returning ls.limit_key, ls.bound, ls.slot
-      )
-      select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
-      into v_freed_keys, v_freed_bounds, v_freed_slots
-      from freed f;
-      exit when v_freed_keys is null;
-    end if;
-    -- (most frees pass nothing: no one waits for their keys)
-    continue when not exists (
-      select
-      from unnest(p_keys) as u (key)
-      join geneva.step_executions e
-        on e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
-    );
-
-    -- Each key's oldest waiters, as many as it has slots to pass, whose
-    -- workflows are ready (a paused one's waiter is passed over), each
-    -- execution locked unless another transaction holds it; with what a
-    -- worker that freed a slot needs to run it (its step's queue, and
-    -- whether it may: takeable), but those woken in the first round. Per
-    -- key, as many as this round has freed rows (none for a slot not held);
-    -- but a slot taken above a concurrency lowered since
-    -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
-    -- wait too (a count without the key's lock, which a free cannot take
-    -- after locking slots: at worst one more passes, once, after a lowering).
-    -- The backstop passes what the key has free under its capacity.
-    select array_agg(x.id order by k.key, x.id) as ids,
-      array_agg(k.key order by k.key, x.id) as keys,
-      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
-      array_agg(
-        geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
-      ) filter (where p_take_queues is not null) as queues,
-      array_agg(
-        x.hero_missing_at is null and x.attempt = 1
-          and (x.await_event is null or x.event_id is not null)
-          and geneva._unconditional(d.definition, d.step_names, x.step_name)
-          and geneva._limit_carries(d.definition, d.step_names, x.step_name)
-        order by k.key, x.id
-      ) filter (where p_take_queues is not null) as takeable
-    into v_woken
-    from (
-      select c.key,
-        case
-          when p_workflow_ids is null
-            then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
-          when f.bound > c.capacity
-            then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
-          else f.n
-        end as free
-      from (
-        select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-        from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
-      ) c
-      left join lateral (
-        select count(*) as n, max(b.bound) as bound
-        from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
-        where b.key = c.key
-      ) f on true
-      -- (not folded into the statement: each expression would be copied)
-      offset 0
-    ) k
-    cross join lateral (
-      -- (the key as a range, not an equality: with `= key`, the order by id
-      -- alone would let the planner walk the primary key, every execution
-      -- ever recorded, filtering for the key; the partial index
-      -- step_executions_limit_waiting is the only one in this order. No
-      -- state: a waiter is scheduled, and a state = 'scheduled' would let a
-      -- plan cached while no one waited read every scheduled execution
-      -- instead: see that index)
-      select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
-        w.workflow_type, w.hero_missing_at
-      from geneva.step_executions e
-      -- (each waiter's workflow read by its key, after the waiter: a lateral
-      -- subquery, which the planner cannot turn into a walk of every
-      -- workflow, as a plan cached while none was ready did)
+  -- The freed slots (left): each within its key's concurrency to the key's
+  -- oldest ready waiter, one waiter a slot (in slot order; each waiter's
+  -- execution locked unless another transaction holds it), with what a
+  -- worker that freed one needs to run it next (its step's queue, and
+  -- whether it may: takeable); those above the concurrency deleted; the
+  -- rest free. And whether the waiters left may find more (v_more: a freed
+  -- slot no waiter took, or a free one the keys had)
+  if p_workflow_ids is not null then
+    with freed as materialized (
+      select s.limit_key as key, s.slot, s.slot <= geneva._limit_capacity(s.limit_key) as within
+      from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      join geneva.limit_slots s on s.limit_key = u.key and s.workflow_id = u.workflow_id
+    ),
+    passed as (
+      select f.key, f.slot, row_number() over (partition by f.key order by f.slot) as rank
+      from freed f
+      where f.within
+    ),
+    waiter as (
+      select k.key, x.id, x.workflow_id, x.ord as rank, x.queue, x.takeable
+      from (select p.key, count(*) as n from passed p group by p.key) k
       cross join lateral (
-        select w.workflow_type, w.hero_missing_at
-        from geneva.workflows w
+        select y.id, y.workflow_id, row_number() over (order by y.id) as ord,
+          geneva._step_queue(d.step_names, d.step_queues, d.queue, y.step_name) as queue,
+          y.hero_missing_at is null and y.attempt = 1 and y.scheduled_for <= v_now
+            and (y.await_event is null or y.event_id is not null)
+            and geneva._unconditional(d.definition, d.step_names, y.step_name)
+            and geneva._limit_carries(d.definition, d.step_names, y.step_name)
+            as takeable
+        from (
+          select e.id, e.workflow_id, e.step_name, e.attempt, e.scheduled_for, e.await_event, e.event_id,
+            w.workflow_type, w.hero_missing_at
+          from geneva.step_executions e
+          -- (each waiter's workflow read by its key, after the waiter: a
+          -- lateral subquery, which the planner cannot turn into a walk of
+          -- every workflow, as a plan cached while none was ready did)
+          cross join lateral (
+            select w.workflow_type, w.hero_missing_at
+            from geneva.workflows w
+            where w.id = e.workflow_id and w.state = 'ready'
+            offset 0
+          ) w
+          where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
+          order by e.limit_wait_key, e.id
+          limit k.n
+          for no key update of e skip locked
+        ) y
+        -- (read only for a worker that may run a waiter next)
+        left join geneva.workflow_definitions d on d.workflow_type = y.workflow_type and p_take_queues is not null
+      ) x
+    ),
+    handed as (
+      update geneva.limit_slots s
+      set workflow_id = w.workflow_id
+      from passed p
+      join waiter w on w.key = p.key and w.rank = p.rank
+      where s.limit_key = p.key and s.slot = p.slot
+      returning s.limit_key, w.id, w.queue, w.takeable
+    ),
+    dropped as (
+      delete from geneva.limit_slots s
+      using freed f
+      where s.limit_key = f.key and s.slot = f.slot and not f.within
+    ),
+    unheld as (
+      update geneva.limit_slots s
+      set workflow_id = null
+      from passed p
+      where s.limit_key = p.key and s.slot = p.slot
+        and not exists (select from waiter w where w.key = p.key and w.rank = p.rank)
+    )
+    select array_agg(h.id order by h.limit_key, h.id) as ids,
+      array_agg(h.limit_key order by h.limit_key, h.id) as keys,
+      array_agg(h.queue order by h.limit_key, h.id) as queues,
+      array_agg(h.takeable order by h.limit_key, h.id) as takeable,
+      (select count(*) from freed) > count(*)
+        or exists (
+          select
+          from unnest(p_keys) as u (key)
+          join geneva.limit_slots s on s.limit_key = u.key and s.workflow_id is null
+          where s.slot <= geneva._limit_capacity(u.key)
+        ) as more
+    into v_woken
+    from handed h;
+    v_more := v_woken.more;
+  else
+    select null::bigint[] as ids, null::text[] as keys, null::text[] as queues, null::boolean[] as takeable
+    into v_woken;
+  end if;
+
+  -- Then, under the keys' lock FOR UPDATE, the waiters left take the keys'
+  -- free slots while each has room, oldest first (geneva._limit_take: a
+  -- concurrency grown, a slot freed while none of them was ready, a next
+  -- step left waiting as its key filled, geneva._limit_wait_behind)
+  if v_more and (v_waited or p_workflow_ids is null) then
+    select array_agg(x.id order by k.key, x.id) as ids, array_agg(k.key order by k.key, x.id) as keys,
+      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids
+    into v_left
+    from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+    cross join lateral (
+      select e.id, e.workflow_id
+      from geneva.step_executions e
+      cross join lateral (
+        select from geneva.workflows w
         where w.id = e.workflow_id and w.state = 'ready'
         offset 0
       ) w
       where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-        and not e.id = any (coalesce(v_all_ids, '{}'))
+        and not e.id = any (coalesce(v_woken.ids, '{}'))
       order by e.limit_wait_key, e.id
-      limit greatest(k.free, 0)
+      limit greatest(
+        geneva._limit_capacity(k.key)
+          - (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.workflow_id is not null),
+        0
+      )
       for no key update of e skip locked
-    ) x
-    left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
-    continue when v_woken.ids is null;
-
-    -- Every waiter woken takes its slot first: a slot of its key freed here,
-    -- its number with it, in order (a number within the key's concurrency
-    -- now: one above a lowered concurrency is not passed on), handed over
-    -- (1) or taken again (2), else a free number (geneva._limit_take); one
-    -- that gets neither keeps waiting.
-    if v_round = 1 then
-      with handed as (
-        update geneva.limit_slots as ls
-        set workflow_id = w.workflow_id
-        from (
-          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
-          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-        ) w
-        join (
-          select b.key, b.slot, row_number() over (partition by b.key order by b.slot) as rank
-          from unnest(v_freed_keys, v_freed_slots) as b (key, slot)
-          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
-        ) f on f.key = w.key and f.rank = w.rank
-        where ls.limit_key = f.key and ls.slot = f.slot
-        returning ls.limit_key, ls.workflow_id, ls.slot
-      )
-      select array_agg(h.limit_key), array_agg(h.workflow_id), array_agg(h.slot)
-      into v_passed_keys, v_passed_workflows, v_handed_slots
-      from handed h;
-      v_handed_keys := v_passed_keys;
-    else
-      with passed as (
-        insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-        select w.key, w.workflow_id, f.bound, f.slot
-        from (
-          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
-          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-        ) w
-        join (
-          select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
-          from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
-          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
-        ) f on f.key = w.key and f.rank = w.rank
-        returning ls.limit_key, ls.workflow_id
-      )
-      select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
-      from passed p;
-    end if;
-    if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
-      select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
-      into v_rest_keys, v_rest_workflows
-      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-      where not exists (
-        select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
-        where p.key = x.key and p.workflow_id = x.workflow_id
-      );
-      select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
-      from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
-      select array_agg(x.id order by x.ord) as ids,
-        array_agg(x.key order by x.ord) as keys,
-        array_agg(x.workflow_id order by x.ord) as workflow_ids,
-        array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
-        array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+    ) x;
+    if v_left.ids is not null then
+      select coalesce(v_woken.ids, '{}') || array_agg(l.id order by l.key, l.id) as ids,
+        coalesce(v_woken.keys, '{}') || array_agg(l.key order by l.key, l.id) as keys,
+        v_woken.queues, v_woken.takeable
       into v_woken
-      from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
-        with ordinality as x (id, key, workflow_id, queue, takeable, ord)
-      where exists (
-        select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
-          as p (key, workflow_id)
-        where p.key = x.key and p.workflow_id = x.workflow_id
-      );
+      from unnest(v_left.ids, v_left.keys, v_left.workflow_ids) as l (id, key, workflow_id)
+      join geneva._limit_take(v_left.keys, v_left.workflow_ids) t
+        on t.limit_key = l.key and t.workflow_id = l.workflow_id;
     end if;
-    if v_woken.ids is not null then
-      v_all_ids := v_all_ids || v_woken.ids;
-      v_all_keys := v_all_keys || v_woken.keys;
-      v_all_workflows := v_all_workflows || v_woken.workflow_ids;
-      v_all_queues := v_all_queues || v_woken.queues;
-      v_all_takeable := v_all_takeable || v_woken.takeable;
-    end if;
-  end loop;
+  end if;
 
-  if v_all_ids is null then
+  if coalesce(cardinality(v_woken.ids), 0) = 0 then
     perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
-  select v_all_ids as ids, v_all_keys as keys, v_all_workflows as workflow_ids, v_all_queues as queues,
-    v_all_takeable as takeable
-  into v_woken;
 
   -- The waiters the workers that freed slots run next (p_take_queues): per
-  -- key and queue, the oldest takeable waiters to the takers in workflow
-  -- order, each waiter's workflow locked unless another transaction holds
-  -- it (not waited for: the caller holds other workflows' locks; one
-  -- skipped is woken below instead)
+  -- key and queue, the oldest of those handed a slot that it can run, to
+  -- the takers in workflow order, each waiter's workflow locked unless
+  -- another transaction holds it (not waited for: the caller holds other
+  -- workflows' locks; one skipped gets its job below instead)
   if p_take_queues is not null and true = any (v_woken.takeable) then
     select array_agg(m.id order by m.id), array_agg(m.taker order by m.id)
     into v_taken, v_taken_by
@@ -2965,35 +2836,12 @@ begin
     );
   end if;
 
-  -- those taken start, as a claim would start them, without a job (the
-  -- same two writes as start_steps' last statement: one function for both
-  -- cost each claim 0.9% and each saturated end 4%, bench/NOTES.md)
-  if v_taken is not null then
-    with started as (
-      update geneva.step_executions e
-      set state = 'in_progress',
-        started_at = v_now,
-        limit_wait_key = null,
-        limit_keys = array[x.key],
-        scheduled_for = least(e.scheduled_for, v_now),
-        updated_at = v_now
-      from unnest(v_woken.ids, v_woken.keys) as x (id, key)
-      where e.id = x.id and x.id = any (v_taken)
-      returning e.workflow_id, e.step_name
-    )
-    update geneva.workflows w
-    set state = 'performing',
-      current_step_name = s.step_name,
-      started_at = coalesce(w.started_at, v_now),
-      updated_at = v_now
-    from started s
-    where w.id = s.workflow_id;
-  end if;
-
-  -- the others are made due now, each with its River job: a new one,
-  -- inserted before the execution is updated so that it is written once
-  -- (a waiter's job ran when its key was full), else the one it has,
-  -- brought forward
+  -- Every waiter woken holds its slot (its row of geneva.limit_slots); those
+  -- taken are left as they are, for their takers' caller to start at once
+  -- (geneva._end_running, which writes each once); the others are due now,
+  -- with their River job: a new one, inserted before the execution is
+  -- updated so that it is written once (a waiter's job ran when its key was
+  -- full), else the one it has, brought forward
   for v_item in
     select e, w, x.key
     from unnest(v_woken.ids, v_woken.keys) as x (id, key)
@@ -3020,297 +2868,317 @@ begin
 end;
 $$;
 
+-- geneva._limit_next: what becomes, when steps end, of the slot each held of
+-- its type's concurrency, for its workflow's next step (per element of
+-- p_workflow_ids, a workflow moving on, p_moves, after the element of
+-- p_execution_ids of kind 'end' of p_kinds, its execution, ended; arrays in
+-- the order of p_workflow_ids):
+--   carry: the step held that one slot, of its type's concurrency only
+--     (geneva._limit_carries), under the key the definition gives the
+--     workflow now (geneva._concurrency_key), numbered within the
+--     concurrency now, and no one waits for the key: its next step, if
+--     started in the same job (geneva._advance_many), keeps the slot;
+--   wait: the step held such a slot, its workflow goes on, and the key has
+--     waiters and no free slot (geneva._limit_wait_behind): its next step,
+--     due now, waits behind them at once, without a job; the slot goes to
+--     the oldest waiter (geneva._limit_release, after the move, under the
+--     key's lock, which wakes the next step too if the key has room after
+--     all);
+--   take: the queue of the step, when its worker continues (p_continue) and
+--     offers to run a waiter of the key next (p_take_waiters) and someone
+--     waits: the queue a waiter must be in to be run next by that worker.
+-- Every other slot is freed after the move. Takes no locks.
+--
+-- Called by: geneva._end_running, when its ended executions held slots.
+-- Plans: as geneva._end_running (index lookups by id and key), whose
+-- settings it runs under. It has no `set search_path` of its own either
+-- (every name in it is qualified, or a built-in of pg_catalog, first in
+-- its caller's search_path), since a function's own settings cost a save
+-- and a restore at every call.
+create or replace function geneva._limit_next(
+  p_workflow_ids bigint[],
+  p_moves text[],
+  p_execution_ids bigint[],
+  p_kinds text[],
+  p_continue boolean[],
+  p_take_waiters boolean,
+  out carry_keys text[],
+  out wait_keys text[],
+  out take_queues text[]
+)
+language plpgsql
+stable
+as $$
+declare
+  v_behind text[];
+begin
+  -- per workflow, in one pass: the key its step's slot may go on with, the
+  -- key its next step may wait behind (when someone waits: checked below),
+  -- and the queue of a worker that may run a waiter next
+  select
+    array_agg(case when s.carries and not s.waiting and s.within then e.limit_keys[1] end order by m.ord),
+    array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by m.ord),
+    array_agg(
+      case when s.carries and s.waiting and p_take_waiters and coalesce(x.inline, false)
+        then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
+      end
+      order by m.ord
+    )
+  into carry_keys, wait_keys, take_queues
+  from unnest(p_execution_ids, p_kinds, p_continue) as x (execution_id, kind, inline)
+  join geneva.step_executions e on e.id = x.execution_id
+  join unnest(p_workflow_ids, p_moves) with ordinality as m (workflow_id, move, ord) on m.workflow_id = e.workflow_id
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  left join lateral (
+    select
+      -- (one slot, of its type's concurrency, which is still its only
+      -- limit, under the key the concurrency gives the workflow now)
+      cardinality(e.limit_keys) = 1
+        and geneva._limit_carries(d.definition, d.step_names, e.step_name)
+        and e.limit_keys[1] = geneva._concurrency_key(
+          d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id
+        )
+        as carries,
+      -- (a range: see geneva._limit_release)
+      exists (
+        select from geneva.step_executions y
+        where y.limit_wait_key >= e.limit_keys[1] and y.limit_wait_key <= e.limit_keys[1]
+      ) as waiting,
+      -- (numbered within the concurrency now: see geneva.limit_slots; the
+      -- key, when it carries, is its type's concurrency's, whose bound is
+      -- the definition's, as geneva._limit_capacity reads it)
+      (
+        select s.slot from geneva.limit_slots s
+        where s.limit_key = e.limit_keys[1] and s.workflow_id = e.workflow_id
+      ) <= (d.definition -> 'concurrency' ->> 'limit')::integer as within,
+      m.move = 'same'
+        or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
+        as goes_on
+    where e.limit_keys is not null
+    -- (not folded into the aggregates above: each would copy the
+    -- expressions it reads, the subqueries with them)
+    offset 0
+  ) s on true
+  where x.kind = 'end';
+
+  -- the keys that have waiters and no free slot, checked once each
+  if array_remove(wait_keys, null) <> '{}' then
+    v_behind := geneva._limit_wait_behind(wait_keys);
+    wait_keys := array(
+      select case when k.key = any (v_behind) then k.key end
+      from unnest(wait_keys) with ordinality as k (key, ord)
+      order by k.ord
+    );
+  end if;
+end;
+$$;
+
 -- geneva._limit_admit: decides, at their claim, which due executions held to
--- limits start now: the one check of every limit, in the claim path.
+-- limits start now: the one admission rule. An execution starts when it
+-- holds a slot of each of its concurrency keys (the type's "concurrency", a
+-- named limit's) and, for each of its rate limits, its start is counted in
+-- the current window; otherwise it does not start and is not an attempt:
+--   a key full (no slot it could take): it stays scheduled, without a job,
+--     waiting for that key (limit_wait_key: the first in key order), and
+--     gives back the slots it took or was passed; geneva._limit_release
+--     makes it due when a slot of the key frees (the oldest waiter first,
+--     each key on its own, so a busy key never delays another);
+--   a rate limit's current window full: its start is counted in the first
+--     window with room in every rate key (geneva.limit_windows, fixed windows
+--     of each limit's `per`), reserved for it (limit_window_at), and it is
+--     scheduled at that window's start, with its job, giving back its slots;
+--     then it starts without counting again.
+-- A slot is a row of geneva.limit_slots, numbered within the key's
+-- concurrency, that the execution's workflow holds until the execution ends
+-- (geneva._end_running, geneva._end_execution, or carried on to its next
+-- step). A slot passed to it while it waited (for a key it has no more: its
+-- definition changed) is freed.
+--
+-- How: first, in one statement and without any lock of a key, the
+-- executions held to their type's concurrency only (the common case): one
+-- that holds its slot already (passed to it) starts, and one that holds
+-- none takes a free row of the key, FOR UPDATE SKIP LOCKED, so that claims
+-- of a key with free slots never wait for each other, and starts (not a key
+-- with a slot held above a concurrency lowered since: it must count them).
+-- The others lock the rows of the slots they hold (and those of
+-- p_lock_executions), then take the locks of all their keys at once, in key
+-- order, FOR UPDATE (geneva._limit_lock: a free under way is waited for and
+-- seen, and one that starts later waits and then sees the waiter left), and
+-- are decided one by one in id order: their slots through geneva._limit_take
+-- (a free row or a new number, while the key has room), then their rate
+-- windows.
 --
 -- Called by: geneva.start_steps, for the elements it would start whose step
--- is held to a limit (geneva._limited). The caller holds their workflows'
--- and executions' locks.
---
--- The executions held only to their type's concurrency, with no slot passed
--- to them, first take a slot each, set-wise: in one statement those of keys
--- far from their bound, the rest by geneva._limit_take (a free number of
--- the key, no lock waited for, but the key's lock when the batch has more
--- of them than the key has room for); those that got one start. The
--- others, per execution, in id order (the locks of their keys taken first,
--- all at once: those of rate limits before the set-wise start, those of
--- concurrency keys after it; geneva._limit_lock):
---   concurrency: it takes a slot of each key of a limit with a concurrency
---     (the type's "concurrency", a named limit's) but those passed to it
---     (geneva._limit_take). When it cannot take one, it gives back those it
---     took, and the key is full (geneva._limit_full, which waits for the
---     frees under way) or its last free numbers were being taken: it does
---     not start and is not an attempt: it stays scheduled, without a job,
---     waiting for that key (limit_wait_key), gives back any slot passed to
---     it, and geneva._limit_release makes it due when a slot of the key
---     frees (the oldest waiter first, each key on its own, so a busy key
---     never delays another). A claim whose key's last free numbers are
---     being taken by claims in flight waits for the first of those, at most
---     50 ms, once (geneva._limit_await_number), and tries again. One race
---     leaves it waiting with a slot free: that claim had not committed by
---     then, and its step ends before this one commits; housekeeping's
---     backstop wakes it (geneva._limit_release with no slots freed);
---   rate: each key of a limit with a rate counts its starts in fixed
---     windows of its `per` (geneva.limit_windows). The start is counted in
---     the first window, from now, with room in every such key; a later one
---     is reserved (limit_window_at) and the execution is scheduled at its
---     start, with its job (giving back the slots it took), and starts then
---     without counting again;
---   otherwise it starts, holding a slot of each of its concurrency keys
---     (a row of geneva.limit_slots each; the caller records them on the
---     execution, limit_keys, in its own update), freed when it ends
---     (geneva._end_execution, geneva._end_running).
--- Returns a row per execution that starts now, with the slots it holds
--- (NULL: none).
+-- is held to a limit (geneva._limited), holding their workflows' and
+-- executions' locks; with p_lock_executions, executions whose slots it
+-- frees after (those it ends), so that all its locks of slots and keys are
+-- taken in one go, in that order.
+-- Locks: the free rows it takes; the rows of the slots it frees, then the
+-- keys' rows, as above.
+-- Returns the executions that start now, as a JSON object: each one's id to
+-- the keys of the slots it holds (null: none).
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_admit(p_execution_ids bigint[])
-returns table (execution_id bigint, limit_keys text[])
+create or replace function geneva._limit_admit(p_execution_ids bigint[], p_lock_executions bigint[] default null)
+returns jsonb
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 set enable_bitmapscan = off
 as $$
-#variable_conflict use_column
 declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
-  v_batch record;
+  v_admitted jsonb;
+  v_others bigint[];
   v_item record;
   v_limits record;
+  v_got text[];
+  v_back text[];
   v_full text;
   v_at timestamptz;
   v_window timestamptz;
   v_moved boolean;
   v_rounds integer;
   v_i integer;
-  v_keys text[];
-  v_stale text[];
   v_execution geneva.step_executions;
-  v_fast bigint[];
-  v_fast_keys text[];
-  v_quick bigint[];
-  v_quick_keys text[];
-  -- (the executions of the common case that the first statement left)
-  v_simple_ids bigint[];
-  v_simple_workflows bigint[];
-  v_simple_keys text[];
-  v_got text[];
-  v_try integer;
+  v_held_ids bigint[];
+  v_held_keys text[];
+  v_held_by bigint[];
 begin
   -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  -- First, in one statement, the common case far from its bound: the
-  -- executions held only to their type's concurrency
-  -- (geneva._limit_carries), with no slot passed to them and no window
-  -- reserved, of keys with room for twice as many as the batch has of them
-  -- (as this transaction sees it), each take a free number of the key
-  -- (geneva._limit_numbers, as geneva._limit_take's first round), no lock
-  -- of the key taken, and start. The key and its concurrency are the definition's, as
-  -- geneva._limit_keys and geneva._limit_capacity read them. The others (a
-  -- number another claim took first, a key near its bound, any other limit)
-  -- go the ways below. (A limit never reached costs this statement alone
-  -- at a claim: a statement's start-up, its expressions compiled again at
-  -- every call, is most of what a limit costs.)
-  with x as (
-    select e.id, e.workflow_id,
-      geneva._limit_key(
-        'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
-        w.workflow_type, w.group_name, w.hero_type, w.hero_id
-      ) as key,
-      coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as capacity
+
+  -- Without a lock, the executions held to their type's concurrency only
+  -- (geneva._limit_carries: one slot of one key, geneva._concurrency_key):
+  -- one that holds the key's slot (passed to it) starts; one that holds none
+  -- takes a free row of the key (those of a key in its slot order, the
+  -- executions in id order) and starts; the others (another key's slot
+  -- passed to it, none free) and every other execution go the way below
+  with x as materialized (
+    select e.id, e.workflow_id, e.limit_keys,
+      case when geneva._limit_carries(d.definition, d.step_names, e.step_name) then
+        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id)
+      end as key
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where e.limit_keys is null and e.limit_window_at is null
-      and geneva._limit_carries(d.definition, d.step_names, e.step_name)
   ),
-  k as materialized (
-    select g.key, g.capacity, g.held, g.workflow_ids
-    from (
-      select x.key, x.capacity, array_agg(x.workflow_id order by x.id) as workflow_ids,
-        (select count(*) from geneva.limit_slots ls where ls.limit_key = x.key)::integer as held
-      from x
-      group by x.key, x.capacity
-    ) g
-    where 2 * cardinality(g.workflow_ids) <= g.capacity - g.held
+  want as (
+    select x.key, geneva._limit_capacity(x.key) as capacity, array_agg(x.workflow_id order by x.id) as workflow_ids
+    from x
+    where x.key is not null and x.limit_keys is null
+    group by x.key
+  ),
+  free as (
+    select w.key, w.workflow_ids[f.ord::integer] as workflow_id, f.slot
+    from want w
+    cross join lateral (
+      select y.slot, row_number() over (order by y.slot) as ord
+      from (
+        select s.slot
+        from geneva.limit_slots s
+        where s.limit_key = w.key and s.workflow_id is null and s.slot <= w.capacity
+          -- (no slot held above the concurrency: else the slots held count)
+          and not exists (select from geneva.limit_slots a where a.limit_key = w.key and a.slot > w.capacity)
+        order by s.slot
+        limit cardinality(w.workflow_ids)
+        for update of s skip locked
+      ) y
+    ) f
   ),
   taken as (
-    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-    select k.key, p.workflow_id, k.capacity, p.slot
-    from k
-    cross join lateral unnest(
-      k.workflow_ids,
-      geneva._limit_numbers(k.key, k.capacity, k.held, cardinality(k.workflow_ids), k.capacity > 64)
-    ) as p (workflow_id, slot)
-    where p.slot is not null and p.workflow_id is not null
-    order by k.key, p.slot
-    on conflict do nothing
-    returning ls.limit_key, ls.workflow_id
+    update geneva.limit_slots s
+    set workflow_id = f.workflow_id
+    from free f
+    where s.limit_key = f.key and s.slot = f.slot
+    returning s.limit_key, s.workflow_id
   )
-  -- (those that took one, and the rest of these executions, for the
-  -- set-wise way below)
-  select array_agg(x.id order by x.id) filter (where t.workflow_id is not null),
-    array_agg(x.key order by x.id) filter (where t.workflow_id is not null),
-    array_agg(x.id order by x.id) filter (where t.workflow_id is null),
-    array_agg(x.workflow_id order by x.id) filter (where t.workflow_id is null),
-    array_agg(x.key order by x.id) filter (where t.workflow_id is null)
-  into v_quick, v_quick_keys, v_simple_ids, v_simple_workflows, v_simple_keys
+  select jsonb_object_agg(x.id::text, jsonb_build_array(x.key)) filter (where a.admitted),
+    array_agg(x.id order by x.id) filter (where not a.admitted)
+  into v_admitted, v_others
   from x
-  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id;
-  if v_quick is not null then
-    return query select q.id, array[q.key] from unnest(v_quick, v_quick_keys) as q (id, key);
-    if cardinality(v_quick) = cardinality(p_execution_ids) then
-      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-      return;
-    end if;
-  end if;
-
-  -- The others' limit keys, read once: the rate keys, and every
-  -- execution's concurrency keys it holds no slot of
-  select array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
-    array_agg(e.id order by e.id) filter (where s.unheld) as unheld_ids,
-    array_agg(k.limit_key order by e.id) filter (where s.unheld) as unheld_keys
-  into v_batch
-  from unnest(p_execution_ids) as i (id)
-  join geneva.step_executions e on e.id = i.id
-  join geneva.workflows w on w.id = e.workflow_id
-  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id
   cross join lateral (
-    select
-      k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key] as unheld
-  ) s
-  where v_quick is null or not e.id = any (v_quick);
+    select coalesce(x.limit_keys = array[x.key], false) or t.workflow_id is not null as admitted
+  ) a;
 
-  -- the locks of the rate limits' keys first, in one order (a window's
-  -- count is read, then written)
-  if v_batch.rate_keys is not null then
-    perform geneva._limit_lock(v_batch.rate_keys);
+  if v_others is null then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+    return coalesce(v_admitted, '{}');
   end if;
 
-  -- the rest of the common case (above), set-wise: a key near its bound,
-  -- or a number another claim took first; each takes a slot
-  -- (geneva._limit_take) and those that got one start; the others go one by
-  -- one below
-  if v_simple_ids is not null then
-    -- (a key with more of them than it has room for, as this transaction
-    -- sees it, is near its bound: its lock first, so that a claim that will
-    -- go on to the per-execution way for it holds no slot of it taken
-    -- without the lock while it waits for the lock)
-    select array_agg(k.key) into v_keys
-    from (
-      select u.key, count(*) as n
-      from unnest(v_simple_keys) as u (key)
-      group by u.key
-    ) k
-    where k.n > coalesce(geneva._limit_capacity(k.key), 2147483647)
-      - (select count(*) from geneva.limit_slots ls where ls.limit_key = k.key);
-    if v_keys is not null then
-      perform geneva._limit_lock(v_keys);
-    end if;
-    select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
-    into v_fast, v_fast_keys
-    from unnest(v_simple_ids, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
-    join geneva._limit_take(v_simple_keys, v_simple_workflows) t
-      on t.limit_key = f.key and t.workflow_id = f.workflow_id;
-  end if;
-  if v_fast is not null then
-    return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
-    if cardinality(v_fast) + coalesce(cardinality(v_quick), 0) = cardinality(p_execution_ids) then
-      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-      return;
-    end if;
-  end if;
-
-  -- the others' concurrency keys' locks, in one order, after the rate
-  -- keys' (a key near its bound: their claims take turns)
-  select array_agg(u.key) into v_keys
-  from unnest(v_batch.unheld_ids, v_batch.unheld_keys) as u (id, key)
-  where not u.id = any (coalesce(v_fast, '{}'));
-  if v_keys is not null then
-    perform geneva._limit_lock(v_keys);
-  end if;
+  -- The others: the slots they hold (passed to them), and the caller's
+  -- executions' (p_lock_executions), as (execution, key) pairs
+  select array_agg(e.id order by h.key, e.id), array_agg(h.key order by h.key, e.id),
+    array_agg(e.workflow_id order by h.key, e.id)
+  into v_held_ids, v_held_keys, v_held_by
+  from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  cross join lateral unnest(e.limit_keys) as h (key);
+  -- their rows first, then the locks of every key they have or hold, at
+  -- once (so that no one holding a key's lock waits for a slot's row: see
+  -- geneva._limit_release)
+  perform
+  from geneva.limit_slots s
+  join unnest(v_held_keys, v_held_by) as h (key, workflow_id)
+    on s.limit_key = h.key and s.workflow_id = h.workflow_id
+  order by s.limit_key, s.slot
+  for no key update of s;
+  perform geneva._limit_lock(
+    array(
+      select k.limit_key
+      from unnest(v_others) as i (id)
+      join geneva.step_executions e on e.id = i.id
+      join geneva.workflows w on w.id = e.workflow_id
+      join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+      cross join lateral geneva._limit_keys(w, d, e.step_name) k
+    ) || v_held_keys,
+    true
+  );
 
   for v_item in
-    select e, w, d
-    from unnest(p_execution_ids) as i (id)
+    select e, w, d, array(select h.key from unnest(v_held_ids, v_held_keys) as h (id, key) where h.id = e.id) as held
+    from unnest(v_others) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where not e.id = any (coalesce(v_fast, '{}')) and not e.id = any (coalesce(v_quick, '{}'))
     order by e.id
   loop
-    -- its limits, once: the concurrency keys with their bounds and slots
-    -- held now, the rate keys with theirs
+    -- its limits: the concurrency keys, those it holds no slot of, and
+    -- the rate keys with their bounds
     select
-      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as conc_keys,
+      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as keys,
       array_agg(k.limit_key order by k.limit_key) filter (
         where k.concurrency is not null
-          and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-      ) as new_keys,
+          and not coalesce(v_item.held, '{}') @> array[k.limit_key]
+      ) as unheld,
       array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
       array_agg(k.rate) filter (where k.rate is not null) as rates,
       array_agg(k.per) filter (where k.rate is not null) as pers
     into v_limits
     from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k;
 
-    -- concurrency: a slot of each key but those passed to it, or the first
-    -- key it could not take one of, full (after the frees under way) or
-    -- its last free numbers being taken by others
-    v_full := null;
+    -- concurrency: a slot of each key it holds none of, or the first key
+    -- that has no room
     v_got := null;
-    if v_limits.new_keys is not null then
-      for v_try in 1 .. 2 loop
-        v_full := geneva._limit_full(v_limits.new_keys);
-        exit when v_full is not null;
-        select array_agg(t.limit_key order by t.limit_key) into v_got
-        from geneva._limit_take(
-          v_limits.new_keys, array_fill((v_item.w).id, array[cardinality(v_limits.new_keys)])
-        ) t;
-        exit when cardinality(coalesce(v_got, '{}')) = cardinality(v_limits.new_keys);
-        -- (its own, which no one else has seen: no waiter to pass them to)
-        if v_got is not null then
-          delete from geneva.limit_slots ls
-          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
-        end if;
-        v_stale := array(
-          select k.key from unnest(v_limits.new_keys) as k (key) where not k.key = any (coalesce(v_got, '{}'))
-        );
-        v_got := null;
-        -- room, but its free numbers are being taken by claims in flight:
-        -- wait, briefly and once, for the one taking the first to commit
-        -- (then its slot is a row this claim sees, locks and waits for the
-        -- free of; briefly, as that claim may be waiting for a lock this
-        -- one holds)
-        exit when v_try = 2;
-        perform geneva._limit_await_number(v_stale[1]);
-      end loop;
-      if v_full is null and v_got is null then
-        v_full := v_stale[1];
-      end if;
-    end if;
-    if v_full is not null then
-      update geneva.step_executions e
-      set limit_wait_key = v_full,
-        limit_keys = null,
-        -- (a window reserved for it is left counted: limits err on the safe side)
-        limit_window_at = null,
-        updated_at = v_now
-      where e.id = (v_item.e).id;
-      if (v_item.e).limit_keys is not null then
-        perform geneva._limit_release(
-          (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
-        );
-      end if;
-      continue;
+    v_full := null;
+    if v_limits.unheld is not null then
+      select array_agg(t.limit_key) into v_got
+      from geneva._limit_take(
+        v_limits.unheld, array_fill((v_item.w).id, array[cardinality(v_limits.unheld)])
+      ) t;
+      v_full := (
+        select min(u.key) from unnest(v_limits.unheld) as u (key) where not u.key = any (coalesce(v_got, '{}'))
+      );
     end if;
 
     -- rate: the first window with room in every rate key, unless reserved
-    if v_limits.rate_keys is not null and (v_item.e).limit_window_at is null then
-      v_at := v_now;
+    v_at := v_now;
+    if v_full is null and v_limits.rate_keys is not null and (v_item.e).limit_window_at is null then
       v_rounds := 0;
       loop
         v_moved := false;
@@ -3331,44 +3199,44 @@ begin
       select r.key, date_bin(r.per, v_at, v_origin), date_bin(r.per, v_at, v_origin) + r.per, 1
       from unnest(v_limits.rate_keys, v_limits.pers) as r (key, per)
       on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
-      if v_at > v_now then
-        -- (the slots it took, its own: given back)
-        if v_got is not null then
-          delete from geneva.limit_slots ls
-          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
-        end if;
-        update geneva.step_executions e
-        set limit_window_at = v_at,
-          scheduled_for = v_at,
-          limit_keys = null,
-          updated_at = v_now
-        where e.id = (v_item.e).id
-        returning e.* into v_execution;
-        if (v_item.e).limit_keys is not null then
-          perform geneva._limit_release(
-            (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
-          );
-        end if;
-        perform geneva._ensure_job(v_item.w, v_execution);
-        continue;
-      end if;
     end if;
 
-    -- it starts, holding a slot of each concurrency key (taken above, or
-    -- passed to it); a slot passed to it for a key it no longer has (its
-    -- definition changed while it waited) is freed
-    v_stale := array(
-      select k.key from unnest((v_item.e).limit_keys) as k (key)
-      where not k.key = any (coalesce(v_limits.conc_keys, '{}'))
-    );
-    if cardinality(v_stale) > 0 then
-      perform geneva._limit_release(v_stale, array_fill((v_item.w).id, array[cardinality(v_stale)]));
+    -- the slots it gives back: all it holds when it does not start now,
+    -- else those of keys it has no more
+    v_back := case
+      when v_full is not null or v_at > v_now then coalesce(v_got, '{}') || coalesce(v_item.held, '{}')
+      else array(
+        select h.key from unnest(v_item.held) as h (key)
+        where not h.key = any (coalesce(v_limits.keys, '{}'))
+      )
+    end;
+    if cardinality(v_back) > 0 then
+      perform geneva._limit_release(v_back, array_fill((v_item.w).id, array[cardinality(v_back)]));
     end if;
-    execution_id := (v_item.e).id;
-    limit_keys := v_limits.conc_keys;
-    return next;
+
+    if v_full is not null then
+      update geneva.step_executions e
+      set limit_wait_key = v_full,
+        limit_keys = null,
+        -- (a window reserved for it is left counted: limits err on the safe side)
+        limit_window_at = null,
+        updated_at = v_now
+      where e.id = (v_item.e).id;
+    elsif v_at > v_now then
+      update geneva.step_executions e
+      set limit_window_at = v_at,
+        scheduled_for = v_at,
+        limit_keys = null,
+        updated_at = v_now
+      where e.id = (v_item.e).id
+      returning e.* into v_execution;
+      perform geneva._ensure_job(v_item.w, v_execution);
+    else
+      v_admitted := coalesce(v_admitted, '{}') || jsonb_build_object((v_item.e).id::text, to_jsonb(v_limits.keys));
+    end if;
   end loop;
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+  return coalesce(v_admitted, '{}');
 end;
 $$;
 
@@ -3442,11 +3310,12 @@ begin
   end if;
 
   -- behind the key's waiters, when it has some (see above)
-  if p_enqueue and v_await_event is null and v_scheduled_for <= v_now then
-    v_wait_key := geneva._limit_wait_behind(
-      p_definition, p_step_name, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
+  if p_enqueue and v_await_event is null and v_scheduled_for <= v_now and v_index is not null
+    and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
+    v_wait_key := (geneva._limit_wait_behind(array[geneva._concurrency_key(
+      p_definition.definition, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
       p_workflow.hero_id
-    );
+    )]))[1];
   end if;
 
   if p_enqueue and v_wait_key is null then
@@ -3859,15 +3728,14 @@ $$;
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
---   p_carry_keys, p_wait_keys (geneva._end_running; NULL elsewhere): the
---            slot of a type's concurrency the ended execution held, when
---            no one waits for its key: a next step held to that limit only
---            (geneva._limit_carries) may start inline as above, holding the
---            same slot (limit_keys); and the key, when it is full: such a
+--   p_carry_keys, p_wait_keys (geneva._end_running, geneva.create_workflows;
+--            NULL elsewhere; geneva._limit_next decides them): the slot of
+--            a type's concurrency the ended execution held, to carry on: a
+--            next step held to that limit only (geneva._limit_carries) may
+--            start inline as above, holding the same slot (limit_keys;
+--            else the caller frees it: see Returns); and the key to wait for: such a
 --            next step due now waits for it at once (limit_wait_key),
---            without a job, as its claim would have left it. A carried
---            slot that its next step does not take over is freed here
---            (geneva._limit_release).
+--            without a job, as its claim would have left it.
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
@@ -3899,7 +3767,9 @@ $$;
 -- hold every statement to index lookups by id, planned once per session,
 -- with their settings (plan_cache_mode, enable_*), which it runs under: a
 -- function's own settings cost a save and a restore at every call.
--- Returns nothing: callers read the rows they need.
+-- Returns the workflows whose next step started holding the slot carried to
+-- it (p_carry_keys; NULL: none): the caller frees the others. Callers read
+-- the rows they need.
 -- (The moves are trusted: complete_steps and start_steps take them from
 -- geneva._signal_effects, geneva._advance checks its own.)
 create or replace function geneva._advance_many(
@@ -3912,19 +3782,18 @@ create or replace function geneva._advance_many(
   p_carry_keys text[] default null,
   p_wait_keys text[] default null
 )
-returns void
+returns bigint[]
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_carried bigint[];
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
-  v_freed text[];
-  v_freed_by bigint[];
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
@@ -4125,18 +3994,10 @@ begin
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
     coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
-    -- (a carried slot its next step did not take over)
-    array_agg(p.carry_key) filter (where p.carry_key is not null and not (p.start and p.carries)),
-    array_agg(p.workflow_id) filter (where p.carry_key is not null and not (p.start and p.carries))
-  into v_queues, v_stopped, v_freed, v_freed_by
+    array_agg(p.workflow_id) filter (where p.start and p.carries)
+  into v_queues, v_stopped, v_carried
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
-
-  -- a carried slot not taken over (the next step waits, is not due now, or
-  -- the workflow stops) is freed, and passed to a waiter
-  if v_freed is not null then
-    perform geneva._limit_release(v_freed, v_freed_by);
-  end if;
 
   -- the next executions an operator's cancel stopped
   if cardinality(v_stopped) > 0 then
@@ -4151,6 +4012,7 @@ begin
   foreach v_queue in array v_queues loop
     perform geneva._notify_insert(v_queue);
   end loop;
+  return v_carried;
 end;
 $$;
 
@@ -4333,8 +4195,9 @@ $$;
 -- queue is that far behind).
 --
 -- Called by: geneva.housekeep, once per candidate found by its queries.
--- Locks: the workflow row, then the execution row, skipping either when
--- another transaction holds it (housekeeping never waits on live traffic; the
+-- Locks: the workflow row, then the execution row, then the locks of the
+-- limit keys it holds slots of (geneva.limit_keys), skipping any that
+-- another transaction holds (housekeeping never waits on live traffic; the
 -- next round tries again). Everything is checked again under the locks, and
 -- nothing is done when the execution is no longer stuck (a paused
 -- workflow's kept execution is never recovered).
@@ -4376,6 +4239,34 @@ begin
     return false;
   end if;
   select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id for no key update skip locked;
+  -- the rows of the slots it holds, then their keys' locks (as its end's
+  -- free takes them: geneva._limit_release, which takes them again at no
+  -- cost), not waited for either
+  if v_execution.limit_keys is not null and (
+    (
+      select count(*)
+      from (
+        select from geneva.limit_slots s
+        where s.limit_key = any (v_execution.limit_keys) and s.workflow_id = v_execution.workflow_id
+        order by s.limit_key, s.slot
+        for no key update skip locked
+      ) l
+    ) < (
+      select count(*) from geneva.limit_slots s
+      where s.limit_key = any (v_execution.limit_keys) and s.workflow_id = v_execution.workflow_id
+    )
+    or (
+      select count(*)
+      from (
+        select from geneva.limit_keys k
+        where k.limit_key = any (v_execution.limit_keys)
+        order by k.limit_key
+        for update skip locked
+      ) l
+    ) < (select count(distinct k) from unnest(v_execution.limit_keys) k)
+  ) then
+    return false;
+  end if;
 
   if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';
@@ -5606,12 +5497,15 @@ begin
   -- that awaits no event
   if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
-    select array_agg(
-      geneva._limit_wait_behind(v_definition, v_first_step, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id)
-      order by u.ord
-    ) into v_wait_keys
-    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
-    where v_create is null or v_create[u.ord];
+    with k as materialized (
+      select u.ord,
+        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id) as key
+      from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+      where v_create is null or v_create[u.ord]
+    ),
+    waits as (select geneva._limit_wait_behind(array_agg(k.key)) as keys from k)
+    select array_agg(case when k.key = any (w.keys) then k.key end order by k.ord) into v_wait_keys
+    from k, waits w;
   end if;
 
   perform geneva._advance_many(
@@ -8058,13 +7952,17 @@ $$;
 --     continue and p_take_waiters, when the step passes its slot of its
 --     type's concurrency to a waiter, that waiter, if the worker can run it,
 --     is started for it instead: geneva._limit_release).
+-- Limits are the limits functions': what becomes of the slot a step held
+-- (carried on, or its next step waiting: geneva._limit_next), then every
+-- slot not carried freed or passed on (geneva._limit_release).
 -- The River jobs the reports name are completed (state running only), as
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
 -- interrupt_step, which check their own arguments first.
 -- Locks: every named execution's workflow row in id order
--- (geneva._lock_executions); each execution row by the update that ends it.
+-- (geneva._lock_executions); each execution row by the update that ends it;
+-- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
 -- started for the worker to run next, with the event it carries, its step's
@@ -8117,15 +8015,16 @@ set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
+  v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
   v_freed_by bigint[];
   v_carry text[];
   v_wait text[];
-  v_waits boolean;
   v_take text[];
   v_takers bigint[];
   v_taken bigint[];
+  v_kept bigint[];
 begin
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
@@ -8202,127 +8101,53 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
-  -- the executions end (geneva._end_executions), freeing the slots of
-  -- limits they held (below)
+  -- the executions end (geneva._end_executions), returning the slots of
+  -- limits they held
   select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
     array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
   from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
 
-  -- Limits: a workflow moving on whose ended step held one slot, of its
-  -- type's concurrency only (the key its next step would need), passes
-  -- geneva._advance_many that key: to carry (the next step, started inline,
-  -- keeps the slot: no one waits for the key and it is not over its bound)
-  -- or to wait for (someone waits: the slot goes to the oldest waiter, and
-  -- the next step, due now, waits behind, without a job, when the key is
-  -- full: geneva._limit_full, without the key's lock, which does not wait
-  -- for the frees under way but counts their slots free, and counts the
-  -- slots handed over under way as held). Every other slot is freed now, and a carried one
-  -- its next step does not take over by the move (geneva._advance_many). A
-  -- slot passed to a waiter by an element that continues is offered to its
-  -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
-  -- when it can), whether or not its own workflow goes on.
+  -- Limits: the slot of its type's concurrency a step held is carried on by
+  -- its next step, or its next step waits behind the key's waiters
+  -- (geneva._limit_next)
   if v_freed is not null and v_c.workflow_ids is not null then
-    select
-      array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
-      -- (the next step may wait only when there is one: not for a
-      -- workflow that ends here)
-      array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by e.workflow_id),
-      coalesce(bool_or(s.carries and s.waiting and s.goes_on), false),
-      -- (the queue of a worker that offers to run a waiter of the key next)
-      array_agg(
-        case when s.carries and s.waiting and p_take_waiters and t.inline
-          then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
-        end
-        order by e.workflow_id
-      )
-    into v_carry, v_wait, v_waits, v_take
-    from unnest(p_execution_ids, v_c.kinds, p_continue) as t (execution_id, kind, inline)
-    join geneva.step_executions e on e.id = t.execution_id
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    join unnest(v_c.workflow_ids, v_c.moves) as m (workflow_id, move) on m.workflow_id = e.workflow_id
-    left join lateral (
-      select
-        -- (the step held one slot, of its type's concurrency, which is still
-        -- its only limit, with the key the concurrency gives the workflow
-        -- now: the definition may have changed)
-        cardinality(e.limit_keys) = 1
-          and geneva._limit_carries(d.definition, d.step_names, e.step_name)
-          and e.limit_keys[1] = geneva._limit_key(
-            'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
-            w.workflow_type, w.group_name, w.hero_type, w.hero_id
-          )
-          as carries,
-        -- (a range: see geneva._limit_release)
-        exists (
-          select from geneva.step_executions x
-          where x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
-        ) as waiting,
-        -- (not over a bound lowered since: the slot's bound, not a count of
-        -- the key's slots; see geneva.limit_slots)
-        -- (the key, when it carries, is the type's concurrency's: its
-        -- capacity is the definition's, as geneva._limit_capacity reads it)
-        (
-          select ls.bound from geneva.limit_slots ls
-          where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
-        ) <= coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as room,
-        m.move = 'same'
-          or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
-          as goes_on
-      where e.limit_keys is not null
-      -- (not folded into the aggregates above: each would copy the
-      -- expressions it reads, the subqueries with them)
-      offset 0
-    ) s on true
-    where t.kind = 'end';
-  end if;
-  -- (every slot freed carried, the common case: none to free now; a
-  -- carried slot is its step's only one)
-  if cardinality(array_remove(v_carry, null)) = cardinality(v_freed) then
-    v_freed := null;
-  elsif v_freed is not null and v_c.workflow_ids is not null then
-    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
-      array_agg(
-        (
-          -- (an element's queue is that of its one slot, of its type's
-          -- concurrency)
-          select c.queue from unnest(v_c.workflow_ids, v_take) as c (workflow_id, queue)
-          where c.workflow_id = f.workflow_id
-        )
-        order by f.key, f.workflow_id
-      )
-    into v_freed, v_freed_by, v_take
-    from unnest(v_freed, v_freed_by) as f (key, workflow_id)
-    where not exists (
-      select from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
-      where c.workflow_id = f.workflow_id and c.key = f.key
-    );
-  end if;
-  if v_freed is not null then
-    select array_agg(r.taken_by), array_agg(r.started_id)
-    into v_takers, v_taken
-    from geneva._limit_release(v_freed, v_freed_by, v_take) r;
-  end if;
-  if v_waits then
-    -- (a key with room after all: its next steps are scheduled with jobs;
-    -- each key checked once, in key order)
-    select array_agg(case when f.is_full then x.key end order by x.ord)
-    into v_wait
-    from unnest(v_wait) with ordinality as x (key, ord)
-    left join (
-      select k.key, geneva._limit_full(array[k.key], p_wait => false) is not null as is_full
-      from (select distinct u.key from unnest(v_wait) as u (key) where u.key is not null order by u.key) k
-      offset 0
-    ) f on f.key = x.key;
+    select n.carry_keys, n.wait_keys, n.take_queues into v_carry, v_wait, v_take
+    from geneva._limit_next(v_c.workflow_ids, v_c.moves, p_execution_ids, v_c.kinds, p_continue, p_take_waiters) n;
   end if;
 
-  -- the workflows move on, in one batch
+  -- the workflows move on, in one batch (those whose next step started
+  -- holding its step's slot: v_kept)
   if v_c.workflow_ids is not null then
-    perform geneva._advance_many(
+    v_kept := geneva._advance_many(
       v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
   end if;
+
+  -- Limits: every slot the ended steps held, but one its next step started
+  -- holding (carried), is freed or passed to the key's oldest waiter; a
+  -- waiter the worker of a step that continues can run next is woken for
+  -- it (geneva._limit_release) and started for it below
+  -- (a carried slot is its step's only one)
+  if v_freed is not null and cardinality(v_freed) > coalesce(cardinality(v_kept), 0) then
+    if v_kept is not null or p_take_waiters and array_remove(v_take, null) <> '{}' then
+      select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
+        array_agg(t.queue order by f.key, f.workflow_id)
+      into v_freed, v_freed_by, v_take
+      from unnest(v_freed, v_freed_by) as f (key, workflow_id)
+      left join unnest(v_c.workflow_ids, v_take) as t (workflow_id, queue)
+        on t.workflow_id = f.workflow_id and p_take_waiters
+      where v_kept is null or not f.workflow_id = any (v_kept);
+    else
+      v_take := null;
+    end if;
+    if v_freed is not null then
+      select array_agg(r.taken_by), array_agg(r.started_id)
+      into v_takers, v_taken
+      from geneva._limit_release(v_freed, v_freed_by, case when p_take_waiters then v_take end) r;
+    end if;
+  end if;
+
   -- the River jobs that ran these steps are done (geneva._complete_job)
   update public.river_job j
   set state = 'completed',
@@ -8376,9 +8201,34 @@ begin
   order by t.ord;
 
   -- the elements whose workers took a waiter of another workflow
-  -- (geneva._limit_release): its execution and its workflow's facts
+  -- (geneva._limit_release): the waiter starts in the slot it was handed,
+  -- as a claim would start it (start_steps' last statement's two writes,
+  -- written again here: a claim through start_steps cost a saturated
+  -- limit's step 13% more instructions, bench/NOTES.md), and its row is
+  -- returned with its workflow's facts
   if v_takers is not null then
     return query
+    with started as (
+      update geneva.step_executions e
+      set state = 'in_progress',
+        started_at = v_now,
+        limit_keys = array[e.limit_wait_key],
+        limit_wait_key = null,
+        updated_at = v_now
+      from unnest(v_taken) as x (id)
+      where e.id = x.id
+      returning e.id, e.workflow_id, e.step_name, e.attempt, e.started_at, e.cursor, e.continues_from_id, e.event_id
+    ),
+    moved as (
+      update geneva.workflows w
+      set state = 'performing',
+        current_step_name = s.step_name,
+        started_at = coalesce(w.started_at, v_now),
+        updated_at = v_now
+      from started s
+      where w.id = s.workflow_id
+      returning w.id, w.workflow_type, w.hero_type, w.hero_id, w.trace_context, w.group_name
+    )
     select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
@@ -8387,8 +8237,8 @@ begin
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join unnest(v_takers, v_taken) as k (taken_by, execution_id) on k.taken_by = w.id
-    join geneva.step_executions x on x.id = k.execution_id
-    join geneva.workflows xw on xw.id = x.workflow_id
+    join started x on x.id = k.execution_id
+    join moved xw on xw.id = x.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = xw.workflow_type
     left join geneva.events ev on ev.id = x.event_id
     where t.kind = 'end'
@@ -8720,8 +8570,8 @@ declare
   v_events bigint[];
   v_limited boolean[];
   v_admitted bigint[];
-  -- the slots each admitted execution holds (geneva._limit_admit): its id
-  -- (as text) to the list of its keys
+  -- the executions held to limits that start (geneva._limit_admit): each
+  -- one's id (as text) to the keys of the slots it holds
   v_slots jsonb;
   v_bad integer;
   v_item record;
@@ -8798,18 +8648,20 @@ begin
   end if;
 
   -- the steps held to limits start only if their limits allow (the rest
-  -- wait, geneva._limit_admit)
+  -- wait, geneva._limit_admit; with the executions that end below, whose
+  -- slots' and keys' locks it takes with its own)
   if true = any (v_limited) then
     select array_agg(t.execution_id order by t.execution_id) into v_admitted
     from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
     where t.kind = 'start' and t.limited;
     if v_admitted is not null then
-      select array_agg(a.execution_id), jsonb_object_agg(a.execution_id::text, to_jsonb(a.limit_keys))
-      into v_admitted, v_slots
-      from geneva._limit_admit(v_admitted) a;
-      v_admitted := coalesce(v_admitted, '{}');
+      v_slots := geneva._limit_admit(v_admitted, array(
+        select t.execution_id
+        from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+        where t.kind not in ('none', 'start', 'early', 'rewait')
+      ));
       select array_agg(
-          case when t.kind = 'start' and t.limited and not t.execution_id = any (v_admitted) then 'limited' else t.kind end
+          case when t.kind = 'start' and t.limited and not v_slots ? t.execution_id::text then 'limited' else t.kind end
           order by t.ord
         )
       into v_kinds
@@ -8891,7 +8743,7 @@ begin
 
   -- (one statement: the executions start, their workflows perform, and
   -- the rows to run are returned; each statement's start-up is most of its
-  -- cost here. geneva._limit_release starts the waiters it hands to a
+  -- cost here. geneva._end_running starts the waiters it hands to a
   -- worker with the same two writes, in its own statement: bench/NOTES.md)
   return query
   with started as (
@@ -9809,15 +9661,18 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 -- 3. Repairs up to the batch size of workflows whose state has no matching
 --    active execution (geneva.orphan_workflows; see geneva._repair_orphan).
 -- 4. Offers the keys of limits with executions waiting their free slots (a
---    backstop: an end frees its slots at once) and deletes the rate
---    windows that have passed. Executions waiting for a slot are never
---    recovered as stuck.
+--    backstop: an end frees its slots at once), deletes the rate windows
+--    that have passed, and the rows (geneva.limit_keys, geneva.limit_slots)
+--    of up to the batch size of keys with no slot held, no one waiting and
+--    no window. Executions waiting for a slot are never recovered as stuck.
 -- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
+-- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
--- settings row is read, not locked. A round given any argument is an
+-- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
+-- the settings row is read, not locked. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
@@ -9864,6 +9719,7 @@ declare
   v_actions integer := 0;
   v_keys integer := 0;
   v_result jsonb;
+  v_key text;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -9983,16 +9839,46 @@ begin
   v_full := v_full or (v_candidates = v_batch_size and v_orphans > 0);
 
   -- 5. limits: every key with executions waiting is offered its free slots
-  -- (a backstop: an end frees its slots at once), and the rate windows
-  -- that have passed go
+  -- (a backstop: an end frees its slots at once), each whose lock is free
+  -- now (not waited for; geneva._limit_lock takes it again at no cost);
+  -- the rate windows that have passed go, and so do the rows of keys with
+  -- no slot held, no one waiting and no window (those whose lock and slots
+  -- are free now: a claim may be taking a free slot)
   perform geneva._limit_release(array(
-    select distinct e.limit_wait_key
-    from geneva.step_executions e
-    -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
-    where e.limit_wait_key is not null
+    select k.limit_key
+    from geneva.limit_keys k
+    where k.limit_key in (
+      select e.limit_wait_key
+      from geneva.step_executions e
+      -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
+      where e.limit_wait_key is not null
+    )
+    order by k.limit_key
+    for update skip locked
   ));
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
+  for v_key in
+    select k.limit_key
+    from geneva.limit_keys k
+    where not exists (select from geneva.limit_slots s where s.limit_key = k.limit_key and s.workflow_id is not null)
+      and not exists (
+        select from geneva.step_executions e
+        where e.limit_wait_key >= k.limit_key and e.limit_wait_key <= k.limit_key
+      )
+      and not exists (select from geneva.limit_windows lw where lw.limit_key = k.limit_key)
+    order by k.limit_key
+    limit v_batch_size
+    for update skip locked
+  loop
+    if (
+      select count(*)
+      from (select from geneva.limit_slots s where s.limit_key = v_key order by s.slot for update skip locked) l
+    ) = (select count(*) from geneva.limit_slots s where s.limit_key = v_key) then
+      delete from geneva.limit_slots s where s.limit_key = v_key;
+      delete from geneva.limit_keys k where k.limit_key = v_key;
+    end if;
+  end loop;
   perform pg_catalog.set_config('geneva.limiting', '', true);
 
   -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
@@ -11312,6 +11198,11 @@ for each statement
 execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
+before truncate on geneva.limit_keys
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
 before truncate on geneva.limit_slots
 for each statement
 execute function geneva._trg_truncate_guard();
@@ -11453,16 +11344,17 @@ execute function geneva._trg_events_guard();
 
 -- geneva._trg_limits_guard: refuses writing the limits' tables by hand, for
 -- every role, the owner included: geneva.limits, which only
--- geneva.define_limit writes, and the slots held and the counts of starts in
--- rate windows (geneva.limit_slots, geneva.limit_windows), which only the
--- claim and release of slots (geneva._limit_admit, geneva._limit_release) and
--- housekeeping (past windows) write. They set geneva.limiting to 'on'
+-- geneva.define_limit writes, and the keys, their slots and the counts of
+-- starts in rate windows (geneva.limit_keys, geneva.limit_slots,
+-- geneva.limit_windows), which only the claim and release of slots
+-- (geneva._limit_admit, geneva._limit_release and their helpers) and
+-- housekeeping (past windows, unused keys) write. They set geneva.limiting to 'on'
 -- (transaction-local) around their writes. A hand edit of a count would let
 -- a key run more than its limit, or hold its waiters back for good.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
 -- Fired by: the trigger limits_guard, before insert, update or delete on
--- each of the three tables, for each row, unless geneva.limiting is 'on'.
+-- each of the four tables, for each row, unless geneva.limiting is 'on'.
 -- Raises: 55000.
 create or replace function geneva._trg_limits_guard()
 returns trigger
@@ -11480,6 +11372,12 @@ $$;
 
 create or replace trigger limits_guard
 before insert or update or delete on geneva.limits
+for each row
+when (pg_catalog.current_setting('geneva.limiting', true) is distinct from 'on')
+execute function geneva._trg_limits_guard();
+
+create or replace trigger limits_guard
+before insert or update or delete on geneva.limit_keys
 for each row
 when (pg_catalog.current_setting('geneva.limiting', true) is distinct from 'on')
 execute function geneva._trg_limits_guard();
@@ -12320,12 +12218,13 @@ comment on view geneva.event_stats is
 -- (type:id), type or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
--- Reads geneva.limit_slots, the partial index step_executions_limit_waiting
+-- Reads geneva.limit_slots (the slots held), the partial index step_executions_limit_waiting
 -- (only waiting executions) and geneva.limit_windows.
 create or replace view geneva.limit_usage as
 with held as (
   select ls.limit_key, count(*) as in_progress
   from geneva.limit_slots ls
+  where ls.workflow_id is not null
   group by ls.limit_key
 ),
 waiting as (

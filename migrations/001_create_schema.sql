@@ -364,53 +364,55 @@ create table geneva.limits (
   )
 );
 
--- The slots of concurrency keys held now, a row per slot: by the execution
--- in progress of the workflow, or by its waiting one a freed slot was passed
--- to (geneva._limit_admit takes one, geneva._limit_take, when it starts an
--- execution; geneva._limit_release hands each freed one over to a waiter it
--- wakes, or deletes it and passes its number on; a workflow's next step
--- started in the same job keeps its row: geneva._end_running). A slot has a
--- number, from 1 to the key's concurrency when it was taken, unique per key
--- (the primary key): the unique index, not a lock, keeps a key's slots
--- within its bound, so that claims of a key that has room do not take turns
--- until they commit (a claim takes a number no one holds, skipping one
--- another claim is taking: geneva._limit_take), and only while the key's
--- slots are fewer than its concurrency. A key is full when they are not;
--- before deciding so, a claim takes the key's advisory lock
--- (geneva._limit_lock: those near a key's bound take turns) and locks the
--- key's rows (geneva._limit_full), waiting for the frees under way, so
--- that a free that starts later waits for it and sees it waiting; an end
--- deciding whether its next step waits locks the key's rows without the
--- key's lock and without waiting (a row being freed counts free). A
--- workflow holds one slot of a key at most: an exclusion constraint, not a
--- unique index, so that workflow_id is not a key column and a hand-over
--- (the row updated in place to the waiter's workflow) takes a FOR NO KEY
--- UPDATE lock, which the FOR KEY SHARE of those counting the key's slots
--- does not conflict with: they count a slot handed over as held. Few rows
--- per key (at most its concurrency), so a lookup reads a short range of an
--- index (and the dead entries of the slots freed since the last vacuum).
--- bound is the key's concurrency when the slot was taken (2147483647 when
--- it had none), or the freed slot's it was passed from; a slot's number is
--- never above its bound, so for any concurrency C, the slots whose bound is
--- no more than C are never more than C. A workflow's next step may
--- therefore keep its step's slot (geneva._end_running) when the slot's
--- bound is no more than the concurrency now, without counting the key's
--- slots; after a lowering, the others are freed when their steps end, and
--- passed on to waiters only while the key has room under the new bound.
--- Every function that reads it plans no bitmap scans (enable_bitmapscan
--- off): a slot lives as long as a workflow, so a busy key leaves thousands
--- of dead index entries between two vacuums, and a bitmap scan never marks
--- them dead, so that each count of the key's slots read them all again (0.1
--- to 0.3 ms, at every claim and more); an index scan marks them the first
--- time it finds them dead, and the next one skips them.
+-- A row per limit key in use, inserted when a key is first locked
+-- (geneva._limit_lock): the key's lock, which orders what must see its slots
+-- and its waiters as they are. A claim that finds the key full and leaves its
+-- execution waiting (geneva._limit_admit), a wake that gives the key's free
+-- slots to its waiters, and an end whose key has waiters take the row FOR
+-- UPDATE; a free while no one waits takes it FOR KEY SHARE
+-- (geneva._limit_release), so that frees never take turns among
+-- themselves, while a free waits for a decision under way and then sees the
+-- execution it left waiting, and a decision waits for the frees under way
+-- and then sees their slots free: no wake-up is lost. A row of an engine
+-- table, granted to no one: an advisory lock, which any role that can
+-- connect may take and hold, would let it stall every claim of the key
+-- (README, "Security"). Housekeeping deletes the rows of keys with no slot
+-- held, no one waiting and no rate window.
+create table geneva.limit_keys (
+  limit_key text primary key
+);
+
+-- The slots of concurrency keys, a row per number from 1 to the key's
+-- concurrency, created as the key first needs it (under the key's lock:
+-- geneva._limit_take) and kept: a freed slot's row stays, free (workflow_id
+-- NULL), for the next claim. A held row names the workflow holding it: by its
+-- execution in progress, by its waiting one a freed slot was passed to
+-- (geneva._limit_release), or by its next step, started in the same job,
+-- that carried it (geneva._end_running). The numbers, not a lock, keep a key
+-- within its bound: a claim takes a free row FOR UPDATE SKIP LOCKED
+-- (geneva._limit_admit), so that the claims of a key with room never wait
+-- for each other or for anyone. A row numbered above the key's concurrency
+-- (lowered since) is deleted when it is freed, and while there is one a
+-- claim takes its key's lock and counts the slots held (the concurrency
+-- applies to those in progress under the old one too). A workflow holds one
+-- slot of a key at most (limit_slots_held). Every function that reads it plans no bitmap scans (enable_bitmapscan
+-- off): a row is updated at every take and free, so a busy key leaves
+-- thousands of dead index entries between two vacuums, and a bitmap scan
+-- never marks them dead, so that each lookup of the key read them all again
+-- (0.1 to 0.3 ms, at every claim and more); an index scan marks them the
+-- first time it finds them dead, and the next one skips them.
 create table geneva.limit_slots (
   limit_key text not null,
-  workflow_id bigint not null,
-  bound integer not null,
-  slot integer not null check (slot between 1 and bound),
-  primary key (limit_key, slot),
-  constraint limit_slots_one_per_workflow exclude using btree (limit_key with =, workflow_id with =)
+  slot integer not null check (slot > 0),
+  workflow_id bigint,
+  primary key (limit_key, slot)
 );
+-- a key's holders, one slot each
+create unique index limit_slots_held on geneva.limit_slots (limit_key, workflow_id)
+where workflow_id is not null;
+-- a key's free slots, lowest first: what a claim takes
+create index limit_slots_free on geneva.limit_slots (limit_key, slot)
+where workflow_id is null;
 
 -- The starts counted in each rate limit's fixed windows, per key: a start
 -- (or a later start reserved for a window with room) adds one; housekeeping

@@ -49,8 +49,9 @@
 --                 resume, schedule_step, retry), engine/_advance_many
 --   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
 --                 _skip_step, _retry_workflow; api/bulk_workflows
---   limits        limits/_limit_admit (at a claim), limits/_limit_release (at
---                 an end)
+--   limits        limits/_limit_admit (at a claim), limits/_limit_next and
+--                 limits/_limit_release (at an end), limits/_limit_wait_behind
+--                 (a step scheduled behind a full key)
 --   events        api/send_event, api/send_hero_event (events/_send_event);
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
@@ -58,8 +59,9 @@
 --
 -- Tables (migrations/001_create_schema.sql): workflow_definitions and
 -- workflow_definition_versions; workflows; step_executions; events;
--- idempotency_keys; operator_actions (the action log); limits, limit_slots,
--- limit_windows; schedules, schedule_firings; housekeeping_settings,
+-- idempotency_keys; operator_actions (the action log); limits, limit_keys,
+-- limit_slots, limit_windows; queue_notifications (when each River queue was
+-- last woken); schedules, schedule_firings; housekeeping_settings,
 -- housekeeping_rounds; the counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour. No role but the
@@ -138,16 +140,15 @@
 {{ template "limits/_limited.sql" . }}
 {{ template "limits/_limit_key.sql" . }}
 {{ template "limits/_limit_keys.sql" . }}
+{{ template "limits/_concurrency_key.sql" . }}
 {{ template "limits/_limit_lock.sql" . }}
 {{ template "limits/_limit_capacity.sql" . }}
-{{ template "limits/_limit_full.sql" . }}
-{{ template "limits/_limit_numbers.sql" . }}
 {{ template "limits/_limit_take.sql" . }}
-{{ template "limits/_limit_await_number.sql" . }}
 {{ template "limits/_limit_carries.sql" . }}
 {{ template "limits/_limit_wait_behind.sql" . }}
 {{ template "engine/_unconditional.sql" . }}
 {{ template "limits/_limit_release.sql" . }}
+{{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
 {{ template "engine/_schedule_step.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}

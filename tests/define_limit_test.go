@@ -151,11 +151,12 @@ func TestDefineLimit(t *testing.T) {
 	})
 
 	// A step that ends passes its slot to its next step, started in the same
-	// call, only while the key is not over its bound: after the concurrency
-	// is lowered, slots taken under the old bound are freed when their steps
-	// end (the key's slots are not counted: each slot keeps the bound it was
-	// taken under), and one taken under the new bound is carried.
-	t.Run("ALoweredConcurrencyFreesTheSlotsTakenAboveIt", func(t *testing.T) {
+	// call, only while the slot is within the key's bound: after the
+	// concurrency is lowered, a slot numbered above it is freed (its row
+	// deleted) when its step ends (the key's slots are not counted: a slot's
+	// number is never above the bound it was taken under), and one numbered
+	// within it is carried.
+	t.Run("ALoweredConcurrencyFreesTheSlotsNumberedAboveIt", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.setNow(t, t0)
@@ -169,49 +170,64 @@ func TestDefineLimit(t *testing.T) {
 			require.True(t, ok)
 			workflows = append(workflows, id)
 		}
-		// each slot's workflow and bound
-		slots := func() map[int64]int32 {
-			rows, err := b.conn.Query(b.ctx, "select workflow_id, bound from geneva.limit_slots")
+		// each held slot's workflow and number, and how many rows the key has
+		slots := func() (map[int64]int32, int) {
+			rows, err := b.conn.Query(b.ctx, "select workflow_id, slot from geneva.limit_slots where workflow_id is not null")
 			require.NoError(t, err)
-			all := map[int64]int32{}
+			held := map[int64]int32{}
 			var workflowID int64
-			var bound int32
-			_, err = pgx.ForEachRow(rows, []any{&workflowID, &bound}, func() error {
-				all[workflowID] = bound
+			var slot int32
+			_, err = pgx.ForEachRow(rows, []any{&workflowID, &slot}, func() error {
+				held[workflowID] = slot
 				return nil
 			})
 			require.NoError(t, err)
-			return all
+			var all int
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.limit_slots").Scan(&all))
+			return held, all
 		}
-		require.Equal(t, map[int64]int32{workflows[0]: 3, workflows[1]: 3, workflows[2]: 3}, slots())
+		held, all := slots()
+		require.Equal(t, map[int64]int32{workflows[0]: 1, workflows[1]: 2, workflows[2]: 3}, held)
+		require.Equal(t, 3, all)
 
 		// unchanged, the next step keeps its step's slot
 		next := b.continueStep(t, b.active(t, workflows[0]).ID, "success", nil)
 		require.NotNil(t, next.NextExecutionID, "started in the same call")
 		require.Equal(t, []string{`["concurrency", "Carry", "Carry"]`}, b.limitState(t, *next.NextExecutionID).LimitKeys)
-		require.Equal(t, map[int64]int32{workflows[0]: 3, workflows[1]: 3, workflows[2]: 3}, slots())
+		held, _ = slots()
+		require.Equal(t, map[int64]int32{workflows[0]: 1, workflows[1]: 2, workflows[2]: 3}, held)
 
-		// lowered to 2, three held: a slot taken under 3 is freed when its
-		// step ends, and the next step goes through its own job
+		// lowered to 2, three held: slot 3 is freed when its step ends, its
+		// row gone, and the next step goes through its own job; slot 2 is
+		// carried
 		b.define(t, "Carry", two)
-		next = b.continueStep(t, b.active(t, workflows[1]).ID, "success", nil)
-		require.Nil(t, next.NextExecutionID, "not carried: the key is over its bound")
-		require.Equal(t, map[int64]int32{workflows[0]: 3, workflows[2]: 3}, slots())
-		waiting := b.active(t, workflows[1])
+		next = b.continueStep(t, b.active(t, workflows[2]).ID, "success", nil)
+		require.Nil(t, next.NextExecutionID, "not carried: its number is above the bound")
+		held, all = slots()
+		require.Equal(t, map[int64]int32{workflows[0]: 1, workflows[1]: 2}, held)
+		require.Equal(t, 2, all, "the row above the bound deleted")
+		waiting := b.active(t, workflows[2])
 		require.Equal(t, "scheduled", waiting.State)
 		require.Equal(t, 1, b.jobCount(t, waiting.ID))
+		next = b.continueStep(t, b.active(t, workflows[1]).ID, "success", nil)
+		require.NotNil(t, next.NextExecutionID, "carried: within the bound in force")
 
-		// two end: a new workflow's slot, taken under 2, is carried
+		// two end: their rows stay, free; a new workflow's claim takes the
+		// lowest, and its next step carries it
 		b.complete(t, b.active(t, workflows[0]).ID, "success", nil)
-		b.complete(t, b.active(t, workflows[2]).ID, "success", nil)
-		require.Empty(t, slots())
+		b.complete(t, b.active(t, workflows[1]).ID, "success", nil)
+		held, all = slots()
+		require.Empty(t, held)
+		require.Equal(t, 2, all)
 		fresh := b.create(t, "Carry", "3")
 		_, ok := b.startStep(t, b.active(t, fresh).ID, nil)
 		require.True(t, ok)
-		require.Equal(t, map[int64]int32{fresh: 2}, slots())
+		held, _ = slots()
+		require.Equal(t, map[int64]int32{fresh: 1}, held)
 		next = b.continueStep(t, b.active(t, fresh).ID, "success", nil)
-		require.NotNil(t, next.NextExecutionID, "carried: taken under the bound in force")
-		require.Equal(t, map[int64]int32{fresh: 2}, slots())
+		require.NotNil(t, next.NextExecutionID, "carried")
+		held, _ = slots()
+		require.Equal(t, map[int64]int32{fresh: 1}, held)
 	})
 
 	// A slot is carried under the key it was taken with only: a definition
@@ -278,7 +294,7 @@ func TestDefineLimit(t *testing.T) {
 			require.LessOrEqual(t, len(ids(inProgress)), 1, "round %d: lowered to 1", round)
 		}
 		require.Empty(t, ids("select id from geneva.step_executions where state = 'scheduled'"), "no one left waiting")
-		require.Empty(t, ids("select workflow_id from geneva.limit_slots"), "no slot left held")
+		require.Empty(t, ids("select workflow_id from geneva.limit_slots where workflow_id is not null"), "no slot left held")
 	})
 
 	// A waiter passed a slot whose key changed before its claim frees the
@@ -304,7 +320,7 @@ func TestDefineLimit(t *testing.T) {
 		require.Equal(t, []string{`["concurrency", "Rk", "User:1"]`}, b.limitState(t, s1.ExecutionID).LimitKeys)
 		b.complete(t, s1.ExecutionID, "success", nil)
 		var held int
-		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.limit_slots").Scan(&held))
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.limit_slots where workflow_id is not null").Scan(&held))
 		require.Zero(t, held, "every workflow finished")
 	})
 
@@ -644,6 +660,42 @@ func TestDefineLimit(t *testing.T) {
 		}
 	})
 
+	// A key's rows (its lock, its slots, kept free for the next claims) go
+	// when housekeeping finds it unused: no slot held, no one waiting, no
+	// rate window; a key in use keeps them, and a claim after makes them
+	// again.
+	t.Run("HousekeepingDeletesTheRowsOfUnusedKeys", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 2}, "steps": [{"name": "a"}]}`)
+		rows := func() (keys, slots int) {
+			require.NoError(t, b.conn.QueryRow(b.ctx,
+				"select (select count(*) from geneva.limit_keys), (select count(*) from geneva.limit_slots)").Scan(&keys, &slots))
+			return keys, slots
+		}
+		done := b.createIn(t, "Sync", "1", "acme")
+		b.complete(t, b.run(t, done).ExecutionID, "success", nil)
+		busy := b.createIn(t, "Sync", "2", "globex")
+		running := b.run(t, busy)
+		keys, slots := rows()
+		require.Equal(t, 2, keys)
+		require.Equal(t, 4, slots, "each key's two, one of them free")
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep(p_retention => null)")
+		require.NoError(t, err)
+		keys, slots = rows()
+		require.Equal(t, 1, keys, "acme's went, globex's holds a slot")
+		require.Equal(t, 2, slots)
+
+		again := b.createIn(t, "Sync", "3", "acme")
+		b.run(t, again)
+		b.complete(t, running.ExecutionID, "success", nil)
+		keys, slots = rows()
+		require.Equal(t, 2, keys, "made again by the claim")
+		require.Equal(t, 4, slots)
+	})
+
 	t.Run("BadInput", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -880,11 +932,12 @@ func (b *testBundle) takeWaiters(t *testing.T, executionID int64) tookWaiter {
 	return row
 }
 
-// TestLimitSlotsTakenWithoutTurns: a slot is a number unique per key, so
-// claims of a key with room take theirs without waiting for each other's
-// commits (no key lock); a claim of a key whose last slot another claim is
-// taking waits for it, briefly, and then waits for the key as a waiter, and
-// is woken when that slot frees.
+// TestLimitSlotsTakenWithoutTurns: a slot is a row numbered within its key's
+// concurrency, kept when freed, so claims of a key with free slots take one
+// each (FOR UPDATE SKIP LOCKED) without waiting for each other's commits (no
+// key lock); a claim of a key whose last slot another claim is taking takes
+// the key's lock, waits for that claim's commit, then finds the key full and
+// waits for it as a waiter, and is woken when that slot frees.
 func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 	t.Parallel()
 
@@ -893,6 +946,10 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 		b := setup(t)
 		b.setNow(t, t0)
 		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 10}, "steps": [{"name": "a"}]}`)
+		// (two workflows run first: the key has rows, free)
+		for i := range 2 {
+			b.complete(t, b.run(t, b.create(t, "Sync", fmt.Sprint("warm", i))).ExecutionID, "success", nil)
+		}
 		first := b.active(t, b.create(t, "Sync", "1")).ID
 		second := b.active(t, b.create(t, "Sync", "2")).ID
 		_, err := b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
@@ -909,8 +966,8 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 		require.NoError(t, tx.Commit(b.ctx))
 
 		var slots, numbers int
-		require.NoError(t, b.conn.QueryRow(b.ctx,
-			"select count(*), count(distinct slot) from geneva.limit_slots where slot between 1 and 10").Scan(&slots, &numbers))
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select count(*), count(distinct slot) from geneva.limit_slots
+			where workflow_id is not null and slot between 1 and 10`).Scan(&slots, &numbers))
 		require.Equal(t, 2, slots)
 		require.Equal(t, 2, numbers, "each its own number")
 	})
@@ -927,11 +984,20 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 		_, ok, err := startStepOn(b.ctx, tx, first, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
-		// its one number is being taken: not started, not over the bound
-		_, ok = b.startStep(t, second, nil)
-		require.False(t, ok, "the key's one slot is the open claim's")
-		require.NotNil(t, b.limitState(t, second).LimitWaitKey, "waits for the key")
+		// its one slot is being taken: the claim waits for the open one
+		s := b.session(t)
+		setNowOn(t, s.conn, t0)
+		var started bool
+		done := inBackground(func() error {
+			var err error
+			_, started, err = startStepOn(b.ctx, s.conn, second, nil)
+			return err
+		})
+		b.waitBlocked(t, s)
 		require.NoError(t, tx.Commit(b.ctx))
+		require.NoError(t, receive(t, done))
+		require.False(t, started, "the key's one slot is the other claim's")
+		require.NotNil(t, b.limitState(t, second).LimitWaitKey, "waits for the key")
 
 		b.complete(t, first, "success", nil)
 		woken := b.limitState(t, second)
@@ -941,11 +1007,10 @@ func TestLimitSlotsTakenWithoutTurns(t *testing.T) {
 }
 
 // TestLimitFreeSeesAWaiterLeftMeanwhile: a free finds no one waiting (the
-// claim that found the key full just before has not committed) and
-// deletes its slot; the claim holds the slot's row FOR KEY SHARE
-// (geneva._limit_full), so the delete waits for its commit, and the free's
-// second look for waiters, a statement after the delete, finds it and
-// passes it the number: no wake-up is lost.
+// claim that found the key full just before has not committed); the claim
+// holds the key's lock FOR UPDATE (geneva.limit_keys), so the free's FOR KEY
+// SHARE of it waits for its commit, and the free's look for waiters, a
+// statement after, finds it and passes it the slot: no wake-up is lost.
 func TestLimitFreeSeesAWaiterLeftMeanwhile(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -962,8 +1027,8 @@ func TestLimitFreeSeesAWaiterLeftMeanwhile(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok, "the key is full")
 
-	// the first's end sees no one waiting (the claim has not committed)
-	// and deletes its slot: the delete waits for the claim
+	// the first's end sees no one waiting (the claim has not committed):
+	// its lock of the key waits for the claim
 	s := b.session(t)
 	setNowOn(t, s.conn, t0)
 	done := inBackground(func() error {
@@ -980,14 +1045,13 @@ func TestLimitFreeSeesAWaiterLeftMeanwhile(t *testing.T) {
 	require.NotNil(t, woken.JobID, "with a job")
 }
 
-// TestLimitEndDoesNotWaitForAFreeUnderWay: an end whose next step would wait
-// for a full key asks whether the key is full without waiting for the frees
-// under way (rows another transaction is deleting): it counts their slots
-// free, and its next step gets a job rather than wait for that
-// transaction's commit; no wake-up is lost. (A slot freed while a waiter
-// can take it is handed over, not deleted; one is deleted under way while
-// the key has waiters when it is above a concurrency lowered since.)
-func TestLimitEndDoesNotWaitForAFreeUnderWay(t *testing.T) {
+// TestLimitEndWaitsForAFreeUnderWay: an end whose key has waiters takes the
+// key's lock FOR UPDATE, so it waits for an end of the same key under way
+// and then sees what it did: here a slot above a concurrency lowered since,
+// deleted, which leaves the key full; so its next step waits behind the
+// waiter its slot goes to, and is woken by that waiter's end: no wake-up is
+// lost, and none is given past the bound.
+func TestLimitEndWaitsForAFreeUnderWay(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.setNow(t, t0)
@@ -1008,36 +1072,45 @@ func TestLimitEndDoesNotWaitForAFreeUnderWay(t *testing.T) {
 	_, err := tx.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w2Last)
 	require.NoError(t, err)
 
-	// w1's step ends: its next step does not wait for tx (a lock held
-	// until tx's commit would fail this with 55P03)
-	_, err = b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
-	require.NoError(t, err)
-	b.complete(t, b.active(t, w1).ID, "success", nil)
+	// w1's step ends: it waits for tx, then its slot goes to w3, and its
+	// next step waits behind (no job)
+	s := b.session(t)
+	setNowOn(t, s.conn, t0)
+	w1First := b.active(t, w1).ID
+	done := inBackground(func() error {
+		_, err := s.conn.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w1First)
+		return err
+	})
+	b.waitBlocked(t, s)
+	require.NoError(t, tx.Commit(b.ctx))
+	require.NoError(t, receive(t, done))
 	next := b.active(t, w1)
 	require.Equal(t, "b", next.StepName)
 	state := b.limitState(t, next.ID)
-	require.Nil(t, state.LimitWaitKey, "w2's slot, being freed, counted free: no wait")
-	require.NotNil(t, state.JobID, "a job: its claim decides")
-	require.NoError(t, tx.Commit(b.ctx))
+	require.NotNil(t, state.LimitWaitKey, "the key is full: w3 holds its one slot")
+	require.Nil(t, state.JobID)
+	require.Nil(t, b.limitState(t, b.active(t, w3).ID).LimitWaitKey, "w3 woken by w1's free")
 
-	// its claim takes the slot w2 freed, and its end wakes w3
-	b.complete(t, b.run(t, w1).ExecutionID, "success", nil)
-	require.Nil(t, b.limitState(t, b.active(t, w3).ID).LimitWaitKey, "woken by w1's free")
+	// w3's end wakes w1's next step
+	b.complete(t, b.run(t, w3).ExecutionID, "success", nil)
+	woken := b.limitState(t, next.ID)
+	require.Nil(t, woken.LimitWaitKey, "woken by w3's free")
+	require.NotNil(t, woken.JobID)
 }
 
-// TestLimitEndCountsAHandOverUnderWay: ends take no lock of their key; a
-// slot another transaction is handing over to a waiter (its row updated in
-// place) counts as held, so an end of the same key beside it leaves its next
-// step waiting, without a job, and without waiting for that transaction;
-// each waiter is woken in turn by the frees after.
-func TestLimitEndCountsAHandOverUnderWay(t *testing.T) {
+// TestLimitEndsOfAKeyWithWaitersTakeTurns: two ends of a full key with
+// waiters, beside each other: the second waits for the first (the key's
+// lock), then hands its slot to the next waiter, and its next step waits
+// behind the one the first left waiting; each waiter is woken in turn by
+// the frees after, oldest first.
+func TestLimitEndsOfAKeyWithWaitersTakeTurns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.setNow(t, t0)
 	b.define(t, "Pair", `{"concurrency": {"by": "type", "limit": 2}, "steps": [{"name": "a"}, {"name": "b"}]}`)
 	w1, w2 := b.create(t, "Pair", "1"), b.create(t, "Pair", "2")
 	w3, w4 := b.create(t, "Pair", "3"), b.create(t, "Pair", "4")
-	b.run(t, w1)
+	w1First := b.run(t, w1).ExecutionID
 	w2First := b.run(t, w2).ExecutionID
 	for _, w := range []int64{w3, w4} {
 		_, ok := b.startStep(t, b.active(t, w).ID, nil)
@@ -1050,21 +1123,25 @@ func TestLimitEndCountsAHandOverUnderWay(t *testing.T) {
 	_, err := tx.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w2First)
 	require.NoError(t, err)
 
-	// w1's step ends beside it: its slot goes to w4, and its next step
-	// waits too (w3's slot, handed over under way, is held), without
-	// waiting for tx
-	_, err = b.conn.Exec(b.ctx, "set lock_timeout = '1s'")
-	require.NoError(t, err)
-	b.complete(t, b.active(t, w1).ID, "success", nil)
+	// w1's step ends beside it: it waits for tx; then its slot goes to w4,
+	// and its next step waits too
+	s := b.session(t)
+	setNowOn(t, s.conn, t0)
+	done := inBackground(func() error {
+		_, err := s.conn.Exec(b.ctx, "select * from geneva.complete_step($1, 'success', null)", w1First)
+		return err
+	})
+	b.waitBlocked(t, s)
+	require.NoError(t, tx.Commit(b.ctx))
+	require.NoError(t, receive(t, done))
 	w1Next := b.active(t, w1)
 	state := b.limitState(t, w1Next.ID)
 	require.NotNil(t, state.LimitWaitKey, "the key is full: w3's and w4's")
 	require.Nil(t, state.JobID, "waits without a job")
-	require.NoError(t, tx.Commit(b.ctx))
 
 	var holders []int64
 	require.NoError(t, b.conn.QueryRow(b.ctx,
-		"select array_agg(workflow_id order by workflow_id) from geneva.limit_slots").Scan(&holders))
+		"select array_agg(workflow_id order by workflow_id) from geneva.limit_slots where workflow_id is not null").Scan(&holders))
 	require.Equal(t, []int64{w3, w4}, holders)
 
 	// the frees wake the waiters oldest first: w2's next step, then w1's
@@ -1077,9 +1154,8 @@ func TestLimitEndCountsAHandOverUnderWay(t *testing.T) {
 }
 
 // TestLimitSlotsOnePerWorkflow: a workflow holds one slot of a key at most,
-// kept by an exclusion constraint (not a unique index, so that a hand-over,
-// which updates the row's workflow in place, is not a key update): a second
-// row is refused, and a second take gets nothing.
+// kept by a partial unique index (limit_slots_held): a second slot for it,
+// taken or written, is refused.
 func TestLimitSlotsOnePerWorkflow(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -1089,52 +1165,61 @@ func TestLimitSlotsOnePerWorkflow(t *testing.T) {
 	b.run(t, w)
 	key := `["concurrency", "Sync", "Sync"]`
 
-	tx, err := b.conn.Begin(b.ctx)
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback(b.ctx) }()
-	_, err = tx.Exec(b.ctx, "select set_config('geneva.limiting', 'on', true)")
-	require.NoError(t, err)
-	var taken int
-	require.NoError(t, tx.QueryRow(b.ctx,
-		"select count(*) from geneva._limit_take(array[$1], array[$2::bigint])", key, w).Scan(&taken))
-	require.Zero(t, taken, "it holds one already")
-	_, err = tx.Exec(b.ctx, `insert into geneva.limit_slots (limit_key, workflow_id, bound, slot)
-		select $1, $2, 10, min(g) from generate_series(1, 10) g
-		where not exists (select from geneva.limit_slots ls where ls.limit_key = $1 and ls.slot = g)`, key, w)
-	requireCode(t, err, "23P01") // a second slot of the key for the workflow
+	for _, statement := range []string{
+		"select count(*) from geneva._limit_take(array[$1], array[$2::bigint])",
+		`insert into geneva.limit_slots (limit_key, slot, workflow_id)
+			select $1, min(g), $2 from generate_series(1, 10) g
+			where not exists (select from geneva.limit_slots ls where ls.limit_key = $1 and ls.slot = g)`,
+	} {
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, "select set_config('geneva.limiting', 'on', true)")
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, statement, key, w)
+		pgErr := requireCode(t, err, "23505") // a second slot of the key for the workflow
+		require.Equal(t, "limit_slots_held", pgErr.ConstraintName)
+		require.NoError(t, tx.Rollback(b.ctx))
+	}
 }
 
-// A key's slots are taken and freed again and again (a workflow's each), so
-// its index holds the entries of the slots freed since the last vacuum. A
-// claim counts the key's slots: a count reads those entries, finds their
-// rows dead and marks them so, and the next claim's skips them. (A bitmap
-// scan never marks them: every claim read them all again, thousands in a
-// busy run; the limits' functions plan none.) An entry is marked only once
-// its row is dead to every transaction that may still see it: one in any
-// database that began before the free and is still running keeps it, so
-// the test claims until a claim skips them (under load, other tests'
-// transactions end within seconds; with bitmap scans no claim ever does).
+// A key's slots are taken and freed again and again (a workflow's each): each
+// take and free updates a slot's row, so the key's index entries include
+// those of every version since the last vacuum. A claim looks up the key's
+// free slots, and counts its held ones when it takes a slot under the key's
+// lock: those lookups read the dead entries, find their rows dead and mark
+// them so, and the next claim's skip them. (A bitmap scan never marks them:
+// every claim read them all again, thousands in a busy run; the limits'
+// functions plan none.) An entry is marked only once its row is dead to
+// every transaction that may still see it: one in any database that began
+// before the free and is still running keeps it, so the test claims until
+// a claim skips them (under load, other tests' transactions end within
+// seconds; with bitmap scans no claim ever does).
 func TestLimitFreedSlotsAreReadOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.setNow(t, t0)
 	b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 100000}, "steps": [{"name": "a"}]}`)
 
-	// 2,000 slots of the key taken and freed, as 2,000 workflows' would be
+	// a slot of the key taken and freed 1,000 times, as 1,000 workflows'
+	// steps would
 	tx, err := b.conn.Begin(b.ctx)
 	require.NoError(t, err)
 	_, err = tx.Exec(b.ctx, "select set_config('geneva.limiting', 'on', true)")
 	require.NoError(t, err)
-	_, err = tx.Exec(b.ctx, `insert into geneva.limit_slots (limit_key, workflow_id, bound, slot)
-		select '["concurrency", "Sync", "Sync"]', -g, 100000, g from generate_series(1, 2000) g`)
+	_, err = tx.Exec(b.ctx, `insert into geneva.limit_slots (limit_key, slot) values ('["concurrency", "Sync", "Sync"]', 1)`)
 	require.NoError(t, err)
-	_, err = tx.Exec(b.ctx, "delete from geneva.limit_slots")
+	_, err = tx.Exec(b.ctx, `do $$ begin
+		for i in 1 .. 1000 loop
+		  update geneva.limit_slots set workflow_id = -i;
+		  update geneva.limit_slots set workflow_id = null;
+		end loop;
+		end $$`)
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit(b.ctx))
 
 	// the index entries a claim's statements read (this transaction's): a
-	// count that read the freed slots' would read 2,000 (a bitmap scan's
-	// claim reads 6,004), one that skips them a few hundred at most
+	// lookup that read the dead ones would read 1,000 of each index, one
+	// that skips them a few hundred at most
 	// (entries on a page the claim itself changed before it left it are
 	// not marked)
 	// (each claim a new session's: a session recomputes which rows are dead

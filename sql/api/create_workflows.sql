@@ -291,12 +291,15 @@ begin
   -- that awaits no event
   if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
-    select array_agg(
-      geneva._limit_wait_behind(v_definition, v_first_step, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id)
-      order by u.ord
-    ) into v_wait_keys
-    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
-    where v_create is null or v_create[u.ord];
+    with k as materialized (
+      select u.ord,
+        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id) as key
+      from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+      where v_create is null or v_create[u.ord]
+    ),
+    waits as (select geneva._limit_wait_behind(array_agg(k.key)) as keys from k)
+    select array_agg(case when k.key = any (w.keys) then k.key end order by k.ord) into v_wait_keys
+    from k, waits w;
   end if;
 
   perform geneva._advance_many(

@@ -34,15 +34,18 @@
 -- 3. Repairs up to the batch size of workflows whose state has no matching
 --    active execution (geneva.orphan_workflows; see geneva._repair_orphan).
 -- 4. Offers the keys of limits with executions waiting their free slots (a
---    backstop: an end frees its slots at once) and deletes the rate
---    windows that have passed. Executions waiting for a slot are never
---    recovered as stuck.
+--    backstop: an end frees its slots at once), deletes the rate windows
+--    that have passed, and the rows (geneva.limit_keys, geneva.limit_slots)
+--    of up to the batch size of keys with no slot held, no one waiting and
+--    no window. Executions waiting for a slot are never recovered as stuck.
 -- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
+-- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
--- settings row is read, not locked. A round given any argument is an
+-- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
+-- the settings row is read, not locked. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
@@ -89,6 +92,7 @@ declare
   v_actions integer := 0;
   v_keys integer := 0;
   v_result jsonb;
+  v_key text;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -208,16 +212,46 @@ begin
   v_full := v_full or (v_candidates = v_batch_size and v_orphans > 0);
 
   -- 5. limits: every key with executions waiting is offered its free slots
-  -- (a backstop: an end frees its slots at once), and the rate windows
-  -- that have passed go
+  -- (a backstop: an end frees its slots at once), each whose lock is free
+  -- now (not waited for; geneva._limit_lock takes it again at no cost);
+  -- the rate windows that have passed go, and so do the rows of keys with
+  -- no slot held, no one waiting and no window (those whose lock and slots
+  -- are free now: a claim may be taking a free slot)
   perform geneva._limit_release(array(
-    select distinct e.limit_wait_key
-    from geneva.step_executions e
-    -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
-    where e.limit_wait_key is not null
+    select k.limit_key
+    from geneva.limit_keys k
+    where k.limit_key in (
+      select e.limit_wait_key
+      from geneva.step_executions e
+      -- (a waiter is scheduled: see geneva.step_executions_limit_waiting)
+      where e.limit_wait_key is not null
+    )
+    order by k.limit_key
+    for update skip locked
   ));
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
   delete from geneva.limit_windows lw where lw.window_end < v_now;
+  for v_key in
+    select k.limit_key
+    from geneva.limit_keys k
+    where not exists (select from geneva.limit_slots s where s.limit_key = k.limit_key and s.workflow_id is not null)
+      and not exists (
+        select from geneva.step_executions e
+        where e.limit_wait_key >= k.limit_key and e.limit_wait_key <= k.limit_key
+      )
+      and not exists (select from geneva.limit_windows lw where lw.limit_key = k.limit_key)
+    order by k.limit_key
+    limit v_batch_size
+    for update skip locked
+  loop
+    if (
+      select count(*)
+      from (select from geneva.limit_slots s where s.limit_key = v_key order by s.slot for update skip locked) l
+    ) = (select count(*) from geneva.limit_slots s where s.limit_key = v_key) then
+      delete from geneva.limit_slots s where s.limit_key = v_key;
+      delete from geneva.limit_keys k where k.limit_key = v_key;
+    end if;
+  end loop;
   perform pg_catalog.set_config('geneva.limiting', '', true);
 
   -- 6. the counts of ended workflows (geneva.workflow_counts) and executions

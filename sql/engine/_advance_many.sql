@@ -40,15 +40,14 @@
 --            performed (hero_missing_at), it is inserted already
 --            in_progress, without a job, and the workflow is left
 --            performing it: the caller's worker runs it in the same job.
---   p_carry_keys, p_wait_keys (geneva._end_running; NULL elsewhere): the
---            slot of a type's concurrency the ended execution held, when
---            no one waits for its key: a next step held to that limit only
---            (geneva._limit_carries) may start inline as above, holding the
---            same slot (limit_keys); and the key, when it is full: such a
+--   p_carry_keys, p_wait_keys (geneva._end_running, geneva.create_workflows;
+--            NULL elsewhere; geneva._limit_next decides them): the slot of
+--            a type's concurrency the ended execution held, to carry on: a
+--            next step held to that limit only (geneva._limit_carries) may
+--            start inline as above, holding the same slot (limit_keys;
+--            else the caller frees it: see Returns); and the key to wait for: such a
 --            next step due now waits for it at once (limit_wait_key),
---            without a job, as its claim would have left it. A carried
---            slot that its next step does not take over is freed here
---            (geneva._limit_release).
+--            without a job, as its claim would have left it.
 --
 -- A step that awaits an event (its definition's "await") waits for it after
 -- its own wait: its execution is due at the await's timeout
@@ -80,7 +79,9 @@
 -- hold every statement to index lookups by id, planned once per session,
 -- with their settings (plan_cache_mode, enable_*), which it runs under: a
 -- function's own settings cost a save and a restore at every call.
--- Returns nothing: callers read the rows they need.
+-- Returns the workflows whose next step started holding the slot carried to
+-- it (p_carry_keys; NULL: none): the caller frees the others. Callers read
+-- the rows they need.
 -- (The moves are trusted: complete_steps and start_steps take them from
 -- geneva._signal_effects, geneva._advance checks its own.)
 create or replace function geneva._advance_many(
@@ -93,19 +94,18 @@ create or replace function geneva._advance_many(
   p_carry_keys text[] default null,
   p_wait_keys text[] default null
 )
-returns void
+returns bigint[]
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
+  v_carried bigint[];
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
   v_execution geneva.step_executions;
-  v_freed text[];
-  v_freed_by bigint[];
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
@@ -306,18 +306,10 @@ begin
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
     coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
-    -- (a carried slot its next step did not take over)
-    array_agg(p.carry_key) filter (where p.carry_key is not null and not (p.start and p.carries)),
-    array_agg(p.workflow_id) filter (where p.carry_key is not null and not (p.start and p.carries))
-  into v_queues, v_stopped, v_freed, v_freed_by
+    array_agg(p.workflow_id) filter (where p.start and p.carries)
+  into v_queues, v_stopped, v_carried
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
-
-  -- a carried slot not taken over (the next step waits, is not due now, or
-  -- the workflow stops) is freed, and passed to a waiter
-  if v_freed is not null then
-    perform geneva._limit_release(v_freed, v_freed_by);
-  end if;
 
   -- the next executions an operator's cancel stopped
   if cardinality(v_stopped) > 0 then
@@ -332,5 +324,6 @@ begin
   foreach v_queue in array v_queues loop
     perform geneva._notify_insert(v_queue);
   end loop;
+  return v_carried;
 end;
 $$;

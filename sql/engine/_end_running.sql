@@ -23,13 +23,17 @@
 --     continue and p_take_waiters, when the step passes its slot of its
 --     type's concurrency to a waiter, that waiter, if the worker can run it,
 --     is started for it instead: geneva._limit_release).
+-- Limits are the limits functions': what becomes of the slot a step held
+-- (carried on, or its next step waiting: geneva._limit_next), then every
+-- slot not carried freed or passed on (geneva._limit_release).
 -- The River jobs the reports name are completed (state running only), as
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
 -- interrupt_step, which check their own arguments first.
 -- Locks: every named execution's workflow row in id order
--- (geneva._lock_executions); each execution row by the update that ends it.
+-- (geneva._lock_executions); each execution row by the update that ends it;
+-- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
 -- recorded (NULL: nothing), the workflow's state after it, and the execution
 -- started for the worker to run next, with the event it carries, its step's
@@ -82,15 +86,16 @@ set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare
+  v_now timestamptz := geneva.now();
   v_c record;
   v_freed text[];
   v_freed_by bigint[];
   v_carry text[];
   v_wait text[];
-  v_waits boolean;
   v_take text[];
   v_takers bigint[];
   v_taken bigint[];
+  v_kept bigint[];
 begin
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
@@ -167,127 +172,53 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
-  -- the executions end (geneva._end_executions), freeing the slots of
-  -- limits they held (below)
+  -- the executions end (geneva._end_executions), returning the slots of
+  -- limits they held
   select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
     array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
   from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
 
-  -- Limits: a workflow moving on whose ended step held one slot, of its
-  -- type's concurrency only (the key its next step would need), passes
-  -- geneva._advance_many that key: to carry (the next step, started inline,
-  -- keeps the slot: no one waits for the key and it is not over its bound)
-  -- or to wait for (someone waits: the slot goes to the oldest waiter, and
-  -- the next step, due now, waits behind, without a job, when the key is
-  -- full: geneva._limit_full, without the key's lock, which does not wait
-  -- for the frees under way but counts their slots free, and counts the
-  -- slots handed over under way as held). Every other slot is freed now, and a carried one
-  -- its next step does not take over by the move (geneva._advance_many). A
-  -- slot passed to a waiter by an element that continues is offered to its
-  -- worker (p_take_waiters: geneva._limit_release starts the waiter for it
-  -- when it can), whether or not its own workflow goes on.
+  -- Limits: the slot of its type's concurrency a step held is carried on by
+  -- its next step, or its next step waits behind the key's waiters
+  -- (geneva._limit_next)
   if v_freed is not null and v_c.workflow_ids is not null then
-    select
-      array_agg(case when s.carries and not s.waiting and s.room then e.limit_keys[1] end order by e.workflow_id),
-      -- (the next step may wait only when there is one: not for a
-      -- workflow that ends here)
-      array_agg(case when s.carries and s.waiting and s.goes_on then e.limit_keys[1] end order by e.workflow_id),
-      coalesce(bool_or(s.carries and s.waiting and s.goes_on), false),
-      -- (the queue of a worker that offers to run a waiter of the key next)
-      array_agg(
-        case when s.carries and s.waiting and p_take_waiters and t.inline
-          then geneva._step_queue(d.step_names, d.step_queues, d.queue, e.step_name)
-        end
-        order by e.workflow_id
-      )
-    into v_carry, v_wait, v_waits, v_take
-    from unnest(p_execution_ids, v_c.kinds, p_continue) as t (execution_id, kind, inline)
-    join geneva.step_executions e on e.id = t.execution_id
-    join geneva.workflows w on w.id = e.workflow_id
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    join unnest(v_c.workflow_ids, v_c.moves) as m (workflow_id, move) on m.workflow_id = e.workflow_id
-    left join lateral (
-      select
-        -- (the step held one slot, of its type's concurrency, which is still
-        -- its only limit, with the key the concurrency gives the workflow
-        -- now: the definition may have changed)
-        cardinality(e.limit_keys) = 1
-          and geneva._limit_carries(d.definition, d.step_names, e.step_name)
-          and e.limit_keys[1] = geneva._limit_key(
-            'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
-            w.workflow_type, w.group_name, w.hero_type, w.hero_id
-          )
-          as carries,
-        -- (a range: see geneva._limit_release)
-        exists (
-          select from geneva.step_executions x
-          where x.limit_wait_key >= e.limit_keys[1] and x.limit_wait_key <= e.limit_keys[1]
-        ) as waiting,
-        -- (not over a bound lowered since: the slot's bound, not a count of
-        -- the key's slots; see geneva.limit_slots)
-        -- (the key, when it carries, is the type's concurrency's: its
-        -- capacity is the definition's, as geneva._limit_capacity reads it)
-        (
-          select ls.bound from geneva.limit_slots ls
-          where ls.limit_key = e.limit_keys[1] and ls.workflow_id = e.workflow_id
-        ) <= coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as room,
-        m.move = 'same'
-          or m.move in ('next', 'skip') and array_position(d.step_names, e.step_name) < cardinality(d.step_names)
-          as goes_on
-      where e.limit_keys is not null
-      -- (not folded into the aggregates above: each would copy the
-      -- expressions it reads, the subqueries with them)
-      offset 0
-    ) s on true
-    where t.kind = 'end';
-  end if;
-  -- (every slot freed carried, the common case: none to free now; a
-  -- carried slot is its step's only one)
-  if cardinality(array_remove(v_carry, null)) = cardinality(v_freed) then
-    v_freed := null;
-  elsif v_freed is not null and v_c.workflow_ids is not null then
-    select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
-      array_agg(
-        (
-          -- (an element's queue is that of its one slot, of its type's
-          -- concurrency)
-          select c.queue from unnest(v_c.workflow_ids, v_take) as c (workflow_id, queue)
-          where c.workflow_id = f.workflow_id
-        )
-        order by f.key, f.workflow_id
-      )
-    into v_freed, v_freed_by, v_take
-    from unnest(v_freed, v_freed_by) as f (key, workflow_id)
-    where not exists (
-      select from unnest(v_c.workflow_ids, v_carry) as c (workflow_id, key)
-      where c.workflow_id = f.workflow_id and c.key = f.key
-    );
-  end if;
-  if v_freed is not null then
-    select array_agg(r.taken_by), array_agg(r.started_id)
-    into v_takers, v_taken
-    from geneva._limit_release(v_freed, v_freed_by, v_take) r;
-  end if;
-  if v_waits then
-    -- (a key with room after all: its next steps are scheduled with jobs;
-    -- each key checked once, in key order)
-    select array_agg(case when f.is_full then x.key end order by x.ord)
-    into v_wait
-    from unnest(v_wait) with ordinality as x (key, ord)
-    left join (
-      select k.key, geneva._limit_full(array[k.key], p_wait => false) is not null as is_full
-      from (select distinct u.key from unnest(v_wait) as u (key) where u.key is not null order by u.key) k
-      offset 0
-    ) f on f.key = x.key;
+    select n.carry_keys, n.wait_keys, n.take_queues into v_carry, v_wait, v_take
+    from geneva._limit_next(v_c.workflow_ids, v_c.moves, p_execution_ids, v_c.kinds, p_continue, p_take_waiters) n;
   end if;
 
-  -- the workflows move on, in one batch
+  -- the workflows move on, in one batch (those whose next step started
+  -- holding its step's slot: v_kept)
   if v_c.workflow_ids is not null then
-    perform geneva._advance_many(
+    v_kept := geneva._advance_many(
       v_c.workflow_ids, v_c.moves, v_c.step_names, v_c.waits, v_c.from_ids, v_c.inline, v_carry, v_wait
     );
   end if;
+
+  -- Limits: every slot the ended steps held, but one its next step started
+  -- holding (carried), is freed or passed to the key's oldest waiter; a
+  -- waiter the worker of a step that continues can run next is woken for
+  -- it (geneva._limit_release) and started for it below
+  -- (a carried slot is its step's only one)
+  if v_freed is not null and cardinality(v_freed) > coalesce(cardinality(v_kept), 0) then
+    if v_kept is not null or p_take_waiters and array_remove(v_take, null) <> '{}' then
+      select array_agg(f.key order by f.key, f.workflow_id), array_agg(f.workflow_id order by f.key, f.workflow_id),
+        array_agg(t.queue order by f.key, f.workflow_id)
+      into v_freed, v_freed_by, v_take
+      from unnest(v_freed, v_freed_by) as f (key, workflow_id)
+      left join unnest(v_c.workflow_ids, v_take) as t (workflow_id, queue)
+        on t.workflow_id = f.workflow_id and p_take_waiters
+      where v_kept is null or not f.workflow_id = any (v_kept);
+    else
+      v_take := null;
+    end if;
+    if v_freed is not null then
+      select array_agg(r.taken_by), array_agg(r.started_id)
+      into v_takers, v_taken
+      from geneva._limit_release(v_freed, v_freed_by, case when p_take_waiters then v_take end) r;
+    end if;
+  end if;
+
   -- the River jobs that ran these steps are done (geneva._complete_job)
   update public.river_job j
   set state = 'completed',
@@ -341,9 +272,34 @@ begin
   order by t.ord;
 
   -- the elements whose workers took a waiter of another workflow
-  -- (geneva._limit_release): its execution and its workflow's facts
+  -- (geneva._limit_release): the waiter starts in the slot it was handed,
+  -- as a claim would start it (start_steps' last statement's two writes,
+  -- written again here: a claim through start_steps cost a saturated
+  -- limit's step 13% more instructions, bench/NOTES.md), and its row is
+  -- returned with its workflow's facts
   if v_takers is not null then
     return query
+    with started as (
+      update geneva.step_executions e
+      set state = 'in_progress',
+        started_at = v_now,
+        limit_keys = array[e.limit_wait_key],
+        limit_wait_key = null,
+        updated_at = v_now
+      from unnest(v_taken) as x (id)
+      where e.id = x.id
+      returning e.id, e.workflow_id, e.step_name, e.attempt, e.started_at, e.cursor, e.continues_from_id, e.event_id
+    ),
+    moved as (
+      update geneva.workflows w
+      set state = 'performing',
+        current_step_name = s.step_name,
+        started_at = coalesce(w.started_at, v_now),
+        updated_at = v_now
+      from started s
+      where w.id = s.workflow_id
+      returning w.id, w.workflow_type, w.hero_type, w.hero_id, w.trace_context, w.group_name
+    )
     select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
@@ -352,8 +308,8 @@ begin
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
     join unnest(v_takers, v_taken) as k (taken_by, execution_id) on k.taken_by = w.id
-    join geneva.step_executions x on x.id = k.execution_id
-    join geneva.workflows xw on xw.id = x.workflow_id
+    join started x on x.id = k.execution_id
+    join moved xw on xw.id = x.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = xw.workflow_type
     left join geneva.events ev on ev.id = x.event_id
     where t.kind = 'end'

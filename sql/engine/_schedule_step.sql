@@ -68,11 +68,12 @@ begin
   end if;
 
   -- behind the key's waiters, when it has some (see above)
-  if p_enqueue and v_await_event is null and v_scheduled_for <= v_now then
-    v_wait_key := geneva._limit_wait_behind(
-      p_definition, p_step_name, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
+  if p_enqueue and v_await_event is null and v_scheduled_for <= v_now and v_index is not null
+    and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
+    v_wait_key := (geneva._limit_wait_behind(array[geneva._concurrency_key(
+      p_definition.definition, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
       p_workflow.hero_id
-    );
+    )]))[1];
   end if;
 
   if p_enqueue and v_wait_key is null then

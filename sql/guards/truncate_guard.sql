@@ -116,6 +116,11 @@ for each statement
 execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
+before truncate on geneva.limit_keys
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
 before truncate on geneva.limit_slots
 for each statement
 execute function geneva._trg_truncate_guard();

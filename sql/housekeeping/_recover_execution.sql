@@ -5,8 +5,9 @@
 -- queue is that far behind).
 --
 -- Called by: geneva.housekeep, once per candidate found by its queries.
--- Locks: the workflow row, then the execution row, skipping either when
--- another transaction holds it (housekeeping never waits on live traffic; the
+-- Locks: the workflow row, then the execution row, then the locks of the
+-- limit keys it holds slots of (geneva.limit_keys), skipping any that
+-- another transaction holds (housekeeping never waits on live traffic; the
 -- next round tries again). Everything is checked again under the locks, and
 -- nothing is done when the execution is no longer stuck (a paused
 -- workflow's kept execution is never recovered).
@@ -48,6 +49,34 @@ begin
     return false;
   end if;
   select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id for no key update skip locked;
+  -- the rows of the slots it holds, then their keys' locks (as its end's
+  -- free takes them: geneva._limit_release, which takes them again at no
+  -- cost), not waited for either
+  if v_execution.limit_keys is not null and (
+    (
+      select count(*)
+      from (
+        select from geneva.limit_slots s
+        where s.limit_key = any (v_execution.limit_keys) and s.workflow_id = v_execution.workflow_id
+        order by s.limit_key, s.slot
+        for no key update skip locked
+      ) l
+    ) < (
+      select count(*) from geneva.limit_slots s
+      where s.limit_key = any (v_execution.limit_keys) and s.workflow_id = v_execution.workflow_id
+    )
+    or (
+      select count(*)
+      from (
+        select from geneva.limit_keys k
+        where k.limit_key = any (v_execution.limit_keys)
+        order by k.limit_key
+        for update skip locked
+      ) l
+    ) < (select count(distinct k) from unnest(v_execution.limit_keys) k)
+  ) then
+    return false;
+  end if;
 
   if v_execution.state = 'in_progress' and v_execution.updated_at < p_in_progress_before then
     v_reason := 'stuck_in_progress';

@@ -1,294 +1,208 @@
 -- geneva._limit_admit: decides, at their claim, which due executions held to
--- limits start now: the one check of every limit, in the claim path.
+-- limits start now: the one admission rule. An execution starts when it
+-- holds a slot of each of its concurrency keys (the type's "concurrency", a
+-- named limit's) and, for each of its rate limits, its start is counted in
+-- the current window; otherwise it does not start and is not an attempt:
+--   a key full (no slot it could take): it stays scheduled, without a job,
+--     waiting for that key (limit_wait_key: the first in key order), and
+--     gives back the slots it took or was passed; geneva._limit_release
+--     makes it due when a slot of the key frees (the oldest waiter first,
+--     each key on its own, so a busy key never delays another);
+--   a rate limit's current window full: its start is counted in the first
+--     window with room in every rate key (geneva.limit_windows, fixed windows
+--     of each limit's `per`), reserved for it (limit_window_at), and it is
+--     scheduled at that window's start, with its job, giving back its slots;
+--     then it starts without counting again.
+-- A slot is a row of geneva.limit_slots, numbered within the key's
+-- concurrency, that the execution's workflow holds until the execution ends
+-- (geneva._end_running, geneva._end_execution, or carried on to its next
+-- step). A slot passed to it while it waited (for a key it has no more: its
+-- definition changed) is freed.
+--
+-- How: first, in one statement and without any lock of a key, the
+-- executions held to their type's concurrency only (the common case): one
+-- that holds its slot already (passed to it) starts, and one that holds
+-- none takes a free row of the key, FOR UPDATE SKIP LOCKED, so that claims
+-- of a key with free slots never wait for each other, and starts (not a key
+-- with a slot held above a concurrency lowered since: it must count them).
+-- The others lock the rows of the slots they hold (and those of
+-- p_lock_executions), then take the locks of all their keys at once, in key
+-- order, FOR UPDATE (geneva._limit_lock: a free under way is waited for and
+-- seen, and one that starts later waits and then sees the waiter left), and
+-- are decided one by one in id order: their slots through geneva._limit_take
+-- (a free row or a new number, while the key has room), then their rate
+-- windows.
 --
 -- Called by: geneva.start_steps, for the elements it would start whose step
--- is held to a limit (geneva._limited). The caller holds their workflows'
--- and executions' locks.
---
--- The executions held only to their type's concurrency, with no slot passed
--- to them, first take a slot each, set-wise: in one statement those of keys
--- far from their bound, the rest by geneva._limit_take (a free number of
--- the key, no lock waited for, but the key's lock when the batch has more
--- of them than the key has room for); those that got one start. The
--- others, per execution, in id order (the locks of their keys taken first,
--- all at once: those of rate limits before the set-wise start, those of
--- concurrency keys after it; geneva._limit_lock):
---   concurrency: it takes a slot of each key of a limit with a concurrency
---     (the type's "concurrency", a named limit's) but those passed to it
---     (geneva._limit_take). When it cannot take one, it gives back those it
---     took, and the key is full (geneva._limit_full, which waits for the
---     frees under way) or its last free numbers were being taken: it does
---     not start and is not an attempt: it stays scheduled, without a job,
---     waiting for that key (limit_wait_key), gives back any slot passed to
---     it, and geneva._limit_release makes it due when a slot of the key
---     frees (the oldest waiter first, each key on its own, so a busy key
---     never delays another). A claim whose key's last free numbers are
---     being taken by claims in flight waits for the first of those, at most
---     50 ms, once (geneva._limit_await_number), and tries again. One race
---     leaves it waiting with a slot free: that claim had not committed by
---     then, and its step ends before this one commits; housekeeping's
---     backstop wakes it (geneva._limit_release with no slots freed);
---   rate: each key of a limit with a rate counts its starts in fixed
---     windows of its `per` (geneva.limit_windows). The start is counted in
---     the first window, from now, with room in every such key; a later one
---     is reserved (limit_window_at) and the execution is scheduled at its
---     start, with its job (giving back the slots it took), and starts then
---     without counting again;
---   otherwise it starts, holding a slot of each of its concurrency keys
---     (a row of geneva.limit_slots each; the caller records them on the
---     execution, limit_keys, in its own update), freed when it ends
---     (geneva._end_execution, geneva._end_running).
--- Returns a row per execution that starts now, with the slots it holds
--- (NULL: none).
+-- is held to a limit (geneva._limited), holding their workflows' and
+-- executions' locks; with p_lock_executions, executions whose slots it
+-- frees after (those it ends), so that all its locks of slots and keys are
+-- taken in one go, in that order.
+-- Locks: the free rows it takes; the rows of the slots it frees, then the
+-- keys' rows, as above.
+-- Returns the executions that start now, as a JSON object: each one's id to
+-- the keys of the slots it holds (null: none).
 -- Plans: no bitmap scans (enable_bitmapscan off; see geneva.limit_slots).
-create or replace function geneva._limit_admit(p_execution_ids bigint[])
-returns table (execution_id bigint, limit_keys text[])
+create or replace function geneva._limit_admit(p_execution_ids bigint[], p_lock_executions bigint[] default null)
+returns jsonb
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 set enable_bitmapscan = off
 as $$
-#variable_conflict use_column
 declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
   -- windows are aligned on this instant (date_bin's origin)
   v_origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
-  v_batch record;
+  v_admitted jsonb;
+  v_others bigint[];
   v_item record;
   v_limits record;
+  v_got text[];
+  v_back text[];
   v_full text;
   v_at timestamptz;
   v_window timestamptz;
   v_moved boolean;
   v_rounds integer;
   v_i integer;
-  v_keys text[];
-  v_stale text[];
   v_execution geneva.step_executions;
-  v_fast bigint[];
-  v_fast_keys text[];
-  v_quick bigint[];
-  v_quick_keys text[];
-  -- (the executions of the common case that the first statement left)
-  v_simple_ids bigint[];
-  v_simple_workflows bigint[];
-  v_simple_keys text[];
-  v_got text[];
-  v_try integer;
+  v_held_ids bigint[];
+  v_held_keys text[];
+  v_held_by bigint[];
 begin
   -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
-  -- First, in one statement, the common case far from its bound: the
-  -- executions held only to their type's concurrency
-  -- (geneva._limit_carries), with no slot passed to them and no window
-  -- reserved, of keys with room for twice as many as the batch has of them
-  -- (as this transaction sees it), each take a free number of the key
-  -- (geneva._limit_numbers, as geneva._limit_take's first round), no lock
-  -- of the key taken, and start. The key and its concurrency are the definition's, as
-  -- geneva._limit_keys and geneva._limit_capacity read them. The others (a
-  -- number another claim took first, a key near its bound, any other limit)
-  -- go the ways below. (A limit never reached costs this statement alone
-  -- at a claim: a statement's start-up, its expressions compiled again at
-  -- every call, is most of what a limit costs.)
-  with x as (
-    select e.id, e.workflow_id,
-      geneva._limit_key(
-        'concurrency', w.workflow_type, d.definition -> 'concurrency' ->> 'by',
-        w.workflow_type, w.group_name, w.hero_type, w.hero_id
-      ) as key,
-      coalesce((d.definition -> 'concurrency' ->> 'limit')::integer, 2147483647) as capacity
+
+  -- Without a lock, the executions held to their type's concurrency only
+  -- (geneva._limit_carries: one slot of one key, geneva._concurrency_key):
+  -- one that holds the key's slot (passed to it) starts; one that holds none
+  -- takes a free row of the key (those of a key in its slot order, the
+  -- executions in id order) and starts; the others (another key's slot
+  -- passed to it, none free) and every other execution go the way below
+  with x as materialized (
+    select e.id, e.workflow_id, e.limit_keys,
+      case when geneva._limit_carries(d.definition, d.step_names, e.step_name) then
+        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id)
+      end as key
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where e.limit_keys is null and e.limit_window_at is null
-      and geneva._limit_carries(d.definition, d.step_names, e.step_name)
   ),
-  k as materialized (
-    select g.key, g.capacity, g.held, g.workflow_ids
-    from (
-      select x.key, x.capacity, array_agg(x.workflow_id order by x.id) as workflow_ids,
-        (select count(*) from geneva.limit_slots ls where ls.limit_key = x.key)::integer as held
-      from x
-      group by x.key, x.capacity
-    ) g
-    where 2 * cardinality(g.workflow_ids) <= g.capacity - g.held
+  want as (
+    select x.key, geneva._limit_capacity(x.key) as capacity, array_agg(x.workflow_id order by x.id) as workflow_ids
+    from x
+    where x.key is not null and x.limit_keys is null
+    group by x.key
+  ),
+  free as (
+    select w.key, w.workflow_ids[f.ord::integer] as workflow_id, f.slot
+    from want w
+    cross join lateral (
+      select y.slot, row_number() over (order by y.slot) as ord
+      from (
+        select s.slot
+        from geneva.limit_slots s
+        where s.limit_key = w.key and s.workflow_id is null and s.slot <= w.capacity
+          -- (no slot held above the concurrency: else the slots held count)
+          and not exists (select from geneva.limit_slots a where a.limit_key = w.key and a.slot > w.capacity)
+        order by s.slot
+        limit cardinality(w.workflow_ids)
+        for update of s skip locked
+      ) y
+    ) f
   ),
   taken as (
-    insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-    select k.key, p.workflow_id, k.capacity, p.slot
-    from k
-    cross join lateral unnest(
-      k.workflow_ids,
-      geneva._limit_numbers(k.key, k.capacity, k.held, cardinality(k.workflow_ids), k.capacity > 64)
-    ) as p (workflow_id, slot)
-    where p.slot is not null and p.workflow_id is not null
-    order by k.key, p.slot
-    on conflict do nothing
-    returning ls.limit_key, ls.workflow_id
+    update geneva.limit_slots s
+    set workflow_id = f.workflow_id
+    from free f
+    where s.limit_key = f.key and s.slot = f.slot
+    returning s.limit_key, s.workflow_id
   )
-  -- (those that took one, and the rest of these executions, for the
-  -- set-wise way below)
-  select array_agg(x.id order by x.id) filter (where t.workflow_id is not null),
-    array_agg(x.key order by x.id) filter (where t.workflow_id is not null),
-    array_agg(x.id order by x.id) filter (where t.workflow_id is null),
-    array_agg(x.workflow_id order by x.id) filter (where t.workflow_id is null),
-    array_agg(x.key order by x.id) filter (where t.workflow_id is null)
-  into v_quick, v_quick_keys, v_simple_ids, v_simple_workflows, v_simple_keys
+  select jsonb_object_agg(x.id::text, jsonb_build_array(x.key)) filter (where a.admitted),
+    array_agg(x.id order by x.id) filter (where not a.admitted)
+  into v_admitted, v_others
   from x
-  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id;
-  if v_quick is not null then
-    return query select q.id, array[q.key] from unnest(v_quick, v_quick_keys) as q (id, key);
-    if cardinality(v_quick) = cardinality(p_execution_ids) then
-      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-      return;
-    end if;
-  end if;
-
-  -- The others' limit keys, read once: the rate keys, and every
-  -- execution's concurrency keys it holds no slot of
-  select array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
-    array_agg(e.id order by e.id) filter (where s.unheld) as unheld_ids,
-    array_agg(k.limit_key order by e.id) filter (where s.unheld) as unheld_keys
-  into v_batch
-  from unnest(p_execution_ids) as i (id)
-  join geneva.step_executions e on e.id = i.id
-  join geneva.workflows w on w.id = e.workflow_id
-  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  cross join lateral geneva._limit_keys(w, d, e.step_name) k
+  left join taken t on t.limit_key = x.key and t.workflow_id = x.workflow_id
   cross join lateral (
-    select
-      k.concurrency is not null and not coalesce(e.limit_keys, '{}') @> array[k.limit_key] as unheld
-  ) s
-  where v_quick is null or not e.id = any (v_quick);
+    select coalesce(x.limit_keys = array[x.key], false) or t.workflow_id is not null as admitted
+  ) a;
 
-  -- the locks of the rate limits' keys first, in one order (a window's
-  -- count is read, then written)
-  if v_batch.rate_keys is not null then
-    perform geneva._limit_lock(v_batch.rate_keys);
+  if v_others is null then
+    perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+    return coalesce(v_admitted, '{}');
   end if;
 
-  -- the rest of the common case (above), set-wise: a key near its bound,
-  -- or a number another claim took first; each takes a slot
-  -- (geneva._limit_take) and those that got one start; the others go one by
-  -- one below
-  if v_simple_ids is not null then
-    -- (a key with more of them than it has room for, as this transaction
-    -- sees it, is near its bound: its lock first, so that a claim that will
-    -- go on to the per-execution way for it holds no slot of it taken
-    -- without the lock while it waits for the lock)
-    select array_agg(k.key) into v_keys
-    from (
-      select u.key, count(*) as n
-      from unnest(v_simple_keys) as u (key)
-      group by u.key
-    ) k
-    where k.n > coalesce(geneva._limit_capacity(k.key), 2147483647)
-      - (select count(*) from geneva.limit_slots ls where ls.limit_key = k.key);
-    if v_keys is not null then
-      perform geneva._limit_lock(v_keys);
-    end if;
-    select array_agg(f.id order by f.id), array_agg(f.key order by f.id)
-    into v_fast, v_fast_keys
-    from unnest(v_simple_ids, v_simple_workflows, v_simple_keys) as f (id, workflow_id, key)
-    join geneva._limit_take(v_simple_keys, v_simple_workflows) t
-      on t.limit_key = f.key and t.workflow_id = f.workflow_id;
-  end if;
-  if v_fast is not null then
-    return query select f.id, array[f.key] from unnest(v_fast, v_fast_keys) as f (id, key);
-    if cardinality(v_fast) + coalesce(cardinality(v_quick), 0) = cardinality(p_execution_ids) then
-      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
-      return;
-    end if;
-  end if;
-
-  -- the others' concurrency keys' locks, in one order, after the rate
-  -- keys' (a key near its bound: their claims take turns)
-  select array_agg(u.key) into v_keys
-  from unnest(v_batch.unheld_ids, v_batch.unheld_keys) as u (id, key)
-  where not u.id = any (coalesce(v_fast, '{}'));
-  if v_keys is not null then
-    perform geneva._limit_lock(v_keys);
-  end if;
+  -- The others: the slots they hold (passed to them), and the caller's
+  -- executions' (p_lock_executions), as (execution, key) pairs
+  select array_agg(e.id order by h.key, e.id), array_agg(h.key order by h.key, e.id),
+    array_agg(e.workflow_id order by h.key, e.id)
+  into v_held_ids, v_held_keys, v_held_by
+  from unnest(v_others || coalesce(p_lock_executions, '{}')) as i (id)
+  join geneva.step_executions e on e.id = i.id
+  cross join lateral unnest(e.limit_keys) as h (key);
+  -- their rows first, then the locks of every key they have or hold, at
+  -- once (so that no one holding a key's lock waits for a slot's row: see
+  -- geneva._limit_release)
+  perform
+  from geneva.limit_slots s
+  join unnest(v_held_keys, v_held_by) as h (key, workflow_id)
+    on s.limit_key = h.key and s.workflow_id = h.workflow_id
+  order by s.limit_key, s.slot
+  for no key update of s;
+  perform geneva._limit_lock(
+    array(
+      select k.limit_key
+      from unnest(v_others) as i (id)
+      join geneva.step_executions e on e.id = i.id
+      join geneva.workflows w on w.id = e.workflow_id
+      join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+      cross join lateral geneva._limit_keys(w, d, e.step_name) k
+    ) || v_held_keys,
+    true
+  );
 
   for v_item in
-    select e, w, d
-    from unnest(p_execution_ids) as i (id)
+    select e, w, d, array(select h.key from unnest(v_held_ids, v_held_keys) as h (id, key) where h.id = e.id) as held
+    from unnest(v_others) as i (id)
     join geneva.step_executions e on e.id = i.id
     join geneva.workflows w on w.id = e.workflow_id
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where not e.id = any (coalesce(v_fast, '{}')) and not e.id = any (coalesce(v_quick, '{}'))
     order by e.id
   loop
-    -- its limits, once: the concurrency keys with their bounds and slots
-    -- held now, the rate keys with theirs
+    -- its limits: the concurrency keys, those it holds no slot of, and
+    -- the rate keys with their bounds
     select
-      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as conc_keys,
+      array_agg(k.limit_key order by k.limit_key) filter (where k.concurrency is not null) as keys,
       array_agg(k.limit_key order by k.limit_key) filter (
         where k.concurrency is not null
-          and not coalesce((v_item.e).limit_keys, '{}') @> array[k.limit_key]
-      ) as new_keys,
+          and not coalesce(v_item.held, '{}') @> array[k.limit_key]
+      ) as unheld,
       array_agg(k.limit_key) filter (where k.rate is not null) as rate_keys,
       array_agg(k.rate) filter (where k.rate is not null) as rates,
       array_agg(k.per) filter (where k.rate is not null) as pers
     into v_limits
     from geneva._limit_keys(v_item.w, v_item.d, (v_item.e).step_name) k;
 
-    -- concurrency: a slot of each key but those passed to it, or the first
-    -- key it could not take one of, full (after the frees under way) or
-    -- its last free numbers being taken by others
-    v_full := null;
+    -- concurrency: a slot of each key it holds none of, or the first key
+    -- that has no room
     v_got := null;
-    if v_limits.new_keys is not null then
-      for v_try in 1 .. 2 loop
-        v_full := geneva._limit_full(v_limits.new_keys);
-        exit when v_full is not null;
-        select array_agg(t.limit_key order by t.limit_key) into v_got
-        from geneva._limit_take(
-          v_limits.new_keys, array_fill((v_item.w).id, array[cardinality(v_limits.new_keys)])
-        ) t;
-        exit when cardinality(coalesce(v_got, '{}')) = cardinality(v_limits.new_keys);
-        -- (its own, which no one else has seen: no waiter to pass them to)
-        if v_got is not null then
-          delete from geneva.limit_slots ls
-          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
-        end if;
-        v_stale := array(
-          select k.key from unnest(v_limits.new_keys) as k (key) where not k.key = any (coalesce(v_got, '{}'))
-        );
-        v_got := null;
-        -- room, but its free numbers are being taken by claims in flight:
-        -- wait, briefly and once, for the one taking the first to commit
-        -- (then its slot is a row this claim sees, locks and waits for the
-        -- free of; briefly, as that claim may be waiting for a lock this
-        -- one holds)
-        exit when v_try = 2;
-        perform geneva._limit_await_number(v_stale[1]);
-      end loop;
-      if v_full is null and v_got is null then
-        v_full := v_stale[1];
-      end if;
-    end if;
-    if v_full is not null then
-      update geneva.step_executions e
-      set limit_wait_key = v_full,
-        limit_keys = null,
-        -- (a window reserved for it is left counted: limits err on the safe side)
-        limit_window_at = null,
-        updated_at = v_now
-      where e.id = (v_item.e).id;
-      if (v_item.e).limit_keys is not null then
-        perform geneva._limit_release(
-          (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
-        );
-      end if;
-      continue;
+    v_full := null;
+    if v_limits.unheld is not null then
+      select array_agg(t.limit_key) into v_got
+      from geneva._limit_take(
+        v_limits.unheld, array_fill((v_item.w).id, array[cardinality(v_limits.unheld)])
+      ) t;
+      v_full := (
+        select min(u.key) from unnest(v_limits.unheld) as u (key) where not u.key = any (coalesce(v_got, '{}'))
+      );
     end if;
 
     -- rate: the first window with room in every rate key, unless reserved
-    if v_limits.rate_keys is not null and (v_item.e).limit_window_at is null then
-      v_at := v_now;
+    v_at := v_now;
+    if v_full is null and v_limits.rate_keys is not null and (v_item.e).limit_window_at is null then
       v_rounds := 0;
       loop
         v_moved := false;
@@ -309,43 +223,43 @@ begin
       select r.key, date_bin(r.per, v_at, v_origin), date_bin(r.per, v_at, v_origin) + r.per, 1
       from unnest(v_limits.rate_keys, v_limits.pers) as r (key, per)
       on conflict (limit_key, window_start) do update set starts = lw.starts + 1;
-      if v_at > v_now then
-        -- (the slots it took, its own: given back)
-        if v_got is not null then
-          delete from geneva.limit_slots ls
-          where ls.limit_key = any (v_got) and ls.workflow_id = (v_item.w).id;
-        end if;
-        update geneva.step_executions e
-        set limit_window_at = v_at,
-          scheduled_for = v_at,
-          limit_keys = null,
-          updated_at = v_now
-        where e.id = (v_item.e).id
-        returning e.* into v_execution;
-        if (v_item.e).limit_keys is not null then
-          perform geneva._limit_release(
-            (v_item.e).limit_keys, array_fill((v_item.w).id, array[cardinality((v_item.e).limit_keys)])
-          );
-        end if;
-        perform geneva._ensure_job(v_item.w, v_execution);
-        continue;
-      end if;
     end if;
 
-    -- it starts, holding a slot of each concurrency key (taken above, or
-    -- passed to it); a slot passed to it for a key it no longer has (its
-    -- definition changed while it waited) is freed
-    v_stale := array(
-      select k.key from unnest((v_item.e).limit_keys) as k (key)
-      where not k.key = any (coalesce(v_limits.conc_keys, '{}'))
-    );
-    if cardinality(v_stale) > 0 then
-      perform geneva._limit_release(v_stale, array_fill((v_item.w).id, array[cardinality(v_stale)]));
+    -- the slots it gives back: all it holds when it does not start now,
+    -- else those of keys it has no more
+    v_back := case
+      when v_full is not null or v_at > v_now then coalesce(v_got, '{}') || coalesce(v_item.held, '{}')
+      else array(
+        select h.key from unnest(v_item.held) as h (key)
+        where not h.key = any (coalesce(v_limits.keys, '{}'))
+      )
+    end;
+    if cardinality(v_back) > 0 then
+      perform geneva._limit_release(v_back, array_fill((v_item.w).id, array[cardinality(v_back)]));
     end if;
-    execution_id := (v_item.e).id;
-    limit_keys := v_limits.conc_keys;
-    return next;
+
+    if v_full is not null then
+      update geneva.step_executions e
+      set limit_wait_key = v_full,
+        limit_keys = null,
+        -- (a window reserved for it is left counted: limits err on the safe side)
+        limit_window_at = null,
+        updated_at = v_now
+      where e.id = (v_item.e).id;
+    elsif v_at > v_now then
+      update geneva.step_executions e
+      set limit_window_at = v_at,
+        scheduled_for = v_at,
+        limit_keys = null,
+        updated_at = v_now
+      where e.id = (v_item.e).id
+      returning e.* into v_execution;
+      perform geneva._ensure_job(v_item.w, v_execution);
+    else
+      v_admitted := coalesce(v_admitted, '{}') || jsonb_build_object((v_item.e).id::text, to_jsonb(v_limits.keys));
+    end if;
   end loop;
   perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+  return coalesce(v_admitted, '{}');
 end;
 $$;

@@ -3,10 +3,13 @@
 -- its execution's one slot is the same key for every step of the workflow,
 -- and the next step may take over the slot of the step that ended before it
 -- (started in the same job, the count unchanged), or wait for one straight
--- away, without a job, when the key is full (geneva._advance_many, told by
--- geneva._end_running).
+-- away, without a job, behind the key's waiters (geneva._limit_next,
+-- geneva._advance_many), as a new workflow's first step may
+-- (geneva._limit_wait_behind); and a waiter of such a step may be run next
+-- by the worker whose step freed its slot (geneva._limit_release).
 --
--- Called by: geneva._advance_many. Like geneva._limited it
+-- Called by: geneva._advance_many, geneva._limit_next, geneva._limit_release,
+-- geneva._schedule_step, geneva.create_workflows. Like geneva._limited it
 -- has no `set search_path`: it names nothing, and the planner inlines it.
 create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
 returns boolean

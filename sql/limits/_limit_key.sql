@@ -3,10 +3,10 @@
 -- name the type) or limit (a named one); value the workflow's group (the
 -- limit's "by": "group"; '' without one), its hero (hero type:id), its type,
 -- or '' (by none: one key for all). Written only here: geneva._limit_keys
--- builds every limit's key with it, and geneva._end_running the key of a
+-- builds every limit's key with it, and geneva._concurrency_key the key of a
 -- type's concurrency a step's end may carry to the next step.
 --
--- Called by: geneva._limit_keys, geneva._end_running. Takes no locks.
+-- Called by: geneva._limit_keys, geneva._concurrency_key. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
 create or replace function geneva._limit_key(

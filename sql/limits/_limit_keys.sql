@@ -4,8 +4,7 @@
 --
 -- A key is a JSON array as text (geneva._limit_key).
 --
--- Called by: geneva._limit_admit (at a claim), geneva._limit_capacity,
--- geneva.limit_usage (through the keys it reads). Takes no locks.
+-- Called by: geneva._limit_admit (at a claim). Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
 create or replace function geneva._limit_keys(

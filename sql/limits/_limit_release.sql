@@ -1,56 +1,56 @@
--- geneva._limit_release: slots of limit keys were freed (with
--- p_workflow_ids: each element of p_keys is the slot the workflow of the same
--- position held, its row of geneva.limit_slots handed over or deleted), or may have (a
--- limit grew, a backstop: p_workflow_ids NULL, nothing deleted): each key's
--- oldest waiting executions, as many as slots were freed (or as it has free
--- now), are passed one and made due now, their River jobs inserted. A woken
--- execution holds its slot while scheduled (no one else can take it), and
--- its claim checks only its other limits. An execution whose workflow is not
--- ready (paused) keeps waiting: its resume claims it again.
+-- geneva._limit_release: frees slots of limit keys, and wakes the waiters
+-- they were for: the one waking rule. Each freed slot (p_keys and
+-- p_workflow_ids, element by element: the slot the workflow held of the
+-- key) goes to the key's oldest waiter whose workflow is ready (a paused
+-- one's is passed over), its row updated in place to its new holder, when
+-- its number is within the key's concurrency; a slot numbered above it (the
+-- concurrency was lowered since) is deleted, and one no waiter takes is
+-- free again. Then, when the key has waiters still, they take its free
+-- slots while it has room (geneva._limit_take). With p_workflow_ids NULL
+-- nothing is freed: the key's waiters take its free slots (a limit that may
+-- have grown, housekeeping's backstop). A woken execution holds its slot
+-- while scheduled (no one else can take it) and is made due now with its
+-- River job; its claim checks only its other limits.
 --
 -- A freed slot whose element of p_take_queues names a queue was freed by a
 -- worker that offers to run the waiter next, in the job that ran the step
 -- that freed it (geneva.complete_steps' p_take_waiters): a waiter it can
--- run is started here instead, without a River job, as a claim would start
--- it, and returned with the workflow that freed the slot (taken_by). A
--- waiter it can run: its step is in that queue (a slot of its type's
--- concurrency is freed by a step of the same type, so the worker defines
--- it), no worker's condition runs before it (geneva._unconditional), it is
--- held to that slot only (geneva._limit_carries), it awaits no event it has
--- not got, its hero was not deleted (hero_missing_at), it is a first attempt
--- (a repeat is claimed by start_steps, which tells its idempotency key) and
--- its workflow's lock is free (not waited for: the caller holds other
--- workflows' locks).
+-- run is woken without a job and returned with that workflow (taken_by), for
+-- the caller to start it for that worker (geneva._end_running). A waiter it
+-- can run: its step is in that queue (a slot
+-- of its type's concurrency is freed by a step of the same type, so the
+-- worker defines it), no worker's condition runs before it
+-- (geneva._unconditional), it is held to that slot only
+-- (geneva._limit_carries), it awaits no event it has not got, its hero was
+-- not deleted (hero_missing_at), it is a first attempt (a repeat is claimed
+-- by its own job, which tells its idempotency key), it is due and its
+-- workflow's lock is free (not waited for: the caller holds other
+-- workflows' locks). It is left as it was, waiting, but for its slot's row:
+-- the caller starts it in that slot (limit_keys, from its limit_wait_key).
 --
--- Called by: geneva._end_execution and geneva._end_running (an execution
--- holding slots ended), geneva._advance_many (a slot carried to a next step
--- that did not take it over), geneva._limit_admit (an execution gave back
--- a slot it could not use), geneva.pause_workflow (a paused workflow's kept
--- execution gives back its slot), geneva.define_limit (a limit may have
--- grown), geneva.housekeep (every key with waiters: a backstop, which also
--- wakes a step created behind waiters that no free saw: see
--- geneva._schedule_step).
--- Locks: no key's lock. It locks the freed rows (FOR NO KEY UPDATE, in key
--- and slot order) and first hands them over to the oldest waiters, each row
--- updated in place to its new holder (workflow_id, not a key column: see
--- geneva.limit_slots), which a FOR KEY SHARE does not conflict with, so
--- that an end or a claim counting the key's slots meanwhile counts a slot
--- handed over as held (geneva._limit_full). The rows no waiter took it
--- deletes (waiting for those who locked them FOR KEY SHARE, and counted
--- them, to commit), then looks for waiters again with new statements, so
--- that it sees any left waiting by a claim or an end that found the key
--- full before they were freed (geneva._limit_full), and passes them the
--- freed numbers. A waiter with no freed row or number takes a free number
--- without waiting for anyone (geneva._limit_take), or keeps waiting.
--- Then each woken execution's row, skipping those locked (whose workflow's
--- lock it does not take, but to start it, skipping it then too: a waiting
--- execution has no job, so no claim takes it, and no other function that
--- locks it waits for a slot's row or a key's lock first).
+-- Called by: geneva._end_running (the slots of the steps it ended but those
+-- carried on), geneva._end_execution (an execution holding slots ended),
+-- geneva._limit_admit (an execution gave back a slot it could not use),
+-- geneva.pause_workflow (a paused workflow's kept execution gives back its
+-- slot), geneva.define_limit (a limit may have grown), geneva.housekeep
+-- (every key with waiters: a backstop, which also wakes a step created
+-- behind waiters that no free saw: see geneva._limit_wait_behind).
+-- Locks: the freed slots' rows (FOR NO KEY UPDATE, in key and slot order),
+-- then the keys' (geneva._limit_lock): FOR UPDATE when any of them has
+-- waiters, or nothing is freed (it may give the keys' free slots); else FOR
+-- KEY SHARE (frees never take turns). A slot's row first: whoever holds a
+-- key's lock never waits for a slot's row (a claim's FOR UPDATE SKIP LOCKED
+-- may lock a row taken since its snapshot began, and then wait for the
+-- key's lock), and a caller that holds the key's lock already (a claim)
+-- has locked the rows it frees before it. Then the waiters' executions, and the
+-- workflows of those a worker takes, skipping those another transaction
+-- holds (a waiting execution has no job, so no claim takes it, and no other
+-- function that locks it waits for a key's lock first).
 -- Plans: as geneva.start_steps (index lookups by key and id, planned once
 -- per session, whatever the tables' size then), whoever calls it first,
 -- and no bitmap scans (see geneva.limit_slots).
--- Returns a row per waiter started: the workflow that freed the slot it took
--- (taken_by) and the execution (started_id).
+-- Returns a row per waiter woken for a worker that freed its slot: that
+-- workflow (taken_by) and the execution (started_id).
 create or replace function geneva._limit_release(
   p_keys text[],
   p_workflow_ids bigint[] default null,
@@ -70,24 +70,13 @@ as $$
 declare
   v_limiting text := pg_catalog.current_setting('geneva.limiting', true);
   v_now timestamptz := geneva.now();
-  v_freed_keys text[];
-  v_freed_bounds integer[];
-  v_freed_slots integer[];
-  v_held_keys text[];
-  v_held_slots integer[];
-  v_handed_keys text[];
-  v_handed_slots integer[];
-  v_round integer;
-  v_all_ids bigint[];
-  v_all_keys text[];
-  v_all_workflows bigint[];
-  v_all_queues text[];
-  v_all_takeable boolean[];
-  v_passed_keys text[];
-  v_passed_workflows bigint[];
-  v_rest_keys text[];
-  v_rest_workflows bigint[];
+  -- (whether the keys have waiters, as this transaction sees them before
+  -- their locks)
+  v_waited boolean := false;
+  v_freed integer;
+  v_more boolean := p_workflow_ids is null;
   v_woken record;
+  v_left record;
   v_taken bigint[];
   v_taken_by bigint[];
   v_item record;
@@ -98,218 +87,195 @@ begin
   end if;
   -- the only writers of the limits' tables (sql/guards/limits_guard.sql)
   perform pg_catalog.set_config('geneva.limiting', 'on', true);
+  -- (a key's waiters are looked up by the key as a range, not an equality:
+  -- with `= key`, an order by id would let the planner walk the primary
+  -- key, every execution ever recorded, filtering for the key; the partial
+  -- index step_executions_limit_waiting is the only one in this order. No
+  -- state: a waiter is scheduled, and a state = 'scheduled' would let a plan
+  -- cached while no one waited read every scheduled execution instead: see
+  -- that index)
   if p_workflow_ids is not null then
-    -- the freed rows, locked in key and slot order (FOR NO KEY UPDATE: a
-    -- hand-over updates a row in place)
-    select array_agg(l.limit_key order by l.limit_key, l.slot), array_agg(l.slot order by l.limit_key, l.slot),
-      array_agg(l.bound order by l.limit_key, l.slot)
-    into v_held_keys, v_held_slots, v_freed_bounds
+    -- the freed slots' rows first, in key and slot order (see Locks above),
+    -- and whether their keys have waiters
+    select coalesce(bool_or(w.waited), false) into v_waited
     from (
-      select ls.limit_key, ls.slot, ls.bound
-      from geneva.limit_slots ls
+      select s.limit_key
+      from geneva.limit_slots s
       join unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
-        on ls.limit_key = u.key and ls.workflow_id = u.workflow_id
-      order by ls.limit_key, ls.slot
-      for no key update of ls
-    ) l;
-    v_freed_keys := v_held_keys;
-    v_freed_slots := v_held_slots;
+        on s.limit_key = u.key and s.workflow_id = u.workflow_id
+      order by s.limit_key, s.slot
+      for no key update of s
+    ) l
+    cross join lateral (
+      select exists (
+        select from geneva.step_executions e
+        where e.limit_wait_key >= l.limit_key and e.limit_wait_key <= l.limit_key
+      ) as waited
+    ) w;
+  end if;
+  -- then the keys'
+  perform geneva._limit_lock(p_keys, v_waited or p_workflow_ids is null);
+
+  if p_workflow_ids is not null and not v_waited then
+    -- No one waits (as it sees now, under the keys' locks): the slots are
+    -- free again (but those numbered above their key's concurrency: below)
+    with unheld as (
+      update geneva.limit_slots s
+      set workflow_id = null
+      from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      where s.limit_key = u.key and s.workflow_id = u.workflow_id
+        and s.slot <= geneva._limit_capacity(s.limit_key)
+        and not exists (
+          select from geneva.step_executions e
+          where e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
+        )
+      returning 1
+    )
+    select count(*) into v_freed from unheld;
+    if v_freed = cardinality(p_keys) then
+      perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
+      return;
+    end if;
   end if;
 
-  -- Two rounds: the freed rows are handed over to the waiters there are
-  -- (1); those no waiter took are deleted, and their numbers passed to the
-  -- waiters there are after that (2, the backstop's only round)
-  for v_round in case when p_workflow_ids is null then 2 else 1 end .. 2 loop
-    if v_round = 2 and p_workflow_ids is not null then
-      -- (every row handed over: none freed)
-      exit when cardinality(coalesce(v_handed_slots, '{}')) = cardinality(coalesce(v_held_slots, '{}'));
-      with freed as (
-        delete from geneva.limit_slots ls
-        using unnest(v_held_keys, v_held_slots) as u (key, slot)
-        where ls.limit_key = u.key and ls.slot = u.slot
-          and not exists (
-            select from unnest(v_handed_keys, v_handed_slots) as h (key, slot)
-            where h.key = u.key and h.slot = u.slot
-          )
-        returning ls.limit_key, ls.bound, ls.slot
-      )
-      select array_agg(f.limit_key), array_agg(f.bound), array_agg(f.slot)
-      into v_freed_keys, v_freed_bounds, v_freed_slots
-      from freed f;
-      exit when v_freed_keys is null;
-    end if;
-    -- (most frees pass nothing: no one waits for their keys)
-    continue when not exists (
-      select
-      from unnest(p_keys) as u (key)
-      join geneva.step_executions e
-        on e.limit_wait_key >= u.key and e.limit_wait_key <= u.key
-    );
-
-    -- Each key's oldest waiters, as many as it has slots to pass, whose
-    -- workflows are ready (a paused one's waiter is passed over), each
-    -- execution locked unless another transaction holds it; with what a
-    -- worker that freed a slot needs to run it (its step's queue, and
-    -- whether it may: takeable), but those woken in the first round. Per
-    -- key, as many as this round has freed rows (none for a slot not held);
-    -- but a slot taken above a concurrency lowered since
-    -- is passed on only while the key has room under the new one, so that a lowered concurrency applies while others
-    -- wait too (a count without the key's lock, which a free cannot take
-    -- after locking slots: at worst one more passes, once, after a lowering).
-    -- The backstop passes what the key has free under its capacity.
-    select array_agg(x.id order by k.key, x.id) as ids,
-      array_agg(k.key order by k.key, x.id) as keys,
-      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids,
-      array_agg(
-        geneva._step_queue(d.step_names, d.step_queues, d.queue, x.step_name) order by k.key, x.id
-      ) filter (where p_take_queues is not null) as queues,
-      array_agg(
-        x.hero_missing_at is null and x.attempt = 1
-          and (x.await_event is null or x.event_id is not null)
-          and geneva._unconditional(d.definition, d.step_names, x.step_name)
-          and geneva._limit_carries(d.definition, d.step_names, x.step_name)
-        order by k.key, x.id
-      ) filter (where p_take_queues is not null) as takeable
-    into v_woken
-    from (
-      select c.key,
-        case
-          when p_workflow_ids is null
-            then c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key)
-          when f.bound > c.capacity
-            then least(f.n, c.capacity - (select count(*) from geneva.limit_slots ls where ls.limit_key = c.key))
-          else f.n
-        end as free
-      from (
-        select u.key, coalesce(geneva._limit_capacity(u.key), 2147483647) as capacity
-        from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) u
-      ) c
-      left join lateral (
-        select count(*) as n, max(b.bound) as bound
-        from unnest(v_freed_keys, v_freed_bounds) as b (key, bound)
-        where b.key = c.key
-      ) f on true
-      -- (not folded into the statement: each expression would be copied)
-      offset 0
-    ) k
-    cross join lateral (
-      -- (the key as a range, not an equality: with `= key`, the order by id
-      -- alone would let the planner walk the primary key, every execution
-      -- ever recorded, filtering for the key; the partial index
-      -- step_executions_limit_waiting is the only one in this order. No
-      -- state: a waiter is scheduled, and a state = 'scheduled' would let a
-      -- plan cached while no one waited read every scheduled execution
-      -- instead: see that index)
-      select e.id, e.workflow_id, e.step_name, e.attempt, e.await_event, e.event_id,
-        w.workflow_type, w.hero_missing_at
-      from geneva.step_executions e
-      -- (each waiter's workflow read by its key, after the waiter: a lateral
-      -- subquery, which the planner cannot turn into a walk of every
-      -- workflow, as a plan cached while none was ready did)
+  -- The freed slots (left): each within its key's concurrency to the key's
+  -- oldest ready waiter, one waiter a slot (in slot order; each waiter's
+  -- execution locked unless another transaction holds it), with what a
+  -- worker that freed one needs to run it next (its step's queue, and
+  -- whether it may: takeable); those above the concurrency deleted; the
+  -- rest free. And whether the waiters left may find more (v_more: a freed
+  -- slot no waiter took, or a free one the keys had)
+  if p_workflow_ids is not null then
+    with freed as materialized (
+      select s.limit_key as key, s.slot, s.slot <= geneva._limit_capacity(s.limit_key) as within
+      from unnest(p_keys, p_workflow_ids) as u (key, workflow_id)
+      join geneva.limit_slots s on s.limit_key = u.key and s.workflow_id = u.workflow_id
+    ),
+    passed as (
+      select f.key, f.slot, row_number() over (partition by f.key order by f.slot) as rank
+      from freed f
+      where f.within
+    ),
+    waiter as (
+      select k.key, x.id, x.workflow_id, x.ord as rank, x.queue, x.takeable
+      from (select p.key, count(*) as n from passed p group by p.key) k
       cross join lateral (
-        select w.workflow_type, w.hero_missing_at
-        from geneva.workflows w
+        select y.id, y.workflow_id, row_number() over (order by y.id) as ord,
+          geneva._step_queue(d.step_names, d.step_queues, d.queue, y.step_name) as queue,
+          y.hero_missing_at is null and y.attempt = 1 and y.scheduled_for <= v_now
+            and (y.await_event is null or y.event_id is not null)
+            and geneva._unconditional(d.definition, d.step_names, y.step_name)
+            and geneva._limit_carries(d.definition, d.step_names, y.step_name)
+            as takeable
+        from (
+          select e.id, e.workflow_id, e.step_name, e.attempt, e.scheduled_for, e.await_event, e.event_id,
+            w.workflow_type, w.hero_missing_at
+          from geneva.step_executions e
+          -- (each waiter's workflow read by its key, after the waiter: a
+          -- lateral subquery, which the planner cannot turn into a walk of
+          -- every workflow, as a plan cached while none was ready did)
+          cross join lateral (
+            select w.workflow_type, w.hero_missing_at
+            from geneva.workflows w
+            where w.id = e.workflow_id and w.state = 'ready'
+            offset 0
+          ) w
+          where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
+          order by e.limit_wait_key, e.id
+          limit k.n
+          for no key update of e skip locked
+        ) y
+        -- (read only for a worker that may run a waiter next)
+        left join geneva.workflow_definitions d on d.workflow_type = y.workflow_type and p_take_queues is not null
+      ) x
+    ),
+    handed as (
+      update geneva.limit_slots s
+      set workflow_id = w.workflow_id
+      from passed p
+      join waiter w on w.key = p.key and w.rank = p.rank
+      where s.limit_key = p.key and s.slot = p.slot
+      returning s.limit_key, w.id, w.queue, w.takeable
+    ),
+    dropped as (
+      delete from geneva.limit_slots s
+      using freed f
+      where s.limit_key = f.key and s.slot = f.slot and not f.within
+    ),
+    unheld as (
+      update geneva.limit_slots s
+      set workflow_id = null
+      from passed p
+      where s.limit_key = p.key and s.slot = p.slot
+        and not exists (select from waiter w where w.key = p.key and w.rank = p.rank)
+    )
+    select array_agg(h.id order by h.limit_key, h.id) as ids,
+      array_agg(h.limit_key order by h.limit_key, h.id) as keys,
+      array_agg(h.queue order by h.limit_key, h.id) as queues,
+      array_agg(h.takeable order by h.limit_key, h.id) as takeable,
+      (select count(*) from freed) > count(*)
+        or exists (
+          select
+          from unnest(p_keys) as u (key)
+          join geneva.limit_slots s on s.limit_key = u.key and s.workflow_id is null
+          where s.slot <= geneva._limit_capacity(u.key)
+        ) as more
+    into v_woken
+    from handed h;
+    v_more := v_woken.more;
+  else
+    select null::bigint[] as ids, null::text[] as keys, null::text[] as queues, null::boolean[] as takeable
+    into v_woken;
+  end if;
+
+  -- Then, under the keys' lock FOR UPDATE, the waiters left take the keys'
+  -- free slots while each has room, oldest first (geneva._limit_take: a
+  -- concurrency grown, a slot freed while none of them was ready, a next
+  -- step left waiting as its key filled, geneva._limit_wait_behind)
+  if v_more and (v_waited or p_workflow_ids is null) then
+    select array_agg(x.id order by k.key, x.id) as ids, array_agg(k.key order by k.key, x.id) as keys,
+      array_agg(x.workflow_id order by k.key, x.id) as workflow_ids
+    into v_left
+    from (select distinct u.key from unnest(p_keys) as u (key) where u.key is not null) k
+    cross join lateral (
+      select e.id, e.workflow_id
+      from geneva.step_executions e
+      cross join lateral (
+        select from geneva.workflows w
         where w.id = e.workflow_id and w.state = 'ready'
         offset 0
       ) w
       where e.limit_wait_key >= k.key and e.limit_wait_key <= k.key
-        and not e.id = any (coalesce(v_all_ids, '{}'))
+        and not e.id = any (coalesce(v_woken.ids, '{}'))
       order by e.limit_wait_key, e.id
-      limit greatest(k.free, 0)
+      limit greatest(
+        geneva._limit_capacity(k.key)
+          - (select count(*) from geneva.limit_slots s where s.limit_key = k.key and s.workflow_id is not null),
+        0
+      )
       for no key update of e skip locked
-    ) x
-    left join geneva.workflow_definitions d on d.workflow_type = x.workflow_type and p_take_queues is not null;
-    continue when v_woken.ids is null;
-
-    -- Every waiter woken takes its slot first: a slot of its key freed here,
-    -- its number with it, in order (a number within the key's concurrency
-    -- now: one above a lowered concurrency is not passed on), handed over
-    -- (1) or taken again (2), else a free number (geneva._limit_take); one
-    -- that gets neither keeps waiting.
-    if v_round = 1 then
-      with handed as (
-        update geneva.limit_slots as ls
-        set workflow_id = w.workflow_id
-        from (
-          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
-          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-        ) w
-        join (
-          select b.key, b.slot, row_number() over (partition by b.key order by b.slot) as rank
-          from unnest(v_freed_keys, v_freed_slots) as b (key, slot)
-          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
-        ) f on f.key = w.key and f.rank = w.rank
-        where ls.limit_key = f.key and ls.slot = f.slot
-        returning ls.limit_key, ls.workflow_id, ls.slot
-      )
-      select array_agg(h.limit_key), array_agg(h.workflow_id), array_agg(h.slot)
-      into v_passed_keys, v_passed_workflows, v_handed_slots
-      from handed h;
-      v_handed_keys := v_passed_keys;
-    else
-      with passed as (
-        insert into geneva.limit_slots as ls (limit_key, workflow_id, bound, slot)
-        select w.key, w.workflow_id, f.bound, f.slot
-        from (
-          select x.key, x.workflow_id, row_number() over (partition by x.key order by x.ord) as rank
-          from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-        ) w
-        join (
-          select b.key, b.slot, b.bound, row_number() over (partition by b.key order by b.slot) as rank
-          from unnest(v_freed_keys, v_freed_slots, v_freed_bounds) as b (key, slot, bound)
-          where b.slot <= coalesce(geneva._limit_capacity(b.key), 2147483647)
-        ) f on f.key = w.key and f.rank = w.rank
-        returning ls.limit_key, ls.workflow_id
-      )
-      select array_agg(p.limit_key), array_agg(p.workflow_id) into v_passed_keys, v_passed_workflows
-      from passed p;
-    end if;
-    if cardinality(coalesce(v_passed_keys, '{}')) < cardinality(v_woken.ids) then
-      select array_agg(x.key order by x.ord), array_agg(x.workflow_id order by x.ord)
-      into v_rest_keys, v_rest_workflows
-      from unnest(v_woken.keys, v_woken.workflow_ids) with ordinality as x (key, workflow_id, ord)
-      where not exists (
-        select from unnest(v_passed_keys, v_passed_workflows) as p (key, workflow_id)
-        where p.key = x.key and p.workflow_id = x.workflow_id
-      );
-      select array_agg(t.limit_key), array_agg(t.workflow_id) into v_rest_keys, v_rest_workflows
-      from geneva._limit_take(v_rest_keys, v_rest_workflows) t;
-      select array_agg(x.id order by x.ord) as ids,
-        array_agg(x.key order by x.ord) as keys,
-        array_agg(x.workflow_id order by x.ord) as workflow_ids,
-        array_agg(x.queue order by x.ord) filter (where p_take_queues is not null) as queues,
-        array_agg(x.takeable order by x.ord) filter (where p_take_queues is not null) as takeable
+    ) x;
+    if v_left.ids is not null then
+      select coalesce(v_woken.ids, '{}') || array_agg(l.id order by l.key, l.id) as ids,
+        coalesce(v_woken.keys, '{}') || array_agg(l.key order by l.key, l.id) as keys,
+        v_woken.queues, v_woken.takeable
       into v_woken
-      from unnest(v_woken.ids, v_woken.keys, v_woken.workflow_ids, v_woken.queues, v_woken.takeable)
-        with ordinality as x (id, key, workflow_id, queue, takeable, ord)
-      where exists (
-        select from unnest(v_passed_keys || coalesce(v_rest_keys, '{}'), v_passed_workflows || coalesce(v_rest_workflows, '{}'))
-          as p (key, workflow_id)
-        where p.key = x.key and p.workflow_id = x.workflow_id
-      );
+      from unnest(v_left.ids, v_left.keys, v_left.workflow_ids) as l (id, key, workflow_id)
+      join geneva._limit_take(v_left.keys, v_left.workflow_ids) t
+        on t.limit_key = l.key and t.workflow_id = l.workflow_id;
     end if;
-    if v_woken.ids is not null then
-      v_all_ids := v_all_ids || v_woken.ids;
-      v_all_keys := v_all_keys || v_woken.keys;
-      v_all_workflows := v_all_workflows || v_woken.workflow_ids;
-      v_all_queues := v_all_queues || v_woken.queues;
-      v_all_takeable := v_all_takeable || v_woken.takeable;
-    end if;
-  end loop;
+  end if;
 
-  if v_all_ids is null then
+  if coalesce(cardinality(v_woken.ids), 0) = 0 then
     perform pg_catalog.set_config('geneva.limiting', coalesce(v_limiting, ''), true);
     return;
   end if;
-  select v_all_ids as ids, v_all_keys as keys, v_all_workflows as workflow_ids, v_all_queues as queues,
-    v_all_takeable as takeable
-  into v_woken;
 
   -- The waiters the workers that freed slots run next (p_take_queues): per
-  -- key and queue, the oldest takeable waiters to the takers in workflow
-  -- order, each waiter's workflow locked unless another transaction holds
-  -- it (not waited for: the caller holds other workflows' locks; one
-  -- skipped is woken below instead)
+  -- key and queue, the oldest of those handed a slot that it can run, to
+  -- the takers in workflow order, each waiter's workflow locked unless
+  -- another transaction holds it (not waited for: the caller holds other
+  -- workflows' locks; one skipped gets its job below instead)
   if p_take_queues is not null and true = any (v_woken.takeable) then
     select array_agg(m.id order by m.id), array_agg(m.taker order by m.id)
     into v_taken, v_taken_by
@@ -337,35 +303,12 @@ begin
     );
   end if;
 
-  -- those taken start, as a claim would start them, without a job (the
-  -- same two writes as start_steps' last statement: one function for both
-  -- cost each claim 0.9% and each saturated end 4%, bench/NOTES.md)
-  if v_taken is not null then
-    with started as (
-      update geneva.step_executions e
-      set state = 'in_progress',
-        started_at = v_now,
-        limit_wait_key = null,
-        limit_keys = array[x.key],
-        scheduled_for = least(e.scheduled_for, v_now),
-        updated_at = v_now
-      from unnest(v_woken.ids, v_woken.keys) as x (id, key)
-      where e.id = x.id and x.id = any (v_taken)
-      returning e.workflow_id, e.step_name
-    )
-    update geneva.workflows w
-    set state = 'performing',
-      current_step_name = s.step_name,
-      started_at = coalesce(w.started_at, v_now),
-      updated_at = v_now
-    from started s
-    where w.id = s.workflow_id;
-  end if;
-
-  -- the others are made due now, each with its River job: a new one,
-  -- inserted before the execution is updated so that it is written once
-  -- (a waiter's job ran when its key was full), else the one it has,
-  -- brought forward
+  -- Every waiter woken holds its slot (its row of geneva.limit_slots); those
+  -- taken are left as they are, for their takers' caller to start at once
+  -- (geneva._end_running, which writes each once); the others are due now,
+  -- with their River job: a new one, inserted before the execution is
+  -- updated so that it is written once (a waiter's job ran when its key was
+  -- full), else the one it has, brought forward
   for v_item in
     select e, w, x.key
     from unnest(v_woken.ids, v_woken.keys) as x (id, key)

@@ -111,8 +111,8 @@ declare
   v_events bigint[];
   v_limited boolean[];
   v_admitted bigint[];
-  -- the slots each admitted execution holds (geneva._limit_admit): its id
-  -- (as text) to the list of its keys
+  -- the executions held to limits that start (geneva._limit_admit): each
+  -- one's id (as text) to the keys of the slots it holds
   v_slots jsonb;
   v_bad integer;
   v_item record;
@@ -189,18 +189,20 @@ begin
   end if;
 
   -- the steps held to limits start only if their limits allow (the rest
-  -- wait, geneva._limit_admit)
+  -- wait, geneva._limit_admit; with the executions that end below, whose
+  -- slots' and keys' locks it takes with its own)
   if true = any (v_limited) then
     select array_agg(t.execution_id order by t.execution_id) into v_admitted
     from unnest(p_execution_ids, v_kinds, v_limited) as t (execution_id, kind, limited)
     where t.kind = 'start' and t.limited;
     if v_admitted is not null then
-      select array_agg(a.execution_id), jsonb_object_agg(a.execution_id::text, to_jsonb(a.limit_keys))
-      into v_admitted, v_slots
-      from geneva._limit_admit(v_admitted) a;
-      v_admitted := coalesce(v_admitted, '{}');
+      v_slots := geneva._limit_admit(v_admitted, array(
+        select t.execution_id
+        from unnest(p_execution_ids, v_kinds) as t (execution_id, kind)
+        where t.kind not in ('none', 'start', 'early', 'rewait')
+      ));
       select array_agg(
-          case when t.kind = 'start' and t.limited and not t.execution_id = any (v_admitted) then 'limited' else t.kind end
+          case when t.kind = 'start' and t.limited and not v_slots ? t.execution_id::text then 'limited' else t.kind end
           order by t.ord
         )
       into v_kinds
@@ -282,7 +284,7 @@ begin
 
   -- (one statement: the executions start, their workflows perform, and
   -- the rows to run are returned; each statement's start-up is most of its
-  -- cost here. geneva._limit_release starts the waiters it hands to a
+  -- cost here. geneva._end_running starts the waiters it hands to a
   -- worker with the same two writes, in its own statement: bench/NOTES.md)
   return query
   with started as (

@@ -6,12 +6,13 @@
 -- (type:id), type or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
--- Reads geneva.limit_slots, the partial index step_executions_limit_waiting
+-- Reads geneva.limit_slots (the slots held), the partial index step_executions_limit_waiting
 -- (only waiting executions) and geneva.limit_windows.
 create or replace view geneva.limit_usage as
 with held as (
   select ls.limit_key, count(*) as in_progress
   from geneva.limit_slots ls
+  where ls.workflow_id is not null
   group by ls.limit_key
 ),
 waiting as (
