@@ -207,12 +207,25 @@ func checkJobs(t *testing.T, pool *pgxpool.Pool) {
 }
 
 // checkLimits asserts that no slot of a limit is held or awaited once every
-// workflow finished.
+// workflow finished, and that housekeeping collects the free slots' rows
+// (a free slot's row stays until a round finds its key idle).
 func checkLimits(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	var slots int
-	require.NoError(t, pool.QueryRow(context.Background(), `select count(*) from geneva.limit_slots`).Scan(&slots))
-	require.Zero(t, slots, "limit slots held after every workflow finished")
+	ctx := context.Background()
+	slots := func(condition string) []string {
+		rows, err := pool.Query(ctx, `select format('%s slot %s: workflow %s', limit_key, slot, coalesce(workflow_id::text, 'none'))
+			from geneva.limit_slots where `+condition+` order by limit_key, slot`)
+		require.NoError(t, err)
+		held, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return held
+	}
+	require.Empty(t, slots(`workflow_id is not null`), "limit slots held after every workflow finished")
+	var waiting int
+	require.NoError(t, pool.QueryRow(ctx, `select count(*) from geneva.step_executions where limit_wait_key is not null`).Scan(&waiting))
+	require.Zero(t, waiting, "executions waiting for a limit after every workflow finished")
+	require.Eventually(t, func() bool { return len(slots(`true`)) == 0 }, 20*time.Second, 100*time.Millisecond,
+		"housekeeping collects the free slots' rows")
 }
 
 // checkHousekeepingSince asserts that the workers' housekeeping ran a round
