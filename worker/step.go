@@ -60,8 +60,9 @@ type Step struct {
 	// id and step name.
 	Logger *slog.Logger
 
-	// HeroMissing is true when WorkflowOpts.HeroMissing found the hero gone and
-	// the workflow may proceed without it (MayProceedWithoutHero).
+	// HeroMissing is true when the hero loader (WorkflowOpts.LoadHero) or
+	// WorkflowOpts.HeroMissing found the hero gone and the workflow may
+	// proceed without it (MayProceedWithoutHero); Hero is nil then.
 	HeroMissing bool
 
 	// Precondition is what the preconditions found, set when the
@@ -81,6 +82,8 @@ type Step struct {
 
 	// event is the event the execution consumed (Event).
 	event *Event
+	// hero is what the workflow's hero loader loaded (Hero).
+	hero any
 
 	client *protocol.Client
 	// exec is the executor running the step (for a resumable step's clock and
