@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -358,4 +360,26 @@ func TestTypeHooks(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, want, events)
+}
+
+// docs/workflows.md quotes the examples of example_hero_test.go between
+// their docs:NAME:begin and docs:NAME:end markers, one tab less indented.
+func TestDocsQuoteHeroExamples(t *testing.T) {
+	t.Parallel()
+	example, err := os.ReadFile("example_hero_test.go")
+	require.NoError(t, err)
+	page, err := os.ReadFile("../docs/workflows.md")
+	require.NoError(t, err)
+	for _, name := range []string{"hero", "extend", "hooks"} {
+		text := string(example)
+		begin := strings.Index(text, "// docs:"+name+":begin\n")
+		end := strings.Index(text, "\t// docs:"+name+":end")
+		require.True(t, begin >= 0 && end > begin, "no docs:%s markers", name)
+		var lines []string
+		for _, line := range strings.Split(strings.TrimRight(text[begin+len("// docs:"+name+":begin\n"):end], "\n"), "\n") {
+			lines = append(lines, strings.TrimPrefix(line, "\t"))
+		}
+		require.Contains(t, string(page), "```go\n"+strings.Join(lines, "\n")+"\n```",
+			"docs/workflows.md no longer quotes example_hero_test.go's %s", name)
+	}
 }
