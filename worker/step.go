@@ -67,8 +67,9 @@ type Step struct {
 
 	// Precondition is what the preconditions found, set when the
 	// preconditions event ends: PreconditionCancel (a cancel_if held),
-	// PreconditionSkip (skip_if held), PreconditionHeroMissing, or empty.
-	// For hooks.
+	// PreconditionSkip (skip_if held), PreconditionHeroMissing (the hero is
+	// gone: the workflow is canceled, or, when its type may proceed without
+	// it, the step runs), or empty. For hooks.
 	Precondition Precondition
 
 	// Outcome is the outcome the worker recorded for the execution (e.g.
