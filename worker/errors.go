@@ -50,12 +50,12 @@ func (e *UndecodableInputError) Error() string {
 // Unwrap returns encoding/json's error.
 func (e *UndecodableInputError) Unwrap() error { return e.Err }
 
-// ConditionError is the error of a condition (a hero check, a cancel_if, a
-// skip_if) that failed; it goes through the step's exception policies like a
-// step's error, and matchers see through it to Err.
+// ConditionError is the error of a condition (a hero loader or check, a
+// cancel_if, a skip_if) that failed; it goes through the step's exception
+// policies like a step's error, and matchers see through it to Err.
 type ConditionError struct {
-	// Condition names the condition: "hero_missing", "cancel_if <name>" or
-	// "skip_if".
+	// Condition names the condition: "load_hero", "hero_missing",
+	// "cancel_if <name>" or "skip_if".
 	Condition string
 	// Err is the condition's error.
 	Err error

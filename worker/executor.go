@@ -107,6 +107,9 @@ func newExecutor(config *Config) (*executor, error) {
 		stepTimeout:   config.StepTimeout,
 		clock:         config.Clock,
 	}
+	for _, wf := range reg {
+		wf.hooks = typeHooks(config.Hooks, wf.Workflow)
+	}
 	if config.HTTP != nil {
 		if e.http, err = newHTTPRunner(config.HTTP, reg.httpQueues(config.HTTP)); err != nil {
 			return nil, err

@@ -106,6 +106,48 @@ func TestInlineSteps(t *testing.T) {
 		require.Equal(t, []string{"a: job", "b: job", "c: job", "d: job"}, b.jobIDs(t, id))
 	})
 
+	t.Run("NeverWithAHeroLoader", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var loads atomic.Int32
+		load := func(context.Context, *worker.Step) (any, error) { loads.Add(1); return "hero", nil }
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{fourSteps("Loaded", &worker.WorkflowOpts{LoadHero: load})}})
+
+		id := b.create(t, "Loaded")
+		b.waitState(t, id, "finished")
+
+		require.Equal(t, []string{"a: job", "b: job", "c: job", "d: job"}, b.jobIDs(t, id))
+		require.Equal(t, int32(4), loads.Load(), "loaded before each step")
+	})
+
+	t.Run("TypeHooksWrapInlineSteps", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var (
+			mu     sync.Mutex
+			events []string
+		)
+		hook := func(ctx context.Context, event worker.HookEvent, step *worker.Step, next func(context.Context) error) error {
+			mu.Lock()
+			events = append(events, fmt.Sprintf("%s %s", step.Name, event))
+			mu.Unlock()
+			return next(ctx)
+		}
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{fourSteps("Hooked", &worker.WorkflowOpts{Hooks: []worker.Hook{hook}})}})
+
+		id := b.create(t, "Hooked")
+		b.waitState(t, id, "finished")
+
+		require.Equal(t, []string{"a: job", "b: -", "c: -", "d: -"}, b.jobIDs(t, id))
+		mu.Lock()
+		defer mu.Unlock()
+		var want []string
+		for _, step := range []string{"a", "b", "c", "d"} {
+			want = append(want, step+" preconditions", step+" step", step+" finalize")
+		}
+		require.Equal(t, want, events)
+	})
+
 	t.Run("HardStopGivesBackAnInlineStep", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -170,7 +170,7 @@ func TestManualExceptionPolicies(t *testing.T) {
 		}
 		h, _ := policyHarness(t,
 			oauth().Step("sync", failing(&oauthError{"token expired"}, fmt.Errorf("listing: %w", &clientError{})), nil),
-			oauth().Extend("OAuthFlaky").Step("sync", always(timeoutError{}), nil))
+			oauth().Extend("OAuthFlaky", nil).Step("sync", always(timeoutError{}), nil))
 		id := h.Create(ctx, "OAuth", "User", "1")
 		flaky := h.Create(ctx, "OAuthFlaky", "User", "1")
 
@@ -392,8 +392,8 @@ func TestManualExceptionPolicies(t *testing.T) {
 				return nil
 			}})
 		h, _ := policyHarness(t,
-			smart.Extend("SmartRetry").Step("call_api", failing(&rateLimitedError{retryAfter: 2 * time.Minute}, errors.New("temporary glitch"), errors.New("fatal: gone")), nil),
-			smart.Extend("Undecided").Step("call_api", always(errors.New("who knows")), nil))
+			smart.Extend("SmartRetry", nil).Step("call_api", failing(&rateLimitedError{retryAfter: 2 * time.Minute}, errors.New("temporary glitch"), errors.New("fatal: gone")), nil),
+			smart.Extend("Undecided", nil).Step("call_api", always(errors.New("who knows")), nil))
 		id := h.Create(ctx, "SmartRetry", "User", "1")
 		undecided := h.Create(ctx, "Undecided", "User", "1")
 

@@ -119,7 +119,7 @@ func (e *executor) perform(ctx context.Context, db DB, args *protocol.Execution,
 			_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
 			return err
 		}
-		offer := inline < e.inlineSteps && wf.opts.HeroMissing == nil
+		offer := inline < e.inlineSteps && wf.opts.HeroMissing == nil && wf.opts.LoadHero == nil
 		next, err := e.runStarted(ctx, db, wf, step, jobID, offer)
 		if err != nil || next == nil {
 			return err
@@ -149,7 +149,7 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 	}
 	stopHeartbeat := e.startHeartbeat(ctx, step.client, step)
 	ran := false
-	stepErr := runHooks(stepCtx, e.hooks, EventStep, step, func(ctx context.Context) error {
+	stepErr := runHooks(stepCtx, e.hooksOf(step), EventStep, step, func(ctx context.Context) error {
 		ran = true
 		switch {
 		case step.inputErr != nil:
@@ -248,7 +248,7 @@ func (step *Step) followedBy(next *protocol.Execution) *Step {
 // progress to a hook.
 func (e *executor) event(ctx context.Context, event HookEvent, step *Step, f func(context.Context) error) {
 	ran := false
-	err := runHooks(ctx, e.hooks, event, step, func(ctx context.Context) error {
+	err := runHooks(ctx, e.hooksOf(step), event, step, func(ctx context.Context) error {
 		ran = true
 		return f(ctx)
 	})
@@ -296,21 +296,20 @@ func (e *executor) startHeartbeat(ctx context.Context, client *protocol.Client, 
 	}
 }
 
-// preconditions runs the hero check, the workflow's cancel_if conditions and
-// the step's skip_if, in that order, and says which held. A condition may
-// return Cancel() or Skip() instead of a result; those decide as a cancel_if
-// or a skip_if that holds.
+// preconditions runs the hero loader and check (heroCheck), the workflow's
+// cancel_if conditions and the step's skip_if, in that order, and says which
+// held. A condition may return Cancel() or Skip() instead of a result; those
+// decide as a cancel_if or a skip_if that holds. A missing hero is reported
+// (PreconditionHeroMissing) for SQL to apply the type's policy: at once when
+// the type may not proceed without it (no condition runs on a missing hero),
+// else after the conditions, when none held.
 func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, step *Step) (protocol.Precondition, error) {
-	if wf.opts.HeroMissing != nil {
-		found, err := evalCondition(ctx, "hero_missing", wf.opts.HeroMissing, protocol.PreconditionHeroMissing, step)
-		switch {
-		case err != nil || found == protocol.PreconditionCancel || found == protocol.PreconditionSkip:
-			return found, err
-		case found == protocol.PreconditionHeroMissing && !wf.opts.MayProceedWithoutHero:
-			return found, nil
-		case found == protocol.PreconditionHeroMissing:
-			step.HeroMissing = true // and the other conditions still apply
-		}
+	missing, decided, err := heroCheck(ctx, wf, step)
+	switch {
+	case err != nil || decided != protocol.PreconditionNone:
+		return decided, err
+	case missing && !wf.opts.MayProceedWithoutHero:
+		return protocol.PreconditionHeroMissing, nil
 	}
 	for _, cond := range wf.cancelIf {
 		found, err := evalCondition(ctx, "cancel_if "+cond.name, cond.fn, protocol.PreconditionCancel, step)
@@ -320,7 +319,13 @@ func (e *executor) preconditions(ctx context.Context, wf *registeredWorkflow, st
 	}
 	// (an undefined step is left to start_steps, which records it)
 	if def := wf.step(step.Name); def != nil && def.opts.SkipIf != nil {
-		return evalCondition(ctx, "skip_if", def.opts.SkipIf, protocol.PreconditionSkip, step)
+		found, err := evalCondition(ctx, "skip_if", def.opts.SkipIf, protocol.PreconditionSkip, step)
+		if err != nil || found != protocol.PreconditionNone {
+			return found, err
+		}
+	}
+	if missing {
+		return protocol.PreconditionHeroMissing, nil
 	}
 	return protocol.PreconditionNone, nil
 }

@@ -60,14 +60,16 @@ type Step struct {
 	// id and step name.
 	Logger *slog.Logger
 
-	// HeroMissing is true when WorkflowOpts.HeroMissing found the hero gone and
-	// the workflow may proceed without it (MayProceedWithoutHero).
+	// HeroMissing is true when the hero loader (WorkflowOpts.LoadHero) or
+	// WorkflowOpts.HeroMissing found the hero gone and the workflow may
+	// proceed without it (MayProceedWithoutHero); Hero is nil then.
 	HeroMissing bool
 
 	// Precondition is what the preconditions found, set when the
 	// preconditions event ends: PreconditionCancel (a cancel_if held),
-	// PreconditionSkip (skip_if held), PreconditionHeroMissing, or empty.
-	// For hooks.
+	// PreconditionSkip (skip_if held), PreconditionHeroMissing (the hero is
+	// gone: the workflow is canceled, or, when its type may proceed without
+	// it, the step runs), or empty. For hooks.
 	Precondition Precondition
 
 	// Outcome is the outcome the worker recorded for the execution (e.g.
@@ -81,6 +83,8 @@ type Step struct {
 
 	// event is the event the execution consumed (Event).
 	event *Event
+	// hero is what the workflow's hero loader loaded (Hero).
+	hero any
 
 	client *protocol.Client
 	// exec is the executor running the step (for a resumable step's clock and

@@ -32,7 +32,8 @@ type Config struct {
 	// Defaults to slog.Default().
 	Logger *slog.Logger
 
-	// Hooks wrap the events of each step's run, the first outermost.
+	// Hooks wrap the events of each step's run, the first outermost, around
+	// the hooks of the step's workflow type (WorkflowOpts.Hooks).
 	Hooks []Hook
 
 	// ErrorReporter receives the errors of failed steps that their exception
@@ -61,7 +62,7 @@ type Config struct {
 	// given (someone waits for the key), the worker runs that waiter next
 	// in the same way, when no condition of its has to run first. Each step
 	// still gets its own execution row, hooks and outcome. Workflows with a
-	// HeroMissing check never run inline; a graceful stop ends inline runs
+	// hero loader (LoadHero) or a HeroMissing check never run inline; a graceful stop ends inline runs
 	// at the next step.
 	// -1 turns it off.
 	//

@@ -48,6 +48,29 @@ type WorkflowOpts struct {
 	// can cancel workflows when a hero row is deleted).
 	HeroMissing Condition
 
+	// LoadHero loads the workflow's hero before each step, before the
+	// HeroMissing check and the cancel_if and skip_if conditions; the step,
+	// its conditions, handlers and hooks get it with Step.Hero. It returns
+	// ErrHeroMissing (or wraps it) when the hero is gone: the worker reports
+	// the hero missing and SQL applies the type's policy (the workflow is
+	// canceled, canceled_hero_missing, unless MayProceedWithoutHero: then
+	// the step runs with a nil Hero and Step.HeroMissing set). Any other
+	// error (or a panic) is the step's failure, a *ConditionError named
+	// "load_hero", through the step's exception policies. Steps of a type
+	// with a loader never run inline (Config.InlineSteps): each is claimed
+	// after its hero is loaded.
+	//
+	// Defaults to nil: Step.Hero is nil.
+	LoadHero HeroLoader
+
+	// Hooks wrap the events of this type's steps (as Config.Hooks do every
+	// type's), inside the worker's hooks, the first outermost: a type's
+	// own instrumentation, or its before-step code (at EventStep, before
+	// next).
+	//
+	// Defaults to none.
+	Hooks []Hook
+
 	// Concurrency bounds how many of the type's step executions are in
 	// progress at once per group, hero or type (the definition's
 	// "concurrency"), decided in SQL when a step is claimed: one over it
@@ -163,18 +186,7 @@ type namedCondition struct {
 // geneva.create_workflow takes.
 func NewWorkflow(workflowType string, opts *WorkflowOpts) *Workflow {
 	w := &Workflow{workflowType: workflowType}
-	if opts != nil {
-		w.opts = *opts
-		// (later changes to the caller's do not reach it)
-		if opts.Concurrency != nil {
-			concurrency := *opts.Concurrency
-			w.opts.Concurrency = &concurrency
-		}
-		if opts.RateLimit != nil {
-			rateLimit := *opts.RateLimit
-			w.opts.RateLimit = &rateLimit
-		}
-	}
+	w.opts.override(opts)
 	if workflowType == "" {
 		w.errs = append(w.errs, errors.New("a workflow needs a type name"))
 	}
@@ -188,18 +200,32 @@ func (w *Workflow) Type() string { return w.workflowType }
 // conditions, policies and options. Later changes to either do not affect
 // the other, so a base workflow can carry the settings several types share:
 //
-//	base := worker.NewWorkflow("Base", &worker.WorkflowOpts{Queue: "billing"}).
+//	base := worker.NewWorkflow("Base", &worker.WorkflowOpts{Queue: "billing", Priority: 2}).
 //		OnException(worker.ExceptionPolicy{Action: worker.ActionReattempt, Matching: transient})
-//	invoice := base.Extend("Invoice").Step("send", sendInvoice, nil)
-func (w *Workflow) Extend(workflowType string) *Workflow {
+//	invoice := base.Extend("Invoice", nil).Step("send", sendInvoice, nil)
+//	refund := base.Extend("Refund", &worker.WorkflowOpts{Queue: "refunds"}).Step("refund", refund, nil)
+//
+// opts (nil for none) override the base's options: each option opts sets
+// (not its zero value) replaces the base's, the others are the base's
+// (Refund above runs on queue "refunds" at priority 2). Hooks add to the
+// base's, inside them. A zero value cannot unset an option: a base that
+// sets what some of its extensions must not should leave it to each.
+// Exception policies added to the extension (OnException) are tried before
+// the base's, as the most recently added always are: a matching specific
+// policy of the extension first, then the base's specific ones, then the
+// extension's latest blanket policy (a base's blanket policy applies only
+// when the extension adds none). Steps keep their own policies, which come
+// before the workflow's.
+func (w *Workflow) Extend(workflowType string, opts *WorkflowOpts) *Workflow {
 	child := &Workflow{
 		workflowType: workflowType,
-		opts:         w.opts,
 		stepCount:    w.stepCount,
 		cancelIf:     slices.Clone(w.cancelIf),
 		onException:  slices.Clone(w.onException),
 		errs:         slices.Clone(w.errs),
 	}
+	child.opts.override(&w.opts)
+	child.opts.override(opts)
 	for _, step := range w.steps {
 		copied := *step
 		child.steps = append(child.steps, &copied)
@@ -208,6 +234,45 @@ func (w *Workflow) Extend(workflowType string) *Workflow {
 		child.errs = append(child.errs, errors.New("a workflow needs a type name"))
 	}
 	return child
+}
+
+// override sets the options with sets (nil for none) over o's: each one
+// with gives (not its zero value) replaces o's; with's Hooks are added
+// after o's. Nothing of with's is shared: later changes to it do not reach
+// o.
+func (o *WorkflowOpts) override(with *WorkflowOpts) {
+	if with == nil {
+		return
+	}
+	if with.Queue != "" {
+		o.Queue = with.Queue
+	}
+	if with.Priority != 0 {
+		o.Priority = with.Priority
+	}
+	if with.MayProceedWithoutHero {
+		o.MayProceedWithoutHero = true
+	}
+	if with.HeroMissing != nil {
+		o.HeroMissing = with.HeroMissing
+	}
+	if with.LoadHero != nil {
+		o.LoadHero = with.LoadHero
+	}
+	if with.Concurrency != nil {
+		concurrency := *with.Concurrency
+		o.Concurrency = &concurrency
+	}
+	if with.RateLimit != nil {
+		rateLimit := *with.RateLimit
+		o.RateLimit = &rateLimit
+	}
+	if with.IdempotencyTTL != 0 {
+		o.IdempotencyTTL = with.IdempotencyTTL
+	}
+	if len(with.Hooks) > 0 {
+		o.Hooks = append(slices.Clone(o.Hooks), with.Hooks...)
+	}
 }
 
 // Step adds a step. An empty name makes an anonymous step named step_N, N
@@ -544,6 +609,9 @@ type registeredWorkflow struct {
 	definition json.RawMessage
 	handlers   map[string]Handler
 	matchers   []Matcher
+	// hooks wrap its steps' events: the worker's, then the type's (nil when
+	// neither has any).
+	hooks []Hook
 }
 
 func newRegistry(workflows []*Workflow) (registry, error) {
@@ -555,7 +623,7 @@ func newRegistry(workflows []*Workflow) (registry, error) {
 			continue
 		}
 		// a snapshot: changes to w after this do not reach a running worker
-		w = w.Extend(w.workflowType)
+		w = w.Extend(w.workflowType, nil)
 		if _, ok := reg[w.workflowType]; ok {
 			errs = append(errs, fmt.Errorf("workflow %s is given twice", w.workflowType))
 			continue

@@ -57,8 +57,8 @@ func TestWorkflowDefinition(t *testing.T) {
 		base := worker.NewWorkflow("Base", &worker.WorkflowOpts{Queue: "billing", Priority: 2}).
 			OnException(worker.ExceptionPolicy{Action: worker.ActionReattempt, MaxReattempts: 3}).
 			Step("validate", ok, nil)
-		invoice := base.Extend("Invoice").Step("send", ok, nil)
-		refund := base.Extend("Refund").Step("refund", ok, &worker.StepOpts{Before: "validate"})
+		invoice := base.Extend("Invoice", nil).Step("send", ok, nil)
+		refund := base.Extend("Refund", nil).Step("refund", ok, &worker.StepOpts{Before: "validate"})
 		base.Step("later", ok, nil)
 
 		require.Equal(t, "Invoice", invoice.Type())
