@@ -22,11 +22,15 @@ func Blocker(b *goclient.WorkflowBlocker, now time.Time) string {
 		}
 		return text
 	case goclient.BlockerConcurrency:
-		text := fmt.Sprintf("held by %s: %d in progress of %d", limitName(b), Deref(b.InProgress), Deref(b.Concurrency))
+		text := fmt.Sprintf("held by %s: %d in progress of %d", LimitName(b), Deref(b.InProgress), Deref(b.Concurrency))
 		return text + fmt.Sprintf(", it is %s of %d waiting for a slot", Ordinal(Deref(b.Position)), Deref(b.Waiting))
 	case goclient.BlockerRateLimit:
-		return fmt.Sprintf("held by %s: %d starts of %d per %s in the current window; its start is reserved for the window at %s",
-			limitName(b), Deref(b.StartsInWindow), Deref(b.Rate), Deref(b.Per), at(b.HeldUntil, now))
+		starts := "starts"
+		if Deref(b.StartsInWindow) == 1 {
+			starts = "start"
+		}
+		return fmt.Sprintf("held by %s: %d %s of %d per %s in the current window; its start is reserved for the window at %s",
+			LimitName(b), Deref(b.StartsInWindow), starts, Deref(b.Rate), Deref(b.Per), at(b.HeldUntil, now))
 	case goclient.BlockerQueue:
 		text := "due, but no worker serves the queue " + Deref(b.Queue) + ": "
 		switch {
@@ -54,9 +58,9 @@ func Blockers(out io.Writer, blockers []*goclient.WorkflowBlocker, now time.Time
 	}
 }
 
-// limitName names a blocker's limit and key: `the concurrency of Sync (key
+// LimitName names a blocker's limit and key: `the concurrency of Sync (key
 // acme)`, `the limit stripe_api`.
-func limitName(b *goclient.WorkflowBlocker) string {
+func LimitName(b *goclient.WorkflowBlocker) string {
 	var name string
 	switch Deref(b.LimitKind) {
 	case goclient.LimitKindNamed:
