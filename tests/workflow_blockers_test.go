@@ -2,6 +2,8 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,5 +217,57 @@ func TestWorkflowBlockers(t *testing.T) {
 		b.reportQueue(t, "billing", t0.Add(-time.Minute), true)
 		require.Equal(t, only(ptr(t0.Add(-time.Minute)), ptr(t0.Add(-time.Minute)), ptr(t0.Add(-20*time.Minute))),
 			b.blockers(t, id), "paused in River: no one fetches")
+	})
+
+	// docs/operating.md's queries, on a waiter of a concurrency key
+	t.Run("TheOperatingPagesQueries", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "type", "limit": 1}, "steps": [{"name": "a"}]}`)
+		running, waiter := b.create(t, "Sync", "1"), b.create(t, "Sync", "2")
+		b.run(t, running)
+		_, ok := b.startStep(t, b.active(t, waiter).ID, nil)
+		require.False(t, ok)
+
+		page, err := os.ReadFile("../docs/operating.md")
+		require.NoError(t, err)
+		text := string(page)
+		start := strings.Index(text, "## Why a ready workflow is not moving")
+		require.GreaterOrEqual(t, start, 0)
+		text = text[start:]
+		text = text[strings.Index(text, "```sql\n")+len("```sql\n"):]
+		block := text[:strings.Index(text, "```")]
+		statements := strings.Split(strings.TrimSpace(block), ";")
+		require.Len(t, statements, 3, "two statements")
+
+		type why struct {
+			Reason          string
+			StepName        string
+			HeldUntil       *time.Time
+			Event           *string
+			LimitName       *string
+			Key             *string
+			InProgress      *int64
+			Concurrency     *int32
+			Position        *int64
+			Waiting         *int64
+			StartsInWindow  *int64
+			Rate            *int32
+			Per             *time.Duration
+			Queue           *string
+			QueueReportedAt *time.Time
+			LastFetchedAt   *time.Time
+		}
+		require.Contains(t, statements[0], "workflow_id = 42")
+		require.Equal(t, []why{{Reason: "concurrency", StepName: "a", LimitName: ptr("Sync"), Key: ptr("Sync"),
+			InProgress: ptr(int64(1)), Concurrency: ptr(int32(1)), Position: ptr(int64(1)), Waiting: ptr(int64(1))}},
+			viewRows[why](t, b, strings.Replace(statements[0], "workflow_id = 42", fmt.Sprint("workflow_id = ", waiter), 1)))
+		type count struct {
+			Reason string
+			What   string
+			Count  int64
+		}
+		require.Equal(t, []count{{"concurrency", "Sync", 1}}, viewRows[count](t, b, statements[1]))
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -47,11 +48,14 @@ func TestShowWhyNotStarted(t *testing.T) {
 
 	out, err := cli(t, url, "show", fmt.Sprint(waiter))
 	require.NoError(t, err)
-	require.Contains(t, out,
-		"not started: held by the concurrency of Sync (key Sync): 1 in progress of 1, it is 1st of 1 waiting for a slot\n")
+	const line = "not started: held by the concurrency of Sync (key Sync): 1 in progress of 1, it is 1st of 1 waiting for a slot"
+	require.Contains(t, out, line+"\n")
+	operating, err := os.ReadFile("../../docs/operating.md")
+	require.NoError(t, err)
+	require.Contains(t, string(operating), "`"+line+"`", "docs/operating.md quotes it")
 	out, err = cli(t, url, "show", fmt.Sprint(later))
 	require.NoError(t, err)
-	require.Regexp(t, `not started: its wait has not passed: due \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(in 59m5\ds\)\n`, out)
+	require.Regexp(t, `not started: its wait has not passed: due \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(in (59m5\ds|1h0m0s)\)\n`, out)
 	out, err = cli(t, url, "show", fmt.Sprint(billing))
 	require.NoError(t, err)
 	require.Contains(t, out, "not started: due, but no worker serves the queue billing: no worker ever reported it; no fetch recorded\n")
