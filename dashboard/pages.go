@@ -292,6 +292,9 @@ type workflowData struct {
 	// whether the workflow is ongoing (an event may be sent to it).
 	Awaiting  *waitingRow
 	SendEvent bool
+	// Blockers say why its step has not started, when it is ready
+	// (geneva.workflow_blockers; an awaited event is Awaiting's).
+	Blockers []*blockerRow
 	// Retries are the workflows that retry this one; ActionLog, the
 	// operators' actions on it, newest first (Actions are the buttons).
 	Retries   []int64
@@ -371,6 +374,11 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 		}
 		if len(awaiting) > 0 {
 			d.Awaiting = newWaitingRow(awaiting[0], time.Now())
+		}
+	}
+	if wf.State == goclient.StateReady {
+		if d.Blockers, err = h.blockers(ctx, &goclient.WorkflowBlockersParams{WorkflowID: id}); err != nil {
+			return nil, err
 		}
 	}
 	return d, nil
@@ -501,6 +509,9 @@ type stuckData struct {
 	Stuck             []*goclient.StuckExecution
 	Total             int64
 	Max               int
+	// Unserved are the executions due on a queue no worker serves
+	// (geneva.workflow_blockers' reason "queue"), at most Max.
+	Unserved []*blockerRow
 }
 
 func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
@@ -520,6 +531,9 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	)
 	if err == nil {
 		list, total, err = h.stuckExecutions(r.Context(), d.InProgressAfter, d.ScheduledAfter)
+	}
+	if err == nil {
+		d.Unserved, err = h.blockers(r.Context(), &goclient.WorkflowBlockersParams{Reason: goclient.BlockerQueue, Limit: maxStuck})
 	}
 	if err != nil {
 		p := h.newPage(r, "Stuck", "stuck", d)

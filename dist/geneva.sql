@@ -745,6 +745,11 @@ where state = 'scheduled' and await_event is not null;
 -- end (bench/NOTES.md). Without it, this is the one index that can.
 create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
 where limit_wait_key is not null;
+-- The executions a rate limit holds: scheduled for the later window reserved
+-- for their start (geneva.limit_usage counts them as waiting,
+-- geneva.workflow_blockers says so): only those rows have entries.
+create index step_executions_rate_held on geneva.step_executions (limit_window_at)
+where state = 'scheduled' and limit_window_at is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the
@@ -12211,15 +12216,22 @@ comment on view geneva.event_stats is
 'Events kept, per workflow type and event name: sent, consumed, pending, last sent.';
 
 -- geneva.limit_usage: every limit key in use: its executions in progress
--- (holding a slot: running, or woken and due), waiting for a slot, and its
--- starts counted in the current rate window, with the limit's bounds.
+-- (holding a slot: running, or woken and due), waiting (for a slot of the
+-- key, or, held by its rate, for a later window reserved for their start),
+-- and its starts counted in the current rate window, with the limit's
+-- bounds. waiting_since is when the oldest waiter became due (a slot's) or
+-- was held (a rate's: its claim found the window full, its updated_at).
 -- `limit_name` is the named limit, or the workflow type for a type's own
 -- concurrency and rate_limit (`kind` says which); `key` is the group, hero
 -- (type:id), type or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
--- Reads geneva.limit_slots (the slots held), the partial index step_executions_limit_waiting
--- (only waiting executions) and geneva.limit_windows.
+-- Reads geneva.limit_slots (the slots held), the partial indexes
+-- step_executions_limit_waiting (only waiting executions) and
+-- step_executions_rate_held (only executions a rate holds) and
+-- geneva.limit_windows. The keys of the executions a rate holds are built
+-- inline, as geneva._limit_keys builds them (a view's functions run with
+-- its reader's privileges), and as geneva.workflow_blockers does.
 create or replace view geneva.limit_usage as
 with held as (
   select ls.limit_key, count(*) as in_progress
@@ -12234,6 +12246,41 @@ waiting as (
   where e.limit_wait_key is not null
   group by e.limit_wait_key
 ),
+rate_held as (
+  select k.limit_key, count(*) as waiting, min(e.updated_at) as waiting_since
+  from geneva.step_executions e
+  join geneva.workflows w on w.id = e.workflow_id
+  join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+  cross join lateral (
+    select 'rate_limit' as kind, w.workflow_type as name, d.definition -> 'rate_limit' ->> 'by' as by
+    where d.definition ? 'rate_limit'
+    union all
+    select 'limit', l.name, l.by
+    from jsonb_array_elements_text(
+      d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'limits'
+    ) as n (name)
+    join geneva.limits l on l.name = n.name
+    where l.rate is not null
+  ) r
+  cross join lateral (
+    select jsonb_build_array(r.kind, r.name, case r.by
+      when 'group' then coalesce(w.group_name, '')
+      when 'hero' then w.hero_type || ':' || w.hero_id
+      when 'type' then w.workflow_type
+      else ''
+    end)::text as limit_key
+  ) k
+  where e.state = 'scheduled'
+    and e.limit_window_at > geneva.now()
+  group by k.limit_key
+),
+all_waiting as (
+  select coalesce(c.limit_key, r.limit_key) as limit_key,
+    coalesce(c.waiting, 0) + coalesce(r.waiting, 0) as waiting,
+    least(c.waiting_since, r.waiting_since) as waiting_since
+  from waiting c
+  full join rate_held r on r.limit_key = c.limit_key
+),
 windows as (
   select lw.limit_key, lw.starts, lw.window_start, lw.window_end
   from geneva.limit_windows lw
@@ -12247,7 +12294,7 @@ usage as (
     coalesce(r.starts, 0) as starts_in_window,
     r.window_end
   from held h
-  full join waiting w on w.limit_key = h.limit_key
+  full join all_waiting w on w.limit_key = h.limit_key
   full join windows r on r.limit_key = coalesce(h.limit_key, w.limit_key)
 )
 select
@@ -12280,6 +12327,229 @@ from usage u;
 
 comment on view geneva.limit_usage is
 'Limits in use, per limit and key: executions in progress, waiting, starts in the current rate window, and the bounds.';
+
+-- geneva.workflow_blockers: why a ready workflow's scheduled execution has
+-- not started, with the numbers of the reason: a row per reason (a step held
+-- by two rate limits has a row for each). `reason` is one of:
+--   wait         its wait (or "after", or a backoff) has not passed:
+--                held_until is when it is due.
+--   event        it awaits an event none of which has come (the rows of
+--                geneva.awaiting_events whose workflow is ready): event,
+--                held_until its timeout.
+--   concurrency  it waits, without a job, for a slot of a concurrency key
+--                (limit_wait_key): the limit (limit_kind, limit_name, key,
+--                as in geneva.limit_usage), in_progress of concurrency, and
+--                its place in the key's line: position-th of waiting, the
+--                waiters of ready workflows in the order a freed slot is
+--                passed on (the oldest execution first: geneva._limit_release).
+--   rate_limit   a rate window was full at its claim, and its start is
+--                reserved for a later window (limit_window_at): per rate key
+--                of its step, the starts counted in the current window
+--                (starts_in_window) of rate per `per`, and held_until, the
+--                start of the window reserved for it.
+--   queue        it is due, but no worker serves its queue: River's
+--                producers record each queue they work in public.river_queue
+--                at their start and every 10 minutes after (updated_at), so
+--                a queue no worker reported for 15 minutes, or one paused in
+--                River (paused_at), is fetched by no one: queue,
+--                queue_reported_at (River's last report of a worker on it,
+--                null when none is kept), queue_paused_at, and
+--                last_fetched_at, when a worker last fetched a job of the
+--                queue (the newest attempted_at of its jobs River keeps).
+-- An execution that is due on a served queue has no row: it is in its
+-- queue's line (geneva.queue_lag). Paused workflows have none either
+-- (geneva.paused_workflows says why they wait).
+--
+-- Extension point: a step that awaits its children (DESIGN.md, "Children")
+-- adds a branch here, reason 'children', once the engine records the wait;
+-- the wait and queue branches then leave it out as they leave out an
+-- awaited event.
+--
+-- The keys of a rate limit are built inline, as geneva._limit_keys and
+-- geneva._limit_key build them (a view's functions run with its reader's
+-- privileges, and the private helpers are granted to no one), and so is a
+-- key's concurrency (geneva._limit_capacity); geneva.limit_usage does the
+-- same, and tests/workflow_blockers_test.go holds the three together.
+--
+-- For operators (`geneva show`, the dashboard's workflow and Stuck pages).
+-- Each branch reads a workflow's active execution by step_executions_one_active
+-- when asked for one workflow; across workflows, the waiters by
+-- step_executions_limit_waiting, the rate-held by step_executions_rate_held
+-- and the due ones by step_executions_scheduled_for.
+create or replace view geneva.workflow_blockers as
+-- its wait has not passed
+select
+  w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id,
+  e.id as execution_id, e.step_name, e.scheduled_for,
+  'wait'::text as reason,
+  e.scheduled_for as held_until,
+  null::text as event,
+  null::text as limit_kind, null::text as limit_name, null::text as key,
+  null::bigint as in_progress, null::integer as concurrency, null::bigint as position, null::bigint as waiting,
+  null::bigint as starts_in_window, null::integer as rate, null::interval as per,
+  null::text as queue, null::timestamptz as queue_reported_at, null::timestamptz as queue_paused_at,
+  null::timestamptz as last_fetched_at
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+where e.state = 'scheduled'
+  and w.state = 'ready'
+  and e.scheduled_for > geneva.now()
+  and e.limit_wait_key is null
+  and not coalesce(e.limit_window_at > geneva.now(), false)
+  and not (
+    e.await_event is not null and e.event_id is null
+    and not exists (
+      select from geneva.events ev
+      where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+    )
+  )
+union all
+-- it awaits an event (geneva.awaiting_events' rule)
+select
+  w.id, w.workflow_type, w.hero_type, w.hero_id,
+  e.id, e.step_name, e.scheduled_for,
+  'event',
+  e.await_until,
+  e.await_event,
+  null, null, null,
+  null, null, null, null,
+  null, null, null,
+  null, null, null,
+  null
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+where e.state = 'scheduled'
+  and w.state = 'ready'
+  and e.await_event is not null
+  and e.event_id is null
+  and not exists (
+    select from geneva.events ev
+    where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+  )
+union all
+-- it waits for a slot of a concurrency key
+select
+  w.id, w.workflow_type, w.hero_type, w.hero_id,
+  e.id, e.step_name, e.scheduled_for,
+  'concurrency',
+  null,
+  null,
+  e.limit_wait_key::jsonb ->> 0, e.limit_wait_key::jsonb ->> 1, e.limit_wait_key::jsonb ->> 2,
+  (
+    select count(*) from geneva.limit_slots s
+    where s.limit_key = e.limit_wait_key and s.workflow_id is not null
+  ),
+  case e.limit_wait_key::jsonb ->> 0
+    when 'concurrency' then (
+      select (d.definition -> 'concurrency' ->> 'limit')::integer
+      from geneva.workflow_definitions d where d.workflow_type = e.limit_wait_key::jsonb ->> 1
+    )
+    when 'limit' then (select l.concurrency from geneva.limits l where l.name = e.limit_wait_key::jsonb ->> 1)
+  end,
+  l.position,
+  l.waiting,
+  null, null, null,
+  null, null, null,
+  null
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+cross join lateral (
+  -- (the key as a range: see geneva._limit_release)
+  select count(*) filter (where x.id <= e.id) as position, count(*) as waiting
+  from geneva.step_executions x
+  join geneva.workflows xw on xw.id = x.workflow_id
+  where x.limit_wait_key >= e.limit_wait_key and x.limit_wait_key <= e.limit_wait_key
+    and xw.state = 'ready'
+) l
+where e.limit_wait_key is not null
+  and w.state = 'ready'
+union all
+-- a rate window reserved for it has not begun
+select
+  w.id, w.workflow_type, w.hero_type, w.hero_id,
+  e.id, e.step_name, e.scheduled_for,
+  'rate_limit',
+  e.limit_window_at,
+  null,
+  r.kind, r.name, k.value,
+  null, null, null, null,
+  coalesce((
+    select lw.starts from geneva.limit_windows lw
+    where lw.limit_key = k.limit_key
+      and lw.window_start <= geneva.now() and lw.window_end > geneva.now()
+  ), 0),
+  r.rate, r.per,
+  null, null, null,
+  null
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+cross join lateral (
+  select 'rate_limit' as kind, w.workflow_type as name, d.definition -> 'rate_limit' ->> 'by' as by,
+    (d.definition -> 'rate_limit' ->> 'limit')::integer as rate,
+    case jsonb_typeof(d.definition -> 'rate_limit' -> 'per')
+      when 'number' then make_interval(secs => (d.definition -> 'rate_limit' ->> 'per')::double precision)
+      else (d.definition -> 'rate_limit' ->> 'per')::interval
+    end as per
+  where d.definition ? 'rate_limit'
+  union all
+  select 'limit', l.name, l.by, l.rate, l.per
+  from jsonb_array_elements_text(
+    d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'limits'
+  ) as n (name)
+  join geneva.limits l on l.name = n.name
+  where l.rate is not null
+) r
+cross join lateral (
+  select v.value, jsonb_build_array(r.kind, r.name, v.value)::text as limit_key
+  from (
+    select case r.by
+      when 'group' then coalesce(w.group_name, '')
+      when 'hero' then w.hero_type || ':' || w.hero_id
+      when 'type' then w.workflow_type
+      else ''
+    end as value
+  ) v
+) k
+where e.state = 'scheduled'
+  and e.limit_window_at > geneva.now()
+  and w.state = 'ready'
+union all
+-- due, on a queue no worker serves
+select
+  w.id, w.workflow_type, w.hero_type, w.hero_id,
+  e.id, e.step_name, e.scheduled_for,
+  'queue',
+  null,
+  null,
+  null, null, null,
+  null, null, null, null,
+  null, null, null,
+  q.queue, rq.updated_at, rq.paused_at,
+  (select max(j.attempted_at) from public.river_job j where j.queue = q.queue)
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+-- (the step's queue, as geneva._step_queue has it)
+cross join lateral (
+  select coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue) as queue
+) q
+left join public.river_queue rq on rq.name = q.queue
+where e.state = 'scheduled'
+  and e.scheduled_for <= geneva.now()
+  and e.limit_wait_key is null
+  and w.state = 'ready'
+  and not (
+    e.await_event is not null and e.event_id is null
+    and not exists (
+      select from geneva.events ev
+      where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+    )
+  )
+  and (rq.name is null or rq.paused_at is not null or rq.updated_at < geneva.now() - interval '15 minutes');
+
+comment on view geneva.workflow_blockers is
+'Why a ready workflow''s scheduled execution has not started: its wait, an awaited event, a concurrency key (in progress of the limit, its place in line), a rate window (when it frees), or a queue no worker serves.';
 
 -- geneva.schedule_list: every schedule: what it creates, on which cron in
 -- which time zone, whether it is paused, when it fires next, what its last
@@ -12492,6 +12762,9 @@ grant select on
   geneva.event_stats,
   -- limits: what each key holds and waits for
   geneva.limit_usage,
+  -- why a ready workflow's step has not started (`geneva show`, the
+  -- workflow and Stuck pages)
+  geneva.workflow_blockers,
   -- schedules, and what their slots did
   geneva.schedule_list,
   geneva.schedule_firing_list,

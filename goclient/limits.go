@@ -99,8 +99,11 @@ type LimitUsage struct {
 	// InProgress counts the executions holding a slot of the key (running,
 	// or passed a slot and due).
 	InProgress int64 `db:"in_progress"`
-	// Waiting counts the executions waiting for a slot, WaitingSince the
-	// oldest's scheduled time (nil when none waits).
+	// Waiting counts the executions waiting: for a slot of the key, or,
+	// held by the key's rate, for the later window reserved for their
+	// start. WaitingSince is when the oldest began to wait (a slot's waiter:
+	// when it was due; a rate's: when its claim found the window full); nil
+	// when none waits.
 	Waiting      int64      `db:"waiting"`
 	WaitingSince *time.Time `db:"waiting_since"`
 	// StartsInWindow counts the starts in the current rate window, which

@@ -269,3 +269,97 @@ func limitOrAll(limit int) *int {
 	}
 	return &limit
 }
+
+// BlockerReason says why a ready workflow's scheduled execution has not
+// started (WorkflowBlocker.Reason).
+type BlockerReason string
+
+// The reasons of geneva.workflow_blockers.
+const (
+	// BlockerWait: its wait (or backoff) has not passed; HeldUntil is when
+	// it is due.
+	BlockerWait BlockerReason = "wait"
+	// BlockerEvent: it awaits Event, none of which has come; HeldUntil is
+	// its timeout.
+	BlockerEvent BlockerReason = "event"
+	// BlockerConcurrency: it waits for a slot of a concurrency key:
+	// InProgress of Concurrency hold one, and it is Position-th of Waiting
+	// in the key's line.
+	BlockerConcurrency BlockerReason = "concurrency"
+	// BlockerRateLimit: a rate window of the key was full at its claim
+	// (StartsInWindow of Rate per Per); its start is reserved for the window
+	// that begins at HeldUntil.
+	BlockerRateLimit BlockerReason = "rate_limit"
+	// BlockerQueue: it is due, but no worker serves Queue: none reported it
+	// in the last 15 minutes (QueueReportedAt), or it is paused in River
+	// (QueuePausedAt). LastFetchedAt is when a worker last fetched a job of
+	// the queue.
+	BlockerQueue BlockerReason = "queue"
+)
+
+// WorkflowBlocker is a row of the geneva.workflow_blockers view: one reason
+// why a ready workflow's scheduled execution has not started, with its
+// numbers (the fields its reason names; the others are nil).
+type WorkflowBlocker struct {
+	WorkflowID   int64         `db:"workflow_id"`
+	WorkflowType string        `db:"workflow_type"`
+	HeroType     string        `db:"hero_type"`
+	HeroID       string        `db:"hero_id"`
+	ExecutionID  int64         `db:"execution_id"`
+	StepName     string        `db:"step_name"`
+	ScheduledFor time.Time     `db:"scheduled_for"`
+	Reason       BlockerReason `db:"reason"`
+	HeldUntil    *time.Time    `db:"held_until"`
+	Event        *string       `db:"event"`
+	// LimitKind, LimitName and Key name the limit's key as LimitUsage does.
+	LimitKind       *LimitKind     `db:"limit_kind"`
+	LimitName       *string        `db:"limit_name"`
+	Key             *string        `db:"key"`
+	InProgress      *int64         `db:"in_progress"`
+	Concurrency     *int           `db:"concurrency"`
+	Position        *int64         `db:"position"`
+	Waiting         *int64         `db:"waiting"`
+	StartsInWindow  *int64         `db:"starts_in_window"`
+	Rate            *int           `db:"rate"`
+	Per             *time.Duration `db:"per"`
+	Queue           *string        `db:"queue"`
+	QueueReportedAt *time.Time     `db:"queue_reported_at"`
+	QueuePausedAt   *time.Time     `db:"queue_paused_at"`
+	LastFetchedAt   *time.Time     `db:"last_fetched_at"`
+}
+
+// WorkflowBlockersParams filters WorkflowBlockers. A nil
+// *WorkflowBlockersParams takes every default.
+type WorkflowBlockersParams struct {
+	// WorkflowID keeps this workflow's rows only.
+	//
+	// Defaults to 0: every workflow.
+	WorkflowID int64
+
+	// Reason keeps the rows of this reason only.
+	//
+	// Defaults to every reason (empty).
+	Reason BlockerReason
+
+	// Limit is how many rows to return at most (the oldest executions
+	// first).
+	//
+	// Defaults to 0: every one.
+	Limit int
+}
+
+// WorkflowBlockers returns why ready workflows' scheduled executions have
+// not started (the geneva.workflow_blockers view), by execution.
+func (c *Client) WorkflowBlockers(ctx context.Context, params *WorkflowBlockersParams) ([]*WorkflowBlocker, error) {
+	if params == nil {
+		params = &WorkflowBlockersParams{}
+	}
+	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, execution_id, step_name,
+		  scheduled_for, reason, held_until, event, limit_kind, limit_name, key, in_progress, concurrency,
+		  position, waiting, starts_in_window, rate, per, queue, queue_reported_at, queue_paused_at, last_fetched_at
+		from geneva.workflow_blockers
+		where ($1::bigint is null or workflow_id = $1) and ($2::text is null or reason = $2)
+		order by execution_id, reason, limit_kind, limit_name, key limit $3`,
+		nullIfZero(params.WorkflowID), nullIfZero(string(params.Reason)), limitOrAll(params.Limit))
+	return collect[WorkflowBlocker](rows, err)
+}

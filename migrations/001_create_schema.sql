@@ -312,6 +312,11 @@ where state = 'scheduled' and await_event is not null;
 -- end (bench/NOTES.md). Without it, this is the one index that can.
 create index step_executions_limit_waiting on geneva.step_executions (limit_wait_key, id)
 where limit_wait_key is not null;
+-- The executions a rate limit holds: scheduled for the later window reserved
+-- for their start (geneva.limit_usage counts them as waiting,
+-- geneva.workflow_blockers says so): only those rows have entries.
+create index step_executions_rate_held on geneva.step_executions (limit_window_at)
+where state = 'scheduled' and limit_window_at is not null;
 -- The dashboard's workflow list filtered by error class: "workflows whose
 -- latest error is of class X" starts from the executions that carry that
 -- class (geneva.step_errors), not from the workflows. (No index serves the

@@ -23,7 +23,7 @@
 //	geneva_events_consumed{workflow_type, event}        of those, consumed by a step
 //	geneva_events_pending{workflow_type, event}         of those, not consumed yet
 //	geneva_limit_in_progress{kind, limit, key}          executions holding a slot of a limit key (geneva.limit_usage)
-//	geneva_limit_waiting{kind, limit, key}              executions waiting for a slot of it
+//	geneva_limit_waiting{kind, limit, key}              executions waiting for a slot of it, or held by its rate for a later window
 //	geneva_limit_window_starts{kind, limit, key}        starts counted in its current rate window
 //	geneva_schedule_lag_seconds{workflow_type, schedule}  how long an active schedule's due slot has waited to be fired (0 when none is due)
 //	geneva_schedule_fired_slots{workflow_type, schedule}  slots that created a workflow (monotonic while the schedule lives)
@@ -216,7 +216,7 @@ var metrics = map[string]metric{
 	},
 	"limit_waiting": {
 		desc: prometheus.NewDesc("geneva_limit_waiting",
-			"Step executions waiting for a slot of a limit key (geneva.limit_usage), per kind, limit and key.",
+			"Step executions waiting for a slot of a limit key, or held by its rate for a later window (geneva.limit_usage), per kind, limit and key.",
 			limitLabels, nil),
 		labels: limitLabelValues,
 	},

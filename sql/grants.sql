@@ -116,6 +116,9 @@ grant select on
   geneva.event_stats,
   -- limits: what each key holds and waits for
   geneva.limit_usage,
+  -- why a ready workflow's step has not started (`geneva show`, the
+  -- workflow and Stuck pages)
+  geneva.workflow_blockers,
   -- schedules, and what their slots did
   geneva.schedule_list,
   geneva.schedule_firing_list,

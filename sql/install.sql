@@ -295,6 +295,7 @@
 {{ template "views/awaiting_events.sql" . }}
 {{ template "views/event_stats.sql" . }}
 {{ template "views/limit_usage.sql" . }}
+{{ template "views/workflow_blockers.sql" . }}
 {{ template "views/schedule_list.sql" . }}
 {{ template "views/schedule_firing_list.sql" . }}
 {{ template "views/action_log.sql" . }}

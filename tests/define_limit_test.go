@@ -343,7 +343,7 @@ func TestDefineLimit(t *testing.T) {
 		require.Equal(t, t0.Add(time.Minute), b.limitState(t, executions[2]).ScheduledFor)
 		require.Equal(t, t0.Add(time.Minute), b.limitState(t, executions[3]).ScheduledFor)
 		require.Equal(t, t0.Add(2*time.Minute), b.limitState(t, executions[4]).ScheduledFor)
-		require.Equal(t, []usageRow{{"rate_limit", "Call", "Call", 0, 0, 2, nil, ptr(int32(2))}}, b.limitUsage(t))
+		require.Equal(t, []usageRow{{"rate_limit", "Call", "Call", 0, 3, 2, nil, ptr(int32(2))}}, b.limitUsage(t), "three held by the rate wait")
 
 		b.setNow(t, t0.Add(time.Minute))
 		_, ok := b.startStep(t, executions[4], nil)

@@ -184,13 +184,20 @@ func newShowCmd(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// why a ready workflow's step has not started (none: it is in
+			// its queue's line, or not ready)
+			blockers, err := env.client.WorkflowBlockers(ctx, &goclient.WorkflowBlockersParams{WorkflowID: id})
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				return report.JSON(env.stdout, map[string]any{
 					"workflow": workflow, "timeline": report.OrEmpty(timeline),
 					"retries": report.OrEmpty(retries), "actions": report.OrEmpty(actions),
+					"blockers": report.OrEmpty(blockers),
 				})
 			}
-			report.Workflow(env.stdout, workflow, timeline)
+			report.Workflow(env.stdout, workflow, blockers, timeline)
 			report.Lineage(env.stdout, workflow, retries)
 			report.Actions(env.stdout, actions)
 			return nil

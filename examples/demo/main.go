@@ -401,7 +401,7 @@ func showWorkflow(ctx context.Context, env *environment, id int64) (*goclient.Wo
 		return nil, err
 	}
 	env.printf("\ngeneva show %d\n\n", id)
-	report.Workflow(env.stdout, workflow, timeline)
+	report.Workflow(env.stdout, workflow, nil, timeline)
 	return workflow, nil
 }
 

@@ -106,9 +106,10 @@ func Workflows(out io.Writer, workflows []*goclient.Workflow) {
 	w.Flush()
 }
 
-// Workflow prints a workflow and the timeline of its executions (the
+// Workflow prints a workflow, why its step has not started (a line per row
+// of geneva.workflow_blockers) and the timeline of its executions (the
 // geneva.workflow_timeline view).
-func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.TimelineEntry) {
+func Workflow(out io.Writer, wf *goclient.Workflow, blockers []*goclient.WorkflowBlocker, timeline []*goclient.TimelineEntry) {
 	fmt.Fprintf(out, "workflow %d: %s for %s %s", wf.ID, wf.WorkflowType, wf.HeroType, wf.HeroID)
 	if wf.Group != nil {
 		fmt.Fprintf(out, " of group %s", *wf.Group)
@@ -120,7 +121,9 @@ func Workflow(out io.Writer, wf *goclient.Workflow, timeline []*goclient.Timelin
 	if wf.NextStepName != nil && wf.State != goclient.StateFinished && wf.State != goclient.StateCanceled {
 		fmt.Fprintf(out, ", next step %s", *wf.NextStepName)
 	}
-	fmt.Fprintf(out, "\ncreated %s\n\n", Stamp(wf.CreatedAt))
+	fmt.Fprintf(out, "\ncreated %s\n", Stamp(wf.CreatedAt))
+	Blockers(out, blockers, time.Now())
+	fmt.Fprintln(out)
 
 	if len(timeline) == 0 {
 		fmt.Fprintln(out, "No step executions.")
