@@ -17,6 +17,17 @@
 // error, and a panic (recovered, with its stack, as a [*PanicError]), goes
 // through the exception policies.
 //
+// # Heroes, extensions and hooks
+//
+// A workflow's hero is a record of the application's. [WorkflowOpts].LoadHero
+// loads it before each step, before the conditions, and [Step.Hero] returns
+// it; a loader returning [ErrHeroMissing] reports the hero missing, and SQL
+// applies the type's policy (cancel the workflow, canceled_hero_missing, or
+// run the step without its hero when [WorkflowOpts].MayProceedWithoutHero).
+// [Workflow.Extend] starts a type from a base, the options it gives
+// overriding the base's. [WorkflowOpts].Hooks wrap the type's steps inside
+// the worker's [Config].Hooks (the manual's before_step_starts).
+//
 // # Events
 //
 // A step may await an event sent to its workflow from any SQL client
