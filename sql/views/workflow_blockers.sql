@@ -23,9 +23,10 @@
 --                a queue no worker reported for 15 minutes, or one paused in
 --                River (paused_at), is fetched by no one: queue,
 --                queue_reported_at (River's last report of a worker on it,
---                null when none is kept), queue_paused_at, and
+--                null when none is kept: River deletes a queue's row a day
+--                after its last report), queue_paused_at, and
 --                last_fetched_at, when a worker last fetched a job of the
---                queue (the newest attempted_at of its jobs River keeps).
+--                queue (attempted_at: below).
 -- An execution that is due on a served queue has no row: it is in its
 -- queue's line (geneva.queue_lag). Paused workflows have none either
 -- (geneva.paused_workflows says why they wait).
@@ -195,16 +196,38 @@ select
   null, null, null,
   null, null, null, null,
   null, null, null,
-  q.queue, rq.updated_at, rq.paused_at,
-  (select max(j.attempted_at) from public.river_job j where j.queue = q.queue)
+  u.queue, u.reported_at, u.paused_at, u.last_fetched_at
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
--- (the step's queue, as geneva._step_queue has it)
-cross join lateral (
-  select coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue) as queue
-) q
-left join public.river_queue rq on rq.name = q.queue
+-- the queues of the definitions no worker serves, each read once, not per
+-- execution (distinct: a subquery of its own)
+join (
+  select distinct on (n.queue) n.queue, rq.updated_at as reported_at, rq.paused_at,
+    -- (River's last fetch: each state's and priority's most recently
+    -- scheduled job of the queue, the last River fetched of those, read by
+    -- River's fetching index, a probe each: the newest fetch of a queue
+    -- River fetches by priority, then scheduled time; never a scan of the
+    -- queue's jobs. None without a worker's report kept.)
+    case when rq.name is not null then (
+      select max(x.attempted_at)
+      from (values ('running'), ('completed'), ('retryable'), ('cancelled'), ('discarded')) as s (state)
+      cross join generate_series(1, 4) as p (priority)
+      cross join lateral (
+        select j.attempted_at
+        from public.river_job j
+        where j.state = s.state::public.river_job_state and j.queue = n.queue and j.priority = p.priority
+        order by j.scheduled_at desc, j.id desc
+        limit 1
+      ) x
+    ) end as last_fetched_at
+  from geneva.workflow_definitions qd
+  cross join lateral unnest(qd.step_queues || qd.queue) as n (queue)
+  left join public.river_queue rq on rq.name = n.queue
+  where rq.name is null or rq.paused_at is not null or rq.updated_at < geneva.now() - interval '15 minutes'
+) u
+  -- (the step's queue, as geneva._step_queue has it)
+  on u.queue = coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue)
 where e.state = 'scheduled'
   and e.scheduled_for <= geneva.now()
   and e.limit_wait_key is null
@@ -215,8 +238,7 @@ where e.state = 'scheduled'
       select from geneva.events ev
       where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
     )
-  )
-  and (rq.name is null or rq.paused_at is not null or rq.updated_at < geneva.now() - interval '15 minutes');
+  );
 
 comment on view geneva.workflow_blockers is
 'Why a ready workflow''s scheduled execution has not started: its wait, an awaited event, a concurrency key (in progress of the limit, its place in line), a rate window (when it frees), or a queue no worker serves.';
