@@ -382,6 +382,9 @@ func TestBrowserSendEvent(t *testing.T) {
 	require.True(t, w.isAwaiting(t, id))
 
 	require.Equal(t, `{"approved_by": ann}`, value(b, "the payload kept", chromedp.Value(chromedp.CSS("#payload"))))
+	// the form's event key: sent twice, the event is recorded once
+	key := value(b, "the form's key", chromedp.Evaluate[string](`document.querySelector('input[name="key"]').value`))
+	require.True(t, strings.HasPrefix(key, "dashboard-"), key)
 	b.run("fix the payload and send",
 		chromedp.SetValue(chromedp.CSS("#payload"), `{"approved_by": "ann", "amount": 120}`),
 		chromedp.Click(chromedp.CSS("#confirm")),
@@ -395,6 +398,9 @@ func TestBrowserSendEvent(t *testing.T) {
 	// in SQL: the workflow no longer awaits, and its event has the payload
 	require.False(t, w.isAwaiting(t, id))
 	require.Equal(t, []string{`{"amount": 120, "approved_by": "ann"}`}, w.events(t, id))
+	var recorded string
+	require.NoError(t, w.pool.QueryRow(w.ctx, "select key from geneva.events where workflow_id = $1", id).Scan(&recorded))
+	require.Equal(t, key, recorded, "sent with the form's key")
 }
 
 // An HTTP step's endpoint shows under its name in the workflow's timeline,
@@ -424,6 +430,7 @@ func TestBrowserHTTPStep(t *testing.T) {
 	row := fmt.Sprintf("tr#e%d", executionID)
 	require.Equal(t, "POST https://hooks.example.com/notify", b.text(row+" .http-url"))
 	require.Contains(t, b.text(row), `http.status.503 {"error": "upstream down"}`)
+	require.Equal(t, "version 1", b.text("#definition-version"))
 
 	// a new version; the Definitions page shows the current one and the
 	// earlier
@@ -435,6 +442,13 @@ func TestBrowserHTTPStep(t *testing.T) {
 	require.Equal(t, "notify", b.text("#d-Hook-1 .step"))
 	require.Equal(t, "POST https://hooks.example.com/v2/notify", b.text("#d-Hook-1 .http-url"))
 	require.Equal(t, "archive", b.text("#d-Hook-2 .step"))
-	require.Equal(t, "v1", b.text("#d-Hook .earlier"))
+	require.Equal(t, "v1 (1 ongoing)", b.text("#d-Hook .earlier"), "the workflow started under v1 runs")
 	require.Equal(t, "1", b.text("#d-Payment .version"))
+
+	// the workflow follows version 2 now; its link leads to the definition
+	b.run("back to the workflow", chromedp.Navigate(fmt.Sprintf("%s/workflows/%d", server.URL, id)),
+		chromedp.WaitVisible(chromedp.CSS("#definition-version")))
+	require.Equal(t, "version 2 (started under version 1)", b.text("#definition-version"))
+	b.run("to its definition", chromedp.Click(chromedp.CSS("#definition-version a")), chromedp.WaitVisible(chromedp.CSS("#d-Hook")))
+	require.Equal(t, "/definitions#d-Hook", b.location())
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,6 +102,10 @@ type sendEventData struct {
 	Awaiting *waitingRow
 	Event    string
 	Payload  string
+	// Key is the form's event key (geneva.send_event's p_key), drawn when
+	// the form is shown: the form sent twice (a double click, a reload
+	// that posts again) records the event once.
+	Key string
 	// Back is where to go after: "waiting" (the Waiting page) or the
 	// workflow's page.
 	Back string
@@ -154,6 +159,7 @@ func (h *handler) confirmSendEvent(w http.ResponseWriter, r *http.Request) {
 		h.failQuery(w, r, err)
 		return
 	}
+	d.Key = "dashboard-" + rand.Text()
 	h.renderSendEvent(w, r, http.StatusOK, d, "")
 }
 
@@ -168,9 +174,10 @@ func (h *handler) renderSendEvent(w http.ResponseWriter, r *http.Request, status
 	h.render(w, r, status, "send_event", p)
 }
 
-// sendEvent sends the event through goclient (geneva.send_event) and goes
-// back, or shows the form again with why nothing was sent: a payload that is
-// not JSON (nothing is sent), the engine's refusal, or an ended workflow.
+// sendEvent sends the event through goclient (geneva.send_event), with the
+// form's key, and goes back, or shows the form again with why nothing was
+// sent: a payload that is not JSON (nothing is sent), the engine's refusal,
+// an ended workflow, or the form sent already (its key recorded).
 func (h *handler) sendEvent(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.sendEventTarget(w, r)
 	if !ok || !h.checkCSRF(w, r) {
@@ -180,6 +187,7 @@ func (h *handler) sendEvent(w http.ResponseWriter, r *http.Request) {
 	event := strings.TrimSpace(r.PostFormValue("event"))
 	payload := strings.TrimSpace(r.PostFormValue("payload"))
 	back := r.PostFormValue("back")
+	key := strings.TrimSpace(r.PostFormValue("key"))
 	refuse := func(status int, message string) {
 		d, err := h.sendEventData(ctx, id, event, payload, back)
 		if err != nil {
@@ -187,6 +195,7 @@ func (h *handler) sendEvent(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		d.Event = event
+		d.Key = key
 		h.renderSendEvent(w, r, status, d, message)
 	}
 	var send any // no payload: SQL NULL
@@ -202,12 +211,18 @@ func (h *handler) sendEvent(w http.ResponseWriter, r *http.Request) {
 	var sent bool
 	err := h.asActor(ctx, r, func(c *goclient.Client) error {
 		var err error
-		sent, err = c.SendEvent(ctx, id, event, send)
+		sent, err = c.SendEvent(ctx, id, event, send, goclient.SendEventOpts{Key: key})
 		return err
 	})
 	if err != nil {
 		refuse(statusOf(err), "Refused: "+sentence(err))
 		return
+	}
+	if !sent && key != "" {
+		if wf, err := h.client.GetWorkflow(ctx, id); err == nil && wf.State != goclient.StateFinished && wf.State != goclient.StateCanceled {
+			refuse(http.StatusConflict, "Nothing was sent: this form was sent already, and its event is recorded once.")
+			return
+		}
 	}
 	if !sent {
 		refuse(http.StatusConflict, fmt.Sprintf("Nothing was sent: workflow %d has ended.", id))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -203,6 +204,23 @@ func TestSendEvent(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("/workflows/%d?done=send-event", other), r.header.Get("Location"))
 		require.Equal(t, []string{""}, w.events(t, other), "no payload")
 		require.Contains(t, get(t, h, r.header.Get("Location")).body, `<p class="notice" role="status">Event sent.</p>`)
+	})
+
+	t.Run("TheFormSentTwiceRecordsOneEvent", func(t *testing.T) {
+		other := a.expenses[1]
+		otherPath := fmt.Sprintf("/workflows/%d/send-event", other)
+		page := get(t, h, otherPath).body
+		m := regexp.MustCompile(`<input type="hidden" name="key" value="(dashboard-[A-Za-z0-9]+)">`).FindStringSubmatch(page)
+		require.NotNil(t, m, "the form carries a key:\n%s", page)
+		require.NotContains(t, get(t, h, otherPath).body, m[1], "each form its own")
+		sent := form("approved", `{"n": 1}`, "", true)
+		sent.Set("key", m[1])
+		r := post(t, h, otherPath, sent)
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		r = post(t, h, otherPath, sent)
+		require.Equal(t, http.StatusConflict, r.status, r.body)
+		require.Contains(t, r.body, "Nothing was sent: this form was sent already, and its event is recorded once.")
+		require.Equal(t, []string{`{"n": 1}`}, w.events(t, other))
 	})
 
 	t.Run("ToAnEndedWorkflowNothingIsSent", func(t *testing.T) {

@@ -47,6 +47,14 @@ var funcs = template.FuncMap{
 		}
 		panic(fmt.Sprintf("deref of a %T", v)) // (a template's mistake: its test fails)
 	},
+	// the version a workflow started under when it follows another now; 0
+	// when they are the same (or the row has none)
+	"startedUnder": func(wf *goclient.Workflow) int {
+		if wf.StartedVersion == nil || wf.DefinitionVersion == nil || *wf.StartedVersion == *wf.DefinitionVersion {
+			return 0
+		}
+		return *wf.StartedVersion
+	},
 	"dur": func(v any) string {
 		switch d := v.(type) {
 		case *time.Duration:

@@ -549,7 +549,17 @@ create table geneva.workflows (
   -- same type and hero from a step of the original, whose history stays
   -- with it; NULL for a workflow created by create_workflow. Not a foreign
   -- key: housekeeping's retention may delete the original first.
-  retried_from bigint
+  retried_from bigint,
+  -- the version of its type's definition (workflow_definitions.version) the
+  -- workflow follows: the one current when it was created, moved to each
+  -- new one define_workflow writes while it is ongoing (its next step
+  -- follows the new one, as every step does)
+  definition_version integer,
+  -- the version current when it was created (or retried), never changed:
+  -- geneva.definition_versions' "ongoing" counts by it. Both are set by
+  -- every function that creates a workflow; NULL only in an ended
+  -- workflow's row written by hand (history imported from elsewhere).
+  started_version integer
   -- (the rules of a row: the CHECK constraint workflows_state_valid, which
   -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 -- Pages filled to 80% by inserts: a workflow's row is updated at every step,
@@ -773,12 +783,23 @@ create table geneva.events (
   sent_by text not null,
   consumed_by bigint,
   consumed_at timestamptz,
+  -- the sender's name for the event (send_event's p_key: a webhook's
+  -- delivery id), unique per workflow: a second send with the key records
+  -- nothing. NULL for none.
+  key text,
   constraint events_name_valid check (octet_length(name) between 1 and 255),
-  constraint events_consumed_valid check ((consumed_by is null) = (consumed_at is null))
+  constraint events_consumed_valid check ((consumed_by is null) = (consumed_at is null)),
+  constraint events_key_valid check (octet_length(key) between 1 and 255)
 );
 -- A workflow's events by name in order: the oldest one not consumed yet is
 -- the next a step awaiting that name takes; also serves the cascade.
 create index events_workflow_name on geneva.events (workflow_id, name, id);
+-- An event key once per workflow, for as long as the workflow's events are
+-- kept (they go with it): the arbiter of a keyed send's insert, which a
+-- concurrent sender with the same key waits for. Unkeyed events have no
+-- entry.
+create unique index events_workflow_key on geneva.events (workflow_id, key)
+where key is not null;
 
 -- Named limits (geneva.define_limit), shared by the steps that name them in
 -- their definition's "limits": at most `concurrency` executions in progress
@@ -1221,8 +1242,15 @@ begin;
 
 -- Graveyard: after the first tagged release, drops of removed functions and
 -- changed signatures go here, oldest first, so that upgraded databases lose
--- them. Before it there is none: development databases are recreated
--- (migrations/README.md).
+-- them. Before it, development databases are recreated
+-- (migrations/README.md); only a signature that gained an argument with a
+-- default is dropped here, since its old overload would make every call
+-- that omits the argument ambiguous.
+-- event keys and start on an event (issue 49)
+drop function if exists geneva.send_event(bigint, text, jsonb);
+drop function if exists geneva.send_hero_event(text, text, text, jsonb);
+drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
+drop function if exists geneva._check_event(text, jsonb);
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -4752,7 +4780,8 @@ $$;
 -- at most 1 MiB (as its jsonb text).
 --
 -- Locks: the definition row (upsert); deletes the type's versions past the
--- latest 100. Records the action (geneva._log_action)
+-- latest 100; on a new or changed definition, the type's ongoing workflows
+-- (in id order), whose definition_version becomes the new version. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
 -- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
@@ -5105,6 +5134,20 @@ begin
     -- the latest versions are kept (each change is in the action log too)
     delete from geneva.workflow_definition_versions v
     where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
+    -- the type's ongoing workflows follow the new version from their next
+    -- step on: their definition_version says so now (locked in id order, as
+    -- every verb of several workflows locks them)
+    update geneva.workflows w
+    set definition_version = v_version
+    from (
+      select x.id
+      from geneva.workflows x
+      where x.workflow_type = p_workflow_type
+        and x.finished_at is null and x.canceled_at is null
+      order by x.id
+      for no key update
+    ) o
+    where w.id = o.id;
   end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 
@@ -5416,12 +5459,12 @@ begin
     -- hero twice in the list is inserted once
     insert into geneva.workflows (
       id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
     )
     select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
       case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
       case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord]
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
     from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
     where v_create is null or v_create[u.ord]
     order by u.ord
@@ -5437,12 +5480,12 @@ begin
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-        transitioned_at, finished_at, trace_context, group_name
+        transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
       )
       select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
         case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
         case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-        v_trace_context, p_groups[u.ord]
+        v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
       order by u.ord;
@@ -6298,6 +6341,8 @@ returns table (
   canceled_at timestamptz,
   group_name text,
   retried_from bigint,
+  definition_version integer,
+  started_version integer,
   last_error_class text,
   last_error_message text,
   last_error_step text,
@@ -6319,8 +6364,8 @@ begin
   return query execute format(
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
-       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from,
-       le.error_class_name, le.error_message, le.step_name, le.finished_at
+       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
+       w.started_version, le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at
@@ -6511,6 +6556,9 @@ begin
   v_new.canceled_at := null;
   v_new.hero_missing_at := null;
   v_new.retried_from := p_workflow_id;
+  -- a new run, under the version current now
+  v_new.definition_version := v_definition.version;
+  v_new.started_version := v_definition.version;
 
   -- the only inserters of workflows (sql/guards/workflows_guard_insert.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
@@ -6707,14 +6755,14 @@ comment on function geneva.bulk_workflows(text, jsonb, integer) is
 
 
 -- Events.
--- geneva._check_event: validates an event's name and payload before anything
--- is written.
+-- geneva._check_event: validates an event's name, payload and key before
+-- anything is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one, or a payload nested
--- over 64 levels deep (geneva._check_json_depth); 22001 for a name over 255
--- bytes or a payload over 1 MiB (as its jsonb text).
-create or replace function geneva._check_event(p_event text, p_payload jsonb)
+-- Raises: 22004 for a NULL name; 22023 for an empty one, an empty key, or a
+-- payload nested over 64 levels deep (geneva._check_json_depth); 22001 for a
+-- name or a key over 255 bytes or a payload over 1 MiB (as its jsonb text).
+create or replace function geneva._check_event(p_event text, p_payload jsonb, p_key text)
 returns void
 language plpgsql
 immutable
@@ -6738,6 +6786,11 @@ begin
             hint = 'Send a reference to large data (an id, a URL), not the data itself.';
   end if;
   perform geneva._check_json_depth(p_payload, format('event %s payload', p_event));
+  perform geneva._check_length(p_key, 255, format('event %s key', p_event));
+  if p_key = '' then
+    raise exception 'event % key must not be empty', p_event using errcode = '22023',
+      hint = 'Pass NULL to send without a key.';
+  end if;
 end;
 $$;
 
@@ -6748,16 +6801,26 @@ $$;
 -- a paused workflow's execution runs when it is resumed
 -- (geneva.resume_workflow), with the event.
 --
--- Called by: geneva.send_event, geneva.send_hero_event, with the name and
--- payload checked (geneva._check_event) and the workflow locked and ongoing.
+-- With a key (p_key), an event the workflow already has under that key
+-- (sent, consumed or not, and kept as long as the workflow: its events go
+-- with it) makes this send record nothing and change nothing. A rival
+-- sending the same key concurrently holds the workflow's row (the caller's
+-- lock); the unique index events_workflow_key is the arbiter all the same.
+--
+-- Called by: geneva.send_event, geneva.send_hero_event, with the name,
+-- payload and key checked (geneva._check_event) and the workflow locked and
+-- ongoing.
 -- Locks: the workflow's active execution (after the workflow's, which the
 -- caller holds).
+-- Returns true when the event was recorded; false when its key was already
+-- the workflow's.
 create or replace function geneva._send_event(
   p_workflow geneva.workflows,
   p_event text,
-  p_payload jsonb
+  p_payload jsonb,
+  p_key text
 )
-returns void
+returns boolean
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -6768,8 +6831,18 @@ declare
 begin
   -- the only inserter of events (sql/guards/events_guard.sql)
   perform pg_catalog.set_config('geneva.sending', 'on', true);
-  insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
-  values (p_workflow.id, p_event, p_payload, v_now, session_user);
+  if p_key is null then
+    insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
+    values (p_workflow.id, p_event, p_payload, v_now, session_user);
+  else
+    insert into geneva.events (workflow_id, name, payload, sent_at, sent_by, key)
+    values (p_workflow.id, p_event, p_payload, v_now, session_user, p_key)
+    on conflict (workflow_id, key) where key is not null do nothing;
+    if not found then
+      perform pg_catalog.set_config('geneva.sending', '', true);
+      return false;
+    end if;
+  end if;
   perform pg_catalog.set_config('geneva.sending', '', true);
 
   select e.* into v_execution
@@ -6790,6 +6863,7 @@ begin
       perform geneva._ensure_job(p_workflow, v_execution);
     end if;
   end if;
+  return true;
 end;
 $$;
 
@@ -6807,19 +6881,29 @@ $$;
 -- began is consumed when it begins. A workflow that is paused keeps it for
 -- when it is resumed.
 --
+-- p_key: the sender's name for this event (a webhook's delivery id, up to
+-- 255 bytes; NULL for none). A key the workflow already has (an event sent
+-- with it before, consumed or not; kept as long as the workflow's events,
+-- which go with it) records nothing: a delivery repeated, even
+-- concurrently, is one event. Keys are the workflow's own: another
+-- workflow's key does not count.
+--
 -- Locks: the workflow row, then its active execution. Records the call
--- (geneva._log_action: the event's name; its payload is in geneva.events).
+-- (geneva._log_action: the event's name and key; its payload is in
+-- geneva.events).
 -- Returns true when the event was recorded; false, recording no event, when
--- the workflow has ended (finished or canceled): the call is logged all the
--- same, with the result {"sent": false}.
+-- the workflow has ended (finished or canceled) or already has the key: the
+-- call is logged all the same, with the result {"sent": false} (and
+-- "duplicate": true for the key).
 -- Raises: 22004 for a NULL workflow id or name; 22023 for an empty name or
--- a payload nested over 64 levels deep; 22001 for a name over 255 bytes or
--- a payload over 1 MiB; P0002 for an unknown workflow. Nothing is written on
--- any error.
+-- key, or a payload nested over 64 levels deep; 22001 for a name or key over
+-- 255 bytes or a payload over 1 MiB; P0002 for an unknown workflow. Nothing
+-- is written on any error.
 create or replace function geneva.send_event(
   p_workflow_id bigint,
   p_event text,
-  p_payload jsonb default null
+  p_payload jsonb default null,
+  p_key text default null
 )
 returns boolean
 language plpgsql
@@ -6829,25 +6913,31 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_workflow geneva.workflows;
+  v_arguments jsonb;
 begin
-  perform geneva._check_event(p_event, p_payload);
+  perform geneva._check_event(p_event, p_payload, p_key);
+  v_arguments := jsonb_build_object('event', p_event);
+  if p_key is not null then
+    v_arguments := v_arguments || jsonb_build_object('key', p_key);
+  end if;
   v_workflow := geneva._lock_workflow(p_workflow_id);
   if v_workflow.state in ('finished', 'canceled') then
+    perform geneva._log_action('send_event', p_workflow_id, v_arguments, jsonb_build_object('sent', false));
+    return false;
+  end if;
+  if not geneva._send_event(v_workflow, p_event, p_payload, p_key) then
     perform geneva._log_action(
-      'send_event', p_workflow_id, jsonb_build_object('event', p_event), jsonb_build_object('sent', false)
+      'send_event', p_workflow_id, v_arguments, jsonb_build_object('sent', false, 'duplicate', true)
     );
     return false;
   end if;
-  perform geneva._send_event(v_workflow, p_event, p_payload);
-  perform geneva._log_action(
-    'send_event', p_workflow_id, jsonb_build_object('event', p_event), jsonb_build_object('sent', true)
-  );
+  perform geneva._log_action('send_event', p_workflow_id, v_arguments, jsonb_build_object('sent', true));
   return true;
 end;
 $$;
 
-comment on function geneva.send_event(bigint, text, jsonb) is
-'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow (no event recorded; the call is logged).';
+comment on function geneva.send_event(bigint, text, jsonb, text) is
+'Sends an event to a workflow; a step awaiting it becomes due at once. False for an ended workflow or a key the workflow already has (no event recorded; the call is logged).';
 
 -- geneva.send_hero_event: sends an event to every ongoing workflow of a hero
 -- (of any type), as geneva.send_event does to one: each keeps its own copy,
@@ -6857,20 +6947,38 @@ comment on function geneva.send_event(bigint, text, jsonb) is
 -- application's own table (docs/events.md), so that the event commits or
 -- rolls back with the business write that caused it.
 --
--- Locks: the hero's ongoing workflows in id order, then each one's active
--- execution. Records the call (geneva._log_action: the hero and the
--- event's name; the payload is in geneva.events).
+-- p_key: as send_event's, per workflow reached: a workflow that already has
+-- the key records nothing and is not counted; the others get the event.
+--
+-- p_start: a workflow type to start on the event (signal with start): when
+-- the hero has no ongoing workflow of that type, one is created
+-- (geneva.create_workflow) in this transaction, before the event is sent,
+-- and receives it with the others. With p_key, a workflow of that type and
+-- hero that already has the key (ongoing or ended, while kept) starts none:
+-- a delivery repeated after the first workflow ended starts no second one.
+-- Two senders racing to start the hero's workflow create one: the second
+-- waits for the first's insert to commit, then sends to its workflow (under
+-- repeatable read or serializable it fails with 40001 instead: retry).
+--
+-- Locks: the hero's ongoing workflows in id order (the one it creates
+-- included), then each one's active execution. Records the call
+-- (geneva._log_action: the hero, the event's name, its key and the type to
+-- start; the payload is in geneva.events), with how many workflows it
+-- reached and the id of the one it started.
 -- Returns the number of workflows reached (0 when the hero has none
--- ongoing).
+-- ongoing), the one it started included.
 -- Raises: 22004 for a NULL hero type, hero id or name; 22023 for an empty
--- hero type, hero id or name, or a payload nested over 64 levels deep;
--- 22001 for a hero type or name over 255 bytes, a hero id over 1024 or a
--- payload over 1 MiB. Nothing is written on any error.
+-- hero type, hero id, name or key, or a payload nested over 64 levels deep;
+-- 22001 for a hero type, name, key or p_start over 255 bytes, a hero id over
+-- 1024 or a payload over 1 MiB; WF001 for a p_start type that is not
+-- defined; 40001 as above. Nothing is written on any error.
 create or replace function geneva.send_hero_event(
   p_hero_type text,
   p_hero_id text,
   p_event text,
-  p_payload jsonb default null
+  p_payload jsonb default null,
+  p_key text default null,
+  p_start text default null
 )
 returns integer
 language plpgsql
@@ -6881,6 +6989,11 @@ as $$
 declare
   v_workflow geneva.workflows;
   v_reached integer := 0;
+  v_started bigint;
+  v_raced boolean := false;
+  v_start_seen boolean := false;
+  v_arguments jsonb;
+  v_result jsonb;
 begin
   if p_hero_type is null or p_hero_id is null then
     raise exception 'hero type and hero id must not be null' using errcode = '22004';
@@ -6891,7 +7004,39 @@ begin
   if p_hero_type = '' or p_hero_id = '' then
     raise exception 'hero type and hero id must not be empty' using errcode = '22023';
   end if;
-  perform geneva._check_event(p_event, p_payload);
+  perform geneva._check_event(p_event, p_payload, p_key);
+  if p_start is not null then
+    perform geneva._check_length(p_start, 255, 'workflow type to start');
+    if not exists (select from geneva.workflow_definitions d where d.workflow_type = p_start) then
+      raise exception 'unknown workflow type % (to start on event %)', p_start, p_event
+        using errcode = 'WF001',
+              hint = 'Register the type with geneva.define_workflow (the Go worker does it at start-up).',
+              table = 'workflow_definitions';
+    end if;
+  end if;
+  v_arguments := jsonb_build_object('hero_type', p_hero_type, 'hero_id', p_hero_id, 'event', p_event)
+    || jsonb_strip_nulls(jsonb_build_object('key', p_key, 'start', p_start));
+
+  -- start: none of the type ongoing for the hero, nor one that had the key
+  if p_start is not null
+    and not exists (
+      select from geneva.workflows w
+      where w.workflow_type = p_start and w.hero_type = p_hero_type and w.hero_id = p_hero_id
+        and w.finished_at is null and w.canceled_at is null
+    )
+    and (p_key is null or not exists (
+      select from geneva.workflows w
+      join geneva.events e on e.workflow_id = w.id and e.key = p_key
+      where w.workflow_type = p_start and w.hero_type = p_hero_type and w.hero_id = p_hero_id
+    )) then
+    begin
+      v_started := geneva.create_workflow(p_start, p_hero_type, p_hero_id);
+    exception when unique_violation then
+      -- a rival created it first and committed: it is reached below
+      v_raced := true;
+    end;
+  end if;
+
   for v_workflow in
     select w.*
     from geneva.workflows w
@@ -6901,20 +7046,30 @@ begin
     order by w.id
     for no key update
   loop
-    perform geneva._send_event(v_workflow, p_event, p_payload);
-    v_reached := v_reached + 1;
+    if v_workflow.workflow_type = p_start then
+      v_start_seen := true;
+    end if;
+    if geneva._send_event(v_workflow, p_event, p_payload, p_key) then
+      v_reached := v_reached + 1;
+    end if;
   end loop;
-  perform geneva._log_action(
-    'send_hero_event', null,
-    jsonb_build_object('hero_type', p_hero_type, 'hero_id', p_hero_id, 'event', p_event),
-    jsonb_build_object('reached', v_reached)
-  );
+  if v_raced and not v_start_seen then
+    raise exception 'a % workflow of hero % % was created by a concurrent transaction after this one''s snapshot', p_start, p_hero_type, p_hero_id
+      using errcode = '40001',
+            hint = 'Retry the transaction: the event then goes to that workflow.';
+  end if;
+
+  v_result := jsonb_build_object('reached', v_reached);
+  if v_started is not null then
+    v_result := v_result || jsonb_build_object('started', v_started);
+  end if;
+  perform geneva._log_action('send_hero_event', null, v_arguments, v_result);
   return v_reached;
 end;
 $$;
 
-comment on function geneva.send_hero_event(text, text, text, jsonb) is
-'Sends an event to every ongoing workflow of a hero (for triggers on the application''s tables); returns how many it reached.';
+comment on function geneva.send_hero_event(text, text, text, jsonb, text, text) is
+'Sends an event to every ongoing workflow of a hero (for triggers on the application''s tables), optionally starting one of a type first; returns how many it reached.';
 
 
 -- Schedules.
@@ -10526,7 +10681,7 @@ execute function geneva._trg_step_executions_guard_state();
 
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row's identity (id, workflow type, hero, allow_multiple,
--- created_at, retried_from), for every role, the owner included (the others have no
+-- created_at, retried_from, started_version), for every role, the owner included (the others have no
 -- privilege on the table at all). See workflows_guard_insert and _delete for
 -- the rest.
 --
@@ -10544,7 +10699,7 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  raise exception 'workflow % cannot change its id, type, hero, allow_multiple, created_at or retried_from', old.id
+  raise exception 'workflow % cannot change its id, type, hero, allow_multiple, created_at, retried_from or started_version', old.id
     using errcode = '55000',
           hint = 'Create a new workflow with geneva.create_workflow.',
           table = 'workflows';
@@ -10552,11 +10707,13 @@ end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from on geneva.workflows
+before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from, started_version on geneva.workflows
 for each row
 when (
-  (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from)
-    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at, old.retried_from)
+  (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from,
+    new.started_version)
+    is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at,
+    old.retried_from, old.started_version)
 )
 execute function geneva._trg_workflows_guard_columns();
 
@@ -11326,8 +11483,8 @@ begin
   if tg_op = 'UPDATE'
     and pg_catalog.current_setting('geneva.consuming', true) = 'on'
     and old.consumed_by is null
-    and (new.id, new.workflow_id, new.name, new.payload, new.sent_at, new.sent_by)
-      is not distinct from (old.id, old.workflow_id, old.name, old.payload, old.sent_at, old.sent_by) then
+    and (new.id, new.workflow_id, new.name, new.payload, new.sent_at, new.sent_by, new.key)
+      is not distinct from (old.id, old.workflow_id, old.name, old.payload, old.sent_at, old.sent_by, old.key) then
     return new;
   end if;
   if tg_op = 'DELETE' and pg_catalog.current_setting('geneva.retention', true) = 'on' then
@@ -11907,7 +12064,11 @@ select
   -- the workflow it retries (geneva.retry_workflow): a workflow's retries
   -- are those whose retried_from is its id (workflows_retried_from); last
   -- with group_name: create or replace view appends columns only
-  w.retried_from
+  w.retried_from,
+  -- the definition's version it follows now, and the one it started
+  -- under (geneva.definition_versions)
+  w.definition_version,
+  w.started_version
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
@@ -11986,10 +12147,16 @@ comment on view geneva.definition_steps is
 -- geneva.definition_versions: every definition each workflow type has had,
 -- newest first: its version, when and by whom (session_user) it was
 -- defined, whether it is the current one, its step names and how many are
--- HTTP steps, and the definition itself.
+-- HTTP steps, the definition itself, and how many workflows started under
+-- it are still ongoing (ready, performing or paused), whichever version they
+-- follow now: the drain view. A version with none ongoing no longer needs
+-- the code that ran it ("may I remove the old worker?"):
+--   select workflow_type, version, ongoing from geneva.definition_versions
+--   where ongoing > 0;
 --
 -- For operators (what changed, when, by whom) and `geneva define`. Reads
--- workflow_definition_versions by its primary key.
+-- workflow_definition_versions by its primary key, and the ongoing
+-- workflows (workflows_ongoing_type) once, grouped by type and version.
 create or replace view geneva.definition_versions as
 select
   v.workflow_type,
@@ -11999,12 +12166,19 @@ select
   v.version = d.version as current,
   array(select s ->> 'name' from jsonb_array_elements(v.definition -> 'steps') s) as step_names,
   (select count(*) from jsonb_array_elements(v.definition -> 'steps') s where s ? 'http')::integer as http_steps,
-  v.definition
+  v.definition,
+  coalesce(o.ongoing, 0) as ongoing
 from geneva.workflow_definition_versions v
-left join geneva.workflow_definitions d on d.workflow_type = v.workflow_type;
+left join geneva.workflow_definitions d on d.workflow_type = v.workflow_type
+left join (
+  select w.workflow_type, w.started_version, count(*) as ongoing
+  from geneva.workflows w
+  where w.finished_at is null and w.canceled_at is null
+  group by w.workflow_type, w.started_version
+) o on o.workflow_type = v.workflow_type and o.started_version = v.version;
 
 comment on view geneva.definition_versions is
-'Every definition of each workflow type, with its version, author and time; current marks the one workflows follow.';
+'Every definition of each workflow type, with its version, author and time; current marks the one workflows follow; ongoing counts the workflows started under it still ongoing.';
 
 -- geneva.step_throughput: step executions that ended in each minute of the
 -- last hour (the current minute and the 59 before it), by outcome.

@@ -3,6 +3,8 @@ package goclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,6 +21,27 @@ func (c *Client) DefineWorkflow(ctx context.Context, workflowType string, defini
 	return mapError(err)
 }
 
+// DefineWorkflowVersion defines a workflow type again as its version
+// version was (geneva.definition_versions keeps a type's latest 100): a
+// rollback. The current definition changes, as DefineWorkflow's would, to a
+// new version with the old one's content; nothing changes when version is
+// the current content already.
+//
+// Errors: ErrNotFound when the type has no such version kept; those of
+// DefineWorkflow.
+func (c *Client) DefineWorkflowVersion(ctx context.Context, workflowType string, version int) error {
+	var definition []byte
+	err := c.db.QueryRow(ctx, `select definition from geneva.definition_versions
+		where workflow_type = $1 and version = $2`, workflowType, version).Scan(&definition)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("geneva: workflow type %s has no version %d: %w", workflowType, version, ErrNotFound)
+	}
+	if err != nil {
+		return mapError(err)
+	}
+	return c.DefineWorkflow(ctx, workflowType, definition)
+}
+
 // DefinitionVersion is one definition a workflow type has had (a row of
 // geneva.definition_versions).
 type DefinitionVersion struct {
@@ -32,13 +55,17 @@ type DefinitionVersion struct {
 	StepNames  []string        `db:"step_names" json:"step_names"`
 	HTTPSteps  int             `db:"http_steps" json:"http_steps"`
 	Definition json.RawMessage `db:"definition" json:"definition"`
+	// Ongoing counts the workflows started under this version that are
+	// still ongoing, whichever version they follow now: 0 on every version
+	// a worker still runs means that worker's old code may go.
+	Ongoing int64 `db:"ongoing" json:"ongoing"`
 }
 
 // DefinitionVersions lists a workflow type's definitions, newest first
 // (every type's when workflowType is empty).
 func (c *Client) DefinitionVersions(ctx context.Context, workflowType string) ([]*DefinitionVersion, error) {
 	rows, err := c.db.Query(ctx, `select workflow_type, version, defined_at, defined_by, current, step_names,
-		http_steps, definition
+		http_steps, definition, ongoing
 		from geneva.definition_versions
 		where $1 = '' or workflow_type = $1
 		order by workflow_type, version desc`, workflowType)

@@ -7,11 +7,24 @@ import (
 	"time"
 )
 
+// SendEventOpts are SendEvent's options.
+type SendEventOpts struct {
+	// Key is the sender's name for the event (a webhook's delivery id, up to
+	// 255 bytes): when the workflow already has an event sent with it
+	// (consumed or not, kept as long as the workflow), SendEvent records
+	// nothing and returns false, even when deliveries race. Keys are each
+	// workflow's own.
+	//
+	// Defaults to none: every send is recorded.
+	Key string
+}
+
 // SendEvent sends the event named event to a workflow (geneva.send_event):
 // when the workflow's next step awaits it, that step becomes due now;
 // otherwise the event is kept, and the first step that awaits its name
 // consumes it (first in, first out, once each). It returns false, and
-// records nothing, when the workflow has ended.
+// records nothing, when the workflow has ended, or already has the event's
+// key (SendEventOpts.Key). At most one opts is taken.
 //
 // payload is encoded with encoding/json (a json.RawMessage goes as it is,
 // once checked); nil, or a value that encodes to JSON null, sends no payload
@@ -22,36 +35,71 @@ import (
 // commit as the application's own writes.
 //
 // Errors: ErrNotFound for an unknown workflow; ErrInvalidArgument for an
-// empty event name, a name over 255 bytes, a payload over 1 MiB, or a
-// payload that does not encode to JSON.
-func (c *Client) SendEvent(ctx context.Context, workflowID int64, event string, payload any) (bool, error) {
+// empty event name, a name or key over 255 bytes, a payload over 1 MiB, a
+// payload that does not encode to JSON, or more than one opts.
+func (c *Client) SendEvent(ctx context.Context, workflowID int64, event string, payload any, opts ...SendEventOpts) (bool, error) {
+	if len(opts) > 1 {
+		return false, fmt.Errorf("geneva: SendEvent takes at most one SendEventOpts: %w", ErrInvalidArgument)
+	}
+	var o SendEventOpts
+	if len(opts) == 1 {
+		o = opts[0]
+	}
 	encoded, err := encodePayload(payload)
 	if err != nil {
 		return false, err
 	}
 	var sent bool
-	err = c.db.QueryRow(ctx, "select geneva.send_event($1, $2, $3::jsonb)", workflowID, event, encoded).Scan(&sent)
+	err = c.db.QueryRow(ctx, "select geneva.send_event($1, $2, $3::jsonb, $4)",
+		workflowID, event, encoded, nullIfZero(o.Key)).Scan(&sent)
 	if err != nil {
 		return false, mapError(err)
 	}
 	return sent, nil
 }
 
+// SendHeroEventOpts are SendHeroEvent's options.
+type SendHeroEventOpts struct {
+	// Key is as SendEventOpts.Key, per workflow: a workflow that already has
+	// it records nothing and is not counted.
+	//
+	// Defaults to none.
+	Key string
+
+	// Start is a workflow type to start on the event: when the hero has no
+	// ongoing workflow of that type, one is created in the same transaction
+	// and receives the event (counted). With Key, a workflow of that type
+	// and hero that already has the key (ongoing or ended) starts none.
+	// Senders racing to start it create one.
+	//
+	// Defaults to none: only the ongoing workflows receive the event.
+	Start string
+}
+
 // SendHeroEvent sends the event to every ongoing workflow of the hero
 // (geneva.send_hero_event), awaiting that event now or not: each keeps its
 // own copy, consumed as SendEvent's. It returns how many workflows it
-// reached (0 when the hero has none ongoing). payload is encoded as
-// SendEvent's.
+// reached (0 when the hero has none ongoing), the one it started
+// (SendHeroEventOpts.Start) included. payload is encoded as SendEvent's. At
+// most one opts is taken.
 //
-// Errors: ErrInvalidArgument, as SendEvent's.
-func (c *Client) SendHeroEvent(ctx context.Context, heroType, heroID, event string, payload any) (int, error) {
+// Errors: ErrInvalidArgument, as SendEvent's; ErrUnknownWorkflowType for a
+// Start type that is not defined.
+func (c *Client) SendHeroEvent(ctx context.Context, heroType, heroID, event string, payload any, opts ...SendHeroEventOpts) (int, error) {
+	if len(opts) > 1 {
+		return 0, fmt.Errorf("geneva: SendHeroEvent takes at most one SendHeroEventOpts: %w", ErrInvalidArgument)
+	}
+	var o SendHeroEventOpts
+	if len(opts) == 1 {
+		o = opts[0]
+	}
 	encoded, err := encodePayload(payload)
 	if err != nil {
 		return 0, err
 	}
 	var reached int
-	err = c.db.QueryRow(ctx, "select geneva.send_hero_event($1, $2, $3, $4::jsonb)",
-		heroType, heroID, event, encoded).Scan(&reached)
+	err = c.db.QueryRow(ctx, "select geneva.send_hero_event($1, $2, $3, $4::jsonb, $5, $6)",
+		heroType, heroID, event, encoded, nullIfZero(o.Key), nullIfZero(o.Start)).Scan(&reached)
 	if err != nil {
 		return 0, mapError(err)
 	}

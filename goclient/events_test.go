@@ -141,6 +141,29 @@ func TestEvents(t *testing.T) {
 		require.Len(t, storedEvents(t, pool, id), 5, "nothing sent")
 	})
 
+	t.Run("KeysAndStart", func(t *testing.T) {
+		t.Parallel()
+		ctx, pool, client, _ := setupEvents(t)
+		// a delivery repeated is one event
+		reached, err := client.SendHeroEvent(ctx, "Expense", "1", "approved", nil,
+			goclient.SendHeroEventOpts{Key: "d-1", Start: "Approval"})
+		require.NoError(t, err)
+		require.Equal(t, 1, reached, "the workflow it started")
+		workflows, err := client.ListWorkflows(ctx, &goclient.WorkflowFilter{WorkflowType: "Approval"}, 0)
+		require.NoError(t, err)
+		require.Len(t, workflows, 1)
+		id := workflows[0].ID
+		sent, err := client.SendEvent(ctx, id, "approved", nil, goclient.SendEventOpts{Key: "d-1"})
+		require.NoError(t, err)
+		require.False(t, sent)
+		sent, err = client.SendEvent(ctx, id, "approved", nil, goclient.SendEventOpts{Key: "d-2"})
+		require.NoError(t, err)
+		require.True(t, sent)
+		require.Len(t, storedEvents(t, pool, id), 2)
+		_, err = client.SendEvent(ctx, id, "approved", nil, goclient.SendEventOpts{}, goclient.SendEventOpts{})
+		require.ErrorIs(t, err, goclient.ErrInvalidArgument)
+	})
+
 	t.Run("ErrorsMatchTheirSentinels", func(t *testing.T) {
 		t.Parallel()
 		ctx, pool, client, _ := setupEvents(t)
@@ -157,6 +180,8 @@ func TestEvents(t *testing.T) {
 			{second(client.SendEvent(ctx, id, strings.Repeat("e", 256), nil)), goclient.ErrInvalidArgument, "22001"},
 			{second(client.SendEvent(ctx, id, "approved", strings.Repeat("p", 1<<20))), goclient.ErrInvalidArgument, "22001"},
 			{second(client.SendHeroEvent(ctx, "Expense", "1", "", nil)), goclient.ErrInvalidArgument, "22023"},
+			{second(client.SendEvent(ctx, id, "approved", nil, goclient.SendEventOpts{Key: strings.Repeat("k", 256)})), goclient.ErrInvalidArgument, "22001"},
+			{second(client.SendHeroEvent(ctx, "Expense", "1", "approved", nil, goclient.SendHeroEventOpts{Start: "Nope"})), goclient.ErrUnknownWorkflowType, "WF001"},
 		} {
 			require.ErrorIs(t, c.err, c.want)
 			var pgErr *pgconn.PgError

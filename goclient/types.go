@@ -116,11 +116,18 @@ type Workflow struct {
 	// RetriedFrom is the workflow this one retries (RetryWorkflow); nil for
 	// one CreateWorkflow made. Client.Retries lists a workflow's retries.
 	RetriedFrom *int64 `db:"retried_from"`
+	// DefinitionVersion is the version of its type's definition the
+	// workflow follows: the one current when it was created, then each new
+	// one defined while it is ongoing (its next step follows it).
+	// StartedVersion is the one current when it was created (or retried).
+	// Both are nil only for a row imported by hand.
+	DefinitionVersion *int `db:"definition_version"`
+	StartedVersion    *int `db:"started_version"`
 }
 
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
 	allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at, paused_at,
-	finished_at, canceled_at, group_name, retried_from`
+	finished_at, canceled_at, group_name, retried_from, definition_version, started_version`
 
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.

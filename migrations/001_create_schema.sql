@@ -116,7 +116,17 @@ create table geneva.workflows (
   -- same type and hero from a step of the original, whose history stays
   -- with it; NULL for a workflow created by create_workflow. Not a foreign
   -- key: housekeeping's retention may delete the original first.
-  retried_from bigint
+  retried_from bigint,
+  -- the version of its type's definition (workflow_definitions.version) the
+  -- workflow follows: the one current when it was created, moved to each
+  -- new one define_workflow writes while it is ongoing (its next step
+  -- follows the new one, as every step does)
+  definition_version integer,
+  -- the version current when it was created (or retried), never changed:
+  -- geneva.definition_versions' "ongoing" counts by it. Both are set by
+  -- every function that creates a workflow; NULL only in an ended
+  -- workflow's row written by hand (history imported from elsewhere).
+  started_version integer
   -- (the rules of a row: the CHECK constraint workflows_state_valid, which
   -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 -- Pages filled to 80% by inserts: a workflow's row is updated at every step,
@@ -340,12 +350,23 @@ create table geneva.events (
   sent_by text not null,
   consumed_by bigint,
   consumed_at timestamptz,
+  -- the sender's name for the event (send_event's p_key: a webhook's
+  -- delivery id), unique per workflow: a second send with the key records
+  -- nothing. NULL for none.
+  key text,
   constraint events_name_valid check (octet_length(name) between 1 and 255),
-  constraint events_consumed_valid check ((consumed_by is null) = (consumed_at is null))
+  constraint events_consumed_valid check ((consumed_by is null) = (consumed_at is null)),
+  constraint events_key_valid check (octet_length(key) between 1 and 255)
 );
 -- A workflow's events by name in order: the oldest one not consumed yet is
 -- the next a step awaiting that name takes; also serves the cascade.
 create index events_workflow_name on geneva.events (workflow_id, name, id);
+-- An event key once per workflow, for as long as the workflow's events are
+-- kept (they go with it): the arbiter of a keyed send's insert, which a
+-- concurrent sender with the same key waits for. Unkeyed events have no
+-- entry.
+create unique index events_workflow_key on geneva.events (workflow_id, key)
+where key is not null;
 
 -- Named limits (geneva.define_limit), shared by the steps that name them in
 -- their definition's "limits": at most `concurrency` executions in progress

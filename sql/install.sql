@@ -113,8 +113,15 @@
 
 -- Graveyard: after the first tagged release, drops of removed functions and
 -- changed signatures go here, oldest first, so that upgraded databases lose
--- them. Before it there is none: development databases are recreated
--- (migrations/README.md).
+-- them. Before it, development databases are recreated
+-- (migrations/README.md); only a signature that gained an argument with a
+-- default is dropped here, since its old overload would make every call
+-- that omits the argument ambiguous.
+-- event keys and start on an event (issue 49)
+drop function if exists geneva.send_event(bigint, text, jsonb);
+drop function if exists geneva.send_hero_event(text, text, text, jsonb);
+drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
+drop function if exists geneva._check_event(text, jsonb);
 
 -- Clock and private helpers, in dependency order.
 {{ template "api/now.sql" . }}

@@ -183,7 +183,15 @@ func TestReadmeEvents(t *testing.T) {
 	require.Equal(t, []eventRow{
 		{"1001", `{"approved_by": "ann"}`, true},
 		{"1002", `{"approved_by": "carol"}`, false}, // its step is not awaiting yet: kept for it
+		{"1002", `{"amount": 42}`, false},           // delivered twice, recorded once
+		{"1003", `{"amount": 12}`, false},           // to the Refund it started, once
 	}, events)
+	require.Regexp(t, `(?m)^ t$\n(?s:.*)^ f$`, string(out), "the keyed sends: true, then false:\n%s", out)
+	require.Regexp(t, `(?m)^ +1$\n(?s:.*)^ +0$`, string(out), "the start: 1 reached, then 0:\n%s", out)
+	require.Regexp(t, `(?m)^ 1001 +\| +1 \| +2$\n^ 1002 +\| +1 \| +2$`, string(out),
+		"started under 1, following 2:\n%s", out)
+	require.Regexp(t, `(?m)^ Expense +\| +1 \| f +\| +2$\n^ Expense +\| +2 \| t +\| +0$\n^ Refund +\| +1 \| t +\| +1$`,
+		string(out), "the drain view:\n%s", out)
 	var outcomes []string
 	rows, err = b.conn.Query(b.ctx, `select e.step_name || ' ' || coalesce(e.outcome, e.state)
 		from geneva.step_executions e join geneva.workflows w on w.id = e.workflow_id

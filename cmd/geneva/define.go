@@ -19,33 +19,55 @@ import (
 )
 
 func newDefineCmd(opts *options) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON  bool
+		version int
+	)
 	cmd := &cobra.Command{
-		Use:   "define TYPE FILE.json",
-		Short: "Define a workflow type from a JSON file (- for standard input)",
+		Use:   "define TYPE {FILE.json | --version N}",
+		Short: "Define a workflow type from a JSON file (- for standard input), or as an earlier version",
 		Long: `Register a workflow type's definition (geneva.define_workflow), or replace it:
 the JSON of docs/sql-api.md and docs/http-steps.md. An identical definition
 changes nothing; a changed one becomes the type's next version, and the
 previous ones are kept (geneva.definition_versions). Running workflows take
 their next step from the new one.
 
+With --version N instead of a file, define the type again as its version N
+was (a rollback): the stored definition becomes the next version.
+
 Operators (deployers) may define types whose every step is an HTTP step; a
 type with a Go step is defined by its worker.`,
 		Example: `  geneva define py_invoice examples/http/python/py_invoice.json
-  cat invoice.json | geneva define py_invoice - --json`,
+  cat invoice.json | geneva define py_invoice - --json
+  geneva define py_invoice --version 3`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("version") {
+				if len(args) != 1 {
+					return usagef("define --version N takes a workflow type only")
+				}
+				if version < 1 {
+					return usagef("--version takes a version number, from 1")
+				}
+				return nil
+			}
 			if len(args) != 2 {
 				return usagef("define takes a workflow type and a JSON file")
 			}
 			return nil
 		},
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			definition, err := readDefinition(args[1], os.Stdin)
-			if err != nil {
-				return err
-			}
-			if err := env.client.DefineWorkflow(ctx, args[0], definition); err != nil {
-				return err
+			if len(args) == 1 {
+				if err := env.client.DefineWorkflowVersion(ctx, args[0], version); err != nil {
+					return err
+				}
+			} else {
+				definition, err := readDefinition(args[1], os.Stdin)
+				if err != nil {
+					return err
+				}
+				if err := env.client.DefineWorkflow(ctx, args[0], definition); err != nil {
+					return err
+				}
 			}
 			versions, err := env.client.DefinitionVersions(ctx, args[0])
 			if err != nil {
@@ -64,6 +86,7 @@ type with a Go step is defined by its worker.`,
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the current version as JSON")
+	cmd.Flags().IntVar(&version, "version", 0, "define the type as this earlier version of it was")
 	return cmd
 }
 

@@ -86,6 +86,25 @@ func TestDefine(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "HTTP steps:\n  a: POST https://hooks.example.com/a\n")
 
+	// back to version 1, by its number: version 3; the workflow follows it,
+	// and version 2 still has it running
+	out, err = cli(t, url, "define", "Hooks", "--version", "1")
+	require.NoError(t, err)
+	require.Equal(t, "Defined Hooks: version 3, 2 steps (2 over HTTP): a, b\n", out)
+	out, err = cli(t, url, "show", fmt.Sprint(id))
+	require.NoError(t, err)
+	require.Contains(t, out, ", definition version 3 (started under 2)\n")
+	out, err = cli(t, url, "definitions", "Hooks")
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^Hooks  version 3 \(current\), defined .*, 2 steps \(2 over HTTP\)$`, out)
+	require.Regexp(t, `earlier: v2 .* \(1 step, 1 ongoing\); v1 .* \(2 steps\)\n$`, out)
+	_, err = cli(t, url, "define", "Hooks", "--version", "9")
+	require.ErrorContains(t, err, "workflow type Hooks has no version 9")
+	for _, args := range [][]string{{"define", "Hooks", "--version", "0"}, {"define", "Hooks", file, "--version", "1"}} {
+		_, err = cli(t, "", args...)
+		require.ErrorAs(t, err, new(usageError), "geneva %v", args)
+	}
+
 	// the database refuses a bad definition with its message
 	write(`{"steps": [{"name": "a", "http": {"url": "ftp://hooks.example.com/a"}}]}`)
 	_, err = cli(t, url, "define", "Hooks", file)

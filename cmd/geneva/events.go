@@ -113,6 +113,8 @@ func newSendEventCmd(opts *options) *cobra.Command {
 	var (
 		payload string
 		hero    string
+		key     string
+		start   string
 		asJSON  bool
 	)
 	cmd := &cobra.Command{
@@ -125,13 +127,17 @@ gets nothing (the command says so, and succeeds).
 
 With --hero TYPE:ID, and only EVENT as argument, send it to every ongoing
 workflow of that hero instead (geneva.send_hero_event), and print how many it
-reached.
+reached. With --start TYPE too, a hero without an ongoing workflow of TYPE
+gets one, created in the same transaction, which receives the event.
 
 --payload is JSON (an object, an array, a string, a number...); without it,
-the event has none.`,
+the event has none. --key names the event (a webhook's delivery id): a
+workflow that already has an event with that key records nothing, so a
+delivery repeated is sent once.`,
 		Example: `  geneva send-event 42 approved --payload '{"by": "ann@example.com"}'
   geneva send-event --hero Order:1001 payment_received --payload '{"amount": 1250}'
-  geneva send-event 42 approved --json`,
+  geneva send-event --hero Order:1001 payment_received --key evt_3Nk2 --start Fulfilment
+  geneva send-event 42 approved --key delivery-7 --json`,
 		// the arguments and flags are checked before connecting to the database
 		Args: func(cmd *cobra.Command, args []string) error {
 			if payload != "" && !json.Valid([]byte(payload)) {
@@ -146,6 +152,9 @@ the event has none.`,
 				}
 				return nil
 			}
+			if start != "" {
+				return usagef("--start takes --hero TYPE:ID: a workflow is started for a hero")
+			}
 			if len(args) != 2 {
 				return usagef("send-event takes a workflow id and an event name (or --hero TYPE:ID and an event name)")
 			}
@@ -159,34 +168,47 @@ the event has none.`,
 			}
 			if hero != "" {
 				heroType, heroID, _ := strings.Cut(hero, ":")
-				return sendHeroEvent(ctx, env, heroType, heroID, args[0], raw, asJSON)
+				return sendHeroEvent(ctx, env, heroType, heroID, args[0], raw,
+					goclient.SendHeroEventOpts{Key: key, Start: start}, asJSON)
 			}
 			id, err := parseWorkflowID(args[0])
 			if err != nil {
 				return err
 			}
-			return sendEvent(ctx, env, id, args[1], raw, asJSON)
+			return sendEvent(ctx, env, id, args[1], raw, key, asJSON)
 		}),
 	}
 	cmd.Flags().StringVar(&payload, "payload", "", "the event's payload, as JSON")
 	cmd.Flags().StringVar(&hero, "hero", "", "send to every ongoing workflow of this hero, as TYPE:ID")
+	cmd.Flags().StringVar(&key, "key", "", "the event's key: a workflow that has it already records nothing")
+	cmd.Flags().StringVar(&start, "start", "", "with --hero: start a workflow of this type when the hero has none ongoing")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	return cmd
 }
 
-func sendEvent(ctx context.Context, env *environment, id int64, event string, payload json.RawMessage, asJSON bool) error {
+func sendEvent(ctx context.Context, env *environment, id int64, event string, payload json.RawMessage, key string, asJSON bool) error {
 	// a nil json.RawMessage would encode to null, which is no payload too;
 	// nil as any says so plainly
 	var p any
 	if payload != nil {
 		p = payload
 	}
-	sent, err := env.client.SendEvent(ctx, id, event, p)
+	sent, err := env.client.SendEvent(ctx, id, event, p, goclient.SendEventOpts{Key: key})
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		return report.JSON(env.stdout, map[string]any{"workflow_id": id, "event": event, "sent": sent})
+	}
+	if !sent && key != "" {
+		wf, err := env.client.GetWorkflow(ctx, id)
+		if err != nil {
+			return err
+		}
+		if wf.State != goclient.StateFinished && wf.State != goclient.StateCanceled {
+			env.printf("workflow %d has an event with key %s already: nothing was sent\n", id, key)
+			return nil
+		}
 	}
 	if !sent {
 		env.printf("workflow %d has ended: nothing was sent\n", id)
@@ -196,12 +218,13 @@ func sendEvent(ctx context.Context, env *environment, id int64, event string, pa
 	return nil
 }
 
-func sendHeroEvent(ctx context.Context, env *environment, heroType, heroID, event string, payload json.RawMessage, asJSON bool) error {
+func sendHeroEvent(ctx context.Context, env *environment, heroType, heroID, event string, payload json.RawMessage,
+	opts goclient.SendHeroEventOpts, asJSON bool) error {
 	var p any
 	if payload != nil {
 		p = payload
 	}
-	reached, err := env.client.SendHeroEvent(ctx, heroType, heroID, event, p)
+	reached, err := env.client.SendHeroEvent(ctx, heroType, heroID, event, p, opts)
 	if err != nil {
 		return err
 	}

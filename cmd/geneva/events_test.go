@@ -118,6 +118,28 @@ func TestEventsAndSendEvent(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "No step awaits an event.")
 
+	// a delivery repeated, by its key; a workflow started on the event
+	out, err = cli(t, url, "send-event", fmt.Sprint(second), "noted", "--key", "d-1")
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("sent noted to workflow %d\n", second), out)
+	out, err = cli(t, url, "send-event", fmt.Sprint(second), "noted", "--key", "d-1")
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("workflow %d has an event with key d-1 already: nothing was sent\n", second), out)
+	require.Len(t, eventPayloads(t, url, second), 2)
+	for range 2 {
+		out, err = cli(t, url, "send-event", "--hero", "Claim:9", "approved", "--key", "w-1", "--start", "Expense", "--json")
+		require.NoError(t, err)
+	}
+	require.JSONEq(t, `{"hero_type": "Claim", "hero_id": "9", "event": "approved", "workflows_reached": 0}`, out,
+		"the second delivery: nothing")
+	out, err = cli(t, url, "ls", "--type", "Expense", "--json")
+	require.NoError(t, err)
+	var ls struct {
+		Workflows []map[string]any `json:"workflows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &ls), out)
+	require.Len(t, ls.Workflows, 3, "the two, and the one started for Claim 9")
+
 	// to an ended workflow: nothing, and it says so
 	_, err = cli(t, url, "cancel", fmt.Sprint(welcome))
 	require.NoError(t, err)
@@ -151,6 +173,7 @@ func TestSendEventUsageErrors(t *testing.T) {
 		{[]string{"send-event", "--hero", "Claim:1"}, "send-event --hero TYPE:ID takes one event name"},
 		{[]string{"send-event", "--hero", "Claim:1", "1", "approved"}, "send-event --hero TYPE:ID takes one event name"},
 		{[]string{"send-event", "--hero", "Claim", "approved"}, "--hero takes TYPE:ID"},
+		{[]string{"send-event", "1", "approved", "--start", "Expense"}, "--start takes --hero TYPE:ID"},
 		{[]string{"send-event", "1", "approved", "--payload", "{not json"}, "--payload is not JSON: {not json"},
 		{[]string{"send-event", "1", "approved"}, "no database"},
 		{[]string{"events", "x"}, "events takes no arguments"},

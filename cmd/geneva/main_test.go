@@ -187,7 +187,7 @@ func TestListAndShow(t *testing.T) {
 	// timestamps name their zone
 	out, err = cli(t, url, "show", fmt.Sprint(welcome))
 	require.NoError(t, err)
-	require.Regexp(t, `created \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+\n`, out)
+	require.Regexp(t, `created \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+, definition version 1\n`, out)
 
 	// a workflow paused with its next step an hour away is not "overdue by 0s"
 	_, err = cli(t, url, "pause", fmt.Sprint(welcome))

@@ -53,6 +53,40 @@ insert into approvals values ('1002', 'bob');
 rollback;  -- no approval, no event
 insert into approvals values ('1002', 'carol');  -- committed: the event is sent
 
+-- 6. A webhook is delivered at least once: with its delivery id as the
+--    event's key, a repeated delivery records nothing and returns false,
+--    even when the two race.
+select geneva.send_event(:other_id, 'receipt', '{"amount": 42}', p_key => 'delivery-7');
+select geneva.send_event(:other_id, 'receipt', '{"amount": 42}', p_key => 'delivery-7');
+
+-- 7. Start on an event: a payment for a hero without an ongoing Refund
+--    workflow creates one in this transaction, and it receives the event;
+--    the same delivery again reaches nothing and starts nothing.
+select geneva.define_workflow('Refund', '{
+  "steps": [{"name": "refund", "await": {"event": "paid", "timeout": "1 day"}}]
+}');
+select geneva.send_hero_event('Expense', '1003', 'paid', '{"amount": 12}',
+  p_key => 'pay-1', p_start => 'Refund');  -- 1: the Refund it started
+select geneva.send_hero_event('Expense', '1003', 'paid', '{"amount": 12}',
+  p_key => 'pay-1', p_start => 'Refund');  -- 0
+
+-- 8. A new version of Expense: running workflows follow it from their next
+--    step (definition_version), and the drain view says how many started
+--    under each version are still ongoing: none left on a version, and the
+--    worker code that ran it may go.
+select geneva.define_workflow('Expense', '{
+  "steps": [
+    {"name": "submit"},
+    {"name": "approve",
+     "await": {"event": "approved", "timeout": "72 hours", "on_timeout": "pause"}},
+    {"name": "reimburse"}
+  ]
+}');
+select hero_id, started_version, definition_version from geneva.workflows
+where workflow_type = 'Expense' order by id;
+select workflow_type, version, current, ongoing from geneva.definition_versions
+order by workflow_type, version;
+
 -- The history it leaves.
 select w.hero_id, e.name, e.payload, e.consumed_by is not null as consumed
 from geneva.events e join geneva.workflows w on w.id = e.workflow_id

@@ -203,8 +203,8 @@ func Definitions(out io.Writer, versions []*goclient.DefinitionVersion, steps []
 		j := i + 1
 		for ; j < len(versions) && versions[j].WorkflowType == current.WorkflowType; j++ {
 			v := versions[j]
-			earlier = append(earlier, fmt.Sprintf("v%d %s by %s (%s)", v.Version, Stamp(v.DefinedAt), v.DefinedBy,
-				Count(len(v.StepNames), "step", "steps")))
+			earlier = append(earlier, fmt.Sprintf("v%d %s by %s (%s%s)", v.Version, Stamp(v.DefinedAt), v.DefinedBy,
+				Count(len(v.StepNames), "step", "steps"), ongoing(v.Ongoing)))
 		}
 		if i > 0 {
 			fmt.Fprintln(out)
@@ -213,9 +213,9 @@ func Definitions(out io.Writer, versions []*goclient.DefinitionVersion, steps []
 		if !current.Current {
 			state = "not current" // (a type's newest version is its current one)
 		}
-		fmt.Fprintf(out, "%s  version %d (%s), defined %s by %s, %s (%d over HTTP)\n", current.WorkflowType,
+		fmt.Fprintf(out, "%s  version %d (%s), defined %s by %s, %s (%d over HTTP)%s\n", current.WorkflowType,
 			current.Version, state, Stamp(current.DefinedAt), current.DefinedBy,
-			Count(len(current.StepNames), "step", "steps"), current.HTTPSteps)
+			Count(len(current.StepNames), "step", "steps"), current.HTTPSteps, ongoing(current.Ongoing))
 		for _, rule := range TypeRules(current.Definition) {
 			fmt.Fprintf(out, "  %s\n", rule)
 		}
@@ -241,4 +241,14 @@ func Definitions(out io.Writer, versions []*goclient.DefinitionVersion, steps []
 		i = j
 	}
 	return nil
+}
+
+// ongoing says how many workflows started under a version are still ongoing
+// (geneva.definition_versions' drain count): ", 3 ongoing", or nothing for
+// none.
+func ongoing(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d ongoing", n)
 }

@@ -121,7 +121,7 @@ func Workflow(out io.Writer, wf *goclient.Workflow, blockers []*goclient.Workflo
 	if wf.NextStepName != nil && wf.State != goclient.StateFinished && wf.State != goclient.StateCanceled {
 		fmt.Fprintf(out, ", next step %s", *wf.NextStepName)
 	}
-	fmt.Fprintf(out, "\ncreated %s\n", Stamp(wf.CreatedAt))
+	fmt.Fprintf(out, "\ncreated %s%s\n", Stamp(wf.CreatedAt), Versions(wf))
 	Blockers(out, blockers, time.Now())
 	fmt.Fprintln(out)
 
@@ -192,6 +192,20 @@ func Received(e *goclient.TimelineEntry) string {
 	text := *e.EventName + " from " + Deref(e.EventSentBy)
 	if p := strings.TrimSpace(string(e.EventPayload)); p != "" && p != "null" {
 		text += ": " + shorten(p, 40)
+	}
+	return text
+}
+
+// Versions says which version of its type's definition a workflow follows,
+// and the one it started under when they differ: ", definition version 3
+// (started under 1)"; nothing for a row without (imported by hand).
+func Versions(wf *goclient.Workflow) string {
+	if wf.DefinitionVersion == nil {
+		return ""
+	}
+	text := fmt.Sprintf(", definition version %d", *wf.DefinitionVersion)
+	if wf.StartedVersion != nil && *wf.StartedVersion != *wf.DefinitionVersion {
+		text += fmt.Sprintf(" (started under %d)", *wf.StartedVersion)
 	}
 	return text
 }

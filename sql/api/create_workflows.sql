@@ -205,12 +205,12 @@ begin
     -- hero twice in the list is inserted once
     insert into geneva.workflows (
       id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
     )
     select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
       case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
       case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord]
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
     from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
     where v_create is null or v_create[u.ord]
     order by u.ord
@@ -226,12 +226,12 @@ begin
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-        transitioned_at, finished_at, trace_context, group_name
+        transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
       )
       select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
         case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
         case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-        v_trace_context, p_groups[u.ord]
+        v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
       order by u.ord;

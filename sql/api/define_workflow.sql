@@ -31,7 +31,8 @@
 -- at most 1 MiB (as its jsonb text).
 --
 -- Locks: the definition row (upsert); deletes the type's versions past the
--- latest 100. Records the action (geneva._log_action)
+-- latest 100; on a new or changed definition, the type's ongoing workflows
+-- (in id order), whose definition_version becomes the new version. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
 -- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
@@ -384,6 +385,20 @@ begin
     -- the latest versions are kept (each change is in the action log too)
     delete from geneva.workflow_definition_versions v
     where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
+    -- the type's ongoing workflows follow the new version from their next
+    -- step on: their definition_version says so now (locked in id order, as
+    -- every verb of several workflows locks them)
+    update geneva.workflows w
+    set definition_version = v_version
+    from (
+      select x.id
+      from geneva.workflows x
+      where x.workflow_type = p_workflow_type
+        and x.finished_at is null and x.canceled_at is null
+      order by x.id
+      for no key update
+    ) o
+    where w.id = o.id;
   end if;
   perform pg_catalog.set_config('geneva.defining', '', true);
 

@@ -38,6 +38,8 @@ returns table (
   canceled_at timestamptz,
   group_name text,
   retried_from bigint,
+  definition_version integer,
+  started_version integer,
   last_error_class text,
   last_error_message text,
   last_error_step text,
@@ -59,8 +61,8 @@ begin
   return query execute format(
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
-       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from,
-       le.error_class_name, le.error_message, le.step_name, le.finished_at
+       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
+       w.started_version, le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at

@@ -1,11 +1,11 @@
--- geneva._check_event: validates an event's name and payload before anything
--- is written.
+-- geneva._check_event: validates an event's name, payload and key before
+-- anything is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one, or a payload nested
--- over 64 levels deep (geneva._check_json_depth); 22001 for a name over 255
--- bytes or a payload over 1 MiB (as its jsonb text).
-create or replace function geneva._check_event(p_event text, p_payload jsonb)
+-- Raises: 22004 for a NULL name; 22023 for an empty one, an empty key, or a
+-- payload nested over 64 levels deep (geneva._check_json_depth); 22001 for a
+-- name or a key over 255 bytes or a payload over 1 MiB (as its jsonb text).
+create or replace function geneva._check_event(p_event text, p_payload jsonb, p_key text)
 returns void
 language plpgsql
 immutable
@@ -29,5 +29,10 @@ begin
             hint = 'Send a reference to large data (an id, a URL), not the data itself.';
   end if;
   perform geneva._check_json_depth(p_payload, format('event %s payload', p_event));
+  perform geneva._check_length(p_key, 255, format('event %s key', p_event));
+  if p_key = '' then
+    raise exception 'event % key must not be empty', p_event using errcode = '22023',
+      hint = 'Pass NULL to send without a key.';
+  end if;
 end;
 $$;

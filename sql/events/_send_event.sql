@@ -5,16 +5,26 @@
 -- a paused workflow's execution runs when it is resumed
 -- (geneva.resume_workflow), with the event.
 --
--- Called by: geneva.send_event, geneva.send_hero_event, with the name and
--- payload checked (geneva._check_event) and the workflow locked and ongoing.
+-- With a key (p_key), an event the workflow already has under that key
+-- (sent, consumed or not, and kept as long as the workflow: its events go
+-- with it) makes this send record nothing and change nothing. A rival
+-- sending the same key concurrently holds the workflow's row (the caller's
+-- lock); the unique index events_workflow_key is the arbiter all the same.
+--
+-- Called by: geneva.send_event, geneva.send_hero_event, with the name,
+-- payload and key checked (geneva._check_event) and the workflow locked and
+-- ongoing.
 -- Locks: the workflow's active execution (after the workflow's, which the
 -- caller holds).
+-- Returns true when the event was recorded; false when its key was already
+-- the workflow's.
 create or replace function geneva._send_event(
   p_workflow geneva.workflows,
   p_event text,
-  p_payload jsonb
+  p_payload jsonb,
+  p_key text
 )
-returns void
+returns boolean
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -25,8 +35,18 @@ declare
 begin
   -- the only inserter of events (sql/guards/events_guard.sql)
   perform pg_catalog.set_config('geneva.sending', 'on', true);
-  insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
-  values (p_workflow.id, p_event, p_payload, v_now, session_user);
+  if p_key is null then
+    insert into geneva.events (workflow_id, name, payload, sent_at, sent_by)
+    values (p_workflow.id, p_event, p_payload, v_now, session_user);
+  else
+    insert into geneva.events (workflow_id, name, payload, sent_at, sent_by, key)
+    values (p_workflow.id, p_event, p_payload, v_now, session_user, p_key)
+    on conflict (workflow_id, key) where key is not null do nothing;
+    if not found then
+      perform pg_catalog.set_config('geneva.sending', '', true);
+      return false;
+    end if;
+  end if;
   perform pg_catalog.set_config('geneva.sending', '', true);
 
   select e.* into v_execution
@@ -47,5 +67,6 @@ begin
       perform geneva._ensure_job(p_workflow, v_execution);
     end if;
   end if;
+  return true;
 end;
 $$;

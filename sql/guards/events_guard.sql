@@ -26,8 +26,8 @@ begin
   if tg_op = 'UPDATE'
     and pg_catalog.current_setting('geneva.consuming', true) = 'on'
     and old.consumed_by is null
-    and (new.id, new.workflow_id, new.name, new.payload, new.sent_at, new.sent_by)
-      is not distinct from (old.id, old.workflow_id, old.name, old.payload, old.sent_at, old.sent_by) then
+    and (new.id, new.workflow_id, new.name, new.payload, new.sent_at, new.sent_by, new.key)
+      is not distinct from (old.id, old.workflow_id, old.name, old.payload, old.sent_at, old.sent_by, old.key) then
     return new;
   end if;
   if tg_op = 'DELETE' and pg_catalog.current_setting('geneva.retention', true) = 'on' then

@@ -77,6 +77,9 @@ begin
   v_new.canceled_at := null;
   v_new.hero_missing_at := null;
   v_new.retried_from := p_workflow_id;
+  -- a new run, under the version current now
+  v_new.definition_version := v_definition.version;
+  v_new.started_version := v_definition.version;
 
   -- the only inserters of workflows (sql/guards/workflows_guard_insert.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);

@@ -31,7 +31,11 @@ select
   -- the workflow it retries (geneva.retry_workflow): a workflow's retries
   -- are those whose retried_from is its id (workflows_retried_from); last
   -- with group_name: create or replace view appends columns only
-  w.retried_from
+  w.retried_from,
+  -- the definition's version it follows now, and the one it started
+  -- under (geneva.definition_versions)
+  w.definition_version,
+  w.started_version
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
