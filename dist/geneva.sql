@@ -880,7 +880,11 @@ create table geneva.housekeeping_rounds (
   -- when the last round that found nothing more to do started (-infinity:
   -- never), and what the last round did
   last_run_at timestamptz not null default '-infinity',
-  last_result jsonb
+  last_result jsonb,
+  -- the highest step_executions id housekeeping's runaway check has looked
+  -- at (geneva.housekeep, step 6): each round reads only the executions
+  -- inserted since, not the history
+  runaway_checked_id bigint not null default 0
 );
 
 insert into geneva.housekeeping_rounds default values;
@@ -919,6 +923,12 @@ create table geneva.housekeeping_settings (
   -- Only the schema's owner may lower the floor (an operator may raise it).
   action_retention interval not null default interval '30 days',
   action_retention_floor interval not null default interval '30 days',
+  -- runaway chains (geneva.runaway_workflows): an ongoing workflow with more
+  -- executions than runaway_executions, or one step executed more than
+  -- runaway_repeats times in a row (its attempt), is flagged by
+  -- housekeeping; never stopped
+  runaway_executions integer not null default 1000,
+  runaway_repeats integer not null default 100,
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -930,10 +940,24 @@ create table geneva.housekeeping_settings (
     and action_retention_floor >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
-  constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
+  constraint housekeeping_settings_batch_size_valid check (batch_size > 0),
+  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0)
 );
 
 insert into geneva.housekeeping_settings default values;
+
+-- The workflows housekeeping flagged as runaway chains (geneva.housekeep,
+-- step 6): more executions than the setting runaway_executions, or one step
+-- executed more than runaway_repeats times in a row. A flag is a note for
+-- operators, never an action: the workflow runs on. Read through
+-- geneva.runaway_workflows, which counts each flagged workflow's executions
+-- as they are now and lists the ongoing ones still past the settings.
+-- Written by housekeeping alone; the flags go with their workflow
+-- (retention): sql/guards/runaways_guard.sql.
+create table geneva.runaways (
+  workflow_id bigint primary key references geneva.workflows (id) on delete cascade,
+  flagged_at timestamptz not null
+);
 
 -- Kept counts. The views' cost must not grow with the history or the load,
 -- so what they count is counted as it changes (sql/guards/counts_guard.sql
@@ -1131,7 +1155,8 @@ begin;
 --   limits/       concurrency and rate limits
 --   events/       events sent to workflows
 --   schedules/    cron schedules
---   housekeeping/ recovery of stuck executions, repair, settings
+--   housekeeping/ recovery of stuck executions, repair, runaway flags,
+--                 settings
 --   counts/       the counters the views read, kept by triggers, folded by
 --                 housekeeping
 --   heroes/       the trigger track_hero attaches to an application's table
@@ -1165,7 +1190,8 @@ begin;
 -- idempotency_keys; operator_actions (the action log); limits, limit_keys,
 -- limit_slots, limit_windows; queue_notifications (when each River queue was
 -- last woken); schedules, schedule_firings; housekeeping_settings,
--- housekeeping_rounds; the counters ended_workflow_counts,
+-- housekeeping_rounds; runaways (housekeeping's runaway flags); the
+-- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour. No role but the
 -- owner may touch any; the guards refuse what no function does, even the
@@ -1197,7 +1223,9 @@ begin;
 --   geneva.logging      _log_action (operator_actions_guard)
 --   geneva.housekeeping_settings  set_housekeeping_settings,
 --                       _housekeeping_settings (housekeeping_settings_guard)
---   geneva.housekeeping_rounds    housekeep_if_due (housekeeping_rounds_guard)
+--   geneva.housekeeping_rounds    housekeep_if_due, housekeep (the runaway
+--                       check's mark) (housekeeping_rounds_guard)
+--   geneva.flagging     housekeep: runaway flags written (runaways_guard)
 -- Other settings: geneva.fake_now (the test clock, honoured only where the
 -- owner ran allow_fake_clock(true)); geneva.actor (who the caller says it
 -- is, recorded by _log_action).
@@ -9401,11 +9429,11 @@ $$;
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
 -- geneva.set_housekeeping_settings (the settings, the action log's
--- retention and its floor too), geneva.housekeep_if_due (its interval, no
+-- retention and its floor, the runaway thresholds too), geneva.housekeep_if_due (its interval, no
 -- thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval or one over 1000
--- years, or a retention with p_keep_forever.
+-- action, a non-positive batch size or runaway threshold, a negative
+-- interval or one over 1000 years, or a retention with p_keep_forever.
 create or replace function geneva._check_housekeeping_settings(
   p_retention interval,
   p_stuck_in_progress_after interval,
@@ -9415,7 +9443,9 @@ create or replace function geneva._check_housekeeping_settings(
   p_keep_forever boolean,
   p_round_interval interval,
   p_action_retention interval default null,
-  p_action_retention_floor interval default null
+  p_action_retention_floor interval default null,
+  p_runaway_executions integer default null,
+  p_runaway_repeats integer default null
 )
 returns void
 language plpgsql
@@ -9443,6 +9473,9 @@ begin
   if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
+  if p_runaway_executions < 1 or p_runaway_repeats < 1 then
+    raise exception 'runaway thresholds must be positive' using errcode = '22023';
+  end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
     or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'
     or p_action_retention < interval '0' or p_action_retention_floor < interval '0' then
@@ -9465,7 +9498,9 @@ $$;
 -- scheduled after, recovery action, batch size; the round interval
 -- (geneva.housekeep_if_due's when given none); how long the operators'
 -- actions are kept (action retention) and the least it may be (its floor,
--- which only the schema's owner may lower); and who set them last, when
+-- which only the schema's owner may lower); the runaway thresholds
+-- (geneva.runaway_workflows: executions of a workflow, and of one step in
+-- a row); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -9480,6 +9515,8 @@ returns table (
   round_interval interval,
   action_retention interval,
   action_retention_floor interval,
+  runaway_executions integer,
+  runaway_repeats integer,
   updated_at timestamptz,
   updated_by text
 )
@@ -9489,18 +9526,23 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.round_interval, s.action_retention, s.action_retention_floor, s.updated_at, s.updated_by
+    s.round_interval, s.action_retention, s.action_retention_floor,
+    s.runaway_executions, s.runaway_repeats, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor, the runaway thresholds; who set them, when.';
 
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
 -- (geneva.housekeep_if_due) and geneva.housekeep without arguments; and the
 -- round interval, how long after a round's start the next is due
 -- (geneva.housekeep_if_due given none, as workers call it).
+--
+-- p_runaway_executions and p_runaway_repeats are the runaway thresholds
+-- (geneva.runaway_workflows): a workflow with more executions, or one step
+-- executed more times in a row, is flagged by housekeeping.
 --
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
@@ -9526,8 +9568,8 @@ comment on function geneva.get_housekeeping_settings() is
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval or one over 1000
--- years, or a retention with p_keep_forever
+-- action, a non-positive batch size or runaway threshold, a negative
+-- interval or one over 1000 years, or a retention with p_keep_forever
 -- (geneva._check_housekeeping_settings), or an action retention below the
 -- floor; 42501 for a floor lowered by a role other than the owner. Nothing
 -- is written on any error.
@@ -9540,7 +9582,9 @@ create or replace function geneva.set_housekeeping_settings(
   p_keep_forever boolean default false,
   p_round_interval interval default null,
   p_action_retention interval default null,
-  p_action_retention_floor interval default null
+  p_action_retention_floor interval default null,
+  p_runaway_executions integer default null,
+  p_runaway_repeats integer default null
 )
 returns table (
   retention interval,
@@ -9551,6 +9595,8 @@ returns table (
   round_interval interval,
   action_retention interval,
   action_retention_floor interval,
+  runaway_executions integer,
+  runaway_repeats integer,
   updated_at timestamptz,
   updated_by text
 )
@@ -9564,7 +9610,7 @@ declare
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval, p_action_retention, p_action_retention_floor
+    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats
   );
   v_settings := geneva._housekeeping_settings(); -- (the row is there)
 
@@ -9588,7 +9634,8 @@ begin
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
-    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
+    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null
+    or p_runaway_executions is not null or p_runaway_repeats is not null then
     -- the only writer of the settings (sql/guards/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -9600,6 +9647,8 @@ begin
         round_interval = coalesce(p_round_interval, s.round_interval),
         action_retention = coalesce(p_action_retention, s.action_retention),
         action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
+        runaway_executions = coalesce(p_runaway_executions, s.runaway_executions),
+        runaway_repeats = coalesce(p_runaway_repeats, s.runaway_repeats),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -9612,7 +9661,8 @@ begin
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
         'round_interval', p_round_interval, 'action_retention', p_action_retention,
-        'action_retention_floor', p_action_retention_floor
+        'action_retention_floor', p_action_retention_floor,
+        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -9622,8 +9672,101 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only).';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds.';
+
+-- geneva._flag_runaways: housekeeping's runaway check (manual: keep
+-- workflows short-lived). Flags, in geneva.runaways, the ongoing workflows
+-- with more executions than p_settings.runaway_executions, or whose one step
+-- was executed more than p_settings.runaway_repeats times in a row (an
+-- execution's attempt: reattempts, a resumable step's parts). A flag is a
+-- note for operators (geneva.runaway_workflows), never an action: the
+-- workflow runs on, and its flag stays while it is ongoing.
+--
+-- Cheap whatever the history: it reads only the executions inserted since
+-- the last check (ids above geneva.housekeeping_rounds.runaway_checked_id,
+-- by the primary key, at most p_limit of them, oldest first), and counts the
+-- executions of each workflow among them that is ongoing and not flagged,
+-- by step_executions_workflow_id, stopping at runaway_executions + 1. A
+-- workflow that runs away keeps inserting executions, so each of its new
+-- ones brings it back here: an execution committed after a check passed its
+-- id (ids are drawn before commit) is counted with the workflow's next.
+--
+-- Called by: geneva.housekeep (step 6), under the settings it read.
+-- Locks: the row of geneva.housekeeping_rounds (its mark; a concurrent
+-- round's waits); the flags it inserts.
+-- Returns how many workflows it flagged, and whether it read p_limit
+-- executions (more may wait).
+create or replace function geneva._flag_runaways(
+  p_settings geneva.housekeeping_settings,
+  p_limit integer,
+  out flagged integer,
+  out more boolean
+)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_from bigint;
+  v_to bigint;
+  v_read integer;
+begin
+  select r.runaway_checked_id into v_from from geneva.housekeeping_rounds r where r.singleton for update;
+  v_from := coalesce(v_from, 0);
+
+  perform pg_catalog.set_config('geneva.flagging', 'on', true);
+  with fresh as (
+    select e.id, e.workflow_id, e.attempt
+    from geneva.step_executions e
+    where e.id > v_from
+    order by e.id
+    limit p_limit
+  ),
+  touched as (
+    select f.workflow_id, max(f.attempt) as repeats
+    from fresh f
+    group by f.workflow_id
+  ),
+  runaway as (
+    select t.workflow_id
+    from touched t
+    join geneva.workflows w on w.id = t.workflow_id
+    where w.finished_at is null and w.canceled_at is null
+      and not exists (select from geneva.runaways r where r.workflow_id = t.workflow_id)
+      and (
+        t.repeats > p_settings.runaway_repeats
+        or (
+          select count(*)
+          from (
+            select from geneva.step_executions e
+            where e.workflow_id = t.workflow_id
+            limit p_settings.runaway_executions + 1
+          ) c
+        ) > p_settings.runaway_executions
+      )
+  ),
+  flags as (
+    insert into geneva.runaways (workflow_id, flagged_at)
+    select r.workflow_id, v_now from runaway r
+    on conflict (workflow_id) do nothing
+    returning 1
+  )
+  select (select count(*) from flags), (select max(f.id) from fresh f), (select count(*) from fresh f)
+  into flagged, v_to, v_read;
+  perform pg_catalog.set_config('geneva.flagging', '', true);
+
+  if v_to is not null then
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
+    update geneva.housekeeping_rounds r
+    set runaway_checked_id = greatest(r.runaway_checked_id, v_to)
+    where r.singleton;
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
+  end if;
+  more := v_read = p_limit;
+end;
+$$;
 
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
@@ -9665,20 +9808,26 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --    that have passed, and the rows (geneva.limit_keys, geneva.limit_slots)
 --    of up to the batch size of keys with no slot held, no one waiting and
 --    no window. Executions waiting for a slot are never recovered as stuck.
--- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+-- 5. Flags runaway chains (geneva._flag_runaways: the settings
+--    runaway_executions and runaway_repeats; geneva.runaway_workflows):
+--    reads the executions inserted since the last round's check, up to 100
+--    times the batch size. Flagged workflows run on.
+-- 6. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
 -- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
--- the settings row is read, not locked. A round given any argument is an
+-- the settings row is read, not locked; the row of
+-- geneva.housekeeping_rounds (the runaway check's mark), waiting for a
+-- worker's round that holds it. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
--- "orphans_repaired", "more"}; "more"
+-- "orphans_repaired", "runaways_flagged", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
@@ -9720,6 +9869,8 @@ declare
   v_keys integer := 0;
   v_result jsonb;
   v_key text;
+  v_runaways integer;
+  v_runaways_more boolean;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -9881,7 +10032,13 @@ begin
   end loop;
   perform pg_catalog.set_config('geneva.limiting', '', true);
 
-  -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- 6. runaway chains: the workflows the executions inserted since the last
+  -- check belong to, flagged when past the settings (never stopped)
+  select f.flagged, f.more into v_runaways, v_runaways_more
+  from geneva._flag_runaways(v_settings, least(v_batch_size::bigint * 100, 2147483647)::integer) f;
+  v_full := v_full or v_runaways_more;
+
+  -- 7. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
@@ -9894,6 +10051,7 @@ begin
     'idempotency_keys_cleaned_up', v_keys,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
+    'runaways_flagged', v_runaways,
     'more', v_full
   );
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
@@ -11095,7 +11253,7 @@ execute function geneva._trg_workflow_definitions_guard();
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
 -- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
--- schedule_firings, operator_actions, idempotency_keys and the kept counts'
+-- schedule_firings, operator_actions, idempotency_keys, runaways and the kept counts'
 -- five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
@@ -11209,6 +11367,11 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.limit_windows
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.runaways
 for each statement
 execute function geneva._trg_truncate_guard();
 
@@ -11536,6 +11699,45 @@ before insert or update or delete on geneva.idempotency_keys
 for each row
 execute function geneva._trg_idempotency_keys_guard();
 
+-- geneva._trg_runaways_guard: the runaway flags are housekeeping's alone.
+-- Refused for every role, the owner included (the others have no privilege
+-- on the table at all): inserting, updating or deleting a flag other than
+-- through geneva.housekeep's runaway check (which sets geneva.flagging to
+-- 'on', transaction-local, around its writes), or deleting one other than
+-- with its workflow (housekeeping's retention, geneva.retention 'on'). A
+-- forged or erased flag would hide a runaway chain from its operators, or
+-- show one that is not. TRUNCATE has its own guard (truncate_guard).
+--
+-- Fired by: the trigger runaways_guard, before insert, update or delete on
+-- geneva.runaways, for each row.
+-- Raises: 55000, naming the workflow.
+create or replace function geneva._trg_runaways_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.current_setting('geneva.flagging', true) = 'on' then
+    return case when tg_op = 'DELETE' then old else new end;
+  end if;
+  if tg_op = 'DELETE' and pg_catalog.current_setting('geneva.retention', true) = 'on' then
+    return old;
+  end if;
+  raise exception 'the runaway flag of workflow % cannot be % by hand',
+    case when tg_op = 'DELETE' then old.workflow_id else new.workflow_id end,
+    case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end
+    using errcode = '55000',
+          hint = 'Housekeeping flags runaway chains (geneva.housekeep); see geneva.runaway_workflows.',
+          table = 'runaways';
+end;
+$$;
+
+create or replace trigger runaways_guard
+before insert or update or delete on geneva.runaways
+for each row
+execute function geneva._trg_runaways_guard();
+
 
 -- Views, last.
 -- geneva.workflow_counts: how many workflows of each type are in each state.
@@ -11713,6 +11915,56 @@ where (
 
 comment on view geneva.stuck_executions is
 'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default: the housekeeping settings).';
+
+-- geneva.runaway_workflows: the ongoing workflows housekeeping flagged as
+-- runaway chains (geneva._flag_runaways, each round): more executions than
+-- the setting runaway_executions (1000 unless an operator set another), or
+-- one step executed more than runaway_repeats times in a row (100). Such a
+-- workflow is not stopped: the list is for operators to look at (the
+-- manual: a workflow should end; one that polls or retries for months is
+-- better a schedule creating fresh workflows).
+--
+-- Per workflow: its type, hero and state; executions, all it has now;
+-- step_name and repeats, the step executed most times in a row (its
+-- highest attempt; the latest when two tie); when it was flagged. A flagged
+-- workflow is listed while it is ongoing and still past a threshold (raised
+-- thresholds hide it at once).
+--
+-- For dashboards (the Stuck page), `geneva stuck` and the metric
+-- runaway_workflows (geneva.engine_metrics). Reads the flags only, then
+-- each flagged workflow's executions (step_executions_workflow_id): its
+-- cost follows the flagged workflows, not all of them.
+create or replace view geneva.runaway_workflows as
+select
+  r.workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  c.executions,
+  m.step_name,
+  m.repeats,
+  r.flagged_at
+from geneva.runaways r
+join geneva.workflows w on w.id = r.workflow_id
+cross join lateral (
+  select count(*) as executions from geneva.step_executions e where e.workflow_id = r.workflow_id
+) c
+cross join lateral (
+  select e.step_name, e.attempt as repeats
+  from geneva.step_executions e
+  where e.workflow_id = r.workflow_id
+  order by e.attempt desc, e.id desc
+  limit 1
+) m
+cross join lateral (
+  select s.runaway_executions, s.runaway_repeats from geneva.housekeeping_settings s where s.singleton
+) s
+where w.finished_at is null and w.canceled_at is null
+  and (c.executions > s.runaway_executions or m.repeats > s.runaway_repeats);
+
+comment on view geneva.runaway_workflows is
+'Ongoing workflows housekeeping flagged as runaway chains: more executions than the setting runaway_executions, or one step more than runaway_repeats times in a row. Flagged, never stopped.';
 
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
 -- waited for a worker (queue lag: started - scheduled) and how long it ran,
@@ -12066,6 +12318,9 @@ comment on view geneva.queue_lag is
 --   paused_workflows     paused workflows per type; label: the class of the
 --                        error that paused them ('' for an operator's pause).
 --   stuck_executions     geneva.stuck_executions per type; label: the state.
+--   runaway_workflows    geneva.runaway_workflows per type (flagged runaway
+--                        chains: too many executions, or one step repeated
+--                        too often).
 --   queue_due_steps      per queue (label): scheduled executions of ready
 --                        workflows that are due (scheduled_for <= now);
 --                        every queue of a definition has a row, 0 when none.
@@ -12083,6 +12338,7 @@ comment on view geneva.queue_lag is
 -- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
+-- the runaway flags (and the flagged workflows' executions),
 -- and the ended executions' counts kept per minute
 -- (ended_executions_by_minute and ended_execution_deltas): its cost
 -- follows the ongoing workflows, not the history nor the load. (geneva.now()
@@ -12118,6 +12374,10 @@ union all
 select 'stuck_executions', s.workflow_type, null, s.state, count(*)
 from geneva.stuck_executions s
 group by s.workflow_type, s.state
+union all
+select 'runaway_workflows', r.workflow_type, null, null, count(*)
+from geneva.runaway_workflows r
+group by r.workflow_type
 union all
 select 'queue_due_steps', null, null, q.queue, count(due.scheduled_for)
 from queues q
@@ -12477,6 +12737,7 @@ grant select on
   geneva.paused_workflows,
   geneva.orphan_workflows,
   geneva.stuck_executions,
+  geneva.runaway_workflows,
   geneva.workflow_timeline,
   geneva.step_stats,
   geneva.engine_metrics,
