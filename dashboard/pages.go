@@ -501,6 +501,12 @@ type stuckData struct {
 	Stuck             []*goclient.StuckExecution
 	Total             int64
 	Max               int
+	// Runaways are the workflows housekeeping flagged as runaway chains
+	// (geneva.runaway_workflows, at most Max), past RunawayExecutions
+	// executions or RunawayRepeats of one step in a row (the settings)
+	Runaways          []*goclient.RunawayWorkflow
+	RunawayExecutions int
+	RunawayRepeats    int
 }
 
 func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
@@ -513,6 +519,7 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)
 		d.SettingRound = humanDuration(settings.RoundInterval)
 		d.SettingActions = humanDuration(settings.ActionRetention) + ", at least " + humanDuration(settings.ActionRetentionFloor)
+		d.RunawayExecutions, d.RunawayRepeats = settings.RunawayExecutions, settings.RunawayRepeats
 	}
 	var (
 		list  []*goclient.StuckExecution
@@ -520,6 +527,9 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	)
 	if err == nil {
 		list, total, err = h.stuckExecutions(r.Context(), d.InProgressAfter, d.ScheduledAfter)
+	}
+	if err == nil {
+		d.Runaways, err = h.client.RunawayWorkflows(r.Context(), maxStuck)
 	}
 	if err != nil {
 		p := h.newPage(r, "Stuck", "stuck", d)

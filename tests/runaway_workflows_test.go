@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -130,4 +132,43 @@ func TestRunawaySettings(t *testing.T) {
 		"select runaway_executions, runaway_repeats from geneva.set_housekeeping_settings(p_runaway_repeats => 20)").Scan(&executions, &repeats))
 	require.Equal(t, 1000, executions)
 	require.Equal(t, 20, repeats)
+}
+
+// docs/operating.md's runaway example runs: its settings flag a step
+// reattempted 20 times (21 in a row), and its query lists it.
+func TestRunawayDocsExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/operating.md")
+	require.NoError(t, err)
+	text := string(doc)
+	start := strings.Index(text, "**Runaway chains.**")
+	require.GreaterOrEqual(t, start, 0)
+	block := text[start:]
+	block = block[strings.Index(block, "```sql\n")+len("```sql\n"):]
+	block = block[:strings.Index(block, "```")]
+	statements := strings.Split(strings.ReplaceAll(block, "\n  ", "\n"), ";\n")
+	require.Len(t, statements, 3, "two statements and the end")
+
+	b := setup(t)
+	_, err = b.conn.Exec(b.ctx, statements[0])
+	require.NoError(t, err)
+	b.define(t, "Poll", `{"steps": [{"name": "poll"}, {"name": "done"}]}`)
+	poll := b.create(t, "Poll", "p")
+	for range 20 {
+		b.complete(t, b.run(t, poll).ExecutionID, "reattempt", nil)
+	}
+	calm := b.create(t, "Poll", "q")
+	for range 19 {
+		b.complete(t, b.run(t, calm).ExecutionID, "reattempt", nil)
+	}
+	_, err = b.conn.Exec(b.ctx, "select geneva.housekeep()")
+	require.NoError(t, err)
+	type row struct {
+		WorkflowID   int64
+		WorkflowType string
+		Executions   int64
+		StepName     string
+		Repeats      int
+	}
+	require.Equal(t, []row{{poll, "Poll", 21, "poll", 21}}, viewRows[row](t, b, statements[1]))
 }
