@@ -461,6 +461,10 @@ create table geneva.workflow_definitions (
   -- each step's await timeout (its "await"'s "timeout"), NULL for a step
   -- that awaits no event: parsed once here, read when a step is scheduled
   step_await_timeouts interval [] not null,
+  -- each step's offset from the workflow's start (its "after"): the step is
+  -- due no earlier than the workflow's created_at plus it; NULL for a step
+  -- without one
+  step_afters interval [] not null,
   -- each step's River queue: the type's queue for a step the Go worker runs,
   -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
   -- the stock worker runs (so that Go workers never fetch it)
@@ -479,7 +483,7 @@ create table geneva.workflow_definitions (
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
-    and cardinality(step_names) = cardinality(step_queues)
+    and cardinality(step_names) = cardinality(step_queues) and cardinality(step_names) = cardinality(step_afters)
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
@@ -3728,7 +3732,8 @@ $$;
 --
 -- Per element (the arrays are parallel):
 --   p_moves  next    the step after p_step_names in the current step list,
---                    after that step's own wait; finish when it is the last
+--                    after that step's own wait (and no earlier than the
+--                    workflow's created_at plus its "after"); finish when it is the last
 --                    step; pause when it is no longer defined (a deploy
 --                    removed it while it ran: the workflow stops rather than
 --                    skip what remains)
@@ -3826,7 +3831,7 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
@@ -3860,7 +3865,10 @@ begin
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_waits[r.idx + 1] else r.wait end
+      -- (a step's "after" counts from the workflow's start: the later of
+      -- that and its wait; at once when it has passed)
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
+        then greatest(r.step_waits[r.idx + 1], r.created_at + r.step_afters[r.idx + 1] - v_now) else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
@@ -4749,7 +4757,10 @@ $$;
 -- list from their next transition on.
 --
 -- The definition (docs/sql-api.md) lists the steps in run order, each with its
--- name and optional wait, skip_if, on_exception and await (an event the step
+-- name and optional wait, after (an offset from the workflow's start: the
+-- step is due no earlier than its created_at plus it, the later of that and
+-- its wait; an interval or seconds, as a wait), skip_if, on_exception and
+-- await (an event the step
 -- waits for after its wait: {"event": name, "timeout": interval or seconds,
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
@@ -4782,7 +4793,7 @@ $$;
 -- 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
--- duplicate step names, a bad wait or skip_if, an await without an event
+-- duplicate step names, a bad wait, after or skip_if, an await without an event
 -- name or a timeout, with an unknown key or on_timeout, or a timeout over
 -- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
@@ -4817,6 +4828,7 @@ declare
   v_names text[] := '{}';
   v_waits interval[] := '{}';
   v_timeouts interval[] := '{}';
+  v_afters interval[] := '{}';
   v_await jsonb;
   v_policy jsonb;
   -- the queue's and the priority's defaults, written only here: everything
@@ -4894,10 +4906,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
+      if v_key not in ('name', 'wait', 'after', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception, await, limits and http.';
+                hint = 'Step keys are name, wait, after, skip_if, on_exception, await, limits and http.';
       end if;
     end loop;
 
@@ -4909,6 +4921,9 @@ begin
     v_where := format('definition of %s: step %s', p_workflow_type, v_name);
     if v_step ? 'wait' then
       perform geneva._parse_wait(v_step -> 'wait', v_where);
+    end if;
+    if v_step ? 'after' then
+      perform geneva._parse_wait(v_step -> 'after', v_where || ': after');
     end if;
 
     if v_step ? 'skip_if'
@@ -4997,8 +5012,12 @@ begin
     coalesce(array_agg(
       case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
       order by s.n
+    ), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'after' then geneva._parse_wait(s.step -> 'after', '') end
+      order by s.n
     ), '{}')
-  into v_names, v_waits, v_timeouts
+  into v_names, v_waits, v_timeouts, v_afters
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name
   from (
@@ -5100,10 +5119,10 @@ begin
   -- the only writer of definitions (sql/guards/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_queues, queue,
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_afters, step_queues, queue,
     priority, may_proceed_without_hero, idempotency_ttl, version, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queues, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_afters, v_queues, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
     v_idempotency_ttl, 1, v_now, v_now
   )
@@ -5112,6 +5131,7 @@ begin
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
     step_await_timeouts = excluded.step_await_timeouts,
+    step_afters = excluded.step_afters,
     step_queues = excluded.step_queues,
     queue = excluded.queue,
     priority = excluded.priority,
@@ -5516,14 +5536,16 @@ begin
     v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
     perform geneva._schedule_step(
-      v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
+      v_workflow, v_definition, v_first_step,
+      v_now + greatest(v_definition.step_waits[1], v_definition.step_afters[1]), true, p_await => true
     );
     return v_result;
   end if;
 
   -- behind the key's waiters, when it has some (see above): a step due now
   -- that awaits no event
-  if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
+  if greatest(v_definition.step_waits[1], v_definition.step_afters[1]) <= interval '0'
+    and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
     with k as materialized (
       select u.ord,
@@ -12193,7 +12215,8 @@ comment on view geneva.step_errors is
 'Step executions that ended with an error, and whether each is its workflow''s latest one.';
 
 -- geneva.definition_steps: the steps of each registered workflow type, in
--- run order, with what each does: the wait before it, its queue (the
+-- run order, with what each does: the wait before it (and its offset from
+-- the workflow's start, after, last), its queue (the
 -- type's, or an HTTP step's own), an HTTP step's endpoint, the definition's
 -- version; the event it awaits (await_event), how long (await_timeout) and
 -- what its timeout then does (on_timeout: run, cancel, pause or skip); the
@@ -12222,7 +12245,8 @@ select
   case when j.step ? 'await' then coalesce(j.step -> 'await' ->> 'on_timeout', 'run') end as on_timeout,
   case when j.step ? 'limits' then array(select jsonb_array_elements_text(j.step -> 'limits')) end as limits,
   j.step -> 'skip_if' as skip_if,
-  j.step -> 'on_exception' as on_exception
+  j.step -> 'on_exception' as on_exception,
+  d.step_afters[s.position] as after
 from geneva.workflow_definitions d
 cross join lateral unnest(d.step_names) with ordinality as s(step_name, position)
 cross join lateral (select d.definition -> 'steps' -> (s.position::integer - 1) as step) j;

@@ -706,3 +706,16 @@ func TestHousekeepingSettings(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// DefinitionSteps reads a step's offset from the workflow's start.
+func TestDefinitionStepsAfter(t *testing.T) {
+	t.Parallel()
+	ctx, pool, client, _ := setup(t)
+	_, err := pool.Exec(ctx, `select geneva.define_workflow('Trial', '{"steps": [{"name": "welcome"}, {"name": "remind", "after": "15 days"}]}')`)
+	require.NoError(t, err)
+	steps, err := client.DefinitionSteps(ctx, "Trial")
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	require.Nil(t, steps[0].After)
+	require.Equal(t, 15*24*time.Hour, *steps[1].After)
+}
