@@ -512,6 +512,12 @@ type stuckData struct {
 	// Unserved are the executions due on a queue no worker serves
 	// (geneva.workflow_blockers' reason "queue"), at most Max.
 	Unserved []*blockerRow
+	// Runaways are the workflows housekeeping flagged as runaway chains
+	// (geneva.runaway_workflows, at most Max), past RunawayExecutions
+	// executions or RunawayRepeats of one step in a row (the settings)
+	Runaways          []*goclient.RunawayWorkflow
+	RunawayExecutions int
+	RunawayRepeats    int
 }
 
 func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
@@ -524,6 +530,7 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)
 		d.SettingRound = humanDuration(settings.RoundInterval)
 		d.SettingActions = humanDuration(settings.ActionRetention) + ", at least " + humanDuration(settings.ActionRetentionFloor)
+		d.RunawayExecutions, d.RunawayRepeats = settings.RunawayExecutions, settings.RunawayRepeats
 	}
 	var (
 		list  []*goclient.StuckExecution
@@ -534,6 +541,9 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		d.Unserved, err = h.blockers(r.Context(), &goclient.WorkflowBlockersParams{Reason: goclient.BlockerQueue, Limit: maxStuck})
+	}
+	if err == nil {
+		d.Runaways, err = h.client.RunawayWorkflows(r.Context(), maxStuck)
 	}
 	if err != nil {
 		p := h.newPage(r, "Stuck", "stuck", d)

@@ -461,6 +461,10 @@ create table geneva.workflow_definitions (
   -- each step's await timeout (its "await"'s "timeout"), NULL for a step
   -- that awaits no event: parsed once here, read when a step is scheduled
   step_await_timeouts interval [] not null,
+  -- each step's offset from the workflow's start (its "after"): the step is
+  -- due no earlier than the workflow's created_at plus it; NULL for a step
+  -- without one
+  step_afters interval [] not null,
   -- each step's River queue: the type's queue for a step the Go worker runs,
   -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
   -- the stock worker runs (so that Go workers never fetch it)
@@ -479,7 +483,7 @@ create table geneva.workflow_definitions (
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
-    and cardinality(step_names) = cardinality(step_queues)
+    and cardinality(step_names) = cardinality(step_queues) and cardinality(step_names) = cardinality(step_afters)
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
@@ -906,7 +910,11 @@ create table geneva.housekeeping_rounds (
   -- when the last round that found nothing more to do started (-infinity:
   -- never), and what the last round did
   last_run_at timestamptz not null default '-infinity',
-  last_result jsonb
+  last_result jsonb,
+  -- the highest step_executions id housekeeping's runaway check has looked
+  -- at (geneva.housekeep, step 6): each round reads only the executions
+  -- inserted since, not the history
+  runaway_checked_id bigint not null default 0
 );
 
 insert into geneva.housekeeping_rounds default values;
@@ -945,6 +953,12 @@ create table geneva.housekeeping_settings (
   -- Only the schema's owner may lower the floor (an operator may raise it).
   action_retention interval not null default interval '30 days',
   action_retention_floor interval not null default interval '30 days',
+  -- runaway chains (geneva.runaway_workflows): an ongoing workflow with more
+  -- executions than runaway_executions, or one step executed more than
+  -- runaway_repeats times in a row (its attempt), is flagged by
+  -- housekeeping; never stopped
+  runaway_executions integer not null default 1000,
+  runaway_repeats integer not null default 100,
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -956,10 +970,24 @@ create table geneva.housekeeping_settings (
     and action_retention_floor >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
-  constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
+  constraint housekeeping_settings_batch_size_valid check (batch_size > 0),
+  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0)
 );
 
 insert into geneva.housekeeping_settings default values;
+
+-- The workflows housekeeping flagged as runaway chains (geneva.housekeep,
+-- step 6): more executions than the setting runaway_executions, or one step
+-- executed more than runaway_repeats times in a row. A flag is a note for
+-- operators, never an action: the workflow runs on. Read through
+-- geneva.runaway_workflows, which counts each flagged workflow's executions
+-- as they are now and lists the ongoing ones still past the settings.
+-- Written by housekeeping alone; the flags go with their workflow
+-- (retention): sql/guards/runaways_guard.sql.
+create table geneva.runaways (
+  workflow_id bigint primary key references geneva.workflows (id) on delete cascade,
+  flagged_at timestamptz not null
+);
 
 -- Kept counts. The views' cost must not grow with the history or the load,
 -- so what they count is counted as it changes (sql/guards/counts_guard.sql
@@ -1157,7 +1185,8 @@ begin;
 --   limits/       concurrency and rate limits
 --   events/       events sent to workflows
 --   schedules/    cron schedules
---   housekeeping/ recovery of stuck executions, repair, settings
+--   housekeeping/ recovery of stuck executions, repair, runaway flags,
+--                 settings
 --   counts/       the counters the views read, kept by triggers, folded by
 --                 housekeeping
 --   heroes/       the trigger track_hero attaches to an application's table
@@ -1191,7 +1220,8 @@ begin;
 -- idempotency_keys; operator_actions (the action log); limits, limit_keys,
 -- limit_slots, limit_windows; queue_notifications (when each River queue was
 -- last woken); schedules, schedule_firings; housekeeping_settings,
--- housekeeping_rounds; the counters ended_workflow_counts,
+-- housekeeping_rounds; runaways (housekeeping's runaway flags); the
+-- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour. No role but the
 -- owner may touch any; the guards refuse what no function does, even the
@@ -1223,7 +1253,9 @@ begin;
 --   geneva.logging      _log_action (operator_actions_guard)
 --   geneva.housekeeping_settings  set_housekeeping_settings,
 --                       _housekeeping_settings (housekeeping_settings_guard)
---   geneva.housekeeping_rounds    housekeep_if_due (housekeeping_rounds_guard)
+--   geneva.housekeeping_rounds    housekeep_if_due, housekeep (the runaway
+--                       check's mark) (housekeeping_rounds_guard)
+--   geneva.flagging     housekeep: runaway flags written (runaways_guard)
 -- Other settings: geneva.fake_now (the test clock, honoured only where the
 -- owner ran allow_fake_clock(true)); geneva.actor (who the caller says it
 -- is, recorded by _log_action).
@@ -3733,7 +3765,8 @@ $$;
 --
 -- Per element (the arrays are parallel):
 --   p_moves  next    the step after p_step_names in the current step list,
---                    after that step's own wait; finish when it is the last
+--                    after that step's own wait (and no earlier than the
+--                    workflow's created_at plus its "after"); finish when it is the last
 --                    step; pause when it is no longer defined (a deploy
 --                    removed it while it ran: the workflow stops rather than
 --                    skip what remains)
@@ -3831,7 +3864,7 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
@@ -3865,7 +3898,10 @@ begin
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_waits[r.idx + 1] else r.wait end
+      -- (a step's "after" counts from the workflow's start: the later of
+      -- that and its wait; at once when it has passed)
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
+        then greatest(r.step_waits[r.idx + 1], r.created_at + r.step_afters[r.idx + 1] - v_now) else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
@@ -4754,7 +4790,10 @@ $$;
 -- list from their next transition on.
 --
 -- The definition (docs/sql-api.md) lists the steps in run order, each with its
--- name and optional wait, skip_if, on_exception and await (an event the step
+-- name and optional wait, after (an offset from the workflow's start: the
+-- step is due no earlier than its created_at plus it, the later of that and
+-- its wait; an interval or seconds, as a wait), skip_if, on_exception and
+-- await (an event the step
 -- waits for after its wait: {"event": name, "timeout": interval or seconds,
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
@@ -4788,7 +4827,7 @@ $$;
 -- 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
--- duplicate step names, a bad wait or skip_if, an await without an event
+-- duplicate step names, a bad wait, after or skip_if, an await without an event
 -- name or a timeout, with an unknown key or on_timeout, or a timeout over
 -- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
@@ -4823,6 +4862,7 @@ declare
   v_names text[] := '{}';
   v_waits interval[] := '{}';
   v_timeouts interval[] := '{}';
+  v_afters interval[] := '{}';
   v_await jsonb;
   v_policy jsonb;
   -- the queue's and the priority's defaults, written only here: everything
@@ -4900,10 +4940,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
+      if v_key not in ('name', 'wait', 'after', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception, await, limits and http.';
+                hint = 'Step keys are name, wait, after, skip_if, on_exception, await, limits and http.';
       end if;
     end loop;
 
@@ -4915,6 +4955,9 @@ begin
     v_where := format('definition of %s: step %s', p_workflow_type, v_name);
     if v_step ? 'wait' then
       perform geneva._parse_wait(v_step -> 'wait', v_where);
+    end if;
+    if v_step ? 'after' then
+      perform geneva._parse_wait(v_step -> 'after', v_where || ': after');
     end if;
 
     if v_step ? 'skip_if'
@@ -5003,8 +5046,12 @@ begin
     coalesce(array_agg(
       case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
       order by s.n
+    ), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'after' then geneva._parse_wait(s.step -> 'after', '') end
+      order by s.n
     ), '{}')
-  into v_names, v_waits, v_timeouts
+  into v_names, v_waits, v_timeouts, v_afters
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name
   from (
@@ -5106,10 +5153,10 @@ begin
   -- the only writer of definitions (sql/guards/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_queues, queue,
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_afters, step_queues, queue,
     priority, may_proceed_without_hero, idempotency_ttl, version, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queues, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_afters, v_queues, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
     v_idempotency_ttl, 1, v_now, v_now
   )
@@ -5118,6 +5165,7 @@ begin
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
     step_await_timeouts = excluded.step_await_timeouts,
+    step_afters = excluded.step_afters,
     step_queues = excluded.step_queues,
     queue = excluded.queue,
     priority = excluded.priority,
@@ -5536,14 +5584,16 @@ begin
     v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
     perform geneva._schedule_step(
-      v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
+      v_workflow, v_definition, v_first_step,
+      v_now + greatest(v_definition.step_waits[1], v_definition.step_afters[1]), true, p_await => true
     );
     return v_result;
   end if;
 
   -- behind the key's waiters, when it has some (see above): a step due now
   -- that awaits no event
-  if v_definition.step_waits[1] <= interval '0' and v_definition.step_await_timeouts[1] is null
+  if greatest(v_definition.step_waits[1], v_definition.step_afters[1]) <= interval '0'
+    and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
     with k as materialized (
       select u.ord,
@@ -9561,11 +9611,11 @@ $$;
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
 -- geneva.set_housekeeping_settings (the settings, the action log's
--- retention and its floor too), geneva.housekeep_if_due (its interval, no
+-- retention and its floor, the runaway thresholds too), geneva.housekeep_if_due (its interval, no
 -- thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval or one over 1000
--- years, or a retention with p_keep_forever.
+-- action, a non-positive batch size or runaway threshold, a negative
+-- interval or one over 1000 years, or a retention with p_keep_forever.
 create or replace function geneva._check_housekeeping_settings(
   p_retention interval,
   p_stuck_in_progress_after interval,
@@ -9575,7 +9625,9 @@ create or replace function geneva._check_housekeeping_settings(
   p_keep_forever boolean,
   p_round_interval interval,
   p_action_retention interval default null,
-  p_action_retention_floor interval default null
+  p_action_retention_floor interval default null,
+  p_runaway_executions integer default null,
+  p_runaway_repeats integer default null
 )
 returns void
 language plpgsql
@@ -9603,6 +9655,9 @@ begin
   if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
+  if p_runaway_executions < 1 or p_runaway_repeats < 1 then
+    raise exception 'runaway thresholds must be positive' using errcode = '22023';
+  end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
     or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'
     or p_action_retention < interval '0' or p_action_retention_floor < interval '0' then
@@ -9625,7 +9680,9 @@ $$;
 -- scheduled after, recovery action, batch size; the round interval
 -- (geneva.housekeep_if_due's when given none); how long the operators'
 -- actions are kept (action retention) and the least it may be (its floor,
--- which only the schema's owner may lower); and who set them last, when
+-- which only the schema's owner may lower); the runaway thresholds
+-- (geneva.runaway_workflows: executions of a workflow, and of one step in
+-- a row); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -9640,6 +9697,8 @@ returns table (
   round_interval interval,
   action_retention interval,
   action_retention_floor interval,
+  runaway_executions integer,
+  runaway_repeats integer,
   updated_at timestamptz,
   updated_by text
 )
@@ -9649,18 +9708,23 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.round_interval, s.action_retention, s.action_retention_floor, s.updated_at, s.updated_by
+    s.round_interval, s.action_retention, s.action_retention_floor,
+    s.runaway_executions, s.runaway_repeats, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor, the runaway thresholds; who set them, when.';
 
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
 -- (geneva.housekeep_if_due) and geneva.housekeep without arguments; and the
 -- round interval, how long after a round's start the next is due
 -- (geneva.housekeep_if_due given none, as workers call it).
+--
+-- p_runaway_executions and p_runaway_repeats are the runaway thresholds
+-- (geneva.runaway_workflows): a workflow with more executions, or one step
+-- executed more times in a row, is flagged by housekeeping.
 --
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
@@ -9686,8 +9750,8 @@ comment on function geneva.get_housekeeping_settings() is
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval or one over 1000
--- years, or a retention with p_keep_forever
+-- action, a non-positive batch size or runaway threshold, a negative
+-- interval or one over 1000 years, or a retention with p_keep_forever
 -- (geneva._check_housekeeping_settings), or an action retention below the
 -- floor; 42501 for a floor lowered by a role other than the owner. Nothing
 -- is written on any error.
@@ -9700,7 +9764,9 @@ create or replace function geneva.set_housekeeping_settings(
   p_keep_forever boolean default false,
   p_round_interval interval default null,
   p_action_retention interval default null,
-  p_action_retention_floor interval default null
+  p_action_retention_floor interval default null,
+  p_runaway_executions integer default null,
+  p_runaway_repeats integer default null
 )
 returns table (
   retention interval,
@@ -9711,6 +9777,8 @@ returns table (
   round_interval interval,
   action_retention interval,
   action_retention_floor interval,
+  runaway_executions integer,
+  runaway_repeats integer,
   updated_at timestamptz,
   updated_by text
 )
@@ -9724,7 +9792,7 @@ declare
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval, p_action_retention, p_action_retention_floor
+    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats
   );
   v_settings := geneva._housekeeping_settings(); -- (the row is there)
 
@@ -9748,7 +9816,8 @@ begin
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
-    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
+    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null
+    or p_runaway_executions is not null or p_runaway_repeats is not null then
     -- the only writer of the settings (sql/guards/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -9760,6 +9829,8 @@ begin
         round_interval = coalesce(p_round_interval, s.round_interval),
         action_retention = coalesce(p_action_retention, s.action_retention),
         action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
+        runaway_executions = coalesce(p_runaway_executions, s.runaway_executions),
+        runaway_repeats = coalesce(p_runaway_repeats, s.runaway_repeats),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -9772,7 +9843,8 @@ begin
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
         'round_interval', p_round_interval, 'action_retention', p_action_retention,
-        'action_retention_floor', p_action_retention_floor
+        'action_retention_floor', p_action_retention_floor,
+        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -9782,8 +9854,101 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only).';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds.';
+
+-- geneva._flag_runaways: housekeeping's runaway check (manual: keep
+-- workflows short-lived). Flags, in geneva.runaways, the ongoing workflows
+-- with more executions than p_settings.runaway_executions, or whose one step
+-- was executed more than p_settings.runaway_repeats times in a row (an
+-- execution's attempt: reattempts, a resumable step's parts). A flag is a
+-- note for operators (geneva.runaway_workflows), never an action: the
+-- workflow runs on, and its flag stays while it is ongoing.
+--
+-- Cheap whatever the history: it reads only the executions inserted since
+-- the last check (ids above geneva.housekeeping_rounds.runaway_checked_id,
+-- by the primary key, at most p_limit of them, oldest first), and counts the
+-- executions of each workflow among them that is ongoing and not flagged,
+-- by step_executions_workflow_id, stopping at runaway_executions + 1. A
+-- workflow that runs away keeps inserting executions, so each of its new
+-- ones brings it back here: an execution committed after a check passed its
+-- id (ids are drawn before commit) is counted with the workflow's next.
+--
+-- Called by: geneva.housekeep (step 6), under the settings it read.
+-- Locks: the row of geneva.housekeeping_rounds (its mark; a concurrent
+-- round's waits); the flags it inserts.
+-- Returns how many workflows it flagged, and whether it read p_limit
+-- executions (more may wait).
+create or replace function geneva._flag_runaways(
+  p_settings geneva.housekeeping_settings,
+  p_limit integer,
+  out flagged integer,
+  out more boolean
+)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_from bigint;
+  v_to bigint;
+  v_read integer;
+begin
+  select r.runaway_checked_id into v_from from geneva.housekeeping_rounds r where r.singleton for update;
+  v_from := coalesce(v_from, 0);
+
+  perform pg_catalog.set_config('geneva.flagging', 'on', true);
+  with fresh as (
+    select e.id, e.workflow_id, e.attempt
+    from geneva.step_executions e
+    where e.id > v_from
+    order by e.id
+    limit p_limit
+  ),
+  touched as (
+    select f.workflow_id, max(f.attempt) as repeats
+    from fresh f
+    group by f.workflow_id
+  ),
+  runaway as (
+    select t.workflow_id
+    from touched t
+    join geneva.workflows w on w.id = t.workflow_id
+    where w.finished_at is null and w.canceled_at is null
+      and not exists (select from geneva.runaways r where r.workflow_id = t.workflow_id)
+      and (
+        t.repeats > p_settings.runaway_repeats
+        or (
+          select count(*)
+          from (
+            select from geneva.step_executions e
+            where e.workflow_id = t.workflow_id
+            limit p_settings.runaway_executions + 1
+          ) c
+        ) > p_settings.runaway_executions
+      )
+  ),
+  flags as (
+    insert into geneva.runaways (workflow_id, flagged_at)
+    select r.workflow_id, v_now from runaway r
+    on conflict (workflow_id) do nothing
+    returning 1
+  )
+  select (select count(*) from flags), (select max(f.id) from fresh f), (select count(*) from fresh f)
+  into flagged, v_to, v_read;
+  perform pg_catalog.set_config('geneva.flagging', '', true);
+
+  if v_to is not null then
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', 'on', true);
+    update geneva.housekeeping_rounds r
+    set runaway_checked_id = greatest(r.runaway_checked_id, v_to)
+    where r.singleton;
+    perform pg_catalog.set_config('geneva.housekeeping_rounds', '', true);
+  end if;
+  more := v_read = p_limit;
+end;
+$$;
 
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
@@ -9825,20 +9990,26 @@ comment on function geneva.set_housekeeping_settings(interval, interval, interva
 --    that have passed, and the rows (geneva.limit_keys, geneva.limit_slots)
 --    of up to the batch size of keys with no slot held, no one waiting and
 --    no window. Executions waiting for a slot are never recovered as stuck.
--- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+-- 5. Flags runaway chains (geneva._flag_runaways: the settings
+--    runaway_executions and runaway_repeats; geneva.runaway_workflows):
+--    reads the executions inserted since the last round's check, up to 100
+--    times the batch size. Flagged workflows run on.
+-- 6. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
 -- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
--- the settings row is read, not locked. A round given any argument is an
+-- the settings row is read, not locked; the row of
+-- geneva.housekeeping_rounds (the runaway check's mark), waiting for a
+-- worker's round that holds it. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
--- "orphans_repaired", "more"}; "more"
+-- "orphans_repaired", "runaways_flagged", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
@@ -9880,6 +10051,8 @@ declare
   v_keys integer := 0;
   v_result jsonb;
   v_key text;
+  v_runaways integer;
+  v_runaways_more boolean;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -10041,7 +10214,13 @@ begin
   end loop;
   perform pg_catalog.set_config('geneva.limiting', '', true);
 
-  -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- 6. runaway chains: the workflows the executions inserted since the last
+  -- check belong to, flagged when past the settings (never stopped)
+  select f.flagged, f.more into v_runaways, v_runaways_more
+  from geneva._flag_runaways(v_settings, least(v_batch_size::bigint * 100, 2147483647)::integer) f;
+  v_full := v_full or v_runaways_more;
+
+  -- 7. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
@@ -10054,6 +10233,7 @@ begin
     'idempotency_keys_cleaned_up', v_keys,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
+    'runaways_flagged', v_runaways,
     'more', v_full
   );
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
@@ -11257,7 +11437,7 @@ execute function geneva._trg_workflow_definitions_guard();
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
 -- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
--- schedule_firings, operator_actions, idempotency_keys and the kept counts'
+-- schedule_firings, operator_actions, idempotency_keys, runaways and the kept counts'
 -- five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
@@ -11371,6 +11551,11 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.limit_windows
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.runaways
 for each statement
 execute function geneva._trg_truncate_guard();
 
@@ -11698,6 +11883,45 @@ before insert or update or delete on geneva.idempotency_keys
 for each row
 execute function geneva._trg_idempotency_keys_guard();
 
+-- geneva._trg_runaways_guard: the runaway flags are housekeeping's alone.
+-- Refused for every role, the owner included (the others have no privilege
+-- on the table at all): inserting, updating or deleting a flag other than
+-- through geneva.housekeep's runaway check (which sets geneva.flagging to
+-- 'on', transaction-local, around its writes), or deleting one other than
+-- with its workflow (housekeeping's retention, geneva.retention 'on'). A
+-- forged or erased flag would hide a runaway chain from its operators, or
+-- show one that is not. TRUNCATE has its own guard (truncate_guard).
+--
+-- Fired by: the trigger runaways_guard, before insert, update or delete on
+-- geneva.runaways, for each row.
+-- Raises: 55000, naming the workflow.
+create or replace function geneva._trg_runaways_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.current_setting('geneva.flagging', true) = 'on' then
+    return case when tg_op = 'DELETE' then old else new end;
+  end if;
+  if tg_op = 'DELETE' and pg_catalog.current_setting('geneva.retention', true) = 'on' then
+    return old;
+  end if;
+  raise exception 'the runaway flag of workflow % cannot be % by hand',
+    case when tg_op = 'DELETE' then old.workflow_id else new.workflow_id end,
+    case tg_op when 'INSERT' then 'inserted' when 'UPDATE' then 'updated' else 'deleted' end
+    using errcode = '55000',
+          hint = 'Housekeeping flags runaway chains (geneva.housekeep); see geneva.runaway_workflows.',
+          table = 'runaways';
+end;
+$$;
+
+create or replace trigger runaways_guard
+before insert or update or delete on geneva.runaways
+for each row
+execute function geneva._trg_runaways_guard();
+
 
 -- Views, last.
 -- geneva.workflow_counts: how many workflows of each type are in each state.
@@ -11875,6 +12099,56 @@ where (
 
 comment on view geneva.stuck_executions is
 'Executions housekeeping would recover as stuck (thresholds: geneva.stuck_in_progress_after, geneva.stuck_scheduled_after; default: the housekeeping settings).';
+
+-- geneva.runaway_workflows: the ongoing workflows housekeeping flagged as
+-- runaway chains (geneva._flag_runaways, each round): more executions than
+-- the setting runaway_executions (1000 unless an operator set another), or
+-- one step executed more than runaway_repeats times in a row (100). Such a
+-- workflow is not stopped: the list is for operators to look at (the
+-- manual: a workflow should end; one that polls or retries for months is
+-- better a schedule creating fresh workflows).
+--
+-- Per workflow: its type, hero and state; executions, all it has now;
+-- step_name and repeats, the step executed most times in a row (its
+-- highest attempt; the latest when two tie); when it was flagged. A flagged
+-- workflow is listed while it is ongoing and still past a threshold (raised
+-- thresholds hide it at once).
+--
+-- For dashboards (the Stuck page), `geneva stuck` and the metric
+-- runaway_workflows (geneva.engine_metrics). Reads the flags only, then
+-- each flagged workflow's executions (step_executions_workflow_id): its
+-- cost follows the flagged workflows, not all of them.
+create or replace view geneva.runaway_workflows as
+select
+  r.workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  c.executions,
+  m.step_name,
+  m.repeats,
+  r.flagged_at
+from geneva.runaways r
+join geneva.workflows w on w.id = r.workflow_id
+cross join lateral (
+  select count(*) as executions from geneva.step_executions e where e.workflow_id = r.workflow_id
+) c
+cross join lateral (
+  select e.step_name, e.attempt as repeats
+  from geneva.step_executions e
+  where e.workflow_id = r.workflow_id
+  order by e.attempt desc, e.id desc
+  limit 1
+) m
+cross join lateral (
+  select s.runaway_executions, s.runaway_repeats from geneva.housekeeping_settings s where s.singleton
+) s
+where w.finished_at is null and w.canceled_at is null
+  and (c.executions > s.runaway_executions or m.repeats > s.runaway_repeats);
+
+comment on view geneva.runaway_workflows is
+'Ongoing workflows housekeeping flagged as runaway chains: more executions than the setting runaway_executions, or one step more than runaway_repeats times in a row. Flagged, never stopped.';
 
 -- geneva.workflow_timeline: one row per execution, in order, with how long it
 -- waited for a worker (queue lag: started - scheduled) and how long it ran,
@@ -12107,7 +12381,8 @@ comment on view geneva.step_errors is
 'Step executions that ended with an error, and whether each is its workflow''s latest one.';
 
 -- geneva.definition_steps: the steps of each registered workflow type, in
--- run order, with what each does: the wait before it, its queue (the
+-- run order, with what each does: the wait before it (and its offset from
+-- the workflow's start, after, last), its queue (the
 -- type's, or an HTTP step's own), an HTTP step's endpoint, the definition's
 -- version; the event it awaits (await_event), how long (await_timeout) and
 -- what its timeout then does (on_timeout: run, cancel, pause or skip); the
@@ -12136,7 +12411,8 @@ select
   case when j.step ? 'await' then coalesce(j.step -> 'await' ->> 'on_timeout', 'run') end as on_timeout,
   case when j.step ? 'limits' then array(select jsonb_array_elements_text(j.step -> 'limits')) end as limits,
   j.step -> 'skip_if' as skip_if,
-  j.step -> 'on_exception' as on_exception
+  j.step -> 'on_exception' as on_exception,
+  d.step_afters[s.position] as after
 from geneva.workflow_definitions d
 cross join lateral unnest(d.step_names) with ordinality as s(step_name, position)
 cross join lateral (select d.definition -> 'steps' -> (s.position::integer - 1) as step) j;
@@ -12245,6 +12521,9 @@ comment on view geneva.queue_lag is
 --   paused_workflows     paused workflows per type; label: the class of the
 --                        error that paused them ('' for an operator's pause).
 --   stuck_executions     geneva.stuck_executions per type; label: the state.
+--   runaway_workflows    geneva.runaway_workflows per type (flagged runaway
+--                        chains: too many executions, or one step repeated
+--                        too often).
 --   queue_due_steps      per queue (label): scheduled executions of ready
 --                        workflows that are due (scheduled_for <= now);
 --                        every queue of a definition has a row, 0 when none.
@@ -12262,6 +12541,7 @@ comment on view geneva.queue_lag is
 -- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
+-- the runaway flags (and the flagged workflows' executions),
 -- and the ended executions' counts kept per minute
 -- (ended_executions_by_minute and ended_execution_deltas): its cost
 -- follows the ongoing workflows, not the history nor the load. (geneva.now()
@@ -12297,6 +12577,10 @@ union all
 select 'stuck_executions', s.workflow_type, null, s.state, count(*)
 from geneva.stuck_executions s
 group by s.workflow_type, s.state
+union all
+select 'runaway_workflows', r.workflow_type, null, null, count(*)
+from geneva.runaway_workflows r
+group by r.workflow_type
 union all
 select 'queue_due_steps', null, null, q.queue, count(due.scheduled_for)
 from queues q
@@ -12943,6 +13227,7 @@ grant select on
   geneva.paused_workflows,
   geneva.orphan_workflows,
   geneva.stuck_executions,
+  geneva.runaway_workflows,
   geneva.workflow_timeline,
   geneva.step_stats,
   geneva.engine_metrics,

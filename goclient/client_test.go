@@ -263,6 +263,28 @@ func TestViews(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, stats, 1)
 		require.Equal(t, map[goclient.Outcome]int64{goclient.OutcomePausedByException: 1}, stats[0].Outcomes)
+
+		// a step reattempted past the runaway threshold, flagged by a round
+		_, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{RunawayRepeats: 1})
+		require.NoError(t, err)
+		poll, err := client.CreateWorkflow(ctx, "Two", "User", "3", nil)
+		require.NoError(t, err)
+		history, err = client.StepHistory(ctx, poll)
+		require.NoError(t, err)
+		started, err = worker.StartStep(ctx, history[0].ID, protocol.PreconditionNone)
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, "select geneva.complete_step($1, 'reattempt')", started.ExecutionID)
+		require.NoError(t, err)
+		round, err := client.Housekeep(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, 1, round.RunawaysFlagged)
+		runaways, err := client.RunawayWorkflows(ctx, 0)
+		require.NoError(t, err)
+		require.Len(t, runaways, 1)
+		require.Equal(t, poll, runaways[0].WorkflowID)
+		require.Equal(t, int64(2), runaways[0].Executions)
+		require.Equal(t, 2, runaways[0].Repeats)
+		require.Equal(t, history[0].StepName, runaways[0].StepName)
 	})
 }
 
@@ -540,6 +562,8 @@ func TestHousekeepingSettings(t *testing.T) {
 			RoundInterval:        time.Minute,
 			ActionRetention:      30 * 24 * time.Hour,
 			ActionRetentionFloor: 30 * 24 * time.Hour,
+			RunawayExecutions:    1000,
+			RunawayRepeats:       100,
 		}, settings)
 	})
 
@@ -582,6 +606,12 @@ func TestHousekeepingSettings(t *testing.T) {
 		require.Equal(t, 60*24*time.Hour, settings.ActionRetentionFloor)
 		require.Equal(t, 10, settings.BatchSize)
 
+		// the runaway thresholds
+		settings, err = client.SetHousekeepingSettings(ctx, &goclient.HousekeepingSettingsParams{RunawayRepeats: 20})
+		require.NoError(t, err)
+		require.Equal(t, 1000, settings.RunawayExecutions)
+		require.Equal(t, 20, settings.RunawayRepeats)
+
 		read, err := client.HousekeepingSettings(ctx)
 		require.NoError(t, err)
 		require.Equal(t, settings, read)
@@ -592,6 +622,7 @@ func TestHousekeepingSettings(t *testing.T) {
 			{HousekeepParams: goclient.HousekeepParams{StuckInProgressAfter: new(-time.Minute)}},
 			{RoundInterval: new(-time.Minute)},
 			{ActionRetention: new(24 * time.Hour)}, // below the floor
+			{RunawayExecutions: -1},
 		} {
 			_, err = client.SetHousekeepingSettings(ctx, params)
 			require.ErrorIs(t, err, goclient.ErrInvalidArgument)
@@ -674,4 +705,17 @@ func TestHousekeepingSettings(t *testing.T) {
 		_, err = worker.HousekeepIfDue(ctx, 0)
 		require.NoError(t, err)
 	})
+}
+
+// DefinitionSteps reads a step's offset from the workflow's start.
+func TestDefinitionStepsAfter(t *testing.T) {
+	t.Parallel()
+	ctx, pool, client, _ := setup(t)
+	_, err := pool.Exec(ctx, `select geneva.define_workflow('Trial', '{"steps": [{"name": "welcome"}, {"name": "remind", "after": "15 days"}]}')`)
+	require.NoError(t, err)
+	steps, err := client.DefinitionSteps(ctx, "Trial")
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	require.Nil(t, steps[0].After)
+	require.Equal(t, 15*24*time.Hour, *steps[1].After)
 }

@@ -103,6 +103,10 @@ type DefinitionStep struct {
 	// OnException is the step's own exception policies as defined (an
 	// object or a list); nil when the type's apply.
 	OnException json.RawMessage `db:"on_exception"`
+	// After is the step's offset from the workflow's start (the
+	// definition's "after": due no earlier than the workflow's creation
+	// plus it); nil without one.
+	After *time.Duration `db:"after"`
 }
 
 // DefinitionSteps returns the steps of a workflow type's current
@@ -110,7 +114,7 @@ type DefinitionStep struct {
 // empty), with what each does.
 func (c *Client) DefinitionSteps(ctx context.Context, workflowType string) ([]*DefinitionStep, error) {
 	rows, err := c.db.Query(ctx, `select workflow_type, position, step_name, wait, queue, version, http_url,
-		await_event, await_timeout, on_timeout, limits, skip_if, on_exception
+		await_event, await_timeout, on_timeout, limits, skip_if, on_exception, after
 		from geneva.definition_steps
 		where $1 = '' or workflow_type = $1
 		order by workflow_type, position`, workflowType)

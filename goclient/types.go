@@ -234,6 +234,14 @@ type HousekeepingSettingsParams struct {
 	//
 	// Defaults (nil) to the setting, 30 days unless the owner set another.
 	ActionRetentionFloor *time.Duration
+	// RunawayExecutions is how many executions an ongoing workflow may have
+	// before housekeeping flags it as a runaway chain (RunawayWorkflows);
+	// RunawayRepeats how many times in a row one step may run. Positive.
+	//
+	// Default (0) to the settings, 1000 and 100 unless an operator set
+	// others.
+	RunawayExecutions int
+	RunawayRepeats    int
 }
 
 // HousekeepingSettings are the thresholds of every worker's housekeeping
@@ -266,6 +274,11 @@ type HousekeepingSettings struct {
 	// lowers it): an operator cannot erase the log of what it did.
 	ActionRetention      time.Duration `db:"action_retention"`
 	ActionRetentionFloor time.Duration `db:"action_retention_floor"`
+	// RunawayExecutions and RunawayRepeats are the runaway thresholds
+	// (RunawayWorkflows): housekeeping flags an ongoing workflow with more
+	// executions, or whose one step ran more times in a row.
+	RunawayExecutions int `db:"runaway_executions"`
+	RunawayRepeats    int `db:"runaway_repeats"`
 	// UpdatedAt and UpdatedBy (the session user) say who last set them; nil
 	// when no one did (the defaults).
 	UpdatedAt *time.Time `db:"updated_at"`
@@ -287,6 +300,9 @@ type HousekeepResult struct {
 	// OrphansRepaired counts workflows whose state had no matching active
 	// execution (the view geneva.orphan_workflows).
 	OrphansRepaired int `json:"orphans_repaired"`
+	// RunawaysFlagged counts the workflows flagged as runaway chains
+	// (RunawayWorkflows); they run on.
+	RunawaysFlagged int `json:"runaways_flagged"`
 	// More is true when a batch was full: another round may find more.
 	More bool `json:"more"`
 }
@@ -300,5 +316,6 @@ func (r *HousekeepResult) Add(round *HousekeepResult) {
 	r.StuckInProgressRecovered += round.StuckInProgressRecovered
 	r.StuckScheduledRecovered += round.StuckScheduledRecovered
 	r.OrphansRepaired += round.OrphansRepaired
+	r.RunawaysFlagged += round.RunawaysFlagged
 	r.More = round.More
 }

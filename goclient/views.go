@@ -188,6 +188,33 @@ func (c *Client) CountStuckExecutions(ctx context.Context, params *StuckExecutio
 	return n, err
 }
 
+// RunawayWorkflow is a row of the geneva.runaway_workflows view: an ongoing
+// workflow housekeeping flagged as a runaway chain, with its executions now
+// and the step that ran most times in a row (Repeats). Flagged, never
+// stopped.
+type RunawayWorkflow struct {
+	WorkflowID   int64         `db:"workflow_id"`
+	WorkflowType string        `db:"workflow_type"`
+	HeroType     string        `db:"hero_type"`
+	HeroID       string        `db:"hero_id"`
+	State        WorkflowState `db:"state"`
+	Executions   int64         `db:"executions"`
+	StepName     string        `db:"step_name"`
+	Repeats      int           `db:"repeats"`
+	FlaggedAt    time.Time     `db:"flagged_at"`
+}
+
+// RunawayWorkflows returns the ongoing workflows housekeeping flagged as
+// runaway chains (the geneva.runaway_workflows view: more executions than
+// the setting RunawayExecutions, or one step more than RunawayRepeats times
+// in a row), the most executions first; limit 0 returns them all.
+func (c *Client) RunawayWorkflows(ctx context.Context, limit int) ([]*RunawayWorkflow, error) {
+	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, state, executions,
+		step_name, repeats, flagged_at
+		from geneva.runaway_workflows order by executions desc, workflow_id limit $1`, limitOrAll(limit))
+	return collect[RunawayWorkflow](rows, err)
+}
+
 // withStuckThresholds runs read on the client's DB, or, when params gives a
 // threshold, in a transaction where geneva.stuck_executions reads it.
 func (c *Client) withStuckThresholds(ctx context.Context, params *StuckExecutionsParams, read func(db DB) error) error {

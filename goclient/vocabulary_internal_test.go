@@ -117,7 +117,7 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 	require.Nil(t, keepForever[0])
 	require.Equal(t, true, keepForever[5])
 	for _, params := range []*HousekeepingSettingsParams{nil, {}} {
-		require.Equal(t, append(none, (*time.Duration)(nil), (*time.Duration)(nil), (*time.Duration)(nil)), params.args())
+		require.Equal(t, append(none, (*time.Duration)(nil), (*time.Duration)(nil), (*time.Duration)(nil), (*int)(nil), (*int)(nil)), params.args())
 	}
 	settings := (&HousekeepingSettingsParams{HousekeepParams: HousekeepParams{BatchSize: 5}, RoundInterval: new(time.Duration(0))}).args()
 	require.Equal(t, new(5), settings[4])
@@ -131,7 +131,8 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 	for function, want := range map[string]string{
 		"geneva.housekeep": thresholds,
 		"geneva.set_housekeeping_settings": thresholds + ", p_round_interval interval DEFAULT NULL::interval" +
-			", p_action_retention interval DEFAULT NULL::interval, p_action_retention_floor interval DEFAULT NULL::interval",
+			", p_action_retention interval DEFAULT NULL::interval, p_action_retention_floor interval DEFAULT NULL::interval" +
+			", p_runaway_executions integer DEFAULT NULL::integer, p_runaway_repeats integer DEFAULT NULL::integer",
 		"geneva.housekeep_if_due": "p_interval interval DEFAULT NULL::interval",
 	} {
 		var arguments string

@@ -28,6 +28,10 @@ create table geneva.workflow_definitions (
   -- each step's await timeout (its "await"'s "timeout"), NULL for a step
   -- that awaits no event: parsed once here, read when a step is scheduled
   step_await_timeouts interval [] not null,
+  -- each step's offset from the workflow's start (its "after"): the step is
+  -- due no earlier than the workflow's created_at plus it; NULL for a step
+  -- without one
+  step_afters interval [] not null,
   -- each step's River queue: the type's queue for a step the Go worker runs,
   -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
   -- the stock worker runs (so that Go workers never fetch it)
@@ -46,7 +50,7 @@ create table geneva.workflow_definitions (
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
-    and cardinality(step_names) = cardinality(step_queues)
+    and cardinality(step_names) = cardinality(step_queues) and cardinality(step_names) = cardinality(step_afters)
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
@@ -473,7 +477,11 @@ create table geneva.housekeeping_rounds (
   -- when the last round that found nothing more to do started (-infinity:
   -- never), and what the last round did
   last_run_at timestamptz not null default '-infinity',
-  last_result jsonb
+  last_result jsonb,
+  -- the highest step_executions id housekeeping's runaway check has looked
+  -- at (geneva.housekeep, step 6): each round reads only the executions
+  -- inserted since, not the history
+  runaway_checked_id bigint not null default 0
 );
 
 insert into geneva.housekeeping_rounds default values;
@@ -512,6 +520,12 @@ create table geneva.housekeeping_settings (
   -- Only the schema's owner may lower the floor (an operator may raise it).
   action_retention interval not null default interval '30 days',
   action_retention_floor interval not null default interval '30 days',
+  -- runaway chains (geneva.runaway_workflows): an ongoing workflow with more
+  -- executions than runaway_executions, or one step executed more than
+  -- runaway_repeats times in a row (its attempt), is flagged by
+  -- housekeeping; never stopped
+  runaway_executions integer not null default 1000,
+  runaway_repeats integer not null default 100,
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -523,10 +537,24 @@ create table geneva.housekeeping_settings (
     and action_retention_floor >= interval '0'
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
-  constraint housekeeping_settings_batch_size_valid check (batch_size > 0)
+  constraint housekeeping_settings_batch_size_valid check (batch_size > 0),
+  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0)
 );
 
 insert into geneva.housekeeping_settings default values;
+
+-- The workflows housekeeping flagged as runaway chains (geneva.housekeep,
+-- step 6): more executions than the setting runaway_executions, or one step
+-- executed more than runaway_repeats times in a row. A flag is a note for
+-- operators, never an action: the workflow runs on. Read through
+-- geneva.runaway_workflows, which counts each flagged workflow's executions
+-- as they are now and lists the ongoing ones still past the settings.
+-- Written by housekeeping alone; the flags go with their workflow
+-- (retention): sql/guards/runaways_guard.sql.
+create table geneva.runaways (
+  workflow_id bigint primary key references geneva.workflows (id) on delete cascade,
+  flagged_at timestamptz not null
+);
 
 -- Kept counts. The views' cost must not grow with the history or the load,
 -- so what they count is counted as it changes (sql/guards/counts_guard.sql

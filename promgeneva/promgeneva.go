@@ -15,6 +15,7 @@
 //	geneva_workflows{workflow_type, state}              ongoing workflows (ready, performing, paused)
 //	geneva_paused_workflows{workflow_type, error_class}  paused workflows by the class of the error that paused them ("" for an operator's pause)
 //	geneva_stuck_executions{workflow_type, state}       executions housekeeping would recover as stuck
+//	geneva_runaway_workflows{workflow_type}             ongoing workflows housekeeping flagged as runaway chains (geneva.runaway_workflows)
 //	geneva_queue_due_steps{queue}                       due steps of ready workflows not yet started
 //	geneva_queue_oldest_due_seconds{queue}              how long the oldest of them has waited
 //	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the last 5 minutes, by whole minutes (5 to 6)
@@ -195,6 +196,12 @@ var metrics = map[string]metric{
 			"Executions housekeeping would recover as stuck (geneva.stuck_executions), per type and state.",
 			[]string{"workflow_type", "state"}, nil),
 		labels: typeAnd(),
+	},
+	"runaway_workflows": {
+		desc: prometheus.NewDesc("geneva_runaway_workflows",
+			"Ongoing workflows housekeeping flagged as runaway chains (geneva.runaway_workflows: too many executions, or one step repeated too often in a row), per type; flagged, not stopped.",
+			[]string{"workflow_type"}, nil),
+		labels: func(workflowType, _, _ string) []string { return []string{workflowType} },
 	},
 	"queue_due_steps": {
 		desc: prometheus.NewDesc("geneva_queue_due_steps",

@@ -180,6 +180,8 @@ func TestHandler(t *testing.T) {
 			key = "state=" + r.Label + ",workflow_type=" + r.WorkflowType
 		case "paused_workflows":
 			key = "error_class=" + r.Label + ",workflow_type=" + r.WorkflowType
+		case "runaway_workflows":
+			key = "workflow_type=" + r.WorkflowType
 		case "queue_due_steps", "queue_oldest_due_seconds":
 			key = "queue=" + r.Label
 		case "executions_ended_5m":
@@ -208,6 +210,37 @@ func TestHandler(t *testing.T) {
 	require.InDelta(t, ongoing, sum("geneva_workflows"), 1e-9)
 	require.InDelta(t, paused, sum("geneva_paused_workflows"), 1e-9)
 	require.InDelta(t, stuck, sum("geneva_stuck_executions"), 1e-9)
+}
+
+// geneva_runaway_workflows counts, per type, the workflows housekeeping
+// flagged as runaway chains.
+func TestRunawayMetric(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := dbtest.NewConn(t, dbtest.NewConfig(t))
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := conn.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	exec(`select geneva.define_workflow('Poll', '{"steps": [{"name": "poll"}]}')`)
+	exec("select geneva.set_housekeeping_settings(p_runaway_repeats => 2)")
+	for _, hero := range []string{"1", "2", "3"} {
+		var id int64
+		require.NoError(t, conn.QueryRow(ctx, "select geneva.create_workflow('Poll', 'User', $1)", hero).Scan(&id))
+		reattempts := 2
+		if hero == "3" {
+			reattempts = 1 // two in a row: not past 2
+		}
+		for range reattempts {
+			exec(`select geneva.complete_step((geneva.start_step(e.id)).execution_id, 'reattempt')
+				from geneva.step_executions e where e.workflow_id = $1 and e.state = 'scheduled'`, id)
+		}
+	}
+	require.Empty(t, samples(scrape(t, promgeneva.Handler(conn)), "geneva_runaway_workflows"), "housekeeping flags them")
+	exec("select geneva.housekeep()")
+	require.Equal(t, map[string]float64{"workflow_type=Poll": 2},
+		samples(scrape(t, promgeneva.Handler(conn)), "geneva_runaway_workflows"))
 }
 
 func TestHandlerQueryFails(t *testing.T) {

@@ -101,6 +101,7 @@ grant select on
   geneva.paused_workflows,
   geneva.orphan_workflows,
   geneva.stuck_executions,
+  geneva.runaway_workflows,
   geneva.workflow_timeline,
   geneva.step_stats,
   geneva.engine_metrics,

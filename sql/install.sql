@@ -28,7 +28,8 @@
 --   limits/       concurrency and rate limits
 --   events/       events sent to workflows
 --   schedules/    cron schedules
---   housekeeping/ recovery of stuck executions, repair, settings
+--   housekeeping/ recovery of stuck executions, repair, runaway flags,
+--                 settings
 --   counts/       the counters the views read, kept by triggers, folded by
 --                 housekeeping
 --   heroes/       the trigger track_hero attaches to an application's table
@@ -62,7 +63,8 @@
 -- idempotency_keys; operator_actions (the action log); limits, limit_keys,
 -- limit_slots, limit_windows; queue_notifications (when each River queue was
 -- last woken); schedules, schedule_firings; housekeeping_settings,
--- housekeeping_rounds; the counters ended_workflow_counts,
+-- housekeeping_rounds; runaways (housekeeping's runaway flags); the
+-- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour. No role but the
 -- owner may touch any; the guards refuse what no function does, even the
@@ -94,7 +96,9 @@
 --   geneva.logging      _log_action (operator_actions_guard)
 --   geneva.housekeeping_settings  set_housekeeping_settings,
 --                       _housekeeping_settings (housekeeping_settings_guard)
---   geneva.housekeeping_rounds    housekeep_if_due (housekeeping_rounds_guard)
+--   geneva.housekeeping_rounds    housekeep_if_due, housekeep (the runaway
+--                       check's mark) (housekeeping_rounds_guard)
+--   geneva.flagging     housekeep: runaway flags written (runaways_guard)
 -- Other settings: geneva.fake_now (the test clock, honoured only where the
 -- owner ran allow_fake_clock(true)); geneva.actor (who the caller says it
 -- is, recorded by _log_action).
@@ -246,6 +250,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "housekeeping/_check_housekeeping_settings.sql" . }}
 {{ template "api/get_housekeeping_settings.sql" . }}
 {{ template "api/set_housekeeping_settings.sql" . }}
+{{ template "housekeeping/_flag_runaways.sql" . }}
 {{ template "api/housekeep.sql" . }}
 {{ template "protocol/housekeep_if_due.sql" . }}
 {{ template "heroes/_hero_id_column.sql" . }}
@@ -284,12 +289,14 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "guards/schedule_firings_guard.sql" . }}
 {{ template "guards/operator_actions_guard.sql" . }}
 {{ template "guards/idempotency_keys_guard.sql" . }}
+{{ template "guards/runaways_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}
 {{ template "views/paused_workflows.sql" . }}
 {{ template "views/orphan_workflows.sql" . }}
 {{ template "views/stuck_executions.sql" . }}
+{{ template "views/runaway_workflows.sql" . }}
 {{ template "views/workflow_timeline.sql" . }}
 {{ template "views/step_stats.sql" . }}
 {{ template "views/workflow_list.sql" . }}

@@ -618,7 +618,7 @@ func TestGuardColumns(t *testing.T) {
 		"update geneva.ended_executions_by_hour set executions = executions + 1",
 		"update geneva.ended_executions_by_hour set run_time = '{}'",
 		"delete from geneva.ended_executions_by_hour",
-		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, step_await_timeouts, step_queues,
+		`insert into geneva.workflow_definitions select 'Copy', definition, step_names, step_waits, step_await_timeouts, step_afters, step_queues,
 		   queue, priority, may_proceed_without_hero, idempotency_ttl, version, created_at, updated_at from geneva.workflow_definitions`,
 		`insert into geneva.workflow_definition_versions select 'Copy', version, definition, defined_at, defined_by
 		   from geneva.workflow_definition_versions`,

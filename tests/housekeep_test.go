@@ -553,6 +553,7 @@ func TestHousekeep(t *testing.T) {
 			"stuck_in_progress_recovered": float64(0),
 			"stuck_scheduled_recovered":   float64(0),
 			"orphans_repaired":            float64(0),
+			"runaways_flagged":            float64(0),
 			"more":                        false,
 		}, got)
 	})

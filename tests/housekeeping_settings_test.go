@@ -22,7 +22,7 @@ func (b *testBundle) hkSettings(t *testing.T, db rowQueryer) string {
 // hkDefaults are the settings of a new database (the defaults of
 // geneva.housekeeping_settings, migrations/001_create_schema.sql): no one set
 // them.
-const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,"30 days","30 days",,)`
+const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,"30 days","30 days",1000,100,,)`
 
 // hkEnded creates a workflow of "One" and cancels it now (on the real clock:
 // the rounds of housekeep_if_due run on other connections).

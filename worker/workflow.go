@@ -101,6 +101,16 @@ type StepOpts struct {
 	// Defaults to no wait.
 	Wait time.Duration
 
+	// AfterStart is the step's offset from the workflow's start (the
+	// definition's "after"): the step is due no earlier than the workflow's
+	// creation plus AfterStart, at once when that has passed; with a Wait
+	// too, the later of the two. Offsets let delays balance out: steps
+	// "after 15 days" and "after 30 days" run then, however long the steps
+	// before them took. (StepOpts.After places a step after another.)
+	//
+	// Defaults to none: the step counts from its predecessor only.
+	AfterStart time.Duration
+
 	// Skip always skips the step (decided in SQL, as `"skip_if": true`).
 	Skip bool
 
@@ -306,6 +316,8 @@ func (w *Workflow) Step(name string, fn StepFunc, opts *StepOpts) *Workflow {
 		w.errorf("step %s: OnException and OnExceptionList cannot both be given", name)
 	case step.opts.Wait < 0:
 		w.errorf("step %s: negative wait %s", name, step.opts.Wait)
+	case step.opts.AfterStart < 0:
+		w.errorf("step %s: negative AfterStart %s", name, step.opts.AfterStart)
 	}
 
 	at := len(w.steps)
@@ -377,6 +389,9 @@ func (w *Workflow) Validate() error {
 		}
 		if step.opts.Wait > LongestWait {
 			errorf("step %s: wait %s is longer than %s", step.name, step.opts.Wait, LongestWait)
+		}
+		if step.opts.AfterStart > LongestWait {
+			errorf("step %s: AfterStart %s is longer than %s", step.name, step.opts.AfterStart, LongestWait)
 		}
 		if step.opts.Await != nil {
 			if err := step.opts.Await.validate(); err != nil {
@@ -493,6 +508,9 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 		s := map[string]any{"name": step.name}
 		if step.opts.Wait > 0 {
 			s["wait"] = step.opts.Wait.Seconds()
+		}
+		if step.opts.AfterStart > 0 {
+			s["after"] = step.opts.AfterStart.Seconds()
 		}
 		if step.opts.Await != nil {
 			s["await"] = step.opts.Await.json()

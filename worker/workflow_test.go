@@ -42,6 +42,24 @@ func TestWorkflowDefinition(t *testing.T) {
 		require.Equal(t, []string{"first", "step_2", "step_3", "step_4"}, stepNames(t, wf))
 	})
 
+	t.Run("AfterStartBecomesAfter", func(t *testing.T) {
+		t.Parallel()
+		wf := worker.NewWorkflow("Trial", nil).
+			Step("welcome", ok, nil).
+			Step("remind", ok, &worker.StepOpts{AfterStart: 15 * 24 * time.Hour}).
+			Step("charge", ok, &worker.StepOpts{Wait: time.Hour, AfterStart: 30 * 24 * time.Hour})
+		require.JSONEq(t, `{"steps": [{"name": "welcome"}, {"name": "remind", "after": 1296000},
+			{"name": "charge", "wait": 3600, "after": 2592000}]}`, string(mustDefinition(t, wf)))
+
+		for opts, want := range map[*worker.StepOpts]string{
+			{AfterStart: -time.Second}:                     "negative AfterStart",
+			{AfterStart: worker.LongestWait + time.Second}: "AfterStart 876600h0m1s is longer than",
+		} {
+			_, err := worker.NewWorkflow("Bad", nil).Step("a", ok, opts).Definition()
+			require.ErrorContains(t, err, want)
+		}
+	})
+
 	t.Run("BeforeAndAfterPlaceSteps", func(t *testing.T) {
 		t.Parallel()
 		wf := worker.NewWorkflow("Placed", nil).

@@ -46,6 +46,9 @@ shows and sets them); a flag given counts for this run only. A zero
 			}
 			env.printf("deleted %d workflows (%d executions); recovered %d executions stuck in progress and %d stuck scheduled\n",
 				total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.StuckInProgressRecovered, total.StuckScheduledRecovered)
+			if total.RunawaysFlagged > 0 {
+				env.printf("flagged %d runaway workflows (geneva stuck --runaways)\n", total.RunawaysFlagged)
+			}
 			return nil
 		}),
 	}
@@ -66,12 +69,13 @@ func newHousekeepSettingsCmd(opts *options) *cobra.Command {
 thresholds every worker's rounds use, and geneva housekeep's for the flags it
 is not given, the round interval, how often the workers' rounds run, and how
 long the action log is kept (never below a floor only the schema's owner
-may lower).
+may lower), and when a workflow is flagged as a runaway chain.
 With flags, set those first (geneva.set_housekeeping_settings, the operator
 role's alone); a setting whose flag is not given stays as it is.`,
 		Example: `  geneva housekeep settings
   geneva housekeep settings --retention 2160h --stuck-in-progress 30m
   geneva housekeep settings --round-interval 5m
+  geneva housekeep settings --runaway-executions 5000 --runaway-repeats 500
   geneva housekeep settings --retention forever --json`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
@@ -112,6 +116,8 @@ type housekeepFlags struct {
 	roundInterval        time.Duration
 	actionRetention      time.Duration
 	actionRetentionFloor time.Duration
+	runawayExecutions    int
+	runawayRepeats       int
 }
 
 // add defines the flags on cmd; prefix starts their help ("set ").
@@ -137,6 +143,10 @@ func (f *housekeepFlags) addSettings(cmd *cobra.Command) {
 		"set how long the operators' actions (the action log) are kept, never below the floor")
 	cmd.Flags().DurationVar(&f.actionRetentionFloor, "action-retention-floor", 0,
 		"set the least action retention (only the schema's owner may lower it)")
+	cmd.Flags().IntVar(&f.runawayExecutions, "runaway-executions", 0,
+		"set how many executions a workflow may have before housekeeping flags it as a runaway chain (geneva stuck --runaways)")
+	cmd.Flags().IntVar(&f.runawayRepeats, "runaway-repeats", 0,
+		"set how many times in a row one step may run before housekeeping flags its workflow as a runaway chain")
 }
 
 // params are the flags given, as goclient's parameters.
@@ -192,6 +202,17 @@ func (f *housekeepFlags) settingsParams() (*goclient.HousekeepingSettingsParams,
 	if f.cmd.Flags().Changed("action-retention-floor") {
 		params.ActionRetentionFloor = &f.actionRetentionFloor
 	}
+	for _, n := range []struct {
+		flag     string
+		from, to *int
+	}{{"runaway-executions", &f.runawayExecutions, &params.RunawayExecutions}, {"runaway-repeats", &f.runawayRepeats, &params.RunawayRepeats}} {
+		if f.cmd.Flags().Changed(n.flag) {
+			if *n.from < 1 {
+				return nil, usagef("--%s takes a positive number", n.flag)
+			}
+			*n.to = *n.from
+		}
+	}
 	return params, nil
 }
 
@@ -210,6 +231,7 @@ func printHousekeepingSettings(env *environment, settings *goclient.Housekeeping
 	fmt.Fprintf(w, "round interval\t%s\n", humanDuration(settings.RoundInterval))
 	fmt.Fprintf(w, "action retention\t%s (at least %s)\n", humanDuration(settings.ActionRetention),
 		humanDuration(settings.ActionRetentionFloor))
+	fmt.Fprintf(w, "runaway after\t%d executions, or %d of one step in a row\n", settings.RunawayExecutions, settings.RunawayRepeats)
 	if settings.UpdatedAt == nil {
 		fmt.Fprintf(w, "set\tnever (the defaults)\n")
 	} else {

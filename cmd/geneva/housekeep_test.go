@@ -66,6 +66,8 @@ func TestHousekeepFlagsSendOnlyWhatIsGiven(t *testing.T) {
 	require.Equal(t, goclient.HousekeepingSettingsParams{
 		ActionRetention: new(90 * 24 * time.Hour), ActionRetentionFloor: new(60 * 24 * time.Hour),
 	}, settings("--action-retention", "2160h", "--action-retention-floor", "1440h"))
+	require.Equal(t, goclient.HousekeepingSettingsParams{RunawayExecutions: 5000, RunawayRepeats: 50},
+		settings("--runaway-executions", "5000", "--runaway-repeats", "50"))
 }
 
 // `geneva housekeep settings` shows the settings; with flags, it sets those
@@ -85,6 +87,7 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Regexp(t, `batch size +1000\n`, out)
 	require.Regexp(t, `round interval +1m\n`, out)
 	require.Regexp(t, `action retention +30 days \(at least 30 days\)\n`, out)
+	require.Regexp(t, `runaway after +1000 executions, or 100 of one step in a row\n`, out)
 	require.Regexp(t, `set +never`, out)
 
 	out, err = cli(t, operator, "housekeep", "settings", "--retention", "forever", "--stuck-scheduled", "90m",
@@ -115,6 +118,12 @@ func TestHousekeepSettings(t *testing.T) {
 	require.ErrorContains(t, err, "below its floor")
 	_, err = cli(t, operator, "housekeep", "settings", "--action-retention-floor", "1h")
 	require.ErrorContains(t, err, "only the owner of schema geneva may lower")
+
+	out, err = cli(t, operator, "housekeep", "settings", "--runaway-executions", "5000")
+	require.NoError(t, err)
+	require.Regexp(t, `runaway after +5000 executions, or 100 of one step in a row\n`, out)
+	_, err = cli(t, operator, "housekeep", "settings", "--runaway-repeats", "0")
+	require.ErrorContains(t, err, "--runaway-repeats takes a positive number")
 
 	_, err = cli(t, operator, "housekeep", "settings", "--recovery", "shrug")
 	require.ErrorContains(t, err, "unknown recovery action shrug")

@@ -411,3 +411,49 @@ func TestShowEventReceived(t *testing.T) {
 	require.Equal(t, map[string]any{"approved_by": "mia@example.com", "note": "a long note that the table cuts short"},
 		shown.Timeline[0]["event_payload"])
 }
+
+// geneva stuck lists the runaway chains housekeeping flagged, after the
+// stuck executions; --runaways lists them only, --json for scripts.
+func TestStuckRunaways(t *testing.T) {
+	url := migrated(t)
+	_, payment := setUp(t, url)
+	out, err := cli(t, url, "stuck", "--runaways")
+	require.NoError(t, err)
+	require.Contains(t, out, "No runaway workflows.")
+
+	// Payment's charge reattempted past a threshold of 2 in a row
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "select geneva.set_housekeeping_settings(p_runaway_repeats => 2)")
+	require.NoError(t, err)
+	for range 2 {
+		var execution int64
+		require.NoError(t, conn.QueryRow(ctx, `select execution_id from geneva.start_step(
+			(select id from geneva.step_executions where workflow_id = $1 and state = 'scheduled'), null)`, payment).Scan(&execution))
+		_, err = conn.Exec(ctx, "select geneva.complete_step($1, 'reattempt')", execution)
+		require.NoError(t, err)
+	}
+	out, err = cli(t, url, "stuck", "--runaways")
+	require.NoError(t, err)
+	require.Contains(t, out, "No runaway workflows.", "housekeeping flags them")
+	out, err = cli(t, url, "housekeep")
+	require.NoError(t, err)
+	require.Contains(t, out, "flagged 1 runaway workflows")
+
+	out, err = cli(t, url, "stuck")
+	require.NoError(t, err)
+	require.Contains(t, out, "No stuck executions.")
+	require.Regexp(t, fmt.Sprintf(`Runaway workflows .*\n.*\n%d +Payment +Order 7 +ready +3 +charge +3 `, payment), out)
+
+	out, err = cli(t, url, "stuck", "--runaways", "--json")
+	require.NoError(t, err)
+	var runaways []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &runaways), out)
+	require.Len(t, runaways, 1)
+	require.EqualValues(t, payment, runaways[0]["workflow_id"])
+	require.EqualValues(t, 3, runaways[0]["executions"])
+	require.Equal(t, "charge", runaways[0]["step_name"])
+	require.EqualValues(t, 3, runaways[0]["repeats"])
+}

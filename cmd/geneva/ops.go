@@ -209,23 +209,41 @@ func newShowCmd(opts *options) *cobra.Command {
 
 func newStuckCmd(opts *options) *cobra.Command {
 	var (
-		asJSON            bool
+		asJSON, runaways  bool
 		inProgress, sched time.Duration
 		cmd               *cobra.Command
 	)
 	cmd = &cobra.Command{
-		Use:   "stuck [--stuck-in-progress D] [--stuck-scheduled D]",
-		Short: "Executions housekeeping would recover as stuck",
+		Use:   "stuck [--stuck-in-progress D] [--stuck-scheduled D] [--runaways]",
+		Short: "Executions housekeeping would recover as stuck; runaway chains",
 		Long: `List the executions housekeeping would recover as stuck (the
 geneva.stuck_executions view): in progress with no sign of life, or scheduled
 and overdue, for longer than the housekeeping settings allow (an hour and 15
 minutes unless an operator set others: geneva housekeep settings), or than
 the thresholds given, as the dashboard's Stuck page takes them: what
-geneva housekeep with the same flags would recover.`,
+geneva housekeep with the same flags would recover. Then the runaway chains,
+if any.
+
+With --runaways, only the runaway chains: the ongoing workflows housekeeping
+flagged (geneva.runaway_workflows) for more executions than the setting
+runaway_executions, or one step run more than runaway_repeats times in a row
+(1000 and 100 unless an operator set others: geneva housekeep settings).
+They are not stopped: look at them, and end or redesign what loops.`,
 		Example: `  geneva stuck
-  geneva stuck --stuck-in-progress 10m --stuck-scheduled 2m --json`,
+  geneva stuck --stuck-in-progress 10m --stuck-scheduled 2m --json
+  geneva stuck --runaways --json`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			if runaways {
+				list, err := env.client.RunawayWorkflows(ctx, 0)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return report.JSON(env.stdout, report.OrEmpty(list))
+				}
+				return report.Runaways(env.stdout, list)
+			}
 			params := &goclient.StuckExecutionsParams{}
 			for _, t := range []struct {
 				flag string
@@ -247,7 +265,15 @@ geneva housekeep with the same flags would recover.`,
 			if asJSON {
 				return report.JSON(env.stdout, report.OrEmpty(stuck))
 			}
-			return report.Stuck(env.stdout, stuck)
+			if err := report.Stuck(env.stdout, stuck); err != nil {
+				return err
+			}
+			list, err := env.client.RunawayWorkflows(ctx, 0)
+			if err != nil || len(list) == 0 {
+				return err
+			}
+			fmt.Fprintln(env.stdout)
+			return report.Runaways(env.stdout, list)
 		}),
 	}
 	cmd.Flags().DurationVar(&inProgress, "stuck-in-progress", 0,
@@ -255,6 +281,8 @@ geneva housekeep with the same flags would recover.`,
 	cmd.Flags().DurationVar(&sched, "stuck-scheduled", 0,
 		"list scheduled executions overdue by this long (default: the housekeeping setting)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	cmd.Flags().BoolVar(&runaways, "runaways", false,
+		"list the runaway chains only: workflows housekeeping flagged for too many executions")
 	return cmd
 }
 

@@ -401,6 +401,23 @@ func Stuck(out io.Writer, stuck []*goclient.StuckExecution) error {
 	return w.Flush()
 }
 
+// Runaways prints the workflows housekeeping flagged as runaway chains (the
+// geneva.runaway_workflows view).
+func Runaways(out io.Writer, list []*goclient.RunawayWorkflow) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(out, "No runaway workflows.")
+		return err
+	}
+	fmt.Fprintln(out, "Runaway workflows (flagged by housekeeping, not stopped):")
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "workflow\ttype\thero\tstate\texecutions\tmost repeated step\trepeats\tflagged")
+	for _, r := range list {
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%d\t%s\t%d\t%s\n", r.WorkflowID, r.WorkflowType, r.HeroType, r.HeroID,
+			r.State, r.Executions, r.StepName, r.Repeats, Stamp(r.FlaggedAt))
+	}
+	return w.Flush()
+}
+
 // Stats prints per type and step statistics (the geneva.step_stats view).
 func Stats(out io.Writer, stats []*goclient.StepStat) error {
 	if len(stats) == 0 {

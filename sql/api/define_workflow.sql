@@ -5,7 +5,10 @@
 -- list from their next transition on.
 --
 -- The definition (docs/sql-api.md) lists the steps in run order, each with its
--- name and optional wait, skip_if, on_exception and await (an event the step
+-- name and optional wait, after (an offset from the workflow's start: the
+-- step is due no earlier than its created_at plus it, the later of that and
+-- its wait; an interval or seconds, as a wait), skip_if, on_exception and
+-- await (an event the step
 -- waits for after its wait: {"event": name, "timeout": interval or seconds,
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
@@ -39,7 +42,7 @@
 -- 22023 for a bad type name or definition
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
--- duplicate step names, a bad wait or skip_if, an await without an event
+-- duplicate step names, a bad wait, after or skip_if, an await without an event
 -- name or a timeout, with an unknown key or on_timeout, or a timeout over
 -- 100 years, any bad policy as in
 -- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
@@ -74,6 +77,7 @@ declare
   v_names text[] := '{}';
   v_waits interval[] := '{}';
   v_timeouts interval[] := '{}';
+  v_afters interval[] := '{}';
   v_await jsonb;
   v_policy jsonb;
   -- the queue's and the priority's defaults, written only here: everything
@@ -151,10 +155,10 @@ begin
       raise exception '%: a step must be an object', v_where using errcode = '22023';
     end if;
     for v_key in select jsonb_object_keys(v_step) loop
-      if v_key not in ('name', 'wait', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
+      if v_key not in ('name', 'wait', 'after', 'skip_if', 'on_exception', 'await', 'limits', 'http') then
         raise exception '%: unknown step key "%"', v_where, v_key
           using errcode = '22023',
-                hint = 'Step keys are name, wait, skip_if, on_exception, await, limits and http.';
+                hint = 'Step keys are name, wait, after, skip_if, on_exception, await, limits and http.';
       end if;
     end loop;
 
@@ -166,6 +170,9 @@ begin
     v_where := format('definition of %s: step %s', p_workflow_type, v_name);
     if v_step ? 'wait' then
       perform geneva._parse_wait(v_step -> 'wait', v_where);
+    end if;
+    if v_step ? 'after' then
+      perform geneva._parse_wait(v_step -> 'after', v_where || ': after');
     end if;
 
     if v_step ? 'skip_if'
@@ -254,8 +261,12 @@ begin
     coalesce(array_agg(
       case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
       order by s.n
+    ), '{}'),
+    coalesce(array_agg(
+      case when s.step ? 'after' then geneva._parse_wait(s.step -> 'after', '') end
+      order by s.n
     ), '{}')
-  into v_names, v_waits, v_timeouts
+  into v_names, v_waits, v_timeouts, v_afters
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name
   from (
@@ -357,10 +368,10 @@ begin
   -- the only writer of definitions (sql/guards/workflow_definitions_guard.sql)
   perform pg_catalog.set_config('geneva.defining', 'on', true);
   insert into geneva.workflow_definitions as d (
-    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_queues, queue,
+    workflow_type, definition, step_names, step_waits, step_await_timeouts, step_afters, step_queues, queue,
     priority, may_proceed_without_hero, idempotency_ttl, version, created_at, updated_at
   ) values (
-    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_queues, v_queue, v_priority,
+    p_workflow_type, p_definition, v_names, v_waits, v_timeouts, v_afters, v_queues, v_queue, v_priority,
     coalesce((p_definition ->> 'may_proceed_without_hero')::boolean, false),
     v_idempotency_ttl, 1, v_now, v_now
   )
@@ -369,6 +380,7 @@ begin
     step_names = excluded.step_names,
     step_waits = excluded.step_waits,
     step_await_timeouts = excluded.step_await_timeouts,
+    step_afters = excluded.step_afters,
     step_queues = excluded.step_queues,
     queue = excluded.queue,
     priority = excluded.priority,

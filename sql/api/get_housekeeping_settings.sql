@@ -4,7 +4,9 @@
 -- scheduled after, recovery action, batch size; the round interval
 -- (geneva.housekeep_if_due's when given none); how long the operators'
 -- actions are kept (action retention) and the least it may be (its floor,
--- which only the schema's owner may lower); and who set them last, when
+-- which only the schema's owner may lower); the runaway thresholds
+-- (geneva.runaway_workflows: executions of a workflow, and of one step in
+-- a row); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -19,6 +21,8 @@ returns table (
   round_interval interval,
   action_retention interval,
   action_retention_floor interval,
+  runaway_executions integer,
+  runaway_repeats integer,
   updated_at timestamptz,
   updated_by text
 )
@@ -28,9 +32,10 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
-    s.round_interval, s.action_retention, s.action_retention_floor, s.updated_at, s.updated_by
+    s.round_interval, s.action_retention, s.action_retention_floor,
+    s.runaway_executions, s.runaway_repeats, s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor, the runaway thresholds; who set them, when.';

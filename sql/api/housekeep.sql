@@ -38,20 +38,26 @@
 --    that have passed, and the rows (geneva.limit_keys, geneva.limit_slots)
 --    of up to the batch size of keys with no slot held, no one waiting and
 --    no window. Executions waiting for a slot are never recovered as stuck.
--- 5. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
+-- 5. Flags runaway chains (geneva._flag_runaways: the settings
+--    runaway_executions and runaway_repeats; geneva.runaway_workflows):
+--    reads the executions inserted since the last round's check, up to 100
+--    times the batch size. Flagged workflows run on.
+-- 6. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
 -- Locks: each recovered execution's workflow row, then the execution row,
 -- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
 -- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
--- the settings row is read, not locked. A round given any argument is an
+-- the settings row is read, not locked; the row of
+-- geneva.housekeeping_rounds (the runaway check's mark), waiting for a
+-- worker's round that holds it. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
 -- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
--- "orphans_repaired", "more"}; "more"
+-- "orphans_repaired", "runaways_flagged", "more"}; "more"
 -- is true when a batch was full and made progress, so another round may find
 -- more.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
@@ -93,6 +99,8 @@ declare
   v_keys integer := 0;
   v_result jsonb;
   v_key text;
+  v_runaways integer;
+  v_runaways_more boolean;
 begin
   -- guard: the arguments given, then the settings for those not given
   perform geneva._check_housekeeping_settings(
@@ -254,7 +262,13 @@ begin
   end loop;
   perform pg_catalog.set_config('geneva.limiting', '', true);
 
-  -- 6. the counts of ended workflows (geneva.workflow_counts) and executions
+  -- 6. runaway chains: the workflows the executions inserted since the last
+  -- check belong to, flagged when past the settings (never stopped)
+  select f.flagged, f.more into v_runaways, v_runaways_more
+  from geneva._flag_runaways(v_settings, least(v_batch_size::bigint * 100, 2147483647)::integer) f;
+  v_full := v_full or v_runaways_more;
+
+  -- 7. the counts of ended workflows (geneva.workflow_counts) and executions
   -- (geneva.step_stats, geneva.step_throughput, geneva.engine_metrics)
   perform geneva._fold_workflow_counts();
   perform geneva._fold_ended_executions();
@@ -267,6 +281,7 @@ begin
     'idempotency_keys_cleaned_up', v_keys,
     'stuck_in_progress_recovered', v_in_progress,
     'stuck_scheduled_recovered', v_scheduled,
+    'runaways_flagged', v_runaways,
     'more', v_full
   );
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null

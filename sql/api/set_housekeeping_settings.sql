@@ -4,6 +4,10 @@
 -- round interval, how long after a round's start the next is due
 -- (geneva.housekeep_if_due given none, as workers call it).
 --
+-- p_runaway_executions and p_runaway_repeats are the runaway thresholds
+-- (geneva.runaway_workflows): a workflow with more executions, or one step
+-- executed more times in a row, is flagged by housekeeping.
+--
 -- Called by: operators, `geneva housekeep settings`,
 -- goclient.SetHousekeepingSettings. Granted to operators only: the settings
 -- decide what is deleted (retention) and what running steps are taken for
@@ -28,8 +32,8 @@
 -- Records the action (geneva._log_action) when something is given.
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval or one over 1000
--- years, or a retention with p_keep_forever
+-- action, a non-positive batch size or runaway threshold, a negative
+-- interval or one over 1000 years, or a retention with p_keep_forever
 -- (geneva._check_housekeeping_settings), or an action retention below the
 -- floor; 42501 for a floor lowered by a role other than the owner. Nothing
 -- is written on any error.
@@ -42,7 +46,9 @@ create or replace function geneva.set_housekeeping_settings(
   p_keep_forever boolean default false,
   p_round_interval interval default null,
   p_action_retention interval default null,
-  p_action_retention_floor interval default null
+  p_action_retention_floor interval default null,
+  p_runaway_executions integer default null,
+  p_runaway_repeats integer default null
 )
 returns table (
   retention interval,
@@ -53,6 +59,8 @@ returns table (
   round_interval interval,
   action_retention interval,
   action_retention_floor interval,
+  runaway_executions integer,
+  runaway_repeats integer,
   updated_at timestamptz,
   updated_by text
 )
@@ -66,7 +74,7 @@ declare
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval, p_action_retention, p_action_retention_floor
+    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats
   );
   v_settings := geneva._housekeeping_settings(); -- (the row is there)
 
@@ -90,7 +98,8 @@ begin
 
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
-    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null then
+    or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null
+    or p_runaway_executions is not null or p_runaway_repeats is not null then
     -- the only writer of the settings (sql/guards/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -102,6 +111,8 @@ begin
         round_interval = coalesce(p_round_interval, s.round_interval),
         action_retention = coalesce(p_action_retention, s.action_retention),
         action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
+        runaway_executions = coalesce(p_runaway_executions, s.runaway_executions),
+        runaway_repeats = coalesce(p_runaway_repeats, s.runaway_repeats),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -114,7 +125,8 @@ begin
         'stuck_scheduled_after', p_stuck_scheduled_after, 'recovery_action', p_recovery_action,
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
         'round_interval', p_round_interval, 'action_retention', p_action_retention,
-        'action_retention_floor', p_action_retention_floor
+        'action_retention_floor', p_action_retention_floor,
+        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -124,5 +136,5 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only).';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds.';

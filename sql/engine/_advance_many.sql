@@ -12,7 +12,8 @@
 --
 -- Per element (the arrays are parallel):
 --   p_moves  next    the step after p_step_names in the current step list,
---                    after that step's own wait; finish when it is the last
+--                    after that step's own wait (and no earlier than the
+--                    workflow's created_at plus its "after"); finish when it is the last
 --                    step; pause when it is no longer defined (a deploy
 --                    removed it while it ran: the workflow stops rather than
 --                    skip what remains)
@@ -110,7 +111,7 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, d.definition, d.step_names, d.step_waits, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
@@ -144,7 +145,10 @@ begin
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_waits[r.idx + 1] else r.wait end
+      -- (a step's "after" counts from the workflow's start: the later of
+      -- that and its wait; at once when it has passed)
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
+        then greatest(r.step_waits[r.idx + 1], r.created_at + r.step_afters[r.idx + 1] - v_now) else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r

@@ -13,7 +13,7 @@
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
 -- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
--- schedule_firings, operator_actions, idempotency_keys and the kept counts'
+-- schedule_firings, operator_actions, idempotency_keys, runaways and the kept counts'
 -- five tables.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
@@ -127,5 +127,10 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.limit_windows
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.runaways
 for each statement
 execute function geneva._trg_truncate_guard();

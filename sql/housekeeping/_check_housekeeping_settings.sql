@@ -6,11 +6,11 @@
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
 -- geneva.set_housekeeping_settings (the settings, the action log's
--- retention and its floor too), geneva.housekeep_if_due (its interval, no
+-- retention and its floor, the runaway thresholds too), geneva.housekeep_if_due (its interval, no
 -- thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
--- action, a non-positive batch size, a negative interval or one over 1000
--- years, or a retention with p_keep_forever.
+-- action, a non-positive batch size or runaway threshold, a negative
+-- interval or one over 1000 years, or a retention with p_keep_forever.
 create or replace function geneva._check_housekeeping_settings(
   p_retention interval,
   p_stuck_in_progress_after interval,
@@ -20,7 +20,9 @@ create or replace function geneva._check_housekeeping_settings(
   p_keep_forever boolean,
   p_round_interval interval,
   p_action_retention interval default null,
-  p_action_retention_floor interval default null
+  p_action_retention_floor interval default null,
+  p_runaway_executions integer default null,
+  p_runaway_repeats integer default null
 )
 returns void
 language plpgsql
@@ -47,6 +49,9 @@ begin
   end if;
   if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';
+  end if;
+  if p_runaway_executions < 1 or p_runaway_repeats < 1 then
+    raise exception 'runaway thresholds must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
     or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'

@@ -1,5 +1,6 @@
 -- geneva.definition_steps: the steps of each registered workflow type, in
--- run order, with what each does: the wait before it, its queue (the
+-- run order, with what each does: the wait before it (and its offset from
+-- the workflow's start, after, last), its queue (the
 -- type's, or an HTTP step's own), an HTTP step's endpoint, the definition's
 -- version; the event it awaits (await_event), how long (await_timeout) and
 -- what its timeout then does (on_timeout: run, cancel, pause or skip); the
@@ -28,7 +29,8 @@ select
   case when j.step ? 'await' then coalesce(j.step -> 'await' ->> 'on_timeout', 'run') end as on_timeout,
   case when j.step ? 'limits' then array(select jsonb_array_elements_text(j.step -> 'limits')) end as limits,
   j.step -> 'skip_if' as skip_if,
-  j.step -> 'on_exception' as on_exception
+  j.step -> 'on_exception' as on_exception,
+  d.step_afters[s.position] as after
 from geneva.workflow_definitions d
 cross join lateral unnest(d.step_names) with ordinality as s(step_name, position)
 cross join lateral (select d.definition -> 'steps' -> (s.position::integer - 1) as step) j;

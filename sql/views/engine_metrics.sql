@@ -13,6 +13,9 @@
 --   paused_workflows     paused workflows per type; label: the class of the
 --                        error that paused them ('' for an operator's pause).
 --   stuck_executions     geneva.stuck_executions per type; label: the state.
+--   runaway_workflows    geneva.runaway_workflows per type (flagged runaway
+--                        chains: too many executions, or one step repeated
+--                        too often).
 --   queue_due_steps      per queue (label): scheduled executions of ready
 --                        workflows that are due (scheduled_for <= now);
 --                        every queue of a definition has a row, 0 when none.
@@ -30,6 +33,7 @@
 -- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
+-- the runaway flags (and the flagged workflows' executions),
 -- and the ended executions' counts kept per minute
 -- (ended_executions_by_minute and ended_execution_deltas): its cost
 -- follows the ongoing workflows, not the history nor the load. (geneva.now()
@@ -65,6 +69,10 @@ union all
 select 'stuck_executions', s.workflow_type, null, s.state, count(*)
 from geneva.stuck_executions s
 group by s.workflow_type, s.state
+union all
+select 'runaway_workflows', r.workflow_type, null, null, count(*)
+from geneva.runaway_workflows r
+group by r.workflow_type
 union all
 select 'queue_due_steps', null, null, q.queue, count(due.scheduled_for)
 from queues q
