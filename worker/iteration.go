@@ -27,6 +27,13 @@ type ResumableOpts struct {
 	// Defaults to no wait.
 	Wait time.Duration
 
+	// AfterStart is the step's offset from the workflow's start (see
+	// StepOpts.AfterStart): its first execution is due no earlier than the
+	// workflow's creation plus it (not its successors).
+	//
+	// Defaults to none.
+	AfterStart time.Duration
+
 	// Skip always skips the step (decided in SQL, as `"skip_if": true`).
 	Skip bool
 
@@ -96,6 +103,7 @@ type ResumableOpts struct {
 func (o *ResumableOpts) stepOpts() *StepOpts {
 	return &StepOpts{
 		Wait:            o.Wait,
+		AfterStart:      o.AfterStart,
 		Skip:            o.Skip,
 		SkipIf:          o.SkipIf,
 		OnException:     o.OnException,
