@@ -12241,7 +12241,13 @@ select
   -- the workflow it retries (geneva.retry_workflow): a workflow's retries
   -- are those whose retried_from is its id (workflows_retried_from); last
   -- with group_name: create or replace view appends columns only
-  w.retried_from
+  w.retried_from,
+  -- its parent and its tree's root (create_workflow's p_parent_id; NULL for
+  -- a root), and its children: how many, how many ended (docs/children.md)
+  w.parent_id,
+  w.root_id,
+  w.children,
+  w.children_ended
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is

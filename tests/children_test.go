@@ -334,6 +334,21 @@ func TestWorkflowChildren(t *testing.T) {
 	}, viewRows[childRow](t, b, `select parent_id, workflow_id, workflow_type, hero_type, hero_id, state, ended_at, root_id
 		from geneva.workflow_children order by workflow_id`))
 
+	// geneva.workflow_list: each workflow's parent and child counts
+	type listRow struct {
+		WorkflowID    int64
+		ParentID      *int64
+		RootID        *int64
+		Children      int32
+		ChildrenEnded int32
+	}
+	require.Equal(t, []listRow{
+		{WorkflowID: parent, Children: 1},
+		{WorkflowID: child, ParentID: &parent, RootID: &parent, Children: 1, ChildrenEnded: 1},
+		{WorkflowID: grandchild, ParentID: &child, RootID: &parent},
+	}, viewRows[listRow](t, b, `select workflow_id, parent_id, root_id, children, children_ended
+		from geneva.workflow_list where workflow_id = any ($1) order by workflow_id`, []int64{parent, child, grandchild}))
+
 	// bulk_workflows' parent_id: a parent's children, paused when asked
 	var result map[string]any
 	require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.bulk_workflows('pause', $1::jsonb)",
