@@ -35,8 +35,8 @@ func TestJoinDefinition(t *testing.T) {
 	}
 }
 
-// A step fans out over heroes (goclient, ParentID), a later step joins: it
-// runs once, after the last child's end, with the counts.
+// Steps fan out over heroes (goclient, ParentID), a later step joins: each
+// runs once, after its last child's end, with the counts.
 func TestJoin(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -49,7 +49,7 @@ func TestJoin(t *testing.T) {
 			Step("fan_out", func(ctx context.Context, step *worker.Step) error {
 				heroes := make([]string, 20)
 				for i := range heroes {
-					heroes[i] = fmt.Sprint(i)
+					heroes[i] = fmt.Sprintf("%d-%d", step.WorkflowID, i)
 				}
 				_, err := b.client.CreateWorkflows(ctx, "Item", "Item", heroes, &goclient.CreateWorkflowsOpts{
 					ParentID: step.WorkflowID, SkipOngoing: true, // (a repeat while they run: none twice)
@@ -68,13 +68,23 @@ func TestJoin(t *testing.T) {
 			}, &worker.StepOpts{Await: &worker.Await{Children: worker.JoinAll, Timeout: time.Hour}}),
 		worker.NewWorkflow("Item", nil).Step("work", ok, nil),
 	}})
-	id := b.create(t, "Run")
-	b.waitState(t, id, goclient.StateFinished)
+	// parents side by side: their children's ends share the worker's batches
+	var ids []int64
+	for range 8 {
+		ids = append(ids, b.create(t, "Run"))
+	}
+	for _, id := range ids {
+		b.waitState(t, id, goclient.StateFinished)
+		children, err := b.client.ChildCounts(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, []goclient.ChildCount{{State: goclient.StateFinished, Workflows: 20}}, children)
+		require.Equal(t, []string{"fan_out: success", "join: success"}, b.outcomes(t, id))
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []worker.ChildCounts{{Children: 20, Ended: 20, Finished: 20}}, joined)
-	children, err := b.client.ChildCounts(b.ctx, id)
-	require.NoError(t, err)
-	require.Equal(t, []goclient.ChildCount{{State: goclient.StateFinished, Workflows: 20}}, children)
+	require.Len(t, joined, len(ids), "each join ran once")
+	for _, counts := range joined {
+		require.Equal(t, worker.ChildCounts{Children: 20, Ended: 20, Finished: 20}, counts)
+	}
 }
