@@ -45,14 +45,14 @@ var (
 
 // The folders of sql/ (install.sql's inventory says what each holds):
 // public functions in api/ and protocol/, helpers in the others, trigger
-// functions with their triggers in guards/, counts/ and heroes/.
+// functions with their triggers in guards/, counts/, heroes/ and children/.
 var (
 	publicFolders = map[string]bool{"api": true, "protocol": true}
 	helperFolders = map[string]bool{
 		"engine": true, "verbs": true, "checks": true, "limits": true, "events": true, "schedules": true,
-		"housekeeping": true, "counts": true, "heroes": true,
+		"housekeeping": true, "counts": true, "heroes": true, "children": true,
 	}
-	triggerFolders = map[string]bool{"guards": true, "counts": true, "heroes": true}
+	triggerFolders = map[string]bool{"guards": true, "counts": true, "heroes": true, "children": true}
 )
 
 // headerRules spares files whose headers do not yet follow the rules above:

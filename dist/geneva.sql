@@ -563,7 +563,19 @@ create table geneva.workflows (
   -- geneva.definition_versions' "ongoing" counts by it. Both are set by
   -- every function that creates a workflow; NULL only in an ended
   -- workflow's row written by hand (history imported from elsewhere).
-  started_version integer
+  started_version integer,
+  -- the workflow that started this one (create_workflow's p_parent_id: a
+  -- child), and the root of its tree (the parent's root, or the parent);
+  -- NULL for a root. Not foreign keys: housekeeping's retention may delete
+  -- a parent first. See docs/children.md.
+  parent_id bigint,
+  root_id bigint,
+  -- a parent's children: how many were created, and how many have ended
+  -- (finished or canceled), kept under the parent's row lock by
+  -- create_workflows and geneva._trg_children_ended, so that a join
+  -- ("await": {"children": …}) is decided by the one end that makes it hold
+  children integer not null default 0,
+  children_ended integer not null default 0
   -- (the rules of a row: the CHECK constraint workflows_state_valid, which
   -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 -- Pages filled to 80% by inserts: a workflow's row is updated at every step,
@@ -600,6 +612,10 @@ create index workflows_paused on geneva.workflows (paused_at) where paused_at is
 
 -- A workflow's retries (geneva.retry_workflow), for its page.
 create index workflows_retried_from on geneva.workflows (retried_from) where retried_from is not null;
+
+-- A parent's children (geneva.workflow_children, the cascade of a cancel,
+-- bulk_workflows' parent_id): only children have entries.
+create index workflows_parent_id on geneva.workflows (parent_id, id) where parent_id is not null;
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,
@@ -1184,6 +1200,8 @@ begin;
 --                 depth, policies, HTTP steps
 --   limits/       concurrency and rate limits
 --   events/       events sent to workflows
+--   children/     fan-out and fan-in: a parent's counts, its join, the
+--                 cascade of its cancel (docs/children.md)
 --   schedules/    cron schedules
 --   housekeeping/ recovery of stuck executions, repair, runaway flags,
 --                 settings
@@ -1213,6 +1231,10 @@ begin;
 --   events        api/send_event, api/send_hero_event (events/_send_event);
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
+--   children      api/create_workflows (p_parent_id); a child's end:
+--                 children/children_ended (a trigger: every end, whoever
+--                 ends it), children/_children_count, children/_children_join
+--                 (also at a join's claim, start_steps)
 --   housekeeping  protocol/housekeep_if_due, api/housekeep
 --
 -- Tables (migrations/001_create_schema.sql): workflow_definitions and
@@ -3305,6 +3327,22 @@ begin
 end;
 $$;
 
+-- geneva._await_name: the name of the event a step's "await" waits for: its
+-- "event", or geneva:children for a join ("await": {"children": …}), whose
+-- event geneva._children_join sends when the join's condition first holds
+-- (geneva._check_event reserves names that start with geneva:).
+--
+-- Called by: geneva._schedule_step, geneva._advance_many (the await of a
+-- step they schedule). Takes no locks. NULL for a step that awaits nothing.
+create or replace function geneva._await_name(p_await jsonb)
+returns text
+language sql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+  select case when p_await ? 'children' then 'geneva:children' else p_await ->> 'event' end;
+$$;
+
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
 -- told not to, the River job that will trigger it.
 --
@@ -3364,9 +3402,10 @@ declare
   v_wait_key text;
 begin
   if p_await and p_event_id is null and v_timeout is not null then
-    v_await_event := p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'event';
+    v_await_event := geneva._await_name(p_definition.definition -> 'steps' -> (v_index - 1) -> 'await');
     v_await_until := p_scheduled_for + v_timeout;
-    if not exists (
+    -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
+    if v_await_event <> 'geneva:children' and not exists (
       select from geneva.events ev
       where ev.workflow_id = p_workflow.id and ev.name = v_await_event and ev.consumed_by is null
     ) then
@@ -3915,7 +3954,7 @@ begin
     left join lateral (
       select
         case when s.move = 'same' then s.from_await_event
-          else s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await' ->> 'event'
+          else geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
         end as await_event,
         case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
         case when s.move = 'same' then s.from_await_until
@@ -3940,7 +3979,8 @@ begin
     -- (a join, not a subquery in the expression: the expression is copied
     -- wherever next_due is read, and each copy would be a subplan)
     left join lateral (
-      select exists (
+      -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
+      select a.await_event = 'geneva:children' or exists (
         select from geneva.events ev
         where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
       ) as waiting
@@ -4985,16 +5025,22 @@ begin
           using errcode = '22023';
       end if;
       for v_key in select jsonb_object_keys(v_await) loop
-        if v_key not in ('event', 'timeout', 'on_timeout') then
+        if v_key not in ('event', 'children', 'timeout', 'on_timeout') then
           raise exception '%: unknown await key "%"', v_where, v_key
             using errcode = '22023',
-                  hint = 'Await keys are event, timeout and on_timeout.';
+                  hint = 'Await keys are event (or children), timeout and on_timeout.';
         end if;
       end loop;
-      if jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
+      if v_await ? 'children' then
+        perform geneva._check_children_await(v_await, v_where);
+      elsif jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
         raise exception '%: await needs the name of an event', v_where using errcode = '22023';
       end if;
       perform geneva._check_length(v_await ->> 'event', 255, v_where || ': await event');
+      if v_await ->> 'event' like 'geneva:%' then
+        raise exception '%: await event %: names that start with geneva: are the engine''s', v_where, v_await ->> 'event'
+          using errcode = '22023';
+      end if;
       if not v_await ? 'timeout' then
         raise exception '%: await needs a timeout', v_where
           using errcode = '22023',
@@ -5329,11 +5375,27 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- 22023 for an empty idempotency key, 22001 for one over 255 bytes; 40001
 -- under repeatable read or serializable when a rival's create with the same
 -- key committed after this transaction's snapshot (retry the transaction:
--- it returns the rival's workflow).
+-- it returns the rival's workflow); P0002 for an unknown p_parent_id, 55000
+-- for a parent that has ended; 22023 for p_skip_ongoing with
+-- p_allow_multiple or p_idempotency_keys.
 --
 -- Returns the workflows' ids in the order of p_hero_ids: the new ones in
 -- ascending order, and for a hero whose idempotency key was given before
--- (within its TTL, or earlier in the same list) the first workflow's.
+-- (within its TTL, or earlier in the same list) the first workflow's; NULL
+-- for a hero skipped (p_skip_ongoing).
+--
+-- p_parent_id: the workflows are children of that workflow (docs/children.md):
+-- counted on its row (children), which is locked for it, so that its join
+-- ("await": {"children": …}) counts them; canceling it cancels them. P0002
+-- for an unknown parent, 55000 for one that has ended (finished or
+-- canceled); a paused parent may have children.
+--
+-- p_skip_ongoing: a hero with an ongoing workflow of the type (or appearing
+-- again later in the list) is skipped, not refused: NULL at its place in
+-- the result, and the others are created (the pattern of a schedule that
+-- starts one workflow per eligible hero). 22023 with p_idempotency_keys or
+-- p_allow_multiple (a skipped hero's key would name no workflow; with
+-- allow_multiple no hero is skipped).
 --
 -- p_groups: each workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none (the array, or an
@@ -5363,6 +5425,10 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- Plans: every statement is held to index lookups, planned once per session
 -- (the settings below), as the claim's and the end's are: a list's length
 -- is not known when the plan is made.
+-- (the signature before p_parent_id and p_skip_ongoing: dropped, so that an
+-- installed database is upgraded in place)
+drop function if exists geneva.create_workflows(text, text, text[], boolean, text, text[], text[]);
+
 create or replace function geneva.create_workflows(
   p_workflow_type text,
   p_hero_type text,
@@ -5370,7 +5436,9 @@ create or replace function geneva.create_workflows(
   p_allow_multiple boolean default false,
   p_trace_context text default null,
   p_groups text[] default null,
-  p_idempotency_keys text[] default null
+  p_idempotency_keys text[] default null,
+  p_parent_id bigint default null,
+  p_skip_ongoing boolean default false
 )
 returns bigint[]
 language plpgsql
@@ -5397,10 +5465,17 @@ declare
   v_existing geneva.workflows;
   v_workflow geneva.workflows;
   v_detail text;
+  v_parent geneva.workflows;
 begin
-  if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null then
-    raise exception 'workflow type, hero type, hero ids and allow_multiple must not be null'
+  if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
+    or p_skip_ongoing is null then
+    raise exception 'workflow type, hero type, hero ids, allow_multiple and skip_ongoing must not be null'
       using errcode = '22004';
+  end if;
+  if p_skip_ongoing and (p_allow_multiple or p_idempotency_keys is not null) then
+    raise exception 'skip_ongoing does not go with allow_multiple or idempotency keys'
+      using errcode = '22023',
+            hint = 'With allow_multiple no hero is skipped; a skipped hero''s key would name no workflow.';
   end if;
   if array_ndims(p_hero_ids) > 1 or array_ndims(p_groups) > 1 or array_ndims(p_idempotency_keys) > 1
     or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1 then
@@ -5447,6 +5522,27 @@ begin
   if '' = any (p_idempotency_keys) then
     raise exception 'idempotency key must not be empty' using errcode = '22023',
       hint = 'Pass NULL to create without a key.';
+  end if;
+
+  -- the parent: locked, so that its children are counted one creation or
+  -- end after another (geneva._children_count), and ongoing
+  if p_parent_id is not null then
+    select w.* into v_parent
+    from geneva.workflows w
+    where w.id = p_parent_id
+    for no key update;
+    if not found then
+      raise exception 'parent workflow % not found', p_parent_id
+        using errcode = 'P0002',
+              table = 'workflows';
+    end if;
+    if v_parent.finished_at is not null or v_parent.canceled_at is not null then
+      raise exception 'parent workflow % has ended', p_parent_id
+        using errcode = '55000',
+              detail = format('Workflow is %s.', v_parent.state),
+              hint = 'Children are started by an ongoing workflow.',
+              table = 'workflows';
+    end if;
   end if;
 
   if v_count = 0 then
@@ -5502,17 +5598,19 @@ begin
 
   -- the only inserter of workflows (sql/guards/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
-  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+  if p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen; a
     -- hero twice in the list is inserted once
     insert into geneva.workflows (
       id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+      parent_id, root_id
     )
     select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
       case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
       case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id)
     from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
     where v_create is null or v_create[u.ord]
     order by u.ord
@@ -5528,12 +5626,14 @@ begin
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-        transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
+        transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+        parent_id, root_id
       )
       select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
         case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
         case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-        v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
+        v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+        p_parent_id, coalesce(v_parent.root_id, v_parent.id)
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
       order by u.ord;
@@ -5544,6 +5644,18 @@ begin
     end;
   end if;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- the heroes skipped (p_skip_ongoing): NULL in the result
+  if p_skip_ongoing and v_inserted <> cardinality(v_created) then
+    select array_agg(w.id order by w.id) into v_created
+    from geneva.workflows w
+    where w.id = any (v_created);
+    select array_agg(case when v_result[o] = any (v_created) then v_result[o] end order by o) into v_result
+    from generate_series(1, v_count) o;
+    if v_created is null then
+      return v_result;
+    end if;
+  end if;
 
   -- guard: one ongoing workflow per type and hero (the first hero refused)
   if v_inserted <> cardinality(v_created) then
@@ -5567,6 +5679,12 @@ begin
             hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
             table = 'workflows',
             constraint = 'workflows_one_ongoing_per_hero';
+  end if;
+
+  if p_parent_id is not null then
+    perform geneva._children_count(
+      p_parent_id, cardinality(v_created), case when v_first_step is null then cardinality(v_created) else 0 end
+    );
   end if;
 
   if v_first_step is null then
@@ -5615,8 +5733,8 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[]) is
-'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none; a repeated idempotency key returns the first workflow.';
+comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean) is
+'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none (or skipping heroes with an ongoing one); a repeated idempotency key returns the first workflow; p_parent_id makes them its children.';
 
 -- geneva.create_workflow: creates a workflow for a hero and schedules its first
 -- step (after that step's wait), or finishes it at once when the type has no
@@ -5638,7 +5756,8 @@ comment on function geneva.create_workflows(text, text, text[], boolean, text, t
 -- 22023 for an empty p_idempotency_key, 22001 for one over 255 bytes; 40001
 -- under repeatable read or serializable when a rival's create with the same
 -- key committed after this transaction's snapshot (retry the transaction:
--- it returns the rival's workflow).
+-- it returns the rival's workflow); P0002 for an unknown p_parent_id, 55000
+-- for a parent that has ended.
 --
 -- p_group: the workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none.
@@ -5654,11 +5773,18 @@ comment on function geneva.create_workflows(text, text, text[], boolean, text, t
 -- while the first runs, a key makes a retried request succeed with the
 -- first answer, however long ago the workflow ended.
 --
+-- p_parent_id: the workflow is a child of that one (docs/children.md); P0002
+-- for an unknown parent, 55000 for one that has ended.
+--
 -- p_trace_context: the W3C traceparent of the request creating the workflow
 -- (version-traceid-parentid-flags, e.g.
 -- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), stored in
 -- workflows.trace_context and handed to the worker with each step
 -- (start_step), whose span links to it. NULL or '' stores none.
+-- (the signature before p_parent_id: dropped, so that an installed database
+-- is upgraded in place)
+drop function if exists geneva.create_workflow(text, text, text, boolean, text, text, text);
+
 create or replace function geneva.create_workflow(
   p_workflow_type text,
   p_hero_type text,
@@ -5666,7 +5792,8 @@ create or replace function geneva.create_workflow(
   p_allow_multiple boolean default false,
   p_trace_context text default null,
   p_group text default null,
-  p_idempotency_key text default null
+  p_idempotency_key text default null,
+  p_parent_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -5678,13 +5805,14 @@ begin
   return (geneva.create_workflows(
     p_workflow_type, p_hero_type, array[p_hero_id], p_allow_multiple, p_trace_context,
     case when p_group is not null then array[p_group] end,
-    case when p_idempotency_key is not null then array[p_idempotency_key] end
+    case when p_idempotency_key is not null then array[p_idempotency_key] end,
+    p_parent_id
   ))[1];
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean, text, text, text) is
-'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow.';
+comment on function geneva.create_workflow(text, text, text, boolean, text, text, text, bigint) is
+'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow; p_parent_id makes it a child of that workflow.';
 
 -- geneva._pause_workflow: the one implementation of geneva.pause_workflow (see there: what
 -- it does, what it locks and raises), which records its action
@@ -6229,6 +6357,7 @@ comment on function geneva.get_workflow(bigint) is
 --   before_id, after_id, up_to_id        id <, >, <=: the pages of a list
 --                    newest first, of a bulk call oldest first, and the
 --                    workflows counted before acting
+--   parent_id        a workflow's children (workflows_parent_id)
 -- Raises: 22004 for a NULL filter; 22023 for a filter that is not an object,
 -- an unknown key, a value of the wrong type, an unknown state, a timestamp
 -- that does not parse (each naming the key); 22001 for a string over 1024
@@ -6252,7 +6381,8 @@ declare
     ['created_after', 'time', 'w.created_at >= %s'],
     ['before_id', 'id', 'w.id < %s'],
     ['after_id', 'id', 'w.id > %s'],
-    ['up_to_id', 'id', 'w.id <= %s']
+    ['up_to_id', 'id', 'w.id <= %s'],
+    ['parent_id', 'id', 'w.parent_id = %s']
   ];
   v_key text;
   v_value jsonb;
@@ -6359,7 +6489,7 @@ comment on function geneva._workflow_filter(jsonb) is
 --
 -- p_filter is the one workflow filter (geneva._workflow_filter: type,
 -- state or ongoing, step, error_class, hero_type, hero_id, group,
--- created_before, created_after, before_id, after_id, up_to_id), which
+-- created_before, created_after, before_id, after_id, up_to_id, parent_id), which
 -- geneva.count_workflows counts and geneva.bulk_workflows acts on. Pages go
 -- by id, never OFFSET: pass a page's last id as the filter's before_id to
 -- get the next one. The query has only the clauses of the keys given, and
@@ -6368,6 +6498,10 @@ comment on function geneva._workflow_filter(jsonb) is
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
+-- (the columns before parent_id, root_id, children and children_ended:
+-- dropped, so that an installed database is upgraded in place)
+drop function if exists geneva.list_workflows(jsonb, integer);
+
 create or replace function geneva.list_workflows(
   p_filter jsonb default '{}',
   p_limit integer default 100
@@ -6393,6 +6527,10 @@ returns table (
   retried_from bigint,
   definition_version integer,
   started_version integer,
+  parent_id bigint,
+  root_id bigint,
+  children integer,
+  children_ended integer,
   last_error_class text,
   last_error_message text,
   last_error_step text,
@@ -6415,7 +6553,8 @@ begin
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
        w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, le.error_class_name, le.error_message, le.step_name, le.finished_at
+       w.started_version, w.parent_id, w.root_id, w.children, w.children_ended,
+       le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at
@@ -6683,7 +6822,7 @@ comment on function geneva.retry_workflow(bigint, text) is
 --
 -- p_filter is the one workflow filter (geneva._workflow_filter: type,
 -- state or ongoing, step, error_class, hero_type, hero_id, group,
--- created_before, created_after, before_id, after_id, up_to_id), which
+-- created_before, created_after, before_id, after_id, up_to_id, parent_id), which
 -- geneva.list_workflows lists and geneva.count_workflows counts: after_id
 -- goes on after a call that had more (its "last_id"), up_to_id acts only on
 -- those counted before (the dashboard).
@@ -6809,7 +6948,8 @@ comment on function geneva.bulk_workflows(text, jsonb, integer) is
 -- anything is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one, an empty key, or a
+-- Raises: 22004 for a NULL name; 22023 for an empty one, one that starts
+-- with geneva: (the engine's: a join's geneva:children), an empty key, or a
 -- payload nested over 64 levels deep (geneva._check_json_depth); 22001 for a
 -- name or a key over 255 bytes or a payload over 1 MiB (as its jsonb text).
 create or replace function geneva._check_event(p_event text, p_payload jsonb, p_key text)
@@ -6824,6 +6964,11 @@ begin
   end if;
   if p_event = '' then
     raise exception 'event name must not be empty' using errcode = '22023';
+  end if;
+  if p_event like 'geneva:%' then
+    raise exception 'event name % is reserved: names that start with geneva: are the engine''s', p_event
+      using errcode = '22023',
+            hint = 'A join''s event (geneva:children) is sent by its children''s ends.';
   end if;
   if octet_length(p_event) > 255 then
     raise exception 'event name is too long: % bytes, the limit is 255', octet_length(p_event)
@@ -7120,6 +7265,149 @@ $$;
 
 comment on function geneva.send_hero_event(text, text, text, jsonb, text, text) is
 'Sends an event to every ongoing workflow of a hero (for triggers on the application''s tables), optionally starting one of a type first; returns how many it reached.';
+
+
+-- Children.
+-- geneva._check_children_await: validates a join's "children" (a step's
+-- "await": {"children": "all" | "any" | N, "timeout", "on_timeout"}): the
+-- rule is all (every child started so far has ended: due at once when there
+-- is none), any (one has ended) or a positive whole number N (N have ended:
+-- more than the parent has started waits for more, or for the timeout).
+-- The timeout and on_timeout are checked as an event's await's.
+--
+-- Called by: geneva.define_workflow, for an await that names children.
+-- Takes no locks.
+-- Raises: 22023, naming p_where, for an await with both event and children,
+-- or a rule that is none of the above.
+create or replace function geneva._check_children_await(p_await jsonb, p_where text)
+returns void
+language plpgsql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_rule jsonb := p_await -> 'children';
+begin
+  if p_await ? 'event' then
+    raise exception '%: await names an event or children, not both', p_where
+      using errcode = '22023',
+            hint = 'A step awaits one thing; a step before it can await the other.';
+  end if;
+  if not (
+    v_rule in ('"all"'::jsonb, '"any"'::jsonb)
+    or jsonb_typeof(v_rule) = 'number' and v_rule::text ~ '^[0-9]+$' and v_rule::numeric between 1 and 2147483647
+  ) then
+    raise exception '%: await children % is not all, any or a positive whole number', p_where, v_rule
+      using errcode = '22023',
+            hint = '"all": every child started so far has ended; "any": one has; N: N have.';
+  end if;
+end;
+$$;
+
+-- geneva._children_join: makes a parent's join due when its condition holds:
+-- the parent's scheduled execution that awaits its children (a step's
+-- "await": {"children": …}, await_event geneva:children) and is not due yet
+-- receives the geneva:children event, whose payload holds the counts
+-- (children, ended, finished, canceled), through geneva._send_event, which
+-- makes it due (the step consumes the event when it starts, as any awaited
+-- event). The rule is the step's in the current definition: all (the
+-- parent's children_ended has reached children: at once when it has none),
+-- any (one), or N.
+--
+-- Exactly once: the caller holds the parent's row lock, which every change
+-- of the parent's counts and every claim of its executions takes, so the
+-- ends of the last two children are decided one after the other, the second
+-- seeing the first's; an execution once due is not picked again.
+--
+-- Called by: geneva._children_count (a child created or ended), and
+-- geneva.start_steps (a join due at its start, whose event has not come:
+-- its condition may have held before the join began). Takes the awaiting
+-- execution's lock (after the parent's, which the caller holds).
+create or replace function geneva._children_join(p_parent geneva.workflows)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_execution geneva.step_executions;
+  v_rule jsonb;
+  v_needed integer;
+  v_counts jsonb;
+begin
+  if p_parent.finished_at is not null or p_parent.canceled_at is not null then
+    return;
+  end if;
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_parent.id
+    and e.state = 'scheduled'
+    and e.await_event = 'geneva:children'
+    and e.event_id is null
+    and e.scheduled_for > greatest(e.await_from, v_now);
+  if not found then
+    return;
+  end if;
+
+  select d.definition -> 'steps' -> (array_position(d.step_names, v_execution.step_name) - 1) -> 'await' -> 'children'
+  into v_rule
+  from geneva.workflow_definitions d
+  where d.workflow_type = p_parent.workflow_type;
+  v_needed := case
+    when v_rule = '"any"'::jsonb then 1
+    when jsonb_typeof(v_rule) = 'number' then v_rule::text::integer
+    else p_parent.children
+  end;
+  if p_parent.children_ended < v_needed then
+    return;
+  end if;
+
+  select jsonb_build_object(
+      'children', p_parent.children,
+      'ended', p_parent.children_ended,
+      'finished', count(*) filter (where c.finished_at is not null),
+      'canceled', count(*) filter (where c.canceled_at is not null)
+    )
+  into v_counts
+  from geneva.workflows c
+  where c.parent_id = p_parent.id;
+  perform geneva._send_event(p_parent, 'geneva:children', v_counts);
+end;
+$$;
+
+-- geneva._children_count: counts children created (p_created) and ended
+-- (p_ended) on their parent's row, under its row lock, then asks whether
+-- the parent's join is due now (geneva._children_join). The lock is what
+-- serialises the ends of a parent's children: of two that end at the same
+-- instant on different connections, the second waits here for the first to
+-- commit, then counts on its count.
+--
+-- Called by: geneva.create_workflows (children created, with those created
+-- ended: a type without steps), geneva._trg_children_ended (a child ended).
+-- Locks: the parent's row (after the child's, which its caller holds: see
+-- docs/children.md on lock order).
+-- Returns the parent's row after the change (none when it no longer exists).
+create or replace function geneva._children_count(p_parent_id bigint, p_created integer, p_ended integer)
+returns geneva.workflows
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_parent geneva.workflows;
+begin
+  update geneva.workflows w
+  set children = w.children + p_created,
+    children_ended = w.children_ended + p_ended
+  where w.id = p_parent_id
+  returning w.* into v_parent;
+  if found then
+    perform geneva._children_join(v_parent);
+  end if;
+  return v_parent;
+end;
+$$;
 
 
 -- Schedules.
@@ -8903,6 +9191,7 @@ begin
       where e.id = (v_item.e).id
       returning e.* into v_execution;
       perform geneva._ensure_job(v_item.w, v_execution);
+      perform geneva._children_join(v_item.w);
     elsif v_item.kind like 'timeout_%' then
       perform geneva._end_as(v_item.e, 'timeout', substr(v_item.kind, 9));
     elsif v_item.kind = 'step_not_defined' then
@@ -10861,8 +11150,9 @@ execute function geneva._trg_step_executions_guard_state();
 
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row's identity (id, workflow type, hero, allow_multiple,
--- created_at, retried_from, started_version), for every role, the owner included (the others have no
--- privilege on the table at all). See workflows_guard_insert and _delete for
+-- created_at, retried_from, started_version, parent_id, root_id), for every
+-- role, the owner included (the others have no privilege on the table at
+-- all). See workflows_guard_insert and _delete for
 -- the rest.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.
@@ -10879,7 +11169,7 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  raise exception 'workflow % cannot change its id, type, hero, allow_multiple, created_at, retried_from or started_version', old.id
+  raise exception 'workflow % cannot change its id, type, hero, allow_multiple, created_at, retried_from, started_version or parent', old.id
     using errcode = '55000',
           hint = 'Create a new workflow with geneva.create_workflow.',
           table = 'workflows';
@@ -10887,13 +11177,15 @@ end;
 $$;
 
 create or replace trigger workflows_guard_columns
-before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from, started_version on geneva.workflows
+before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from, started_version,
+  parent_id, root_id
+on geneva.workflows
 for each row
 when (
   (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from,
-    new.started_version)
+    new.started_version, new.parent_id, new.root_id)
     is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at,
-    old.retried_from, old.started_version)
+    old.retried_from, old.started_version, old.parent_id, old.root_id)
 )
 execute function geneva._trg_workflows_guard_columns();
 
@@ -11197,6 +11489,57 @@ when (
   and (new.finished_at is not null or new.canceled_at is not null)
 )
 execute function geneva._trg_workflows_count_ended();
+
+-- geneva._trg_children_ended: what a workflow's end means to its family. A
+-- child that ends (finished or canceled; a paused one has not) is counted on
+-- its parent (geneva._children_count), whose join may be due now; a parent
+-- that is canceled cancels its ongoing children in the same transaction
+-- (geneva._cancel_workflow, each logged: a ready or paused child at once, a
+-- performing one at its step's end), and their ends cancel theirs in turn.
+--
+-- A trigger, so that every end counts, whichever function ends the
+-- workflow (a step's end, an operator's cancel or skip, a timeout, a
+-- hero's deletion, housekeeping's repair); its WHEN clause picks the rows,
+-- so a workflow without family pays an expression, not a call.
+-- Fired by: the trigger children_ended, after update on geneva.workflows,
+-- for each row that ends with a parent, or is canceled with ongoing
+-- children.
+create or replace function geneva._trg_children_ended()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_child bigint;
+begin
+  if new.canceled_at is not null and new.children > new.children_ended then
+    for v_child in
+      select c.id
+      from geneva.workflows c
+      where c.parent_id = new.id and c.finished_at is null and c.canceled_at is null
+      order by c.id
+    loop
+      perform geneva._cancel_workflow(v_child, null);
+    end loop;
+  end if;
+  if new.parent_id is not null then
+    perform geneva._children_count(new.parent_id, 0, 1);
+  end if;
+  return null;
+end;
+$$;
+
+create or replace trigger children_ended
+after update on geneva.workflows
+for each row
+-- (finished or canceled: workflows_state_valid ties each to its timestamp)
+when (
+  old.finished_at is null and old.canceled_at is null
+  and (new.finished_at is not null or new.canceled_at is not null)
+  and (new.parent_id is not null or new.canceled_at is not null and new.children > new.children_ended)
+)
+execute function geneva._trg_children_ended();
 
 -- geneva._trg_workflows_count_inserted: counts a workflow inserted already
 -- ended (history imported; geneva.create_workflow inserts ongoing ones, which
@@ -12342,7 +12685,13 @@ select
   -- the definition's version it follows now, and the one it started
   -- under (geneva.definition_versions)
   w.definition_version,
-  w.started_version
+  w.started_version,
+  -- its parent and its tree's root (create_workflow's p_parent_id; NULL for
+  -- a root), and its children: how many, how many ended (docs/children.md)
+  w.parent_id,
+  w.root_id,
+  w.children,
+  w.children_ended
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
@@ -13122,6 +13471,32 @@ from geneva.operator_actions a;
 comment on view geneva.action_log is
 'The operators'' actions: when, which login role (and actor), which verb on which workflow, with what arguments and result.';
 
+-- geneva.workflow_children: every child workflow with its parent
+-- (create_workflow's p_parent_id, docs/children.md): its id, type, hero,
+-- state, and when it ended (finished or canceled; NULL while ongoing: a
+-- paused child has not ended), and the root of its tree. A parent's counts
+-- by state are a group by of it (`geneva show` prints them); the counts its
+-- join decides on are the parent's row (children, children_ended).
+--
+-- For dashboards and operators. Reads workflows_parent_id: a query that
+-- names the parent reads its children only.
+create or replace view geneva.workflow_children as
+select
+  w.parent_id,
+  w.id as workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state,
+  coalesce(w.finished_at, w.canceled_at) as ended_at,
+  w.root_id,
+  w.created_at
+from geneva.workflows w
+where w.parent_id is not null;
+
+comment on view geneva.workflow_children is
+'Child workflows with their parent: id, type, hero, state, when each ended, and their tree''s root.';
+
 
 -- Roles and privileges, after everything they name.
 -- Geneva's roles and every privilege on its objects, in one place, applied
@@ -13250,7 +13625,9 @@ grant select on
   geneva.schedule_list,
   geneva.schedule_firing_list,
   -- the operators' actions (the workflow page, `geneva show`)
-  geneva.action_log
+  geneva.action_log,
+  -- parents and their children (`geneva show`)
+  geneva.workflow_children
 to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role";
 
 -- Applications and operators (events too: from the application's own

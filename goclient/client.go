@@ -64,6 +64,14 @@ type CreateWorkflowOpts struct {
 	//
 	// Defaults to none.
 	IdempotencyKey string
+
+	// ParentID makes the workflow a child of that workflow (docs/children.md):
+	// the parent's join ("await": {"children": …}) counts it, and canceling
+	// the parent cancels it. ErrNotFound for an unknown parent,
+	// ErrIllegalTransition for one that has ended.
+	//
+	// Defaults to none: a root workflow.
+	ParentID int64
 }
 
 // CreateWorkflow creates a workflow of workflowType for the hero and schedules
@@ -76,9 +84,9 @@ func (c *Client) CreateWorkflow(ctx context.Context, workflowType, heroType, her
 		opts = &CreateWorkflowOpts{}
 	}
 	var id int64
-	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5, $6, $7)",
+	err := c.db.QueryRow(ctx, "select geneva.create_workflow($1, $2, $3, $4, $5, $6, $7, $8)",
 		workflowType, heroType, heroID, opts.AllowMultiple, nullIfZero(opts.TraceContext),
-		nullIfZero(opts.Group), nullIfZero(opts.IdempotencyKey)).Scan(&id)
+		nullIfZero(opts.Group), nullIfZero(opts.IdempotencyKey), nullIfZero(opts.ParentID)).Scan(&id)
 	if err != nil {
 		return 0, sqlerr.MapCreate(err, workflowType, heroType, heroID)
 	}
@@ -114,12 +122,26 @@ type CreateWorkflowsOpts struct {
 	//
 	// Defaults to none for every workflow.
 	IdempotencyKeys []string
+
+	// ParentID makes the workflows children of that workflow, as
+	// CreateWorkflowOpts.ParentID.
+	//
+	// Defaults to none.
+	ParentID int64
+
+	// SkipOngoing skips a hero that has an ongoing workflow of the type (or
+	// appears again later in the list) instead of refusing the whole call:
+	// its id in the result is 0, and the others are created. Not with
+	// AllowMultiple or IdempotencyKeys (ErrInvalidArgument).
+	//
+	// Defaults to false.
+	SkipOngoing bool
 }
 
 // CreateWorkflows creates a workflow of workflowType for each of the heroes
 // and schedules each one's first step, in one statement
 // (geneva.create_workflows): all of them or, on an error, none. It returns
-// their ids in the order of heroIDs. Creating many workflows at once costs
+// their ids in the order of heroIDs (0 for a hero skipped: SkipOngoing). Creating many workflows at once costs
 // a fraction of creating them one by one (bench/RESULTS.md); as with
 // CreateWorkflow, make the Client on a pgx.Tx to commit them with the
 // caller's own writes.
@@ -134,10 +156,11 @@ func (c *Client) CreateWorkflows(ctx context.Context, workflowType, heroType str
 	if heroIDs == nil {
 		heroIDs = []string{}
 	}
-	var ids []int64
-	err := c.db.QueryRow(ctx, "select geneva.create_workflows($1, $2, $3, $4, $5, $6, $7)",
+	var created []*int64
+	err := c.db.QueryRow(ctx, "select geneva.create_workflows($1, $2, $3, $4, $5, $6, $7, $8, $9)",
 		workflowType, heroType, heroIDs, opts.AllowMultiple, nullIfZero(opts.TraceContext),
-		nullsIfEmpty(opts.Groups), nullsIfEmpty(opts.IdempotencyKeys)).Scan(&ids)
+		nullsIfEmpty(opts.Groups), nullsIfEmpty(opts.IdempotencyKeys), nullIfZero(opts.ParentID),
+		opts.SkipOngoing).Scan(&created)
 	if err != nil {
 		// (the hero refused, as the message names it)
 		refused := ""
@@ -151,6 +174,12 @@ func (c *Client) CreateWorkflows(ctx context.Context, workflowType, heroType str
 			}
 		}
 		return nil, sqlerr.MapCreate(err, workflowType, heroType, refused)
+	}
+	ids := make([]int64, len(created))
+	for i, id := range created {
+		if id != nil {
+			ids[i] = *id
+		}
 	}
 	return ids, nil
 }

@@ -58,6 +58,10 @@ type WorkflowFilter struct {
 	// NewestID, to act on the workflows counted and not on those created
 	// since.
 	UpToID int64 `json:"up_to_id,omitempty"`
+
+	// ParentID keeps the children of this workflow (CreateWorkflowOpts.ParentID):
+	// BulkWorkflows pauses or resumes a parent's children only when asked so.
+	ParentID int64 `json:"parent_id,omitempty"`
 }
 
 // jsonb is the filter as the SQL functions take it ("{}" for nil).

@@ -43,6 +43,34 @@ func (c *Client) Retries(ctx context.Context, workflowID int64) ([]int64, error)
 	return ids, mapError(err)
 }
 
+// ChildCount is how many of a parent's children are in a state (the
+// geneva.workflow_children view).
+type ChildCount struct {
+	State     WorkflowState `json:"state"`
+	Workflows int           `json:"workflows"`
+}
+
+// ChildCounts counts a workflow's children by state (the
+// geneva.workflow_children view), in the order of the states; none for a
+// workflow without children.
+func (c *Client) ChildCounts(ctx context.Context, parentID int64) ([]ChildCount, error) {
+	rows, err := c.db.Query(ctx, `
+		select state, count(*)::integer
+		from geneva.workflow_children
+		where parent_id = $1
+		group by state
+		order by array_position(array['ready', 'performing', 'paused', 'finished', 'canceled'], state)`, parentID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	counts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ChildCount, error) {
+		var c ChildCount
+		err := row.Scan(&c.State, &c.Workflows)
+		return c, err
+	})
+	return counts, mapError(err)
+}
+
 // BulkVerb is what BulkWorkflows does to each workflow.
 type BulkVerb string
 

@@ -123,11 +123,21 @@ type Workflow struct {
 	// Both are nil only for a row imported by hand.
 	DefinitionVersion *int `db:"definition_version"`
 	StartedVersion    *int `db:"started_version"`
+	// ParentID is the workflow this one is a child of
+	// (CreateWorkflowOpts.ParentID), RootID the root of its tree; nil for a
+	// root.
+	ParentID *int64 `db:"parent_id"`
+	RootID   *int64 `db:"root_id"`
+	// Children counts the children created with this workflow as their
+	// parent, ChildrenEnded those of them that have finished or been
+	// canceled: the counts its join ("await": {"children": …}) decides on.
+	Children      int `db:"children"`
+	ChildrenEnded int `db:"children_ended"`
 }
 
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
 	allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at, paused_at,
-	finished_at, canceled_at, group_name, retried_from, definition_version, started_version`
+	finished_at, canceled_at, group_name, retried_from, definition_version, started_version, parent_id, root_id, children, children_ended`
 
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.

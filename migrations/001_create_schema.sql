@@ -130,7 +130,19 @@ create table geneva.workflows (
   -- geneva.definition_versions' "ongoing" counts by it. Both are set by
   -- every function that creates a workflow; NULL only in an ended
   -- workflow's row written by hand (history imported from elsewhere).
-  started_version integer
+  started_version integer,
+  -- the workflow that started this one (create_workflow's p_parent_id: a
+  -- child), and the root of its tree (the parent's root, or the parent);
+  -- NULL for a root. Not foreign keys: housekeeping's retention may delete
+  -- a parent first. See docs/children.md.
+  parent_id bigint,
+  root_id bigint,
+  -- a parent's children: how many were created, and how many have ended
+  -- (finished or canceled), kept under the parent's row lock by
+  -- create_workflows and geneva._trg_children_ended, so that a join
+  -- ("await": {"children": …}) is decided by the one end that makes it hold
+  children integer not null default 0,
+  children_ended integer not null default 0
   -- (the rules of a row: the CHECK constraint workflows_state_valid, which
   -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 -- Pages filled to 80% by inserts: a workflow's row is updated at every step,
@@ -167,6 +179,10 @@ create index workflows_paused on geneva.workflows (paused_at) where paused_at is
 
 -- A workflow's retries (geneva.retry_workflow), for its page.
 create index workflows_retried_from on geneva.workflows (retried_from) where retried_from is not null;
+
+-- A parent's children (geneva.workflow_children, the cascade of a cancel,
+-- bulk_workflows' parent_id): only children have entries.
+create index workflows_parent_id on geneva.workflows (parent_id, id) where parent_id is not null;
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,

@@ -124,7 +124,9 @@ grant select on
   geneva.schedule_list,
   geneva.schedule_firing_list,
   -- the operators' actions (the workflow page, `geneva show`)
-  geneva.action_log
+  geneva.action_log,
+  -- parents and their children (`geneva show`)
+  geneva.workflow_children
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }};
 
 -- Applications and operators (events too: from the application's own

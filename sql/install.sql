@@ -27,6 +27,8 @@
 --                 depth, policies, HTTP steps
 --   limits/       concurrency and rate limits
 --   events/       events sent to workflows
+--   children/     fan-out and fan-in: a parent's counts, its join, the
+--                 cascade of its cancel (docs/children.md)
 --   schedules/    cron schedules
 --   housekeeping/ recovery of stuck executions, repair, runaway flags,
 --                 settings
@@ -56,6 +58,10 @@
 --   events        api/send_event, api/send_hero_event (events/_send_event);
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
+--   children      api/create_workflows (p_parent_id); a child's end:
+--                 children/children_ended (a trigger: every end, whoever
+--                 ends it), children/_children_count, children/_children_join
+--                 (also at a join's claim, start_steps)
 --   housekeeping  protocol/housekeep_if_due, api/housekeep
 --
 -- Tables (migrations/001_create_schema.sql): workflow_definitions and
@@ -161,6 +167,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "limits/_limit_release.sql" . }}
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
+{{ template "children/_await_name.sql" . }}
 {{ template "engine/_schedule_step.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
@@ -213,6 +220,11 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "events/_send_event.sql" . }}
 {{ template "api/send_event.sql" . }}
 {{ template "api/send_hero_event.sql" . }}
+
+-- Children.
+{{ template "children/_check_children_await.sql" . }}
+{{ template "children/_children_join.sql" . }}
+{{ template "children/_children_count.sql" . }}
 
 -- Schedules.
 {{ template "schedules/_cron_field.sql" . }}
@@ -275,6 +287,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "guards/step_executions_guard_insert.sql" . }}
 {{ template "guards/step_executions_guard_delete.sql" . }}
 {{ template "counts/workflows_count_ended.sql" . }}
+{{ template "children/children_ended.sql" . }}
 {{ template "counts/workflows_count_inserted.sql" . }}
 {{ template "counts/workflows_count_deleted.sql" . }}
 {{ template "counts/step_executions_count_inserted.sql" . }}
@@ -313,6 +326,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "views/schedule_list.sql" . }}
 {{ template "views/schedule_firing_list.sql" . }}
 {{ template "views/action_log.sql" . }}
+{{ template "views/workflow_children.sql" . }}
 
 -- Roles and privileges, after everything they name.
 {{ template "grants.sql" . }}

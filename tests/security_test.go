@@ -290,7 +290,7 @@ func TestRoleNames(t *testing.T) {
 		} {
 			var got bool
 			require.NoError(t, conn.QueryRow(ctx,
-				"select has_function_privilege($1, 'geneva.create_workflow(text, text, text, boolean, text, text, text)', 'execute')", role).Scan(&got))
+				"select has_function_privilege($1, 'geneva.create_workflow(text, text, text, boolean, text, text, text, bigint)', 'execute')", role).Scan(&got))
 			require.Equal(t, may, got, role)
 		}
 		var login bool

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/geneva-dev/geneva/internal/protocol"
@@ -21,9 +22,21 @@ import (
 //		Event:   "payment_received",
 //		Timeout: 72 * time.Hour,
 //	}})
+//
+// With Children instead of Event, the step is a join: it waits for the
+// workflow's children (workflows created with it as their parent:
+// goclient's CreateWorkflowsOpts.ParentID; docs/children.md), and runs when
+// the engine made it due, exactly once, with the counts as its event
+// (ChildCounts).
 type Await struct {
 	// Event is the name of the event awaited (at most 255 bytes).
 	Event string
+
+	// Children makes the step await the workflow's children instead of an
+	// event: JoinAll (every child started so far has ended: at once when
+	// there is none), JoinAny (one has), or JoinN(n) (n have). A child has
+	// ended when it finished or was canceled.
+	Children Join
 
 	// Timeout is how long the step waits for the event, from when the wait
 	// begins (after the step's Wait); then OnTimeout applies. Required: at
@@ -55,29 +68,78 @@ const (
 	OnTimeoutSkip OnTimeout = "skip"
 )
 
+// Join is what a join awaits of the workflow's children (Await.Children).
+type Join string
+
+const (
+	// JoinAll: every child started so far has ended.
+	JoinAll Join = "all"
+	// JoinAny: one child has ended.
+	JoinAny Join = "any"
+)
+
+// JoinN is a join on n children having ended (n > 0): more than the
+// workflow has started waits for more, or for the timeout.
+func JoinN(n int) Join { return Join(strconv.Itoa(n)) }
+
+// ChildCounts is a join's event's payload (Await.Children): the workflow's
+// children when the join was made due.
+//
+//	counts, ok, err := worker.EventPayload[worker.ChildCounts](step)
+type ChildCounts struct {
+	Children int `json:"children"`
+	Ended    int `json:"ended"`
+	Finished int `json:"finished"`
+	Canceled int `json:"canceled"`
+}
+
+// name is what the await waits for, for messages.
+func (a *Await) name() string {
+	if a.Children != "" {
+		return "children"
+	}
+	return a.Event
+}
+
 // validate checks what Go can: SQL (geneva.define_workflow) is the authority.
 func (a *Await) validate() error {
+	if a.Children != "" {
+		if a.Event != "" {
+			return errors.New("await: Await.Event and Await.Children: a step awaits one")
+		}
+		if n, err := strconv.Atoi(string(a.Children)); a.Children != JoinAll && a.Children != JoinAny && (err != nil || n < 1) {
+			return fmt.Errorf("await children: %q is not JoinAll, JoinAny or JoinN(n > 0)", a.Children)
+		}
+	}
 	switch {
-	case a.Event == "":
+	case a.Event == "" && a.Children == "":
 		return errors.New("await: Await.Event names no event")
 	case len(a.Event) > maxNameBytes:
 		return fmt.Errorf("await: event name %.40q... is %d bytes long; the limit is %d", a.Event, len(a.Event), maxNameBytes)
 	case a.Timeout <= 0:
-		return fmt.Errorf("await %s: the timeout must be positive (Await.Timeout is %s)", a.Event, a.Timeout)
+		return fmt.Errorf("await %s: the timeout must be positive (Await.Timeout is %s)", a.name(), a.Timeout)
 	case a.Timeout > LongestWait:
-		return fmt.Errorf("await %s: timeout %s is longer than %s", a.Event, a.Timeout, LongestWait)
+		return fmt.Errorf("await %s: timeout %s is longer than %s", a.name(), a.Timeout, LongestWait)
 	}
 	switch a.OnTimeout {
 	case "", OnTimeoutRun, OnTimeoutCancel, OnTimeoutPause, OnTimeoutSkip:
 		return nil
 	}
-	return fmt.Errorf("await %s: unknown OnTimeout %q (run, cancel, pause or skip)", a.Event, a.OnTimeout)
+	return fmt.Errorf("await %s: unknown OnTimeout %q (run, cancel, pause or skip)", a.name(), a.OnTimeout)
 }
 
 // json is the await as the definition format has it: its timeout in seconds,
 // as the waits are.
 func (a *Await) json() map[string]any {
-	await := map[string]any{"event": a.Event, "timeout": a.Timeout.Seconds()}
+	await := map[string]any{"timeout": a.Timeout.Seconds()}
+	switch n, err := strconv.Atoi(string(a.Children)); {
+	case a.Children == "":
+		await["event"] = a.Event
+	case err == nil:
+		await["children"] = n
+	default:
+		await["children"] = string(a.Children)
+	}
 	if a.OnTimeout != "" {
 		await["on_timeout"] = string(a.OnTimeout)
 	}

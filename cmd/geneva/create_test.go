@@ -57,6 +57,38 @@ func TestCreate(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, "select count(*) from geneva.workflows").Scan(&n))
 	require.Equal(t, 6, n)
 
+	// --skip-ongoing: hero 2's ongoing workflow skips it, 6 is created
+	out, err = cli(t, url, "create", "Welcome", "User", "6", "2", "--skip-ongoing", "--json")
+	require.NoError(t, err, out)
+	var skipping struct {
+		WorkflowIDs    []int64  `json:"workflow_ids"`
+		SkippedHeroIDs []string `json:"skipped_hero_ids"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &skipping), out)
+	require.Len(t, skipping.WorkflowIDs, 1)
+	require.Equal(t, []string{"2"}, skipping.SkippedHeroIDs)
+	out, err = cli(t, url, "create", "Welcome", "User", "6", "--skip-ongoing")
+	require.NoError(t, err, out)
+	require.Equal(t, "skipped: User 6 has an ongoing Welcome\n", out)
+
+	// --parent: children of a workflow
+	out, err = cli(t, url, "create", "Welcome", "User", "7", "--parent", fmt.Sprint(first))
+	require.NoError(t, err, out)
+	var child, parent int64
+	_, err = fmt.Sscanf(out, "workflow %d: Welcome for User 7\n", &child)
+	require.NoError(t, err, out)
+	require.NoError(t, conn.QueryRow(ctx, "select parent_id from geneva.workflows where id = $1", child).Scan(&parent))
+	require.Equal(t, first, parent)
+	// geneva show: a parent's children by state, a child's parent
+	out, err = cli(t, url, "show", fmt.Sprint(first))
+	require.NoError(t, err, out)
+	require.Contains(t, out, "\nchildren: 1, 0 ended (1 ready)\n")
+	out, err = cli(t, url, "show", fmt.Sprint(child))
+	require.NoError(t, err, out)
+	require.Contains(t, out, fmt.Sprintf("\nchild of workflow %d\n", first))
+	_, err = cli(t, url, "create", "Welcome", "User", "8", "--parent", "999999")
+	require.ErrorContains(t, err, "parent workflow 999999 not found")
+
 	_, err = cli(t, url, "create", "Welcome", "User")
 	require.ErrorContains(t, err, "hero ids")
 }

@@ -42,7 +42,7 @@ state (ready, performing, paused, finished, canceled, or ongoing for the
 first three), step (running or next), error_class (the latest error's),
 hero_type, hero_id, group, created_before and created_after (RFC 3339 times,
 2030-01-02T15:04:05Z, or dates), before_id, after_id and up_to_id (workflow
-ids). The same keys as geneva.list_workflows, count_workflows and
+ids), parent_id (a workflow's children). The same keys as geneva.list_workflows, count_workflows and
 bulk_workflows take, and the dashboard's Workflows page.`
 
 // setFilter sets filter's key to value as --filter KEY=VALUE gives it.

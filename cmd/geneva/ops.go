@@ -190,15 +190,23 @@ func newShowCmd(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var children []goclient.ChildCount
+			if workflow.Children > 0 {
+				if children, err = env.client.ChildCounts(ctx, id); err != nil {
+					return err
+				}
+			}
 			if asJSON {
 				return report.JSON(env.stdout, map[string]any{
 					"workflow": workflow, "timeline": report.OrEmpty(timeline),
 					"retries": report.OrEmpty(retries), "actions": report.OrEmpty(actions),
 					"blockers": report.OrEmpty(blockers),
+					"children": report.OrEmpty(children),
 				})
 			}
 			report.Workflow(env.stdout, workflow, blockers, timeline)
 			report.Lineage(env.stdout, workflow, retries)
+			report.Family(env.stdout, workflow, children)
 			report.Actions(env.stdout, actions)
 			return nil
 		}),

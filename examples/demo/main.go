@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 // schema.
 func requireSchema(ctx context.Context, pool *pgxpool.Pool) error {
 	var installed bool
-	err := pool.QueryRow(ctx, "select to_regprocedure('geneva.create_workflow(text, text, text, boolean, text, text, text)') is not null").Scan(&installed)
+	err := pool.QueryRow(ctx, "select to_regprocedure('geneva.create_workflow(text, text, text, boolean, text, text, text, bigint)') is not null").Scan(&installed)
 	if err != nil {
 		return err
 	}

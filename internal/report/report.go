@@ -225,6 +225,26 @@ func Lineage(out io.Writer, wf *goclient.Workflow, retries []int64) {
 	}
 }
 
+// Family prints a workflow's parent and root, and its children's counts
+// by state (the geneva.workflow_children view).
+func Family(out io.Writer, wf *goclient.Workflow, children []goclient.ChildCount) {
+	if wf.ParentID != nil {
+		fmt.Fprintf(out, "\nchild of workflow %d", *wf.ParentID)
+		if wf.RootID != nil && *wf.RootID != *wf.ParentID {
+			fmt.Fprintf(out, " (root %d)", *wf.RootID)
+		}
+		fmt.Fprintln(out)
+	}
+	if wf.Children == 0 {
+		return
+	}
+	parts := make([]string, len(children))
+	for i, c := range children {
+		parts[i] = fmt.Sprintf("%d %s", c.Workflows, c.State)
+	}
+	fmt.Fprintf(out, "\nchildren: %d, %d ended (%s)\n", wf.Children, wf.ChildrenEnded, strings.Join(parts, ", "))
+}
+
 // Actions prints the operators' actions on a workflow (the
 // geneva.action_log view), newest first.
 func Actions(out io.Writer, actions []*goclient.Action) {

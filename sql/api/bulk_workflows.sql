@@ -6,7 +6,7 @@
 --
 -- p_filter is the one workflow filter (geneva._workflow_filter: type,
 -- state or ongoing, step, error_class, hero_type, hero_id, group,
--- created_before, created_after, before_id, after_id, up_to_id), which
+-- created_before, created_after, before_id, after_id, up_to_id, parent_id), which
 -- geneva.list_workflows lists and geneva.count_workflows counts: after_id
 -- goes on after a call that had more (its "last_id"), up_to_id acts only on
 -- those counted before (the dashboard).

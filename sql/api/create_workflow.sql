@@ -18,7 +18,8 @@
 -- 22023 for an empty p_idempotency_key, 22001 for one over 255 bytes; 40001
 -- under repeatable read or serializable when a rival's create with the same
 -- key committed after this transaction's snapshot (retry the transaction:
--- it returns the rival's workflow).
+-- it returns the rival's workflow); P0002 for an unknown p_parent_id, 55000
+-- for a parent that has ended.
 --
 -- p_group: the workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none.
@@ -34,11 +35,18 @@
 -- while the first runs, a key makes a retried request succeed with the
 -- first answer, however long ago the workflow ended.
 --
+-- p_parent_id: the workflow is a child of that one (docs/children.md); P0002
+-- for an unknown parent, 55000 for one that has ended.
+--
 -- p_trace_context: the W3C traceparent of the request creating the workflow
 -- (version-traceid-parentid-flags, e.g.
 -- 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), stored in
 -- workflows.trace_context and handed to the worker with each step
 -- (start_step), whose span links to it. NULL or '' stores none.
+-- (the signature before p_parent_id: dropped, so that an installed database
+-- is upgraded in place)
+drop function if exists geneva.create_workflow(text, text, text, boolean, text, text, text);
+
 create or replace function geneva.create_workflow(
   p_workflow_type text,
   p_hero_type text,
@@ -46,7 +54,8 @@ create or replace function geneva.create_workflow(
   p_allow_multiple boolean default false,
   p_trace_context text default null,
   p_group text default null,
-  p_idempotency_key text default null
+  p_idempotency_key text default null,
+  p_parent_id bigint default null
 )
 returns bigint
 language plpgsql
@@ -58,10 +67,11 @@ begin
   return (geneva.create_workflows(
     p_workflow_type, p_hero_type, array[p_hero_id], p_allow_multiple, p_trace_context,
     case when p_group is not null then array[p_group] end,
-    case when p_idempotency_key is not null then array[p_idempotency_key] end
+    case when p_idempotency_key is not null then array[p_idempotency_key] end,
+    p_parent_id
   ))[1];
 end;
 $$;
 
-comment on function geneva.create_workflow(text, text, text, boolean, text, text, text) is
-'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow.';
+comment on function geneva.create_workflow(text, text, text, boolean, text, text, text, bigint) is
+'Creates a workflow for a hero and schedules its first step, in the caller''s transaction; a repeated idempotency key returns the first workflow; p_parent_id makes it a child of that workflow.';

@@ -27,11 +27,27 @@
 -- 22023 for an empty idempotency key, 22001 for one over 255 bytes; 40001
 -- under repeatable read or serializable when a rival's create with the same
 -- key committed after this transaction's snapshot (retry the transaction:
--- it returns the rival's workflow).
+-- it returns the rival's workflow); P0002 for an unknown p_parent_id, 55000
+-- for a parent that has ended; 22023 for p_skip_ongoing with
+-- p_allow_multiple or p_idempotency_keys.
 --
 -- Returns the workflows' ids in the order of p_hero_ids: the new ones in
 -- ascending order, and for a hero whose idempotency key was given before
--- (within its TTL, or earlier in the same list) the first workflow's.
+-- (within its TTL, or earlier in the same list) the first workflow's; NULL
+-- for a hero skipped (p_skip_ongoing).
+--
+-- p_parent_id: the workflows are children of that workflow (docs/children.md):
+-- counted on its row (children), which is locked for it, so that its join
+-- ("await": {"children": …}) counts them; canceling it cancels them. P0002
+-- for an unknown parent, 55000 for one that has ended (finished or
+-- canceled); a paused parent may have children.
+--
+-- p_skip_ongoing: a hero with an ongoing workflow of the type (or appearing
+-- again later in the list) is skipped, not refused: NULL at its place in
+-- the result, and the others are created (the pattern of a schedule that
+-- starts one workflow per eligible hero). 22023 with p_idempotency_keys or
+-- p_allow_multiple (a skipped hero's key would name no workflow; with
+-- allow_multiple no hero is skipped).
 --
 -- p_groups: each workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none (the array, or an
@@ -61,6 +77,10 @@
 -- Plans: every statement is held to index lookups, planned once per session
 -- (the settings below), as the claim's and the end's are: a list's length
 -- is not known when the plan is made.
+-- (the signature before p_parent_id and p_skip_ongoing: dropped, so that an
+-- installed database is upgraded in place)
+drop function if exists geneva.create_workflows(text, text, text[], boolean, text, text[], text[]);
+
 create or replace function geneva.create_workflows(
   p_workflow_type text,
   p_hero_type text,
@@ -68,7 +88,9 @@ create or replace function geneva.create_workflows(
   p_allow_multiple boolean default false,
   p_trace_context text default null,
   p_groups text[] default null,
-  p_idempotency_keys text[] default null
+  p_idempotency_keys text[] default null,
+  p_parent_id bigint default null,
+  p_skip_ongoing boolean default false
 )
 returns bigint[]
 language plpgsql
@@ -95,10 +117,17 @@ declare
   v_existing geneva.workflows;
   v_workflow geneva.workflows;
   v_detail text;
+  v_parent geneva.workflows;
 begin
-  if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null then
-    raise exception 'workflow type, hero type, hero ids and allow_multiple must not be null'
+  if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
+    or p_skip_ongoing is null then
+    raise exception 'workflow type, hero type, hero ids, allow_multiple and skip_ongoing must not be null'
       using errcode = '22004';
+  end if;
+  if p_skip_ongoing and (p_allow_multiple or p_idempotency_keys is not null) then
+    raise exception 'skip_ongoing does not go with allow_multiple or idempotency keys'
+      using errcode = '22023',
+            hint = 'With allow_multiple no hero is skipped; a skipped hero''s key would name no workflow.';
   end if;
   if array_ndims(p_hero_ids) > 1 or array_ndims(p_groups) > 1 or array_ndims(p_idempotency_keys) > 1
     or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1 then
@@ -145,6 +174,27 @@ begin
   if '' = any (p_idempotency_keys) then
     raise exception 'idempotency key must not be empty' using errcode = '22023',
       hint = 'Pass NULL to create without a key.';
+  end if;
+
+  -- the parent: locked, so that its children are counted one creation or
+  -- end after another (geneva._children_count), and ongoing
+  if p_parent_id is not null then
+    select w.* into v_parent
+    from geneva.workflows w
+    where w.id = p_parent_id
+    for no key update;
+    if not found then
+      raise exception 'parent workflow % not found', p_parent_id
+        using errcode = 'P0002',
+              table = 'workflows';
+    end if;
+    if v_parent.finished_at is not null or v_parent.canceled_at is not null then
+      raise exception 'parent workflow % has ended', p_parent_id
+        using errcode = '55000',
+              detail = format('Workflow is %s.', v_parent.state),
+              hint = 'Children are started by an ongoing workflow.',
+              table = 'workflows';
+    end if;
   end if;
 
   if v_count = 0 then
@@ -200,17 +250,19 @@ begin
 
   -- the only inserter of workflows (sql/guards/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
-  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+  if p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     -- a rival creating the same hero's workflow is waited for, then seen; a
     -- hero twice in the list is inserted once
     insert into geneva.workflows (
       id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+      parent_id, root_id
     )
     select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
       case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
       case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id)
     from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
     where v_create is null or v_create[u.ord]
     order by u.ord
@@ -226,12 +278,14 @@ begin
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-        transitioned_at, finished_at, trace_context, group_name, definition_version, started_version
+        transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+        parent_id, root_id
       )
       select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
         case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
         case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-        v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version
+        v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+        p_parent_id, coalesce(v_parent.root_id, v_parent.id)
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
       order by u.ord;
@@ -242,6 +296,18 @@ begin
     end;
   end if;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- the heroes skipped (p_skip_ongoing): NULL in the result
+  if p_skip_ongoing and v_inserted <> cardinality(v_created) then
+    select array_agg(w.id order by w.id) into v_created
+    from geneva.workflows w
+    where w.id = any (v_created);
+    select array_agg(case when v_result[o] = any (v_created) then v_result[o] end order by o) into v_result
+    from generate_series(1, v_count) o;
+    if v_created is null then
+      return v_result;
+    end if;
+  end if;
 
   -- guard: one ongoing workflow per type and hero (the first hero refused)
   if v_inserted <> cardinality(v_created) then
@@ -265,6 +331,12 @@ begin
             hint = 'Finish or cancel it first, or create the new one with allow_multiple.',
             table = 'workflows',
             constraint = 'workflows_one_ongoing_per_hero';
+  end if;
+
+  if p_parent_id is not null then
+    perform geneva._children_count(
+      p_parent_id, cardinality(v_created), case when v_first_step is null then cardinality(v_created) else 0 end
+    );
   end if;
 
   if v_first_step is null then
@@ -313,5 +385,5 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[]) is
-'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none; a repeated idempotency key returns the first workflow.';
+comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean) is
+'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none (or skipping heroes with an ongoing one); a repeated idempotency key returns the first workflow; p_parent_id makes them its children.';

@@ -200,16 +200,22 @@ begin
           using errcode = '22023';
       end if;
       for v_key in select jsonb_object_keys(v_await) loop
-        if v_key not in ('event', 'timeout', 'on_timeout') then
+        if v_key not in ('event', 'children', 'timeout', 'on_timeout') then
           raise exception '%: unknown await key "%"', v_where, v_key
             using errcode = '22023',
-                  hint = 'Await keys are event, timeout and on_timeout.';
+                  hint = 'Await keys are event (or children), timeout and on_timeout.';
         end if;
       end loop;
-      if jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
+      if v_await ? 'children' then
+        perform geneva._check_children_await(v_await, v_where);
+      elsif jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
         raise exception '%: await needs the name of an event', v_where using errcode = '22023';
       end if;
       perform geneva._check_length(v_await ->> 'event', 255, v_where || ': await event');
+      if v_await ->> 'event' like 'geneva:%' then
+        raise exception '%: await event %: names that start with geneva: are the engine''s', v_where, v_await ->> 'event'
+          using errcode = '22023';
+      end if;
       if not v_await ? 'timeout' then
         raise exception '%: await needs a timeout', v_where
           using errcode = '22023',

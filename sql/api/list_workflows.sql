@@ -6,7 +6,7 @@
 --
 -- p_filter is the one workflow filter (geneva._workflow_filter: type,
 -- state or ongoing, step, error_class, hero_type, hero_id, group,
--- created_before, created_after, before_id, after_id, up_to_id), which
+-- created_before, created_after, before_id, after_id, up_to_id, parent_id), which
 -- geneva.count_workflows counts and geneva.bulk_workflows acts on. Pages go
 -- by id, never OFFSET: pass a page's last id as the filter's before_id to
 -- get the next one. The query has only the clauses of the keys given, and
@@ -15,6 +15,10 @@
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
+-- (the columns before parent_id, root_id, children and children_ended:
+-- dropped, so that an installed database is upgraded in place)
+drop function if exists geneva.list_workflows(jsonb, integer);
+
 create or replace function geneva.list_workflows(
   p_filter jsonb default '{}',
   p_limit integer default 100
@@ -40,6 +44,10 @@ returns table (
   retried_from bigint,
   definition_version integer,
   started_version integer,
+  parent_id bigint,
+  root_id bigint,
+  children integer,
+  children_ended integer,
   last_error_class text,
   last_error_message text,
   last_error_step text,
@@ -62,7 +70,8 @@ begin
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
        w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, le.error_class_name, le.error_message, le.step_name, le.finished_at
+       w.started_version, w.parent_id, w.root_id, w.children, w.children_ended,
+       le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at

@@ -162,7 +162,7 @@ begin
     left join lateral (
       select
         case when s.move = 'same' then s.from_await_event
-          else s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await' ->> 'event'
+          else geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
         end as await_event,
         case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
         case when s.move = 'same' then s.from_await_until
@@ -187,7 +187,8 @@ begin
     -- (a join, not a subquery in the expression: the expression is copied
     -- wherever next_due is read, and each copy would be a subplan)
     left join lateral (
-      select exists (
+      -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
+      select a.await_event = 'geneva:children' or exists (
         select from geneva.events ev
         where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
       ) as waiting

@@ -57,9 +57,10 @@ declare
   v_wait_key text;
 begin
   if p_await and p_event_id is null and v_timeout is not null then
-    v_await_event := p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'event';
+    v_await_event := geneva._await_name(p_definition.definition -> 'steps' -> (v_index - 1) -> 'await');
     v_await_until := p_scheduled_for + v_timeout;
-    if not exists (
+    -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
+    if v_await_event <> 'geneva:children' and not exists (
       select from geneva.events ev
       where ev.workflow_id = p_workflow.id and ev.name = v_await_event and ev.consumed_by is null
     ) then

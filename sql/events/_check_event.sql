@@ -2,7 +2,8 @@
 -- anything is written.
 --
 -- Called by: geneva.send_event, geneva.send_hero_event. Takes no locks.
--- Raises: 22004 for a NULL name; 22023 for an empty one, an empty key, or a
+-- Raises: 22004 for a NULL name; 22023 for an empty one, one that starts
+-- with geneva: (the engine's: a join's geneva:children), an empty key, or a
 -- payload nested over 64 levels deep (geneva._check_json_depth); 22001 for a
 -- name or a key over 255 bytes or a payload over 1 MiB (as its jsonb text).
 create or replace function geneva._check_event(p_event text, p_payload jsonb, p_key text)
@@ -17,6 +18,11 @@ begin
   end if;
   if p_event = '' then
     raise exception 'event name must not be empty' using errcode = '22023';
+  end if;
+  if p_event like 'geneva:%' then
+    raise exception 'event name % is reserved: names that start with geneva: are the engine''s', p_event
+      using errcode = '22023',
+            hint = 'A join''s event (geneva:children) is sent by its children''s ends.';
   end if;
   if octet_length(p_event) > 255 then
     raise exception 'event name is too long: % bytes, the limit is 255', octet_length(p_event)

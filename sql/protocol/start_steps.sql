@@ -234,6 +234,7 @@ begin
       where e.id = (v_item.e).id
       returning e.* into v_execution;
       perform geneva._ensure_job(v_item.w, v_execution);
+      perform geneva._children_join(v_item.w);
     elsif v_item.kind like 'timeout_%' then
       perform geneva._end_as(v_item.e, 'timeout', substr(v_item.kind, 9));
     elsif v_item.kind = 'step_not_defined' then

@@ -30,6 +30,7 @@
 --   before_id, after_id, up_to_id        id <, >, <=: the pages of a list
 --                    newest first, of a bulk call oldest first, and the
 --                    workflows counted before acting
+--   parent_id        a workflow's children (workflows_parent_id)
 -- Raises: 22004 for a NULL filter; 22023 for a filter that is not an object,
 -- an unknown key, a value of the wrong type, an unknown state, a timestamp
 -- that does not parse (each naming the key); 22001 for a string over 1024
@@ -53,7 +54,8 @@ declare
     ['created_after', 'time', 'w.created_at >= %s'],
     ['before_id', 'id', 'w.id < %s'],
     ['after_id', 'id', 'w.id > %s'],
-    ['up_to_id', 'id', 'w.id <= %s']
+    ['up_to_id', 'id', 'w.id <= %s'],
+    ['parent_id', 'id', 'w.parent_id = %s']
   ];
   v_key text;
   v_value jsonb;

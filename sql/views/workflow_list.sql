@@ -35,7 +35,13 @@ select
   -- the definition's version it follows now, and the one it started
   -- under (geneva.definition_versions)
   w.definition_version,
-  w.started_version
+  w.started_version,
+  -- its parent and its tree's root (create_workflow's p_parent_id; NULL for
+  -- a root), and its children: how many, how many ended (docs/children.md)
+  w.parent_id,
+  w.root_id,
+  w.children,
+  w.children_ended
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is

@@ -1,0 +1,71 @@
+-- geneva._children_join: makes a parent's join due when its condition holds:
+-- the parent's scheduled execution that awaits its children (a step's
+-- "await": {"children": …}, await_event geneva:children) and is not due yet
+-- receives the geneva:children event, whose payload holds the counts
+-- (children, ended, finished, canceled), through geneva._send_event, which
+-- makes it due (the step consumes the event when it starts, as any awaited
+-- event). The rule is the step's in the current definition: all (the
+-- parent's children_ended has reached children: at once when it has none),
+-- any (one), or N.
+--
+-- Exactly once: the caller holds the parent's row lock, which every change
+-- of the parent's counts and every claim of its executions takes, so the
+-- ends of the last two children are decided one after the other, the second
+-- seeing the first's; an execution once due is not picked again.
+--
+-- Called by: geneva._children_count (a child created or ended), and
+-- geneva.start_steps (a join due at its start, whose event has not come:
+-- its condition may have held before the join began). Takes the awaiting
+-- execution's lock (after the parent's, which the caller holds).
+create or replace function geneva._children_join(p_parent geneva.workflows)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz := geneva.now();
+  v_execution geneva.step_executions;
+  v_rule jsonb;
+  v_needed integer;
+  v_counts jsonb;
+begin
+  if p_parent.finished_at is not null or p_parent.canceled_at is not null then
+    return;
+  end if;
+  select e.* into v_execution
+  from geneva.step_executions e
+  where e.workflow_id = p_parent.id
+    and e.state = 'scheduled'
+    and e.await_event = 'geneva:children'
+    and e.event_id is null
+    and e.scheduled_for > greatest(e.await_from, v_now);
+  if not found then
+    return;
+  end if;
+
+  select d.definition -> 'steps' -> (array_position(d.step_names, v_execution.step_name) - 1) -> 'await' -> 'children'
+  into v_rule
+  from geneva.workflow_definitions d
+  where d.workflow_type = p_parent.workflow_type;
+  v_needed := case
+    when v_rule = '"any"'::jsonb then 1
+    when jsonb_typeof(v_rule) = 'number' then v_rule::text::integer
+    else p_parent.children
+  end;
+  if p_parent.children_ended < v_needed then
+    return;
+  end if;
+
+  select jsonb_build_object(
+      'children', p_parent.children,
+      'ended', p_parent.children_ended,
+      'finished', count(*) filter (where c.finished_at is not null),
+      'canceled', count(*) filter (where c.canceled_at is not null)
+    )
+  into v_counts
+  from geneva.workflows c
+  where c.parent_id = p_parent.id;
+  perform geneva._send_event(p_parent, 'geneva:children', v_counts);
+end;
+$$;
