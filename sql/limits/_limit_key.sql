@@ -4,7 +4,10 @@
 -- limit's "by": "group"; '' without one), its hero (hero type:id), its type,
 -- or '' (by none: one key for all). Written only here: geneva._limit_keys
 -- builds every limit's key with it, and geneva._concurrency_key the key of a
--- type's concurrency a step's end may carry to the next step.
+-- type's concurrency a step's end may carry to the next step. (The views
+-- geneva.limit_usage and geneva.workflow_blockers build a rate limit's key
+-- inline, as this does: a view's readers may not execute a helper;
+-- tests/workflow_blockers_test.go holds them to the same keys.)
 --
 -- Called by: geneva._limit_keys, geneva._concurrency_key. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
