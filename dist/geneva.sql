@@ -3337,13 +3337,17 @@ $$;
 --
 -- Called by: geneva._schedule_step, geneva._advance_many (the await of a
 -- step they schedule). Takes no locks. NULL for a step that awaits nothing.
+-- Like geneva.now() it has no `set search_path`, so that the planner inlines
+-- it into _advance_many's statement (a call there would be one a step); it
+-- names only pg_catalog's jsonb operators.
 create or replace function geneva._await_name(p_await jsonb)
 returns text
 language sql
 immutable
-set search_path = pg_catalog, pg_temp
+parallel safe
 as $$
-  select case when p_await ? 'children' then 'geneva:children' else p_await ->> 'event' end;
+  select case when p_await operator(pg_catalog.?) 'children' then 'geneva:children'
+    else p_await operator(pg_catalog.->>) 'event' end;
 $$;
 
 -- geneva._schedule_step: inserts a scheduled execution of a step and, unless
