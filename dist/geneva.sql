@@ -7379,7 +7379,7 @@ begin
   into v_counts
   from geneva.workflows c
   where c.parent_id = p_parent.id;
-  perform geneva._send_event(p_parent, 'geneva:children', v_counts);
+  perform geneva._send_event(p_parent, 'geneva:children', v_counts, null);
 end;
 $$;
 

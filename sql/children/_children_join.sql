@@ -66,6 +66,6 @@ begin
   into v_counts
   from geneva.workflows c
   where c.parent_id = p_parent.id;
-  perform geneva._send_event(p_parent, 'geneva:children', v_counts);
+  perform geneva._send_event(p_parent, 'geneva:children', v_counts, null);
 end;
 $$;
