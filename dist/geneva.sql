@@ -1145,7 +1145,8 @@ begin;
 --   create        api/create_workflows (create_workflow is a list of one)
 --   claim         protocol/start_steps, the one claim (start_step: one)
 --   end           engine/_end_running, behind complete_steps, complete_step,
---                 complete_and_continue and interrupt_step; fail_step
+--                 complete_and_continue, interrupt_step and fail_step (a
+--                 failure's effect: engine/_exception_effect)
 --   move          engine/_advance_many, every move of a workflow (_advance:
 --                 one)
 --   schedule      engine/_schedule_step (one execution: create of one,
@@ -1260,8 +1261,9 @@ comment on function geneva.now() is
 --
 -- A row is keyed by its cause and its signal:
 --   step        what complete_step's p_signal (a step that returned) says
---   exception   what fail_step applies: an exception policy's action, or a
---               handler's decision (the only source of its "finished")
+--   exception   what a step's error does (geneva._exception_effect): an
+--               exception policy's action, or a handler's decision (the
+--               only source of its "finished")
 --   exhausted   a reattempt policy's terminal_action, once the step's
 --               consecutive exception reattempts reached the cap
 --   precondition  what start_step records instead of starting the step: the
@@ -1494,8 +1496,8 @@ comment on function geneva.allow_fake_clock(boolean) is
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
 --
 -- Called by: geneva.define_workflow and geneva._validate_policy (waits of
--- definitions), geneva._backoff_wait and geneva.fail_step (a policy's wait,
--- already validated). Takes no locks.
+-- definitions), geneva._backoff_wait and geneva._exception_effect (a
+-- policy's wait, already validated). Takes no locks.
 -- Raises: 22023 (naming p_where) for anything else, an unparsable string, or
 -- a negative wait or one longer than 100 years (see geneva._check_wait).
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)
@@ -3420,8 +3422,12 @@ $$;
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given, for every element: a step's error
--- is recorded one execution at a time (geneva.fail_step).
+-- error_classes) are written when given: the p_error_* arguments for every
+-- element (one execution's error: geneva._end_execution), or an element's
+-- own of p_errors (a batch's failures: geneva._end_running), an object with
+-- the keys class_name, message, backtrace and classes (a JSON array). An
+-- element's cursor of p_cursors, when given, is saved as it ends (an HTTP
+-- step's reply's, in the same call as its end).
 --
 -- Counts what ended in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute (UTC),
@@ -3447,7 +3453,9 @@ create or replace function geneva._end_executions(
   p_error_class_name text default null,
   p_error_message text default null,
   p_error_backtrace text default null,
-  p_error_classes text[] default null
+  p_error_classes text[] default null,
+  p_errors jsonb[] default null,
+  p_cursors jsonb[] default null
 )
 returns table (limit_key text, workflow_id bigint)
 language plpgsql
@@ -3475,13 +3483,18 @@ begin
       finished_at = v_now,
       -- (a waiter that ends waits no more: step_executions_state_valid)
       limit_wait_key = null,
-      error_class_name = coalesce(p_error_class_name, e.error_class_name),
-      error_message = coalesce(p_error_message, e.error_message),
-      error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
-      error_classes = coalesce(p_error_classes, e.error_classes),
+      error_class_name = coalesce(t.error ->> 'class_name', p_error_class_name, e.error_class_name),
+      error_message = coalesce(t.error ->> 'message', p_error_message, e.error_message),
+      error_backtrace = coalesce(t.error ->> 'backtrace', p_error_backtrace, e.error_backtrace),
+      error_classes = coalesce(
+        case when t.error ? 'classes' then array(select jsonb_array_elements_text(t.error -> 'classes')) end,
+        p_error_classes, e.error_classes
+      ),
       metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
+      cursor = coalesce(t.cursor, e.cursor),
       updated_at = v_now
-    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata) as t (execution_id, state, outcome, metadata)
+    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata, p_errors, p_cursors)
+      as t (execution_id, state, outcome, metadata, error, cursor)
     where e.id = t.execution_id and t.state is not null
     returning e.workflow_id, e.step_name, e.outcome, e.scheduled_for, e.started_at, e.limit_keys
   ),
@@ -3568,7 +3581,7 @@ $$;
 -- step is not defined) or when an awaited event did not come in time (cause
 -- timeout).
 --
--- Called by: start_steps (stray, precondition, timeout), fail_step (stray);
+-- Called by: start_steps (stray, precondition, timeout);
 -- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.
@@ -4065,7 +4078,8 @@ $$;
 -- fails with an error whose class names (outermost first, plus the names of the
 -- worker's matchers that match it) are p_error_classes.
 --
--- Called by: geneva.fail_step. Reads only the definition; takes no locks.
+-- Called by: geneva._exception_effect. Reads only the definition; takes no
+-- locks.
 --
 -- Resolution, first hit wins:
 --   1. the step's on_exception when it is a single policy (it wins outright);
@@ -4170,7 +4184,7 @@ $$;
 -- the reattempt that follows p_count consecutive exception reattempts:
 -- wait * backoff ^ p_count, at most max_wait (default one day).
 --
--- Called by: geneva.fail_step. Takes no locks. (The exponent stops growing at
+-- Called by: geneva._exception_effect. Takes no locks. (The exponent stops growing at
 -- 64: 100 ^ 64 times any interval still fits a double, and is far above any
 -- max_wait.)
 create or replace function geneva._backoff_wait(p_policy jsonb, p_count integer)
@@ -4186,6 +4200,152 @@ as $$
       case when p_policy ? 'max_wait' then geneva._parse_wait(p_policy -> 'max_wait', 'policy')
       else interval '1 day' end)
   ))
+$$;
+
+-- geneva._exception_reattempts: how many consecutive exception reattempts a
+-- workflow's step has had: its executions reattempted by an exception since
+-- its last success, recovery or resumable hand-over (what a reattempt
+-- policy's cap and backoff count; geneva._exception_effect).
+--
+-- Called by: geneva._end_running (a failure), fail_step (a precondition's).
+-- Takes no locks; the caller holds the workflow's.
+create or replace function geneva._exception_reattempts(p_workflow_id bigint, p_step_name text)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select count(*)::integer
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.step_name = p_step_name
+    and e.outcome = 'reattempted_by_exception'
+    and e.id > coalesce((
+      select max(s.id)
+      from geneva.step_executions s
+      where s.workflow_id = p_workflow_id
+        and s.step_name = p_step_name
+        and s.outcome in ('success', 'recovered', 'suspended')
+    ), 0)
+$$;
+
+-- geneva._exception_effect: what a step's error does, decided in one place:
+-- given the definition and step (whose on_exception policies apply,
+-- geneva._resolve_policy), the error's class names (p_error_classes, as
+-- fail_step takes them), how many consecutive exception reattempts the step
+-- has had (p_reattempts: geneva._exception_reattempts) and a handler's
+-- decision, if one was asked for, it returns the end to record: the cause
+-- and signal of geneva._signal_effects' row (exception, or exhausted once a
+-- reattempt policy's cap is reached), the wait of a reattempt, the metadata
+-- to merge into the ended execution, whether to report the error, and the
+-- handler the policy names.
+--
+-- Per policy:
+--   a handler: without a decision (p_decision NULL) the signal is NULL:
+--     nothing is to be recorded yet, the worker runs the handler and reports
+--     again with its decision ('reattempt' with p_decision_wait, 'skip',
+--     'cancel', 'pause' or 'finished'); a handler's reattempts have no cap;
+--   otherwise its action (pause, cancel, skip, reattempt); a reattempt waits
+--     the policy's wait, growing with its backoff (geneva._backoff_wait),
+--     unless the step's consecutive reattempts reached the cap: then the
+--     policy's terminal_action (pause by default) with cause exhausted.
+-- A reattempt waits at least p_wait_at_least (an HTTP reply's Retry-After;
+-- recorded as metadata.wait_at_least) and records its reattempt_reason
+-- (precondition, for p_precondition, else exception_policy). Only a signal
+-- that runs the same step again has a wait. The metadata holds the error
+-- classes and the policy (with its level and cap), and, once exhausted, the
+-- consecutive reattempts.
+--
+-- Called by: geneva._end_running (a running step's failure, for fail_step
+-- and complete_steps) and fail_step (a precondition's). Reads only its
+-- arguments (and geneva._signal_effects); takes no locks.
+-- Raises: 22023 for a handler's decision when the policy that applies
+-- names no handler.
+create or replace function geneva._exception_effect(
+  p_definition geneva.workflow_definitions,
+  p_step_name text,
+  p_error_classes text[],
+  p_reattempts integer,
+  p_decision text default null,
+  p_decision_wait interval default null,
+  p_wait_at_least interval default null,
+  p_precondition boolean default false,
+  out cause text,
+  out signal text,
+  out wait interval,
+  out metadata jsonb,
+  out report boolean,
+  out handler text
+)
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_policy jsonb := geneva._resolve_policy(p_definition, p_step_name, p_error_classes);
+  v_cap integer;
+  v_outcome text;
+  v_move text;
+begin
+  cause := 'exception';
+  handler := v_policy ->> 'handler';
+  if handler is not null then
+    -- the handler decides, in Go: asked first, then told
+    if p_decision is null then
+      return;
+    end if;
+    signal := p_decision;
+    wait := p_decision_wait;
+  elsif p_decision is not null then
+    raise exception 'step % has no handler policy for this error', p_step_name
+      using errcode = '22023',
+            detail = format('The policy that applies is %s.', v_policy),
+            hint = 'Report the error without a handler decision.';
+  else
+    signal := v_policy ->> 'action';
+    wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
+    v_cap := (v_policy ->> 'cap')::integer;
+  end if;
+
+  metadata := jsonb_build_object(
+    'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
+    'policy', v_policy
+  );
+
+  -- the reattempt cap and the backoff count the step's consecutive
+  -- exception reattempts
+  if signal = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
+    if p_reattempts >= v_cap then
+      cause := 'exhausted';
+      signal := coalesce(v_policy ->> 'terminal_action', 'pause');
+      metadata := metadata || jsonb_build_object('consecutive_reattempts', p_reattempts);
+    elsif v_policy ? 'backoff' then
+      wait := geneva._backoff_wait(v_policy, p_reattempts);
+    end if;
+  end if;
+
+  select e.outcome, e.workflow_move into v_outcome, v_move
+  from geneva._signal_effects() e
+  where e.cause = _exception_effect.cause and e.signal = _exception_effect.signal;
+  if v_move = 'same' then
+    metadata := metadata || jsonb_build_object(
+      'reattempt_reason', case when p_precondition then 'precondition' else 'exception_policy' end
+    );
+    -- the error asked for a longer wait (an HTTP reply's Retry-After)
+    if p_wait_at_least > coalesce(wait, interval '0') then
+      wait := p_wait_at_least;
+      metadata := metadata || jsonb_build_object('wait_at_least', p_wait_at_least);
+    end if;
+  else
+    wait := null;
+  end if;
+
+  report := case coalesce(v_policy ->> 'report', 'always')
+    when 'never' then false
+    when 'terminal_only' then v_outcome is distinct from 'reattempted_by_exception'
+    else true
+  end;
+end;
 $$;
 
 -- geneva._recover_execution: recovers one execution that is stuck: in_progress
@@ -7899,13 +8059,14 @@ as $$
 declare
   v_move text;
 begin
-  if p_signal is null then
+  -- (a failure's signal is NULL until its policy decides)
+  if p_signal is null and p_cause <> 'exception' then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
   select e.workflow_move into v_move
   from geneva._signal_effects() e
   where e.cause = p_cause and e.signal = p_signal;
-  if v_move is null then
+  if v_move is null and p_signal is not null then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
             hint = format('Signals are %s.', (
@@ -7929,14 +8090,24 @@ $$;
 
 -- geneva._end_running: ends running executions as their workers report them,
 -- set-wise, and moves their workflows on: the one implementation behind
--- complete_step, complete_and_continue, complete_steps and interrupt_step
--- (each a batch of it; fail_step resolves a policy first and ends its
--- execution through the same table and geneva._advance).
+-- complete_step, complete_and_continue, complete_steps, interrupt_step and
+-- fail_step (a running step's error; each a batch of it).
 --
--- Each element is (execution, cause, signal, wait, job, continue): what
--- geneva._signal_effects' row for the cause (step: what the step returned;
--- worker: interrupt, a shutting-down worker gives the step back) and signal
--- does to the execution and its workflow. Per element, in order:
+-- Each element is (execution, cause, signal, wait, job, continue, error):
+-- what geneva._signal_effects' row for the cause (step: what the step
+-- returned; worker: interrupt, a shutting-down worker gives the step back;
+-- exception: the step raised an error) and signal does to the execution and
+-- its workflow. A failure (cause exception, its error an object of
+-- p_errors: classes, the names its policies match; chain, the classes to
+-- record, classes when empty; message; backtrace; wait_at_least, an
+-- interval) has its signal and wait decided by geneva._exception_effect: its
+-- element's signal is NULL, or a handler's decision (with its wait); a
+-- failure whose policy names a handler and that has no decision is an ask:
+-- nothing is recorded, its job stays the worker's, and its row names the
+-- handler (action handler). Its error columns are written as it ends. An
+-- element's cursor of p_cursors, if any, is saved as its execution ends (an
+-- HTTP step's reply's: geneva._end_executions).
+-- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
 --     continue again because the reply to a call that committed was lost gets
@@ -7964,15 +8135,18 @@ $$;
 -- (geneva._lock_executions); each execution row by the update that ends it;
 -- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
--- recorded (NULL: nothing), the workflow's state after it, and the execution
+-- recorded (NULL: nothing), the workflow's state after it, for a failure
+-- the action applied (the signal, or handler for an ask), whether to report
+-- the error and the handler its policy names, and the execution
 -- started for the worker to run next, with the event it carries, its step's
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
 -- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
 -- signal, a wait with a signal that takes none, a negative wait or one over
--- 100 years, an execution named twice, or a job that did not run its
--- execution (geneva._check_job); P0002 for an unknown execution. One bad
+-- 100 years, an execution named twice, a job that did not run its
+-- execution (geneva._check_job), or a handler's decision where no handler
+-- applies (geneva._exception_effect); P0002 for an unknown execution. One bad
 -- element fails the whole call and nothing is recorded.
 create or replace function geneva._end_running(
   p_execution_ids bigint[],
@@ -7981,7 +8155,9 @@ create or replace function geneva._end_running(
   p_waits interval[],
   p_job_ids bigint[],
   p_continue boolean[],
-  p_take_waiters boolean default false
+  p_take_waiters boolean default false,
+  p_errors jsonb[] default null,
+  p_cursors jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -8003,7 +8179,10 @@ returns table (
   next_hero_type text,
   next_hero_id text,
   next_trace_context text,
-  next_group_name text
+  next_group_name text,
+  action text,
+  report boolean,
+  handler text
 )
 language plpgsql
 volatile
@@ -8025,10 +8204,61 @@ declare
   v_takers bigint[];
   v_taken bigint[];
   v_kept bigint[];
+  v_signals text[] := p_signals;
+  v_causes text[] := p_causes;
+  v_waits interval[] := p_waits;
+  v_jobs bigint[] := p_job_ids;
+  v_effects jsonb[];
+  v_errors jsonb[];
+  v_reports boolean[];
+  v_handlers text[];
 begin
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
   perform geneva._lock_executions(p_execution_ids, p_executions => false);
+
+  -- the failures: what each error does (geneva._exception_effect), for
+  -- those still running in a performing workflow
+  if p_errors is not null then
+    select array_agg(coalesce(f.cause, i.cause) order by i.ord),
+      array_agg(case when f.cause is null then i.signal else f.signal end order by i.ord),
+      array_agg(case when f.cause is null then i.wait else f.wait end order by i.ord),
+      array_agg(f.metadata order by i.ord),
+      array_agg(f.report order by i.ord),
+      array_agg(f.handler order by i.ord),
+      array_agg(
+        case when f.signal is not null then jsonb_strip_nulls(jsonb_build_object(
+          'class_name', f.chain ->> 0,
+          'message', i.error ->> 'message',
+          'backtrace', i.error ->> 'backtrace',
+          'classes', f.chain
+        )) end
+        order by i.ord
+      ),
+      -- (an ask's job stays the worker's)
+      array_agg(case when f.cause is null or f.signal is not null then p_job_ids[i.ord] end order by i.ord)
+    into v_causes, v_signals, v_waits, v_effects, v_reports, v_handlers, v_errors, v_jobs
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits, p_errors)
+      with ordinality as i (execution_id, cause, signal, wait, error, ord)
+    left join geneva.step_executions e on e.id = i.execution_id
+    left join geneva.workflows w on w.id = e.workflow_id
+    left join lateral (
+      select x.*,
+        case when jsonb_array_length(i.error -> 'chain') > 0 then i.error -> 'chain' else i.error -> 'classes' end
+          as chain
+      from geneva._exception_effect(
+          (select d from geneva.workflow_definitions d where d.workflow_type = w.workflow_type), e.step_name,
+          array(select jsonb_array_elements_text(coalesce(i.error -> 'classes', '[]'))),
+          geneva._exception_reattempts(w.id, e.step_name),
+          i.signal, i.wait, (i.error ->> 'wait_at_least')::interval
+        ) x
+      -- (a one-time filter: only a failure still running is decided; not
+      -- pulled up into the join, where it would filter the function's rows)
+      where i.error is not null and i.cause = 'exception' and e.state = 'in_progress'
+        and w.state = 'performing'
+      offset 0
+    ) f on true;
+  end if;
 
   -- In one pass over the elements: what each report ends (its kind:
   -- moved_on, stray or end) and the outcome the table gives it, the moves of
@@ -8055,6 +8285,8 @@ begin
       case
         when e.state <> 'in_progress' then 'moved_on'
         when w.state <> 'performing' then 'stray'
+        -- (a failure left without a signal: its handler decides first)
+        when i.signal is null and i.cause = 'exception' then 'ask'
         else 'end'
       end as kind,
       case
@@ -8067,9 +8299,15 @@ begin
         when w.state <> 'performing' then s.execution_state
         else x.execution_state
       end as end_state,
-      case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
+      case
+        when e.state <> 'in_progress' or w.state <> 'performing' then null
+        when i.effect is null then x.metadata
+        else coalesce(x.metadata, '{}') || i.effect
+      end as end_metadata,
       x.workflow_move as move,
       case
+        -- (a failure not ended: its execution moved on, or it asks)
+        when i.signal is null and i.cause = 'exception' then case when e.id is null then 'not_found' end
         when i.signal is null then 'null_signal'
         when x.signal is null then 'unknown_signal'
         when i.wait is not null and x.workflow_move <> 'same' then 'wait'
@@ -8077,7 +8315,8 @@ begin
         when e.id is null then 'not_found'
       end as bad,
       p_job_ids[i.ord] is not null and p_job_ids[i.ord] is distinct from e.job_id as other_job
-    from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
+    from unnest(p_execution_ids, v_causes, v_signals, v_waits, v_effects)
+      with ordinality as i (execution_id, cause, signal, wait, effect, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
     left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
@@ -8090,7 +8329,7 @@ begin
   -- step again take a wait, and every execution exists
   if v_c.bad_ord is not null then
     perform geneva._end_running_refuse(
-      p_execution_ids[v_c.bad_ord], p_causes[v_c.bad_ord], p_signals[v_c.bad_ord], p_waits[v_c.bad_ord]
+      p_execution_ids[v_c.bad_ord], v_causes[v_c.bad_ord], v_signals[v_c.bad_ord], v_waits[v_c.bad_ord]
     );
   end if;
   -- guard: each report names a job that ran its execution, or none
@@ -8106,7 +8345,10 @@ begin
   select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
     array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
-  from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
+  from geneva._end_executions(
+    p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata,
+    p_errors => v_errors, p_cursors => p_cursors
+  ) x;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
   -- its next step, or its next step waits behind the key's waiters
@@ -8152,7 +8394,7 @@ begin
   update public.river_job j
   set state = 'completed',
     finalized_at = now()
-  where j.id = any (p_job_ids)
+  where j.id = any (v_jobs)
     and j.state::text = 'running';
 
   return query
@@ -8165,7 +8407,10 @@ begin
     ),
     case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
     case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
-    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end
+    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end,
+    case when t.kind = 'ask' then 'handler' when t.kind = 'end' and v_effects[t.ord] is not null then v_signals[t.ord] end,
+    case when t.kind = 'end' then v_reports[t.ord] end,
+    case when t.kind in ('end', 'ask') then v_handlers[t.ord] end
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -8232,7 +8477,8 @@ begin
     select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
-      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name,
+      case when v_effects[t.ord] is not null then v_signals[t.ord] end, v_reports[t.ord], v_handlers[t.ord]
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
@@ -8357,20 +8603,30 @@ $$;
 comment on function geneva.complete_and_continue(bigint, text, interval, bigint) is
 'Worker protocol: complete_step, then starts and returns the next execution when it is due now and needs no worker condition.';
 
--- geneva.complete_steps: complete_step and complete_and_continue for many
--- executions at once, in one transaction.
+-- geneva.complete_steps: complete_step, complete_and_continue,
+-- interrupt_step and fail_step (a running step's error) for many executions
+-- at once, in one transaction.
 --
--- Called by: the Go worker's completer, which gathers the normal ends of the
--- steps that finish close together and records them with one call and one
--- commit. Each element is what one complete_step (p_continue false) or
+-- Called by: the Go worker's completer, which gathers the ends of the steps
+-- that finish close together and records them with one call and one commit.
+-- Each element is what one complete_step (p_continue false) or
 -- complete_and_continue (p_continue true) call would be, and is recorded
 -- exactly as that call records it: the arrays are parallel, one element per
--- execution; p_waits and p_job_ids elements may be NULL.
+-- execution; p_waits and p_job_ids elements may be NULL. An element whose
+-- signal is interrupt is interrupt_step's give-back. An element with an
+-- error (p_errors: an object of classes, chain, message, backtrace and
+-- wait_at_least, as fail_step takes them) is fail_step's: its signal is
+-- NULL (the policy decides) or a handler's decision, with its wait; when
+-- its policy names a handler and it has no decision, nothing is recorded,
+-- its job stays the worker's, and its row's action is handler (ask again
+-- with the decision). p_cursors: a cursor to save as the element ends (an
+-- HTTP step's reply's, as checkpoint_step would; NULL for none).
 --
--- It is geneva._end_running with the cause step for every element, the one
--- implementation of ending running executions, which complete_step and
--- complete_and_continue call with one element: a batch records each element
--- exactly as a single call would, by construction.
+-- It is geneva._end_running for every element (cause step, worker or
+-- exception), the one implementation of ending running executions, which
+-- complete_step, complete_and_continue, interrupt_step and fail_step call
+-- with one element: a batch records each element exactly as a single call
+-- would, by construction.
 --
 -- Locks: every named execution's workflow row in id order, then each
 -- execution row as it ends (geneva._end_running): the order of every other
@@ -8388,12 +8644,14 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- repeat of a report whose reply was lost does not return a waiter taken
 -- (housekeeping recovers it, as it does a step whose worker died).
 -- Returns one row per element, named by its position (ordinality, from 1):
--- what complete_and_continue returns for it, and the next execution's
--- workflow (id, type, hero, trace context, group: the element's own but
--- for a waiter taken).
+-- what complete_and_continue returns for it, the next execution's workflow
+-- (id, type, hero, trace context, group: the element's own but for a
+-- waiter taken), and for an error what fail_step returns (action, report,
+-- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
--- different lengths, an execution named twice, or anything complete_step
--- raises for an element; P0002 for an unknown execution. One bad element
+-- different lengths, an execution named twice, a cursor nested over 64
+-- levels, or anything complete_step (fail_step) raises for an element;
+-- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
 -- elements one by one.
 create or replace function geneva.complete_steps(
@@ -8402,7 +8660,9 @@ create or replace function geneva.complete_steps(
   p_waits interval[],
   p_job_ids bigint[],
   p_continue boolean[],
-  p_take_waiters boolean default false
+  p_take_waiters boolean default false,
+  p_errors jsonb[] default null,
+  p_cursors jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -8424,7 +8684,10 @@ returns table (
   next_hero_type text,
   next_hero_id text,
   next_trace_context text,
-  next_group_name text
+  next_group_name text,
+  action text,
+  report boolean,
+  handler text
 )
 language plpgsql
 volatile
@@ -8439,23 +8702,37 @@ begin
     raise exception 'arrays must not be null' using errcode = '22004';
   end if;
   if cardinality(p_signals) <> v_n or cardinality(p_waits) <> v_n
-    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n then
+    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n
+    or cardinality(p_errors) <> v_n or cardinality(p_cursors) <> v_n then
     raise exception 'arrays of different lengths'
       using errcode = '22023',
-            hint = 'Pass one signal, wait, job id and continue flag per execution id.';
+            hint = 'Pass one signal, wait, job id and continue flag (and error and cursor, if any) per execution id.';
+  end if;
+  -- (a worker could not decode a deeper cursor for the next execution)
+  if p_cursors is not null then
+    perform geneva._check_json_depth(c, 'cursor') from unnest(p_cursors) c where c is not null;
   end if;
 
   return query
   select *
   from geneva._end_running(
-    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue,
-    coalesce(p_take_waiters, false)
+    p_execution_ids,
+    -- each element's cause: an error, a give-back, or what the step returned
+    case
+      when p_errors is null and array_position(p_signals, 'interrupt') is null then array_fill('step'::text, array[v_n])
+      else array(
+        select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
+        from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
+        order by x.ord
+      )
+    end,
+    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_cursors
   );
 end;
 $$;
 
-comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean) is
-'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
+comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean, jsonb[], jsonb[]) is
+'Worker protocol: complete_step, complete_and_continue, interrupt_step or fail_step for many executions in one call, one result row per element.';
 
 -- geneva.start_steps: claims step executions for a worker, or records the
 -- outcomes of the worker's preconditions, set-wise: the one implementation of
@@ -8827,21 +9104,22 @@ comment on function geneva.start_steps(bigint[], text[]) is
 -- reply): a reattempt, by the policy or a handler, waits at least that long
 -- (recorded in the metadata as wait_at_least); other actions ignore it.
 --
--- The policy is resolved by geneva._resolve_policy. What its action (pause,
--- cancel, skip or reattempt) does to the execution and the workflow is the
--- action's row in geneva._signal_effects (cause exception). A reattempt
--- schedules the same step at now + the policy's wait (growing with its
--- backoff, see geneva._backoff_wait), unless the step's consecutive exception
--- reattempts (since its last success or recovery) have reached the cap: then
--- the policy's terminal_action (pause by default, cancel or skip) applies
--- instead, as its row of cause exhausted says (failed/reattempts_exhausted).
--- The error columns are written in every case. When the policy names a
--- handler, nothing is recorded and the result says which handler to run; the
--- worker runs it and calls fail_step again with its decision in
--- p_handler_signal ('reattempt' with p_handler_wait, 'skip', 'cancel',
--- 'pause' (also for no decision) or 'finished'); a handler's reattempts have
--- no cap. An operator's pause or cancel requested while the step ran applies
--- now (see geneva._advance).
+-- What the error does is geneva._exception_effect's to decide (the policy
+-- that applies, geneva._resolve_policy; its action, or once a reattempt
+-- policy's cap of consecutive exception reattempts is reached its
+-- terminal_action, pause by default; a reattempt's wait and backoff; whether
+-- to report), and geneva._signal_effects' row (cause exception or
+-- exhausted) what that does to the execution and the workflow. A running
+-- step's error ends through geneva._end_running as a batch of one (a
+-- failure element), as every end of a running execution does; a
+-- precondition's error ends a scheduled execution (geneva._end_execution,
+-- geneva._advance). The error columns are written in every case. When the
+-- policy names a handler, nothing is recorded and the result says which
+-- handler to run; the worker runs it and calls fail_step again with its
+-- decision in p_handler_signal ('reattempt' with p_handler_wait, 'skip',
+-- 'cancel', 'pause' (also for no decision) or 'finished'); a handler's
+-- reattempts have no cap. An operator's pause or cancel requested while the
+-- step ran applies now (see geneva._advance).
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns: action (what was applied: pause, cancel, skip, reattempt, finished,
@@ -8882,27 +9160,16 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
-  v_precondition boolean := coalesce(p_precondition, false);
   v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
-  v_reason text;
-  v_policy jsonb;
-  v_cause text := 'exception';
-  v_action text;
-  v_wait interval;
-  v_cap integer;
-  v_count integer;
-  v_state text;
-  v_outcome text;
-  v_move text;
+  v_effect record;
+  v_end record;
   v_error_chain text[] := case
     when cardinality(p_error_chain) > 0 then p_error_chain
     else p_error_classes
   end;
-  v_metadata jsonb;
-  v_effect_metadata jsonb;
 begin
   -- (nested: PL/pgSQL runs a condition with a subquery as a query, every time)
   if p_handler_signal is not null then
@@ -8923,112 +9190,67 @@ begin
       using errcode = '22023';
   end if;
 
+  -- a running step's error: an end like any other (geneva._end_running)
+  if not coalesce(p_precondition, false) then
+    return query
+    select c.action, c.outcome, coalesce(c.report, false), c.workflow_state, c.handler
+    from geneva._end_running(
+      array[p_execution_id], array['exception'], array[p_handler_signal], array[p_handler_wait],
+      array[p_job_id], array[false], false,
+      array[jsonb_strip_nulls(jsonb_build_object(
+        'classes', to_jsonb(p_error_classes),
+        'chain', to_jsonb(v_error_chain),
+        'message', p_error_message,
+        'backtrace', p_error_backtrace,
+        'wait_at_least', p_wait_at_least
+      ))]
+    ) c;
+    return;
+  end if;
+
+  -- a precondition's error, before the step started
   v_locked := geneva._lock_execution(p_execution_id);
   perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
-  -- guard: the phase that failed must be the execution's: a running step's
-  -- error, or a precondition's before the step started; otherwise the
-  -- execution moved on: record nothing
-  if not v_precondition and v_execution.state <> 'in_progress'
-    or v_precondition and (v_execution.state <> 'scheduled' or v_workflow.state <> 'ready') then
+  -- guard: it applies only to a scheduled execution of a ready workflow;
+  -- otherwise the execution moved on: record nothing
+  if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
     null;
-  elsif not v_precondition and v_workflow.state <> 'performing' then
-    -- guard: a workflow that is not performing has no running step to fail
-    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
-  elsif v_precondition and v_execution.scheduled_for > v_now then
+  elsif v_execution.scheduled_for > v_now then
     -- guard: an early job leaves the execution for a job at its time
     perform geneva._ensure_job(v_workflow, v_execution);
   else
-    v_reason := case when v_precondition then 'precondition' else 'exception_policy' end;
     v_definition := geneva._definition(v_workflow.workflow_type);
-    v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+    v_effect := geneva._exception_effect(
+      v_definition, v_execution.step_name, p_error_classes,
+      geneva._exception_reattempts(v_workflow.id, v_execution.step_name),
+      p_handler_signal, p_handler_wait, p_wait_at_least, p_precondition => true
+    );
 
     -- guard: a handler decides in Go; ask for its decision first (nothing is
     -- recorded and the job stays the worker's until it calls again)
-    if v_policy ? 'handler' then
-      if p_handler_signal is null then
-        return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
-        return;
-      end if;
-      v_action := p_handler_signal;
-      v_wait := p_handler_wait;
-    elsif p_handler_signal is not null then
-      raise exception 'execution % has no handler policy for this error', p_execution_id
-        using errcode = '22023',
-              detail = format('The policy that applies is %s.', v_policy),
-              hint = 'Call fail_step without a handler decision.';
-    else
-      v_action := v_policy ->> 'action';
-      v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
-      v_cap := (v_policy ->> 'cap')::integer;
+    if v_effect.signal is null then
+      return query select 'handler'::text, null::text, false, v_workflow.state, v_effect.handler;
+      return;
     end if;
 
-    v_metadata := jsonb_build_object(
-      'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
-      'policy', v_policy
-    );
-
-    -- guard: the reattempt cap and the backoff count consecutive exception
-    -- reattempts of this step since its last success, recovery or resumable
-    -- hand-over
-    if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
-      select count(*) into v_count
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.step_name = v_execution.step_name
-        and e.outcome = 'reattempted_by_exception'
-        and e.id > coalesce((
-          select max(s.id)
-          from geneva.step_executions s
-          where s.workflow_id = v_workflow.id
-            and s.step_name = v_execution.step_name
-            and s.outcome in ('success', 'recovered', 'suspended')
-        ), 0);
-
-      if v_count >= v_cap then
-        v_cause := 'exhausted';
-        v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
-        v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
-      elsif v_policy ? 'backoff' then
-        v_wait := geneva._backoff_wait(v_policy, v_count);
-      end if;
-    end if;
-
-    -- what the action does to the execution and the workflow
-    select e.execution_state, e.outcome, e.workflow_move, e.metadata
-    into strict v_state, v_outcome, v_move, v_effect_metadata
+    select e.execution_state, e.outcome, e.workflow_move, e.metadata into strict v_end
     from geneva._signal_effects() e
-    where e.cause = v_cause and e.signal = v_action;
-    v_metadata := v_metadata || coalesce(v_effect_metadata, '{}');
-    if v_move = 'same' then
-      v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
-      -- the error asked for a longer wait (an HTTP reply's Retry-After)
-      if p_wait_at_least > coalesce(v_wait, interval '0') then
-        v_wait := p_wait_at_least;
-        v_metadata := v_metadata || jsonb_build_object('wait_at_least', p_wait_at_least);
-      end if;
-    end if;
-
+    where e.cause = v_effect.cause and e.signal = v_effect.signal;
     perform geneva._end_execution(
-      v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
-      v_error_chain
+      v_execution, v_end.execution_state, v_end.outcome, v_error_chain[1], p_error_message, p_error_backtrace,
+      coalesce(v_end.metadata, '{}') || v_effect.metadata, v_error_chain
     );
     v_workflow := geneva._advance(
-      v_workflow, v_definition, v_move, v_execution.step_name,
-      case when v_move = 'same' then v_wait end,
-      v_execution
+      v_workflow, v_definition, v_end.workflow_move, v_execution.step_name, v_effect.wait, v_execution
     );
 
-    action := v_action;
-    outcome := v_outcome;
-    report := case coalesce(v_policy ->> 'report', 'always')
-      when 'never' then false
-      when 'terminal_only' then v_outcome <> 'reattempted_by_exception'
-      else true
-    end;
-    handler := v_policy ->> 'handler';
+    action := v_effect.signal;
+    outcome := v_end.outcome;
+    report := v_effect.report;
+    handler := v_effect.handler;
   end if;
 
   perform geneva._complete_job(p_job_id);

@@ -42,7 +42,8 @@
 --   create        api/create_workflows (create_workflow is a list of one)
 --   claim         protocol/start_steps, the one claim (start_step: one)
 --   end           engine/_end_running, behind complete_steps, complete_step,
---                 complete_and_continue and interrupt_step; fail_step
+--                 complete_and_continue, interrupt_step and fail_step (a
+--                 failure's effect: engine/_exception_effect)
 --   move          engine/_advance_many, every move of a workflow (_advance:
 --                 one)
 --   schedule      engine/_schedule_step (one execution: create of one,
@@ -162,6 +163,8 @@
 {{ template "engine/_advance.sql" . }}
 {{ template "engine/_resolve_policy.sql" . }}
 {{ template "engine/_backoff_wait.sql" . }}
+{{ template "engine/_exception_reattempts.sql" . }}
+{{ template "engine/_exception_effect.sql" . }}
 {{ template "housekeeping/_recover_execution.sql" . }}
 {{ template "housekeeping/_repair_orphan.sql" . }}
 {{ template "counts/_histogram_add.sql" . }}

@@ -12,8 +12,12 @@
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given, for every element: a step's error
--- is recorded one execution at a time (geneva.fail_step).
+-- error_classes) are written when given: the p_error_* arguments for every
+-- element (one execution's error: geneva._end_execution), or an element's
+-- own of p_errors (a batch's failures: geneva._end_running), an object with
+-- the keys class_name, message, backtrace and classes (a JSON array). An
+-- element's cursor of p_cursors, when given, is saved as it ends (an HTTP
+-- step's reply's, in the same call as its end).
 --
 -- Counts what ended in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute (UTC),
@@ -39,7 +43,9 @@ create or replace function geneva._end_executions(
   p_error_class_name text default null,
   p_error_message text default null,
   p_error_backtrace text default null,
-  p_error_classes text[] default null
+  p_error_classes text[] default null,
+  p_errors jsonb[] default null,
+  p_cursors jsonb[] default null
 )
 returns table (limit_key text, workflow_id bigint)
 language plpgsql
@@ -67,13 +73,18 @@ begin
       finished_at = v_now,
       -- (a waiter that ends waits no more: step_executions_state_valid)
       limit_wait_key = null,
-      error_class_name = coalesce(p_error_class_name, e.error_class_name),
-      error_message = coalesce(p_error_message, e.error_message),
-      error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
-      error_classes = coalesce(p_error_classes, e.error_classes),
+      error_class_name = coalesce(t.error ->> 'class_name', p_error_class_name, e.error_class_name),
+      error_message = coalesce(t.error ->> 'message', p_error_message, e.error_message),
+      error_backtrace = coalesce(t.error ->> 'backtrace', p_error_backtrace, e.error_backtrace),
+      error_classes = coalesce(
+        case when t.error ? 'classes' then array(select jsonb_array_elements_text(t.error -> 'classes')) end,
+        p_error_classes, e.error_classes
+      ),
       metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
+      cursor = coalesce(t.cursor, e.cursor),
       updated_at = v_now
-    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata) as t (execution_id, state, outcome, metadata)
+    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata, p_errors, p_cursors)
+      as t (execution_id, state, outcome, metadata, error, cursor)
     where e.id = t.execution_id and t.state is not null
     returning e.workflow_id, e.step_name, e.outcome, e.scheduled_for, e.started_at, e.limit_keys
   ),
