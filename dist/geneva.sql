@@ -1149,8 +1149,13 @@ begin;
 --                 failure's effect: engine/_exception_effect)
 --   move          engine/_advance_many, every move of a workflow (_advance:
 --                 one)
---   schedule      engine/_schedule_step (one execution: create of one,
---                 resume, schedule_step, retry), engine/_advance_many
+--   next step     engine/_insert_execution: one execution inserted,
+--                 scheduled, with its job (create of one, resume,
+--                 schedule_step's run-now, retry); engine/_advance_many:
+--                 set-wise (every move, a list's creation). "Schedule" is
+--                 otherwise the cron schedules' (schedules/, fire_schedules),
+--                 the operator's schedule_step and an execution's
+--                 scheduled_for (bench/NOTES.md, "Scheduling named once")
 --   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
 --                 _skip_step, _retry_workflow; api/bulk_workflows
 --   limits        limits/_limit_admit (at a claim), limits/_limit_next and
@@ -1175,7 +1180,7 @@ begin;
 -- Capability flags: transaction-local settings a function turns on around
 -- the write it may make and off after; a guard trigger (or a constraint)
 -- refuses the write without it (55000). A hand-written write meets them.
---   geneva.inserting    create_workflows, _advance_many, _schedule_step,
+--   geneva.inserting    create_workflows, _advance_many, _insert_execution,
 --                       _retry_workflow: an ongoing workflow or an active
 --                       execution inserted (workflows_guard_insert,
 --                       step_executions_guard_insert, idempotency_keys_guard)
@@ -2001,8 +2006,9 @@ $$;
 
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
--- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
--- transaction, so scheduling and enqueueing commit or roll back together.
+-- Called by: geneva._insert_execution, geneva._ensure_job. Runs in the
+-- caller's transaction, so scheduling and enqueueing commit or roll back
+-- together.
 -- Takes no locks of its own.
 --
 -- The job carries the execution id and the immutable facts a worker needs to
@@ -2235,7 +2241,7 @@ $$;
 -- to that limit only (geneva._limit_carries) needs, which its next step may
 -- carry on or wait for.
 --
--- Called by: geneva._limit_next, geneva._schedule_step,
+-- Called by: geneva._limit_next, geneva._insert_execution,
 -- geneva.create_workflows. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
@@ -2450,7 +2456,7 @@ $$;
 -- by the worker whose step freed its slot (geneva._limit_release).
 --
 -- Called by: geneva._advance_many, geneva._limit_next, geneva._limit_release,
--- geneva._schedule_step, geneva.create_workflows. Like geneva._limited it
+-- geneva._insert_execution, geneva.create_workflows. Like geneva._limited it
 -- has no `set search_path`: it names nothing, and the planner inlines it.
 create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
 returns boolean
@@ -2472,7 +2478,7 @@ $$;
 -- a fetch and a claim to find the key full. Otherwise the execution gets its
 -- job, and its claim decides (geneva._limit_admit).
 --
--- Called by: geneva._schedule_step and geneva.create_workflows (a workflow
+-- Called by: geneva._insert_execution and geneva.create_workflows (a workflow
 -- created, resumed, or a step scheduled by an operator), without the keys'
 -- locks: the caller's transaction, an application's, may be long, and no
 -- worker's end may wait for it. So a wake-up can be missed there: if every
@@ -3242,12 +3248,14 @@ begin
 end;
 $$;
 
--- geneva._schedule_step: inserts a scheduled execution of a step and, unless
--- told not to, the River job that will trigger it.
+-- geneva._insert_execution: inserts one scheduled execution of a step and,
+-- unless told not to, the River job that will trigger it: the one row-wise
+-- insert of a next execution (geneva._advance_many is the set-wise one).
 --
 -- Called by: geneva.create_workflows (a batch of one), geneva.resume_workflow,
--- geneva.schedule_step (geneva._advance_many schedules set-wise, with the
--- same job arguments: geneva._step_job_args). The caller holds the workflow
+-- geneva.schedule_step (run now, or at a time), geneva._retry_workflow
+-- (geneva._advance_many inserts set-wise, with the same job arguments:
+-- geneva._step_job_args). The caller holds the workflow
 -- lock, has ended any other active execution (the unique index
 -- step_executions_one_active enforces it), and updates the workflow row
 -- itself (state, next_step_name).
@@ -3272,7 +3280,7 @@ $$;
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
-create or replace function geneva._schedule_step(
+create or replace function geneva._insert_execution(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
   p_step_name text,
@@ -3408,6 +3416,20 @@ as $$
   end
 $$;
 
+-- geneva._text_array: a JSON array of strings as a text[] (NULL for NULL).
+--
+-- Called by: geneva._end_executions, for an error's classes. (A function,
+-- not the subquery inline: a subquery in the end's statement would be set
+-- up at every call, whether or not a step failed.)
+create or replace function geneva._text_array(p_value jsonb)
+returns text[]
+language sql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+  select case when p_value is not null then array(select jsonb_array_elements_text(p_value)) end
+$$;
+
 -- geneva._end_executions: moves executions to their end states, set-wise,
 -- and counts them: the one place an execution ends (the only update made
 -- with geneva.ending on, which sql/guards/step_executions_guard_state
@@ -3422,10 +3444,11 @@ $$;
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given: the p_error_* arguments for every
--- element (one execution's error: geneva._end_execution), or an element's
--- own of p_errors (a batch's failures: geneva._end_running), an object with
--- the keys class_name, message, backtrace and classes (a JSON array). An
+-- error_classes) are written when given, by the element's error of p_errors
+-- (an object of class_name, message, backtrace and classes, a JSON array;
+-- NULL for none). (Arrays of JSON, not columns of arguments: the fewer its
+-- arguments, the smaller its catalog row, which stays under the size where
+-- PostgreSQL compresses its argument lists, read back at every call.) An
 -- element's cursor of p_cursors, when given, is saved as it ends (an HTTP
 -- step's reply's, in the same call as its end).
 --
@@ -3450,10 +3473,6 @@ create or replace function geneva._end_executions(
   p_states text[],
   p_outcomes text[],
   p_metadata jsonb[],
-  p_error_class_name text default null,
-  p_error_message text default null,
-  p_error_backtrace text default null,
-  p_error_classes text[] default null,
   p_errors jsonb[] default null,
   p_cursors jsonb[] default null
 )
@@ -3483,13 +3502,10 @@ begin
       finished_at = v_now,
       -- (a waiter that ends waits no more: step_executions_state_valid)
       limit_wait_key = null,
-      error_class_name = coalesce(t.error ->> 'class_name', p_error_class_name, e.error_class_name),
-      error_message = coalesce(t.error ->> 'message', p_error_message, e.error_message),
-      error_backtrace = coalesce(t.error ->> 'backtrace', p_error_backtrace, e.error_backtrace),
-      error_classes = coalesce(
-        case when t.error ? 'classes' then array(select jsonb_array_elements_text(t.error -> 'classes')) end,
-        p_error_classes, e.error_classes
-      ),
+      error_class_name = coalesce(t.error ->> 'class_name', e.error_class_name),
+      error_message = coalesce(t.error ->> 'message', e.error_message),
+      error_backtrace = coalesce(t.error ->> 'backtrace', e.error_backtrace),
+      error_classes = coalesce(case when t.error ? 'classes' then geneva._text_array(t.error -> 'classes') end, e.error_classes),
       metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
       cursor = coalesce(t.cursor, e.cursor),
       updated_at = v_now
@@ -3551,7 +3567,12 @@ as $$
 begin
   perform geneva._end_executions(
     array[p_execution.id], array[p_state], array[p_outcome], array[p_metadata],
-    p_error_class_name, p_error_message, p_error_backtrace, p_error_classes
+    case when coalesce(p_error_class_name, p_error_message, p_error_backtrace) is not null or p_error_classes is not null then
+      array[jsonb_strip_nulls(jsonb_build_object(
+        'class_name', p_error_class_name, 'message', p_error_message, 'backtrace', p_error_backtrace,
+        'classes', to_jsonb(p_error_classes)
+      ))]
+    end
   );
 
   if p_execution.state = 'scheduled' and p_execution.job_id is not null then
@@ -3768,8 +3789,8 @@ $$;
 -- pause keeps the next execution scheduled, without a job (resume enqueues
 -- it), and pauses, but lets a workflow with nothing left to run finish.
 --
--- Scheduling (what geneva._schedule_step and geneva._enqueue_step do for one
--- execution): the execution id is drawn first, so that the River job's
+-- Inserting the next executions (what geneva._insert_execution and
+-- geneva._enqueue_step do for one): the execution id is drawn first, so that the River job's
 -- arguments name it and the row is written once with its job_id; a job due
 -- within River's scheduler interval (5 seconds) is inserted available (with
 -- its time), a later one scheduled; River hears of the jobs due now once per
@@ -4818,8 +4839,8 @@ $$;
 -- the type's queue for a step a Go worker runs), or the type's queue for a
 -- step no longer defined (its job runs, and start_steps records it).
 --
--- Called by: geneva._advance_many, geneva._schedule_step, geneva._ensure_job,
--- geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
+-- Called by: geneva._advance_many, geneva._insert_execution,
+-- geneva._ensure_job, geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
 -- the planner inlines it into its callers; it
 -- names only pg_catalog's array_position.
 create or replace function geneva._step_queue(
@@ -5418,7 +5439,7 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- header says what a schedule writes; the workflow rows are inserted as
 -- that move leaves them (ready, the first step next), so they are written
 -- once. A single workflow's (create_workflow's) is scheduled by
--- geneva._schedule_step, which costs one row less than the set-wise
+-- geneva._insert_execution, which costs one row less than the set-wise
 -- statement's fixed share. Either way, a first step held to its type's
 -- concurrency only, due now and awaiting no event, whose key is full and
 -- has executions waiting already, waits behind them at once, without a job
@@ -5640,14 +5661,14 @@ begin
   if cardinality(v_created) = 1 then
     -- one workflow: its first step is scheduled row-wise, which costs less
     -- than the set-wise statement's fixed share (bench/NOTES.md); the row
-    -- holds what _schedule_step reads of it (its id, type, hero and group),
+    -- holds what _insert_execution reads of it (its id, type, hero and group),
     -- as inserted above, without reading it back
     v_workflow.id := v_created[1];
     v_workflow.workflow_type := p_workflow_type;
     v_workflow.hero_type := p_hero_type;
     v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
-    perform geneva._schedule_step(
+    perform geneva._insert_execution(
       v_workflow, v_definition, v_first_step, v_now + v_definition.step_waits[1], true, p_await => true
     );
     return v_result;
@@ -5913,7 +5934,7 @@ begin
       and e.step_name = v_workflow.next_step_name
     order by e.id desc
     limit 1;
-    perform geneva._schedule_step(
+    perform geneva._insert_execution(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
       geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
       v_last.cursor,
@@ -6204,7 +6225,7 @@ begin
   if v_execution.id is not null then
     perform geneva._end_as(v_execution, 'operator', 'cancel');
   end if;
-  perform geneva._schedule_step(
+  perform geneva._insert_execution(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)
   );
 
@@ -6681,7 +6702,7 @@ begin
   end;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
-  perform geneva._schedule_step(v_new, v_definition, v_step, v_now, true, p_await => true);
+  perform geneva._insert_execution(v_new, v_definition, v_step, v_now, true, p_await => true);
 
   perform geneva._log_action(
     'retry_workflow', p_workflow_id, jsonb_build_object('from_step', p_from_step),
@@ -8104,9 +8125,14 @@ $$;
 -- element's signal is NULL, or a handler's decision (with its wait); a
 -- failure whose policy names a handler and that has no decision is an ask:
 -- nothing is recorded, its job stays the worker's, and its row names the
--- handler (action handler). Its error columns are written as it ends. An
--- element's cursor of p_cursors, if any, is saved as its execution ends (an
--- HTTP step's reply's: geneva._end_executions).
+-- handler (action handler). Its error columns are written as it ends.
+-- p_causes NULL: each element's cause is exception when it has an error,
+-- worker when its signal is interrupt, else step (complete_steps' mixed
+-- elements). An element's HTTP reply of p_replies (an object of cursor and
+-- wait; NULL for none) is recorded with its end: its cursor saved as its
+-- execution ends (geneva._end_executions), its wait read as
+-- geneva.parse_wait reads it, the element's wait when its signal takes one
+-- (ignored otherwise, once read).
 -- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
@@ -8130,7 +8156,7 @@ $$;
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
--- interrupt_step, which check their own arguments first.
+-- interrupt_step, fail_step.
 -- Locks: every named execution's workflow row in id order
 -- (geneva._lock_executions); each execution row by the update that ends it;
 -- the slots freed and their keys' locks (geneva._limit_release).
@@ -8142,12 +8168,14 @@ $$;
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
--- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
--- signal, a wait with a signal that takes none, a negative wait or one over
--- 100 years, an execution named twice, a job that did not run its
--- execution (geneva._check_job), or a handler's decision where no handler
--- applies (geneva._exception_effect); P0002 for an unknown execution. One bad
--- element fails the whole call and nothing is recorded.
+-- Raises: 22004 for NULL arrays, a NULL execution id or signal; 22023 for
+-- arrays of different lengths, an unknown signal, a wait with a signal that
+-- takes none, a negative wait or one over 100 years, a reply's wait that is
+-- none (geneva.parse_wait) or cursor nested over 64 levels, an execution
+-- named twice, a job that did not run its execution (geneva._check_job), or
+-- a handler's decision where no handler applies (geneva._exception_effect);
+-- P0002 for an unknown execution. One bad element fails the whole call and
+-- nothing is recorded.
 create or replace function geneva._end_running(
   p_execution_ids bigint[],
   p_causes text[],
@@ -8157,7 +8185,7 @@ create or replace function geneva._end_running(
   p_continue boolean[],
   p_take_waiters boolean default false,
   p_errors jsonb[] default null,
-  p_cursors jsonb[] default null
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -8204,15 +8232,57 @@ declare
   v_takers bigint[];
   v_taken bigint[];
   v_kept bigint[];
-  v_signals text[] := p_signals;
-  v_causes text[] := p_causes;
-  v_waits interval[] := p_waits;
-  v_jobs bigint[] := p_job_ids;
+  -- (the elements' causes, signals, waits and jobs, when the replies, the
+  -- errors or p_causes NULL change them; the arguments otherwise)
+  v_causes text[];
+  v_signals text[];
+  v_waits interval[];
+  v_jobs bigint[];
+  v_cursors jsonb[];
   v_effects jsonb[];
   v_errors jsonb[];
   v_reports boolean[];
   v_handlers text[];
 begin
+  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
+    or p_continue is null then
+    raise exception 'arrays must not be null' using errcode = '22004';
+  end if;
+  if cardinality(p_signals) <> cardinality(p_execution_ids) or cardinality(p_waits) <> cardinality(p_execution_ids)
+    or cardinality(p_job_ids) <> cardinality(p_execution_ids) or cardinality(p_continue) <> cardinality(p_execution_ids)
+    or cardinality(p_errors) <> cardinality(p_execution_ids) or cardinality(p_replies) <> cardinality(p_execution_ids) then
+    raise exception 'arrays of different lengths'
+      using errcode = '22023',
+            hint = 'Pass one signal, wait, job id and continue flag (and error and reply, if any) per execution id.';
+  end if;
+
+  -- each element's cause, by what it carries
+  if p_causes is null then
+    v_causes := array(
+      select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
+      from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
+      order by x.ord
+    );
+  end if;
+  -- HTTP replies: their cursors (a worker could not decode a deeper one for
+  -- the next execution) and their waits
+  if p_replies is not null then
+    perform geneva._check_json_depth(r -> 'cursor', 'cursor') from unnest(p_replies) r where r ? 'cursor';
+    select array_agg(
+        case
+          when x.reply is null or jsonb_typeof(x.reply -> 'wait') is null then x.wait
+          -- (read, and so refused when it is no wait, whatever the signal)
+          when geneva.parse_wait(x.reply -> 'wait') = interval '0' or e.workflow_move is distinct from 'same' then null
+          else geneva.parse_wait(x.reply -> 'wait')
+        end
+        order by x.ord
+      ),
+      array_agg(nullif(x.reply -> 'cursor', 'null'::jsonb) order by x.ord)
+    into v_waits, v_cursors
+    from unnest(p_signals, p_waits, p_replies) with ordinality as x (signal, wait, reply, ord)
+    left join geneva._signal_effects() e on e.cause = 'step' and e.signal = x.signal;
+  end if;
+
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
   perform geneva._lock_executions(p_execution_ids, p_executions => false);
@@ -8238,7 +8308,7 @@ begin
       -- (an ask's job stays the worker's)
       array_agg(case when f.cause is null or f.signal is not null then p_job_ids[i.ord] end order by i.ord)
     into v_causes, v_signals, v_waits, v_effects, v_reports, v_handlers, v_errors, v_jobs
-    from unnest(p_execution_ids, p_causes, p_signals, p_waits, p_errors)
+    from unnest(p_execution_ids, coalesce(v_causes, p_causes), p_signals, coalesce(v_waits, p_waits), p_errors)
       with ordinality as i (execution_id, cause, signal, wait, error, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
@@ -8315,7 +8385,10 @@ begin
         when e.id is null then 'not_found'
       end as bad,
       p_job_ids[i.ord] is not null and p_job_ids[i.ord] is distinct from e.job_id as other_job
-    from unnest(p_execution_ids, v_causes, v_signals, v_waits, v_effects)
+    from unnest(
+      p_execution_ids, coalesce(v_causes, p_causes), coalesce(v_signals, p_signals), coalesce(v_waits, p_waits),
+      v_effects
+    )
       with ordinality as i (execution_id, cause, signal, wait, effect, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
@@ -8329,7 +8402,8 @@ begin
   -- step again take a wait, and every execution exists
   if v_c.bad_ord is not null then
     perform geneva._end_running_refuse(
-      p_execution_ids[v_c.bad_ord], v_causes[v_c.bad_ord], v_signals[v_c.bad_ord], v_waits[v_c.bad_ord]
+      p_execution_ids[v_c.bad_ord], (coalesce(v_causes, p_causes))[v_c.bad_ord],
+      (coalesce(v_signals, p_signals))[v_c.bad_ord], (coalesce(v_waits, p_waits))[v_c.bad_ord]
     );
   end if;
   -- guard: each report names a job that ran its execution, or none
@@ -8347,7 +8421,7 @@ begin
   into v_freed, v_freed_by
   from geneva._end_executions(
     p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata,
-    p_errors => v_errors, p_cursors => p_cursors
+    p_errors => v_errors, p_cursors => v_cursors
   ) x;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
@@ -8394,7 +8468,7 @@ begin
   update public.river_job j
   set state = 'completed',
     finalized_at = now()
-  where j.id = any (v_jobs)
+  where j.id = any (coalesce(v_jobs, p_job_ids))
     and j.state::text = 'running';
 
   return query
@@ -8619,14 +8693,20 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- NULL (the policy decides) or a handler's decision, with its wait; when
 -- its policy names a handler and it has no decision, nothing is recorded,
 -- its job stays the worker's, and its row's action is handler (ask again
--- with the decision). p_cursors: a cursor to save as the element ends (an
--- HTTP step's reply's, as checkpoint_step would; NULL for none).
+-- with the decision). p_replies: an HTTP step's reply for its element (NULL
+-- for none), an object of cursor and wait, recorded in the same call as the
+-- end: its cursor is saved as the element ends (as checkpoint_step would
+-- save it just before), its wait read as geneva.parse_wait reads it, the
+-- element's wait when its signal takes one (ignored otherwise, once read).
 --
 -- It is geneva._end_running for every element (cause step, worker or
--- exception), the one implementation of ending running executions, which
--- complete_step, complete_and_continue, interrupt_step and fail_step call
--- with one element: a batch records each element exactly as a single call
--- would, by construction.
+-- exception, which it tells apart), the one implementation of ending
+-- running executions, which complete_step, complete_and_continue,
+-- interrupt_step and fail_step call with one element: a batch records each
+-- element exactly as a single call would, by construction; it checks the
+-- arrays too. (Its body is a single call: a longer one would make its
+-- catalog row cross the size where PostgreSQL compresses its argument
+-- lists, which every call reads back.)
 --
 -- Locks: every named execution's workflow row in id order, then each
 -- execution row as it ends (geneva._end_running): the order of every other
@@ -8649,8 +8729,9 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- waiter taken), and for an error what fail_step returns (action, report,
 -- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
--- different lengths, an execution named twice, a cursor nested over 64
--- levels, or anything complete_step (fail_step) raises for an element;
+-- different lengths, an execution named twice, a reply's cursor nested
+-- over 64 levels or its wait not one (geneva.parse_wait), or anything
+-- complete_step (fail_step) raises for an element;
 -- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
 -- elements one by one.
@@ -8662,7 +8743,7 @@ create or replace function geneva.complete_steps(
   p_continue boolean[],
   p_take_waiters boolean default false,
   p_errors jsonb[] default null,
-  p_cursors jsonb[] default null
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -8694,39 +8775,15 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_n integer := coalesce(cardinality(p_execution_ids), 0);
 begin
-  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
-    or p_continue is null then
-    raise exception 'arrays must not be null' using errcode = '22004';
-  end if;
-  if cardinality(p_signals) <> v_n or cardinality(p_waits) <> v_n
-    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n
-    or cardinality(p_errors) <> v_n or cardinality(p_cursors) <> v_n then
-    raise exception 'arrays of different lengths'
-      using errcode = '22023',
-            hint = 'Pass one signal, wait, job id and continue flag (and error and cursor, if any) per execution id.';
-  end if;
-  -- (a worker could not decode a deeper cursor for the next execution)
-  if p_cursors is not null then
-    perform geneva._check_json_depth(c, 'cursor') from unnest(p_cursors) c where c is not null;
-  end if;
-
   return query
   select *
   from geneva._end_running(
     p_execution_ids,
-    -- each element's cause: an error, a give-back, or what the step returned
-    case
-      when p_errors is null and array_position(p_signals, 'interrupt') is null then array_fill('step'::text, array[v_n])
-      else array(
-        select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
-        from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
-        order by x.ord
-      )
+    case when p_errors is null and array_position(p_signals, 'interrupt') is null then
+      array_fill('step'::text, array[cardinality(p_execution_ids)])
     end,
-    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_cursors
+    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_replies
   );
 end;
 $$;
@@ -10985,8 +11042,8 @@ execute function geneva._trg_workflows_guard_delete();
 
 -- geneva._trg_step_executions_guard_insert: refuses inserting an active
 -- execution (scheduled, in_progress) other than through
--- geneva._schedule_step or the batch functions, which set geneva.inserting to
--- 'on' (transaction-local) around their statement only, for every role, the
+-- geneva._insert_execution or the batch functions, which set geneva.inserting
+-- to 'on' (transaction-local) around their statement only, for every role, the
 -- owner included; ended history may be inserted.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.

@@ -46,8 +46,13 @@
 --                 failure's effect: engine/_exception_effect)
 --   move          engine/_advance_many, every move of a workflow (_advance:
 --                 one)
---   schedule      engine/_schedule_step (one execution: create of one,
---                 resume, schedule_step, retry), engine/_advance_many
+--   next step     engine/_insert_execution: one execution inserted,
+--                 scheduled, with its job (create of one, resume,
+--                 schedule_step's run-now, retry); engine/_advance_many:
+--                 set-wise (every move, a list's creation). "Schedule" is
+--                 otherwise the cron schedules' (schedules/, fire_schedules),
+--                 the operator's schedule_step and an execution's
+--                 scheduled_for (bench/NOTES.md, "Scheduling named once")
 --   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
 --                 _skip_step, _retry_workflow; api/bulk_workflows
 --   limits        limits/_limit_admit (at a claim), limits/_limit_next and
@@ -72,7 +77,7 @@
 -- Capability flags: transaction-local settings a function turns on around
 -- the write it may make and off after; a guard trigger (or a constraint)
 -- refuses the write without it (55000). A hand-written write meets them.
---   geneva.inserting    create_workflows, _advance_many, _schedule_step,
+--   geneva.inserting    create_workflows, _advance_many, _insert_execution,
 --                       _retry_workflow: an ongoing workflow or an active
 --                       execution inserted (workflows_guard_insert,
 --                       step_executions_guard_insert, idempotency_keys_guard)
@@ -151,9 +156,10 @@
 {{ template "limits/_limit_release.sql" . }}
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
-{{ template "engine/_schedule_step.sql" . }}
+{{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
+{{ template "engine/_text_array.sql" . }}
 {{ template "engine/_end_executions.sql" . }}
 {{ template "engine/_end_execution.sql" . }}
 {{ template "engine/_end_as.sql" . }}

@@ -252,12 +252,15 @@ func TestCompleteSteps(t *testing.T) {
 		b.define(t, "Handled", `{"steps": [{"name": "a", "on_exception": {"handler": "decide"}}, {"name": "b"}]}`)
 
 		type element struct {
-			signal  *string
-			wait    *time.Duration
-			error   *string // JSON, as fail_step's arguments
-			cursor  *string
-			jobID   *int64
-			classes []string
+			signal *string
+			wait   *time.Duration
+			error  *string // JSON, as fail_step's arguments
+			cursor *string
+			// replyWait is the reply's wait, as JSON (the single calls take
+			// wait, as parse_wait reads it)
+			replyWait *string
+			jobID     *int64
+			classes   []string
 		}
 		errorOf := func(classes []string, atLeast string) *string {
 			e := map[string]any{"classes": classes, "chain": classes, "message": "boom", "backtrace": "stack trace"}
@@ -293,8 +296,10 @@ func TestCompleteSteps(t *testing.T) {
 			return f
 		}
 		checkpointThenComplete := func(r element, executionID int64) failed {
-			_, err := b.conn.Exec(b.ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, r.cursor)
-			require.NoError(t, err)
+			if r.cursor != nil {
+				_, err := b.conn.Exec(b.ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, r.cursor)
+				require.NoError(t, err)
+			}
 			var f failed
 			require.NoError(t, b.conn.QueryRow(b.ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
 				executionID, r.signal, r.wait, r.jobID).Scan(&f.Outcome, &f.WorkflowState))
@@ -328,6 +333,10 @@ func TestCompleteSteps(t *testing.T) {
 				element: element{signal: ptr("suspend"), cursor: ptr(`{"page": 3}`)}},
 			{name: "success with a cursor", workflowType: "Policies", single: checkpointThenComplete,
 				element: element{signal: ptr("success"), cursor: ptr(`{"page": 4}`)}},
+			{name: "reattempt with a reply's wait", workflowType: "Policies", single: checkpointThenComplete,
+				element: element{signal: ptr("reattempt"), wait: &minute, cursor: ptr(`{"page": 5}`), replyWait: ptr(`"1 minute"`)}},
+			{name: "skip ignores a reply's wait", workflowType: "Policies", single: checkpointThenComplete,
+				element: element{signal: ptr("skip"), replyWait: ptr(`90`)}},
 		}
 
 		var singles []failed
@@ -355,7 +364,20 @@ func TestCompleteSteps(t *testing.T) {
 		signals, waits, jobs := make([]*string, n), make([]*time.Duration, n), make([]*int64, n)
 		errs, cursors, cont := make([]*string, n), make([]*string, n), make([]bool, n)
 		for i, r := range elements {
-			signals[i], waits[i], jobs[i], errs[i], cursors[i] = r.signal, r.wait, r.jobID, r.error, r.cursor
+			signals[i], waits[i], jobs[i], errs[i] = r.signal, r.wait, r.jobID, r.error
+			if r.cursor != nil || r.replyWait != nil {
+				waits[i] = nil // the reply's, read by SQL
+				reply := map[string]json.RawMessage{}
+				if r.cursor != nil {
+					reply["cursor"] = json.RawMessage(*r.cursor)
+				}
+				if r.replyWait != nil {
+					reply["wait"] = json.RawMessage(*r.replyWait)
+				}
+				out, err := json.Marshal(reply)
+				require.NoError(t, err)
+				cursors[i] = ptr(string(out))
+			}
 		}
 		rows, err := b.conn.Query(b.ctx, `select ordinality, action, outcome, coalesce(report, false), workflow_state, handler
 			from geneva.complete_steps($1, $2, $3, $4, $5, false, $6::jsonb[], $7::jsonb[]) order by ordinality`,

@@ -12,10 +12,11 @@
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given: the p_error_* arguments for every
--- element (one execution's error: geneva._end_execution), or an element's
--- own of p_errors (a batch's failures: geneva._end_running), an object with
--- the keys class_name, message, backtrace and classes (a JSON array). An
+-- error_classes) are written when given, by the element's error of p_errors
+-- (an object of class_name, message, backtrace and classes, a JSON array;
+-- NULL for none). (Arrays of JSON, not columns of arguments: the fewer its
+-- arguments, the smaller its catalog row, which stays under the size where
+-- PostgreSQL compresses its argument lists, read back at every call.) An
 -- element's cursor of p_cursors, when given, is saved as it ends (an HTTP
 -- step's reply's, in the same call as its end).
 --
@@ -40,10 +41,6 @@ create or replace function geneva._end_executions(
   p_states text[],
   p_outcomes text[],
   p_metadata jsonb[],
-  p_error_class_name text default null,
-  p_error_message text default null,
-  p_error_backtrace text default null,
-  p_error_classes text[] default null,
   p_errors jsonb[] default null,
   p_cursors jsonb[] default null
 )
@@ -73,13 +70,10 @@ begin
       finished_at = v_now,
       -- (a waiter that ends waits no more: step_executions_state_valid)
       limit_wait_key = null,
-      error_class_name = coalesce(t.error ->> 'class_name', p_error_class_name, e.error_class_name),
-      error_message = coalesce(t.error ->> 'message', p_error_message, e.error_message),
-      error_backtrace = coalesce(t.error ->> 'backtrace', p_error_backtrace, e.error_backtrace),
-      error_classes = coalesce(
-        case when t.error ? 'classes' then array(select jsonb_array_elements_text(t.error -> 'classes')) end,
-        p_error_classes, e.error_classes
-      ),
+      error_class_name = coalesce(t.error ->> 'class_name', e.error_class_name),
+      error_message = coalesce(t.error ->> 'message', e.error_message),
+      error_backtrace = coalesce(t.error ->> 'backtrace', e.error_backtrace),
+      error_classes = coalesce(case when t.error ? 'classes' then geneva._text_array(t.error -> 'classes') end, e.error_classes),
       metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
       cursor = coalesce(t.cursor, e.cursor),
       updated_at = v_now

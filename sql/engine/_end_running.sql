@@ -14,9 +14,14 @@
 -- element's signal is NULL, or a handler's decision (with its wait); a
 -- failure whose policy names a handler and that has no decision is an ask:
 -- nothing is recorded, its job stays the worker's, and its row names the
--- handler (action handler). Its error columns are written as it ends. An
--- element's cursor of p_cursors, if any, is saved as its execution ends (an
--- HTTP step's reply's: geneva._end_executions).
+-- handler (action handler). Its error columns are written as it ends.
+-- p_causes NULL: each element's cause is exception when it has an error,
+-- worker when its signal is interrupt, else step (complete_steps' mixed
+-- elements). An element's HTTP reply of p_replies (an object of cursor and
+-- wait; NULL for none) is recorded with its end: its cursor saved as its
+-- execution ends (geneva._end_executions), its wait read as
+-- geneva.parse_wait reads it, the element's wait when its signal takes one
+-- (ignored otherwise, once read).
 -- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
@@ -40,7 +45,7 @@
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
--- interrupt_step, which check their own arguments first.
+-- interrupt_step, fail_step.
 -- Locks: every named execution's workflow row in id order
 -- (geneva._lock_executions); each execution row by the update that ends it;
 -- the slots freed and their keys' locks (geneva._limit_release).
@@ -52,12 +57,14 @@
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
--- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
--- signal, a wait with a signal that takes none, a negative wait or one over
--- 100 years, an execution named twice, a job that did not run its
--- execution (geneva._check_job), or a handler's decision where no handler
--- applies (geneva._exception_effect); P0002 for an unknown execution. One bad
--- element fails the whole call and nothing is recorded.
+-- Raises: 22004 for NULL arrays, a NULL execution id or signal; 22023 for
+-- arrays of different lengths, an unknown signal, a wait with a signal that
+-- takes none, a negative wait or one over 100 years, a reply's wait that is
+-- none (geneva.parse_wait) or cursor nested over 64 levels, an execution
+-- named twice, a job that did not run its execution (geneva._check_job), or
+-- a handler's decision where no handler applies (geneva._exception_effect);
+-- P0002 for an unknown execution. One bad element fails the whole call and
+-- nothing is recorded.
 create or replace function geneva._end_running(
   p_execution_ids bigint[],
   p_causes text[],
@@ -67,7 +74,7 @@ create or replace function geneva._end_running(
   p_continue boolean[],
   p_take_waiters boolean default false,
   p_errors jsonb[] default null,
-  p_cursors jsonb[] default null
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -114,15 +121,57 @@ declare
   v_takers bigint[];
   v_taken bigint[];
   v_kept bigint[];
-  v_signals text[] := p_signals;
-  v_causes text[] := p_causes;
-  v_waits interval[] := p_waits;
-  v_jobs bigint[] := p_job_ids;
+  -- (the elements' causes, signals, waits and jobs, when the replies, the
+  -- errors or p_causes NULL change them; the arguments otherwise)
+  v_causes text[];
+  v_signals text[];
+  v_waits interval[];
+  v_jobs bigint[];
+  v_cursors jsonb[];
   v_effects jsonb[];
   v_errors jsonb[];
   v_reports boolean[];
   v_handlers text[];
 begin
+  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
+    or p_continue is null then
+    raise exception 'arrays must not be null' using errcode = '22004';
+  end if;
+  if cardinality(p_signals) <> cardinality(p_execution_ids) or cardinality(p_waits) <> cardinality(p_execution_ids)
+    or cardinality(p_job_ids) <> cardinality(p_execution_ids) or cardinality(p_continue) <> cardinality(p_execution_ids)
+    or cardinality(p_errors) <> cardinality(p_execution_ids) or cardinality(p_replies) <> cardinality(p_execution_ids) then
+    raise exception 'arrays of different lengths'
+      using errcode = '22023',
+            hint = 'Pass one signal, wait, job id and continue flag (and error and reply, if any) per execution id.';
+  end if;
+
+  -- each element's cause, by what it carries
+  if p_causes is null then
+    v_causes := array(
+      select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
+      from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
+      order by x.ord
+    );
+  end if;
+  -- HTTP replies: their cursors (a worker could not decode a deeper one for
+  -- the next execution) and their waits
+  if p_replies is not null then
+    perform geneva._check_json_depth(r -> 'cursor', 'cursor') from unnest(p_replies) r where r ? 'cursor';
+    select array_agg(
+        case
+          when x.reply is null or jsonb_typeof(x.reply -> 'wait') is null then x.wait
+          -- (read, and so refused when it is no wait, whatever the signal)
+          when geneva.parse_wait(x.reply -> 'wait') = interval '0' or e.workflow_move is distinct from 'same' then null
+          else geneva.parse_wait(x.reply -> 'wait')
+        end
+        order by x.ord
+      ),
+      array_agg(nullif(x.reply -> 'cursor', 'null'::jsonb) order by x.ord)
+    into v_waits, v_cursors
+    from unnest(p_signals, p_waits, p_replies) with ordinality as x (signal, wait, reply, ord)
+    left join geneva._signal_effects() e on e.cause = 'step' and e.signal = x.signal;
+  end if;
+
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
   perform geneva._lock_executions(p_execution_ids, p_executions => false);
@@ -148,7 +197,7 @@ begin
       -- (an ask's job stays the worker's)
       array_agg(case when f.cause is null or f.signal is not null then p_job_ids[i.ord] end order by i.ord)
     into v_causes, v_signals, v_waits, v_effects, v_reports, v_handlers, v_errors, v_jobs
-    from unnest(p_execution_ids, p_causes, p_signals, p_waits, p_errors)
+    from unnest(p_execution_ids, coalesce(v_causes, p_causes), p_signals, coalesce(v_waits, p_waits), p_errors)
       with ordinality as i (execution_id, cause, signal, wait, error, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
@@ -225,7 +274,10 @@ begin
         when e.id is null then 'not_found'
       end as bad,
       p_job_ids[i.ord] is not null and p_job_ids[i.ord] is distinct from e.job_id as other_job
-    from unnest(p_execution_ids, v_causes, v_signals, v_waits, v_effects)
+    from unnest(
+      p_execution_ids, coalesce(v_causes, p_causes), coalesce(v_signals, p_signals), coalesce(v_waits, p_waits),
+      v_effects
+    )
       with ordinality as i (execution_id, cause, signal, wait, effect, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
@@ -239,7 +291,8 @@ begin
   -- step again take a wait, and every execution exists
   if v_c.bad_ord is not null then
     perform geneva._end_running_refuse(
-      p_execution_ids[v_c.bad_ord], v_causes[v_c.bad_ord], v_signals[v_c.bad_ord], v_waits[v_c.bad_ord]
+      p_execution_ids[v_c.bad_ord], (coalesce(v_causes, p_causes))[v_c.bad_ord],
+      (coalesce(v_signals, p_signals))[v_c.bad_ord], (coalesce(v_waits, p_waits))[v_c.bad_ord]
     );
   end if;
   -- guard: each report names a job that ran its execution, or none
@@ -257,7 +310,7 @@ begin
   into v_freed, v_freed_by
   from geneva._end_executions(
     p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata,
-    p_errors => v_errors, p_cursors => p_cursors
+    p_errors => v_errors, p_cursors => v_cursors
   ) x;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
@@ -304,7 +357,7 @@ begin
   update public.river_job j
   set state = 'completed',
     finalized_at = now()
-  where j.id = any (v_jobs)
+  where j.id = any (coalesce(v_jobs, p_job_ids))
     and j.state::text = 'running';
 
   return query

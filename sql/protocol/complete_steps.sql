@@ -14,14 +14,20 @@
 -- NULL (the policy decides) or a handler's decision, with its wait; when
 -- its policy names a handler and it has no decision, nothing is recorded,
 -- its job stays the worker's, and its row's action is handler (ask again
--- with the decision). p_cursors: a cursor to save as the element ends (an
--- HTTP step's reply's, as checkpoint_step would; NULL for none).
+-- with the decision). p_replies: an HTTP step's reply for its element (NULL
+-- for none), an object of cursor and wait, recorded in the same call as the
+-- end: its cursor is saved as the element ends (as checkpoint_step would
+-- save it just before), its wait read as geneva.parse_wait reads it, the
+-- element's wait when its signal takes one (ignored otherwise, once read).
 --
 -- It is geneva._end_running for every element (cause step, worker or
--- exception), the one implementation of ending running executions, which
--- complete_step, complete_and_continue, interrupt_step and fail_step call
--- with one element: a batch records each element exactly as a single call
--- would, by construction.
+-- exception, which it tells apart), the one implementation of ending
+-- running executions, which complete_step, complete_and_continue,
+-- interrupt_step and fail_step call with one element: a batch records each
+-- element exactly as a single call would, by construction; it checks the
+-- arrays too. (Its body is a single call: a longer one would make its
+-- catalog row cross the size where PostgreSQL compresses its argument
+-- lists, which every call reads back.)
 --
 -- Locks: every named execution's workflow row in id order, then each
 -- execution row as it ends (geneva._end_running): the order of every other
@@ -44,8 +50,9 @@
 -- waiter taken), and for an error what fail_step returns (action, report,
 -- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
--- different lengths, an execution named twice, a cursor nested over 64
--- levels, or anything complete_step (fail_step) raises for an element;
+-- different lengths, an execution named twice, a reply's cursor nested
+-- over 64 levels or its wait not one (geneva.parse_wait), or anything
+-- complete_step (fail_step) raises for an element;
 -- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
 -- elements one by one.
@@ -57,7 +64,7 @@ create or replace function geneva.complete_steps(
   p_continue boolean[],
   p_take_waiters boolean default false,
   p_errors jsonb[] default null,
-  p_cursors jsonb[] default null
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -89,39 +96,15 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_n integer := coalesce(cardinality(p_execution_ids), 0);
 begin
-  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
-    or p_continue is null then
-    raise exception 'arrays must not be null' using errcode = '22004';
-  end if;
-  if cardinality(p_signals) <> v_n or cardinality(p_waits) <> v_n
-    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n
-    or cardinality(p_errors) <> v_n or cardinality(p_cursors) <> v_n then
-    raise exception 'arrays of different lengths'
-      using errcode = '22023',
-            hint = 'Pass one signal, wait, job id and continue flag (and error and cursor, if any) per execution id.';
-  end if;
-  -- (a worker could not decode a deeper cursor for the next execution)
-  if p_cursors is not null then
-    perform geneva._check_json_depth(c, 'cursor') from unnest(p_cursors) c where c is not null;
-  end if;
-
   return query
   select *
   from geneva._end_running(
     p_execution_ids,
-    -- each element's cause: an error, a give-back, or what the step returned
-    case
-      when p_errors is null and array_position(p_signals, 'interrupt') is null then array_fill('step'::text, array[v_n])
-      else array(
-        select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
-        from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
-        order by x.ord
-      )
+    case when p_errors is null and array_position(p_signals, 'interrupt') is null then
+      array_fill('step'::text, array[cardinality(p_execution_ids)])
     end,
-    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_cursors
+    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_replies
   );
 end;
 $$;
