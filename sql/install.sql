@@ -159,7 +159,6 @@
 {{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
-{{ template "engine/_text_array.sql" . }}
 {{ template "engine/_end_executions.sql" . }}
 {{ template "engine/_end_execution.sql" . }}
 {{ template "engine/_end_as.sql" . }}

@@ -29,12 +29,7 @@ as $$
 begin
   perform geneva._end_executions(
     array[p_execution.id], array[p_state], array[p_outcome], array[p_metadata],
-    case when coalesce(p_error_class_name, p_error_message, p_error_backtrace) is not null or p_error_classes is not null then
-      array[jsonb_strip_nulls(jsonb_build_object(
-        'class_name', p_error_class_name, 'message', p_error_message, 'backtrace', p_error_backtrace,
-        'classes', to_jsonb(p_error_classes)
-      ))]
-    end
+    p_error_class_name, p_error_message, p_error_backtrace, p_error_classes
   );
 
   if p_execution.state = 'scheduled' and p_execution.job_id is not null then

@@ -12,13 +12,9 @@
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given, by the element's error of p_errors
--- (an object of class_name, message, backtrace and classes, a JSON array;
--- NULL for none). (Arrays of JSON, not columns of arguments: the fewer its
--- arguments, the smaller its catalog row, which stays under the size where
--- PostgreSQL compresses its argument lists, read back at every call.) An
--- element's cursor of p_cursors, when given, is saved as it ends (an HTTP
--- step's reply's, in the same call as its end).
+-- error_classes) are written when given, for every element (one
+-- execution's error: geneva._end_execution; a batch's are written by
+-- geneva._end_running, before).
 --
 -- Counts what ended in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute (UTC),
@@ -41,8 +37,10 @@ create or replace function geneva._end_executions(
   p_states text[],
   p_outcomes text[],
   p_metadata jsonb[],
-  p_errors jsonb[] default null,
-  p_cursors jsonb[] default null
+  p_error_class_name text default null,
+  p_error_message text default null,
+  p_error_backtrace text default null,
+  p_error_classes text[] default null
 )
 returns table (limit_key text, workflow_id bigint)
 language plpgsql
@@ -70,15 +68,13 @@ begin
       finished_at = v_now,
       -- (a waiter that ends waits no more: step_executions_state_valid)
       limit_wait_key = null,
-      error_class_name = coalesce(t.error ->> 'class_name', e.error_class_name),
-      error_message = coalesce(t.error ->> 'message', e.error_message),
-      error_backtrace = coalesce(t.error ->> 'backtrace', e.error_backtrace),
-      error_classes = coalesce(case when t.error ? 'classes' then geneva._text_array(t.error -> 'classes') end, e.error_classes),
+      error_class_name = coalesce(p_error_class_name, e.error_class_name),
+      error_message = coalesce(p_error_message, e.error_message),
+      error_backtrace = coalesce(p_error_backtrace, e.error_backtrace),
+      error_classes = coalesce(p_error_classes, e.error_classes),
       metadata = case when t.metadata is null then e.metadata else e.metadata || t.metadata end,
-      cursor = coalesce(t.cursor, e.cursor),
       updated_at = v_now
-    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata, p_errors, p_cursors)
-      as t (execution_id, state, outcome, metadata, error, cursor)
+    from unnest(p_execution_ids, p_states, p_outcomes, p_metadata) as t (execution_id, state, outcome, metadata)
     where e.id = t.execution_id and t.state is not null
     returning e.workflow_id, e.step_name, e.outcome, e.scheduled_for, e.started_at, e.limit_keys
   ),

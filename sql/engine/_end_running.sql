@@ -14,12 +14,13 @@
 -- element's signal is NULL, or a handler's decision (with its wait); a
 -- failure whose policy names a handler and that has no decision is an ask:
 -- nothing is recorded, its job stays the worker's, and its row names the
--- handler (action handler). Its error columns are written as it ends.
+-- handler (action handler). Its error columns are written as it ends (with
+-- a reply's cursor, by a statement of their own before the end's).
 -- p_causes NULL: each element's cause is exception when it has an error,
 -- worker when its signal is interrupt, else step (complete_steps' mixed
 -- elements). An element's HTTP reply of p_replies (an object of cursor and
 -- wait; NULL for none) is recorded with its end: its cursor saved as its
--- execution ends (geneva._end_executions), its wait read as
+-- execution ends, its wait read as
 -- geneva.parse_wait reads it, the element's wait when its signal takes one
 -- (ignored otherwise, once read).
 -- Per element, in order:
@@ -121,15 +122,16 @@ declare
   v_takers bigint[];
   v_taken bigint[];
   v_kept bigint[];
-  -- (the elements' causes, signals, waits and jobs, when the replies, the
-  -- errors or p_causes NULL change them; the arguments otherwise)
-  v_causes text[];
-  v_signals text[];
-  v_waits interval[];
+  -- (p_causes, p_signals and p_waits are set below where the replies, the
+  -- errors or p_causes NULL decide them: the statements that follow read
+  -- the arguments, as they do when nothing is to decide; v_jobs: the jobs
+  -- to complete, without those of asks)
   v_jobs bigint[];
   v_cursors jsonb[];
   v_effects jsonb[];
+  v_end_metadata jsonb[];
   v_errors jsonb[];
+  v_actions text[];
   v_reports boolean[];
   v_handlers text[];
 begin
@@ -147,7 +149,7 @@ begin
 
   -- each element's cause, by what it carries
   if p_causes is null then
-    v_causes := array(
+    p_causes := array(
       select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
       from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
       order by x.ord
@@ -167,7 +169,7 @@ begin
         order by x.ord
       ),
       array_agg(nullif(x.reply -> 'cursor', 'null'::jsonb) order by x.ord)
-    into v_waits, v_cursors
+    into p_waits, v_cursors
     from unnest(p_signals, p_waits, p_replies) with ordinality as x (signal, wait, reply, ord)
     left join geneva._signal_effects() e on e.cause = 'step' and e.signal = x.signal;
   end if;
@@ -182,7 +184,8 @@ begin
     select array_agg(coalesce(f.cause, i.cause) order by i.ord),
       array_agg(case when f.cause is null then i.signal else f.signal end order by i.ord),
       array_agg(case when f.cause is null then i.wait else f.wait end order by i.ord),
-      array_agg(f.metadata order by i.ord),
+      array_agg(coalesce(x.metadata || f.metadata, x.metadata, f.metadata) order by i.ord),
+      array_agg(case when f.cause is not null then coalesce(f.signal, 'handler') end order by i.ord),
       array_agg(f.report order by i.ord),
       array_agg(f.handler order by i.ord),
       array_agg(
@@ -196,8 +199,8 @@ begin
       ),
       -- (an ask's job stays the worker's)
       array_agg(case when f.cause is null or f.signal is not null then p_job_ids[i.ord] end order by i.ord)
-    into v_causes, v_signals, v_waits, v_effects, v_reports, v_handlers, v_errors, v_jobs
-    from unnest(p_execution_ids, coalesce(v_causes, p_causes), p_signals, coalesce(v_waits, p_waits), p_errors)
+    into p_causes, p_signals, p_waits, v_effects, v_actions, v_reports, v_handlers, v_errors, v_jobs
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits, p_errors)
       with ordinality as i (execution_id, cause, signal, wait, error, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
@@ -216,7 +219,8 @@ begin
       where i.error is not null and i.cause = 'exception' and e.state = 'in_progress'
         and w.state = 'performing'
       offset 0
-    ) f on true;
+    ) f on true
+    left join geneva._signal_effects() x on x.cause = f.cause and x.signal = f.signal;
   end if;
 
   -- In one pass over the elements: what each report ends (its kind:
@@ -258,11 +262,7 @@ begin
         when w.state <> 'performing' then s.execution_state
         else x.execution_state
       end as end_state,
-      case
-        when e.state <> 'in_progress' or w.state <> 'performing' then null
-        when i.effect is null then x.metadata
-        else coalesce(x.metadata, '{}') || i.effect
-      end as end_metadata,
+      case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
       x.workflow_move as move,
       case
         -- (a failure not ended: its execution moved on, or it asks)
@@ -274,11 +274,7 @@ begin
         when e.id is null then 'not_found'
       end as bad,
       p_job_ids[i.ord] is not null and p_job_ids[i.ord] is distinct from e.job_id as other_job
-    from unnest(
-      p_execution_ids, coalesce(v_causes, p_causes), coalesce(v_signals, p_signals), coalesce(v_waits, p_waits),
-      v_effects
-    )
-      with ordinality as i (execution_id, cause, signal, wait, effect, ord)
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
     left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
@@ -291,8 +287,7 @@ begin
   -- step again take a wait, and every execution exists
   if v_c.bad_ord is not null then
     perform geneva._end_running_refuse(
-      p_execution_ids[v_c.bad_ord], (coalesce(v_causes, p_causes))[v_c.bad_ord],
-      (coalesce(v_signals, p_signals))[v_c.bad_ord], (coalesce(v_waits, p_waits))[v_c.bad_ord]
+      p_execution_ids[v_c.bad_ord], p_causes[v_c.bad_ord], p_signals[v_c.bad_ord], p_waits[v_c.bad_ord]
     );
   end if;
   -- guard: each report names a job that ran its execution, or none
@@ -303,14 +298,34 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
+  -- the failures' errors and the replies' cursors, written first (a second
+  -- version of those rows: a statement the other ends do not set up), and
+  -- what each failure's effect adds to its metadata
+  if v_effects is not null then
+    select array_agg(coalesce(m.effect, m.metadata) order by m.ord) into v_end_metadata
+    from unnest(v_c.end_metadata, v_effects) with ordinality as m (metadata, effect, ord);
+  end if;
+  if v_errors is not null or v_cursors is not null then
+    update geneva.step_executions e
+    set error_class_name = coalesce(x.error ->> 'class_name', e.error_class_name),
+      error_message = coalesce(x.error ->> 'message', e.error_message),
+      error_backtrace = coalesce(x.error ->> 'backtrace', e.error_backtrace),
+      error_classes = coalesce(
+        case when x.error ? 'classes' then array(select jsonb_array_elements_text(x.error -> 'classes')) end,
+        e.error_classes
+      ),
+      cursor = coalesce(x.cursor, e.cursor)
+    from unnest(p_execution_ids, v_errors, v_cursors, v_c.end_states) as x (id, error, cursor, end_state)
+    where e.id = x.id and x.end_state is not null and (x.error is not null or x.cursor is not null);
+  end if;
+
   -- the executions end (geneva._end_executions), returning the slots of
   -- limits they held
   select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
     array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
   from geneva._end_executions(
-    p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata,
-    p_errors => v_errors, p_cursors => v_cursors
+    p_execution_ids, v_c.end_states, v_c.outcomes, coalesce(v_end_metadata, v_c.end_metadata)
   ) x;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
@@ -371,9 +386,7 @@ begin
     case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
     case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
     case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end,
-    case when t.kind = 'ask' then 'handler' when t.kind = 'end' and v_effects[t.ord] is not null then v_signals[t.ord] end,
-    case when t.kind = 'end' then v_reports[t.ord] end,
-    case when t.kind in ('end', 'ask') then v_handlers[t.ord] end
+    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -441,7 +454,7 @@ begin
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
       xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name,
-      case when v_effects[t.ord] is not null then v_signals[t.ord] end, v_reports[t.ord], v_handlers[t.ord]
+      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
