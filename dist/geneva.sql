@@ -1218,11 +1218,17 @@ begin;
 --   create        api/create_workflows (create_workflow is a list of one)
 --   claim         protocol/start_steps, the one claim (start_step: one)
 --   end           engine/_end_running, behind complete_steps, complete_step,
---                 complete_and_continue and interrupt_step; fail_step
+--                 complete_and_continue, interrupt_step and fail_step (a
+--                 failure's effect: engine/_exception_effect)
 --   move          engine/_advance_many, every move of a workflow (_advance:
 --                 one)
---   schedule      engine/_schedule_step (one execution: create of one,
---                 resume, schedule_step, retry), engine/_advance_many
+--   next step     engine/_insert_execution: one execution inserted,
+--                 scheduled, with its job (create of one, resume,
+--                 schedule_step's run-now, retry); engine/_advance_many:
+--                 set-wise (every move, a list's creation). "Schedule" is
+--                 otherwise the cron schedules' (schedules/, fire_schedules),
+--                 the operator's schedule_step and an execution's
+--                 scheduled_for (bench/NOTES.md, "Scheduling named once")
 --   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
 --                 _skip_step, _retry_workflow; api/bulk_workflows
 --   limits        limits/_limit_admit (at a claim), limits/_limit_next and
@@ -1252,7 +1258,7 @@ begin;
 -- Capability flags: transaction-local settings a function turns on around
 -- the write it may make and off after; a guard trigger (or a constraint)
 -- refuses the write without it (55000). A hand-written write meets them.
---   geneva.inserting    create_workflows, _advance_many, _schedule_step,
+--   geneva.inserting    create_workflows, _advance_many, _insert_execution,
 --                       _retry_workflow: an ongoing workflow or an active
 --                       execution inserted (workflows_guard_insert,
 --                       step_executions_guard_insert, idempotency_keys_guard)
@@ -1347,8 +1353,9 @@ comment on function geneva.now() is
 --
 -- A row is keyed by its cause and its signal:
 --   step        what complete_step's p_signal (a step that returned) says
---   exception   what fail_step applies: an exception policy's action, or a
---               handler's decision (the only source of its "finished")
+--   exception   what a step's error does (geneva._exception_effect): an
+--               exception policy's action, or a handler's decision (the
+--               only source of its "finished")
 --   exhausted   a reattempt policy's terminal_action, once the step's
 --               consecutive exception reattempts reached the cap
 --   precondition  what start_step records instead of starting the step: the
@@ -1581,8 +1588,8 @@ comment on function geneva.allow_fake_clock(boolean) is
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
 --
 -- Called by: geneva.define_workflow and geneva._validate_policy (waits of
--- definitions), geneva._backoff_wait and geneva.fail_step (a policy's wait,
--- already validated). Takes no locks.
+-- definitions), geneva._backoff_wait and geneva._exception_effect (a
+-- policy's wait, already validated). Takes no locks.
 -- Raises: 22023 (naming p_where) for anything else, an unparsable string, or
 -- a negative wait or one longer than 100 years (see geneva._check_wait).
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)
@@ -2086,8 +2093,9 @@ $$;
 
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
--- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
--- transaction, so scheduling and enqueueing commit or roll back together.
+-- Called by: geneva._insert_execution, geneva._ensure_job. Runs in the
+-- caller's transaction, so scheduling and enqueueing commit or roll back
+-- together.
 -- Takes no locks of its own.
 --
 -- The job carries the execution id and the immutable facts a worker needs to
@@ -2323,7 +2331,7 @@ $$;
 -- to that limit only (geneva._limit_carries) needs, which its next step may
 -- carry on or wait for.
 --
--- Called by: geneva._limit_next, geneva._schedule_step,
+-- Called by: geneva._limit_next, geneva._insert_execution,
 -- geneva.create_workflows. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.
@@ -2538,7 +2546,7 @@ $$;
 -- by the worker whose step freed its slot (geneva._limit_release).
 --
 -- Called by: geneva._advance_many, geneva._limit_next, geneva._limit_release,
--- geneva._schedule_step, geneva.create_workflows. Like geneva._limited it
+-- geneva._insert_execution, geneva.create_workflows. Like geneva._limited it
 -- has no `set search_path`: it names nothing, and the planner inlines it.
 create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
 returns boolean
@@ -2560,7 +2568,7 @@ $$;
 -- a fetch and a claim to find the key full. Otherwise the execution gets its
 -- job, and its claim decides (geneva._limit_admit).
 --
--- Called by: geneva._schedule_step and geneva.create_workflows (a workflow
+-- Called by: geneva._insert_execution and geneva.create_workflows (a workflow
 -- created, resumed, or a step scheduled by an operator), without the keys'
 -- locks: the caller's transaction, an application's, may be long, and no
 -- worker's end may wait for it. So a wake-up can be missed there: if every
@@ -3335,7 +3343,7 @@ $$;
 -- event geneva._children_join sends when the join's condition first holds
 -- (geneva._check_event reserves names that start with geneva:).
 --
--- Called by: geneva._schedule_step, geneva._advance_many (the await of a
+-- Called by: geneva._insert_execution, geneva._advance_many (the await of a
 -- step they schedule). Takes no locks. NULL for a step that awaits nothing.
 -- Like geneva.now() it has no `set search_path`, so that the planner inlines
 -- it into _advance_many's statement (a call there would be one a step); it
@@ -3350,12 +3358,14 @@ as $$
     else p_await operator(pg_catalog.->>) 'event' end;
 $$;
 
--- geneva._schedule_step: inserts a scheduled execution of a step and, unless
--- told not to, the River job that will trigger it.
+-- geneva._insert_execution: inserts one scheduled execution of a step and,
+-- unless told not to, the River job that will trigger it: the one row-wise
+-- insert of a next execution (geneva._advance_many is the set-wise one).
 --
 -- Called by: geneva.create_workflows (a batch of one), geneva.resume_workflow,
--- geneva.schedule_step (geneva._advance_many schedules set-wise, with the
--- same job arguments: geneva._step_job_args). The caller holds the workflow
+-- geneva.schedule_step (run now, or at a time), geneva._retry_workflow
+-- (geneva._advance_many inserts set-wise, with the same job arguments:
+-- geneva._step_job_args). The caller holds the workflow
 -- lock, has ended any other active execution (the unique index
 -- step_executions_one_active enforces it), and updates the workflow row
 -- itself (state, next_step_name).
@@ -3380,7 +3390,7 @@ $$;
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
-create or replace function geneva._schedule_step(
+create or replace function geneva._insert_execution(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
   p_step_name text,
@@ -3531,8 +3541,9 @@ $$;
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given, for every element: a step's error
--- is recorded one execution at a time (geneva.fail_step).
+-- error_classes) are written when given, for every element (one
+-- execution's error: geneva._end_execution; a batch's are written by
+-- geneva._end_running, before).
 --
 -- Counts what ended in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute (UTC),
@@ -3679,7 +3690,7 @@ $$;
 -- step is not defined) or when an awaited event did not come in time (cause
 -- timeout).
 --
--- Called by: start_steps (stray, precondition, timeout), fail_step (stray);
+-- Called by: start_steps (stray, precondition, timeout);
 -- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.
@@ -3867,8 +3878,8 @@ $$;
 -- pause keeps the next execution scheduled, without a job (resume enqueues
 -- it), and pauses, but lets a workflow with nothing left to run finish.
 --
--- Scheduling (what geneva._schedule_step and geneva._enqueue_step do for one
--- execution): the execution id is drawn first, so that the River job's
+-- Inserting the next executions (what geneva._insert_execution and
+-- geneva._enqueue_step do for one): the execution id is drawn first, so that the River job's
 -- arguments name it and the row is written once with its job_id; a job due
 -- within River's scheduler interval (5 seconds) is inserted available (with
 -- its time), a later one scheduled; River hears of the jobs due now once per
@@ -4181,7 +4192,8 @@ $$;
 -- fails with an error whose class names (outermost first, plus the names of the
 -- worker's matchers that match it) are p_error_classes.
 --
--- Called by: geneva.fail_step. Reads only the definition; takes no locks.
+-- Called by: geneva._exception_effect. Reads only the definition; takes no
+-- locks.
 --
 -- Resolution, first hit wins:
 --   1. the step's on_exception when it is a single policy (it wins outright);
@@ -4286,7 +4298,7 @@ $$;
 -- the reattempt that follows p_count consecutive exception reattempts:
 -- wait * backoff ^ p_count, at most max_wait (default one day).
 --
--- Called by: geneva.fail_step. Takes no locks. (The exponent stops growing at
+-- Called by: geneva._exception_effect. Takes no locks. (The exponent stops growing at
 -- 64: 100 ^ 64 times any interval still fits a double, and is far above any
 -- max_wait.)
 create or replace function geneva._backoff_wait(p_policy jsonb, p_count integer)
@@ -4302,6 +4314,152 @@ as $$
       case when p_policy ? 'max_wait' then geneva._parse_wait(p_policy -> 'max_wait', 'policy')
       else interval '1 day' end)
   ))
+$$;
+
+-- geneva._exception_reattempts: how many consecutive exception reattempts a
+-- workflow's step has had: its executions reattempted by an exception since
+-- its last success, recovery or resumable hand-over (what a reattempt
+-- policy's cap and backoff count; geneva._exception_effect).
+--
+-- Called by: geneva._end_running (a failure), fail_step (a precondition's).
+-- Takes no locks; the caller holds the workflow's.
+create or replace function geneva._exception_reattempts(p_workflow_id bigint, p_step_name text)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select count(*)::integer
+  from geneva.step_executions e
+  where e.workflow_id = p_workflow_id
+    and e.step_name = p_step_name
+    and e.outcome = 'reattempted_by_exception'
+    and e.id > coalesce((
+      select max(s.id)
+      from geneva.step_executions s
+      where s.workflow_id = p_workflow_id
+        and s.step_name = p_step_name
+        and s.outcome in ('success', 'recovered', 'suspended')
+    ), 0)
+$$;
+
+-- geneva._exception_effect: what a step's error does, decided in one place:
+-- given the definition and step (whose on_exception policies apply,
+-- geneva._resolve_policy), the error's class names (p_error_classes, as
+-- fail_step takes them), how many consecutive exception reattempts the step
+-- has had (p_reattempts: geneva._exception_reattempts) and a handler's
+-- decision, if one was asked for, it returns the end to record: the cause
+-- and signal of geneva._signal_effects' row (exception, or exhausted once a
+-- reattempt policy's cap is reached), the wait of a reattempt, the metadata
+-- to merge into the ended execution, whether to report the error, and the
+-- handler the policy names.
+--
+-- Per policy:
+--   a handler: without a decision (p_decision NULL) the signal is NULL:
+--     nothing is to be recorded yet, the worker runs the handler and reports
+--     again with its decision ('reattempt' with p_decision_wait, 'skip',
+--     'cancel', 'pause' or 'finished'); a handler's reattempts have no cap;
+--   otherwise its action (pause, cancel, skip, reattempt); a reattempt waits
+--     the policy's wait, growing with its backoff (geneva._backoff_wait),
+--     unless the step's consecutive reattempts reached the cap: then the
+--     policy's terminal_action (pause by default) with cause exhausted.
+-- A reattempt waits at least p_wait_at_least (an HTTP reply's Retry-After;
+-- recorded as metadata.wait_at_least) and records its reattempt_reason
+-- (precondition, for p_precondition, else exception_policy). Only a signal
+-- that runs the same step again has a wait. The metadata holds the error
+-- classes and the policy (with its level and cap), and, once exhausted, the
+-- consecutive reattempts.
+--
+-- Called by: geneva._end_running (a running step's failure, for fail_step
+-- and complete_steps) and fail_step (a precondition's). Reads only its
+-- arguments (and geneva._signal_effects); takes no locks.
+-- Raises: 22023 for a handler's decision when the policy that applies
+-- names no handler.
+create or replace function geneva._exception_effect(
+  p_definition geneva.workflow_definitions,
+  p_step_name text,
+  p_error_classes text[],
+  p_reattempts integer,
+  p_decision text default null,
+  p_decision_wait interval default null,
+  p_wait_at_least interval default null,
+  p_precondition boolean default false,
+  out cause text,
+  out signal text,
+  out wait interval,
+  out metadata jsonb,
+  out report boolean,
+  out handler text
+)
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_policy jsonb := geneva._resolve_policy(p_definition, p_step_name, p_error_classes);
+  v_cap integer;
+  v_outcome text;
+  v_move text;
+begin
+  cause := 'exception';
+  handler := v_policy ->> 'handler';
+  if handler is not null then
+    -- the handler decides, in Go: asked first, then told
+    if p_decision is null then
+      return;
+    end if;
+    signal := p_decision;
+    wait := p_decision_wait;
+  elsif p_decision is not null then
+    raise exception 'step % has no handler policy for this error', p_step_name
+      using errcode = '22023',
+            detail = format('The policy that applies is %s.', v_policy),
+            hint = 'Report the error without a handler decision.';
+  else
+    signal := v_policy ->> 'action';
+    wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
+    v_cap := (v_policy ->> 'cap')::integer;
+  end if;
+
+  metadata := jsonb_build_object(
+    'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
+    'policy', v_policy
+  );
+
+  -- the reattempt cap and the backoff count the step's consecutive
+  -- exception reattempts
+  if signal = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
+    if p_reattempts >= v_cap then
+      cause := 'exhausted';
+      signal := coalesce(v_policy ->> 'terminal_action', 'pause');
+      metadata := metadata || jsonb_build_object('consecutive_reattempts', p_reattempts);
+    elsif v_policy ? 'backoff' then
+      wait := geneva._backoff_wait(v_policy, p_reattempts);
+    end if;
+  end if;
+
+  select e.outcome, e.workflow_move into v_outcome, v_move
+  from geneva._signal_effects() e
+  where e.cause = _exception_effect.cause and e.signal = _exception_effect.signal;
+  if v_move = 'same' then
+    metadata := metadata || jsonb_build_object(
+      'reattempt_reason', case when p_precondition then 'precondition' else 'exception_policy' end
+    );
+    -- the error asked for a longer wait (an HTTP reply's Retry-After)
+    if p_wait_at_least > coalesce(wait, interval '0') then
+      wait := p_wait_at_least;
+      metadata := metadata || jsonb_build_object('wait_at_least', p_wait_at_least);
+    end if;
+  else
+    wait := null;
+  end if;
+
+  report := case coalesce(v_policy ->> 'report', 'always')
+    when 'never' then false
+    when 'terminal_only' then v_outcome is distinct from 'reattempted_by_exception'
+    else true
+  end;
+end;
 $$;
 
 -- geneva._recover_execution: recovers one execution that is stuck: in_progress
@@ -4774,8 +4932,8 @@ $$;
 -- the type's queue for a step a Go worker runs), or the type's queue for a
 -- step no longer defined (its job runs, and start_steps records it).
 --
--- Called by: geneva._advance_many, geneva._schedule_step, geneva._ensure_job,
--- geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
+-- Called by: geneva._advance_many, geneva._insert_execution,
+-- geneva._ensure_job, geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
 -- the planner inlines it into its callers; it
 -- names only pg_catalog's array_position.
 create or replace function geneva._step_queue(
@@ -5423,7 +5581,7 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- header says what a schedule writes; the workflow rows are inserted as
 -- that move leaves them (ready, the first step next), so they are written
 -- once. A single workflow's (create_workflow's) is scheduled by
--- geneva._schedule_step, which costs one row less than the set-wise
+-- geneva._insert_execution, which costs one row less than the set-wise
 -- statement's fixed share. Either way, a first step held to its type's
 -- concurrency only, due now and awaiting no event, whose key is full and
 -- has executions waiting already, waits behind them at once, without a job
@@ -5701,14 +5859,14 @@ begin
   if cardinality(v_created) = 1 then
     -- one workflow: its first step is scheduled row-wise, which costs less
     -- than the set-wise statement's fixed share (bench/NOTES.md); the row
-    -- holds what _schedule_step reads of it (its id, type, hero and group),
+    -- holds what _insert_execution reads of it (its id, type, hero and group),
     -- as inserted above, without reading it back
     v_workflow.id := v_created[1];
     v_workflow.workflow_type := p_workflow_type;
     v_workflow.hero_type := p_hero_type;
     v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
-    perform geneva._schedule_step(
+    perform geneva._insert_execution(
       v_workflow, v_definition, v_first_step,
       v_now + greatest(v_definition.step_waits[1], v_definition.step_afters[1]), true, p_await => true
     );
@@ -5986,7 +6144,7 @@ begin
       and e.step_name = v_workflow.next_step_name
     order by e.id desc
     limit 1;
-    perform geneva._schedule_step(
+    perform geneva._insert_execution(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
       geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
       v_last.cursor,
@@ -6277,7 +6435,7 @@ begin
   if v_execution.id is not null then
     perform geneva._end_as(v_execution, 'operator', 'cancel');
   end if;
-  perform geneva._schedule_step(
+  perform geneva._insert_execution(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)
   );
 
@@ -6770,7 +6928,7 @@ begin
   end;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
-  perform geneva._schedule_step(v_new, v_definition, v_step, v_now, true, p_await => true);
+  perform geneva._insert_execution(v_new, v_definition, v_step, v_now, true, p_await => true);
 
   perform geneva._log_action(
     'retry_workflow', p_workflow_id, jsonb_build_object('from_step', p_from_step),
@@ -8404,13 +8562,14 @@ as $$
 declare
   v_move text;
 begin
-  if p_signal is null then
+  -- (a failure's signal is NULL until its policy decides)
+  if p_signal is null and p_cause <> 'exception' then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
   select e.workflow_move into v_move
   from geneva._signal_effects() e
   where e.cause = p_cause and e.signal = p_signal;
-  if v_move is null then
+  if v_move is null and p_signal is not null then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
             hint = format('Signals are %s.', (
@@ -8434,14 +8593,30 @@ $$;
 
 -- geneva._end_running: ends running executions as their workers report them,
 -- set-wise, and moves their workflows on: the one implementation behind
--- complete_step, complete_and_continue, complete_steps and interrupt_step
--- (each a batch of it; fail_step resolves a policy first and ends its
--- execution through the same table and geneva._advance).
+-- complete_step, complete_and_continue, complete_steps, interrupt_step and
+-- fail_step (a running step's error; each a batch of it).
 --
--- Each element is (execution, cause, signal, wait, job, continue): what
--- geneva._signal_effects' row for the cause (step: what the step returned;
--- worker: interrupt, a shutting-down worker gives the step back) and signal
--- does to the execution and its workflow. Per element, in order:
+-- Each element is (execution, cause, signal, wait, job, continue, error):
+-- what geneva._signal_effects' row for the cause (step: what the step
+-- returned; worker: interrupt, a shutting-down worker gives the step back;
+-- exception: the step raised an error) and signal does to the execution and
+-- its workflow. A failure (cause exception, its error an object of
+-- p_errors: classes, the names its policies match; chain, the classes to
+-- record, classes when empty; message; backtrace; wait_at_least, an
+-- interval) has its signal and wait decided by geneva._exception_effect: its
+-- element's signal is NULL, or a handler's decision (with its wait); a
+-- failure whose policy names a handler and that has no decision is an ask:
+-- nothing is recorded, its job stays the worker's, and its row names the
+-- handler (action handler). Its error columns are written as it ends (with
+-- a reply's cursor, by a statement of their own before the end's).
+-- p_causes NULL: each element's cause is exception when it has an error,
+-- worker when its signal is interrupt, else step (complete_steps' mixed
+-- elements). An element's HTTP reply of p_replies (an object of cursor and
+-- wait; NULL for none) is recorded with its end: its cursor saved as its
+-- execution ends, its wait read as
+-- geneva.parse_wait reads it, the element's wait when its signal takes one
+-- (ignored otherwise, once read).
+-- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
 --     continue again because the reply to a call that committed was lost gets
@@ -8464,21 +8639,26 @@ $$;
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
--- interrupt_step, which check their own arguments first.
+-- interrupt_step, fail_step.
 -- Locks: every named execution's workflow row in id order
 -- (geneva._lock_executions); each execution row by the update that ends it;
 -- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
--- recorded (NULL: nothing), the workflow's state after it, and the execution
+-- recorded (NULL: nothing), the workflow's state after it, for a failure
+-- the action applied (the signal, or handler for an ask), whether to report
+-- the error and the handler its policy names, and the execution
 -- started for the worker to run next, with the event it carries, its step's
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
--- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
--- signal, a wait with a signal that takes none, a negative wait or one over
--- 100 years, an execution named twice, or a job that did not run its
--- execution (geneva._check_job); P0002 for an unknown execution. One bad
--- element fails the whole call and nothing is recorded.
+-- Raises: 22004 for NULL arrays, a NULL execution id or signal; 22023 for
+-- arrays of different lengths, an unknown signal, a wait with a signal that
+-- takes none, a negative wait or one over 100 years, a reply's wait that is
+-- none (geneva.parse_wait) or cursor nested over 64 levels, an execution
+-- named twice, a job that did not run its execution (geneva._check_job), or
+-- a handler's decision where no handler applies (geneva._exception_effect);
+-- P0002 for an unknown execution. One bad element fails the whole call and
+-- nothing is recorded.
 create or replace function geneva._end_running(
   p_execution_ids bigint[],
   p_causes text[],
@@ -8486,7 +8666,9 @@ create or replace function geneva._end_running(
   p_waits interval[],
   p_job_ids bigint[],
   p_continue boolean[],
-  p_take_waiters boolean default false
+  p_take_waiters boolean default false,
+  p_errors jsonb[] default null,
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -8508,7 +8690,10 @@ returns table (
   next_hero_type text,
   next_hero_id text,
   next_trace_context text,
-  next_group_name text
+  next_group_name text,
+  action text,
+  report boolean,
+  handler text
 )
 language plpgsql
 volatile
@@ -8530,10 +8715,106 @@ declare
   v_takers bigint[];
   v_taken bigint[];
   v_kept bigint[];
+  -- (p_causes, p_signals and p_waits are set below where the replies, the
+  -- errors or p_causes NULL decide them: the statements that follow read
+  -- the arguments, as they do when nothing is to decide; v_jobs: the jobs
+  -- to complete, without those of asks)
+  v_jobs bigint[];
+  v_cursors jsonb[];
+  v_effects jsonb[];
+  v_end_metadata jsonb[];
+  v_errors jsonb[];
+  v_actions text[];
+  v_reports boolean[];
+  v_handlers text[];
 begin
+  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
+    or p_continue is null then
+    raise exception 'arrays must not be null' using errcode = '22004';
+  end if;
+  if cardinality(p_signals) <> cardinality(p_execution_ids) or cardinality(p_waits) <> cardinality(p_execution_ids)
+    or cardinality(p_job_ids) <> cardinality(p_execution_ids) or cardinality(p_continue) <> cardinality(p_execution_ids)
+    or cardinality(p_errors) <> cardinality(p_execution_ids) or cardinality(p_replies) <> cardinality(p_execution_ids) then
+    raise exception 'arrays of different lengths'
+      using errcode = '22023',
+            hint = 'Pass one signal, wait, job id and continue flag (and error and reply, if any) per execution id.';
+  end if;
+
+  -- each element's cause, by what it carries
+  if p_causes is null then
+    p_causes := array(
+      select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
+      from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
+      order by x.ord
+    );
+  end if;
+  -- HTTP replies: their cursors (a worker could not decode a deeper one for
+  -- the next execution) and their waits
+  if p_replies is not null then
+    perform geneva._check_json_depth(r -> 'cursor', 'cursor') from unnest(p_replies) r where r ? 'cursor';
+    select array_agg(
+        case
+          when x.reply is null or jsonb_typeof(x.reply -> 'wait') is null then x.wait
+          -- (read, and so refused when it is no wait, whatever the signal)
+          when geneva.parse_wait(x.reply -> 'wait') = interval '0' or e.workflow_move is distinct from 'same' then null
+          else geneva.parse_wait(x.reply -> 'wait')
+        end
+        order by x.ord
+      ),
+      array_agg(nullif(x.reply -> 'cursor', 'null'::jsonb) order by x.ord)
+    into p_waits, v_cursors
+    from unnest(p_signals, p_waits, p_replies) with ordinality as x (signal, wait, reply, ord)
+    left join geneva._signal_effects() e on e.cause = 'step' and e.signal = x.signal;
+  end if;
+
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
   perform geneva._lock_executions(p_execution_ids, p_executions => false);
+
+  -- the failures: what each error does (geneva._exception_effect), for
+  -- those still running in a performing workflow
+  if p_errors is not null then
+    select array_agg(coalesce(f.cause, i.cause) order by i.ord),
+      array_agg(case when f.cause is null then i.signal else f.signal end order by i.ord),
+      array_agg(case when f.cause is null then i.wait else f.wait end order by i.ord),
+      array_agg(coalesce(x.metadata || f.metadata, x.metadata, f.metadata) order by i.ord),
+      array_agg(case when f.cause is not null then coalesce(f.signal, 'handler') end order by i.ord),
+      array_agg(f.report order by i.ord),
+      array_agg(f.handler order by i.ord),
+      array_agg(
+        case when f.signal is not null then jsonb_strip_nulls(jsonb_build_object(
+          'class_name', f.chain ->> 0,
+          'message', i.error ->> 'message',
+          'backtrace', i.error ->> 'backtrace',
+          'classes', f.chain
+        )) end
+        order by i.ord
+      ),
+      -- (an ask's job stays the worker's)
+      array_agg(case when f.cause is null or f.signal is not null then p_job_ids[i.ord] end order by i.ord)
+    into p_causes, p_signals, p_waits, v_effects, v_actions, v_reports, v_handlers, v_errors, v_jobs
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits, p_errors)
+      with ordinality as i (execution_id, cause, signal, wait, error, ord)
+    left join geneva.step_executions e on e.id = i.execution_id
+    left join geneva.workflows w on w.id = e.workflow_id
+    left join lateral (
+      select x.*,
+        case when jsonb_array_length(i.error -> 'chain') > 0 then i.error -> 'chain' else i.error -> 'classes' end
+          as chain
+      from geneva._exception_effect(
+          (select d from geneva.workflow_definitions d where d.workflow_type = w.workflow_type), e.step_name,
+          array(select jsonb_array_elements_text(coalesce(i.error -> 'classes', '[]'))),
+          geneva._exception_reattempts(w.id, e.step_name),
+          i.signal, i.wait, (i.error ->> 'wait_at_least')::interval
+        ) x
+      -- (a one-time filter: only a failure still running is decided; not
+      -- pulled up into the join, where it would filter the function's rows)
+      where i.error is not null and i.cause = 'exception' and e.state = 'in_progress'
+        and w.state = 'performing'
+      offset 0
+    ) f on true
+    left join geneva._signal_effects() x on x.cause = f.cause and x.signal = f.signal;
+  end if;
 
   -- In one pass over the elements: what each report ends (its kind:
   -- moved_on, stray or end) and the outcome the table gives it, the moves of
@@ -8560,6 +8841,8 @@ begin
       case
         when e.state <> 'in_progress' then 'moved_on'
         when w.state <> 'performing' then 'stray'
+        -- (a failure left without a signal: its handler decides first)
+        when i.signal is null and i.cause = 'exception' then 'ask'
         else 'end'
       end as kind,
       case
@@ -8575,6 +8858,8 @@ begin
       case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
       x.workflow_move as move,
       case
+        -- (a failure not ended: its execution moved on, or it asks)
+        when i.signal is null and i.cause = 'exception' then case when e.id is null then 'not_found' end
         when i.signal is null then 'null_signal'
         when x.signal is null then 'unknown_signal'
         when i.wait is not null and x.workflow_move <> 'same' then 'wait'
@@ -8606,12 +8891,35 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
+  -- the failures' errors and the replies' cursors, written first (a second
+  -- version of those rows: a statement the other ends do not set up), and
+  -- what each failure's effect adds to its metadata
+  if v_effects is not null then
+    select array_agg(coalesce(m.effect, m.metadata) order by m.ord) into v_end_metadata
+    from unnest(v_c.end_metadata, v_effects) with ordinality as m (metadata, effect, ord);
+  end if;
+  if v_errors is not null or v_cursors is not null then
+    update geneva.step_executions e
+    set error_class_name = coalesce(x.error ->> 'class_name', e.error_class_name),
+      error_message = coalesce(x.error ->> 'message', e.error_message),
+      error_backtrace = coalesce(x.error ->> 'backtrace', e.error_backtrace),
+      error_classes = coalesce(
+        case when x.error ? 'classes' then array(select jsonb_array_elements_text(x.error -> 'classes')) end,
+        e.error_classes
+      ),
+      cursor = coalesce(x.cursor, e.cursor)
+    from unnest(p_execution_ids, v_errors, v_cursors, v_c.end_states) as x (id, error, cursor, end_state)
+    where e.id = x.id and x.end_state is not null and (x.error is not null or x.cursor is not null);
+  end if;
+
   -- the executions end (geneva._end_executions), returning the slots of
   -- limits they held
   select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
     array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
-  from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
+  from geneva._end_executions(
+    p_execution_ids, v_c.end_states, v_c.outcomes, coalesce(v_end_metadata, v_c.end_metadata)
+  ) x;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
   -- its next step, or its next step waits behind the key's waiters
@@ -8657,7 +8965,7 @@ begin
   update public.river_job j
   set state = 'completed',
     finalized_at = now()
-  where j.id = any (p_job_ids)
+  where j.id = any (coalesce(v_jobs, p_job_ids))
     and j.state::text = 'running';
 
   return query
@@ -8670,7 +8978,8 @@ begin
     ),
     case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
     case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
-    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end
+    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end,
+    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -8737,7 +9046,8 @@ begin
     select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
-      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name,
+      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
@@ -8862,20 +9172,36 @@ $$;
 comment on function geneva.complete_and_continue(bigint, text, interval, bigint) is
 'Worker protocol: complete_step, then starts and returns the next execution when it is due now and needs no worker condition.';
 
--- geneva.complete_steps: complete_step and complete_and_continue for many
--- executions at once, in one transaction.
+-- geneva.complete_steps: complete_step, complete_and_continue,
+-- interrupt_step and fail_step (a running step's error) for many executions
+-- at once, in one transaction.
 --
--- Called by: the Go worker's completer, which gathers the normal ends of the
--- steps that finish close together and records them with one call and one
--- commit. Each element is what one complete_step (p_continue false) or
+-- Called by: the Go worker's completer, which gathers the ends of the steps
+-- that finish close together and records them with one call and one commit.
+-- Each element is what one complete_step (p_continue false) or
 -- complete_and_continue (p_continue true) call would be, and is recorded
 -- exactly as that call records it: the arrays are parallel, one element per
--- execution; p_waits and p_job_ids elements may be NULL.
+-- execution; p_waits and p_job_ids elements may be NULL. An element whose
+-- signal is interrupt is interrupt_step's give-back. An element with an
+-- error (p_errors: an object of classes, chain, message, backtrace and
+-- wait_at_least, as fail_step takes them) is fail_step's: its signal is
+-- NULL (the policy decides) or a handler's decision, with its wait; when
+-- its policy names a handler and it has no decision, nothing is recorded,
+-- its job stays the worker's, and its row's action is handler (ask again
+-- with the decision). p_replies: an HTTP step's reply for its element (NULL
+-- for none), an object of cursor and wait, recorded in the same call as the
+-- end: its cursor is saved as the element ends (as checkpoint_step would
+-- save it just before), its wait read as geneva.parse_wait reads it, the
+-- element's wait when its signal takes one (ignored otherwise, once read).
 --
--- It is geneva._end_running with the cause step for every element, the one
--- implementation of ending running executions, which complete_step and
--- complete_and_continue call with one element: a batch records each element
--- exactly as a single call would, by construction.
+-- It is geneva._end_running for every element (cause step, worker or
+-- exception, which it tells apart), the one implementation of ending
+-- running executions, which complete_step, complete_and_continue,
+-- interrupt_step and fail_step call with one element: a batch records each
+-- element exactly as a single call would, by construction; it checks the
+-- arrays too. (Its body is a single call: a longer one would make its
+-- catalog row cross the size where PostgreSQL compresses its argument
+-- lists, which every call reads back.)
 --
 -- Locks: every named execution's workflow row in id order, then each
 -- execution row as it ends (geneva._end_running): the order of every other
@@ -8893,12 +9219,15 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- repeat of a report whose reply was lost does not return a waiter taken
 -- (housekeeping recovers it, as it does a step whose worker died).
 -- Returns one row per element, named by its position (ordinality, from 1):
--- what complete_and_continue returns for it, and the next execution's
--- workflow (id, type, hero, trace context, group: the element's own but
--- for a waiter taken).
+-- what complete_and_continue returns for it, the next execution's workflow
+-- (id, type, hero, trace context, group: the element's own but for a
+-- waiter taken), and for an error what fail_step returns (action, report,
+-- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
--- different lengths, an execution named twice, or anything complete_step
--- raises for an element; P0002 for an unknown execution. One bad element
+-- different lengths, an execution named twice, a reply's cursor nested
+-- over 64 levels or its wait not one (geneva.parse_wait), or anything
+-- complete_step (fail_step) raises for an element;
+-- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
 -- elements one by one.
 create or replace function geneva.complete_steps(
@@ -8907,7 +9236,9 @@ create or replace function geneva.complete_steps(
   p_waits interval[],
   p_job_ids bigint[],
   p_continue boolean[],
-  p_take_waiters boolean default false
+  p_take_waiters boolean default false,
+  p_errors jsonb[] default null,
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -8929,38 +9260,31 @@ returns table (
   next_hero_type text,
   next_hero_id text,
   next_trace_context text,
-  next_group_name text
+  next_group_name text,
+  action text,
+  report boolean,
+  handler text
 )
 language plpgsql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_n integer := coalesce(cardinality(p_execution_ids), 0);
 begin
-  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
-    or p_continue is null then
-    raise exception 'arrays must not be null' using errcode = '22004';
-  end if;
-  if cardinality(p_signals) <> v_n or cardinality(p_waits) <> v_n
-    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n then
-    raise exception 'arrays of different lengths'
-      using errcode = '22023',
-            hint = 'Pass one signal, wait, job id and continue flag per execution id.';
-  end if;
-
   return query
   select *
   from geneva._end_running(
-    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue,
-    coalesce(p_take_waiters, false)
+    p_execution_ids,
+    case when p_errors is null and array_position(p_signals, 'interrupt') is null then
+      array_fill('step'::text, array[cardinality(p_execution_ids)])
+    end,
+    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_replies
   );
 end;
 $$;
 
-comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean) is
-'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
+comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean, jsonb[], jsonb[]) is
+'Worker protocol: complete_step, complete_and_continue, interrupt_step or fail_step for many executions in one call, one result row per element.';
 
 -- geneva.start_steps: claims step executions for a worker, or records the
 -- outcomes of the worker's preconditions, set-wise: the one implementation of
@@ -9333,21 +9657,22 @@ comment on function geneva.start_steps(bigint[], text[]) is
 -- reply): a reattempt, by the policy or a handler, waits at least that long
 -- (recorded in the metadata as wait_at_least); other actions ignore it.
 --
--- The policy is resolved by geneva._resolve_policy. What its action (pause,
--- cancel, skip or reattempt) does to the execution and the workflow is the
--- action's row in geneva._signal_effects (cause exception). A reattempt
--- schedules the same step at now + the policy's wait (growing with its
--- backoff, see geneva._backoff_wait), unless the step's consecutive exception
--- reattempts (since its last success or recovery) have reached the cap: then
--- the policy's terminal_action (pause by default, cancel or skip) applies
--- instead, as its row of cause exhausted says (failed/reattempts_exhausted).
--- The error columns are written in every case. When the policy names a
--- handler, nothing is recorded and the result says which handler to run; the
--- worker runs it and calls fail_step again with its decision in
--- p_handler_signal ('reattempt' with p_handler_wait, 'skip', 'cancel',
--- 'pause' (also for no decision) or 'finished'); a handler's reattempts have
--- no cap. An operator's pause or cancel requested while the step ran applies
--- now (see geneva._advance).
+-- What the error does is geneva._exception_effect's to decide (the policy
+-- that applies, geneva._resolve_policy; its action, or once a reattempt
+-- policy's cap of consecutive exception reattempts is reached its
+-- terminal_action, pause by default; a reattempt's wait and backoff; whether
+-- to report), and geneva._signal_effects' row (cause exception or
+-- exhausted) what that does to the execution and the workflow. A running
+-- step's error ends through geneva._end_running as a batch of one (a
+-- failure element), as every end of a running execution does; a
+-- precondition's error ends a scheduled execution (geneva._end_execution,
+-- geneva._advance). The error columns are written in every case. When the
+-- policy names a handler, nothing is recorded and the result says which
+-- handler to run; the worker runs it and calls fail_step again with its
+-- decision in p_handler_signal ('reattempt' with p_handler_wait, 'skip',
+-- 'cancel', 'pause' (also for no decision) or 'finished'); a handler's
+-- reattempts have no cap. An operator's pause or cancel requested while the
+-- step ran applies now (see geneva._advance).
 --
 -- Locks: the workflow row, then the execution row.
 -- Returns: action (what was applied: pause, cancel, skip, reattempt, finished,
@@ -9388,27 +9713,16 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := geneva.now();
-  v_precondition boolean := coalesce(p_precondition, false);
   v_locked record;
   v_execution geneva.step_executions;
   v_workflow geneva.workflows;
   v_definition geneva.workflow_definitions;
-  v_reason text;
-  v_policy jsonb;
-  v_cause text := 'exception';
-  v_action text;
-  v_wait interval;
-  v_cap integer;
-  v_count integer;
-  v_state text;
-  v_outcome text;
-  v_move text;
+  v_effect record;
+  v_end record;
   v_error_chain text[] := case
     when cardinality(p_error_chain) > 0 then p_error_chain
     else p_error_classes
   end;
-  v_metadata jsonb;
-  v_effect_metadata jsonb;
 begin
   -- (nested: PL/pgSQL runs a condition with a subquery as a query, every time)
   if p_handler_signal is not null then
@@ -9429,112 +9743,67 @@ begin
       using errcode = '22023';
   end if;
 
+  -- a running step's error: an end like any other (geneva._end_running)
+  if not coalesce(p_precondition, false) then
+    return query
+    select c.action, c.outcome, coalesce(c.report, false), c.workflow_state, c.handler
+    from geneva._end_running(
+      array[p_execution_id], array['exception'], array[p_handler_signal], array[p_handler_wait],
+      array[p_job_id], array[false], false,
+      array[jsonb_strip_nulls(jsonb_build_object(
+        'classes', to_jsonb(p_error_classes),
+        'chain', to_jsonb(v_error_chain),
+        'message', p_error_message,
+        'backtrace', p_error_backtrace,
+        'wait_at_least', p_wait_at_least
+      ))]
+    ) c;
+    return;
+  end if;
+
+  -- a precondition's error, before the step started
   v_locked := geneva._lock_execution(p_execution_id);
   perform geneva._check_job(v_locked.o_execution, p_job_id);
   v_workflow := v_locked.o_workflow;
   v_execution := v_locked.o_execution;
 
-  -- guard: the phase that failed must be the execution's: a running step's
-  -- error, or a precondition's before the step started; otherwise the
-  -- execution moved on: record nothing
-  if not v_precondition and v_execution.state <> 'in_progress'
-    or v_precondition and (v_execution.state <> 'scheduled' or v_workflow.state <> 'ready') then
+  -- guard: it applies only to a scheduled execution of a ready workflow;
+  -- otherwise the execution moved on: record nothing
+  if v_execution.state <> 'scheduled' or v_workflow.state <> 'ready' then
     null;
-  elsif not v_precondition and v_workflow.state <> 'performing' then
-    -- guard: a workflow that is not performing has no running step to fail
-    outcome := geneva._end_as(v_execution, 'stray', 'cancel');
-  elsif v_precondition and v_execution.scheduled_for > v_now then
+  elsif v_execution.scheduled_for > v_now then
     -- guard: an early job leaves the execution for a job at its time
     perform geneva._ensure_job(v_workflow, v_execution);
   else
-    v_reason := case when v_precondition then 'precondition' else 'exception_policy' end;
     v_definition := geneva._definition(v_workflow.workflow_type);
-    v_policy := geneva._resolve_policy(v_definition, v_execution.step_name, p_error_classes);
+    v_effect := geneva._exception_effect(
+      v_definition, v_execution.step_name, p_error_classes,
+      geneva._exception_reattempts(v_workflow.id, v_execution.step_name),
+      p_handler_signal, p_handler_wait, p_wait_at_least, p_precondition => true
+    );
 
     -- guard: a handler decides in Go; ask for its decision first (nothing is
     -- recorded and the job stays the worker's until it calls again)
-    if v_policy ? 'handler' then
-      if p_handler_signal is null then
-        return query select 'handler'::text, null::text, false, v_workflow.state, v_policy ->> 'handler';
-        return;
-      end if;
-      v_action := p_handler_signal;
-      v_wait := p_handler_wait;
-    elsif p_handler_signal is not null then
-      raise exception 'execution % has no handler policy for this error', p_execution_id
-        using errcode = '22023',
-              detail = format('The policy that applies is %s.', v_policy),
-              hint = 'Call fail_step without a handler decision.';
-    else
-      v_action := v_policy ->> 'action';
-      v_wait := case when v_policy ? 'wait' then geneva._parse_wait(v_policy -> 'wait', 'policy') end;
-      v_cap := (v_policy ->> 'cap')::integer;
+    if v_effect.signal is null then
+      return query select 'handler'::text, null::text, false, v_workflow.state, v_effect.handler;
+      return;
     end if;
 
-    v_metadata := jsonb_build_object(
-      'error_classes', to_jsonb(coalesce(p_error_classes, '{}')),
-      'policy', v_policy
-    );
-
-    -- guard: the reattempt cap and the backoff count consecutive exception
-    -- reattempts of this step since its last success, recovery or resumable
-    -- hand-over
-    if v_action = 'reattempt' and (v_cap is not null or v_policy ? 'backoff') then
-      select count(*) into v_count
-      from geneva.step_executions e
-      where e.workflow_id = v_workflow.id
-        and e.step_name = v_execution.step_name
-        and e.outcome = 'reattempted_by_exception'
-        and e.id > coalesce((
-          select max(s.id)
-          from geneva.step_executions s
-          where s.workflow_id = v_workflow.id
-            and s.step_name = v_execution.step_name
-            and s.outcome in ('success', 'recovered', 'suspended')
-        ), 0);
-
-      if v_count >= v_cap then
-        v_cause := 'exhausted';
-        v_action := coalesce(v_policy ->> 'terminal_action', 'pause');
-        v_metadata := v_metadata || jsonb_build_object('consecutive_reattempts', v_count);
-      elsif v_policy ? 'backoff' then
-        v_wait := geneva._backoff_wait(v_policy, v_count);
-      end if;
-    end if;
-
-    -- what the action does to the execution and the workflow
-    select e.execution_state, e.outcome, e.workflow_move, e.metadata
-    into strict v_state, v_outcome, v_move, v_effect_metadata
+    select e.execution_state, e.outcome, e.workflow_move, e.metadata into strict v_end
     from geneva._signal_effects() e
-    where e.cause = v_cause and e.signal = v_action;
-    v_metadata := v_metadata || coalesce(v_effect_metadata, '{}');
-    if v_move = 'same' then
-      v_metadata := v_metadata || jsonb_build_object('reattempt_reason', v_reason);
-      -- the error asked for a longer wait (an HTTP reply's Retry-After)
-      if p_wait_at_least > coalesce(v_wait, interval '0') then
-        v_wait := p_wait_at_least;
-        v_metadata := v_metadata || jsonb_build_object('wait_at_least', p_wait_at_least);
-      end if;
-    end if;
-
+    where e.cause = v_effect.cause and e.signal = v_effect.signal;
     perform geneva._end_execution(
-      v_execution, v_state, v_outcome, v_error_chain[1], p_error_message, p_error_backtrace, v_metadata,
-      v_error_chain
+      v_execution, v_end.execution_state, v_end.outcome, v_error_chain[1], p_error_message, p_error_backtrace,
+      coalesce(v_end.metadata, '{}') || v_effect.metadata, v_error_chain
     );
     v_workflow := geneva._advance(
-      v_workflow, v_definition, v_move, v_execution.step_name,
-      case when v_move = 'same' then v_wait end,
-      v_execution
+      v_workflow, v_definition, v_end.workflow_move, v_execution.step_name, v_effect.wait, v_execution
     );
 
-    action := v_action;
-    outcome := v_outcome;
-    report := case coalesce(v_policy ->> 'report', 'always')
-      when 'never' then false
-      when 'terminal_only' then v_outcome <> 'reattempted_by_exception'
-      else true
-    end;
-    handler := v_policy ->> 'handler';
+    action := v_effect.signal;
+    outcome := v_end.outcome;
+    report := v_effect.report;
+    handler := v_effect.handler;
   end if;
 
   perform geneva._complete_job(p_job_id);
@@ -11404,8 +11673,8 @@ execute function geneva._trg_workflows_guard_delete();
 
 -- geneva._trg_step_executions_guard_insert: refuses inserting an active
 -- execution (scheduled, in_progress) other than through
--- geneva._schedule_step or the batch functions, which set geneva.inserting to
--- 'on' (transaction-local) around their statement only, for every role, the
+-- geneva._insert_execution or the batch functions, which set geneva.inserting
+-- to 'on' (transaction-local) around their statement only, for every role, the
 -- owner included; ended history may be inserted.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.

@@ -45,11 +45,17 @@
 --   create        api/create_workflows (create_workflow is a list of one)
 --   claim         protocol/start_steps, the one claim (start_step: one)
 --   end           engine/_end_running, behind complete_steps, complete_step,
---                 complete_and_continue and interrupt_step; fail_step
+--                 complete_and_continue, interrupt_step and fail_step (a
+--                 failure's effect: engine/_exception_effect)
 --   move          engine/_advance_many, every move of a workflow (_advance:
 --                 one)
---   schedule      engine/_schedule_step (one execution: create of one,
---                 resume, schedule_step, retry), engine/_advance_many
+--   next step     engine/_insert_execution: one execution inserted,
+--                 scheduled, with its job (create of one, resume,
+--                 schedule_step's run-now, retry); engine/_advance_many:
+--                 set-wise (every move, a list's creation). "Schedule" is
+--                 otherwise the cron schedules' (schedules/, fire_schedules),
+--                 the operator's schedule_step and an execution's
+--                 scheduled_for (bench/NOTES.md, "Scheduling named once")
 --   verbs         verbs/_pause_workflow, _resume_workflow, _cancel_workflow,
 --                 _skip_step, _retry_workflow; api/bulk_workflows
 --   limits        limits/_limit_admit (at a claim), limits/_limit_next and
@@ -79,7 +85,7 @@
 -- Capability flags: transaction-local settings a function turns on around
 -- the write it may make and off after; a guard trigger (or a constraint)
 -- refuses the write without it (55000). A hand-written write meets them.
---   geneva.inserting    create_workflows, _advance_many, _schedule_step,
+--   geneva.inserting    create_workflows, _advance_many, _insert_execution,
 --                       _retry_workflow: an ongoing workflow or an active
 --                       execution inserted (workflows_guard_insert,
 --                       step_executions_guard_insert, idempotency_keys_guard)
@@ -168,7 +174,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
 {{ template "children/_await_name.sql" . }}
-{{ template "engine/_schedule_step.sql" . }}
+{{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
 {{ template "engine/_end_executions.sql" . }}
@@ -180,6 +186,8 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "engine/_advance.sql" . }}
 {{ template "engine/_resolve_policy.sql" . }}
 {{ template "engine/_backoff_wait.sql" . }}
+{{ template "engine/_exception_reattempts.sql" . }}
+{{ template "engine/_exception_effect.sql" . }}
 {{ template "housekeeping/_recover_execution.sql" . }}
 {{ template "housekeeping/_repair_orphan.sql" . }}
 {{ template "counts/_histogram_add.sql" . }}

@@ -2,8 +2,10 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -232,6 +234,180 @@ func TestCompleteSteps(t *testing.T) {
 			require.Equal(t, want.NextContinuesFromID == nil, got.NextContinuesFromID == nil, name)
 			require.Equal(t, b.snapshot(t, singleIDs[i]), b.snapshot(t, batchedIDs[i]), name)
 		}
+	})
+
+	// A step's error (fail_step's), a give-back (interrupt_step's) and a
+	// reply's cursor saved as the step ends (checkpoint_step's, then
+	// complete_step's) ride in the same call as the other ends, and leave
+	// what the single calls leave.
+	t.Run("CarriesFailuresInterruptsAndCursorsAsTheSingleCallsDo", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Policies", `{"steps": [{"name": "a", "on_exception": [
+			{"matching": ["Retry"], "action": "reattempt", "wait": "1 minute", "max_reattempts": 3, "report": "terminal_only"},
+			{"matching": ["Skip"], "action": "skip"},
+			{"action": "cancel"}
+		]}, {"name": "b"}]}`)
+		b.define(t, "Handled", `{"steps": [{"name": "a", "on_exception": {"handler": "decide"}}, {"name": "b"}]}`)
+
+		type element struct {
+			signal *string
+			wait   *time.Duration
+			error  *string // JSON, as fail_step's arguments
+			cursor *string
+			// replyWait is the reply's wait, as JSON (the single calls take
+			// wait, as parse_wait reads it)
+			replyWait *string
+			jobID     *int64
+			classes   []string
+		}
+		errorOf := func(classes []string, atLeast string) *string {
+			e := map[string]any{"classes": classes, "chain": classes, "message": "boom", "backtrace": "stack trace"}
+			if atLeast != "" {
+				e["wait_at_least"] = atLeast
+			}
+			out, err := json.Marshal(e)
+			require.NoError(t, err)
+			return ptr(string(out))
+		}
+		type scenario struct {
+			name, workflowType string
+			element            element
+			single             func(r element, executionID int64) failed
+			prepare            func(workflowID, executionID int64)
+		}
+		fail := func(r element, executionID int64) failed {
+			var atLeast *time.Duration
+			if r.error != nil && strings.Contains(*r.error, "wait_at_least") {
+				atLeast = ptr(5 * time.Minute)
+			}
+			rows, err := b.conn.Query(b.ctx, `select * from geneva.fail_step($1, $2, 'boom', 'stack trace', $3, $4,
+				p_job_id => $5, p_wait_at_least => $6)`, executionID, r.classes, r.signal, r.wait, r.jobID, atLeast)
+			require.NoError(t, err)
+			row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[failed])
+			require.NoError(t, err)
+			return row
+		}
+		interrupt := func(r element, executionID int64) failed {
+			var f failed
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select outcome, workflow_state from geneva.interrupt_step($1, $2)",
+				executionID, r.jobID).Scan(&f.Outcome, &f.WorkflowState))
+			return f
+		}
+		checkpointThenComplete := func(r element, executionID int64) failed {
+			if r.cursor != nil {
+				_, err := b.conn.Exec(b.ctx, "select geneva.checkpoint_step($1, $2::jsonb)", executionID, r.cursor)
+				require.NoError(t, err)
+			}
+			var f failed
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select outcome, workflow_state from geneva.complete_step($1, $2, $3, $4)",
+				executionID, r.signal, r.wait, r.jobID).Scan(&f.Outcome, &f.WorkflowState))
+			return f
+		}
+		pause := func(workflowID, _ int64) { b.call(t, "pause_workflow", workflowID) }
+		reported := func(_, executionID int64) {
+			b.single(t, report{executionID: executionID, signal: "success"})
+		}
+		minute := time.Minute
+		scenarios := []scenario{
+			{name: "reattempt", workflowType: "Policies", single: fail,
+				element: element{classes: []string{"Retry"}, error: errorOf([]string{"Retry"}, "")}},
+			{name: "reattempt waits at least", workflowType: "Policies", single: fail,
+				element: element{classes: []string{"Retry"}, error: errorOf([]string{"Retry"}, "00:05:00")}},
+			{name: "skip", workflowType: "Policies", single: fail,
+				element: element{classes: []string{"Skip"}, error: errorOf([]string{"Skip"}, "")}},
+			{name: "blanket cancel", workflowType: "Policies", single: fail,
+				element: element{classes: []string{"Other"}, error: errorOf([]string{"Other"}, "")}},
+			{name: "pause requested", workflowType: "Policies", single: fail, prepare: pause,
+				element: element{classes: []string{"Retry"}, error: errorOf([]string{"Retry"}, "")}},
+			{name: "moved on", workflowType: "Policies", single: fail, prepare: reported,
+				element: element{classes: []string{"Retry"}, error: errorOf([]string{"Retry"}, "")}},
+			{name: "handler asked", workflowType: "Handled", single: fail,
+				element: element{classes: []string{"Boom"}, error: errorOf([]string{"Boom"}, "")}},
+			{name: "handler decided", workflowType: "Handled", single: fail,
+				element: element{classes: []string{"Boom"}, error: errorOf([]string{"Boom"}, ""), signal: ptr("reattempt"), wait: &minute}},
+			{name: "interrupt", workflowType: "Policies", single: interrupt,
+				element: element{signal: ptr("interrupt")}},
+			{name: "suspend with a cursor", workflowType: "Policies", single: checkpointThenComplete,
+				element: element{signal: ptr("suspend"), cursor: ptr(`{"page": 3}`)}},
+			{name: "success with a cursor", workflowType: "Policies", single: checkpointThenComplete,
+				element: element{signal: ptr("success"), cursor: ptr(`{"page": 4}`)}},
+			{name: "reattempt with a reply's wait", workflowType: "Policies", single: checkpointThenComplete,
+				element: element{signal: ptr("reattempt"), wait: &minute, cursor: ptr(`{"page": 5}`), replyWait: ptr(`"1 minute"`)}},
+			{name: "skip ignores a reply's wait", workflowType: "Policies", single: checkpointThenComplete,
+				element: element{signal: ptr("skip"), replyWait: ptr(`90`)}},
+		}
+
+		var singles []failed
+		var ids, executions [2][]int64
+		var elements []element
+		for i, s := range scenarios {
+			for k := range 2 {
+				id := b.create(t, s.workflowType, fmt.Sprintf("%d-%d", i, k))
+				r := s.element
+				r.jobID = b.runningJob(t, b.active(t, id).ID)
+				executionID := b.run(t, id).ExecutionID
+				if s.prepare != nil {
+					s.prepare(id, executionID)
+				}
+				ids[k], executions[k] = append(ids[k], id), append(executions[k], executionID)
+				if k == 0 {
+					singles = append(singles, s.single(r, executionID))
+				} else {
+					elements = append(elements, r)
+				}
+			}
+		}
+
+		n := len(elements)
+		signals, waits, jobs := make([]*string, n), make([]*time.Duration, n), make([]*int64, n)
+		errs, cursors, cont := make([]*string, n), make([]*string, n), make([]bool, n)
+		for i, r := range elements {
+			signals[i], waits[i], jobs[i], errs[i] = r.signal, r.wait, r.jobID, r.error
+			if r.cursor != nil || r.replyWait != nil {
+				waits[i] = nil // the reply's, read by SQL
+				reply := map[string]json.RawMessage{}
+				if r.cursor != nil {
+					reply["cursor"] = json.RawMessage(*r.cursor)
+				}
+				if r.replyWait != nil {
+					reply["wait"] = json.RawMessage(*r.replyWait)
+				}
+				out, err := json.Marshal(reply)
+				require.NoError(t, err)
+				cursors[i] = ptr(string(out))
+			}
+		}
+		rows, err := b.conn.Query(b.ctx, `select ordinality, action, outcome, coalesce(report, false), workflow_state, handler
+			from geneva.complete_steps($1, $2, $3, $4, $5, false, $6::jsonb[], $7::jsonb[]) order by ordinality`,
+			executions[1], signals, waits, jobs, cont, errs, cursors)
+		require.NoError(t, err)
+		type row struct {
+			Ordinality int32
+			failed
+		}
+		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+			var x row
+			err := r.Scan(&x.Ordinality, &x.Action, &x.Outcome, &x.Report, &x.WorkflowState, &x.Handler)
+			return x, err
+		})
+		require.NoError(t, err)
+		require.Len(t, got, n)
+		for i, s := range scenarios {
+			require.Equal(t, singles[i], got[i].failed, s.name)
+			require.Equal(t, b.snapshot(t, ids[0][i]), b.snapshot(t, ids[1][i]), s.name)
+			var classes [2][]string
+			for k := range 2 {
+				require.NoError(t, b.conn.QueryRow(b.ctx, "select error_classes from geneva.step_executions where id = $1",
+					executions[k][i]).Scan(&classes[k]))
+			}
+			require.Equal(t, classes[0], classes[1], s.name)
+		}
+		require.Equal(t, failed{Action: ptr("handler"), WorkflowState: "performing", Handler: ptr("decide")}, got[6].failed)
+		require.Equal(t, "running", b.job(t, *elements[6].jobID).State, "an ask leaves the job to the worker")
+		require.Equal(t, "completed", b.job(t, *elements[7].jobID).State)
+		require.Equal(t, `{"page": 3}`, string(b.active(t, ids[1][9]).Cursor), "the successor continues from the reply's cursor")
 	})
 
 	t.Run("OneBadElementRecordsNothing", func(t *testing.T) {

@@ -182,6 +182,35 @@ func TestFailStep(t *testing.T) {
 		}
 	})
 
+	// A running step's error ends as every end of a running execution does
+	// (geneva._end_running): with a limit, its workflow's next step, due
+	// now, waits behind the key's waiters at once, without a job, as after
+	// a success, and the freed slot goes to the oldest waiter.
+	t.Run("EndsThroughTheOnePathWithLimits", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Sync", `{"concurrency": {"by": "group", "limit": 1},
+			"steps": [{"name": "a", "on_exception": {"action": "skip"}}, {"name": "b"}]}`)
+		first := b.createIn(t, "Sync", "1", "acme")
+		second := b.createIn(t, "Sync", "2", "acme")
+		running := b.run(t, first)
+		waiter := b.active(t, second)
+		_, ok := b.startStep(t, waiter.ID, nil)
+		require.False(t, ok, "acme is full")
+
+		require.Equal(t, failed{Action: ptr("skip"), Outcome: ptr("skipped_by_exception"), Report: true, WorkflowState: "ready"},
+			b.fail(t, running.ExecutionID, []string{"Boom"}, "boom"))
+		woken := b.limitState(t, waiter.ID)
+		require.Nil(t, woken.LimitWaitKey, "the oldest waiter holds the freed slot")
+		require.Equal(t, []string{`["concurrency", "Sync", "acme"]`}, woken.LimitKeys)
+		next := b.active(t, first)
+		require.Equal(t, "b", next.StepName)
+		require.Equal(t, `["concurrency", "Sync", "acme"]`, deref(b.limitState(t, next.ID).LimitWaitKey), "first's b waits behind")
+		require.Equal(t, 0, b.jobCount(t, next.ID), "without a job")
+		require.Equal(t, "Boom", deref(b.execution(t, running.ExecutionID).ErrorClassName))
+	})
+
 	t.Run("HandlerDecidesInTwoCalls", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -538,4 +567,94 @@ func TestFailStep(t *testing.T) {
 			require.Equal(t, c.level, b.execution(t, started.ExecutionID).Metadata["policy"].(map[string]any)["level"], "case %d", i)
 		}
 	})
+}
+
+// TestExceptionEffect pins the one decision of what a step's error does
+// (geneva._exception_effect), which fail_step (a running step's and a
+// precondition's error) and every batch of ends share: the policy's action,
+// its cap and terminal action, its backoff, the least wait an error asks
+// for, a handler's ask and decision, and whether to report.
+func TestExceptionEffect(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.define(t, "Effects", `{"steps": [
+		{"name": "capped", "on_exception": {"action": "reattempt", "wait": "10 seconds", "max_reattempts": 2, "terminal_action": "skip", "report": "terminal_only"}},
+		{"name": "backoff", "on_exception": {"action": "reattempt", "wait": "10 seconds", "backoff": 2, "max_reattempts": null}},
+		{"name": "handled", "on_exception": {"handler": "decide"}},
+		{"name": "plain"}
+	]}`)
+
+	type effect struct {
+		Cause    string
+		Signal   *string
+		Wait     *time.Duration
+		Metadata map[string]any
+		Report   *bool
+		Handler  *string
+	}
+	effectOf := func(step string, reattempts int, decision *string, decisionWait, atLeast *time.Duration, precondition bool) (effect, error) {
+		var e effect
+		err := b.conn.QueryRow(b.ctx, `select cause, signal, wait, metadata, report, handler
+			from geneva._exception_effect(
+				(select d from geneva.workflow_definitions d where d.workflow_type = 'Effects'),
+				$1, array['Boom'], $2, $3, $4, $5, $6)`,
+			step, reattempts, decision, decisionWait, atLeast, precondition,
+		).Scan(&e.Cause, &e.Signal, &e.Wait, &e.Metadata, &e.Report, &e.Handler)
+		return e, err
+	}
+	must := func(step string, reattempts int, decision *string, decisionWait, atLeast *time.Duration, precondition bool) effect {
+		t.Helper()
+		e, err := effectOf(step, reattempts, decision, decisionWait, atLeast, precondition)
+		require.NoError(t, err)
+		return e
+	}
+
+	// under the cap: a reattempt after the policy's wait, not reported
+	// (terminal_only)
+	e := must("capped", 1, nil, nil, nil, false)
+	require.Equal(t, "exception", e.Cause)
+	require.Equal(t, "reattempt", deref(e.Signal))
+	require.Equal(t, 10*time.Second, deref(e.Wait))
+	require.False(t, deref(e.Report))
+	require.Equal(t, "exception_policy", e.Metadata["reattempt_reason"])
+	require.Equal(t, []any{"Boom"}, e.Metadata["error_classes"])
+	require.NotContains(t, e.Metadata, "consecutive_reattempts")
+
+	// at the cap: the terminal action, exhausted, without a wait, reported
+	e = must("capped", 2, nil, nil, nil, false)
+	require.Equal(t, "exhausted", e.Cause)
+	require.Equal(t, "skip", deref(e.Signal))
+	require.Nil(t, e.Wait)
+	require.True(t, deref(e.Report))
+	require.Equal(t, float64(2), e.Metadata["consecutive_reattempts"])
+	require.NotContains(t, e.Metadata, "reattempt_reason")
+
+	// the backoff grows with the reattempts; a longer least wait wins and
+	// is recorded; a precondition's reattempt says so
+	require.Equal(t, 80*time.Second, deref(must("backoff", 3, nil, nil, nil, false).Wait))
+	e = must("backoff", 0, nil, nil, ptr(time.Minute), true)
+	require.Equal(t, time.Minute, deref(e.Wait))
+	require.Equal(t, "00:01:00", e.Metadata["wait_at_least"])
+	require.Equal(t, "precondition", e.Metadata["reattempt_reason"])
+	require.Equal(t, 10*time.Second, deref(must("backoff", 0, nil, nil, ptr(time.Second), false).Wait), "a shorter least wait changes nothing")
+
+	// the default pauses; a least wait applies only to a reattempt
+	e = must("plain", 0, nil, nil, ptr(time.Minute), false)
+	require.Equal(t, "pause", deref(e.Signal))
+	require.Nil(t, e.Wait)
+	require.NotContains(t, e.Metadata, "wait_at_least")
+	require.True(t, deref(e.Report))
+
+	// a handler: asked first (no signal), then its decision, uncapped
+	e = must("handled", 0, nil, nil, nil, false)
+	require.Nil(t, e.Signal)
+	require.Equal(t, "decide", deref(e.Handler))
+	e = must("handled", 1000, ptr("reattempt"), ptr(5*time.Second), nil, false)
+	require.Equal(t, "exception", e.Cause)
+	require.Equal(t, "reattempt", deref(e.Signal))
+	require.Equal(t, 5*time.Second, deref(e.Wait))
+
+	// a decision where no handler applies
+	_, err := effectOf("plain", 0, ptr("skip"), nil, nil, false)
+	requireCode(t, err, "22023")
 }

@@ -255,6 +255,47 @@ func TestBatching(t *testing.T) {
 		require.Zero(t, b.unfinishedJobs(t))
 	})
 
+	// A step's error rides in the same batch as the others' ends: one
+	// statement ends them all (geneva.complete_steps), each by its policy.
+	t.Run("FailuresShareACommitWithSuccesses", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.countEnds(t)
+		const workflows = 6
+		meet := newBarrier(workflows)
+		failHalf := func(ctx context.Context, step *worker.Step) error {
+			if err := meet.step(ctx, step); err != nil {
+				return err
+			}
+			if step.WorkflowID%2 == 0 {
+				return errors.New("boom")
+			}
+			return nil
+		}
+		wf := worker.NewWorkflow("Mixed", nil).
+			Step("a", failHalf, &worker.StepOpts{OnException: &worker.ExceptionPolicy{Action: worker.ActionSkip}}).
+			Step("b", meet.step, nil)
+		b.startBatching(t, &worker.Config{Workflows: []*worker.Workflow{wf}, CompleteBatchSize: 64}, func(w *worker.Worker) {
+			worker.SetCompleteWindow(w, time.Minute)
+		})
+		var ids []int64
+		for range workflows {
+			ids = append(ids, b.create(t, "Mixed"))
+		}
+
+		for _, id := range ids {
+			b.waitState(t, id, "finished")
+			first := "a: success"
+			if id%2 == 0 {
+				first = "a: skipped_by_exception"
+			}
+			require.Equal(t, []string{first, "b: success"}, b.outcomes(t, id))
+		}
+		require.Equal(t, []int{workflows, workflows}, b.endsPerStatement(t),
+			"each round of steps, errors and successes, ended in one statement")
+		require.Zero(t, b.unfinishedJobs(t))
+	})
+
 	t.Run("RefusedBatchIsRecordedOneByOne", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -60,11 +60,14 @@ func completeBatchSize(config *Config) (int, error) {
 	return size, nil
 }
 
-// completer records the normal ends (geneva.complete_step's signals) of the
-// steps a worker runs that end close together with one call to
-// geneva.complete_steps: one statement, one transaction and one commit for
-// the batch. Failures and interruptions are recorded one by one by the
-// executor: a failure's exception handler must not hold a batch up.
+// completer records the ends of the running steps of a worker that end
+// close together (their signals, their errors, their give-backs) with one
+// call to geneva.complete_steps: one statement, one transaction and one
+// commit for the batch. A failure whose policy names a handler is not
+// recorded by its first batch, which asks for the decision: the handler
+// runs outside any batch (it must not hold one up), and its decision goes in
+// a later one. A precondition's error (of an execution not started) is
+// geneva.fail_step's, alone.
 type completer = batchedCalls[protocol.CompleteReport, *protocol.StepResult]
 
 func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *completer {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -42,6 +43,9 @@ type ending struct {
 	// a report tried again (after a lost connection, say) passes it on rather
 	// than run the handler again; nil until then.
 	decision *decision
+	// replyCursor and replyWait are an HTTP step's reply's (Step's),
+	// recorded in the same call as the end; nil for none.
+	replyCursor, replyWait json.RawMessage
 }
 
 // decision is what an exception handler decided (see executor.decide).
@@ -69,6 +73,9 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 	end := &ending{wf: wf, step: step, jobID: jobID, phase: ph, err: err}
 	if ph == phaseInterrupted {
 		return end
+	}
+	if ph == phaseStep {
+		end.replyCursor, end.replyWait = step.replyCursor, step.replyWait
 	}
 	if ph == phaseStep {
 		if err == nil {
@@ -103,6 +110,24 @@ func (end *ending) failStep() *protocol.Failure {
 		failure.HandlerSignal, failure.HandlerWait = protocol.Signal(end.decision.signal), end.decision.wait
 	}
 	return &failure
+}
+
+// report is the ending as an element of geneva.complete_steps (what the
+// completer records): a give-back, a running step's error (with the
+// handler's decision once taken), or a signal; not a precondition's error
+// (geneva.fail_step's alone: the execution has not started).
+func (end *ending) report() protocol.CompleteReport {
+	report := protocol.CompleteReport{ExecutionID: end.step.ExecutionID, JobID: end.jobID, ReplyCursor: end.replyCursor}
+	switch {
+	case end.phase == phaseInterrupted:
+		report.Interrupt = true
+	case end.failure != nil:
+		report.Failure = end.failStep()
+	default:
+		report.Signal, report.Wait, report.Continue = protocol.Signal(end.signal), end.wait, end.continueInline
+		report.ReplyWait = end.replyWait
+	}
+	return report
 }
 
 // flowWait is the wait SQL takes with a signal: only reattempt (rewinding or

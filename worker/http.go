@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
@@ -333,7 +332,7 @@ type httpReply struct {
 // call runs an HTTP step: it POSTs the execution to the step's endpoint and
 // turns the reply into what a step function would return: nil for success,
 // flow control for a signal, an *HTTPError otherwise. A cursor in the reply
-// is saved first (geneva.checkpoint_step).
+// is saved as the step ends, in the call that records the end.
 func (r *httpRunner) call(ctx context.Context, step *Step) error {
 	spec := step.http
 	body, err := json.Marshal(httpRequest{
@@ -408,8 +407,8 @@ func (r *httpRunner) call(ctx context.Context, step *Step) error {
 	return r.signal(ctx, step, reply)
 }
 
-// signal turns a 2xx reply's body into the step's result, saving its cursor
-// first: a body that is a JSON object (whatever its Content-Type) has
+// signal turns a 2xx reply's body into the step's result, keeping its
+// cursor for the end's call: a body that is a JSON object (whatever its Content-Type) has
 // signal, wait and cursor, each optional (anything else in it is a mistake,
 // http.bad_reply); any other body (none, "OK", a page) is success.
 func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error {
@@ -422,23 +421,21 @@ func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error 
 	if err := decoder.Decode(&reply); err != nil {
 		return &HTTPError{Class: "http.bad_reply", Message: "the reply is not a JSON object of signal, wait and cursor: " + excerpt(body)}
 	}
-	// (read by SQL, as a definition's waits are: geneva.parse_wait)
-	wait, err := step.client.ParseWait(ctx, reply.Wait)
-	if errors.Is(err, goclient.ErrInvalidArgument) {
-		return &HTTPError{Class: "http.bad_reply", Message: err.Error()}
-	} else if err != nil {
-		return fmt.Errorf("geneva: reading the reply's wait: %w", err)
-	}
+	// recorded in the same call as the end: the cursor saved, the wait read
+	// by SQL as a definition's waits are (geneva.complete_steps' p_replies;
+	// a wait that is none makes the step fail with http.bad_reply, see
+	// executor.record)
 	if len(reply.Cursor) > 0 && string(reply.Cursor) != "null" {
-		if _, err := step.client.CheckpointStep(ctx, step.ExecutionID, reply.Cursor); err != nil {
-			return fmt.Errorf("geneva: saving the reply's cursor: %w", err)
-		}
+		step.replyCursor = reply.Cursor
+	}
+	if len(reply.Wait) > 0 && string(reply.Wait) != "null" {
+		step.replyWait = reply.Wait
 	}
 	switch Signal(reply.Signal) {
 	case "", SignalSuccess:
 		return nil
 	case SignalFinished, SignalReattempt, SignalReattemptRewind, SignalSkip, SignalCancel, SignalPause, SignalSuspend:
-		return &FlowControl{Signal: Signal(reply.Signal), Wait: wait}
+		return &FlowControl{Signal: Signal(reply.Signal)}
 	}
 	return &HTTPError{Class: "http.bad_reply", Message: fmt.Sprintf("unknown signal %q", reply.Signal)}
 }

@@ -156,37 +156,38 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, db DB, end *endi
 }
 
 // record makes the one SQL call that records an ending (and completes the
-// River job): geneva.interrupt_step, geneva.complete_steps with its signal
-// (through the completer, with the others that end close to it, or as a
-// batch of one), or geneva.fail_step with its error.
+// River job): geneva.complete_steps with its element (a signal, a running
+// step's error or a give-back; through the completer, with the others that
+// end close to it, or as a batch of one), or geneva.fail_step with a
+// precondition's error.
 // A handler policy takes a second call: the first records nothing and asks
-// for the handler's decision, which the ending keeps.
+// for the handler's decision, which the ending keeps; the handler runs
+// outside any batch.
 func (e *executor) record(ctx context.Context, db DB, end *ending) (*recorded, error) {
-	client := protocol.New(db)
-	var (
-		result *protocol.StepResult
-		err    error
-	)
-	switch {
-	case end.phase == phaseInterrupted:
-		result, err = client.InterruptStep(ctx, end.step.ExecutionID, &protocol.ReportOpts{JobID: end.jobID})
-	case end.failure == nil:
-		result, err = e.completer.call(ctx, db, protocol.CompleteReport{
-			ExecutionID: end.step.ExecutionID, Signal: protocol.Signal(end.signal), Wait: end.wait,
-			JobID: end.jobID, Continue: end.continueInline,
-		})
-	default:
-		return e.recordFailure(ctx, client, end)
+	if end.failure != nil && end.phase == phasePrecondition {
+		return e.recordFailure(ctx, protocol.New(db), end)
+	}
+	result, err := e.completer.call(ctx, db, end.report())
+	if (end.replyCursor != nil || end.replyWait != nil) && errors.Is(err, goclient.ErrInvalidArgument) {
+		// the HTTP reply's wait or cursor was refused (no wait, nested too
+		// deep): the step fails with it, without them
+		end.step.replyCursor, end.step.replyWait = nil, nil
+		*end = *newEnding(end.wf, end.step, end.jobID, phaseStep, &HTTPError{Class: "http.bad_reply", Message: err.Error()})
+		result, err = e.completer.call(ctx, db, end.report())
+	}
+	if err == nil && end.failure != nil && end.decision == nil && deref(result.Action) == "handler" {
+		end.decision = e.decide(ctx, end.wf, end.step, deref(result.Handler), end.err)
+		result, err = e.completer.call(ctx, db, end.report())
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, next: result.Next}, nil
+	return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, report: result.Report, next: result.Next}, nil
 }
 
-// recordFailure records an error: SQL resolves the policy; when it names a
-// handler, the handler decides (once: the ending keeps its decision) and SQL
-// is told the decision.
+// recordFailure records a precondition's error (geneva.fail_step): SQL
+// resolves the policy; when it names a handler, the handler decides (once:
+// the ending keeps its decision) and SQL is told the decision.
 func (e *executor) recordFailure(ctx context.Context, client *protocol.Client, end *ending) (*recorded, error) {
 	result, err := client.FailStep(ctx, end.step.ExecutionID, end.failStep())
 	if err != nil {

@@ -95,6 +95,10 @@ type Step struct {
 	// httpErr is what was wrong with it, if anything.
 	http    *httpSpec
 	httpErr error
+	// replyCursor and replyWait are an HTTP step's reply's cursor and wait
+	// (JSON; nil for none), recorded in the same call as the step's end
+	// (geneva.complete_steps' p_replies).
+	replyCursor, replyWait json.RawMessage
 	// inputErr says a JSON value of the claim (cursor, event payload, http)
 	// cannot be decoded: the step does not run, and fails with it.
 	inputErr *UndecodableInputError

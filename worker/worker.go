@@ -86,12 +86,14 @@ type Config struct {
 	// Defaults to time.Now.
 	Clock func() time.Time
 
-	// CompleteBatchSize is the most normal step ends (a step that returned
-	// nil or flow control) the worker records in one transaction: steps that
-	// end close together (within about a millisecond, or at once when no
-	// other step is running) are recorded with one call to
-	// geneva.complete_steps and one commit, with the same outcomes as one
-	// call each. Failures and interruptions are recorded one by one. A
+	// CompleteBatchSize is the most ends of running steps (a step that
+	// returned nil, flow control or an error, or was given back) the worker
+	// records in one transaction: steps that end close together (within
+	// about a millisecond, or at once when no other step is running) are
+	// recorded with one call to geneva.complete_steps and one commit, with
+	// the same outcomes as one call each. An error whose policy names a
+	// handler is recorded once the handler, run outside any batch, has
+	// decided; a precondition's error is recorded alone. A
 	// batch the database refuses (one element's job was not its execution's,
 	// say) is recorded again one step at a time, with a warning in the log.
 	// 1 records every end alone, as a batch of one (and claims each
@@ -137,10 +139,10 @@ type Config struct {
 // Worker runs the steps of workflows: River delivers a job for each step
 // execution that SQL schedules, and the worker evaluates the conditions,
 // claims the execution (geneva.start_steps), runs the step function and
-// reports what happened (geneva.complete_steps or geneva.fail_step) in the same
-// transaction that completes the job; the normal ends of steps that finish
-// close together share one transaction (geneva.complete_steps; see
-// Config.CompleteBatchSize). It decides nothing about a workflow's state.
+// reports what happened (geneva.complete_steps, or geneva.fail_step for a
+// precondition's error) in the same transaction that completes the job; the
+// ends of steps that finish close together share one transaction
+// (geneva.complete_steps; see Config.CompleteBatchSize). It decides nothing about a workflow's state.
 type Worker struct {
 	client      *goclient.Client
 	exec        *executor

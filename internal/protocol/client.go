@@ -96,25 +96,60 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 	}
 	var (
 		ids       = make([]int64, len(reports))
-		signals   = make([]string, len(reports))
+		signals   = make([]*string, len(reports))
 		waits     = make([]*time.Duration, len(reports))
 		jobIDs    = make([]*int64, len(reports))
 		continues = make([]bool, len(reports))
+		failures  []*string // JSON; nil (NULL) when no report fails
+		replies   []*string // JSON; nil (NULL) when no report has one
 	)
 	for i, r := range reports {
-		ids[i], signals[i], continues[i] = r.ExecutionID, string(r.Signal), r.Continue
-		if r.Wait != 0 {
-			waits[i] = &r.Wait
+		ids[i], continues[i] = r.ExecutionID, r.Continue
+		signal, wait := string(r.Signal), r.Wait
+		switch {
+		case r.Interrupt:
+			signal, wait = "interrupt", 0
+		case r.Failure != nil:
+			signal, wait = string(r.Failure.HandlerSignal), r.Failure.HandlerWait
+			encoded, err := r.Failure.encode()
+			if err != nil {
+				return nil, err
+			}
+			if failures == nil {
+				failures = make([]*string, len(reports))
+			}
+			failures[i] = &encoded
+		}
+		signals[i] = nullIfEmpty(signal)
+		if wait != 0 {
+			waits[i] = &wait
 		}
 		jobIDs[i] = nullIfZero(r.JobID)
+		if len(r.ReplyCursor) > 0 || len(r.ReplyWait) > 0 {
+			reply := map[string]json.RawMessage{}
+			if len(r.ReplyCursor) > 0 {
+				reply["cursor"] = r.ReplyCursor
+			}
+			if len(r.ReplyWait) > 0 {
+				reply["wait"] = r.ReplyWait
+			}
+			encoded, err := json.Marshal(reply)
+			if err != nil {
+				return nil, fmt.Errorf("geneva: encoding a reply: %w", err)
+			}
+			if replies == nil {
+				replies = make([]*string, len(reports))
+			}
+			replies[i] = ptrTo(string(encoded))
+		}
 	}
 	rows, err := c.db.Query(ctx, `select ordinality, outcome, workflow_state, next_execution_id, next_step_name,
 		next_attempt, next_started_at, next_cursor, next_continues_from_id,
 		next_event_id, next_event_name, next_event_payload, next_event_sent_at, next_http,
 		next_workflow_id, next_workflow_type, next_hero_type, next_hero_id, next_trace_context,
-		next_group_name
-		from geneva.complete_steps($1, $2, $3, $4, $5, true)`,
-		ids, signals, waits, jobIDs, continues)
+		next_group_name, action, coalesce(report, false), handler
+		from geneva.complete_steps($1, $2, $3, $4, $5, true, $6::text[]::jsonb[], $7::text[]::jsonb[])`,
+		ids, signals, waits, jobIDs, continues, failures, replies)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -139,7 +174,8 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 		if err := rows.Scan(&ordinality, &result.Outcome, &result.WorkflowState, &nextID, &nextName, &attempt,
 			&startedAt, (*[]byte)(&next.Cursor), &next.ContinuesFromID,
 			&next.EventID, &next.EventName, (*[]byte)(&next.EventPayload), &next.EventSentAt, (*[]byte)(&next.HTTP),
-			&workflowID, &typ, &heroType, &heroID, &next.TraceContext, &next.Group); err != nil {
+			&workflowID, &typ, &heroType, &heroID, &next.TraceContext, &next.Group,
+			&result.Action, &result.Report, &result.Handler); err != nil {
 			return nil, unhanded(started, mapError(err))
 		}
 		if nextID != nil {
@@ -207,6 +243,31 @@ func (c *Client) FailStep(ctx context.Context, executionID int64, failure *Failu
 	}
 	result, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByName[FailResult])
 	return result, mapError(err)
+}
+
+// encode is the failure as an element of geneva.complete_steps' p_errors:
+// fail_step's arguments as an object (its handler's decision goes in the
+// element's signal and wait).
+func (f *Failure) encode() (string, error) {
+	// (a nil list is NULL, as FailStep passes it; an empty one is empty)
+	element := struct {
+		Classes     *[]string `json:"classes,omitempty"`
+		Chain       *[]string `json:"chain,omitempty"`
+		Message     string    `json:"message"`
+		Backtrace   string    `json:"backtrace,omitempty"`
+		WaitAtLeast string    `json:"wait_at_least,omitempty"`
+	}{Message: f.Message, Backtrace: f.Backtrace}
+	if f.Classes != nil {
+		element.Classes = &f.Classes
+	}
+	if f.Chain != nil {
+		element.Chain = &f.Chain
+	}
+	if f.WaitAtLeast > 0 {
+		element.WaitAtLeast = fmt.Sprintf("%d microseconds", f.WaitAtLeast.Microseconds())
+	}
+	out, err := json.Marshal(element)
+	return string(out), err
 }
 
 // HeartbeatStep is a running step's sign of life (geneva.heartbeat_step):
@@ -285,6 +346,8 @@ func nullIfEmpty(s string) *string {
 	}
 	return &s
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 func nullIfZero(n int64) *int64 {
 	if n == 0 {

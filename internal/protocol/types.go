@@ -7,12 +7,13 @@ import (
 	"github.com/geneva-dev/geneva/goclient"
 )
 
-// CompleteReport is one step's normal end, for CompleteSteps: what one
-// CompleteStep call takes.
+// CompleteReport is one running step's end, for CompleteSteps: what one
+// CompleteStep call takes, or with Interrupt one InterruptStep call, or
+// with Failure one FailStep call (of a running step's error).
 type CompleteReport struct {
 	// ExecutionID is the execution that ended.
 	ExecutionID int64
-	// Signal is how it ended.
+	// Signal is how it ended (without Interrupt or Failure).
 	Signal Signal
 	// Wait applies to SignalReattempt, SignalReattemptRewind and
 	// SignalSuspend; zero for none.
@@ -20,6 +21,22 @@ type CompleteReport struct {
 	// JobID and Continue are ReportOpts' (zero for none, false).
 	JobID    int64
 	Continue bool
+	// Interrupt gives the step back (geneva.interrupt_step's end).
+	Interrupt bool
+	// Failure is the step's error (geneva.fail_step's end; not a
+	// precondition's), with a handler's decision once asked for: the
+	// result's Action is then "handler" and nothing is recorded until it is
+	// reported again with the decision. Its JobID and Precondition are not
+	// read.
+	Failure *Failure
+	// ReplyCursor and ReplyWait are an HTTP step's reply's cursor and wait,
+	// as JSON (nil for none), recorded in the same call as the end: the
+	// cursor is saved as the step ends (as CheckpointStep would just
+	// before), the wait read by SQL as ParseWait reads it, the report's
+	// wait when its signal takes one (Wait is then not read). A wait that is
+	// none (ParseWait's error) refuses the report: goclient.ErrInvalidArgument.
+	ReplyCursor json.RawMessage
+	ReplyWait   json.RawMessage
 }
 
 // Execution is an execution for the worker to run, as SQL started it: a
@@ -194,4 +211,9 @@ type StepResult struct {
 	// Next is the execution CompleteStep started for the worker to run at
 	// once (ReportOpts.Continue), or nil.
 	Next *Execution `db:"-"`
+	// Action, Report and Handler are FailResult's, for a report with a
+	// Failure (nil, false, nil otherwise).
+	Action  *string `db:"-"`
+	Report  bool    `db:"-"`
+	Handler *string `db:"-"`
 }

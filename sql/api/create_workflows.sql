@@ -68,7 +68,7 @@
 -- header says what a schedule writes; the workflow rows are inserted as
 -- that move leaves them (ready, the first step next), so they are written
 -- once. A single workflow's (create_workflow's) is scheduled by
--- geneva._schedule_step, which costs one row less than the set-wise
+-- geneva._insert_execution, which costs one row less than the set-wise
 -- statement's fixed share. Either way, a first step held to its type's
 -- concurrency only, due now and awaiting no event, whose key is full and
 -- has executions waiting already, waits behind them at once, without a job
@@ -346,14 +346,14 @@ begin
   if cardinality(v_created) = 1 then
     -- one workflow: its first step is scheduled row-wise, which costs less
     -- than the set-wise statement's fixed share (bench/NOTES.md); the row
-    -- holds what _schedule_step reads of it (its id, type, hero and group),
+    -- holds what _insert_execution reads of it (its id, type, hero and group),
     -- as inserted above, without reading it back
     v_workflow.id := v_created[1];
     v_workflow.workflow_type := p_workflow_type;
     v_workflow.hero_type := p_hero_type;
     v_workflow.hero_id := p_hero_ids[array_position(v_result, v_created[1])];
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
-    perform geneva._schedule_step(
+    perform geneva._insert_execution(
       v_workflow, v_definition, v_first_step,
       v_now + greatest(v_definition.step_waits[1], v_definition.step_afters[1]), true, p_await => true
     );

@@ -52,7 +52,7 @@ begin
   if v_execution.id is not null then
     perform geneva._end_as(v_execution, 'operator', 'cancel');
   end if;
-  perform geneva._schedule_step(
+  perform geneva._insert_execution(
     v_workflow, v_definition, v_step_name, v_now, true, geneva._next_attempt(p_workflow_id, v_step_name)
   );
 

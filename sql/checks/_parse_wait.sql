@@ -2,8 +2,8 @@
 -- ('30 seconds', '1 hour', 'PT5M') or a number of seconds.
 --
 -- Called by: geneva.define_workflow and geneva._validate_policy (waits of
--- definitions), geneva._backoff_wait and geneva.fail_step (a policy's wait,
--- already validated). Takes no locks.
+-- definitions), geneva._backoff_wait and geneva._exception_effect (a
+-- policy's wait, already validated). Takes no locks.
 -- Raises: 22023 (naming p_where) for anything else, an unparsable string, or
 -- a negative wait or one longer than 100 years (see geneva._check_wait).
 create or replace function geneva._parse_wait(p_value jsonb, p_where text)

@@ -3,7 +3,7 @@
 -- event geneva._children_join sends when the join's condition first holds
 -- (geneva._check_event reserves names that start with geneva:).
 --
--- Called by: geneva._schedule_step, geneva._advance_many (the await of a
+-- Called by: geneva._insert_execution, geneva._advance_many (the await of a
 -- step they schedule). Takes no locks. NULL for a step that awaits nothing.
 -- Like geneva.now() it has no `set search_path`, so that the planner inlines
 -- it into _advance_many's statement (a call there would be one a step); it

@@ -68,8 +68,8 @@
 -- pause keeps the next execution scheduled, without a job (resume enqueues
 -- it), and pauses, but lets a workflow with nothing left to run finish.
 --
--- Scheduling (what geneva._schedule_step and geneva._enqueue_step do for one
--- execution): the execution id is drawn first, so that the River job's
+-- Inserting the next executions (what geneva._insert_execution and
+-- geneva._enqueue_step do for one): the execution id is drawn first, so that the River job's
 -- arguments name it and the row is written once with its job_id; a job due
 -- within River's scheduler interval (5 seconds) is inserted available (with
 -- its time), a later one scheduled; River hears of the jobs due now once per

@@ -2,7 +2,7 @@
 -- the reattempt that follows p_count consecutive exception reattempts:
 -- wait * backoff ^ p_count, at most max_wait (default one day).
 --
--- Called by: geneva.fail_step. Takes no locks. (The exponent stops growing at
+-- Called by: geneva._exception_effect. Takes no locks. (The exponent stops growing at
 -- 64: 100 ^ 64 times any interval still fits a double, and is far above any
 -- max_wait.)
 create or replace function geneva._backoff_wait(p_policy jsonb, p_count integer)

@@ -9,7 +9,7 @@
 -- step is not defined) or when an awaited event did not come in time (cause
 -- timeout).
 --
--- Called by: start_steps (stray, precondition, timeout), fail_step (stray);
+-- Called by: start_steps (stray, precondition, timeout);
 -- geneva._advance_many, schedule_step (operator cancel);
 -- geneva._repair_orphan. The caller holds the workflow lock, then the
 -- execution lock, and has checked that the execution is active.

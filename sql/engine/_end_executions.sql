@@ -12,8 +12,9 @@
 -- left as it is): sets the state, its outcome, the state's own timestamp and
 -- finished_at, and merges the element's metadata into the execution's. The
 -- error columns (error_class_name, error_message, error_backtrace,
--- error_classes) are written when given, for every element: a step's error
--- is recorded one execution at a time (geneva.fail_step).
+-- error_classes) are written when given, for every element (one
+-- execution's error: geneva._end_execution; a batch's are written by
+-- geneva._end_running, before).
 --
 -- Counts what ended in geneva.ended_execution_deltas, for geneva.step_stats,
 -- geneva.step_throughput and geneva.engine_metrics: one row per minute (UTC),

@@ -1,13 +1,29 @@
 -- geneva._end_running: ends running executions as their workers report them,
 -- set-wise, and moves their workflows on: the one implementation behind
--- complete_step, complete_and_continue, complete_steps and interrupt_step
--- (each a batch of it; fail_step resolves a policy first and ends its
--- execution through the same table and geneva._advance).
+-- complete_step, complete_and_continue, complete_steps, interrupt_step and
+-- fail_step (a running step's error; each a batch of it).
 --
--- Each element is (execution, cause, signal, wait, job, continue): what
--- geneva._signal_effects' row for the cause (step: what the step returned;
--- worker: interrupt, a shutting-down worker gives the step back) and signal
--- does to the execution and its workflow. Per element, in order:
+-- Each element is (execution, cause, signal, wait, job, continue, error):
+-- what geneva._signal_effects' row for the cause (step: what the step
+-- returned; worker: interrupt, a shutting-down worker gives the step back;
+-- exception: the step raised an error) and signal does to the execution and
+-- its workflow. A failure (cause exception, its error an object of
+-- p_errors: classes, the names its policies match; chain, the classes to
+-- record, classes when empty; message; backtrace; wait_at_least, an
+-- interval) has its signal and wait decided by geneva._exception_effect: its
+-- element's signal is NULL, or a handler's decision (with its wait); a
+-- failure whose policy names a handler and that has no decision is an ask:
+-- nothing is recorded, its job stays the worker's, and its row names the
+-- handler (action handler). Its error columns are written as it ends (with
+-- a reply's cursor, by a statement of their own before the end's).
+-- p_causes NULL: each element's cause is exception when it has an error,
+-- worker when its signal is interrupt, else step (complete_steps' mixed
+-- elements). An element's HTTP reply of p_replies (an object of cursor and
+-- wait; NULL for none) is recorded with its end: its cursor saved as its
+-- execution ends, its wait read as
+-- geneva.parse_wait reads it, the element's wait when its signal takes one
+-- (ignored otherwise, once read).
+-- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
 --     continue again because the reply to a call that committed was lost gets
@@ -30,21 +46,26 @@
 -- River's JobCompleteTx would, whatever was recorded.
 --
 -- Called by: complete_steps, complete_step, complete_and_continue,
--- interrupt_step, which check their own arguments first.
+-- interrupt_step, fail_step.
 -- Locks: every named execution's workflow row in id order
 -- (geneva._lock_executions); each execution row by the update that ends it;
 -- the slots freed and their keys' locks (geneva._limit_release).
 -- Returns one row per element, by position (ordinality, from 1): the outcome
--- recorded (NULL: nothing), the workflow's state after it, and the execution
+-- recorded (NULL: nothing), the workflow's state after it, for a failure
+-- the action applied (the signal, or handler for an ask), whether to report
+-- the error and the handler its policy names, and the execution
 -- started for the worker to run next, with the event it carries, its step's
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
--- Raises: 22004 for a NULL execution id or signal; 22023 for an unknown
--- signal, a wait with a signal that takes none, a negative wait or one over
--- 100 years, an execution named twice, or a job that did not run its
--- execution (geneva._check_job); P0002 for an unknown execution. One bad
--- element fails the whole call and nothing is recorded.
+-- Raises: 22004 for NULL arrays, a NULL execution id or signal; 22023 for
+-- arrays of different lengths, an unknown signal, a wait with a signal that
+-- takes none, a negative wait or one over 100 years, a reply's wait that is
+-- none (geneva.parse_wait) or cursor nested over 64 levels, an execution
+-- named twice, a job that did not run its execution (geneva._check_job), or
+-- a handler's decision where no handler applies (geneva._exception_effect);
+-- P0002 for an unknown execution. One bad element fails the whole call and
+-- nothing is recorded.
 create or replace function geneva._end_running(
   p_execution_ids bigint[],
   p_causes text[],
@@ -52,7 +73,9 @@ create or replace function geneva._end_running(
   p_waits interval[],
   p_job_ids bigint[],
   p_continue boolean[],
-  p_take_waiters boolean default false
+  p_take_waiters boolean default false,
+  p_errors jsonb[] default null,
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -74,7 +97,10 @@ returns table (
   next_hero_type text,
   next_hero_id text,
   next_trace_context text,
-  next_group_name text
+  next_group_name text,
+  action text,
+  report boolean,
+  handler text
 )
 language plpgsql
 volatile
@@ -96,10 +122,106 @@ declare
   v_takers bigint[];
   v_taken bigint[];
   v_kept bigint[];
+  -- (p_causes, p_signals and p_waits are set below where the replies, the
+  -- errors or p_causes NULL decide them: the statements that follow read
+  -- the arguments, as they do when nothing is to decide; v_jobs: the jobs
+  -- to complete, without those of asks)
+  v_jobs bigint[];
+  v_cursors jsonb[];
+  v_effects jsonb[];
+  v_end_metadata jsonb[];
+  v_errors jsonb[];
+  v_actions text[];
+  v_reports boolean[];
+  v_handlers text[];
 begin
+  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
+    or p_continue is null then
+    raise exception 'arrays must not be null' using errcode = '22004';
+  end if;
+  if cardinality(p_signals) <> cardinality(p_execution_ids) or cardinality(p_waits) <> cardinality(p_execution_ids)
+    or cardinality(p_job_ids) <> cardinality(p_execution_ids) or cardinality(p_continue) <> cardinality(p_execution_ids)
+    or cardinality(p_errors) <> cardinality(p_execution_ids) or cardinality(p_replies) <> cardinality(p_execution_ids) then
+    raise exception 'arrays of different lengths'
+      using errcode = '22023',
+            hint = 'Pass one signal, wait, job id and continue flag (and error and reply, if any) per execution id.';
+  end if;
+
+  -- each element's cause, by what it carries
+  if p_causes is null then
+    p_causes := array(
+      select case when x.error is not null then 'exception' when x.signal = 'interrupt' then 'worker' else 'step' end
+      from unnest(p_signals, p_errors) with ordinality as x (signal, error, ord)
+      order by x.ord
+    );
+  end if;
+  -- HTTP replies: their cursors (a worker could not decode a deeper one for
+  -- the next execution) and their waits
+  if p_replies is not null then
+    perform geneva._check_json_depth(r -> 'cursor', 'cursor') from unnest(p_replies) r where r ? 'cursor';
+    select array_agg(
+        case
+          when x.reply is null or jsonb_typeof(x.reply -> 'wait') is null then x.wait
+          -- (read, and so refused when it is no wait, whatever the signal)
+          when geneva.parse_wait(x.reply -> 'wait') = interval '0' or e.workflow_move is distinct from 'same' then null
+          else geneva.parse_wait(x.reply -> 'wait')
+        end
+        order by x.ord
+      ),
+      array_agg(nullif(x.reply -> 'cursor', 'null'::jsonb) order by x.ord)
+    into p_waits, v_cursors
+    from unnest(p_signals, p_waits, p_replies) with ordinality as x (signal, wait, reply, ord)
+    left join geneva._signal_effects() e on e.cause = 'step' and e.signal = x.signal;
+  end if;
+
   -- the workflows' locks, by id (the executions are locked by their ends'
   -- update: geneva._lock_executions)
   perform geneva._lock_executions(p_execution_ids, p_executions => false);
+
+  -- the failures: what each error does (geneva._exception_effect), for
+  -- those still running in a performing workflow
+  if p_errors is not null then
+    select array_agg(coalesce(f.cause, i.cause) order by i.ord),
+      array_agg(case when f.cause is null then i.signal else f.signal end order by i.ord),
+      array_agg(case when f.cause is null then i.wait else f.wait end order by i.ord),
+      array_agg(coalesce(x.metadata || f.metadata, x.metadata, f.metadata) order by i.ord),
+      array_agg(case when f.cause is not null then coalesce(f.signal, 'handler') end order by i.ord),
+      array_agg(f.report order by i.ord),
+      array_agg(f.handler order by i.ord),
+      array_agg(
+        case when f.signal is not null then jsonb_strip_nulls(jsonb_build_object(
+          'class_name', f.chain ->> 0,
+          'message', i.error ->> 'message',
+          'backtrace', i.error ->> 'backtrace',
+          'classes', f.chain
+        )) end
+        order by i.ord
+      ),
+      -- (an ask's job stays the worker's)
+      array_agg(case when f.cause is null or f.signal is not null then p_job_ids[i.ord] end order by i.ord)
+    into p_causes, p_signals, p_waits, v_effects, v_actions, v_reports, v_handlers, v_errors, v_jobs
+    from unnest(p_execution_ids, p_causes, p_signals, p_waits, p_errors)
+      with ordinality as i (execution_id, cause, signal, wait, error, ord)
+    left join geneva.step_executions e on e.id = i.execution_id
+    left join geneva.workflows w on w.id = e.workflow_id
+    left join lateral (
+      select x.*,
+        case when jsonb_array_length(i.error -> 'chain') > 0 then i.error -> 'chain' else i.error -> 'classes' end
+          as chain
+      from geneva._exception_effect(
+          (select d from geneva.workflow_definitions d where d.workflow_type = w.workflow_type), e.step_name,
+          array(select jsonb_array_elements_text(coalesce(i.error -> 'classes', '[]'))),
+          geneva._exception_reattempts(w.id, e.step_name),
+          i.signal, i.wait, (i.error ->> 'wait_at_least')::interval
+        ) x
+      -- (a one-time filter: only a failure still running is decided; not
+      -- pulled up into the join, where it would filter the function's rows)
+      where i.error is not null and i.cause = 'exception' and e.state = 'in_progress'
+        and w.state = 'performing'
+      offset 0
+    ) f on true
+    left join geneva._signal_effects() x on x.cause = f.cause and x.signal = f.signal;
+  end if;
 
   -- In one pass over the elements: what each report ends (its kind:
   -- moved_on, stray or end) and the outcome the table gives it, the moves of
@@ -126,6 +248,8 @@ begin
       case
         when e.state <> 'in_progress' then 'moved_on'
         when w.state <> 'performing' then 'stray'
+        -- (a failure left without a signal: its handler decides first)
+        when i.signal is null and i.cause = 'exception' then 'ask'
         else 'end'
       end as kind,
       case
@@ -141,6 +265,8 @@ begin
       case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
       x.workflow_move as move,
       case
+        -- (a failure not ended: its execution moved on, or it asks)
+        when i.signal is null and i.cause = 'exception' then case when e.id is null then 'not_found' end
         when i.signal is null then 'null_signal'
         when x.signal is null then 'unknown_signal'
         when i.wait is not null and x.workflow_move <> 'same' then 'wait'
@@ -172,12 +298,35 @@ begin
     where p_job_ids[i.ord] is distinct from e.job_id and p_job_ids[i.ord] is not null;
   end if;
 
+  -- the failures' errors and the replies' cursors, written first (a second
+  -- version of those rows: a statement the other ends do not set up), and
+  -- what each failure's effect adds to its metadata
+  if v_effects is not null then
+    select array_agg(coalesce(m.effect, m.metadata) order by m.ord) into v_end_metadata
+    from unnest(v_c.end_metadata, v_effects) with ordinality as m (metadata, effect, ord);
+  end if;
+  if v_errors is not null or v_cursors is not null then
+    update geneva.step_executions e
+    set error_class_name = coalesce(x.error ->> 'class_name', e.error_class_name),
+      error_message = coalesce(x.error ->> 'message', e.error_message),
+      error_backtrace = coalesce(x.error ->> 'backtrace', e.error_backtrace),
+      error_classes = coalesce(
+        case when x.error ? 'classes' then array(select jsonb_array_elements_text(x.error -> 'classes')) end,
+        e.error_classes
+      ),
+      cursor = coalesce(x.cursor, e.cursor)
+    from unnest(p_execution_ids, v_errors, v_cursors, v_c.end_states) as x (id, error, cursor, end_state)
+    where e.id = x.id and x.end_state is not null and (x.error is not null or x.cursor is not null);
+  end if;
+
   -- the executions end (geneva._end_executions), returning the slots of
   -- limits they held
   select array_agg(x.limit_key order by x.limit_key, x.workflow_id),
     array_agg(x.workflow_id order by x.limit_key, x.workflow_id)
   into v_freed, v_freed_by
-  from geneva._end_executions(p_execution_ids, v_c.end_states, v_c.outcomes, v_c.end_metadata) x;
+  from geneva._end_executions(
+    p_execution_ids, v_c.end_states, v_c.outcomes, coalesce(v_end_metadata, v_c.end_metadata)
+  ) x;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
   -- its next step, or its next step waits behind the key's waiters
@@ -223,7 +372,7 @@ begin
   update public.river_job j
   set state = 'completed',
     finalized_at = now()
-  where j.id = any (p_job_ids)
+  where j.id = any (coalesce(v_jobs, p_job_ids))
     and j.state::text = 'running';
 
   return query
@@ -236,7 +385,8 @@ begin
     ),
     case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
     case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
-    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end
+    case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end,
+    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -303,7 +453,8 @@ begin
     select t.ord::integer, v_c.outcomes[t.ord], w.state, x.id, x.step_name, x.attempt, x.started_at, x.cursor,
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
-      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name
+      xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name,
+      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id

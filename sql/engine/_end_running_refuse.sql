@@ -20,13 +20,14 @@ as $$
 declare
   v_move text;
 begin
-  if p_signal is null then
+  -- (a failure's signal is NULL until its policy decides)
+  if p_signal is null and p_cause <> 'exception' then
     raise exception 'signal must not be null' using errcode = '22004';
   end if;
   select e.workflow_move into v_move
   from geneva._signal_effects() e
   where e.cause = p_cause and e.signal = p_signal;
-  if v_move is null then
+  if v_move is null and p_signal is not null then
     raise exception 'unknown signal %', p_signal
       using errcode = '22023',
             hint = format('Signals are %s.', (

@@ -1,7 +1,8 @@
 -- geneva._enqueue_step: inserts the River job that will trigger a step execution.
 --
--- Called by: geneva._schedule_step, geneva._ensure_job. Runs in the caller's
--- transaction, so scheduling and enqueueing commit or roll back together.
+-- Called by: geneva._insert_execution, geneva._ensure_job. Runs in the
+-- caller's transaction, so scheduling and enqueueing commit or roll back
+-- together.
 -- Takes no locks of its own.
 --
 -- The job carries the execution id and the immutable facts a worker needs to

@@ -2,7 +2,8 @@
 -- fails with an error whose class names (outermost first, plus the names of the
 -- worker's matchers that match it) are p_error_classes.
 --
--- Called by: geneva.fail_step. Reads only the definition; takes no locks.
+-- Called by: geneva._exception_effect. Reads only the definition; takes no
+-- locks.
 --
 -- Resolution, first hit wins:
 --   1. the step's on_exception when it is a single policy (it wins outright);

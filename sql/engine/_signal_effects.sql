@@ -4,8 +4,9 @@
 --
 -- A row is keyed by its cause and its signal:
 --   step        what complete_step's p_signal (a step that returned) says
---   exception   what fail_step applies: an exception policy's action, or a
---               handler's decision (the only source of its "finished")
+--   exception   what a step's error does (geneva._exception_effect): an
+--               exception policy's action, or a handler's decision (the
+--               only source of its "finished")
 --   exhausted   a reattempt policy's terminal_action, once the step's
 --               consecutive exception reattempts reached the cap
 --   precondition  what start_step records instead of starting the step: the

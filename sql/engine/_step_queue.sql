@@ -3,8 +3,8 @@
 -- the type's queue for a step a Go worker runs), or the type's queue for a
 -- step no longer defined (its job runs, and start_steps records it).
 --
--- Called by: geneva._advance_many, geneva._schedule_step, geneva._ensure_job,
--- geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
+-- Called by: geneva._advance_many, geneva._insert_execution,
+-- geneva._ensure_job, geneva.start_steps. Like geneva.now() it has no `set search_path`, so that
 -- the planner inlines it into its callers; it
 -- names only pg_catalog's array_position.
 create or replace function geneva._step_queue(

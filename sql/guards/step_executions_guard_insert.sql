@@ -1,7 +1,7 @@
 -- geneva._trg_step_executions_guard_insert: refuses inserting an active
 -- execution (scheduled, in_progress) other than through
--- geneva._schedule_step or the batch functions, which set geneva.inserting to
--- 'on' (transaction-local) around their statement only, for every role, the
+-- geneva._insert_execution or the batch functions, which set geneva.inserting
+-- to 'on' (transaction-local) around their statement only, for every role, the
 -- owner included; ended history may be inserted.
 --
 -- The rule is the trigger's WHEN clause: the function runs only to refuse.

@@ -3,7 +3,7 @@
 -- to that limit only (geneva._limit_carries) needs, which its next step may
 -- carry on or wait for.
 --
--- Called by: geneva._limit_next, geneva._schedule_step,
+-- Called by: geneva._limit_next, geneva._insert_execution,
 -- geneva.create_workflows. Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
 -- inline it.

@@ -9,7 +9,7 @@
 -- by the worker whose step freed its slot (geneva._limit_release).
 --
 -- Called by: geneva._advance_many, geneva._limit_next, geneva._limit_release,
--- geneva._schedule_step, geneva.create_workflows. Like geneva._limited it
+-- geneva._insert_execution, geneva.create_workflows. Like geneva._limited it
 -- has no `set search_path`: it names nothing, and the planner inlines it.
 create or replace function geneva._limit_carries(p_definition jsonb, p_step_names text[], p_step_name text)
 returns boolean

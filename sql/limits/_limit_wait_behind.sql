@@ -8,7 +8,7 @@
 -- a fetch and a claim to find the key full. Otherwise the execution gets its
 -- job, and its claim decides (geneva._limit_admit).
 --
--- Called by: geneva._schedule_step and geneva.create_workflows (a workflow
+-- Called by: geneva._insert_execution and geneva.create_workflows (a workflow
 -- created, resumed, or a step scheduled by an operator), without the keys'
 -- locks: the caller's transaction, an application's, may be long, and no
 -- worker's end may wait for it. So a wake-up can be missed there: if every

@@ -1,17 +1,33 @@
--- geneva.complete_steps: complete_step and complete_and_continue for many
--- executions at once, in one transaction.
+-- geneva.complete_steps: complete_step, complete_and_continue,
+-- interrupt_step and fail_step (a running step's error) for many executions
+-- at once, in one transaction.
 --
--- Called by: the Go worker's completer, which gathers the normal ends of the
--- steps that finish close together and records them with one call and one
--- commit. Each element is what one complete_step (p_continue false) or
+-- Called by: the Go worker's completer, which gathers the ends of the steps
+-- that finish close together and records them with one call and one commit.
+-- Each element is what one complete_step (p_continue false) or
 -- complete_and_continue (p_continue true) call would be, and is recorded
 -- exactly as that call records it: the arrays are parallel, one element per
--- execution; p_waits and p_job_ids elements may be NULL.
+-- execution; p_waits and p_job_ids elements may be NULL. An element whose
+-- signal is interrupt is interrupt_step's give-back. An element with an
+-- error (p_errors: an object of classes, chain, message, backtrace and
+-- wait_at_least, as fail_step takes them) is fail_step's: its signal is
+-- NULL (the policy decides) or a handler's decision, with its wait; when
+-- its policy names a handler and it has no decision, nothing is recorded,
+-- its job stays the worker's, and its row's action is handler (ask again
+-- with the decision). p_replies: an HTTP step's reply for its element (NULL
+-- for none), an object of cursor and wait, recorded in the same call as the
+-- end: its cursor is saved as the element ends (as checkpoint_step would
+-- save it just before), its wait read as geneva.parse_wait reads it, the
+-- element's wait when its signal takes one (ignored otherwise, once read).
 --
--- It is geneva._end_running with the cause step for every element, the one
--- implementation of ending running executions, which complete_step and
--- complete_and_continue call with one element: a batch records each element
--- exactly as a single call would, by construction.
+-- It is geneva._end_running for every element (cause step, worker or
+-- exception, which it tells apart), the one implementation of ending
+-- running executions, which complete_step, complete_and_continue,
+-- interrupt_step and fail_step call with one element: a batch records each
+-- element exactly as a single call would, by construction; it checks the
+-- arrays too. (Its body is a single call: a longer one would make its
+-- catalog row cross the size where PostgreSQL compresses its argument
+-- lists, which every call reads back.)
 --
 -- Locks: every named execution's workflow row in id order, then each
 -- execution row as it ends (geneva._end_running): the order of every other
@@ -29,12 +45,15 @@
 -- repeat of a report whose reply was lost does not return a waiter taken
 -- (housekeeping recovers it, as it does a step whose worker died).
 -- Returns one row per element, named by its position (ordinality, from 1):
--- what complete_and_continue returns for it, and the next execution's
--- workflow (id, type, hero, trace context, group: the element's own but
--- for a waiter taken).
+-- what complete_and_continue returns for it, the next execution's workflow
+-- (id, type, hero, trace context, group: the element's own but for a
+-- waiter taken), and for an error what fail_step returns (action, report,
+-- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
--- different lengths, an execution named twice, or anything complete_step
--- raises for an element; P0002 for an unknown execution. One bad element
+-- different lengths, an execution named twice, a reply's cursor nested
+-- over 64 levels or its wait not one (geneva.parse_wait), or anything
+-- complete_step (fail_step) raises for an element;
+-- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
 -- elements one by one.
 create or replace function geneva.complete_steps(
@@ -43,7 +62,9 @@ create or replace function geneva.complete_steps(
   p_waits interval[],
   p_job_ids bigint[],
   p_continue boolean[],
-  p_take_waiters boolean default false
+  p_take_waiters boolean default false,
+  p_errors jsonb[] default null,
+  p_replies jsonb[] default null
 )
 returns table (
   ordinality integer,
@@ -65,35 +86,28 @@ returns table (
   next_hero_type text,
   next_hero_id text,
   next_trace_context text,
-  next_group_name text
+  next_group_name text,
+  action text,
+  report boolean,
+  handler text
 )
 language plpgsql
 volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_n integer := coalesce(cardinality(p_execution_ids), 0);
 begin
-  if p_execution_ids is null or p_signals is null or p_waits is null or p_job_ids is null
-    or p_continue is null then
-    raise exception 'arrays must not be null' using errcode = '22004';
-  end if;
-  if cardinality(p_signals) <> v_n or cardinality(p_waits) <> v_n
-    or cardinality(p_job_ids) <> v_n or cardinality(p_continue) <> v_n then
-    raise exception 'arrays of different lengths'
-      using errcode = '22023',
-            hint = 'Pass one signal, wait, job id and continue flag per execution id.';
-  end if;
-
   return query
   select *
   from geneva._end_running(
-    p_execution_ids, array_fill('step'::text, array[v_n]), p_signals, p_waits, p_job_ids, p_continue,
-    coalesce(p_take_waiters, false)
+    p_execution_ids,
+    case when p_errors is null and array_position(p_signals, 'interrupt') is null then
+      array_fill('step'::text, array[cardinality(p_execution_ids)])
+    end,
+    p_signals, p_waits, p_job_ids, p_continue, coalesce(p_take_waiters, false), p_errors, p_replies
   );
 end;
 $$;
 
-comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean) is
-'Worker protocol: complete_step or complete_and_continue for many executions in one call, one result row per element.';
+comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[], boolean[], boolean, jsonb[], jsonb[]) is
+'Worker protocol: complete_step, complete_and_continue, interrupt_step or fail_step for many executions in one call, one result row per element.';

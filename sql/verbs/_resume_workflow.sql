@@ -67,7 +67,7 @@ begin
       and e.step_name = v_workflow.next_step_name
     order by e.id desc
     limit 1;
-    perform geneva._schedule_step(
+    perform geneva._insert_execution(
       v_workflow, v_definition, v_workflow.next_step_name, v_now, true,
       geneva._next_attempt(p_workflow_id, v_workflow.next_step_name),
       v_last.cursor,

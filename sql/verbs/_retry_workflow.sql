@@ -95,7 +95,7 @@ begin
   end;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
-  perform geneva._schedule_step(v_new, v_definition, v_step, v_now, true, p_await => true);
+  perform geneva._insert_execution(v_new, v_definition, v_step, v_now, true, p_await => true);
 
   perform geneva._log_action(
     'retry_workflow', p_workflow_id, jsonb_build_object('from_step', p_from_step),

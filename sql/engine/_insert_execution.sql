@@ -1,9 +1,11 @@
--- geneva._schedule_step: inserts a scheduled execution of a step and, unless
--- told not to, the River job that will trigger it.
+-- geneva._insert_execution: inserts one scheduled execution of a step and,
+-- unless told not to, the River job that will trigger it: the one row-wise
+-- insert of a next execution (geneva._advance_many is the set-wise one).
 --
 -- Called by: geneva.create_workflows (a batch of one), geneva.resume_workflow,
--- geneva.schedule_step (geneva._advance_many schedules set-wise, with the
--- same job arguments: geneva._step_job_args). The caller holds the workflow
+-- geneva.schedule_step (run now, or at a time), geneva._retry_workflow
+-- (geneva._advance_many inserts set-wise, with the same job arguments:
+-- geneva._step_job_args). The caller holds the workflow
 -- lock, has ended any other active execution (the unique index
 -- step_executions_one_active enforces it), and updates the workflow row
 -- itself (state, next_step_name).
@@ -28,7 +30,7 @@
 --
 -- The execution id is drawn first so that the job's arguments can name it and
 -- the execution row is written once, with its job_id.
-create or replace function geneva._schedule_step(
+create or replace function geneva._insert_execution(
   p_workflow geneva.workflows,
   p_definition geneva.workflow_definitions,
   p_step_name text,
