@@ -170,6 +170,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "engine/_complete_job.sql" . }}
 {{ template "engine/_check_job.sql" . }}
 {{ template "engine/_advance_many.sql" . }}
+{{ template "engine/_final_step_at.sql" . }}
 {{ template "engine/_advance.sql" . }}
 {{ template "engine/_resolve_policy.sql" . }}
 {{ template "engine/_backoff_wait.sql" . }}

@@ -35,7 +35,11 @@ select
   -- the definition's version it follows now, and the one it started
   -- under (geneva.definition_versions)
   w.definition_version,
-  w.started_version
+  w.started_version,
+  -- the earliest instant its last step can start: exact when the steps'
+  -- "after" offsets decide, a lower bound with waits and awaits; NULL once
+  -- ended (geneva._final_step_at)
+  geneva._final_step_at(w) as final_step_at
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
