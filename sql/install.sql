@@ -200,6 +200,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "api/skip_step.sql" . }}
 {{ template "api/schedule_step.sql" . }}
 {{ template "api/get_workflow.sql" . }}
+{{ template "api/final_step_at.sql" . }}
 {{ template "verbs/_workflow_filter.sql" . }}
 {{ template "api/list_workflows.sql" . }}
 {{ template "api/count_workflows.sql" . }}

@@ -61,6 +61,25 @@ func TestFinalStepAt(t *testing.T) {
 		require.Equal(t, t0.Add(30*day), b.finalStepAt(t, id))
 	})
 
+	t.Run("Docs", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		// docs/workflows.md's trial and its query
+		b.define(t, "Trial", docsBlock(t, "../docs/workflows.md", "## Offsets from the start", "json"))
+		id := b.create(t, "Trial", "1")
+		b.setNow(t, t0.Add(3*day))
+		b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+		var listed int64
+		var at time.Time
+		var remaining time.Duration
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			docsBlock(t, "../docs/workflows.md", "## Time remaining until the final step", "sql")).Scan(&listed, &at, &remaining))
+		require.Equal(t, id, listed)
+		require.Equal(t, t0.Add(30*day), at, "charge on day 30")
+		require.Equal(t, 27*day, remaining)
+	})
+
 	t.Run("WaitsAndOffsets", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -127,6 +146,23 @@ func TestFinalStepAt(t *testing.T) {
 		_, err = b.conn.Exec(b.ctx, "select geneva.pause_workflow($1)", paused)
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(day), b.finalStepAt(t, paused))
+	})
+
+	t.Run("Function", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "Read", `{"steps": [{"name": "a"}, {"name": "b", "after": "2 days"}]}`)
+		id := b.create(t, "Read", "1")
+		var at *time.Time
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.final_step_at($1)", id).Scan(&at))
+		require.NotNil(t, at)
+		require.Equal(t, t0.Add(2*day), *at)
+		require.Equal(t, *at, b.finalStepAt(t, id), "the view's")
+		_, err := b.conn.Exec(b.ctx, "select geneva.final_step_at(null)")
+		requireCode(t, err, "22004")
+		_, err = b.conn.Exec(b.ctx, "select geneva.final_step_at(-1)")
+		requireCode(t, err, "P0002")
 	})
 }
 
