@@ -431,6 +431,9 @@ func TestBrowserHTTPStep(t *testing.T) {
 	require.Equal(t, "POST https://hooks.example.com/notify", b.text(row+" .http-url"))
 	require.Contains(t, b.text(row), `http.status.503 {"error": "upstream down"}`)
 	require.Equal(t, "version 1", b.text("#definition-version"))
+	// its step failed: paused or ready, its last step can start at the
+	// earliest when it does (geneva.final_step_at)
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \((in |now|.* ago)`, b.text("#final-step-at"))
 
 	// a new version; the Definitions page shows the current one and the
 	// earlier

@@ -306,6 +306,9 @@ type workflowData struct {
 	// event column).
 	Resumable bool
 	Received  bool
+	// FinalStepIn is the workflow's FinalStepAt relative to now ("in 3
+	// days", "5s ago"; geneva.final_step_at).
+	FinalStepIn string
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -338,7 +341,8 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 	if err != nil {
 		return nil, err
 	}
-	d := &workflowData{Workflow: wf, Timeline: timeline, Total: total, Actions: allowedActions(wf)}
+	d := &workflowData{Workflow: wf, Timeline: timeline, Total: total, Actions: allowedActions(wf),
+		FinalStepIn: fromNow(wf.FinalStepAt, time.Now())}
 	if len(timeline) > 0 {
 		events, err := h.receivedEvents(ctx, id, timeline[0].ID)
 		if err != nil {

@@ -188,7 +188,7 @@ func (c *Client) CreateWorkflows(ctx context.Context, workflowType, heroType str
 //
 // Errors: ErrNotFound.
 func (c *Client) GetWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return c.workflowCall(ctx, "get_workflow", workflowID)
+	return c.workflowCall(ctx, "get_workflow", workflowID, readColumns)
 }
 
 // PauseWorkflow pauses a workflow (geneva.pause_workflow): at once when it is
@@ -198,7 +198,7 @@ func (c *Client) GetWorkflow(ctx context.Context, workflowID int64) (*Workflow, 
 // Errors: ErrNotFound; ErrIllegalTransition for a paused, finished or canceled
 // workflow.
 func (c *Client) PauseWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return c.workflowCall(ctx, "pause_workflow", workflowID)
+	return c.workflowCall(ctx, "pause_workflow", workflowID, verbColumns)
 }
 
 // ResumeWorkflow resumes a paused workflow (geneva.resume_workflow): the step
@@ -210,7 +210,7 @@ func (c *Client) PauseWorkflow(ctx context.Context, workflowID int64) (*Workflow
 // Errors: ErrNotFound; ErrIllegalTransition for a workflow that is neither
 // paused nor performing with a pause requested.
 func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return c.workflowCall(ctx, "resume_workflow", workflowID)
+	return c.workflowCall(ctx, "resume_workflow", workflowID, verbColumns)
 }
 
 // CancelWorkflow cancels a workflow (geneva.cancel_workflow): at once when it
@@ -220,7 +220,7 @@ func (c *Client) ResumeWorkflow(ctx context.Context, workflowID int64) (*Workflo
 // Errors: ErrNotFound; ErrIllegalTransition for a finished or canceled
 // workflow.
 func (c *Client) CancelWorkflow(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return c.workflowCall(ctx, "cancel_workflow", workflowID)
+	return c.workflowCall(ctx, "cancel_workflow", workflowID, verbColumns)
 }
 
 // SkipStep skips the step a ready or paused workflow would run next and
@@ -230,13 +230,14 @@ func (c *Client) CancelWorkflow(ctx context.Context, workflowID int64) (*Workflo
 // Errors: ErrNotFound; ErrIllegalTransition for a performing, finished or
 // canceled workflow.
 func (c *Client) SkipStep(ctx context.Context, workflowID int64) (*Workflow, error) {
-	return c.workflowCall(ctx, "skip_step", workflowID)
+	return c.workflowCall(ctx, "skip_step", workflowID, verbColumns)
 }
 
 // workflowCall calls one of the functions that take a workflow id and return
-// its row. function is a constant of this package.
-func (c *Client) workflowCall(ctx context.Context, function string, workflowID int64) (*Workflow, error) {
-	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva."+function+"($1)", workflowID)
+// its row, selecting columns (readColumns or verbColumns). function is a
+// constant of this package.
+func (c *Client) workflowCall(ctx context.Context, function string, workflowID int64, columns string) (*Workflow, error) {
+	rows, err := c.db.Query(ctx, "select "+columns+" from geneva."+function+"($1)", workflowID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -277,7 +278,7 @@ func (c *Client) GetStepExecution(ctx context.Context, executionID int64) (*Step
 // Errors: ErrNotFound; ErrInvalidArgument for a step the workflow does not
 // have; ErrIllegalTransition for a performing, finished or canceled workflow.
 func (c *Client) ScheduleStep(ctx context.Context, workflowID int64, stepName string) (*Workflow, error) {
-	rows, err := c.db.Query(ctx, "select "+workflowColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfZero(stepName))
+	rows, err := c.db.Query(ctx, "select "+verbColumns+" from geneva.schedule_step($1, $2)", workflowID, nullIfZero(stepName))
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -58,6 +58,41 @@ func TestClient(t *testing.T) {
 		require.Equal(t, goclient.StateReady, workflow.State)
 	})
 
+	// GetWorkflow and ListWorkflows read when the last step can start
+	// (geneva.final_step_at), for workers too; the verbs leave it nil.
+	t.Run("FinalStepAt", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		conf := dbtest.NewConfig(t)
+		client := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Operator))
+		workers := goclient.New(dbtest.NewPoolAs(t, conf, dbtest.Worker))
+		require.NoError(t, protocol.New(dbtest.NewPoolAs(t, conf, dbtest.Worker)).DefineWorkflow(ctx, "Trial",
+			[]byte(`{"steps": [{"name": "welcome"}, {"name": "charge", "after": "30 days"}]}`)))
+		id, err := client.CreateWorkflow(ctx, "Trial", "User", "1", nil)
+		require.NoError(t, err)
+
+		for _, reader := range []*goclient.Client{client, workers} {
+			workflow, err := reader.GetWorkflow(ctx, id)
+			require.NoError(t, err)
+			require.NotNil(t, workflow.FinalStepAt)
+			require.Equal(t, workflow.CreatedAt.Add(30*24*time.Hour), *workflow.FinalStepAt)
+		}
+		listed, err := client.ListWorkflows(ctx, &goclient.WorkflowFilter{WorkflowType: "Trial"}, 0)
+		require.NoError(t, err)
+		require.Len(t, listed, 1)
+		require.NotNil(t, listed[0].FinalStepAt)
+		require.Equal(t, listed[0].CreatedAt.Add(30*24*time.Hour), *listed[0].FinalStepAt)
+
+		paused, err := client.PauseWorkflow(ctx, id)
+		require.NoError(t, err)
+		require.Nil(t, paused.FinalStepAt, "a verb's row")
+		_, err = client.CancelWorkflow(ctx, id)
+		require.NoError(t, err)
+		canceled, err := client.GetWorkflow(ctx, id)
+		require.NoError(t, err)
+		require.Nil(t, canceled.FinalStepAt, "ended")
+	})
+
 	// An application may create many at once; groups and keys go one per
 	// hero, "" for none; a bad list is an invalid argument.
 	t.Run("CreateWorkflowsAsAnApplication", func(t *testing.T) {

@@ -103,7 +103,7 @@ func (c *Client) ListWorkflows(ctx context.Context, filter *WorkflowFilter, limi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.db.Query(ctx, "select "+workflowColumns+`, last_error_class, last_error_message, last_error_step,
+	rows, err := c.db.Query(ctx, "select "+readColumns+`, last_error_class, last_error_message, last_error_step,
 		last_error_at from geneva.list_workflows($1, $2)`, encoded, limit)
 	return collect[ListedWorkflow](rows, err)
 }

@@ -133,11 +133,28 @@ type Workflow struct {
 	// canceled: the counts its join ("await": {"children": …}) decides on.
 	Children      int `db:"children"`
 	ChildrenEnded int `db:"children_ended"`
+	// FinalStepAt is the earliest instant the workflow's last step can
+	// start (geneva.final_step_at): exact when the steps' "after" offsets
+	// decide, a lower bound with waits and awaits; nil once it has ended.
+	// GetWorkflow and ListWorkflows set it; the verbs (PauseWorkflow,
+	// ResumeWorkflow, CancelWorkflow, SkipStep, ScheduleStep) return the row
+	// as they left it without it (nil): read it with GetWorkflow.
+	FinalStepAt *time.Time `db:"final_step_at"`
 }
 
+// workflowColumns are Workflow's columns but final_step_at, which
+// readColumns and verbColumns add.
 const workflowColumns = `id, workflow_type, hero_type, hero_id, state, current_step_name, next_step_name,
 	allow_multiple, requested_action, created_at, updated_at, started_at, transitioned_at, paused_at,
 	finished_at, canceled_at, group_name, retried_from, definition_version, started_version, parent_id, root_id, children, children_ended`
+
+// readColumns are Workflow's columns from a read function's rows (in the
+// same statement, so of the same snapshot); verbColumns from a verb's, whose
+// own writes a function called in the same statement would not see.
+const (
+	readColumns = workflowColumns + `, geneva.final_step_at(id) as final_step_at`
+	verbColumns = workflowColumns + `, null::timestamptz as final_step_at`
+)
 
 // StepExecution is a row of geneva.step_executions: one attempt to run one
 // step.

@@ -90,6 +90,7 @@ to {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}, {{ .role_reader }}
 -- reads the workflows it runs).
 grant execute on function
   geneva.get_workflow,
+  geneva.final_step_at,
   geneva.list_workflows,
   geneva.count_workflows,
   geneva.step_history,

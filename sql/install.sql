@@ -183,6 +183,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "engine/_complete_job.sql" . }}
 {{ template "engine/_check_job.sql" . }}
 {{ template "engine/_advance_many.sql" . }}
+{{ template "engine/_final_step_at.sql" . }}
 {{ template "engine/_advance.sql" . }}
 {{ template "engine/_resolve_policy.sql" . }}
 {{ template "engine/_backoff_wait.sql" . }}
@@ -214,6 +215,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "api/skip_step.sql" . }}
 {{ template "api/schedule_step.sql" . }}
 {{ template "api/get_workflow.sql" . }}
+{{ template "api/final_step_at.sql" . }}
 {{ template "verbs/_workflow_filter.sql" . }}
 {{ template "api/list_workflows.sql" . }}
 {{ template "api/count_workflows.sql" . }}

@@ -188,6 +188,8 @@ func TestListAndShow(t *testing.T) {
 	out, err = cli(t, url, "show", fmt.Sprint(welcome))
 	require.NoError(t, err)
 	require.Regexp(t, `created \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+, definition version 1\n`, out)
+	// its one step, an hour away, is its last
+	require.Regexp(t, `\nearliest start of the final step: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+ \(in (1h0m0s|59m[0-5]\ds)\)\n`, out)
 
 	// a workflow paused with its next step an hour away is not "overdue by 0s"
 	_, err = cli(t, url, "pause", fmt.Sprint(welcome))
@@ -219,6 +221,7 @@ func TestListAndShow(t *testing.T) {
 	require.Equal(t, "Order", shown.Workflow["hero_type"])
 	require.Len(t, shown.Timeline, 1)
 	require.Equal(t, "charge", shown.Timeline[0]["step_name"])
+	require.NotNil(t, shown.Workflow["final_step_at"], "its one step is its last")
 
 	out, err = cli(t, url, "stuck", "--json")
 	require.NoError(t, err)

@@ -122,6 +122,10 @@ func Workflow(out io.Writer, wf *goclient.Workflow, blockers []*goclient.Workflo
 		fmt.Fprintf(out, ", next step %s", *wf.NextStepName)
 	}
 	fmt.Fprintf(out, "\ncreated %s%s\n", Stamp(wf.CreatedAt), Versions(wf))
+	if wf.FinalStepAt != nil {
+		// geneva.final_step_at: exact with offsets, a lower bound with waits
+		fmt.Fprintf(out, "earliest start of the final step: %s\n", at(wf.FinalStepAt, time.Now()))
+	}
 	Blockers(out, blockers, time.Now())
 	fmt.Fprintln(out)
 

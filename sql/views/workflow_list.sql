@@ -41,7 +41,11 @@ select
   w.parent_id,
   w.root_id,
   w.children,
-  w.children_ended
+  w.children_ended,
+  -- the earliest instant its last step can start: exact when the steps'
+  -- "after" offsets decide, a lower bound with waits and awaits; NULL once
+  -- ended (geneva._final_step_at)
+  geneva._final_step_at(w) as final_step_at
 from geneva.workflows w;
 
 comment on view geneva.workflow_list is
