@@ -9,9 +9,10 @@
 -- workflow (a step's end, an operator's cancel or skip, a timeout, a
 -- hero's deletion, housekeeping's repair); its WHEN clause picks the rows,
 -- so a workflow without family pays an expression, not a call.
--- Fired by: the trigger children_ended, after update on geneva.workflows,
--- for each row that ends with a parent, or is canceled with ongoing
--- children.
+-- Fired by: the trigger children_ended, after an update of geneva.workflows
+-- that sets finished_at or canceled_at (every end sets one; a claim, which
+-- sets neither, skips the trigger before its WHEN clause is read), for each
+-- row that ends with a parent, or is canceled with ongoing children.
 create or replace function geneva._trg_children_ended()
 returns trigger
 language plpgsql
@@ -39,7 +40,7 @@ end;
 $$;
 
 create or replace trigger children_ended
-after update on geneva.workflows
+after update of finished_at, canceled_at on geneva.workflows
 for each row
 -- (finished or canceled: workflows_state_valid ties each to its timestamp)
 when (
