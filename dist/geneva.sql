@@ -3955,10 +3955,8 @@ begin
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      -- (a step's "after" counts from the workflow's start: the later of
-      -- that and its wait; at once when it has passed)
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
-        then greatest(r.step_waits[r.idx + 1], r.created_at + r.step_afters[r.idx + 1] - v_now) else r.wait end
+        then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r
@@ -4208,7 +4206,7 @@ begin
   end if;
 
   for v_step in v_index + 1 .. cardinality(v_definition.step_names) loop
-    v_at := greatest(v_at + v_definition.step_waits[v_step], p_workflow.created_at + v_definition.step_afters[v_step]);
+    v_at := v_at + geneva._step_wait(v_definition.step_waits[v_step], v_definition.step_afters[v_step], p_workflow.created_at, v_at);
   end loop;
   return v_at;
 end;
@@ -5019,6 +5017,31 @@ immutable
 parallel safe
 as $$
   select coalesce(p_step_queues[pg_catalog.array_position(p_step_names, p_step_name)], p_queue)
+$$;
+
+-- geneva._step_wait: how long after p_from a step is due: the later of its
+-- wait (counted from p_from, the end of the step before it) and its "after"
+-- (counted from the workflow's created_at); at once (zero or less) when
+-- both have passed. The one rule of a step's due time: written only here.
+--
+-- Called by: geneva._advance_many (the next step), geneva.create_workflows
+-- (the first), geneva._final_step_at (each step still to come). Takes no
+-- locks. Like geneva.now() it has no `set search_path`, so that the planner
+-- inlines it into _advance_many's statement; it names only pg_catalog's
+-- operators (greatest is SQL's, not a function). (Stable, as timestamptz's arithmetic is: a function declared
+-- more stable than its body is not inlined.)
+create or replace function geneva._step_wait(
+  p_wait interval,
+  p_after interval,
+  p_created_at timestamptz,
+  p_from timestamptz
+)
+returns interval
+language sql
+stable
+parallel safe
+as $$
+  select greatest(p_wait, p_created_at operator(pg_catalog.+) p_after operator(pg_catalog.-) p_from)
 $$;
 
 -- geneva._step_http: a step's "http" in a definition (its endpoint, timeout,
@@ -5939,14 +5962,14 @@ begin
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
     perform geneva._insert_execution(
       v_workflow, v_definition, v_first_step,
-      v_now + greatest(v_definition.step_waits[1], v_definition.step_afters[1]), true, p_await => true
+      v_now + geneva._step_wait(v_definition.step_waits[1], v_definition.step_afters[1], v_now, v_now), true, p_await => true
     );
     return v_result;
   end if;
 
   -- behind the key's waiters, when it has some (see above): a step due now
   -- that awaits no event
-  if greatest(v_definition.step_waits[1], v_definition.step_afters[1]) <= interval '0'
+  if geneva._step_wait(v_definition.step_waits[1], v_definition.step_afters[1], v_now, v_now) <= interval '0'
     and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
     with k as materialized (

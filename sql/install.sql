@@ -200,6 +200,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "limits/_validate_limit.sql" . }}
 {{ template "checks/_validate_http.sql" . }}
 {{ template "engine/_step_queue.sql" . }}
+{{ template "engine/_step_wait.sql" . }}
 {{ template "engine/_step_http.sql" . }}
 {{ template "api/define_workflow.sql" . }}
 {{ template "api/define_limit.sql" . }}

@@ -355,14 +355,14 @@ begin
     v_workflow.group_name := p_groups[array_position(v_result, v_created[1])];
     perform geneva._insert_execution(
       v_workflow, v_definition, v_first_step,
-      v_now + greatest(v_definition.step_waits[1], v_definition.step_afters[1]), true, p_await => true
+      v_now + geneva._step_wait(v_definition.step_waits[1], v_definition.step_afters[1], v_now, v_now), true, p_await => true
     );
     return v_result;
   end if;
 
   -- behind the key's waiters, when it has some (see above): a step due now
   -- that awaits no event
-  if greatest(v_definition.step_waits[1], v_definition.step_afters[1]) <= interval '0'
+  if geneva._step_wait(v_definition.step_waits[1], v_definition.step_afters[1], v_now, v_now) <= interval '0'
     and v_definition.step_await_timeouts[1] is null
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
     with k as materialized (

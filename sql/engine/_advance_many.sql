@@ -145,10 +145,8 @@ begin
     select r.*,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
-      -- (a step's "after" counts from the workflow's start: the later of
-      -- that and its wait; at once when it has passed)
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
-        then greatest(r.step_waits[r.idx + 1], r.created_at + r.step_afters[r.idx + 1] - v_now) else r.wait end
+        then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
       case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
     from resolved r

@@ -63,7 +63,7 @@ begin
   end if;
 
   for v_step in v_index + 1 .. cardinality(v_definition.step_names) loop
-    v_at := greatest(v_at + v_definition.step_waits[v_step], p_workflow.created_at + v_definition.step_afters[v_step]);
+    v_at := v_at + geneva._step_wait(v_definition.step_waits[v_step], v_definition.step_afters[v_step], p_workflow.created_at, v_at);
   end loop;
   return v_at;
 end;
