@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -152,23 +153,24 @@ func (b *browser) writeScreenshots() {
 	b.t.Logf("screenshots of each page: %s", dir)
 }
 
-// text reads an element's text once it is visible. A live region's refresh
-// may replace the element between finding and reading it ("No node with
-// given id found"): then it reads the new one, a few times at most.
+// text reads an element's text once it is visible. It reads the live
+// document in one evaluation: a live region's refresh may replace the
+// element between finding a node and reading it, and a node read after
+// its swap can come back empty. When the element is gone at that instant
+// (mid-swap), it waits for the new one, a few times at most.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
+	quoted, err := json.Marshal(sel)
+	require.NoError(b.t, err)
+	read := fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e === null ? null : e.innerText })()`, quoted)
 	for attempt := 1; ; attempt++ {
 		b.run("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
-		v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil && attempt < 5 && staleNode(err) {
-			time.Sleep(50 * time.Millisecond)
-			continue
+		v := value(b, "read "+sel, chromedp.Evaluate[*string](read))
+		if v != nil {
+			return strings.TrimSpace(*v)
 		}
-		if err != nil {
-			b.snap("read " + sel)
-		}
-		require.NoError(b.t, err, "browser: read %s", sel)
-		return strings.TrimSpace(v)
+		require.Less(b.t, attempt, 5, "browser: %s keeps disappearing", sel)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
