@@ -72,4 +72,24 @@ func TestShowWhyNotStarted(t *testing.T) {
 	require.Len(t, shown.Blockers, 1)
 	require.Equal(t, "concurrency", shown.Blockers[0]["reason"])
 	require.EqualValues(t, 1, shown.Blockers[0]["position"])
+
+	// geneva stuck lists the queue no worker serves after the stuck
+	// executions; --unserved lists those only
+	out, err = cli(t, url, "stuck")
+	require.NoError(t, err)
+	require.Contains(t, out, "No stuck executions.\n")
+	require.Regexp(t, fmt.Sprintf(`Due on a queue no worker serves:\nexecution .*\n\d+ +%d +Billing +User 1 +charge +billing +.*no worker ever reported it`, billing), out)
+	out, err = cli(t, url, "stuck", "--unserved")
+	require.NoError(t, err)
+	require.NotContains(t, out, "stuck executions")
+	require.Regexp(t, fmt.Sprintf(`\n\d+ +%d +Billing `, billing), out)
+	out, err = cli(t, url, "stuck", "--unserved", "--json")
+	require.NoError(t, err)
+	var unserved []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &unserved), out)
+	require.Len(t, unserved, 1)
+	require.EqualValues(t, billing, unserved[0]["workflow_id"])
+	require.Equal(t, "billing", unserved[0]["queue"])
+	_, err = cli(t, url, "stuck", "--unserved", "--runaways")
+	require.ErrorContains(t, err, "give one")
 }

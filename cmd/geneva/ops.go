@@ -217,31 +217,51 @@ func newShowCmd(opts *options) *cobra.Command {
 
 func newStuckCmd(opts *options) *cobra.Command {
 	var (
-		asJSON, runaways  bool
-		inProgress, sched time.Duration
-		cmd               *cobra.Command
+		asJSON, runaways, unserved bool
+		inProgress, sched          time.Duration
+		cmd                        *cobra.Command
 	)
 	cmd = &cobra.Command{
-		Use:   "stuck [--stuck-in-progress D] [--stuck-scheduled D] [--runaways]",
-		Short: "Executions housekeeping would recover as stuck; runaway chains",
+		Use:   "stuck [--stuck-in-progress D] [--stuck-scheduled D] [--runaways | --unserved]",
+		Short: "Executions housekeeping would recover as stuck; runaway chains; steps due on a queue no worker serves",
 		Long: `List the executions housekeeping would recover as stuck (the
 geneva.stuck_executions view): in progress with no sign of life, or scheduled
 and overdue, for longer than the housekeeping settings allow (an hour and 15
 minutes unless an operator set others: geneva housekeep settings), or than
 the thresholds given, as the dashboard's Stuck page takes them: what
-geneva housekeep with the same flags would recover. Then the runaway chains,
-if any.
+geneva housekeep with the same flags would recover. Then the runaway chains
+and the steps due on a queue no worker serves, if any.
 
 With --runaways, only the runaway chains: the ongoing workflows housekeeping
 flagged (geneva.runaway_workflows) for more executions than the setting
 runaway_executions, or one step run more than runaway_repeats times in a row
 (1000 and 100 unless an operator set others: geneva housekeep settings).
-They are not stopped: look at them, and end or redesign what loops.`,
+They are not stopped: look at them, and end or redesign what loops.
+
+With --unserved, only the scheduled executions that are due on a queue no
+worker serves (geneva.workflow_blockers, reason queue): no worker reported
+the queue lately, or it is paused in River. Housekeeping does not recover
+them; start a worker on the queue, or resume it.`,
 		Example: `  geneva stuck
   geneva stuck --stuck-in-progress 10m --stuck-scheduled 2m --json
-  geneva stuck --runaways --json`,
+  geneva stuck --runaways --json
+  geneva stuck --unserved`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			if runaways && unserved {
+				return usagef("--runaways and --unserved each list one thing: give one")
+			}
+			unservedParams := &goclient.WorkflowBlockersParams{Reason: goclient.BlockerQueue}
+			if unserved {
+				list, err := env.client.WorkflowBlockers(ctx, unservedParams)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return report.JSON(env.stdout, report.OrEmpty(list))
+				}
+				return report.Unserved(env.stdout, list, time.Now())
+			}
 			if runaways {
 				list, err := env.client.RunawayWorkflows(ctx, 0)
 				if err != nil {
@@ -277,11 +297,21 @@ They are not stopped: look at them, and end or redesign what loops.`,
 				return err
 			}
 			list, err := env.client.RunawayWorkflows(ctx, 0)
-			if err != nil || len(list) == 0 {
+			if err != nil {
+				return err
+			}
+			if len(list) > 0 {
+				fmt.Fprintln(env.stdout)
+				if err := report.Runaways(env.stdout, list); err != nil {
+					return err
+				}
+			}
+			due, err := env.client.WorkflowBlockers(ctx, unservedParams)
+			if err != nil || len(due) == 0 {
 				return err
 			}
 			fmt.Fprintln(env.stdout)
-			return report.Runaways(env.stdout, list)
+			return report.Unserved(env.stdout, due, time.Now())
 		}),
 	}
 	cmd.Flags().DurationVar(&inProgress, "stuck-in-progress", 0,
@@ -291,6 +321,8 @@ They are not stopped: look at them, and end or redesign what loops.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	cmd.Flags().BoolVar(&runaways, "runaways", false,
 		"list the runaway chains only: workflows housekeeping flagged for too many executions")
+	cmd.Flags().BoolVar(&unserved, "unserved", false,
+		"list only the steps due on a queue no worker serves")
 	return cmd
 }
 

@@ -442,6 +442,23 @@ func Runaways(out io.Writer, list []*goclient.RunawayWorkflow) error {
 	return w.Flush()
 }
 
+// Unserved prints the scheduled executions due on a queue no worker serves
+// (geneva.workflow_blockers, reason queue), a line each with why.
+func Unserved(out io.Writer, list []*goclient.WorkflowBlocker, now time.Time) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(out, "No steps due on a queue no worker serves.")
+		return err
+	}
+	fmt.Fprintln(out, "Due on a queue no worker serves:")
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tqueue\tscheduled for\twhy")
+	for _, b := range list {
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\n", b.ExecutionID, b.WorkflowID, b.WorkflowType, b.HeroType, b.HeroID,
+			b.StepName, Deref(b.Queue), Stamp(b.ScheduledFor), Blocker(b, now))
+	}
+	return w.Flush()
+}
+
 // Stats prints per type and step statistics (the geneva.step_stats view).
 func Stats(out io.Writer, stats []*goclient.StepStat) error {
 	if len(stats) == 0 {
