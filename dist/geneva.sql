@@ -836,7 +836,7 @@ create table geneva.limits (
   updated_at timestamptz not null,
   constraint limits_valid check (
     octet_length(name) between 1 and 255
-    and by in ('none', 'group', 'hero', 'type')
+    and by in ('none', 'group', 'hero', 'type', 'parent')
     and (concurrency is not null or rate is not null)
     and (concurrency is null or concurrency > 0)
     and (rate is null or (rate > 0 and per > interval '0'))
@@ -2247,7 +2247,9 @@ $$;
 -- [kind, name, value]: kind concurrency or rate_limit (a type's own limit,
 -- name the type) or limit (a named one); value the workflow's group (the
 -- limit's "by": "group"; '' without one), its hero (hero type:id), its type,
--- or '' (by none: one key for all). Written only here: geneva._limit_keys
+-- its parent's id (by parent: the children of one parent share a key; a
+-- workflow without a parent has no key, NULL: the limit does not hold it), or
+-- '' (by none: one key for all). Written only here: geneva._limit_keys
 -- builds every limit's key with it, and geneva._concurrency_key the key of a
 -- type's concurrency a step's end may carry to the next step. (The views
 -- geneva.limit_usage and geneva.workflow_blockers build a rate limit's key
@@ -2264,7 +2266,8 @@ create or replace function geneva._limit_key(
   p_workflow_type text,
   p_group text,
   p_hero_type text,
-  p_hero_id text
+  p_hero_id text,
+  p_parent_id bigint
 )
 returns text
 language sql
@@ -2273,20 +2276,24 @@ language sql
 stable
 parallel safe
 as $$
-  select pg_catalog.jsonb_build_array(p_kind, p_name,
-    case p_by
-      when 'group' then coalesce(p_group, '')
-      when 'hero' then p_hero_type || ':' || p_hero_id
-      when 'type' then p_workflow_type
-      else ''
-    end)::text
+  select case when p_by operator(pg_catalog.<>) 'parent' or p_parent_id is not null then
+    pg_catalog.jsonb_build_array(p_kind, p_name,
+      case p_by
+        when 'group' then coalesce(p_group, '')
+        when 'hero' then p_hero_type || ':' || p_hero_id
+        when 'type' then p_workflow_type
+        when 'parent' then p_parent_id::text
+        else ''
+      end)::text
+  end
 $$;
 
 -- geneva._limit_keys: the limits an execution of a step is held to, each with
 -- the key of its workflow: the type's "concurrency" and "rate_limit" and
 -- the step's named "limits" (geneva.limits), with their bounds.
 --
--- A key is a JSON array as text (geneva._limit_key).
+-- A key is a JSON array as text (geneva._limit_key). A limit "by": "parent"
+-- does not hold a workflow without a parent: it has no key, and no row here.
 --
 -- Called by: geneva._limit_admit (at a claim). Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
@@ -2300,10 +2307,7 @@ returns table (limit_key text, concurrency integer, rate integer, per interval)
 language sql
 stable
 as $$
-  select geneva._limit_key(
-      l.kind, l.name, l.by, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
-    ),
-    l.concurrency, l.rate, l.per
+  select k.limit_key, l.concurrency, l.rate, l.per
   from (
     select 'concurrency' as kind, p_workflow.workflow_type as name, c ->> 'by' as by,
       (c ->> 'limit')::integer as concurrency, null::integer as rate, null::interval as per
@@ -2324,10 +2328,18 @@ as $$
     ) as n (name)
     join geneva.limits l on l.name = n.name
   ) l
+  cross join lateral (
+    select geneva._limit_key(
+      l.kind, l.name, l.by, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id,
+      p_workflow.parent_id
+    ) as limit_key
+  ) k
+  where k.limit_key is not null
 $$;
 
 -- geneva._concurrency_key: the key its type's "concurrency" gives a workflow
--- (geneva._limit_key), NULL when the type has none: the one slot a step held
+-- (geneva._limit_key), NULL when the type has none (or it is "by": "parent"
+-- and the workflow has no parent): the one slot a step held
 -- to that limit only (geneva._limit_carries) needs, which its next step may
 -- carry on or wait for.
 --
@@ -2340,7 +2352,8 @@ create or replace function geneva._concurrency_key(
   p_workflow_type text,
   p_group text,
   p_hero_type text,
-  p_hero_id text
+  p_hero_id text,
+  p_parent_id bigint
 )
 returns text
 language sql
@@ -2350,7 +2363,7 @@ as $$
   select case when p_definition ? 'concurrency' then
     geneva._limit_key(
       'concurrency', p_workflow_type, p_definition -> 'concurrency' ->> 'by',
-      p_workflow_type, p_group, p_hero_type, p_hero_id
+      p_workflow_type, p_group, p_hero_type, p_hero_id, p_parent_id
     )
   end
 $$;
@@ -3035,7 +3048,7 @@ begin
       cardinality(e.limit_keys) = 1
         and geneva._limit_carries(d.definition, d.step_names, e.step_name)
         and e.limit_keys[1] = geneva._concurrency_key(
-          d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id
+          d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id, w.parent_id
         )
         as carries,
       -- (a range: see geneva._limit_release)
@@ -3158,7 +3171,7 @@ begin
   with x as materialized (
     select e.id, e.workflow_id, e.limit_keys,
       case when geneva._limit_carries(d.definition, d.step_names, e.step_name) then
-        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id)
+        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id, w.parent_id)
       end as key
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id
@@ -3435,7 +3448,7 @@ begin
     and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
     v_wait_key := (geneva._limit_wait_behind(array[geneva._concurrency_key(
       p_definition.definition, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
-      p_workflow.hero_id
+      p_workflow.hero_id, p_workflow.parent_id
     )]))[1];
   end if;
 
@@ -4863,8 +4876,8 @@ $$;
 
 -- Definitions and workflows.
 -- geneva._validate_limit: checks a definition's "concurrency" ({"by",
--- "limit"}) or "rate_limit" ({"by", "limit", "per"}): `by` is group, hero
--- or type; `limit` a positive integer; a rate limit's `per` an interval (or
+-- "limit"}) or "rate_limit" ({"by", "limit", "per"}): `by` is group, hero,
+-- type or parent; `limit` a positive integer; a rate limit's `per` an interval (or
 -- seconds) above zero, without months or years (windows are fixed lengths).
 --
 -- Called by: geneva.define_workflow. Takes no locks.
@@ -4890,8 +4903,8 @@ begin
               hint = case when p_rate then 'Keys are by, limit and per.' else 'Keys are by and limit.' end;
     end if;
   end loop;
-  if jsonb_typeof(p_limit -> 'by') is distinct from 'string' or p_limit ->> 'by' not in ('group', 'hero', 'type') then
-    raise exception '%: by % is not group, hero or type', p_where, coalesce((p_limit -> 'by')::text, 'missing')
+  if jsonb_typeof(p_limit -> 'by') is distinct from 'string' or p_limit ->> 'by' not in ('group', 'hero', 'type', 'parent') then
+    raise exception '%: by % is not group, hero, type or parent', p_where, coalesce((p_limit -> 'by')::text, 'missing')
       using errcode = '22023';
   end if;
   if jsonb_typeof(p_limit -> 'limit') is distinct from 'number'
@@ -5097,7 +5110,7 @@ $$;
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
 -- may_proceed_without_hero, cancel_if (names of the worker's conditions,
--- kept for operators to read), concurrency ({"by": group, hero or type,
+-- kept for operators to read), concurrency ({"by": group, hero, type or parent,
 -- "limit": N}) and rate_limit (the same with "per": a window), per step
 -- limits (names of geneva.define_limit's) and idempotency_ttl (how long
 -- create_workflow's p_idempotency_key returns the first workflow: an
@@ -5520,7 +5533,8 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- step that names it in its definition's "limits" (of any type): at most
 -- p_concurrency of their executions in progress at once, and at most p_rate
 -- starts per p_per, per key: p_by none (one key for all), group (each
--- workflow's group), hero or type.
+-- workflow's group), hero, type or parent (the children of one parent; a
+-- workflow without a parent is not held).
 --
 -- Called by: operators (any SQL client, goclient), before the definitions
 -- that name it are registered (define_workflow refuses an unknown name). A
@@ -5530,7 +5544,7 @@ comment on function geneva.define_workflow(text, jsonb) is
 -- Locks: the limit's row (upsert), then the keys of its waiting executions.
 -- Records the action (geneva._log_action).
 -- Raises: 22004 for a NULL name or p_by; 22023 for an empty name, p_by not
--- none, group, hero or type, neither a concurrency nor a rate, a bound under
+-- none, group, hero, type or parent, neither a concurrency nor a rate, a bound under
 -- 1, a rate without a per or a per not above zero or in months or years;
 -- 22001 for a name over 255 bytes.
 create or replace function geneva.define_limit(
@@ -5559,8 +5573,8 @@ begin
   if p_name = '' then
     raise exception 'limit name must not be empty' using errcode = '22023';
   end if;
-  if p_by not in ('none', 'group', 'hero', 'type') then
-    raise exception 'limit %: by % is not none, group, hero or type', p_name, p_by using errcode = '22023';
+  if p_by not in ('none', 'group', 'hero', 'type', 'parent') then
+    raise exception 'limit %: by % is not none, group, hero, type or parent', p_name, p_by using errcode = '22023';
   end if;
   if p_concurrency is null and p_rate is null then
     raise exception 'limit % has neither a concurrency nor a rate', p_name using errcode = '22023';
@@ -5603,7 +5617,7 @@ end;
 $$;
 
 comment on function geneva.define_limit(text, integer, integer, interval, text) is
-'Creates or replaces a named limit (concurrency, rate per window, by none, group, hero or type) for the steps that name it.';
+'Creates or replaces a named limit (concurrency, rate per window, by none, group, hero, type or parent) for the steps that name it.';
 
 -- geneva.create_workflows: creates a workflow of one type for each of a list
 -- of heroes, in one call, and schedules each one's first step (or finishes
@@ -5974,7 +5988,8 @@ begin
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
     with k as materialized (
       select u.ord,
-        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id) as key
+        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id, p_parent_id)
+          as key
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
     ),
@@ -13444,7 +13459,7 @@ comment on view geneva.event_stats is
 -- was held (a rate's: its claim found the window full, its updated_at).
 -- `limit_name` is the named limit, or the workflow type for a type's own
 -- concurrency and rate_limit (`kind` says which); `key` is the group, hero
--- (type:id), type or '' (by none).
+-- (type:id), type, parent's id or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
 -- Reads geneva.limit_slots (the slots held), the partial indexes
@@ -13488,8 +13503,11 @@ rate_held as (
       when 'group' then coalesce(w.group_name, '')
       when 'hero' then w.hero_type || ':' || w.hero_id
       when 'type' then w.workflow_type
+      when 'parent' then w.parent_id::text
       else ''
     end)::text as limit_key
+    -- (a limit by parent holds no workflow without one)
+    where r.by is distinct from 'parent' or w.parent_id is not null
   ) k
   where e.state = 'scheduled'
     and e.limit_window_at > geneva.now()
@@ -13729,9 +13747,12 @@ cross join lateral (
       when 'group' then coalesce(w.group_name, '')
       when 'hero' then w.hero_type || ':' || w.hero_id
       when 'type' then w.workflow_type
+      when 'parent' then w.parent_id::text
       else ''
     end as value
   ) v
+  -- (a limit by parent holds no workflow without one)
+  where r.by is distinct from 'parent' or w.parent_id is not null
 ) k
 where e.state = 'scheduled'
   and e.limit_window_at > geneva.now()

@@ -20,6 +20,9 @@ const (
 	LimitByHero LimitBy = "hero"
 	// LimitByType counts each workflow type apart.
 	LimitByType LimitBy = "type"
+	// LimitByParent counts the children of each parent apart; a workflow
+	// without a parent is not held by the limit.
+	LimitByParent LimitBy = "parent"
 )
 
 // DefineLimitParams are the bounds of a named limit (DefineLimit): a

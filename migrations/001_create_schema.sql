@@ -403,7 +403,7 @@ create table geneva.limits (
   updated_at timestamptz not null,
   constraint limits_valid check (
     octet_length(name) between 1 and 255
-    and by in ('none', 'group', 'hero', 'type')
+    and by in ('none', 'group', 'hero', 'type', 'parent')
     and (concurrency is not null or rate is not null)
     and (concurrency is null or concurrency > 0)
     and (rate is null or (rate > 0 and per > interval '0'))

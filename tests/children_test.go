@@ -474,3 +474,68 @@ func TestChildrenPsql(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{"Invoice 9 ready", "InvoiceRun 2031-01 performing", "Invoice 7 finished", "Invoice 8 finished"}, states)
 }
+
+// A concurrency "by": "parent" holds the children of each parent apart: two
+// of one parent's in progress at once, another parent's beside them, a
+// workflow of the type without a parent not held; an ended child passes its
+// slot to its sibling. A named limit by parent keys the same way.
+func TestChildrenLimitByParent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setNow(t, t0)
+	b.define(t, "Parent", `{"steps": [{"name": "fan"}]}`)
+	b.define(t, "Item", `{"concurrency": {"by": "parent", "limit": 2}, "steps": [{"name": "work"}, {"name": "report"}]}`)
+	first, second := b.create(t, "Parent", "p1"), b.create(t, "Parent", "p2")
+	var items []int64
+	for i := range 4 {
+		items = append(items, b.createChild(t, "Item", "a"+strconv.Itoa(i), first))
+	}
+	other := b.createChild(t, "Item", "b0", second)
+	root := b.create(t, "Item", "root")
+
+	var started []startedStep
+	for _, id := range items {
+		if s, ok := b.startStep(t, b.active(t, id).ID, nil); ok {
+			started = append(started, s)
+		}
+	}
+	require.Len(t, started, 2, "two of the first parent's children at once")
+	key := `["concurrency", "Item", "` + strconv.FormatInt(first, 10) + `"]`
+	require.Equal(t, key, deref(b.limitState(t, b.active(t, items[2]).ID).LimitWaitKey))
+	_, ok := b.startStep(t, b.active(t, other).ID, nil)
+	require.True(t, ok, "another parent's child is not held back")
+	rootStart, ok := b.startStep(t, b.active(t, root).ID, nil)
+	require.True(t, ok, "a workflow without a parent is not held")
+	require.Empty(t, b.limitState(t, rootStart.ExecutionID).LimitKeys, "it holds no slot")
+	require.Equal(t, []usageRow{
+		{"concurrency", "Item", strconv.FormatInt(first, 10), 2, 2, 0, ptr(int32(2)), nil},
+		{"concurrency", "Item", strconv.FormatInt(second, 10), 1, 0, 0, ptr(int32(2)), nil},
+	}, b.limitUsage(t))
+	var blocker string
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select key from geneva.workflow_blockers where workflow_id = $1", items[2]).Scan(&blocker))
+	require.Equal(t, strconv.FormatInt(first, 10), blocker)
+
+	// a child's step ends: its slot goes to the oldest waiting sibling
+	b.complete(t, started[0].ExecutionID, "success", nil)
+	woken := b.limitState(t, b.active(t, items[2]).ID)
+	require.Nil(t, woken.LimitWaitKey)
+	require.Equal(t, []string{key}, woken.LimitKeys)
+	require.NotNil(t, b.limitState(t, b.active(t, items[3]).ID).LimitWaitKey, "the younger still waits")
+	require.Equal(t, key, deref(b.limitState(t, b.active(t, items[0]).ID).LimitWaitKey), "the ended one's next step waits behind")
+
+	// a named limit by parent
+	_, err := b.conn.Exec(b.ctx, "select geneva.define_limit('per_parent', p_concurrency => 1, p_by => 'parent')")
+	require.NoError(t, err)
+	b.define(t, "Named", `{"steps": [{"name": "work", "limits": ["per_parent"]}]}`)
+	named := []int64{b.createChild(t, "Named", "n0", second), b.createChild(t, "Named", "n1", second)}
+	_, ok = b.startStep(t, b.active(t, named[0]).ID, nil)
+	require.True(t, ok)
+	_, ok = b.startStep(t, b.active(t, named[1]).ID, nil)
+	require.False(t, ok, "one of a parent's at once")
+	require.Equal(t, `["limit", "per_parent", "`+strconv.FormatInt(second, 10)+`"]`,
+		deref(b.limitState(t, b.active(t, named[1]).ID).LimitWaitKey))
+
+	// bad input names parent among the keys
+	_, err = b.conn.Exec(b.ctx, `select geneva.define_workflow('Bad', '{"concurrency": {"by": "tenant", "limit": 1}, "steps": [{"name": "a"}]}')`)
+	require.Contains(t, requireCode(t, err, "22023").Message, "is not group, hero, type or parent")
+}

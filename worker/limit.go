@@ -22,6 +22,11 @@ const (
 	ByHero LimitBy = "hero"
 	// ByType counts the whole type as one key.
 	ByType LimitBy = "type"
+	// ByParent counts the children of each parent apart (the workflows a
+	// step started with Step.StartChildren, or create_workflow's
+	// p_parent_id): "run 1,000 children, 20 at a time". A workflow without
+	// a parent is not held by it.
+	ByParent LimitBy = "parent"
 )
 
 // Concurrency bounds how many of a workflow type's step executions are in
@@ -29,7 +34,7 @@ const (
 // "concurrency"). An execution over it does not start and is not an attempt:
 // it waits, without a River job, until a slot of its key frees.
 type Concurrency struct {
-	// By is the key: ByGroup, ByHero or ByType.
+	// By is the key: ByGroup, ByHero, ByType or ByParent.
 	By LimitBy
 	// Limit is how many executions of a key may be in progress at once, at
 	// least 1.
@@ -41,7 +46,7 @@ type Concurrency struct {
 // "rate_limit"). Windows are fixed: a start over the limit is counted in
 // the next window with room and scheduled for it.
 type RateLimit struct {
-	// By is the key: ByGroup, ByHero or ByType.
+	// By is the key: ByGroup, ByHero, ByType or ByParent.
 	By LimitBy
 	// Limit is how many starts a key may have per window, at least 1.
 	Limit int
@@ -52,12 +57,12 @@ type RateLimit struct {
 
 func (by LimitBy) validate() error {
 	switch by {
-	case ByGroup, ByHero, ByType:
+	case ByGroup, ByHero, ByType, ByParent:
 		return nil
 	case "":
-		return errors.New("no By (ByGroup, ByHero or ByType)")
+		return errors.New("no By (ByGroup, ByHero, ByType or ByParent)")
 	}
-	return fmt.Errorf("unknown By %q (group, hero or type)", string(by))
+	return fmt.Errorf("unknown By %q (group, hero, type or parent)", string(by))
 }
 
 func validateLimit(limit int) error {

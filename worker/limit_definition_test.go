@@ -66,7 +66,7 @@ func TestLimitDefinition(t *testing.T) {
 		"ConcurrencyWithoutBy": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{Limit: 2}},
 			nil, "Concurrency: no By (ByGroup, ByHero or ByType)"},
 		"ConcurrencyUnknownBy": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: "tenant", Limit: 2}},
-			nil, `Concurrency: unknown By "tenant" (group, hero or type)`},
+			nil, `Concurrency: unknown By "tenant" (group, hero, type or parent)`},
 		"ConcurrencyZero": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByGroup}},
 			nil, "Concurrency: the Limit 0 is not between 1 and 2147483647"},
 		"ConcurrencyTooBig": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByGroup, Limit: 1 << 31}},

@@ -52,6 +52,60 @@ func (b *testBundle) waitAllEnded(t *testing.T, workflowType string, timeout tim
 	}, timeout, 50*time.Millisecond, "the workflows of %s never all ended", workflowType)
 }
 
+// sampleInProgress samples, from SQL and continuously until the function
+// it returns is called, the step executions in progress per value of key
+// (an expression over geneva.workflows w: "w.group_name", "w.parent_id";
+// the executions of workflows whose value is NULL are not sampled), failing the test when one is ever over bound; the function stops the
+// sampling and returns the most seen at once and how many samples it took
+// (enough to tell: over 20).
+func (b *testBundle) sampleInProgress(t *testing.T, key string, bound int64) func() (most, samples int64) {
+	t.Helper()
+	var (
+		taken, most atomic.Int64
+		over        atomic.Value
+		stop        = make(chan struct{})
+		sampling    sync.WaitGroup
+	)
+	sampling.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rows, err := b.pool.Query(b.ctx, `select (`+key+`)::text, count(*)
+				from geneva.step_executions e join geneva.workflows w on w.id = e.workflow_id
+				where e.state = 'in_progress' and (`+key+`) is not null group by 1`)
+			if err != nil {
+				return
+			}
+			counts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
+				Key string
+				N   int64
+			}])
+			if err != nil {
+				return
+			}
+			taken.Add(1)
+			for _, c := range counts {
+				if c.N > most.Load() {
+					most.Store(c.N)
+				}
+				if c.N > bound {
+					over.Store(fmt.Sprintf("%s %s had %d in progress", key, c.Key, c.N))
+				}
+			}
+		}
+	})
+	return func() (int64, int64) {
+		close(stop)
+		sampling.Wait()
+		require.Nil(t, over.Load(), "a key exceeded its concurrency")
+		require.Greater(t, taken.Load(), int64(20), "too few samples to tell")
+		return most.Load(), taken.Load()
+	}
+}
+
 // Real concurrent workers: a concurrency of 2 per group is never exceeded,
 // sampled continuously from SQL (executions in progress per group) and
 // counted in the steps themselves, while 200 workflows of 5 groups (two
@@ -86,56 +140,14 @@ func TestLimitConcurrencyPerGroupHolds(t *testing.T) {
 		Step("store", step, nil)
 	b.start(t, &worker.Config{Workflows: []*worker.Workflow{wf}, MaxWorkers: 20, Logger: slog.New(slog.DiscardHandler)})
 
-	// sample in SQL until the test's end
-	var (
-		samples  atomic.Int64
-		sqlMax   atomic.Int64
-		sqlOver  atomic.Value
-		stop     = make(chan struct{})
-		sampling sync.WaitGroup
-	)
-	sampling.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			rows, err := b.pool.Query(b.ctx, `select w.group_name, count(*)
-				from geneva.step_executions e join geneva.workflows w on w.id = e.workflow_id
-				where e.state = 'in_progress' group by w.group_name`)
-			if err != nil {
-				return
-			}
-			counts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
-				Group string
-				N     int64
-			}])
-			if err != nil {
-				return
-			}
-			samples.Add(1)
-			for _, c := range counts {
-				if c.N > sqlMax.Load() {
-					sqlMax.Store(c.N)
-				}
-				if c.N > 2 {
-					sqlOver.Store(fmt.Sprintf("%s had %d in progress", c.Group, c.N))
-				}
-			}
-		}
-	})
+	sampled := b.sampleInProgress(t, "w.group_name", 2)
 
 	for g := range 5 {
 		b.createInGroup(t, "TenantSync", fmt.Sprintf("tenant-%d", g), 40)
 	}
 	b.waitAllEnded(t, "TenantSync", 60*time.Second)
-	close(stop)
-	sampling.Wait()
-
-	require.Nil(t, sqlOver.Load(), "a group exceeded its concurrency")
-	require.LessOrEqual(t, sqlMax.Load(), int64(2))
-	require.Greater(t, samples.Load(), int64(20), "too few samples to tell")
+	most, samples := sampled()
+	require.LessOrEqual(t, most, int64(2))
 	mu.Lock()
 	defer mu.Unlock()
 	for group, n := range maxSeen {
@@ -147,7 +159,7 @@ func TestLimitConcurrencyPerGroupHolds(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from geneva.step_executions`).Scan(&executions))
 	require.Equal(t, 200, finished)
 	require.Equal(t, 400, executions, "a step waiting for a slot is not an attempt")
-	t.Logf("%d samples; most in progress in a group at once: %d (SQL), %v (in the steps)", samples.Load(), sqlMax.Load(), maxSeen)
+	t.Logf("%d samples; most in progress in a group at once: %d (SQL), %v (in the steps)", samples, most, maxSeen)
 }
 
 // Fairness: one group with many waiting workflows (fairnessBig, 500 by
@@ -393,4 +405,39 @@ func TestLimitHandOverWithOperatorsPausing(t *testing.T) {
 	require.Equal(t, 3*workflows, successes, "every step once")
 	require.EqualValues(t, 1, most.Load(), "never two at a time")
 	require.Zero(t, pausedRan.Load(), "no step ran while its workflow was not performing")
+}
+
+// Real concurrent workers: a concurrency of 3 "by": "parent" holds each
+// parent's children apart (issue 46: 1,000 items, 20 at a time, here 3 of
+// 40 for each of 4 parents), sampled continuously from SQL, while a worker
+// of 20 slots runs them; a workflow of the type without a parent is not
+// held.
+func TestLimitConcurrencyPerParentHolds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	parent := worker.NewWorkflow("Batch", nil).
+		Step("collect", noop, &worker.StepOpts{Await: &worker.Await{Event: "never", Timeout: time.Hour}})
+	item := worker.NewWorkflow("Item", &worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByParent, Limit: 3}}).
+		Step("fetch", sleeping(3*time.Millisecond), nil).
+		Step("store", sleeping(3*time.Millisecond), nil)
+	b.start(t, &worker.Config{Workflows: []*worker.Workflow{parent, item}, MaxWorkers: 20, Logger: slog.New(slog.DiscardHandler)})
+	sampled := b.sampleInProgress(t, "w.parent_id", 3)
+
+	for p := range 4 {
+		var id int64
+		require.NoError(t, b.pool.QueryRow(b.ctx, "select geneva.create_workflow('Batch', 'Job', $1)", fmt.Sprint(p)).Scan(&id))
+		_, err := b.pool.Exec(b.ctx, `select geneva.create_workflow('Item', 'Row', $1::bigint || ':' || g, p_parent_id => $1::bigint)
+			from generate_series(1, 40) g`, id)
+		require.NoError(t, err)
+	}
+	_, err := b.pool.Exec(b.ctx, `select geneva.create_workflow('Item', 'Row', 'alone:' || g) from generate_series(1, 10) g`)
+	require.NoError(t, err)
+	b.waitAllEnded(t, "Item", 60*time.Second)
+	most, samples := sampled()
+	require.LessOrEqual(t, most, int64(3))
+	var perParent int64
+	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from geneva.step_executions e
+		join geneva.workflows w on w.id = e.workflow_id where w.workflow_type = 'Item'`).Scan(&perParent))
+	require.EqualValues(t, 2*170, perParent, "a step waiting for a slot is not an attempt")
+	t.Logf("%d samples; most in progress for one parent at once: %d", samples, most)
 }

@@ -72,7 +72,7 @@ type WorkflowOpts struct {
 	Hooks []Hook
 
 	// Concurrency bounds how many of the type's step executions are in
-	// progress at once per group, hero or type (the definition's
+	// progress at once per group, hero, type or parent (the definition's
 	// "concurrency"), decided in SQL when a step is claimed: one over it
 	// waits, without a River job, for a slot of its key.
 	//
@@ -80,8 +80,8 @@ type WorkflowOpts struct {
 	Concurrency *Concurrency
 
 	// RateLimit bounds how many of the type's step executions start per
-	// window per group, hero or type (the definition's "rate_limit"): one
-	// over it is scheduled for the next window with room.
+	// window per group, hero, type or parent (the definition's
+	// "rate_limit"): one over it is scheduled for the next window with room.
 	//
 	// Defaults to nil: no bound.
 	RateLimit *RateLimit

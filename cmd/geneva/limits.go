@@ -138,9 +138,10 @@ executions at once.`,
 				return usagef("--per goes with --rate")
 			}
 			switch goclient.LimitBy(by) {
-			case goclient.LimitByNone, goclient.LimitByGroup, goclient.LimitByHero, goclient.LimitByType:
+			case goclient.LimitByNone, goclient.LimitByGroup, goclient.LimitByHero, goclient.LimitByType,
+				goclient.LimitByParent:
 			default:
-				return usagef("--by is none, group, hero or type, not %q", by)
+				return usagef("--by is none, group, hero, type or parent, not %q", by)
 			}
 			return nil
 		},
@@ -156,7 +157,7 @@ executions at once.`,
 	cmd.Flags().IntVar(&params.Concurrency, "concurrency", 0, "executions in progress at once per key")
 	cmd.Flags().IntVar(&params.Rate, "rate", 0, "starts per window (--per) per key")
 	cmd.Flags().DurationVar(&params.Per, "per", 0, "the rate's window: 1s, 1m, 1h...")
-	cmd.Flags().StringVar(&by, "by", string(goclient.LimitByNone), "the key: none (one for all), group, hero or type")
+	cmd.Flags().StringVar(&by, "by", string(goclient.LimitByNone), "the key: none (one for all), group, hero, type or parent (the children of one parent)")
 	return cmd
 }
 

@@ -26,11 +26,11 @@ func TestLimitsAndLimitDefine(t *testing.T) {
 	// usage errors, before connecting
 	for args, message := range map[string][]string{
 		"limit define needs --concurrency, --rate (with --per) or both": {"limit", "define", "api"},
-		"--rate needs --per":                {"limit", "define", "api", "--rate", "10"},
-		"--per goes with --rate":            {"limit", "define", "api", "--concurrency", "1", "--per", "1s"},
-		"--by is none, group, hero or type": {"limit", "define", "api", "--concurrency", "1", "--by", "tenant"},
-		"limit define takes one limit name": {"limit", "define", "--concurrency", "1"},
-		"--concurrency must be at least 1":  {"limit", "define", "api", "--concurrency", "-1"},
+		"--rate needs --per":                        {"limit", "define", "api", "--rate", "10"},
+		"--per goes with --rate":                    {"limit", "define", "api", "--concurrency", "1", "--per", "1s"},
+		"--by is none, group, hero, type or parent": {"limit", "define", "api", "--concurrency", "1", "--by", "tenant"},
+		"limit define takes one limit name":         {"limit", "define", "--concurrency", "1"},
+		"--concurrency must be at least 1":          {"limit", "define", "api", "--concurrency", "-1"},
 	} {
 		_, err := cli(t, "", message...)
 		require.ErrorContains(t, err, args)

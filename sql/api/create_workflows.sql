@@ -367,7 +367,8 @@ begin
     and geneva._limit_carries(v_definition.definition, v_definition.step_names, v_first_step) then
     with k as materialized (
       select u.ord,
-        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id) as key
+        geneva._concurrency_key(v_definition.definition, p_workflow_type, p_groups[u.ord], p_hero_type, u.hero_id, p_parent_id)
+          as key
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
     ),

@@ -2,7 +2,8 @@
 -- step that names it in its definition's "limits" (of any type): at most
 -- p_concurrency of their executions in progress at once, and at most p_rate
 -- starts per p_per, per key: p_by none (one key for all), group (each
--- workflow's group), hero or type.
+-- workflow's group), hero, type or parent (the children of one parent; a
+-- workflow without a parent is not held).
 --
 -- Called by: operators (any SQL client, goclient), before the definitions
 -- that name it are registered (define_workflow refuses an unknown name). A
@@ -12,7 +13,7 @@
 -- Locks: the limit's row (upsert), then the keys of its waiting executions.
 -- Records the action (geneva._log_action).
 -- Raises: 22004 for a NULL name or p_by; 22023 for an empty name, p_by not
--- none, group, hero or type, neither a concurrency nor a rate, a bound under
+-- none, group, hero, type or parent, neither a concurrency nor a rate, a bound under
 -- 1, a rate without a per or a per not above zero or in months or years;
 -- 22001 for a name over 255 bytes.
 create or replace function geneva.define_limit(
@@ -41,8 +42,8 @@ begin
   if p_name = '' then
     raise exception 'limit name must not be empty' using errcode = '22023';
   end if;
-  if p_by not in ('none', 'group', 'hero', 'type') then
-    raise exception 'limit %: by % is not none, group, hero or type', p_name, p_by using errcode = '22023';
+  if p_by not in ('none', 'group', 'hero', 'type', 'parent') then
+    raise exception 'limit %: by % is not none, group, hero, type or parent', p_name, p_by using errcode = '22023';
   end if;
   if p_concurrency is null and p_rate is null then
     raise exception 'limit % has neither a concurrency nor a rate', p_name using errcode = '22023';
@@ -85,4 +86,4 @@ end;
 $$;
 
 comment on function geneva.define_limit(text, integer, integer, interval, text) is
-'Creates or replaces a named limit (concurrency, rate per window, by none, group, hero or type) for the steps that name it.';
+'Creates or replaces a named limit (concurrency, rate per window, by none, group, hero, type or parent) for the steps that name it.';

@@ -13,7 +13,7 @@
 -- "on_timeout": run (default), cancel, pause or skip}); and optional top-level
 -- on_exception, queue (default 'default'), priority (1-4, default 1),
 -- may_proceed_without_hero, cancel_if (names of the worker's conditions,
--- kept for operators to read), concurrency ({"by": group, hero or type,
+-- kept for operators to read), concurrency ({"by": group, hero, type or parent,
 -- "limit": N}) and rate_limit (the same with "per": a window), per step
 -- limits (names of geneva.define_limit's) and idempotency_ttl (how long
 -- create_workflow's p_idempotency_key returns the first workflow: an

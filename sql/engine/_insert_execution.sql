@@ -75,7 +75,7 @@ begin
     and geneva._limit_carries(p_definition.definition, p_definition.step_names, p_step_name) then
     v_wait_key := (geneva._limit_wait_behind(array[geneva._concurrency_key(
       p_definition.definition, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type,
-      p_workflow.hero_id
+      p_workflow.hero_id, p_workflow.parent_id
     )]))[1];
   end if;
 

@@ -1,5 +1,6 @@
 -- geneva._concurrency_key: the key its type's "concurrency" gives a workflow
--- (geneva._limit_key), NULL when the type has none: the one slot a step held
+-- (geneva._limit_key), NULL when the type has none (or it is "by": "parent"
+-- and the workflow has no parent): the one slot a step held
 -- to that limit only (geneva._limit_carries) needs, which its next step may
 -- carry on or wait for.
 --
@@ -12,7 +13,8 @@ create or replace function geneva._concurrency_key(
   p_workflow_type text,
   p_group text,
   p_hero_type text,
-  p_hero_id text
+  p_hero_id text,
+  p_parent_id bigint
 )
 returns text
 language sql
@@ -22,7 +24,7 @@ as $$
   select case when p_definition ? 'concurrency' then
     geneva._limit_key(
       'concurrency', p_workflow_type, p_definition -> 'concurrency' ->> 'by',
-      p_workflow_type, p_group, p_hero_type, p_hero_id
+      p_workflow_type, p_group, p_hero_type, p_hero_id, p_parent_id
     )
   end
 $$;

@@ -84,7 +84,7 @@ begin
   with x as materialized (
     select e.id, e.workflow_id, e.limit_keys,
       case when geneva._limit_carries(d.definition, d.step_names, e.step_name) then
-        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id)
+        geneva._concurrency_key(d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id, w.parent_id)
       end as key
     from unnest(p_execution_ids) as i (id)
     join geneva.step_executions e on e.id = i.id

@@ -2,7 +2,8 @@
 -- the key of its workflow: the type's "concurrency" and "rate_limit" and
 -- the step's named "limits" (geneva.limits), with their bounds.
 --
--- A key is a JSON array as text (geneva._limit_key).
+-- A key is a JSON array as text (geneva._limit_key). A limit "by": "parent"
+-- does not hold a workflow without a parent: it has no key, and no row here.
 --
 -- Called by: geneva._limit_admit (at a claim). Takes no locks.
 -- Like geneva.now() it has no `set search_path`, so that the planner can
@@ -16,10 +17,7 @@ returns table (limit_key text, concurrency integer, rate integer, per interval)
 language sql
 stable
 as $$
-  select geneva._limit_key(
-      l.kind, l.name, l.by, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id
-    ),
-    l.concurrency, l.rate, l.per
+  select k.limit_key, l.concurrency, l.rate, l.per
   from (
     select 'concurrency' as kind, p_workflow.workflow_type as name, c ->> 'by' as by,
       (c ->> 'limit')::integer as concurrency, null::integer as rate, null::interval as per
@@ -40,4 +38,11 @@ as $$
     ) as n (name)
     join geneva.limits l on l.name = n.name
   ) l
+  cross join lateral (
+    select geneva._limit_key(
+      l.kind, l.name, l.by, p_workflow.workflow_type, p_workflow.group_name, p_workflow.hero_type, p_workflow.hero_id,
+      p_workflow.parent_id
+    ) as limit_key
+  ) k
+  where k.limit_key is not null
 $$;

@@ -67,7 +67,7 @@ begin
       cardinality(e.limit_keys) = 1
         and geneva._limit_carries(d.definition, d.step_names, e.step_name)
         and e.limit_keys[1] = geneva._concurrency_key(
-          d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id
+          d.definition, w.workflow_type, w.group_name, w.hero_type, w.hero_id, w.parent_id
         )
         as carries,
       -- (a range: see geneva._limit_release)

@@ -1,6 +1,6 @@
 -- geneva._validate_limit: checks a definition's "concurrency" ({"by",
--- "limit"}) or "rate_limit" ({"by", "limit", "per"}): `by` is group, hero
--- or type; `limit` a positive integer; a rate limit's `per` an interval (or
+-- "limit"}) or "rate_limit" ({"by", "limit", "per"}): `by` is group, hero,
+-- type or parent; `limit` a positive integer; a rate limit's `per` an interval (or
 -- seconds) above zero, without months or years (windows are fixed lengths).
 --
 -- Called by: geneva.define_workflow. Takes no locks.
@@ -26,8 +26,8 @@ begin
               hint = case when p_rate then 'Keys are by, limit and per.' else 'Keys are by and limit.' end;
     end if;
   end loop;
-  if jsonb_typeof(p_limit -> 'by') is distinct from 'string' or p_limit ->> 'by' not in ('group', 'hero', 'type') then
-    raise exception '%: by % is not group, hero or type', p_where, coalesce((p_limit -> 'by')::text, 'missing')
+  if jsonb_typeof(p_limit -> 'by') is distinct from 'string' or p_limit ->> 'by' not in ('group', 'hero', 'type', 'parent') then
+    raise exception '%: by % is not group, hero, type or parent', p_where, coalesce((p_limit -> 'by')::text, 'missing')
       using errcode = '22023';
   end if;
   if jsonb_typeof(p_limit -> 'limit') is distinct from 'number'

@@ -6,7 +6,7 @@
 -- was held (a rate's: its claim found the window full, its updated_at).
 -- `limit_name` is the named limit, or the workflow type for a type's own
 -- concurrency and rate_limit (`kind` says which); `key` is the group, hero
--- (type:id), type or '' (by none).
+-- (type:id), type, parent's id or '' (by none).
 --
 -- For operators (the dashboard's Limits page, `geneva limits`) and metrics.
 -- Reads geneva.limit_slots (the slots held), the partial indexes
@@ -50,8 +50,11 @@ rate_held as (
       when 'group' then coalesce(w.group_name, '')
       when 'hero' then w.hero_type || ':' || w.hero_id
       when 'type' then w.workflow_type
+      when 'parent' then w.parent_id::text
       else ''
     end)::text as limit_key
+    -- (a limit by parent holds no workflow without one)
+    where r.by is distinct from 'parent' or w.parent_id is not null
   ) k
   where e.state = 'scheduled'
     and e.limit_window_at > geneva.now()

@@ -178,9 +178,12 @@ cross join lateral (
       when 'group' then coalesce(w.group_name, '')
       when 'hero' then w.hero_type || ':' || w.hero_id
       when 'type' then w.workflow_type
+      when 'parent' then w.parent_id::text
       else ''
     end as value
   ) v
+  -- (a limit by parent holds no workflow without one)
+  where r.by is distinct from 'parent' or w.parent_id is not null
 ) k
 where e.state = 'scheduled'
   and e.limit_window_at > geneva.now()
