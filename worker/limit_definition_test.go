@@ -64,7 +64,7 @@ func TestLimitDefinition(t *testing.T) {
 		message string
 	}{
 		"ConcurrencyWithoutBy": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{Limit: 2}},
-			nil, "Concurrency: no By (ByGroup, ByHero or ByType)"},
+			nil, "Concurrency: no By (ByGroup, ByHero, ByType or ByParent)"},
 		"ConcurrencyUnknownBy": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: "tenant", Limit: 2}},
 			nil, `Concurrency: unknown By "tenant" (group, hero, type or parent)`},
 		"ConcurrencyZero": {worker.WorkflowOpts{Concurrency: &worker.Concurrency{By: worker.ByGroup}},
