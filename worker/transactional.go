@@ -79,10 +79,10 @@ func (e *TransactionError) Error() string {
 func (e *TransactionError) Unwrap() error { return e.Err }
 
 // recordOnTx records a transactional step's end (a signal) on its
-// transaction and commits. It returns true when that settled the ending
-// (recorded with the step's writes, or the execution had moved on and the
-// writes are rolled back); else the transaction is rolled back and end is
-// replaced by what to record instead, in a fresh transaction: a give-back
+// transaction and commits. It returns true when that recorded the ending
+// with the step's writes; else the transaction is rolled back and end is
+// what to record instead, in a fresh transaction: the same signal when the
+// execution had moved on (which records nothing), a give-back
 // when the database did not answer (the step runs again, as after a crash:
 // when a commit whose reply was lost did commit, the give-back finds the
 // execution ended and records nothing), else the step's failure
@@ -97,11 +97,12 @@ func (e *executor) recordOnTx(ctx context.Context, end *ending) (*recorded, bool
 	results, err := protocol.New(tx).CompleteSteps(ctx, []protocol.CompleteReport{end.report()})
 	if err == nil && results[0].Outcome == nil && results[0].Next == nil {
 		// the execution had moved on (recovered by housekeeping, say): its
-		// end is not recorded, so neither are the step's writes
+		// end is not recorded, so neither are the step's writes; the same
+		// report in a fresh transaction records nothing either, but
+		// completes the River job
 		rollbackStepTx(ctx, tx, end.step.Logger)
 		end.step.Logger.WarnContext(ctx, "geneva: the step's writes are rolled back: its execution had moved on")
-		result := results[0]
-		return &recorded{outcome: result.Outcome, workflowState: result.WorkflowState, report: result.Report}, true
+		return nil, false
 	}
 	if err == nil {
 		err = tx.Commit(ctx)

@@ -69,6 +69,7 @@ func TestTransactionalSteps(t *testing.T) {
 	b := setup(t)
 	createTxRows(t, b)
 
+	reached, release := make(chan struct{}), make(chan struct{})
 	reattempt := &worker.ExceptionPolicy{Action: worker.ActionReattempt, MaxReattempts: 3}
 	transactional := &worker.StepOpts{Transactional: true, OnException: reattempt}
 	define := func(workflowType string, first func(ctx context.Context, step *worker.Step) error) *worker.Workflow {
@@ -95,12 +96,24 @@ func TestTransactionalSteps(t *testing.T) {
 		define("TxCommitted", func(ctx context.Context, step *worker.Step) error {
 			return step.Tx().Commit(ctx)
 		}),
+		// started in the end's transaction of the step before it, and
+		// continuing from its own: each runs after a commit
+		worker.NewWorkflow("TxInline", nil).Step("a", ok, nil).
+			Step("b", writeRow, &worker.StepOpts{Transactional: true}).
+			Step("c", writeRow, &worker.StepOpts{Transactional: true}).
+			Step("d", ok, nil),
+		// its execution ends while it runs (housekeeping recovers it)
+		worker.NewWorkflow("TxMovedOn", nil).Step("a", txStep(func(ctx context.Context, step *worker.Step) error {
+			reached <- struct{}{}
+			<-release
+			return nil
+		}), &worker.StepOpts{Transactional: true}),
 		worker.NewWorkflow("NotTx", nil).Step("a", func(ctx context.Context, step *worker.Step) error {
 			_, err := step.Tx().Exec(ctx, "select 1")
 			return err
 		}, &worker.StepOpts{OnException: &worker.ExceptionPolicy{Action: worker.ActionPause}}),
 	}
-	b.start(t, &worker.Config{Workflows: workflows, StepTimeout: 2 * time.Second})
+	b.start(t, &worker.Config{Workflows: workflows, StepTimeout: 5 * time.Second})
 
 	for _, tc := range []struct {
 		workflowType string
@@ -131,6 +144,24 @@ func TestTransactionalSteps(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("TxInline", func(t *testing.T) {
+		id := b.create(t, "TxInline")
+		b.waitState(t, id, goclient.StateFinished)
+		require.Len(t, txRows(t, b, id), 2)
+		require.Equal(t, []string{"a: job", "b: -", "c: -", "d: -"}, b.jobIDs(t, id), "one job ran them all")
+	})
+
+	t.Run("TxMovedOn", func(t *testing.T) {
+		id := b.create(t, "TxMovedOn")
+		<-reached
+		_, err := b.client.Housekeep(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: new(time.Nanosecond)})
+		require.NoError(t, err)
+		close(release)
+		b.waitState(t, id, goclient.StateFinished)
+		require.Equal(t, []int{2}, txRows(t, b, id), "the first run's write is rolled back with its end unrecorded")
+		require.Equal(t, []string{"a: recovered", "a: success"}, b.outcomes(t, id))
+	})
 
 	t.Run("NotTransactional", func(t *testing.T) {
 		id := b.create(t, "NotTx")
