@@ -92,6 +92,12 @@ func TestTransactionalSteps(t *testing.T) {
 			_ = writeRow(ctx, step) // a duplicate key
 			return nil
 		}),
+		// the step's connection is lost before its end is recorded: it is
+		// given back, and runs again
+		define("TxConnLost", func(ctx context.Context, step *worker.Step) error {
+			_, _ = step.Tx().Exec(ctx, "select pg_terminate_backend(pg_backend_pid())")
+			return nil
+		}),
 		// the step ends its transaction itself
 		define("TxCommitted", func(ctx context.Context, step *worker.Step) error {
 			return step.Tx().Commit(ctx)
@@ -130,6 +136,7 @@ func TestTransactionalSteps(t *testing.T) {
 		{"TxReattempt", []int{1, 2}, []string{"a: reattempted", "a: success", "b: success"}, ""},
 		{"TxSkip", []int{1}, []string{"a: skipped_by_flow_control", "b: success"}, ""},
 		{"TxAborted", []int{2}, []string{"a: reattempted_by_exception", "a: success", "b: success"}, "could not commit with its end"},
+		{"TxConnLost", []int{2}, []string{"a: recovered", "a: success", "b: success"}, ""},
 		{"TxCommitted", []int{1, 2}, []string{"a: reattempted_by_exception", "a: success", "b: success"}, "tx is closed"},
 	} {
 		t.Run(tc.workflowType, func(t *testing.T) {
