@@ -98,6 +98,11 @@ func TestTransactionalSteps(t *testing.T) {
 			_, _ = step.Tx().Exec(ctx, "select pg_terminate_backend(pg_backend_pid())")
 			return nil
 		}),
+		// a cursor cannot be saved in a transactional step
+		define("TxCheckpoint", func(ctx context.Context, step *worker.Step) error {
+			_, err := step.Checkpoint(ctx, 1)
+			return err
+		}),
 		// the step ends its transaction itself
 		define("TxCommitted", func(ctx context.Context, step *worker.Step) error {
 			return step.Tx().Commit(ctx)
@@ -137,6 +142,7 @@ func TestTransactionalSteps(t *testing.T) {
 		{"TxSkip", []int{1}, []string{"a: skipped_by_flow_control", "b: success"}, ""},
 		{"TxAborted", []int{2}, []string{"a: reattempted_by_exception", "a: success", "b: success"}, "could not commit with its end"},
 		{"TxConnLost", []int{2}, []string{"a: recovered", "a: success", "b: success"}, ""},
+		{"TxCheckpoint", []int{2}, []string{"a: reattempted_by_exception", "a: success", "b: success"}, "checkpoint in a transactional step"},
 		{"TxCommitted", []int{1, 2}, []string{"a: reattempted_by_exception", "a: success", "b: success"}, "tx is closed"},
 	} {
 		t.Run(tc.workflowType, func(t *testing.T) {
