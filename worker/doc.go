@@ -49,6 +49,16 @@
 // every way the step runs again except [ReattemptRewind] and an operator's
 // schedule_step or skip_step.
 //
+// # Transactional steps
+//
+// A step with [StepOpts].Transactional writes on [Step.Tx], a transaction
+// the worker begins on its pool before the step starts: the worker records
+// the step's end on it and commits once, so that the step's writes and the
+// record of its end commit together, or not at all. An error, a panic or a
+// timeout rolls the writes back, and the failure is recorded in a fresh
+// transaction ([TransactionError] when the transaction itself could not
+// commit). A resumable step cannot be transactional.
+//
 // # Exception policies
 //
 // An [ExceptionPolicy] is a plain value. SQL resolves which applies: a step's

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
@@ -46,6 +48,9 @@ type ending struct {
 	// replyCursor and replyWait are an HTTP step's reply's (Step's),
 	// recorded in the same call as the end; nil for none.
 	replyCursor, replyWait json.RawMessage
+	// tx is a transactional step's transaction, holding its writes, which
+	// the ending is recorded on (recordOnTx); nil for none, and once tried.
+	tx pgx.Tx
 }
 
 // decision is what an exception handler decided (see executor.decide).

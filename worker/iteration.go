@@ -97,6 +97,12 @@ type ResumableOpts struct {
 	//
 	// Defaults to 1 second.
 	CheckpointInterval time.Duration
+
+	// Transactional cannot be set: a resumable step's cursor must commit
+	// while it runs, and a transactional step's writes commit only with its
+	// end (StepOpts.Transactional). Validate (worker.New) refuses it, as a
+	// configuration error.
+	Transactional bool
 }
 
 // stepOpts is the StepOpts part of o.
@@ -158,6 +164,8 @@ func (w *Workflow) ResumableStep(name string, fn ResumableFunc, opts *ResumableO
 		w.errorf("step %s: negative MaxIterations %d", label, copied.MaxIterations)
 	case copied.MaxRuntime < 0:
 		w.errorf("step %s: negative MaxRuntime %s", label, copied.MaxRuntime)
+	case copied.Transactional:
+		w.errorf("step %s: a resumable step cannot be transactional (its cursor must commit while it runs; a transactional step's writes commit only with its end)", label)
 	case copied.CheckpointInterval < -1:
 		w.errorf("step %s: negative CheckpointInterval %s (-1 writes at every call)", label, copied.CheckpointInterval)
 	}

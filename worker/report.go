@@ -159,11 +159,19 @@ func (e *executor) recordWithRetries(ctx, stop context.Context, db DB, end *endi
 // River job): geneva.complete_steps with its element (a signal, a running
 // step's error or a give-back; through the completer, with the others that
 // end close to it, or as a batch of one), or geneva.fail_step with a
-// precondition's error.
+// precondition's error. A transactional step's signal is recorded on its
+// own transaction instead (recordOnTx), alone.
 // A handler policy takes a second call: the first records nothing and asks
 // for the handler's decision, which the ending keeps; the handler runs
 // outside any batch.
 func (e *executor) record(ctx context.Context, db DB, end *ending) (*recorded, error) {
+	if end.tx != nil {
+		// a transactional step's signal, with its writes (once: else end
+		// is now what to record in a fresh transaction)
+		if result, settled := e.recordOnTx(ctx, end); settled {
+			return result, nil
+		}
+	}
 	if end.failure != nil && end.phase == phasePrecondition {
 		return e.recordFailure(ctx, protocol.New(db), end)
 	}

@@ -147,6 +147,15 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 		stepCtx, cancel = context.WithTimeout(ctx, e.stepTimeout)
 		defer cancel()
 	}
+	if transactional(wf, step) {
+		tx, err := beginStepTx(ctx, db)
+		if err != nil {
+			// it cannot run as defined: give it back, to run again
+			step.Logger.WarnContext(ctx, "geneva: beginning the step's transaction failed; giving the step back", slog.String("error", err.Error()))
+			return e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
+		}
+		step.tx = tx
+	}
 	stopHeartbeat := e.startHeartbeat(ctx, step.client, step)
 	ran := false
 	stepErr := runHooks(stepCtx, e.hooksOf(step), EventStep, step, func(ctx context.Context) error {
@@ -164,6 +173,8 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 		return callStep(ctx, wf.step(step.Name), step)
 	})
 	stopHeartbeat()
+	tx := step.tx
+	step.tx = nil // (valid for the step's run only)
 	if step.iteration != nil {
 		// a resumable step's last cursor is written before its end is
 		// recorded: the step runs again from it after an error or a signal,
@@ -185,6 +196,13 @@ func (e *executor) runStarted(ctx context.Context, db DB, wf *registeredWorkflow
 	}
 	end := newEnding(wf, step, jobID, ended, stepErr)
 	end.continueInline = offer && ctx.Err() == nil && !e.stopping.Load()
+	if tx != nil {
+		if end.phase == phaseStep && end.failure == nil {
+			end.tx = tx // its writes commit with its end
+		} else {
+			rollbackStepTx(ctx, tx, step.Logger)
+		}
+	}
 	return e.finalize(ctx, db, end)
 }
 

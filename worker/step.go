@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
@@ -102,6 +104,22 @@ type Step struct {
 	// inputErr says a JSON value of the claim (cursor, event payload, http)
 	// cannot be decoded: the step does not run, and fails with it.
 	inputErr *UndecodableInputError
+	// tx is a transactional step's transaction while it runs (Tx).
+	tx pgx.Tx
+}
+
+// Tx is a transactional step's transaction (StepOpts.Transactional), begun
+// on the worker's DB before the step starts and valid while it runs (in its
+// function and its EventStep hooks): what the step writes on it commits with
+// the record of the step's end, or not at all. The step must not commit or
+// roll it back itself (it then fails with a *TransactionError). Tx panics
+// (a *PanicError for the step) when the step is not transactional, or
+// outside its run (in a condition, a handler, after it returned).
+func (s *Step) Tx() pgx.Tx {
+	if s.tx == nil {
+		panic(fmt.Sprintf("geneva: Step.Tx called outside the run of a transactional step (step %s of %s; see StepOpts.Transactional)", s.Name, s.WorkflowType))
+	}
+	return s.tx
 }
 
 // Checkpoint saves a step's cursor (any value that marshals to JSON) at
@@ -116,6 +134,9 @@ func (s *Step) Checkpoint(ctx context.Context, cursor any) (stop bool, err error
 	}
 	if s.client == nil {
 		return false, fmt.Errorf("geneva: checkpoint outside a running step")
+	}
+	if s.tx != nil {
+		return false, fmt.Errorf("geneva: checkpoint in a transactional step (its writes commit only with its end; a cursor must commit while it runs)")
 	}
 	stop, err = s.client.CheckpointStep(ctx, s.ExecutionID, raw)
 	if err == nil && s.iteration != nil {

@@ -157,6 +157,26 @@ type StepOpts struct {
 	//
 	// Defaults to none.
 	Limits []string
+
+	// Transactional runs the step with a transaction (Step.Tx), begun on
+	// the worker's DB before it starts: what it writes on that transaction
+	// commits together with the record of its end, or not at all. The
+	// worker records the end on the transaction (alone, not in a batch of
+	// ends) and commits once. A step that returns nil or flow control
+	// (Suspend, Reattempt, Skip, Cancel, Pause, Finished) commits its
+	// writes with that outcome: it is what the step decided. An error, a
+	// panic, the step timeout or a hard stop rolls them back, and the
+	// failure (or give-back) is recorded in a fresh transaction, the
+	// exception policies applying as usual; a worker that dies before the
+	// commit leaves neither, and the step runs again. Each running
+	// transactional step holds a connection of the pool: size the pool
+	// above the number of such steps that run at once (MaxWorkers).
+	// Neither an HTTP step nor a resumable one (its cursor must commit
+	// while it runs) can be transactional; Step.Checkpoint fails in one.
+	//
+	// Defaults to false: the step's writes are its own, and commit on
+	// their own.
+	Transactional bool
 }
 
 // Workflow defines a workflow type: its steps in run order and its settings.
@@ -318,6 +338,8 @@ func (w *Workflow) Step(name string, fn StepFunc, opts *StepOpts) *Workflow {
 		w.errorf("step %s: negative wait %s", name, step.opts.Wait)
 	case step.opts.AfterStart < 0:
 		w.errorf("step %s: negative AfterStart %s", name, step.opts.AfterStart)
+	case step.opts.Transactional && step.opts.HTTP != nil:
+		w.errorf("step %s: an HTTP step cannot be transactional (its endpoint writes on its own)", name)
 	}
 
 	at := len(w.steps)
