@@ -46,6 +46,9 @@ type ending struct {
 	// replyCursor and replyWait are an HTTP step's reply's (Step's),
 	// recorded in the same call as the end; nil for none.
 	replyCursor, replyWait json.RawMessage
+	// children are the children the step started (Step.StartChildren, an
+	// HTTP reply's), as JSON, created with its success; nil for none.
+	children json.RawMessage
 }
 
 // decision is what an exception handler decided (see executor.decide).
@@ -76,6 +79,7 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 	}
 	if ph == phaseStep {
 		end.replyCursor, end.replyWait = step.replyCursor, step.replyWait
+		end.children = step.startedChildren()
 	}
 	if ph == phaseStep {
 		if err == nil {
@@ -125,7 +129,7 @@ func (end *ending) report() protocol.CompleteReport {
 		report.Failure = end.failStep()
 	default:
 		report.Signal, report.Wait, report.Continue = protocol.Signal(end.signal), end.wait, end.continueInline
-		report.ReplyWait = end.replyWait
+		report.ReplyWait, report.Children = end.replyWait, end.children
 	}
 	return report
 }
