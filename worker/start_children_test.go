@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/protocol"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -174,4 +177,124 @@ func TestHTTPStepStartsChildren(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, children)
 	}
+}
+
+// fanOutWorkflows are the workflows of TestStartChildrenKilled: each Run's
+// fan_out starts 5 Items, its join awaits them.
+func fanOutWorkflows() []*worker.Workflow {
+	return []*worker.Workflow{
+		worker.NewWorkflow("Run", nil).
+			Step("fan_out", func(ctx context.Context, step *worker.Step) error {
+				for i := range 5 {
+					step.StartChildren(worker.Child{Type: "Item", HeroType: "Item", HeroID: fmt.Sprintf("%d-%d", step.WorkflowID, i)})
+				}
+				return nil
+			}, nil).
+			Step("join", ok, &worker.StepOpts{Await: &worker.Await{Children: worker.JoinAll, Timeout: time.Hour}}),
+		worker.NewWorkflow("Item", nil).Step("work", ok, nil),
+	}
+}
+
+// TestFanOutChild is the worker process of TestStartChildrenKilled; it does
+// nothing in a normal test run.
+func TestFanOutChild(t *testing.T) {
+	if os.Getenv("GENEVA_FAN_CHILD_URL") == "" {
+		t.Skip("run by TestStartChildrenKilled")
+	}
+	ctx := context.Background()
+	pool, _ := childPools(t, "GENEVA_FAN_CHILD")
+	w, err := worker.New(pool, &worker.Config{Workflows: fanOutWorkflows(), River: fastRiver(), CompleteBatchSize: 64})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(ctx))
+	require.Eventually(t, func() bool {
+		n, err := w.Client().CountWorkflows(ctx, &goclient.WorkflowFilter{WorkflowType: "Run", State: goclient.StateOngoing})
+		return err == nil && n.Workflows == 0
+	}, time.Minute, 10*time.Millisecond)
+	require.NoError(t, w.Stop(ctx))
+}
+
+// A worker SIGKILLed while parents fan out loses nothing and starts
+// nothing twice: at every instant a parent has its children iff its step's
+// success is recorded (one transaction), and a new worker finishes them all.
+func TestStartChildrenKilled(t *testing.T) {
+	t.Parallel()
+	b, conf := setupWithConfig(t)
+	for _, wf := range fanOutWorkflows() {
+		definition, err := wf.Definition()
+		require.NoError(t, err)
+		require.NoError(t, protocol.New(b.workerPool).DefineWorkflow(b.ctx, wf.Type(), definition))
+	}
+	const parents = 40
+	var ids []int64
+	for range parents {
+		ids = append(ids, b.create(t, "Run"))
+	}
+	// children iff success, for every parent
+	check := func() {
+		t.Helper()
+		rows, err := b.pool.Query(b.ctx, `select w.id,
+				(select count(*) from geneva.step_executions e where e.workflow_id = w.id and e.step_name = 'fan_out' and e.outcome = 'success'),
+				(select count(*) from geneva.workflows c where c.parent_id = w.id), w.children
+			from geneva.workflows w where w.id = any ($1)`, ids)
+		require.NoError(t, err)
+		for rows.Next() {
+			var id, successes, children, counted int64
+			require.NoError(t, rows.Scan(&id, &successes, &children, &counted))
+			require.Contains(t, []int64{0, 1}, successes)
+			require.Equal(t, successes*5, children, "workflow %d: children iff its fan_out's success", id)
+			require.Equal(t, children, counted, "workflow %d: its count", id)
+		}
+		require.NoError(t, rows.Err())
+	}
+
+	first := startChild(t, "TestFanOutChild", "GENEVA_FAN_CHILD", conf)
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, b.pool.QueryRow(b.ctx, "select count(*) from geneva.workflows where parent_id is not null").Scan(&n))
+		return n > 0
+	}, 30*time.Second, time.Millisecond)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+	// (the dead worker's backends end their transactions: committed or not)
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, b.pool.QueryRow(b.ctx,
+			"select count(*) from pg_stat_activity where datname = current_database() and state like 'idle in%'").Scan(&n))
+		return n == 0
+	}, 30*time.Second, 10*time.Millisecond)
+	check()
+
+	// Housekeeping (with a threshold of zero rather than an hour) gives back
+	// what the dead worker left in_progress, and River's rescuer the jobs it
+	// had fetched and not claimed (done here at once: it waits an hour)
+	_, err := b.client.Housekeep(b.ctx, &goclient.HousekeepParams{StuckInProgressAfter: new(time.Nanosecond)})
+	require.NoError(t, err)
+	_, err = b.pool.Exec(b.ctx, "update river_job set state = 'available', scheduled_at = now() where state = 'running'")
+	require.NoError(t, err)
+	second := startChild(t, "TestFanOutChild", "GENEVA_FAN_CHILD", conf)
+	if err := second.Wait(); err != nil {
+		rows, qerr := b.pool.Query(b.ctx, `select w.workflow_type, w.state, coalesce(e.step_name, ''), coalesce(e.state, ''), count(*)
+			from geneva.workflows w left join geneva.step_executions e on e.workflow_id = w.id and e.state in ('scheduled', 'in_progress')
+			group by 1, 2, 3, 4`)
+		require.NoError(t, qerr)
+		for rows.Next() {
+			var a, b2, c, d string
+			var n int
+			require.NoError(t, rows.Scan(&a, &b2, &c, &d, &n))
+			t.Logf("%s %s %s %s: %d", a, b2, c, d, n)
+		}
+		t.Fatalf("the second worker did not see the parents finish: %v", err)
+	}
+	check()
+	for _, id := range ids {
+		require.Equal(t, "finished", string(b.waitState(t, id, goclient.StateFinished).State))
+		children, err := b.client.ChildCounts(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, []goclient.ChildCount{{State: goclient.StateFinished, Workflows: 5}}, children, "workflow %d", id)
+	}
+	var twice int
+	require.NoError(t, b.pool.QueryRow(b.ctx, `select count(*) from (select workflow_id from geneva.step_executions e
+		join geneva.workflows w on w.id = e.workflow_id where w.parent_id = any ($1) and e.outcome = 'success'
+		group by workflow_id having count(*) > 1) x`, ids).Scan(&twice))
+	require.Zero(t, twice, "each child's step succeeded once")
 }
