@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
 )
 
 type response struct {
@@ -700,4 +702,43 @@ func TestWorkflowsLeadWithAttention(t *testing.T) {
 	require.Contains(t, r.body, fmt.Sprintf("Needs attention: %d paused", maxAttention+6))
 	require.Contains(t, r.body, `those an error paused first; <a href="/paused">all of them, by error class</a>`)
 	require.Equal(t, ids(w.cardDeclined[1], w.cardDeclined[0]), attention(r.body)[:2], "failing first")
+}
+
+// A parent's page links its children (their counts by state, each the list
+// filtered by parent and state), a child's page its parent and root, and the
+// list filtered by parent lists the children.
+func TestWorkflowChildrenLinks(t *testing.T) {
+	t.Parallel()
+	w := &world{ctx: context.Background(), pool: dbtest.NewPool(t)}
+	w.exec(t, `select geneva.define_workflow('Run', '{"steps": [{"name": "fan"}]}')`)
+	w.exec(t, `select geneva.define_workflow('Item', '{"steps": [{"name": "work"}]}')`)
+	root := w.create(t, "Run", "r")
+	var parent int64
+	require.NoError(t, w.pool.QueryRow(w.ctx,
+		"select geneva.create_workflow('Run', 'Customer', 'p', p_parent_id => $1)", root).Scan(&parent))
+	var children []int64
+	require.NoError(t, w.pool.QueryRow(w.ctx,
+		"select geneva.create_workflows('Item', 'Customer', array['1', '2', '3'], p_parent_id => $1)", parent).Scan(&children))
+	w.exec(t, "select geneva.cancel_workflow($1)", children[0])
+	h := w.newHandler(t, nil)
+
+	r := get(t, h, fmt.Sprintf("/workflows/%d", parent))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, fmt.Sprintf(`<dd id="workflow-parent"><a href="/workflows/%d">workflow %d</a></dd>`, root, root))
+	require.Contains(t, r.body, fmt.Sprintf(`<a href="/workflows?parent=%d">3</a>, 1 ended:`, parent))
+	require.Contains(t, r.body, fmt.Sprintf(`href="/workflows?parent=%d&amp;state=ready"><span class="state ready">ready</span> 2</a>`, parent))
+	require.Contains(t, r.body, fmt.Sprintf(`href="/workflows?parent=%d&amp;state=canceled"><span class="state canceled">canceled</span> 1</a>`, parent))
+
+	r = get(t, h, fmt.Sprintf("/workflows/%d", children[1]))
+	require.Contains(t, r.body, fmt.Sprintf(`<a href="/workflows/%d">workflow %d</a> (root: <a href="/workflows/%d">workflow %d</a>)`, parent, parent, root, root))
+
+	r = get(t, h, fmt.Sprintf("/workflows?parent=%d&state=ready", parent))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Equal(t, ids(children[2], children[1]), rowsOf(r.body))
+	require.Contains(t, r.body, fmt.Sprintf(`<input name="parent" value="%d"`, parent))
+	require.Contains(t, r.body, fmt.Sprintf(`href="/bulk/cancel?parent=%d&amp;state=ready"`, parent))
+	r = get(t, h, "/workflows")
+	require.Contains(t, r.body, fmt.Sprintf(`<a class="dim" href="/workflows?parent=%d">(1/3 children ended)</a>`, parent))
+	r = get(t, h, "/workflows?parent=x")
+	require.Equal(t, http.StatusBadRequest, r.status)
 }

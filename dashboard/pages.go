@@ -309,6 +309,9 @@ type workflowData struct {
 	// FinalStepIn is the workflow's FinalStepAt relative to now ("in 3
 	// days", "5s ago"; geneva.final_step_at).
 	FinalStepIn string
+	// ChildCounts count its children by state (geneva.workflow_children),
+	// when it has children.
+	ChildCounts []goclient.ChildCount
 }
 
 func (h *handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -364,6 +367,11 @@ func (h *handler) loadWorkflow(ctx context.Context, id int64) (*workflowData, er
 		}
 	}
 	d.Steps = standings(wf, defined, timeline)
+	if wf.Children > 0 {
+		if d.ChildCounts, err = h.client.ChildCounts(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	if d.Retries, err = h.client.Retries(ctx, id); err != nil {
 		return nil, err
 	}

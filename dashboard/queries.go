@@ -28,6 +28,7 @@ type filter struct {
 	HeroID        string
 	Group         string
 	ErrorClass    string
+	Parent        int64 // the children of this workflow
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
 	Before        int64 // keyset: ids below this one
@@ -71,7 +72,7 @@ func parseFilter(get func(string) string) (*filter, error) {
 	if f.CreatedBefore, err = parseTime(f.CreatedBeforeText); err != nil {
 		return f, fmt.Errorf("created before: %w", err)
 	}
-	for name, dst := range map[string]*int64{"before": &f.Before, "upto": &f.UpTo} {
+	for name, dst := range map[string]*int64{"before": &f.Before, "upto": &f.UpTo, "parent": &f.Parent} {
 		if v := get(name); v != "" {
 			if *dst, err = strconv.ParseInt(v, 10, 64); err != nil || *dst <= 0 {
 				return f, fmt.Errorf("%s must be a workflow id, not %q", name, v)
@@ -108,6 +109,9 @@ func (f *filter) query() string {
 	add("hero", f.Hero)
 	add("group", f.Group)
 	add("error_class", f.ErrorClass)
+	if f.Parent != 0 {
+		add("parent", strconv.FormatInt(f.Parent, 10))
+	}
 	add("created_after", f.CreatedAfterText)
 	add("created_before", f.CreatedBeforeText)
 	return q.Encode()
@@ -122,7 +126,7 @@ func (f *filter) workflowFilter() *goclient.WorkflowFilter {
 	return &goclient.WorkflowFilter{
 		WorkflowType: f.Type, State: goclient.WorkflowState(f.State), HeroType: f.HeroType, HeroID: f.HeroID,
 		Group: f.Group, ErrorClass: f.ErrorClass, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
-		BeforeID: f.Before, UpToID: f.UpTo,
+		BeforeID: f.Before, UpToID: f.UpTo, ParentID: f.Parent,
 	}
 }
 

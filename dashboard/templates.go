@@ -186,6 +186,11 @@ func toInt64(v any) int64 {
 		return int64(x)
 	case int64:
 		return x
+	case *int64:
+		if x == nil {
+			return 0
+		}
+		return *x
 	case *time.Duration:
 		if x == nil {
 			return 0

@@ -575,7 +575,12 @@ create table geneva.workflows (
   -- create_workflows and geneva._trg_children_ended, so that a join
   -- ("await": {"children": …}) is decided by the one end that makes it hold
   children integer not null default 0,
-  children_ended integer not null default 0
+  children_ended integer not null default 0,
+  -- a child's key among its parent's children (create_workflows'
+  -- p_child_keys; a step's children, worker.Child.Key, default its type and
+  -- hero): a key its parent's children have already is not created again,
+  -- so that a step's children are started once; NULL for none
+  child_key text
   -- (the rules of a row: the CHECK constraint workflows_state_valid, which
   -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 -- Pages filled to 80% by inserts: a workflow's row is updated at every step,
@@ -616,6 +621,9 @@ create index workflows_retried_from on geneva.workflows (retried_from) where ret
 -- A parent's children (geneva.workflow_children, the cascade of a cancel,
 -- bulk_workflows' parent_id): only children have entries.
 create index workflows_parent_id on geneva.workflows (parent_id, id) where parent_id is not null;
+
+-- A parent's children by key (create_workflows' p_child_keys): one each.
+create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,
@@ -1240,7 +1248,9 @@ begin;
 --   children      api/create_workflows (p_parent_id); a child's end:
 --                 children/children_ended (a trigger: every end, whoever
 --                 ends it), children/_children_count, children/_children_join
---                 (also at a join's claim, start_steps)
+--                 (also at a join's claim, start_steps); a running step's
+--                 children, with its end: children/_start_children (from
+--                 engine/_end_running)
 --   housekeeping  protocol/housekeep_if_due, api/housekeep
 --
 -- Tables (migrations/001_create_schema.sql): workflow_definitions and
@@ -5650,12 +5660,15 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- key committed after this transaction's snapshot (retry the transaction:
 -- it returns the rival's workflow); P0002 for an unknown p_parent_id, 55000
 -- for a parent that has ended; 22023 for p_skip_ongoing with
--- p_allow_multiple or p_idempotency_keys.
+-- p_allow_multiple or p_idempotency_keys; 22023 for p_child_keys without
+-- p_parent_id, with p_idempotency_keys, of another length than p_hero_ids
+-- or with an empty key, 22001 for a key over 255 bytes.
 --
 -- Returns the workflows' ids in the order of p_hero_ids: the new ones in
 -- ascending order, and for a hero whose idempotency key was given before
 -- (within its TTL, or earlier in the same list) the first workflow's; NULL
--- for a hero skipped (p_skip_ongoing).
+-- for a hero skipped (p_skip_ongoing) and for a child key taken
+-- (p_child_keys).
 --
 -- p_parent_id: the workflows are children of that workflow (docs/children.md):
 -- counted on its row (children), which is locked for it, so that its join
@@ -5669,6 +5682,14 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- starts one workflow per eligible hero). 22023 with p_idempotency_keys or
 -- p_allow_multiple (a skipped hero's key would name no workflow; with
 -- allow_multiple no hero is skipped).
+--
+-- p_child_keys: each child's key among the parent's children
+-- (workflows.child_key; NULL for none, the array or an element): a key that
+-- one of the parent's children has already, or that appears earlier in the
+-- list, is not created again (NULL at its place in the result), so that a
+-- step's children are started once however often the step runs (a running
+-- step's children: geneva._start_children). The parent's row lock orders
+-- the creations that name the same parent.
 --
 -- p_groups: each workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none (the array, or an
@@ -5698,9 +5719,10 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- Plans: every statement is held to index lookups, planned once per session
 -- (the settings below), as the claim's and the end's are: a list's length
 -- is not known when the plan is made.
--- (the signature before p_parent_id and p_skip_ongoing: dropped, so that an
--- installed database is upgraded in place)
+-- (the signatures before p_parent_id and p_skip_ongoing, and before
+-- p_child_keys: dropped, so that an installed database is upgraded in place)
 drop function if exists geneva.create_workflows(text, text, text[], boolean, text, text[], text[]);
+drop function if exists geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean);
 
 create or replace function geneva.create_workflows(
   p_workflow_type text,
@@ -5711,7 +5733,8 @@ create or replace function geneva.create_workflows(
   p_groups text[] default null,
   p_idempotency_keys text[] default null,
   p_parent_id bigint default null,
-  p_skip_ongoing boolean default false
+  p_skip_ongoing boolean default false,
+  p_child_keys text[] default null
 )
 returns bigint[]
 language plpgsql
@@ -5750,18 +5773,26 @@ begin
       using errcode = '22023',
             hint = 'With allow_multiple no hero is skipped; a skipped hero''s key would name no workflow.';
   end if;
+  if p_child_keys is not null and (p_parent_id is null or p_idempotency_keys is not null) then
+    raise exception 'child keys name the children of a parent, without idempotency keys'
+      using errcode = '22023',
+            hint = 'Pass p_parent_id with p_child_keys; a child''s key is its idempotency key among its parent''s children.';
+  end if;
   if array_ndims(p_hero_ids) > 1 or array_ndims(p_groups) > 1 or array_ndims(p_idempotency_keys) > 1
-    or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1 then
-    raise exception 'hero ids, groups and idempotency keys must be lists: one dimension, from 1'
+    or array_ndims(p_child_keys) > 1
+    or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1
+    or array_lower(p_child_keys, 1) <> 1 then
+    raise exception 'hero ids, groups, idempotency keys and child keys must be lists: one dimension, from 1'
       using errcode = '22023';
   end if;
   if array_position(p_hero_ids, null) is not null then
     raise exception 'hero id % of % is null', array_position(p_hero_ids, null), v_count
       using errcode = '22004';
   end if;
-  if cardinality(p_groups) <> v_count or cardinality(p_idempotency_keys) <> v_count then
-    raise exception '% hero ids, % groups and % idempotency keys: each list names one per hero',
-      v_count, cardinality(p_groups), cardinality(p_idempotency_keys)
+  if cardinality(p_groups) <> v_count or cardinality(p_idempotency_keys) <> v_count
+    or cardinality(p_child_keys) <> v_count then
+    raise exception '% hero ids, % groups, % idempotency keys and % child keys: each list names one per hero',
+      v_count, cardinality(p_groups), cardinality(p_idempotency_keys), cardinality(p_child_keys)
       using errcode = '22023', hint = 'Pass NULL for a list that names none.';
   end if;
   perform geneva._check_length(p_workflow_type, 255, 'workflow type');
@@ -5795,6 +5826,11 @@ begin
   if '' = any (p_idempotency_keys) then
     raise exception 'idempotency key must not be empty' using errcode = '22023',
       hint = 'Pass NULL to create without a key.';
+  end if;
+  perform geneva._check_lengths(p_child_keys, 255, 'child key');
+  if '' = any (p_child_keys) then
+    raise exception 'child key must not be empty' using errcode = '22023',
+      hint = 'Pass NULL to create a child without a key.';
   end if;
 
   -- the parent: locked, so that its children are counted one creation or
@@ -5831,6 +5867,30 @@ begin
   end if;
   v_result := v_ids;
   v_created := v_ids;
+
+  -- the child keys the parent's children have already, or that appear
+  -- earlier in the list: not created (under the parent's row lock, taken
+  -- above, so that a rival naming the same parent has committed or waits)
+  if p_child_keys is not null and array_to_string(p_child_keys, '') <> '' then
+    select array_agg(k.fresh order by k.ord),
+      array_agg(case when k.fresh then v_ids[k.ord] end order by k.ord),
+      array_agg(v_ids[k.ord] order by k.ord) filter (where k.fresh)
+    into v_create, v_result, v_created
+    from (
+      select u.ord,
+        u.child_key is null or (
+          u.ord = min(u.ord) over (partition by u.child_key)
+          and not exists (
+            select from geneva.workflows w
+            where w.parent_id = p_parent_id and w.child_key = u.child_key
+          )
+        ) as fresh
+      from unnest(p_child_keys) with ordinality as u (child_key, ord)
+    ) k;
+    if v_created is null then
+      return v_result;
+    end if;
+  end if;
 
   -- guard: a key given within its TTL returns the first workflow. The keys'
   -- rows are written first: a rival with one of the keys waits here for this
@@ -5877,13 +5937,13 @@ begin
     insert into geneva.workflows (
       id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
       transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-      parent_id, root_id
+      parent_id, root_id, child_key
     )
     select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
       case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
       case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
       v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-      p_parent_id, coalesce(v_parent.root_id, v_parent.id)
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
     from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
     where v_create is null or v_create[u.ord]
     order by u.ord
@@ -5900,13 +5960,13 @@ begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
         transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-        parent_id, root_id
+        parent_id, root_id, child_key
       )
       select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
         case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
         case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
         v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-        p_parent_id, coalesce(v_parent.root_id, v_parent.id)
+        p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
       order by u.ord;
@@ -6007,8 +6067,8 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean) is
-'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none (or skipping heroes with an ongoing one); a repeated idempotency key returns the first workflow; p_parent_id makes them its children.';
+comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean, text[]) is
+'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none (or skipping heroes with an ongoing one); a repeated idempotency key returns the first workflow; p_parent_id makes them its children, p_child_keys creates each key once among them.';
 
 -- geneva.create_workflow: creates a workflow for a hero and schedules its first
 -- step (after that step's wait), or finishes it at once when the type has no
@@ -7722,6 +7782,107 @@ begin
 end;
 $$;
 
+-- geneva._start_children: creates the children that running steps start
+-- with their success (Go's step.StartChildren, an HTTP step's reply's
+-- "children"), in the transaction that records their ends: a step that
+-- fails, is reattempted or is given back starts none, and its children
+-- start exactly when its success is recorded.
+--
+-- p_parent_ids and p_children are parallel: each element a parent (the
+-- workflow whose step succeeded) and its step's children, a JSON list of
+-- objects of type, hero_type and hero_id (strings, required), group and key
+-- (strings or null). A child's key is unique among its parent's children
+-- (workflows.child_key); its default is its type and hero, the JSON list
+-- [type, hero_type, hero_id] as text. A key the parent's children have
+-- already is not created again (a step that runs again, a loop over the
+-- same step), nor is a hero with an ongoing workflow of the child's type
+-- (create_workflows' p_skip_ongoing): the step's end is recorded whatever
+-- the children find. The children carry their parent's trace context.
+--
+-- Created set-wise by geneva.create_workflows (the one implementation of a
+-- workflow's creation), one call per parent, type and hero type, in that
+-- order.
+--
+-- Called by: geneva._end_running, with the parents' rows locked and their
+-- steps' ends written, before the parents move on (so that a join that
+-- follows counts them, and a parent whose last step starts them is still
+-- ongoing).
+-- Locks: as create_workflows (the parents' rows, held already).
+-- Raises: 22023 for children that are not a list of such objects (a member
+-- not named above, a value that is not a string), or for a type no
+-- definition has; what create_workflows raises for a child (22023 an empty
+-- hero type, hero id, group or key; 22001 one too long). Nothing is
+-- created then, and the caller's ends are not recorded either.
+create or replace function geneva._start_children(p_parent_ids bigint[], p_children jsonb[])
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_bad text;
+  v_g record;
+begin
+  -- guard: each element a list of objects of the members above, strings
+  select coalesce(
+      case when jsonb_typeof(x.children) <> 'array' then 'children must be a list of objects, not ' || x.children::text end,
+      (
+        select case
+            when jsonb_typeof(c) <> 'object' then 'a child must be an object, not ' || c::text
+            when exists (select from jsonb_object_keys(c) k where k not in ('type', 'hero_type', 'hero_id', 'group', 'key'))
+              then 'a child has only type, hero_type, hero_id, group and key: ' || c::text
+            when jsonb_typeof(c -> 'type') is distinct from 'string' or jsonb_typeof(c -> 'hero_type') is distinct from 'string'
+              or jsonb_typeof(c -> 'hero_id') is distinct from 'string'
+              then 'a child''s type, hero_type and hero_id are strings: ' || c::text
+            when jsonb_typeof(c -> 'group') not in ('string', 'null') or jsonb_typeof(c -> 'key') not in ('string', 'null')
+              then 'a child''s group and key are strings or null: ' || c::text
+            when not exists (select from geneva.workflow_definitions d where d.workflow_type = c ->> 'type')
+              then 'unknown child workflow type ' || (c ->> 'type')
+          end
+        from jsonb_array_elements(case when jsonb_typeof(x.children) = 'array' then x.children end) c
+        order by 1 nulls last
+        limit 1
+      )
+    )
+  into v_bad
+  from unnest(p_parent_ids, p_children) as x (parent_id, children)
+  where x.children is not null and x.children <> 'null'::jsonb
+  order by 1 nulls last
+  limit 1;
+  if v_bad is not null then
+    raise exception '%', left(v_bad, 1000)
+      using errcode = '22023',
+            hint = 'A step starts children as a list of {"type", "hero_type", "hero_id", "group", "key"}; the type must be defined.';
+  end if;
+
+  for v_g in
+    select x.parent_id, c ->> 'type' as workflow_type, c ->> 'hero_type' as hero_type,
+      array_agg(c ->> 'hero_id' order by x.ord, n.ord) as hero_ids,
+      array_agg(c ->> 'group' order by x.ord, n.ord) as groups,
+      array_agg(
+        coalesce(c ->> 'key', jsonb_build_array(c -> 'type', c -> 'hero_type', c -> 'hero_id')::text)
+        order by x.ord, n.ord
+      ) as child_keys,
+      min(w.trace_context) as trace_context
+    from unnest(p_parent_ids, p_children) with ordinality as x (parent_id, children, ord)
+    cross join lateral jsonb_array_elements(case when jsonb_typeof(x.children) = 'array' then x.children end)
+      with ordinality as n (c, ord)
+    join geneva.workflows w on w.id = x.parent_id
+    group by x.parent_id, c ->> 'type', c ->> 'hero_type'
+    order by x.parent_id, c ->> 'type', c ->> 'hero_type'
+  loop
+    perform geneva.create_workflows(
+      v_g.workflow_type, v_g.hero_type, v_g.hero_ids,
+      p_trace_context => v_g.trace_context,
+      p_groups => case when array_remove(v_g.groups, null) <> '{}' then v_g.groups end,
+      p_parent_id => v_g.parent_id,
+      p_skip_ongoing => true,
+      p_child_keys => v_g.child_keys
+    );
+  end loop;
+end;
+$$;
+
 
 -- Schedules.
 -- geneva._cron_field: one field of a cron expression, as the sorted values it
@@ -8759,11 +8920,12 @@ $$;
 -- a reply's cursor, by a statement of their own before the end's).
 -- p_causes NULL: each element's cause is exception when it has an error,
 -- worker when its signal is interrupt, else step (complete_steps' mixed
--- elements). An element's HTTP reply of p_replies (an object of cursor and
--- wait; NULL for none) is recorded with its end: its cursor saved as its
--- execution ends, its wait read as
+-- elements). An element's HTTP reply of p_replies (an object of cursor,
+-- wait and children; NULL for none) is recorded with its end: its cursor
+-- saved as its execution ends, its wait read as
 -- geneva.parse_wait reads it, the element's wait when its signal takes one
--- (ignored otherwise, once read).
+-- (ignored otherwise, once read), its children (a Go step's too) created
+-- when it ends with success (geneva._start_children).
 -- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
@@ -8804,7 +8966,8 @@ $$;
 -- takes none, a negative wait or one over 100 years, a reply's wait that is
 -- none (geneva.parse_wait) or cursor nested over 64 levels, an execution
 -- named twice, a job that did not run its execution (geneva._check_job), or
--- a handler's decision where no handler applies (geneva._exception_effect);
+-- a handler's decision where no handler applies (geneva._exception_effect),
+-- children refused (geneva._start_children);
 -- P0002 for an unknown execution. One bad element fails the whole call and
 -- nothing is recorded.
 create or replace function geneva._end_running(
@@ -9068,6 +9231,18 @@ begin
   from geneva._end_executions(
     p_execution_ids, v_c.end_states, v_c.outcomes, coalesce(v_end_metadata, v_c.end_metadata)
   ) x;
+
+  -- the children the steps that succeeded start with their ends (their
+  -- replies' "children": geneva._start_children), before their workflows
+  -- move on
+  if p_replies is not null then
+    perform geneva._start_children(array_agg(e.workflow_id order by x.ord), array_agg(x.reply -> 'children' order by x.ord))
+    from unnest(p_execution_ids, p_replies, p_causes, v_c.kinds, v_c.outcomes)
+      with ordinality as x (execution_id, reply, cause, kind, outcome, ord)
+    join geneva.step_executions e on e.id = x.execution_id
+    where x.reply ? 'children' and x.kind = 'end' and x.cause = 'step' and x.outcome = 'success'
+    having count(*) > 0;
+  end if;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
   -- its next step, or its next step waits behind the key's waiters
@@ -9337,10 +9512,14 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- its policy names a handler and it has no decision, nothing is recorded,
 -- its job stays the worker's, and its row's action is handler (ask again
 -- with the decision). p_replies: an HTTP step's reply for its element (NULL
--- for none), an object of cursor and wait, recorded in the same call as the
--- end: its cursor is saved as the element ends (as checkpoint_step would
--- save it just before), its wait read as geneva.parse_wait reads it, the
--- element's wait when its signal takes one (ignored otherwise, once read).
+-- for none), an object of cursor, wait and children, recorded in the same
+-- call as the end: its cursor is saved as the element ends (as
+-- checkpoint_step would save it just before), its wait read as
+-- geneva.parse_wait reads it, the element's wait when its signal takes one
+-- (ignored otherwise, once read); its children (a list of objects of type,
+-- hero_type, hero_id, group and key; a Go step's StartChildren too) are
+-- created with its end when it ends with success (success or finished),
+-- children of its workflow (geneva._start_children).
 --
 -- It is geneva._end_running for every element (cause step, worker or
 -- exception, which it tells apart), the one implementation of ending
@@ -9373,7 +9552,8 @@ comment on function geneva.complete_and_continue(bigint, text, interval, bigint)
 -- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, a reply's cursor nested
--- over 64 levels or its wait not one (geneva.parse_wait), or anything
+-- over 64 levels or its wait not one (geneva.parse_wait), children refused
+-- (an unknown type, a child that is not an object of strings), or anything
 -- complete_step (fail_step) raises for an element;
 -- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
@@ -11574,7 +11754,7 @@ execute function geneva._trg_step_executions_guard_state();
 
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row's identity (id, workflow type, hero, allow_multiple,
--- created_at, retried_from, started_version, parent_id, root_id), for every
+-- created_at, retried_from, started_version, parent_id, root_id, child_key), for every
 -- role, the owner included (the others have no privilege on the table at
 -- all). See workflows_guard_insert and _delete for
 -- the rest.
@@ -11602,14 +11782,14 @@ $$;
 
 create or replace trigger workflows_guard_columns
 before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from, started_version,
-  parent_id, root_id
+  parent_id, root_id, child_key
 on geneva.workflows
 for each row
 when (
   (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from,
-    new.started_version, new.parent_id, new.root_id)
+    new.started_version, new.parent_id, new.root_id, new.child_key)
     is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at,
-    old.retried_from, old.started_version, old.parent_id, old.root_id)
+    old.retried_from, old.started_version, old.parent_id, old.root_id, old.child_key)
 )
 execute function geneva._trg_workflows_guard_columns();
 

@@ -136,12 +136,22 @@ type CreateWorkflowsOpts struct {
 	//
 	// Defaults to false.
 	SkipOngoing bool
+
+	// ChildKeys holds each child's key among the parent's children, one per
+	// hero ("" for none; with ParentID only, not with IdempotencyKeys), as
+	// a step's worker.Child.Key: a key the parent's children have already,
+	// or twice in the list, is not created again (its id in the result is
+	// 0).
+	//
+	// Defaults to none for every workflow.
+	ChildKeys []string
 }
 
 // CreateWorkflows creates a workflow of workflowType for each of the heroes
 // and schedules each one's first step, in one statement
 // (geneva.create_workflows): all of them or, on an error, none. It returns
-// their ids in the order of heroIDs (0 for a hero skipped: SkipOngoing). Creating many workflows at once costs
+// their ids in the order of heroIDs (0 for a hero skipped: SkipOngoing, or
+// a child key taken: ChildKeys). Creating many workflows at once costs
 // a fraction of creating them one by one (bench/RESULTS.md); as with
 // CreateWorkflow, make the Client on a pgx.Tx to commit them with the
 // caller's own writes.
@@ -157,10 +167,10 @@ func (c *Client) CreateWorkflows(ctx context.Context, workflowType, heroType str
 		heroIDs = []string{}
 	}
 	var created []*int64
-	err := c.db.QueryRow(ctx, "select geneva.create_workflows($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+	err := c.db.QueryRow(ctx, "select geneva.create_workflows($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
 		workflowType, heroType, heroIDs, opts.AllowMultiple, nullIfZero(opts.TraceContext),
 		nullsIfEmpty(opts.Groups), nullsIfEmpty(opts.IdempotencyKeys), nullIfZero(opts.ParentID),
-		opts.SkipOngoing).Scan(&created)
+		opts.SkipOngoing, nullsIfEmpty(opts.ChildKeys)).Scan(&created)
 	if err != nil {
 		// (the hero refused, as the message names it)
 		refused := ""

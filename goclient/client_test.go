@@ -125,6 +125,18 @@ func TestClient(t *testing.T) {
 		empty, err := app.CreateWorkflows(ctx, "Two", "User", nil, nil)
 		require.NoError(t, err)
 		require.Empty(t, empty)
+
+		// children, each key once among the parent's
+		children, err := app.CreateWorkflows(ctx, "Two", "User", []string{"10", "11", "12"}, &goclient.CreateWorkflowsOpts{
+			ParentID: ids[0], ChildKeys: []string{"k", "", "k"},
+		})
+		require.NoError(t, err)
+		require.Len(t, children, 3)
+		require.NotZero(t, children[0])
+		require.NotZero(t, children[1])
+		require.Zero(t, children[2], "key k twice")
+		_, err = app.CreateWorkflows(ctx, "Two", "User", []string{"13"}, &goclient.CreateWorkflowsOpts{ChildKeys: []string{"k"}})
+		require.ErrorIs(t, err, goclient.ErrInvalidArgument, "child keys without a parent")
 	})
 
 	t.Run("DuplicateWorkflowNamesTheHero", func(t *testing.T) {

@@ -142,7 +142,12 @@ create table geneva.workflows (
   -- create_workflows and geneva._trg_children_ended, so that a join
   -- ("await": {"children": …}) is decided by the one end that makes it hold
   children integer not null default 0,
-  children_ended integer not null default 0
+  children_ended integer not null default 0,
+  -- a child's key among its parent's children (create_workflows'
+  -- p_child_keys; a step's children, worker.Child.Key, default its type and
+  -- hero): a key its parent's children have already is not created again,
+  -- so that a step's children are started once; NULL for none
+  child_key text
   -- (the rules of a row: the CHECK constraint workflows_state_valid, which
   -- calls a function, attached by sql/constraints/workflows_state_valid.sql)
 -- Pages filled to 80% by inserts: a workflow's row is updated at every step,
@@ -183,6 +188,9 @@ create index workflows_retried_from on geneva.workflows (retried_from) where ret
 -- A parent's children (geneva.workflow_children, the cascade of a cancel,
 -- bulk_workflows' parent_id): only children have entries.
 create index workflows_parent_id on geneva.workflows (parent_id, id) where parent_id is not null;
+
+-- A parent's children by key (create_workflows' p_child_keys): one each.
+create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,

@@ -1,7 +1,9 @@
 // Package promgeneva serves Geneva's engine metrics to Prometheus: one
 // prometheus.Collector that reads the geneva.engine_metrics view, the
 // events' views geneva.awaiting_events and geneva.event_stats, the limits'
-// geneva.limit_usage and geneva.schedule_list, at each scrape (one query), so
+// geneva.limit_usage and geneva.schedule_list, and the joins waiting for
+// their children (geneva.awaiting_events' event geneva:children, with
+// geneva.workflow_list's counts), at each scrape (one query), so
 // the numbers are right whatever workers run or died.
 //
 //	http.Handle("/metrics", promgeneva.Handler(pool))
@@ -20,6 +22,8 @@
 //	geneva_queue_oldest_due_seconds{queue}              how long the oldest of them has waited
 //	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the last 5 minutes, by whole minutes (5 to 6)
 //	geneva_awaiting_workflows{workflow_type, event}     workflows whose step awaits an event that has not come (paused ones too)
+//	geneva_joins_waiting{workflow_type}                 workflows whose step is a join waiting for its children ("await": {"children": …})
+//	geneva_join_children_ongoing{workflow_type}         the children those joins wait on that have not ended
 //	geneva_events_sent{workflow_type, event}            events kept (sent and not yet deleted by housekeeping)
 //	geneva_events_consumed{workflow_type, event}        of those, consumed by a step
 //	geneva_events_pending{workflow_type, event}         of those, not consumed yet
@@ -68,7 +72,7 @@ type DB interface {
 // workflow_type, step_name, label, value), the event's name as the label,
 // then the limits' (geneva.limit_usage), its kind, limit and key in the
 // places of workflow_type, step_name and label, then the schedules', the
-// schedule's name as the label.
+// schedule's name as the label, then the joins', per workflow type.
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
 from geneva.engine_metrics
 union all
@@ -100,7 +104,18 @@ cross join lateral (values
   ('schedule_fired_slots', s.fired_count::double precision),
   ('schedule_skipped_slots', s.skipped_count::double precision),
   ('schedule_paused', case when s.paused then 1 else 0 end::double precision)
-) m (metric, value)`
+) m (metric, value)
+union all
+select m.metric, j.workflow_type, '', '', m.value
+from (
+  select a.workflow_type, count(*)::double precision as joins,
+    sum(w.children - w.children_ended)::double precision as ongoing
+  from geneva.awaiting_events a
+  join geneva.workflow_list w on w.workflow_id = a.workflow_id
+  where a.event = 'geneva:children'
+  group by a.workflow_type
+) j
+cross join lateral (values ('joins_waiting', j.joins), ('join_children_ongoing', j.ongoing)) m (metric, value)`
 
 // Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
 // default).
@@ -136,6 +151,18 @@ var metrics = map[string]metric{
 			"Workflows whose scheduled step awaits an event none of which has come yet (geneva.awaiting_events; paused workflows too), per type and event.",
 			[]string{"workflow_type", "event"}, nil),
 		labels: typeAndEvent(),
+	},
+	"joins_waiting": {
+		desc: prometheus.NewDesc("geneva_joins_waiting",
+			"Workflows whose scheduled step is a join (\"await\": {\"children\": …}) still waiting for its children (geneva.awaiting_events, event geneva:children; paused workflows too), per type.",
+			[]string{"workflow_type"}, nil),
+		labels: func(workflowType, _, _ string) []string { return []string{workflowType} },
+	},
+	"join_children_ongoing": {
+		desc: prometheus.NewDesc("geneva_join_children_ongoing",
+			"The children that the waiting joins of a type wait on and that have not ended (their parents' children less children_ended), per type.",
+			[]string{"workflow_type"}, nil),
+		labels: func(workflowType, _, _ string) []string { return []string{workflowType} },
 	},
 	"events_sent": {
 		desc: prometheus.NewDesc("geneva_events_sent",

@@ -180,7 +180,7 @@ func TestHandler(t *testing.T) {
 			key = "state=" + r.Label + ",workflow_type=" + r.WorkflowType
 		case "paused_workflows":
 			key = "error_class=" + r.Label + ",workflow_type=" + r.WorkflowType
-		case "runaway_workflows":
+		case "runaway_workflows", "joins_waiting", "join_children_ongoing":
 			key = "workflow_type=" + r.WorkflowType
 		case "queue_due_steps", "queue_oldest_due_seconds":
 			key = "queue=" + r.Label

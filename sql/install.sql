@@ -67,7 +67,9 @@
 --   children      api/create_workflows (p_parent_id); a child's end:
 --                 children/children_ended (a trigger: every end, whoever
 --                 ends it), children/_children_count, children/_children_join
---                 (also at a join's claim, start_steps)
+--                 (also at a join's claim, start_steps); a running step's
+--                 children, with its end: children/_start_children (from
+--                 engine/_end_running)
 --   housekeeping  protocol/housekeep_if_due, api/housekeep
 --
 -- Tables (migrations/001_create_schema.sql): workflow_definitions and
@@ -236,6 +238,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "children/_check_children_await.sql" . }}
 {{ template "children/_children_join.sql" . }}
 {{ template "children/_children_count.sql" . }}
+{{ template "children/_start_children.sql" . }}
 
 -- Schedules.
 {{ template "schedules/_cron_field.sql" . }}

@@ -51,6 +51,9 @@ type ending struct {
 	// tx is a transactional step's transaction, holding its writes, which
 	// the ending is recorded on (recordOnTx); nil for none, and once tried.
 	tx pgx.Tx
+	// children are the children the step started (Step.StartChildren, an
+	// HTTP reply's), as JSON, created with its success; nil for none.
+	children json.RawMessage
 }
 
 // decision is what an exception handler decided (see executor.decide).
@@ -81,6 +84,7 @@ func newEnding(wf *registeredWorkflow, step *Step, jobID int64, ph phase, err er
 	}
 	if ph == phaseStep {
 		end.replyCursor, end.replyWait = step.replyCursor, step.replyWait
+		end.children = step.startedChildren()
 	}
 	if ph == phaseStep {
 		if err == nil {
@@ -130,7 +134,7 @@ func (end *ending) report() protocol.CompleteReport {
 		report.Failure = end.failStep()
 	default:
 		report.Signal, report.Wait, report.Continue = protocol.Signal(end.signal), end.wait, end.continueInline
-		report.ReplyWait = end.replyWait
+		report.ReplyWait, report.Children = end.replyWait, end.children
 	}
 	return report
 }

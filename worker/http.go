@@ -324,9 +324,10 @@ type httpEvent struct {
 
 // httpReply is a 2xx reply's body.
 type httpReply struct {
-	Signal string          `json:"signal"`
-	Wait   json.RawMessage `json:"wait"`
-	Cursor json.RawMessage `json:"cursor"`
+	Signal   string          `json:"signal"`
+	Wait     json.RawMessage `json:"wait"`
+	Cursor   json.RawMessage `json:"cursor"`
+	Children []Child         `json:"children"`
 }
 
 // call runs an HTTP step: it POSTs the execution to the step's endpoint and
@@ -408,8 +409,8 @@ func (r *httpRunner) call(ctx context.Context, step *Step) error {
 }
 
 // signal turns a 2xx reply's body into the step's result, keeping its
-// cursor for the end's call: a body that is a JSON object (whatever its Content-Type) has
-// signal, wait and cursor, each optional (anything else in it is a mistake,
+// cursor and children for the end's call: a body that is a JSON object
+// (whatever its Content-Type) has signal, wait, cursor and children, each optional (anything else in it is a mistake,
 // http.bad_reply); any other body (none, "OK", a page) is success.
 func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error {
 	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
@@ -419,7 +420,7 @@ func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error 
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	decoder.DisallowUnknownFields()
 	if err := decoder.Decode(&reply); err != nil {
-		return &HTTPError{Class: "http.bad_reply", Message: "the reply is not a JSON object of signal, wait and cursor: " + excerpt(body)}
+		return &HTTPError{Class: "http.bad_reply", Message: "the reply is not a JSON object of signal, wait, cursor and children: " + excerpt(body)}
 	}
 	// recorded in the same call as the end: the cursor saved, the wait read
 	// by SQL as a definition's waits are (geneva.complete_steps' p_replies;
@@ -431,6 +432,9 @@ func (r *httpRunner) signal(ctx context.Context, step *Step, body []byte) error 
 	if len(reply.Wait) > 0 && string(reply.Wait) != "null" {
 		step.replyWait = reply.Wait
 	}
+	// started with the step's success, in the same call (refused ones fail
+	// the step with http.bad_reply)
+	step.StartChildren(reply.Children...)
 	switch Signal(reply.Signal) {
 	case "", SignalSuccess:
 		return nil

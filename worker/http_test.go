@@ -305,7 +305,7 @@ func TestHTTPSteps(t *testing.T) {
 		{"Refused", goclient.StatePaused, "http.connection", "connect"},
 		{"Large", goclient.StatePaused, "http.reply_too_large", "longer than 1024 bytes"},
 		{"Unknown", goclient.StatePaused, "http.bad_reply", `unknown signal "explode"`},
-		{"Typo", goclient.StatePaused, "http.bad_reply", "not a JSON object of signal, wait and cursor"},
+		{"Typo", goclient.StatePaused, "http.bad_reply", "not a JSON object of signal, wait, cursor and children"},
 		{"Away", goclient.StatePaused, "http.redirect", "elsewhere.invalid"},
 		{"FarWait", goclient.StatePaused, "http.bad_reply", `reply: wait 200 years is too long: the longest is 100 years`},
 	} {

@@ -176,11 +176,17 @@ func (e *executor) record(ctx context.Context, db DB, end *ending) (*recorded, e
 		return e.recordFailure(ctx, protocol.New(db), end)
 	}
 	result, err := e.completer.call(ctx, db, end.report())
-	if (end.replyCursor != nil || end.replyWait != nil) && errors.Is(err, goclient.ErrInvalidArgument) {
+	if (end.replyCursor != nil || end.replyWait != nil || end.children != nil) && errors.Is(err, goclient.ErrInvalidArgument) {
 		// the HTTP reply's wait or cursor was refused (no wait, nested too
-		// deep): the step fails with it, without them
+		// deep), or the step's children (an unknown type, an empty hero):
+		// the step fails with it, without them
+		var failure error = &HTTPError{Class: "http.bad_reply", Message: err.Error()}
+		if end.step.http == nil {
+			failure = &ChildrenError{Err: err}
+		}
 		end.step.replyCursor, end.step.replyWait = nil, nil
-		*end = *newEnding(end.wf, end.step, end.jobID, phaseStep, &HTTPError{Class: "http.bad_reply", Message: err.Error()})
+		end.step.dropChildren()
+		*end = *newEnding(end.wf, end.step, end.jobID, phaseStep, failure)
 		result, err = e.completer.call(ctx, db, end.report())
 	}
 	if err == nil && end.failure != nil && end.decision == nil && deref(result.Action) == "handler" {

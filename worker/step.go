@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,6 +102,10 @@ type Step struct {
 	// (JSON; nil for none), recorded in the same call as the step's end
 	// (geneva.complete_steps' p_replies).
 	replyCursor, replyWait json.RawMessage
+	// children are the children the step starts with its success
+	// (StartChildren), guarded by childrenMu.
+	children   []Child
+	childrenMu sync.Mutex
 	// inputErr says a JSON value of the claim (cursor, event payload, http)
 	// cannot be decoded: the step does not run, and fails with it.
 	inputErr *UndecodableInputError

@@ -24,6 +24,10 @@ func New(db goclient.DB) *Client {
 	return &Client{db: db}
 }
 
+// DB is what the client runs on (for the reads a step makes: its
+// children).
+func (c *Client) DB() goclient.DB { return c.db }
+
 // CheckpointStep saves a resumable step's cursor (geneva.checkpoint_step); a
 // nil cursor saves nothing and only asks. It returns true when the step
 // should stop now: a pause or cancel was requested, or the execution moved
@@ -125,8 +129,11 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 			waits[i] = &wait
 		}
 		jobIDs[i] = nullIfZero(r.JobID)
-		if len(r.ReplyCursor) > 0 || len(r.ReplyWait) > 0 {
+		if len(r.ReplyCursor) > 0 || len(r.ReplyWait) > 0 || len(r.Children) > 0 {
 			reply := map[string]json.RawMessage{}
+			if len(r.Children) > 0 {
+				reply["children"] = r.Children
+			}
 			if len(r.ReplyCursor) > 0 {
 				reply["cursor"] = r.ReplyCursor
 			}

@@ -37,6 +37,12 @@ type CompleteReport struct {
 	// none (ParseWait's error) refuses the report: goclient.ErrInvalidArgument.
 	ReplyCursor json.RawMessage
 	ReplyWait   json.RawMessage
+	// Children are the children the step starts with its end (a JSON list
+	// of objects of type, hero_type, hero_id, group and key; nil for none),
+	// created in the same call when it ends with success (success or
+	// finished), else not at all. Children refused (an unknown type, an
+	// empty hero) refuse the report: goclient.ErrInvalidArgument.
+	Children json.RawMessage
 }
 
 // Execution is an execution for the worker to run, as SQL started it: a

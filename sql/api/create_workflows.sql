@@ -29,12 +29,15 @@
 -- key committed after this transaction's snapshot (retry the transaction:
 -- it returns the rival's workflow); P0002 for an unknown p_parent_id, 55000
 -- for a parent that has ended; 22023 for p_skip_ongoing with
--- p_allow_multiple or p_idempotency_keys.
+-- p_allow_multiple or p_idempotency_keys; 22023 for p_child_keys without
+-- p_parent_id, with p_idempotency_keys, of another length than p_hero_ids
+-- or with an empty key, 22001 for a key over 255 bytes.
 --
 -- Returns the workflows' ids in the order of p_hero_ids: the new ones in
 -- ascending order, and for a hero whose idempotency key was given before
 -- (within its TTL, or earlier in the same list) the first workflow's; NULL
--- for a hero skipped (p_skip_ongoing).
+-- for a hero skipped (p_skip_ongoing) and for a child key taken
+-- (p_child_keys).
 --
 -- p_parent_id: the workflows are children of that workflow (docs/children.md):
 -- counted on its row (children), which is locked for it, so that its join
@@ -48,6 +51,14 @@
 -- starts one workflow per eligible hero). 22023 with p_idempotency_keys or
 -- p_allow_multiple (a skipped hero's key would name no workflow; with
 -- allow_multiple no hero is skipped).
+--
+-- p_child_keys: each child's key among the parent's children
+-- (workflows.child_key; NULL for none, the array or an element): a key that
+-- one of the parent's children has already, or that appears earlier in the
+-- list, is not created again (NULL at its place in the result), so that a
+-- step's children are started once however often the step runs (a running
+-- step's children: geneva._start_children). The parent's row lock orders
+-- the creations that name the same parent.
 --
 -- p_groups: each workflow's group (a tenant, an account), shown in the views
 -- and the key of the type's limits by group; NULL for none (the array, or an
@@ -77,9 +88,10 @@
 -- Plans: every statement is held to index lookups, planned once per session
 -- (the settings below), as the claim's and the end's are: a list's length
 -- is not known when the plan is made.
--- (the signature before p_parent_id and p_skip_ongoing: dropped, so that an
--- installed database is upgraded in place)
+-- (the signatures before p_parent_id and p_skip_ongoing, and before
+-- p_child_keys: dropped, so that an installed database is upgraded in place)
 drop function if exists geneva.create_workflows(text, text, text[], boolean, text, text[], text[]);
+drop function if exists geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean);
 
 create or replace function geneva.create_workflows(
   p_workflow_type text,
@@ -90,7 +102,8 @@ create or replace function geneva.create_workflows(
   p_groups text[] default null,
   p_idempotency_keys text[] default null,
   p_parent_id bigint default null,
-  p_skip_ongoing boolean default false
+  p_skip_ongoing boolean default false,
+  p_child_keys text[] default null
 )
 returns bigint[]
 language plpgsql
@@ -129,18 +142,26 @@ begin
       using errcode = '22023',
             hint = 'With allow_multiple no hero is skipped; a skipped hero''s key would name no workflow.';
   end if;
+  if p_child_keys is not null and (p_parent_id is null or p_idempotency_keys is not null) then
+    raise exception 'child keys name the children of a parent, without idempotency keys'
+      using errcode = '22023',
+            hint = 'Pass p_parent_id with p_child_keys; a child''s key is its idempotency key among its parent''s children.';
+  end if;
   if array_ndims(p_hero_ids) > 1 or array_ndims(p_groups) > 1 or array_ndims(p_idempotency_keys) > 1
-    or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1 then
-    raise exception 'hero ids, groups and idempotency keys must be lists: one dimension, from 1'
+    or array_ndims(p_child_keys) > 1
+    or array_lower(p_hero_ids, 1) <> 1 or array_lower(p_groups, 1) <> 1 or array_lower(p_idempotency_keys, 1) <> 1
+    or array_lower(p_child_keys, 1) <> 1 then
+    raise exception 'hero ids, groups, idempotency keys and child keys must be lists: one dimension, from 1'
       using errcode = '22023';
   end if;
   if array_position(p_hero_ids, null) is not null then
     raise exception 'hero id % of % is null', array_position(p_hero_ids, null), v_count
       using errcode = '22004';
   end if;
-  if cardinality(p_groups) <> v_count or cardinality(p_idempotency_keys) <> v_count then
-    raise exception '% hero ids, % groups and % idempotency keys: each list names one per hero',
-      v_count, cardinality(p_groups), cardinality(p_idempotency_keys)
+  if cardinality(p_groups) <> v_count or cardinality(p_idempotency_keys) <> v_count
+    or cardinality(p_child_keys) <> v_count then
+    raise exception '% hero ids, % groups, % idempotency keys and % child keys: each list names one per hero',
+      v_count, cardinality(p_groups), cardinality(p_idempotency_keys), cardinality(p_child_keys)
       using errcode = '22023', hint = 'Pass NULL for a list that names none.';
   end if;
   perform geneva._check_length(p_workflow_type, 255, 'workflow type');
@@ -174,6 +195,11 @@ begin
   if '' = any (p_idempotency_keys) then
     raise exception 'idempotency key must not be empty' using errcode = '22023',
       hint = 'Pass NULL to create without a key.';
+  end if;
+  perform geneva._check_lengths(p_child_keys, 255, 'child key');
+  if '' = any (p_child_keys) then
+    raise exception 'child key must not be empty' using errcode = '22023',
+      hint = 'Pass NULL to create a child without a key.';
   end if;
 
   -- the parent: locked, so that its children are counted one creation or
@@ -210,6 +236,30 @@ begin
   end if;
   v_result := v_ids;
   v_created := v_ids;
+
+  -- the child keys the parent's children have already, or that appear
+  -- earlier in the list: not created (under the parent's row lock, taken
+  -- above, so that a rival naming the same parent has committed or waits)
+  if p_child_keys is not null and array_to_string(p_child_keys, '') <> '' then
+    select array_agg(k.fresh order by k.ord),
+      array_agg(case when k.fresh then v_ids[k.ord] end order by k.ord),
+      array_agg(v_ids[k.ord] order by k.ord) filter (where k.fresh)
+    into v_create, v_result, v_created
+    from (
+      select u.ord,
+        u.child_key is null or (
+          u.ord = min(u.ord) over (partition by u.child_key)
+          and not exists (
+            select from geneva.workflows w
+            where w.parent_id = p_parent_id and w.child_key = u.child_key
+          )
+        ) as fresh
+      from unnest(p_child_keys) with ordinality as u (child_key, ord)
+    ) k;
+    if v_created is null then
+      return v_result;
+    end if;
+  end if;
 
   -- guard: a key given within its TTL returns the first workflow. The keys'
   -- rows are written first: a rival with one of the keys waits here for this
@@ -256,13 +306,13 @@ begin
     insert into geneva.workflows (
       id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
       transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-      parent_id, root_id
+      parent_id, root_id, child_key
     )
     select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
       case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
       case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
       v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-      p_parent_id, coalesce(v_parent.root_id, v_parent.id)
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
     from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
     where v_create is null or v_create[u.ord]
     order by u.ord
@@ -279,13 +329,13 @@ begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
         transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-        parent_id, root_id
+        parent_id, root_id, child_key
       )
       select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
         case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
         case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
         v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-        p_parent_id, coalesce(v_parent.root_id, v_parent.id)
+        p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
       from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
       where v_create is null or v_create[u.ord]
       order by u.ord;
@@ -386,5 +436,5 @@ begin
 end;
 $$;
 
-comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean) is
-'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none (or skipping heroes with an ongoing one); a repeated idempotency key returns the first workflow; p_parent_id makes them its children.';
+comment on function geneva.create_workflows(text, text, text[], boolean, text, text[], text[], bigint, boolean, text[]) is
+'Creates a workflow of one type for each hero of a list and schedules each one''s first step, in the caller''s transaction, all or none (or skipping heroes with an ongoing one); a repeated idempotency key returns the first workflow; p_parent_id makes them its children, p_child_keys creates each key once among them.';

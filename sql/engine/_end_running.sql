@@ -18,11 +18,12 @@
 -- a reply's cursor, by a statement of their own before the end's).
 -- p_causes NULL: each element's cause is exception when it has an error,
 -- worker when its signal is interrupt, else step (complete_steps' mixed
--- elements). An element's HTTP reply of p_replies (an object of cursor and
--- wait; NULL for none) is recorded with its end: its cursor saved as its
--- execution ends, its wait read as
+-- elements). An element's HTTP reply of p_replies (an object of cursor,
+-- wait and children; NULL for none) is recorded with its end: its cursor
+-- saved as its execution ends, its wait read as
 -- geneva.parse_wait reads it, the element's wait when its signal takes one
--- (ignored otherwise, once read).
+-- (ignored otherwise, once read), its children (a Go step's too) created
+-- when it ends with success (geneva._start_children).
 -- Per element, in order:
 --   the execution is not in_progress (a late or duplicate report, say after
 --     housekeeping recovered it): nothing is recorded. A worker calling with
@@ -63,7 +64,8 @@
 -- takes none, a negative wait or one over 100 years, a reply's wait that is
 -- none (geneva.parse_wait) or cursor nested over 64 levels, an execution
 -- named twice, a job that did not run its execution (geneva._check_job), or
--- a handler's decision where no handler applies (geneva._exception_effect);
+-- a handler's decision where no handler applies (geneva._exception_effect),
+-- children refused (geneva._start_children);
 -- P0002 for an unknown execution. One bad element fails the whole call and
 -- nothing is recorded.
 create or replace function geneva._end_running(
@@ -327,6 +329,18 @@ begin
   from geneva._end_executions(
     p_execution_ids, v_c.end_states, v_c.outcomes, coalesce(v_end_metadata, v_c.end_metadata)
   ) x;
+
+  -- the children the steps that succeeded start with their ends (their
+  -- replies' "children": geneva._start_children), before their workflows
+  -- move on
+  if p_replies is not null then
+    perform geneva._start_children(array_agg(e.workflow_id order by x.ord), array_agg(x.reply -> 'children' order by x.ord))
+    from unnest(p_execution_ids, p_replies, p_causes, v_c.kinds, v_c.outcomes)
+      with ordinality as x (execution_id, reply, cause, kind, outcome, ord)
+    join geneva.step_executions e on e.id = x.execution_id
+    where x.reply ? 'children' and x.kind = 'end' and x.cause = 'step' and x.outcome = 'success'
+    having count(*) > 0;
+  end if;
 
   -- Limits: the slot of its type's concurrency a step held is carried on by
   -- its next step, or its next step waits behind the key's waiters

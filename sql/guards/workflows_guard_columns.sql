@@ -1,6 +1,6 @@
 -- geneva._trg_workflows_guard_columns: refuses what no engine function does
 -- to a workflow row's identity (id, workflow type, hero, allow_multiple,
--- created_at, retried_from, started_version, parent_id, root_id), for every
+-- created_at, retried_from, started_version, parent_id, root_id, child_key), for every
 -- role, the owner included (the others have no privilege on the table at
 -- all). See workflows_guard_insert and _delete for
 -- the rest.
@@ -28,13 +28,13 @@ $$;
 
 create or replace trigger workflows_guard_columns
 before update of id, workflow_type, hero_type, hero_id, allow_multiple, created_at, retried_from, started_version,
-  parent_id, root_id
+  parent_id, root_id, child_key
 on geneva.workflows
 for each row
 when (
   (new.id, new.workflow_type, new.hero_type, new.hero_id, new.allow_multiple, new.created_at, new.retried_from,
-    new.started_version, new.parent_id, new.root_id)
+    new.started_version, new.parent_id, new.root_id, new.child_key)
     is distinct from (old.id, old.workflow_type, old.hero_type, old.hero_id, old.allow_multiple, old.created_at,
-    old.retried_from, old.started_version, old.parent_id, old.root_id)
+    old.retried_from, old.started_version, old.parent_id, old.root_id, old.child_key)
 )
 execute function geneva._trg_workflows_guard_columns();

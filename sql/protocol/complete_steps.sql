@@ -15,10 +15,14 @@
 -- its policy names a handler and it has no decision, nothing is recorded,
 -- its job stays the worker's, and its row's action is handler (ask again
 -- with the decision). p_replies: an HTTP step's reply for its element (NULL
--- for none), an object of cursor and wait, recorded in the same call as the
--- end: its cursor is saved as the element ends (as checkpoint_step would
--- save it just before), its wait read as geneva.parse_wait reads it, the
--- element's wait when its signal takes one (ignored otherwise, once read).
+-- for none), an object of cursor, wait and children, recorded in the same
+-- call as the end: its cursor is saved as the element ends (as
+-- checkpoint_step would save it just before), its wait read as
+-- geneva.parse_wait reads it, the element's wait when its signal takes one
+-- (ignored otherwise, once read); its children (a list of objects of type,
+-- hero_type, hero_id, group and key; a Go step's StartChildren too) are
+-- created with its end when it ends with success (success or finished),
+-- children of its workflow (geneva._start_children).
 --
 -- It is geneva._end_running for every element (cause step, worker or
 -- exception, which it tells apart), the one implementation of ending
@@ -51,7 +55,8 @@
 -- handler).
 -- Raises: 22004 for NULL arrays or a NULL execution id; 22023 for arrays of
 -- different lengths, an execution named twice, a reply's cursor nested
--- over 64 levels or its wait not one (geneva.parse_wait), or anything
+-- over 64 levels or its wait not one (geneva.parse_wait), children refused
+-- (an unknown type, a child that is not an object of strings), or anything
 -- complete_step (fail_step) raises for an element;
 -- P0002 for an unknown execution. One bad element
 -- fails the whole call and nothing is recorded: the worker then records the
