@@ -24,7 +24,7 @@ type periodic[T any] struct {
 	signal chan<- T
 
 	mu      sync.Mutex
-	cancel  context.CancelFunc // nil when not running
+	cancel  context.CancelFunc // nil before Start and after Stop
 	stopped chan struct{}      // closed when the last run's goroutine ended
 }
 
