@@ -572,7 +572,7 @@ create table geneva.workflows (
   root_id bigint,
   -- a parent's children: how many were created, and how many have ended
   -- (finished or canceled), kept under the parent's row lock by
-  -- create_workflows and geneva._trg_children_ended, so that a join
+  -- create_workflows and geneva._children_ended, so that a join
   -- ("await": {"children": …}) is decided by the one end that makes it hold
   children integer not null default 0,
   children_ended integer not null default 0,
@@ -1246,8 +1246,9 @@ begin;
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
 --   children      api/create_workflows (p_parent_id); a child's end:
---                 children/children_ended (a trigger: every end, whoever
---                 ends it), children/_children_count, children/_children_join
+--                 children/_children_ended (from the trigger
+--                 counts/workflows_ended: every end, whoever ends it),
+--                 children/_children_count, children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
 --                 engine/_end_running)
@@ -7757,7 +7758,7 @@ $$;
 -- commit, then counts on its count.
 --
 -- Called by: geneva.create_workflows (children created, with those created
--- ended: a type without steps), geneva._trg_children_ended (a child ended).
+-- ended: a type without steps), geneva._children_ended (a child ended).
 -- Locks: the parent's row (after the child's, which its caller holds: see
 -- docs/children.md on lock order).
 -- Returns the parent's row after the change (none when it no longer exists).
@@ -12063,54 +12064,19 @@ for each row
 when (pg_catalog.current_setting('geneva.retention', true) is distinct from 'on')
 execute function geneva._trg_step_executions_guard_delete();
 
--- geneva._trg_workflows_count_ended: counts a workflow that ends (finished or
--- canceled: it never leaves them, see workflows_guard_state) in
--- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
---
--- The trigger's WHEN clause picks the rows: any other write to a workflow
--- costs an expression, not a call.
--- Fired by: the trigger workflows_count_ended, after update on
--- geneva.workflows, for each row that ends.
-create or replace function geneva._trg_workflows_count_ended()
-returns trigger
-language plpgsql
-volatile
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
-  values (new.workflow_type, new.state, 1);
-  return null;
-end;
-$$;
-
-create or replace trigger workflows_count_ended
-after update on geneva.workflows
-for each row
--- (finished or canceled: workflows_state_valid ties each to its timestamp)
-when (
-  old.finished_at is null and old.canceled_at is null
-  and (new.finished_at is not null or new.canceled_at is not null)
-)
-execute function geneva._trg_workflows_count_ended();
-
--- geneva._trg_children_ended: what a workflow's end means to its family. A
+-- geneva._children_ended: what a workflow's end means to its family. A
 -- child that ends (finished or canceled; a paused one has not) is counted on
 -- its parent (geneva._children_count), whose join may be due now; a parent
 -- that is canceled cancels its ongoing children in the same transaction
 -- (geneva._cancel_workflow, each logged: a ready or paused child at once, a
 -- performing one at its step's end), and their ends cancel theirs in turn.
 --
--- A trigger, so that every end counts, whichever function ends the
--- workflow (a step's end, an operator's cancel or skip, a timeout, a
--- hero's deletion, housekeeping's repair); its WHEN clause picks the rows,
--- so a workflow without family pays an expression, not a call.
--- Fired by: the trigger children_ended, after an update of geneva.workflows
--- that sets finished_at or canceled_at (every end sets one; a claim, which
--- sets neither, skips the trigger before its WHEN clause is read), for each
--- row that ends with a parent, or is canceled with ongoing children.
-create or replace function geneva._trg_children_ended()
-returns trigger
+-- Called by: geneva._trg_workflows_ended (a trigger: every end counts,
+-- whichever function ends the workflow), for a workflow that ends with a
+-- parent, or is canceled with ongoing children; a workflow without family
+-- pays a test, not a call.
+create or replace function geneva._children_ended(p_workflow geneva.workflows)
+returns void
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
@@ -12118,33 +12084,63 @@ as $$
 declare
   v_child bigint;
 begin
-  if new.canceled_at is not null and new.children > new.children_ended then
+  if p_workflow.canceled_at is not null and p_workflow.children > p_workflow.children_ended then
     for v_child in
       select c.id
       from geneva.workflows c
-      where c.parent_id = new.id and c.finished_at is null and c.canceled_at is null
+      where c.parent_id = p_workflow.id and c.finished_at is null and c.canceled_at is null
       order by c.id
     loop
       perform geneva._cancel_workflow(v_child, null);
     end loop;
   end if;
-  if new.parent_id is not null then
-    perform geneva._children_count(new.parent_id, 0, 1);
+  if p_workflow.parent_id is not null then
+    perform geneva._children_count(p_workflow.parent_id, 0, 1);
   end if;
+end;
+$$;
+
+-- geneva._trg_workflows_ended: what a workflow's end (finished or canceled:
+-- it never leaves them, see workflows_guard_state) sets off, whichever
+-- function ends it (a step's end, an operator's cancel or skip, a timeout, a
+-- hero's deletion, housekeeping's repair): its family is told
+-- (geneva._children_ended: a child is counted on its parent, a canceled
+-- parent cancels its ongoing children), then it is counted in
+-- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
+--
+-- One trigger for both: a trigger's WHEN clause is parsed and prepared anew
+-- by every statement that updates the table, each step's move included, so
+-- a second trigger on the same rows cost every step about 7 K instructions
+-- (bench/NOTES.md); the family's test is made here instead, once an end.
+-- The WHEN clause picks the rows: any other write to a workflow costs an
+-- expression, not a call.
+-- Fired by: the trigger workflows_ended, after update on geneva.workflows,
+-- for each row that ends.
+create or replace function geneva._trg_workflows_ended()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if new.parent_id is not null or new.canceled_at is not null and new.children > new.children_ended then
+    perform geneva._children_ended(new);
+  end if;
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  values (new.workflow_type, new.state, 1);
   return null;
 end;
 $$;
 
-create or replace trigger children_ended
-after update of finished_at, canceled_at on geneva.workflows
+create or replace trigger workflows_ended
+after update on geneva.workflows
 for each row
 -- (finished or canceled: workflows_state_valid ties each to its timestamp)
 when (
   old.finished_at is null and old.canceled_at is null
   and (new.finished_at is not null or new.canceled_at is not null)
-  and (new.parent_id is not null or new.canceled_at is not null and new.children > new.children_ended)
 )
-execute function geneva._trg_children_ended();
+execute function geneva._trg_workflows_ended();
 
 -- geneva._trg_workflows_count_inserted: counts a workflow inserted already
 -- ended (history imported; geneva.create_workflow inserts ongoing ones, which

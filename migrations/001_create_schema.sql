@@ -139,7 +139,7 @@ create table geneva.workflows (
   root_id bigint,
   -- a parent's children: how many were created, and how many have ended
   -- (finished or canceled), kept under the parent's row lock by
-  -- create_workflows and geneva._trg_children_ended, so that a join
+  -- create_workflows and geneva._children_ended, so that a join
   -- ("await": {"children": …}) is decided by the one end that makes it hold
   children integer not null default 0,
   children_ended integer not null default 0,

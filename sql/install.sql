@@ -65,8 +65,9 @@
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
 --   children      api/create_workflows (p_parent_id); a child's end:
---                 children/children_ended (a trigger: every end, whoever
---                 ends it), children/_children_count, children/_children_join
+--                 children/_children_ended (from the trigger
+--                 counts/workflows_ended: every end, whoever ends it),
+--                 children/_children_count, children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
 --                 engine/_end_running)
@@ -300,8 +301,8 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "guards/workflows_guard_delete.sql" . }}
 {{ template "guards/step_executions_guard_insert.sql" . }}
 {{ template "guards/step_executions_guard_delete.sql" . }}
-{{ template "counts/workflows_count_ended.sql" . }}
-{{ template "children/children_ended.sql" . }}
+{{ template "children/_children_ended.sql" . }}
+{{ template "counts/workflows_ended.sql" . }}
 {{ template "counts/workflows_count_inserted.sql" . }}
 {{ template "counts/workflows_count_deleted.sql" . }}
 {{ template "counts/step_executions_count_inserted.sql" . }}

@@ -24,3 +24,23 @@ func SetClaimWindow(w *Worker, window, settle time.Duration) {
 // WrapClaimDB puts wrap's DB between w's claimer and the database (see
 // WrapCompleteDB).
 func WrapClaimDB(w *Worker, wrap func(DB) DB) { w.exec.claimer.db = wrap(w.exec.claimer.db) }
+
+// Test signals of the maintenance rounds (periodic.signal), set before
+// Start: tests wait on them rather than sleep.
+
+// HousekeepingCheck is what one of a worker's housekeeping checks did.
+type HousekeepingCheck = housekeepingCheck
+
+// ScheduleFiring is what one of a worker's schedule firings did.
+type ScheduleFiring = firing
+
+// SignalHousekeeping makes w's housekeeper send each check it makes to
+// checks (dropped when checks is full). Workers may share checks.
+func SignalHousekeeping(w *Worker, checks chan<- HousekeepingCheck) { w.housekeeper.signal = checks }
+
+// SignalFiring makes w's schedule firer send each firing to firings (see
+// SignalHousekeeping).
+func SignalFiring(w *Worker, firings chan<- ScheduleFiring) { w.firer.signal = firings }
+
+// HousekeepingStopped is closed once w's housekeeping checks have ended.
+func HousekeepingStopped(w *Worker) <-chan struct{} { return w.housekeeper.Stopped() }

@@ -54,8 +54,12 @@ type HousekeepingConfig struct {
 // NULL), and an early check finds no round due.
 const settingsRetry = 5 * time.Second
 
-// housekeeper runs rounds of housekeeping when they are due, until stopped.
+// housekeeper checks whether a round of housekeeping is due, and runs it,
+// at Start and then at random times (nextWait) until Stop, which cancels a
+// round under way (its transaction rolls back; another worker runs the next).
 type housekeeper struct {
+	periodic[housekeepingCheck]
+
 	client *goclient.Client
 	logger *slog.Logger
 	// interval is HousekeepingConfig.Interval: zero sends NULL (the setting)
@@ -63,9 +67,15 @@ type housekeeper struct {
 	// setting is the settings' round interval as last read; zero until a
 	// read succeeds
 	setting time.Duration
+}
 
-	cancel context.CancelFunc
-	done   chan struct{}
+// housekeepingCheck is what one check did: the rounds it ran (none when none
+// was due, or another worker ran it), their results added up, and the error
+// that ended it, if any. Only tests read it (periodic.signal).
+type housekeepingCheck struct {
+	Rounds int
+	Total  goclient.HousekeepResult
+	Err    error
 }
 
 // newHousekeeper checks the configuration; nil when housekeeping is disabled.
@@ -76,29 +86,9 @@ func newHousekeeper(config HousekeepingConfig, client *goclient.Client, logger *
 	if config.Interval < 0 {
 		return nil, fmt.Errorf("negative housekeeping interval %s", config.Interval)
 	}
-	return &housekeeper{client: client, logger: logger, interval: config.Interval}, nil
-}
-
-// start runs the checks in a goroutine until stop.
-func (h *housekeeper) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	h.done = make(chan struct{})
-	go func() {
-		defer close(h.done)
-		var wait time.Duration // the first check at once
-		for {
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-			h.runIfDue(ctx)
-			wait = h.nextWait(ctx)
-		}
-	}()
+	h := &housekeeper{client: client, logger: logger, interval: config.Interval}
+	h.round, h.wait = h.runIfDue, h.nextWait
+	return h, nil
 }
 
 // nextWait is how long to wait before the next check: a quarter to a half
@@ -125,38 +115,30 @@ func (h *housekeeper) nextWait(ctx context.Context) time.Duration {
 	return interval/4 + rand.N(interval/4+1)
 }
 
-// stop ends the checks, canceling a round under way (its transaction rolls
-// back; another worker runs the next), and waits for them.
-func (h *housekeeper) stop() {
-	if h.cancel == nil {
-		return
-	}
-	h.cancel()
-	<-h.done
-	h.cancel = nil
-}
-
 // runIfDue runs rounds, each a short transaction, while they are due: one
 // unless a round finds more to do than its batch.
-func (h *housekeeper) runIfDue(ctx context.Context) {
-	var total goclient.HousekeepResult
+func (h *housekeeper) runIfDue(ctx context.Context) housekeepingCheck {
+	var check housekeepingCheck
+	total := &check.Total
 	for {
 		result, err := h.client.HousekeepIfDue(ctx, h.interval)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.logger.WarnContext(ctx, "geneva: housekeeping failed; trying again later", slog.String("error", err.Error()))
 			}
+			check.Err = err
 			break
 		}
 		if result == nil {
 			break // not due, or another worker runs it
 		}
+		check.Rounds++
 		total.Add(result)
 		if !result.More {
 			break
 		}
 	}
-	if total != (goclient.HousekeepResult{}) {
+	if *total != (goclient.HousekeepResult{}) {
 		h.logger.InfoContext(ctx, "geneva: housekeeping",
 			slog.Int("workflows_cleaned_up", total.WorkflowsCleanedUp),
 			slog.Int("step_executions_cleaned_up", total.StepExecutionsCleanedUp),
@@ -164,4 +146,5 @@ func (h *housekeeper) runIfDue(ctx context.Context) {
 			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered),
 			slog.Int("orphans_repaired", total.OrphansRepaired))
 	}
+	return check
 }

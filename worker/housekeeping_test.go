@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"syscall"
@@ -43,8 +42,9 @@ func TestHousekeeping(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, started)
 
+		checks := make(chan worker.HousekeepingCheck, 100) // both workers'
 		for range 2 {
-			b.start(t, &worker.Config{
+			b.startWith(t, &worker.Config{
 				Workflows: []*worker.Workflow{wf},
 				Logger:    slog.New(slog.DiscardHandler),
 				River: &river.Config{
@@ -52,8 +52,11 @@ func TestHousekeeping(t *testing.T) {
 					FetchPollInterval:      20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond,
 				},
 				Housekeeping: worker.HousekeepingConfig{Interval: interval},
-			})
+			}, func(w *worker.Worker) { worker.SignalHousekeeping(w, checks) })
 		}
+		waitSignal(t, checks, 15*time.Second, func(c worker.HousekeepingCheck) bool {
+			return c.Total.StuckInProgressRecovered > 0
+		}, "a worker's round recovers step a")
 		b.waitState(t, id, "finished")
 
 		require.Equal(t, []string{"a: recovered", "a: success"}, b.outcomes(t, id))
@@ -83,15 +86,17 @@ func TestHousekeeping(t *testing.T) {
 		})
 		require.NoError(t, err)
 
-		b.start(t, &worker.Config{
+		checks := make(chan worker.HousekeepingCheck, 100)
+		b.startWith(t, &worker.Config{
 			Workflows:    []*worker.Workflow{wf},
 			Logger:       slog.New(slog.DiscardHandler),
 			Housekeeping: worker.HousekeepingConfig{Interval: 40 * time.Millisecond},
-		})
-		require.Eventually(t, func() bool {
-			_, err := b.client.GetWorkflow(b.ctx, id)
-			return errors.Is(err, goclient.ErrNotFound)
-		}, 10*time.Second, 10*time.Millisecond, "the worker's rounds delete the canceled workflow")
+		}, func(w *worker.Worker) { worker.SignalHousekeeping(w, checks) })
+		waitSignal(t, checks, 10*time.Second, func(c worker.HousekeepingCheck) bool {
+			return c.Total.WorkflowsCleanedUp > 0
+		}, "the worker's rounds delete the canceled workflow")
+		_, err = b.client.GetWorkflow(b.ctx, id)
+		require.ErrorIs(t, err, goclient.ErrNotFound)
 	})
 
 	t.Run("StopEndsIt", func(t *testing.T) {
@@ -103,22 +108,20 @@ func TestHousekeeping(t *testing.T) {
 			Housekeeping: worker.HousekeepingConfig{Interval: 40 * time.Millisecond},
 		})
 		require.NoError(t, err)
+		checks := make(chan worker.HousekeepingCheck, 100)
+		worker.SignalHousekeeping(w, checks)
 		require.NoError(t, w.Start(b.ctx))
-		lastRun := func() string {
-			var at string
-			require.NoError(t, b.pool.QueryRow(b.ctx, "select last_run_at::text from geneva.housekeeping_rounds").Scan(&at))
-			return at
-		}
-		require.Eventually(t, func() bool { return lastRun() != "-infinity" }, 5*time.Second, 10*time.Millisecond,
+		waitSignal(t, checks, 5*time.Second, func(c worker.HousekeepingCheck) bool { return c.Rounds > 0 },
 			"the worker runs rounds")
 
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 		defer cancel()
 		require.NoError(t, w.Stop(ctx))
-		last := lastRun()
-		time.Sleep(200 * time.Millisecond)
-		after := lastRun()
-		require.Equal(t, last, after, "no round after Stop")
+		select {
+		case <-worker.HousekeepingStopped(w): // no round after Stop: none can run
+		default:
+			require.Fail(t, "Stop returned before the checks ended")
+		}
 	})
 }
 
@@ -170,13 +173,21 @@ func TestLeaderKilled(t *testing.T) {
 
 	// Another worker runs beside it, not the leader.
 	quick := quickHousekeeping
-	b.start(t, &worker.Config{
+	checks := make(chan worker.HousekeepingCheck, 100)
+	b.startWith(t, &worker.Config{
 		Workflows:         []*worker.Workflow{crashWorkflow(pool, "run")},
 		Logger:            slog.New(slog.DiscardHandler),
 		Housekeeping:      quick,
 		HeartbeatInterval: quickHeartbeat,
-	})
-	time.Sleep(2 * quickBound)
+	}, func(w *worker.Worker) { worker.SignalHousekeeping(w, checks) })
+	// wait, check by check, for a round (this worker's or the leader's) run
+	// when a step without heartbeats would be past the bound
+	waitSignal(t, checks, 30*time.Second, func(worker.HousekeepingCheck) bool {
+		var past bool
+		require.NoError(t, pool.QueryRow(b.ctx, `select coalesce(bool_or(r.last_run_at >= c.started_at + make_interval(secs => $1)), false)
+			from geneva.housekeeping_rounds r, crash_runs c`, quickBound.Seconds()).Scan(&past))
+		return past
+	}, "a round past the bound")
 	require.Equal(t, []string{"a: in_progress"}, b.outcomes(t, id), "a live step's heartbeats keep it")
 
 	require.NoError(t, leader.Process.Signal(syscall.SIGKILL))

@@ -32,14 +32,22 @@ type ScheduleConfig struct {
 	Interval time.Duration
 }
 
-// scheduleFirer calls geneva.fire_schedules on a timer, until stopped.
+// scheduleFirer calls geneva.fire_schedules at Start and then every interval,
+// give or take a tenth (nextWait), until Stop, which rolls back a call under
+// way (another worker fires its slots).
 type scheduleFirer struct {
+	periodic[firing]
+
 	client   *goclient.Client
 	logger   *slog.Logger
 	interval time.Duration
+}
 
-	cancel context.CancelFunc
-	done   chan struct{}
+// firing is what one firing did: the workflows its calls created, and the
+// error that ended it, if any. Only tests read it (periodic.signal).
+type firing struct {
+	Created int
+	Err     error
 }
 
 // newScheduleFirer checks the configuration; nil when firing is disabled.
@@ -54,58 +62,37 @@ func newScheduleFirer(config ScheduleConfig, client *goclient.Client, logger *sl
 	if interval == 0 {
 		interval = time.Second
 	}
-	return &scheduleFirer{client: client, logger: logger, interval: interval}, nil
+	f := &scheduleFirer{client: client, logger: logger, interval: interval}
+	f.round, f.wait = f.fire, f.nextWait
+	return f, nil
 }
 
-// start fires in a goroutine until stop.
-func (f *scheduleFirer) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	f.cancel = cancel
-	f.done = make(chan struct{})
-	go func() {
-		defer close(f.done)
-		var wait time.Duration // the first call at once
-		for {
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-			f.fire(ctx)
-			wait = f.interval - f.interval/10 + rand.N(f.interval/5+1)
-		}
-	}()
-}
-
-// stop ends the calls, rolling back one under way (another worker fires its
-// slots), and waits for them.
-func (f *scheduleFirer) stop() {
-	if f.cancel == nil {
-		return
-	}
-	f.cancel()
-	<-f.done
-	f.cancel = nil
+// nextWait is the interval, give or take a tenth, so that workers started
+// together do not call in step.
+func (f *scheduleFirer) nextWait(context.Context) time.Duration {
+	return f.interval - f.interval/10 + rand.N(f.interval/5+1)
 }
 
 // fire fires what is due: one call, and more while a call returns as many as
 // it may create in one go (a backlog after downtime).
-func (f *scheduleFirer) fire(ctx context.Context) {
+func (f *scheduleFirer) fire(ctx context.Context) firing {
+	var done firing
 	for range 10 {
 		created, err := f.client.FireSchedules(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				f.logger.WarnContext(ctx, "geneva: firing schedules failed; trying again later", slog.String("error", err.Error()))
 			}
-			return
+			done.Err = err
+			return done
 		}
+		done.Created += created
 		if created > 0 {
 			f.logger.DebugContext(ctx, "geneva: schedules fired", slog.Int("workflows_created", created))
 		}
 		if created < 100 {
-			return
+			return done
 		}
 	}
+	return done
 }

@@ -36,8 +36,9 @@ func TestSchedules(t *testing.T) {
 		require.NoError(t, err)
 		conn.Release()
 
+		fired := make(chan worker.ScheduleFiring, 100) // both workers'
 		for range 2 {
-			b.start(t, &worker.Config{
+			b.startWith(t, &worker.Config{
 				Workflows: []*worker.Workflow{wf},
 				Logger:    slog.New(slog.DiscardHandler),
 				River: &river.Config{
@@ -45,15 +46,14 @@ func TestSchedules(t *testing.T) {
 					FetchPollInterval:      20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond,
 				},
 				Schedules: worker.ScheduleConfig{Interval: 50 * time.Millisecond},
-			})
+			}, func(w *worker.Worker) { worker.SignalFiring(w, fired) })
 		}
-		var schedule *goclient.Schedule
-		require.Eventually(t, func() bool {
-			schedules, err := b.client.Schedules(b.ctx)
-			require.NoError(t, err)
-			schedule = schedules[0]
-			return schedule.FiredCount > 0
-		}, 10*time.Second, 10*time.Millisecond)
+		waitSignal(t, fired, 10*time.Second, func(f worker.ScheduleFiring) bool { return f.Created > 0 },
+			"a worker fires the due slot")
+		schedules, err := b.client.Schedules(b.ctx)
+		require.NoError(t, err)
+		schedule := schedules[0]
+		require.Positive(t, schedule.FiredCount)
 		require.NotNil(t, schedule.LastWorkflowID)
 		b.waitState(t, *schedule.LastWorkflowID, goclient.StateFinished)
 

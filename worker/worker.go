@@ -282,11 +282,16 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.exec.stopping.Store(false) // a worker started again after Stop
 	w.exec.completer.start()
 	w.exec.claimer.start()
+	// the maintenance rounds, like River, outlive ctx until Stop
 	if w.housekeeper != nil {
-		w.housekeeper.start()
+		if err := w.housekeeper.Start(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
 	}
 	if w.firer != nil {
-		w.firer.start()
+		if err := w.firer.Start(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -307,10 +312,10 @@ func (w *Worker) Start(ctx context.Context) error {
 func (w *Worker) Stop(ctx context.Context) error {
 	w.exec.stopping.Store(true)
 	if w.housekeeper != nil {
-		w.housekeeper.stop()
+		w.housekeeper.Stop()
 	}
 	if w.firer != nil {
-		w.firer.stop()
+		w.firer.Stop()
 	}
 	err := w.river.Stop(ctx)
 	if err == nil || ctx.Err() == nil {

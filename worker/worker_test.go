@@ -56,11 +56,21 @@ func setupWithConfig(t *testing.T) (*testBundle, *pgtestdb.Config) {
 // start runs a worker for the workflows until the test ends.
 func (b *testBundle) start(t *testing.T, config *worker.Config) *worker.Worker {
 	t.Helper()
+	return b.startWith(t, config, nil)
+}
+
+// startWith starts a worker as start does, calling seams (export_test.go's
+// setters, such as the test signals) between New and Start.
+func (b *testBundle) startWith(t *testing.T, config *worker.Config, seams func(*worker.Worker)) *worker.Worker {
+	t.Helper()
 	if config.River == nil {
 		config.River = fastRiver()
 	}
 	w, err := worker.New(b.workerPool, config)
 	require.NoError(t, err)
+	if seams != nil {
+		seams(w)
+	}
 	require.NoError(t, w.Start(b.ctx))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -473,4 +483,21 @@ func mustDefinition(t *testing.T, wf *worker.Workflow) []byte {
 	definition, err := wf.Definition()
 	require.NoError(t, err)
 	return definition
+}
+
+// waitSignal receives from a test signal (export_test.go) until a value
+// satisfies ok, and returns it; it fails the test when none has within.
+func waitSignal[T any](t *testing.T, signal <-chan T, within time.Duration, ok func(T) bool, what string) T {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case v := <-signal:
+			if ok(v) {
+				return v
+			}
+		case <-timeout:
+			require.FailNow(t, "no signal within "+within.String(), what)
+		}
+	}
 }

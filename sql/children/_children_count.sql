@@ -6,7 +6,7 @@
 -- commit, then counts on its count.
 --
 -- Called by: geneva.create_workflows (children created, with those created
--- ended: a type without steps), geneva._trg_children_ended (a child ended).
+-- ended: a type without steps), geneva._children_ended (a child ended).
 -- Locks: the parent's row (after the child's, which its caller holds: see
 -- docs/children.md on lock order).
 -- Returns the parent's row after the change (none when it no longer exists).
