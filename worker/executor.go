@@ -2,10 +2,13 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/riverqueue/river"
 
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
@@ -137,4 +140,83 @@ func deref[T any](p *T) T {
 		return *p
 	}
 	return zero
+}
+
+// stepWorker is the River worker of kind "geneva_step".
+type stepWorker struct {
+	river.WorkerDefaults[StepArgs]
+	worker *Worker
+}
+
+// notHereSnooze is how long a job whose step this worker does not define
+// waits for a worker that does.
+const notHereSnooze = 10 * time.Second
+
+// Work runs the step execution the job names. SQL completes the job in the
+// transaction that records the step's outcome; when there is nothing to run,
+// River completes it.
+func (s *stepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
+	err := s.worker.exec.perform(ctx, s.worker.pool, job.Args.execution(), job.ID, job.Queue)
+	var notHere *NotHereError
+	switch {
+	case errors.As(err, &notHere):
+		s.worker.exec.logger.WarnContext(ctx, err.Error()+"; leaving the job for a newer worker",
+			slog.Int64("execution_id", job.Args.ExecutionID), slog.Int64("job_id", job.ID))
+		return river.JobSnooze(notHereSnooze)
+	case err != nil && ctx.Err() != nil:
+		// cut off by a shutdown before anything was recorded: available again
+		// at once, without counting an attempt
+		return river.JobSnooze(0)
+	}
+	return err
+}
+
+// Timeout is -1: River never cuts a step off (StepTimeout applies inside the
+// executor, and fails the step through its policies).
+func (s *stepWorker) Timeout(*river.Job[StepArgs]) time.Duration { return -1 }
+
+// perform runs one step execution on db: the one args names (its identity:
+// the execution, its workflow and step; SQL's claim gives the rest). jobID,
+// when not zero, is the River job being worked, from queue: SQL completes it
+// in the transaction that records the outcome. An error means nothing was
+// recorded and the job should be retried.
+//
+// A step passes three stages, a file each: claim (claim.go: which workflow
+// and step, the preconditions, SQL's claim), run (run.go: the step's code,
+// its hooks, its heartbeat) and record (record.go: its ending recorded, in
+// the completer's batches, batch.go); then each next step SQL starts for
+// this job runs and is recorded the same way.
+func (e *executor) perform(ctx context.Context, db DB, args *protocol.Execution, jobID int64, queue string) error {
+	e.running.Add(1)
+	defer e.running.Add(-1)
+	wf, step, err := e.claim(ctx, db, args, jobID, queue)
+	if err != nil || step == nil {
+		return err
+	}
+	for inline := 0; ; inline++ {
+		step.Logger = step.Logger.With(slog.Int("attempt", step.Attempt))
+		if err := ctx.Err(); err != nil {
+			// the worker stopped hard while this step was claimed (a batch
+			// of claims finishes what it took in) or while the last one was
+			// recorded: give it back rather than start it on a dead context
+			_, err = e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, err))
+			return err
+		}
+		offer := inline < e.inlineSteps && wf.opts.HeroMissing == nil && wf.opts.LoadHero == nil
+		next, err := e.run(ctx, db, wf, step, jobID, offer)
+		if err != nil || next == nil {
+			return err
+		}
+
+		jobID = 0 // completed with the first step; the next ones have none
+		step = step.followedBy(next)
+		// SQL started it: nothing to check, but hooks see every step's events
+		e.event(ctx, EventPreconditions, step, func(context.Context) error { return nil })
+		if wf.step(step.Name) == nil && step.http == nil && step.inputErr == nil {
+			// defined in the database only (a deploy in progress): give it back
+			step.Logger.WarnContext(ctx, "geneva: the next step is not defined in this worker; giving it back", slog.Int("attempt", step.Attempt))
+			_, err := e.finalize(ctx, db, newEnding(wf, step, jobID, phaseInterrupted, &NotHereError{WorkflowType: step.WorkflowType, StepName: step.Name}))
+			return err
+		}
+	}
 }

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -345,36 +344,3 @@ func (w *Worker) stopCompleter(wait bool) {
 	go w.exec.claimer.stop()
 	go w.exec.completer.stop()
 }
-
-// stepWorker is the River worker of kind "geneva_step".
-type stepWorker struct {
-	river.WorkerDefaults[StepArgs]
-	worker *Worker
-}
-
-// notHereSnooze is how long a job whose step this worker does not define
-// waits for a worker that does.
-const notHereSnooze = 10 * time.Second
-
-// Work runs the step execution the job names. SQL completes the job in the
-// transaction that records the step's outcome; when there is nothing to run,
-// River completes it.
-func (s *stepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
-	err := s.worker.exec.perform(ctx, s.worker.pool, job.Args.execution(), job.ID, job.Queue)
-	var notHere *NotHereError
-	switch {
-	case errors.As(err, &notHere):
-		s.worker.exec.logger.WarnContext(ctx, err.Error()+"; leaving the job for a newer worker",
-			slog.Int64("execution_id", job.Args.ExecutionID), slog.Int64("job_id", job.ID))
-		return river.JobSnooze(notHereSnooze)
-	case err != nil && ctx.Err() != nil:
-		// cut off by a shutdown before anything was recorded: available again
-		// at once, without counting an attempt
-		return river.JobSnooze(0)
-	}
-	return err
-}
-
-// Timeout is -1: River never cuts a step off (StepTimeout applies inside the
-// executor, and fails the step through its policies).
-func (s *stepWorker) Timeout(*river.Job[StepArgs]) time.Duration { return -1 }

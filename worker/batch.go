@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/geneva-dev/geneva/internal/batch"
-	"github.com/geneva-dev/geneva/internal/protocol"
 )
 
 const (
@@ -58,69 +57,6 @@ func completeBatchSize(config *Config) (int, error) {
 		return 0, fmt.Errorf("geneva: %s=%q is not a batch size (a whole number, at least 1)", completeBatchSizeEnv, env)
 	}
 	return size, nil
-}
-
-// completer records the ends of the running steps of a worker that end
-// close together (their signals, their errors, their give-backs) with one
-// call to geneva.complete_steps: one statement, one transaction and one
-// commit for the batch. A failure whose policy names a handler is not
-// recorded by its first batch, which asks for the decision: the handler
-// runs outside any batch (it must not hold one up), and its decision goes in
-// a later one. A precondition's error (of an execution not started) is
-// geneva.fail_step's, alone.
-type completer = batchedCalls[protocol.CompleteReport, *protocol.StepResult]
-
-func newCompleter(db DB, logger *slog.Logger, size int, running func() int) *completer {
-	return &completer{
-		db: db, logger: logger, size: size, window: completeWindow, running: running,
-		what: "step ends",
-		many: func(ctx context.Context, db DB, reports []protocol.CompleteReport) ([]*protocol.StepResult, error) {
-			results, err := protocol.New(db).CompleteSteps(ctx, reports)
-			giveBack(ctx, db, logger, err)
-			return results, err
-		},
-	}
-}
-
-// claimer claims the executions of the River jobs a worker is handed close
-// together with one call to geneva.start_steps, as the completer records
-// their ends.
-type claimer = batchedCalls[protocol.Claim, *protocol.Execution]
-
-func newClaimer(db DB, logger *slog.Logger, size int, running func() int) *claimer {
-	return &claimer{
-		db: db, logger: logger, size: size, window: completeWindow, running: running,
-		settle: claimSettle, what: "step claims",
-		many: func(ctx context.Context, db DB, claims []protocol.Claim) ([]*protocol.Execution, error) {
-			started, err := protocol.New(db).StartSteps(ctx, claims)
-			giveBack(ctx, db, logger, err)
-			return started, err
-		},
-	}
-}
-
-// giveBack gives back the executions a call started and could not hand over
-// (a *protocol.UnhandedError: its result was cut short after the statement
-// ran): no step of this worker will run them, and its callers see only the
-// error. Each is interrupted (geneva.interrupt_step: scheduled again now,
-// with a job of its own) rather than left in_progress until housekeeping
-// takes it for stuck. What the call started and did not return (the rows
-// after the cut) cannot be named: housekeeping recovers those.
-func giveBack(ctx context.Context, db DB, logger *slog.Logger, err error) {
-	var unhanded *protocol.UnhandedError
-	if !errors.As(err, &unhanded) {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
-	for _, id := range unhanded.Started {
-		tryCtx, cancel := context.WithTimeout(ctx, recordTryTimeout)
-		_, giveErr := protocol.New(db).InterruptStep(tryCtx, id, nil)
-		cancel()
-		if giveErr != nil {
-			logger.WarnContext(ctx, "geneva: giving back an execution started and not handed over failed; housekeeping will recover it",
-				slog.Int64("execution_id", id), slog.String("error", giveErr.Error()))
-		}
-	}
 }
 
 // batchedCalls makes the worker protocol's calls of many steps that come
