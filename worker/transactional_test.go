@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -319,23 +318,8 @@ func TestTransactionalStepKilled(t *testing.T) {
 		b.history(t, id)[0].ID), "only the dead worker's")
 }
 
-// docs/workflows.md quotes ExampleStepOpts_transactional between its
-// docs:transactional:begin and docs:transactional:end markers, one tab less
-// indented.
+// docs/workflows.md quotes ExampleStepOpts_transactional.
 func TestDocsQuoteTransactionalExample(t *testing.T) {
 	t.Parallel()
-	example, err := os.ReadFile("example_transactional_test.go")
-	require.NoError(t, err)
-	page, err := os.ReadFile("../docs/workflows.md")
-	require.NoError(t, err)
-	text := string(example)
-	begin := strings.Index(text, "// docs:transactional:begin\n")
-	end := strings.Index(text, "\t// docs:transactional:end")
-	require.True(t, begin >= 0 && end > begin, "no docs:transactional markers")
-	var lines []string
-	for _, line := range strings.Split(strings.TrimRight(text[begin+len("// docs:transactional:begin\n"):end], "\n"), "\n") {
-		lines = append(lines, strings.TrimPrefix(line, "\t"))
-	}
-	require.Contains(t, string(page), "```go\n"+strings.Join(lines, "\n")+"\n```",
-		"docs/workflows.md no longer quotes example_transactional_test.go")
+	requireDocQuotes(t, "example_transactional_test.go", "../docs/workflows.md", "transactional")
 }
