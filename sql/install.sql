@@ -38,6 +38,12 @@
 --   guards/       triggers refusing the writes no function does
 --   constraints/  CHECK constraints whose rules are a function's
 --   views/        dashboards' views
+--   cell/         not included here: in a cell (docs/cells.md), Migrate
+--                 adds them after this package, in its transaction; each
+--                 replaces the helper of its name (engine/_workflow_id,
+--                 engine/_execution_id) so that ids carry their partition
+--   router/       not included here: a router's whole package, with its
+--                 own install.sql (its inventory) and grants.sql
 --   Public functions (no leading _) live in api/ and protocol/ only; helpers
 --   (_name) and trigger functions (_trg_name) everywhere else.
 --
@@ -174,6 +180,8 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
 {{ template "children/_await_name.sql" . }}
+{{ template "engine/_workflow_id.sql" . }}
+{{ template "engine/_execution_id.sql" . }}
 {{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
