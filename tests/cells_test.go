@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/geneva-dev/geneva"
 	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/worker"
 )
 
 // cellsPartitions is P of the cells test: 4 partitions on 2 cells, so that
@@ -255,4 +259,73 @@ func TestCells(t *testing.T) {
 	require.Equal(t, cellsPartitions, partitions)
 	_, err = geneva.Migrate(ctx, cells[0], &geneva.MigrateOpts{CellPartitions: 8})
 	require.ErrorContains(t, err, "cell of 4 partitions")
+}
+
+// TestCellsWorkers: a worker on each cell finishes the workflows created
+// through the router; one cell's worker stopped does not stop the other's,
+// and its cell's workflows wait for it (docs/cells.md).
+func TestCellsWorkers(t *testing.T) {
+	ctx := context.Background()
+	cells, _, router := cellsSetup(t)
+
+	var ran atomic.Int64
+	greet := worker.NewWorkflow("Greet", nil).
+		Step("hello", func(ctx context.Context, step *worker.Step) error {
+			ran.Add(1)
+			return nil
+		}, nil)
+	start := func(cell *pgxpool.Pool) *worker.Worker {
+		w, err := worker.New(cell, &worker.Config{Workflows: []*worker.Workflow{greet}, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		require.NoError(t, w.Start(ctx)) // defines Greet in its cell
+		t.Cleanup(func() { _ = w.Stop(context.Background()) })
+		return w
+	}
+	workers := []*worker.Worker{start(cells[0]), start(cells[1])}
+
+	create := func(from, to int) {
+		batch := &pgx.Batch{}
+		for i := from; i < to; i++ {
+			batch.Queue("select geneva.create_workflow('Greet', 'User', $1)", strconv.Itoa(i))
+		}
+		require.NoError(t, router.SendBatch(ctx, batch).Close())
+	}
+	// counts of finished and of all Greet workflows, through the router and
+	// in one cell
+	counts := func(db *pgxpool.Pool) (finished, all int64) {
+		require.NoError(t, db.QueryRow(ctx, `
+			select (select workflows from geneva.count_workflows('{"type": "Greet", "state": "finished"}')),
+			       (select workflows from geneva.count_workflows('{"type": "Greet"}'))`).Scan(&finished, &all))
+		return finished, all
+	}
+	waitFor := func(what string, done func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for !done() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	create(0, 400)
+	waitFor("400 workflows finished", func() bool { finished, _ := counts(router); return finished == 400 })
+	require.EqualValues(t, 400, ran.Load())
+
+	// cell 0's worker stops: cell 1's workflows still finish, cell 0's wait
+	require.NoError(t, workers[0].Stop(ctx))
+	_, before0 := counts(cells[0])
+	create(400, 600)
+	_, all0 := counts(cells[0])
+	_, all1 := counts(cells[1])
+	require.Greater(t, all0, before0, "some new heroes are cell 0's")
+	waitFor("cell 1's workflows finished", func() bool { finished, _ := counts(cells[1]); return finished == all1 })
+	finished0, _ := counts(cells[0])
+	require.Equal(t, before0, finished0, "cell 0's new workflows wait for its worker")
+
+	// its worker back, everything finishes
+	start(cells[0])
+	waitFor("600 workflows finished", func() bool { finished, _ := counts(router); return finished == 600 })
+	require.EqualValues(t, 600, ran.Load())
 }
