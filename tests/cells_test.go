@@ -329,3 +329,18 @@ func TestCellsWorkers(t *testing.T) {
 	waitFor("600 workflows finished", func() bool { finished, _ := counts(router); return finished == 600 })
 	require.EqualValues(t, 600, ran.Load())
 }
+
+// TestCellsRefused: a cell's partitions are a power of two, and a database
+// that has workflows does not become a cell (their ids carry no partition).
+func TestCellsRefused(t *testing.T) {
+	b := setup(t)
+	_, err := geneva.Migrate(b.ctx, b.pool, &geneva.MigrateOpts{CellPartitions: 3})
+	require.ErrorContains(t, err, "power of two")
+	b.defineThreeSteps(t)
+	b.create(t, "ThreeSteps", "1")
+	_, err = geneva.Migrate(b.ctx, b.pool, &geneva.MigrateOpts{CellPartitions: 4})
+	require.ErrorContains(t, err, "has workflows")
+	partitions, err := geneva.CellPartitions(b.ctx, b.pool)
+	require.NoError(t, err)
+	require.Zero(t, partitions)
+}
