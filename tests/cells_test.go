@@ -230,6 +230,33 @@ func TestCells(t *testing.T) {
 		require.Equal(t, "canceled", stateIn(id))
 	}
 
+	// a list: each cell's share created there, the ids in the list's order
+	listHeroes, groups := []string{}, []string{}
+	for i := range 50 {
+		listHeroes = append(listHeroes, fmt.Sprintf("list-%d", i))
+		groups = append(groups, fmt.Sprintf("group-%d", i))
+	}
+	var listIDs []int64
+	require.NoError(t, router.QueryRow(ctx,
+		"select geneva.create_workflows('Onboarding', 'Account', $1, p_groups => $2)", listHeroes, groups).Scan(&listIDs))
+	require.Len(t, listIDs, len(listHeroes))
+	perCell := map[int]int{}
+	for i, id := range listIDs {
+		var heroID, group string
+		var hash int64
+		require.NoError(t, cellOf(id).QueryRow(ctx,
+			"select hero_id, group_name, hashtext(hero_type || ':' || hero_id) from geneva.workflows where id = $1", id).Scan(&heroID, &group, &hash))
+		require.Equal(t, listHeroes[i], heroID)
+		require.Equal(t, groups[i], group)
+		require.Equal(t, hash&(cellsPartitions-1), id&(cellsPartitions-1))
+		perCell[int(id&(cellsPartitions-1))%2]++
+	}
+	require.Len(t, perCell, 2, "the list spans both cells")
+	_, err := router.Exec(ctx, "select geneva.create_workflows('Onboarding', 'Account', $1, p_groups => $2)", listHeroes, groups[:3])
+	var lengthErr *pgconn.PgError
+	require.True(t, errors.As(err, &lengthErr), "%v", err)
+	require.Equal(t, "22023", lengthErr.Code)
+
 	// the router's public functions take and return what the cells' do
 	rows, err := router.Query(ctx, `
 		select p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid)

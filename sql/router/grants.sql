@@ -44,6 +44,7 @@ to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }}
 
 grant execute on function
   geneva.create_workflow,
+  geneva.create_workflows,
   geneva.send_event,
   geneva.send_hero_event
 to {{ .role_app }}, {{ .role_operator }};

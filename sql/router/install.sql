@@ -17,7 +17,9 @@
 -- function in every cell (_cells_*: RUN ON ALL) for a public one to merge.
 -- Routing:
 --   by hero       create_workflow (a child: by its parent's id),
---                 send_hero_event
+--                 send_hero_event; create_workflows, a call a cell with
+--                 its share of the list (_cell_create_workflows, by the map
+--                 _cells_map)
 --   by id         get_workflow, pause_workflow, resume_workflow,
 --                 cancel_workflow, skip_step, retry_workflow, send_event,
 --                 step_history, get_step_execution
@@ -25,7 +27,10 @@
 
 {{ template "router/_hero_hash.sql" . }}
 {{ template "router/_create_hash.sql" . }}
+{{ template "router/_cells_map.sql" . }}
+{{ template "router/_cell_create_workflows.sql" . }}
 {{ template "router/create_workflow.sql" . }}
+{{ template "router/create_workflows.sql" . }}
 {{ template "router/send_hero_event.sql" . }}
 {{ template "router/get_workflow.sql" . }}
 {{ template "router/pause_workflow.sql" . }}
