@@ -73,13 +73,20 @@ func cellsSetup(t *testing.T) (cells []*pgxpool.Pool, cellURLs []string, router 
 		pool := open(cellURL)
 		_, err := geneva.Migrate(ctx, pool, &geneva.MigrateOpts{CellPartitions: cellsPartitions})
 		require.NoError(t, err)
-		_, err = pool.Exec(ctx, "select geneva.define_workflow('Onboarding', $1::jsonb)",
-			`{"steps": [{"name": "welcome"}, {"name": "nudge", "wait": "1 day"}]}`)
-		require.NoError(t, err)
 		cells, cellURLs = append(cells, pool), append(cellURLs, cellURL)
 	}
 	router = open(database("router"))
 	require.NoError(t, geneva.MigrateRouter(ctx, router, geneva.RouterOpts{Partitions: cellsPartitions, Cells: cellURLs}))
+	// a definition through the router is every cell's
+	_, err = router.Exec(ctx, "select geneva.define_workflow('Onboarding', $1::jsonb)",
+		`{"steps": [{"name": "welcome"}, {"name": "nudge", "wait": "1 day"}]}`)
+	require.NoError(t, err)
+	for _, cell := range cells {
+		var defined bool
+		require.NoError(t, cell.QueryRow(ctx,
+			"select exists (select from geneva.workflow_definitions where workflow_type = 'Onboarding')").Scan(&defined))
+		require.True(t, defined)
+	}
 	return cells, cellURLs, router
 }
 
@@ -256,6 +263,21 @@ func TestCells(t *testing.T) {
 	var lengthErr *pgconn.PgError
 	require.True(t, errors.As(err, &lengthErr), "%v", err)
 	require.Equal(t, "22023", lengthErr.Code)
+
+	// the router's roles: an application creates and reads, and may not
+	// pause
+	tx, err := router.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "set local role geneva_app")
+	require.NoError(t, err)
+	var appID int64
+	require.NoError(t, tx.QueryRow(ctx, "select geneva.create_workflow('Onboarding', 'User', 'app')").Scan(&appID))
+	require.NoError(t, tx.QueryRow(ctx, "select id from geneva.get_workflow($1)", appID).Scan(&appID))
+	_, err = tx.Exec(ctx, "select geneva.pause_workflow($1)", appID)
+	var denied *pgconn.PgError
+	require.True(t, errors.As(err, &denied), "%v", err)
+	require.Equal(t, "42501", denied.Code)
+	require.NoError(t, tx.Rollback(ctx))
 
 	// the router's public functions take and return what the cells' do
 	rows, err := router.Query(ctx, `

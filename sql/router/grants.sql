@@ -56,3 +56,9 @@ grant execute on function
   geneva.skip_step,
   geneva.retry_workflow
 to {{ .role_operator }};
+
+-- Workers (deployers): a definition in every cell. Not operators: the cells
+-- see the router's user, so an operator's HTTP-only rule would not hold.
+grant execute on function
+  geneva.define_workflow
+to {{ .role_worker }};

@@ -23,7 +23,8 @@
 --   by id         get_workflow, pause_workflow, resume_workflow,
 --                 cancel_workflow, skip_step, retry_workflow, send_event,
 --                 step_history, get_step_execution
---   on all cells  list_workflows, count_workflows (merged)
+--   on all cells  list_workflows, count_workflows (merged),
+--                 define_workflow (each cell's)
 
 {{ template "router/_hero_hash.sql" . }}
 {{ template "router/_create_hash.sql" . }}
@@ -45,4 +46,6 @@
 {{ template "router/list_workflows.sql" . }}
 {{ template "router/_cells_count_workflows.sql" . }}
 {{ template "router/count_workflows.sql" . }}
+{{ template "router/_cells_define_workflow.sql" . }}
+{{ template "router/define_workflow.sql" . }}
 {{ template "router/grants.sql" . }}
