@@ -115,7 +115,8 @@ func installCell(ctx context.Context, conn *pgx.Conn, data map[string]any, code 
 	if err != nil {
 		return err
 	}
-	return migrate.LockExecTx(ctx, conn, sql+"\n"+cell)
+	const flag = "select pg_catalog.set_config('geneva.installing_cell', 'on', true);\n"
+	return migrate.LockExecTx(ctx, conn, flag+sql+"\n"+cell)
 }
 
 // renderFolder executes sql/<folder>'s files as templates: main, when

@@ -1318,6 +1318,21 @@ drop function if exists geneva.send_hero_event(text, text, text, jsonb);
 drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
 drop function if exists geneva._check_event(text, jsonb);
 
+-- A cell's ids carry their partition through its own geneva._workflow_id
+-- and _execution_id (cell/, docs/cells.md), which geneva migrate puts back
+-- after this package (setting geneva.installing_cell): this package alone
+-- (dist/geneva.sql in psql) would put back a single database's, and the
+-- cell's new ids would route nowhere. Refused.
+do $$
+begin
+  if pg_catalog.obj_description(pg_catalog.to_regprocedure('geneva._workflow_id(text, text, bigint)'), 'pg_proc') like 'cell of %'
+     and pg_catalog.current_setting('geneva.installing_cell', true) is distinct from 'on' then
+    raise exception 'this database is a cell (docs/cells.md): upgrade it with geneva migrate, which keeps its ids'' partitions'
+      using errcode = '55000';
+  end if;
+end;
+$$;
+
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
 --

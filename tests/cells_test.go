@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -96,7 +97,7 @@ func cellsSetup(t *testing.T) (cells []*pgxpool.Pool, cellURLs []string, router 
 // across the router (docs/cells.md).
 func TestCells(t *testing.T) {
 	ctx := context.Background()
-	cells, _, router := cellsSetup(t)
+	cells, cellURLs, router := cellsSetup(t)
 
 	// 3,000 heroes, through the router, in one round trip
 	const heroes = 3000
@@ -308,6 +309,15 @@ func TestCells(t *testing.T) {
 	require.Equal(t, cellsPartitions, partitions)
 	_, err = geneva.Migrate(ctx, cells[0], &geneva.MigrateOpts{CellPartitions: 8})
 	require.ErrorContains(t, err, "cell of 4 partitions")
+	// and the psql install, which would put back a single database's ids,
+	// refuses it
+	psql := requirePsql(t)
+	out, err := exec.CommandContext(ctx, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", distFile, "-d", cellURLs[0]).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "this database is a cell")
+	partitions, err = geneva.CellPartitions(ctx, cells[0])
+	require.NoError(t, err)
+	require.Equal(t, cellsPartitions, partitions)
 }
 
 // TestCellsWorkers: a worker on each cell finishes the workflows created
