@@ -172,6 +172,13 @@ func TestSQLShape(t *testing.T) {
 		text := string(b)
 		base := strings.TrimSuffix(path.Base(name), ".sql")
 
+		// A cell's ids carry their partition only if every id is drawn by
+		// the helpers a cell replaces (docs/cells.md).
+		for seq, helper := range map[string]string{"workflows_id_seq": "_workflow_id", "step_executions_id_seq": "_execution_id"} {
+			if strings.Contains(text, seq) && base != helper {
+				t.Errorf("%s: draws from geneva.%s; call geneva.%s, which a cell replaces", name, seq, helper)
+			}
+		}
 		if path.Dir(name) == "cell" {
 			if included[name] != 0 {
 				t.Errorf("%s: included by install.sql; a cell's replacements are Migrate's to add", name)

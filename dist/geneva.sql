@@ -3387,7 +3387,8 @@ $$;
 -- its parent's for a child), so a call by id routes itself. In a single
 -- database the arguments are unused and ids are the sequence's, as before.
 --
--- Called by: create_workflows, _retry_workflow.
+-- Called by: create_workflows, _retry_workflow (TestSQLShape: no other file
+-- draws from the sequence).
 -- It has no `set search_path`, so that the planner can inline it: every name
 -- is qualified.
 create or replace function geneva._workflow_id(p_hero_type text, p_hero_id text, p_parent_id bigint)
@@ -3405,7 +3406,8 @@ $$;
 -- function with one whose ids carry their workflow's partition. In a single
 -- database the argument is unused and ids are the sequence's, as before.
 --
--- Called by: _insert_execution, _advance_many.
+-- Called by: _insert_execution, _advance_many (TestSQLShape: no other file
+-- draws from the sequence).
 -- It has no `set search_path`, so that the planner can inline it: every name
 -- is qualified.
 create or replace function geneva._execution_id(p_workflow_id bigint)

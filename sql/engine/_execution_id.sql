@@ -5,7 +5,8 @@
 -- function with one whose ids carry their workflow's partition. In a single
 -- database the argument is unused and ids are the sequence's, as before.
 --
--- Called by: _insert_execution, _advance_many.
+-- Called by: _insert_execution, _advance_many (TestSQLShape: no other file
+-- draws from the sequence).
 -- It has no `set search_path`, so that the planner can inline it: every name
 -- is qualified.
 create or replace function geneva._execution_id(p_workflow_id bigint)

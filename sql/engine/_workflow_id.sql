@@ -6,7 +6,8 @@
 -- its parent's for a child), so a call by id routes itself. In a single
 -- database the arguments are unused and ids are the sequence's, as before.
 --
--- Called by: create_workflows, _retry_workflow.
+-- Called by: create_workflows, _retry_workflow (TestSQLShape: no other file
+-- draws from the sequence).
 -- It has no `set search_path`, so that the planner can inline it: every name
 -- is qualified.
 create or replace function geneva._workflow_id(p_hero_type text, p_hero_id text, p_parent_id bigint)
