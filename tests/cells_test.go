@@ -33,6 +33,12 @@ const cellsPartitions = 4
 // (Debian's postgresql-15-plproxy) the test skips, or fails under CI=true.
 func cellsSetup(t *testing.T) (cells []*pgxpool.Pool, cellURLs []string, router *pgxpool.Pool) {
 	t.Helper()
+	return cellsSetupOf(t, 2)
+}
+
+// cellsSetupOf makes n cells, the router onto the first two only.
+func cellsSetupOf(t *testing.T, n int) (cells []*pgxpool.Pool, cellURLs []string, router *pgxpool.Pool) {
+	t.Helper()
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, dbtest.ServerURL())
 	require.NoError(t, err)
@@ -69,7 +75,7 @@ func cellsSetup(t *testing.T) (cells []*pgxpool.Pool, cellURLs []string, router 
 		return pool
 	}
 
-	for i := range 2 {
+	for i := range n {
 		cellURL := database("cell" + strconv.Itoa(i))
 		pool := open(cellURL)
 		_, err := geneva.Migrate(ctx, pool, &geneva.MigrateOpts{CellPartitions: cellsPartitions})
@@ -77,12 +83,12 @@ func cellsSetup(t *testing.T) (cells []*pgxpool.Pool, cellURLs []string, router 
 		cells, cellURLs = append(cells, pool), append(cellURLs, cellURL)
 	}
 	router = open(database("router"))
-	require.NoError(t, geneva.MigrateRouter(ctx, router, geneva.RouterOpts{Partitions: cellsPartitions, Cells: cellURLs}))
+	require.NoError(t, geneva.MigrateRouter(ctx, router, geneva.RouterOpts{Partitions: cellsPartitions, Cells: cellURLs[:2]}))
 	// a definition through the router is every cell's
 	_, err = router.Exec(ctx, "select geneva.define_workflow('Onboarding', $1::jsonb)",
 		`{"steps": [{"name": "welcome"}, {"name": "nudge", "wait": "1 day"}]}`)
 	require.NoError(t, err)
-	for _, cell := range cells {
+	for _, cell := range cells[:2] {
 		var defined bool
 		require.NoError(t, cell.QueryRow(ctx,
 			"select exists (select from geneva.workflow_definitions where workflow_type = 'Onboarding')").Scan(&defined))
@@ -402,4 +408,99 @@ func TestCellsRefused(t *testing.T) {
 	partitions, err := geneva.CellPartitions(b.ctx, b.pool)
 	require.NoError(t, err)
 	require.Zero(t, partitions)
+}
+
+// TestCellsMove: a partition moved to a third cell (rows copied, the map
+// changed) loses nothing: its workflows, events and idempotency keys answer
+// through the router from the new cell, their pending jobs run there, and
+// new workflows of the partition are made there (docs/cells.md).
+func TestCellsMove(t *testing.T) {
+	ctx := context.Background()
+	cells, cellURLs, router := cellsSetupOf(t, 3)
+	const partition = 1 // on cell 1 (partition p on cell p mod 2)
+
+	greet := worker.NewWorkflow("Greet", nil).
+		Step("hello", func(ctx context.Context, step *worker.Step) error { return nil }, nil)
+	definition, err := greet.Definition()
+	require.NoError(t, err)
+	_, err = router.Exec(ctx, "select geneva.define_workflow('Greet', $1)", definition)
+	require.NoError(t, err)
+	_, err = cells[2].Exec(ctx, "select geneva.define_workflow('Greet', $1)", definition)
+	require.NoError(t, err)
+
+	// 300 workflows, no worker yet: their jobs wait
+	const heroes = 300
+	batch := &pgx.Batch{}
+	for i := range heroes {
+		batch.Queue("select geneva.create_workflow('Greet', 'User', $1, p_idempotency_key => 'order-' || $1)", strconv.Itoa(i))
+	}
+	require.NoError(t, router.SendBatch(ctx, batch).Close())
+	rows, err := cells[1].Query(ctx, "select id from geneva.workflows where id & $1 = $2 order by id", cellsPartitions-1, partition)
+	require.NoError(t, err)
+	moving, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	require.NotEmpty(t, moving)
+	var recorded bool
+	require.NoError(t, router.QueryRow(ctx, "select geneva.send_event($1, 'hello', p_key => 'k1')", moving[0]).Scan(&recorded))
+	require.True(t, recorded)
+
+	require.NoError(t, geneva.MovePartition(ctx, geneva.MoveOpts{
+		Router: router, From: cells[1], To: cells[2], ToURL: cellURLs[2], Partition: partition,
+	}))
+
+	countIn := func(cell *pgxpool.Pool, query string) int {
+		var n int
+		require.NoError(t, cell.QueryRow(ctx, query, cellsPartitions-1, partition).Scan(&n))
+		return n
+	}
+	require.Zero(t, countIn(cells[1], "select count(*) from geneva.workflows where id & $1 = $2"))
+	require.Equal(t, len(moving), countIn(cells[2], "select count(*) from geneva.workflows where id & $1 = $2"))
+	require.Equal(t, len(moving), countIn(cells[2], "select count(*) from geneva.step_executions where workflow_id & $1 = $2 and job_id is not null"))
+	require.Equal(t, len(moving), countIn(cells[2], `select count(*) from public.river_job j
+		join geneva.step_executions e on e.job_id = j.id where e.workflow_id & $1 = $2`))
+
+	// through the router, from the new cell: the workflow, its event (its
+	// key recorded), its idempotency key
+	var heroID string
+	require.NoError(t, router.QueryRow(ctx, "select hero_id from geneva.get_workflow($1)", moving[0]).Scan(&heroID))
+	require.NoError(t, router.QueryRow(ctx, "select geneva.send_event($1, 'hello', p_key => 'k1')", moving[0]).Scan(&recorded))
+	require.False(t, recorded, "the event's key moved with it")
+	var again int64
+	require.NoError(t, router.QueryRow(ctx,
+		"select geneva.create_workflow('Greet', 'User', $1, p_idempotency_key => 'order-' || $1)", heroID).Scan(&again))
+	require.Equal(t, moving[0], again, "the idempotency key moved with it")
+	var count int64
+	require.NoError(t, router.QueryRow(ctx, "select workflows from geneva.count_workflows()").Scan(&count))
+	require.EqualValues(t, heroes, count)
+
+	// workers on every cell: everything finishes, the moved ones in the new cell
+	for _, cell := range cells {
+		w, err := worker.New(cell, &worker.Config{Workflows: []*worker.Workflow{greet}, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		require.NoError(t, w.Start(ctx))
+		t.Cleanup(func() { _ = w.Stop(context.Background()) })
+	}
+	require.Eventually(t, func() bool {
+		var finished int64
+		require.NoError(t, router.QueryRow(ctx,
+			`select workflows from geneva.count_workflows('{"state": "finished"}')`).Scan(&finished))
+		return finished == heroes
+	}, 90*time.Second, 100*time.Millisecond)
+	require.Equal(t, len(moving), countIn(cells[2], "select count(*) from geneva.workflows where id & $1 = $2 and state = 'finished'"))
+
+	// a new workflow of the partition is made in the new cell, after the
+	// moved ids
+	var fresh int64
+	for i := 0; ; i++ {
+		hero := fmt.Sprintf("new-%d", i)
+		var hash int64
+		require.NoError(t, router.QueryRow(ctx, "select hashtext('User:' || $1)", hero).Scan(&hash))
+		if hash&(cellsPartitions-1) != partition {
+			continue
+		}
+		require.NoError(t, router.QueryRow(ctx, "select geneva.create_workflow('Greet', 'User', $1)", hero).Scan(&fresh))
+		break
+	}
+	require.Greater(t, fresh, moving[len(moving)-1])
+	require.Equal(t, 1, countIn(cells[2], fmt.Sprintf("select count(*) from geneva.workflows where id & $1 = $2 and id = %d", fresh)))
 }
