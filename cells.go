@@ -161,9 +161,9 @@ func renderFolder(folder, main string, data map[string]any) (string, error) {
 // the first cell URL's user and password); a fresh schema geneva with the
 // row types of the first cell's workflows and step_executions; and the
 // functions of sql/router/, granted to the roles. Every cell must be a cell
-// of opts.Partitions partitions already. One transaction; safe to run again
-// (it replaces the cluster's map: moving a partition is copying its rows
-// and running it with the new cells' list, or altering the server's option).
+// of opts.Partitions partitions already. One transaction; safe to run again:
+// a router's map is kept then (it changes by MovePartition), and every cell
+// it names must be listed.
 func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) error {
 	switch {
 	case !powerOfTwo(opts.Partitions):
@@ -209,6 +209,28 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 		}
 	}
 
+	// A router's map changes by moves (MovePartition), not by migrating it
+	// again: the map it has is kept, if every cell it names is listed.
+	partitionCells := make([]string, opts.Partitions)
+	for p := range partitionCells {
+		partitionCells[p] = connstrs[p%len(connstrs)]
+	}
+	existing, err := routerMap(ctx, pool)
+	if err != nil {
+		return fmt.Errorf("geneva: migrate router: %w", err)
+	}
+	if len(existing) > 0 {
+		if len(existing) != opts.Partitions {
+			return fmt.Errorf("geneva: migrate router: the router has %d partitions; they do not change (its cells' ids carry them)", len(existing))
+		}
+		for p, connstr := range existing {
+			if !slices.Contains(connstrs, connstr) {
+				return fmt.Errorf("geneva: migrate router: partition %d is on the cell %s, which --cells does not list: move its partitions first", p, connstr)
+			}
+		}
+		partitionCells = existing
+	}
+
 	var b strings.Builder
 	b.WriteString("create extension if not exists plproxy;\n")
 	fmt.Fprintf(&b, "drop server if exists %s cascade;\n", RouterCluster)
@@ -217,7 +239,7 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 		if p > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "p%d %s", p, quoteLiteral(connstrs[p%len(connstrs)]))
+		fmt.Fprintf(&b, "p%d %s", p, quoteLiteral(partitionCells[p]))
 	}
 	b.WriteString(");\n")
 	mapping := []string{}
@@ -251,6 +273,32 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 		return fmt.Errorf("geneva: migrate router: %w", describePgError(err))
 	}
 	return nil
+}
+
+// routerMap reads the router's map: partition i's cell's connection string
+// at i; none when the database has no cluster yet.
+func routerMap(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+	rows, err := pool.Query(ctx, `
+select pg_catalog.substr(o.option_name, 2)::integer, o.option_value
+from pg_catalog.pg_foreign_server s, pg_catalog.pg_options_to_table(s.srvoptions) o
+where s.srvname = $1 and o.option_name ~ '^p[0-9]+$'
+order by 1`, RouterCluster)
+	if err != nil {
+		return nil, err
+	}
+	var partitions []string
+	for rows.Next() {
+		var p int
+		var connstr string
+		if err := rows.Scan(&p, &connstr); err != nil {
+			return nil, err
+		}
+		if p != len(partitions) {
+			return nil, fmt.Errorf("the router's map has no partition %d", len(partitions))
+		}
+		partitions = append(partitions, connstr)
+	}
+	return partitions, rows.Err()
 }
 
 // rowTypes writes create type statements for the router copying the row

@@ -473,6 +473,12 @@ func TestCellsMove(t *testing.T) {
 	require.NoError(t, router.QueryRow(ctx, "select workflows from geneva.count_workflows()").Scan(&count))
 	require.EqualValues(t, heroes, count)
 
+	// migrating the router again keeps the moved map, and wants its cells
+	err = geneva.MigrateRouter(ctx, router, geneva.RouterOpts{Partitions: cellsPartitions, Cells: cellURLs[:2]})
+	require.ErrorContains(t, err, "which --cells does not list")
+	require.NoError(t, geneva.MigrateRouter(ctx, router, geneva.RouterOpts{Partitions: cellsPartitions, Cells: cellURLs}))
+	require.NoError(t, router.QueryRow(ctx, "select hero_id from geneva.get_workflow($1)", moving[0]).Scan(&heroID))
+
 	// workers on every cell: everything finishes, the moved ones in the new cell
 	for _, cell := range cells {
 		w, err := worker.New(cell, &worker.Config{Workflows: []*worker.Workflow{greet}, Logger: slog.New(slog.DiscardHandler)})
