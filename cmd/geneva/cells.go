@@ -95,3 +95,49 @@ func runCellWorkers(c *cobra.Command, urls []string, newWorker func(*pgxpool.Poo
 	env.printf("Stopping: finishing the requests in flight.\n")
 	return nil
 }
+
+func newMovePartitionCmd(opts *options) *cobra.Command {
+	var (
+		partition int
+		from, to  string
+	)
+	cmd := &cobra.Command{
+		Use:   "move-partition --partition N --from URL --to URL",
+		Short: "Move a partition to another cell and change the router's map (cells)",
+		Long: `Move one partition's workflows (with their executions, events, keys,
+actions and pending River jobs) from the cell --from to the cell --to, both
+cells of the router's partitions, and point the router's map (the database
+of --database-url) at --to (docs/cells.md, "Moving a partition"). The
+partition's calls fail while it moves. Refused while an execution of the
+partition runs. Needs a superuser on both cells.`,
+		Example: `  geneva --database-url postgres://geneva@db0/router move-partition --partition 3 \
+    --from postgres://geneva@db1/cell1 --to postgres://geneva@db3/cell3`,
+		Args: noArgs,
+		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+			if from == "" || to == "" {
+				return usagef("--from URL and --to URL name the cells")
+			}
+			fromPool, err := connect(ctx, from, "--from")
+			if err != nil {
+				return err
+			}
+			defer fromPool.Close()
+			toPool, err := connect(ctx, to, "--to")
+			if err != nil {
+				return err
+			}
+			defer toPool.Close()
+			if err := geneva.MovePartition(ctx, geneva.MoveOpts{
+				Router: env.pool, From: fromPool, To: toPool, ToURL: to, Partition: partition,
+			}); err != nil {
+				return err
+			}
+			env.printf("Partition %d moved; the router's map points at the new cell.\n", partition)
+			return nil
+		}),
+	}
+	cmd.Flags().IntVar(&partition, "partition", -1, "the partition to move")
+	cmd.Flags().StringVar(&from, "from", "", "the URL of the cell that holds it")
+	cmd.Flags().StringVar(&to, "to", "", "the URL of the cell it moves to")
+	return cmd
+}

@@ -70,6 +70,24 @@ func TestMigrateCells(t *testing.T) {
 	require.Contains(t, out, "Router: 4 partitions on 2 cells")
 	_, err = cli(t, router, "migrate", "--router", "--partitions", "8", "--cells", strings.Join(cells, ","))
 	require.ErrorContains(t, err, "it is a cell of 4 partitions, not 8")
+
+	// partition 1, on the second cell, moves to a third
+	third := empty(t)
+	_, err = cli(t, third, "migrate", "--cell", "--partitions", "4")
+	require.NoError(t, err)
+	_, err = cli(t, router, "move-partition", "--partition", "1", "--from", cells[1])
+	require.ErrorContains(t, err, "--from URL and --to URL")
+	out, err = cli(t, router, "move-partition", "--partition", "1", "--from", cells[1], "--to", third)
+	require.NoError(t, err)
+	require.Contains(t, out, "Partition 1 moved")
+	conn, err := pgx.Connect(ctx, router)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var connstr string
+	require.NoError(t, conn.QueryRow(ctx, `select o.option_value
+		from pg_foreign_server s, pg_options_to_table(s.srvoptions) o
+		where s.srvname = 'geneva' and o.option_name = 'p1'`).Scan(&connstr))
+	require.Contains(t, connstr, strings.TrimPrefix(third[strings.LastIndex(third, "/"):strings.Index(third, "?")], "/"))
 }
 
 // geneva worker --cells runs a worker for each cell in one process: the
