@@ -79,6 +79,14 @@ else
 	$(WITHPG) bash bench/micro/run.sh $(MICROFLAGS)
 endif
 
+.PHONY: bench-cells
+bench-cells: ## Measure what the cells' PL/Proxy router adds to a call: create_workflow and get_workflow through a router onto 2 cells, on a cell, on one database, p50 and p99 (bench/cells/run.sh; needs pgbench and PL/Proxy; a throwaway PostgreSQL unless DATABASE_URL is set). CELLSFLAGS passes flags, e.g. CELLSFLAGS='-T 30'
+ifdef DATABASE_URL
+	bash bench/cells/run.sh $(CELLSFLAGS)
+else
+	$(WITHPG) bash bench/cells/run.sh $(CELLSFLAGS)
+endif
+
 .PHONY: bench-sql-instructions
 bench-sql-instructions: sql ## Count the instructions PostgreSQL spends on the claim and end path, under valgrind: what bench-sql measures, without the noise (bench/micro/instructions.sh, which starts its own PostgreSQL under valgrind; writes dist/geneva.sql first; needs valgrind). MICROFLAGS as for bench-sql, e.g. MICROFLAGS='-n 200 -o HEAD~1 tree'
 	bash bench/micro/instructions.sh $(MICROFLAGS)

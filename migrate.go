@@ -39,6 +39,12 @@ type MigrateOpts struct {
 	// grants its functions and views to. Empty names take the defaults of
 	// [DefaultRoles].
 	Roles Roles
+
+	// CellPartitions, when not zero, installs a cell of that many
+	// partitions (a power of two; docs/cells.md): the ids the database
+	// makes carry their partition. A database that is a cell stays one, of
+	// the same count, when a later Migrate leaves this zero.
+	CellPartitions int
 }
 
 // Roles are the names of Geneva's four NOLOGIN roles (docs/security.md).
@@ -184,8 +190,16 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *MigrateOpts) (*Migra
 	if err != nil {
 		return nil, fmt.Errorf("geneva: migrate: loading sql/: %w", err)
 	}
-	if err := migrate.InstallCodePackage(ctx, conn, opts.Roles.templateData(), codePackage); err != nil {
-		return nil, fmt.Errorf("geneva: migrate: installing sql/: %w", describePgError(err))
+	partitions, err := cellPartitions(ctx, conn, opts.CellPartitions)
+	if err != nil {
+		return nil, fmt.Errorf("geneva: migrate: %w", err)
+	}
+	if partitions == 0 {
+		if err := migrate.InstallCodePackage(ctx, conn, opts.Roles.templateData(), codePackage); err != nil {
+			return nil, fmt.Errorf("geneva: migrate: installing sql/: %w", describePgError(err))
+		}
+	} else if err := installCell(ctx, conn, opts.Roles.templateData(), codePackage, partitions); err != nil {
+		return nil, fmt.Errorf("geneva: migrate: installing sql/ as a cell: %w", describePgError(err))
 	}
 
 	return result, nil

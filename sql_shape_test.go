@@ -137,14 +137,30 @@ func TestSQLShape(t *testing.T) {
 		included[m[1]]++
 	}
 
+	// The cells' folders (docs/cells.md) are kept out of install.sql:
+	// cell/ replaces helpers of the install in a cell (Migrate's
+	// CellPartitions), router/ is a router's whole package, with its own
+	// install.sql and grants.sql.
+	routerInstall, err := fs.ReadFile(code, "router/install.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range includeLine.FindAllStringSubmatch(string(routerInstall), -1) {
+		if !strings.HasPrefix(m[1], "router/") {
+			t.Errorf("router/install.sql includes %s: a router's package is router/'s files only", m[1])
+		}
+		included[m[1]]++
+	}
+
 	files := map[string]bool{}
 	err = fs.WalkDir(code, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(name, ".sql") {
 			return err
 		}
-		if name == "install.sql" || name == "grants.sql" { // the package's entry, and every privilege
-			if name == "grants.sql" && included[name] != 1 {
-				t.Errorf("grants.sql: included %d times by install.sql, want once", included[name])
+		switch name {
+		case "install.sql", "grants.sql", "router/install.sql", "router/grants.sql": // the packages' entries, and every privilege
+			if strings.HasSuffix(name, "grants.sql") && included[name] != 1 {
+				t.Errorf("%s: included %d times by its install.sql, want once", name, included[name])
 			}
 			return definesNothing(t, code, name)
 		}
@@ -156,8 +172,24 @@ func TestSQLShape(t *testing.T) {
 		text := string(b)
 		base := strings.TrimSuffix(path.Base(name), ".sql")
 
+		// A cell's ids carry their partition only if every id is drawn by
+		// the helpers a cell replaces (docs/cells.md).
+		for seq, helper := range map[string]string{"workflows_id_seq": "_workflow_id", "step_executions_id_seq": "_execution_id"} {
+			if strings.Contains(text, seq) && base != helper {
+				t.Errorf("%s: draws from geneva.%s; call geneva.%s, which a cell replaces", name, seq, helper)
+			}
+		}
+		if path.Dir(name) == "cell" {
+			if included[name] != 0 {
+				t.Errorf("%s: included by install.sql; a cell's replacements are Migrate's to add", name)
+			}
+			return cellFile(t, code, name, text)
+		}
 		if included[name] != 1 {
-			t.Errorf("%s: included %d times by install.sql, want once", name, included[name])
+			t.Errorf("%s: included %d times by its install.sql, want once", name, included[name])
+		}
+		if path.Dir(name) == "router" {
+			return routerFile(t, code, name, text)
 		}
 		if !strings.HasPrefix(text, "-- geneva.") {
 			t.Errorf("%s: does not start with a header comment naming what it defines (-- geneva.name: ...)", name)
@@ -244,7 +276,7 @@ func TestSQLShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name := range included {
-		if !files[name] && name != "grants.sql" {
+		if !files[name] && name != "grants.sql" && name != "router/grants.sql" {
 			t.Errorf("install.sql includes %s, which does not exist", name)
 		}
 	}
@@ -417,6 +449,74 @@ func definesNothing(t *testing.T, fsys fs.FS, name string) error {
 		for _, m := range re.FindAllString(code, -1) {
 			t.Errorf("%s: %q: functions, views and triggers are defined in sql/'s own files, one each", name, m)
 		}
+	}
+	return nil
+}
+
+// functionFile holds a cells' folder's file to the rules of a helper's or a
+// public function's file: one function, named after the file, its header,
+// the fixed search_path or the header's reason, security definer for a
+// public function only (or the header's reason), and its comment.
+func functionFile(t *testing.T, name, text string) (function string) {
+	t.Helper()
+	base := strings.TrimSuffix(path.Base(name), ".sql")
+	functions := definitions(t, name, text, createFunction)
+	views := definitions(t, name, text, createView)
+	triggers := definitions(t, name, text, createTrigger)
+	if len(functions) != 1 || functions[0] != base || len(views) != 0 || len(triggers) != 0 {
+		t.Errorf("%s: defines functions %v, views %v and triggers %v; want one function, geneva.%s", name, functions, views, triggers, base)
+		return base
+	}
+	if !strings.HasPrefix(text, "-- geneva."+base) {
+		t.Errorf("%s: the header comment does not start with -- geneva.%s", name, base)
+	}
+	headerNames(t, name, text)
+	if strings.Count(text, searchPath) != 1 && !strings.Contains(text, "has no `set search_path`") {
+		t.Errorf("%s: every function needs %q", name, searchPath)
+	}
+	public := !strings.HasPrefix(base, "_")
+	switch {
+	case public && !strings.Contains(sqlCode(text), "security definer"):
+		t.Errorf("%s: a public function runs as the schema's owner (security definer)", name)
+	case public && !strings.Contains(text, "comment on function geneva."+base):
+		t.Errorf("%s: a public function has a comment on function", name)
+	case !public && strings.Contains(sqlCode(text), "security definer"):
+		t.Errorf("%s: a helper runs as its caller", name)
+	}
+	return base
+}
+
+// cellFile holds a file of sql/cell/: it replaces, in a cell, a helper that
+// a file of the same name defines in one of the helper folders.
+func cellFile(t *testing.T, code fs.FS, name, text string) error {
+	t.Helper()
+	function := functionFile(t, name, text)
+	if !strings.HasPrefix(function, "_") {
+		t.Errorf("%s: a cell replaces helpers only", name)
+	}
+	replaced := 0
+	for folder := range helperFolders {
+		if _, err := fs.Stat(code, folder+"/"+function+".sql"); err == nil {
+			replaced++
+		}
+	}
+	if replaced != 1 {
+		t.Errorf("%s: replaces no helper of the install (want %s.sql in one helper folder)", name, function)
+	}
+	return nil
+}
+
+// routerFile holds a file of sql/router/: a public function has the name of
+// one of sql/api/ (the router answers the public API's calls), a helper
+// picks a partition or runs on every cell.
+func routerFile(t *testing.T, code fs.FS, name, text string) error {
+	t.Helper()
+	function := functionFile(t, name, text)
+	if strings.HasPrefix(function, "_") {
+		return nil
+	}
+	if _, err := fs.Stat(code, "api/"+function+".sql"); err != nil {
+		t.Errorf("%s: the router's public functions are the public API's: sql/api/%s.sql does not exist", name, function)
 	}
 	return nil
 }

@@ -1219,6 +1219,12 @@ begin;
 --   guards/       triggers refusing the writes no function does
 --   constraints/  CHECK constraints whose rules are a function's
 --   views/        dashboards' views
+--   cell/         not included here: in a cell (docs/cells.md), Migrate
+--                 adds them after this package, in its transaction; each
+--                 replaces the helper of its name (engine/_workflow_id,
+--                 engine/_execution_id) so that ids carry their partition
+--   router/       not included here: a router's whole package, with its
+--                 own install.sql (its inventory) and grants.sql
 --   Public functions (no leading _) live in api/ and protocol/ only; helpers
 --   (_name) and trigger functions (_trg_name) everywhere else.
 --
@@ -1322,6 +1328,21 @@ drop function if exists geneva.send_event(bigint, text, jsonb);
 drop function if exists geneva.send_hero_event(text, text, text, jsonb);
 drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
 drop function if exists geneva._check_event(text, jsonb);
+
+-- A cell's ids carry their partition through its own geneva._workflow_id
+-- and _execution_id (cell/, docs/cells.md), which geneva migrate puts back
+-- after this package (setting geneva.installing_cell): this package alone
+-- (dist/geneva.sql in psql) would put back a single database's, and the
+-- cell's new ids would route nowhere. Refused.
+do $$
+begin
+  if pg_catalog.obj_description(pg_catalog.to_regprocedure('geneva._workflow_id(text, text, bigint)'), 'pg_proc') like 'cell of %'
+     and pg_catalog.current_setting('geneva.installing_cell', true) is distinct from 'on' then
+    raise exception 'this database is a cell (docs/cells.md): upgrade it with geneva migrate, which keeps its ids'' partitions'
+      using errcode = '55000';
+  end if;
+end;
+$$;
 
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
@@ -3382,6 +3403,45 @@ as $$
     else p_await operator(pg_catalog.->>) 'event' end;
 $$;
 
+-- geneva._workflow_id: a new workflow's id (hero_type, hero_id, parent_id).
+--
+-- The next value of geneva.workflows_id_seq. The arguments are for a cell
+-- (docs/cells.md): there sql/cell/_workflow_id.sql replaces this function
+-- with one whose ids carry the partition of the workflow (its hero's, or
+-- its parent's for a child), so a call by id routes itself. In a single
+-- database the arguments are unused and ids are the sequence's, as before.
+--
+-- Called by: create_workflows, _retry_workflow (TestSQLShape: no other file
+-- draws from the sequence).
+-- It has no `set search_path`, so that the planner can inline it: every name
+-- is qualified.
+create or replace function geneva._workflow_id(p_hero_type text, p_hero_id text, p_parent_id bigint)
+returns bigint
+language sql
+volatile
+as $$
+  select pg_catalog.nextval('geneva.workflows_id_seq')
+$$;
+
+-- geneva._execution_id: a new step execution's id (its workflow_id).
+--
+-- The next value of geneva.step_executions_id_seq. The argument is for a
+-- cell (docs/cells.md): there sql/cell/_execution_id.sql replaces this
+-- function with one whose ids carry their workflow's partition. In a single
+-- database the argument is unused and ids are the sequence's, as before.
+--
+-- Called by: _insert_execution, _advance_many (TestSQLShape: no other file
+-- draws from the sequence).
+-- It has no `set search_path`, so that the planner can inline it: every name
+-- is qualified.
+create or replace function geneva._execution_id(p_workflow_id bigint)
+returns bigint
+language sql
+volatile
+as $$
+  select pg_catalog.nextval('geneva.step_executions_id_seq')
+$$;
+
 -- geneva._insert_execution: inserts one scheduled execution of a step and,
 -- unless told not to, the River job that will trigger it: the one row-wise
 -- insert of a next execution (geneva._advance_many is the set-wise one).
@@ -3433,7 +3493,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
-  v_execution_id bigint := nextval('geneva.step_executions_id_seq');
+  v_execution_id bigint := geneva._execution_id(p_workflow.id);
   v_job_id bigint;
   v_index integer := array_position(p_definition.step_names, p_step_name);
   v_timeout interval := p_definition.step_await_timeouts[v_index];
@@ -4070,7 +4130,7 @@ begin
           and geneva._limit_carries(q.definition, q.step_names, q.next_step),
         false
       ) as waits,
-      case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
+      case when q.final like 'schedule%' then geneva._execution_id(q.workflow_id) end as next_id
     from requested q
   ),
   jobs as (
@@ -5861,9 +5921,9 @@ begin
 
   -- an id for each hero, drawn in the list's order
   if v_count = 1 then
-    v_ids := array[nextval('geneva.workflows_id_seq')];
+    v_ids := array[geneva._workflow_id(p_hero_type, p_hero_ids[1], p_parent_id)];
   else
-    select array_agg(nextval('geneva.workflows_id_seq') order by o) into v_ids
+    select array_agg(geneva._workflow_id(p_hero_type, p_hero_ids[o], p_parent_id) order by o) into v_ids
     from generate_series(1, v_count) o;
   end if;
   v_result := v_ids;
@@ -7105,7 +7165,7 @@ begin
   end if;
 
   v_new := v_workflow;
-  v_new.id := nextval('geneva.workflows_id_seq');
+  v_new.id := geneva._workflow_id(v_new.hero_type, v_new.hero_id, v_new.parent_id);
   v_new.state := 'ready';
   v_new.current_step_name := null;
   v_new.next_step_name := v_step;

@@ -38,6 +38,12 @@
 --   guards/       triggers refusing the writes no function does
 --   constraints/  CHECK constraints whose rules are a function's
 --   views/        dashboards' views
+--   cell/         not included here: in a cell (docs/cells.md), Migrate
+--                 adds them after this package, in its transaction; each
+--                 replaces the helper of its name (engine/_workflow_id,
+--                 engine/_execution_id) so that ids carry their partition
+--   router/       not included here: a router's whole package, with its
+--                 own install.sql (its inventory) and grants.sql
 --   Public functions (no leading _) live in api/ and protocol/ only; helpers
 --   (_name) and trigger functions (_trg_name) everywhere else.
 --
@@ -142,6 +148,21 @@ drop function if exists geneva.send_hero_event(text, text, text, jsonb);
 drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
 drop function if exists geneva._check_event(text, jsonb);
 
+-- A cell's ids carry their partition through its own geneva._workflow_id
+-- and _execution_id (cell/, docs/cells.md), which geneva migrate puts back
+-- after this package (setting geneva.installing_cell): this package alone
+-- (dist/geneva.sql in psql) would put back a single database's, and the
+-- cell's new ids would route nowhere. Refused.
+do $$
+begin
+  if pg_catalog.obj_description(pg_catalog.to_regprocedure('geneva._workflow_id(text, text, bigint)'), 'pg_proc') like 'cell of %'
+     and pg_catalog.current_setting('geneva.installing_cell', true) is distinct from 'on' then
+    raise exception 'this database is a cell (docs/cells.md): upgrade it with geneva migrate, which keeps its ids'' partitions'
+      using errcode = '55000';
+  end if;
+end;
+$$;
+
 -- Clock and private helpers, in dependency order.
 {{ template "api/now.sql" . }}
 {{ template "engine/_signal_effects.sql" . }}
@@ -177,6 +198,8 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
 {{ template "children/_await_name.sql" . }}
+{{ template "engine/_workflow_id.sql" . }}
+{{ template "engine/_execution_id.sql" . }}
 {{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/geneva-dev/geneva/internal/report"
@@ -159,8 +160,11 @@ earlier versions (geneva.definition_versions). With TYPE, that type's only;
 func newWorkerCmd(opts *options) *cobra.Command {
 	var (
 		queues, types, allowHosts []string
+		cellURLs                  []string
 		concurrency               int
 		cmd                       *cobra.Command
+		newWorker                 func(*pgxpool.Pool) (*worker.Worker, error)
+		describe                  func() string
 	)
 	cmd = &cobra.Command{
 		Use:   "worker",
@@ -190,49 +194,62 @@ Go steps run in the application's own workers.`,
   geneva worker --allow-hosts hooks.internal,10.1.0.0/16
   geneva worker --queues geneva_http,mail --types py_invoice --concurrency 50`,
 		Args: noArgs,
-		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			if !cmd.Flags().Changed("allow-hosts") {
-				allowHosts = splitList(os.Getenv("GENEVA_HTTP_ALLOW_HOSTS"))
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(cellURLs) > 0 {
+				return runCellWorkers(c, cellURLs, newWorker, describe)
 			}
-			secret, next := envSecret("GENEVA_HTTP_SECRET"), envSecret("GENEVA_HTTP_SECRET_NEXT")
-			w, err := worker.New(env.pool, &worker.Config{
-				MaxWorkers: concurrency,
-				HTTP: &worker.HTTPConfig{Secret: secret, NextSecret: next, AllowHosts: allowHosts,
-					Queues: queues, Types: types},
-			})
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := w.Start(ctx); err != nil {
-				return err
-			}
-			signed := "unsigned (GENEVA_HTTP_SECRET is not set)"
-			switch {
-			case secret != nil && next != nil:
-				signed = "signed with the secret and the next one"
-			case secret != nil || next != nil:
-				signed = "signed"
-			}
-			destinations := "public addresses only (--allow-hosts allows others)"
-			if slices.Contains(allowHosts, "*") {
-				destinations = "any address"
-			} else if len(allowHosts) > 0 {
-				destinations = "public addresses and " + strings.Join(allowHosts, ", ")
-			}
-			env.printf("Running HTTP steps from queues %s, %d at once, requests %s, to %s. Stop with Ctrl-C.\n",
-				strings.Join(orDefault(queues, worker.DefaultHTTPQueue), ", "), concurrency, signed, destinations)
-			<-ctx.Done()
-			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			env.printf("Stopping: finishing the requests in flight.\n")
-			return w.Stop(stopCtx)
-		}),
+			return withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
+				w, err := newWorker(env.pool)
+				if err != nil {
+					return err
+				}
+				ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				if err := w.Start(ctx); err != nil {
+					return err
+				}
+				env.printf("%s Stop with Ctrl-C.\n", describe())
+				<-ctx.Done()
+				stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				defer cancel()
+				env.printf("Stopping: finishing the requests in flight.\n")
+				return w.Stop(stopCtx)
+			})(c, args)
+		},
+	}
+	newWorker = func(pool *pgxpool.Pool) (*worker.Worker, error) {
+		if !cmd.Flags().Changed("allow-hosts") {
+			allowHosts = splitList(os.Getenv("GENEVA_HTTP_ALLOW_HOSTS"))
+		}
+		secret, next := envSecret("GENEVA_HTTP_SECRET"), envSecret("GENEVA_HTTP_SECRET_NEXT")
+		return worker.New(pool, &worker.Config{
+			MaxWorkers: concurrency,
+			HTTP: &worker.HTTPConfig{Secret: secret, NextSecret: next, AllowHosts: allowHosts,
+				Queues: queues, Types: types},
+		})
+	}
+	describe = func() string {
+		secret, next := envSecret("GENEVA_HTTP_SECRET"), envSecret("GENEVA_HTTP_SECRET_NEXT")
+		signed := "unsigned (GENEVA_HTTP_SECRET is not set)"
+		switch {
+		case secret != nil && next != nil:
+			signed = "signed with the secret and the next one"
+		case secret != nil || next != nil:
+			signed = "signed"
+		}
+		destinations := "public addresses only (--allow-hosts allows others)"
+		if slices.Contains(allowHosts, "*") {
+			destinations = "any address"
+		} else if len(allowHosts) > 0 {
+			destinations = "public addresses and " + strings.Join(allowHosts, ", ")
+		}
+		return fmt.Sprintf("Running HTTP steps from queues %s, %d at once, requests %s, to %s.",
+			strings.Join(orDefault(queues, worker.DefaultHTTPQueue), ", "), concurrency, signed, destinations)
 	}
 	cmd.Flags().StringSliceVar(&queues, "queues", nil, "the queues of the HTTP steps to run (default geneva_http)")
 	cmd.Flags().StringSliceVar(&types, "types", nil, "run only these workflow types' HTTP steps (default: every type)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 10, "how many requests run at once, per queue")
+	cmd.Flags().StringSliceVar(&cellURLs, "cells", nil, "run a worker for each of these cells' URLs, comma separated, in this one process (docs/cells.md)")
 	cmd.Flags().StringSliceVar(&allowHosts, "allow-hosts", nil,
 		"host names, IP addresses and CIDR blocks the requests may reach besides public addresses, or * for any (default $GENEVA_HTTP_ALLOW_HOSTS)")
 	return cmd

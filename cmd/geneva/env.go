@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/jackc/pgerrcode"
@@ -71,14 +70,9 @@ func connect(ctx context.Context, url, what string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-func (env *environment) migrate(ctx context.Context) error {
+func (env *environment) migrate(ctx context.Context, cellPartitions int) error {
 	// the roles' names: GENEVA_APP_ROLE, … (docs/security.md)
-	result, err := geneva.Migrate(ctx, env.pool, &geneva.MigrateOpts{Roles: geneva.Roles{
-		App:      os.Getenv("GENEVA_APP_ROLE"),
-		Operator: os.Getenv("GENEVA_OPERATOR_ROLE"),
-		Worker:   os.Getenv("GENEVA_WORKER_ROLE"),
-		Reader:   os.Getenv("GENEVA_READER_ROLE"),
-	}})
+	result, err := geneva.Migrate(ctx, env.pool, &geneva.MigrateOpts{Roles: envRoles(), CellPartitions: cellPartitions})
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ in any language, run in geneva worker.`,
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
-		newMigrateCmd(opts), newSQLCmd(), newMetricsCmd(opts), newWorkerCmd(opts),
+		newMigrateCmd(opts), newSQLCmd(), newMetricsCmd(opts), newWorkerCmd(opts), newMovePartitionCmd(opts),
 	} {
 		cmd.GroupID = "install"
 		root.AddCommand(cmd)

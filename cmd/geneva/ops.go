@@ -35,17 +35,32 @@ installs or upgrades Geneva's and River's schema with it, without Go.`,
 }
 
 func newMigrateCmd(opts *options) *cobra.Command {
-	return &cobra.Command{
+	var cells migrateCells
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Install or upgrade the schema (River's, then Geneva's) in place",
 		Long: `Install or upgrade River's schema, then Geneva's tables and functions, in
 place. Safe to run again: it applies only what the database lacks and
-reinstalls every function.`,
+reinstalls every function.
+
+With --cell --partitions P, the database is a cell (docs/cells.md): a whole
+Geneva whose ids carry their partition (id & (P-1)). With --router
+--partitions P --cells URL,URL,..., it is a router: PL/Proxy functions of the
+public API's names that run them in the cell of the hero or the id, the
+partitions mapped onto the cells in turn.`,
+		Example: `  geneva migrate
+  geneva migrate --cell --partitions 64
+  geneva migrate --router --partitions 64 --cells postgres://geneva@cell1/geneva,postgres://geneva@cell2/geneva`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
-			return env.migrate(ctx)
+			return env.migrateCells(ctx, cells)
 		}),
 	}
+	cmd.Flags().BoolVar(&cells.cell, "cell", false, "install a cell of --partitions partitions (docs/cells.md)")
+	cmd.Flags().BoolVar(&cells.router, "router", false, "install a router onto --cells (docs/cells.md)")
+	cmd.Flags().IntVar(&cells.partitions, "partitions", 0, "the number of partitions, a power of two (with --cell or --router)")
+	cmd.Flags().StringSliceVar(&cells.cells, "cells", nil, "the cells' URLs, comma separated (with --router)")
+	return cmd
 }
 
 func newListCmd(opts *options) *cobra.Command {

@@ -229,9 +229,9 @@ begin
 
   -- an id for each hero, drawn in the list's order
   if v_count = 1 then
-    v_ids := array[nextval('geneva.workflows_id_seq')];
+    v_ids := array[geneva._workflow_id(p_hero_type, p_hero_ids[1], p_parent_id)];
   else
-    select array_agg(nextval('geneva.workflows_id_seq') order by o) into v_ids
+    select array_agg(geneva._workflow_id(p_hero_type, p_hero_ids[o], p_parent_id) order by o) into v_ids
     from generate_series(1, v_count) o;
   end if;
   v_result := v_ids;

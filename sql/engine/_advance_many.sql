@@ -236,7 +236,7 @@ begin
           and geneva._limit_carries(q.definition, q.step_names, q.next_step),
         false
       ) as waits,
-      case when q.final like 'schedule%' then nextval('geneva.step_executions_id_seq') end as next_id
+      case when q.final like 'schedule%' then geneva._execution_id(q.workflow_id) end as next_id
     from requested q
   ),
   jobs as (

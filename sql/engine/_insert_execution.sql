@@ -49,7 +49,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := geneva.now();
-  v_execution_id bigint := nextval('geneva.step_executions_id_seq');
+  v_execution_id bigint := geneva._execution_id(p_workflow.id);
   v_job_id bigint;
   v_index integer := array_position(p_definition.step_names, p_step_name);
   v_timeout interval := p_definition.step_await_timeouts[v_index];

@@ -63,7 +63,7 @@ begin
   end if;
 
   v_new := v_workflow;
-  v_new.id := nextval('geneva.workflows_id_seq');
+  v_new.id := geneva._workflow_id(v_new.hero_type, v_new.hero_id, v_new.parent_id);
   v_new.state := 'ready';
   v_new.current_step_name := null;
   v_new.next_step_name := v_step;

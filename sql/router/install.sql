@@ -1,0 +1,51 @@
+-- The router's code package: a database that holds no workflows and answers
+-- Geneva's public functions by calling them in the cells (docs/cells.md).
+--
+-- `geneva migrate --router --partitions P --cells URL,URL,…` (MigrateRouter)
+-- installs it in one transaction, after it has created the extension plproxy,
+-- the cluster (the foreign server geneva of PL/Proxy's foreign data wrapper:
+-- options p0 … p(P-1), partition i on cell i mod C, and a user mapping),
+-- and, in a fresh schema geneva, the row types geneva.workflows and
+-- geneva.step_executions copied from the first cell. Kept out of
+-- sql/install.sql: a cell is a whole Geneva, the router is only this.
+--
+-- ## Inventory
+--
+-- One function a file, named after it (TestSQLShape): the public ones carry
+-- the names and signatures of the cells' (TestCells compares them);
+-- _-prefixed helpers pick a partition (_hero_hash, _create_hash) or run a
+-- function in every cell (_cells_*: RUN ON ALL) for a public one to merge.
+-- Routing:
+--   by hero       create_workflow (a child: by its parent's id),
+--                 send_hero_event; create_workflows, a call a cell with
+--                 its share of the list (_cell_create_workflows, by the map
+--                 _cells_map)
+--   by id         get_workflow, pause_workflow, resume_workflow,
+--                 cancel_workflow, skip_step, retry_workflow, send_event,
+--                 step_history, get_step_execution
+--   on all cells  list_workflows, count_workflows (merged),
+--                 define_workflow (each cell's)
+
+{{ template "router/_hero_hash.sql" . }}
+{{ template "router/_create_hash.sql" . }}
+{{ template "router/_cells_map.sql" . }}
+{{ template "router/_cell_create_workflows.sql" . }}
+{{ template "router/create_workflow.sql" . }}
+{{ template "router/create_workflows.sql" . }}
+{{ template "router/send_hero_event.sql" . }}
+{{ template "router/get_workflow.sql" . }}
+{{ template "router/pause_workflow.sql" . }}
+{{ template "router/resume_workflow.sql" . }}
+{{ template "router/cancel_workflow.sql" . }}
+{{ template "router/skip_step.sql" . }}
+{{ template "router/retry_workflow.sql" . }}
+{{ template "router/send_event.sql" . }}
+{{ template "router/step_history.sql" . }}
+{{ template "router/get_step_execution.sql" . }}
+{{ template "router/_cells_list_workflows.sql" . }}
+{{ template "router/list_workflows.sql" . }}
+{{ template "router/_cells_count_workflows.sql" . }}
+{{ template "router/count_workflows.sql" . }}
+{{ template "router/_cells_define_workflow.sql" . }}
+{{ template "router/define_workflow.sql" . }}
+{{ template "router/grants.sql" . }}

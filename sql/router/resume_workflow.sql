@@ -1,0 +1,19 @@
+-- geneva.resume_workflow: the cells' geneva.resume_workflow, on the router (docs/cells.md).
+--
+-- Runs geneva.resume_workflow in the cell holding the partition of p_workflow_id
+-- (p_workflow_id & (P - 1): a cell's ids carry their partition).
+--
+-- Called by: operators through the router.
+-- Raises: what the cell's geneva.resume_workflow raises.
+create or replace function geneva.resume_workflow(p_workflow_id bigint)
+returns geneva.workflows
+language plproxy
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  cluster 'geneva';
+  run on p_workflow_id;
+$$;
+
+comment on function geneva.resume_workflow is
+'The cells'' geneva.resume_workflow, run in the cell its id routes to.';

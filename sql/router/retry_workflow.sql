@@ -1,0 +1,19 @@
+-- geneva.retry_workflow: the cells' geneva.retry_workflow, on the router (docs/cells.md).
+--
+-- Runs geneva.retry_workflow in the cell holding the partition of p_workflow_id
+-- (p_workflow_id & (P - 1): a cell's ids carry their partition).
+--
+-- Called by: operators through the router.
+-- Raises: what the cell's geneva.retry_workflow raises.
+create or replace function geneva.retry_workflow(p_workflow_id bigint, p_from_step text default null)
+returns bigint
+language plproxy
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  cluster 'geneva';
+  run on p_workflow_id;
+$$;
+
+comment on function geneva.retry_workflow is
+'The cells'' geneva.retry_workflow, run in the cell its id routes to.';

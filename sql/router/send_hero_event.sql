@@ -1,0 +1,28 @@
+-- geneva.send_hero_event: the cells' geneva.send_hero_event, on the router
+-- (docs/cells.md).
+--
+-- Runs in the cell of the hero's partition (geneva._hero_hash), where the
+-- hero's workflows live (a child created for another hero lives in its
+-- parent's cell and is not reached by its own hero's events).
+--
+-- Called by: applications and operators through the router.
+-- Raises: what the cell's geneva.send_hero_event raises.
+create or replace function geneva.send_hero_event(
+  p_hero_type text,
+  p_hero_id text,
+  p_event text,
+  p_payload jsonb default null,
+  p_key text default null,
+  p_start text default null
+)
+returns integer
+language plproxy
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  cluster 'geneva';
+  run on geneva._hero_hash(p_hero_type, p_hero_id);
+$$;
+
+comment on function geneva.send_hero_event is
+'The cells'' geneva.send_hero_event, run in the cell of the hero''s partition.';
