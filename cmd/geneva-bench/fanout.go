@@ -88,6 +88,9 @@ type fanoutResults struct {
 	one     runStats // one parent's children
 	// oneJoin is the one parent's join latency; manyJoin the many parents'
 	oneJoin, manyJoin latency
+	// the time from each run's first workflow's creation to its last one's
+	// (the steps run meanwhile)
+	ownJobsCreated, rootsCreated, oneCreated time.Duration
 }
 
 // fanoutRuns runs the fan-out runs of one durability, one after the other,
@@ -106,13 +109,13 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 	f := &p.fanout
 	var err error
 	// Each step its own job: as many steps as children, in -steps-step workflows.
-	if f.ownJobs, err = b.spanRun(ctx, config(-1), "Bench", max(n/max(b.o.steps, 1), 1)); err != nil {
+	if f.ownJobs, f.ownJobsCreated, err = b.spanRun(ctx, config(-1), "Bench", max(n/max(b.o.steps, 1), 1)); err != nil {
 		return fmt.Errorf("each step its own job: %w", err)
 	}
-	if f.roots, err = b.spanRun(ctx, config(b.o.inlineSteps), fanoutChild, n); err != nil {
+	if f.roots, f.rootsCreated, err = b.spanRun(ctx, config(b.o.inlineSteps), fanoutChild, n); err != nil {
 		return fmt.Errorf("one-step workflows without a parent: %w", err)
 	}
-	if f.one, f.oneJoin, err = b.fanoutRun(ctx, config(b.o.inlineSteps), n); err != nil {
+	if f.one, f.oneCreated, f.oneJoin, err = b.fanoutRun(ctx, config(b.o.inlineSteps), n); err != nil {
 		return fmt.Errorf("one parent: %w", err)
 	}
 	if parents := b.o.fanoutParents; parents > 1 {
@@ -129,11 +132,11 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 // spanRun creates n workflows of the type (a hundred a call) while a worker
 // of the configuration runs, waits until they are finished, and times
 // their steps as the fan-out runs time the children (childrenSpan).
-func (b *bench) spanRun(ctx context.Context, config childConfig, workflowType string, n int) (runStats, error) {
+func (b *bench) spanRun(ctx context.Context, config childConfig, workflowType string, n int) (stats runStats, created time.Duration, err error) {
 	if err := b.settle(ctx); err != nil {
-		return runStats{}, err
+		return runStats{}, 0, err
 	}
-	return b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		first, last, err := b.createBatch(ctx, workflowType, n, nil)
 		if err == nil {
 			err = b.waitFinished(ctx, workflowType, 10*time.Minute)
@@ -141,52 +144,63 @@ func (b *bench) spanRun(ctx context.Context, config childConfig, workflowType st
 		if err != nil {
 			return 0, 0, err
 		}
-		return b.childrenSpan(ctx, `w.id between $1 and $2`, first, last)
+		var (
+			steps int
+			took  time.Duration
+		)
+		steps, took, created, err = b.childrenSpan(ctx, `w.id between $1 and $2`, first, last)
+		return steps, took, err
 	})
+	return stats, created, err
 }
 
 // childrenSpan counts the completed steps of the workflows the condition
 // (on geneva.workflows w, with $1 and $2) selects, and the time from the
 // first one's creation to the last step's end (the database's clock: each
-// is its transaction's start).
-func (b *bench) childrenSpan(ctx context.Context, where string, arg1, arg2 any) (int, time.Duration, error) {
-	var (
-		steps   int
-		seconds float64
-	)
-	err := b.polls.QueryRow(ctx, `select count(*)::int,
-		  coalesce(extract(epoch from max(e.finished_at) - (select min(w.created_at) from geneva.workflows w where `+where+`)), 0)::float8
-		from geneva.workflows w join geneva.step_executions e on e.workflow_id = w.id and e.state = 'completed'
-		where `+where, arg1, arg2).Scan(&steps, &seconds)
+// is its transaction's start), and the time from the first one's creation
+// to the last one's.
+func (b *bench) childrenSpan(ctx context.Context, where string, arg1, arg2 any) (steps int, took, created time.Duration, err error) {
+	var seconds, creating float64
+	err = b.polls.QueryRow(ctx, `
+		with w as (select w.id, w.created_at from geneva.workflows w where `+where+`)
+		select count(*)::int,
+		  coalesce(extract(epoch from max(e.finished_at) - (select min(created_at) from w)), 0)::float8,
+		  (select coalesce(extract(epoch from max(created_at) - min(created_at)), 0)::float8 from w)
+		from w join geneva.step_executions e on e.workflow_id = w.id and e.state = 'completed'`,
+		arg1, arg2).Scan(&steps, &seconds, &creating)
 	b.ownPolls.Add(1)
-	return steps, time.Duration(seconds * float64(time.Second)), err
+	return steps, time.Duration(seconds * float64(time.Second)), time.Duration(creating * float64(time.Second)), err
 }
 
 // fanoutRun creates one parent of the given children while a worker of the
 // configuration runs, and waits until it has joined them and finished. It
 // returns the children's steps over the time from the first child's
 // creation to the last child's end, and the join's latency (joinLatencies).
-func (b *bench) fanoutRun(ctx context.Context, config childConfig, children int) (runStats, latency, error) {
+func (b *bench) fanoutRun(ctx context.Context, config childConfig, children int) (stats runStats, created time.Duration, join latency, err error) {
 	if err := b.settle(ctx); err != nil {
-		return runStats{}, latency{}, err
+		return runStats{}, 0, latency{}, err
 	}
 	var parent int64
-	stats, err := b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		var err error
 		if parent, err = b.fanOut(ctx, children); err != nil {
 			return 0, 0, err
 		}
-		steps, took, err := b.childrenSpan(ctx, `w.parent_id = $1 and $2`, parent, true)
+		var (
+			steps int
+			took  time.Duration
+		)
+		steps, took, created, err = b.childrenSpan(ctx, `w.parent_id = $1 and $2`, parent, true)
 		if err == nil && steps != children {
 			err = fmt.Errorf("%d children's steps completed, not %d", steps, children)
 		}
 		return steps, took, err
 	})
 	if err != nil {
-		return stats, latency{}, err
+		return stats, 0, latency{}, err
 	}
-	join, err := b.joinLatencies(ctx, parent, parent, 1)
-	return stats, join, err
+	join, err = b.joinLatencies(ctx, parent, parent, 1)
+	return stats, created, join, err
 }
 
 // fanOut creates a parent of the given children and waits until it has
@@ -271,9 +285,9 @@ func fanoutRows(o options, row func(label string, value func(p *profileResults) 
 	row(fmt.Sprintf("fan-out: one parent, %d children of one no-op step, %d slots, children's steps/s (÷ each step its own job, bar ≥ 0.9×; ÷ the same workflows without a parent)", n, o.workers),
 		func(p *profileResults) string { return p.fanout.oneText() })
 	row(fmt.Sprintf("each step its own job, %d slots, steps/s (%d workflows × %d steps, run beside the fan-out runs)", o.workers, max(n/max(o.steps, 1), 1), o.steps),
-		func(p *profileResults) string { return rateText(p.fanout.ownJobs) })
+		func(p *profileResults) string { return createdText(p.fanout.ownJobs, p.fanout.ownJobsCreated) })
 	row(fmt.Sprintf("the same %d one-step workflows without a parent, %d slots, steps/s", n, o.workers),
-		func(p *profileResults) string { return rateText(p.fanout.roots) })
+		func(p *profileResults) string { return createdText(p.fanout.roots, p.fanout.rootsCreated) })
 	row(fmt.Sprintf("fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; %d parents of %d, one after another; the one parent of %d)", o.fanoutParents, max(n/max(o.fanoutParents, 1), 1), n),
 		func(p *profileResults) string { return p.fanout.joinText() })
 }
@@ -283,7 +297,15 @@ func (f fanoutResults) oneText() string {
 	if f.one.units == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("**%.0f** (**%s**; %s)", f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots))
+	return fmt.Sprintf("**%.0f** (**%s**; %s; created in %.1f s)", f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneCreated.Seconds())
+}
+
+// createdText is a run's steps/s and how long its workflows' creation took.
+func createdText(s runStats, created time.Duration) string {
+	if s.units == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f (created in %.1f s)", s.rate(), created.Seconds())
 }
 
 // joinText is the many parents' join latencies and the one parent's.
@@ -316,7 +338,7 @@ func fanoutProse(o options) string {
 	fmt.Fprintf(&b, "The fan-out rows measure children and their join ([docs/children.md](../docs/children.md)), after each column's throughput runs, on its settings, with a worker of %d slots (which knows every type of these runs), each run after a VACUUM and a CHECKPOINT. "+
 		"One parent: a workflow whose first step creates %d children of one no-op step (`goclient` `CreateWorkflows` with `ParentID`, %d a call, each call its own transaction) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on the parent's row, under its lock. "+
 		"The children's steps/s is their steps over the time from the first child's `created_at` to the last child's step's `finished_at` (the database's clock, each its transaction's start); "+
-		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order.",
+		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile.",
 		o.workers, n, fanoutPerCall, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall)
 	if o.fanoutParents > 1 {
 		fmt.Fprintf(&b, " The join's latency needs many parents: %d parents, one after another with one worker (each created when the one before it has finished, so that its own children are the only work, as the one parent's are; "+
