@@ -24,6 +24,11 @@ import (
 //     with every step its own job (Bench, InlineSteps -1, as many steps)
 //     and with the same one-step workflows without a parent, both run just
 //     before it by the same worker;
+//   - where the parent's cost lies, creation or ends: the same children
+//     created beforehand (by the benchmark, a hundred a call, with no
+//     worker running), then a worker started and timed from the first
+//     child's step's start to the last one's end, as River's ceiling is
+//     (genevaCeilingRun), beside the same without a parent;
 //   - the join's latency, from the last child's end to the join step's
 //     start, needs many parents for its p50 and p99: -fanout-parents
 //     parents share as many children (-fanout-children ÷ -fanout-parents
@@ -91,6 +96,9 @@ type fanoutResults struct {
 	// the time from each run's first workflow's creation to its last one's
 	// (the steps run meanwhile)
 	ownJobsCreated, rootsCreated, oneCreated time.Duration
+	// the children's ends alone: created beforehand, with their parent and
+	// without one
+	endsOnly, rootsEndsOnly runStats
 }
 
 // fanoutRuns runs the fan-out runs of one durability, one after the other,
@@ -118,14 +126,20 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 	if f.one, f.oneCreated, f.oneJoin, err = b.fanoutRun(ctx, config(b.o.inlineSteps), n); err != nil {
 		return fmt.Errorf("one parent: %w", err)
 	}
+	if f.rootsEndsOnly, err = b.createdBeforehand(ctx, config(b.o.inlineSteps), n, false); err != nil {
+		return fmt.Errorf("one-step workflows without a parent, created beforehand: %w", err)
+	}
+	if f.endsOnly, err = b.createdBeforehand(ctx, config(b.o.inlineSteps), n, true); err != nil {
+		return fmt.Errorf("one parent's children, created beforehand: %w", err)
+	}
 	if parents := b.o.fanoutParents; parents > 1 {
 		if f.manyJoin, err = b.fanoutSerial(ctx, config(b.o.inlineSteps), parents, max(n/parents, 1)); err != nil {
 			return fmt.Errorf("%d parents: %w", parents, err)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, %d slots: one parent's %d children %.0f steps/s (÷ each step its own job %s; ÷ without a parent %s), join %.1f ms; %d parents one after another, join %s\n",
+	fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, %d slots: one parent's %d children %.0f steps/s (÷ each step its own job %s; ÷ without a parent %s), join %.1f ms; created beforehand %.0f (÷ without a parent %s); %d parents one after another, join %s\n",
 		p.name, b.o.workers, n, f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneJoin.p50,
-		b.o.fanoutParents, f.manyJoin)
+		f.endsOnly.rate(), ratioText(f.endsOnly, f.rootsEndsOnly), b.o.fanoutParents, f.manyJoin)
 	return nil
 }
 
@@ -201,6 +215,58 @@ func (b *bench) fanoutRun(ctx context.Context, config childConfig, children int)
 	}
 	join, err = b.joinLatencies(ctx, parent, parent, 1)
 	return stats, created, join, err
+}
+
+// createdBeforehand creates n one-step workflows, children of one parent
+// (itself created first, to fan out none) or without one, a hundred a call,
+// with no worker running; then a worker of the configuration runs them,
+// timed from the first one's step's start to the last one's end.
+func (b *bench) createdBeforehand(ctx context.Context, config childConfig, n int, withParent bool) (runStats, error) {
+	if err := b.settle(ctx); err != nil {
+		return runStats{}, err
+	}
+	client := goclient.New(b.pool)
+	var parent int64
+	if withParent {
+		var err error
+		if parent, err = client.CreateWorkflow(ctx, fanoutParent, "User", fanoutHero(0, b.hero()), nil); err != nil {
+			return runStats{}, err
+		}
+	}
+	var first, last int64
+	for done := 0; done < n; done += fanoutPerCall {
+		heroes := make([]string, min(fanoutPerCall, n-done))
+		for i := range heroes {
+			heroes[i] = "early-" + b.hero()
+		}
+		ids, err := client.CreateWorkflows(ctx, fanoutChild, "User", heroes, &goclient.CreateWorkflowsOpts{ParentID: parent})
+		if err != nil {
+			return runStats{}, err
+		}
+		if first == 0 {
+			first = ids[0]
+		}
+		last = ids[len(ids)-1]
+	}
+	return b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+		if err := b.waitFinished(ctx, fanoutChild, 10*time.Minute); err != nil {
+			return 0, 0, err
+		}
+		if err := b.waitFinished(ctx, fanoutParent, time.Minute); err != nil {
+			return 0, 0, err
+		}
+		var (
+			seconds float64
+			steps   int
+		)
+		err := b.polls.QueryRow(ctx, `select extract(epoch from max(finished_at) - min(started_at))::float8, count(*)::int
+			from geneva.step_executions where workflow_id between $1 and $2 and state = 'completed'`, first, last).Scan(&seconds, &steps)
+		b.ownPolls.Add(1)
+		if err == nil && steps != n {
+			err = fmt.Errorf("%d steps completed, not %d", steps, n)
+		}
+		return steps, time.Duration(seconds * float64(time.Second)), err
+	})
 }
 
 // fanOut creates a parent of the given children and waits until it has
@@ -288,6 +354,8 @@ func fanoutRows(o options, row func(label string, value func(p *profileResults) 
 		func(p *profileResults) string { return createdText(p.fanout.ownJobs, p.fanout.ownJobsCreated) })
 	row(fmt.Sprintf("the same %d one-step workflows without a parent, %d slots, steps/s", n, o.workers),
 		func(p *profileResults) string { return createdText(p.fanout.roots, p.fanout.rootsCreated) })
+	row(fmt.Sprintf("fan-out: the same %d children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand)", n),
+		func(p *profileResults) string { return p.fanout.endsOnlyText() })
 	row(fmt.Sprintf("fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; %d parents of %d, one after another; the one parent of %d)", o.fanoutParents, max(n/max(o.fanoutParents, 1), 1), n),
 		func(p *profileResults) string { return p.fanout.joinText() })
 }
@@ -298,6 +366,15 @@ func (f fanoutResults) oneText() string {
 		return "—"
 	}
 	return fmt.Sprintf("**%.0f** (**%s**; %s; created in %.1f s)", f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneCreated.Seconds())
+}
+
+// endsOnlyText is the children's ends alone and their ratio to the same
+// without a parent.
+func (f fanoutResults) endsOnlyText() string {
+	if f.endsOnly.units == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f (%s; %.0f)", f.endsOnly.rate(), ratioText(f.endsOnly, f.rootsEndsOnly), f.rootsEndsOnly.rate())
 }
 
 // createdText is a run's steps/s and how long its workflows' creation took.
@@ -326,6 +403,8 @@ func fanoutCosts(o options, p *profileResults, cost func(label string, s runStat
 	cost(fmt.Sprintf("each step its own job, %d slots (beside the fan-out runs)", o.workers), f.ownJobs)
 	cost(fmt.Sprintf("%d one-step workflows without a parent, %d slots", o.fanoutChildren, o.workers), f.roots)
 	cost(fmt.Sprintf("fan-out: one parent's %d children, %d slots", o.fanoutChildren, o.workers), f.one)
+	cost(fmt.Sprintf("%d one-step workflows without a parent, created beforehand, %d slots", o.fanoutChildren, o.workers), f.rootsEndsOnly)
+	cost(fmt.Sprintf("fan-out: one parent's %d children, created beforehand, %d slots", o.fanoutChildren, o.workers), f.endsOnly)
 }
 
 // fanoutProse says how the fan-out rows were measured.
@@ -338,8 +417,9 @@ func fanoutProse(o options) string {
 	fmt.Fprintf(&b, "The fan-out rows measure children and their join ([docs/children.md](../docs/children.md)), after each column's throughput runs, on its settings, with a worker of %d slots (which knows every type of these runs), each run after a VACUUM and a CHECKPOINT. "+
 		"One parent: a workflow whose first step creates %d children of one no-op step (`goclient` `CreateWorkflows` with `ParentID`, %d a call, each call its own transaction) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on the parent's row, under its lock. "+
 		"The children's steps/s is their steps over the time from the first child's `created_at` to the last child's step's `finished_at` (the database's clock, each its transaction's start); "+
-		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile.",
-		o.workers, n, fanoutPerCall, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall)
+		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile. "+
+		"To tell the children's creation from their ends, the same children are then created beforehand (the parent first, whose first step then creates none; the children by the benchmark, %d a call, with no worker running), and a worker runs them, timed from the first child's step's `started_at` to the last one's `finished_at` as River's ceiling is; beside the same without a parent, run just before it.",
+		o.workers, n, fanoutPerCall, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall, fanoutPerCall)
 	if o.fanoutParents > 1 {
 		fmt.Fprintf(&b, " The join's latency needs many parents: %d parents, one after another with one worker (each created when the one before it has finished, so that its own children are the only work, as the one parent's are; "+
 			"parents at once would measure the queue: a join made due waits behind the other parents' children whose River jobs came first), each fans out %d children and joins them; "+
