@@ -103,7 +103,8 @@ type fanoutResults struct {
 
 // fanoutRuns runs the fan-out runs of one durability, one after the other,
 // with the same worker configuration (which runs every type): each step its
-// own job, the children without a parent, one parent, many parents.
+// own job, the children without a parent, one parent, the ends alone
+// without a parent and with one, many parents one after another.
 func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 	n := b.o.fanoutChildren
 	if n <= 0 {
