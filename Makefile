@@ -68,7 +68,7 @@ bench: ## Measure Geneva beside raw River on a durable and a non-durable server,
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
 .PHONY: bench/full
-bench/full: ## The same with every run: also awaits, limits, fairness, growth to 1M finished workflows, schedules, resumable steps (13-23 minutes on 2 cores)
+bench/full: ## The same with every run: also awaits, limits, fairness, fan-out, growth to 1M finished workflows, schedules, resumable steps (13-23 minutes on 2 cores)
 	$(GO) run ./cmd/geneva-bench -runs full $(BENCHFLAGS)
 
 .PHONY: bench-sql

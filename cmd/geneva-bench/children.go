@@ -79,6 +79,9 @@ type childConfig struct {
 	limits bool
 	// http has a Geneva worker run HTTP steps too (worker.HTTPConfig).
 	http bool
+	// fanout has a Geneva worker run the fan-out runs' types besides Bench
+	// (fanoutWorkflows).
+	fanout bool
 }
 
 func (c childConfig) args() []string {
@@ -94,6 +97,7 @@ func (c childConfig) args() []string {
 		fmt.Sprintf("-child-await=%t", c.await),
 		fmt.Sprintf("-child-limits=%t", c.limits),
 		fmt.Sprintf("-child-http=%t", c.http),
+		fmt.Sprintf("-child-fanout=%t", c.fanout),
 	}
 }
 
@@ -138,6 +142,9 @@ func runChild(config childConfig) error {
 		}
 		if config.limits {
 			workflows = append(workflows, limitWorkflows(config.steps)...)
+		}
+		if config.fanout {
+			workflows = append(workflows, fanoutWorkflows(pool)...)
 		}
 		workerConfig := &worker.Config{
 			Workflows:    workflows,

@@ -8,7 +8,8 @@
 // what a step that awaits an event costs (event sent → step started at a
 // steady rate, and steps/s when 10,000 events are sent at once), what a
 // concurrency limit costs (defined but never reached, and saturated) and
-// whether a big group's backlog delays small groups (fairness),
+// whether a big group's backlog delays small groups (fairness), what one
+// parent fanning out 10,000 children and joining them costs (fan-out),
 // create_workflow throughput, how create_workflow and the dashboard views
 // cost as finished history grows, and the worker's peak memory.
 //
@@ -21,9 +22,9 @@
 // throughput bars quote: the sweep of slots durable and non-durable with
 // River beside it, River's ceiling, batching's before, HTTP steps, the steady
 // load and create_workflow's rates: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
-// (awaits, limits, fairness, growth to a million, schedules, resumable
-// steps, and the unbatched runs with every step its own job) are selected by
-// name; all of them took 13 to 23 minutes on that machine.
+// (awaits, limits, fairness, fan-out, growth to a million, schedules,
+// resumable steps, and the unbatched runs with every step its own job) are
+// selected by name; all of them took 13 to 23 minutes on that machine.
 //
 // It prints a table, writes it with the machine's description to
 // bench/RESULTS.md, and ends with one summary line for scripts:
@@ -94,6 +95,9 @@ type options struct {
 	fairGroups     int
 	fairSmall      int
 
+	fanoutChildren int
+	fanoutParents  int
+
 	// unbatchedOwnJobs: the unbatched runs also with every step its own job
 	unbatchedOwnJobs bool
 	// runs are the runs -runs selected (selectRuns), in benchRuns' order
@@ -110,6 +114,7 @@ func main() {
 		await     bool
 		limits    bool
 		httpSteps bool
+		fanout    bool
 		runs      string
 	)
 	flag.StringVar(&runs, "runs", "headline", runsUsage())
@@ -154,11 +159,14 @@ func main() {
 	flag.IntVar(&o.fairBig, "fair-big", 5000, "workflows of the fairness run's big group, at each durability (0: skip that run)")
 	flag.IntVar(&o.fairGroups, "fair-groups", 10, "small groups of the fairness run, created after the big one")
 	flag.IntVar(&o.fairSmall, "fair-small", 10, "workflows of each small group of the fairness run")
+	flag.IntVar(&o.fanoutChildren, "fanout-children", 10000, "children of one no-op step that one parent fans out and joins, at each durability, beside as many steps each its own job and as many one-step workflows without a parent (0: skip the fan-out runs)")
+	flag.IntVar(&o.fanoutParents, "fanout-parents", 100, "parents, one after another, of the fan-out run that measures the join's latency (p50 / p99), sharing -fanout-children children (1: only the one parent's)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")
 	flag.BoolVar(&limits, "child-limits", false, "internal: the child's worker runs the limit runs' types too")
 	flag.BoolVar(&httpSteps, "child-http", false, "internal: the child's worker runs HTTP steps too")
+	flag.BoolVar(&fanout, "child-fanout", false, "internal: the child's worker runs the fan-out runs' types too")
 	flag.IntVar(&o.httpWorkflows, "http-workflows", 1000, "workflows of -steps HTTP steps (to a local endpoint) in the HTTP-step run at -workers slots, at each durability, beside as many of no-op Go steps (0: skip it)")
 	flag.Parse()
 	if o.databaseURL == "" { // (not the flag's default: -h would print its password)
@@ -169,7 +177,7 @@ func main() {
 		err := runChild(childConfig{
 			mode: child, databaseURL: o.databaseURL, maxWorkers: o.workers, poolSize: o.pool,
 			steps: o.steps, fetchCooldown: o.fetchCooldown, fetchPollInterval: poll, inlineSteps: o.inlineSteps,
-			await: await, limits: limits, http: httpSteps,
+			await: await, limits: limits, http: httpSteps, fanout: fanout,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geneva-bench child:", err)

@@ -58,7 +58,8 @@ func (b *bench) childConfig(mode string, slots, inlineSteps int) childConfig {
 func (b *bench) hero() string { return fmt.Sprint(b.heroes.Add(1)) }
 
 // define registers the benchmark's workflow types: Bench (the no-op steps),
-// BenchAwait (one step awaiting an event), the limit runs' (limitWorkflows)
+// BenchAwait (one step awaiting an event), the limit runs' (limitWorkflows),
+// the fan-out runs' (fanoutWorkflows)
 // and BenchCreate (one step, for create_workflow).
 func (b *bench) define(ctx context.Context) error {
 	client := protocol.New(b.pool)
@@ -75,7 +76,7 @@ func (b *bench) define(ctx context.Context) error {
 	if err := client.DefineWorkflow(ctx, "BenchAwait", definition); err != nil {
 		return err
 	}
-	for _, wf := range limitWorkflows(b.o.steps) {
+	for _, wf := range append(limitWorkflows(b.o.steps), fanoutWorkflows(nil)...) {
 		if definition, err = wf.Definition(); err != nil {
 			return err
 		}
@@ -260,6 +261,9 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 	}
 	if err := b.httpRuns(ctx, p); err != nil {
 		return fmt.Errorf("HTTP steps: %w", err)
+	}
+	if err := b.fanoutRuns(ctx, p); err != nil {
+		return fmt.Errorf("fan-out: %w", err)
 	}
 	return nil
 }

@@ -179,7 +179,7 @@ func TestLimitRows(t *testing.T) {
 		"each run creates 3000 workflows of 5 no-op steps at once with a worker of 32 slots",
 		"spread over 8 groups (at most 16 steps in progress of 32 slots;",
 		"5000 workflows of one group are created (a hundred a call), then 10 groups of 10;",
-		"-limit-workflows 3000 -limit-groups 8 -limit-pairs 2 -fair-big 5000 -fair-groups 10 -fair-small 10`",
+		"-limit-workflows 3000 -limit-groups 8 -limit-pairs 2 -fair-big 5000 -fair-groups 10 -fair-small 10 ",
 		"Each comparison ran 2 pairs: its row pools them",
 	} {
 		if !strings.Contains(text, want) {
@@ -210,6 +210,58 @@ func TestLimitRows(t *testing.T) {
 	r.profiles[0].limits = limitResults{}
 	if text := r.markdown(); strings.Contains(text, "| limit") || strings.Contains(text, "without limits") || strings.Contains(text, "airness") {
 		t.Errorf("markdown() without limit runs mentions them:\n%s", text)
+	}
+}
+
+func TestFanoutRows(t *testing.T) {
+	t.Parallel()
+
+	o := options{sweep: []int{32}, workers: 32, steps: 5, sampleEvery: 10 * time.Millisecond, fanoutChildren: 10000, fanoutParents: 100}
+	run := func(steps int, seconds float64) runStats {
+		return runStats{units: steps, elapsed: time.Duration(seconds * float64(time.Second)), commits: int64(steps)}
+	}
+	r := &results{
+		options: o,
+		profiles: []*profileResults{
+			{name: "durable", durable: true, set: true, sweep: []sweepRow{{slots: 32}}, fanout: fanoutResults{
+				ownJobs: run(10000, 10), roots: run(10000, 12.5), one: run(10000, 11),
+				endsOnly: run(10000, 8), rootsEndsOnly: run(10000, 5),
+				ownJobsCreated: 2 * time.Second, rootsCreated: 2500 * time.Millisecond, oneCreated: 3 * time.Second,
+				oneJoin:  latency{p50: 21.74, p99: 21.74, max: 21.74, n: 1},
+				manyJoin: latency{p50: 12.34, p95: 30, p99: 41.06, max: 47, n: 100},
+			}},
+			{name: "non-durable", set: true, sweep: []sweepRow{{slots: 32}}}, // its fan-out runs failed to record
+		},
+	}
+	text := r.markdown()
+	for _, want := range []string{
+		"| fan-out: one parent, 10000 children of one no-op step, 32 slots, children's steps/s (÷ each step its own job, bar ≥ 0.9×; ÷ the same workflows without a parent) | **909** (**0.91×**; 1.14×; created in 3.0 s) | — |\n",
+		"| each step its own job, 32 slots, steps/s (2000 workflows × 5 steps, run beside the fan-out runs) | 1000 (created in 2.0 s) | — |\n",
+		"| the same 10000 one-step workflows without a parent, 32 slots, steps/s | 800 (created in 2.5 s) | — |\n",
+		"| fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; 100 parents of 100, one after another; the one parent of 10000) | **12.3 / 41.1** (n=100); 21.7 | — |\n",
+		"| fan-out: one parent's 10000 children, 32 slots | 909 | 1.00 |",
+		"| fan-out: the same 10000 children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand) | 1250 (0.62×; 2000) | — |\n",
+		"One parent: a workflow whose first step creates 10000 children of one no-op step",
+		"100 parents, one after another with one worker",
+		"-fanout-children 10000 -fanout-parents 100`",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("markdown() lacks %q", want)
+		}
+	}
+
+	// Only the one parent's join.
+	f := r.profiles[0].fanout
+	f.manyJoin = latency{}
+	if got, want := f.joinText(), "21.7"; got != want {
+		t.Errorf("joinText() of the one parent = %q, want %q", got, want)
+	}
+
+	// A skipped run leaves no rows and no prose.
+	r.options.fanoutChildren = 0
+	r.profiles[0].fanout = fanoutResults{}
+	if text := r.markdown(); strings.Contains(text, "fan-out") || strings.Contains(text, "without a parent") {
+		t.Errorf("markdown() without the fan-out runs mentions them:\n%s", text)
 	}
 }
 

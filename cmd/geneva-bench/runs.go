@@ -39,6 +39,8 @@ var benchRuns = []benchRun{
 		func(o *options) { o.awaitFor, o.awaitBurst = 0, 0 }},
 	{"limits", "a concurrency limit never reached and a saturated one, each beside runs without limits",
 		func(o *options) { o.limitWorkflows = 0 }},
+	{"fanout", "one parent fanning out -fanout-children children of one no-op step and joining them, beside each step its own job; the join's latency over -fanout-parents parents",
+		func(o *options) { o.fanoutChildren = 0 }},
 	{"fairness", "a big group's backlog beside small groups under a limit by group",
 		func(o *options) { o.fairBig = 0 }},
 	{"growth", "create_workflow, the views and the dashboard's pages as finished history grows (to 1,000,000)",

@@ -14,6 +14,7 @@ func defaults() options {
 		ceilingJobs: 50000, genevaCeiling: true, httpWorkflows: 1000, steadyFor: 10 * time.Second, steadyRate: 500,
 		creates: 5000, createConns: 4, awaitRate: 100, awaitFor: 10 * time.Second, awaitBurst: 10000,
 		limitWorkflows: 1000, limitGroups: 8, fairBig: 5000, fairGroups: 10, fairSmall: 10,
+		fanoutChildren: 10000, fanoutParents: 100,
 		growth: []int{0, 100000, 1000000}, schedules: 10000, resumableIterations: 2000000,
 		sampleEvery: 10 * time.Millisecond,
 	}
@@ -34,7 +35,7 @@ func TestSelectRuns(t *testing.T) {
 	}
 	on := o.sweep != nil && o.ownJobs && o.riverSlots && o.ceilingJobs > 0 && o.genevaCeiling && o.unbatched &&
 		o.httpWorkflows > 0 && o.steadyFor > 0 && o.creates > 0
-	off := !o.unbatchedOwnJobs && o.awaitFor == 0 && o.awaitBurst == 0 && o.limitWorkflows == 0 && o.fairBig == 0 &&
+	off := !o.unbatchedOwnJobs && o.awaitFor == 0 && o.awaitBurst == 0 && o.limitWorkflows == 0 && o.fairBig == 0 && o.fanoutChildren == 0 &&
 		o.growth == nil && o.schedules == 0 && o.resumableIterations == 0
 	if !on || !off {
 		t.Errorf("headline left the options %+v", o)
@@ -62,6 +63,15 @@ func TestSelectRuns(t *testing.T) {
 	}
 	if o.limitWorkflows != 1000 || o.fairBig != 5000 || o.growth != nil {
 		t.Errorf("headline,limits,fairness left the options %+v", o)
+	}
+
+	// the fan-out run alone
+	o = defaults()
+	if runs, err = selectRuns(&o, "fanout"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(runs, []string{"fanout"}) || o.fanoutChildren != 10000 || o.sweep != nil || o.limitWorkflows != 0 || o.creates != 0 {
+		t.Errorf("fanout = %v, options %+v", runs, o)
 	}
 
 	for _, bad := range []string{"headlines", "", " , ", "growth,nope"} {

@@ -1,0 +1,432 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/worker"
+)
+
+// The fan-out runs measure children and their join (docs/children.md), at
+// each durability after its throughput runs, with -workers slots:
+//   - one parent fans out -fanout-children children of one no-op step and
+//     joins: BenchFanout's first step creates them (goclient's
+//     CreateWorkflows with ParentID, a hundred a call), its second awaits
+//     them all (worker.JoinAll); every child's end counts on the one
+//     parent's row, under its lock. The children's steps/s is compared
+//     with every step its own job (Bench, InlineSteps -1, as many steps)
+//     and with the same one-step workflows without a parent, both run just
+//     before it by the same worker;
+//   - where the parent's cost lies, creation or ends: the same children
+//     created beforehand (by the benchmark, a hundred a call, with no
+//     worker running), then a worker started and timed from the first
+//     child's step's start to the last one's end, as River's ceiling is
+//     (genevaCeilingRun), beside the same without a parent;
+//   - the join's latency, from the last child's end to the join step's
+//     start, needs many parents for its p50 and p99: -fanout-parents
+//     parents share as many children (-fanout-children ÷ -fanout-parents
+//     each), one parent after another, each created when the one before
+//     it has finished, so that each join is measured as the one parent's
+//     is, its own children the only work (parents at once would measure
+//     the queue: a join made due waits behind the other parents' children
+//     whose jobs came first); the one parent's own latency is shown beside
+//     them.
+
+const (
+	// fanoutParent is the parent's type, fanoutChild the children's.
+	fanoutParent = "BenchFanout"
+	fanoutChild  = "BenchChild"
+	// fanoutPerCall is how many children one create_workflows call creates.
+	fanoutPerCall = 100
+)
+
+// fanoutWorkflows are the fan-out runs' types: a parent whose first step
+// creates the children its hero id asks for ("<children>:<n>") on db, and
+// whose second joins them all; and the children's, one no-op step. db may
+// be nil for the definitions.
+func fanoutWorkflows(db *pgxpool.Pool) []*worker.Workflow {
+	parent := worker.NewWorkflow(fanoutParent, nil).
+		Step("fan_out", func(ctx context.Context, step *worker.Step) error {
+			return createChildren(ctx, db, step.WorkflowID, step.HeroID)
+		}, nil).
+		Step("join", func(ctx context.Context, step *worker.Step) error { return nil },
+			&worker.StepOpts{Await: &worker.Await{Children: worker.JoinAll, Timeout: time.Hour}})
+	return []*worker.Workflow{parent, noopWorkflow(fanoutChild, 1, nil)}
+}
+
+// fanoutHero is the hero id of the n-th parent of the given number of
+// children: the parent's step reads the number from it.
+func fanoutHero(children int, n string) string { return fmt.Sprintf("%d:%s", children, n) }
+
+// createChildren creates the children a parent's hero id asks for, a
+// hundred a call, each call its own transaction.
+func createChildren(ctx context.Context, db *pgxpool.Pool, parent int64, hero string) error {
+	count, _, _ := strings.Cut(hero, ":")
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		return fmt.Errorf("fan-out: hero %q names no number of children", hero)
+	}
+	client := goclient.New(db)
+	for done := 0; done < n; done += fanoutPerCall {
+		heroes := make([]string, min(fanoutPerCall, n-done))
+		for i := range heroes {
+			heroes[i] = fmt.Sprintf("%d-%d", parent, done+i)
+		}
+		if _, err := client.CreateWorkflows(ctx, fanoutChild, "User", heroes, &goclient.CreateWorkflowsOpts{ParentID: parent}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fanoutResults are the fan-out runs at one durability.
+type fanoutResults struct {
+	ownJobs runStats // Bench, each step its own job, as many steps as the children
+	roots   runStats // the same one-step workflows without a parent
+	one     runStats // one parent's children
+	// oneJoin is the one parent's join latency; manyJoin the many parents'
+	oneJoin, manyJoin latency
+	// the time from each run's first workflow's creation to its last one's
+	// (the steps run meanwhile)
+	ownJobsCreated, rootsCreated, oneCreated time.Duration
+	// the children's ends alone: created beforehand, with their parent and
+	// without one
+	endsOnly, rootsEndsOnly runStats
+}
+
+// fanoutRuns runs the fan-out runs of one durability, one after the other,
+// with the same worker configuration (which runs every type): each step its
+// own job, the children without a parent, one parent, the ends alone
+// without a parent and with one, many parents one after another.
+func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
+	n := b.o.fanoutChildren
+	if n <= 0 {
+		return nil
+	}
+	config := func(inlineSteps int) childConfig {
+		c := b.childConfig("geneva", b.o.workers, inlineSteps)
+		c.fanout = true
+		return c
+	}
+	f := &p.fanout
+	var err error
+	// Each step its own job: as many steps as children, in -steps-step workflows.
+	if f.ownJobs, f.ownJobsCreated, err = b.spanRun(ctx, config(-1), "Bench", max(n/max(b.o.steps, 1), 1)); err != nil {
+		return fmt.Errorf("each step its own job: %w", err)
+	}
+	if f.roots, f.rootsCreated, err = b.spanRun(ctx, config(b.o.inlineSteps), fanoutChild, n); err != nil {
+		return fmt.Errorf("one-step workflows without a parent: %w", err)
+	}
+	if f.one, f.oneCreated, f.oneJoin, err = b.fanoutRun(ctx, config(b.o.inlineSteps), n); err != nil {
+		return fmt.Errorf("one parent: %w", err)
+	}
+	if f.rootsEndsOnly, err = b.createdBeforehand(ctx, config(b.o.inlineSteps), n, false); err != nil {
+		return fmt.Errorf("one-step workflows without a parent, created beforehand: %w", err)
+	}
+	if f.endsOnly, err = b.createdBeforehand(ctx, config(b.o.inlineSteps), n, true); err != nil {
+		return fmt.Errorf("one parent's children, created beforehand: %w", err)
+	}
+	if parents := b.o.fanoutParents; parents > 1 {
+		if f.manyJoin, err = b.fanoutSerial(ctx, config(b.o.inlineSteps), parents, max(n/parents, 1)); err != nil {
+			return fmt.Errorf("%d parents: %w", parents, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, %d slots: one parent's %d children %.0f steps/s (÷ each step its own job %s; ÷ without a parent %s), join %.1f ms; created beforehand %.0f (÷ without a parent %s); %d parents one after another, join %s\n",
+		p.name, b.o.workers, n, f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneJoin.p50,
+		f.endsOnly.rate(), ratioText(f.endsOnly, f.rootsEndsOnly), b.o.fanoutParents, f.manyJoin)
+	return nil
+}
+
+// spanRun creates n workflows of the type (a hundred a call) while a worker
+// of the configuration runs, waits until they are finished, and times
+// their steps as the fan-out runs time the children (childrenSpan).
+func (b *bench) spanRun(ctx context.Context, config childConfig, workflowType string, n int) (stats runStats, created time.Duration, err error) {
+	if err := b.settle(ctx); err != nil {
+		return runStats{}, 0, err
+	}
+	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+		first, last, err := b.createBatch(ctx, workflowType, n, nil)
+		if err == nil {
+			err = b.waitFinished(ctx, workflowType, 10*time.Minute)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		var (
+			steps int
+			took  time.Duration
+		)
+		steps, took, created, err = b.childrenSpan(ctx, `w.id between $1 and $2`, first, last)
+		return steps, took, err
+	})
+	return stats, created, err
+}
+
+// childrenSpan counts the completed steps of the workflows the condition
+// (on geneva.workflows w, with $1 and $2) selects, and the time from the
+// first one's creation to the last step's end (the database's clock: each
+// is its transaction's start), and the time from the first one's creation
+// to the last one's.
+func (b *bench) childrenSpan(ctx context.Context, where string, arg1, arg2 any) (steps int, took, created time.Duration, err error) {
+	var seconds, creating float64
+	err = b.polls.QueryRow(ctx, `
+		with w as (select w.id, w.created_at from geneva.workflows w where `+where+`)
+		select count(*)::int,
+		  coalesce(extract(epoch from max(e.finished_at) - (select min(created_at) from w)), 0)::float8,
+		  (select coalesce(extract(epoch from max(created_at) - min(created_at)), 0)::float8 from w)
+		from w join geneva.step_executions e on e.workflow_id = w.id and e.state = 'completed'`,
+		arg1, arg2).Scan(&steps, &seconds, &creating)
+	b.ownPolls.Add(1)
+	return steps, time.Duration(seconds * float64(time.Second)), time.Duration(creating * float64(time.Second)), err
+}
+
+// fanoutRun creates one parent of the given children while a worker of the
+// configuration runs, and waits until it has joined them and finished. It
+// returns the children's steps over the time from the first child's
+// creation to the last child's end, and the join's latency (joinLatencies).
+func (b *bench) fanoutRun(ctx context.Context, config childConfig, children int) (stats runStats, created time.Duration, join latency, err error) {
+	if err := b.settle(ctx); err != nil {
+		return runStats{}, 0, latency{}, err
+	}
+	var parent int64
+	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+		var err error
+		if parent, err = b.fanOut(ctx, children); err != nil {
+			return 0, 0, err
+		}
+		var (
+			steps int
+			took  time.Duration
+		)
+		steps, took, created, err = b.childrenSpan(ctx, `w.parent_id = $1 and $2`, parent, true)
+		if err == nil && steps != children {
+			err = fmt.Errorf("%d children's steps completed, not %d", steps, children)
+		}
+		return steps, took, err
+	})
+	if err != nil {
+		return stats, 0, latency{}, err
+	}
+	join, err = b.joinLatencies(ctx, parent, parent, 1)
+	return stats, created, join, err
+}
+
+// createdBeforehand creates n one-step workflows, children of one parent
+// (itself created first, to fan out none) or without one, a hundred a call,
+// with no worker running; then a worker of the configuration runs them,
+// timed from the first one's step's start to the last one's end.
+func (b *bench) createdBeforehand(ctx context.Context, config childConfig, n int, withParent bool) (runStats, error) {
+	if err := b.settle(ctx); err != nil {
+		return runStats{}, err
+	}
+	client := goclient.New(b.pool)
+	var parent int64
+	if withParent {
+		var err error
+		if parent, err = client.CreateWorkflow(ctx, fanoutParent, "User", fanoutHero(0, b.hero()), nil); err != nil {
+			return runStats{}, err
+		}
+	}
+	var first, last int64
+	for done := 0; done < n; done += fanoutPerCall {
+		heroes := make([]string, min(fanoutPerCall, n-done))
+		for i := range heroes {
+			heroes[i] = "early-" + b.hero()
+		}
+		ids, err := client.CreateWorkflows(ctx, fanoutChild, "User", heroes, &goclient.CreateWorkflowsOpts{ParentID: parent})
+		if err != nil {
+			return runStats{}, err
+		}
+		if first == 0 {
+			first = ids[0]
+		}
+		last = ids[len(ids)-1]
+	}
+	return b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
+		if err := b.waitFinished(ctx, fanoutChild, 10*time.Minute); err != nil {
+			return 0, 0, err
+		}
+		if err := b.waitFinished(ctx, fanoutParent, time.Minute); err != nil {
+			return 0, 0, err
+		}
+		var (
+			seconds float64
+			steps   int
+		)
+		err := b.polls.QueryRow(ctx, `select extract(epoch from max(finished_at) - min(started_at))::float8, count(*)::int
+			from geneva.step_executions where workflow_id between $1 and $2 and state = 'completed'`, first, last).Scan(&seconds, &steps)
+		b.ownPolls.Add(1)
+		if err == nil && steps != n {
+			err = fmt.Errorf("%d steps completed, not %d", steps, n)
+		}
+		return steps, time.Duration(seconds * float64(time.Second)), err
+	})
+}
+
+// fanOut creates a parent of the given children and waits until it has
+// joined them and finished.
+func (b *bench) fanOut(ctx context.Context, children int) (int64, error) {
+	id, err := goclient.New(b.pool).CreateWorkflow(ctx, fanoutParent, "User", fanoutHero(children, b.hero()), nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.waitFinished(ctx, fanoutParent, 10*time.Minute); err != nil {
+		return 0, err
+	}
+	return id, b.waitFinished(ctx, fanoutChild, time.Minute)
+}
+
+// fanoutSerial runs the parents one after another with one worker of the
+// configuration, each fanning out the given children, and returns their
+// joins' latencies.
+func (b *bench) fanoutSerial(ctx context.Context, config childConfig, parents, children int) (latency, error) {
+	if err := b.settle(ctx); err != nil {
+		return latency{}, err
+	}
+	worker, err := startChild(config)
+	if err != nil {
+		return latency{}, err
+	}
+	var first, last int64
+	for i := 0; i < parents && err == nil; i++ {
+		if last, err = b.fanOut(ctx, children); first == 0 {
+			first = last
+		}
+	}
+	if _, _, stopErr := worker.stop(); err == nil {
+		err = stopErr
+	}
+	if err != nil {
+		return latency{}, err
+	}
+	return b.joinLatencies(ctx, first, last, parents)
+}
+
+// joinLatencies reads the join latency of each parent first..last: from
+// its last child's end (or its first step's end, when later: the join
+// cannot begin before) to its join step's start.
+func (b *bench) joinLatencies(ctx context.Context, first, last int64, parents int) (latency, error) {
+	rows, err := b.polls.Query(ctx, `
+		select extract(epoch from j.started_at - greatest(c.last_end, s.finished_at))::float8
+		from geneva.workflows p
+		cross join lateral (select max(coalesce(w.finished_at, w.canceled_at)) as last_end
+		  from geneva.workflows w where w.parent_id = p.id) c
+		join geneva.step_executions s on s.workflow_id = p.id and s.step_name = 'fan_out' and s.state = 'completed'
+		join geneva.step_executions j on j.workflow_id = p.id and j.step_name = 'join' and j.state = 'completed'
+		where p.id between $1 and $2 and p.workflow_type = $3`, first, last, fanoutParent)
+	if err != nil {
+		return latency{}, err
+	}
+	defer rows.Close()
+	b.ownPolls.Add(1)
+	var lags []time.Duration
+	for rows.Next() {
+		var seconds float64
+		if err := rows.Scan(&seconds); err != nil {
+			return latency{}, err
+		}
+		lags = append(lags, time.Duration(seconds*float64(time.Second)))
+	}
+	if err := rows.Err(); err != nil {
+		return latency{}, err
+	}
+	if len(lags) != parents {
+		return latency{}, fmt.Errorf("%d of %d parents joined", len(lags), parents)
+	}
+	return percentiles(lags), nil
+}
+
+// fanoutRows adds the fan-out runs' rows to the throughput table.
+func fanoutRows(o options, row func(label string, value func(p *profileResults) string)) {
+	n := o.fanoutChildren
+	if n <= 0 {
+		return
+	}
+	row(fmt.Sprintf("fan-out: one parent, %d children of one no-op step, %d slots, children's steps/s (÷ each step its own job, bar ≥ 0.9×; ÷ the same workflows without a parent)", n, o.workers),
+		func(p *profileResults) string { return p.fanout.oneText() })
+	row(fmt.Sprintf("each step its own job, %d slots, steps/s (%d workflows × %d steps, run beside the fan-out runs)", o.workers, max(n/max(o.steps, 1), 1), o.steps),
+		func(p *profileResults) string { return createdText(p.fanout.ownJobs, p.fanout.ownJobsCreated) })
+	row(fmt.Sprintf("the same %d one-step workflows without a parent, %d slots, steps/s", n, o.workers),
+		func(p *profileResults) string { return createdText(p.fanout.roots, p.fanout.rootsCreated) })
+	row(fmt.Sprintf("fan-out: the same %d children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand)", n),
+		func(p *profileResults) string { return p.fanout.endsOnlyText() })
+	row(fmt.Sprintf("fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; %d parents of %d, one after another; the one parent of %d)", o.fanoutParents, max(n/max(o.fanoutParents, 1), 1), n),
+		func(p *profileResults) string { return p.fanout.joinText() })
+}
+
+// oneText is the one parent's children's steps/s and its ratios.
+func (f fanoutResults) oneText() string {
+	if f.one.units == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("**%.0f** (**%s**; %s; created in %.1f s)", f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneCreated.Seconds())
+}
+
+// endsOnlyText is the children's ends alone and their ratio to the same
+// without a parent.
+func (f fanoutResults) endsOnlyText() string {
+	if f.endsOnly.units == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f (%s; %.0f)", f.endsOnly.rate(), ratioText(f.endsOnly, f.rootsEndsOnly), f.rootsEndsOnly.rate())
+}
+
+// createdText is a run's steps/s and how long its workflows' creation took.
+func createdText(s runStats, created time.Duration) string {
+	if s.units == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f (created in %.1f s)", s.rate(), created.Seconds())
+}
+
+// joinText is the many parents' join latencies and the one parent's.
+func (f fanoutResults) joinText() string {
+	if f.oneJoin.n == 0 {
+		return "—"
+	}
+	one := fmt.Sprintf("%.1f", f.oneJoin.p50)
+	if f.manyJoin.n == 0 {
+		return one
+	}
+	return fmt.Sprintf("**%.1f / %.1f** (n=%d); %s", f.manyJoin.p50, f.manyJoin.p99, f.manyJoin.n, one)
+}
+
+// fanoutCosts adds the fan-out runs' rows to a durability's cost table.
+func fanoutCosts(o options, p *profileResults, cost func(label string, s runStats)) {
+	f := p.fanout
+	cost(fmt.Sprintf("each step its own job, %d slots (beside the fan-out runs)", o.workers), f.ownJobs)
+	cost(fmt.Sprintf("%d one-step workflows without a parent, %d slots", o.fanoutChildren, o.workers), f.roots)
+	cost(fmt.Sprintf("fan-out: one parent's %d children, %d slots", o.fanoutChildren, o.workers), f.one)
+	cost(fmt.Sprintf("%d one-step workflows without a parent, created beforehand, %d slots", o.fanoutChildren, o.workers), f.rootsEndsOnly)
+	cost(fmt.Sprintf("fan-out: one parent's %d children, created beforehand, %d slots", o.fanoutChildren, o.workers), f.endsOnly)
+}
+
+// fanoutProse says how the fan-out rows were measured.
+func fanoutProse(o options) string {
+	n := o.fanoutChildren
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The fan-out rows measure children and their join ([docs/children.md](../docs/children.md)), after each column's throughput runs, on its settings, with a worker of %d slots (which knows every type of these runs), each run after a VACUUM and a CHECKPOINT. "+
+		"One parent: a workflow whose first step creates %d children of one no-op step (`goclient` `CreateWorkflows` with `ParentID`, %d a call, each call its own transaction) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on the parent's row, under its lock. "+
+		"The children's steps/s is their steps over the time from the first child's `created_at` to the last child's step's `finished_at` (the database's clock, each its transaction's start); "+
+		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile. "+
+		"To tell the children's creation from their ends, the same children are then created beforehand (the parent first, whose first step then creates none; the children by the benchmark, %d a call, with no worker running), and a worker runs them, timed from the first child's step's `started_at` to the last one's `finished_at` as River's ceiling is; beside the same without a parent, run just before it.",
+		o.workers, n, fanoutPerCall, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall, fanoutPerCall)
+	if o.fanoutParents > 1 {
+		fmt.Fprintf(&b, " The join's latency needs many parents: %d parents, one after another with one worker (each created when the one before it has finished, so that its own children are the only work, as the one parent's are; "+
+			"parents at once would measure the queue: a join made due waits behind the other parents' children whose River jobs came first), each fans out %d children and joins them; "+
+			"a parent's latency runs from its last child's `finished_at` (or its first step's end, when later) to its join step's `started_at` (the database's clock: the join's start waits for the commit of the last child's end, which made it due), "+
+			"and the row gives their p50 / p99, then the one parent's own.", o.fanoutParents, max(n/o.fanoutParents, 1))
+	}
+	b.WriteString("\n\n")
+	return b.String()
+}
