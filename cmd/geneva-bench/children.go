@@ -144,7 +144,7 @@ func runChild(config childConfig) error {
 			workflows = append(workflows, limitWorkflows(config.steps)...)
 		}
 		if config.fanout {
-			workflows = append(workflows, fanoutWorkflows(pool)...)
+			workflows = append(workflows, fanoutWorkflows()...)
 		}
 		workerConfig := &worker.Config{
 			Workflows:    workflows,

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/worker"
 )
@@ -17,8 +15,8 @@ import (
 // The fan-out runs measure children and their join (docs/children.md), at
 // each durability after its throughput runs, with -workers slots:
 //   - one parent fans out -fanout-children children of one no-op step and
-//     joins: BenchFanout's first step creates them (goclient's
-//     CreateWorkflows with ParentID, a hundred a call), its second awaits
+//     joins: BenchFanout's first step starts them (Step.StartChildren:
+//     created with its success, in one transaction), its second awaits
 //     them all (worker.JoinAll); every child's end counts on the one
 //     parent's row, under its lock. The children's steps/s is compared
 //     with every step its own job (Bench, InlineSteps -1, as many steps)
@@ -43,18 +41,20 @@ const (
 	// fanoutParent is the parent's type, fanoutChild the children's.
 	fanoutParent = "BenchFanout"
 	fanoutChild  = "BenchChild"
-	// fanoutPerCall is how many children one create_workflows call creates.
+	// fanoutPerCall is how many children one create_workflows call creates
+	// when the benchmark creates them beforehand.
 	fanoutPerCall = 100
 )
 
 // fanoutWorkflows are the fan-out runs' types: a parent whose first step
-// creates the children its hero id asks for ("<children>:<n>") on db, and
-// whose second joins them all; and the children's, one no-op step. db may
-// be nil for the definitions.
-func fanoutWorkflows(db *pgxpool.Pool) []*worker.Workflow {
+// starts the children its hero id asks for ("<children>:<n>") with its
+// success (Step.StartChildren: created in the transaction that records
+// it), and whose second joins them all; and the children's, one no-op
+// step.
+func fanoutWorkflows() []*worker.Workflow {
 	parent := worker.NewWorkflow(fanoutParent, nil).
 		Step("fan_out", func(ctx context.Context, step *worker.Step) error {
-			return createChildren(ctx, db, step.WorkflowID, step.HeroID)
+			return startChildren(step)
 		}, nil).
 		Step("join", func(ctx context.Context, step *worker.Step) error { return nil },
 			&worker.StepOpts{Await: &worker.Await{Children: worker.JoinAll, Timeout: time.Hour}})
@@ -65,24 +65,18 @@ func fanoutWorkflows(db *pgxpool.Pool) []*worker.Workflow {
 // children: the parent's step reads the number from it.
 func fanoutHero(children int, n string) string { return fmt.Sprintf("%d:%s", children, n) }
 
-// createChildren creates the children a parent's hero id asks for, a
-// hundred a call, each call its own transaction.
-func createChildren(ctx context.Context, db *pgxpool.Pool, parent int64, hero string) error {
-	count, _, _ := strings.Cut(hero, ":")
+// startChildren starts the children a parent's hero id asks for.
+func startChildren(step *worker.Step) error {
+	count, _, _ := strings.Cut(step.HeroID, ":")
 	n, err := strconv.Atoi(count)
 	if err != nil {
-		return fmt.Errorf("fan-out: hero %q names no number of children", hero)
+		return fmt.Errorf("fan-out: hero %q names no number of children", step.HeroID)
 	}
-	client := goclient.New(db)
-	for done := 0; done < n; done += fanoutPerCall {
-		heroes := make([]string, min(fanoutPerCall, n-done))
-		for i := range heroes {
-			heroes[i] = fmt.Sprintf("%d-%d", parent, done+i)
-		}
-		if _, err := client.CreateWorkflows(ctx, fanoutChild, "User", heroes, &goclient.CreateWorkflowsOpts{ParentID: parent}); err != nil {
-			return err
-		}
+	children := make([]worker.Child, n)
+	for i := range children {
+		children[i] = worker.Child{Type: fanoutChild, HeroType: "User", HeroID: fmt.Sprintf("%d-%d", step.WorkflowID, i)}
 	}
+	step.StartChildren(children...)
 	return nil
 }
 
@@ -416,11 +410,11 @@ func fanoutProse(o options) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The fan-out rows measure children and their join ([docs/children.md](../docs/children.md)), after each column's throughput runs, on its settings, with a worker of %d slots (which knows every type of these runs), each run after a VACUUM and a CHECKPOINT. "+
-		"One parent: a workflow whose first step creates %d children of one no-op step (`goclient` `CreateWorkflows` with `ParentID`, %d a call, each call its own transaction) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on the parent's row, under its lock. "+
+		"One parent: a workflow whose first step starts %d children of one no-op step (`Step.StartChildren`: created with its success, in the transaction that records it) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on the parent's row, under its lock. "+
 		"The children's steps/s is their steps over the time from the first child's `created_at` to the last child's step's `finished_at` (the database's clock, each its transaction's start); "+
 		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile. "+
 		"To tell the children's creation from their ends, the same children are then created beforehand (the parent first, whose first step then creates none; the children by the benchmark, %d a call, with no worker running), and a worker runs them, timed from the first child's step's `started_at` to the last one's `finished_at` as River's ceiling is; beside the same without a parent, run just before it.",
-		o.workers, n, fanoutPerCall, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall, fanoutPerCall)
+		o.workers, n, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall, fanoutPerCall)
 	if o.fanoutParents > 1 {
 		fmt.Fprintf(&b, " The join's latency needs many parents: %d parents, one after another with one worker (each created when the one before it has finished, so that its own children are the only work, as the one parent's are; "+
 			"parents at once would measure the queue: a join made due waits behind the other parents' children whose River jobs came first), each fans out %d children and joins them; "+

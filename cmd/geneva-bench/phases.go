@@ -76,7 +76,7 @@ func (b *bench) define(ctx context.Context) error {
 	if err := client.DefineWorkflow(ctx, "BenchAwait", definition); err != nil {
 		return err
 	}
-	for _, wf := range append(limitWorkflows(b.o.steps), fanoutWorkflows(nil)...) {
+	for _, wf := range append(limitWorkflows(b.o.steps), fanoutWorkflows()...) {
 		if definition, err = wf.Definition(); err != nil {
 			return err
 		}

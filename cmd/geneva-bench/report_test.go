@@ -241,7 +241,7 @@ func TestFanoutRows(t *testing.T) {
 		"| fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; 100 parents of 100, one after another; the one parent of 10000) | **12.3 / 41.1** (n=100); 21.7 | — |\n",
 		"| fan-out: one parent's 10000 children, 32 slots | 909 | 1.00 |",
 		"| fan-out: the same 10000 children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand) | 1250 (0.62×; 2000) | — |\n",
-		"One parent: a workflow whose first step creates 10000 children of one no-op step",
+		"One parent: a workflow whose first step starts 10000 children of one no-op step",
 		"100 parents, one after another with one worker",
 		"-fanout-children 10000 -fanout-parents 100`",
 	} {
