@@ -138,6 +138,10 @@ drop function if exists geneva.send_event(bigint, text, jsonb);
 drop function if exists geneva.send_hero_event(text, text, text, jsonb);
 drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
 drop function if exists geneva._check_event(text, jsonb);
+-- an await since its wait (issue 49)
+drop function if exists geneva._insert_execution(
+  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint, boolean, bigint
+);
 
 -- Clock and private helpers, in dependency order.
 {{ template "api/now.sql" . }}
@@ -174,6 +178,8 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
 {{ template "children/_await_name.sql" . }}
+{{ template "events/_await_names.sql" . }}
+{{ template "events/_await_after.sql" . }}
 {{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
@@ -202,6 +208,7 @@ drop function if exists geneva._check_event(text, jsonb);
 {{ template "engine/_step_queue.sql" . }}
 {{ template "engine/_step_wait.sql" . }}
 {{ template "engine/_step_http.sql" . }}
+{{ template "checks/_check_event_await.sql" . }}
 {{ template "api/define_workflow.sql" . }}
 {{ template "api/define_limit.sql" . }}
 {{ template "api/create_workflows.sql" . }}
