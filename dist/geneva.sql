@@ -7496,10 +7496,11 @@ $$;
 -- sender's transaction (its scheduled execution, if any, ends
 -- canceled_by_event: geneva._signal_effects' (event, cancel) row); a
 -- performing one at its step boundary (requested_action cancel_by_event,
--- unless an operator's cancel is already requested, which it overrides if
--- a pause is): the running step's own result is recorded, then the
--- workflow is canceled instead of moving on (geneva._advance_many). The
--- event is recorded all the same; no step consumes it.
+-- in place of an operator's pause requested, not of an operator's cancel,
+-- which stays the operator's): the running step's own result is recorded,
+-- then the workflow is canceled instead of moving on
+-- (geneva._advance_many). The event is recorded all the same; no step
+-- consumes it.
 --
 -- With a key (p_key), an event the workflow already has under that key
 -- (sent, consumed or not, and kept as long as the workflow: its events go
@@ -7599,8 +7600,11 @@ $$;
 -- each once. When the workflow's scheduled step awaits it now, that step
 -- becomes due at once (after its own wait, if that has not ended) and its
 -- River job runs without waiting for the timeout; one sent before the wait
--- began is consumed when it begins. A workflow that is paused keeps it for
--- when it is resumed.
+-- began is consumed when it begins (unless the step awaits it "since":
+-- "wait"). A workflow that is paused keeps it for when it is resumed. An
+-- event named in the type's cancel_on cancels the workflow: now when it is
+-- ready or paused, when its running step ends when it performs
+-- (canceled_by_event; geneva._send_event).
 --
 -- p_key: the sender's name for this event (a webhook's delivery id, up to
 -- 255 bytes; NULL for none). A key the workflow already has (an event sent
@@ -7662,7 +7666,8 @@ comment on function geneva.send_event(bigint, text, jsonb, text) is
 
 -- geneva.send_hero_event: sends an event to every ongoing workflow of a hero
 -- (of any type), as geneva.send_event does to one: each keeps its own copy,
--- whether a step of it awaits the event now or later.
+-- whether a step of it awaits the event now or later; an event named in a
+-- workflow's type's cancel_on cancels that workflow (geneva._send_event).
 --
 -- Called by: applications and operators; above all from a trigger on the
 -- application's own table (docs/events.md), so that the event commits or

@@ -13,10 +13,11 @@
 -- sender's transaction (its scheduled execution, if any, ends
 -- canceled_by_event: geneva._signal_effects' (event, cancel) row); a
 -- performing one at its step boundary (requested_action cancel_by_event,
--- unless an operator's cancel is already requested, which it overrides if
--- a pause is): the running step's own result is recorded, then the
--- workflow is canceled instead of moving on (geneva._advance_many). The
--- event is recorded all the same; no step consumes it.
+-- in place of an operator's pause requested, not of an operator's cancel,
+-- which stays the operator's): the running step's own result is recorded,
+-- then the workflow is canceled instead of moving on
+-- (geneva._advance_many). The event is recorded all the same; no step
+-- consumes it.
 --
 -- With a key (p_key), an event the workflow already has under that key
 -- (sent, consumed or not, and kept as long as the workflow: its events go
