@@ -4066,20 +4066,28 @@ begin
     from stepped s
     left join lateral (
       select
+        -- (the helpers' calls guarded by the step's timeout, as cheap a test
+        -- as there is that it awaits: an expression of this select is
+        -- evaluated for every element, the condition below or not, and
+        -- copied wherever the statements below read it; the last two
+        -- helpers are not inlined, having a subquery)
         case when s.move = 'same' then s.from_await_event
-          else geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
+          when s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null
+            then geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
         end as await_event,
         case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
         case when s.move = 'same' then s.from_await_until
           else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
         end as await_until,
         case when s.move = 'same' then s.from_await_names
-          else geneva._await_names(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
+          when s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null
+            then geneva._await_names(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
         end as await_names,
         case when s.move = 'same' then s.from_await_after
-          else geneva._await_after(
-            s.workflow_id, s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await'
-          )
+          when s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null
+            then geneva._await_after(
+              s.workflow_id, s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await'
+            )
         end as await_after
       where s.resolved = 'schedule'
         and (s.move <> 'same' or s.from_await_event is not null)
