@@ -154,7 +154,12 @@ begin
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
         then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
-      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
+      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt,
+      -- (the next step's own "await", read once here: NULL for a step that
+      -- awaits nothing, and for the same step again, whose await is carried)
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') and r.step_await_timeouts[r.idx + 1] is not null
+        then r.definition -> 'steps' -> r.idx -> 'await' end
+        as next_await
     from resolved r
   ),
   -- the await of what is scheduled: the step's own (fresh, after its wait)
@@ -165,32 +170,25 @@ begin
     from stepped s
     left join lateral (
       select
-        -- (the helpers' calls guarded by the step's timeout, as cheap a test
-        -- as there is that it awaits: an expression of this select is
-        -- evaluated for every element, the condition below or not, and
-        -- copied wherever the statements below read it; the last two
-        -- helpers are not inlined, having a subquery)
-        case when s.move = 'same' then s.from_await_event
-          when s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null
-            then geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
-        end as await_event,
+        -- (the helpers read next_await, and the last two, which are not
+        -- inlined, having a subquery, are called only for a step that
+        -- awaits: an expression of this select is evaluated for every
+        -- element, the condition below or not, and copied wherever the
+        -- statements below read it)
+        case when s.move = 'same' then s.from_await_event else geneva._await_name(s.next_await) end as await_event,
         case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
         case when s.move = 'same' then s.from_await_until
           else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
         end as await_until,
         case when s.move = 'same' then s.from_await_names
-          when s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null
-            then geneva._await_names(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
+          when s.next_await is not null then geneva._await_names(s.next_await)
         end as await_names,
         case when s.move = 'same' then s.from_await_after
-          when s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null
-            then geneva._await_after(
-              s.workflow_id, s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await'
-            )
+          when s.next_await is not null then geneva._await_after(s.workflow_id, s.next_await)
         end as await_after
       where s.resolved = 'schedule'
         and (s.move <> 'same' or s.from_await_event is not null)
-        and (s.move = 'same' or s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null)
+        and (s.move = 'same' or s.next_await is not null)
     ) a on true
   ),
   -- when it is due, from now: after its wait, and for an await at its
