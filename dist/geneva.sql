@@ -4106,12 +4106,14 @@ begin
     -- (a join, not a subquery in the expression: the expression is copied
     -- wherever next_due is read, and each copy would be a subplan)
     left join lateral (
-      -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
-      select a.await_event = 'geneva:children' or exists (
-        select from geneva.events ev
-        where ev.workflow_id = a.workflow_id and ev.name = any (coalesce(a.await_names, array[a.await_event]))
-          and ev.consumed_by is null and ev.id > coalesce(a.await_after, 0)
-      ) as waiting
+      -- (a join is due when its wait ends, for its claim to decide:
+      -- docs/children.md; the CASE: this select's expression is evaluated
+      -- for every element, the condition below or not)
+      select case when a.await_event is not null then a.await_event = 'geneva:children' or exists (
+          select from geneva.events ev
+          where ev.workflow_id = a.workflow_id and ev.name = any (coalesce(a.await_names, array[a.await_event]))
+            and ev.consumed_by is null and ev.id > coalesce(a.await_after, 0)
+        ) end as waiting
       where a.await_event is not null
     ) ev on true
   ),
