@@ -456,7 +456,7 @@ func allowedActions(wf *goclient.Workflow) []string {
 		return []string{"pause", "cancel", "skip", "run-now"}
 	case goclient.StatePerforming:
 		switch deref(wf.RequestedAction) {
-		case goclient.RequestedCancel:
+		case goclient.RequestedCancel, goclient.RequestedCancelByEvent:
 			return nil
 		case goclient.RequestedPause:
 			return []string{"resume", "cancel"} // resume withdraws the request

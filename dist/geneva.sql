@@ -515,7 +515,8 @@ create table geneva.workflows (
   -- the step of the most recently scheduled execution: what runs next
   next_step_name text,
   allow_multiple boolean not null default false,
-  -- an operator's pause or cancel of a performing workflow, applied by the
+  -- an operator's pause or cancel of a performing workflow, or the cancel
+  -- an event of its type's cancel_on asked (cancel_by_event), applied by the
   -- engine at the step boundary
   requested_action text,
   created_at timestamptz not null,
@@ -699,6 +700,16 @@ create table geneva.step_executions (
   await_event text,
   await_from timestamptz,
   await_until timestamptz,
+  -- An await of any of several events ("event": a list): every name it
+  -- awaits, the first of which is await_event; NULL for an await of one.
+  -- An await "since": "wait": the id of the newest event of those names the
+  -- workflow had when the step was reached (its execution first scheduled,
+  -- carried by its repeats), which it ignores, with every older one; NULL
+  -- for "kept" (the default: every event not consumed counts). Ids, not
+  -- times: a sender holds the workflow's lock from before it draws the
+  -- event's id until it commits, so an event sent after has a larger id.
+  await_names text [],
+  await_after bigint,
   -- The event (geneva.events) this execution consumed, or carried from the
   -- execution it repeats (a reattempt, a resumable step's next part, a
   -- resume), so that every attempt of the step sees the same event. Not a
@@ -1328,6 +1339,10 @@ drop function if exists geneva.send_event(bigint, text, jsonb);
 drop function if exists geneva.send_hero_event(text, text, text, jsonb);
 drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
 drop function if exists geneva._check_event(text, jsonb);
+-- an await since its wait (issue 49)
+drop function if exists geneva._insert_execution(
+  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint, boolean, bigint
+);
 
 -- A cell's ids carry their partition through its own geneva._workflow_id
 -- and _execution_id (cell/, docs/cells.md), which geneva migrate puts back
@@ -1405,6 +1420,9 @@ comment on function geneva.now() is
 --   operator    cancel_workflow, skip_step and schedule_step ending a
 --               workflow's scheduled (or paused) execution, and the next
 --               execution an operator's cancel stopped (geneva._advance)
+--   event       an event of its type's cancel_on sent to a workflow
+--               (geneva._send_event): its scheduled (or paused) execution,
+--               or the next execution it stopped at the step boundary
 --   stray       an execution whose workflow can no longer take it: a late
 --               job (start_step) or report (complete_step, fail_step,
 --               interrupt_step) finds the workflow ended or not performing
@@ -1467,6 +1485,7 @@ as $$
     ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),
     ('repair', 'orphan', 'canceled', 'recovered', 'none', null),
     ('operator', 'cancel', 'canceled', 'canceled_externally', 'cancel', null),
+    ('event', 'cancel', 'canceled', 'canceled_by_event', 'cancel', null),
     ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null),
     ('stray', 'cancel', 'canceled', 'canceled_externally', 'none', null)
   ) as e (cause, signal, execution_state, outcome, workflow_move, metadata)
@@ -3384,23 +3403,29 @@ end;
 $$;
 
 -- geneva._await_name: the name of the event a step's "await" waits for: its
--- "event", or geneva:children for a join ("await": {"children": …}), whose
--- event geneva._children_join sends when the join's condition first holds
+-- "event" (the first, for a list: geneva._await_names has them all), or
+-- geneva:children for a join ("await": {"children": …}), whose event
+-- geneva._children_join sends when the join's condition first holds
 -- (geneva._check_event reserves names that start with geneva:).
 --
 -- Called by: geneva._insert_execution, geneva._advance_many (the await of a
--- step they schedule). Takes no locks. NULL for a step that awaits nothing.
+-- step they schedule), geneva._await_after. Takes no locks. NULL for a step
+-- that awaits nothing.
 -- Like geneva.now() it has no `set search_path`, so that the planner inlines
 -- it into _advance_many's statement (a call there would be one a step); it
--- names only pg_catalog's jsonb operators.
+-- names only pg_catalog's jsonb functions and operators.
 create or replace function geneva._await_name(p_await jsonb)
 returns text
 language sql
 immutable
 parallel safe
 as $$
-  select case when p_await operator(pg_catalog.?) 'children' then 'geneva:children'
-    else p_await operator(pg_catalog.->>) 'event' end;
+  select case
+    when p_await operator(pg_catalog.?) 'children' then 'geneva:children'
+    when pg_catalog.jsonb_typeof(p_await operator(pg_catalog.->) 'event') operator(pg_catalog.=) 'array'
+      then p_await operator(pg_catalog.->) 'event' operator(pg_catalog.->>) 0
+    else p_await operator(pg_catalog.->>) 'event'
+  end;
 $$;
 
 -- geneva._workflow_id: a new workflow's id (hero_type, hero_id, parent_id).
@@ -3442,6 +3467,56 @@ as $$
   select pg_catalog.nextval('geneva.step_executions_id_seq')
 $$;
 
+-- geneva._await_names: every name an await of any of several events waits
+-- for ("await": {"event": ["approved", "rejected"], …}), in the
+-- definition's order; NULL for an await of one name (a list of one
+-- included: geneva._await_name is its name) or of none.
+--
+-- Called by: geneva._insert_execution, geneva._advance_many (an execution's
+-- await_names), geneva._await_after. Takes no locks.
+-- Like geneva._await_name it has no `set search_path`, so that the planner
+-- inlines it; it names only pg_catalog's functions and operators.
+create or replace function geneva._await_names(p_await jsonb)
+returns text[]
+language sql
+immutable
+parallel safe
+as $$
+  select case
+    when pg_catalog.jsonb_typeof(p_await operator(pg_catalog.->) 'event') operator(pg_catalog.=) 'array'
+      and pg_catalog.jsonb_array_length(p_await operator(pg_catalog.->) 'event') operator(pg_catalog.>) 1
+      then array(select pg_catalog.jsonb_array_elements_text(p_await operator(pg_catalog.->) 'event'))
+  end;
+$$;
+
+-- geneva._await_after: for an await "since": "wait", the id of the newest
+-- event of the names it awaits that the workflow has now, as the step is
+-- reached (0 when none): the events it ignores are those, with every older
+-- one, consumed or not (they stay for whoever awaits them otherwise). NULL
+-- for "kept" (the default), which counts every event not consumed yet.
+-- Exact, with ids: a sender holds the workflow's lock, which the caller
+-- holds now, from before it draws its event's id until it commits.
+--
+-- Called by: geneva._insert_execution, geneva._advance_many, with the
+-- workflow locked (or just inserted). Reads events_workflow_name.
+-- Like geneva._await_name it has no `set search_path`, so that the planner
+-- inlines it; it names only pg_catalog's functions and operators.
+create or replace function geneva._await_after(p_workflow_id bigint, p_await jsonb)
+returns bigint
+language sql
+stable
+parallel safe
+as $$
+  select case when p_await operator(pg_catalog.->>) 'since' operator(pg_catalog.=) 'wait' then (
+    select coalesce(pg_catalog.max(ev.id), 0)
+    from geneva.events ev
+    where ev.workflow_id operator(pg_catalog.=) p_workflow_id
+      and ev.name operator(pg_catalog.=) any (coalesce(
+        geneva._await_names(p_await), array[geneva._await_name(p_await)]
+      ))
+  ) end;
+$$;
+
 -- geneva._insert_execution: inserts one scheduled execution of a step and,
 -- unless told not to, the River job that will trigger it: the one row-wise
 -- insert of a next execution (geneva._advance_many is the set-wise one).
@@ -3464,7 +3539,11 @@ $$;
 -- an event of that name is already waiting for the workflow (sent before the
 -- wait began). Without p_await (an operator's schedule_step runs the step
 -- without its event) or with p_event_id (a resume carries the event the
--- step's last execution consumed), it is due at p_scheduled_for.
+-- step's last execution consumed), it is due at p_scheduled_for. An await
+-- "since": "wait" ignores the events the workflow had as the step was
+-- reached (geneva._await_after, now; p_await_after: a resume carries the
+-- one its step's last execution had, so that an event sent while the
+-- workflow was paused counts).
 --
 -- A step held to its type's concurrency only, due now and awaiting no event,
 -- whose key is full and has executions waiting for a slot already, waits
@@ -3484,7 +3563,8 @@ create or replace function geneva._insert_execution(
   p_cursor jsonb default null,
   p_continues_from_id bigint default null,
   p_await boolean default false,
-  p_event_id bigint default null
+  p_event_id bigint default null,
+  p_await_after bigint default null
 )
 returns bigint
 language plpgsql
@@ -3498,17 +3578,26 @@ declare
   v_index integer := array_position(p_definition.step_names, p_step_name);
   v_timeout interval := p_definition.step_await_timeouts[v_index];
   v_await_event text;
+  v_await_names text[];
+  v_await_after bigint;
   v_await_until timestamptz;
   v_scheduled_for timestamptz := p_scheduled_for;
   v_wait_key text;
 begin
   if p_await and p_event_id is null and v_timeout is not null then
     v_await_event := geneva._await_name(p_definition.definition -> 'steps' -> (v_index - 1) -> 'await');
+    v_await_names := geneva._await_names(p_definition.definition -> 'steps' -> (v_index - 1) -> 'await');
+    if p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'since' = 'wait' then
+      v_await_after := coalesce(
+        p_await_after, geneva._await_after(p_workflow.id, p_definition.definition -> 'steps' -> (v_index - 1) -> 'await')
+      );
+    end if;
     v_await_until := p_scheduled_for + v_timeout;
     -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
     if v_await_event <> 'geneva:children' and not exists (
       select from geneva.events ev
-      where ev.workflow_id = p_workflow.id and ev.name = v_await_event and ev.consumed_by is null
+      where ev.workflow_id = p_workflow.id and ev.name = any (coalesce(v_await_names, array[v_await_event]))
+        and ev.consumed_by is null and ev.id > coalesce(v_await_after, 0)
     ) then
       v_scheduled_for := v_await_until;
     end if;
@@ -3538,11 +3627,13 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-    continues_from_id, await_event, await_from, await_until, event_id, limit_wait_key, created_at, updated_at
+    continues_from_id, await_event, await_from, await_until, await_names, await_after, event_id, limit_wait_key,
+    created_at, updated_at
   ) values (
     v_execution_id, p_workflow.id, p_step_name, p_attempt,
     'scheduled', v_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id,
-    v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, p_event_id,
+    v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, v_await_names,
+    v_await_after, p_event_id,
     v_wait_key, v_now, v_now
   );
   perform pg_catalog.set_config('geneva.inserting', '', true);
@@ -3948,7 +4039,9 @@ $$;
 -- its own wait: its execution is due at the await's timeout
 -- (await_until), or when its wait ends if an event of that name is already
 -- waiting for the workflow; geneva.send_event makes it due when the event
--- comes. It is never started inline, nor is a step held to limits (its
+-- comes (one of its names, for an await of any of several: await_names;
+-- with "since": "wait", only an event sent after the step was reached:
+-- await_after, geneva._await_after). It is never started inline, nor is a step held to limits (its
 -- claim checks them: geneva._limit_admit), but for one that takes over the
 -- slot of the step before it (p_carry_keys). A move that runs the same step again
 -- carries the event its execution consumed (event_id), and one that repeats
@@ -3958,7 +4051,9 @@ $$;
 -- takes effect here, at the step boundary, after the step's own result is
 -- recorded: a cancel cancels the workflow, and the next execution, when
 -- there would be one, is created and ended as geneva._signal_effects'
--- (operator, cancel) says, so the history shows what the cancel stopped; a
+-- (operator, cancel) says, so the history shows what the cancel stopped (an
+-- event of the type's cancel_on, cancel_by_event: as its (event, cancel)
+-- row says, canceled_by_event; geneva._send_event); a
 -- pause keeps the next execution scheduled, without a job (resume enqueues
 -- it), and pauses, but lets a workflow with nothing left to run finish.
 --
@@ -4000,6 +4095,7 @@ declare
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
+  v_stopped_by_event bigint[];
   v_execution geneva.step_executions;
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
@@ -4012,6 +4108,7 @@ begin
       f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
       case when f.started_at is null then f.await_event end as from_await_event,
       f.await_from as from_await_from, f.await_until as from_await_until,
+      f.await_names as from_await_names, f.await_after as from_await_after,
       case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
       case when p_moves[o.ord] = 'first' then 0 else array_position(d.step_names, p_step_names[o.ord]) end as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
@@ -4042,27 +4139,41 @@ begin
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
         then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
-      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
+      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt,
+      -- (the next step's own "await", read once here: NULL for a step that
+      -- awaits nothing, and for the same step again, whose await is carried)
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') and r.step_await_timeouts[r.idx + 1] is not null
+        then r.definition -> 'steps' -> r.idx -> 'await' end
+        as next_await
     from resolved r
   ),
   -- the await of what is scheduled: the step's own (fresh, after its wait)
   -- or, for the same step again, the one it repeats
   awaited as (
-    select s.*, a.await_event, a.await_from, a.await_until,
+    select s.*, a.await_event, a.await_from, a.await_until, a.await_names, a.await_after,
       case when s.move = 'same' then s.from_event_id end as next_event_id
     from stepped s
     left join lateral (
       select
-        case when s.move = 'same' then s.from_await_event
-          else geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
-        end as await_event,
+        -- (the helpers read next_await, and the last two, which are not
+        -- inlined, having a subquery, are called only for a step that
+        -- awaits: an expression of this select is evaluated for every
+        -- element, the condition below or not, and copied wherever the
+        -- statements below read it)
+        case when s.move = 'same' then s.from_await_event else geneva._await_name(s.next_await) end as await_event,
         case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
         case when s.move = 'same' then s.from_await_until
           else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
-        end as await_until
+        end as await_until,
+        case when s.move = 'same' then s.from_await_names
+          when s.next_await is not null then geneva._await_names(s.next_await)
+        end as await_names,
+        case when s.move = 'same' then s.from_await_after
+          when s.next_await is not null then geneva._await_after(s.workflow_id, s.next_await)
+        end as await_after
       where s.resolved = 'schedule'
         and (s.move <> 'same' or s.from_await_event is not null)
-        and (s.move = 'same' or s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null)
+        and (s.move = 'same' or s.next_await is not null)
     ) a on true
   ),
   -- when it is due, from now: after its wait, and for an await at its
@@ -4079,11 +4190,14 @@ begin
     -- (a join, not a subquery in the expression: the expression is copied
     -- wherever next_due is read, and each copy would be a subplan)
     left join lateral (
-      -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
-      select a.await_event = 'geneva:children' or exists (
-        select from geneva.events ev
-        where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
-      ) as waiting
+      -- (a join is due when its wait ends, for its claim to decide:
+      -- docs/children.md; the CASE: this select's expression is evaluated
+      -- for every element, the condition below or not)
+      select case when a.await_event is not null then a.await_event = 'geneva:children' or exists (
+          select from geneva.events ev
+          where ev.workflow_id = a.workflow_id and ev.name = any (coalesce(a.await_names, array[a.await_event]))
+            and ev.consumed_by is null and ev.id > coalesce(a.await_after, 0)
+        ) end as waiting
       where a.await_event is not null
     ) ev on true
   ),
@@ -4091,8 +4205,8 @@ begin
   requested as (
     select r.*,
       case
-        when r.requested_action = 'cancel' and r.resolved = 'schedule' then 'schedule_canceled'
-        when r.requested_action = 'cancel' and r.resolved in ('pause', 'finish') then 'cancel'
+        when r.requested_action in ('cancel', 'cancel_by_event') and r.resolved = 'schedule' then 'schedule_canceled'
+        when r.requested_action in ('cancel', 'cancel_by_event') and r.resolved in ('pause', 'finish') then 'cancel'
         when r.requested_action = 'pause' and r.resolved = 'schedule' then 'schedule_paused'
         else r.resolved
       end as final
@@ -4103,7 +4217,7 @@ begin
   planned as materialized (
     select q.workflow_id, q.workflow_type, q.hero_type, q.hero_id, q.priority, q.final, q.move, q.next_step,
       q.next_attempt, q.next_due, q.from_cursor, q.from_id, q.await_event, q.await_from, q.await_until,
-      q.next_event_id, q.carry_key, q.wait_key,
+      q.await_names, q.await_after, q.next_event_id, q.carry_key, q.wait_key, q.requested_action,
       q.carry_key is not null and geneva._limited(q.definition, q.step_names, q.next_step) as carries,
       -- a step no longer in the definition is not started here: start_step
       -- records it (step_not_defined) when its job runs
@@ -4155,15 +4269,15 @@ begin
   executions as (
     insert into geneva.step_executions (
       id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-      continues_from_id, await_event, await_from, await_until, event_id, limit_keys, limit_wait_key,
-      created_at, updated_at
+      continues_from_id, await_event, await_from, await_until, await_names, await_after, event_id, limit_keys,
+      limit_wait_key, created_at, updated_at
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
       case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
       case when p.start then v_now end, j.id,
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
-      p.await_event, p.await_from, p.await_until, p.next_event_id,
+      p.await_event, p.await_from, p.await_until, p.await_names, p.await_after, p.next_event_id,
       case
         when p.start and p.carries then array[p.carry_key]
       end,
@@ -4203,17 +4317,21 @@ begin
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
     coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled' and p.requested_action = 'cancel_by_event'), '{}'),
     array_agg(p.workflow_id) filter (where p.start and p.carries)
-  into v_queues, v_stopped, v_carried
+  into v_queues, v_stopped, v_stopped_by_event, v_carried
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
-  -- the next executions an operator's cancel stopped
+  -- the next executions an operator's cancel, or an event of the type's
+  -- cancel_on, stopped
   if cardinality(v_stopped) > 0 then
     for v_execution in
       select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
     loop
-      perform geneva._end_as(v_execution, 'operator', 'cancel');
+      perform geneva._end_as(
+        v_execution, case when v_execution.id = any (v_stopped_by_event) then 'event' else 'operator' end, 'cancel'
+      );
     end loop;
   end if;
 
@@ -4260,7 +4378,7 @@ declare
   v_index integer;
   v_at timestamptz;
 begin
-  if p_workflow.state not in ('ready', 'performing', 'paused') or p_workflow.requested_action = 'cancel' then
+  if p_workflow.state not in ('ready', 'performing', 'paused') or p_workflow.requested_action in ('cancel', 'cancel_by_event') then
     return null;
   end if;
   select d.* into v_definition from geneva.workflow_definitions d where d.workflow_type = p_workflow.workflow_type;
@@ -5166,6 +5284,64 @@ as $$
     end
 $$;
 
+-- geneva._check_event_await: validates the event of a step's "await" (not a
+-- join's: geneva._check_children_await): "event" is a name, or a non-empty
+-- list of distinct names (any of them: the first to come is the step's
+-- event), each a non-empty string of at most 255 bytes that does not start
+-- with geneva: (the engine's); "since" is "wait" (only events sent after
+-- the step is reached count) or "kept" (the default: every event not
+-- consumed yet counts, first in, first out).
+--
+-- Called by: geneva.define_workflow, for an await that names no children.
+-- Takes no locks.
+-- Raises: 22023, naming p_where, for a missing, empty or non-string name,
+-- an empty list, a name listed twice, a reserved name or an unknown since;
+-- 22001 for a name over 255 bytes.
+create or replace function geneva._check_event_await(p_await jsonb, p_where text)
+returns void
+language plpgsql
+immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_event jsonb := p_await -> 'event';
+  v_name jsonb;
+begin
+  if jsonb_typeof(v_event) = 'array' then
+    if jsonb_array_length(v_event) = 0 then
+      raise exception '%: await event is an empty list', p_where
+        using errcode = '22023',
+              hint = 'List the names of the events the step awaits (any of them), or give one name.';
+    end if;
+    if (select count(distinct x) from jsonb_array_elements(v_event) x) < jsonb_array_length(v_event) then
+      raise exception '%: await event % names an event twice', p_where, v_event using errcode = '22023';
+    end if;
+  elsif v_event is null or jsonb_typeof(v_event) <> 'string' then
+    raise exception '%: await needs the name of an event, or a list of names', p_where using errcode = '22023';
+  end if;
+  for v_name in
+    select x from jsonb_array_elements(case when jsonb_typeof(v_event) = 'array' then v_event else jsonb_build_array(v_event) end) x
+  loop
+    if jsonb_typeof(v_name) <> 'string' or v_name #>> '{}' = '' then
+      raise exception '%: await event % is not the name of an event', p_where, v_name
+        using errcode = '22023',
+              hint = 'Event names are non-empty strings.';
+    end if;
+    perform geneva._check_length(v_name #>> '{}', 255, p_where || ': await event');
+    if v_name #>> '{}' like 'geneva:%' then
+      raise exception '%: await event %: names that start with geneva: are the engine''s', p_where, v_name #>> '{}'
+        using errcode = '22023';
+    end if;
+  end loop;
+  if p_await ? 'since'
+    and (jsonb_typeof(p_await -> 'since') <> 'string' or p_await ->> 'since' not in ('wait', 'kept')) then
+    raise exception '%: await since % is not wait or kept', p_where, p_await -> 'since'
+      using errcode = '22023',
+            hint = 'since "wait" counts only the events sent after the step is reached; "kept" (the default) every one not consumed yet.';
+  end if;
+end;
+$$;
+
 -- geneva.define_workflow: registers a workflow type, or replaces its definition.
 --
 -- Called by: the Go worker at start-up for each of its workflow types; any SQL
@@ -5185,7 +5361,10 @@ $$;
 -- "limit": N}) and rate_limit (the same with "per": a window), per step
 -- limits (names of geneva.define_limit's) and idempotency_ttl (how long
 -- create_workflow's p_idempotency_key returns the first workflow: an
--- interval or seconds, 0 to 100 years, default 24 hours). Re-registering an identical definition writes
+-- interval or seconds, 0 to 100 years, default 24 hours) and cancel_on (names
+-- of events that cancel a workflow of the type: geneva._send_event). An
+-- await's "event" may be a list (any of them) and its "since" wait or kept
+-- (geneva._check_event_await). Re-registering an identical definition writes
 -- nothing.
 --
 -- A step with "http" (geneva._validate_http) is an HTTP step: the stock
@@ -5211,10 +5390,11 @@ $$;
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
 -- duplicate step names, a bad wait, after or skip_if, an await without an event
--- name or a timeout, with an unknown key or on_timeout, or a timeout over
+-- name or a timeout, with an unknown key, on_timeout or since, a bad list of
+-- events (geneva._check_event_await), or a timeout over
 -- 100 years, any bad policy as in
--- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
--- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
+-- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero,
+-- cancel_if or cancel_on (not a non-empty list of event names), a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
 -- idempotency_ttl, a bad http (headers: at most 32, of 16 KiB together), a
 -- named skip_if on an HTTP step); 42501 when
@@ -5293,11 +5473,11 @@ begin
   for v_key in select jsonb_object_keys(p_definition) loop
     if v_key not in (
       'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if',
-      'concurrency', 'rate_limit', 'idempotency_ttl'
+      'concurrency', 'rate_limit', 'idempotency_ttl', 'cancel_on'
     ) then
       raise exception 'definition of %: unknown key "%"', p_workflow_type, v_key
         using errcode = '22023',
-              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency, rate_limit and idempotency_ttl.';
+              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency, rate_limit, idempotency_ttl and cancel_on.';
     end if;
   end loop;
 
@@ -5368,21 +5548,20 @@ begin
           using errcode = '22023';
       end if;
       for v_key in select jsonb_object_keys(v_await) loop
-        if v_key not in ('event', 'children', 'timeout', 'on_timeout') then
+        if v_key not in ('event', 'children', 'timeout', 'on_timeout', 'since') then
           raise exception '%: unknown await key "%"', v_where, v_key
             using errcode = '22023',
-                  hint = 'Await keys are event (or children), timeout and on_timeout.';
+                  hint = 'Await keys are event (or children), since, timeout and on_timeout.';
         end if;
       end loop;
       if v_await ? 'children' then
         perform geneva._check_children_await(v_await, v_where);
-      elsif jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
-        raise exception '%: await needs the name of an event', v_where using errcode = '22023';
-      end if;
-      perform geneva._check_length(v_await ->> 'event', 255, v_where || ': await event');
-      if v_await ->> 'event' like 'geneva:%' then
-        raise exception '%: await event %: names that start with geneva: are the engine''s', v_where, v_await ->> 'event'
-          using errcode = '22023';
+        if v_await ? 'since' then
+          raise exception '%: await since is for events; a join counts the children it has', v_where
+            using errcode = '22023';
+        end if;
+      else
+        perform geneva._check_event_await(v_await, v_where);
       end if;
       if not v_await ? 'timeout' then
         raise exception '%: await needs a timeout', v_where
@@ -5507,6 +5686,27 @@ begin
     ) then
     raise exception 'definition of %: cancel_if must be a list of condition names', p_workflow_type
       using errcode = '22023';
+  end if;
+
+  if p_definition ? 'cancel_on' then
+    if (case when jsonb_typeof(p_definition -> 'cancel_on') = 'array'
+        then jsonb_array_length(p_definition -> 'cancel_on') = 0 else true end)
+      or exists (
+        select from jsonb_array_elements(
+          case when jsonb_typeof(p_definition -> 'cancel_on') = 'array' then p_definition -> 'cancel_on' else '[]' end
+        ) c
+        where jsonb_typeof(c) <> 'string' or c #>> '{}' = ''
+      ) then
+      raise exception 'definition of %: cancel_on must be a non-empty list of event names', p_workflow_type
+        using errcode = '22023',
+              hint = 'An event of one of these names, sent to a workflow of the type, cancels it (canceled_by_event).';
+    end if;
+    perform geneva._check_length(c #>> '{}', 255, format('definition of %s: cancel_on event', p_workflow_type))
+    from jsonb_array_elements(p_definition -> 'cancel_on') c;
+    if exists (select from jsonb_array_elements_text(p_definition -> 'cancel_on') c where c like 'geneva:%') then
+      raise exception 'definition of %: cancel_on names an event that starts with geneva: (the engine''s)', p_workflow_type
+        using errcode = '22023';
+    end if;
   end if;
 
   if p_definition ? 'idempotency_ttl' then
@@ -6247,7 +6447,8 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
-  elsif v_workflow.state = 'performing' and v_workflow.requested_action is distinct from 'cancel' then
+  elsif v_workflow.state = 'performing' and v_workflow.requested_action is distinct from 'cancel'
+    and v_workflow.requested_action is distinct from 'cancel_by_event' then
     update geneva.workflows w
     set requested_action = 'pause',
       updated_at = v_now
@@ -6380,7 +6581,8 @@ begin
       v_last.cursor,
       case when v_last.cursor is not null then v_last.id end,
       p_await => true,
-      p_event_id => v_last.event_id
+      p_event_id => v_last.event_id,
+      p_await_after => v_last.await_after
     );
   end if;
 
@@ -7428,7 +7630,21 @@ $$;
 -- due: now, or when its own wait ends if the event came during it (its
 -- await_from). Its River job is brought forward when the workflow is ready;
 -- a paused workflow's execution runs when it is resumed
--- (geneva.resume_workflow), with the event.
+-- (geneva.resume_workflow), with the event. An execution awaiting any of
+-- several names (await_names) is made due by each of them; one awaiting
+-- "since": "wait" is made due by this event, sent after the step was
+-- reached (its id is larger than any it ignores: geneva._await_after).
+--
+-- An event whose name is in the workflow's type's cancel_on (its
+-- definition) cancels the workflow: a ready or paused one now, in the
+-- sender's transaction (its scheduled execution, if any, ends
+-- canceled_by_event: geneva._signal_effects' (event, cancel) row); a
+-- performing one at its step boundary (requested_action cancel_by_event,
+-- in place of an operator's pause requested, not of an operator's cancel,
+-- which stays the operator's): the running step's own result is recorded,
+-- then the workflow is canceled instead of moving on
+-- (geneva._advance_many). The event is recorded all the same; no step
+-- consumes it.
 --
 -- With a key (p_key), an event the workflow already has under that key
 -- (sent, consumed or not, and kept as long as the workflow: its events go
@@ -7440,7 +7656,7 @@ $$;
 -- payload and key checked (geneva._check_event) and the workflow locked and
 -- ongoing.
 -- Locks: the workflow's active execution (after the workflow's, which the
--- caller holds).
+-- caller holds); reads the type's definition.
 -- Returns true when the event was recorded; false when its key was already
 -- the workflow's.
 create or replace function geneva._send_event(
@@ -7474,11 +7690,32 @@ begin
   end if;
   perform pg_catalog.set_config('geneva.sending', '', true);
 
+  -- an event of the type's cancel_on: the workflow is canceled now, or at
+  -- its running step's end
+  if exists (
+    select from geneva.workflow_definitions d
+    where d.workflow_type = p_workflow.workflow_type and d.definition -> 'cancel_on' ? p_event
+  ) then
+    if p_workflow.state = 'performing' then
+      update geneva.workflows w
+      set requested_action = 'cancel_by_event',
+        updated_at = v_now
+      where w.id = p_workflow.id and w.requested_action is distinct from 'cancel';
+    else
+      v_execution := geneva._lock_active_execution(p_workflow.id);
+      if v_execution.id is not null then
+        perform geneva._end_as(v_execution, 'event', 'cancel');
+      end if;
+      perform geneva._advance(p_workflow, null, 'cancel', null);
+    end if;
+    return true;
+  end if;
+
   select e.* into v_execution
   from geneva.step_executions e
   where e.workflow_id = p_workflow.id
     and e.state = 'scheduled'
-    and e.await_event = p_event
+    and (e.await_event = p_event or p_event = any (e.await_names))
     and e.event_id is null
     and e.scheduled_for > greatest(e.await_from, v_now)
   for no key update;
@@ -7507,8 +7744,11 @@ $$;
 -- each once. When the workflow's scheduled step awaits it now, that step
 -- becomes due at once (after its own wait, if that has not ended) and its
 -- River job runs without waiting for the timeout; one sent before the wait
--- began is consumed when it begins. A workflow that is paused keeps it for
--- when it is resumed.
+-- began is consumed when it begins (unless the step awaits it "since":
+-- "wait"). A workflow that is paused keeps it for when it is resumed. An
+-- event named in the type's cancel_on cancels the workflow: now when it is
+-- ready or paused, when its running step ends when it performs
+-- (canceled_by_event; geneva._send_event).
 --
 -- p_key: the sender's name for this event (a webhook's delivery id, up to
 -- 255 bytes; NULL for none). A key the workflow already has (an event sent
@@ -7570,7 +7810,8 @@ comment on function geneva.send_event(bigint, text, jsonb, text) is
 
 -- geneva.send_hero_event: sends an event to every ongoing workflow of a hero
 -- (of any type), as geneva.send_event does to one: each keeps its own copy,
--- whether a step of it awaits the event now or later.
+-- whether a step of it awaits the event now or later; an event named in a
+-- workflow's type's cancel_on cancels that workflow (geneva._send_event).
 --
 -- Called by: applications and operators; above all from a trigger on the
 -- application's own table (docs/events.md), so that the event commits or
@@ -8864,7 +9105,8 @@ comment on function geneva.fire_schedules() is
 -- Locks: the workflow row, then the execution row.
 -- Returns one row when the worker should run the step now: the execution is
 -- then in_progress and the workflow performing; with the workflow type's queue
--- and the trace context its creator stored; no row otherwise.
+-- and the trace context its creator stored, and the event it consumed (with
+-- who sent it and when); no row otherwise.
 -- Raises: 22004 for a NULL id; 22023 for an unknown precondition; P0002 for an
 -- unknown execution.
 create or replace function geneva.start_step(
@@ -8891,7 +9133,8 @@ returns table (
   event_sent_at timestamptz,
   group_name text,
   http jsonb,
-  idempotency_key bigint
+  idempotency_key bigint,
+  event_sent_by text
 )
 language plpgsql
 volatile
@@ -8902,7 +9145,8 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http, s.idempotency_key
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http, s.idempotency_key,
+    s.event_sent_by
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;
@@ -9018,7 +9262,8 @@ $$;
 -- recorded (NULL: nothing), the workflow's state after it, for a failure
 -- the action applied (the signal, or handler for an ask), whether to report
 -- the error and the handler its policy names, and the execution
--- started for the worker to run next, with the event it carries, its step's
+-- started for the worker to run next, with the event it carries (its
+-- sender last, next_event_sent_by), its step's
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
@@ -9065,7 +9310,8 @@ returns table (
   next_group_name text,
   action text,
   report boolean,
-  handler text
+  handler text,
+  next_event_sent_by text
 )
 language plpgsql
 volatile
@@ -9363,7 +9609,7 @@ begin
     case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
     case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
     case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end,
-    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
+    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord], ev.sent_by
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -9431,7 +9677,7 @@ begin
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
       xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name,
-      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
+      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord], ev.sent_by
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id
@@ -9535,7 +9781,8 @@ returns table (
   next_event_name text,
   next_event_payload jsonb,
   next_event_sent_at timestamptz,
-  next_http jsonb
+  next_http jsonb,
+  next_event_sent_by text
 )
 language plpgsql
 volatile
@@ -9546,7 +9793,7 @@ begin
   return query
   select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
     c.next_cursor, c.next_continues_from_id, c.next_event_id, c.next_event_name, c.next_event_payload,
-    c.next_event_sent_at, c.next_http
+    c.next_event_sent_at, c.next_http, c.next_event_sent_by
   from geneva._end_running(
     array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
   ) c;
@@ -9652,7 +9899,8 @@ returns table (
   next_group_name text,
   action text,
   report boolean,
-  handler text
+  handler text,
+  next_event_sent_by text
 )
 language plpgsql
 volatile
@@ -9728,7 +9976,8 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 -- step's queue (geneva._step_queue), the trace context its creator stored
 -- (create_workflow's p_trace_context) and the event it consumed (the oldest
 -- of its awaited name not consumed yet, now marked consumed by it) or
--- carries from the execution it repeats (NULL when none), and the
+-- carries from the execution it repeats (NULL when none; its sender,
+-- event_sent_by, the session_user that sent it, last), and the
 -- workflow's group (create_workflow's p_group), and the step's "http" in
 -- the current definition (geneva._step_http: NULL for a step a Go worker
 -- runs), and its idempotency key: the id of the first execution of an
@@ -9769,7 +10018,8 @@ returns table (
   event_sent_at timestamptz,
   group_name text,
   http jsonb,
-  idempotency_key bigint
+  idempotency_key bigint,
+  event_sent_by text
 )
 language plpgsql
 volatile
@@ -9844,12 +10094,14 @@ begin
   left join geneva.step_executions e on e.id = i.execution_id
   left join geneva.workflows w on w.id = e.workflow_id
   left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  -- the event an awaiting execution takes: its name's oldest not consumed
+  -- the event an awaiting execution takes: its names' oldest not consumed
+  -- (with "since": "wait", of those sent after the step was reached)
   left join lateral (
     select x.id
     from geneva.events x
     where e.await_event is not null and e.event_id is null
-      and x.workflow_id = e.workflow_id and x.name = e.await_event and x.consumed_by is null
+      and x.workflow_id = e.workflow_id and x.name = any (coalesce(e.await_names, array[e.await_event]))
+      and x.consumed_by is null and x.id > coalesce(e.await_after, 0)
     order by x.id
     limit 1
   ) ev on true;
@@ -10011,7 +10263,8 @@ begin
           where q.workflow_id = e.workflow_id and q.id > p.id and q.id < e.id
             and q.outcome is distinct from 'recovered'
         )
-    ), e.id) end
+    ), e.id) end,
+    ev.sent_by
   from started e
   join moved w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -11569,8 +11822,9 @@ comment on function geneva.untrack_hero(regclass, text) is
 -- geneva._chk_workflows_state_valid: the rules of a workflow's row, which
 -- the CHECK constraint workflows_state_valid holds every writer to (the
 -- engine's functions, and the owner's hand-written SQL): its state is one of
--- the five; an operator's request (pause, cancel) waits only on a performing
--- workflow, for its step boundary; the step running now is set only while
+-- the five; an operator's request (pause, cancel), or an event's of the
+-- type's cancel_on (cancel_by_event), waits only on a performing workflow,
+-- for its step boundary; the step running now is set only while
 -- performing; each of paused, finished and canceled has its timestamp, set
 -- exactly while the workflow is in it (the indexes of migrations/001 name
 -- these instead of the state, so that a step's moves between ready and
@@ -11606,7 +11860,7 @@ parallel safe
 as $$
 begin
   return p_state in ('ready', 'performing', 'paused', 'finished', 'canceled')
-    and (p_requested_action is null or (p_requested_action in ('pause', 'cancel') and p_state = 'performing'))
+    and (p_requested_action is null or (p_requested_action in ('pause', 'cancel', 'cancel_by_event') and p_state = 'performing'))
     and (p_current_step_name is null or p_state = 'performing')
     and (p_state = 'paused') = (p_paused_at is not null)
     and (p_state = 'finished') = (p_finished_at is not null)
@@ -11674,7 +11928,7 @@ begin
       failed:step_not_defined,
       canceled:canceled_by_condition, canceled:canceled_by_flow_control, canceled:canceled_externally,
       canceled:canceled_hero_missing, canceled:paused_by_flow_control, canceled:recovered,
-      canceled:canceled_by_timeout, canceled:paused_by_timeout,
+      canceled:canceled_by_timeout, canceled:paused_by_timeout, canceled:canceled_by_event,
       skipped:skipped_by_condition, skipped:skipped_by_flow_control, skipped:skipped_by_exception,
       skipped:skipped_externally, skipped:skipped_by_timeout
     }'::text[])
@@ -13398,7 +13652,9 @@ comment on view geneva.step_errors is
 -- run order, with what each does: the wait before it (and its offset from
 -- the workflow's start, after, last), its queue (the
 -- type's, or an HTTP step's own), an HTTP step's endpoint, the definition's
--- version; the event it awaits (await_event), how long (await_timeout) and
+-- version; the event it awaits (await_event: the first, for an await of any
+-- of several; await_events: every name; await_since: wait or kept), how
+-- long (await_timeout) and
 -- what its timeout then does (on_timeout: run, cancel, pause or skip); the
 -- named limits it is held to (limits); its skip_if; and its own exception
 -- policies (on_exception, as defined: an object or a list; NULL when the
@@ -13420,13 +13676,21 @@ select
   j.step -> 'http' ->> 'url' as http_url,
   d.version,
   -- (appended: create or replace view keeps the columns above in place)
-  j.step -> 'await' ->> 'event' as await_event,
+  case when jsonb_typeof(j.step -> 'await' -> 'event') = 'array' then j.step -> 'await' -> 'event' ->> 0
+    else j.step -> 'await' ->> 'event'
+  end as await_event,
   d.step_await_timeouts[s.position] as await_timeout,
   case when j.step ? 'await' then coalesce(j.step -> 'await' ->> 'on_timeout', 'run') end as on_timeout,
   case when j.step ? 'limits' then array(select jsonb_array_elements_text(j.step -> 'limits')) end as limits,
   j.step -> 'skip_if' as skip_if,
   j.step -> 'on_exception' as on_exception,
-  d.step_afters[s.position] as after
+  d.step_afters[s.position] as after,
+  case
+    when jsonb_typeof(j.step -> 'await' -> 'event') = 'array'
+      then array(select jsonb_array_elements_text(j.step -> 'await' -> 'event'))
+    when j.step -> 'await' ? 'event' then array[j.step -> 'await' ->> 'event']
+  end as await_events,
+  case when j.step -> 'await' ? 'event' then coalesce(j.step -> 'await' ->> 'since', 'kept') end as await_since
 from geneva.workflow_definitions d
 cross join lateral unnest(d.step_names) with ordinality as s(step_name, position)
 cross join lateral (select d.definition -> 'steps' -> (s.position::integer - 1) as step) j;
@@ -13629,7 +13893,10 @@ comment on view geneva.engine_metrics is
 -- come for its workflow yet, with since when it waits (after the step's own
 -- wait), when its timeout falls and what then happens. A paused workflow's
 -- kept execution is listed too (workflow_state says so); an execution whose
--- event has come, and that is only waiting for its job, is not.
+-- event has come, and that is only waiting for its job, is not. event is
+-- the name it awaits (the first, for an await of any of several); events
+-- every name it awaits; since, wait (only events sent after the step was
+-- reached count) or kept.
 --
 -- For operators (the dashboard's Waiting page, `geneva events`) and metrics
 -- (workflows awaiting, per type and event). Reads step_executions_awaiting,
@@ -13650,7 +13917,10 @@ select
   coalesce(
     d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
     'run'
-  ) as on_timeout
+  ) as on_timeout,
+  -- (appended: create or replace view keeps the columns above in place)
+  coalesce(e.await_names, array[e.await_event]) as events,
+  case when e.await_after is not null then 'wait' else 'kept' end as since
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -13659,7 +13929,8 @@ where e.state = 'scheduled'
   and e.event_id is null
   and not exists (
     select from geneva.events ev
-    where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+    where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+      and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
   );
 
 comment on view geneva.awaiting_events is
@@ -13876,7 +14147,8 @@ where e.state = 'scheduled'
     e.await_event is not null and e.event_id is null
     and not exists (
       select from geneva.events ev
-      where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+      where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+        and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
     )
   )
 union all
@@ -14044,7 +14316,8 @@ where e.state = 'scheduled'
     e.await_event is not null and e.event_id is null
     and not exists (
       select from geneva.events ev
-      where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+      where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+        and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
     )
   );
 

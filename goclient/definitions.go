@@ -107,6 +107,12 @@ type DefinitionStep struct {
 	// definition's "after": due no earlier than the workflow's creation
 	// plus it); nil without one.
 	After *time.Duration `db:"after"`
+	// AwaitEvents are every name the step awaits (any of them; AwaitEvent
+	// is the first), and AwaitSince which events count: "kept" (every one
+	// not consumed yet) or "wait" (only those sent after the step was
+	// reached); nil for a step that awaits no event.
+	AwaitEvents []string `db:"await_events"`
+	AwaitSince  *string  `db:"await_since"`
 }
 
 // DefinitionSteps returns the steps of a workflow type's current
@@ -114,7 +120,7 @@ type DefinitionStep struct {
 // empty), with what each does.
 func (c *Client) DefinitionSteps(ctx context.Context, workflowType string) ([]*DefinitionStep, error) {
 	rows, err := c.db.Query(ctx, `select workflow_type, position, step_name, wait, queue, version, http_url,
-		await_event, await_timeout, on_timeout, limits, skip_if, on_exception, after
+		await_event, await_timeout, on_timeout, limits, skip_if, on_exception, after, await_events, await_since
 		from geneva.definition_steps
 		where $1 = '' or workflow_type = $1
 		order by workflow_type, position`, workflowType)

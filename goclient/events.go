@@ -133,7 +133,8 @@ type AwaitingEvent struct {
 	WorkflowState WorkflowState `db:"workflow_state"`
 	ExecutionID   int64         `db:"execution_id"`
 	StepName      string        `db:"step_name"`
-	// Event is the name of the event the step awaits.
+	// Event is the name of the event the step awaits (the first, for an
+	// await of any of several).
 	Event string `db:"event"`
 	// WaitingSince is when the wait for the event began (after the step's
 	// own wait, if it has one).
@@ -143,6 +144,12 @@ type AwaitingEvent struct {
 	// OnTimeout is what a timeout does: "run" (the step runs without an
 	// event), "cancel", "pause" or "skip".
 	OnTimeout string `db:"on_timeout"`
+	// Events are every name the step awaits: any of them (Event alone for
+	// an await of one).
+	Events []string `db:"events"`
+	// Since is which events count: "kept" (every one not consumed yet) or
+	// "wait" (only those sent after the step was reached).
+	Since string `db:"since"`
 }
 
 // AwaitingEventsParams filters AwaitingEvents and CountAwaitingEvents. A nil
@@ -153,7 +160,8 @@ type AwaitingEventsParams struct {
 	// Defaults to every type (empty).
 	WorkflowType string
 
-	// Event keeps the steps awaiting this event only.
+	// Event keeps the steps awaiting this event only (among others, for
+	// an await of any of several).
 	//
 	// Defaults to every event (empty).
 	Event string
@@ -178,9 +186,9 @@ func (c *Client) AwaitingEvents(ctx context.Context, params *AwaitingEventsParam
 		params = &AwaitingEventsParams{}
 	}
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, workflow_state,
-		execution_id, step_name, event, waiting_since, timeout_at, on_timeout
+		execution_id, step_name, event, waiting_since, timeout_at, on_timeout, events, since
 		from geneva.awaiting_events
-		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)
+		where ($1::text is null or workflow_type = $1) and ($2::text is null or $2 = any (events))
 		  and ($4::bigint is null or workflow_id = $4)
 		order by timeout_at nulls last, execution_id limit $3`,
 		nullIfZero(params.WorkflowType), nullIfZero(params.Event), limitOrAll(params.Limit), nullIfZero(params.WorkflowID))
@@ -195,7 +203,7 @@ func (c *Client) CountAwaitingEvents(ctx context.Context, params *AwaitingEvents
 	}
 	var n int64
 	err := c.db.QueryRow(ctx, `select count(*) from geneva.awaiting_events
-		where ($1::text is null or workflow_type = $1) and ($2::text is null or event = $2)
+		where ($1::text is null or workflow_type = $1) and ($2::text is null or $2 = any (events))
 		  and ($3::bigint is null or workflow_id = $3)`,
 		nullIfZero(params.WorkflowType), nullIfZero(params.Event), nullIfZero(params.WorkflowID)).Scan(&n)
 	return n, mapError(err)

@@ -59,6 +59,7 @@ const (
 	OutcomePausedByFlowControl   Outcome = "paused_by_flow_control"   // the step returned Pause
 	OutcomeCanceledByTimeout     Outcome = "canceled_by_timeout"      // its awaited event did not come in time (on_timeout cancel)
 	OutcomePausedByTimeout       Outcome = "paused_by_timeout"        // its awaited event did not come in time (on_timeout pause); a resume waits again
+	OutcomeCanceledByEvent       Outcome = "canceled_by_event"        // an event of the type's cancel_on canceled the workflow
 
 	// skipped
 	OutcomeSkippedByCondition   Outcome = "skipped_by_condition"    // skip_if held
@@ -68,14 +69,15 @@ const (
 	OutcomeSkippedByTimeout     Outcome = "skipped_by_timeout"      // its awaited event did not come in time (on_timeout skip)
 )
 
-// RequestedAction is an operator's request to a performing workflow, carried
-// out at the step boundary (geneva.workflows.requested_action).
+// RequestedAction is an operator's request to a performing workflow (or an
+// event's, of its type's cancel_on), carried out at the step boundary (geneva.workflows.requested_action).
 type RequestedAction string
 
 // Requested actions.
 const (
-	RequestedCancel RequestedAction = "cancel" // cancel the workflow when its step ends
-	RequestedPause  RequestedAction = "pause"  // pause the workflow when its step ends
+	RequestedCancel        RequestedAction = "cancel"          // cancel the workflow when its step ends
+	RequestedPause         RequestedAction = "pause"           // pause the workflow when its step ends
+	RequestedCancelByEvent RequestedAction = "cancel_by_event" // an event of the type's cancel_on: cancel it when its step ends
 )
 
 // RecoveryAction is what housekeeping does to a stuck execution

@@ -82,7 +82,8 @@ create table geneva.workflows (
   -- the step of the most recently scheduled execution: what runs next
   next_step_name text,
   allow_multiple boolean not null default false,
-  -- an operator's pause or cancel of a performing workflow, applied by the
+  -- an operator's pause or cancel of a performing workflow, or the cancel
+  -- an event of its type's cancel_on asked (cancel_by_event), applied by the
   -- engine at the step boundary
   requested_action text,
   created_at timestamptz not null,
@@ -266,6 +267,16 @@ create table geneva.step_executions (
   await_event text,
   await_from timestamptz,
   await_until timestamptz,
+  -- An await of any of several events ("event": a list): every name it
+  -- awaits, the first of which is await_event; NULL for an await of one.
+  -- An await "since": "wait": the id of the newest event of those names the
+  -- workflow had when the step was reached (its execution first scheduled,
+  -- carried by its repeats), which it ignores, with every older one; NULL
+  -- for "kept" (the default: every event not consumed counts). Ids, not
+  -- times: a sender holds the workflow's lock from before it draws the
+  -- event's id until it commits, so an event sent after has a larger id.
+  await_names text [],
+  await_after bigint,
   -- The event (geneva.events) this execution consumed, or carried from the
   -- execution it repeats (a reattempt, a resumable step's next part, a
   -- resume), so that every attempt of the step sees the same event. Not a

@@ -147,6 +147,10 @@ drop function if exists geneva.send_event(bigint, text, jsonb);
 drop function if exists geneva.send_hero_event(text, text, text, jsonb);
 drop function if exists geneva._send_event(geneva.workflows, text, jsonb);
 drop function if exists geneva._check_event(text, jsonb);
+-- an await since its wait (issue 49)
+drop function if exists geneva._insert_execution(
+  geneva.workflows, geneva.workflow_definitions, text, timestamptz, boolean, integer, jsonb, bigint, boolean, bigint
+);
 
 -- A cell's ids carry their partition through its own geneva._workflow_id
 -- and _execution_id (cell/, docs/cells.md), which geneva migrate puts back
@@ -200,6 +204,8 @@ $$;
 {{ template "children/_await_name.sql" . }}
 {{ template "engine/_workflow_id.sql" . }}
 {{ template "engine/_execution_id.sql" . }}
+{{ template "events/_await_names.sql" . }}
+{{ template "events/_await_after.sql" . }}
 {{ template "engine/_insert_execution.sql" . }}
 {{ template "engine/_next_attempt.sql" . }}
 {{ template "counts/_duration_bucket.sql" . }}
@@ -228,6 +234,7 @@ $$;
 {{ template "engine/_step_queue.sql" . }}
 {{ template "engine/_step_wait.sql" . }}
 {{ template "engine/_step_http.sql" . }}
+{{ template "checks/_check_event_await.sql" . }}
 {{ template "api/define_workflow.sql" . }}
 {{ template "api/define_limit.sql" . }}
 {{ template "api/create_workflows.sql" . }}

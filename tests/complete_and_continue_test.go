@@ -24,6 +24,7 @@ type continued struct {
 	NextEventPayload    json.RawMessage
 	NextEventSentAt     *time.Time
 	NextHTTP            json.RawMessage
+	NextEventSentBy     *string
 }
 
 func (b *testBundle) continueStep(t *testing.T, executionID int64, signal string, wait *time.Duration) continued {

@@ -252,6 +252,23 @@ func TestDefineWorkflow(t *testing.T) {
 			{name: "AwaitTimeoutUnparsable", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": "soon"}}]}`},
 			{name: "AwaitOnTimeoutUnknown", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": 60, "on_timeout": "escalate"}}]}`},
 			{name: "AwaitUnknownKey", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "timeout": 60, "retries": 2}}]}`},
+			// issue 49: any of several events, since, cancel_on
+			{name: "AwaitEventsEmptyList", definition: `{"steps": [{"name": "a", "await": {"event": [], "timeout": 60}}]}`},
+			{name: "AwaitEventsNotStrings", definition: `{"steps": [{"name": "a", "await": {"event": ["approved", 1], "timeout": 60}}]}`},
+			{name: "AwaitEventsNull", definition: `{"steps": [{"name": "a", "await": {"event": ["approved", null], "timeout": 60}}]}`},
+			{name: "AwaitEventsEmptyName", definition: `{"steps": [{"name": "a", "await": {"event": ["approved", ""], "timeout": 60}}]}`},
+			{name: "AwaitEventsReserved", definition: `{"steps": [{"name": "a", "await": {"event": ["approved", "geneva:children"], "timeout": 60}}]}`},
+			{name: "AwaitEventReserved", definition: `{"steps": [{"name": "a", "await": {"event": "geneva:x", "timeout": 60}}]}`},
+			{name: "AwaitEventsTwice", definition: `{"steps": [{"name": "a", "await": {"event": ["approved", "approved"], "timeout": 60}}]}`},
+			{name: "AwaitEventsObject", definition: `{"steps": [{"name": "a", "await": {"event": {"any": ["a"]}, "timeout": 60}}]}`},
+			{name: "AwaitSinceUnknown", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "since": "now", "timeout": 60}}]}`},
+			{name: "AwaitSinceNotAString", definition: `{"steps": [{"name": "a", "await": {"event": "approved", "since": true, "timeout": 60}}]}`},
+			{name: "AwaitSinceOnChildren", definition: `{"steps": [{"name": "a", "await": {"children": "all", "since": "wait", "timeout": 60}}]}`},
+			{name: "CancelOnNotAList", definition: `{"steps": [], "cancel_on": "order.canceled"}`},
+			{name: "CancelOnEmptyList", definition: `{"steps": [], "cancel_on": []}`},
+			{name: "CancelOnNotStrings", definition: `{"steps": [], "cancel_on": ["order.canceled", 7]}`},
+			{name: "CancelOnEmptyName", definition: `{"steps": [], "cancel_on": [""]}`},
+			{name: "CancelOnReserved", definition: `{"steps": [], "cancel_on": ["geneva:children"]}`},
 			{name: "StepsMissing", definition: `{}`},
 			{name: "StepsMissingBesidePolicies", definition: `{"on_exception": {"action": "cancel"}, "queue": "q"}`},
 			{name: "StepsNotAList", definition: `{"steps": {"name": "a"}}`},
@@ -359,6 +376,9 @@ func TestDefineWorkflow(t *testing.T) {
 			{"WorkflowTypeInBytes", long, `{"steps": []}`, "workflow type"},
 			{"StepName", "StepName", `{"steps": [{"name": "a"}, {"name": "` + long + `"}]}`, "step name"},
 			{"Queue", "Queue", `{"steps": [], "queue": "` + strings.Repeat("q", 128) + `"}`, "queue"},
+			{"AwaitEvent", "AwaitEvent", `{"steps": [{"name": "a", "await": {"event": "` + long + `", "timeout": 60}}]}`, "await event"},
+			{"AwaitEvents", "AwaitEvents", `{"steps": [{"name": "a", "await": {"event": ["ok", "` + long + `"], "timeout": 60}}]}`, "await event"},
+			{"CancelOn", "CancelOn", `{"steps": [], "cancel_on": ["ok", "` + long + `"]}`, "cancel_on event"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()

@@ -194,6 +194,7 @@ type startedStep struct {
 	Group           *string
 	HTTP            json.RawMessage
 	IdempotencyKey  *int64
+	EventSentBy     *string
 }
 
 // startStep calls start_step; ok tells whether it returned a row.

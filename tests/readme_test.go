@@ -185,7 +185,13 @@ func TestReadmeEvents(t *testing.T) {
 		{"1002", `{"approved_by": "carol"}`, false}, // its step is not awaiting yet: kept for it
 		{"1002", `{"amount": 42}`, false},           // delivered twice, recorded once
 		{"1003", `{"amount": 12}`, false},           // to the Refund it started, once
+		{"c-1", `{"by": "a stale rule"}`, false},    // sent before the wait: ignored, kept
+		{"c-1", `{"by": "ann"}`, true},              // sent after: decides
+		{"c-2", `{"reason": "duplicate"}`, false},   // canceled the claim
 	}, events)
+	require.Regexp(t, `(?m)^ decide +\| \{approved,rejected\} \| wait$`, string(out), "awaiting any, since the wait:\n%s", out)
+	require.Regexp(t, `(?m)^ decide +\| approved +\| \{"by": "ann"\} +\| t$`, string(out), "the approval, sent by the script's role:\n%s", out)
+	require.Regexp(t, `(?m)^ canceled \| file +\| canceled_by_event$`, string(out), "withdrawn:\n%s", out)
 	require.Regexp(t, `(?m)^ t$\n(?s:.*)^ f$`, string(out), "the keyed sends: true, then false:\n%s", out)
 	require.Regexp(t, `(?m)^ +1$\n(?s:.*)^ +0$`, string(out), "the start: 1 reached, then 0:\n%s", out)
 	require.Regexp(t, `(?m)^ 1001 +\| +1 \| +2$\n^ 1002 +\| +1 \| +2$`, string(out),

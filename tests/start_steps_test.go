@@ -27,7 +27,8 @@ func startSteps(ctx context.Context, db queryer, ids []int64, preconditions []*s
 		s := &r.startedStep
 		err := row.Scan(&r.Ordinality, &s.ExecutionID, &s.WorkflowID, &s.WorkflowType, &s.HeroType, &s.HeroID,
 			&s.StepName, &s.Attempt, &s.ScheduledFor, &s.StartedAt, &s.Cursor, &s.ContinuesFromID, &s.Queue,
-			&s.TraceContext, &s.EventID, &s.EventName, &s.EventPayload, &s.EventSentAt, &s.Group, &s.HTTP, &s.IdempotencyKey)
+			&s.TraceContext, &s.EventID, &s.EventName, &s.EventPayload, &s.EventSentAt, &s.Group, &s.HTTP, &s.IdempotencyKey,
+			&s.EventSentBy)
 		return r, err
 	})
 	slices.SortFunc(all, func(a, b startedRow) int { return int(a.Ordinality - b.Ordinality) })

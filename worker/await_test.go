@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geneva-dev/geneva/goclient"
+	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/worker"
 )
 
@@ -36,6 +37,19 @@ func TestAwaitDefinition(t *testing.T) {
 		]}`, string(mustDefinition(t, wf)))
 	})
 
+	t.Run("AnyOfSinceAndCancelOn", func(t *testing.T) {
+		t.Parallel()
+		wf := worker.NewWorkflow("Order", &worker.WorkflowOpts{CancelOn: []string{"order.canceled"}}).
+			Step("a", ok, &worker.StepOpts{Await: &worker.Await{
+				Events: []string{"approved", "rejected"}, Since: worker.SinceWait, Timeout: time.Hour,
+			}}).
+			Step("b", ok, &worker.StepOpts{Await: &worker.Await{Event: "paid", Since: worker.SinceKept, Timeout: time.Hour}})
+		require.JSONEq(t, `{"steps": [
+			{"name": "a", "await": {"event": ["approved", "rejected"], "since": "wait", "timeout": 3600}},
+			{"name": "b", "await": {"event": "paid", "since": "kept", "timeout": 3600}}
+		], "cancel_on": ["order.canceled"]}`, string(mustDefinition(t, wf)))
+	})
+
 	t.Run("EveryOnTimeout", func(t *testing.T) {
 		t.Parallel()
 		for _, onTimeout := range []worker.OnTimeout{worker.OnTimeoutRun, worker.OnTimeoutCancel, worker.OnTimeoutPause, worker.OnTimeoutSkip} {
@@ -55,6 +69,12 @@ func TestAwaitDefinition(t *testing.T) {
 		"TimeoutTooLong":   {worker.Await{Event: "e", Timeout: worker.LongestWait + time.Second}, "is longer than"},
 		"UnknownOnTimeout": {worker.Await{Event: "e", Timeout: time.Hour, OnTimeout: "retry"}, `unknown OnTimeout "retry" (run, cancel, pause or skip)`},
 		"EventTooLong":     {worker.Await{Event: strings.Repeat("e", 256), Timeout: time.Hour}, "256 bytes long; the limit is 255"},
+		"EventAndEvents":   {worker.Await{Event: "e", Events: []string{"f"}, Timeout: time.Hour}, "Await.Event and Await.Events"},
+		"EventsEmpty":      {worker.Await{Events: []string{}, Timeout: time.Hour}, "Await.Events is empty"},
+		"EventsEmptyName":  {worker.Await{Events: []string{"e", ""}, Timeout: time.Hour}, "Await.Events has an empty name"},
+		"EventsTwice":      {worker.Await{Events: []string{"e", "e"}, Timeout: time.Hour}, `Await.Events names "e" twice`},
+		"EventsTooLong":    {worker.Await{Events: []string{"e", strings.Repeat("e", 256)}, Timeout: time.Hour}, "256 bytes long"},
+		"UnknownSince":     {worker.Await{Event: "e", Since: "now", Timeout: time.Hour}, `unknown Since "now" (kept or wait)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -260,7 +280,56 @@ func TestAwait(t *testing.T) {
 		require.Len(t, events, 2)
 		require.NotNil(t, events[0])
 		require.Equal(t, events[0], events[1], "the reattempt carries the event")
+		require.Equal(t, string(dbtest.Operator), events[1].SentBy, "and its sender, inline too")
 		require.Equal(t, []string{"decide: job", "decide: -"}, b.jobIDs(t, id), "the reattempt ran inline")
+	})
+
+	// A step awaiting any of several events runs on the first to come and
+	// sees which it was, who sent it and when.
+	t.Run("AnyOfTheStepSeesWhichCameAndWhoSentIt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		decide := &recording{}
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{worker.NewWorkflow("Expense", nil).
+			Step("ask", ok, nil).
+			Step("decide", decide.step, &worker.StepOpts{Await: &worker.Await{
+				Events: []string{"approved", "rejected"}, Since: worker.SinceWait, Timeout: time.Hour,
+			}})}})
+		id := b.create(t, "Expense")
+		b.awaiting(t, id, "approved")
+
+		before := time.Now()
+		_, err := b.client.SendEvent(b.ctx, id, "rejected", map[string]string{"why": "over budget"})
+		require.NoError(t, err)
+		b.waitState(t, id, goclient.StateFinished)
+
+		events := decide.events()
+		require.Len(t, events, 1)
+		require.NotNil(t, events[0])
+		require.Equal(t, "rejected", events[0].Name)
+		require.Equal(t, string(dbtest.Operator), events[0].SentBy, "the client's role, not the worker's")
+		require.WithinDuration(t, before, events[0].SentAt, 5*time.Second)
+	})
+
+	// An event of the type's CancelOn cancels the workflow; the step that
+	// awaited another event never runs.
+	t.Run("CancelOnCancelsTheWorkflow", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		decide := &recording{}
+		b.start(t, &worker.Config{Workflows: []*worker.Workflow{
+			worker.NewWorkflow("Expense", &worker.WorkflowOpts{CancelOn: []string{"expense.withdrawn"}}).
+				Step("ask", ok, nil).
+				Step("decide", decide.step, &worker.StepOpts{Await: &worker.Await{Event: "approved", Timeout: time.Hour}})}})
+		id := b.create(t, "Expense")
+		b.awaiting(t, id, "approved")
+
+		sent, err := b.client.SendEvent(b.ctx, id, "expense.withdrawn", nil)
+		require.NoError(t, err)
+		require.True(t, sent)
+		b.waitState(t, id, goclient.StateCanceled)
+		require.Equal(t, []string{"ask: success", "decide: canceled_by_event"}, b.outcomes(t, id))
+		require.Empty(t, decide.events())
 	})
 	// A resumable step awaits the event once; each successor execution it
 	// hands over to carries it.

@@ -24,12 +24,17 @@ func TestJoinDefinition(t *testing.T) {
 		{"name": "b", "await": {"children": 3, "timeout": 60, "on_timeout": "cancel"}}
 	]}`, string(mustDefinition(t, wf)))
 
-	for await, message := range map[worker.Await]string{
-		{Children: "most", Timeout: time.Hour}:          `await children: "most" is not JoinAll, JoinAny or JoinN(n > 0)`,
-		{Children: worker.JoinN(0), Timeout: time.Hour}: `await children: "0" is not`,
-		{Children: worker.JoinAny, Event: "e"}:          "Await.Event and Await.Children: a step awaits one",
-		{Children: worker.JoinAny}:                      "await children: the timeout must be positive",
+	for _, c := range []struct {
+		await   worker.Await
+		message string
+	}{
+		{worker.Await{Children: "most", Timeout: time.Hour}, `await children: "most" is not JoinAll, JoinAny or JoinN(n > 0)`},
+		{worker.Await{Children: worker.JoinN(0), Timeout: time.Hour}, `await children: "0" is not`},
+		{worker.Await{Children: worker.JoinAny, Event: "e"}, "Await.Event and Await.Children: a step awaits one"},
+		{worker.Await{Children: worker.JoinAny}, "await children: the timeout must be positive"},
+		{worker.Await{Children: worker.JoinAny, Since: worker.SinceWait, Timeout: time.Hour}, "Await.Since is for events"},
 	} {
+		await, message := c.await, c.message
 		wf := worker.NewWorkflow("W", nil).Step("a", ok, &worker.StepOpts{Await: &await})
 		require.ErrorContains(t, wf.Validate(), message)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/geneva-dev/geneva/internal/protocol"
@@ -23,6 +24,17 @@ import (
 //		Timeout: 72 * time.Hour,
 //	}})
 //
+// With Events instead of Event, it awaits any of several events: the first
+// of them to come (or kept) is the step's, and Step.Event().Name says which.
+// With Since: SinceWait, it counts only events sent after the step was
+// reached, ignoring (and leaving for other steps) those sent before.
+//
+//	Step("decide", decide, &worker.StepOpts{Await: &worker.Await{
+//		Events:  []string{"approved", "rejected"},
+//		Since:   worker.SinceWait,
+//		Timeout: 48 * time.Hour,
+//	}})
+//
 // With Children instead of Event, the step is a join: it waits for the
 // workflow's children (workflows created with it as their parent:
 // goclient's CreateWorkflowsOpts.ParentID; docs/children.md), and runs when
@@ -31,6 +43,16 @@ import (
 type Await struct {
 	// Event is the name of the event awaited (at most 255 bytes).
 	Event string
+
+	// Events, instead of Event, are the names of several events the step
+	// awaits: any of them (the first to come, or the oldest kept, of any of
+	// these names), each at most 255 bytes, each once.
+	Events []string
+
+	// Since is which events count: SinceKept (the default: every event of
+	// the name not consumed yet, first in, first out, also those sent before
+	// the step was reached) or SinceWait (only those sent after).
+	Since Since
 
 	// Children makes the step await the workflow's children instead of an
 	// event: JoinAll (every child started so far has ended: at once when
@@ -68,6 +90,19 @@ const (
 	OnTimeoutSkip OnTimeout = "skip"
 )
 
+// Since is which events an await counts (Await.Since).
+type Since string
+
+const (
+	// SinceKept counts every event of the awaited name the workflow has not
+	// consumed yet, the oldest first, also one sent before the step was
+	// reached (the default).
+	SinceKept Since = "kept"
+	// SinceWait counts only events sent after the step was reached (its
+	// previous step ended); older ones stay for other steps that await them.
+	SinceWait Since = "wait"
+)
+
 // Join is what a join awaits of the workflow's children (Await.Children).
 type Join string
 
@@ -98,21 +133,52 @@ func (a *Await) name() string {
 	if a.Children != "" {
 		return "children"
 	}
+	if len(a.Events) > 0 {
+		return strings.Join(a.Events, " | ")
+	}
 	return a.Event
 }
 
 // validate checks what Go can: SQL (geneva.define_workflow) is the authority.
 func (a *Await) validate() error {
+	if a.Event != "" && a.Events != nil {
+		return errors.New("await: Await.Event and Await.Events: name one event, or several")
+	}
+	if a.Events != nil {
+		if len(a.Events) == 0 {
+			return errors.New("await: Await.Events is empty")
+		}
+		seen := make(map[string]bool, len(a.Events))
+		for _, name := range a.Events {
+			switch {
+			case name == "":
+				return errors.New("await: Await.Events has an empty name")
+			case len(name) > maxNameBytes:
+				return fmt.Errorf("await: event name %.40q... is %d bytes long; the limit is %d", name, len(name), maxNameBytes)
+			case seen[name]:
+				return fmt.Errorf("await: Await.Events names %q twice", name)
+			}
+			seen[name] = true
+		}
+	}
+	switch a.Since {
+	case "", SinceKept, SinceWait:
+	default:
+		return fmt.Errorf("await %s: unknown Since %q (kept or wait)", a.name(), a.Since)
+	}
 	if a.Children != "" {
-		if a.Event != "" {
+		if a.Event != "" || a.Events != nil {
 			return errors.New("await: Await.Event and Await.Children: a step awaits one")
+		}
+		if a.Since != "" {
+			return errors.New("await: Await.Since is for events, not children")
 		}
 		if n, err := strconv.Atoi(string(a.Children)); a.Children != JoinAll && a.Children != JoinAny && (err != nil || n < 1) {
 			return fmt.Errorf("await children: %q is not JoinAll, JoinAny or JoinN(n > 0)", a.Children)
 		}
 	}
 	switch {
-	case a.Event == "" && a.Children == "":
+	case a.Event == "" && a.Events == nil && a.Children == "":
 		return errors.New("await: Await.Event names no event")
 	case len(a.Event) > maxNameBytes:
 		return fmt.Errorf("await: event name %.40q... is %d bytes long; the limit is %d", a.Event, len(a.Event), maxNameBytes)
@@ -133,6 +199,8 @@ func (a *Await) validate() error {
 func (a *Await) json() map[string]any {
 	await := map[string]any{"timeout": a.Timeout.Seconds()}
 	switch n, err := strconv.Atoi(string(a.Children)); {
+	case a.Events != nil:
+		await["event"] = a.Events
 	case a.Children == "":
 		await["event"] = a.Event
 	case err == nil:
@@ -143,6 +211,9 @@ func (a *Await) json() map[string]any {
 	if a.OnTimeout != "" {
 		await["on_timeout"] = string(a.OnTimeout)
 	}
+	if a.Since != "" {
+		await["since"] = string(a.Since)
+	}
 	return await
 }
 
@@ -152,13 +223,17 @@ type Event struct {
 	// ID is the event's id (geneva.events): the same in every execution that
 	// carries it (a reattempt, a resumed pause), so a key for idempotency.
 	ID int64
-	// Name is the event's name, the one the step awaited.
+	// Name is the event's name: the one the step awaited, or, of the
+	// several it awaited (Await.Events), the one that came.
 	Name string
 	// Payload is the JSON the sender gave; nil when none (SQL NULL or JSON
 	// null).
 	Payload json.RawMessage
 	// SentAt is when the event was sent (the engine's clock).
 	SentAt time.Time
+	// SentBy is the database role that sent it (the sender's session_user:
+	// an application's role, an operator's, a trigger's caller).
+	SentBy string
 }
 
 // Decode decodes the payload into v (a pointer), as json.Unmarshal does.
@@ -206,6 +281,9 @@ func eventOf(started *protocol.Execution) *Event {
 	}
 	if started.EventSentAt != nil {
 		event.SentAt = *started.EventSentAt
+	}
+	if started.EventSentBy != nil {
+		event.SentBy = *started.EventSentBy
 	}
 	if string(event.Payload) == "null" {
 		event.Payload = nil

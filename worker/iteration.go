@@ -182,8 +182,9 @@ const (
 	StopMaxRuntime StopReason = "max_runtime"
 	// StopShutdown: the worker is stopping (or the step's context ended).
 	StopShutdown StopReason = "shutdown"
-	// StopRequested: an operator asked the workflow to pause or cancel, or
-	// the execution was ended meanwhile (housekeeping recovered it).
+	// StopRequested: an operator asked the workflow to pause or cancel, an
+	// event of its type's CancelOn came, or the execution was ended
+	// meanwhile (housekeeping recovered it).
 	StopRequested StopReason = "requested"
 	// StopSkipTo: the step called SkipTo.
 	StopSkipTo StopReason = "skip_to"

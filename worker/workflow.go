@@ -92,6 +92,16 @@ type WorkflowOpts struct {
 	//
 	// Defaults to 0: SQL's default, 24 hours.
 	IdempotencyTTL time.Duration
+
+	// CancelOn names events that cancel a workflow of the type when sent to
+	// it (the definition's "cancel_on"): a ready or paused one at once, in
+	// the sender's transaction; a performing one when its running step ends,
+	// instead of moving on. The execution it stops ends canceled_by_event.
+	// This is how an application, which may send events but not cancel,
+	// ends its own workflows.
+	//
+	// Defaults to none.
+	CancelOn []string
 }
 
 // StepOpts are options for Workflow.Step.
@@ -299,6 +309,9 @@ func (o *WorkflowOpts) override(with *WorkflowOpts) {
 	}
 	if with.IdempotencyTTL != 0 {
 		o.IdempotencyTTL = with.IdempotencyTTL
+	}
+	if with.CancelOn != nil {
+		o.CancelOn = slices.Clone(with.CancelOn)
 	}
 	if len(with.Hooks) > 0 {
 		o.Hooks = append(slices.Clone(o.Hooks), with.Hooks...)
@@ -587,6 +600,9 @@ func (w *Workflow) Definition() (json.RawMessage, error) {
 	}
 	if w.opts.IdempotencyTTL != 0 {
 		definition["idempotency_ttl"] = w.opts.IdempotencyTTL.Seconds()
+	}
+	if w.opts.CancelOn != nil {
+		definition["cancel_on"] = w.opts.CancelOn
 	}
 	if len(w.cancelIf) > 0 {
 		names := make([]string, len(w.cancelIf))

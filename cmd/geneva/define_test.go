@@ -153,3 +153,26 @@ func TestDefinitionsShowWhatStepsDo(t *testing.T) {
 		require.Equal(t, strings.Index(header, label), strings.Index(lines[4+line], cell), "%s under %s:\n%s", cell, label, out)
 	}
 }
+
+// geneva definitions shows an await of any of several events, its since,
+// and the events that cancel the type (issue 49, items 2 to 4).
+func TestDefinitionsShowEventsHardened(t *testing.T) {
+	url := migrated(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `select geneva.define_workflow('Claim', '{
+		"steps": [
+			{"name": "decide", "await": {"event": ["approved", "rejected"], "since": "wait", "timeout": "2 days"}},
+			{"name": "pay", "await": {"event": "paid", "timeout": "1 day"}}],
+		"cancel_on": ["claim.withdrawn", "claim.fraud"]}')`)
+	require.NoError(t, err)
+
+	out, err := cli(t, url, "definitions", "Claim")
+	require.NoError(t, err)
+	lines := strings.Split(out, "\n")
+	require.Equal(t, "  canceled by the events: claim.withdrawn, claim.fraud", lines[1])
+	require.Regexp(t, `^  1 +decide +approved \| rejected \(2 days, then run; only since the wait\) +default *$`, lines[3])
+	require.Regexp(t, `^  2 +pay +paid \(1 day, then run\) +default *$`, lines[4])
+}

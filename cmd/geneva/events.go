@@ -81,9 +81,22 @@ func printAwaiting(out io.Writer, awaiting []*goclient.AwaitingEvent, now time.T
 			timeout = report.Stamp(*a.TimeoutAt) + " (" + relative(a.TimeoutAt.Sub(now)) + ")"
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.WorkflowID, a.WorkflowType, a.HeroType, a.HeroID,
-			a.WorkflowState, a.StepName, a.Event, report.Stamp(a.WaitingSince), timeout, a.OnTimeout)
+			a.WorkflowState, a.StepName, awaited(a), report.Stamp(a.WaitingSince), timeout, a.OnTimeout)
 	}
 	return w.Flush()
+}
+
+// awaited is what an awaiting step awaits: "approved", "approved | rejected",
+// with "(since the wait)" when only events sent after it was reached count.
+func awaited(a *goclient.AwaitingEvent) string {
+	names := a.Event
+	if len(a.Events) > 0 {
+		names = strings.Join(a.Events, " | ")
+	}
+	if a.Since == "wait" {
+		names += " (since the wait)"
+	}
+	return names
 }
 
 // relative says when something falls relative to now: "in 1d23h", "3m ago".

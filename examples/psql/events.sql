@@ -87,6 +87,43 @@ where workflow_type = 'Expense' order by id;
 select workflow_type, version, current, ongoing from geneva.definition_versions
 order by workflow_type, version;
 
+-- 9. Any of several events, counting only those sent after the wait began
+--    ("since": "wait"): a rejection sent while the claim was being filed
+--    does not decide it; the approval sent after does, and the step sees
+--    which event came and who sent it.
+select geneva.define_workflow('Claim', '{
+  "steps": [
+    {"name": "file"},
+    {"name": "decide",
+     "await": {"event": ["approved", "rejected"], "since": "wait", "timeout": "2 days"}}
+  ],
+  "cancel_on": ["claim.withdrawn"]
+}');
+select geneva.create_workflow('Claim', 'Claim', 'c-1') as claim_id \gset
+select geneva.send_event(:claim_id, 'rejected', '{"by": "a stale rule"}');
+select id as execution_id from geneva.step_executions
+where workflow_id = :claim_id and state = 'scheduled' \gset
+select step_name from geneva.start_step(:execution_id);
+select outcome from geneva.complete_step(:execution_id);
+select step_name, events, since from geneva.awaiting_events
+where workflow_id = :claim_id;  -- still waiting: the rejection came before
+select geneva.send_event(:claim_id, 'approved', '{"by": "ann"}');
+select id as execution_id from geneva.step_executions
+where workflow_id = :claim_id and state = 'scheduled' \gset
+select step_name, event_name, event_payload, event_sent_by = current_user as sent_by_me
+from geneva.start_step(:execution_id);
+select outcome from geneva.complete_step(:execution_id);
+
+-- 10. Cancel on an event: the application, which may send events but not
+--     cancel, withdraws claim c-2 ("cancel_on" above). A ready or paused
+--     workflow is canceled at once, in the sender's transaction; a
+--     performing one when its running step ends, instead of moving on.
+select geneva.create_workflow('Claim', 'Claim', 'c-2') as withdrawn_id \gset
+select geneva.send_event(:withdrawn_id, 'claim.withdrawn', '{"reason": "duplicate"}');
+select w.state, e.step_name, e.outcome
+from geneva.workflows w join geneva.step_executions e on e.workflow_id = w.id
+where w.id = :withdrawn_id;
+
 -- The history it leaves.
 select w.hero_id, e.name, e.payload, e.consumed_by is not null as consumed
 from geneva.events e join geneva.workflows w on w.id = e.workflow_id

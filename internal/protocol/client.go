@@ -154,7 +154,7 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 		next_attempt, next_started_at, next_cursor, next_continues_from_id,
 		next_event_id, next_event_name, next_event_payload, next_event_sent_at, next_http,
 		next_workflow_id, next_workflow_type, next_hero_type, next_hero_id, next_trace_context,
-		next_group_name, action, coalesce(report, false), handler
+		next_group_name, action, coalesce(report, false), handler, next_event_sent_by
 		from geneva.complete_steps($1, $2, $3, $4, $5, true, $6::text[]::jsonb[], $7::text[]::jsonb[])`,
 		ids, signals, waits, jobIDs, continues, failures, replies)
 	if err != nil {
@@ -182,7 +182,7 @@ func (c *Client) CompleteSteps(ctx context.Context, reports []CompleteReport) ([
 			&startedAt, (*[]byte)(&next.Cursor), &next.ContinuesFromID,
 			&next.EventID, &next.EventName, (*[]byte)(&next.EventPayload), &next.EventSentAt, (*[]byte)(&next.HTTP),
 			&workflowID, &typ, &heroType, &heroID, &next.TraceContext, &next.Group,
-			&result.Action, &result.Report, &result.Handler); err != nil {
+			&result.Action, &result.Report, &result.Handler, &next.EventSentBy); err != nil {
 			return nil, unhanded(started, mapError(err))
 		}
 		if nextID != nil {

@@ -37,7 +37,7 @@ func (c *Client) StartSteps(ctx context.Context, claims []Claim) ([]*Execution, 
 	}
 	rows, err := c.db.Query(ctx, `select ordinality, execution_id, workflow_id, workflow_type, hero_type, hero_id,
 		step_name, attempt, scheduled_for, started_at, cursor, continues_from_id, queue, trace_context,
-		event_id, event_name, event_payload, event_sent_at, group_name, http, idempotency_key
+		event_id, event_name, event_payload, event_sent_at, group_name, http, idempotency_key, event_sent_by
 		from geneva.start_steps($1, $2)`, ids, preconditions)
 	if err != nil {
 		return nil, mapError(err)
@@ -55,7 +55,7 @@ func (c *Client) StartSteps(ctx context.Context, claims []Claim) ([]*Execution, 
 		if err := rows.Scan(&ordinality, &e.ExecutionID, &e.WorkflowID, &e.WorkflowType, &e.HeroType, &e.HeroID,
 			&e.StepName, &e.Attempt, &e.ScheduledFor, &e.StartedAt, (*[]byte)(&e.Cursor), &e.ContinuesFromID, &e.Queue,
 			&e.TraceContext, &e.EventID, &e.EventName, (*[]byte)(&e.EventPayload), &e.EventSentAt, &e.Group,
-			(*[]byte)(&e.HTTP), &e.IdempotencyKey); err != nil {
+			(*[]byte)(&e.HTTP), &e.IdempotencyKey, &e.EventSentBy); err != nil {
 			return nil, unhanded(started, mapError(err))
 		}
 		started = append(started, e.ExecutionID)

@@ -72,13 +72,15 @@ type Execution struct {
 	// TraceContext is the W3C traceparent the workflow was created with
 	// (goclient.CreateWorkflowOpts.TraceContext); empty when none.
 	TraceContext *string `db:"trace_context"`
-	// EventID, EventName, EventPayload and EventSentAt are the event the
-	// execution consumed (a step that awaits one) or carries from the
-	// execution it repeats; nil when none.
+	// EventID, EventName, EventPayload, EventSentAt and EventSentBy (the
+	// role that sent it: its session_user) are the event the execution
+	// consumed (a step that awaits one) or carries from the execution it
+	// repeats; nil when none.
 	EventID      *int64          `db:"event_id"`
 	EventName    *string         `db:"event_name"`
 	EventPayload json.RawMessage `db:"event_payload"`
 	EventSentAt  *time.Time      `db:"event_sent_at"`
+	EventSentBy  *string         `db:"event_sent_by"`
 	// Group is the workflow's group (goclient.CreateWorkflowOpts.Group); nil
 	// when none.
 	Group *string `db:"group_name"`

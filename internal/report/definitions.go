@@ -104,7 +104,8 @@ func waitText(raw json.RawMessage) string {
 
 // TypeRules says what a definition decides for its whole type, each a line:
 // its exception policies (tried after a step's own), its concurrency and its
-// rate limit. None when it has none.
+// rate limit, and the events that cancel it (cancel_on). None when it has
+// none.
 func TypeRules(definition json.RawMessage) []string {
 	var d struct {
 		OnException json.RawMessage `json:"on_exception"`
@@ -117,6 +118,7 @@ func TypeRules(definition json.RawMessage) []string {
 			Limit int             `json:"limit"`
 			Per   json.RawMessage `json:"per"`
 		} `json:"rate_limit"`
+		CancelOn []string `json:"cancel_on"`
 	}
 	if json.Unmarshal(definition, &d) != nil {
 		return nil
@@ -131,28 +133,47 @@ func TypeRules(definition json.RawMessage) []string {
 	if p := Policies(d.OnException); p != "" {
 		rules = append(rules, "on exception (after a step's own): "+p)
 	}
+	if len(d.CancelOn) > 0 {
+		rules = append(rules, "canceled by the events: "+strings.Join(d.CancelOn, ", "))
+	}
 	return rules
 }
 
-// Await says what a step awaits: "approved (3 days, then cancel)"; "" for
+// Await says what a step awaits: "approved (3 days, then cancel)",
+// "approved | rejected (2 days, then run; only since the wait)"; "" for
 // none.
 func Await(s *goclient.DefinitionStep) string {
 	if s.AwaitEvent == nil {
 		return ""
 	}
 	if timeout := AwaitTimeout(s); timeout != "" {
-		return *s.AwaitEvent + " (" + timeout + ")"
+		return AwaitNames(s) + " (" + timeout + ")"
 	}
-	return *s.AwaitEvent
+	return AwaitNames(s)
+}
+
+// AwaitNames is the names a step awaits, any of them: "approved | rejected";
+// "" for none.
+func AwaitNames(s *goclient.DefinitionStep) string {
+	if len(s.AwaitEvents) > 0 {
+		return strings.Join(s.AwaitEvents, " | ")
+	}
+	return Deref(s.AwaitEvent)
 }
 
 // AwaitTimeout says how long a step awaits its event and what its timeout
-// then does: "3 days, then cancel"; "" for a step that awaits none.
+// then does, and, for an await "since": "wait", that it counts only events
+// sent after the step was reached: "3 days, then cancel; only since the
+// wait"; "" for a step that awaits none.
 func AwaitTimeout(s *goclient.DefinitionStep) string {
 	if s.AwaitEvent == nil || s.AwaitTimeout == nil {
 		return ""
 	}
-	return humanWait(*s.AwaitTimeout) + ", then " + Deref(s.OnTimeout)
+	text := humanWait(*s.AwaitTimeout) + ", then " + Deref(s.OnTimeout)
+	if Deref(s.AwaitSince) == "wait" {
+		text += "; only since the wait"
+	}
+	return text
 }
 
 // Wait is a step's wait for people: "" for none, "1 day", "30m".

@@ -17,7 +17,10 @@
 -- "limit": N}) and rate_limit (the same with "per": a window), per step
 -- limits (names of geneva.define_limit's) and idempotency_ttl (how long
 -- create_workflow's p_idempotency_key returns the first workflow: an
--- interval or seconds, 0 to 100 years, default 24 hours). Re-registering an identical definition writes
+-- interval or seconds, 0 to 100 years, default 24 hours) and cancel_on (names
+-- of events that cancel a workflow of the type: geneva._send_event). An
+-- await's "event" may be a list (any of them) and its "since" wait or kept
+-- (geneva._check_event_await). Re-registering an identical definition writes
 -- nothing.
 --
 -- A step with "http" (geneva._validate_http) is an HTTP step: the stock
@@ -43,10 +46,11 @@
 -- (unknown keys, no steps key, steps not a list, more than 1000 steps, a
 -- step without a name,
 -- duplicate step names, a bad wait, after or skip_if, an await without an event
--- name or a timeout, with an unknown key or on_timeout, or a timeout over
+-- name or a timeout, with an unknown key, on_timeout or since, a bad list of
+-- events (geneva._check_event_await), or a timeout over
 -- 100 years, any bad policy as in
--- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero or
--- cancel_if, a bad concurrency or rate_limit (geneva._validate_limit), a
+-- geneva._validate_policy, a bad queue, priority, may_proceed_without_hero,
+-- cancel_if or cancel_on (not a non-empty list of event names), a bad concurrency or rate_limit (geneva._validate_limit), a
 -- step's limits not a list of the names of defined limits, a bad
 -- idempotency_ttl, a bad http (headers: at most 32, of 16 KiB together), a
 -- named skip_if on an HTTP step); 42501 when
@@ -125,11 +129,11 @@ begin
   for v_key in select jsonb_object_keys(p_definition) loop
     if v_key not in (
       'steps', 'on_exception', 'queue', 'priority', 'may_proceed_without_hero', 'cancel_if',
-      'concurrency', 'rate_limit', 'idempotency_ttl'
+      'concurrency', 'rate_limit', 'idempotency_ttl', 'cancel_on'
     ) then
       raise exception 'definition of %: unknown key "%"', p_workflow_type, v_key
         using errcode = '22023',
-              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency, rate_limit and idempotency_ttl.';
+              hint = 'Keys are steps, on_exception, queue, priority, may_proceed_without_hero, cancel_if, concurrency, rate_limit, idempotency_ttl and cancel_on.';
     end if;
   end loop;
 
@@ -200,21 +204,20 @@ begin
           using errcode = '22023';
       end if;
       for v_key in select jsonb_object_keys(v_await) loop
-        if v_key not in ('event', 'children', 'timeout', 'on_timeout') then
+        if v_key not in ('event', 'children', 'timeout', 'on_timeout', 'since') then
           raise exception '%: unknown await key "%"', v_where, v_key
             using errcode = '22023',
-                  hint = 'Await keys are event (or children), timeout and on_timeout.';
+                  hint = 'Await keys are event (or children), since, timeout and on_timeout.';
         end if;
       end loop;
       if v_await ? 'children' then
         perform geneva._check_children_await(v_await, v_where);
-      elsif jsonb_typeof(v_await -> 'event') is distinct from 'string' or v_await ->> 'event' = '' then
-        raise exception '%: await needs the name of an event', v_where using errcode = '22023';
-      end if;
-      perform geneva._check_length(v_await ->> 'event', 255, v_where || ': await event');
-      if v_await ->> 'event' like 'geneva:%' then
-        raise exception '%: await event %: names that start with geneva: are the engine''s', v_where, v_await ->> 'event'
-          using errcode = '22023';
+        if v_await ? 'since' then
+          raise exception '%: await since is for events; a join counts the children it has', v_where
+            using errcode = '22023';
+        end if;
+      else
+        perform geneva._check_event_await(v_await, v_where);
       end if;
       if not v_await ? 'timeout' then
         raise exception '%: await needs a timeout', v_where
@@ -339,6 +342,27 @@ begin
     ) then
     raise exception 'definition of %: cancel_if must be a list of condition names', p_workflow_type
       using errcode = '22023';
+  end if;
+
+  if p_definition ? 'cancel_on' then
+    if (case when jsonb_typeof(p_definition -> 'cancel_on') = 'array'
+        then jsonb_array_length(p_definition -> 'cancel_on') = 0 else true end)
+      or exists (
+        select from jsonb_array_elements(
+          case when jsonb_typeof(p_definition -> 'cancel_on') = 'array' then p_definition -> 'cancel_on' else '[]' end
+        ) c
+        where jsonb_typeof(c) <> 'string' or c #>> '{}' = ''
+      ) then
+      raise exception 'definition of %: cancel_on must be a non-empty list of event names', p_workflow_type
+        using errcode = '22023',
+              hint = 'An event of one of these names, sent to a workflow of the type, cancels it (canceled_by_event).';
+    end if;
+    perform geneva._check_length(c #>> '{}', 255, format('definition of %s: cancel_on event', p_workflow_type))
+    from jsonb_array_elements(p_definition -> 'cancel_on') c;
+    if exists (select from jsonb_array_elements_text(p_definition -> 'cancel_on') c where c like 'geneva:%') then
+      raise exception 'definition of %: cancel_on names an event that starts with geneva: (the engine''s)', p_workflow_type
+        using errcode = '22023';
+    end if;
   end if;
 
   if p_definition ? 'idempotency_ttl' then

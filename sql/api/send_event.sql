@@ -9,8 +9,11 @@
 -- each once. When the workflow's scheduled step awaits it now, that step
 -- becomes due at once (after its own wait, if that has not ended) and its
 -- River job runs without waiting for the timeout; one sent before the wait
--- began is consumed when it begins. A workflow that is paused keeps it for
--- when it is resumed.
+-- began is consumed when it begins (unless the step awaits it "since":
+-- "wait"). A workflow that is paused keeps it for when it is resumed. An
+-- event named in the type's cancel_on cancels the workflow: now when it is
+-- ready or paused, when its running step ends when it performs
+-- (canceled_by_event; geneva._send_event).
 --
 -- p_key: the sender's name for this event (a webhook's delivery id, up to
 -- 255 bytes; NULL for none). A key the workflow already has (an event sent

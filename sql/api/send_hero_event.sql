@@ -1,6 +1,7 @@
 -- geneva.send_hero_event: sends an event to every ongoing workflow of a hero
 -- (of any type), as geneva.send_event does to one: each keeps its own copy,
--- whether a step of it awaits the event now or later.
+-- whether a step of it awaits the event now or later; an event named in a
+-- workflow's type's cancel_on cancels that workflow (geneva._send_event).
 --
 -- Called by: applications and operators; above all from a trigger on the
 -- application's own table (docs/events.md), so that the event commits or

@@ -44,7 +44,7 @@ begin
       failed:step_not_defined,
       canceled:canceled_by_condition, canceled:canceled_by_flow_control, canceled:canceled_externally,
       canceled:canceled_hero_missing, canceled:paused_by_flow_control, canceled:recovered,
-      canceled:canceled_by_timeout, canceled:paused_by_timeout,
+      canceled:canceled_by_timeout, canceled:paused_by_timeout, canceled:canceled_by_event,
       skipped:skipped_by_condition, skipped:skipped_by_flow_control, skipped:skipped_by_exception,
       skipped:skipped_externally, skipped:skipped_by_timeout
     }'::text[])

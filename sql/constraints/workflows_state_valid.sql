@@ -1,8 +1,9 @@
 -- geneva._chk_workflows_state_valid: the rules of a workflow's row, which
 -- the CHECK constraint workflows_state_valid holds every writer to (the
 -- engine's functions, and the owner's hand-written SQL): its state is one of
--- the five; an operator's request (pause, cancel) waits only on a performing
--- workflow, for its step boundary; the step running now is set only while
+-- the five; an operator's request (pause, cancel), or an event's of the
+-- type's cancel_on (cancel_by_event), waits only on a performing workflow,
+-- for its step boundary; the step running now is set only while
 -- performing; each of paused, finished and canceled has its timestamp, set
 -- exactly while the workflow is in it (the indexes of migrations/001 name
 -- these instead of the state, so that a step's moves between ready and
@@ -38,7 +39,7 @@ parallel safe
 as $$
 begin
   return p_state in ('ready', 'performing', 'paused', 'finished', 'canceled')
-    and (p_requested_action is null or (p_requested_action in ('pause', 'cancel') and p_state = 'performing'))
+    and (p_requested_action is null or (p_requested_action in ('pause', 'cancel', 'cancel_by_event') and p_state = 'performing'))
     and (p_current_step_name is null or p_state = 'performing')
     and (p_state = 'paused') = (p_paused_at is not null)
     and (p_state = 'finished') = (p_finished_at is not null)

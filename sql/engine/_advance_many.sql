@@ -54,7 +54,9 @@
 -- its own wait: its execution is due at the await's timeout
 -- (await_until), or when its wait ends if an event of that name is already
 -- waiting for the workflow; geneva.send_event makes it due when the event
--- comes. It is never started inline, nor is a step held to limits (its
+-- comes (one of its names, for an await of any of several: await_names;
+-- with "since": "wait", only an event sent after the step was reached:
+-- await_after, geneva._await_after). It is never started inline, nor is a step held to limits (its
 -- claim checks them: geneva._limit_admit), but for one that takes over the
 -- slot of the step before it (p_carry_keys). A move that runs the same step again
 -- carries the event its execution consumed (event_id), and one that repeats
@@ -64,7 +66,9 @@
 -- takes effect here, at the step boundary, after the step's own result is
 -- recorded: a cancel cancels the workflow, and the next execution, when
 -- there would be one, is created and ended as geneva._signal_effects'
--- (operator, cancel) says, so the history shows what the cancel stopped; a
+-- (operator, cancel) says, so the history shows what the cancel stopped (an
+-- event of the type's cancel_on, cancel_by_event: as its (event, cancel)
+-- row says, canceled_by_event; geneva._send_event); a
 -- pause keeps the next execution scheduled, without a job (resume enqueues
 -- it), and pauses, but lets a workflow with nothing left to run finish.
 --
@@ -106,6 +110,7 @@ declare
   v_queues text[];
   v_queue text;
   v_stopped bigint[];
+  v_stopped_by_event bigint[];
   v_execution geneva.step_executions;
 begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
@@ -118,6 +123,7 @@ begin
       f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
       case when f.started_at is null then f.await_event end as from_await_event,
       f.await_from as from_await_from, f.await_until as from_await_until,
+      f.await_names as from_await_names, f.await_after as from_await_after,
       case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
       case when p_moves[o.ord] = 'first' then 0 else array_position(d.step_names, p_step_names[o.ord]) end as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
@@ -148,27 +154,41 @@ begin
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
         then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
-      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt
+      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt,
+      -- (the next step's own "await", read once here: NULL for a step that
+      -- awaits nothing, and for the same step again, whose await is carried)
+      case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') and r.step_await_timeouts[r.idx + 1] is not null
+        then r.definition -> 'steps' -> r.idx -> 'await' end
+        as next_await
     from resolved r
   ),
   -- the await of what is scheduled: the step's own (fresh, after its wait)
   -- or, for the same step again, the one it repeats
   awaited as (
-    select s.*, a.await_event, a.await_from, a.await_until,
+    select s.*, a.await_event, a.await_from, a.await_until, a.await_names, a.await_after,
       case when s.move = 'same' then s.from_event_id end as next_event_id
     from stepped s
     left join lateral (
       select
-        case when s.move = 'same' then s.from_await_event
-          else geneva._await_name(s.definition -> 'steps' -> (array_position(s.step_names, s.next_step) - 1) -> 'await')
-        end as await_event,
+        -- (the helpers read next_await, and the last two, which are not
+        -- inlined, having a subquery, are called only for a step that
+        -- awaits: an expression of this select is evaluated for every
+        -- element, the condition below or not, and copied wherever the
+        -- statements below read it)
+        case when s.move = 'same' then s.from_await_event else geneva._await_name(s.next_await) end as await_event,
         case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
         case when s.move = 'same' then s.from_await_until
           else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
-        end as await_until
+        end as await_until,
+        case when s.move = 'same' then s.from_await_names
+          when s.next_await is not null then geneva._await_names(s.next_await)
+        end as await_names,
+        case when s.move = 'same' then s.from_await_after
+          when s.next_await is not null then geneva._await_after(s.workflow_id, s.next_await)
+        end as await_after
       where s.resolved = 'schedule'
         and (s.move <> 'same' or s.from_await_event is not null)
-        and (s.move = 'same' or s.step_await_timeouts[array_position(s.step_names, s.next_step)] is not null)
+        and (s.move = 'same' or s.next_await is not null)
     ) a on true
   ),
   -- when it is due, from now: after its wait, and for an await at its
@@ -185,11 +205,14 @@ begin
     -- (a join, not a subquery in the expression: the expression is copied
     -- wherever next_due is read, and each copy would be a subplan)
     left join lateral (
-      -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
-      select a.await_event = 'geneva:children' or exists (
-        select from geneva.events ev
-        where ev.workflow_id = a.workflow_id and ev.name = a.await_event and ev.consumed_by is null
-      ) as waiting
+      -- (a join is due when its wait ends, for its claim to decide:
+      -- docs/children.md; the CASE: this select's expression is evaluated
+      -- for every element, the condition below or not)
+      select case when a.await_event is not null then a.await_event = 'geneva:children' or exists (
+          select from geneva.events ev
+          where ev.workflow_id = a.workflow_id and ev.name = any (coalesce(a.await_names, array[a.await_event]))
+            and ev.consumed_by is null and ev.id > coalesce(a.await_after, 0)
+        ) end as waiting
       where a.await_event is not null
     ) ev on true
   ),
@@ -197,8 +220,8 @@ begin
   requested as (
     select r.*,
       case
-        when r.requested_action = 'cancel' and r.resolved = 'schedule' then 'schedule_canceled'
-        when r.requested_action = 'cancel' and r.resolved in ('pause', 'finish') then 'cancel'
+        when r.requested_action in ('cancel', 'cancel_by_event') and r.resolved = 'schedule' then 'schedule_canceled'
+        when r.requested_action in ('cancel', 'cancel_by_event') and r.resolved in ('pause', 'finish') then 'cancel'
         when r.requested_action = 'pause' and r.resolved = 'schedule' then 'schedule_paused'
         else r.resolved
       end as final
@@ -209,7 +232,7 @@ begin
   planned as materialized (
     select q.workflow_id, q.workflow_type, q.hero_type, q.hero_id, q.priority, q.final, q.move, q.next_step,
       q.next_attempt, q.next_due, q.from_cursor, q.from_id, q.await_event, q.await_from, q.await_until,
-      q.next_event_id, q.carry_key, q.wait_key,
+      q.await_names, q.await_after, q.next_event_id, q.carry_key, q.wait_key, q.requested_action,
       q.carry_key is not null and geneva._limited(q.definition, q.step_names, q.next_step) as carries,
       -- a step no longer in the definition is not started here: start_step
       -- records it (step_not_defined) when its job runs
@@ -261,15 +284,15 @@ begin
   executions as (
     insert into geneva.step_executions (
       id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-      continues_from_id, await_event, await_from, await_until, event_id, limit_keys, limit_wait_key,
-      created_at, updated_at
+      continues_from_id, await_event, await_from, await_until, await_names, await_after, event_id, limit_keys,
+      limit_wait_key, created_at, updated_at
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
       case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
       case when p.start then v_now end, j.id,
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
-      p.await_event, p.await_from, p.await_until, p.next_event_id,
+      p.await_event, p.await_from, p.await_until, p.await_names, p.await_after, p.next_event_id,
       case
         when p.start and p.carries then array[p.carry_key]
       end,
@@ -309,17 +332,21 @@ begin
       where p.final = 'schedule' and not p.start and not p.waits and p.next_due <= interval '0'
     ), '{}'),
     coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled'), '{}'),
+    coalesce(array_agg(p.next_id) filter (where p.final = 'schedule_canceled' and p.requested_action = 'cancel_by_event'), '{}'),
     array_agg(p.workflow_id) filter (where p.start and p.carries)
-  into v_queues, v_stopped, v_carried
+  into v_queues, v_stopped, v_stopped_by_event, v_carried
   from planned p;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
-  -- the next executions an operator's cancel stopped
+  -- the next executions an operator's cancel, or an event of the type's
+  -- cancel_on, stopped
   if cardinality(v_stopped) > 0 then
     for v_execution in
       select e.* from geneva.step_executions e where e.id = any (v_stopped) order by e.id
     loop
-      perform geneva._end_as(v_execution, 'operator', 'cancel');
+      perform geneva._end_as(
+        v_execution, case when v_execution.id = any (v_stopped_by_event) then 'event' else 'operator' end, 'cancel'
+      );
     end loop;
   end if;
 

@@ -55,7 +55,8 @@
 -- recorded (NULL: nothing), the workflow's state after it, for a failure
 -- the action applied (the signal, or handler for an ask), whether to report
 -- the error and the handler its policy names, and the execution
--- started for the worker to run next, with the event it carries, its step's
+-- started for the worker to run next, with the event it carries (its
+-- sender last, next_event_sent_by), its step's
 -- "http" (geneva._step_http) and its workflow's facts (those of the
 -- element's own workflow but for a waiter taken) (NULLs when none).
 -- Plans: as complete_steps.
@@ -102,7 +103,8 @@ returns table (
   next_group_name text,
   action text,
   report boolean,
-  handler text
+  handler text,
+  next_event_sent_by text
 )
 language plpgsql
 volatile
@@ -400,7 +402,7 @@ begin
     case when n.id is not null then w.id end, case when n.id is not null then w.workflow_type end,
     case when n.id is not null then w.hero_type end, case when n.id is not null then w.hero_id end,
     case when n.id is not null then w.trace_context end, case when n.id is not null then w.group_name end,
-    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
+    v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord], ev.sent_by
   from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
   join geneva.step_executions e on e.id = t.execution_id
   join geneva.workflows w on w.id = e.workflow_id
@@ -468,7 +470,7 @@ begin
       x.continues_from_id, ev.id, ev.name, ev.payload, ev.sent_at,
       geneva._step_http(d.definition, d.step_names, x.step_name),
       xw.id, xw.workflow_type, xw.hero_type, xw.hero_id, xw.trace_context, xw.group_name,
-      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord]
+      v_actions[t.ord], v_reports[t.ord], v_handlers[t.ord], ev.sent_by
     from unnest(p_execution_ids, v_c.kinds) with ordinality as t (execution_id, kind, ord)
     join geneva.step_executions e on e.id = t.execution_id
     join geneva.workflows w on w.id = e.workflow_id

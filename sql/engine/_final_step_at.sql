@@ -33,7 +33,7 @@ declare
   v_index integer;
   v_at timestamptz;
 begin
-  if p_workflow.state not in ('ready', 'performing', 'paused') or p_workflow.requested_action = 'cancel' then
+  if p_workflow.state not in ('ready', 'performing', 'paused') or p_workflow.requested_action in ('cancel', 'cancel_by_event') then
     return null;
   end if;
   select d.* into v_definition from geneva.workflow_definitions d where d.workflow_type = p_workflow.workflow_type;

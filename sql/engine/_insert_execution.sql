@@ -20,7 +20,11 @@
 -- an event of that name is already waiting for the workflow (sent before the
 -- wait began). Without p_await (an operator's schedule_step runs the step
 -- without its event) or with p_event_id (a resume carries the event the
--- step's last execution consumed), it is due at p_scheduled_for.
+-- step's last execution consumed), it is due at p_scheduled_for. An await
+-- "since": "wait" ignores the events the workflow had as the step was
+-- reached (geneva._await_after, now; p_await_after: a resume carries the
+-- one its step's last execution had, so that an event sent while the
+-- workflow was paused counts).
 --
 -- A step held to its type's concurrency only, due now and awaiting no event,
 -- whose key is full and has executions waiting for a slot already, waits
@@ -40,7 +44,8 @@ create or replace function geneva._insert_execution(
   p_cursor jsonb default null,
   p_continues_from_id bigint default null,
   p_await boolean default false,
-  p_event_id bigint default null
+  p_event_id bigint default null,
+  p_await_after bigint default null
 )
 returns bigint
 language plpgsql
@@ -54,17 +59,26 @@ declare
   v_index integer := array_position(p_definition.step_names, p_step_name);
   v_timeout interval := p_definition.step_await_timeouts[v_index];
   v_await_event text;
+  v_await_names text[];
+  v_await_after bigint;
   v_await_until timestamptz;
   v_scheduled_for timestamptz := p_scheduled_for;
   v_wait_key text;
 begin
   if p_await and p_event_id is null and v_timeout is not null then
     v_await_event := geneva._await_name(p_definition.definition -> 'steps' -> (v_index - 1) -> 'await');
+    v_await_names := geneva._await_names(p_definition.definition -> 'steps' -> (v_index - 1) -> 'await');
+    if p_definition.definition -> 'steps' -> (v_index - 1) -> 'await' ->> 'since' = 'wait' then
+      v_await_after := coalesce(
+        p_await_after, geneva._await_after(p_workflow.id, p_definition.definition -> 'steps' -> (v_index - 1) -> 'await')
+      );
+    end if;
     v_await_until := p_scheduled_for + v_timeout;
     -- (a join is due when its wait ends, for its claim to decide: docs/children.md)
     if v_await_event <> 'geneva:children' and not exists (
       select from geneva.events ev
-      where ev.workflow_id = p_workflow.id and ev.name = v_await_event and ev.consumed_by is null
+      where ev.workflow_id = p_workflow.id and ev.name = any (coalesce(v_await_names, array[v_await_event]))
+        and ev.consumed_by is null and ev.id > coalesce(v_await_after, 0)
     ) then
       v_scheduled_for := v_await_until;
     end if;
@@ -94,11 +108,13 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   insert into geneva.step_executions (
     id, workflow_id, step_name, attempt, state, scheduled_for, started_at, job_id, cursor,
-    continues_from_id, await_event, await_from, await_until, event_id, limit_wait_key, created_at, updated_at
+    continues_from_id, await_event, await_from, await_until, await_names, await_after, event_id, limit_wait_key,
+    created_at, updated_at
   ) values (
     v_execution_id, p_workflow.id, p_step_name, p_attempt,
     'scheduled', v_scheduled_for, null, v_job_id, p_cursor, p_continues_from_id,
-    v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, p_event_id,
+    v_await_event, case when v_await_event is not null then p_scheduled_for end, v_await_until, v_await_names,
+    v_await_after, p_event_id,
     v_wait_key, v_now, v_now
   );
   perform pg_catalog.set_config('geneva.inserting', '', true);

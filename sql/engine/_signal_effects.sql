@@ -24,6 +24,9 @@
 --   operator    cancel_workflow, skip_step and schedule_step ending a
 --               workflow's scheduled (or paused) execution, and the next
 --               execution an operator's cancel stopped (geneva._advance)
+--   event       an event of its type's cancel_on sent to a workflow
+--               (geneva._send_event): its scheduled (or paused) execution,
+--               or the next execution it stopped at the step boundary
 --   stray       an execution whose workflow can no longer take it: a late
 --               job (start_step) or report (complete_step, fail_step,
 --               interrupt_step) finds the workflow ended or not performing
@@ -86,6 +89,7 @@ as $$
     ('housekeeping', 'cancel', 'canceled', 'recovered', 'cancel', null),
     ('repair', 'orphan', 'canceled', 'recovered', 'none', null),
     ('operator', 'cancel', 'canceled', 'canceled_externally', 'cancel', null),
+    ('event', 'cancel', 'canceled', 'canceled_by_event', 'cancel', null),
     ('operator', 'skip', 'skipped', 'skipped_externally', 'skip', null),
     ('stray', 'cancel', 'canceled', 'canceled_externally', 'none', null)
   ) as e (cause, signal, execution_state, outcome, workflow_move, metadata)

@@ -38,7 +38,8 @@ returns table (
   next_event_name text,
   next_event_payload jsonb,
   next_event_sent_at timestamptz,
-  next_http jsonb
+  next_http jsonb,
+  next_event_sent_by text
 )
 language plpgsql
 volatile
@@ -49,7 +50,7 @@ begin
   return query
   select c.outcome, c.workflow_state, c.next_execution_id, c.next_step_name, c.next_attempt, c.next_started_at,
     c.next_cursor, c.next_continues_from_id, c.next_event_id, c.next_event_name, c.next_event_payload,
-    c.next_event_sent_at, c.next_http
+    c.next_event_sent_at, c.next_http, c.next_event_sent_by
   from geneva._end_running(
     array[p_execution_id], array['step'], array[p_signal], array[p_wait], array[p_job_id], array[true]
   ) c;

@@ -94,7 +94,8 @@ returns table (
   next_group_name text,
   action text,
   report boolean,
-  handler text
+  handler text,
+  next_event_sent_by text
 )
 language plpgsql
 volatile

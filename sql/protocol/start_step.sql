@@ -11,7 +11,8 @@
 -- Locks: the workflow row, then the execution row.
 -- Returns one row when the worker should run the step now: the execution is
 -- then in_progress and the workflow performing; with the workflow type's queue
--- and the trace context its creator stored; no row otherwise.
+-- and the trace context its creator stored, and the event it consumed (with
+-- who sent it and when); no row otherwise.
 -- Raises: 22004 for a NULL id; 22023 for an unknown precondition; P0002 for an
 -- unknown execution.
 create or replace function geneva.start_step(
@@ -38,7 +39,8 @@ returns table (
   event_sent_at timestamptz,
   group_name text,
   http jsonb,
-  idempotency_key bigint
+  idempotency_key bigint,
+  event_sent_by text
 )
 language plpgsql
 volatile
@@ -49,7 +51,8 @@ begin
   return query
   select s.execution_id, s.workflow_id, s.workflow_type, s.hero_type, s.hero_id, s.step_name, s.attempt,
     s.scheduled_for, s.started_at, s.cursor, s.continues_from_id, s.queue, s.trace_context,
-    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http, s.idempotency_key
+    s.event_id, s.event_name, s.event_payload, s.event_sent_at, s.group_name, s.http, s.idempotency_key,
+    s.event_sent_by
   from geneva.start_steps(array[p_execution_id], array[p_precondition]) s;
 end;
 $$;

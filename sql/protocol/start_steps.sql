@@ -51,7 +51,8 @@
 -- step's queue (geneva._step_queue), the trace context its creator stored
 -- (create_workflow's p_trace_context) and the event it consumed (the oldest
 -- of its awaited name not consumed yet, now marked consumed by it) or
--- carries from the execution it repeats (NULL when none), and the
+-- carries from the execution it repeats (NULL when none; its sender,
+-- event_sent_by, the session_user that sent it, last), and the
 -- workflow's group (create_workflow's p_group), and the step's "http" in
 -- the current definition (geneva._step_http: NULL for a step a Go worker
 -- runs), and its idempotency key: the id of the first execution of an
@@ -92,7 +93,8 @@ returns table (
   event_sent_at timestamptz,
   group_name text,
   http jsonb,
-  idempotency_key bigint
+  idempotency_key bigint,
+  event_sent_by text
 )
 language plpgsql
 volatile
@@ -167,12 +169,14 @@ begin
   left join geneva.step_executions e on e.id = i.execution_id
   left join geneva.workflows w on w.id = e.workflow_id
   left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-  -- the event an awaiting execution takes: its name's oldest not consumed
+  -- the event an awaiting execution takes: its names' oldest not consumed
+  -- (with "since": "wait", of those sent after the step was reached)
   left join lateral (
     select x.id
     from geneva.events x
     where e.await_event is not null and e.event_id is null
-      and x.workflow_id = e.workflow_id and x.name = e.await_event and x.consumed_by is null
+      and x.workflow_id = e.workflow_id and x.name = any (coalesce(e.await_names, array[e.await_event]))
+      and x.consumed_by is null and x.id > coalesce(e.await_after, 0)
     order by x.id
     limit 1
   ) ev on true;
@@ -334,7 +338,8 @@ begin
           where q.workflow_id = e.workflow_id and q.id > p.id and q.id < e.id
             and q.outcome is distinct from 'recovered'
         )
-    ), e.id) end
+    ), e.id) end,
+    ev.sent_by
   from started e
   join moved w on w.id = e.workflow_id
   join geneva.workflow_definitions d on d.workflow_type = w.workflow_type

@@ -17,7 +17,8 @@ create or replace function geneva._cell_create_workflows(
   p_groups text[],
   p_idempotency_keys text[],
   p_parent_id bigint,
-  p_skip_ongoing boolean
+  p_skip_ongoing boolean,
+  p_child_keys text[]
 )
 returns bigint[]
 language plproxy
@@ -27,6 +28,6 @@ as $$
   run on p_partition;
   select geneva.create_workflows(
     p_workflow_type, p_hero_type, p_hero_ids, p_allow_multiple, p_trace_context,
-    p_groups, p_idempotency_keys, p_parent_id, p_skip_ongoing
+    p_groups, p_idempotency_keys, p_parent_id, p_skip_ongoing, p_child_keys
   );
 $$;

@@ -14,7 +14,8 @@
 -- Called by: applications and operators through the router.
 -- Raises: 22004 for a NULL list; 22023 for p_groups or p_idempotency_keys
 -- of another length than p_hero_ids (before any cell is called); what the
--- cells' geneva.create_workflows raises.
+-- cells' geneva.create_workflows raises (p_child_keys, which goes with a
+-- parent, hence to one cell, is checked there).
 create or replace function geneva.create_workflows(
   p_workflow_type text,
   p_hero_type text,
@@ -24,7 +25,8 @@ create or replace function geneva.create_workflows(
   p_groups text[] default null,
   p_idempotency_keys text[] default null,
   p_parent_id bigint default null,
-  p_skip_ongoing boolean default false
+  p_skip_ongoing boolean default false,
+  p_child_keys text[] default null
 )
 returns bigint[]
 language plpgsql
@@ -49,7 +51,7 @@ begin
   if cardinality(p_hero_ids) = 0 then
     -- the cells' answer to an empty list, from any cell
     return geneva._cell_create_workflows(0, p_workflow_type, p_hero_type, p_hero_ids, p_allow_multiple,
-      p_trace_context, p_groups, p_idempotency_keys, p_parent_id, p_skip_ongoing);
+      p_trace_context, p_groups, p_idempotency_keys, p_parent_id, p_skip_ongoing, p_child_keys);
   end if;
   select count(*)::integer - 1 into v_mask from geneva._cells_map();
   v_ids := array_fill(null::bigint, array[cardinality(p_hero_ids)]);
@@ -73,7 +75,9 @@ begin
         array(select p_groups[i] from unnest(v_share.indexes) with ordinality u(i, o) order by o) end,
       case when p_idempotency_keys is not null then
         array(select p_idempotency_keys[i] from unnest(v_share.indexes) with ordinality u(i, o) order by o) end,
-      p_parent_id, p_skip_ongoing);
+      p_parent_id, p_skip_ongoing,
+      case when p_child_keys is not null then
+        array(select p_child_keys[i] from unnest(v_share.indexes) with ordinality u(i, o) order by o) end);
     for j in 1 .. cardinality(v_share.indexes) loop
       v_ids[v_share.indexes[j]] := v_share_ids[j];
     end loop;

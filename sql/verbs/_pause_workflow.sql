@@ -36,7 +36,8 @@ begin
       updated_at = v_now
     where w.id = p_workflow_id
     returning w.* into v_workflow;
-  elsif v_workflow.state = 'performing' and v_workflow.requested_action is distinct from 'cancel' then
+  elsif v_workflow.state = 'performing' and v_workflow.requested_action is distinct from 'cancel'
+    and v_workflow.requested_action is distinct from 'cancel_by_event' then
     update geneva.workflows w
     set requested_action = 'pause',
       updated_at = v_now

@@ -73,7 +73,8 @@ begin
       v_last.cursor,
       case when v_last.cursor is not null then v_last.id end,
       p_await => true,
-      p_event_id => v_last.event_id
+      p_event_id => v_last.event_id,
+      p_await_after => v_last.await_after
     );
   end if;
 

@@ -3,7 +3,10 @@
 -- come for its workflow yet, with since when it waits (after the step's own
 -- wait), when its timeout falls and what then happens. A paused workflow's
 -- kept execution is listed too (workflow_state says so); an execution whose
--- event has come, and that is only waiting for its job, is not.
+-- event has come, and that is only waiting for its job, is not. event is
+-- the name it awaits (the first, for an await of any of several); events
+-- every name it awaits; since, wait (only events sent after the step was
+-- reached count) or kept.
 --
 -- For operators (the dashboard's Waiting page, `geneva events`) and metrics
 -- (workflows awaiting, per type and event). Reads step_executions_awaiting,
@@ -24,7 +27,10 @@ select
   coalesce(
     d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
     'run'
-  ) as on_timeout
+  ) as on_timeout,
+  -- (appended: create or replace view keeps the columns above in place)
+  coalesce(e.await_names, array[e.await_event]) as events,
+  case when e.await_after is not null then 'wait' else 'kept' end as since
 from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
@@ -33,7 +39,8 @@ where e.state = 'scheduled'
   and e.event_id is null
   and not exists (
     select from geneva.events ev
-    where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+    where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+      and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
   );
 
 comment on view geneva.awaiting_events is

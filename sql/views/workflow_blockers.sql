@@ -71,7 +71,8 @@ where e.state = 'scheduled'
     e.await_event is not null and e.event_id is null
     and not exists (
       select from geneva.events ev
-      where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+      where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+        and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
     )
   )
 union all
@@ -239,7 +240,8 @@ where e.state = 'scheduled'
     e.await_event is not null and e.event_id is null
     and not exists (
       select from geneva.events ev
-      where ev.workflow_id = e.workflow_id and ev.name = e.await_event and ev.consumed_by is null
+      where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+        and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
     )
   );
 

@@ -122,6 +122,30 @@ func TestHarnessEvents(t *testing.T) {
 		})
 	}
 
+	// A step awaiting any of several events: AssertAwaiting names any of
+	// them, and the step sees which came and who sent it.
+	t.Run("AnyOfSeveralEvents", func(t *testing.T) {
+		t.Parallel()
+		var got *worker.Event
+		h := newHarness(t, worker.NewWorkflow("Claim", nil).
+			Step("file", ok, nil).
+			Step("decide", func(ctx context.Context, step *worker.Step) error {
+				got = step.Event()
+				return nil
+			}, &worker.StepOpts{Await: &worker.Await{
+				Events: []string{"approved", "rejected"}, Since: worker.SinceWait, Timeout: time.Hour,
+			}}))
+		h.SetNow(ctx, start)
+		id := h.Create(ctx, "Claim", "Claim", "1")
+		h.PerformNextStep(ctx, id)
+		h.AssertAwaiting(ctx, id, "rejected")
+		require.True(t, h.SendEvent(ctx, id, "rejected", nil))
+		require.Equal(t, goclient.StateFinished, h.Speedrun(ctx, id, nil).State)
+		require.NotNil(t, got)
+		require.Equal(t, "rejected", got.Name)
+		require.NotEmpty(t, got.SentBy)
+	})
+
 	t.Run("AssertAwaitingFails", func(t *testing.T) {
 		t.Parallel()
 		conf := dbtest.NewConfig(t)

@@ -252,11 +252,13 @@ func (h *Harness) SendEvent(ctx context.Context, workflowID int64, event string,
 }
 
 // AssertAwaiting fails the test unless the workflow has a step awaiting the
-// event, which has not come yet (a row of geneva.awaiting_events).
+// event (alone, or among several: Await.Events), which has not come yet (a
+// row of geneva.awaiting_events).
 func (h *Harness) AssertAwaiting(ctx context.Context, workflowID int64, event string) {
 	h.tb.Helper()
-	rows, err := h.conn.Query(ctx, `select step_name, event, timeout_at from geneva.awaiting_events
-		where workflow_id = $1 order by execution_id`, workflowID)
+	rows, err := h.conn.Query(ctx, `select step_name, array_to_string(events, ' | '), $2 = any (events), timeout_at
+		from geneva.awaiting_events
+		where workflow_id = $1 order by execution_id`, workflowID, event)
 	if err != nil {
 		h.tb.Fatalf("workertest: reading what workflow %d awaits: %v", workflowID, err)
 	}
@@ -265,12 +267,13 @@ func (h *Harness) AssertAwaiting(ctx context.Context, workflowID int64, event st
 	for rows.Next() {
 		var (
 			step, name string
+			among      bool
 			timeoutAt  *time.Time
 		)
-		if err := rows.Scan(&step, &name, &timeoutAt); err != nil {
+		if err := rows.Scan(&step, &name, &among, &timeoutAt); err != nil {
 			h.tb.Fatalf("workertest: reading what workflow %d awaits: %v", workflowID, err)
 		}
-		if name == event {
+		if among {
 			return
 		}
 		awaiting = append(awaiting, fmt.Sprintf("step %s awaits %q", step, name))
