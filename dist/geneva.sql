@@ -7981,23 +7981,28 @@ $$;
 
 -- geneva._children_join: makes a parent's join due when its condition holds:
 -- the parent's scheduled execution that awaits its children (a step's
--- "await": {"children": …}, await_event geneva:children) and is not due yet
--- receives the geneva:children event, whose payload holds the counts
--- (children, ended, finished, canceled), through geneva._send_event, which
--- makes it due (the step consumes the event when it starts, as any awaited
--- event). The rule is the step's in the current definition: all (the
--- parent's children_ended has reached children: at once when it has none),
--- any (one), or N.
+-- "await": {"children": …}, await_event geneva:children), before its
+-- timeout and without its event yet, receives the geneva:children event,
+-- whose payload holds the counts (children, ended, finished, canceled),
+-- through geneva._send_event, which makes it due when it waits (the step
+-- consumes the event when it starts, as any awaited event). A join is due
+-- as it begins (geneva._insert_execution): one that has not been claimed
+-- yet is picked all the same, and its claim finds the event. The rule is
+-- the step's in the current definition: all (the parent's children_ended
+-- has reached children: at once when it has none), any (one), or N.
 --
 -- Exactly once: the caller holds the parent's row lock, which every change
 -- of the parent's counts and every claim of its executions takes, so the
 -- ends of the last two children are decided one after the other, the second
--- seeing the first's; an execution once due is not picked again.
+-- seeing the first's; an execution whose event has been sent (and not
+-- consumed yet: it is the workflow's one geneva:children event pending) is
+-- not picked again.
 --
 -- Called by: geneva._children_count (a child created or ended), and
--- geneva.start_steps (a join due at its start, whose event has not come:
--- its condition may have held before the join began). Takes the awaiting
--- execution's lock (after the parent's, which the caller holds).
+-- geneva.start_steps (a join at its first claim, whose event has not come:
+-- its condition may have held before the join began; the claim then starts
+-- it with the event). Takes the awaiting execution's lock (after the
+-- parent's, which the caller holds).
 create or replace function geneva._children_join(p_parent geneva.workflows)
 returns void
 language plpgsql
@@ -8020,7 +8025,11 @@ begin
     and e.state = 'scheduled'
     and e.await_event = 'geneva:children'
     and e.event_id is null
-    and e.scheduled_for > greatest(e.await_from, v_now);
+    and e.await_until > v_now
+    and not exists (
+      select from geneva.events x
+      where x.workflow_id = p_parent.id and x.name = 'geneva:children' and x.consumed_by is null
+    );
   if not found then
     return;
   end if;
@@ -9954,13 +9963,15 @@ comment on function geneva.complete_steps(bigint[], text[], interval[], bigint[]
 --     defined pauses the workflow, the hero missing or cancel_if cancels it,
 --     skip_if schedules the next step);
 --   the step awaits an event (its definition's "await") and none has come
---     for the workflow: its timeout has passed (it was due at its
+--     for the workflow: a join (an await of its children) whose condition
+--     holds already (geneva._children_join sends its event now) starts with
+--     it; otherwise its timeout has passed (it was due at its
 --     await_until), and the await's on_timeout decides: run starts it without
 --     an event; cancel, pause or skip end it and move the workflow as the
 --     (timeout, …) rows of geneva._signal_effects say (canceled_by_timeout,
 --     paused_by_timeout, skipped_by_timeout); an execution due before its
---     timeout without an event (a repeat of one whose event was taken) is
---     due again at its timeout;
+--     timeout without an event (a repeat of one whose event was taken, a
+--     join whose condition does not hold yet) is due again at its timeout;
 --   the step is held to limits (the type's concurrency or rate_limit, the
 --     step's named limits) and one is full now: the execution stays
 --     scheduled, not an attempt, waiting for a slot without a job or
@@ -10036,6 +10047,7 @@ declare
   v_n integer := coalesce(cardinality(p_execution_ids), 0);
   v_kinds text[];
   v_events bigint[];
+  v_event bigint;
   v_limited boolean[];
   v_admitted bigint[];
   -- the executions held to limits that start (geneva._limit_admit): each
@@ -10117,6 +10129,31 @@ begin
             table = 'step_executions';
   end if;
 
+  -- a join whose condition holds at its claim (its children ended before it
+  -- began, or it has none) starts now, with its event: geneva._children_join
+  -- sends it under the parent's lock, taken above (exactly once)
+  if 'rewait' = any (v_kinds) then
+    for v_item in
+      select t.ord, w
+      from unnest(p_execution_ids, v_kinds) with ordinality as t (execution_id, kind, ord)
+      join geneva.step_executions e on e.id = t.execution_id
+      join geneva.workflows w on w.id = e.workflow_id
+      where t.kind = 'rewait' and e.await_event = 'geneva:children'
+      order by w.id, e.id
+    loop
+      perform geneva._children_join(v_item.w);
+      select x.id into v_event
+      from geneva.events x
+      where x.workflow_id = (v_item.w).id and x.name = 'geneva:children' and x.consumed_by is null
+      order by x.id
+      limit 1;
+      if v_event is not null then
+        v_kinds[v_item.ord] := 'start';
+        v_events[v_item.ord] := v_event;
+      end if;
+    end loop;
+  end if;
+
   -- the steps held to limits start only if their limits allow (the rest
   -- wait, geneva._limit_admit; with the executions that end below, whose
   -- slots' and keys' locks it takes with its own)
@@ -10163,7 +10200,6 @@ begin
       where e.id = (v_item.e).id
       returning e.* into v_execution;
       perform geneva._ensure_job(v_item.w, v_execution);
-      perform geneva._children_join(v_item.w);
     elsif v_item.kind like 'timeout_%' then
       perform geneva._end_as(v_item.e, 'timeout', substr(v_item.kind, 9));
     elsif v_item.kind = 'step_not_defined' then

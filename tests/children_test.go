@@ -189,12 +189,20 @@ func TestChildren(t *testing.T) {
 		b.defineFamily(t, `"all"`)
 		parent, _ := b.fanOut(t, "1", 0)
 
+		// its first claim decides, and starts it with its event
 		join := b.active(t, parent)
-		_, ok := b.startStep(t, join.ID, nil)
-		require.False(t, ok) // the claim decides, and the join is due now
-		require.Equal(t, t0, b.execution(t, join.ID).ScheduledFor)
-		started := b.run(t, parent)
+		started, ok := b.startStep(t, join.ID, nil)
+		require.True(t, ok)
 		require.Equal(t, "join", started.StepName)
+		require.Equal(t, "geneva:children", deref(started.EventName))
+		var counts map[string]int
+		require.NoError(t, json.Unmarshal(started.EventPayload, &counts))
+		require.Equal(t, map[string]int{"children": 0, "ended": 0, "finished": 0, "canceled": 0}, counts)
+		require.Equal(t, 1, b.joinEvents(t, parent))
+		require.Equal(t, t0, b.execution(t, join.ID).ScheduledFor)
+		// a repeated claim starts nothing and sends nothing
+		_, ok = b.startStep(t, join.ID, nil)
+		require.False(t, ok)
 		require.Equal(t, 1, b.joinEvents(t, parent))
 	})
 
@@ -209,9 +217,30 @@ func TestChildren(t *testing.T) {
 		b.finishChild(t, child)
 		b.complete(t, fan.ExecutionID, "success", nil)
 
-		_, ok := b.startStep(t, b.active(t, parent).ID, nil)
-		require.False(t, ok)
-		require.Equal(t, "join", b.run(t, parent).StepName)
+		started, ok := b.startStep(t, b.active(t, parent).ID, nil)
+		require.True(t, ok) // at its first claim
+		require.Equal(t, "join", started.StepName)
+		var counts map[string]int
+		require.NoError(t, json.Unmarshal(started.EventPayload, &counts))
+		require.Equal(t, map[string]int{"children": 1, "ended": 1, "finished": 1, "canceled": 0}, counts)
+		require.Equal(t, 1, b.joinEvents(t, parent))
+	})
+
+	t.Run("JoinDueButUnclaimedWhenItsChildrenEnd", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFamily(t, `"all"`)
+		parent, children := b.fanOut(t, "1", 1)
+
+		// the join is due as it begins; its child ends before its first
+		// claim, which finds the event that end sent
+		b.finishChild(t, children[0])
+		require.Equal(t, 1, b.joinEvents(t, parent))
+		started := b.run(t, parent)
+		require.Equal(t, "join", started.StepName)
+		require.Equal(t, "geneva:children", deref(started.EventName))
+		require.Equal(t, 1, b.joinEvents(t, parent))
 	})
 
 	t.Run("JoinAnyAndN", func(t *testing.T) {

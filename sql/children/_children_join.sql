@@ -1,22 +1,27 @@
 -- geneva._children_join: makes a parent's join due when its condition holds:
 -- the parent's scheduled execution that awaits its children (a step's
--- "await": {"children": …}, await_event geneva:children) and is not due yet
--- receives the geneva:children event, whose payload holds the counts
--- (children, ended, finished, canceled), through geneva._send_event, which
--- makes it due (the step consumes the event when it starts, as any awaited
--- event). The rule is the step's in the current definition: all (the
--- parent's children_ended has reached children: at once when it has none),
--- any (one), or N.
+-- "await": {"children": …}, await_event geneva:children), before its
+-- timeout and without its event yet, receives the geneva:children event,
+-- whose payload holds the counts (children, ended, finished, canceled),
+-- through geneva._send_event, which makes it due when it waits (the step
+-- consumes the event when it starts, as any awaited event). A join is due
+-- as it begins (geneva._insert_execution): one that has not been claimed
+-- yet is picked all the same, and its claim finds the event. The rule is
+-- the step's in the current definition: all (the parent's children_ended
+-- has reached children: at once when it has none), any (one), or N.
 --
 -- Exactly once: the caller holds the parent's row lock, which every change
 -- of the parent's counts and every claim of its executions takes, so the
 -- ends of the last two children are decided one after the other, the second
--- seeing the first's; an execution once due is not picked again.
+-- seeing the first's; an execution whose event has been sent (and not
+-- consumed yet: it is the workflow's one geneva:children event pending) is
+-- not picked again.
 --
 -- Called by: geneva._children_count (a child created or ended), and
--- geneva.start_steps (a join due at its start, whose event has not come:
--- its condition may have held before the join began). Takes the awaiting
--- execution's lock (after the parent's, which the caller holds).
+-- geneva.start_steps (a join at its first claim, whose event has not come:
+-- its condition may have held before the join began; the claim then starts
+-- it with the event). Takes the awaiting execution's lock (after the
+-- parent's, which the caller holds).
 create or replace function geneva._children_join(p_parent geneva.workflows)
 returns void
 language plpgsql
@@ -39,7 +44,11 @@ begin
     and e.state = 'scheduled'
     and e.await_event = 'geneva:children'
     and e.event_id is null
-    and e.scheduled_for > greatest(e.await_from, v_now);
+    and e.await_until > v_now
+    and not exists (
+      select from geneva.events x
+      where x.workflow_id = p_parent.id and x.name = 'geneva:children' and x.consumed_by is null
+    );
   if not found then
     return;
   end if;
