@@ -21,8 +21,8 @@
 // docs/performance.md (and the README's sentence of it) and bench/NOTES.md's
 // throughput bars quote: the sweep of slots durable and non-durable with
 // River beside it, River's ceiling, batching's before, HTTP steps, the steady
-// load and create_workflow's rates: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
-// (awaits, limits, fairness, fan-out, growth to a million, schedules,
+// load and create_workflow's rates, a keyed send beside an unkeyed one: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
+// (awaits, limits, fairness, fan-out, keyed sends, growth to a million, schedules,
 // resumable steps, and the unbatched runs with every step its own job) are
 // selected by name; all of them took 13 to 23 minutes on that machine.
 //
@@ -98,6 +98,9 @@ type options struct {
 	fanoutChildren int
 	fanoutParents  int
 
+	keyedWorkflows int
+	keyedSends     int
+
 	// unbatchedOwnJobs: the unbatched runs also with every step its own job
 	unbatchedOwnJobs bool
 	// runs are the runs -runs selected (selectRuns), in benchRuns' order
@@ -161,6 +164,8 @@ func main() {
 	flag.IntVar(&o.fairSmall, "fair-small", 10, "workflows of each small group of the fairness run")
 	flag.IntVar(&o.fanoutChildren, "fanout-children", 10000, "children of one no-op step that one parent fans out and joins, at each durability, beside as many steps each its own job and as many one-step workflows without a parent (0: skip the fan-out runs)")
 	flag.IntVar(&o.fanoutParents, "fanout-parents", 100, "parents, one after another, of the fan-out run that measures the join's latency (p50 / p99), sharing -fanout-children children (1: only the one parent's)")
+	flag.IntVar(&o.keyedWorkflows, "keyed-workflows", 1000, "workflows that receive the keyed-send run's events, at each durability (0: skip that run)")
+	flag.IntVar(&o.keyedSends, "keyed-sends", 10000, "events sent in each half of each round of the keyed-send run: without keys, then with a key each (0: skip that run)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")

@@ -265,6 +265,9 @@ func (b *bench) throughput(ctx context.Context, p *profileResults) error {
 	if err := b.fanoutRuns(ctx, p); err != nil {
 		return fmt.Errorf("fan-out: %w", err)
 	}
+	if err := b.keyedSends(ctx, p); err != nil {
+		return fmt.Errorf("keyed sends: %w", err)
+	}
 	return nil
 }
 

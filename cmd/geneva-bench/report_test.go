@@ -243,7 +243,7 @@ func TestFanoutRows(t *testing.T) {
 		"| fan-out: the same 10000 children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand) | 1250 (0.62×; 2000) | — |\n",
 		"One parent: a workflow whose first step starts 10000 children of one no-op step",
 		"100 parents, one after another with one worker",
-		"-fanout-children 10000 -fanout-parents 100`",
+		"-fanout-children 10000 -fanout-parents 100 ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("markdown() lacks %q", want)
@@ -262,6 +262,43 @@ func TestFanoutRows(t *testing.T) {
 	r.profiles[0].fanout = fanoutResults{}
 	if text := r.markdown(); strings.Contains(text, "fan-out") || strings.Contains(text, "without a parent") {
 		t.Errorf("markdown() without the fan-out runs mentions them:\n%s", text)
+	}
+}
+
+func TestKeyedRows(t *testing.T) {
+	t.Parallel()
+
+	o := options{workers: 32, sampleEvery: 10 * time.Millisecond, awaitConns: 4, awaitPerTx: 100, keyedWorkflows: 1000, keyedSends: 10000}
+	r := &results{
+		options: o,
+		profiles: []*profileResults{
+			{name: "durable", durable: true, set: true, keyed: keyedResults{
+				workflows: 1000,
+				unkeyed:   []float64{2000, 2500, 2000}, keyed: []float64{1900, 2000, 2100},
+				unkeyedEvents: 30000, keyedEvents: 30000,
+				unkeyedTook: 12 * time.Second, keyedTook: 15 * time.Second,
+			}},
+			{name: "non-durable", set: true}, // its run failed to record
+		},
+	}
+	if got, want := r.profiles[0].keyed.cost(), 0.25; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("cost() = %v, want %v (15 s over 12 s, less one)", got, want)
+	}
+	text := r.markdown()
+	for _, want := range []string{
+		"| send_event without a key / with one, events/s (10000 events to 1000 workflows, 3 rounds each; bar: a key costs ≤ 10%) | 2500 / 2000 (**a key costs +25.0% a send**; rounds: 2000 / 1900, 2500 / 2000, 2000 / 2100) | — |\n",
+		"The send_event row measures what an event key",
+		"-keyed-workflows 1000 -keyed-sends 10000`",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("markdown() lacks %q:\n%s", want, text)
+		}
+	}
+
+	// A skipped run leaves no rows and no prose.
+	r.options.keyedWorkflows = 0
+	if text := r.markdown(); strings.Contains(text, "send_event without a key") || strings.Contains(text, "event key") {
+		t.Errorf("markdown() without the keyed-send run mentions it:\n%s", text)
 	}
 }
 

@@ -41,6 +41,8 @@ var benchRuns = []benchRun{
 		func(o *options) { o.limitWorkflows = 0 }},
 	{"fanout", "one parent fanning out -fanout-children children of one no-op step and joining them, beside each step its own job; the join's latency over -fanout-parents parents",
 		func(o *options) { o.fanoutChildren = 0 }},
+	{"keys", "send_event with an event key beside without one (issue 49's bar: a key costs at most 10%)",
+		func(o *options) { o.keyedWorkflows, o.keyedSends = 0, 0 }},
 	{"fairness", "a big group's backlog beside small groups under a limit by group",
 		func(o *options) { o.fairBig = 0 }},
 	{"growth", "create_workflow, the views and the dashboard's pages as finished history grows (to 1,000,000)",
@@ -53,10 +55,11 @@ var benchRuns = []benchRun{
 
 // runProfiles name sets of runs. headline, the default (`make bench`), is
 // what docs/performance.md (and the README's sentence of it) and
-// bench/NOTES.md's throughput bars quote, and fits in about a quarter of an
-// hour on a 2-core machine; full (`make bench/full`) is every run.
+// bench/NOTES.md's throughput bars quote, with issue 49's bar on event keys
+// (keys: some 15 s a durability), and fits in about a quarter of an hour on
+// a 2-core machine; full (`make bench/full`) is every run.
 var runProfiles = map[string][]string{
-	"headline": {"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create"},
+	"headline": {"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create", "keys"},
 	"full":     runNames(),
 }
 
