@@ -21,7 +21,7 @@
 //	geneva_queue_due_steps{queue}                       due steps of ready workflows not yet started
 //	geneva_queue_oldest_due_seconds{queue}              how long the oldest of them has waited
 //	geneva_step_executions_ended_5m{workflow_type, step_name, outcome}  executions ended in the last 5 minutes, by whole minutes (5 to 6)
-//	geneva_awaiting_workflows{workflow_type, event}     workflows whose step awaits an event that has not come (paused ones too)
+//	geneva_awaiting_workflows{workflow_type, event}     workflows whose step awaits an event that has not come (paused ones too); one awaiting any of several, under each name
 //	geneva_joins_waiting{workflow_type}                 workflows whose step is a join waiting for its children ("await": {"children": …})
 //	geneva_join_children_ongoing{workflow_type}         the children those joins wait on that have not ended
 //	geneva_events_sent{workflow_type, event}            events kept (sent and not yet deleted by housekeeping)
@@ -69,16 +69,18 @@ type DB interface {
 
 // Query is the collector's one query per scrape: the rows of
 // geneva.engine_metrics, then the events' gauges in the same shape (metric,
-// workflow_type, step_name, label, value), the event's name as the label,
+// workflow_type, step_name, label, value), the event's name as the label
+// (a workflow awaiting any of several events counted under each of them),
 // then the limits' (geneva.limit_usage), its kind, limit and key in the
 // places of workflow_type, step_name and label, then the schedules', the
 // schedule's name as the label, then the joins', per workflow type.
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
 from geneva.engine_metrics
 union all
-select 'awaiting_workflows', workflow_type, '', event, count(*)::double precision
-from geneva.awaiting_events
-group by workflow_type, event
+select 'awaiting_workflows', a.workflow_type, '', n.event, count(*)::double precision
+from geneva.awaiting_events a
+cross join lateral unnest(a.events) n (event)
+group by a.workflow_type, n.event
 union all
 select m.metric, s.workflow_type, '', s.event, m.value
 from geneva.event_stats s
@@ -148,7 +150,7 @@ func typeAndSchedule() func(string, string, string) []string {
 var metrics = map[string]metric{
 	"awaiting_workflows": {
 		desc: prometheus.NewDesc("geneva_awaiting_workflows",
-			"Workflows whose scheduled step awaits an event none of which has come yet (geneva.awaiting_events; paused workflows too), per type and event.",
+			"Workflows whose scheduled step awaits an event none of which has come yet (geneva.awaiting_events; paused workflows too), per type and event; a step awaiting any of several events counts under each name.",
 			[]string{"workflow_type", "event"}, nil),
 		labels: typeAndEvent(),
 	},

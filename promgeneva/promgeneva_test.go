@@ -285,6 +285,8 @@ func TestEventMetrics(t *testing.T) {
 	exec(`select geneva.define_workflow('Approval', '{"steps": [
 		{"name": "approve", "await": {"event": "approved", "timeout": "1 day"}}, {"name": "pay"}]}')`)
 	exec(`select geneva.define_workflow('Signup', '{"steps": [{"name": "welcome", "wait": "1 hour"}]}')`)
+	exec(`select geneva.define_workflow('Review', '{"steps": [
+		{"name": "decide", "await": {"event": ["approved", "rejected"], "timeout": "1 day"}}]}')`)
 
 	families := scrape(t, promgeneva.Handler(conn))
 	require.Empty(t, samples(families, "geneva_awaiting_workflows"))
@@ -293,6 +295,7 @@ func TestEventMetrics(t *testing.T) {
 	approved, other := create("Approval", "1"), create("Approval", "2")
 	create("Approval", "3")
 	signup := create("Signup", "1")
+	review := create("Review", "1")
 	exec(`select geneva.send_event($1, 'approved', '{"ok": true}')`, approved)
 	exec(`select geneva.start_step(e.id) from geneva.step_executions e where e.workflow_id = $1 and e.state = 'scheduled'`, approved)
 	exec(`select geneva.send_event($1, 'other')`, other)
@@ -303,6 +306,9 @@ func TestEventMetrics(t *testing.T) {
 		require.Equal(t, map[string]float64{"": 0}, samples(families, "geneva_scrape_error"))
 		require.Equal(t, map[string]float64{
 			"event=approved,workflow_type=Approval": 2, // the event other is not the one awaited
+			// a step awaiting any of several events counts under each name
+			"event=approved,workflow_type=Review": 1,
+			"event=rejected,workflow_type=Review": 1,
 		}, samples(families, "geneva_awaiting_workflows"))
 		require.Equal(t, map[string]float64{
 			"event=approved,workflow_type=Approval": 1,
@@ -323,8 +329,16 @@ func TestEventMetrics(t *testing.T) {
 		require.Contains(t, families["geneva_events_sent"].GetHelp(), "not a counter")
 	}
 
+	// one of its names comes: it awaits neither any more
+	exec(`select geneva.send_event($1, 'rejected')`, review)
+	families = scrape(t, promgeneva.Handler(conn))
+	require.Equal(t, map[string]float64{
+		"event=approved,workflow_type=Approval": 2,
+	}, samples(families, "geneva_awaiting_workflows"))
+
 	// housekeeping deletes an ended workflow's events: the gauge falls
 	exec("select geneva.cancel_workflow($1)", signup)
+	exec("select geneva.cancel_workflow($1)", review)
 	exec("select geneva.housekeep('0 seconds'::interval)")
 	families = scrape(t, promgeneva.Handler(conn))
 	require.Equal(t, map[string]float64{
