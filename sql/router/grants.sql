@@ -54,7 +54,13 @@ grant execute on function
   geneva.resume_workflow,
   geneva.cancel_workflow,
   geneva.skip_step,
-  geneva.retry_workflow
+  geneva.retry_workflow,
+  geneva.bulk_workflows,
+  geneva.define_limit,
+  geneva.create_schedule,
+  geneva.pause_schedule,
+  geneva.resume_schedule,
+  geneva.delete_schedule
 to {{ .role_operator }};
 
 -- Workers (deployers): a definition in every cell. Not operators: the cells
