@@ -290,7 +290,7 @@ func TestCells(t *testing.T) {
 	rows, err := router.Query(ctx, `
 		select p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid)
 		from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-		where n.nspname = 'geneva' and p.proname !~ '^_' order by 1`)
+		where n.nspname = 'geneva' and p.proname !~ '^(_|cells_)' order by 1`)
 	require.NoError(t, err)
 	type signature struct{ Name, Arguments, Result string }
 	routed, err := pgx.CollectRows(rows, pgx.RowToStructByPos[signature])
@@ -305,6 +305,55 @@ func TestCells(t *testing.T) {
 		require.Equal(t, arguments, s.Arguments, "geneva.%s's arguments", s.Name)
 		require.Equal(t, result, s.Result, "geneva.%s's result", s.Name)
 	}
+
+	// the router's views have the cells' columns, and merge the cells' rows
+	viewColumns := `
+		select c.relname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' order by a.attnum)
+		from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		join pg_attribute a on a.attrelid = c.oid and a.attnum > 0
+		where n.nspname = 'geneva' and c.relkind = 'v' and ($1::text[] is null or c.relname = any($1))
+		group by c.relname order by 1`
+	rows, err = router.Query(ctx, viewColumns, nil)
+	require.NoError(t, err)
+	type columns struct{ Name, Columns string }
+	routerViews, err := pgx.CollectRows(rows, pgx.RowToStructByPos[columns])
+	require.NoError(t, err)
+	names := []string{}
+	for _, v := range routerViews {
+		names = append(names, v.Name)
+	}
+	require.Equal(t, []string{"engine_metrics", "workflow_counts"}, names)
+	rows, err = cells[0].Query(ctx, viewColumns, names)
+	require.NoError(t, err)
+	cellViews, err := pgx.CollectRows(rows, pgx.RowToStructByPos[columns])
+	require.NoError(t, err)
+	require.Equal(t, cellViews, routerViews)
+	var ready, readyInCells, readyMetric int64
+	require.NoError(t, router.QueryRow(ctx,
+		"select workflows from geneva.workflow_counts where workflow_type = 'Onboarding' and state = 'ready'").Scan(&ready))
+	for _, cell := range cells {
+		var n int64
+		require.NoError(t, cell.QueryRow(ctx,
+			"select count(*) from geneva.workflows where workflow_type = 'Onboarding' and state = 'ready'").Scan(&n))
+		readyInCells += n
+	}
+	require.Equal(t, readyInCells, ready)
+	require.NoError(t, router.QueryRow(ctx, `
+		select value::bigint from geneva.engine_metrics
+		where metric = 'workflows' and workflow_type = 'Onboarding' and label = 'ready'`).Scan(&readyMetric))
+	require.Equal(t, readyInCells, readyMetric)
+	var cellNames int
+	require.NoError(t, router.QueryRow(ctx,
+		"select count(distinct cell) from geneva.cells_workflow_counts()").Scan(&cellNames))
+	require.Equal(t, 2, cellNames, "each cell's rows apart")
+
+	// a reader reads the views through the router
+	tx, err = router.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "set local role geneva_reader")
+	require.NoError(t, err)
+	require.NoError(t, tx.QueryRow(ctx, "select count(*) from geneva.engine_metrics").Scan(&readyMetric))
+	require.NoError(t, tx.Rollback(ctx))
 
 	// a cell stays a cell when migrated again without CellPartitions, and
 	// refuses another count

@@ -39,7 +39,16 @@ grant execute on function
   geneva.list_workflows,
   geneva.count_workflows,
   geneva.step_history,
-  geneva.get_step_execution
+  geneva.get_step_execution,
+  geneva.cells_workflow_counts,
+  geneva.cells_engine_metrics
+to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
+
+-- The views, merged from the cells (a reader of a view calls its
+-- functions, cells_*, granted above).
+grant select on
+  geneva.workflow_counts,
+  geneva.engine_metrics
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
 
 grant execute on function

@@ -11,10 +11,12 @@
 --
 -- ## Inventory
 --
--- One function a file, named after it (TestSQLShape): the public ones carry
--- the names and signatures of the cells' (TestCells compares them);
--- _-prefixed helpers pick a partition (_hero_hash, _create_hash) or run a
--- function in every cell (_cells_*: RUN ON ALL) for a public one to merge.
+-- One function or view a file, named after it (TestSQLShape): the public
+-- ones carry the names and signatures (the views: the columns) of the
+-- cells' (TestCells compares them), but cells_<view>, each cell's rows of a
+-- view; _-prefixed helpers pick a partition (_hero_hash, _create_hash) or
+-- run a function in every cell (_cells_*: RUN ON ALL) for a public one to
+-- merge.
 -- Routing:
 --   by hero       create_workflow (a child: by its parent's id),
 --                 send_hero_event; create_workflows, a call a cell with
@@ -28,6 +30,9 @@
 --                 step_history, get_step_execution
 --   on all cells  list_workflows, count_workflows, bulk_workflows
 --                 (merged), define_workflow, define_limit (each cell's)
+-- Views: workflow_counts and engine_metrics, the cells' columns, merged
+-- from cells_workflow_counts and cells_engine_metrics (RUN ON ALL, each
+-- cell's rows with a cell column; public, as a view's reader calls them).
 -- The operator verbs go through a _cell_* or _cells_* helper that passes
 -- the caller (_router_actor) for the cells' action log.
 
@@ -74,4 +79,8 @@
 {{ template "router/resume_schedule.sql" . }}
 {{ template "router/_cell_delete_schedule.sql" . }}
 {{ template "router/delete_schedule.sql" . }}
+{{ template "router/cells_workflow_counts.sql" . }}
+{{ template "router/workflow_counts.sql" . }}
+{{ template "router/cells_engine_metrics.sql" . }}
+{{ template "router/engine_metrics.sql" . }}
 {{ template "router/grants.sql" . }}
