@@ -40,6 +40,7 @@ grant execute on function
   geneva.count_workflows,
   geneva.step_history,
   geneva.get_step_execution,
+  geneva.final_step_at,
   geneva.cells_workflow_counts,
   geneva.cells_engine_metrics
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};

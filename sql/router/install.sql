@@ -27,7 +27,7 @@
 --                 _cells_schedule_hash)
 --   by id         get_workflow, pause_workflow, resume_workflow,
 --                 cancel_workflow, skip_step, retry_workflow, send_event,
---                 step_history, get_step_execution
+--                 step_history, get_step_execution, final_step_at
 --   on all cells  list_workflows, count_workflows, bulk_workflows
 --                 (merged), define_workflow, define_limit (each cell's)
 -- Views: workflow_counts and engine_metrics, the cells' columns, merged
@@ -60,6 +60,7 @@
 {{ template "router/send_event.sql" . }}
 {{ template "router/step_history.sql" . }}
 {{ template "router/get_step_execution.sql" . }}
+{{ template "router/final_step_at.sql" . }}
 {{ template "router/_cells_list_workflows.sql" . }}
 {{ template "router/list_workflows.sql" . }}
 {{ template "router/_cells_count_workflows.sql" . }}
