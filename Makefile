@@ -80,7 +80,7 @@ else
 endif
 
 .PHONY: bench-cells
-bench-cells: ## Measure what the cells' PL/Proxy router adds to a call: create_workflow and get_workflow through a router onto 2 cells, on a cell, on one database, p50 and p99 (bench/cells/run.sh; needs pgbench and PL/Proxy; a throwaway PostgreSQL unless DATABASE_URL is set). CELLSFLAGS passes flags, e.g. CELLSFLAGS='-T 30'
+bench-cells: ## Measure what the cells' PL/Proxy router adds to a call: create_workflow and get_workflow through a router onto 2 cells, on a cell, on one database, p50 and p99; and steps a second through 2 cells (a worker each) ÷ one database (bench/cells/run.sh; needs pgbench and PL/Proxy; a throwaway PostgreSQL unless DATABASE_URL is set). CELLSFLAGS passes flags, e.g. CELLSFLAGS='-T 30 -W 5000'
 ifdef DATABASE_URL
 	bash bench/cells/run.sh $(CELLSFLAGS)
 else

@@ -159,7 +159,7 @@ func renderFolder(folder, main string, data map[string]any) (string, error) {
 // extension plproxy; the cluster geneva (a foreign server whose option pI
 // is partition I's cell, the cells taken in turn, and a user mapping with
 // the first cell URL's user and password); a fresh schema geneva with the
-// row types of the first cell's workflows and step_executions; and the
+// row types of the first cell's workflows, step_executions and schedules; and the
 // functions of sql/router/, granted to the roles. Every cell must be a cell
 // of opts.Partitions partitions already. One transaction; safe to run again:
 // a router's map is kept then (it changes by MovePartition), and every cell
@@ -200,7 +200,7 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 				return fmt.Errorf("it is a cell of %d partitions, not %d (geneva migrate --cell --partitions %d)", partitions, opts.Partitions, opts.Partitions)
 			}
 			if i == 0 {
-				types, err = rowTypes(ctx, conn, "workflows", "step_executions")
+				types, err = rowTypes(ctx, conn, "workflows", "step_executions", "schedules")
 			}
 			return err
 		}()

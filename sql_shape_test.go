@@ -509,10 +509,31 @@ func cellFile(t *testing.T, code fs.FS, name, text string) error {
 // routerFile holds a file of sql/router/: a public function has the name of
 // one of sql/api/ (the router answers the public API's calls), a helper
 // picks a partition or runs on every cell.
+//
+// A view of sql/router/ has the name (and columns: TestCells) of one of
+// sql/views/, the cells' rows merged; its rows come from a public
+// function cells_<view>, each cell's rows with a cell column (a view's
+// reader may call no helper).
 func routerFile(t *testing.T, code fs.FS, name, text string) error {
 	t.Helper()
+	base := strings.TrimSuffix(path.Base(name), ".sql")
+	if views := definitions(t, name, text, createView); len(views) > 0 {
+		if len(views) != 1 || views[0] != base || !strings.HasPrefix(text, "-- geneva."+base) {
+			t.Errorf("%s: defines views %v; want one view, geneva.%s, after its header comment", name, views, base)
+		}
+		if _, err := fs.Stat(code, "views/"+base+".sql"); err != nil {
+			t.Errorf("%s: the router's views are the cells': sql/views/%s.sql does not exist", name, base)
+		}
+		return nil
+	}
 	function := functionFile(t, name, text)
 	if strings.HasPrefix(function, "_") {
+		return nil
+	}
+	if view, ok := strings.CutPrefix(function, "cells_"); ok {
+		if _, err := fs.Stat(code, "views/"+view+".sql"); err != nil {
+			t.Errorf("%s: a router's cells_ function reads a view of the cells: sql/views/%s.sql does not exist", name, view)
+		}
 		return nil
 	}
 	if _, err := fs.Stat(code, "api/"+function+".sql"); err != nil {

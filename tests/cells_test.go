@@ -290,7 +290,7 @@ func TestCells(t *testing.T) {
 	rows, err := router.Query(ctx, `
 		select p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid)
 		from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-		where n.nspname = 'geneva' and p.proname !~ '^_' order by 1`)
+		where n.nspname = 'geneva' and p.proname !~ '^(_|cells_)' order by 1`)
 	require.NoError(t, err)
 	type signature struct{ Name, Arguments, Result string }
 	routed, err := pgx.CollectRows(rows, pgx.RowToStructByPos[signature])
@@ -305,6 +305,55 @@ func TestCells(t *testing.T) {
 		require.Equal(t, arguments, s.Arguments, "geneva.%s's arguments", s.Name)
 		require.Equal(t, result, s.Result, "geneva.%s's result", s.Name)
 	}
+
+	// the router's views have the cells' columns, and merge the cells' rows
+	viewColumns := `
+		select c.relname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' order by a.attnum)
+		from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		join pg_attribute a on a.attrelid = c.oid and a.attnum > 0
+		where n.nspname = 'geneva' and c.relkind = 'v' and ($1::text[] is null or c.relname = any($1))
+		group by c.relname order by 1`
+	rows, err = router.Query(ctx, viewColumns, nil)
+	require.NoError(t, err)
+	type columns struct{ Name, Columns string }
+	routerViews, err := pgx.CollectRows(rows, pgx.RowToStructByPos[columns])
+	require.NoError(t, err)
+	names := []string{}
+	for _, v := range routerViews {
+		names = append(names, v.Name)
+	}
+	require.Equal(t, []string{"engine_metrics", "workflow_counts"}, names)
+	rows, err = cells[0].Query(ctx, viewColumns, names)
+	require.NoError(t, err)
+	cellViews, err := pgx.CollectRows(rows, pgx.RowToStructByPos[columns])
+	require.NoError(t, err)
+	require.Equal(t, cellViews, routerViews)
+	var ready, readyInCells, readyMetric int64
+	require.NoError(t, router.QueryRow(ctx,
+		"select workflows from geneva.workflow_counts where workflow_type = 'Onboarding' and state = 'ready'").Scan(&ready))
+	for _, cell := range cells {
+		var n int64
+		require.NoError(t, cell.QueryRow(ctx,
+			"select count(*) from geneva.workflows where workflow_type = 'Onboarding' and state = 'ready'").Scan(&n))
+		readyInCells += n
+	}
+	require.Equal(t, readyInCells, ready)
+	require.NoError(t, router.QueryRow(ctx, `
+		select value::bigint from geneva.engine_metrics
+		where metric = 'workflows' and workflow_type = 'Onboarding' and label = 'ready'`).Scan(&readyMetric))
+	require.Equal(t, readyInCells, readyMetric)
+	var cellNames int
+	require.NoError(t, router.QueryRow(ctx,
+		"select count(distinct cell) from geneva.cells_workflow_counts()").Scan(&cellNames))
+	require.Equal(t, 2, cellNames, "each cell's rows apart")
+
+	// a reader reads the views through the router
+	tx, err = router.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "set local role geneva_reader")
+	require.NoError(t, err)
+	require.NoError(t, tx.QueryRow(ctx, "select count(*) from geneva.engine_metrics").Scan(&readyMetric))
+	require.NoError(t, tx.Rollback(ctx))
 
 	// a cell stays a cell when migrated again without CellPartitions, and
 	// refuses another count
@@ -509,4 +558,137 @@ func TestCellsMove(t *testing.T) {
 	}
 	require.Greater(t, fresh, moving[len(moving)-1])
 	require.Equal(t, 1, countIn(cells[2], fmt.Sprintf("select count(*) from geneva.workflows where id & $1 = $2 and id = %d", fresh)))
+}
+
+// TestCellsOperators: through the router, bulk_workflows pages across the
+// cells acting on each workflow once, define_limit reaches every cell, a
+// schedule lives in its hero's cell and its verbs find it by name, and the
+// cells' action log names the router's caller (docs/cells.md).
+func TestCellsOperators(t *testing.T) {
+	ctx := context.Background()
+	cells, _, router := cellsSetup(t)
+	cellOf := func(id int64) *pgxpool.Pool { return cells[(id&(cellsPartitions-1))%2] }
+	var pgErr *pgconn.PgError
+
+	var ids []int64
+	heroes := make([]string, 90)
+	for i := range heroes {
+		heroes[i] = "bulk-" + strconv.Itoa(i)
+	}
+	require.NoError(t, router.QueryRow(ctx, "select geneva.create_workflows('Onboarding', 'User', $1)", heroes).Scan(&ids))
+
+	// bulk: pages of 25 across both cells, each workflow paused once, as
+	// `geneva bulk` goes on (after_id = last_id while more)
+	type bulkResult struct {
+		Matched, Acted int
+		More           bool
+		LastID         *int64 `json:"last_id"`
+		Refused        []any
+		ActionIDs      []int64 `json:"action_ids"`
+	}
+	filter := map[string]any{"type": "Onboarding", "state": "ready"}
+	acted, calls := 0, 0
+	var lastIDs []int64
+	for {
+		var result bulkResult
+		tx, err := router.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, "set local geneva.actor = 'carol'")
+		require.NoError(t, err)
+		require.NoError(t, tx.QueryRow(ctx, "select geneva.bulk_workflows('pause', $1, 25)", filter).Scan(&result))
+		require.NoError(t, tx.Commit(ctx))
+		calls++
+		require.LessOrEqual(t, result.Matched, 25)
+		require.Empty(t, result.Refused, "no workflow is met twice")
+		require.Len(t, result.ActionIDs, 2, "a call a cell")
+		acted += result.Acted
+		if result.LastID != nil {
+			lastIDs = append(lastIDs, *result.LastID)
+		}
+		if !result.More {
+			break
+		}
+		filter["after_id"] = *result.LastID
+	}
+	require.Equal(t, len(ids), acted)
+	require.GreaterOrEqual(t, calls, 4)
+	require.IsIncreasing(t, lastIDs)
+	for _, id := range ids {
+		var state string
+		var actors []string
+		require.NoError(t, cellOf(id).QueryRow(ctx, `
+			select w.state, array(select a.arguments ->> 'actor' from geneva.action_log a where a.workflow_id = w.id)
+			from geneva.workflows w where w.id = $1`, id).Scan(&state, &actors))
+		require.Equal(t, "paused", state)
+		require.Equal(t, []string{"carol"}, actors, "workflow %d: paused once, by the router's caller", id)
+	}
+
+	// a verb by id names the caller: the router's login role without an actor
+	var login string
+	require.NoError(t, router.QueryRow(ctx, "select session_user").Scan(&login))
+	var resumed int64
+	require.NoError(t, router.QueryRow(ctx, "select id from geneva.resume_workflow($1)", ids[0]).Scan(&resumed))
+	var actor string
+	require.NoError(t, cellOf(ids[0]).QueryRow(ctx, `
+		select arguments ->> 'actor' from geneva.action_log
+		where workflow_id = $1 and verb = 'resume_workflow'`, ids[0]).Scan(&actor))
+	require.Equal(t, login, actor)
+
+	// a limit is every cell's
+	_, err := router.Exec(ctx, "select geneva.define_limit('mail', p_concurrency => 3, p_by => 'hero')")
+	require.NoError(t, err)
+	for i, cell := range cells[:2] {
+		var concurrency int
+		require.NoError(t, cell.QueryRow(ctx, "select concurrency from geneva.limits where name = 'mail'").Scan(&concurrency))
+		require.Equal(t, 3, concurrency, "cell %d", i)
+	}
+	_, err = router.Exec(ctx, "select geneva.define_limit('mail', p_by => 'nobody')")
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "22023", pgErr.Code)
+
+	// a schedule lives in its hero's cell; its verbs find it by name
+	var hash int64
+	require.NoError(t, router.QueryRow(ctx, "select hashtext('User:sched')").Scan(&hash))
+	home, other := cells[(hash&(cellsPartitions-1))%2], cells[1-(hash&(cellsPartitions-1))%2]
+	var scheduleID int64
+	require.NoError(t, router.QueryRow(ctx,
+		"select geneva.create_schedule('nightly', '0 3 * * *', 'Onboarding', 'User', 'sched')").Scan(&scheduleID))
+	countIn := func(cell *pgxpool.Pool) (n int) {
+		require.NoError(t, cell.QueryRow(ctx, "select count(*) from geneva.schedules where name = 'nightly'").Scan(&n))
+		return n
+	}
+	require.Equal(t, 1, countIn(home))
+	require.Equal(t, 0, countIn(other))
+	var paused *time.Time
+	require.NoError(t, router.QueryRow(ctx, "select paused_at from geneva.pause_schedule('nightly')").Scan(&paused))
+	require.NotNil(t, paused)
+	require.NoError(t, router.QueryRow(ctx, "select paused_at from geneva.resume_schedule('nightly')").Scan(&paused))
+	require.Nil(t, paused)
+	// the same name for a hero of the other cell is refused; of this one, replaced
+	otherHero := ""
+	for i := 0; otherHero == ""; i++ {
+		var h int64
+		require.NoError(t, router.QueryRow(ctx, "select hashtext('User:' || $1::text)", strconv.Itoa(i)).Scan(&h))
+		if (h&(cellsPartitions-1))%2 != (hash&(cellsPartitions-1))%2 {
+			otherHero = strconv.Itoa(i)
+		}
+	}
+	_, err = router.Exec(ctx, "select geneva.create_schedule('nightly', '0 3 * * *', 'Onboarding', 'User', $1)", otherHero)
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "22023", pgErr.Code)
+	var again int64
+	require.NoError(t, router.QueryRow(ctx,
+		"select geneva.create_schedule('nightly', '0 4 * * *', 'Onboarding', 'User', 'sched')").Scan(&again))
+	require.Equal(t, scheduleID, again)
+	var deleted int64
+	require.NoError(t, router.QueryRow(ctx, "select id from geneva.delete_schedule('nightly')").Scan(&deleted))
+	require.Equal(t, scheduleID, deleted)
+	require.Equal(t, 0, countIn(home))
+	_, err = router.Exec(ctx, "select geneva.pause_schedule('nightly')")
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "P0002", pgErr.Code)
+	var scheduleActors []string
+	require.NoError(t, home.QueryRow(ctx, `
+		select array_agg(actor order by action_id) from geneva.action_log where verb like '%schedule'`).Scan(&scheduleActors))
+	require.Equal(t, []string{login, login, login, login, login}, scheduleActors)
 }

@@ -2,10 +2,13 @@
 # bench/cells/run.sh: what the PL/Proxy router adds to a call (docs/cells.md):
 # the same calls through a router onto two cells of 4 partitions, on one of
 # the cells directly, and on one database (not a cell), measured by pgbench on one connection, latency a call p50 and p99
-# and calls a second.
+# and calls a second. Then steps a second through the two cells against one
+# database (internal/cmd/cellsteps): -W workflows of 5 no-op Go steps
+# created on one database and run by one worker, then by two, then created
+# through a router onto two fresh cells and run by a worker a cell.
 #
 #   make bench-cells                    # a throwaway PostgreSQL
-#   DATABASE_URL=postgres://… bash bench/cells/run.sh [-T seconds]
+#   DATABASE_URL=postgres://… bash bench/cells/run.sh [-T seconds] [-W workflows]
 #
 # The calls: create_workflow (routed by hero) and get_workflow (routed by
 # id, of a workflow made beforehand; the id is read from a local table in
@@ -18,10 +21,12 @@ export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 cd "$(dirname "$0")/../.."
 
 seconds=10
-while getopts T: flag; do
+workflows=2000
+while getopts T:W: flag; do
   case "$flag" in
     T) seconds="$OPTARG" ;;
-    *) echo "usage: $0 [-T seconds]" >&2; exit 2 ;;
+    W) workflows="$OPTARG" ;;
+    *) echo "usage: $0 [-T seconds] [-W workflows]" >&2; exit 2 ;;
   esac
 done
 : "${DATABASE_URL:?DATABASE_URL must name a database of a superuser on the server to use}"
@@ -35,7 +40,8 @@ db_url() { # the server's URL with another database
 work="$(mktemp -d)"
 geneva="$work/geneva"
 go build -o "$geneva" ./cmd/geneva
-databases=(bench_cells_one bench_cells_0 bench_cells_1 bench_cells_router)
+databases=(bench_cells_one bench_cells_0 bench_cells_1 bench_cells_router
+  bench_steps_one bench_steps_0 bench_steps_1 bench_steps_router)
 cleanup() {
   for db in "${databases[@]}"; do psql -q "$DATABASE_URL" -c "drop database if exists $db with (force)" >/dev/null 2>&1 || true; done
   rm -rf "$work"
@@ -50,6 +56,11 @@ done
 "$geneva" --database-url "$(db_url bench_cells_1)" migrate --cell --partitions 4 >/dev/null
 "$geneva" --database-url "$(db_url bench_cells_router)" migrate --router --partitions 4 \
   --cells "$(db_url bench_cells_0),$(db_url bench_cells_1)" >/dev/null
+"$geneva" --database-url "$(db_url bench_steps_one)" migrate >/dev/null
+"$geneva" --database-url "$(db_url bench_steps_0)" migrate --cell --partitions 4 >/dev/null
+"$geneva" --database-url "$(db_url bench_steps_1)" migrate --cell --partitions 4 >/dev/null
+"$geneva" --database-url "$(db_url bench_steps_router)" migrate --router --partitions 4 \
+  --cells "$(db_url bench_steps_0),$(db_url bench_steps_1)" >/dev/null
 
 cat > "$work/create.sql" <<'SQL'
 \set hero random(1, 1000000000)
@@ -82,3 +93,7 @@ SQL
       END { printf "%-20s %8.0f %9d %9d\n", label, tps, v[int(NR * 0.50)], v[int(NR * 0.99)] }'
   done
 done
+
+echo
+go run ./internal/cmd/cellsteps -workflows "$workflows" -one "$(db_url bench_steps_one)" \
+  -router "$(db_url bench_steps_router)" -cells "$(db_url bench_steps_0),$(db_url bench_steps_1)"

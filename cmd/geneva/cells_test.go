@@ -71,6 +71,25 @@ func TestMigrateCells(t *testing.T) {
 	_, err = cli(t, router, "migrate", "--router", "--partitions", "8", "--cells", strings.Join(cells, ","))
 	require.ErrorContains(t, err, "it is a cell of 4 partitions, not 8")
 
+	// the CLI through the router: `geneva ls` (the merged counts and list)
+	// and `geneva bulk`, paging across the cells
+	routerConn, err := pgx.Connect(ctx, router)
+	require.NoError(t, err)
+	_, err = routerConn.Exec(ctx, `select geneva.define_workflow('Routed', '{"steps": [{"name": "only"}]}')`)
+	require.NoError(t, err)
+	_, err = routerConn.Exec(ctx, `select geneva.create_workflows('Routed', 'User', array(select g::text from generate_series(1, 20) g))`)
+	require.NoError(t, err)
+	require.NoError(t, routerConn.Close(ctx))
+	out, err = cli(t, router, "ls", "--json")
+	require.NoError(t, err)
+	require.Contains(t, out, `"Routed"`)
+	out, err = cli(t, router, "bulk", "pause", "--filter", "type=Routed", "--limit", "3", "--json")
+	require.NoError(t, err)
+	var bulk struct{ Matched, Acted int }
+	require.NoError(t, json.Unmarshal([]byte(out), &bulk), out)
+	require.Equal(t, 20, bulk.Acted, out)
+	require.Equal(t, 20, bulk.Matched, out)
+
 	// partition 1, on the second cell, moves to a third
 	third := empty(t)
 	_, err = cli(t, third, "migrate", "--cell", "--partitions", "4")

@@ -39,7 +39,17 @@ grant execute on function
   geneva.list_workflows,
   geneva.count_workflows,
   geneva.step_history,
-  geneva.get_step_execution
+  geneva.get_step_execution,
+  geneva.final_step_at,
+  geneva.cells_workflow_counts,
+  geneva.cells_engine_metrics
+to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
+
+-- The views, merged from the cells (a reader of a view calls its
+-- functions, cells_*, granted above).
+grant select on
+  geneva.workflow_counts,
+  geneva.engine_metrics
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
 
 grant execute on function
@@ -54,7 +64,13 @@ grant execute on function
   geneva.resume_workflow,
   geneva.cancel_workflow,
   geneva.skip_step,
-  geneva.retry_workflow
+  geneva.retry_workflow,
+  geneva.bulk_workflows,
+  geneva.define_limit,
+  geneva.create_schedule,
+  geneva.pause_schedule,
+  geneva.resume_schedule,
+  geneva.delete_schedule
 to {{ .role_operator }};
 
 -- Workers (deployers): a definition in every cell. Not operators: the cells

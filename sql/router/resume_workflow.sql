@@ -1,18 +1,20 @@
 -- geneva.resume_workflow: the cells' geneva.resume_workflow, on the router (docs/cells.md).
 --
 -- Runs geneva.resume_workflow in the cell holding the partition of p_workflow_id
--- (p_workflow_id & (P - 1): a cell's ids carry their partition).
+-- (p_workflow_id & (P - 1): a cell's ids carry their partition), through
+-- geneva._cell_resume_workflow, which names the caller in the cell's action log as
+-- "actor" (geneva._router_actor).
 --
 -- Called by: operators through the router.
 -- Raises: what the cell's geneva.resume_workflow raises.
 create or replace function geneva.resume_workflow(p_workflow_id bigint)
 returns geneva.workflows
-language plproxy
+language sql
+volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  cluster 'geneva';
-  run on p_workflow_id;
+  select r.* from geneva._cell_resume_workflow(p_workflow_id, geneva._router_actor()) r
 $$;
 
 comment on function geneva.resume_workflow is

@@ -1,0 +1,19 @@
+-- geneva._cell_cancel_workflow: the cells' geneva.cancel_workflow, in the cell its id routes
+-- to, on the router (docs/cells.md).
+--
+-- p_actor is set as the cell's geneva.actor for the call
+-- (geneva._router_actor), before the verb runs.
+--
+-- Called by: the router's cancel_workflow.
+-- Raises: what the cell's geneva.cancel_workflow raises.
+create or replace function geneva._cell_cancel_workflow(p_workflow_id bigint, p_actor text)
+returns geneva.workflows
+language plproxy
+set search_path = pg_catalog, pg_temp
+as $$
+  cluster 'geneva';
+  run on p_workflow_id;
+  select r.*
+  from pg_catalog.set_config('geneva.actor', p_actor, true) a(v)
+  cross join lateral geneva.cancel_workflow(p_workflow_id operator(pg_catalog.+) (0 operator(pg_catalog.*) pg_catalog.length(a.v))) r;
+$$;
