@@ -1,3 +1,0 @@
--- bench/history: throwaway prototypes for issue 50 (not part of the engine).
--- Shapes that stand in for geneva.workflows / step_executions / events: the
--- same keys, partial unique indexes and cascades, fewer payload columns.
