@@ -463,8 +463,9 @@ create table geneva.workflow_definitions (
   step_await_timeouts interval [] not null,
   -- each step's offset from the workflow's start (its "after"): the step is
   -- due no earlier than the workflow's created_at plus it; NULL for a step
-  -- without one
-  step_afters interval [] not null,
+  -- without one, and the whole array NULL when no step has one (a move then
+  -- reads no offset: geneva._advance_many)
+  step_afters interval [],
   -- each step's River queue: the type's queue for a step the Go worker runs,
   -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
   -- the stock worker runs (so that Go workers never fetch it)
@@ -483,7 +484,8 @@ create table geneva.workflow_definitions (
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
-    and cardinality(step_names) = cardinality(step_queues) and cardinality(step_names) = cardinality(step_afters)
+    and cardinality(step_names) = cardinality(step_queues)
+    and (step_afters is null or cardinality(step_names) = cardinality(step_afters))
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
@@ -4101,7 +4103,10 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at,
+      -- (the workflow's start only for a definition with an offset from it:
+      -- none, the common case, carries a NULL through the CTEs)
+      case when d.step_afters is not null then w.created_at end as created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
@@ -5615,10 +5620,12 @@ begin
       case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
       order by s.n
     ), '{}'),
-    coalesce(array_agg(
+    -- (NULL when no step has an "after": a workflow's move then reads no
+    -- offset, nor its created_at: geneva._advance_many; bench/NOTES.md)
+    case when bool_or(s.step ? 'after') then array_agg(
       case when s.step ? 'after' then geneva._parse_wait(s.step -> 'after', '') end
       order by s.n
-    ), '{}')
+    ) end
   into v_names, v_waits, v_timeouts, v_afters
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name

@@ -116,7 +116,10 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at,
+      -- (the workflow's start only for a definition with an offset from it:
+      -- none, the common case, carries a NULL through the CTEs)
+      case when d.step_afters is not null then w.created_at end as created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
