@@ -9495,7 +9495,11 @@ begin
     from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
-    left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
+    -- (a row's lookup stops at its row, rows being unique by cause and
+    -- signal: a join read the whole table for each element)
+    left join lateral (
+      select x.* from geneva._signal_effects() x where x.cause = i.cause and x.signal = i.signal limit 1
+    ) x on true
     left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
     -- (not folded into the aggregates: each would copy the CASEs it reads)
     offset 0
