@@ -4183,8 +4183,14 @@ begin
   ),
   -- when it is due, from now: after its wait, and for an await at its
   -- timeout unless its event is already here
+  -- (only the columns read below: a materialized CTE stores every column
+  -- it selects, the definition's arrays the later ones no longer need
+  -- included)
   timed as materialized (
-    select a.*,
+    select a.workflow_id, a.workflow_type, a.hero_type, a.hero_id, a.requested_action, a.hero_missing_at,
+      a.definition, a.step_names, a.step_queues, a.type_queue, a.priority, a.move, a.step_name, a.inline,
+      a.carry_key, a.wait_key, a.from_id, a.from_cursor, a.resolved, a.next_step, a.next_attempt,
+      a.await_event, a.await_from, a.await_until, a.await_names, a.await_after, a.next_event_id,
       case when a.await_event is null then a.next_wait
         else greatest(
           a.next_wait,
