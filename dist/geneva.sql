@@ -9478,12 +9478,16 @@ begin
       end as kind,
       case
         when e.state <> 'in_progress' then null
-        when w.state <> 'performing' then s.outcome
+        when w.state <> 'performing' then (
+          select s.outcome from geneva._signal_effects() s where s.cause = 'stray' and s.signal = 'cancel'
+        )
         else x.outcome
       end as outcome,
       case
         when e.state <> 'in_progress' then null
-        when w.state <> 'performing' then s.execution_state
+        when w.state <> 'performing' then (
+          select s.execution_state from geneva._signal_effects() s where s.cause = 'stray' and s.signal = 'cancel'
+        )
         else x.execution_state
       end as end_state,
       case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
@@ -9506,7 +9510,7 @@ begin
     left join lateral (
       select x.* from geneva._signal_effects() x where x.cause = i.cause and x.signal = i.signal limit 1
     ) x on true
-    left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
+    -- (a stray's outcome: subqueries that run only when there is one)
     -- (not folded into the aggregates: each would copy the CASEs it reads)
     offset 0
   ) c;
