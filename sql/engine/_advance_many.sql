@@ -148,7 +148,10 @@ begin
     from item i
   ),
   stepped as materialized (
-    select r.*,
+    -- (as timed below: only the columns read after it)
+    select r.workflow_id, r.workflow_type, r.hero_type, r.hero_id, r.requested_action, r.hero_missing_at,
+      r.definition, r.step_names, r.step_await_timeouts, r.step_queues, r.type_queue, r.priority, r.move,
+      r.step_name, r.inline, r.carry_key, r.wait_key, r.from_id, r.resolved,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
