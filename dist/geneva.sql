@@ -463,8 +463,9 @@ create table geneva.workflow_definitions (
   step_await_timeouts interval [] not null,
   -- each step's offset from the workflow's start (its "after"): the step is
   -- due no earlier than the workflow's created_at plus it; NULL for a step
-  -- without one
-  step_afters interval [] not null,
+  -- without one, and the whole array NULL when no step has one (a move then
+  -- reads no offset: geneva._advance_many)
+  step_afters interval [],
   -- each step's River queue: the type's queue for a step the Go worker runs,
   -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
   -- the stock worker runs (so that Go workers never fetch it)
@@ -483,7 +484,8 @@ create table geneva.workflow_definitions (
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
-    and cardinality(step_names) = cardinality(step_queues) and cardinality(step_names) = cardinality(step_afters)
+    and cardinality(step_names) = cardinality(step_queues)
+    and (step_afters is null or cardinality(step_names) = cardinality(step_afters))
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)
@@ -4101,20 +4103,20 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at,
+      -- (the workflow's start only for a definition with an offset from it:
+      -- none, the common case, carries a NULL through the CTEs)
+      case when d.step_afters is not null then w.created_at end as created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
-      f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
-      case when f.started_at is null then f.await_event end as from_await_event,
-      f.await_from as from_await_from, f.await_until as from_await_until,
-      f.await_names as from_await_names, f.await_after as from_await_after,
-      case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
+      -- (the ended execution's own columns are read by awaited, below:
+      -- read here, they would be carried through two materialized CTEs)
+      p_from_ids[o.ord] as from_id,
       case when p_moves[o.ord] = 'first' then 0 else array_position(d.step_names, p_step_names[o.ord]) end as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
     join geneva.workflows w on w.id = o.workflow_id
     left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    left join geneva.step_executions f on f.id = p_from_ids[o.ord]
   ),
   -- the moves that schedule, resolved against the current step list
   -- (resolved, stepped and timed are materialized: otherwise the planner
@@ -4133,13 +4135,15 @@ begin
     from item i
   ),
   stepped as materialized (
-    select r.*,
+    -- (as timed below: only the columns read after it)
+    select r.workflow_id, r.workflow_type, r.hero_type, r.hero_id, r.requested_action, r.hero_missing_at,
+      r.definition, r.step_names, r.step_await_timeouts, r.step_queues, r.type_queue, r.priority, r.move,
+      r.step_name, r.inline, r.carry_key, r.wait_key, r.from_id, r.resolved,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
         then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
-      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt,
       -- (the next step's own "await", read once here: NULL for a step that
       -- awaits nothing, and for the same step again, whose await is carried)
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') and r.step_await_timeouts[r.idx + 1] is not null
@@ -4148,11 +4152,15 @@ begin
     from resolved r
   ),
   -- the await of what is scheduled: the step's own (fresh, after its wait)
-  -- or, for the same step again, the one it repeats
+  -- or, for the same step again, the one it repeats (f: the execution it
+  -- repeats, p_from_ids')
   awaited as (
     select s.*, a.await_event, a.await_from, a.await_until, a.await_names, a.await_after,
-      case when s.move = 'same' then s.from_event_id end as next_event_id
+      case when s.move = 'same' then f.event_id end as next_event_id,
+      case when s.move = 'same' then coalesce(f.attempt + 1, 1) else 1 end as next_attempt,
+      case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor
     from stepped s
+    left join geneva.step_executions f on f.id = s.from_id
     left join lateral (
       select
         -- (the helpers read next_await, and the last two, which are not
@@ -4160,26 +4168,32 @@ begin
         -- awaits: an expression of this select is evaluated for every
         -- element, the condition below or not, and copied wherever the
         -- statements below read it)
-        case when s.move = 'same' then s.from_await_event else geneva._await_name(s.next_await) end as await_event,
-        case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
-        case when s.move = 'same' then s.from_await_until
+        case when s.move = 'same' then case when f.started_at is null then f.await_event end else geneva._await_name(s.next_await) end as await_event,
+        case when s.move = 'same' then f.await_from else v_now + s.next_wait end as await_from,
+        case when s.move = 'same' then f.await_until
           else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
         end as await_until,
-        case when s.move = 'same' then s.from_await_names
+        case when s.move = 'same' then f.await_names
           when s.next_await is not null then geneva._await_names(s.next_await)
         end as await_names,
-        case when s.move = 'same' then s.from_await_after
+        case when s.move = 'same' then f.await_after
           when s.next_await is not null then geneva._await_after(s.workflow_id, s.next_await)
         end as await_after
       where s.resolved = 'schedule'
-        and (s.move <> 'same' or s.from_await_event is not null)
+        and (s.move <> 'same' or f.started_at is null and f.await_event is not null)
         and (s.move = 'same' or s.next_await is not null)
     ) a on true
   ),
   -- when it is due, from now: after its wait, and for an await at its
   -- timeout unless its event is already here
+  -- (only the columns read below: a materialized CTE stores every column
+  -- it selects, the definition's arrays the later ones no longer need
+  -- included)
   timed as materialized (
-    select a.*,
+    select a.workflow_id, a.workflow_type, a.hero_type, a.hero_id, a.requested_action, a.hero_missing_at,
+      a.definition, a.step_names, a.step_queues, a.type_queue, a.priority, a.move, a.step_name, a.inline,
+      a.carry_key, a.wait_key, a.from_id, a.from_cursor, a.resolved, a.next_step, a.next_attempt,
+      a.await_event, a.await_from, a.await_until, a.await_names, a.await_after, a.next_event_id,
       case when a.await_event is null then a.next_wait
         else greatest(
           a.next_wait,
@@ -5615,10 +5629,12 @@ begin
       case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
       order by s.n
     ), '{}'),
-    coalesce(array_agg(
+    -- (NULL when no step has an "after": a workflow's move then reads no
+    -- offset, nor its created_at: geneva._advance_many; bench/NOTES.md)
+    case when bool_or(s.step ? 'after') then array_agg(
       case when s.step ? 'after' then geneva._parse_wait(s.step -> 'after', '') end
       order by s.n
-    ), '{}')
+    ) end
   into v_names, v_waits, v_timeouts, v_afters
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name
@@ -9474,12 +9490,16 @@ begin
       end as kind,
       case
         when e.state <> 'in_progress' then null
-        when w.state <> 'performing' then s.outcome
+        when w.state <> 'performing' then (
+          select s.outcome from geneva._signal_effects() s where s.cause = 'stray' and s.signal = 'cancel'
+        )
         else x.outcome
       end as outcome,
       case
         when e.state <> 'in_progress' then null
-        when w.state <> 'performing' then s.execution_state
+        when w.state <> 'performing' then (
+          select s.execution_state from geneva._signal_effects() s where s.cause = 'stray' and s.signal = 'cancel'
+        )
         else x.execution_state
       end as end_state,
       case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
@@ -9497,8 +9517,12 @@ begin
     from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
-    left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
-    left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
+    -- (a row's lookup stops at its row, rows being unique by cause and
+    -- signal: a join read the whole table for each element)
+    left join lateral (
+      select x.* from geneva._signal_effects() x where x.cause = i.cause and x.signal = i.signal limit 1
+    ) x on true
+    -- (a stray's outcome: subqueries that run only when there is one)
     -- (not folded into the aggregates: each would copy the CASEs it reads)
     offset 0
   ) c;

@@ -30,8 +30,9 @@ create table geneva.workflow_definitions (
   step_await_timeouts interval [] not null,
   -- each step's offset from the workflow's start (its "after"): the step is
   -- due no earlier than the workflow's created_at plus it; NULL for a step
-  -- without one
-  step_afters interval [] not null,
+  -- without one, and the whole array NULL when no step has one (a move then
+  -- reads no offset: geneva._advance_many)
+  step_afters interval [],
   -- each step's River queue: the type's queue for a step the Go worker runs,
   -- the step's "http" "queue" (default geneva_http) for an HTTP step, which
   -- the stock worker runs (so that Go workers never fetch it)
@@ -50,7 +51,8 @@ create table geneva.workflow_definitions (
   constraint workflow_definitions_workflow_type_valid check (length(workflow_type) between 1 and 255),
   constraint workflow_definitions_steps_match check (
     cardinality(step_names) = cardinality(step_waits) and cardinality(step_names) = cardinality(step_await_timeouts)
-    and cardinality(step_names) = cardinality(step_queues) and cardinality(step_names) = cardinality(step_afters)
+    and cardinality(step_names) = cardinality(step_queues)
+    and (step_afters is null or cardinality(step_names) = cardinality(step_afters))
   ),
   constraint workflow_definitions_queue_valid check (char_length(queue) between 1 and 127),
   constraint workflow_definitions_priority_valid check (priority between 1 and 4)

@@ -271,10 +271,12 @@ begin
       case when s.step ? 'await' then geneva._parse_wait(s.step -> 'await' -> 'timeout', '') end
       order by s.n
     ), '{}'),
-    coalesce(array_agg(
+    -- (NULL when no step has an "after": a workflow's move then reads no
+    -- offset, nor its created_at: geneva._advance_many; bench/NOTES.md)
+    case when bool_or(s.step ? 'after') then array_agg(
       case when s.step ? 'after' then geneva._parse_wait(s.step -> 'after', '') end
       order by s.n
-    ), '{}')
+    ) end
   into v_names, v_waits, v_timeouts, v_afters
   from jsonb_array_elements(v_steps) with ordinality as s (step, n);
   select d.name into v_name

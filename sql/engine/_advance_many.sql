@@ -116,20 +116,20 @@ begin
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
   with item as (
     select o.ord, w.id as workflow_id, w.workflow_type, w.hero_type, w.hero_id, w.requested_action,
-      w.hero_missing_at, w.created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
+      w.hero_missing_at,
+      -- (the workflow's start only for a definition with an offset from it:
+      -- none, the common case, carries a NULL through the CTEs)
+      case when d.step_afters is not null then w.created_at end as created_at, d.definition, d.step_names, d.step_waits, d.step_afters, d.step_await_timeouts, d.step_queues, d.queue as type_queue, d.priority,
       p_moves[o.ord] as move, p_step_names[o.ord] as step_name, coalesce(p_waits[o.ord], interval '0') as wait,
       coalesce(p_inline[o.ord], false) as inline,
       p_carry_keys[o.ord] as carry_key, p_wait_keys[o.ord] as wait_key,
-      f.id as from_id, f.attempt as from_attempt, f.event_id as from_event_id,
-      case when f.started_at is null then f.await_event end as from_await_event,
-      f.await_from as from_await_from, f.await_until as from_await_until,
-      f.await_names as from_await_names, f.await_after as from_await_after,
-      case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor,
+      -- (the ended execution's own columns are read by awaited, below:
+      -- read here, they would be carried through two materialized CTEs)
+      p_from_ids[o.ord] as from_id,
       case when p_moves[o.ord] = 'first' then 0 else array_position(d.step_names, p_step_names[o.ord]) end as idx
     from unnest(p_workflow_ids) with ordinality as o (workflow_id, ord)
     join geneva.workflows w on w.id = o.workflow_id
     left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    left join geneva.step_executions f on f.id = p_from_ids[o.ord]
   ),
   -- the moves that schedule, resolved against the current step list
   -- (resolved, stepped and timed are materialized: otherwise the planner
@@ -148,13 +148,15 @@ begin
     from item i
   ),
   stepped as materialized (
-    select r.*,
+    -- (as timed below: only the columns read after it)
+    select r.workflow_id, r.workflow_type, r.hero_type, r.hero_id, r.requested_action, r.hero_missing_at,
+      r.definition, r.step_names, r.step_await_timeouts, r.step_queues, r.type_queue, r.priority, r.move,
+      r.step_name, r.inline, r.carry_key, r.wait_key, r.from_id, r.resolved,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') then r.step_names[r.idx + 1] else r.step_name end
         as next_step,
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first')
         then geneva._step_wait(r.step_waits[r.idx + 1], r.step_afters[r.idx + 1], r.created_at, v_now) else r.wait end
         as next_wait,
-      case when r.move = 'same' then coalesce(r.from_attempt + 1, 1) else 1 end as next_attempt,
       -- (the next step's own "await", read once here: NULL for a step that
       -- awaits nothing, and for the same step again, whose await is carried)
       case when r.resolved = 'schedule' and r.move in ('next', 'skip', 'first') and r.step_await_timeouts[r.idx + 1] is not null
@@ -163,11 +165,15 @@ begin
     from resolved r
   ),
   -- the await of what is scheduled: the step's own (fresh, after its wait)
-  -- or, for the same step again, the one it repeats
+  -- or, for the same step again, the one it repeats (f: the execution it
+  -- repeats, p_from_ids')
   awaited as (
     select s.*, a.await_event, a.await_from, a.await_until, a.await_names, a.await_after,
-      case when s.move = 'same' then s.from_event_id end as next_event_id
+      case when s.move = 'same' then f.event_id end as next_event_id,
+      case when s.move = 'same' then coalesce(f.attempt + 1, 1) else 1 end as next_attempt,
+      case when f.metadata ? 'rewind' then null else f.cursor end as from_cursor
     from stepped s
+    left join geneva.step_executions f on f.id = s.from_id
     left join lateral (
       select
         -- (the helpers read next_await, and the last two, which are not
@@ -175,26 +181,32 @@ begin
         -- awaits: an expression of this select is evaluated for every
         -- element, the condition below or not, and copied wherever the
         -- statements below read it)
-        case when s.move = 'same' then s.from_await_event else geneva._await_name(s.next_await) end as await_event,
-        case when s.move = 'same' then s.from_await_from else v_now + s.next_wait end as await_from,
-        case when s.move = 'same' then s.from_await_until
+        case when s.move = 'same' then case when f.started_at is null then f.await_event end else geneva._await_name(s.next_await) end as await_event,
+        case when s.move = 'same' then f.await_from else v_now + s.next_wait end as await_from,
+        case when s.move = 'same' then f.await_until
           else v_now + s.next_wait + s.step_await_timeouts[array_position(s.step_names, s.next_step)]
         end as await_until,
-        case when s.move = 'same' then s.from_await_names
+        case when s.move = 'same' then f.await_names
           when s.next_await is not null then geneva._await_names(s.next_await)
         end as await_names,
-        case when s.move = 'same' then s.from_await_after
+        case when s.move = 'same' then f.await_after
           when s.next_await is not null then geneva._await_after(s.workflow_id, s.next_await)
         end as await_after
       where s.resolved = 'schedule'
-        and (s.move <> 'same' or s.from_await_event is not null)
+        and (s.move <> 'same' or f.started_at is null and f.await_event is not null)
         and (s.move = 'same' or s.next_await is not null)
     ) a on true
   ),
   -- when it is due, from now: after its wait, and for an await at its
   -- timeout unless its event is already here
+  -- (only the columns read below: a materialized CTE stores every column
+  -- it selects, the definition's arrays the later ones no longer need
+  -- included)
   timed as materialized (
-    select a.*,
+    select a.workflow_id, a.workflow_type, a.hero_type, a.hero_id, a.requested_action, a.hero_missing_at,
+      a.definition, a.step_names, a.step_queues, a.type_queue, a.priority, a.move, a.step_name, a.inline,
+      a.carry_key, a.wait_key, a.from_id, a.from_cursor, a.resolved, a.next_step, a.next_attempt,
+      a.await_event, a.await_from, a.await_until, a.await_names, a.await_after, a.next_event_id,
       case when a.await_event is null then a.next_wait
         else greatest(
           a.next_wait,

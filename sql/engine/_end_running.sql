@@ -258,12 +258,16 @@ begin
       end as kind,
       case
         when e.state <> 'in_progress' then null
-        when w.state <> 'performing' then s.outcome
+        when w.state <> 'performing' then (
+          select s.outcome from geneva._signal_effects() s where s.cause = 'stray' and s.signal = 'cancel'
+        )
         else x.outcome
       end as outcome,
       case
         when e.state <> 'in_progress' then null
-        when w.state <> 'performing' then s.execution_state
+        when w.state <> 'performing' then (
+          select s.execution_state from geneva._signal_effects() s where s.cause = 'stray' and s.signal = 'cancel'
+        )
         else x.execution_state
       end as end_state,
       case when e.state = 'in_progress' and w.state = 'performing' then x.metadata end as end_metadata,
@@ -281,8 +285,12 @@ begin
     from unnest(p_execution_ids, p_causes, p_signals, p_waits) with ordinality as i (execution_id, cause, signal, wait, ord)
     left join geneva.step_executions e on e.id = i.execution_id
     left join geneva.workflows w on w.id = e.workflow_id
-    left join geneva._signal_effects() x on x.cause = i.cause and x.signal = i.signal
-    left join geneva._signal_effects() s on s.cause = 'stray' and s.signal = 'cancel'
+    -- (a row's lookup stops at its row, rows being unique by cause and
+    -- signal: a join read the whole table for each element)
+    left join lateral (
+      select x.* from geneva._signal_effects() x where x.cause = i.cause and x.signal = i.signal limit 1
+    ) x on true
+    -- (a stray's outcome: subqueries that run only when there is one)
     -- (not folded into the aggregates: each would copy the CASEs it reads)
     offset 0
   ) c;
