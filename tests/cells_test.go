@@ -586,6 +586,8 @@ func TestCellsOperators(t *testing.T) {
 		Refused        []any
 		ActionIDs      []int64 `json:"action_ids"`
 	}
+	var login string
+	require.NoError(t, router.QueryRow(ctx, "select session_user").Scan(&login))
 	filter := map[string]any{"type": "Onboarding", "state": "ready"}
 	acted, calls := 0, 0
 	var lastIDs []int64
@@ -620,12 +622,10 @@ func TestCellsOperators(t *testing.T) {
 			select w.state, array(select a.arguments ->> 'actor' from geneva.action_log a where a.workflow_id = w.id)
 			from geneva.workflows w where w.id = $1`, id).Scan(&state, &actors))
 		require.Equal(t, "paused", state)
-		require.Equal(t, []string{"carol"}, actors, "workflow %d: paused once, by the router's caller", id)
+		require.Equal(t, []string{login + " as carol"}, actors, "workflow %d: paused once, by the router's caller (its role, then its claim)", id)
 	}
 
 	// a verb by id names the caller: the router's login role without an actor
-	var login string
-	require.NoError(t, router.QueryRow(ctx, "select session_user").Scan(&login))
 	var resumed int64
 	require.NoError(t, router.QueryRow(ctx, "select id from geneva.resume_workflow($1)", ids[0]).Scan(&resumed))
 	var actor string
