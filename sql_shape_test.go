@@ -50,7 +50,7 @@ var (
 	publicFolders = map[string]bool{"api": true, "protocol": true}
 	helperFolders = map[string]bool{
 		"engine": true, "verbs": true, "checks": true, "limits": true, "events": true, "schedules": true,
-		"housekeeping": true, "counts": true, "heroes": true, "children": true,
+		"housekeeping": true, "counts": true, "heroes": true, "children": true, "history": true,
 	}
 	triggerFolders = map[string]bool{"guards": true, "counts": true, "heroes": true, "children": true}
 )

@@ -996,6 +996,13 @@ create table geneva.housekeeping_settings (
   -- housekeeping; never stopped
   runaway_executions integer not null default 1000,
   runaway_repeats integer not null default 100,
+  -- history (docs/history.md): the width of a history partition, how long
+  -- an ended workflow stays in the live tables before housekeeping moves
+  -- it (with its tree) into history, and what retention does with an
+  -- expired partition: drop it, or detach it for geneva archive
+  partition_interval interval not null default interval '1 day',
+  move_after interval not null default interval '1 hour',
+  archive text not null default 'drop',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -1008,7 +1015,11 @@ create table geneva.housekeeping_settings (
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0),
-  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0)
+  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0),
+  constraint housekeeping_settings_history_valid check (
+    partition_interval in (interval '1 day', interval '1 week') and move_after >= interval '0'
+  ),
+  constraint housekeeping_settings_archive_valid check (archive in ('drop', 'detach'))
 );
 
 insert into geneva.housekeeping_settings default values;
@@ -1186,6 +1197,47 @@ create table geneva.schedule_firings (
   constraint schedule_firings_one_per_slot unique (schedule_id, slot),
   constraint schedule_firings_outcome_valid check ((workflow_id is null) <> (skipped_reason is null))
 );
+
+-- History (docs/history.md): ended workflows with their executions and
+-- events, moved out of the live tables by housekeeping once their whole tree
+-- has ended (geneva._move_to_history), and dropped (or detached for geneva
+-- archive) a partition at a time by retention: no row of ended work is
+-- deleted one by one. The same columns as the live tables, in their order,
+-- then ended_on: the day (UTC) the workflow ended (its transitioned_at), by
+-- which each is partitioned by range, one partition a partition_interval
+-- (housekeeping creates them ahead). No foreign keys and no unique index but
+-- the ids (with ended_on, as a partitioned table's keys must): a workflow's
+-- rows arrive together and leave together, and the live tables' invariants
+-- (one ongoing workflow per hero, one active execution) are about ongoing
+-- work, which is never here. Written only by the move, deleted only by
+-- retention's drop (sql/guards/history_guard.sql).
+create table geneva.workflows_history (
+  like geneva.workflows,
+  ended_on date not null,
+  primary key (id, ended_on)
+) partition by range (ended_on);
+-- A hero's workflows (get_workflow's and list_workflows' reads by hero).
+create index workflows_history_hero on geneva.workflows_history (hero_type, hero_id);
+-- A parent's children, a workflow's retries.
+create index workflows_history_parent_id on geneva.workflows_history (parent_id, id) where parent_id is not null;
+create index workflows_history_root_id on geneva.workflows_history (root_id) where root_id is not null;
+create index workflows_history_retried_from on geneva.workflows_history (retried_from) where retried_from is not null;
+
+create table geneva.step_executions_history (
+  like geneva.step_executions,
+  ended_on date not null,
+  primary key (id, ended_on)
+) partition by range (ended_on);
+-- A workflow's executions in order (step_history, get_workflow).
+create index step_executions_history_workflow_id on geneva.step_executions_history (workflow_id, id);
+
+create table geneva.events_history (
+  like geneva.events,
+  ended_on date not null,
+  primary key (id, ended_on)
+) partition by range (ended_on);
+-- A workflow's events.
+create index events_history_workflow_id on geneva.events_history (workflow_id, id);
 update public.geneva_schema_version set version = 1;
 commit;
 \endif
@@ -1228,6 +1280,8 @@ begin;
 --                 settings
 --   counts/       the counters the views read, kept by triggers, folded by
 --                 housekeeping
+--   history/      ended workflows moved out of the live tables into history
+--                 partitions, and those partitions' upkeep (docs/history.md)
 --   heroes/       the trigger track_hero attaches to an application's table
 --   guards/       triggers refusing the writes no function does
 --   constraints/  CHECK constraints whose rules are a function's
@@ -1295,6 +1349,8 @@ begin;
 --   geneva.ending       _end_executions: an execution ended
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
+--   geneva.moving       _move_to_history: ended workflows moved into history
+--                       (the history guards; workflows_count_deleted)
 --   geneva.retention    housekeep: ended history deleted
 --                       (workflows_guard_delete, step_executions_guard_delete,
 --                       events_guard, idempotency_keys_guard,
@@ -11217,6 +11273,154 @@ begin
 end;
 $$;
 
+-- geneva._history_bounds: the attached partitions of one of the history
+-- tables (geneva.workflows_history, step_executions_history,
+-- events_history), each with its range of days, oldest first: what
+-- housekeeping creates ahead of, moves into, and drops or detaches.
+--
+-- Called by: geneva._history_partition, housekeeping's retention of history,
+-- geneva archive. Reads the catalog only.
+create or replace function geneva._history_bounds(p_table text)
+returns table (partition_name text, lower_day date, upper_day date)
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select c.relname::text,
+    (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \(''([^'']+)''\) TO'))[1]::date,
+    (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(''([^'']+)''\)'))[1]::date
+  from pg_inherits i
+  join pg_class c on c.oid = i.inhrelid
+  where i.inhparent = format('geneva.%I', p_table)::regclass
+  order by 2;
+$$;
+
+-- geneva._history_partition: makes sure the history tables
+-- (geneva.workflows_history, step_executions_history, events_history) each
+-- have a partition holding p_day, creating the missing ones, and returns
+-- that partition's first day. A new partition spans the setting
+-- partition_interval (a day, or a week from its Monday), cut short where an
+-- existing partition already covers part of it (the interval was changed),
+-- and is named after its table and first day (workflows_history_20261128).
+--
+-- Called by: geneva._move_to_history (the days its workflows ended on), and
+-- housekeeping (the partitions ahead). Takes an exclusive lock on the
+-- parent tables only when it creates one (partitions are created ahead, so
+-- a move rarely does).
+create or replace function geneva._history_partition(p_day date)
+returns date
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_interval interval;
+  v_from date;
+  v_to date;
+  v_table text;
+  v_bound record;
+begin
+  -- covered already: the partition of workflows_history holding the day
+  -- (the three tables are partitioned alike, created together)
+  select b.lower_day into v_from
+  from geneva._history_bounds('workflows_history') b
+  where b.lower_day <= p_day and p_day < b.upper_day;
+  if found then
+    return v_from;
+  end if;
+
+  select s.partition_interval into v_interval from geneva.housekeeping_settings s;
+  v_from := case when v_interval = interval '1 week' then date_trunc('week', p_day)::date else p_day end;
+  v_to := (v_from + coalesce(v_interval, interval '1 day'))::date;
+  for v_bound in select b.lower_day, b.upper_day from geneva._history_bounds('workflows_history') b loop
+    if v_bound.upper_day <= p_day then
+      v_from := greatest(v_from, v_bound.upper_day);
+    elsif v_bound.lower_day > p_day then
+      v_to := least(v_to, v_bound.lower_day);
+    end if;
+  end loop;
+
+  foreach v_table in array array['workflows_history', 'step_executions_history', 'events_history'] loop
+    execute format('create table if not exists geneva.%I partition of geneva.%I for values from (%L) to (%L)',
+      v_table || '_' || to_char(v_from, 'YYYYMMDD'), v_table, v_from, v_to);
+  end loop;
+  return v_from;
+end;
+$$;
+
+-- geneva._move_to_history: moves ended workflows out of the live tables into
+-- history (docs/history.md): each workflow, its executions and its events
+-- inserted into geneva.workflows_history, step_executions_history and
+-- events_history under the day it ended (ended_on: its transitioned_at's
+-- date in UTC), then deleted from the live tables (its executions, events
+-- and runaway flag with it, by their cascades), in the caller's transaction.
+-- The move is not a deletion: the counts (geneva.workflow_counts) still
+-- count the workflow; retention's drop of its partition will.
+--
+-- Of p_ids, only the workflows that have ended and that no other
+-- transaction holds are moved (skip locked: the rest wait for another
+-- round). Callers pass whole ended trees (a parent with its children): a
+-- parent's child keys and counts stay live while any of its tree could read
+-- them.
+--
+-- Called by: housekeeping's move. Sets geneva.moving and geneva.retention
+-- around its writes (the history guards, the live tables' delete guards,
+-- and workflows_count_deleted's WHEN read them).
+-- Returns the ids moved.
+create or replace function geneva._move_to_history(p_ids bigint[])
+returns bigint[]
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_ids bigint[];
+  v_day date;
+begin
+  select array_agg(w.id order by w.id) into v_ids
+  from (
+    select w.id
+    from geneva.workflows w
+    where w.id = any(p_ids) and w.state in ('finished', 'canceled')
+    order by w.id
+    for update skip locked
+  ) w;
+  if v_ids is null then
+    return '{}';
+  end if;
+
+  for v_day in
+    select distinct (w.transitioned_at at time zone 'UTC')::date
+    from geneva.workflows w
+    where w.id = any(v_ids)
+  loop
+    perform geneva._history_partition(v_day);
+  end loop;
+
+  perform pg_catalog.set_config('geneva.moving', 'on', true);
+  insert into geneva.workflows_history
+  select w.*, (w.transitioned_at at time zone 'UTC')::date
+  from geneva.workflows w
+  where w.id = any(v_ids);
+  insert into geneva.step_executions_history
+  select e.*, (w.transitioned_at at time zone 'UTC')::date
+  from geneva.step_executions e
+  join geneva.workflows w on w.id = e.workflow_id
+  where e.workflow_id = any(v_ids);
+  insert into geneva.events_history
+  select x.*, (w.transitioned_at at time zone 'UTC')::date
+  from geneva.events x
+  join geneva.workflows w on w.id = x.workflow_id
+  where x.workflow_id = any(v_ids);
+
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.workflows w where w.id = any(v_ids);
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  perform pg_catalog.set_config('geneva.moving', '', true);
+  return v_ids;
+end;
+$$;
+
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
 -- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
@@ -12547,7 +12751,9 @@ execute function geneva._trg_workflows_count_inserted();
 
 -- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
 -- (housekeeping's retention) in geneva.ended_workflow_count_deltas, for
--- geneva.workflow_counts.
+-- geneva.workflow_counts. A workflow moved into history
+-- (geneva._move_to_history, geneva.moving 'on') is not deleted: it is
+-- counted until its partition is dropped.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
@@ -12569,7 +12775,7 @@ $$;
 create or replace trigger workflows_count_deleted
 after delete on geneva.workflows
 for each row
-when (old.state in ('finished', 'canceled'))
+when (old.state in ('finished', 'canceled') and pg_catalog.current_setting('geneva.moving', true) is distinct from 'on')
 execute function geneva._trg_workflows_count_deleted();
 
 -- geneva._trg_step_executions_count_inserted: counts an execution inserted

@@ -563,6 +563,13 @@ create table geneva.housekeeping_settings (
   -- housekeeping; never stopped
   runaway_executions integer not null default 1000,
   runaway_repeats integer not null default 100,
+  -- history (docs/history.md): the width of a history partition, how long
+  -- an ended workflow stays in the live tables before housekeeping moves
+  -- it (with its tree) into history, and what retention does with an
+  -- expired partition: drop it, or detach it for geneva archive
+  partition_interval interval not null default interval '1 day',
+  move_after interval not null default interval '1 hour',
+  archive text not null default 'drop',
   updated_at timestamptz,
   updated_by text,
   constraint housekeeping_settings_intervals_valid check (
@@ -575,7 +582,11 @@ create table geneva.housekeeping_settings (
   ),
   constraint housekeeping_settings_recovery_action_valid check (recovery_action in ('reattempt', 'cancel')),
   constraint housekeeping_settings_batch_size_valid check (batch_size > 0),
-  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0)
+  constraint housekeeping_settings_runaway_valid check (runaway_executions > 0 and runaway_repeats > 0),
+  constraint housekeeping_settings_history_valid check (
+    partition_interval in (interval '1 day', interval '1 week') and move_after >= interval '0'
+  ),
+  constraint housekeeping_settings_archive_valid check (archive in ('drop', 'detach'))
 );
 
 insert into geneva.housekeeping_settings default values;
@@ -753,3 +764,44 @@ create table geneva.schedule_firings (
   constraint schedule_firings_one_per_slot unique (schedule_id, slot),
   constraint schedule_firings_outcome_valid check ((workflow_id is null) <> (skipped_reason is null))
 );
+
+-- History (docs/history.md): ended workflows with their executions and
+-- events, moved out of the live tables by housekeeping once their whole tree
+-- has ended (geneva._move_to_history), and dropped (or detached for geneva
+-- archive) a partition at a time by retention: no row of ended work is
+-- deleted one by one. The same columns as the live tables, in their order,
+-- then ended_on: the day (UTC) the workflow ended (its transitioned_at), by
+-- which each is partitioned by range, one partition a partition_interval
+-- (housekeeping creates them ahead). No foreign keys and no unique index but
+-- the ids (with ended_on, as a partitioned table's keys must): a workflow's
+-- rows arrive together and leave together, and the live tables' invariants
+-- (one ongoing workflow per hero, one active execution) are about ongoing
+-- work, which is never here. Written only by the move, deleted only by
+-- retention's drop (sql/guards/history_guard.sql).
+create table geneva.workflows_history (
+  like geneva.workflows,
+  ended_on date not null,
+  primary key (id, ended_on)
+) partition by range (ended_on);
+-- A hero's workflows (get_workflow's and list_workflows' reads by hero).
+create index workflows_history_hero on geneva.workflows_history (hero_type, hero_id);
+-- A parent's children, a workflow's retries.
+create index workflows_history_parent_id on geneva.workflows_history (parent_id, id) where parent_id is not null;
+create index workflows_history_root_id on geneva.workflows_history (root_id) where root_id is not null;
+create index workflows_history_retried_from on geneva.workflows_history (retried_from) where retried_from is not null;
+
+create table geneva.step_executions_history (
+  like geneva.step_executions,
+  ended_on date not null,
+  primary key (id, ended_on)
+) partition by range (ended_on);
+-- A workflow's executions in order (step_history, get_workflow).
+create index step_executions_history_workflow_id on geneva.step_executions_history (workflow_id, id);
+
+create table geneva.events_history (
+  like geneva.events,
+  ended_on date not null,
+  primary key (id, ended_on)
+) partition by range (ended_on);
+-- A workflow's events.
+create index events_history_workflow_id on geneva.events_history (workflow_id, id);

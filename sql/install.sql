@@ -34,6 +34,8 @@
 --                 settings
 --   counts/       the counters the views read, kept by triggers, folded by
 --                 housekeeping
+--   history/      ended workflows moved out of the live tables into history
+--                 partitions, and those partitions' upkeep (docs/history.md)
 --   heroes/       the trigger track_hero attaches to an application's table
 --   guards/       triggers refusing the writes no function does
 --   constraints/  CHECK constraints whose rules are a function's
@@ -101,6 +103,8 @@
 --   geneva.ending       _end_executions: an execution ended
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
+--   geneva.moving       _move_to_history: ended workflows moved into history
+--                       (the history guards; workflows_count_deleted)
 --   geneva.retention    housekeep: ended history deleted
 --                       (workflows_guard_delete, step_executions_guard_delete,
 --                       events_guard, idempotency_keys_guard,
@@ -308,6 +312,9 @@ $$;
 {{ template "api/get_housekeeping_settings.sql" . }}
 {{ template "api/set_housekeeping_settings.sql" . }}
 {{ template "housekeeping/_flag_runaways.sql" . }}
+{{ template "history/_history_bounds.sql" . }}
+{{ template "history/_history_partition.sql" . }}
+{{ template "history/_move_to_history.sql" . }}
 {{ template "api/housekeep.sql" . }}
 {{ template "protocol/housekeep_if_due.sql" . }}
 {{ template "heroes/_hero_id_column.sql" . }}

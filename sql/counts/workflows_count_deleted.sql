@@ -1,6 +1,8 @@
 -- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
 -- (housekeeping's retention) in geneva.ended_workflow_count_deltas, for
--- geneva.workflow_counts.
+-- geneva.workflow_counts. A workflow moved into history
+-- (geneva._move_to_history, geneva.moving 'on') is not deleted: it is
+-- counted until its partition is dropped.
 --
 -- The trigger's WHEN clause picks the rows: any other write to a workflow
 -- costs an expression, not a call.
@@ -22,5 +24,5 @@ $$;
 create or replace trigger workflows_count_deleted
 after delete on geneva.workflows
 for each row
-when (old.state in ('finished', 'canceled'))
+when (old.state in ('finished', 'canceled') and pg_catalog.current_setting('geneva.moving', true) is distinct from 'on')
 execute function geneva._trg_workflows_count_deleted();

@@ -1,0 +1,52 @@
+-- geneva._history_partition: makes sure the history tables
+-- (geneva.workflows_history, step_executions_history, events_history) each
+-- have a partition holding p_day, creating the missing ones, and returns
+-- that partition's first day. A new partition spans the setting
+-- partition_interval (a day, or a week from its Monday), cut short where an
+-- existing partition already covers part of it (the interval was changed),
+-- and is named after its table and first day (workflows_history_20261128).
+--
+-- Called by: geneva._move_to_history (the days its workflows ended on), and
+-- housekeeping (the partitions ahead). Takes an exclusive lock on the
+-- parent tables only when it creates one (partitions are created ahead, so
+-- a move rarely does).
+create or replace function geneva._history_partition(p_day date)
+returns date
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_interval interval;
+  v_from date;
+  v_to date;
+  v_table text;
+  v_bound record;
+begin
+  -- covered already: the partition of workflows_history holding the day
+  -- (the three tables are partitioned alike, created together)
+  select b.lower_day into v_from
+  from geneva._history_bounds('workflows_history') b
+  where b.lower_day <= p_day and p_day < b.upper_day;
+  if found then
+    return v_from;
+  end if;
+
+  select s.partition_interval into v_interval from geneva.housekeeping_settings s;
+  v_from := case when v_interval = interval '1 week' then date_trunc('week', p_day)::date else p_day end;
+  v_to := (v_from + coalesce(v_interval, interval '1 day'))::date;
+  for v_bound in select b.lower_day, b.upper_day from geneva._history_bounds('workflows_history') b loop
+    if v_bound.upper_day <= p_day then
+      v_from := greatest(v_from, v_bound.upper_day);
+    elsif v_bound.lower_day > p_day then
+      v_to := least(v_to, v_bound.lower_day);
+    end if;
+  end loop;
+
+  foreach v_table in array array['workflows_history', 'step_executions_history', 'events_history'] loop
+    execute format('create table if not exists geneva.%I partition of geneva.%I for values from (%L) to (%L)',
+      v_table || '_' || to_char(v_from, 'YYYYMMDD'), v_table, v_from, v_to);
+  end loop;
+  return v_from;
+end;
+$$;

@@ -1,0 +1,72 @@
+-- geneva._move_to_history: moves ended workflows out of the live tables into
+-- history (docs/history.md): each workflow, its executions and its events
+-- inserted into geneva.workflows_history, step_executions_history and
+-- events_history under the day it ended (ended_on: its transitioned_at's
+-- date in UTC), then deleted from the live tables (its executions, events
+-- and runaway flag with it, by their cascades), in the caller's transaction.
+-- The move is not a deletion: the counts (geneva.workflow_counts) still
+-- count the workflow; retention's drop of its partition will.
+--
+-- Of p_ids, only the workflows that have ended and that no other
+-- transaction holds are moved (skip locked: the rest wait for another
+-- round). Callers pass whole ended trees (a parent with its children): a
+-- parent's child keys and counts stay live while any of its tree could read
+-- them.
+--
+-- Called by: housekeeping's move. Sets geneva.moving and geneva.retention
+-- around its writes (the history guards, the live tables' delete guards,
+-- and workflows_count_deleted's WHEN read them).
+-- Returns the ids moved.
+create or replace function geneva._move_to_history(p_ids bigint[])
+returns bigint[]
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_ids bigint[];
+  v_day date;
+begin
+  select array_agg(w.id order by w.id) into v_ids
+  from (
+    select w.id
+    from geneva.workflows w
+    where w.id = any(p_ids) and w.state in ('finished', 'canceled')
+    order by w.id
+    for update skip locked
+  ) w;
+  if v_ids is null then
+    return '{}';
+  end if;
+
+  for v_day in
+    select distinct (w.transitioned_at at time zone 'UTC')::date
+    from geneva.workflows w
+    where w.id = any(v_ids)
+  loop
+    perform geneva._history_partition(v_day);
+  end loop;
+
+  perform pg_catalog.set_config('geneva.moving', 'on', true);
+  insert into geneva.workflows_history
+  select w.*, (w.transitioned_at at time zone 'UTC')::date
+  from geneva.workflows w
+  where w.id = any(v_ids);
+  insert into geneva.step_executions_history
+  select e.*, (w.transitioned_at at time zone 'UTC')::date
+  from geneva.step_executions e
+  join geneva.workflows w on w.id = e.workflow_id
+  where e.workflow_id = any(v_ids);
+  insert into geneva.events_history
+  select x.*, (w.transitioned_at at time zone 'UTC')::date
+  from geneva.events x
+  join geneva.workflows w on w.id = x.workflow_id
+  where x.workflow_id = any(v_ids);
+
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.workflows w where w.id = any(v_ids);
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  perform pg_catalog.set_config('geneva.moving', '', true);
+  return v_ids;
+end;
+$$;
