@@ -1238,6 +1238,23 @@ create table geneva.events_history (
 ) partition by range (ended_on);
 -- A workflow's events.
 create index events_history_workflow_id on geneva.events_history (workflow_id, id);
+
+-- What history holds, by the day its workflows ended, their type and state:
+-- written by the move (geneva._move_to_history adds each batch), read and
+-- deleted by retention when it drops or detaches a partition (its workflows
+-- then leave geneva.workflow_counts: ended_workflow_count_deltas gets the
+-- partition's counts, from here, without reading the partition), and read by
+-- geneva.engine_metrics (history_workflows). A few rows a day; written under
+-- sql/guards/history_guard.sql.
+create table geneva.history_counts (
+  ended_on date not null,
+  workflow_type text not null,
+  state text not null,
+  workflows bigint not null,
+  step_executions bigint not null,
+  primary key (ended_on, workflow_type, state),
+  constraint history_counts_state_valid check (state in ('finished', 'canceled'))
+);
 update public.geneva_schema_version set version = 1;
 commit;
 \endif
@@ -1335,7 +1352,10 @@ begin;
 -- housekeeping_rounds; runaways (housekeeping's runaway flags); the
 -- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
--- ended_executions_by_minute, ended_executions_by_hour. No role but the
+-- ended_executions_by_minute, ended_executions_by_hour; history
+-- (docs/history.md): workflows_history, step_executions_history,
+-- events_history (partitioned by the day a workflow ended) and
+-- history_counts. No role but the
 -- owner may touch any; the guards refuse what no function does, even the
 -- owner's hand-written SQL.
 --
@@ -1350,12 +1370,15 @@ begin;
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
 --   geneva.moving       _move_to_history: ended workflows moved into history
---                       (the history guards; workflows_count_deleted)
---   geneva.retention    housekeep: ended history deleted
---                       (workflows_guard_delete, step_executions_guard_delete,
+--                       (history_guard; workflows_count_deleted)
+--   geneva.retention    housekeep: ended history deleted; _move_to_history:
+--                       moved rows deleted from the live tables;
+--                       _history_retention: history_counts deleted
+--                       (history_guard, workflows_guard_delete, step_executions_guard_delete,
 --                       events_guard, idempotency_keys_guard,
 --                       operator_actions_guard)
---   geneva.folding      _fold_workflow_counts, _fold_ended_executions
+--   geneva.folding      _fold_workflow_counts, _fold_ended_executions,
+--                       _history_retention (a dropped partition's counts)
 --                       (counts_guard)
 --   geneva.limiting     define_limit, housekeep, _limit_admit, _limit_release
 --                       (limits_guard)
@@ -10934,11 +10957,13 @@ $$;
 --
 -- Called by: geneva.housekeep (one round's thresholds, no interval),
 -- geneva.set_housekeeping_settings (the settings, the action log's
--- retention and its floor, the runaway thresholds too), geneva.housekeep_if_due (its interval, no
--- thresholds).
+-- retention and its floor, the runaway thresholds, the history settings
+-- too), geneva.housekeep_if_due (its interval, no thresholds).
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size or runaway threshold, a negative
--- interval or one over 1000 years, or a retention with p_keep_forever.
+-- interval or one over 1000 years, a retention with p_keep_forever, a
+-- partition interval other than 1 day or 1 week, or an archive other than
+-- 'drop' or 'detach'.
 create or replace function geneva._check_housekeeping_settings(
   p_retention interval,
   p_stuck_in_progress_after interval,
@@ -10950,7 +10975,10 @@ create or replace function geneva._check_housekeeping_settings(
   p_action_retention interval default null,
   p_action_retention_floor interval default null,
   p_runaway_executions integer default null,
-  p_runaway_repeats integer default null
+  p_runaway_repeats integer default null,
+  p_partition_interval interval default null,
+  p_move_after interval default null,
+  p_archive text default null
 )
 returns void
 language plpgsql
@@ -10978,12 +11006,23 @@ begin
   if p_batch_size < 1 then
     raise exception 'batch size must be positive' using errcode = '22023';
   end if;
+  if p_partition_interval is not null and p_partition_interval not in (interval '1 day', interval '1 week') then
+    raise exception 'partition interval % is neither a day nor a week', p_partition_interval
+      using errcode = '22023',
+            hint = 'History partitions span 1 day or 1 week (docs/history.md).';
+  end if;
+  if p_archive is not null and p_archive not in ('drop', 'detach') then
+    raise exception 'unknown archive %', p_archive
+      using errcode = '22023',
+            hint = 'Expired history partitions are dropped (''drop'') or detached for geneva archive (''detach'').';
+  end if;
   if p_runaway_executions < 1 or p_runaway_repeats < 1 then
     raise exception 'runaway thresholds must be positive' using errcode = '22023';
   end if;
   if p_retention < interval '0' or p_stuck_in_progress_after < interval '0'
     or p_stuck_scheduled_after < interval '0' or p_round_interval < interval '0'
-    or p_action_retention < interval '0' or p_action_retention_floor < interval '0' then
+    or p_action_retention < interval '0' or p_action_retention_floor < interval '0'
+    or p_move_after < interval '0' then
     raise exception 'housekeeping intervals must not be negative' using errcode = '22023';
   end if;
   -- (far past 1000 years, now() minus the interval leaves timestamptz's
@@ -10991,7 +11030,8 @@ begin
   if extract(epoch from p_retention) > 31557600000 or extract(epoch from p_stuck_in_progress_after) > 31557600000
     or extract(epoch from p_stuck_scheduled_after) > 31557600000 or extract(epoch from p_round_interval) > 31557600000
     or extract(epoch from p_action_retention) > 31557600000
-    or extract(epoch from p_action_retention_floor) > 31557600000 then
+    or extract(epoch from p_action_retention_floor) > 31557600000
+    or extract(epoch from p_move_after) > 31557600000 then
     raise exception 'housekeeping intervals are at most 1000 years' using errcode = '22023';
   end if;
 end;
@@ -11005,7 +11045,8 @@ $$;
 -- actions are kept (action retention) and the least it may be (its floor,
 -- which only the schema's owner may lower); the runaway thresholds
 -- (geneva.runaway_workflows: executions of a workflow, and of one step in
--- a row); and who set them last, when
+-- a row); history's partition interval, move_after and archive
+-- (docs/history.md); and who set them last, when
 -- (NULL: never, the table's defaults, migrations/001_create_schema.sql).
 --
 -- Called by: dashboards, operators, `geneva housekeep settings`,
@@ -11022,6 +11063,9 @@ returns table (
   action_retention_floor interval,
   runaway_executions integer,
   runaway_repeats integer,
+  partition_interval interval,
+  move_after interval,
+  archive text,
   updated_at timestamptz,
   updated_by text
 )
@@ -11032,18 +11076,25 @@ set search_path = pg_catalog, pg_temp
 as $$
   select s.retention, s.stuck_in_progress_after, s.stuck_scheduled_after, s.recovery_action, s.batch_size,
     s.round_interval, s.action_retention, s.action_retention_floor,
-    s.runaway_executions, s.runaway_repeats, s.updated_at, s.updated_by
+    s.runaway_executions, s.runaway_repeats, s.partition_interval, s.move_after, s.archive,
+    s.updated_at, s.updated_by
   from geneva._housekeeping_settings() s;
 $$;
 
 comment on function geneva.get_housekeeping_settings() is
-'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor, the runaway thresholds; who set them, when.';
+'The housekeeping settings: retention (NULL: forever), stuck thresholds, recovery action, batch size, round interval, the action log''s retention and its floor, the runaway thresholds; history''s partition interval, move_after and archive; who set them, when.';
 
 -- geneva.set_housekeeping_settings: sets the thresholds housekeeping uses
 -- when not given others: every worker's periodic round
 -- (geneva.housekeep_if_due) and geneva.housekeep without arguments; and the
 -- round interval, how long after a round's start the next is due
 -- (geneva.housekeep_if_due given none, as workers call it).
+--
+-- p_partition_interval ('1 day' or '1 week': the width of the history
+-- partitions created from now on; those there keep theirs), p_move_after
+-- (how long an ended workflow stays in the live tables before housekeeping
+-- moves it into history) and p_archive ('drop' or 'detach': what retention
+-- does with an expired history partition) are history's (docs/history.md).
 --
 -- p_runaway_executions and p_runaway_repeats are the runaway thresholds
 -- (geneva.runaway_workflows): a workflow with more executions, or one step
@@ -11074,8 +11125,9 @@ comment on function geneva.get_housekeeping_settings() is
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size or runaway threshold, a negative
--- interval or one over 1000 years, or a retention with p_keep_forever
--- (geneva._check_housekeeping_settings), or an action retention below the
+-- interval or one over 1000 years, a retention with p_keep_forever, a
+-- partition interval other than a day or a week, an archive other than
+-- 'drop' or 'detach' (geneva._check_housekeeping_settings), or an action retention below the
 -- floor; 42501 for a floor lowered by a role other than the owner. Nothing
 -- is written on any error.
 create or replace function geneva.set_housekeeping_settings(
@@ -11089,7 +11141,10 @@ create or replace function geneva.set_housekeeping_settings(
   p_action_retention interval default null,
   p_action_retention_floor interval default null,
   p_runaway_executions integer default null,
-  p_runaway_repeats integer default null
+  p_runaway_repeats integer default null,
+  p_partition_interval interval default null,
+  p_move_after interval default null,
+  p_archive text default null
 )
 returns table (
   retention interval,
@@ -11102,6 +11157,9 @@ returns table (
   action_retention_floor interval,
   runaway_executions integer,
   runaway_repeats integer,
+  partition_interval interval,
+  move_after interval,
+  archive text,
   updated_at timestamptz,
   updated_by text
 )
@@ -11115,7 +11173,8 @@ declare
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats
+    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats,
+    p_partition_interval, p_move_after, p_archive
   );
   v_settings := geneva._housekeeping_settings(); -- (the row is there)
 
@@ -11140,7 +11199,8 @@ begin
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
     or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null
-    or p_runaway_executions is not null or p_runaway_repeats is not null then
+    or p_runaway_executions is not null or p_runaway_repeats is not null
+    or p_partition_interval is not null or p_move_after is not null or p_archive is not null then
     -- the only writer of the settings (sql/guards/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -11154,6 +11214,13 @@ begin
         action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
         runaway_executions = coalesce(p_runaway_executions, s.runaway_executions),
         runaway_repeats = coalesce(p_runaway_repeats, s.runaway_repeats),
+        -- (stored as written: '7 days' is '1 week', '24 hours' '1 day')
+        partition_interval = case
+          when p_partition_interval = interval '1 week' then interval '1 week'
+          when p_partition_interval = interval '1 day' then interval '1 day'
+          else s.partition_interval end,
+        move_after = coalesce(p_move_after, s.move_after),
+        archive = coalesce(p_archive, s.archive),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -11167,7 +11234,8 @@ begin
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
         'round_interval', p_round_interval, 'action_retention', p_action_retention,
         'action_retention_floor', p_action_retention_floor,
-        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats
+        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats,
+        'partition_interval', p_partition_interval, 'move_after', p_move_after, 'archive', p_archive
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -11177,8 +11245,8 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer, interval, interval, text) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds; history''s partition interval (1 day or 1 week), move_after and archive (drop or detach).';
 
 -- geneva._flag_runaways: housekeeping's runaway check (manual: keep
 -- workflows short-lived). Flags, in geneva.runaways, the ongoing workflows
@@ -11301,12 +11369,18 @@ $$;
 -- that partition's first day. A new partition spans the setting
 -- partition_interval (a day, or a week from its Monday), cut short where an
 -- existing partition already covers part of it (the interval was changed),
--- and is named after its table and first day (workflows_history_20261128).
+-- and is named after its table and first day (workflows_history_20261128);
+-- when a detached partition (archive = 'detach', not yet written out by
+-- geneva archive) still holds that name, the new one takes the first free
+-- suffix (workflows_history_20261128_1). Each new partition gets the
+-- truncate guard (a statement trigger of the parent does not fire for a
+-- TRUNCATE of a partition named directly); the row guards
+-- (sql/guards/history_guard.sql) are the parent's, cloned by PostgreSQL.
 --
 -- Called by: geneva._move_to_history (the days its workflows ended on), and
--- housekeeping (the partitions ahead). Takes an exclusive lock on the
--- parent tables only when it creates one (partitions are created ahead, so
--- a move rarely does).
+-- geneva._history_ahead (the partitions ahead). Takes an exclusive lock on
+-- the parent tables only when it creates one (partitions are created ahead,
+-- so a move rarely does).
 create or replace function geneva._history_partition(p_day date)
 returns date
 language plpgsql
@@ -11319,6 +11393,8 @@ declare
   v_to date;
   v_table text;
   v_bound record;
+  v_suffix text;
+  v_n integer := 0;
 begin
   -- covered already: the partition of workflows_history holding the day
   -- (the three tables are partitioned alike, created together)
@@ -11340,9 +11416,23 @@ begin
     end if;
   end loop;
 
+  -- the name: the first day's, unless a detached partition keeps it
+  v_suffix := to_char(v_from, 'YYYYMMDD');
+  while exists (
+    select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'geneva'
+      and c.relname in ('workflows_history_' || v_suffix, 'step_executions_history_' || v_suffix,
+        'events_history_' || v_suffix)
+  ) loop
+    v_n := v_n + 1;
+    v_suffix := to_char(v_from, 'YYYYMMDD') || '_' || v_n;
+  end loop;
+
   foreach v_table in array array['workflows_history', 'step_executions_history', 'events_history'] loop
-    execute format('create table if not exists geneva.%I partition of geneva.%I for values from (%L) to (%L)',
-      v_table || '_' || to_char(v_from, 'YYYYMMDD'), v_table, v_from, v_to);
+    execute format('create table geneva.%I partition of geneva.%I for values from (%L) to (%L)',
+      v_table || '_' || v_suffix, v_table, v_from, v_to);
+    execute format('create trigger truncate_guard before truncate on geneva.%I'
+      || ' for each statement execute function geneva._trg_truncate_guard()', v_table || '_' || v_suffix);
   end loop;
   return v_from;
 end;
@@ -11355,7 +11445,9 @@ $$;
 -- date in UTC), then deleted from the live tables (its executions, events
 -- and runaway flag with it, by their cascades), in the caller's transaction.
 -- The move is not a deletion: the counts (geneva.workflow_counts) still
--- count the workflow; retention's drop of its partition will.
+-- count the workflow; retention's drop of its partition will, by what
+-- geneva.history_counts (added to here, by day, type and state) says the
+-- partition holds.
 --
 -- Of p_ids, only the workflows that have ended and that no other
 -- transaction holds are moved (skip locked: the rest wait for another
@@ -11363,9 +11455,12 @@ $$;
 -- parent's child keys and counts stay live while any of its tree could read
 -- them.
 --
--- Called by: housekeeping's move. Sets geneva.moving and geneva.retention
+-- Called by: geneva._move_ended (housekeeping's move, which passes whole
+-- trees it has locked), tests. Sets geneva.moving and geneva.retention
 -- around its writes (the history guards, the live tables' delete guards,
--- and workflows_count_deleted's WHEN read them).
+-- and workflows_count_deleted's WHEN read them). Locks the workflows' rows
+-- (for update, skip locked), and the rows of geneva.history_counts it adds
+-- to.
 -- Returns the ids moved.
 create or replace function geneva._move_to_history(p_ids bigint[])
 returns bigint[]
@@ -11413,11 +11508,228 @@ begin
   join geneva.workflows w on w.id = x.workflow_id
   where x.workflow_id = any(v_ids);
 
+  -- what history holds, for retention's counts (geneva.history_counts)
+  insert into geneva.history_counts as c (ended_on, workflow_type, state, workflows, step_executions)
+  select (w.transitioned_at at time zone 'UTC')::date, w.workflow_type, w.state, count(*),
+    coalesce(sum((select count(*) from geneva.step_executions e where e.workflow_id = w.id)), 0)
+  from geneva.workflows w
+  where w.id = any(v_ids)
+  group by 1, 2, 3
+  on conflict (ended_on, workflow_type, state) do update
+  set workflows = c.workflows + excluded.workflows,
+      step_executions = c.step_executions + excluded.step_executions;
+
   perform pg_catalog.set_config('geneva.retention', 'on', true);
   delete from geneva.workflows w where w.id = any(v_ids);
   perform pg_catalog.set_config('geneva.retention', '', true);
   perform pg_catalog.set_config('geneva.moving', '', true);
   return v_ids;
+end;
+$$;
+
+-- geneva._move_ended: housekeeping's move (docs/history.md): up to
+-- p_batch_size whole trees of ended workflows, oldest end first, out of the
+-- live tables into history (geneva._move_to_history), in the caller's
+-- transaction.
+--
+-- A tree is a workflow whose parent is not live (a root: parent_id NULL;
+-- or a child whose parent is gone, deleted before history was built) with
+-- all its descendants (parent_id, recursively). It moves whole or not at
+-- all, and only when every member has ended (a parent with ongoing children
+-- stays, and its ended children with it: their parent's child keys and
+-- children counts are still read) and ended (transitioned_at) before
+-- p_before (now - move_after, or now - retention when that is shorter: a
+-- workflow past its retention leaves the live tables whatever move_after
+-- says, and retention then drops its partition).
+--
+-- Locks: every member's row (for update, skip locked): a tree with a member
+-- another transaction holds (an operator's verb, a retry reading it) stays
+-- for a later round; the trees that stay keep the locks taken on them until
+-- the caller's transaction ends. Reads the ended workflows by
+-- workflows_ended_transitioned_at and each tree by workflows_parent_id.
+-- Called by: geneva.housekeep.
+-- Returns the workflows moved, and whether p_batch_size trees were (another
+-- round may find more).
+create or replace function geneva._move_ended(p_before timestamptz, p_batch_size integer)
+returns table (moved integer, more boolean)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_top bigint;
+  v_tree bigint[];
+  v_ids bigint[] := '{}';
+  v_trees integer := 0;
+  v_moved bigint[];
+begin
+  for v_top in
+    select w.id
+    from geneva.workflows w
+    where (w.finished_at is not null or w.canceled_at is not null)
+      and w.transitioned_at < p_before
+      and (w.parent_id is null or not exists (select from geneva.workflows p where p.id = w.parent_id))
+    order by w.transitioned_at, w.id
+  loop
+    -- the tree: the top and its descendants, every one ended before p_before
+    with recursive tree as (
+      select w.id, w.finished_at is null and w.canceled_at is null as ongoing, w.transitioned_at
+      from geneva.workflows w
+      where w.id = v_top
+      union all
+      select c.id, c.finished_at is null and c.canceled_at is null, c.transitioned_at
+      from tree t
+      join geneva.workflows c on c.parent_id = t.id
+    )
+    select array_agg(t.id order by t.id) into v_tree
+    from tree t
+    having not bool_or(t.ongoing) and max(t.transitioned_at) < p_before;
+    continue when v_tree is null;
+
+    -- whole or not at all: every member locked now
+    continue when (
+      select count(*)
+      from (select from geneva.workflows w where w.id = any(v_tree) order by w.id for update skip locked) l
+    ) < cardinality(v_tree);
+
+    v_ids := v_ids || v_tree;
+    v_trees := v_trees + 1;
+    exit when v_trees >= p_batch_size;
+  end loop;
+
+  if v_trees = 0 then
+    return query select 0, false;
+    return;
+  end if;
+  v_moved := geneva._move_to_history(v_ids);
+  return query select cardinality(v_moved), v_trees >= p_batch_size;
+end;
+$$;
+
+-- geneva._history_ahead: creates the history partitions ahead
+-- (docs/history.md): the one holding p_now's day (UTC) and the next two
+-- intervals' (partition_interval: three days, or three weeks), so that a
+-- move finds its partition there and does not take the history parents'
+-- exclusive lock to create one.
+--
+-- Called by: geneva.housekeep, each round (a round that finds them there
+-- reads the catalog only). Locks: the parents, when it creates one
+-- (geneva._history_partition).
+-- Returns how many intervals' partitions it created.
+create or replace function geneva._history_ahead(p_now timestamptz)
+returns integer
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_day date := (p_now at time zone 'UTC')::date;
+  v_step interval;
+  v_before integer;
+  v_i integer;
+begin
+  select s.partition_interval into v_step from geneva.housekeeping_settings s;
+  select count(*) into v_before from geneva._history_bounds('workflows_history');
+  for v_i in 0..2 loop
+    perform geneva._history_partition((v_day + v_i * coalesce(v_step, interval '1 day'))::date);
+  end loop;
+  return (select count(*) from geneva._history_bounds('workflows_history')) - v_before;
+end;
+$$;
+
+-- geneva._history_retention: retention of history (docs/history.md): every
+-- history partition whose interval ended (its upper bound, midnight UTC)
+-- before p_before (now - retention) goes whole, the three tables' partitions
+-- of that interval together: dropped (p_archive 'drop'), or detached
+-- (p_archive 'detach') and left in schema geneva under their names for
+-- geneva archive to write out and drop. No row is deleted one by one.
+--
+-- What a partition held leaves geneva.workflow_counts: its counts by type
+-- and state (geneva.history_counts, kept by the move: the partition itself
+-- is not read) are appended to geneva.ended_workflow_count_deltas as
+-- negative deltas (geneva.folding 'on', as the folds write them), and its
+-- rows of history_counts are deleted (geneva.retention 'on').
+--
+-- Locks: the three history parents, ACCESS EXCLUSIVE (as DROP and DETACH
+-- of a partition take them), asked for without waiting: when a reader of
+-- history holds one, nothing is dropped this round (the next round tries
+-- again) rather than queueing every reader and the move behind the drop.
+-- The live tables are not locked: claims and ends never wait for it.
+-- Called by: geneva.housekeep.
+-- Returns the partitions (intervals) dropped or detached, and the workflows
+-- and executions they held.
+create or replace function geneva._history_retention(p_before timestamptz, p_archive text)
+returns table (partitions integer, workflows bigint, step_executions bigint)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_part record;
+  v_table text;
+  v_name text;
+  v_partitions integer := 0;
+  v_workflows bigint := 0;
+  v_executions bigint := 0;
+  v_w bigint;
+  v_e bigint;
+begin
+  if not exists (
+    select from geneva._history_bounds('workflows_history') b
+    where (b.upper_day::timestamp at time zone 'UTC') <= p_before
+  ) then
+    return query select 0, 0::bigint, 0::bigint;
+    return;
+  end if;
+
+  begin
+    lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
+      in access exclusive mode nowait;
+  exception when lock_not_available then
+    return query select 0, 0::bigint, 0::bigint;
+    return;
+  end;
+
+  for v_part in
+    select b.lower_day, b.upper_day
+    from geneva._history_bounds('workflows_history') b
+    where (b.upper_day::timestamp at time zone 'UTC') <= p_before
+    order by b.lower_day
+  loop
+    -- the counts: what the partition held leaves workflow_counts
+    select coalesce(sum(c.workflows), 0), coalesce(sum(c.step_executions), 0) into v_w, v_e
+    from geneva.history_counts c
+    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day;
+    perform pg_catalog.set_config('geneva.folding', 'on', true);
+    insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+    select c.workflow_type, c.state, -sum(c.workflows)::integer
+    from geneva.history_counts c
+    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day
+    group by c.workflow_type, c.state;
+    perform pg_catalog.set_config('geneva.folding', '', true);
+    perform pg_catalog.set_config('geneva.retention', 'on', true);
+    delete from geneva.history_counts c
+    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day;
+    perform pg_catalog.set_config('geneva.retention', '', true);
+
+    -- the partitions of that interval, the three tables'
+    foreach v_table in array array['events_history', 'step_executions_history', 'workflows_history'] loop
+      select b.partition_name into v_name
+      from geneva._history_bounds(v_table) b
+      where b.lower_day = v_part.lower_day;
+      continue when v_name is null;
+      if p_archive = 'detach' then
+        execute format('alter table geneva.%I detach partition geneva.%I', v_table, v_name);
+      else
+        execute format('drop table geneva.%I', v_name);
+      end if;
+    end loop;
+
+    v_partitions := v_partitions + 1;
+    v_workflows := v_workflows + v_w;
+    v_executions := v_executions + v_e;
+  end loop;
+  return query select v_partitions, v_workflows, v_executions;
 end;
 $$;
 
@@ -11435,9 +11747,16 @@ $$;
 -- p_keep_forever => true deletes nothing this round, whatever the setting
 -- (NULL p_retention cannot say it: it means the setting).
 --
--- 1. Deletes up to the batch size of finished or canceled workflows (with
---    their executions) that ended (transitioned_at) before now - retention;
---    no retention (the setting NULL, or p_keep_forever) deletes nothing.
+-- 1. History (docs/history.md; geneva._history_ahead, _move_ended,
+--    _history_retention): creates the history partitions of the current
+--    interval and the next two (partition_interval); moves up to the batch
+--    size of whole trees of ended workflows, each member ended before now -
+--    move_after (or now - retention, when shorter), oldest end first, into
+--    the history tables (not a deletion: workflow_counts still counts
+--    them); and drops, or with archive = 'detach' detaches, every history
+--    partition whose interval ended before now - retention, taking what it
+--    held off workflow_counts. No retention (the setting NULL, or
+--    p_keep_forever) drops nothing; the move goes on.
 --    Deletes, as many at most, of the operators' actions
 --    (geneva.operator_actions) recorded before now - the action retention
 --    (a setting of its own, whatever the round is given, and never less
@@ -11468,7 +11787,11 @@ $$;
 -- 6. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
--- Locks: each recovered execution's workflow row, then the execution row,
+-- Locks: the rows of the trees it moves (skip locked: a tree with a member
+-- another transaction holds waits for a later round); the history parents,
+-- ACCESS EXCLUSIVE, when it drops or detaches (without waiting: a reader of
+-- history holding them puts the drop off to a later round) or creates a
+-- partition; each recovered execution's workflow row, then the execution row,
 -- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
 -- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
@@ -11477,7 +11800,10 @@ $$;
 -- worker's round that holds it. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
--- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
+-- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up"
+-- (what the partitions dropped or detached held), "workflows_moved",
+-- "partitions_created", "partitions_dropped", "partitions_detached"
+-- (intervals: each is one partition of each history table),
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
 -- "orphans_repaired", "runaways_flagged", "more"}; "more"
@@ -11508,9 +11834,11 @@ declare
   v_stuck_scheduled_after interval;
   v_recovery_action text;
   v_batch_size integer;
-  v_old bigint[];
-  v_deleted integer := 0;
-  v_executions_deleted integer := 0;
+  v_deleted bigint := 0;
+  v_executions_deleted bigint := 0;
+  v_moved integer := 0;
+  v_created integer := 0;
+  v_partitions integer := 0;
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
@@ -11537,28 +11865,16 @@ begin
   v_recovery_action := coalesce(p_recovery_action, v_settings.recovery_action);
   v_batch_size := coalesce(p_batch_size, v_settings.batch_size);
 
-  -- 1. retention (rows another transaction holds wait for the next round);
-  -- the executions go with their workflows (on delete cascade), counted first
+  -- 1. history (docs/history.md): the partitions ahead; the move of whole
+  -- ended trees, move_after after their end (or their retention, when
+  -- shorter: what is past it leaves the live tables to be dropped with its
+  -- partition); retention's drop (or detach) of the expired partitions
+  v_created := geneva._history_ahead(v_now);
+  select m.moved, m.more into v_moved, v_full
+  from geneva._move_ended(v_now - least(v_settings.move_after, coalesce(v_retention, v_settings.move_after)), v_batch_size) m;
   if v_retention is not null then
-    select coalesce(array_agg(w.id), '{}') into v_old
-    from (
-      select w.id
-      from geneva.workflows w
-      where (w.finished_at is not null or w.canceled_at is not null)
-        and w.transitioned_at < v_now - v_retention
-      order by w.transitioned_at
-      limit v_batch_size
-      for update skip locked
-    ) w;
-    select count(*) into v_executions_deleted
-    from geneva.step_executions e
-    where e.workflow_id = any(v_old);
-    -- the only deleter of workflows (sql/guards/workflows_guard_columns.sql)
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.workflows w where w.id = any(v_old);
-    get diagnostics v_deleted = row_count;
-    perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_deleted = v_batch_size;
+    select r.partitions, r.workflows, r.step_executions into v_partitions, v_deleted, v_executions_deleted
+    from geneva._history_retention(v_now - v_retention, v_settings.archive) r;
   end if;
 
   -- the operators' actions, after the log's own retention, never younger
@@ -11700,6 +12016,10 @@ begin
     'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
+    'workflows_moved', v_moved,
+    'partitions_created', v_created,
+    'partitions_dropped', case when v_settings.archive = 'drop' then v_partitions else 0 end,
+    'partitions_detached', case when v_settings.archive = 'detach' then v_partitions else 0 end,
     'actions_cleaned_up', v_actions,
     'idempotency_keys_cleaned_up', v_keys,
     'stuck_in_progress_recovered', v_in_progress,
@@ -11724,7 +12044,7 @@ end;
 $$;
 
 comment on function geneva.housekeep(interval, interval, interval, text, integer, boolean) is
-'One round of housekeeping (operators): deletes ended workflows past retention, recovers stuck executions; each threshold not given is geneva.housekeeping_settings''s; returns counts.';
+'One round of housekeeping (operators): moves ended workflows into history, drops (or detaches) history partitions past retention, recovers stuck executions; each threshold not given is geneva.housekeeping_settings''s; returns counts.';
 
 -- geneva.housekeep_if_due: one round of housekeeping (geneva.housekeep, with
 -- the thresholds of geneva.housekeeping_settings) when none ran within
@@ -12961,8 +13281,10 @@ execute function geneva._trg_workflow_definitions_guard();
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
 -- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
--- schedule_firings, operator_actions, idempotency_keys, runaways and the kept counts'
--- five tables.
+-- schedule_firings, operator_actions, idempotency_keys, runaways, the kept counts'
+-- five tables, the history tables (workflows_history, step_executions_history,
+-- events_history: the parents here, each partition as
+-- geneva._history_partition creates it) and history_counts.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -13080,6 +13402,26 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.runaways
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.workflows_history
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.step_executions_history
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.events_history
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.history_counts
 for each statement
 execute function geneva._trg_truncate_guard();
 
@@ -13445,6 +13787,72 @@ create or replace trigger runaways_guard
 before insert or update or delete on geneva.runaways
 for each row
 execute function geneva._trg_runaways_guard();
+
+-- geneva._trg_history_guard: history is written by the move and removed by
+-- retention, whole partitions at a time (docs/history.md). Refused for every
+-- role, the owner included (the others have no privilege on the tables at
+-- all): inserting into geneva.workflows_history, step_executions_history or
+-- events_history other than through geneva._move_to_history (which sets
+-- geneva.moving to 'on', transaction-local, around its writes); updating or
+-- deleting any of their rows (history does not change; retention drops or
+-- detaches a partition, it deletes no row); writing geneva.history_counts
+-- (the counts retention takes off workflow_counts) other than through the
+-- move, or deleting its rows other than through retention
+-- (geneva._history_retention, geneva.retention 'on'). A hand-written row
+-- would show a workflow that never ran, or make the counts lie when its
+-- partition goes.
+--
+-- The rules are the triggers' WHEN clauses: the function runs only to
+-- refuse. Row triggers on a partitioned table stand on each partition
+-- (PostgreSQL clones them), so writing to a partition named directly is
+-- refused too. TRUNCATE has its own guard (truncate_guard, on the parents
+-- and on each partition: geneva._history_partition).
+-- Fired by: the trigger history_guard, before insert, update or delete, for
+-- each row, on the three history tables unless geneva.moving is 'on' (the
+-- move inserts only), and on geneva.history_counts unless geneva.moving
+-- (the move's upsert) or geneva.retention (retention's delete) is 'on'.
+-- Raises: 55000, naming the table.
+create or replace function geneva._trg_history_guard()
+returns trigger
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  raise exception 'geneva.% cannot be % by hand', tg_table_name,
+    case tg_op when 'INSERT' then 'inserted into' when 'UPDATE' then 'updated' else 'deleted from' end
+    using errcode = '55000',
+          hint = 'Housekeeping moves ended workflows into history (move_after) and drops or detaches whole partitions (retention, archive): geneva.set_housekeeping_settings.',
+          table = tg_table_name;
+end;
+$$;
+
+create or replace trigger history_guard
+before insert or update or delete on geneva.workflows_history
+for each row
+when (pg_catalog.current_setting('geneva.moving', true) is distinct from 'on')
+execute function geneva._trg_history_guard();
+
+create or replace trigger history_guard
+before insert or update or delete on geneva.step_executions_history
+for each row
+when (pg_catalog.current_setting('geneva.moving', true) is distinct from 'on')
+execute function geneva._trg_history_guard();
+
+create or replace trigger history_guard
+before insert or update or delete on geneva.events_history
+for each row
+when (pg_catalog.current_setting('geneva.moving', true) is distinct from 'on')
+execute function geneva._trg_history_guard();
+
+create or replace trigger history_guard
+before insert or update or delete on geneva.history_counts
+for each row
+when (
+  pg_catalog.current_setting('geneva.moving', true) is distinct from 'on'
+  and pg_catalog.current_setting('geneva.retention', true) is distinct from 'on'
+)
+execute function geneva._trg_history_guard();
 
 
 -- Views, last.

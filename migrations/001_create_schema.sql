@@ -805,3 +805,20 @@ create table geneva.events_history (
 ) partition by range (ended_on);
 -- A workflow's events.
 create index events_history_workflow_id on geneva.events_history (workflow_id, id);
+
+-- What history holds, by the day its workflows ended, their type and state:
+-- written by the move (geneva._move_to_history adds each batch), read and
+-- deleted by retention when it drops or detaches a partition (its workflows
+-- then leave geneva.workflow_counts: ended_workflow_count_deltas gets the
+-- partition's counts, from here, without reading the partition), and read by
+-- geneva.engine_metrics (history_workflows). A few rows a day; written under
+-- sql/guards/history_guard.sql.
+create table geneva.history_counts (
+  ended_on date not null,
+  workflow_type text not null,
+  state text not null,
+  workflows bigint not null,
+  step_executions bigint not null,
+  primary key (ended_on, workflow_type, state),
+  constraint history_counts_state_valid check (state in ('finished', 'canceled'))
+);

@@ -89,7 +89,10 @@
 -- housekeeping_rounds; runaways (housekeeping's runaway flags); the
 -- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
--- ended_executions_by_minute, ended_executions_by_hour. No role but the
+-- ended_executions_by_minute, ended_executions_by_hour; history
+-- (docs/history.md): workflows_history, step_executions_history,
+-- events_history (partitioned by the day a workflow ended) and
+-- history_counts. No role but the
 -- owner may touch any; the guards refuse what no function does, even the
 -- owner's hand-written SQL.
 --
@@ -104,12 +107,15 @@
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
 --   geneva.moving       _move_to_history: ended workflows moved into history
---                       (the history guards; workflows_count_deleted)
---   geneva.retention    housekeep: ended history deleted
---                       (workflows_guard_delete, step_executions_guard_delete,
+--                       (history_guard; workflows_count_deleted)
+--   geneva.retention    housekeep: ended history deleted; _move_to_history:
+--                       moved rows deleted from the live tables;
+--                       _history_retention: history_counts deleted
+--                       (history_guard, workflows_guard_delete, step_executions_guard_delete,
 --                       events_guard, idempotency_keys_guard,
 --                       operator_actions_guard)
---   geneva.folding      _fold_workflow_counts, _fold_ended_executions
+--   geneva.folding      _fold_workflow_counts, _fold_ended_executions,
+--                       _history_retention (a dropped partition's counts)
 --                       (counts_guard)
 --   geneva.limiting     define_limit, housekeep, _limit_admit, _limit_release
 --                       (limits_guard)
@@ -315,6 +321,9 @@ $$;
 {{ template "history/_history_bounds.sql" . }}
 {{ template "history/_history_partition.sql" . }}
 {{ template "history/_move_to_history.sql" . }}
+{{ template "history/_move_ended.sql" . }}
+{{ template "history/_history_ahead.sql" . }}
+{{ template "history/_history_retention.sql" . }}
 {{ template "api/housekeep.sql" . }}
 {{ template "protocol/housekeep_if_due.sql" . }}
 {{ template "heroes/_hero_id_column.sql" . }}
@@ -355,6 +364,7 @@ $$;
 {{ template "guards/operator_actions_guard.sql" . }}
 {{ template "guards/idempotency_keys_guard.sql" . }}
 {{ template "guards/runaways_guard.sql" . }}
+{{ template "guards/history_guard.sql" . }}
 
 -- Views, last.
 {{ template "views/workflow_counts.sql" . }}

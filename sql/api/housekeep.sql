@@ -12,9 +12,16 @@
 -- p_keep_forever => true deletes nothing this round, whatever the setting
 -- (NULL p_retention cannot say it: it means the setting).
 --
--- 1. Deletes up to the batch size of finished or canceled workflows (with
---    their executions) that ended (transitioned_at) before now - retention;
---    no retention (the setting NULL, or p_keep_forever) deletes nothing.
+-- 1. History (docs/history.md; geneva._history_ahead, _move_ended,
+--    _history_retention): creates the history partitions of the current
+--    interval and the next two (partition_interval); moves up to the batch
+--    size of whole trees of ended workflows, each member ended before now -
+--    move_after (or now - retention, when shorter), oldest end first, into
+--    the history tables (not a deletion: workflow_counts still counts
+--    them); and drops, or with archive = 'detach' detaches, every history
+--    partition whose interval ended before now - retention, taking what it
+--    held off workflow_counts. No retention (the setting NULL, or
+--    p_keep_forever) drops nothing; the move goes on.
 --    Deletes, as many at most, of the operators' actions
 --    (geneva.operator_actions) recorded before now - the action retention
 --    (a setting of its own, whatever the round is given, and never less
@@ -45,7 +52,11 @@
 -- 6. Folds the counts of ended workflows (geneva._fold_workflow_counts) and
 --    of ended executions (geneva._fold_ended_executions).
 --
--- Locks: each recovered execution's workflow row, then the execution row,
+-- Locks: the rows of the trees it moves (skip locked: a tree with a member
+-- another transaction holds waits for a later round); the history parents,
+-- ACCESS EXCLUSIVE, when it drops or detaches (without waiting: a reader of
+-- history holding them puts the drop off to a later round) or creates a
+-- partition; each recovered execution's workflow row, then the execution row,
 -- then the locks of the limit keys it holds slots of (geneva.limit_keys),
 -- skipping rows other transactions hold (the next round gets them); the
 -- keys' rows it offers or deletes, and the slots' rows it deletes, likewise;
@@ -54,7 +65,10 @@
 -- worker's round that holds it. A round given any argument is an
 -- operator's action: recorded (geneva._log_action, verb housekeep, with
 -- its arguments and counts); the workers' rounds (none given) are not.
--- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up",
+-- Returns the counts: {"workflows_cleaned_up", "step_executions_cleaned_up"
+-- (what the partitions dropped or detached held), "workflows_moved",
+-- "partitions_created", "partitions_dropped", "partitions_detached"
+-- (intervals: each is one partition of each history table),
 -- "actions_cleaned_up", "idempotency_keys_cleaned_up",
 -- "stuck_in_progress_recovered", "stuck_scheduled_recovered",
 -- "orphans_repaired", "runaways_flagged", "more"}; "more"
@@ -85,9 +99,11 @@ declare
   v_stuck_scheduled_after interval;
   v_recovery_action text;
   v_batch_size integer;
-  v_old bigint[];
-  v_deleted integer := 0;
-  v_executions_deleted integer := 0;
+  v_deleted bigint := 0;
+  v_executions_deleted bigint := 0;
+  v_moved integer := 0;
+  v_created integer := 0;
+  v_partitions integer := 0;
   v_in_progress integer := 0;
   v_scheduled integer := 0;
   v_candidates integer := 0;
@@ -114,28 +130,16 @@ begin
   v_recovery_action := coalesce(p_recovery_action, v_settings.recovery_action);
   v_batch_size := coalesce(p_batch_size, v_settings.batch_size);
 
-  -- 1. retention (rows another transaction holds wait for the next round);
-  -- the executions go with their workflows (on delete cascade), counted first
+  -- 1. history (docs/history.md): the partitions ahead; the move of whole
+  -- ended trees, move_after after their end (or their retention, when
+  -- shorter: what is past it leaves the live tables to be dropped with its
+  -- partition); retention's drop (or detach) of the expired partitions
+  v_created := geneva._history_ahead(v_now);
+  select m.moved, m.more into v_moved, v_full
+  from geneva._move_ended(v_now - least(v_settings.move_after, coalesce(v_retention, v_settings.move_after)), v_batch_size) m;
   if v_retention is not null then
-    select coalesce(array_agg(w.id), '{}') into v_old
-    from (
-      select w.id
-      from geneva.workflows w
-      where (w.finished_at is not null or w.canceled_at is not null)
-        and w.transitioned_at < v_now - v_retention
-      order by w.transitioned_at
-      limit v_batch_size
-      for update skip locked
-    ) w;
-    select count(*) into v_executions_deleted
-    from geneva.step_executions e
-    where e.workflow_id = any(v_old);
-    -- the only deleter of workflows (sql/guards/workflows_guard_columns.sql)
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.workflows w where w.id = any(v_old);
-    get diagnostics v_deleted = row_count;
-    perform pg_catalog.set_config('geneva.retention', '', true);
-    v_full := v_deleted = v_batch_size;
+    select r.partitions, r.workflows, r.step_executions into v_partitions, v_deleted, v_executions_deleted
+    from geneva._history_retention(v_now - v_retention, v_settings.archive) r;
   end if;
 
   -- the operators' actions, after the log's own retention, never younger
@@ -277,6 +281,10 @@ begin
     'orphans_repaired', v_orphans,
     'workflows_cleaned_up', v_deleted,
     'step_executions_cleaned_up', v_executions_deleted,
+    'workflows_moved', v_moved,
+    'partitions_created', v_created,
+    'partitions_dropped', case when v_settings.archive = 'drop' then v_partitions else 0 end,
+    'partitions_detached', case when v_settings.archive = 'detach' then v_partitions else 0 end,
     'actions_cleaned_up', v_actions,
     'idempotency_keys_cleaned_up', v_keys,
     'stuck_in_progress_recovered', v_in_progress,
@@ -301,4 +309,4 @@ end;
 $$;
 
 comment on function geneva.housekeep(interval, interval, interval, text, integer, boolean) is
-'One round of housekeeping (operators): deletes ended workflows past retention, recovers stuck executions; each threshold not given is geneva.housekeeping_settings''s; returns counts.';
+'One round of housekeeping (operators): moves ended workflows into history, drops (or detaches) history partitions past retention, recovers stuck executions; each threshold not given is geneva.housekeeping_settings''s; returns counts.';

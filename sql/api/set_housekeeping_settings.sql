@@ -4,6 +4,12 @@
 -- round interval, how long after a round's start the next is due
 -- (geneva.housekeep_if_due given none, as workers call it).
 --
+-- p_partition_interval ('1 day' or '1 week': the width of the history
+-- partitions created from now on; those there keep theirs), p_move_after
+-- (how long an ended workflow stays in the live tables before housekeeping
+-- moves it into history) and p_archive ('drop' or 'detach': what retention
+-- does with an expired history partition) are history's (docs/history.md).
+--
 -- p_runaway_executions and p_runaway_repeats are the runaway thresholds
 -- (geneva.runaway_workflows): a workflow with more executions, or one step
 -- executed more times in a row, is flagged by housekeeping.
@@ -33,8 +39,9 @@
 -- Returns the settings, as geneva.get_housekeeping_settings.
 -- Raises: 22004 for a NULL p_keep_forever; 22023 for an unknown recovery
 -- action, a non-positive batch size or runaway threshold, a negative
--- interval or one over 1000 years, or a retention with p_keep_forever
--- (geneva._check_housekeeping_settings), or an action retention below the
+-- interval or one over 1000 years, a retention with p_keep_forever, a
+-- partition interval other than a day or a week, an archive other than
+-- 'drop' or 'detach' (geneva._check_housekeeping_settings), or an action retention below the
 -- floor; 42501 for a floor lowered by a role other than the owner. Nothing
 -- is written on any error.
 create or replace function geneva.set_housekeeping_settings(
@@ -48,7 +55,10 @@ create or replace function geneva.set_housekeeping_settings(
   p_action_retention interval default null,
   p_action_retention_floor interval default null,
   p_runaway_executions integer default null,
-  p_runaway_repeats integer default null
+  p_runaway_repeats integer default null,
+  p_partition_interval interval default null,
+  p_move_after interval default null,
+  p_archive text default null
 )
 returns table (
   retention interval,
@@ -61,6 +71,9 @@ returns table (
   action_retention_floor interval,
   runaway_executions integer,
   runaway_repeats integer,
+  partition_interval interval,
+  move_after interval,
+  archive text,
   updated_at timestamptz,
   updated_by text
 )
@@ -74,7 +87,8 @@ declare
 begin
   perform geneva._check_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size, p_keep_forever,
-    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats
+    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats,
+    p_partition_interval, p_move_after, p_archive
   );
   v_settings := geneva._housekeeping_settings(); -- (the row is there)
 
@@ -99,7 +113,8 @@ begin
   if p_keep_forever or p_retention is not null or p_stuck_in_progress_after is not null
     or p_stuck_scheduled_after is not null or p_recovery_action is not null or p_batch_size is not null
     or p_round_interval is not null or p_action_retention is not null or p_action_retention_floor is not null
-    or p_runaway_executions is not null or p_runaway_repeats is not null then
+    or p_runaway_executions is not null or p_runaway_repeats is not null
+    or p_partition_interval is not null or p_move_after is not null or p_archive is not null then
     -- the only writer of the settings (sql/guards/housekeeping_settings_guard.sql)
     perform pg_catalog.set_config('geneva.housekeeping_settings', 'on', true);
     update geneva.housekeeping_settings s
@@ -113,6 +128,13 @@ begin
         action_retention_floor = coalesce(p_action_retention_floor, s.action_retention_floor),
         runaway_executions = coalesce(p_runaway_executions, s.runaway_executions),
         runaway_repeats = coalesce(p_runaway_repeats, s.runaway_repeats),
+        -- (stored as written: '7 days' is '1 week', '24 hours' '1 day')
+        partition_interval = case
+          when p_partition_interval = interval '1 week' then interval '1 week'
+          when p_partition_interval = interval '1 day' then interval '1 day'
+          else s.partition_interval end,
+        move_after = coalesce(p_move_after, s.move_after),
+        archive = coalesce(p_archive, s.archive),
         updated_at = geneva.now(),
         updated_by = session_user
     where s.singleton;
@@ -126,7 +148,8 @@ begin
         'batch_size', p_batch_size, 'keep_forever', nullif(p_keep_forever, false),
         'round_interval', p_round_interval, 'action_retention', p_action_retention,
         'action_retention_floor', p_action_retention_floor,
-        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats
+        'runaway_executions', p_runaway_executions, 'runaway_repeats', p_runaway_repeats,
+        'partition_interval', p_partition_interval, 'move_after', p_move_after, 'archive', p_archive
       )),
       (select to_jsonb(s) from geneva.get_housekeeping_settings() s)
     );
@@ -136,5 +159,5 @@ begin
 end;
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer) is
-'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds.';
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer, interval, interval, text) is
+'Sets the housekeeping settings (operators): each argument not given stays as it is; p_keep_forever => true keeps ended workflows forever; p_round_interval is how often rounds run; the action log''s retention, never below its floor (lowered by the owner only); the runaway thresholds; history''s partition interval (1 day or 1 week), move_after and archive (drop or detach).';

@@ -13,8 +13,10 @@
 -- statement, on geneva.workflows, step_executions, workflow_definitions,
 -- workflow_definition_versions,
 -- housekeeping_rounds, housekeeping_settings, events, schedules,
--- schedule_firings, operator_actions, idempotency_keys, runaways and the kept counts'
--- five tables.
+-- schedule_firings, operator_actions, idempotency_keys, runaways, the kept counts'
+-- five tables, the history tables (workflows_history, step_executions_history,
+-- events_history: the parents here, each partition as
+-- geneva._history_partition creates it) and history_counts.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -132,5 +134,25 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.runaways
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.workflows_history
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.step_executions_history
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.events_history
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.history_counts
 for each statement
 execute function geneva._trg_truncate_guard();

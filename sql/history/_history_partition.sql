@@ -4,12 +4,18 @@
 -- that partition's first day. A new partition spans the setting
 -- partition_interval (a day, or a week from its Monday), cut short where an
 -- existing partition already covers part of it (the interval was changed),
--- and is named after its table and first day (workflows_history_20261128).
+-- and is named after its table and first day (workflows_history_20261128);
+-- when a detached partition (archive = 'detach', not yet written out by
+-- geneva archive) still holds that name, the new one takes the first free
+-- suffix (workflows_history_20261128_1). Each new partition gets the
+-- truncate guard (a statement trigger of the parent does not fire for a
+-- TRUNCATE of a partition named directly); the row guards
+-- (sql/guards/history_guard.sql) are the parent's, cloned by PostgreSQL.
 --
 -- Called by: geneva._move_to_history (the days its workflows ended on), and
--- housekeeping (the partitions ahead). Takes an exclusive lock on the
--- parent tables only when it creates one (partitions are created ahead, so
--- a move rarely does).
+-- geneva._history_ahead (the partitions ahead). Takes an exclusive lock on
+-- the parent tables only when it creates one (partitions are created ahead,
+-- so a move rarely does).
 create or replace function geneva._history_partition(p_day date)
 returns date
 language plpgsql
@@ -22,6 +28,8 @@ declare
   v_to date;
   v_table text;
   v_bound record;
+  v_suffix text;
+  v_n integer := 0;
 begin
   -- covered already: the partition of workflows_history holding the day
   -- (the three tables are partitioned alike, created together)
@@ -43,9 +51,23 @@ begin
     end if;
   end loop;
 
+  -- the name: the first day's, unless a detached partition keeps it
+  v_suffix := to_char(v_from, 'YYYYMMDD');
+  while exists (
+    select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'geneva'
+      and c.relname in ('workflows_history_' || v_suffix, 'step_executions_history_' || v_suffix,
+        'events_history_' || v_suffix)
+  ) loop
+    v_n := v_n + 1;
+    v_suffix := to_char(v_from, 'YYYYMMDD') || '_' || v_n;
+  end loop;
+
   foreach v_table in array array['workflows_history', 'step_executions_history', 'events_history'] loop
-    execute format('create table if not exists geneva.%I partition of geneva.%I for values from (%L) to (%L)',
-      v_table || '_' || to_char(v_from, 'YYYYMMDD'), v_table, v_from, v_to);
+    execute format('create table geneva.%I partition of geneva.%I for values from (%L) to (%L)',
+      v_table || '_' || v_suffix, v_table, v_from, v_to);
+    execute format('create trigger truncate_guard before truncate on geneva.%I'
+      || ' for each statement execute function geneva._trg_truncate_guard()', v_table || '_' || v_suffix);
   end loop;
   return v_from;
 end;

@@ -5,7 +5,9 @@
 -- date in UTC), then deleted from the live tables (its executions, events
 -- and runaway flag with it, by their cascades), in the caller's transaction.
 -- The move is not a deletion: the counts (geneva.workflow_counts) still
--- count the workflow; retention's drop of its partition will.
+-- count the workflow; retention's drop of its partition will, by what
+-- geneva.history_counts (added to here, by day, type and state) says the
+-- partition holds.
 --
 -- Of p_ids, only the workflows that have ended and that no other
 -- transaction holds are moved (skip locked: the rest wait for another
@@ -13,9 +15,12 @@
 -- parent's child keys and counts stay live while any of its tree could read
 -- them.
 --
--- Called by: housekeeping's move. Sets geneva.moving and geneva.retention
+-- Called by: geneva._move_ended (housekeeping's move, which passes whole
+-- trees it has locked), tests. Sets geneva.moving and geneva.retention
 -- around its writes (the history guards, the live tables' delete guards,
--- and workflows_count_deleted's WHEN read them).
+-- and workflows_count_deleted's WHEN read them). Locks the workflows' rows
+-- (for update, skip locked), and the rows of geneva.history_counts it adds
+-- to.
 -- Returns the ids moved.
 create or replace function geneva._move_to_history(p_ids bigint[])
 returns bigint[]
@@ -62,6 +67,17 @@ begin
   from geneva.events x
   join geneva.workflows w on w.id = x.workflow_id
   where x.workflow_id = any(v_ids);
+
+  -- what history holds, for retention's counts (geneva.history_counts)
+  insert into geneva.history_counts as c (ended_on, workflow_type, state, workflows, step_executions)
+  select (w.transitioned_at at time zone 'UTC')::date, w.workflow_type, w.state, count(*),
+    coalesce(sum((select count(*) from geneva.step_executions e where e.workflow_id = w.id)), 0)
+  from geneva.workflows w
+  where w.id = any(v_ids)
+  group by 1, 2, 3
+  on conflict (ended_on, workflow_type, state) do update
+  set workflows = c.workflows + excluded.workflows,
+      step_executions = c.step_executions + excluded.step_executions;
 
   perform pg_catalog.set_config('geneva.retention', 'on', true);
   delete from geneva.workflows w where w.id = any(v_ids);
