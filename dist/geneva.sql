@@ -14489,14 +14489,32 @@ comment on view geneva.queue_lag is
 --                        (housekeeping deletes history, so a count of rows
 --                        would not be monotonic); divide by 300 for a rate
 --                        (up to a fifth high).
+--   history_workflows    workflows moved into history and not yet dropped
+--                        (geneva.history_counts), per type; label: the state.
+--   history_partitions   history partitions attached (each interval's, of
+--                        geneva.workflows_history; the partitions ahead too).
+--   history_oldest_seconds  how long ago the oldest partition's interval
+--                        began, while history holds any workflow (0 when
+--                        none): about the retention plus an interval when
+--                        retention keeps up.
+--   history_detached_partitions  partitions retention detached (archive =
+--                        'detach') that geneva archive has not yet written
+--                        out and dropped.
+--   workflows_to_move    ended workflows still in the live tables more than
+--                        move_after after their end: waiting for
+--                        housekeeping's move (a parent with ongoing
+--                        children keeps its ended tree there); a backlog
+--                        that grows means the move does not keep up.
 --
 -- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
 -- step_executions_scheduled_for and step_executions_in_progress_updated_at,
 -- the runaway flags (and the flagged workflows' executions),
 -- and the ended executions' counts kept per minute
--- (ended_executions_by_minute and ended_execution_deltas): its cost
--- follows the ongoing workflows, not the history nor the load. (geneva.now()
+-- (ended_executions_by_minute and ended_execution_deltas), the catalog
+-- (the history partitions) and geneva.history_counts (a few rows a day),
+-- and the ended workflows waiting to move (workflows_ended_transitioned_at):
+-- its cost follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)
 create or replace view geneva.engine_metrics as
@@ -14557,7 +14575,37 @@ from (
   where d.minute >= date_trunc('minute', geneva.now() - interval '5 minutes', 'UTC')
     and d.minute <= geneva.now()
 ) c
-group by c.workflow_type, c.step_name, c.outcome;
+group by c.workflow_type, c.step_name, c.outcome
+union all
+select 'history_workflows', c.workflow_type, null, c.state, sum(c.workflows)::double precision
+from geneva.history_counts c
+group by c.workflow_type, c.state
+union all
+select 'history_partitions', null, null, null, count(*)::double precision
+from pg_catalog.pg_inherits i
+where i.inhparent = 'geneva.workflows_history'::regclass
+union all
+select 'history_oldest_seconds', null, null, null,
+  coalesce(extract(epoch from geneva.now() - min(
+    (regexp_match(pg_catalog.pg_get_expr(c.relpartbound, c.oid), 'FROM \(''([^'']+)''\)'))[1]::date::timestamp
+      at time zone 'UTC'
+  )), 0)::double precision
+from pg_catalog.pg_inherits i
+join pg_catalog.pg_class c on c.oid = i.inhrelid
+where i.inhparent = 'geneva.workflows_history'::regclass
+  and exists (select from geneva.history_counts h)
+union all
+select 'history_detached_partitions', null, null, null, count(*)::double precision
+from pg_catalog.pg_class c
+where c.relnamespace = 'geneva'::regnamespace
+  and c.relname ~ '^workflows_history_[0-9]{8}'
+  and c.relkind = 'r'
+  and not c.relispartition
+union all
+select 'workflows_to_move', null, null, null, count(*)::double precision
+from geneva.workflows w
+where (w.finished_at is not null or w.canceled_at is not null)
+  and w.transitioned_at < geneva.now() - (select s.move_after from geneva.housekeeping_settings s);
 
 comment on view geneva.engine_metrics is
 'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';

@@ -348,11 +348,12 @@ func (c *Client) HousekeepingSettings(ctx context.Context) (*HousekeepingSetting
 //
 // Errors: ErrInvalidArgument (an unknown recovery action, a negative
 // threshold or round interval, a negative batch size or runaway threshold,
-// an action retention below its floor); a *Error with SQLSTATE 42501 for a floor lowered by a
+// an action retention below its floor, a partition interval other than a
+// day or a week, an unknown archive); a *Error with SQLSTATE 42501 for a floor lowered by a
 // role other than the schema's owner.
 func (c *Client) SetHousekeepingSettings(ctx context.Context, params *HousekeepingSettingsParams) (*HousekeepingSettings, error) {
 	rows, err := c.db.Query(ctx, "select "+housekeepingSettingsColumns+
-		" from geneva.set_housekeeping_settings($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", params.args()...)
+		" from geneva.set_housekeeping_settings($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)", params.args()...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -369,7 +370,8 @@ var housekeepingSettingsColumns = atMostADuration("retention") + ", " +
 	atMostADuration("stuck_in_progress_after") + ", " + atMostADuration("stuck_scheduled_after") + ", " +
 	"recovery_action, batch_size, " + atMostADuration("round_interval") + ", " +
 	atMostADuration("action_retention") + ", " + atMostADuration("action_retention_floor") +
-	", runaway_executions, runaway_repeats, updated_at, updated_by"
+	", runaway_executions, runaway_repeats, partition_interval, " + atMostADuration("move_after") +
+	", archive, updated_at, updated_by"
 
 // atMostADuration is the interval column, as SQL, read as at most 292
 // years: the longest whole number of years a time.Duration holds, as pgx
@@ -397,14 +399,16 @@ func (params *HousekeepParams) args() []any {
 
 // args are the SQL arguments of geneva.set_housekeeping_settings for params:
 // the thresholds' (HousekeepParams.args), then the round interval and the
-// action log's retention and floor, the runaway thresholds, NULL when not
-// given ("unchanged").
+// action log's retention and floor, the runaway thresholds, history's
+// partition interval, move_after and archive, NULL when not given
+// ("unchanged").
 func (params *HousekeepingSettingsParams) args() []any {
 	if params == nil {
 		params = &HousekeepingSettingsParams{}
 	}
 	return append(params.HousekeepParams.args(), params.RoundInterval, params.ActionRetention, params.ActionRetentionFloor,
-		nullIfZero(params.RunawayExecutions), nullIfZero(params.RunawayRepeats))
+		nullIfZero(params.RunawayExecutions), nullIfZero(params.RunawayRepeats),
+		nullIfZero(params.PartitionInterval), params.MoveAfter, nullIfZero(string(params.Archive)))
 }
 
 // WorkflowCount is a row of the geneva.workflow_counts view.

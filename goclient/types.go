@@ -271,7 +271,36 @@ type HousekeepingSettingsParams struct {
 	// others.
 	RunawayExecutions int
 	RunawayRepeats    int
+	// PartitionInterval is the width of the history partitions created from
+	// now on (docs/history.md): 24 hours or 168 hours (a week, from its
+	// Monday); others are ErrInvalidArgument.
+	//
+	// Defaults (0) to the setting, a day unless an operator set a week.
+	PartitionInterval time.Duration
+	// MoveAfter is how long an ended workflow stays in the live tables
+	// before housekeeping moves it, with its whole tree, into history. Not
+	// negative.
+	//
+	// Defaults (nil) to the setting, 1 hour unless an operator set another.
+	MoveAfter *time.Duration
+	// Archive is what retention does with an expired history partition:
+	// ArchiveDrop, or ArchiveDetach (kept, detached, for `geneva archive`).
+	//
+	// Defaults ("") to the setting, ArchiveDrop unless an operator set it.
+	Archive Archive
 }
+
+// Archive is what housekeeping's retention does with an expired history
+// partition (HousekeepingSettings.Archive).
+type Archive string
+
+const (
+	// ArchiveDrop drops the partition: its workflows are gone.
+	ArchiveDrop Archive = "drop"
+	// ArchiveDetach detaches it and leaves it in schema geneva under its
+	// name, for `geneva archive` to write out and drop.
+	ArchiveDetach Archive = "detach"
+)
 
 // HousekeepingSettings are the thresholds of every worker's housekeeping
 // rounds (HousekeepIfDue) and of Housekeep for those it is not given, and how
@@ -308,6 +337,13 @@ type HousekeepingSettings struct {
 	// executions, or whose one step ran more times in a row.
 	RunawayExecutions int `db:"runaway_executions"`
 	RunawayRepeats    int `db:"runaway_repeats"`
+	// PartitionInterval is the width of the history partitions (a day or a
+	// week), MoveAfter how long an ended workflow stays live before it moves
+	// into history, and Archive what retention does with an expired
+	// partition (docs/history.md).
+	PartitionInterval time.Duration `db:"partition_interval"`
+	MoveAfter         time.Duration `db:"move_after"`
+	Archive           Archive       `db:"archive"`
 	// UpdatedAt and UpdatedBy (the session user) say who last set them; nil
 	// when no one did (the defaults).
 	UpdatedAt *time.Time `db:"updated_at"`
@@ -316,8 +352,19 @@ type HousekeepingSettings struct {
 
 // HousekeepResult counts what a round of housekeeping did.
 type HousekeepResult struct {
+	// WorkflowsCleanedUp and StepExecutionsCleanedUp count what the history
+	// partitions retention dropped or detached held.
 	WorkflowsCleanedUp      int `json:"workflows_cleaned_up"`
 	StepExecutionsCleanedUp int `json:"step_executions_cleaned_up"`
+	// WorkflowsMoved counts the ended workflows moved from the live tables
+	// into history (whole trees, MoveAfter after they ended); not deleted.
+	WorkflowsMoved int `json:"workflows_moved"`
+	// PartitionsCreated counts the history intervals whose partitions were
+	// created ahead; PartitionsDropped and PartitionsDetached those retention
+	// dropped, or detached (Archive).
+	PartitionsCreated  int `json:"partitions_created"`
+	PartitionsDropped  int `json:"partitions_dropped"`
+	PartitionsDetached int `json:"partitions_detached"`
 	// ActionsCleanedUp counts the operators' actions (geneva.action_log)
 	// deleted after the action retention (HousekeepingSettings).
 	ActionsCleanedUp int `json:"actions_cleaned_up"`
@@ -340,6 +387,10 @@ type HousekeepResult struct {
 func (r *HousekeepResult) Add(round *HousekeepResult) {
 	r.WorkflowsCleanedUp += round.WorkflowsCleanedUp
 	r.StepExecutionsCleanedUp += round.StepExecutionsCleanedUp
+	r.WorkflowsMoved += round.WorkflowsMoved
+	r.PartitionsCreated += round.PartitionsCreated
+	r.PartitionsDropped += round.PartitionsDropped
+	r.PartitionsDetached += round.PartitionsDetached
 	r.ActionsCleanedUp += round.ActionsCleanedUp
 	r.IdempotencyKeysCleanedUp += round.IdempotencyKeysCleanedUp
 	r.StuckInProgressRecovered += round.StuckInProgressRecovered

@@ -268,6 +268,32 @@ var metrics = map[string]metric{
 			[]string{"workflow_type", "step_name", "outcome"}, nil),
 		labels: func(workflowType, stepName, label string) []string { return []string{workflowType, stepName, label} },
 	},
+	"history_workflows": {
+		desc: prometheus.NewDesc("geneva_history_workflows",
+			"Ended workflows moved into history and not yet dropped by retention (docs/history.md), per type and state.",
+			[]string{"workflow_type", "state"}, nil),
+		labels: typeAnd(),
+	},
+	"history_partitions": {
+		desc: prometheus.NewDesc("geneva_history_partitions",
+			"History partitions attached (one per partition interval kept, and the ones created ahead).", nil, nil),
+		labels: func(_, _, _ string) []string { return nil },
+	},
+	"history_oldest_seconds": {
+		desc: prometheus.NewDesc("geneva_history_oldest_seconds",
+			"How long ago the oldest history partition's interval began (0 while history is empty): about the retention plus one interval when retention keeps up.", nil, nil),
+		labels: func(_, _, _ string) []string { return nil },
+	},
+	"history_detached_partitions": {
+		desc: prometheus.NewDesc("geneva_history_detached_partitions",
+			"Expired history partitions detached by retention (archive = detach) and not yet written out and dropped by geneva archive.", nil, nil),
+		labels: func(_, _, _ string) []string { return nil },
+	},
+	"workflows_to_move": {
+		desc: prometheus.NewDesc("geneva_workflows_to_move",
+			"Ended workflows still in the live tables longer than move_after after their end: housekeeping's move backlog (a parent with ongoing children keeps its tree live).", nil, nil),
+		labels: func(_, _, _ string) []string { return nil },
+	},
 }
 
 // limitLabels are the limit gauges' labels: a row's workflow_type,

@@ -88,7 +88,8 @@ func TestHousekeepIfDue(t *testing.T) {
 		// what the round did is kept
 		var last []byte
 		require.NoError(t, b.conn.QueryRow(b.ctx, "select last_result::text from geneva.housekeeping_rounds").Scan(&last))
-		require.JSONEq(t, `{"workflows_cleaned_up": 0, "step_executions_cleaned_up": 0, "actions_cleaned_up": 0, "idempotency_keys_cleaned_up": 0,
+		require.JSONEq(t, `{"workflows_cleaned_up": 0, "step_executions_cleaned_up": 0, "workflows_moved": 0,
+			"partitions_created": 0, "partitions_dropped": 0, "partitions_detached": 0, "actions_cleaned_up": 0, "idempotency_keys_cleaned_up": 0,
 			"stuck_in_progress_recovered": 1, "stuck_scheduled_recovered": 0, "orphans_repaired": 0, "runaways_flagged": 0, "more": false}`, string(last))
 
 		require.NotNil(t, b.ifDue(t, "interval '0'"), "a zero interval is always due")

@@ -46,19 +46,21 @@ func (b *testBundle) hkAttempt(t *testing.T, executionID int64) int {
 }
 
 // hkWorkflowCount counts the workflows with the id, and hkExecutionCount their
-// executions.
+// executions, live or moved into history (docs/history.md): what retention
+// has not deleted.
 func (b *testBundle) hkWorkflowCount(t *testing.T, id int64) int {
 	t.Helper()
 	var n int
-	require.NoError(t, b.conn.QueryRow(b.ctx, "select count(*) from geneva.workflows where id = $1", id).Scan(&n))
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select (select count(*) from geneva.workflows where id = $1)
+		+ (select count(*) from geneva.workflows_history where id = $1)`, id).Scan(&n))
 	return n
 }
 
 func (b *testBundle) hkExecutionCount(t *testing.T, workflowID int64) int {
 	t.Helper()
 	var n int
-	require.NoError(t, b.conn.QueryRow(b.ctx,
-		"select count(*) from geneva.step_executions where workflow_id = $1", workflowID).Scan(&n))
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select (select count(*) from geneva.step_executions where workflow_id = $1)
+		+ (select count(*) from geneva.step_executions_history where workflow_id = $1)`, workflowID).Scan(&n))
 	return n
 }
 
@@ -126,7 +128,8 @@ func TestHousekeep(t *testing.T) {
 		require.Equal(t, 1, b.hkExecutionCount(t, finished))
 		require.Equal(t, 1, b.hkExecutionCount(t, canceled))
 
-		b.setNow(t, t0.Add(30*24*time.Hour+time.Minute))
+		// (retention drops whole days: the day they ended, over 30 days ago)
+		b.setNow(t, t0.Add(31*24*time.Hour))
 		counts := b.hkRound(t, hkRetentionOnly)
 
 		require.Equal(t, hkCounts{WorkflowsCleanedUp: 2, StepExecutionsCleanedUp: 2}, counts)
@@ -159,7 +162,8 @@ func TestHousekeep(t *testing.T) {
 
 			var workflows, executions int
 			require.NoError(t, b.conn.QueryRow(b.ctx, `select
-				(select count(*) from geneva.workflows), (select count(*) from geneva.step_executions)`).Scan(&workflows, &executions))
+				(select count(*) from geneva.workflows) + (select count(*) from geneva.workflows_history),
+				(select count(*) from geneva.step_executions) + (select count(*) from geneva.step_executions_history)`).Scan(&workflows, &executions))
 			want := min(d+1, 2) * perDay
 			require.Equal(t, want, workflows, "day %d", d)
 			require.Equal(t, want, executions, "day %d", d)
@@ -530,7 +534,8 @@ func TestHousekeep(t *testing.T) {
 		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
 		id := b.hkFinished(t, "1")
 
-		b.setNow(t, t0.Add(hours(2)))
+		// (ended at noon: its day's partition ends at midnight, two hours ago)
+		b.setNow(t, t0.Add(hours(14)))
 		require.Equal(t, hkCounts{}, b.hkRound(t, "p_retention => interval '3 hours', "+hkRetentionOnly))
 		require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, b.hkRound(t, "p_retention => interval '1 hour', "+hkRetentionOnly))
 		require.Zero(t, b.hkWorkflowCount(t, id))
@@ -548,6 +553,10 @@ func TestHousekeep(t *testing.T) {
 		require.Equal(t, map[string]any{
 			"workflows_cleaned_up":        float64(0),
 			"step_executions_cleaned_up":  float64(0),
+			"workflows_moved":             float64(0),
+			"partitions_created":          float64(3),
+			"partitions_dropped":          float64(0),
+			"partitions_detached":         float64(0),
 			"actions_cleaned_up":          float64(0),
 			"idempotency_keys_cleaned_up": float64(0),
 			"stuck_in_progress_recovered": float64(0),

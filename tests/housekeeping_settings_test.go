@@ -22,7 +22,7 @@ func (b *testBundle) hkSettings(t *testing.T, db rowQueryer) string {
 // hkDefaults are the settings of a new database (the defaults of
 // geneva.housekeeping_settings, migrations/001_create_schema.sql): no one set
 // them.
-const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,"30 days","30 days",1000,100,,)`
+const hkDefaults = `("30 days",01:00:00,00:15:00,reattempt,1000,00:01:00,"30 days","30 days",1000,100,"1 day",01:00:00,drop,,)`
 
 // hkEnded creates a workflow of "One" and cancels it now (on the real clock:
 // the rounds of housekeep_if_due run on other connections).
@@ -127,6 +127,8 @@ func TestHousekeepingSettings(t *testing.T) {
 		_, err = operator.Exec(b.ctx, `select geneva.set_housekeeping_settings(p_retention => interval '0',
 			p_stuck_in_progress_after => interval '0', p_recovery_action => 'cancel')`)
 		require.NoError(t, err)
+		// (retention drops whole days: the worker's round a day later)
+		setNowOn(t, worker, time.Now().Add(24*time.Hour))
 		counts, err = ifDue(b.ctx, worker, "interval '0'")
 		require.NoError(t, err)
 
@@ -297,7 +299,8 @@ func TestHousekeepingSettings(t *testing.T) {
 		_, err := b.conn.Exec(b.ctx, "select geneva.set_housekeeping_settings(p_retention => interval '1 hour')")
 		require.NoError(t, err)
 
-		b.setNow(t, t0.Add(2*time.Hour))
+		// (ended at noon: its day's partition ends at midnight, two hours ago)
+		b.setNow(t, t0.Add(14*time.Hour))
 		require.Equal(t, hkCounts{}, b.hkRound(t, "p_retention => interval '3 hours'"), "an argument wins")
 		require.Equal(t, hkCounts{}, b.hkRound(t, "p_keep_forever => true"))
 		require.Equal(t, hkCounts{WorkflowsCleanedUp: 1, StepExecutionsCleanedUp: 1}, b.hkRound(t, ""), "the setting")

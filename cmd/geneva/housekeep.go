@@ -14,16 +14,22 @@ import (
 )
 
 func newHousekeepCmd(opts *options) *cobra.Command {
-	var flags housekeepFlags
+	var (
+		flags  housekeepFlags
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "housekeep [flags]",
-		Short: "Delete old workflows and recover stuck steps, until done",
-		Long: `Run geneva.housekeep in rounds until nothing is left: delete finished and
-canceled workflows past their retention, and recover executions stuck in
-progress or overdue while scheduled. A flag not given takes the housekeeping
+		Short: "Move ended workflows into history, drop old history, recover stuck steps, until done",
+		Long: `Run geneva.housekeep in rounds until nothing is left: move finished and
+canceled workflows into history (whole trees, the setting move-after after
+they end), drop (or detach, for geneva archive) the history partitions past
+their retention, and recover executions stuck in progress or overdue while
+scheduled. A flag not given takes the housekeeping
 settings' value, which the workers' own rounds use (geneva housekeep settings
 shows and sets them); a flag given counts for this run only. A zero
---retention deletes every ended workflow; --retention forever deletes none.`,
+--retention deletes the history of every day (or week) that has ended;
+--retention forever deletes none.`,
 		Example: `  geneva housekeep
   geneva housekeep --retention 0s
   geneva housekeep settings --retention 168h --recovery cancel`,
@@ -44,8 +50,13 @@ shows and sets them); a flag given counts for this run only. A zero
 					break
 				}
 			}
-			env.printf("deleted %d workflows (%d executions); recovered %d executions stuck in progress and %d stuck scheduled\n",
-				total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.StuckInProgressRecovered, total.StuckScheduledRecovered)
+			if asJSON {
+				return report.JSON(env.stdout, total)
+			}
+			env.printf("moved %d ended workflows into history; deleted %d workflows (%d executions) with %d history partitions dropped and %d detached\n",
+				total.WorkflowsMoved, total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.PartitionsDropped, total.PartitionsDetached)
+			env.printf("recovered %d executions stuck in progress and %d stuck scheduled\n",
+				total.StuckInProgressRecovered, total.StuckScheduledRecovered)
 			if total.RunawaysFlagged > 0 {
 				env.printf("flagged %d runaway workflows (geneva stuck --runaways)\n", total.RunawaysFlagged)
 			}
@@ -53,6 +64,7 @@ shows and sets them); a flag given counts for this run only. A zero
 		}),
 	}
 	flags.add(cmd, "")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rounds' counts added up, as JSON, for scripts")
 	cmd.AddCommand(newHousekeepSettingsCmd(opts))
 	return cmd
 }
@@ -69,13 +81,16 @@ func newHousekeepSettingsCmd(opts *options) *cobra.Command {
 thresholds every worker's rounds use, and geneva housekeep's for the flags it
 is not given, the round interval, how often the workers' rounds run, and how
 long the action log is kept (never below a floor only the schema's owner
-may lower), and when a workflow is flagged as a runaway chain.
+may lower), when a workflow is flagged as a runaway chain, and history's:
+the width of its partitions, how long an ended workflow stays live before it
+moves, and whether expired partitions are dropped or detached.
 With flags, set those first (geneva.set_housekeeping_settings, the operator
 role's alone); a setting whose flag is not given stays as it is.`,
 		Example: `  geneva housekeep settings
   geneva housekeep settings --retention 2160h --stuck-in-progress 30m
   geneva housekeep settings --round-interval 5m
   geneva housekeep settings --runaway-executions 5000 --runaway-repeats 500
+  geneva housekeep settings --partition-interval week --move-after 10m --archive detach
   geneva housekeep settings --retention forever --json`,
 		Args: noArgs,
 		RunE: withEnv(opts, func(ctx context.Context, env *environment, args []string) error {
@@ -118,6 +133,9 @@ type housekeepFlags struct {
 	actionRetentionFloor time.Duration
 	runawayExecutions    int
 	runawayRepeats       int
+	partitionInterval    string
+	moveAfter            time.Duration
+	archive              string
 }
 
 // add defines the flags on cmd; prefix starts their help ("set ").
@@ -147,6 +165,12 @@ func (f *housekeepFlags) addSettings(cmd *cobra.Command) {
 		"set how many executions a workflow may have before housekeeping flags it as a runaway chain (geneva stuck --runaways)")
 	cmd.Flags().IntVar(&f.runawayRepeats, "runaway-repeats", 0,
 		"set how many times in a row one step may run before housekeeping flags its workflow as a runaway chain")
+	cmd.Flags().StringVar(&f.partitionInterval, "partition-interval", "",
+		"set the width of the history partitions created from now on: day or week")
+	cmd.Flags().DurationVar(&f.moveAfter, "move-after", 0,
+		"set how long an ended workflow stays in the live tables before housekeeping moves it into history")
+	cmd.Flags().StringVar(&f.archive, "archive", "",
+		"set what retention does with an expired history partition: drop, or detach (kept for geneva archive)")
 }
 
 // params are the flags given, as goclient's parameters.
@@ -202,6 +226,25 @@ func (f *housekeepFlags) settingsParams() (*goclient.HousekeepingSettingsParams,
 	if f.cmd.Flags().Changed("action-retention-floor") {
 		params.ActionRetentionFloor = &f.actionRetentionFloor
 	}
+	if f.cmd.Flags().Changed("partition-interval") {
+		switch f.partitionInterval {
+		case "day":
+			params.PartitionInterval = 24 * time.Hour
+		case "week":
+			params.PartitionInterval = 7 * 24 * time.Hour
+		default:
+			return nil, usagef("--partition-interval takes day or week; not %q", f.partitionInterval)
+		}
+	}
+	if f.cmd.Flags().Changed("move-after") {
+		params.MoveAfter = &f.moveAfter
+	}
+	if f.cmd.Flags().Changed("archive") {
+		if f.archive == "" {
+			return nil, usagef("--archive takes drop or detach")
+		}
+		params.Archive = goclient.Archive(f.archive)
+	}
 	for _, n := range []struct {
 		flag     string
 		from, to *int
@@ -232,6 +275,11 @@ func printHousekeepingSettings(env *environment, settings *goclient.Housekeeping
 	fmt.Fprintf(w, "action retention\t%s (at least %s)\n", humanDuration(settings.ActionRetention),
 		humanDuration(settings.ActionRetentionFloor))
 	fmt.Fprintf(w, "runaway after\t%d executions, or %d of one step in a row\n", settings.RunawayExecutions, settings.RunawayRepeats)
+	fmt.Fprintf(w, "history partitions\t%s each\n", humanDuration(settings.PartitionInterval))
+	fmt.Fprintf(w, "move to history after\t%s\n", humanDuration(settings.MoveAfter))
+	fmt.Fprintf(w, "expired partitions\t%s\n", map[goclient.Archive]string{
+		goclient.ArchiveDrop: "dropped", goclient.ArchiveDetach: "detached (geneva archive)",
+	}[settings.Archive])
 	if settings.UpdatedAt == nil {
 		fmt.Fprintf(w, "set\tnever (the defaults)\n")
 	} else {
