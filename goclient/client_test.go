@@ -33,6 +33,23 @@ func setup(t *testing.T) (context.Context, *pgxpool.Pool, *goclient.Client, *pro
 	return ctx, pool, client, worker
 }
 
+// housekeepTomorrow runs a round of Housekeep a day from now (the test
+// clock, in a transaction of the schema's owner): retention drops whole days
+// of history (docs/history.md), so what ended today goes tomorrow.
+func housekeepTomorrow(t *testing.T, pool *pgxpool.Pool, params *goclient.HousekeepParams) *goclient.HousekeepResult {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, "select set_config('geneva.fake_now', (now() + interval '1 day')::text, true)")
+	require.NoError(t, err)
+	result, err := goclient.New(tx).Housekeep(ctx, params)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	return result
+}
+
 func TestClient(t *testing.T) {
 	t.Parallel()
 
@@ -193,7 +210,7 @@ func TestClient(t *testing.T) {
 
 	t.Run("HousekeepZeroRetentionMeansZero", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client, _ := setup(t)
+		ctx, pool, client, _ := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		_, err = client.CancelWorkflow(ctx, id)
@@ -206,10 +223,15 @@ func TestClient(t *testing.T) {
 			require.Zero(t, result.WorkflowsCleanedUp)
 		}
 
+		// zero moves it into history at once (whatever move_after), and
+		// drops it with its day's partition once that day has ended
 		result, err := client.Housekeep(ctx, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
-
 		require.NoError(t, err)
+		require.Equal(t, 1, result.WorkflowsMoved)
+		require.Zero(t, result.WorkflowsCleanedUp)
+		result = housekeepTomorrow(t, pool, &goclient.HousekeepParams{Retention: new(time.Duration(0))})
 		require.Equal(t, 1, result.WorkflowsCleanedUp)
+		require.Equal(t, 1, result.PartitionsDropped)
 		_, err = client.GetWorkflow(ctx, id)
 		require.ErrorIs(t, err, goclient.ErrNotFound)
 	})
@@ -611,6 +633,9 @@ func TestHousekeepingSettings(t *testing.T) {
 			ActionRetentionFloor: 30 * 24 * time.Hour,
 			RunawayExecutions:    1000,
 			RunawayRepeats:       100,
+			PartitionInterval:    24 * time.Hour,
+			MoveAfter:            time.Hour,
+			Archive:              goclient.ArchiveDrop,
 		}, settings)
 	})
 
@@ -715,7 +740,7 @@ func TestHousekeepingSettings(t *testing.T) {
 
 	t.Run("HousekeepTakesTheSettingsForWhatIsNotGiven", func(t *testing.T) {
 		t.Parallel()
-		ctx, _, client, _ := setup(t)
+		ctx, pool, client, _ := setup(t)
 		id, err := client.CreateWorkflow(ctx, "Two", "User", "1", nil)
 		require.NoError(t, err)
 		_, err = client.CancelWorkflow(ctx, id)
@@ -732,7 +757,9 @@ func TestHousekeepingSettings(t *testing.T) {
 
 		result, err = client.Housekeep(ctx, nil)
 		require.NoError(t, err)
-		require.Equal(t, 1, result.WorkflowsCleanedUp, "the setting, zero, deletes it")
+		require.Equal(t, 1, result.WorkflowsMoved, "the setting, zero, moves it into history at once")
+		result = housekeepTomorrow(t, pool, nil)
+		require.Equal(t, 1, result.WorkflowsCleanedUp, "and drops its day once the day has ended")
 	})
 
 	t.Run("WorkersMayReadNotSet", func(t *testing.T) {

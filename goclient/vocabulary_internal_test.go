@@ -117,7 +117,8 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 	require.Nil(t, keepForever[0])
 	require.Equal(t, true, keepForever[5])
 	for _, params := range []*HousekeepingSettingsParams{nil, {}} {
-		require.Equal(t, append(none, (*time.Duration)(nil), (*time.Duration)(nil), (*time.Duration)(nil), (*int)(nil), (*int)(nil)), params.args())
+		require.Equal(t, append(none, (*time.Duration)(nil), (*time.Duration)(nil), (*time.Duration)(nil), (*int)(nil), (*int)(nil),
+			(*time.Duration)(nil), (*time.Duration)(nil), (*string)(nil)), params.args())
 	}
 	settings := (&HousekeepingSettingsParams{HousekeepParams: HousekeepParams{BatchSize: 5}, RoundInterval: new(time.Duration(0))}).args()
 	require.Equal(t, new(5), settings[4])
@@ -132,7 +133,9 @@ func TestHousekeepSendsNoDefaults(t *testing.T) {
 		"geneva.housekeep": thresholds,
 		"geneva.set_housekeeping_settings": thresholds + ", p_round_interval interval DEFAULT NULL::interval" +
 			", p_action_retention interval DEFAULT NULL::interval, p_action_retention_floor interval DEFAULT NULL::interval" +
-			", p_runaway_executions integer DEFAULT NULL::integer, p_runaway_repeats integer DEFAULT NULL::integer",
+			", p_runaway_executions integer DEFAULT NULL::integer, p_runaway_repeats integer DEFAULT NULL::integer" +
+			", p_partition_interval interval DEFAULT NULL::interval, p_move_after interval DEFAULT NULL::interval" +
+			", p_archive text DEFAULT NULL::text",
 		"geneva.housekeep_if_due": "p_interval interval DEFAULT NULL::interval",
 	} {
 		var arguments string

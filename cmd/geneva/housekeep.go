@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -51,7 +52,10 @@ shows and sets them); a flag given counts for this run only. A zero
 				}
 			}
 			if asJSON {
-				return report.JSON(env.stdout, total)
+				// (HousekeepResult is geneva.housekeep's JSON, its own names)
+				enc := json.NewEncoder(env.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(total)
 			}
 			env.printf("moved %d ended workflows into history; deleted %d workflows (%d executions) with %d history partitions dropped and %d detached\n",
 				total.WorkflowsMoved, total.WorkflowsCleanedUp, total.StepExecutionsCleanedUp, total.PartitionsDropped, total.PartitionsDetached)

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	neturl "net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +70,11 @@ func TestHousekeepFlagsSendOnlyWhatIsGiven(t *testing.T) {
 	}, settings("--action-retention", "2160h", "--action-retention-floor", "1440h"))
 	require.Equal(t, goclient.HousekeepingSettingsParams{RunawayExecutions: 5000, RunawayRepeats: 50},
 		settings("--runaway-executions", "5000", "--runaway-repeats", "50"))
+	require.Equal(t, goclient.HousekeepingSettingsParams{
+		PartitionInterval: 7 * 24 * time.Hour, MoveAfter: new(10 * time.Minute), Archive: goclient.ArchiveDetach,
+	}, settings("--partition-interval", "week", "--move-after", "10m", "--archive", "detach"))
+	require.Equal(t, goclient.HousekeepingSettingsParams{PartitionInterval: 24 * time.Hour, MoveAfter: new(time.Duration(0))},
+		settings("--partition-interval", "day", "--move-after", "0s"))
 }
 
 // `geneva housekeep settings` shows the settings; with flags, it sets those
@@ -88,6 +95,9 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Regexp(t, `round interval +1m\n`, out)
 	require.Regexp(t, `action retention +30 days \(at least 30 days\)\n`, out)
 	require.Regexp(t, `runaway after +1000 executions, or 100 of one step in a row\n`, out)
+	require.Regexp(t, `history partitions +1 day each\n`, out)
+	require.Regexp(t, `move to history after +1h\n`, out)
+	require.Regexp(t, `expired partitions +dropped\n`, out)
 	require.Regexp(t, `set +never`, out)
 
 	out, err = cli(t, operator, "housekeep", "settings", "--retention", "forever", "--stuck-scheduled", "90m",
@@ -99,6 +109,9 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Equal(t, 3600.0, settings["stuck_in_progress_after"])
 	require.Equal(t, 5400.0, settings["stuck_scheduled_after"])
 	require.Equal(t, 300.0, settings["round_interval"])
+	require.Equal(t, 86400.0, settings["partition_interval"])
+	require.Equal(t, 3600.0, settings["move_after"])
+	require.Equal(t, "drop", settings["archive"])
 	require.Equal(t, string(dbtest.Operator), settings["updated_by"])
 
 	out, err = cli(t, operator, "housekeep", "settings", "--retention", "0s", "--recovery", "cancel")
@@ -125,6 +138,18 @@ func TestHousekeepSettings(t *testing.T) {
 	_, err = cli(t, operator, "housekeep", "settings", "--runaway-repeats", "0")
 	require.ErrorContains(t, err, "--runaway-repeats takes a positive number")
 
+	out, err = cli(t, operator, "housekeep", "settings", "--partition-interval", "week", "--move-after", "10m", "--archive", "detach")
+	require.NoError(t, err)
+	require.Regexp(t, `history partitions +7 days each\n`, out)
+	require.Regexp(t, `move to history after +10m\n`, out)
+	require.Regexp(t, `expired partitions +detached \(geneva archive\)\n`, out)
+	_, err = cli(t, operator, "housekeep", "settings", "--partition-interval", "month")
+	require.ErrorContains(t, err, "--partition-interval takes day or week")
+	_, err = cli(t, operator, "housekeep", "settings", "--archive", "keep")
+	require.ErrorContains(t, err, "unknown archive keep")
+	_, err = cli(t, operator, "housekeep", "settings", "--partition-interval", "day", "--archive", "drop")
+	require.NoError(t, err)
+
 	_, err = cli(t, operator, "housekeep", "settings", "--recovery", "shrug")
 	require.ErrorContains(t, err, "unknown recovery action shrug")
 	_, err = cli(t, operator, "housekeep", "settings", "--round-interval", "-1m")
@@ -150,7 +175,25 @@ func TestHousekeepSettings(t *testing.T) {
 	require.Contains(t, out, "deleted 0 workflows")
 	out, err = cli(t, operator, "housekeep")
 	require.NoError(t, err)
-	require.Contains(t, out, "deleted 1 workflows")
+	require.Contains(t, out, "moved 1 ended workflows into history", "at once: the retention is shorter than move_after")
+	require.Contains(t, out, "deleted 0 workflows", "its day has not ended")
+	out, err = cli(t, tomorrow(operator), "housekeep", "--json")
+	require.NoError(t, err)
+	var counts map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &counts))
+	require.Equal(t, 1.0, counts["workflows_cleaned_up"], "its day's partition dropped a day later")
+	require.Equal(t, 1.0, counts["partitions_dropped"])
+}
+
+// tomorrow is the database URL with the test clock a day ahead
+// (geneva.fake_now, a run-time parameter of the connection): retention
+// drops whole days of history (docs/history.md).
+func tomorrow(url string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "geneva.fake_now=" + neturl.QueryEscape(time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339))
 }
 
 func TestHumanDuration(t *testing.T) {

@@ -266,7 +266,8 @@ func TestUnknownState(t *testing.T) {
 	require.ErrorContains(t, err, "state")
 }
 
-// A zero retention deletes every ended workflow; no flag keeps the default.
+// A zero retention moves every ended workflow into history at once, and
+// deletes it with its day; no flag keeps the default.
 func TestHousekeepZeroRetention(t *testing.T) {
 	url := migrated(t)
 	_, payment := setUp(t, url)
@@ -279,7 +280,10 @@ func TestHousekeepZeroRetention(t *testing.T) {
 
 	out, err = cli(t, url, "housekeep", "--retention", "0s")
 	require.NoError(t, err)
-	require.Contains(t, out, "deleted 1 workflows")
+	require.Contains(t, out, "moved 1 ended workflows into history")
+	out, err = cli(t, tomorrow(url), "housekeep", "--retention", "0s")
+	require.NoError(t, err)
+	require.Contains(t, out, "deleted 1 workflows", "with its day's partition")
 	_, err = cli(t, url, "show", fmt.Sprint(payment))
 	require.ErrorContains(t, err, "not found")
 }
