@@ -198,6 +198,8 @@ func TestPages(t *testing.T) {
 		require.Contains(t, r.body, "<strong>15m00s</strong>", "the housekeeping settings' threshold")
 		require.Contains(t, r.body, "a round every 1m00s", "and round interval")
 		require.Contains(t, r.body, "the action log kept 30d00h, at least 30d00h", "and the action log's retention")
+		require.Contains(t, r.body, "ended workflows moved to history 1h00m after they end, kept 30d00h in partitions of 24h00m, then dropped",
+			"and history's settings")
 		// with a threshold of nothing, the ready workflows' due steps are stuck
 		r = get(t, h, "/stuck?scheduled_after=0+seconds")
 		require.Equal(t, http.StatusOK, r.status, r.body)

@@ -518,6 +518,10 @@ type stuckData struct {
 	SettingScheduled  string
 	SettingRound      string
 	SettingActions    string
+	// SettingHistory says how ended workflows leave the live tables: moved
+	// into history after move_after, in partitions of partition_interval,
+	// dropped or detached after retention (docs/history.md)
+	SettingHistory string
 	Stuck             []*goclient.StuckExecution
 	Total             int64
 	Max               int
@@ -532,6 +536,25 @@ type stuckData struct {
 	RunawayRepeats    int
 }
 
+// historySetting says what housekeeping does with ended workflows, for
+// people: "moved to history 1h after they end, kept 30 days in partitions
+// of 1 day, then dropped".
+func historySetting(settings *goclient.HousekeepingSettings) string {
+	kept := "kept forever"
+	if settings.Retention != nil {
+		kept = "kept " + humanDuration(*settings.Retention)
+	}
+	fate := "dropped"
+	if settings.Archive == goclient.ArchiveDetach {
+		fate = "detached for geneva archive"
+	}
+	if settings.Retention == nil {
+		fate = "never dropped"
+	}
+	return fmt.Sprintf("moved to history %s after they end, %s in partitions of %s, then %s",
+		humanDuration(settings.MoveAfter), kept, humanDuration(settings.PartitionInterval), fate)
+}
+
 func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := &stuckData{InProgressAfter: strings.TrimSpace(q.Get("in_progress_after")),
@@ -542,6 +565,7 @@ func (h *handler) stuck(w http.ResponseWriter, r *http.Request) {
 		d.SettingScheduled = humanDuration(settings.StuckScheduledAfter)
 		d.SettingRound = humanDuration(settings.RoundInterval)
 		d.SettingActions = humanDuration(settings.ActionRetention) + ", at least " + humanDuration(settings.ActionRetentionFloor)
+		d.SettingHistory = historySetting(settings)
 		d.RunawayExecutions, d.RunawayRepeats = settings.RunawayExecutions, settings.RunawayRepeats
 	}
 	var (
