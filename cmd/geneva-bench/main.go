@@ -75,6 +75,7 @@ type options struct {
 	growth         []int
 	sweep          []int
 	growthCreates  int
+	growthLive     bool
 	schedules      int
 	results        string
 	profile        bool
@@ -147,6 +148,7 @@ func main() {
 	flag.BoolVar(&o.createOneByOne, "create-one-by-one", false, "create the runs' workflows one create_workflow call at a time, 100 a transaction (before create_workflows; default: create_workflows, 100 a call)")
 	flag.StringVar(&growth, "growth", "0,100000,1000000", "finished workflows in the tables at each growth measurement")
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
+	flag.BoolVar(&o.growthLive, "growth-live", false, "leave the growth run's finished workflows in the live tables (no housekeeping move into history: the tables as they were before docs/history.md), to compare")
 	flag.IntVar(&o.schedules, "schedules", 10000, "schedules, none due, beside which fire_schedules is timed (also with none and 1,000; 0: skip it)")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")
 	flag.BoolVar(&o.profile, "profile", false, "load pg_stat_statements in the throwaway server and print the statements that took the most time in the Geneva run at -workers slots")
