@@ -522,9 +522,9 @@ type stuckData struct {
 	// into history after move_after, in partitions of partition_interval,
 	// dropped or detached after retention (docs/history.md)
 	SettingHistory string
-	Stuck             []*goclient.StuckExecution
-	Total             int64
-	Max               int
+	Stuck          []*goclient.StuckExecution
+	Total          int64
+	Max            int
 	// Unserved are the executions due on a queue no worker serves
 	// (geneva.workflow_blockers' reason "queue"), at most Max.
 	Unserved []*blockerRow
