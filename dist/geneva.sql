@@ -11378,9 +11378,11 @@ $$;
 -- (sql/guards/history_guard.sql) are the parent's, cloned by PostgreSQL.
 --
 -- Called by: geneva._move_to_history (the days its workflows ended on), and
--- geneva._history_ahead (the partitions ahead). Takes an exclusive lock on
--- the parent tables only when it creates one (partitions are created ahead,
--- so a move rarely does).
+-- geneva._history_ahead (the partitions ahead). When the day has none:
+-- takes a transaction-level advisory lock (one creator at a time: a second
+-- waits, then finds the partition the first made) and an exclusive lock on
+-- the parent tables as it creates one (partitions are created ahead, so a
+-- move rarely does).
 create or replace function geneva._history_partition(p_day date)
 returns date
 language plpgsql
@@ -11398,6 +11400,16 @@ declare
 begin
   -- covered already: the partition of workflows_history holding the day
   -- (the three tables are partitioned alike, created together)
+  select b.lower_day into v_from
+  from geneva._history_bounds('workflows_history') b
+  where b.lower_day <= p_day and p_day < b.upper_day;
+  if found then
+    return v_from;
+  end if;
+
+  -- one creator at a time (two rounds, or a round and an operator's
+  -- housekeep, may want the same day): the second waits, then finds it
+  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('geneva._history_partition'));
   select b.lower_day into v_from
   from geneva._history_bounds('workflows_history') b
   where b.lower_day <= p_day and p_day < b.upper_day;

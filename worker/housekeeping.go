@@ -142,6 +142,9 @@ func (h *housekeeper) runIfDue(ctx context.Context) housekeepingCheck {
 		h.logger.InfoContext(ctx, "geneva: housekeeping",
 			slog.Int("workflows_cleaned_up", total.WorkflowsCleanedUp),
 			slog.Int("step_executions_cleaned_up", total.StepExecutionsCleanedUp),
+			slog.Int("workflows_moved", total.WorkflowsMoved),
+			slog.Int("partitions_dropped", total.PartitionsDropped),
+			slog.Int("partitions_detached", total.PartitionsDetached),
 			slog.Int("stuck_in_progress_recovered", total.StuckInProgressRecovered),
 			slog.Int("stuck_scheduled_recovered", total.StuckScheduledRecovered),
 			slog.Int("orphans_repaired", total.OrphansRepaired))
