@@ -384,6 +384,26 @@ func TestHistory(t *testing.T) {
 		})
 	})
 
+	// Two rounds wanting one day's partition: the second waits for the
+	// first, then finds it (no 42P07).
+	t.Run("OnePartitionCreatorAtATime", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(b.ctx, "select geneva._history_partition('2031-05-05')")
+		require.NoError(t, err)
+		other := b.session(t)
+		done := inBackground(func() error {
+			_, err := other.conn.Exec(b.ctx, "select geneva._history_partition('2031-05-05')")
+			return err
+		})
+		b.waitBlocked(t, other)
+		require.NoError(t, tx.Commit(b.ctx))
+		require.NoError(t, <-done)
+		require.Contains(t, b.histPartitions(t), "workflows_history_20310505")
+	})
+
 	t.Run("HandWritesAreRefused", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
