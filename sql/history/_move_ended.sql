@@ -39,8 +39,9 @@ begin
     from geneva.workflows w
     where (w.finished_at is not null or w.canceled_at is not null)
       and w.transitioned_at < p_before
-      and (w.parent_id is null or not exists (select from geneva.workflows p where p.id = w.parent_id))
-    order by w.transitioned_at, w.id
+      -- (a probe of the parent's id, not a hashed scan of every workflow)
+      and (w.parent_id is null or (select p.id from geneva.workflows p where p.id = w.parent_id) is null)
+    order by w.transitioned_at
   loop
     -- the tree: the top and its descendants, every one ended before p_before
     with recursive tree as (
