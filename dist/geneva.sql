@@ -1230,6 +1230,10 @@ create table geneva.step_executions_history (
 ) partition by range (ended_on);
 -- A workflow's executions in order (step_history, get_workflow).
 create index step_executions_history_workflow_id on geneva.step_executions_history (workflow_id, id);
+-- The workflows whose latest error is of a class (the workflow filter's
+-- error_class, geneva._step_errors), as step_executions_error_class_name.
+create index step_executions_history_error_class_name on geneva.step_executions_history (error_class_name, workflow_id)
+where error_class_name is not null;
 
 create table geneva.events_history (
   like geneva.events,
@@ -1907,7 +1911,11 @@ end;
 $$;
 
 -- geneva._lock_workflow: locks a workflow row and returns it as it is under the
--- lock.
+-- lock. A workflow moved into history (docs/history.md) is returned as it
+-- is there, unlocked: it has ended, and its row never changes again, so
+-- each caller refuses it or reads it as it does any ended workflow (55000
+-- for a verb, false for send_event, a new run for retry_workflow), never
+-- P0002. Only a live miss reads history: the callers' path is unchanged.
 --
 -- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step,
 -- schedule_step.
@@ -1930,6 +1938,10 @@ begin
   where w.id = p_workflow_id
   for no key update;
 
+  if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_workflow from geneva.workflows_history h where h.id = p_workflow_id;
+  end if;
   if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',
@@ -6174,6 +6186,10 @@ begin
     where w.id = p_parent_id
     for no key update;
     if not found then
+      -- moved into history (docs/history.md): it has ended
+      select h.* into v_parent from geneva.workflows_history h where h.id = p_parent_id;
+    end if;
+    if not found then
       raise exception 'parent workflow % not found', p_parent_id
         using errcode = 'P0002',
               table = 'workflows';
@@ -6962,7 +6978,10 @@ $$;
 comment on function geneva.schedule_step(bigint, text) is
 'Runs a step of a ready or paused workflow now (by default the next one), replacing its scheduled execution.';
 
--- geneva.get_workflow: one workflow.
+-- geneva.get_workflow: one workflow, live or moved into history
+-- (docs/history.md): the live row first (geneva.workflows' primary key),
+-- then geneva.workflows_history's (no day is known: each partition's
+-- primary key is probed).
 --
 -- Called by: applications, operators, goclient.GetWorkflow. Takes no locks.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
@@ -6982,6 +7001,10 @@ begin
 
   select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
   if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_workflow from geneva.workflows_history h where h.id = p_workflow_id;
+  end if;
+  if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',
             table = 'workflows';
@@ -6998,7 +7021,7 @@ comment on function geneva.get_workflow(bigint) is
 -- start (geneva._final_step_at, as geneva.workflow_list's final_step_at):
 -- exact when the steps' "after" offsets decide, a lower bound when waits,
 -- awaits, limits or failures may hold a step longer; NULL for an ended
--- workflow.
+-- workflow (one moved into history too: docs/history.md).
 --
 -- Called by: applications, operators, goclient.GetWorkflow and
 -- ListWorkflows (`geneva show`, the dashboard's workflow page). For the
@@ -7020,6 +7043,9 @@ begin
   end if;
 
   select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
+  if not found and exists (select from geneva.workflows_history h where h.id = p_workflow_id) then
+    return null;
+  end if;
   if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',
@@ -7035,7 +7061,8 @@ comment on function geneva.final_step_at(bigint) is
 
 -- geneva._workflow_filter: the one workflow filter. Checks a JSON filter and
 -- returns the FROM and WHERE of a query of the workflows it matches (alias w,
--- of geneva.workflows), whose parameter $1 is the filter itself: the text
+-- of geneva._workflows_all: the live workflows and those moved into
+-- history, docs/history.md), whose parameter $1 is the filter itself: the text
 -- is made of this function's constants only, and every value is read from
 -- $1 where it is compared, never written into the SQL.
 --
@@ -7054,14 +7081,18 @@ comment on function geneva.final_step_at(bigint) is
 --                    the timestamps the CHECK workflows_state_valid ties to
 --                    them (finished_at, canceled_at, paused_at), which the
 --                    indexes name (workflows_paused, workflows_ongoing_type,
---                    workflows_one_ongoing_per_hero)
+--                    workflows_one_ongoing_per_hero); an ongoing state reads
+--                    the live workflows only (ended_on 'infinity': history
+--                    holds ended workflows, and its partitions are pruned)
 --   step             the step running (performing) or that would run next
 --   error_class      the class of the workflow's latest error: the query
 --                    joins the view geneva.step_errors (e), its executions
 --                    of the class that are their workflow's latest, one per
 --                    workflow (step_executions_error_class_name, in
 --                    workflow id order)
---   created_before, created_after        created_at <, >=
+--   created_before, created_after        created_at <, >=; created_after
+--                    also prunes the history partitions that ended before
+--                    it (a workflow ends after it is created)
 --   before_id, after_id, up_to_id        id <, >, <=: the pages of a list
 --                    newest first, of a bulk call oldest first, and the
 --                    workflows counted before acting
@@ -7086,7 +7117,7 @@ declare
     ['hero_id', 'text', 'w.hero_id = %s'],
     ['group', 'text', 'w.group_name = %s'],
     ['created_before', 'time', 'w.created_at < %s'],
-    ['created_after', 'time', 'w.created_at >= %s'],
+    ['created_after', 'time', 'w.created_at >= %1$s and w.ended_on >= (%1$s at time zone ''UTC'')::date'],
     ['before_id', 'id', 'w.id < %s'],
     ['after_id', 'id', 'w.id > %s'],
     ['up_to_id', 'id', 'w.id <= %s'],
@@ -7097,7 +7128,7 @@ declare
   v_kind text;
   v_clause text;
   v_where text[] := '{}';
-  v_from text := 'geneva.workflows w';
+  v_from text := 'geneva._workflows_all w';
 begin
   if p_filter is null then
     raise exception 'workflow filter must not be null' using errcode = '22004';
@@ -7147,12 +7178,12 @@ begin
         v_where := v_where || format(v_clause, format('($1 ->> %L)::bigint', v_key));
       when 'state' then
         v_clause := case v_value
-          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null'
-          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null'
-          when '"paused"' then 'w.paused_at is not null'
+          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
+          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
+          when '"paused"' then 'w.paused_at is not null and w.ended_on = ''infinity'''
           when '"finished"' then 'w.finished_at is not null'
           when '"canceled"' then 'w.canceled_at is not null'
-          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null'
+          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
         end;
         if v_clause is null then
           raise exception 'workflow filter state: unknown state %', left(v_value::text, 40)
@@ -7175,7 +7206,7 @@ begin
     -- class: written here as a not exists, the planner makes it an anti
     -- join, which hashes every execution with an error, and counts read all
     -- of workflows)
-    v_from := 'geneva.step_errors e join geneva.workflows w on w.id = e.workflow_id';
+    v_from := 'geneva._step_errors e join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on';
     v_where := v_where || text 'e.latest';
   end if;
 
@@ -7202,7 +7233,10 @@ comment on function geneva._workflow_filter(jsonb) is
 -- by id, never OFFSET: pass a page's last id as the filter's before_id to
 -- get the next one. The query has only the clauses of the keys given, and
 -- is planned with their values, so that each filter reads its own index
--- (see _workflow_filter), newest first, and stops at the page's end.
+-- (see _workflow_filter), newest first, and stops at the page's end. The
+-- workflows moved into history are listed with the live ones
+-- (docs/history.md): the filter reads both, and each workflow's latest
+-- error is read from its own table or partition (its ended_on).
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
@@ -7266,8 +7300,8 @@ begin
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at
-       from geneva.step_errors le
-       where le.workflow_id = w.id
+       from geneva._step_errors le
+       where le.workflow_id = w.id and le.ended_on = w.ended_on
        order by le.execution_id desc
        limit 1
      ) le on true
@@ -7315,7 +7349,9 @@ $$;
 comment on function geneva.count_workflows(jsonb) is
 'How many workflows the filter matches (geneva._workflow_filter''s keys), and the highest id among them.';
 
--- geneva.step_history: a workflow's step executions, in order.
+-- geneva.step_history: a workflow's step executions, in order; those of a
+-- workflow moved into history (docs/history.md) from
+-- geneva.step_executions_history, of the partition of the day it ended.
 --
 -- Called by: applications, operators, goclient.StepHistory, `geneva show`.
 -- Takes no locks.
@@ -7327,21 +7363,47 @@ stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_ended_on date;
+  v_execution geneva.step_executions;
 begin
-  perform geneva.get_workflow(p_workflow_id);
+  if p_workflow_id is null then
+    raise exception 'workflow id must not be null' using errcode = '22004';
+  end if;
 
-  return query
-  select e.*
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-  order by e.id;
+  if exists (select from geneva.workflows w where w.id = p_workflow_id) then
+    return query
+    select e.*
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+    order by e.id;
+    return;
+  end if;
+
+  select h.ended_on into v_ended_on from geneva.workflows_history h where h.id = p_workflow_id;
+  if not found then
+    raise exception 'workflow % not found', p_workflow_id
+      using errcode = 'P0002',
+            table = 'workflows';
+  end if;
+  -- (each row's ended_on, the last column, is left out of the row)
+  for v_execution in
+    select h.*
+    from geneva.step_executions_history h
+    where h.workflow_id = p_workflow_id and h.ended_on = v_ended_on
+    order by h.id
+  loop
+    return next v_execution;
+  end loop;
 end;
 $$;
 
 comment on function geneva.step_history(bigint) is
 'A workflow''s step executions, in order.';
 
--- geneva.get_step_execution: one step execution.
+-- geneva.get_step_execution: one step execution, live or moved into history
+-- with its workflow (docs/history.md): the live row first, then
+-- geneva.step_executions_history's (each partition's primary key probed).
 --
 -- Called by: applications, operators, goclient.GetStepExecution, the test
 -- helpers. Takes no locks.
@@ -7361,6 +7423,10 @@ begin
   end if;
 
   select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id;
+  if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_execution from geneva.step_executions_history h where h.id = p_execution_id;
+  end if;
   if not found then
     raise exception 'step execution % not found', p_execution_id
       using errcode = 'P0002',
@@ -13448,6 +13514,109 @@ execute function geneva._trg_runaways_guard();
 
 
 -- Views, last.
+-- geneva._workflows_all: every workflow, live and moved into history
+-- (docs/history.md): geneva.workflows' rows with ended_on 'infinity', then
+-- geneva.workflows_history's with the day each ended. The same columns as
+-- geneva.workflows, in its order, then ended_on: a row of it assigned to a
+-- geneva.workflows variable in PL/pgSQL drops ended_on.
+--
+-- A workflow is in one branch or the other in any one snapshot: the move
+-- inserts into history and deletes from the live table in one transaction.
+-- A condition on ended_on prunes: ended_on = 'infinity' reads the live table
+-- only (no partition holds it), a day reads that day's partition, and a
+-- join on (id, ended_on) prunes each probe to one partition at run time.
+--
+-- Called by: geneva._workflow_filter (geneva.list_workflows,
+-- geneva.count_workflows, geneva.bulk_workflows) and the views that read
+-- across history (geneva.workflow_list, workflow_children,
+-- workflow_timeline, event_stats). Granted to no one.
+create or replace view geneva._workflows_all as
+select w.*, 'infinity'::date as ended_on
+from geneva.workflows w
+union all
+select h.*
+from geneva.workflows_history h;
+
+comment on view geneva._workflows_all is
+'Every workflow, live (ended_on infinity) and in history (ended_on the day it ended).';
+
+-- geneva._step_executions_all: every step execution, live and moved into
+-- history with its workflow (docs/history.md): geneva.step_executions' rows
+-- with ended_on 'infinity', then geneva.step_executions_history's with the
+-- day their workflow ended. The same columns as geneva.step_executions, in
+-- its order, then ended_on. Joined to geneva._workflows_all on
+-- (workflow_id, ended_on), each execution meets its workflow in its own
+-- branch and partition. See geneva._workflows_all for the pruning.
+--
+-- Called by: the views that read across history (geneva.step_errors,
+-- workflow_timeline). Granted to no one.
+create or replace view geneva._step_executions_all as
+select e.*, 'infinity'::date as ended_on
+from geneva.step_executions e
+union all
+select h.*
+from geneva.step_executions_history h;
+
+comment on view geneva._step_executions_all is
+'Every step execution, live (ended_on infinity) and in history (ended_on the day its workflow ended).';
+
+-- geneva._events_all: every event kept, live and moved into history with
+-- its workflow (docs/history.md): geneva.events' rows with ended_on
+-- 'infinity', then geneva.events_history's with the day their workflow
+-- ended. The same columns as geneva.events, in its order, then ended_on.
+-- See geneva._workflows_all for the pruning.
+--
+-- Called by: the views that read across history (geneva.workflow_timeline,
+-- event_stats). Granted to no one.
+create or replace view geneva._events_all as
+select x.*, 'infinity'::date as ended_on
+from geneva.events x
+union all
+select h.*
+from geneva.events_history h;
+
+comment on view geneva._events_all is
+'Every event kept, live (ended_on infinity) and in history (ended_on the day its workflow ended).';
+
+-- geneva._step_errors: geneva.step_errors with ended_on (geneva._workflows_all's:
+-- 'infinity' for a live execution, the day its workflow ended for one moved
+-- into history): every step execution that ended with an error, live or in
+-- history (docs/history.md), with whether it is its workflow's latest such
+-- execution. The latest is sought in the execution's own branch and
+-- partition (its ended_on): a workflow's executions move together.
+--
+-- Called by: geneva.step_errors (without ended_on), geneva.list_workflows
+-- (a page's latest errors, joined on workflow_id and ended_on: each probe
+-- pruned to one table or partition) and geneva._workflow_filter
+-- (error_class). Reads step_executions_error_class_name and
+-- step_executions_history_error_class_name for a class,
+-- step_executions_workflow_id and step_executions_history_workflow_id for
+-- a workflow. Granted to no one.
+create or replace view geneva._step_errors as
+select
+  e.id as execution_id,
+  e.workflow_id,
+  e.step_name,
+  e.state,
+  e.outcome,
+  e.error_class_name,
+  e.error_message,
+  e.finished_at,
+  not exists (
+    select
+    from geneva._step_executions_all later
+    where later.workflow_id = e.workflow_id
+      and later.ended_on = e.ended_on
+      and later.id > e.id
+      and later.error_class_name is not null
+  ) as latest,
+  e.ended_on
+from geneva._step_executions_all e
+where e.error_class_name is not null;
+
+comment on view geneva._step_errors is
+'geneva.step_errors, live and in history, with ended_on (infinity while live).';
+
 -- geneva.workflow_counts: how many workflows of each type are in each state.
 --
 -- For dashboards (Grafana, Metabase) and `geneva ls`. Ongoing workflows are
@@ -13688,6 +13857,12 @@ comment on view geneva.runaway_workflows is
 -- has the event it received (event_id, event_name, event_payload, and who
 -- sent it when: event_sent_by, the login role, event_sent_at); every
 -- attempt of the step carries the same one.
+--
+-- Reads across history (docs/history.md): an execution, its workflow and
+-- its event are joined on (id, ended_on) in geneva._step_executions_all,
+-- _workflows_all and _events_all, each in its own table or partition; a
+-- moved workflow's executions are read from each history partition's
+-- step_executions_history_workflow_id.
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -13716,10 +13891,10 @@ select
   ev.payload as event_payload,
   ev.sent_by as event_sent_by,
   ev.sent_at as event_sent_at
-from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id
+from geneva._step_executions_all e
+join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-left join geneva.events ev on ev.id = e.event_id
+left join geneva._events_all ev on ev.id = e.event_id and ev.ended_on = e.ended_on
 order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is
@@ -13836,9 +14011,14 @@ comment on view geneva.step_stats is
 -- workflow's group (create_workflow's p_group); a filter on it has no index
 -- of its own and walks the primary key, newest first.
 --
+-- Reads across history (docs/history.md): the live workflows, then those
+-- moved into geneva.workflows_history (final_step_at NULL: they ended), one
+-- union all whose branches each take the filter: a list newest first is a
+-- merge of one backward walk of the primary key a table and partition.
+--
 -- For the dashboard and operators. Reads workflows by its primary key,
 -- workflows_hero (no index names the state: a filter on it walks the
--- primary key, newest first).
+-- primary key, newest first), and the same of each history partition.
 create or replace view geneva.workflow_list as
 select
   w.id as workflow_id,
@@ -13877,23 +14057,55 @@ select
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
   -- ended (geneva._final_step_at)
   geneva._final_step_at(w) as final_step_at
-from geneva.workflows w;
+from geneva.workflows w
+union all
+select
+  h.id as workflow_id,
+  h.workflow_type,
+  h.hero_type,
+  h.hero_id,
+  h.state,
+  h.state in ('ready', 'performing', 'paused') as ongoing,
+  h.current_step_name,
+  h.next_step_name,
+  h.allow_multiple,
+  h.requested_action,
+  h.created_at,
+  h.updated_at,
+  h.started_at,
+  h.transitioned_at,
+  h.paused_at,
+  h.finished_at,
+  h.canceled_at,
+  h.group_name,
+  h.retried_from,
+  h.definition_version,
+  h.started_version,
+  h.parent_id,
+  h.root_id,
+  h.children,
+  h.children_ended,
+  null::timestamptz as final_step_at
+from geneva.workflows_history h;
 
 comment on view geneva.workflow_list is
 'Every workflow with whether it is ongoing; filter on its columns and page by workflow_id.';
 
 -- geneva.step_errors: every step execution that ended with an error (its
 -- error columns set: failed, reattempted or skipped by an exception), with
--- whether it is its workflow's latest such execution.
+-- whether it is its workflow's latest such execution; live, and moved into
+-- history with its workflow (docs/history.md): geneva._step_errors without
+-- its ended_on.
 --
 -- For the workflow filter "workflows whose latest error is of class X"
 -- (geneva._workflow_filter's error_class: filter on error_class_name and
 -- latest) and for the last error of a page of workflows (geneva.list_workflows:
 -- filter on workflow_id). Reads step_executions_error_class_name for the
--- first, step_executions_workflow_id for the second.
+-- first, step_executions_workflow_id for the second, and the same indexes
+-- of each history partition.
 create or replace view geneva.step_errors as
 select
-  e.id as execution_id,
+  e.execution_id,
   e.workflow_id,
   e.step_name,
   e.state,
@@ -13901,15 +14113,8 @@ select
   e.error_class_name,
   e.error_message,
   e.finished_at,
-  not exists (
-    select
-    from geneva.step_executions later
-    where later.workflow_id = e.workflow_id
-      and later.id > e.id
-      and later.error_class_name is not null
-  ) as latest
-from geneva.step_executions e
-where e.error_class_name is not null;
+  e.latest
+from geneva._step_errors e;
 
 comment on view geneva.step_errors is
 'Step executions that ended with an error, and whether each is its workflow''s latest one.';
@@ -14202,8 +14407,9 @@ where e.state = 'scheduled'
 comment on view geneva.awaiting_events is
 'Steps waiting for an event: workflow, step, event, since when, timeout at and what the timeout does.';
 
--- geneva.event_stats: the events kept (geneva.events, until housekeeping's
--- retention deletes them with their workflow), per workflow type and event
+-- geneva.event_stats: the events kept (geneva.events, then
+-- geneva.events_history once their workflow moved into history, until
+-- retention drops its partition: docs/history.md), per workflow type and event
 -- name: how many were sent, consumed by a step, and are still waiting for a
 -- step that awaits them, and when the last one was sent.
 --
@@ -14217,8 +14423,8 @@ select
   count(ev.consumed_by) as consumed,
   count(*) - count(ev.consumed_by) as pending,
   max(ev.sent_at) as last_sent_at
-from geneva.events ev
-join geneva.workflows w on w.id = ev.workflow_id
+from geneva._events_all ev
+join geneva._workflows_all w on w.id = ev.workflow_id and w.ended_on = ev.ended_on
 group by w.workflow_type, ev.name;
 
 comment on view geneva.event_stats is
@@ -14688,8 +14894,12 @@ comment on view geneva.action_log is
 -- by state are a group by of it (`geneva show` prints them); the counts its
 -- join decides on are the parent's row (children, children_ended).
 --
--- For dashboards and operators. Reads workflows_parent_id: a query that
--- names the parent reads its children only.
+-- Reads across history (docs/history.md): a tree moves into history whole,
+-- so a moved parent's children are there too.
+--
+-- For dashboards and operators. Reads workflows_parent_id (and each history
+-- partition's workflows_history_parent_id): a query that names the parent
+-- reads its children only.
 create or replace view geneva.workflow_children as
 select
   w.parent_id,
@@ -14701,7 +14911,7 @@ select
   coalesce(w.finished_at, w.canceled_at) as ended_at,
   w.root_id,
   w.created_at
-from geneva.workflows w
+from geneva._workflows_all w
 where w.parent_id is not null;
 
 comment on view geneva.workflow_children is

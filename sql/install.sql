@@ -357,6 +357,10 @@ $$;
 {{ template "guards/runaways_guard.sql" . }}
 
 -- Views, last.
+{{ template "views/_workflows_all.sql" . }}
+{{ template "views/_step_executions_all.sql" . }}
+{{ template "views/_events_all.sql" . }}
+{{ template "views/_step_errors.sql" . }}
 {{ template "views/workflow_counts.sql" . }}
 {{ template "views/paused_workflows.sql" . }}
 {{ template "views/orphan_workflows.sql" . }}
