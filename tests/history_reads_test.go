@@ -114,7 +114,6 @@ func historyReads(t *testing.T, b *testBundle, ids []int64) map[string][]string 
 	return reads
 }
 
-
 // TestHistoryReads: a workflow moved into history (docs/history.md) reads as
 // it did live, through every function and view that shows a workflow, and
 // the verbs treat it as the ended workflow it is.
