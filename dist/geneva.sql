@@ -7221,7 +7221,8 @@ comment on function geneva._workflow_filter(jsonb) is
 'The one workflow filter: checks a JSON filter and returns the FROM and WHERE of a query of its workflows (w), whose $1 is the filter.';
 
 -- geneva.list_workflows: the workflows a filter matches, newest first, a
--- page at a time, each with its latest error (of geneva.step_errors).
+-- page at a time, each with its latest error (geneva.step_errors' latest:
+-- its last execution with an error).
 --
 -- Called by: applications, operators, dashboards, goclient.ListWorkflows
 -- (the web dashboard's Workflows page), `geneva ls`. Takes no locks.
@@ -7236,7 +7237,8 @@ comment on function geneva._workflow_filter(jsonb) is
 -- (see _workflow_filter), newest first, and stops at the page's end. The
 -- workflows moved into history are listed with the live ones
 -- (docs/history.md): the filter reads both, and each workflow's latest
--- error is read from its own table or partition (its ended_on).
+-- error is read from its own table or partition (its ended_on: a probe
+-- pruned to one at run time).
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
@@ -7300,9 +7302,9 @@ begin
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at
-       from geneva._step_errors le
-       where le.workflow_id = w.id and le.ended_on = w.ended_on
-       order by le.execution_id desc
+       from geneva._step_executions_all le
+       where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
+       order by le.id desc
        limit 1
      ) le on true
      order by w.id desc',
@@ -11487,6 +11489,328 @@ begin
 end;
 $$;
 
+-- geneva._archive_partition: one history partition geneva archive may write
+-- out and drop (docs/history.md, "Archive"), by the name of its
+-- geneva.workflows_history table: workflows_history_YYYYMMDD, or
+-- workflows_history_YYYYMMDD_N when a detached one kept the day's name
+-- (geneva._history_partition). Its siblings of the same suffix hold its
+-- executions (step_executions_history_…) and events (events_history_…).
+-- attached: still a partition of geneva.workflows_history, with its range
+-- (lower_day to upper_day); else detached by housekeeping's retention
+-- (archive = 'detach'), a plain table whose range is no longer recorded:
+-- lower_day is its name's day and upper_day the day after its last
+-- workflow's end (ended_on), at least the day after lower_day.
+--
+-- Called by: geneva.archive_partitions, geneva.archive_partition_rows,
+-- geneva.drop_archived_partition. Reads the catalog, and a detached
+-- partition's greatest ended_on (its primary key's second column: a scan).
+-- Returns no row when there is no such table.
+-- Raises: 22004 for a NULL name; 22023 for a name that is not a history
+-- partition's.
+create or replace function geneva._archive_partition(p_partition text)
+returns table (
+  partition_name text,
+  lower_day date,
+  upper_day date,
+  attached boolean,
+  executions_table text,
+  events_table text
+)
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_suffix text;
+  v_lower date;
+  v_upper date;
+  v_attached boolean;
+begin
+  if p_partition is null then
+    raise exception 'partition must not be null' using errcode = '22004';
+  end if;
+  v_suffix := substring(p_partition from '^workflows_history_([0-9]{8}(?:_[0-9]+)?)$');
+  if v_suffix is null then
+    raise exception '% is not a history partition', left(p_partition, 80)
+      using errcode = '22023',
+            hint = 'Name the partition of geneva.workflows_history, e.g. workflows_history_20261128 (geneva.archive_partitions lists them).';
+  end if;
+  if to_regclass(format('geneva.%I', p_partition)) is null then
+    return;
+  end if;
+
+  select b.lower_day, b.upper_day into v_lower, v_upper
+  from geneva._history_bounds('workflows_history') b
+  where b.partition_name = p_partition;
+  v_attached := found;
+  if not v_attached then
+    v_lower := to_date(left(v_suffix, 8), 'YYYYMMDD');
+    execute format('select max(w.ended_on) + 1 from geneva.%I w', p_partition) into v_upper;
+    v_upper := greatest(v_upper, v_lower + 1);
+  end if;
+
+  return query select p_partition, v_lower, v_upper, v_attached,
+    'step_executions_history_' || v_suffix, 'events_history_' || v_suffix;
+end;
+$$;
+
+-- geneva._archive_horizon: the last day geneva archive may archive before
+-- (docs/history.md, "Archive"): a partition whose range ends on or before it
+-- has expired, its interval ended (midnight UTC) more than the retention
+-- ago, as housekeeping's retention reckons. Archiving younger history would
+-- drop workflows that retention still keeps, and a partition whose day is
+-- recent may still receive workflows (a tree moves when its root ends).
+--
+-- Called by: geneva.archive_partitions, geneva.drop_archived_partition.
+-- Raises: 22023 when p_before is after the horizon, or when the retention
+-- is NULL (ended workflows are kept for ever: nothing expires).
+create or replace function geneva._archive_horizon(p_before date)
+returns date
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_retention interval;
+  v_horizon date;
+begin
+  select s.retention into v_retention from geneva.housekeeping_settings s;
+  if v_retention is null then
+    raise exception 'nothing in history has expired: the retention keeps ended workflows for ever'
+      using errcode = '22023',
+            hint = 'Set a retention (geneva.set_housekeeping_settings) to archive what it no longer keeps.';
+  end if;
+  v_horizon := ((geneva.now() - v_retention) at time zone 'UTC')::date;
+  if p_before > v_horizon then
+    raise exception 'cannot archive before %: history is kept until %', p_before, v_horizon
+      using errcode = '22023',
+            detail = format('The retention is %s: a partition expires when its range ended that long ago.', v_retention),
+            hint = format('Archive before %s or earlier.', v_horizon);
+  end if;
+  return v_horizon;
+end;
+$$;
+
+-- geneva.archive_partitions: the history partitions `geneva archive --before
+-- DATE` writes out and drops (docs/history.md, "Archive"): every partition of
+-- geneva.workflows_history whose range ends on or before p_before, attached,
+-- or detached by housekeeping's retention (archive = 'detach') and not yet
+-- dropped; oldest first, each with how many workflows it holds (what
+-- geneva.drop_archived_partition checks the archive against).
+--
+-- Called by: operators, `geneva archive`. Takes no locks; counts each
+-- listed partition's rows.
+-- Raises: 22004 for a NULL date; 22023 for a date after the retention's
+-- horizon (geneva._archive_horizon: history retention still keeps, or a NULL
+-- retention).
+create or replace function geneva.archive_partitions(p_before date)
+returns table (
+  partition_name text,
+  lower_day date,
+  upper_day date,
+  attached boolean,
+  workflows bigint
+)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_name text;
+  v_part record;
+  v_count bigint;
+begin
+  if p_before is null then
+    raise exception 'archive date must not be null' using errcode = '22004';
+  end if;
+  perform geneva._archive_horizon(p_before);
+
+  for v_name in
+    select c.relname::text
+    from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'geneva'
+      and c.relkind = 'r'
+      and c.relname ~ '^workflows_history_[0-9]{8}(_[0-9]+)?$'
+  loop
+    select p.* into v_part from geneva._archive_partition(v_name) p;
+    continue when v_part.upper_day > p_before;
+    execute format('select count(*) from geneva.%I', v_name) into v_count;
+    partition_name := v_name;
+    lower_day := v_part.lower_day;
+    upper_day := v_part.upper_day;
+    attached := v_part.attached;
+    workflows := v_count;
+    return next;
+  end loop;
+end;
+$$;
+
+comment on function geneva.archive_partitions(date) is
+'The history partitions whose range ends on or before the date (attached or detached), with how many workflows each holds: what geneva archive writes out and drops.';
+
+-- geneva.archive_partition_rows: a page of a history partition as JSON
+-- lines (docs/history.md, "Archive"): one line a workflow, in id order,
+-- after p_after_id, at most p_limit of them. A line is a JSON object:
+--   workflow    the workflow's row (geneva.workflows' columns)
+--   ended_on    the day it ended, the partition's key
+--   executions  its step executions' rows, in id order
+--   events      its events' rows, in id order
+--   actions     the operators' actions naming it (geneva.operator_actions'
+--               rows still kept: they have their own retention), in id order
+-- Page on by passing the last workflow_id as p_after_id: `geneva archive`
+-- reads a partition a page at a time, never all of it at once.
+--
+-- Called by: operators, `geneva archive`. Takes no locks; reads the
+-- partition's primary key, its siblings' and operator_actions'
+-- workflow_id indexes.
+-- Raises: 22004 for a NULL argument; 22023 for a name that is not a history
+-- partition's, a limit outside 1 to 10000; P0002 for a partition that does
+-- not exist (dropped).
+create or replace function geneva.archive_partition_rows(
+  p_partition text,
+  p_after_id bigint default 0,
+  p_limit integer default 1000
+)
+returns table (workflow_id bigint, line text)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_part record;
+begin
+  if p_after_id is null or p_limit is null then
+    raise exception 'after id and limit must not be null' using errcode = '22004';
+  end if;
+  if p_limit not between 1 and 10000 then
+    raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
+  end if;
+  select p.* into v_part from geneva._archive_partition(p_partition) p;
+  if not found then
+    raise exception 'history partition % not found', p_partition
+      using errcode = 'P0002',
+            hint = 'geneva.archive_partitions lists those that remain.';
+  end if;
+
+  return query execute format(
+    $q$
+    select w.id, jsonb_build_object(
+      'workflow', to_jsonb(w) - 'ended_on',
+      'ended_on', w.ended_on,
+      'executions', coalesce((
+        select jsonb_agg(to_jsonb(e) - 'ended_on' order by e.id) from geneva.%2$I e where e.workflow_id = w.id
+      ), '[]'),
+      'events', coalesce((
+        select jsonb_agg(to_jsonb(x) - 'ended_on' order by x.id) from geneva.%3$I x where x.workflow_id = w.id
+      ), '[]'),
+      'actions', coalesce((
+        select jsonb_agg(to_jsonb(a) order by a.id) from geneva.operator_actions a where a.workflow_id = w.id
+      ), '[]')
+    )::text
+    from geneva.%1$I w
+    where w.id > $1
+    order by w.id
+    limit $2
+    $q$,
+    v_part.partition_name, v_part.executions_table, v_part.events_table
+  ) using p_after_id, p_limit;
+end;
+$$;
+
+comment on function geneva.archive_partition_rows(text, bigint, integer) is
+'A page of a history partition as JSON lines: each workflow with its executions, events and operators'' actions, in id order after p_after_id.';
+
+-- geneva.drop_archived_partition: drops a history partition once `geneva
+-- archive` has written it out and synced the file (docs/history.md,
+-- "Archive"): the partition of geneva.workflows_history named, with its
+-- siblings of executions and events, detached first when still attached,
+-- then dropped, in the caller's transaction. p_workflows is how many
+-- workflows the archive wrote: a partition that holds another number now
+-- is refused (it changed since; write it again), so nothing is dropped that
+-- no file holds. A partition already gone returns false: dropping again
+-- after a crash is harmless.
+--
+-- Its workflows leave geneva.workflow_counts: an attached partition's counts
+-- by type and state (read from it) are appended to
+-- geneva.ended_workflow_count_deltas as negative deltas (geneva.folding
+-- 'on', as the folds write them); a detached one left the counts when
+-- housekeeping detached it.
+--
+-- Called by: operators, `geneva archive`. Records the action
+-- (geneva._log_action, verb archive).
+-- Locks: an attached partition's three parents (geneva.workflows_history,
+-- step_executions_history, events_history), ACCESS EXCLUSIVE, as DETACH
+-- takes them: readers of history wait, claims and ends do not (the live
+-- tables are not locked); a detached partition's tables only.
+-- Returns true when it dropped the partition, false when there was none.
+-- Raises: 22004 for a NULL argument; 22023 for a name that is not a history
+-- partition's, and for one whose range ends after the retention's horizon
+-- (geneva._archive_horizon); 55000 when the partition holds another number
+-- of workflows than p_workflows.
+create or replace function geneva.drop_archived_partition(p_partition text, p_workflows bigint)
+returns boolean
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_part record;
+  v_count bigint;
+begin
+  if p_workflows is null then
+    raise exception 'workflows written must not be null' using errcode = '22004';
+  end if;
+  select p.* into v_part from geneva._archive_partition(p_partition) p;
+  if not found then
+    return false;
+  end if;
+  perform geneva._archive_horizon(v_part.upper_day);
+
+  if v_part.attached then
+    lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
+      in access exclusive mode;
+  end if;
+  execute format('lock table geneva.%I, geneva.%I, geneva.%I in access exclusive mode',
+    v_part.partition_name, v_part.executions_table, v_part.events_table);
+
+  execute format('select count(*) from geneva.%I', v_part.partition_name) into v_count;
+  if v_count <> p_workflows then
+    raise exception 'history partition % holds % workflows, the archive %', p_partition, v_count, p_workflows
+      using errcode = '55000',
+            hint = 'Write the partition out again (geneva archive), then drop it.';
+  end if;
+
+  if v_part.attached then
+    perform pg_catalog.set_config('geneva.folding', 'on', true);
+    execute format(
+      'insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+       select w.workflow_type, w.state, -count(*)::integer from geneva.%I w group by w.workflow_type, w.state',
+      v_part.partition_name);
+    perform pg_catalog.set_config('geneva.folding', '', true);
+    execute format('alter table geneva.events_history detach partition geneva.%I', v_part.events_table);
+    execute format('alter table geneva.step_executions_history detach partition geneva.%I', v_part.executions_table);
+    execute format('alter table geneva.workflows_history detach partition geneva.%I', v_part.partition_name);
+  end if;
+  execute format('drop table geneva.%I, geneva.%I, geneva.%I',
+    v_part.events_table, v_part.executions_table, v_part.partition_name);
+
+  perform geneva._log_action(
+    'archive', null,
+    jsonb_build_object('partition', p_partition, 'workflows', p_workflows),
+    jsonb_build_object('dropped', true, 'attached', v_part.attached,
+      'lower_day', v_part.lower_day, 'upper_day', v_part.upper_day)
+  );
+  return true;
+end;
+$$;
+
+comment on function geneva.drop_archived_partition(text, bigint) is
+'Drops a history partition geneva archive has written out (detaching it first when attached), if it holds the workflows the archive wrote; false when it is gone already.';
+
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
 -- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
@@ -15105,6 +15429,14 @@ to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role", :"geneva_
 grant execute on function
   geneva.housekeep,
   geneva.set_housekeeping_settings
+to :"geneva_operator_role";
+
+-- Archive (docs/history.md): writing expired history out and dropping it
+-- is retention's work, the operators' (`geneva archive`).
+grant execute on function
+  geneva.archive_partitions,
+  geneva.archive_partition_rows,
+  geneva.drop_archived_partition
 to :"geneva_operator_role";
 
 -- Workers: the worker protocol, and the definitions they register.
