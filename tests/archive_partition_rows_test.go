@@ -1,8 +1,14 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -100,4 +106,57 @@ func TestArchivePartitionRows(t *testing.T) {
 			requireCode(t, err, code)
 		}
 	})
+}
+
+// The recipe of docs/history.md ("Archive"): an archive file loaded back
+// into another database by examples/psql/archive_load.sql, and read there.
+func TestArchiveLoadRecipe(t *testing.T) {
+	t.Parallel()
+	psql := requirePsql(t)
+	b := setup(t)
+	ids, name := archiveFixture(t, b)
+
+	// the file, as geneva archive writes it: one line a workflow
+	rows, err := b.conn.Query(b.ctx, "select line from geneva.archive_partition_rows($1)", name)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "workflows_2030-01-01.jsonl")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+
+	const script = "../examples/psql/archive_load.sql"
+	doc, err := os.ReadFile("../docs/history.md")
+	require.NoError(t, err)
+	require.Contains(t, string(doc), "psql -X -d inspect -f examples/psql/archive_load.sql < workflows_2026-11-28.jsonl")
+	text, err := os.ReadFile(script)
+	require.NoError(t, err)
+	s := string(text)
+	quoted := s[strings.Index(s, "-- 2. Views"):strings.Index(s, "create or replace view archive.executions")]
+	require.Contains(t, string(doc), strings.TrimSpace(quoted), "docs/history.md no longer quotes %s", script)
+
+	inspect := setup(t) // another database
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, psql, "-X", "-d", inspect.conf.URL(), "-f", script)
+	in, err := os.Open(file)
+	require.NoError(t, err)
+	defer in.Close()
+	cmd.Stdin = in
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "COPY 5")
+	require.Regexp(t, `Hist\s+\|\s+finished\s+\|\s+1`, string(out))
+	require.Regexp(t, `Boom\s+\|\s+first try`, string(out))
+
+	var workflows, executions, events, actions int
+	require.NoError(t, inspect.conn.QueryRow(b.ctx, `select (select count(*) from archive.workflows),
+		(select count(*) from archive.executions), (select count(*) from archive.events),
+		(select count(*) from archive.actions)`).Scan(&workflows, &executions, &events, &actions))
+	// events: "go" and the parent's join (geneva:children); actions: the
+	// send_event and the cancel
+	require.Equal(t, []int{len(ids), 8, 2, 2}, []int{workflows, executions, events, actions})
+	var canceled string
+	require.NoError(t, inspect.conn.QueryRow(b.ctx,
+		"select state from archive.workflows where id = $1", ids[4]).Scan(&canceled))
+	require.Equal(t, "canceled", canceled)
 }
