@@ -13852,8 +13852,9 @@ execute function geneva._trg_runaways_guard();
 --
 -- Called by: geneva._workflow_filter (geneva.list_workflows,
 -- geneva.count_workflows, geneva.bulk_workflows) and the views that read
--- across history (geneva.workflow_list, workflow_children,
--- workflow_timeline, event_stats). Granted to no one.
+-- across history (geneva.workflow_children, workflow_timeline,
+-- event_stats; geneva.workflow_list has its two branches of its own, the
+-- live one with final_step_at). Granted to no one.
 create or replace view geneva._workflows_all as
 select w.*, 'infinity'::date as ended_on
 from geneva.workflows w
@@ -13872,8 +13873,9 @@ comment on view geneva._workflows_all is
 -- (workflow_id, ended_on), each execution meets its workflow in its own
 -- branch and partition. See geneva._workflows_all for the pruning.
 --
--- Called by: the views that read across history (geneva.step_errors,
--- workflow_timeline). Granted to no one.
+-- Called by: geneva.list_workflows (a page's latest errors, joined on
+-- (workflow_id, ended_on)) and the views that read across history
+-- (geneva._step_errors, workflow_timeline). Granted to no one.
 create or replace view geneva._step_executions_all as
 select e.*, 'infinity'::date as ended_on
 from geneva.step_executions e
@@ -13909,10 +13911,9 @@ comment on view geneva._events_all is
 -- execution. The latest is sought in the execution's own branch and
 -- partition (its ended_on): a workflow's executions move together.
 --
--- Called by: geneva.step_errors (without ended_on), geneva.list_workflows
--- (a page's latest errors, joined on workflow_id and ended_on: each probe
--- pruned to one table or partition) and geneva._workflow_filter
--- (error_class). Reads step_executions_error_class_name and
+-- Called by: geneva.step_errors (without ended_on) and
+-- geneva._workflow_filter (error_class, joined to geneva._workflows_all on
+-- (workflow_id, ended_on): each probe pruned to one table or partition). Reads step_executions_error_class_name and
 -- step_executions_history_error_class_name for a class,
 -- step_executions_workflow_id and step_executions_history_workflow_id for
 -- a workflow. Granted to no one.

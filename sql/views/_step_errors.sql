@@ -5,10 +5,9 @@
 -- execution. The latest is sought in the execution's own branch and
 -- partition (its ended_on): a workflow's executions move together.
 --
--- Called by: geneva.step_errors (without ended_on), geneva.list_workflows
--- (a page's latest errors, joined on workflow_id and ended_on: each probe
--- pruned to one table or partition) and geneva._workflow_filter
--- (error_class). Reads step_executions_error_class_name and
+-- Called by: geneva.step_errors (without ended_on) and
+-- geneva._workflow_filter (error_class, joined to geneva._workflows_all on
+-- (workflow_id, ended_on): each probe pruned to one table or partition). Reads step_executions_error_class_name and
 -- step_executions_history_error_class_name for a class,
 -- step_executions_workflow_id and step_executions_history_workflow_id for
 -- a workflow. Granted to no one.

@@ -6,8 +6,9 @@
 -- (workflow_id, ended_on), each execution meets its workflow in its own
 -- branch and partition. See geneva._workflows_all for the pruning.
 --
--- Called by: the views that read across history (geneva.step_errors,
--- workflow_timeline). Granted to no one.
+-- Called by: geneva.list_workflows (a page's latest errors, joined on
+-- (workflow_id, ended_on)) and the views that read across history
+-- (geneva._step_errors, workflow_timeline). Granted to no one.
 create or replace view geneva._step_executions_all as
 select e.*, 'infinity'::date as ended_on
 from geneva.step_executions e

@@ -12,8 +12,9 @@
 --
 -- Called by: geneva._workflow_filter (geneva.list_workflows,
 -- geneva.count_workflows, geneva.bulk_workflows) and the views that read
--- across history (geneva.workflow_list, workflow_children,
--- workflow_timeline, event_stats). Granted to no one.
+-- across history (geneva.workflow_children, workflow_timeline,
+-- event_stats; geneva.workflow_list has its two branches of its own, the
+-- live one with final_step_at). Granted to no one.
 create or replace view geneva._workflows_all as
 select w.*, 'infinity'::date as ended_on
 from geneva.workflows w
