@@ -1230,6 +1230,10 @@ create table geneva.step_executions_history (
 ) partition by range (ended_on);
 -- A workflow's executions in order (step_history, get_workflow).
 create index step_executions_history_workflow_id on geneva.step_executions_history (workflow_id, id);
+-- The workflows whose latest error is of a class (the workflow filter's
+-- error_class, geneva._step_errors), as step_executions_error_class_name.
+create index step_executions_history_error_class_name on geneva.step_executions_history (error_class_name, workflow_id)
+where error_class_name is not null;
 
 create table geneva.events_history (
   like geneva.events,
@@ -1930,7 +1934,11 @@ end;
 $$;
 
 -- geneva._lock_workflow: locks a workflow row and returns it as it is under the
--- lock.
+-- lock. A workflow moved into history (docs/history.md) is returned as it
+-- is there, unlocked: it has ended, and its row never changes again, so
+-- each caller refuses it or reads it as it does any ended workflow (55000
+-- for a verb, false for send_event, a new run for retry_workflow), never
+-- P0002. Only a live miss reads history: the callers' path is unchanged.
 --
 -- Called by: pause_workflow, resume_workflow, cancel_workflow, skip_step,
 -- schedule_step.
@@ -1953,6 +1961,10 @@ begin
   where w.id = p_workflow_id
   for no key update;
 
+  if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_workflow from geneva.workflows_history h where h.id = p_workflow_id;
+  end if;
   if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',
@@ -6197,6 +6209,10 @@ begin
     where w.id = p_parent_id
     for no key update;
     if not found then
+      -- moved into history (docs/history.md): it has ended
+      select h.* into v_parent from geneva.workflows_history h where h.id = p_parent_id;
+    end if;
+    if not found then
       raise exception 'parent workflow % not found', p_parent_id
         using errcode = 'P0002',
               table = 'workflows';
@@ -6985,7 +7001,10 @@ $$;
 comment on function geneva.schedule_step(bigint, text) is
 'Runs a step of a ready or paused workflow now (by default the next one), replacing its scheduled execution.';
 
--- geneva.get_workflow: one workflow.
+-- geneva.get_workflow: one workflow, live or moved into history
+-- (docs/history.md): the live row first (geneva.workflows' primary key),
+-- then geneva.workflows_history's (no day is known: each partition's
+-- primary key is probed).
 --
 -- Called by: applications, operators, goclient.GetWorkflow. Takes no locks.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
@@ -7005,6 +7024,10 @@ begin
 
   select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
   if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_workflow from geneva.workflows_history h where h.id = p_workflow_id;
+  end if;
+  if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',
             table = 'workflows';
@@ -7021,7 +7044,7 @@ comment on function geneva.get_workflow(bigint) is
 -- start (geneva._final_step_at, as geneva.workflow_list's final_step_at):
 -- exact when the steps' "after" offsets decide, a lower bound when waits,
 -- awaits, limits or failures may hold a step longer; NULL for an ended
--- workflow.
+-- workflow (one moved into history too: docs/history.md).
 --
 -- Called by: applications, operators, goclient.GetWorkflow and
 -- ListWorkflows (`geneva show`, the dashboard's workflow page). For the
@@ -7043,6 +7066,9 @@ begin
   end if;
 
   select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
+  if not found and exists (select from geneva.workflows_history h where h.id = p_workflow_id) then
+    return null;
+  end if;
   if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',
@@ -7058,7 +7084,8 @@ comment on function geneva.final_step_at(bigint) is
 
 -- geneva._workflow_filter: the one workflow filter. Checks a JSON filter and
 -- returns the FROM and WHERE of a query of the workflows it matches (alias w,
--- of geneva.workflows), whose parameter $1 is the filter itself: the text
+-- of geneva._workflows_all: the live workflows and those moved into
+-- history, docs/history.md), whose parameter $1 is the filter itself: the text
 -- is made of this function's constants only, and every value is read from
 -- $1 where it is compared, never written into the SQL.
 --
@@ -7077,14 +7104,18 @@ comment on function geneva.final_step_at(bigint) is
 --                    the timestamps the CHECK workflows_state_valid ties to
 --                    them (finished_at, canceled_at, paused_at), which the
 --                    indexes name (workflows_paused, workflows_ongoing_type,
---                    workflows_one_ongoing_per_hero)
+--                    workflows_one_ongoing_per_hero); an ongoing state reads
+--                    the live workflows only (ended_on 'infinity': history
+--                    holds ended workflows, and its partitions are pruned)
 --   step             the step running (performing) or that would run next
 --   error_class      the class of the workflow's latest error: the query
 --                    joins the view geneva.step_errors (e), its executions
 --                    of the class that are their workflow's latest, one per
 --                    workflow (step_executions_error_class_name, in
 --                    workflow id order)
---   created_before, created_after        created_at <, >=
+--   created_before, created_after        created_at <, >=; created_after
+--                    also prunes the history partitions that ended before
+--                    it (a workflow ends after it is created)
 --   before_id, after_id, up_to_id        id <, >, <=: the pages of a list
 --                    newest first, of a bulk call oldest first, and the
 --                    workflows counted before acting
@@ -7109,7 +7140,7 @@ declare
     ['hero_id', 'text', 'w.hero_id = %s'],
     ['group', 'text', 'w.group_name = %s'],
     ['created_before', 'time', 'w.created_at < %s'],
-    ['created_after', 'time', 'w.created_at >= %s'],
+    ['created_after', 'time', 'w.created_at >= %1$s and w.ended_on >= (%1$s at time zone ''UTC'')::date'],
     ['before_id', 'id', 'w.id < %s'],
     ['after_id', 'id', 'w.id > %s'],
     ['up_to_id', 'id', 'w.id <= %s'],
@@ -7120,7 +7151,7 @@ declare
   v_kind text;
   v_clause text;
   v_where text[] := '{}';
-  v_from text := 'geneva.workflows w';
+  v_from text := 'geneva._workflows_all w';
 begin
   if p_filter is null then
     raise exception 'workflow filter must not be null' using errcode = '22004';
@@ -7170,12 +7201,12 @@ begin
         v_where := v_where || format(v_clause, format('($1 ->> %L)::bigint', v_key));
       when 'state' then
         v_clause := case v_value
-          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null'
-          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null'
-          when '"paused"' then 'w.paused_at is not null'
+          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
+          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
+          when '"paused"' then 'w.paused_at is not null and w.ended_on = ''infinity'''
           when '"finished"' then 'w.finished_at is not null'
           when '"canceled"' then 'w.canceled_at is not null'
-          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null'
+          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
         end;
         if v_clause is null then
           raise exception 'workflow filter state: unknown state %', left(v_value::text, 40)
@@ -7198,7 +7229,7 @@ begin
     -- class: written here as a not exists, the planner makes it an anti
     -- join, which hashes every execution with an error, and counts read all
     -- of workflows)
-    v_from := 'geneva.step_errors e join geneva.workflows w on w.id = e.workflow_id';
+    v_from := 'geneva._step_errors e join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on';
     v_where := v_where || text 'e.latest';
   end if;
 
@@ -7213,7 +7244,8 @@ comment on function geneva._workflow_filter(jsonb) is
 'The one workflow filter: checks a JSON filter and returns the FROM and WHERE of a query of its workflows (w), whose $1 is the filter.';
 
 -- geneva.list_workflows: the workflows a filter matches, newest first, a
--- page at a time, each with its latest error (of geneva.step_errors).
+-- page at a time, each with its latest error (geneva.step_errors' latest:
+-- its last execution with an error).
 --
 -- Called by: applications, operators, dashboards, goclient.ListWorkflows
 -- (the web dashboard's Workflows page), `geneva ls`. Takes no locks.
@@ -7225,7 +7257,11 @@ comment on function geneva._workflow_filter(jsonb) is
 -- by id, never OFFSET: pass a page's last id as the filter's before_id to
 -- get the next one. The query has only the clauses of the keys given, and
 -- is planned with their values, so that each filter reads its own index
--- (see _workflow_filter), newest first, and stops at the page's end.
+-- (see _workflow_filter), newest first, and stops at the page's end. The
+-- workflows moved into history are listed with the live ones
+-- (docs/history.md): the filter reads both, and each workflow's latest
+-- error is read from its own table or partition (its ended_on: a probe
+-- pruned to one at run time).
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
@@ -7289,9 +7325,9 @@ begin
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at
-       from geneva.step_errors le
-       where le.workflow_id = w.id
-       order by le.execution_id desc
+       from geneva._step_executions_all le
+       where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
+       order by le.id desc
        limit 1
      ) le on true
      order by w.id desc',
@@ -7338,7 +7374,9 @@ $$;
 comment on function geneva.count_workflows(jsonb) is
 'How many workflows the filter matches (geneva._workflow_filter''s keys), and the highest id among them.';
 
--- geneva.step_history: a workflow's step executions, in order.
+-- geneva.step_history: a workflow's step executions, in order; those of a
+-- workflow moved into history (docs/history.md) from
+-- geneva.step_executions_history, of the partition of the day it ended.
 --
 -- Called by: applications, operators, goclient.StepHistory, `geneva show`.
 -- Takes no locks.
@@ -7350,21 +7388,47 @@ stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_ended_on date;
+  v_execution geneva.step_executions;
 begin
-  perform geneva.get_workflow(p_workflow_id);
+  if p_workflow_id is null then
+    raise exception 'workflow id must not be null' using errcode = '22004';
+  end if;
 
-  return query
-  select e.*
-  from geneva.step_executions e
-  where e.workflow_id = p_workflow_id
-  order by e.id;
+  if exists (select from geneva.workflows w where w.id = p_workflow_id) then
+    return query
+    select e.*
+    from geneva.step_executions e
+    where e.workflow_id = p_workflow_id
+    order by e.id;
+    return;
+  end if;
+
+  select h.ended_on into v_ended_on from geneva.workflows_history h where h.id = p_workflow_id;
+  if not found then
+    raise exception 'workflow % not found', p_workflow_id
+      using errcode = 'P0002',
+            table = 'workflows';
+  end if;
+  -- (each row's ended_on, the last column, is left out of the row)
+  for v_execution in
+    select h.*
+    from geneva.step_executions_history h
+    where h.workflow_id = p_workflow_id and h.ended_on = v_ended_on
+    order by h.id
+  loop
+    return next v_execution;
+  end loop;
 end;
 $$;
 
 comment on function geneva.step_history(bigint) is
 'A workflow''s step executions, in order.';
 
--- geneva.get_step_execution: one step execution.
+-- geneva.get_step_execution: one step execution, live or moved into history
+-- with its workflow (docs/history.md): the live row first, then
+-- geneva.step_executions_history's (each partition's primary key probed).
 --
 -- Called by: applications, operators, goclient.GetStepExecution, the test
 -- helpers. Takes no locks.
@@ -7384,6 +7448,10 @@ begin
   end if;
 
   select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id;
+  if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_execution from geneva.step_executions_history h where h.id = p_execution_id;
+  end if;
   if not found then
     raise exception 'step execution % not found', p_execution_id
       using errcode = 'P0002',
@@ -11746,6 +11814,328 @@ begin
 end;
 $$;
 
+-- geneva._archive_partition: one history partition geneva archive may write
+-- out and drop (docs/history.md, "Archive"), by the name of its
+-- geneva.workflows_history table: workflows_history_YYYYMMDD, or
+-- workflows_history_YYYYMMDD_N when a detached one kept the day's name
+-- (geneva._history_partition). Its siblings of the same suffix hold its
+-- executions (step_executions_history_…) and events (events_history_…).
+-- attached: still a partition of geneva.workflows_history, with its range
+-- (lower_day to upper_day); else detached by housekeeping's retention
+-- (archive = 'detach'), a plain table whose range is no longer recorded:
+-- lower_day is its name's day and upper_day the day after its last
+-- workflow's end (ended_on), at least the day after lower_day.
+--
+-- Called by: geneva.archive_partitions, geneva.archive_partition_rows,
+-- geneva.drop_archived_partition. Reads the catalog, and a detached
+-- partition's greatest ended_on (its primary key's second column: a scan).
+-- Returns no row when there is no such table.
+-- Raises: 22004 for a NULL name; 22023 for a name that is not a history
+-- partition's.
+create or replace function geneva._archive_partition(p_partition text)
+returns table (
+  partition_name text,
+  lower_day date,
+  upper_day date,
+  attached boolean,
+  executions_table text,
+  events_table text
+)
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_suffix text;
+  v_lower date;
+  v_upper date;
+  v_attached boolean;
+begin
+  if p_partition is null then
+    raise exception 'partition must not be null' using errcode = '22004';
+  end if;
+  v_suffix := substring(p_partition from '^workflows_history_([0-9]{8}(?:_[0-9]+)?)$');
+  if v_suffix is null then
+    raise exception '% is not a history partition', left(p_partition, 80)
+      using errcode = '22023',
+            hint = 'Name the partition of geneva.workflows_history, e.g. workflows_history_20261128 (geneva.archive_partitions lists them).';
+  end if;
+  if to_regclass(format('geneva.%I', p_partition)) is null then
+    return;
+  end if;
+
+  select b.lower_day, b.upper_day into v_lower, v_upper
+  from geneva._history_bounds('workflows_history') b
+  where b.partition_name = p_partition;
+  v_attached := found;
+  if not v_attached then
+    v_lower := to_date(left(v_suffix, 8), 'YYYYMMDD');
+    execute format('select max(w.ended_on) + 1 from geneva.%I w', p_partition) into v_upper;
+    v_upper := greatest(v_upper, v_lower + 1);
+  end if;
+
+  return query select p_partition, v_lower, v_upper, v_attached,
+    'step_executions_history_' || v_suffix, 'events_history_' || v_suffix;
+end;
+$$;
+
+-- geneva._archive_horizon: the last day geneva archive may archive before
+-- (docs/history.md, "Archive"): a partition whose range ends on or before it
+-- has expired, its interval ended (midnight UTC) more than the retention
+-- ago, as housekeeping's retention reckons. Archiving younger history would
+-- drop workflows that retention still keeps, and a partition whose day is
+-- recent may still receive workflows (a tree moves when its root ends).
+--
+-- Called by: geneva.archive_partitions, geneva.drop_archived_partition.
+-- Raises: 22023 when p_before is after the horizon, or when the retention
+-- is NULL (ended workflows are kept for ever: nothing expires).
+create or replace function geneva._archive_horizon(p_before date)
+returns date
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_retention interval;
+  v_horizon date;
+begin
+  select s.retention into v_retention from geneva.housekeeping_settings s;
+  if v_retention is null then
+    raise exception 'nothing in history has expired: the retention keeps ended workflows for ever'
+      using errcode = '22023',
+            hint = 'Set a retention (geneva.set_housekeeping_settings) to archive what it no longer keeps.';
+  end if;
+  v_horizon := ((geneva.now() - v_retention) at time zone 'UTC')::date;
+  if p_before > v_horizon then
+    raise exception 'cannot archive before %: history is kept until %', p_before, v_horizon
+      using errcode = '22023',
+            detail = format('The retention is %s: a partition expires when its range ended that long ago.', v_retention),
+            hint = format('Archive before %s or earlier.', v_horizon);
+  end if;
+  return v_horizon;
+end;
+$$;
+
+-- geneva.archive_partitions: the history partitions `geneva archive --before
+-- DATE` writes out and drops (docs/history.md, "Archive"): every partition of
+-- geneva.workflows_history whose range ends on or before p_before, attached,
+-- or detached by housekeeping's retention (archive = 'detach') and not yet
+-- dropped; oldest first, each with how many workflows it holds (what
+-- geneva.drop_archived_partition checks the archive against).
+--
+-- Called by: operators, `geneva archive`. Takes no locks; counts each
+-- listed partition's rows.
+-- Raises: 22004 for a NULL date; 22023 for a date after the retention's
+-- horizon (geneva._archive_horizon: history retention still keeps, or a NULL
+-- retention).
+create or replace function geneva.archive_partitions(p_before date)
+returns table (
+  partition_name text,
+  lower_day date,
+  upper_day date,
+  attached boolean,
+  workflows bigint
+)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_name text;
+  v_part record;
+  v_count bigint;
+begin
+  if p_before is null then
+    raise exception 'archive date must not be null' using errcode = '22004';
+  end if;
+  perform geneva._archive_horizon(p_before);
+
+  for v_name in
+    select c.relname::text
+    from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'geneva'
+      and c.relkind = 'r'
+      and c.relname ~ '^workflows_history_[0-9]{8}(_[0-9]+)?$'
+  loop
+    select p.* into v_part from geneva._archive_partition(v_name) p;
+    continue when v_part.upper_day > p_before;
+    execute format('select count(*) from geneva.%I', v_name) into v_count;
+    partition_name := v_name;
+    lower_day := v_part.lower_day;
+    upper_day := v_part.upper_day;
+    attached := v_part.attached;
+    workflows := v_count;
+    return next;
+  end loop;
+end;
+$$;
+
+comment on function geneva.archive_partitions(date) is
+'The history partitions whose range ends on or before the date (attached or detached), with how many workflows each holds: what geneva archive writes out and drops.';
+
+-- geneva.archive_partition_rows: a page of a history partition as JSON
+-- lines (docs/history.md, "Archive"): one line a workflow, in id order,
+-- after p_after_id, at most p_limit of them. A line is a JSON object:
+--   workflow    the workflow's row (geneva.workflows' columns)
+--   ended_on    the day it ended, the partition's key
+--   executions  its step executions' rows, in id order
+--   events      its events' rows, in id order
+--   actions     the operators' actions naming it (geneva.operator_actions'
+--               rows still kept: they have their own retention), in id order
+-- Page on by passing the last workflow_id as p_after_id: `geneva archive`
+-- reads a partition a page at a time, never all of it at once.
+--
+-- Called by: operators, `geneva archive`. Takes no locks; reads the
+-- partition's primary key, its siblings' and operator_actions'
+-- workflow_id indexes.
+-- Raises: 22004 for a NULL argument; 22023 for a name that is not a history
+-- partition's, a limit outside 1 to 10000; P0002 for a partition that does
+-- not exist (dropped).
+create or replace function geneva.archive_partition_rows(
+  p_partition text,
+  p_after_id bigint default 0,
+  p_limit integer default 1000
+)
+returns table (workflow_id bigint, line text)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_part record;
+begin
+  if p_after_id is null or p_limit is null then
+    raise exception 'after id and limit must not be null' using errcode = '22004';
+  end if;
+  if p_limit not between 1 and 10000 then
+    raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
+  end if;
+  select p.* into v_part from geneva._archive_partition(p_partition) p;
+  if not found then
+    raise exception 'history partition % not found', p_partition
+      using errcode = 'P0002',
+            hint = 'geneva.archive_partitions lists those that remain.';
+  end if;
+
+  return query execute format(
+    $q$
+    select w.id, jsonb_build_object(
+      'workflow', to_jsonb(w) - 'ended_on',
+      'ended_on', w.ended_on,
+      'executions', coalesce((
+        select jsonb_agg(to_jsonb(e) - 'ended_on' order by e.id) from geneva.%2$I e where e.workflow_id = w.id
+      ), '[]'),
+      'events', coalesce((
+        select jsonb_agg(to_jsonb(x) - 'ended_on' order by x.id) from geneva.%3$I x where x.workflow_id = w.id
+      ), '[]'),
+      'actions', coalesce((
+        select jsonb_agg(to_jsonb(a) order by a.id) from geneva.operator_actions a where a.workflow_id = w.id
+      ), '[]')
+    )::text
+    from geneva.%1$I w
+    where w.id > $1
+    order by w.id
+    limit $2
+    $q$,
+    v_part.partition_name, v_part.executions_table, v_part.events_table
+  ) using p_after_id, p_limit;
+end;
+$$;
+
+comment on function geneva.archive_partition_rows(text, bigint, integer) is
+'A page of a history partition as JSON lines: each workflow with its executions, events and operators'' actions, in id order after p_after_id.';
+
+-- geneva.drop_archived_partition: drops a history partition once `geneva
+-- archive` has written it out and synced the file (docs/history.md,
+-- "Archive"): the partition of geneva.workflows_history named, with its
+-- siblings of executions and events, detached first when still attached,
+-- then dropped, in the caller's transaction. p_workflows is how many
+-- workflows the archive wrote: a partition that holds another number now
+-- is refused (it changed since; write it again), so nothing is dropped that
+-- no file holds. A partition already gone returns false: dropping again
+-- after a crash is harmless.
+--
+-- Its workflows leave geneva.workflow_counts: an attached partition's counts
+-- by type and state (read from it) are appended to
+-- geneva.ended_workflow_count_deltas as negative deltas (geneva.folding
+-- 'on', as the folds write them); a detached one left the counts when
+-- housekeeping detached it.
+--
+-- Called by: operators, `geneva archive`. Records the action
+-- (geneva._log_action, verb archive).
+-- Locks: an attached partition's three parents (geneva.workflows_history,
+-- step_executions_history, events_history), ACCESS EXCLUSIVE, as DETACH
+-- takes them: readers of history wait, claims and ends do not (the live
+-- tables are not locked); a detached partition's tables only.
+-- Returns true when it dropped the partition, false when there was none.
+-- Raises: 22004 for a NULL argument; 22023 for a name that is not a history
+-- partition's, and for one whose range ends after the retention's horizon
+-- (geneva._archive_horizon); 55000 when the partition holds another number
+-- of workflows than p_workflows.
+create or replace function geneva.drop_archived_partition(p_partition text, p_workflows bigint)
+returns boolean
+language plpgsql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_part record;
+  v_count bigint;
+begin
+  if p_workflows is null then
+    raise exception 'workflows written must not be null' using errcode = '22004';
+  end if;
+  select p.* into v_part from geneva._archive_partition(p_partition) p;
+  if not found then
+    return false;
+  end if;
+  perform geneva._archive_horizon(v_part.upper_day);
+
+  if v_part.attached then
+    lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
+      in access exclusive mode;
+  end if;
+  execute format('lock table geneva.%I, geneva.%I, geneva.%I in access exclusive mode',
+    v_part.partition_name, v_part.executions_table, v_part.events_table);
+
+  execute format('select count(*) from geneva.%I', v_part.partition_name) into v_count;
+  if v_count <> p_workflows then
+    raise exception 'history partition % holds % workflows, the archive %', p_partition, v_count, p_workflows
+      using errcode = '55000',
+            hint = 'Write the partition out again (geneva archive), then drop it.';
+  end if;
+
+  if v_part.attached then
+    perform pg_catalog.set_config('geneva.folding', 'on', true);
+    execute format(
+      'insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+       select w.workflow_type, w.state, -count(*)::integer from geneva.%I w group by w.workflow_type, w.state',
+      v_part.partition_name);
+    perform pg_catalog.set_config('geneva.folding', '', true);
+    execute format('alter table geneva.events_history detach partition geneva.%I', v_part.events_table);
+    execute format('alter table geneva.step_executions_history detach partition geneva.%I', v_part.executions_table);
+    execute format('alter table geneva.workflows_history detach partition geneva.%I', v_part.partition_name);
+  end if;
+  execute format('drop table geneva.%I, geneva.%I, geneva.%I',
+    v_part.events_table, v_part.executions_table, v_part.partition_name);
+
+  perform geneva._log_action(
+    'archive', null,
+    jsonb_build_object('partition', p_partition, 'workflows', p_workflows),
+    jsonb_build_object('dropped', true, 'attached', v_part.attached,
+      'lower_day', v_part.lower_day, 'upper_day', v_part.upper_day)
+  );
+  return true;
+end;
+$$;
+
+comment on function geneva.drop_archived_partition(text, bigint) is
+'Drops a history partition geneva archive has written out (detaching it first when attached), if it holds the workflows the archive wrote; false when it is gone already.';
+
 -- geneva.housekeep: one round of housekeeping, in one short transaction.
 --
 -- Called by: geneva.housekeep_if_due (every worker's periodic round, with no
@@ -13869,6 +14259,110 @@ execute function geneva._trg_history_guard();
 
 
 -- Views, last.
+-- geneva._workflows_all: every workflow, live and moved into history
+-- (docs/history.md): geneva.workflows' rows with ended_on 'infinity', then
+-- geneva.workflows_history's with the day each ended. The same columns as
+-- geneva.workflows, in its order, then ended_on: a row of it assigned to a
+-- geneva.workflows variable in PL/pgSQL drops ended_on.
+--
+-- A workflow is in one branch or the other in any one snapshot: the move
+-- inserts into history and deletes from the live table in one transaction.
+-- A condition on ended_on prunes: ended_on = 'infinity' reads the live table
+-- only (no partition holds it), a day reads that day's partition, and a
+-- join on (id, ended_on) prunes each probe to one partition at run time.
+--
+-- Called by: geneva._workflow_filter (geneva.list_workflows,
+-- geneva.count_workflows, geneva.bulk_workflows) and the views that read
+-- across history (geneva.workflow_children, workflow_timeline,
+-- event_stats; geneva.workflow_list has its two branches of its own, the
+-- live one with final_step_at). Granted to no one.
+create or replace view geneva._workflows_all as
+select w.*, 'infinity'::date as ended_on
+from geneva.workflows w
+union all
+select h.*
+from geneva.workflows_history h;
+
+comment on view geneva._workflows_all is
+'Every workflow, live (ended_on infinity) and in history (ended_on the day it ended).';
+
+-- geneva._step_executions_all: every step execution, live and moved into
+-- history with its workflow (docs/history.md): geneva.step_executions' rows
+-- with ended_on 'infinity', then geneva.step_executions_history's with the
+-- day their workflow ended. The same columns as geneva.step_executions, in
+-- its order, then ended_on. Joined to geneva._workflows_all on
+-- (workflow_id, ended_on), each execution meets its workflow in its own
+-- branch and partition. See geneva._workflows_all for the pruning.
+--
+-- Called by: geneva.list_workflows (a page's latest errors, joined on
+-- (workflow_id, ended_on)) and the views that read across history
+-- (geneva._step_errors, workflow_timeline). Granted to no one.
+create or replace view geneva._step_executions_all as
+select e.*, 'infinity'::date as ended_on
+from geneva.step_executions e
+union all
+select h.*
+from geneva.step_executions_history h;
+
+comment on view geneva._step_executions_all is
+'Every step execution, live (ended_on infinity) and in history (ended_on the day its workflow ended).';
+
+-- geneva._events_all: every event kept, live and moved into history with
+-- its workflow (docs/history.md): geneva.events' rows with ended_on
+-- 'infinity', then geneva.events_history's with the day their workflow
+-- ended. The same columns as geneva.events, in its order, then ended_on.
+-- See geneva._workflows_all for the pruning.
+--
+-- Called by: the views that read across history (geneva.workflow_timeline,
+-- event_stats). Granted to no one.
+create or replace view geneva._events_all as
+select x.*, 'infinity'::date as ended_on
+from geneva.events x
+union all
+select h.*
+from geneva.events_history h;
+
+comment on view geneva._events_all is
+'Every event kept, live (ended_on infinity) and in history (ended_on the day its workflow ended).';
+
+-- geneva._step_errors: geneva.step_errors with ended_on (geneva._workflows_all's:
+-- 'infinity' for a live execution, the day its workflow ended for one moved
+-- into history): every step execution that ended with an error, live or in
+-- history (docs/history.md), with whether it is its workflow's latest such
+-- execution. The latest is sought in the execution's own branch and
+-- partition (its ended_on): a workflow's executions move together.
+--
+-- Called by: geneva.step_errors (without ended_on) and
+-- geneva._workflow_filter (error_class, joined to geneva._workflows_all on
+-- (workflow_id, ended_on): each probe pruned to one table or partition). Reads step_executions_error_class_name and
+-- step_executions_history_error_class_name for a class,
+-- step_executions_workflow_id and step_executions_history_workflow_id for
+-- a workflow. Granted to no one.
+create or replace view geneva._step_errors as
+select
+  e.id as execution_id,
+  e.workflow_id,
+  e.step_name,
+  e.state,
+  e.outcome,
+  e.error_class_name,
+  e.error_message,
+  e.finished_at,
+  not exists (
+    select
+    from geneva._step_executions_all later
+    where later.workflow_id = e.workflow_id
+      and later.ended_on = e.ended_on
+      and later.id > e.id
+      and later.error_class_name is not null
+  ) as latest,
+  e.ended_on
+from geneva._step_executions_all e
+where e.error_class_name is not null;
+
+comment on view geneva._step_errors is
+'geneva.step_errors, live and in history, with ended_on (infinity while live).';
+
 -- geneva.workflow_counts: how many workflows of each type are in each state.
 --
 -- For dashboards (Grafana, Metabase) and `geneva ls`. Ongoing workflows are
@@ -14109,6 +14603,12 @@ comment on view geneva.runaway_workflows is
 -- has the event it received (event_id, event_name, event_payload, and who
 -- sent it when: event_sent_by, the login role, event_sent_at); every
 -- attempt of the step carries the same one.
+--
+-- Reads across history (docs/history.md): an execution, its workflow and
+-- its event are joined on (id, ended_on) in geneva._step_executions_all,
+-- _workflows_all and _events_all, each in its own table or partition; a
+-- moved workflow's executions are read from each history partition's
+-- step_executions_history_workflow_id.
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -14137,10 +14637,10 @@ select
   ev.payload as event_payload,
   ev.sent_by as event_sent_by,
   ev.sent_at as event_sent_at
-from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id
+from geneva._step_executions_all e
+join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-left join geneva.events ev on ev.id = e.event_id
+left join geneva._events_all ev on ev.id = e.event_id and ev.ended_on = e.ended_on
 order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is
@@ -14257,9 +14757,14 @@ comment on view geneva.step_stats is
 -- workflow's group (create_workflow's p_group); a filter on it has no index
 -- of its own and walks the primary key, newest first.
 --
+-- Reads across history (docs/history.md): the live workflows, then those
+-- moved into geneva.workflows_history (final_step_at NULL: they ended), one
+-- union all whose branches each take the filter: a list newest first is a
+-- merge of one backward walk of the primary key a table and partition.
+--
 -- For the dashboard and operators. Reads workflows by its primary key,
 -- workflows_hero (no index names the state: a filter on it walks the
--- primary key, newest first).
+-- primary key, newest first), and the same of each history partition.
 create or replace view geneva.workflow_list as
 select
   w.id as workflow_id,
@@ -14298,23 +14803,55 @@ select
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
   -- ended (geneva._final_step_at)
   geneva._final_step_at(w) as final_step_at
-from geneva.workflows w;
+from geneva.workflows w
+union all
+select
+  h.id as workflow_id,
+  h.workflow_type,
+  h.hero_type,
+  h.hero_id,
+  h.state,
+  h.state in ('ready', 'performing', 'paused') as ongoing,
+  h.current_step_name,
+  h.next_step_name,
+  h.allow_multiple,
+  h.requested_action,
+  h.created_at,
+  h.updated_at,
+  h.started_at,
+  h.transitioned_at,
+  h.paused_at,
+  h.finished_at,
+  h.canceled_at,
+  h.group_name,
+  h.retried_from,
+  h.definition_version,
+  h.started_version,
+  h.parent_id,
+  h.root_id,
+  h.children,
+  h.children_ended,
+  null::timestamptz as final_step_at
+from geneva.workflows_history h;
 
 comment on view geneva.workflow_list is
 'Every workflow with whether it is ongoing; filter on its columns and page by workflow_id.';
 
 -- geneva.step_errors: every step execution that ended with an error (its
 -- error columns set: failed, reattempted or skipped by an exception), with
--- whether it is its workflow's latest such execution.
+-- whether it is its workflow's latest such execution; live, and moved into
+-- history with its workflow (docs/history.md): geneva._step_errors without
+-- its ended_on.
 --
 -- For the workflow filter "workflows whose latest error is of class X"
 -- (geneva._workflow_filter's error_class: filter on error_class_name and
 -- latest) and for the last error of a page of workflows (geneva.list_workflows:
 -- filter on workflow_id). Reads step_executions_error_class_name for the
--- first, step_executions_workflow_id for the second.
+-- first, step_executions_workflow_id for the second, and the same indexes
+-- of each history partition.
 create or replace view geneva.step_errors as
 select
-  e.id as execution_id,
+  e.execution_id,
   e.workflow_id,
   e.step_name,
   e.state,
@@ -14322,15 +14859,8 @@ select
   e.error_class_name,
   e.error_message,
   e.finished_at,
-  not exists (
-    select
-    from geneva.step_executions later
-    where later.workflow_id = e.workflow_id
-      and later.id > e.id
-      and later.error_class_name is not null
-  ) as latest
-from geneva.step_executions e
-where e.error_class_name is not null;
+  e.latest
+from geneva._step_errors e;
 
 comment on view geneva.step_errors is
 'Step executions that ended with an error, and whether each is its workflow''s latest one.';
@@ -14671,8 +15201,9 @@ where e.state = 'scheduled'
 comment on view geneva.awaiting_events is
 'Steps waiting for an event: workflow, step, event, since when, timeout at and what the timeout does.';
 
--- geneva.event_stats: the events kept (geneva.events, until housekeeping's
--- retention deletes them with their workflow), per workflow type and event
+-- geneva.event_stats: the events kept (geneva.events, then
+-- geneva.events_history once their workflow moved into history, until
+-- retention drops its partition: docs/history.md), per workflow type and event
 -- name: how many were sent, consumed by a step, and are still waiting for a
 -- step that awaits them, and when the last one was sent.
 --
@@ -14686,8 +15217,8 @@ select
   count(ev.consumed_by) as consumed,
   count(*) - count(ev.consumed_by) as pending,
   max(ev.sent_at) as last_sent_at
-from geneva.events ev
-join geneva.workflows w on w.id = ev.workflow_id
+from geneva._events_all ev
+join geneva._workflows_all w on w.id = ev.workflow_id and w.ended_on = ev.ended_on
 group by w.workflow_type, ev.name;
 
 comment on view geneva.event_stats is
@@ -15157,8 +15688,12 @@ comment on view geneva.action_log is
 -- by state are a group by of it (`geneva show` prints them); the counts its
 -- join decides on are the parent's row (children, children_ended).
 --
--- For dashboards and operators. Reads workflows_parent_id: a query that
--- names the parent reads its children only.
+-- Reads across history (docs/history.md): a tree moves into history whole,
+-- so a moved parent's children are there too.
+--
+-- For dashboards and operators. Reads workflows_parent_id (and each history
+-- partition's workflows_history_parent_id): a query that names the parent
+-- reads its children only.
 create or replace view geneva.workflow_children as
 select
   w.parent_id,
@@ -15170,7 +15705,7 @@ select
   coalesce(w.finished_at, w.canceled_at) as ended_at,
   w.root_id,
   w.created_at
-from geneva.workflows w
+from geneva._workflows_all w
 where w.parent_id is not null;
 
 comment on view geneva.workflow_children is
@@ -15364,6 +15899,14 @@ to :"geneva_reader_role", :"geneva_app_role", :"geneva_operator_role", :"geneva_
 grant execute on function
   geneva.housekeep,
   geneva.set_housekeeping_settings
+to :"geneva_operator_role";
+
+-- Archive (docs/history.md): writing expired history out and dropping it
+-- is retention's work, the operators' (`geneva archive`).
+grant execute on function
+  geneva.archive_partitions,
+  geneva.archive_partition_rows,
+  geneva.drop_archived_partition
 to :"geneva_operator_role";
 
 -- Workers: the worker protocol, and the definitions they register.

@@ -797,6 +797,10 @@ create table geneva.step_executions_history (
 ) partition by range (ended_on);
 -- A workflow's executions in order (step_history, get_workflow).
 create index step_executions_history_workflow_id on geneva.step_executions_history (workflow_id, id);
+-- The workflows whose latest error is of a class (the workflow filter's
+-- error_class, geneva._step_errors), as step_executions_error_class_name.
+create index step_executions_history_error_class_name on geneva.step_executions_history (error_class_name, workflow_id)
+where error_class_name is not null;
 
 create table geneva.events_history (
   like geneva.events,

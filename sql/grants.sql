@@ -186,6 +186,14 @@ grant execute on function
   geneva.set_housekeeping_settings
 to {{ .role_operator }};
 
+-- Archive (docs/history.md): writing expired history out and dropping it
+-- is retention's work, the operators' (`geneva archive`).
+grant execute on function
+  geneva.archive_partitions,
+  geneva.archive_partition_rows,
+  geneva.drop_archived_partition
+to {{ .role_operator }};
+
 -- Workers: the worker protocol, and the definitions they register.
 -- Operators (deployers) may define too, but only types whose every step is
 -- HTTP: define_workflow refuses them a Go step (42501).

@@ -324,6 +324,11 @@ $$;
 {{ template "history/_move_ended.sql" . }}
 {{ template "history/_history_ahead.sql" . }}
 {{ template "history/_history_retention.sql" . }}
+{{ template "history/_archive_partition.sql" . }}
+{{ template "history/_archive_horizon.sql" . }}
+{{ template "api/archive_partitions.sql" . }}
+{{ template "api/archive_partition_rows.sql" . }}
+{{ template "api/drop_archived_partition.sql" . }}
 {{ template "api/housekeep.sql" . }}
 {{ template "protocol/housekeep_if_due.sql" . }}
 {{ template "heroes/_hero_id_column.sql" . }}
@@ -367,6 +372,10 @@ $$;
 {{ template "guards/history_guard.sql" . }}
 
 -- Views, last.
+{{ template "views/_workflows_all.sql" . }}
+{{ template "views/_step_executions_all.sql" . }}
+{{ template "views/_events_all.sql" . }}
+{{ template "views/_step_errors.sql" . }}
 {{ template "views/workflow_counts.sql" . }}
 {{ template "views/paused_workflows.sql" . }}
 {{ template "views/orphan_workflows.sql" . }}

@@ -124,7 +124,7 @@ in any language, run in geneva worker.`,
 		newOperateCmd(opts, "cancel", "Cancel a workflow (at the step boundary when a step runs)"),
 		newOperateCmd(opts, "skip", "Skip the step a paused or ready workflow would run next"),
 		newRunNowCmd(opts), newRetryCmd(opts), newBulkCmd(opts), newSendEventCmd(opts), newScheduleCmd(opts),
-		newHousekeepCmd(opts), newLimitCmd(opts), newDefineCmd(opts),
+		newHousekeepCmd(opts), newArchiveCmd(opts), newLimitCmd(opts), newDefineCmd(opts),
 	} {
 		cmd.GroupID = "operate"
 		root.AddCommand(cmd)

@@ -210,6 +210,10 @@ begin
     where w.id = p_parent_id
     for no key update;
     if not found then
+      -- moved into history (docs/history.md): it has ended
+      select h.* into v_parent from geneva.workflows_history h where h.id = p_parent_id;
+    end if;
+    if not found then
       raise exception 'parent workflow % not found', p_parent_id
         using errcode = 'P0002',
               table = 'workflows';

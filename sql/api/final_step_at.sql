@@ -2,7 +2,7 @@
 -- start (geneva._final_step_at, as geneva.workflow_list's final_step_at):
 -- exact when the steps' "after" offsets decide, a lower bound when waits,
 -- awaits, limits or failures may hold a step longer; NULL for an ended
--- workflow.
+-- workflow (one moved into history too: docs/history.md).
 --
 -- Called by: applications, operators, goclient.GetWorkflow and
 -- ListWorkflows (`geneva show`, the dashboard's workflow page). For the
@@ -24,6 +24,9 @@ begin
   end if;
 
   select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
+  if not found and exists (select from geneva.workflows_history h where h.id = p_workflow_id) then
+    return null;
+  end if;
   if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',

@@ -1,4 +1,6 @@
--- geneva.get_step_execution: one step execution.
+-- geneva.get_step_execution: one step execution, live or moved into history
+-- with its workflow (docs/history.md): the live row first, then
+-- geneva.step_executions_history's (each partition's primary key probed).
 --
 -- Called by: applications, operators, goclient.GetStepExecution, the test
 -- helpers. Takes no locks.
@@ -18,6 +20,10 @@ begin
   end if;
 
   select e.* into v_execution from geneva.step_executions e where e.id = p_execution_id;
+  if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_execution from geneva.step_executions_history h where h.id = p_execution_id;
+  end if;
   if not found then
     raise exception 'step execution % not found', p_execution_id
       using errcode = 'P0002',

@@ -1,4 +1,7 @@
--- geneva.get_workflow: one workflow.
+-- geneva.get_workflow: one workflow, live or moved into history
+-- (docs/history.md): the live row first (geneva.workflows' primary key),
+-- then geneva.workflows_history's (no day is known: each partition's
+-- primary key is probed).
 --
 -- Called by: applications, operators, goclient.GetWorkflow. Takes no locks.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
@@ -17,6 +20,10 @@ begin
   end if;
 
   select w.* into v_workflow from geneva.workflows w where w.id = p_workflow_id;
+  if not found then
+    -- (its ended_on, the last column, is left out of the row)
+    select h.* into v_workflow from geneva.workflows_history h where h.id = p_workflow_id;
+  end if;
   if not found then
     raise exception 'workflow % not found', p_workflow_id
       using errcode = 'P0002',

@@ -1,5 +1,6 @@
 -- geneva.list_workflows: the workflows a filter matches, newest first, a
--- page at a time, each with its latest error (of geneva.step_errors).
+-- page at a time, each with its latest error (geneva.step_errors' latest:
+-- its last execution with an error).
 --
 -- Called by: applications, operators, dashboards, goclient.ListWorkflows
 -- (the web dashboard's Workflows page), `geneva ls`. Takes no locks.
@@ -11,7 +12,11 @@
 -- by id, never OFFSET: pass a page's last id as the filter's before_id to
 -- get the next one. The query has only the clauses of the keys given, and
 -- is planned with their values, so that each filter reads its own index
--- (see _workflow_filter), newest first, and stops at the page's end.
+-- (see _workflow_filter), newest first, and stops at the page's end. The
+-- workflows moved into history are listed with the live ones
+-- (docs/history.md): the filter reads both, and each workflow's latest
+-- error is read from its own table or partition (its ended_on: a probe
+-- pruned to one at run time).
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
@@ -75,9 +80,9 @@ begin
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
        select le.error_class_name, le.error_message, le.step_name, le.finished_at
-       from geneva.step_errors le
-       where le.workflow_id = w.id
-       order by le.execution_id desc
+       from geneva._step_executions_all le
+       where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
+       order by le.id desc
        limit 1
      ) le on true
      order by w.id desc',

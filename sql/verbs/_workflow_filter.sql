@@ -1,6 +1,7 @@
 -- geneva._workflow_filter: the one workflow filter. Checks a JSON filter and
 -- returns the FROM and WHERE of a query of the workflows it matches (alias w,
--- of geneva.workflows), whose parameter $1 is the filter itself: the text
+-- of geneva._workflows_all: the live workflows and those moved into
+-- history, docs/history.md), whose parameter $1 is the filter itself: the text
 -- is made of this function's constants only, and every value is read from
 -- $1 where it is compared, never written into the SQL.
 --
@@ -19,14 +20,18 @@
 --                    the timestamps the CHECK workflows_state_valid ties to
 --                    them (finished_at, canceled_at, paused_at), which the
 --                    indexes name (workflows_paused, workflows_ongoing_type,
---                    workflows_one_ongoing_per_hero)
+--                    workflows_one_ongoing_per_hero); an ongoing state reads
+--                    the live workflows only (ended_on 'infinity': history
+--                    holds ended workflows, and its partitions are pruned)
 --   step             the step running (performing) or that would run next
 --   error_class      the class of the workflow's latest error: the query
 --                    joins the view geneva.step_errors (e), its executions
 --                    of the class that are their workflow's latest, one per
 --                    workflow (step_executions_error_class_name, in
 --                    workflow id order)
---   created_before, created_after        created_at <, >=
+--   created_before, created_after        created_at <, >=; created_after
+--                    also prunes the history partitions that ended before
+--                    it (a workflow ends after it is created)
 --   before_id, after_id, up_to_id        id <, >, <=: the pages of a list
 --                    newest first, of a bulk call oldest first, and the
 --                    workflows counted before acting
@@ -51,7 +56,7 @@ declare
     ['hero_id', 'text', 'w.hero_id = %s'],
     ['group', 'text', 'w.group_name = %s'],
     ['created_before', 'time', 'w.created_at < %s'],
-    ['created_after', 'time', 'w.created_at >= %s'],
+    ['created_after', 'time', 'w.created_at >= %1$s and w.ended_on >= (%1$s at time zone ''UTC'')::date'],
     ['before_id', 'id', 'w.id < %s'],
     ['after_id', 'id', 'w.id > %s'],
     ['up_to_id', 'id', 'w.id <= %s'],
@@ -62,7 +67,7 @@ declare
   v_kind text;
   v_clause text;
   v_where text[] := '{}';
-  v_from text := 'geneva.workflows w';
+  v_from text := 'geneva._workflows_all w';
 begin
   if p_filter is null then
     raise exception 'workflow filter must not be null' using errcode = '22004';
@@ -112,12 +117,12 @@ begin
         v_where := v_where || format(v_clause, format('($1 ->> %L)::bigint', v_key));
       when 'state' then
         v_clause := case v_value
-          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null'
-          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null'
-          when '"paused"' then 'w.paused_at is not null'
+          when '"ready"' then 'w.state = ''ready'' and w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
+          when '"performing"' then 'w.state = ''performing'' and w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
+          when '"paused"' then 'w.paused_at is not null and w.ended_on = ''infinity'''
           when '"finished"' then 'w.finished_at is not null'
           when '"canceled"' then 'w.canceled_at is not null'
-          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null'
+          when '"ongoing"' then 'w.finished_at is null and w.canceled_at is null and w.ended_on = ''infinity'''
         end;
         if v_clause is null then
           raise exception 'workflow filter state: unknown state %', left(v_value::text, 40)
@@ -140,7 +145,7 @@ begin
     -- class: written here as a not exists, the planner makes it an anti
     -- join, which hashes every execution with an error, and counts read all
     -- of workflows)
-    v_from := 'geneva.step_errors e join geneva.workflows w on w.id = e.workflow_id';
+    v_from := 'geneva._step_errors e join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on';
     v_where := v_where || text 'e.latest';
   end if;
 

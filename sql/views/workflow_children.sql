@@ -5,8 +5,12 @@
 -- by state are a group by of it (`geneva show` prints them); the counts its
 -- join decides on are the parent's row (children, children_ended).
 --
--- For dashboards and operators. Reads workflows_parent_id: a query that
--- names the parent reads its children only.
+-- Reads across history (docs/history.md): a tree moves into history whole,
+-- so a moved parent's children are there too.
+--
+-- For dashboards and operators. Reads workflows_parent_id (and each history
+-- partition's workflows_history_parent_id): a query that names the parent
+-- reads its children only.
 create or replace view geneva.workflow_children as
 select
   w.parent_id,
@@ -18,7 +22,7 @@ select
   coalesce(w.finished_at, w.canceled_at) as ended_at,
   w.root_id,
   w.created_at
-from geneva.workflows w
+from geneva._workflows_all w
 where w.parent_id is not null;
 
 comment on view geneva.workflow_children is

@@ -5,9 +5,14 @@
 -- workflow's group (create_workflow's p_group); a filter on it has no index
 -- of its own and walks the primary key, newest first.
 --
+-- Reads across history (docs/history.md): the live workflows, then those
+-- moved into geneva.workflows_history (final_step_at NULL: they ended), one
+-- union all whose branches each take the filter: a list newest first is a
+-- merge of one backward walk of the primary key a table and partition.
+--
 -- For the dashboard and operators. Reads workflows by its primary key,
 -- workflows_hero (no index names the state: a filter on it walks the
--- primary key, newest first).
+-- primary key, newest first), and the same of each history partition.
 create or replace view geneva.workflow_list as
 select
   w.id as workflow_id,
@@ -46,7 +51,36 @@ select
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
   -- ended (geneva._final_step_at)
   geneva._final_step_at(w) as final_step_at
-from geneva.workflows w;
+from geneva.workflows w
+union all
+select
+  h.id as workflow_id,
+  h.workflow_type,
+  h.hero_type,
+  h.hero_id,
+  h.state,
+  h.state in ('ready', 'performing', 'paused') as ongoing,
+  h.current_step_name,
+  h.next_step_name,
+  h.allow_multiple,
+  h.requested_action,
+  h.created_at,
+  h.updated_at,
+  h.started_at,
+  h.transitioned_at,
+  h.paused_at,
+  h.finished_at,
+  h.canceled_at,
+  h.group_name,
+  h.retried_from,
+  h.definition_version,
+  h.started_version,
+  h.parent_id,
+  h.root_id,
+  h.children,
+  h.children_ended,
+  null::timestamptz as final_step_at
+from geneva.workflows_history h;
 
 comment on view geneva.workflow_list is
 'Every workflow with whether it is ongoing; filter on its columns and page by workflow_id.';

@@ -12,6 +12,12 @@
 -- has the event it received (event_id, event_name, event_payload, and who
 -- sent it when: event_sent_by, the login role, event_sent_at); every
 -- attempt of the step carries the same one.
+--
+-- Reads across history (docs/history.md): an execution, its workflow and
+-- its event are joined on (id, ended_on) in geneva._step_executions_all,
+-- _workflows_all and _events_all, each in its own table or partition; a
+-- moved workflow's executions are read from each history partition's
+-- step_executions_history_workflow_id.
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -40,10 +46,10 @@ select
   ev.payload as event_payload,
   ev.sent_by as event_sent_by,
   ev.sent_at as event_sent_at
-from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id
+from geneva._step_executions_all e
+join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-left join geneva.events ev on ev.id = e.event_id
+left join geneva._events_all ev on ev.id = e.event_id and ev.ended_on = e.ended_on
 order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is
