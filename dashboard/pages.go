@@ -141,6 +141,8 @@ type overviewData struct {
 	Chart     template.HTML
 	Ended     int64
 	QueueLags []*queueLag
+	// Cells are each cell's counts, through a cells' router
+	Cells []*cellCounts
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -181,6 +183,12 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	if d.QueueLags, err = h.queueLags(ctx); err != nil {
 		h.failQuery(w, r, err)
 		return
+	}
+	if h.onRouter(ctx) {
+		if d.Cells, err = h.cellsCounts(ctx); err != nil {
+			h.failQuery(w, r, err)
+			return
+		}
 	}
 	h.render(w, r, http.StatusOK, "overview", h.newPage(r, "Overview", "overview", d))
 }
