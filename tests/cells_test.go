@@ -709,3 +709,76 @@ func TestCellsOperators(t *testing.T) {
 		select array_agg(actor order by action_id) from geneva.action_log where verb like '%schedule'`).Scan(&scheduleActors))
 	require.Equal(t, []string{login, login, login, login, login}, scheduleActors)
 }
+
+// TestCellsHousekeeping: through the router, the housekeeping settings are
+// set in every cell and read back, a housekeeping round runs in every cell
+// (its counts added up, each cell logging the router's caller), and
+// schedule_step reaches the workflow's cell (docs/cells.md).
+func TestCellsHousekeeping(t *testing.T) {
+	ctx := context.Background()
+	cells, _, router := cellsSetup(t)
+	var login string
+	require.NoError(t, router.QueryRow(ctx, "select session_user").Scan(&login))
+
+	var retention string
+	require.NoError(t, router.QueryRow(ctx,
+		"select retention::text from geneva.set_housekeeping_settings(p_retention => '7 days', p_batch_size => 50)").Scan(&retention))
+	require.Equal(t, "7 days", retention)
+	for i, cell := range cells {
+		var batch int
+		require.NoError(t, cell.QueryRow(ctx, "select retention::text, batch_size from geneva.get_housekeeping_settings()").Scan(&retention, &batch))
+		require.Equal(t, "7 days", retention, "cell %d", i)
+		require.Equal(t, 50, batch, "cell %d", i)
+	}
+	require.NoError(t, router.QueryRow(ctx, "select batch_size from geneva.get_housekeeping_settings()").Scan(new(int)))
+
+	// a canceled workflow in each cell, deleted by one round through the router
+	inCell := map[int]int64{}
+	for i := 0; len(inCell) < 2; i++ {
+		var id int64
+		require.NoError(t, router.QueryRow(ctx, "select geneva.create_workflow('Onboarding', 'User', $1)", strconv.Itoa(i)).Scan(&id))
+		if _, ok := inCell[int(id&(cellsPartitions-1))%2]; ok {
+			continue
+		}
+		inCell[int(id&(cellsPartitions-1))%2] = id
+		_, err := router.Exec(ctx, "select geneva.cancel_workflow($1)", id)
+		require.NoError(t, err)
+	}
+	var result struct {
+		More    bool `json:"more"`
+		Deleted int  `json:"workflows_cleaned_up"`
+	}
+	require.NoError(t, router.QueryRow(ctx, "select geneva.housekeep(p_retention => '0s')").Scan(&result))
+	require.Equal(t, 2, result.Deleted)
+	require.False(t, result.More)
+	for i, cell := range cells {
+		var left int
+		var actor string
+		require.NoError(t, cell.QueryRow(ctx, "select count(*) from geneva.workflows where id = $1", inCell[i]).Scan(&left))
+		require.Zero(t, left, "cell %d", i)
+		require.NoError(t, cell.QueryRow(ctx,
+			"select actor from geneva.action_log where verb = 'housekeep' order by action_id desc limit 1").Scan(&actor))
+		require.Equal(t, login, actor, "cell %d", i)
+	}
+
+	// schedule_step by id: the nudge a day away, due now in its cell
+	var id int64
+	require.NoError(t, router.QueryRow(ctx, "select geneva.create_workflow('Onboarding', 'User', 'soon')").Scan(&id))
+	cell := cells[(id&(cellsPartitions-1))%2]
+	var executionID int64
+	require.NoError(t, cell.QueryRow(ctx, "select id from geneva.step_history($1) where state = 'scheduled'", id).Scan(&executionID))
+	_, err := cell.Exec(ctx, "select geneva.start_step($1)", executionID)
+	require.NoError(t, err)
+	_, err = cell.Exec(ctx, "select geneva.complete_step($1)", executionID)
+	require.NoError(t, err)
+	var due bool
+	require.NoError(t, cell.QueryRow(ctx,
+		"select scheduled_for <= now() from geneva.step_executions where workflow_id = $1 and state = 'scheduled'", id).Scan(&due))
+	require.False(t, due, "the nudge waits a day")
+	var state string
+	require.NoError(t, router.QueryRow(ctx, "select state from geneva.schedule_step($1)", id).Scan(&state))
+	require.Equal(t, "ready", state)
+	require.NoError(t, cell.QueryRow(ctx,
+		"select scheduled_for <= now() from geneva.step_executions where workflow_id = $1 and state = 'scheduled'", id).Scan(&due))
+	require.True(t, due, "scheduled now, in the workflow's cell")
+}
