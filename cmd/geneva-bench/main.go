@@ -171,7 +171,7 @@ func main() {
 	flag.IntVar(&o.keyedWorkflows, "keyed-workflows", 1000, "workflows that receive the keyed-send run's events, at each durability (0: skip that run)")
 	flag.IntVar(&o.keyedSends, "keyed-sends", 10000, "events sent in each half of each round of the keyed-send run: without keys, then with a key each (0: skip that run)")
 	flag.IntVar(&o.cellsSeconds, "cells-seconds", 3, "seconds pgbench times each call of the cells run (bench/cells/run.sh -T; 0: skip it)")
-	flag.IntVar(&o.cellsWorkflows, "cells-workflows", 1000, "workflows of 5 no-op steps a side in the cells run's steps a second (bench/cells/run.sh -W)")
+	flag.IntVar(&o.cellsWorkflows, "cells-workflows", 500, "workflows of 5 no-op steps a side in the cells run's steps a second (bench/cells/run.sh -W)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")

@@ -15,7 +15,7 @@ func defaults() options {
 		creates: 5000, createConns: 4, awaitRate: 100, awaitFor: 10 * time.Second, awaitBurst: 10000,
 		limitWorkflows: 1000, limitGroups: 8, fairBig: 5000, fairGroups: 10, fairSmall: 10,
 		fanoutChildren: 10000, fanoutParents: 100, keyedWorkflows: 1000, keyedSends: 10000,
-		cellsSeconds: 3, cellsWorkflows: 1000,
+		cellsSeconds: 3, cellsWorkflows: 500,
 		growth: []int{0, 100000, 1000000}, schedules: 10000, resumableIterations: 2000000,
 		sampleEvery: 10 * time.Millisecond,
 	}
