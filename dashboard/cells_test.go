@@ -78,6 +78,17 @@ func TestCellsPages(t *testing.T) {
 	}
 	require.Contains(t, bodies["/"], "<th>cell</th>", "the queue lags' cell column")
 	require.Regexp(t, `<td>mail</td><td>geneva_cell\d_`, bodies["/"], "the queue lags' cell column")
+	// the lists of rows: each row's cell
+	for _, page := range []string{"/paused", "/stuck?in_progress_after=1s&scheduled_after=-1h", "/actions", "/schedules", "/stats"} {
+		require.Contains(t, bodies[page], "<th>cell</th>", page)
+		require.Regexp(t, `<td>geneva_cell\d_\d+_\d+</td>`, bodies[page], page)
+	}
+	cellsOfActions := regexp.MustCompile(`<td>(geneva_cell\d)_`).FindAllStringSubmatch(bodies["/actions"], -1)
+	seen := map[string]bool{}
+	for _, m := range cellsOfActions {
+		seen[m[1]] = true
+	}
+	require.Len(t, seen, 2, "the actions of both cells, merged")
 	// the lists: both cells' workflows
 	require.ElementsMatch(t, ids(append(append([]int64{w.ready[0]}, w.gatewayTimeout...), w.cardDeclined...)...),
 		rowsOf(bodies["/workflows?state=paused"]))
