@@ -782,3 +782,44 @@ func TestCellsHousekeeping(t *testing.T) {
 		"select scheduled_for <= now() from geneva.step_executions where workflow_id = $1 and state = 'scheduled'", id).Scan(&due))
 	require.True(t, due, "scheduled now, in the workflow's cell")
 }
+
+// TestCellsDefine: through the router an operator defines an HTTP-only type
+// in every cell, and is refused (42501) a Go step or replacing a type that
+// has one, as in one database; a worker defines any (docs/cells.md).
+func TestCellsDefine(t *testing.T) {
+	ctx := context.Background()
+	cellURLs, router := dbtest.Cells(t, 2, cellsPartitions)
+	_, err := router.Exec(ctx, "select geneva.define_workflow('Onboarding', $1::jsonb)", `{"steps": [{"name": "welcome"}]}`)
+	require.NoError(t, err)
+	// the login roles of the test server (the cells see the router's user;
+	// the router, its caller's login role)
+	as := func(role dbtest.Role, sql string, args ...any) error {
+		u, err := url.Parse(router.Config().ConnString())
+		require.NoError(t, err)
+		u.User = url.UserPassword(string(role), "geneva_test")
+		conn, err := pgx.Connect(ctx, u.String())
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql, args...)
+		return err
+	}
+	hook := `{"steps": [{"name": "notify", "http": {"url": "https://example.com/hook"}}]}`
+	require.NoError(t, as(dbtest.Operator, "select geneva.define_workflow('Hook', $1::jsonb)", hook))
+	for i, cellURL := range cellURLs {
+		conn, err := pgx.Connect(ctx, cellURL)
+		require.NoError(t, err)
+		var defined bool
+		require.NoError(t, conn.QueryRow(ctx,
+			"select exists (select from geneva.workflow_definitions where workflow_type = 'Hook')").Scan(&defined))
+		require.NoError(t, conn.Close(ctx))
+		require.True(t, defined, "cell %d", i)
+	}
+	var pgErr *pgconn.PgError
+	err = as(dbtest.Operator, "select geneva.define_workflow('Mixed', $1::jsonb)", `{"steps": [{"name": "go"}]}`)
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "42501", pgErr.Code, "an operator's Go step")
+	err = as(dbtest.Operator, "select geneva.define_workflow('Onboarding', $1::jsonb)", hook)
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "42501", pgErr.Code, "an operator replacing a type with Go steps")
+	require.NoError(t, as(dbtest.Worker, "select geneva.define_workflow('Mixed', $1::jsonb)", `{"steps": [{"name": "go"}]}`))
+}

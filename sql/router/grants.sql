@@ -118,8 +118,10 @@ grant execute on function
   geneva.delete_schedule
 to {{ .role_operator }};
 
--- Workers (deployers): a definition in every cell. Not operators: the cells
--- see the router's user, so an operator's HTTP-only rule would not hold.
+-- Workers and operators (deployers): a definition in every cell. The
+-- router holds the cells' rule that an operator defines only HTTP-only
+-- types (its define_workflow checks the caller: the cells see the router's
+-- user).
 grant execute on function
   geneva.define_workflow
-to {{ .role_worker }};
+to {{ .role_operator }}, {{ .role_worker }};
