@@ -64,7 +64,7 @@ else
 endif
 
 .PHONY: bench
-bench: ## Measure Geneva beside raw River on a durable and a non-durable server, the headline runs (8 minutes on a busy 2-core machine; a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags, e.g. BENCHFLAGS='-runs headline,limits' (go run ./cmd/geneva-bench -h lists the runs)
+bench: ## Measure Geneva beside raw River on a durable and a non-durable server, the headline runs, and where PL/Proxy is installed the cells row (bench/cells/run.sh, shorter) (8 minutes on a busy 2-core machine; a throwaway PostgreSQL unless DATABASE_URL is set); writes bench/RESULTS.md. BENCHFLAGS passes flags, e.g. BENCHFLAGS='-runs headline,limits' (go run ./cmd/geneva-bench -h lists the runs)
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
 .PHONY: bench/full

@@ -177,6 +177,7 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 	connstrs := make([]string, len(opts.Cells))
 	var user, password string
 	var types []string
+	var views map[string][2]string
 	for i, cellURL := range opts.Cells {
 		connstr, u, p, err := cellConnString(cellURL)
 		if err != nil {
@@ -200,7 +201,10 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 				return fmt.Errorf("it is a cell of %d partitions, not %d (geneva migrate --cell --partitions %d)", partitions, opts.Partitions, opts.Partitions)
 			}
 			if i == 0 {
-				types, err = rowTypes(ctx, conn, "workflows", "step_executions", "schedules")
+				if types, err = rowTypes(ctx, conn, "workflows", "step_executions", "schedules"); err != nil {
+					return err
+				}
+				views, err = routerViewColumns(ctx, conn)
 			}
 			return err
 		}()
@@ -258,7 +262,13 @@ func MigrateRouter(ctx context.Context, pool *pgxpool.Pool, opts RouterOpts) err
 	for _, t := range types {
 		b.WriteString(t)
 	}
-	router, err := renderFolder("router", "install.sql", opts.Roles.templateData())
+	data := opts.Roles.templateData()
+	columns, names := map[string]string{}, map[string]string{}
+	for view, c := range views {
+		columns[view], names[view] = c[0], c[1]
+	}
+	data["view_columns"], data["view_names"] = columns, names
+	router, err := renderFolder("router", "install.sql", data)
 	if err != nil {
 		return fmt.Errorf("geneva: migrate router: %w", err)
 	}
@@ -317,6 +327,37 @@ where a.attrelid = pg_catalog.to_regclass($1) and a.attnum > 0 and not a.attisdr
 		types = append(types, fmt.Sprintf("create type geneva.%s as (%s);\n", table, columns))
 	}
 	return types, nil
+}
+
+// routerViewColumns reads, from a cell, the columns of every view the
+// router reads through a cells_<view> function of sql/router/ (but
+// workflow_counts and engine_metrics, whose are written out): for
+// view_columns, "name type, …" (the function's columns after cell), and for
+// view_names, "c.name, …" (the router's view's). The router's views thus
+// have the cells' columns, whatever they are.
+func routerViewColumns(ctx context.Context, conn *pgx.Conn) (map[string][2]string, error) {
+	names, err := fs.Glob(FS, "sql/router/cells_*.sql")
+	if err != nil {
+		return nil, err
+	}
+	views := map[string][2]string{}
+	for _, name := range names {
+		view := strings.TrimSuffix(strings.TrimPrefix(path.Base(name), "cells_"), ".sql")
+		var columns, selected *string
+		err := conn.QueryRow(ctx, `
+select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname) || ' ' || pg_catalog.format_type(a.atttypid, a.atttypmod), ', ' order by a.attnum),
+  pg_catalog.string_agg('c.' || pg_catalog.quote_ident(a.attname), ', ' order by a.attnum)
+from pg_catalog.pg_attribute a
+where a.attrelid = pg_catalog.to_regclass($1) and a.attnum > 0 and not a.attisdropped`, "geneva."+view).Scan(&columns, &selected)
+		if err != nil {
+			return nil, err
+		}
+		if columns == nil {
+			return nil, fmt.Errorf("the cell has no view geneva.%s: migrate it with this geneva first", view)
+		}
+		views[view] = [2]string{*columns, *selected}
+	}
+	return views, nil
 }
 
 // cellConnString turns a cell's URL into the libpq key=value string

@@ -24,6 +24,10 @@ type world struct {
 	finished     []int64
 	ready        []int64 // Onboarding, first step due
 	canceled     int64
+	// cellOf, through a cells' router, is the pool of the cell a
+	// workflow lives in, where its steps run (the worker protocol is a
+	// cell's); nil: pool
+	cellOf func(workflowID int64) *pgxpool.Pool
 }
 
 // newWorld fills a fresh database: Payment (authorize, capture, receipt;
@@ -83,18 +87,24 @@ func (w *world) create(t *testing.T, workflowType, heroID string) int64 {
 // error class given.
 func (w *world) step(t *testing.T, workflowID int64, errorClass string) {
 	t.Helper()
+	pool := w.pool
+	if w.cellOf != nil {
+		pool = w.cellOf(workflowID)
+	}
 	var executionID int64
-	require.NoError(t, w.pool.QueryRow(w.ctx,
+	require.NoError(t, pool.QueryRow(w.ctx,
 		"select id from geneva.step_history($1) where state = 'scheduled'", workflowID).Scan(&executionID))
 	var started int
-	require.NoError(t, w.pool.QueryRow(w.ctx, "select count(*) from geneva.start_step($1)", executionID).Scan(&started))
+	require.NoError(t, pool.QueryRow(w.ctx, "select count(*) from geneva.start_step($1)", executionID).Scan(&started))
 	require.Equal(t, 1, started, "execution %d did not start", executionID)
 	if errorClass == "" {
-		w.exec(t, "select geneva.complete_step($1)", executionID)
+		_, err := pool.Exec(w.ctx, "select geneva.complete_step($1)", executionID)
+		require.NoError(t, err)
 		return
 	}
-	w.exec(t, "select geneva.fail_step($1, $2, $3, $4)", executionID, []string{errorClass, "*url.Error"},
+	_, err := pool.Exec(w.ctx, "select geneva.fail_step($1, $2, $3, $4)", executionID, []string{errorClass, "*url.Error"},
 		"the gateway said: "+errorClass, "goroutine 1 [running]:\nmain.charge()\n\tpayments.go:42")
+	require.NoError(t, err)
 }
 
 func (w *world) state(t *testing.T, workflowID int64) string {

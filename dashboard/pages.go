@@ -34,12 +34,15 @@ type page struct {
 	Notice string
 	Error  string
 	Data   any
+	// Cells: the dashboard reads a cells' router (docs/cells.md), and the
+	// lists of rows show each row's cell
+	Cells bool
 }
 
 func (h *handler) newPage(r *http.Request, title, nav string, data any) *page {
 	p := &page{
 		Title: title, Nav: nav, Prefix: h.cfg.Prefix, CSRF: h.csrf, ReadOnly: h.cfg.ReadOnly,
-		Self: r.URL.RequestURI(), Data: data,
+		Self: r.URL.RequestURI(), Data: data, Cells: h.onRouter(r.Context()),
 	}
 	if h.cfg.RefreshInterval > 0 {
 		p.Refresh = max(1, int(h.cfg.RefreshInterval/time.Second))
@@ -141,6 +144,8 @@ type overviewData struct {
 	Chart     template.HTML
 	Ended     int64
 	QueueLags []*queueLag
+	// Cells are each cell's counts, through a cells' router
+	Cells []*cellCounts
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -181,6 +186,12 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	if d.QueueLags, err = h.queueLags(ctx); err != nil {
 		h.failQuery(w, r, err)
 		return
+	}
+	if h.onRouter(ctx) {
+		if d.Cells, err = h.cellsCounts(ctx); err != nil {
+			h.failQuery(w, r, err)
+			return
+		}
 	}
 	h.render(w, r, http.StatusOK, "overview", h.newPage(r, "Overview", "overview", d))
 }

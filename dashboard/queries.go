@@ -338,11 +338,18 @@ type queueLag struct {
 	OldestScheduledFor time.Time      `db:"oldest_scheduled_for"`
 	Lag                *time.Duration `db:"lag"`
 	OldestExecutionID  int64          `db:"oldest_execution_id"`
+	// Cell is the cell's database through a cells' router (a River a
+	// cell), else empty.
+	Cell string `db:"cell"`
 }
 
 func (h *handler) queueLags(ctx context.Context) ([]*queueLag, error) {
-	rows, err := h.db.Query(ctx, `select queue, due_executions, oldest_scheduled_for, lag, oldest_execution_id
-		from geneva.queue_lag order by queue`)
+	cell := "''"
+	if h.onRouter(ctx) {
+		cell = "cell"
+	}
+	rows, err := h.db.Query(ctx, `select queue, due_executions, oldest_scheduled_for, lag, oldest_execution_id, `+cell+` as cell
+		from geneva.queue_lag order by queue, cell`)
 	return collect[queueLag](rows, err)
 }
 

@@ -150,6 +150,10 @@ type AwaitingEvent struct {
 	// Since is which events count: "kept" (every one not consumed yet) or
 	// "wait" (only those sent after the step was reached).
 	Since string `db:"since"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // AwaitingEventsParams filters AwaitingEvents and CountAwaitingEvents. A nil
@@ -186,8 +190,8 @@ func (c *Client) AwaitingEvents(ctx context.Context, params *AwaitingEventsParam
 		params = &AwaitingEventsParams{}
 	}
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, workflow_state,
-		execution_id, step_name, event, waiting_since, timeout_at, on_timeout, events, since
-		from geneva.awaiting_events
+		execution_id, step_name, event, waiting_since, timeout_at, on_timeout, events, since, `+cellColumn("a")+`
+		from geneva.awaiting_events a
 		where ($1::text is null or workflow_type = $1) and ($2::text is null or $2 = any (events))
 		  and ($4::bigint is null or workflow_id = $4)
 		order by timeout_at nulls last, execution_id limit $3`,

@@ -117,6 +117,10 @@ type LimitUsage struct {
 	// none).
 	Concurrency *int `db:"concurrency"`
 	Rate        *int `db:"rate"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // LimitUsage returns every limit key in use (the geneva.limit_usage view):
@@ -124,7 +128,7 @@ type LimitUsage struct {
 // bounds, by kind, limit and key.
 func (c *Client) LimitUsage(ctx context.Context) ([]*LimitUsage, error) {
 	rows, err := c.db.Query(ctx, `select kind, limit_name, key, in_progress, waiting, waiting_since,
-		  starts_in_window, window_end, concurrency, rate
-		from geneva.limit_usage order by kind, limit_name, key`)
+		  starts_in_window, window_end, concurrency, rate, `+cellColumn("u")+`
+		from geneva.limit_usage u order by kind, limit_name, key, cell`)
 	return collect[LimitUsage](rows, err)
 }

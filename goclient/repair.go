@@ -155,6 +155,10 @@ type Action struct {
 	Result     json.RawMessage `db:"result"`
 	// BulkActionID is the bulk_workflows call this action was part of.
 	BulkActionID *int64 `db:"bulk_action_id"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // ActionLogParams filters ActionLog. Each field given narrows the list; a
@@ -242,6 +246,6 @@ func (c *Client) ActionLog(ctx context.Context, params *ActionLogParams) ([]*Act
 		where = " where " + strings.Join(conds, " and ")
 	}
 	rows, err := c.db.Query(ctx, `select action_id, at, performed_by, actor, verb, workflow_id, arguments, result,
-		bulk_action_id from geneva.action_log`+where+` order by action_id desc limit `+arg(limit), args...)
+		bulk_action_id, `+cellColumn("l")+` from geneva.action_log l`+where+` order by action_id desc limit `+arg(limit), args...)
 	return collect[Action](rows, err)
 }

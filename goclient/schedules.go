@@ -44,6 +44,10 @@ type Schedule struct {
 	CreatedAt  time.Time `db:"created_at"`
 	UpdatedAt  time.Time `db:"updated_at"`
 	UpdatedBy  string    `db:"updated_by"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 const scheduleColumns = `id, name, cron, timezone, workflow_type, hero_type, hero_id, allow_multiple,
@@ -148,7 +152,7 @@ func (c *Client) FireSchedules(ctx context.Context) (int, error) {
 
 // Schedules returns every schedule (the geneva.schedule_list view), by name.
 func (c *Client) Schedules(ctx context.Context) ([]*Schedule, error) {
-	rows, err := c.db.Query(ctx, "select "+scheduleColumns+" from geneva.schedule_list order by name")
+	rows, err := c.db.Query(ctx, "select "+scheduleColumns+", "+cellColumn("s")+" from geneva.schedule_list s order by name, cell")
 	return collect[Schedule](rows, err)
 }
 

@@ -74,6 +74,10 @@ type PausedWorkflow struct {
 	// ErrorClasses are every class of the error that paused the workflow,
 	// LastErrorClass first.
 	ErrorClasses []string `db:"error_classes"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // PausedWorkflowsParams filters PausedWorkflows. A nil
@@ -105,8 +109,8 @@ func (c *Client) PausedWorkflows(ctx context.Context, params *PausedWorkflowsPar
 	}
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, next_step_name, paused_at,
 		paused_for, error_step_name, error_outcome, last_error_class, last_error_message, last_error_at,
-		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes
-		from geneva.paused_workflows where $1::text is null or workflow_type = $1
+		kept_execution_id, kept_scheduled_for, kept_overdue_by, error_classes, `+cellColumn("p")+`
+		from geneva.paused_workflows p where $1::text is null or workflow_type = $1
 		order by $3 and last_error_class is null, workflow_id desc limit $2`,
 		nullIfZero(params.WorkflowType), limitOrAll(params.Limit), params.ErrorsFirst)
 	return collect[PausedWorkflow](rows, err)
@@ -127,6 +131,10 @@ type StuckExecution struct {
 	SilentFor    *time.Duration `db:"silent_for"`
 	OverdueBy    *time.Duration `db:"overdue_by"`
 	JobID        *int64         `db:"job_id"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // StuckExecutionsParams are the thresholds and the limit of StuckExecutions
@@ -167,8 +175,8 @@ func (c *Client) StuckExecutions(ctx context.Context, params *StuckExecutionsPar
 	var list []*StuckExecution
 	err := c.withStuckThresholds(ctx, params, func(db DB) error {
 		rows, err := db.Query(ctx, `select execution_id, workflow_id, workflow_type, hero_type, hero_id, step_name,
-			state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id
-			from geneva.stuck_executions order by execution_id limit $1`, limitOrAll(params.Limit))
+			state, scheduled_for, started_at, running_for, silent_for, overdue_by, job_id, `+cellColumn("s")+`
+			from geneva.stuck_executions s order by execution_id limit $1`, limitOrAll(params.Limit))
 		list, err = collect[StuckExecution](rows, err)
 		return err
 	})
@@ -202,6 +210,10 @@ type RunawayWorkflow struct {
 	StepName     string        `db:"step_name"`
 	Repeats      int           `db:"repeats"`
 	FlaggedAt    time.Time     `db:"flagged_at"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // RunawayWorkflows returns the ongoing workflows housekeeping flagged as
@@ -210,8 +222,8 @@ type RunawayWorkflow struct {
 // in a row), the most executions first; limit 0 returns them all.
 func (c *Client) RunawayWorkflows(ctx context.Context, limit int) ([]*RunawayWorkflow, error) {
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, state, executions,
-		step_name, repeats, flagged_at
-		from geneva.runaway_workflows order by executions desc, workflow_id limit $1`, limitOrAll(limit))
+		step_name, repeats, flagged_at, `+cellColumn("r")+`
+		from geneva.runaway_workflows r order by executions desc, workflow_id limit $1`, limitOrAll(limit))
 	return collect[RunawayWorkflow](rows, err)
 }
 
@@ -252,6 +264,10 @@ type StepStat struct {
 	QueueLagP95Seconds *float64          `db:"queue_lag_p95_seconds"`
 	RunTimeP50Seconds  *float64          `db:"run_time_p50_seconds"`
 	RunTimeP95Seconds  *float64          `db:"run_time_p95_seconds"`
+
+	// Cell is the cell the row comes from (its database's name) when read
+	// through a cells' router (docs/cells.md); else empty.
+	Cell string `db:"cell" json:",omitempty"`
 }
 
 // StepStatsParams filters StepStats. A nil *StepStatsParams takes every
@@ -273,12 +289,19 @@ func (c *Client) StepStats(ctx context.Context, params *StepStatsParams) ([]*Ste
 		params = &StepStatsParams{}
 	}
 	rows, err := c.db.Query(ctx, `select s.workflow_type, s.step_name, s.executions, s.runs, s.outcomes,
-		s.queue_lag_p50_seconds, s.queue_lag_p95_seconds, s.run_time_p50_seconds, s.run_time_p95_seconds
+		s.queue_lag_p50_seconds, s.queue_lag_p95_seconds, s.run_time_p50_seconds, s.run_time_p95_seconds, `+cellColumn("s")+`
 		from geneva.step_stats s
 		left join geneva.definition_steps d on d.workflow_type = s.workflow_type and d.step_name = s.step_name
 		where $1::text[] is null or s.workflow_type = any($1)
-		order by s.workflow_type, d.position nulls last, s.step_name`, params.WorkflowTypes)
+		order by s.workflow_type, d.position nulls last, s.step_name, cell`, params.WorkflowTypes)
 	return collect[StepStat](rows, err)
+}
+
+// cellColumn selects a view's cell (as cell) by its alias: through a cells'
+// router (docs/cells.md) the views whose rows are each one cell's end with
+// the column cell, which one database's views do not have; empty there.
+func cellColumn(alias string) string {
+	return "coalesce(pg_catalog.to_jsonb(" + alias + ") ->> 'cell', '') as cell"
 }
 
 func collect[T any](rows pgx.Rows, err error) ([]*T, error) {

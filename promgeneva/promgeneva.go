@@ -73,7 +73,11 @@ type DB interface {
 // (a workflow awaiting any of several events counted under each of them),
 // then the limits' (geneva.limit_usage), its kind, limit and key in the
 // places of workflow_type, step_name and label, then the schedules', the
-// schedule's name as the label, then the joins', per workflow type.
+// schedule's name as the label, then the joins', per workflow type. The
+// limits' and the schedules' rows are grouped by their labels: through a
+// cells' router (docs/cells.md) each cell has its own row of a limit key or
+// a schedule's name, and a series is the cells' sum (a schedule's lag their
+// highest, paused when one is).
 const Query = `select metric, coalesce(workflow_type, ''), coalesce(step_name, ''), coalesce(label, ''), value
 from geneva.engine_metrics
 union all
@@ -91,21 +95,32 @@ cross join lateral (values
 ) m (metric, value)
 union all
 select m.metric, u.kind, u.limit_name, u.key, m.value
-from geneva.limit_usage u
+from (
+  select u.kind, u.limit_name, u.key, sum(u.in_progress)::double precision as in_progress,
+    sum(u.waiting)::double precision as waiting, sum(u.starts_in_window)::double precision as starts_in_window,
+    bool_or(u.concurrency is not null) as concurrency, bool_or(u.rate is not null) as rate
+  from geneva.limit_usage u
+  group by u.kind, u.limit_name, u.key
+) u
 cross join lateral (values
-  ('limit_in_progress', u.in_progress::double precision, u.concurrency is not null),
-  ('limit_waiting', u.waiting::double precision, u.concurrency is not null),
-  ('limit_window_starts', u.starts_in_window::double precision, u.rate is not null)
+  ('limit_in_progress', u.in_progress, u.concurrency),
+  ('limit_waiting', u.waiting, u.concurrency),
+  ('limit_window_starts', u.starts_in_window, u.rate)
 ) m (metric, value, bounded)
 where m.bounded or m.value > 0
 union all
 select m.metric, s.workflow_type, '', s.name, m.value
-from geneva.schedule_list s
+from (
+  select s.workflow_type, s.name, max(s.lag_seconds) as lag_seconds, sum(s.fired_count)::double precision as fired,
+    sum(s.skipped_count)::double precision as skipped, max(case when s.paused then 1 else 0 end)::double precision as paused
+  from geneva.schedule_list s
+  group by s.workflow_type, s.name
+) s
 cross join lateral (values
   ('schedule_lag_seconds', s.lag_seconds),
-  ('schedule_fired_slots', s.fired_count::double precision),
-  ('schedule_skipped_slots', s.skipped_count::double precision),
-  ('schedule_paused', case when s.paused then 1 else 0 end::double precision)
+  ('schedule_fired_slots', s.fired),
+  ('schedule_skipped_slots', s.skipped),
+  ('schedule_paused', s.paused)
 ) m (metric, value)
 union all
 select m.metric, j.workflow_type, '', '', m.value

@@ -322,12 +322,29 @@ func TestCells(t *testing.T) {
 	for _, v := range routerViews {
 		names = append(names, v.Name)
 	}
-	require.Equal(t, []string{"engine_metrics", "workflow_counts"}, names)
-	rows, err = cells[0].Query(ctx, viewColumns, names)
+	rows, err = cells[0].Query(ctx, viewColumns, nil)
 	require.NoError(t, err)
 	cellViews, err := pgx.CollectRows(rows, pgx.RowToStructByPos[columns])
 	require.NoError(t, err)
-	require.Equal(t, cellViews, routerViews)
+	cellViewNames := []string{}
+	for _, v := range cellViews {
+		cellViewNames = append(cellViewNames, v.Name)
+	}
+	require.Equal(t, cellViewNames, names, "the router has every view of a cell")
+	// a view whose rows are each one cell's ends with the cell's name
+	withCell := map[string]bool{}
+	for i, v := range routerViews {
+		if v.Columns != cellViews[i].Columns {
+			require.Equal(t, cellViews[i].Columns+", cell text", v.Columns, "geneva.%s's columns", v.Name)
+			withCell[v.Name] = true
+		}
+	}
+	require.True(t, withCell["stuck_executions"] && withCell["workflow_timeline"] && !withCell["step_throughput"], "%v", withCell)
+	// every view reads through the router
+	for _, name := range names {
+		_, err := router.Exec(ctx, "select * from geneva."+pgx.Identifier{name}.Sanitize())
+		require.NoError(t, err, "geneva.%s", name)
+	}
 	var ready, readyInCells, readyMetric int64
 	require.NoError(t, router.QueryRow(ctx,
 		"select workflows from geneva.workflow_counts where workflow_type = 'Onboarding' and state = 'ready'").Scan(&ready))
@@ -691,4 +708,118 @@ func TestCellsOperators(t *testing.T) {
 	require.NoError(t, home.QueryRow(ctx, `
 		select array_agg(actor order by action_id) from geneva.action_log where verb like '%schedule'`).Scan(&scheduleActors))
 	require.Equal(t, []string{login, login, login, login, login}, scheduleActors)
+}
+
+// TestCellsHousekeeping: through the router, the housekeeping settings are
+// set in every cell and read back, a housekeeping round runs in every cell
+// (its counts added up, each cell logging the router's caller), and
+// schedule_step reaches the workflow's cell (docs/cells.md).
+func TestCellsHousekeeping(t *testing.T) {
+	ctx := context.Background()
+	cells, _, router := cellsSetup(t)
+	var login string
+	require.NoError(t, router.QueryRow(ctx, "select session_user").Scan(&login))
+
+	var retention string
+	require.NoError(t, router.QueryRow(ctx,
+		"select retention::text from geneva.set_housekeeping_settings(p_retention => '7 days', p_batch_size => 50)").Scan(&retention))
+	require.Equal(t, "7 days", retention)
+	for i, cell := range cells {
+		var batch int
+		require.NoError(t, cell.QueryRow(ctx, "select retention::text, batch_size from geneva.get_housekeeping_settings()").Scan(&retention, &batch))
+		require.Equal(t, "7 days", retention, "cell %d", i)
+		require.Equal(t, 50, batch, "cell %d", i)
+	}
+	require.NoError(t, router.QueryRow(ctx, "select batch_size from geneva.get_housekeeping_settings()").Scan(new(int)))
+
+	// a canceled workflow in each cell, deleted by one round through the router
+	inCell := map[int]int64{}
+	for i := 0; len(inCell) < 2; i++ {
+		var id int64
+		require.NoError(t, router.QueryRow(ctx, "select geneva.create_workflow('Onboarding', 'User', $1)", strconv.Itoa(i)).Scan(&id))
+		if _, ok := inCell[int(id&(cellsPartitions-1))%2]; ok {
+			continue
+		}
+		inCell[int(id&(cellsPartitions-1))%2] = id
+		_, err := router.Exec(ctx, "select geneva.cancel_workflow($1)", id)
+		require.NoError(t, err)
+	}
+	var result struct {
+		More    bool `json:"more"`
+		Deleted int  `json:"workflows_cleaned_up"`
+	}
+	require.NoError(t, router.QueryRow(ctx, "select geneva.housekeep(p_retention => '0s')").Scan(&result))
+	require.Equal(t, 2, result.Deleted)
+	require.False(t, result.More)
+	for i, cell := range cells {
+		var left int
+		var actor string
+		require.NoError(t, cell.QueryRow(ctx, "select count(*) from geneva.workflows where id = $1", inCell[i]).Scan(&left))
+		require.Zero(t, left, "cell %d", i)
+		require.NoError(t, cell.QueryRow(ctx,
+			"select actor from geneva.action_log where verb = 'housekeep' order by action_id desc limit 1").Scan(&actor))
+		require.Equal(t, login, actor, "cell %d", i)
+	}
+
+	// schedule_step by id: the nudge a day away, due now in its cell
+	var id int64
+	require.NoError(t, router.QueryRow(ctx, "select geneva.create_workflow('Onboarding', 'User', 'soon')").Scan(&id))
+	cell := cells[(id&(cellsPartitions-1))%2]
+	var executionID int64
+	require.NoError(t, cell.QueryRow(ctx, "select id from geneva.step_history($1) where state = 'scheduled'", id).Scan(&executionID))
+	_, err := cell.Exec(ctx, "select geneva.start_step($1)", executionID)
+	require.NoError(t, err)
+	_, err = cell.Exec(ctx, "select geneva.complete_step($1)", executionID)
+	require.NoError(t, err)
+	var due bool
+	require.NoError(t, cell.QueryRow(ctx,
+		"select scheduled_for <= now() from geneva.step_executions where workflow_id = $1 and state = 'scheduled'", id).Scan(&due))
+	require.False(t, due, "the nudge waits a day")
+	var state string
+	require.NoError(t, router.QueryRow(ctx, "select state from geneva.schedule_step($1)", id).Scan(&state))
+	require.Equal(t, "ready", state)
+	require.NoError(t, cell.QueryRow(ctx,
+		"select scheduled_for <= now() from geneva.step_executions where workflow_id = $1 and state = 'scheduled'", id).Scan(&due))
+	require.True(t, due, "scheduled now, in the workflow's cell")
+}
+
+// TestCellsDefine: through the router an operator defines an HTTP-only type
+// in every cell, and is refused (42501) a Go step or replacing a type that
+// has one, as in one database; a worker defines any (docs/cells.md).
+func TestCellsDefine(t *testing.T) {
+	ctx := context.Background()
+	cellURLs, router := dbtest.Cells(t, 2, cellsPartitions)
+	_, err := router.Exec(ctx, "select geneva.define_workflow('Onboarding', $1::jsonb)", `{"steps": [{"name": "welcome"}]}`)
+	require.NoError(t, err)
+	// the login roles of the test server (the cells see the router's user;
+	// the router, its caller's login role)
+	as := func(role dbtest.Role, sql string, args ...any) error {
+		u, err := url.Parse(router.Config().ConnString())
+		require.NoError(t, err)
+		u.User = url.UserPassword(string(role), "geneva_test")
+		conn, err := pgx.Connect(ctx, u.String())
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql, args...)
+		return err
+	}
+	hook := `{"steps": [{"name": "notify", "http": {"url": "https://example.com/hook"}}]}`
+	require.NoError(t, as(dbtest.Operator, "select geneva.define_workflow('Hook', $1::jsonb)", hook))
+	for i, cellURL := range cellURLs {
+		conn, err := pgx.Connect(ctx, cellURL)
+		require.NoError(t, err)
+		var defined bool
+		require.NoError(t, conn.QueryRow(ctx,
+			"select exists (select from geneva.workflow_definitions where workflow_type = 'Hook')").Scan(&defined))
+		require.NoError(t, conn.Close(ctx))
+		require.True(t, defined, "cell %d", i)
+	}
+	var pgErr *pgconn.PgError
+	err = as(dbtest.Operator, "select geneva.define_workflow('Mixed', $1::jsonb)", `{"steps": [{"name": "go"}]}`)
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "42501", pgErr.Code, "an operator's Go step")
+	err = as(dbtest.Operator, "select geneva.define_workflow('Onboarding', $1::jsonb)", hook)
+	require.True(t, errors.As(err, &pgErr), "%v", err)
+	require.Equal(t, "42501", pgErr.Code, "an operator replacing a type with Go steps")
+	require.NoError(t, as(dbtest.Worker, "select geneva.define_workflow('Mixed', $1::jsonb)", `{"steps": [{"name": "go"}]}`))
 }

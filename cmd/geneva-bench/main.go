@@ -102,6 +102,10 @@ type options struct {
 	keyedWorkflows int
 	keyedSends     int
 
+	// cellsSeconds and cellsWorkflows size the cells run (cells.go)
+	cellsSeconds   int
+	cellsWorkflows int
+
 	// unbatchedOwnJobs: the unbatched runs also with every step its own job
 	unbatchedOwnJobs bool
 	// runs are the runs -runs selected (selectRuns), in benchRuns' order
@@ -168,6 +172,8 @@ func main() {
 	flag.IntVar(&o.fanoutParents, "fanout-parents", 100, "parents, one after another, of the fan-out run that measures the join's latency (p50 / p99), sharing -fanout-children children (1: only the one parent's)")
 	flag.IntVar(&o.keyedWorkflows, "keyed-workflows", 1000, "workflows that receive the keyed-send run's events, at each durability (0: skip that run)")
 	flag.IntVar(&o.keyedSends, "keyed-sends", 10000, "events sent in each half of each round of the keyed-send run: without keys, then with a key each (0: skip that run)")
+	flag.IntVar(&o.cellsSeconds, "cells-seconds", 3, "seconds pgbench times each call of the cells run (bench/cells/run.sh -T; 0: skip it)")
+	flag.IntVar(&o.cellsWorkflows, "cells-workflows", 500, "workflows of 5 no-op steps a side in the cells run's steps a second (bench/cells/run.sh -W)")
 	flag.StringVar(&child, "child", "", "internal: run a worker child process (geneva or river)")
 	flag.DurationVar(&poll, "fetch-poll-interval", 0, "internal: the child's FetchPollInterval (0: the larger of -fetch-cooldown and 10ms)")
 	flag.BoolVar(&await, "child-await", false, "internal: the child's worker runs BenchAwait too")
@@ -354,6 +360,7 @@ func run(ctx context.Context, o options) error {
 			return b.steadyLoad(ctx)
 		}},
 		phase{"create_workflow", b.createThroughput},
+		phase{"cells", b.cells},
 		phase{"growth", b.growth},
 		phase{"fire_schedules", b.fireSchedules},
 		// The resumable-step runs count round trips; on a throwaway server

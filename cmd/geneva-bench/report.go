@@ -31,6 +31,8 @@ type results struct {
 
 	schedules []scheduleRow
 
+	cells cellsResults
+
 	resumable           resumableResult
 	resumableNondurable bool // the resumable-step runs ran with durability off
 }
@@ -139,11 +141,11 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -runs %s -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -unbatched-own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -http-workflows %d -resumable-iterations %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d -fanout-children %d -fanout-parents %d -keyed-workflows %d -keyed-sends %d` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -runs %s -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -unbatched-own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -http-workflows %d -resumable-iterations %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d -fanout-children %d -fanout-parents %d -keyed-workflows %d -keyed-sends %d -cells-seconds %d -cells-workflows %d` on %s; the whole run took %s.\n\n",
 		runsText(o.runs), o.durability, o.workflows, o.warmup, o.steps, listArg(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.unbatchedOwnJobs, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.genevaCeiling, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
 		o.creates, o.createConns, listArg(o.growth), o.schedules, o.httpWorkflows, o.resumableIterations, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
-		o.limitWorkflows, o.limitGroups, o.limitPairs, o.fairBig, o.fairGroups, o.fairSmall, o.fanoutChildren, o.fanoutParents, o.keyedWorkflows, o.keyedSends, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
+		o.limitWorkflows, o.limitGroups, o.limitPairs, o.fairBig, o.fairGroups, o.fairSmall, o.fanoutChildren, o.fanoutParents, o.keyedWorkflows, o.keyedSends, o.cellsSeconds, o.cellsWorkflows, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
 	switched := " (the server given, as configured)"
@@ -378,6 +380,7 @@ func (r *results) markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.cells.markdown(o, settings))
 	b.WriteString(r.schedulesMarkdown(settings))
 	b.WriteString(r.resumable.markdown())
 	if r.resumableNondurable && len(r.resumable.rows) > 0 {

@@ -288,7 +288,7 @@ func TestKeyedRows(t *testing.T) {
 	for _, want := range []string{
 		"| send_event without a key / with one, events/s (10000 events to 1000 workflows, 3 rounds each; bar: a key costs ≤ 10%) | 2500 / 2000 (**a key costs +25.0% a send**; rounds: 2000 / 1900, 2500 / 2000, 2000 / 2100) | — |\n",
 		"The send_event row measures what an event key",
-		"-keyed-workflows 1000 -keyed-sends 10000`",
+		"-keyed-workflows 1000 -keyed-sends 10000 -cells-seconds 0 -cells-workflows 0`",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("markdown() lacks %q:\n%s", want, text)
@@ -325,5 +325,50 @@ func TestMergeRuns(t *testing.T) {
 	b.serverCPU = 0
 	if m := mergeRuns(a, b); m.serverCPU != 0 {
 		t.Errorf("pooled CPU with a run that did not see it = %v, want 0 (unseen)", m.serverCPU)
+	}
+}
+
+// TestCellsRows: the cells run's output (bench/cells/run.sh) becomes the
+// report's Cells section; without PL/Proxy the section says so.
+func TestCellsRows(t *testing.T) {
+	t.Parallel()
+	out := `what                  calls/s    p50 µs    p99 µs
+create (one)             1000       900      2000
+get (one)                5000       150       400
+create (a cell)           990       910      2100
+get (a cell)             4900       155       410
+create (router)           400      2400      6000
+get (router)             3000       260       700
+
+1000 workflows of 5 no-op steps a side, steps a second:
+  one database, 1 worker                   1200
+  one database, 2 workers                  1300
+  2 cells via the router, a worker each    1000
+cells ÷ one database: 0.83 (same workers: 0.77)
+`
+	r := &results{options: options{cellsSeconds: 3, cellsWorkflows: 1000}}
+	if err := r.cells.parse(out); err != nil {
+		t.Fatal(err)
+	}
+	text := r.cells.markdown(r.options, "durable")
+	for _, want := range []string{
+		"## Cells\n",
+		"| steps/s: 2 cells ÷ one database (1 worker; 2 workers) | **0.83** (0.77) |\n",
+		"| create_workflow (by hero) through the router, added p50 / p99 | **1500 / 4000 µs** (router 2400 / 6000 µs, one database 900 / 2000 µs) |\n",
+		"| get_workflow (by id) through the router, added p50 / p99 | **110 / 300 µs**",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, text)
+		}
+	}
+	if err := (&cellsResults{}).parse("nothing"); err == nil {
+		t.Error("parse took an output without figures")
+	}
+	r.cells = cellsResults{missing: "PL/Proxy missing (postgresql-15-plproxy)"}
+	if text := r.cells.markdown(r.options, "durable"); !strings.Contains(text, "Not measured: PL/Proxy missing") {
+		t.Errorf("markdown without PL/Proxy = %q", text)
+	}
+	if text := r.cells.markdown(options{}, "durable"); text != "" {
+		t.Errorf("markdown of a skipped run = %q", text)
 	}
 }

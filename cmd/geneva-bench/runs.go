@@ -51,6 +51,8 @@ var benchRuns = []benchRun{
 		func(o *options) { o.schedules = 0 }},
 	{"resumable", "a resumable step's iterations and round trips",
 		func(o *options) { o.resumableIterations = 0 }},
+	{"cells", "a PL/Proxy router onto 2 cells: steps/s ÷ one database, and the router's added latency a call (bench/cells/run.sh, shorter; needs PL/Proxy and pgbench)",
+		func(o *options) { o.cellsSeconds = 0 }},
 }
 
 // runProfiles name sets of runs. headline, the default (`make bench`), is
@@ -59,7 +61,7 @@ var benchRuns = []benchRun{
 // (keys: some 15 s a durability), and fits in about a quarter of an hour on
 // a 2-core machine; full (`make bench/full`) is every run.
 var runProfiles = map[string][]string{
-	"headline": {"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create", "keys"},
+	"headline": {"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create", "keys", "cells"},
 	"full":     runNames(),
 }
 

@@ -15,6 +15,7 @@ func defaults() options {
 		creates: 5000, createConns: 4, awaitRate: 100, awaitFor: 10 * time.Second, awaitBurst: 10000,
 		limitWorkflows: 1000, limitGroups: 8, fairBig: 5000, fairGroups: 10, fairSmall: 10,
 		fanoutChildren: 10000, fanoutParents: 100, keyedWorkflows: 1000, keyedSends: 10000,
+		cellsSeconds: 3, cellsWorkflows: 500,
 		growth: []int{0, 100000, 1000000}, schedules: 10000, resumableIterations: 2000000,
 		sampleEvery: 10 * time.Millisecond,
 	}
@@ -30,11 +31,11 @@ func TestSelectRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create", "keys"}; !slices.Equal(runs, want) {
+	if want := []string{"sweep", "own-jobs", "river", "ceiling", "unbatched", "http", "steady", "create", "keys", "cells"}; !slices.Equal(runs, want) {
 		t.Errorf("headline = %v, want %v", runs, want)
 	}
 	on := o.sweep != nil && o.ownJobs && o.riverSlots && o.ceilingJobs > 0 && o.genevaCeiling && o.unbatched &&
-		o.httpWorkflows > 0 && o.steadyFor > 0 && o.creates > 0 && o.keyedWorkflows > 0 && o.keyedSends > 0
+		o.httpWorkflows > 0 && o.steadyFor > 0 && o.creates > 0 && o.keyedWorkflows > 0 && o.keyedSends > 0 && o.cellsSeconds > 0
 	off := !o.unbatchedOwnJobs && o.awaitFor == 0 && o.awaitBurst == 0 && o.limitWorkflows == 0 && o.fairBig == 0 && o.fanoutChildren == 0 &&
 		o.growth == nil && o.schedules == 0 && o.resumableIterations == 0
 	if !on || !off {

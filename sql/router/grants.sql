@@ -42,14 +42,56 @@ grant execute on function
   geneva.get_step_execution,
   geneva.final_step_at,
   geneva.cells_workflow_counts,
-  geneva.cells_engine_metrics
+  geneva.cells_engine_metrics,
+  geneva.cells_action_log,
+  geneva.cells_awaiting_events,
+  geneva.cells_definition_steps,
+  geneva.cells_definition_versions,
+  geneva.cells_event_stats,
+  geneva.cells_limit_usage,
+  geneva.cells_orphan_workflows,
+  geneva.cells_paused_workflows,
+  geneva.cells_queue_lag,
+  geneva.cells_runaway_workflows,
+  geneva.cells_schedule_firing_list,
+  geneva.cells_schedule_list,
+  geneva.cells_step_errors,
+  geneva.cells_step_stats,
+  geneva.cells_step_throughput,
+  geneva.cells_stuck_executions,
+  geneva.cells_workflow_blockers,
+  geneva.cells_workflow_children,
+  geneva.cells_workflow_list,
+  geneva.cells_workflow_timeline,
+  geneva.now,
+  geneva.get_housekeeping_settings
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
 
 -- The views, merged from the cells (a reader of a view calls its
 -- functions, cells_*, granted above).
 grant select on
   geneva.workflow_counts,
-  geneva.engine_metrics
+  geneva.engine_metrics,
+  geneva.action_log,
+  geneva.awaiting_events,
+  geneva.definition_steps,
+  geneva.definition_versions,
+  geneva.event_stats,
+  geneva.limit_usage,
+  geneva.orphan_workflows,
+  geneva.paused_workflows,
+  geneva.queue_lag,
+  geneva.runaway_workflows,
+  geneva.schedule_firing_list,
+  geneva.schedule_list,
+  geneva.step_errors,
+  geneva.step_stats,
+  geneva.step_throughput,
+  geneva.stuck_executions,
+  geneva.workflow_blockers,
+  geneva.workflow_children,
+  geneva.workflow_list,
+  geneva.workflow_timeline
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};
 
 grant execute on function
@@ -65,7 +107,10 @@ grant execute on function
   geneva.cancel_workflow,
   geneva.skip_step,
   geneva.retry_workflow,
+  geneva.schedule_step,
   geneva.bulk_workflows,
+  geneva.housekeep,
+  geneva.set_housekeeping_settings,
   geneva.define_limit,
   geneva.create_schedule,
   geneva.pause_schedule,
@@ -73,8 +118,10 @@ grant execute on function
   geneva.delete_schedule
 to {{ .role_operator }};
 
--- Workers (deployers): a definition in every cell. Not operators: the cells
--- see the router's user, so an operator's HTTP-only rule would not hold.
+-- Workers and operators (deployers): a definition in every cell. The
+-- router holds the cells' rule that an operator defines only HTTP-only
+-- types (its define_workflow checks the caller: the cells see the router's
+-- user).
 grant execute on function
   geneva.define_workflow
-to {{ .role_worker }};
+to {{ .role_operator }}, {{ .role_worker }};

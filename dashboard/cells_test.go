@@ -1,0 +1,107 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geneva-dev/geneva/internal/dbtest"
+	"github.com/geneva-dev/geneva/promgeneva"
+)
+
+// TestCellsPages: a dashboard started with a cells' router's URL renders
+// every page from both cells (docs/cells.md): the overview adds each cell's
+// counts and a cell column to the queue lags, the lists merge the cells'
+// rows, and the metrics read through the router.
+func TestCellsPages(t *testing.T) {
+	t.Parallel()
+	const partitions = 4
+	cellURLs, router := dbtest.Cells(t, 2, partitions)
+	ctx := context.Background()
+	cells := make([]*pgxpool.Pool, len(cellURLs))
+	for i, u := range cellURLs {
+		var err error
+		cells[i], err = pgxpool.New(ctx, u)
+		require.NoError(t, err)
+		t.Cleanup(cells[i].Close)
+	}
+	w := &world{ctx: ctx, pool: router, cellOf: func(id int64) *pgxpool.Pool { return cells[(id&(partitions-1))%2] }}
+	fillWorld(t, w)
+	w.exec(t, "select geneva.define_limit('api', 5)")
+	w.exec(t, "select geneva.create_schedule('digest', '* * * * *', 'Onboarding', 'Team', 'ops')")
+	w.exec(t, "select geneva.pause_workflow($1)", w.ready[0])
+	names := make([]string, len(cells))
+	for i, cell := range cells {
+		require.NoError(t, cell.QueryRow(ctx, "select current_database()").Scan(&names[i]))
+	}
+	inCells := map[int]bool{}
+	for _, id := range append(append(append(append([]int64{w.canceled}, w.gatewayTimeout...), w.cardDeclined...), w.finished...), w.ready...) {
+		inCells[int(id&(partitions-1))%2] = true
+	}
+	require.Len(t, inCells, 2, "the workflows live in both cells")
+
+	h := w.newHandler(t, &Config{Metrics: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rows, err := router.Query(r.Context(), promgeneva.Query)
+		if err == nil {
+			rows.Close()
+			err = rows.Err()
+		}
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusInternalServerError)
+		}
+	})})
+	pages := []string{
+		"/", "/workflows", "/workflows?state=paused", "/workflows?type=Payment&error_class=GatewayTimeout",
+		fmt.Sprintf("/workflows/%d", w.gatewayTimeout[0]), fmt.Sprintf("/workflows/%d", w.finished[0]),
+		fmt.Sprintf("/workflows/%d/pause", w.ready[1]), fmt.Sprintf("/workflows?parent=%d", w.finished[0]),
+		"/bulk/cancel?state=paused", "/paused", "/waiting", "/limits", "/definitions", "/actions",
+		"/stuck", "/stuck?in_progress_after=1s&scheduled_after=-1h", "/schedules", "/stats", "/metrics",
+	}
+	bodies := map[string]string{}
+	for _, page := range pages {
+		r := get(t, h, page)
+		require.Equal(t, http.StatusOK, r.status, "%s: %s", page, r.body)
+		bodies[page] = r.body
+	}
+
+	// the overview: the cells' counts added up, and each cell's
+	require.Contains(t, bodies["/"], `<a href="/workflows?type=Payment&amp;state=paused">5</a>`)
+	require.Contains(t, bodies["/"], `id="cells"`)
+	for _, name := range names {
+		require.Contains(t, bodies["/"], "<th>"+name+"</th>", "the overview's cells")
+	}
+	require.Contains(t, bodies["/"], "<th>cell</th>", "the queue lags' cell column")
+	require.Regexp(t, `<td>mail</td><td>geneva_cell\d_`, bodies["/"], "the queue lags' cell column")
+	// the lists of rows: each row's cell
+	for _, page := range []string{"/paused", "/stuck?in_progress_after=1s&scheduled_after=-1h", "/actions", "/schedules", "/stats"} {
+		require.Contains(t, bodies[page], "<th>cell</th>", page)
+		require.Regexp(t, `<td>geneva_cell\d_\d+_\d+</td>`, bodies[page], page)
+	}
+	cellsOfActions := regexp.MustCompile(`<td>(geneva_cell\d)_`).FindAllStringSubmatch(bodies["/actions"], -1)
+	seen := map[string]bool{}
+	for _, m := range cellsOfActions {
+		seen[m[1]] = true
+	}
+	require.Len(t, seen, 2, "the actions of both cells, merged")
+	// the lists: both cells' workflows
+	require.ElementsMatch(t, ids(append(append([]int64{w.ready[0]}, w.gatewayTimeout...), w.cardDeclined...)...),
+		rowsOf(bodies["/workflows?state=paused"]))
+	for _, id := range w.gatewayTimeout {
+		require.Contains(t, bodies["/paused"], fmt.Sprintf("/workflows/%d", id))
+	}
+	require.Contains(t, bodies["/stuck?in_progress_after=1s&scheduled_after=-1h"], fmt.Sprintf("/workflows/%d", w.ready[1]),
+		"a session's thresholds reach the cells")
+	require.Contains(t, bodies["/schedules"], "digest")
+	require.Contains(t, bodies["/definitions"], "Payment")
+	require.Contains(t, bodies["/stats"], "authorize")
+	require.Contains(t, bodies["/actions"], fmt.Sprintf("/workflows/%d", w.canceled))
+	require.Contains(t, bodies[fmt.Sprintf("/workflows/%d", w.gatewayTimeout[0])], "GatewayTimeout")
+	require.Regexp(t, regexp.MustCompile(`(?s)Steps ended per minute.*<svg class="chart"`), bodies["/"])
+	require.False(t, strings.Contains(bodies["/"], "No workflows yet"))
+}
