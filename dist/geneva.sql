@@ -11718,6 +11718,44 @@ begin
 end;
 $$;
 
+-- geneva._history_forget: what a history partition held leaves the counts,
+-- as it is dropped or detached: the workflows that ended on its days
+-- (geneva.history_counts, filled by the move) are taken off
+-- geneva.workflow_counts (ended_workflow_count_deltas), and their
+-- history_counts rows deleted, without reading the partition.
+--
+-- Called by: geneva._history_retention (a partition dropped or detached),
+-- geneva.drop_archived_partition (an attached partition dropped by geneva
+-- archive; a detached one was forgotten when retention detached it).
+-- Returns the workflows and executions forgotten.
+create or replace function geneva._history_forget(p_lower date, p_upper date)
+returns table (workflows bigint, step_executions bigint)
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_w bigint;
+  v_e bigint;
+begin
+  select coalesce(sum(c.workflows), 0), coalesce(sum(c.step_executions), 0) into v_w, v_e
+  from geneva.history_counts c
+  where c.ended_on >= p_lower and c.ended_on < p_upper;
+  perform pg_catalog.set_config('geneva.folding', 'on', true);
+  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
+  select c.workflow_type, c.state, -sum(c.workflows)::integer
+  from geneva.history_counts c
+  where c.ended_on >= p_lower and c.ended_on < p_upper
+  group by c.workflow_type, c.state;
+  perform pg_catalog.set_config('geneva.folding', '', true);
+  perform pg_catalog.set_config('geneva.retention', 'on', true);
+  delete from geneva.history_counts c
+  where c.ended_on >= p_lower and c.ended_on < p_upper;
+  perform pg_catalog.set_config('geneva.retention', '', true);
+  return query select v_w, v_e;
+end;
+$$;
+
 -- geneva._history_retention: retention of history (docs/history.md): every
 -- history partition whose interval ended (its upper bound, midnight UTC)
 -- before p_before (now - retention) goes whole, the three tables' partitions
@@ -11727,9 +11765,8 @@ $$;
 --
 -- What a partition held leaves geneva.workflow_counts: its counts by type
 -- and state (geneva.history_counts, kept by the move: the partition itself
--- is not read) are appended to geneva.ended_workflow_count_deltas as
--- negative deltas (geneva.folding 'on', as the folds write them), and its
--- rows of history_counts are deleted (geneva.retention 'on').
+-- is not read) are taken off, and its rows of history_counts deleted
+-- (geneva._history_forget).
 --
 -- Locks: the three history parents, ACCESS EXCLUSIVE (as DROP and DETACH
 -- of a partition take them), asked for without waiting: when a reader of
@@ -11778,20 +11815,8 @@ begin
     order by b.lower_day
   loop
     -- the counts: what the partition held leaves workflow_counts
-    select coalesce(sum(c.workflows), 0), coalesce(sum(c.step_executions), 0) into v_w, v_e
-    from geneva.history_counts c
-    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day;
-    perform pg_catalog.set_config('geneva.folding', 'on', true);
-    insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
-    select c.workflow_type, c.state, -sum(c.workflows)::integer
-    from geneva.history_counts c
-    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day
-    group by c.workflow_type, c.state;
-    perform pg_catalog.set_config('geneva.folding', '', true);
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.history_counts c
-    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day;
-    perform pg_catalog.set_config('geneva.retention', '', true);
+    select f.workflows, f.step_executions into v_w, v_e
+    from geneva._history_forget(v_part.lower_day, v_part.upper_day) f;
 
     -- the partitions of that interval, the three tables'
     foreach v_table in array array['events_history', 'step_executions_history', 'workflows_history'] loop
@@ -12058,11 +12083,10 @@ comment on function geneva.archive_partition_rows(text, bigint, integer) is
 -- no file holds. A partition already gone returns false: dropping again
 -- after a crash is harmless.
 --
--- Its workflows leave geneva.workflow_counts: an attached partition's counts
--- by type and state (read from it) are appended to
--- geneva.ended_workflow_count_deltas as negative deltas (geneva.folding
--- 'on', as the folds write them); a detached one left the counts when
--- housekeeping detached it.
+-- Its workflows leave geneva.workflow_counts: an attached partition's, as
+-- retention's drop takes them off (geneva._history_forget: its days'
+-- geneva.history_counts); a detached one left the counts when housekeeping
+-- detached it.
 --
 -- Called by: operators, `geneva archive`. Records the action
 -- (geneva._log_action, verb archive).
@@ -12110,12 +12134,7 @@ begin
   end if;
 
   if v_part.attached then
-    perform pg_catalog.set_config('geneva.folding', 'on', true);
-    execute format(
-      'insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
-       select w.workflow_type, w.state, -count(*)::integer from geneva.%I w group by w.workflow_type, w.state',
-      v_part.partition_name);
-    perform pg_catalog.set_config('geneva.folding', '', true);
+    perform geneva._history_forget(v_part.lower_day, v_part.upper_day);
     execute format('alter table geneva.events_history detach partition geneva.%I', v_part.events_table);
     execute format('alter table geneva.step_executions_history detach partition geneva.%I', v_part.executions_table);
     execute format('alter table geneva.workflows_history detach partition geneva.%I', v_part.partition_name);

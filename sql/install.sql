@@ -323,6 +323,7 @@ $$;
 {{ template "history/_move_to_history.sql" . }}
 {{ template "history/_move_ended.sql" . }}
 {{ template "history/_history_ahead.sql" . }}
+{{ template "history/_history_forget.sql" . }}
 {{ template "history/_history_retention.sql" . }}
 {{ template "history/_archive_partition.sql" . }}
 {{ template "history/_archive_horizon.sql" . }}

@@ -8,11 +8,10 @@
 -- no file holds. A partition already gone returns false: dropping again
 -- after a crash is harmless.
 --
--- Its workflows leave geneva.workflow_counts: an attached partition's counts
--- by type and state (read from it) are appended to
--- geneva.ended_workflow_count_deltas as negative deltas (geneva.folding
--- 'on', as the folds write them); a detached one left the counts when
--- housekeeping detached it.
+-- Its workflows leave geneva.workflow_counts: an attached partition's, as
+-- retention's drop takes them off (geneva._history_forget: its days'
+-- geneva.history_counts); a detached one left the counts when housekeeping
+-- detached it.
 --
 -- Called by: operators, `geneva archive`. Records the action
 -- (geneva._log_action, verb archive).
@@ -60,12 +59,7 @@ begin
   end if;
 
   if v_part.attached then
-    perform pg_catalog.set_config('geneva.folding', 'on', true);
-    execute format(
-      'insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
-       select w.workflow_type, w.state, -count(*)::integer from geneva.%I w group by w.workflow_type, w.state',
-      v_part.partition_name);
-    perform pg_catalog.set_config('geneva.folding', '', true);
+    perform geneva._history_forget(v_part.lower_day, v_part.upper_day);
     execute format('alter table geneva.events_history detach partition geneva.%I', v_part.events_table);
     execute format('alter table geneva.step_executions_history detach partition geneva.%I', v_part.executions_table);
     execute format('alter table geneva.workflows_history detach partition geneva.%I', v_part.partition_name);

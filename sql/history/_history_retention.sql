@@ -7,9 +7,8 @@
 --
 -- What a partition held leaves geneva.workflow_counts: its counts by type
 -- and state (geneva.history_counts, kept by the move: the partition itself
--- is not read) are appended to geneva.ended_workflow_count_deltas as
--- negative deltas (geneva.folding 'on', as the folds write them), and its
--- rows of history_counts are deleted (geneva.retention 'on').
+-- is not read) are taken off, and its rows of history_counts deleted
+-- (geneva._history_forget).
 --
 -- Locks: the three history parents, ACCESS EXCLUSIVE (as DROP and DETACH
 -- of a partition take them), asked for without waiting: when a reader of
@@ -58,20 +57,8 @@ begin
     order by b.lower_day
   loop
     -- the counts: what the partition held leaves workflow_counts
-    select coalesce(sum(c.workflows), 0), coalesce(sum(c.step_executions), 0) into v_w, v_e
-    from geneva.history_counts c
-    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day;
-    perform pg_catalog.set_config('geneva.folding', 'on', true);
-    insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
-    select c.workflow_type, c.state, -sum(c.workflows)::integer
-    from geneva.history_counts c
-    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day
-    group by c.workflow_type, c.state;
-    perform pg_catalog.set_config('geneva.folding', '', true);
-    perform pg_catalog.set_config('geneva.retention', 'on', true);
-    delete from geneva.history_counts c
-    where c.ended_on >= v_part.lower_day and c.ended_on < v_part.upper_day;
-    perform pg_catalog.set_config('geneva.retention', '', true);
+    select f.workflows, f.step_executions into v_w, v_e
+    from geneva._history_forget(v_part.lower_day, v_part.upper_day) f;
 
     -- the partitions of that interval, the three tables'
     foreach v_table in array array['events_history', 'step_executions_history', 'workflows_history'] loop
