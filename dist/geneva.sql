@@ -4452,7 +4452,7 @@ $$;
 -- current definition can start (the talk's time remaining until the final
 -- step), read by geneva.workflow_list's final_step_at.
 --
--- Called by: geneva.workflow_list. Reads the workflow's active execution
+-- Called by: geneva.final_step_at (and so geneva.workflow_list). Reads the workflow's active execution
 -- (step_executions_one_active) and its type's current definition; takes no
 -- locks.
 --
@@ -7047,7 +7047,7 @@ comment on function geneva.get_workflow(bigint) is
 -- workflow (one moved into history too: docs/history.md).
 --
 -- Called by: applications, operators, goclient.GetWorkflow and
--- ListWorkflows (`geneva show`, the dashboard's workflow page). For the
+-- ListWorkflows (`geneva show`, the dashboard's workflow page), geneva.workflow_list. For the
 -- roles that read workflows (get_workflow's), workers included, who may not
 -- read geneva.workflow_list. Takes no locks.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow.
@@ -14820,8 +14820,9 @@ select
   w.children_ended,
   -- the earliest instant its last step can start: exact when the steps'
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
-  -- ended (geneva._final_step_at)
-  geneva._final_step_at(w) as final_step_at
+  -- ended (geneva.final_step_at: granted to the readers of this view, as
+  -- the helper it calls is to no one)
+  case when w.finished_at is null and w.canceled_at is null then geneva.final_step_at(w.id) end as final_step_at
 from geneva.workflows w
 union all
 select

@@ -176,8 +176,9 @@ func (b *testBundle) finalStepAt(t *testing.T, workflowID int64) time.Time {
 
 func (b *testBundle) finalStepAtOrNil(t *testing.T, workflowID int64) *time.Time {
 	t.Helper()
-	var at *time.Time
-	require.NoError(t, b.conn.QueryRow(b.ctx,
-		"select final_step_at from geneva.workflow_list where workflow_id = $1", workflowID).Scan(&at))
-	return at
+	// read as a dashboard reads it: a member of geneva_reader
+	rows := viewRows[struct{ At *time.Time }](t, b,
+		"select final_step_at from geneva.workflow_list where workflow_id = $1", workflowID)
+	require.Len(t, rows, 1)
+	return rows[0].At
 }

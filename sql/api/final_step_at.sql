@@ -5,7 +5,7 @@
 -- workflow (one moved into history too: docs/history.md).
 --
 -- Called by: applications, operators, goclient.GetWorkflow and
--- ListWorkflows (`geneva show`, the dashboard's workflow page). For the
+-- ListWorkflows (`geneva show`, the dashboard's workflow page), geneva.workflow_list. For the
 -- roles that read workflows (get_workflow's), workers included, who may not
 -- read geneva.workflow_list. Takes no locks.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow.

@@ -2,7 +2,7 @@
 -- current definition can start (the talk's time remaining until the final
 -- step), read by geneva.workflow_list's final_step_at.
 --
--- Called by: geneva.workflow_list. Reads the workflow's active execution
+-- Called by: geneva.final_step_at (and so geneva.workflow_list). Reads the workflow's active execution
 -- (step_executions_one_active) and its type's current definition; takes no
 -- locks.
 --
