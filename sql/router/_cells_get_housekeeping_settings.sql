@@ -17,6 +17,9 @@ returns table (
   action_retention_floor interval,
   runaway_executions integer,
   runaway_repeats integer,
+  partition_interval interval,
+  move_after interval,
+  archive text,
   updated_at timestamptz,
   updated_by text
 )

@@ -19,6 +19,9 @@ create or replace function geneva._cells_set_housekeeping_settings(
   p_action_retention_floor interval,
   p_runaway_executions integer,
   p_runaway_repeats integer,
+  p_partition_interval interval,
+  p_move_after interval,
+  p_archive text,
   p_actor text
 )
 returns table (
@@ -32,6 +35,9 @@ returns table (
   action_retention_floor interval,
   runaway_executions integer,
   runaway_repeats integer,
+  partition_interval interval,
+  move_after interval,
+  archive text,
   updated_at timestamptz,
   updated_by text
 )
@@ -45,6 +51,7 @@ as $$
   cross join lateral geneva.set_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after,
     p_recovery_action operator(pg_catalog.||) pg_catalog.left(a.v, 0), p_batch_size, p_keep_forever,
-    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats
+    p_round_interval, p_action_retention, p_action_retention_floor, p_runaway_executions, p_runaway_repeats,
+    p_partition_interval, p_move_after, p_archive
   ) s;
 $$;

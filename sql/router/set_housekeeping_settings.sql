@@ -20,7 +20,10 @@ create or replace function geneva.set_housekeeping_settings(
   p_action_retention interval default null,
   p_action_retention_floor interval default null,
   p_runaway_executions integer default null,
-  p_runaway_repeats integer default null
+  p_runaway_repeats integer default null,
+  p_partition_interval interval default null,
+  p_move_after interval default null,
+  p_archive text default null
 )
 returns table (
   retention interval,
@@ -33,6 +36,9 @@ returns table (
   action_retention_floor interval,
   runaway_executions integer,
   runaway_repeats integer,
+  partition_interval interval,
+  move_after interval,
+  archive text,
   updated_at timestamptz,
   updated_by text
 )
@@ -45,11 +51,12 @@ as $$
   from geneva._cells_set_housekeeping_settings(
     p_retention, p_stuck_in_progress_after, p_stuck_scheduled_after, p_recovery_action, p_batch_size,
     p_keep_forever, p_round_interval, p_action_retention, p_action_retention_floor,
-    p_runaway_executions, p_runaway_repeats, geneva._router_actor()
+    p_runaway_executions, p_runaway_repeats, p_partition_interval, p_move_after, p_archive,
+    geneva._router_actor()
   ) s
   order by s.updated_at desc nulls last
   limit 1
 $$;
 
-comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer) is
+comment on function geneva.set_housekeeping_settings(interval, interval, interval, text, integer, boolean, interval, interval, interval, integer, integer, interval, interval, text) is
 'The housekeeping settings of every cell, set alike; returns them.';
