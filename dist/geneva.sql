@@ -573,10 +573,13 @@ create table geneva.workflows (
   -- a parent first. See docs/children.md.
   parent_id bigint,
   root_id bigint,
-  -- a parent's children: how many were created, and how many have ended
-  -- (finished or canceled), kept under the parent's row lock by
-  -- create_workflows and geneva._children_ended, so that a join
-  -- ("await": {"children": …}) is decided by the one end that makes it hold
+  -- a parent's children: how many were created (by create_workflows,
+  -- under the parent's row lock), and how many have ended (finished or
+  -- canceled). A child's end counts on its stripe of
+  -- geneva.children_stripes, not here: children_ended is written under the
+  -- parent's row lock when a creation or an end that may make its join due
+  -- takes it, so it is exact once every child has ended and never over
+  -- otherwise; geneva._children_ended_now reads the exact count
   children integer not null default 0,
   children_ended integer not null default 0,
   -- a child's key among its parent's children (create_workflows'
@@ -627,6 +630,24 @@ create index workflows_parent_id on geneva.workflows (parent_id, id) where paren
 
 -- A parent's children by key (create_workflows' p_child_keys): one each.
 create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
+
+-- A parent's children counted by stripe, so that a child's end does not
+-- wait on its siblings' ends (docs/children.md): a child's stripe is
+-- hashint8(its id) & 15; a stripe's created row (ended false) counts the
+-- children created ongoing in it, written by creations under the parent's
+-- row lock, and its ended row (ended true) the ends, each child's end
+-- adding one there, under that row's lock alone (geneva._child_ended). The
+-- children not ended are the created less the ended; a creation never
+-- writes a row an end writes, nor an end one a creation writes. Rows only
+-- while a family has ongoing children: the end that finds them all ended
+-- deletes its parent's rows. Not a foreign key, as parent_id.
+create table geneva.children_stripes (
+  parent_id bigint not null,
+  ended boolean not null,
+  stripe smallint not null,
+  n integer not null,
+  primary key (parent_id, ended, stripe)
+);
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,
@@ -1321,7 +1342,8 @@ begin;
 --   children      api/create_workflows (p_parent_id); a child's end:
 --                 children/_children_ended (from the trigger
 --                 counts/workflows_ended: every end, whoever ends it),
---                 children/_children_count, children/_children_join
+--                 children/_child_ended (a child's end on its stripe),
+--                 children/_children_count (a creation), children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
 --                 engine/_end_running)
@@ -1332,7 +1354,8 @@ begin;
 -- idempotency_keys; operator_actions (the action log); limits, limit_keys,
 -- limit_slots, limit_windows; queue_notifications (when each River queue was
 -- last woken); schedules, schedule_firings; housekeeping_settings,
--- housekeeping_rounds; runaways (housekeeping's runaway flags); the
+-- housekeeping_rounds; runaways (housekeeping's runaway flags);
+-- children_stripes (a parent's children counted by stripe); the
 -- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour. No role but the
@@ -3483,6 +3506,49 @@ as $$
     when pg_catalog.jsonb_typeof(p_await operator(pg_catalog.->) 'event') operator(pg_catalog.=) 'array'
       then p_await operator(pg_catalog.->) 'event' operator(pg_catalog.->>) 0
     else p_await operator(pg_catalog.->>) 'event'
+  end;
+$$;
+
+-- geneva._children_ongoing: how many of a parent's children have not ended,
+-- from their stripes (geneva.children_stripes: the children created ongoing
+-- less those ended, over the parent's stripes); 0 when it has none. What a
+-- statement's snapshot sees: an end not committed yet counts as ongoing.
+--
+-- Called by: geneva._children_count, geneva._child_ended (under the
+-- parent's row lock, in a statement of their own, so that the ends
+-- committed while they waited for it are seen), geneva._children_ended_now.
+-- Takes no locks.
+create or replace function geneva._children_ongoing(p_parent_id bigint)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce(sum(case when s.ended then -s.n else s.n end), 0)::integer
+  from geneva.children_stripes s
+  where s.parent_id = p_parent_id;
+$$;
+
+-- geneva._children_ended_now: how many of a workflow's children have ended
+-- (finished or canceled), now. The row's children_ended is written only
+-- under the parent's row lock (geneva._children_count, geneva._child_ended):
+-- exact when every child has ended, never over the count otherwise; while
+-- some have not, the count is its children less those its stripes hold
+-- ongoing (geneva._children_ongoing).
+--
+-- Called by: the readers of a workflow's counts (geneva.get_workflow,
+-- geneva.list_workflows; the view geneva.workflow_list reads the same
+-- expression inline, its readers not granted this function),
+-- geneva._children_join. Takes no locks.
+create or replace function geneva._children_ended_now(p_workflow_id bigint, p_children integer, p_children_ended integer)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select case
+    when p_children = p_children_ended then p_children_ended
+    else p_children - geneva._children_ongoing(p_workflow_id)
   end;
 $$;
 
@@ -6014,7 +6080,8 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- (p_child_keys).
 --
 -- p_parent_id: the workflows are children of that workflow (docs/children.md):
--- counted on its row (children), which is locked for it, so that its join
+-- counted on its row (children) and its stripes (geneva._children_count),
+-- under its row lock, so that its join
 -- ("await": {"children": …}) counts them; canceling it cancels them. P0002
 -- for an unknown parent, 55000 for one that has ended (finished or
 -- canceled); a paused parent may have children.
@@ -6358,9 +6425,7 @@ begin
   end if;
 
   if p_parent_id is not null then
-    perform geneva._children_count(
-      p_parent_id, cardinality(v_created), case when v_first_step is null then cardinality(v_created) else 0 end
-    );
+    perform geneva._children_count(p_parent_id, v_created, v_first_step is null);
   end if;
 
   if v_first_step is null then
@@ -6997,6 +7062,8 @@ begin
             table = 'workflows';
   end if;
 
+  -- (its children's ends as they are now: docs/children.md)
+  v_workflow.children_ended := geneva._children_ended_now(v_workflow.id, v_workflow.children, v_workflow.children_ended);
   return v_workflow;
 end;
 $$;
@@ -7271,7 +7338,8 @@ begin
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
        w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, w.parent_id, w.root_id, w.children, w.children_ended,
+       w.started_version, w.parent_id, w.root_id, w.children,
+       geneva._children_ended_now(w.id, w.children, w.children_ended),
        le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
@@ -8070,17 +8138,21 @@ $$;
 -- consumes the event when it starts, as any awaited event). A join is due
 -- as it begins (geneva._insert_execution): one that has not been claimed
 -- yet is picked all the same, and its claim finds the event. The rule is
--- the step's in the current definition: all (the parent's children_ended
--- has reached children: at once when it has none), any (one), or N.
+-- the step's in the current definition: all (every child has ended, as
+-- geneva._children_ended_now counts them: at once when it has none), any
+-- (one), or N.
 --
--- Exactly once: the caller holds the parent's row lock, which every change
--- of the parent's counts and every claim of its executions takes, so the
--- ends of the last two children are decided one after the other, the second
--- seeing the first's; an execution whose event has been sent (and not
--- consumed yet: it is the workflow's one geneva:children event pending) is
--- not picked again.
+-- Exactly once: the caller holds the parent's row lock, which every
+-- creation of children, every end that may make the join due
+-- (geneva._child_ended) and every claim of the parent's executions takes,
+-- and the counts are read in a statement of this function's own, after
+-- the lock: the ends of the last two children are decided one after the
+-- other, the second seeing the first's; an execution whose event has been
+-- sent (and not consumed yet: it is the workflow's one geneva:children
+-- event pending) is not picked again.
 --
--- Called by: geneva._children_count (a child created or ended), and
+-- Called by: geneva._children_count (children created),
+-- geneva._child_ended (a child ended), and
 -- geneva.start_steps (a join at its first claim, whose event has not come:
 -- its condition may have held before the join began; the claim then starts
 -- it with the event). Takes the awaiting execution's lock (after the
@@ -8097,6 +8169,7 @@ declare
   v_rule jsonb;
   v_needed integer;
   v_counts jsonb;
+  v_ended integer;
 begin
   if p_parent.finished_at is not null or p_parent.canceled_at is not null then
     return;
@@ -8120,18 +8193,19 @@ begin
   into v_rule
   from geneva.workflow_definitions d
   where d.workflow_type = p_parent.workflow_type;
+  v_ended := geneva._children_ended_now(p_parent.id, p_parent.children, p_parent.children_ended);
   v_needed := case
     when v_rule = '"any"'::jsonb then 1
     when jsonb_typeof(v_rule) = 'number' then v_rule::text::integer
     else p_parent.children
   end;
-  if p_parent.children_ended < v_needed then
+  if v_ended < v_needed then
     return;
   end if;
 
   select jsonb_build_object(
       'children', p_parent.children,
-      'ended', p_parent.children_ended,
+      'ended', v_ended,
       'finished', count(*) filter (where c.finished_at is not null),
       'canceled', count(*) filter (where c.canceled_at is not null)
     )
@@ -8142,19 +8216,25 @@ begin
 end;
 $$;
 
--- geneva._children_count: counts children created (p_created) and ended
--- (p_ended) on their parent's row, under its row lock, then asks whether
--- the parent's join is due now (geneva._children_join). The lock is what
--- serialises the ends of a parent's children: of two that end at the same
--- instant on different connections, the second waits here for the first to
--- commit, then counts on its count.
+-- geneva._children_count: counts the children a creation made on their
+-- parent: those created ongoing on their stripes' created rows
+-- (geneva.children_stripes: a child's stripe is hashint8(its id) & 15, one
+-- row a stripe, whatever the list's length), and all of them on the
+-- parent's row (children; children_ended, as the stripes say now), then
+-- asks whether the parent's join is due now (geneva._children_join).
+-- A creation writes only the created rows, which only creations write,
+-- each under the parent's row lock: it never waits for a child's end (the
+-- ends write the ended rows: geneva._child_ended).
 --
--- Called by: geneva.create_workflows (children created, with those created
--- ended: a type without steps), geneva._children_ended (a child ended).
--- Locks: the parent's row (after the child's, which its caller holds: see
--- docs/children.md on lock order).
+-- Called by: geneva.create_workflows (p_created: the ids created;
+-- p_ended: they were created ended, a type without steps), which holds the
+-- parent's row lock.
+-- Locks: the parent's stripes' created rows (after the parent's row).
 -- Returns the parent's row after the change (none when it no longer exists).
-create or replace function geneva._children_count(p_parent_id bigint, p_created integer, p_ended integer)
+-- (the signature before the children's stripes: dropped)
+drop function if exists geneva._children_count(bigint, integer, integer);
+
+create or replace function geneva._children_count(p_parent_id bigint, p_created bigint[], p_ended boolean)
 returns geneva.workflows
 language plpgsql
 volatile
@@ -8163,15 +8243,100 @@ as $$
 declare
   v_parent geneva.workflows;
 begin
+  if not p_ended then
+    insert into geneva.children_stripes as s (parent_id, ended, stripe, n)
+    select p_parent_id, false, (hashint8(c.id) & 15)::smallint, count(*)
+    from unnest(p_created) c (id)
+    group by 3
+    order by 3
+    on conflict (parent_id, ended, stripe) do update
+    set n = s.n + excluded.n;
+  end if;
   update geneva.workflows w
-  set children = w.children + p_created,
-    children_ended = w.children_ended + p_ended
+  set children = w.children + cardinality(p_created),
+    children_ended = w.children + cardinality(p_created) - geneva._children_ongoing(p_parent_id)
   where w.id = p_parent_id
   returning w.* into v_parent;
   if found then
     perform geneva._children_join(v_parent);
   end if;
   return v_parent;
+end;
+$$;
+
+-- geneva._child_ended: counts a child's end on its parent without waiting
+-- for its siblings' ends: one on the ended row of the child's stripe
+-- (geneva.children_stripes, hashint8(its id) & 15), under that row's lock
+-- alone. Only an end that may make the parent's join due takes the
+-- parent's row lock: one that brings its stripe's ended count to its
+-- created count (the stripe's last child, as far as this statement sees),
+-- or any end while the parent has a join that waits for fewer than all
+-- ("any", N). Under the lock, in statements of their own (which see every
+-- end committed while this one waited), it writes the parent's
+-- children_ended as the stripes say, deletes the parent's stripes once no
+-- child is ongoing, and asks whether the join is due (geneva._children_join).
+--
+-- Exactly once: the stripes' last ends each take the parent's lock in turn;
+-- the last to take it sees the others' ends committed (each held the lock
+-- to its commit), so it finds every stripe ended when all are; an earlier
+-- one that finds the join due sends its event, and the join, once sent it,
+-- is not picked again. Two last children of one stripe are ordered by the
+-- stripe's row. A creation takes the parent's row lock before it counts
+-- its children (geneva._children_count), so an end that takes it after
+-- sees them, and one before it is seen by the creation's own question.
+--
+-- Called by: geneva._children_ended (a child ended).
+-- Locks: the stripe's ended row, then the parent's row (after the child's
+-- row, which its caller holds: see docs/children.md on lock order).
+create or replace function geneva._child_ended(p_parent_id bigint, p_child_id bigint)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_stripe smallint := (hashint8(p_child_id) & 15)::smallint;
+  v_ended integer;
+  v_ongoing integer;
+  v_parent geneva.workflows;
+begin
+  insert into geneva.children_stripes as s (parent_id, ended, stripe, n)
+  values (p_parent_id, true, v_stripe, 1)
+  on conflict (parent_id, ended, stripe) do update
+  set n = s.n + 1
+  returning s.n into v_ended;
+
+  -- not its stripe's last child: the join waits for more, unless it waits
+  -- for fewer than all
+  if v_ended < (
+    select s.n from geneva.children_stripes s
+    where s.parent_id = p_parent_id and not s.ended and s.stripe = v_stripe
+  ) and not exists (
+    select from geneva.step_executions e
+    join geneva.workflows w on w.id = e.workflow_id
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    where e.workflow_id = p_parent_id
+      and e.state = 'scheduled'
+      and e.await_event = 'geneva:children'
+      and e.event_id is null
+      and d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' -> 'children'
+        <> '"all"'::jsonb
+  ) then
+    return;
+  end if;
+
+  perform from geneva.workflows w where w.id = p_parent_id for no key update;
+  v_ongoing := geneva._children_ongoing(p_parent_id);
+  if v_ongoing = 0 then
+    delete from geneva.children_stripes s where s.parent_id = p_parent_id;
+  end if;
+  update geneva.workflows w
+  set children_ended = w.children - v_ongoing
+  where w.id = p_parent_id
+  returning w.* into v_parent;
+  if found then
+    perform geneva._children_join(v_parent);
+  end if;
 end;
 $$;
 
@@ -12654,7 +12819,7 @@ execute function geneva._trg_step_executions_guard_delete();
 
 -- geneva._children_ended: what a workflow's end means to its family. A
 -- child that ends (finished or canceled; a paused one has not) is counted on
--- its parent (geneva._children_count), whose join may be due now; a parent
+-- its parent's stripes (geneva._child_ended), whose join may be due now; a parent
 -- that is canceled cancels its ongoing children in the same transaction
 -- (geneva._cancel_workflow, each logged: a ready or paused child at once, a
 -- performing one at its step's end), and their ends cancel theirs in turn.
@@ -12683,7 +12848,7 @@ begin
     end loop;
   end if;
   if p_workflow.parent_id is not null then
-    perform geneva._children_count(p_workflow.parent_id, 0, 1);
+    perform geneva._child_ended(p_workflow.parent_id, p_workflow.id);
   end if;
 end;
 $$;
@@ -13878,11 +14043,19 @@ select
   w.definition_version,
   w.started_version,
   -- its parent and its tree's root (create_workflow's p_parent_id; NULL for
-  -- a root), and its children: how many, how many ended (docs/children.md)
+  -- a root), and its children: how many, how many ended (docs/children.md;
+  -- geneva._children_ended_now's expression, inline: the view's readers
+  -- are not granted the function, nor the stripes)
   w.parent_id,
   w.root_id,
   w.children,
-  w.children_ended,
+  case when w.children = w.children_ended then w.children_ended
+    else w.children - coalesce((
+      select sum(case when s.ended then -s.n else s.n end)::integer
+      from geneva.children_stripes s
+      where s.parent_id = w.id
+    ), 0)
+  end as children_ended,
   -- the earliest instant its last step can start: exact when the steps'
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
   -- ended (geneva._final_step_at)

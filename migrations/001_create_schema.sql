@@ -140,10 +140,13 @@ create table geneva.workflows (
   -- a parent first. See docs/children.md.
   parent_id bigint,
   root_id bigint,
-  -- a parent's children: how many were created, and how many have ended
-  -- (finished or canceled), kept under the parent's row lock by
-  -- create_workflows and geneva._children_ended, so that a join
-  -- ("await": {"children": …}) is decided by the one end that makes it hold
+  -- a parent's children: how many were created (by create_workflows,
+  -- under the parent's row lock), and how many have ended (finished or
+  -- canceled). A child's end counts on its stripe of
+  -- geneva.children_stripes, not here: children_ended is written under the
+  -- parent's row lock when a creation or an end that may make its join due
+  -- takes it, so it is exact once every child has ended and never over
+  -- otherwise; geneva._children_ended_now reads the exact count
   children integer not null default 0,
   children_ended integer not null default 0,
   -- a child's key among its parent's children (create_workflows'
@@ -194,6 +197,24 @@ create index workflows_parent_id on geneva.workflows (parent_id, id) where paren
 
 -- A parent's children by key (create_workflows' p_child_keys): one each.
 create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
+
+-- A parent's children counted by stripe, so that a child's end does not
+-- wait on its siblings' ends (docs/children.md): a child's stripe is
+-- hashint8(its id) & 15; a stripe's created row (ended false) counts the
+-- children created ongoing in it, written by creations under the parent's
+-- row lock, and its ended row (ended true) the ends, each child's end
+-- adding one there, under that row's lock alone (geneva._child_ended). The
+-- children not ended are the created less the ended; a creation never
+-- writes a row an end writes, nor an end one a creation writes. Rows only
+-- while a family has ongoing children: the end that finds them all ended
+-- deletes its parent's rows. Not a foreign key, as parent_id.
+create table geneva.children_stripes (
+  parent_id bigint not null,
+  ended boolean not null,
+  stripe smallint not null,
+  n integer not null,
+  primary key (parent_id, ended, stripe)
+);
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,

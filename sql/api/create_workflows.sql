@@ -40,7 +40,8 @@
 -- (p_child_keys).
 --
 -- p_parent_id: the workflows are children of that workflow (docs/children.md):
--- counted on its row (children), which is locked for it, so that its join
+-- counted on its row (children) and its stripes (geneva._children_count),
+-- under its row lock, so that its join
 -- ("await": {"children": …}) counts them; canceling it cancels them. P0002
 -- for an unknown parent, 55000 for one that has ended (finished or
 -- canceled); a paused parent may have children.
@@ -384,9 +385,7 @@ begin
   end if;
 
   if p_parent_id is not null then
-    perform geneva._children_count(
-      p_parent_id, cardinality(v_created), case when v_first_step is null then cardinality(v_created) else 0 end
-    );
+    perform geneva._children_count(p_parent_id, v_created, v_first_step is null);
   end if;
 
   if v_first_step is null then
