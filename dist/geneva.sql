@@ -4351,55 +4351,43 @@ begin
   -- (only the columns the statements below read: the rows are written to
   -- and read from a tuplestore three times)
   planned as materialized (
-    -- each River job's id drawn here from its sequence, as the column's
-    -- default would be, so that the execution names it without reading
-    -- the jobs inserted back (a join of two CTEs is a loop over both: for
-    -- 10,000 children created together, 10^8 comparisons; bench/NOTES.md);
-    -- the select below is not folded into this one (it draws execution
-    -- ids), so start and waits are evaluated once
-    select q.*,
-      case when q.final = 'schedule' and not q.start and not q.waits then pg_catalog.nextval('public.river_job_id_seq') end
-        as job_id
-    from (
-      select q.workflow_id, q.workflow_type, q.hero_type, q.hero_id, q.priority, q.final, q.move, q.next_step,
-        q.next_attempt, q.next_due, q.from_cursor, q.from_id, q.await_event, q.await_from, q.await_until,
-        q.await_names, q.await_after, q.next_event_id, q.carry_key, q.wait_key, q.requested_action,
-        q.carry_key is not null and geneva._limited(q.definition, q.step_names, q.next_step) as carries,
-        -- a step no longer in the definition is not started here: start_step
-        -- records it (step_not_defined) when its job runs
-        coalesce(
-          q.inline and q.final = 'schedule' and q.next_due <= interval '0'
-            and q.await_event is null
-            and (not geneva._limited(q.definition, q.step_names, q.next_step)
-              or q.carry_key is not null and geneva._limit_carries(q.definition, q.step_names, q.next_step))
-            and q.hero_missing_at is null
-            -- (the worker that ran a step runs the next one only from its own
-            -- queue: a Go step's successor over HTTP is the HTTP runner's)
-            and geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step)
-              = geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.step_name)
-            and geneva._unconditional(q.definition, q.step_names, q.next_step),
-          false
-        ) as start,
-        geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
-        -- (a next step due now that waits for a full key has no job; with a
-        -- wait key, the caller passes no carry key, so it does not start)
-        coalesce(
-          q.wait_key is not null and q.final = 'schedule' and q.next_due <= interval '0'
-            and q.await_event is null
-            and array_position(q.step_names, q.next_step) is not null
-            and geneva._limit_carries(q.definition, q.step_names, q.next_step),
-          false
-        ) as waits,
-        case when q.final like 'schedule%' then geneva._execution_id(q.workflow_id) end as next_id
-      from requested q
-    ) q
+    select q.workflow_id, q.workflow_type, q.hero_type, q.hero_id, q.priority, q.final, q.move, q.next_step,
+      q.next_attempt, q.next_due, q.from_cursor, q.from_id, q.await_event, q.await_from, q.await_until,
+      q.await_names, q.await_after, q.next_event_id, q.carry_key, q.wait_key, q.requested_action,
+      q.carry_key is not null and geneva._limited(q.definition, q.step_names, q.next_step) as carries,
+      -- a step no longer in the definition is not started here: start_step
+      -- records it (step_not_defined) when its job runs
+      coalesce(
+        q.inline and q.final = 'schedule' and q.next_due <= interval '0'
+          and q.await_event is null
+          and (not geneva._limited(q.definition, q.step_names, q.next_step)
+            or q.carry_key is not null and geneva._limit_carries(q.definition, q.step_names, q.next_step))
+          and q.hero_missing_at is null
+          -- (the worker that ran a step runs the next one only from its own
+          -- queue: a Go step's successor over HTTP is the HTTP runner's)
+          and geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step)
+            = geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.step_name)
+          and geneva._unconditional(q.definition, q.step_names, q.next_step),
+        false
+      ) as start,
+      geneva._step_queue(q.step_names, q.step_queues, q.type_queue, q.next_step) as queue,
+      -- (a next step due now that waits for a full key has no job; with a
+      -- wait key, the caller passes no carry key, so it does not start)
+      coalesce(
+        q.wait_key is not null and q.final = 'schedule' and q.next_due <= interval '0'
+          and q.await_event is null
+          and array_position(q.step_names, q.next_step) is not null
+          and geneva._limit_carries(q.definition, q.step_names, q.next_step),
+        false
+      ) as waits,
+      case when q.final like 'schedule%' then geneva._execution_id(q.workflow_id) end as next_id
+    from requested q
   ),
   jobs as (
     insert into public.river_job (
-      id, args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
+      args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
     )
     select
-      p.job_id,
       geneva._step_job_args(p.next_id, p.workflow_id, p.workflow_type, p.hero_type, p.hero_id, p.next_step),
       'geneva_step',
       25,
@@ -4410,8 +4398,9 @@ begin
       '{}',
       '{}'
     from planned p
-    where p.job_id is not null
+    where p.final = 'schedule' and not p.start and not p.waits
     order by p.next_id
+    returning river_job.id, (river_job.args ->> 'execution_id')::bigint as execution_id
   ),
   executions as (
     insert into geneva.step_executions (
@@ -4421,7 +4410,7 @@ begin
     )
     select p.next_id, p.workflow_id, p.next_step, p.next_attempt,
       case when p.start then 'in_progress' else 'scheduled' end, v_now + p.next_due,
-      case when p.start then v_now end, p.job_id,
+      case when p.start then v_now end, j.id,
       case when p.move = 'same' then p.from_cursor end,
       case when p.move = 'same' and p.from_cursor is not null then p.from_id end,
       p.await_event, p.await_from, p.await_until, p.await_names, p.await_after, p.next_event_id,
@@ -4431,6 +4420,7 @@ begin
       case when p.waits then p.wait_key end,
       v_now, v_now
     from planned p
+    left join jobs j on j.execution_id = p.next_id
     where p.next_id is not null
     order by p.next_id
   ),
@@ -6172,6 +6162,7 @@ declare
   v_workflow geneva.workflows;
   v_detail text;
   v_parent geneva.workflows;
+  v_from integer;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
     or p_skip_ongoing is null then
@@ -6466,10 +6457,15 @@ begin
     from k, waits w;
   end if;
 
-  perform geneva._advance_many(
-    v_created, array_fill('first'::text, array[cardinality(v_created)]), null, null, null, null,
-    null, v_wait_keys
-  );
+  -- (a hundred a call: _advance_many reads back the River jobs it inserts
+  -- by a loop over them for each execution, which over 10,000 at once
+  -- cost 10 s; bench/NOTES.md)
+  for v_from in 1 .. cardinality(v_created) by 100 loop
+    perform geneva._advance_many(
+      v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
+      null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
+    );
+  end loop;
 
   return v_result;
 end;
