@@ -6040,9 +6040,11 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 --
 -- Called by: applications (any SQL client, goclient's CreateWorkflows),
 -- geneva.create_workflow.
--- Locks: inserts only (and an expired idempotency key's row, taken over). A
--- concurrent create for the same type and hero, or with the same type and
--- idempotency key, waits for the first to commit or roll back.
+-- Locks: inserts only (and an expired idempotency key's row, taken over;
+-- with p_parent_id, the parent's row, then its stripes' created rows:
+-- geneva._children_count). A concurrent create for the same type and hero,
+-- or with the same type and idempotency key, waits for the first to commit
+-- or roll back.
 -- Raises: 22004 for a NULL argument or a NULL hero id; 22023 for an empty
 -- hero type or hero id, for p_groups or p_idempotency_keys of another
 -- length than p_hero_ids, for an array of more than one dimension or not
@@ -12853,7 +12855,7 @@ $$;
 -- it never leaves them, see workflows_guard_state) sets off, whichever
 -- function ends it (a step's end, an operator's cancel or skip, a timeout, a
 -- hero's deletion, housekeeping's repair): its family is told
--- (geneva._children_ended: a child is counted on its parent, a canceled
+-- (geneva._children_ended: a child is counted on its parent's stripes, a canceled
 -- parent cancels its ongoing children), then it is counted in
 -- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
 --
@@ -14865,7 +14867,8 @@ comment on view geneva.action_log is
 -- state, and when it ended (finished or canceled; NULL while ongoing: a
 -- paused child has not ended), and the root of its tree. A parent's counts
 -- by state are a group by of it (`geneva show` prints them); the counts its
--- join decides on are the parent's row (children, children_ended).
+-- join decides on are the parent's children and its stripes' ends
+-- (geneva.workflow_list's children and children_ended).
 --
 -- For dashboards and operators. Reads workflows_parent_id: a query that
 -- names the parent reads its children only.

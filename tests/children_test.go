@@ -44,7 +44,7 @@ func (b *testBundle) family(t *testing.T, id int64) familyRow {
 	t.Helper()
 	var f familyRow
 	require.NoError(t, b.conn.QueryRow(b.ctx,
-		"select parent_id, root_id, children, children_ended from geneva.workflows where id = $1", id).
+		"select parent_id, root_id, children, children_ended from geneva.workflow_list where workflow_id = $1", id).
 		Scan(&f.ParentID, &f.RootID, &f.Children, &f.ChildrenEnded))
 	return f
 }
@@ -480,6 +480,97 @@ func TestChildrenJoinRace(t *testing.T) {
 	for _, id := range ids[:3] {
 		require.Equal(t, "join", b.run(t, id).StepName)
 	}
+}
+
+// TestChildrenJoinRaceStripes: a child's end counts on its stripe
+// (geneva.children_stripes), and only a stripe's last end takes the
+// parent's lock. Parents of four children, two ended first one after the
+// other (the counts read as they are, the row's own lagging or not), then
+// the last two, on different stripes, at the same instant on two
+// connections: every join made due once, with the counts of all four, and
+// the stripes gone.
+func TestChildrenJoinRaceStripes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.defineFamily(t, `"all"`)
+	const parents = 60
+	var ids, firsts, seconds []int64
+	for p := range parents {
+		parent, children := b.fanOut(t, "s"+strconv.Itoa(p), 4)
+		_, ok := b.startStep(t, b.active(t, parent).ID, nil)
+		require.False(t, ok)
+		// the last two: children on different stripes
+		var last []int64
+		require.NoError(t, b.conn.QueryRow(b.ctx, `
+			select array[a.id, c.id] from unnest($1::bigint[]) a (id), unnest($1::bigint[]) c (id)
+			where (hashint8(a.id) & 15) <> (hashint8(c.id) & 15) order by a.id, c.id limit 1`, children).Scan(&last))
+		require.Len(t, last, 2)
+		var executions [2]int64
+		ended := 0
+		for _, child := range children {
+			started := b.run(t, child)
+			switch child {
+			case last[0]:
+				executions[0] = started.ExecutionID
+			case last[1]:
+				executions[1] = started.ExecutionID
+			default:
+				b.complete(t, started.ExecutionID, "success", nil)
+				ended++
+				require.Equal(t, familyRow{Children: 4, ChildrenEnded: int32(ended)}, b.family(t, parent))
+			}
+		}
+		firsts, seconds = append(firsts, executions[0]), append(seconds, executions[1])
+		ids = append(ids, parent)
+	}
+
+	connA, connB := dbtest.NewConn(t, b.conf), dbtest.NewConn(t, b.conf)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	ready := make([]chan struct{}, parents)
+	for i := range ready {
+		ready[i] = make(chan struct{}, 2)
+	}
+	for i, executions := range [][]int64{firsts, seconds} {
+		conn := connA
+		if i == 1 {
+			conn = connB
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p, id := range executions {
+				// both connections at the same parent, then together
+				ready[p] <- struct{}{}
+				for len(ready[p]) < 2 {
+					time.Sleep(50 * time.Microsecond)
+				}
+				if _, err := conn.Exec(b.ctx, "select geneva.complete_step($1, 'success')", id); err != nil {
+					errs <- err
+					for q := p + 1; q < parents; q++ { // (the other goroutine goes on alone)
+						ready[q] <- struct{}{}
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	var wrong int
+	require.NoError(t, b.conn.QueryRow(b.ctx, `
+		select count(*) from unnest($1::bigint[]) p (id)
+		where (select count(*) from geneva.events e where e.workflow_id = p.id and e.name = 'geneva:children') <> 1
+		  or (select e.payload from geneva.events e where e.workflow_id = p.id and e.name = 'geneva:children')
+		    <> '{"children": 4, "ended": 4, "finished": 4, "canceled": 0}'::jsonb
+		  or (select w.children_ended from geneva.workflows w where w.id = p.id) <> 4
+		  or exists (select from geneva.children_stripes s where s.parent_id = p.id)`, ids).Scan(&wrong))
+	require.Zero(t, wrong, "parents whose join was not made due exactly once, with every child counted")
+	require.Equal(t, "join", b.run(t, ids[0]).StepName)
 }
 
 func TestChildrenPsql(t *testing.T) {
