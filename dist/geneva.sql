@@ -6236,8 +6236,10 @@ begin
       hint = 'Pass NULL to create a child without a key.';
   end if;
 
-  -- the parent: locked, so that its children are counted one creation or
-  -- end after another (geneva._children_count), and ongoing
+  -- the parent: locked, so that its children are counted one creation
+  -- after another (geneva._children_count), ordered against its join's
+  -- decision and its cancel's cascade (not against its children's ends,
+  -- which count on their stripes), and ongoing
   if p_parent_id is not null then
     select w.* into v_parent
     from geneva.workflows w
@@ -8268,8 +8270,8 @@ $$;
 -- alone. Only an end that may make the parent's join due takes the
 -- parent's row lock: one that brings its stripe's ended count to its
 -- created count (the stripe's last child, as far as this statement sees),
--- or any end while the parent has a join that waits for fewer than all
--- ("any", N). Under the lock, in statements of their own (which see every
+-- or any end of a parent whose type has a join that waits for fewer than
+-- all ("any", N). Under the lock, in statements of their own (which see every
 -- end committed while this one waited), it writes the parent's
 -- children_ended as the stripes say, deletes the parent's stripes once no
 -- child is ongoing, and asks whether the join is due (geneva._children_join).
@@ -8304,21 +8306,21 @@ begin
   set n = s.n + 1
   returning s.n into v_ended;
 
-  -- not its stripe's last child: the join waits for more, unless it waits
-  -- for fewer than all
+  -- not its stripe's last child: the join waits for more, unless the
+  -- parent's type has a join that waits for fewer than all (read from its
+  -- definition, not from the join's execution: one scheduled by a
+  -- transaction not committed yet is not seen here, and its claim would
+  -- not see this end)
   if v_ended < (
     select s.n from geneva.children_stripes s
     where s.parent_id = p_parent_id and not s.ended and s.stripe = v_stripe
   ) and not exists (
-    select from geneva.step_executions e
-    join geneva.workflows w on w.id = e.workflow_id
+    select from geneva.workflows w
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    where e.workflow_id = p_parent_id
-      and e.state = 'scheduled'
-      and e.await_event = 'geneva:children'
-      and e.event_id is null
-      and d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' -> 'children'
-        <> '"all"'::jsonb
+    cross join lateral jsonb_array_elements(d.definition -> 'steps') st (step)
+    where w.id = p_parent_id
+      and st.step -> 'await' ? 'children'
+      and st.step -> 'await' -> 'children' <> '"all"'::jsonb
   ) then
     return;
   end if;

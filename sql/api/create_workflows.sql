@@ -206,8 +206,10 @@ begin
       hint = 'Pass NULL to create a child without a key.';
   end if;
 
-  -- the parent: locked, so that its children are counted one creation or
-  -- end after another (geneva._children_count), and ongoing
+  -- the parent: locked, so that its children are counted one creation
+  -- after another (geneva._children_count), ordered against its join's
+  -- decision and its cancel's cascade (not against its children's ends,
+  -- which count on their stripes), and ongoing
   if p_parent_id is not null then
     select w.* into v_parent
     from geneva.workflows w
