@@ -575,7 +575,7 @@ create table geneva.workflows (
   root_id bigint,
   -- a parent's children: how many were created (by create_workflows,
   -- under the parent's row lock), and how many have ended (finished or
-  -- canceled). A child's end counts on its stripe of
+  -- canceled). A child's end counts on a stripe of
   -- geneva.children_stripes, not here: children_ended is written under the
   -- parent's row lock when a creation or an end that may make its join due
   -- takes it, so it is exact once every child has ended and never over
@@ -631,22 +631,23 @@ create index workflows_parent_id on geneva.workflows (parent_id, id) where paren
 -- A parent's children by key (create_workflows' p_child_keys): one each.
 create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
 
--- A parent's children counted by stripe, so that a child's end does not
--- wait on its siblings' ends (docs/children.md): a child's stripe is
--- hashint8(its id) & 15; a stripe's created row (ended false) counts the
--- children created ongoing in it, written by creations under the parent's
--- row lock, and its ended row (ended true) the ends, each child's end
--- adding one there, under that row's lock alone (geneva._child_ended). The
--- children not ended are the created less the ended; a creation never
--- writes a row an end writes, nor an end one a creation writes. Rows only
--- while a family has ongoing children: the end that finds them all ended
--- deletes its parent's rows. Not a foreign key, as parent_id.
+-- A parent's children not ended yet, counted on stripes, so that a child's
+-- end does not wait for its siblings' ends (docs/children.md, "How ends are
+-- counted"): a creation adds its children to one stripe, or spreads a long
+-- list over up to 16 new ones (geneva._children_count, under the parent's
+-- row lock); a child's end takes one from the first stripe that still
+-- counts some and that no other transaction holds (for update skip locked:
+-- geneva._child_ended), so that ends on different connections take
+-- different stripes. The parent's ongoing children are the sum. The end
+-- that brings a stripe to 0 takes the parent's row lock and asks whether
+-- its join is due. Rows only while a family has ongoing children: the end
+-- that finds them all ended deletes its parent's rows. Not a foreign key,
+-- as parent_id.
 create table geneva.children_stripes (
   parent_id bigint not null,
-  ended boolean not null,
-  stripe smallint not null,
-  n integer not null,
-  primary key (parent_id, ended, stripe)
+  stripe integer not null,
+  ongoing integer not null,
+  primary key (parent_id, stripe)
 );
 
 -- create_workflow's idempotency keys: a key given again within its type's
@@ -3510,8 +3511,7 @@ as $$
 $$;
 
 -- geneva._children_ongoing: how many of a parent's children have not ended,
--- from their stripes (geneva.children_stripes: the children created ongoing
--- less those ended, over the parent's stripes); 0 when it has none. What a
+-- from their stripes (geneva.children_stripes); 0 when it has none. What a
 -- statement's snapshot sees: an end not committed yet counts as ongoing.
 --
 -- Called by: geneva._children_count, geneva._child_ended (under the
@@ -3524,7 +3524,7 @@ language sql
 stable
 set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(sum(case when s.ended then -s.n else s.n end), 0)::integer
+  select coalesce(sum(s.ongoing), 0)::integer
   from geneva.children_stripes s
   where s.parent_id = p_parent_id;
 $$;
@@ -6041,7 +6041,7 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- Called by: applications (any SQL client, goclient's CreateWorkflows),
 -- geneva.create_workflow.
 -- Locks: inserts only (and an expired idempotency key's row, taken over;
--- with p_parent_id, the parent's row, then its stripes' created rows:
+-- with p_parent_id, the parent's row, then the stripes it counts them on:
 -- geneva._children_count). A concurrent create for the same type and hero,
 -- or with the same type and idempotency key, waits for the first to commit
 -- or roll back.
@@ -8217,19 +8217,20 @@ end;
 $$;
 
 -- geneva._children_count: counts the children a creation made on their
--- parent: those created ongoing on their stripes' created rows
--- (geneva.children_stripes: a child's stripe is hashint8(its id) & 15, one
--- row a stripe, whatever the list's length), and all of them on the
--- parent's row (children; children_ended, as the stripes say now), then
--- asks whether the parent's join is due now (geneva._children_join).
--- A creation writes only the created rows, which only creations write,
--- each under the parent's row lock: it never waits for a child's end (the
--- ends write the ended rows: geneva._child_ended).
+-- parent: those created ongoing on its stripes (geneva.children_stripes),
+-- and all of them on the parent's row (children; children_ended, as the
+-- stripes say now), then asks whether the parent's join is due now
+-- (geneva._children_join). Up to 128 children go to one stripe: one that
+-- counts ongoing children already and that no child's end holds now (for
+-- update skip locked), else a new one; a longer list is spread over new
+-- stripes, one for each 128 children, up to 16, so that as many ends may
+-- count side by side. A creation never waits for a child's end: it takes
+-- only stripes no one holds, or new ones.
 --
 -- Called by: geneva.create_workflows (p_created: the ids created;
 -- p_ended: they were created ended, a type without steps), which holds the
 -- parent's row lock.
--- Locks: the parent's stripes' created rows (after the parent's row).
+-- Locks: the stripes it writes (after the parent's row).
 -- Returns the parent's row after the change (none when it no longer exists).
 -- (the signature before the children's stripes: dropped)
 drop function if exists geneva._children_count(bigint, integer, integer);
@@ -8242,19 +8243,37 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_parent geneva.workflows;
+  v_count integer := cardinality(p_created);
+  v_stripes integer := least(16, (cardinality(p_created) + 127) / 128);
+  v_stripe integer;
 begin
-  if not p_ended then
-    insert into geneva.children_stripes as s (parent_id, ended, stripe, n)
-    select p_parent_id, false, (hashint8(c.id) & 15)::smallint, count(*)
-    from unnest(p_created) c (id)
-    group by 3
-    order by 3
-    on conflict (parent_id, ended, stripe) do update
-    set n = s.n + excluded.n;
+  if not p_ended and v_count > 0 then
+    if v_stripes = 1 then
+      select s.stripe into v_stripe
+      from geneva.children_stripes s
+      where s.parent_id = p_parent_id and s.ongoing > 0
+      order by s.stripe
+      limit 1
+      for update skip locked;
+    end if;
+    if v_stripe is not null then
+      update geneva.children_stripes s
+      set ongoing = s.ongoing + v_count
+      where s.parent_id = p_parent_id and s.stripe = v_stripe;
+    else
+      -- (new stripes after the parent's last: creations are ordered by the
+      -- parent's row lock, and no end inserts one)
+      insert into geneva.children_stripes (parent_id, stripe, ongoing)
+      select p_parent_id, l.last + i, v_count / v_stripes + case when i <= v_count % v_stripes then 1 else 0 end
+      from (
+        select coalesce(max(s.stripe), 0) as last from geneva.children_stripes s where s.parent_id = p_parent_id
+      ) l
+      cross join generate_series(1, v_stripes) i;
+    end if;
   end if;
   update geneva.workflows w
-  set children = w.children + cardinality(p_created),
-    children_ended = w.children + cardinality(p_created) - geneva._children_ongoing(p_parent_id)
+  set children = w.children + v_count,
+    children_ended = w.children + v_count - geneva._children_ongoing(p_parent_id)
   where w.id = p_parent_id
   returning w.* into v_parent;
   if found then
@@ -8265,29 +8284,32 @@ end;
 $$;
 
 -- geneva._child_ended: counts a child's end on its parent without waiting
--- for its siblings' ends: one on the ended row of the child's stripe
--- (geneva.children_stripes, hashint8(its id) & 15), under that row's lock
--- alone. Only an end that may make the parent's join due takes the
--- parent's row lock: one that brings its stripe's ended count to its
--- created count (the stripe's last child, as far as this statement sees),
--- or any end of a parent whose type has a join that waits for fewer than
--- all ("any", N). Under the lock, in statements of their own (which see every
--- end committed while this one waited), it writes the parent's
--- children_ended as the stripes say, deletes the parent's stripes once no
--- child is ongoing, and asks whether the join is due (geneva._children_join).
+-- for its siblings' ends: one taken from a stripe of the parent's
+-- (geneva.children_stripes), the first that still counts ongoing children
+-- and that no other transaction holds (for update skip locked), so that
+-- ends on different connections take different stripes; only when every such
+-- stripe is held does it wait, for the first. Only an end that may make
+-- the parent's join due takes the parent's row lock: one that brings its
+-- stripe to 0, or any end of a parent whose type has a join that waits for
+-- fewer than all ("any", N). Under the lock, in statements of their own
+-- (which see every end committed while this one waited), it writes the
+-- parent's children_ended as the stripes say, deletes the parent's stripes
+-- once no child is ongoing, and asks whether the join is due
+-- (geneva._children_join).
 --
--- Exactly once: the stripes' last ends each take the parent's lock in turn;
--- the last to take it sees the others' ends committed (each held the lock
--- to its commit), so it finds every stripe ended when all are; an earlier
--- one that finds the join due sends its event, and the join, once sent it,
--- is not picked again. Two last children of one stripe are ordered by the
--- stripe's row. A creation takes the parent's row lock before it counts
--- its children (geneva._children_count), so an end that takes it after
--- sees them, and one before it is seen by the creation's own question.
+-- Exactly once: every stripe's last end takes the parent's lock, and the
+-- last to take it sees the others' ends committed (each held the lock to
+-- its commit; the ends before a stripe's last on it committed before its
+-- row was theirs), so it finds every stripe at 0 when all are; an earlier
+-- one that finds the join due sends its event, and the join, once sent
+-- it, is not picked again. A creation takes the parent's row lock before
+-- it counts its children (geneva._children_count), so an end that takes
+-- it after sees them, and one before it is seen by the creation's own
+-- question.
 --
 -- Called by: geneva._children_ended (a child ended).
--- Locks: the stripe's ended row, then the parent's row (after the child's
--- row, which its caller holds: see docs/children.md on lock order).
+-- Locks: a stripe, then the parent's row (after the child's row, which its
+-- caller holds: see docs/children.md on lock order).
 create or replace function geneva._child_ended(p_parent_id bigint, p_child_id bigint)
 returns void
 language plpgsql
@@ -8295,26 +8317,41 @@ volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_stripe smallint := (hashint8(p_child_id) & 15)::smallint;
-  v_ended integer;
+  v_stripe integer;
+  v_left integer;
   v_ongoing integer;
   v_parent geneva.workflows;
 begin
-  insert into geneva.children_stripes as s (parent_id, ended, stripe, n)
-  values (p_parent_id, true, v_stripe, 1)
-  on conflict (parent_id, ended, stripe) do update
-  set n = s.n + 1
-  returning s.n into v_ended;
+  select s.stripe into v_stripe
+  from geneva.children_stripes s
+  where s.parent_id = p_parent_id and s.ongoing > 0
+  order by s.stripe
+  limit 1
+  for update skip locked;
+  if not found then
+    -- every stripe that counts some is another transaction's: the first
+    -- (one brought to 0 meanwhile is passed over)
+    select s.stripe into v_stripe
+    from geneva.children_stripes s
+    where s.parent_id = p_parent_id and s.ongoing > 0
+    order by s.stripe
+    limit 1
+    for update;
+  end if;
+  if v_stripe is null then
+    return;
+  end if;
+  update geneva.children_stripes s
+  set ongoing = s.ongoing - 1
+  where s.parent_id = p_parent_id and s.stripe = v_stripe
+  returning s.ongoing into v_left;
 
   -- not its stripe's last child: the join waits for more, unless the
   -- parent's type has a join that waits for fewer than all (read from its
   -- definition, not from the join's execution: one scheduled by a
   -- transaction not committed yet is not seen here, and its claim would
   -- not see this end)
-  if v_ended < (
-    select s.n from geneva.children_stripes s
-    where s.parent_id = p_parent_id and not s.ended and s.stripe = v_stripe
-  ) and not exists (
+  if v_left > 0 and not exists (
     select from geneva.workflows w
     join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
     cross join lateral jsonb_array_elements(d.definition -> 'steps') st (step)
@@ -14051,7 +14088,7 @@ select
   w.children,
   case when w.children = w.children_ended then w.children_ended
     else w.children - coalesce((
-      select sum(case when s.ended then -s.n else s.n end)::integer
+      select sum(s.ongoing)::integer
       from geneva.children_stripes s
       where s.parent_id = w.id
     ), 0)

@@ -142,7 +142,7 @@ create table geneva.workflows (
   root_id bigint,
   -- a parent's children: how many were created (by create_workflows,
   -- under the parent's row lock), and how many have ended (finished or
-  -- canceled). A child's end counts on its stripe of
+  -- canceled). A child's end counts on a stripe of
   -- geneva.children_stripes, not here: children_ended is written under the
   -- parent's row lock when a creation or an end that may make its join due
   -- takes it, so it is exact once every child has ended and never over
@@ -198,22 +198,23 @@ create index workflows_parent_id on geneva.workflows (parent_id, id) where paren
 -- A parent's children by key (create_workflows' p_child_keys): one each.
 create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
 
--- A parent's children counted by stripe, so that a child's end does not
--- wait on its siblings' ends (docs/children.md): a child's stripe is
--- hashint8(its id) & 15; a stripe's created row (ended false) counts the
--- children created ongoing in it, written by creations under the parent's
--- row lock, and its ended row (ended true) the ends, each child's end
--- adding one there, under that row's lock alone (geneva._child_ended). The
--- children not ended are the created less the ended; a creation never
--- writes a row an end writes, nor an end one a creation writes. Rows only
--- while a family has ongoing children: the end that finds them all ended
--- deletes its parent's rows. Not a foreign key, as parent_id.
+-- A parent's children not ended yet, counted on stripes, so that a child's
+-- end does not wait for its siblings' ends (docs/children.md, "How ends are
+-- counted"): a creation adds its children to one stripe, or spreads a long
+-- list over up to 16 new ones (geneva._children_count, under the parent's
+-- row lock); a child's end takes one from the first stripe that still
+-- counts some and that no other transaction holds (for update skip locked:
+-- geneva._child_ended), so that ends on different connections take
+-- different stripes. The parent's ongoing children are the sum. The end
+-- that brings a stripe to 0 takes the parent's row lock and asks whether
+-- its join is due. Rows only while a family has ongoing children: the end
+-- that finds them all ended deletes its parent's rows. Not a foreign key,
+-- as parent_id.
 create table geneva.children_stripes (
   parent_id bigint not null,
-  ended boolean not null,
-  stripe smallint not null,
-  n integer not null,
-  primary key (parent_id, ended, stripe)
+  stripe integer not null,
+  ongoing integer not null,
+  primary key (parent_id, stripe)
 );
 
 -- create_workflow's idempotency keys: a key given again within its type's

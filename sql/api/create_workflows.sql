@@ -11,7 +11,7 @@
 -- Called by: applications (any SQL client, goclient's CreateWorkflows),
 -- geneva.create_workflow.
 -- Locks: inserts only (and an expired idempotency key's row, taken over;
--- with p_parent_id, the parent's row, then its stripes' created rows:
+-- with p_parent_id, the parent's row, then the stripes it counts them on:
 -- geneva._children_count). A concurrent create for the same type and hero,
 -- or with the same type and idempotency key, waits for the first to commit
 -- or roll back.

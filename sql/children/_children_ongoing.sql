@@ -1,6 +1,5 @@
 -- geneva._children_ongoing: how many of a parent's children have not ended,
--- from their stripes (geneva.children_stripes: the children created ongoing
--- less those ended, over the parent's stripes); 0 when it has none. What a
+-- from their stripes (geneva.children_stripes); 0 when it has none. What a
 -- statement's snapshot sees: an end not committed yet counts as ongoing.
 --
 -- Called by: geneva._children_count, geneva._child_ended (under the
@@ -13,7 +12,7 @@ language sql
 stable
 set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(sum(case when s.ended then -s.n else s.n end), 0)::integer
+  select coalesce(sum(s.ongoing), 0)::integer
   from geneva.children_stripes s
   where s.parent_id = p_parent_id;
 $$;

@@ -45,7 +45,7 @@ select
   w.children,
   case when w.children = w.children_ended then w.children_ended
     else w.children - coalesce((
-      select sum(case when s.ended then -s.n else s.n end)::integer
+      select sum(s.ongoing)::integer
       from geneva.children_stripes s
       where s.parent_id = w.id
     ), 0)
