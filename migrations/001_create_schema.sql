@@ -201,8 +201,8 @@ create unique index workflows_child_key on geneva.workflows (parent_id, child_ke
 -- A parent's children not ended yet, counted on stripes, so that a child's
 -- end does not wait for its siblings' ends (docs/children.md, "How ends are
 -- counted"): a creation adds its children to one stripe, or spreads a long
--- list over up to 16 new ones (geneva._children_count, under the parent's
--- row lock); a child's end takes one from the first stripe that still
+-- list over up to 16 new ones, so that a parent's ongoing children are on
+-- some 16 stripes (geneva._children_count, under the parent's row lock); a child's end takes one from the first stripe that still
 -- counts some and that no other transaction holds (for update skip locked:
 -- geneva._child_ended), so that ends on different connections take
 -- different stripes. The parent's ongoing children are the sum. The end

@@ -486,7 +486,8 @@ func TestChildrenJoinRace(t *testing.T) {
 // parent's (geneva.children_stripes), the first no other transaction holds,
 // and only a stripe's last end takes the parent's lock. Each parent's last
 // two children are counted on two stripes, one each (the second created
-// while another transaction's end held the first stripe, so on a new one);
+// later, on a new stripe: the parent has fewer than 16; meanwhile another
+// transaction's end holds the first, which the creation does not wait for);
 // they end at the same instant on two connections, each its stripe's last:
 // every join made due once, with the counts of all three, and the stripes
 // gone. Before, the counts read as they are, the row's own lagging or not.
@@ -506,7 +507,7 @@ func TestChildrenJoinRaceStripes(t *testing.T) {
 			array[$1 || '-1', $1 || '-3'], p_parent_id => $2)`, hero, parent).Scan(&kids))
 		first, third := b.run(t, kids[0]), b.run(t, kids[1])
 		// the third child's end holds the parent's one stripe: the second
-		// child is counted on a new one
+		// child is counted on a new one, without waiting
 		tx, err := connX.Begin(b.ctx)
 		require.NoError(t, err)
 		_, err = tx.Exec(b.ctx, "select geneva.complete_step($1, 'success')", third.ExecutionID)

@@ -2,12 +2,14 @@
 -- parent: those created ongoing on its stripes (geneva.children_stripes),
 -- and all of them on the parent's row (children; children_ended, as the
 -- stripes say now), then asks whether the parent's join is due now
--- (geneva._children_join). Up to 128 children go to one stripe: one that
--- counts ongoing children already and that no child's end holds now (for
+-- (geneva._children_join). Up to 128 children go to one stripe: a new one
+-- while the parent has fewer than 16 that count ongoing children, else the
+-- one of those that counts fewest and that no child's end holds now (for
 -- update skip locked), else a new one; a longer list is spread over new
--- stripes, one for each 128 children, up to 16, so that as many ends may
--- count side by side. A creation never waits for a child's end: it takes
--- only stripes no one holds, or new ones.
+-- stripes, one for each 128 children, up to 16. So a parent's ongoing
+-- children are spread over some 16 stripes, however they were created,
+-- and as many ends count side by side. A creation never waits for a
+-- child's end: it takes only stripes no one holds, or new ones.
 --
 -- Called by: geneva.create_workflows (p_created: the ids created;
 -- p_ended: they were created ended, a type without steps), which holds the
@@ -30,11 +32,13 @@ declare
   v_stripe integer;
 begin
   if not p_ended and v_count > 0 then
-    if v_stripes = 1 then
+    if v_stripes = 1 and (
+      select count(*) from geneva.children_stripes s where s.parent_id = p_parent_id and s.ongoing > 0
+    ) >= 16 then
       select s.stripe into v_stripe
       from geneva.children_stripes s
       where s.parent_id = p_parent_id and s.ongoing > 0
-      order by s.stripe
+      order by s.ongoing, s.stripe
       limit 1
       for update skip locked;
     end if;
