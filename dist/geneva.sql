@@ -573,10 +573,13 @@ create table geneva.workflows (
   -- a parent first. See docs/children.md.
   parent_id bigint,
   root_id bigint,
-  -- a parent's children: how many were created, and how many have ended
-  -- (finished or canceled), kept under the parent's row lock by
-  -- create_workflows and geneva._children_ended, so that a join
-  -- ("await": {"children": …}) is decided by the one end that makes it hold
+  -- a parent's children: how many were created (by create_workflows,
+  -- under the parent's row lock), and how many have ended (finished or
+  -- canceled). A child's end counts on a stripe of
+  -- geneva.children_stripes, not here: children_ended is written under the
+  -- parent's row lock when a creation or an end that may make its join due
+  -- takes it, so it is exact once every child has ended and never over
+  -- otherwise; geneva._children_ended_now reads the exact count
   children integer not null default 0,
   children_ended integer not null default 0,
   -- a child's key among its parent's children (create_workflows'
@@ -627,6 +630,25 @@ create index workflows_parent_id on geneva.workflows (parent_id, id) where paren
 
 -- A parent's children by key (create_workflows' p_child_keys): one each.
 create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
+
+-- A parent's children not ended yet, counted on stripes, so that a child's
+-- end does not wait for its siblings' ends (docs/children.md, "How ends are
+-- counted"): a creation adds its children to one stripe, or spreads a long
+-- list over up to 16 new ones, so that a parent's ongoing children are on
+-- some 16 stripes (geneva._children_count, under the parent's row lock); a child's end takes one from the first stripe that still
+-- counts some and that no other transaction holds (for update skip locked:
+-- geneva._child_ended), so that ends on different connections take
+-- different stripes. The parent's ongoing children are the sum. The end
+-- that brings a stripe to 0 takes the parent's row lock and asks whether
+-- its join is due. Rows only while a family has ongoing children: the end
+-- that finds them all ended deletes its parent's rows. Not a foreign key,
+-- as parent_id.
+create table geneva.children_stripes (
+  parent_id bigint not null,
+  stripe integer not null,
+  ongoing integer not null,
+  primary key (parent_id, stripe)
+);
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,
@@ -1342,7 +1364,8 @@ begin;
 --   children      api/create_workflows (p_parent_id); a child's end:
 --                 children/_children_ended (from the trigger
 --                 counts/workflows_ended: every end, whoever ends it),
---                 children/_children_count, children/_children_join
+--                 children/_child_ended (a child's end on its stripe),
+--                 children/_children_count (a creation), children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
 --                 engine/_end_running)
@@ -1353,7 +1376,8 @@ begin;
 -- idempotency_keys; operator_actions (the action log); limits, limit_keys,
 -- limit_slots, limit_windows; queue_notifications (when each River queue was
 -- last woken); schedules, schedule_firings; housekeeping_settings,
--- housekeeping_rounds; runaways (housekeeping's runaway flags); the
+-- housekeeping_rounds; runaways (housekeeping's runaway flags);
+-- children_stripes (a parent's children counted by stripe); the
 -- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour; history
@@ -3518,6 +3542,48 @@ as $$
     when pg_catalog.jsonb_typeof(p_await operator(pg_catalog.->) 'event') operator(pg_catalog.=) 'array'
       then p_await operator(pg_catalog.->) 'event' operator(pg_catalog.->>) 0
     else p_await operator(pg_catalog.->>) 'event'
+  end;
+$$;
+
+-- geneva._children_ongoing: how many of a parent's children have not ended,
+-- from their stripes (geneva.children_stripes); 0 when it has none. What a
+-- statement's snapshot sees: an end not committed yet counts as ongoing.
+--
+-- Called by: geneva._children_count, geneva._child_ended (under the
+-- parent's row lock, in a statement of their own, so that the ends
+-- committed while they waited for it are seen), geneva._children_ended_now.
+-- Takes no locks.
+create or replace function geneva._children_ongoing(p_parent_id bigint)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce(sum(s.ongoing), 0)::integer
+  from geneva.children_stripes s
+  where s.parent_id = p_parent_id;
+$$;
+
+-- geneva._children_ended_now: how many of a workflow's children have ended
+-- (finished or canceled), now. The row's children_ended is written only
+-- under the parent's row lock (geneva._children_count, geneva._child_ended):
+-- exact when every child has ended, never over the count otherwise; while
+-- some have not, the count is its children less those its stripes hold
+-- ongoing (geneva._children_ongoing).
+--
+-- Called by: the readers of a workflow's counts (geneva.get_workflow,
+-- geneva.list_workflows; the view geneva.workflow_list reads the same
+-- expression inline, its readers not granted this function),
+-- geneva._children_join. Takes no locks.
+create or replace function geneva._children_ended_now(p_workflow_id bigint, p_children integer, p_children_ended integer)
+returns integer
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select case
+    when p_children = p_children_ended then p_children_ended
+    else p_children - geneva._children_ongoing(p_workflow_id)
   end;
 $$;
 
@@ -6009,9 +6075,11 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 --
 -- Called by: applications (any SQL client, goclient's CreateWorkflows),
 -- geneva.create_workflow.
--- Locks: inserts only (and an expired idempotency key's row, taken over). A
--- concurrent create for the same type and hero, or with the same type and
--- idempotency key, waits for the first to commit or roll back.
+-- Locks: inserts only (and an expired idempotency key's row, taken over;
+-- with p_parent_id, the parent's row, then the stripes it counts them on:
+-- geneva._children_count). A concurrent create for the same type and hero,
+-- or with the same type and idempotency key, waits for the first to commit
+-- or roll back.
 -- Raises: 22004 for a NULL argument or a NULL hero id; 22023 for an empty
 -- hero type or hero id, for p_groups or p_idempotency_keys of another
 -- length than p_hero_ids, for an array of more than one dimension or not
@@ -6039,7 +6107,8 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- (p_child_keys).
 --
 -- p_parent_id: the workflows are children of that workflow (docs/children.md):
--- counted on its row (children), which is locked for it, so that its join
+-- counted on its row (children) and its stripes (geneva._children_count),
+-- under its row lock, so that its join
 -- ("await": {"children": …}) counts them; canceling it cancels them. P0002
 -- for an unknown parent, 55000 for one that has ended (finished or
 -- canceled); a paused parent may have children.
@@ -6130,6 +6199,7 @@ declare
   v_workflow geneva.workflows;
   v_detail text;
   v_parent geneva.workflows;
+  v_from integer;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
     or p_skip_ongoing is null then
@@ -6201,8 +6271,10 @@ begin
       hint = 'Pass NULL to create a child without a key.';
   end if;
 
-  -- the parent: locked, so that its children are counted one creation or
-  -- end after another (geneva._children_count), and ongoing
+  -- the parent: locked, so that its children are counted one creation
+  -- after another (geneva._children_count), ordered against its join's
+  -- decision and its cancel's cascade (not against its children's ends,
+  -- which count on their stripes), and ongoing
   if p_parent_id is not null then
     select w.* into v_parent
     from geneva.workflows w
@@ -6387,9 +6459,7 @@ begin
   end if;
 
   if p_parent_id is not null then
-    perform geneva._children_count(
-      p_parent_id, cardinality(v_created), case when v_first_step is null then cardinality(v_created) else 0 end
-    );
+    perform geneva._children_count(p_parent_id, v_created, v_first_step is null);
   end if;
 
   if v_first_step is null then
@@ -6430,10 +6500,15 @@ begin
     from k, waits w;
   end if;
 
-  perform geneva._advance_many(
-    v_created, array_fill('first'::text, array[cardinality(v_created)]), null, null, null, null,
-    null, v_wait_keys
-  );
+  -- (a hundred a call: _advance_many reads back the River jobs it inserts
+  -- by a loop over them for each execution, which over 10,000 at once
+  -- cost 10 s; bench/NOTES.md)
+  for v_from in 1 .. cardinality(v_created) by 100 loop
+    perform geneva._advance_many(
+      v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
+      null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
+    );
+  end loop;
 
   return v_result;
 end;
@@ -7033,6 +7108,8 @@ begin
             table = 'workflows';
   end if;
 
+  -- (its children's ends as they are now: docs/children.md)
+  v_workflow.children_ended := geneva._children_ended_now(v_workflow.id, v_workflow.children, v_workflow.children_ended);
   return v_workflow;
 end;
 $$;
@@ -7320,7 +7397,8 @@ begin
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
        w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, w.parent_id, w.root_id, w.children, w.children_ended,
+       w.started_version, w.parent_id, w.root_id, w.children,
+       geneva._children_ended_now(w.id, w.children, w.children_ended),
        le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (
@@ -8151,17 +8229,21 @@ $$;
 -- consumes the event when it starts, as any awaited event). A join is due
 -- as it begins (geneva._insert_execution): one that has not been claimed
 -- yet is picked all the same, and its claim finds the event. The rule is
--- the step's in the current definition: all (the parent's children_ended
--- has reached children: at once when it has none), any (one), or N.
+-- the step's in the current definition: all (every child has ended, as
+-- geneva._children_ended_now counts them: at once when it has none), any
+-- (one), or N.
 --
--- Exactly once: the caller holds the parent's row lock, which every change
--- of the parent's counts and every claim of its executions takes, so the
--- ends of the last two children are decided one after the other, the second
--- seeing the first's; an execution whose event has been sent (and not
--- consumed yet: it is the workflow's one geneva:children event pending) is
--- not picked again.
+-- Exactly once: the caller holds the parent's row lock, which every
+-- creation of children, every end that may make the join due
+-- (geneva._child_ended) and every claim of the parent's executions takes,
+-- and the counts are read in a statement of this function's own, after
+-- the lock: the ends of the last two children are decided one after the
+-- other, the second seeing the first's; an execution whose event has been
+-- sent (and not consumed yet: it is the workflow's one geneva:children
+-- event pending) is not picked again.
 --
--- Called by: geneva._children_count (a child created or ended), and
+-- Called by: geneva._children_count (children created),
+-- geneva._child_ended (a child ended), and
 -- geneva.start_steps (a join at its first claim, whose event has not come:
 -- its condition may have held before the join began; the claim then starts
 -- it with the event). Takes the awaiting execution's lock (after the
@@ -8178,6 +8260,7 @@ declare
   v_rule jsonb;
   v_needed integer;
   v_counts jsonb;
+  v_ended integer;
 begin
   if p_parent.finished_at is not null or p_parent.canceled_at is not null then
     return;
@@ -8201,18 +8284,19 @@ begin
   into v_rule
   from geneva.workflow_definitions d
   where d.workflow_type = p_parent.workflow_type;
+  v_ended := geneva._children_ended_now(p_parent.id, p_parent.children, p_parent.children_ended);
   v_needed := case
     when v_rule = '"any"'::jsonb then 1
     when jsonb_typeof(v_rule) = 'number' then v_rule::text::integer
     else p_parent.children
   end;
-  if p_parent.children_ended < v_needed then
+  if v_ended < v_needed then
     return;
   end if;
 
   select jsonb_build_object(
       'children', p_parent.children,
-      'ended', p_parent.children_ended,
+      'ended', v_ended,
       'finished', count(*) filter (where c.finished_at is not null),
       'canceled', count(*) filter (where c.canceled_at is not null)
     )
@@ -8223,19 +8307,28 @@ begin
 end;
 $$;
 
--- geneva._children_count: counts children created (p_created) and ended
--- (p_ended) on their parent's row, under its row lock, then asks whether
--- the parent's join is due now (geneva._children_join). The lock is what
--- serialises the ends of a parent's children: of two that end at the same
--- instant on different connections, the second waits here for the first to
--- commit, then counts on its count.
+-- geneva._children_count: counts the children a creation made on their
+-- parent: those created ongoing on its stripes (geneva.children_stripes),
+-- and all of them on the parent's row (children; children_ended, as the
+-- stripes say now), then asks whether the parent's join is due now
+-- (geneva._children_join). Up to 128 children go to one stripe: a new one
+-- while the parent has fewer than 16 that count ongoing children, else the
+-- one of those that counts fewest and that no child's end holds now (for
+-- update skip locked), else a new one; a longer list is spread over new
+-- stripes, one for each 128 children, up to 16. So a parent's ongoing
+-- children are spread over some 16 stripes, however they were created,
+-- and as many ends count side by side. A creation never waits for a
+-- child's end: it takes only stripes no one holds, or new ones.
 --
--- Called by: geneva.create_workflows (children created, with those created
--- ended: a type without steps), geneva._children_ended (a child ended).
--- Locks: the parent's row (after the child's, which its caller holds: see
--- docs/children.md on lock order).
+-- Called by: geneva.create_workflows (p_created: the ids created;
+-- p_ended: they were created ended, a type without steps), which holds the
+-- parent's row lock.
+-- Locks: the stripes it writes (after the parent's row).
 -- Returns the parent's row after the change (none when it no longer exists).
-create or replace function geneva._children_count(p_parent_id bigint, p_created integer, p_ended integer)
+-- (the signature before the children's stripes: dropped)
+drop function if exists geneva._children_count(bigint, integer, integer);
+
+create or replace function geneva._children_count(p_parent_id bigint, p_created bigint[], p_ended boolean)
 returns geneva.workflows
 language plpgsql
 volatile
@@ -8243,16 +8336,139 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_parent geneva.workflows;
+  v_count integer := cardinality(p_created);
+  v_stripes integer := least(16, (cardinality(p_created) + 127) / 128);
+  v_stripe integer;
 begin
+  if not p_ended and v_count > 0 then
+    if v_stripes = 1 and (
+      select count(*) from geneva.children_stripes s where s.parent_id = p_parent_id and s.ongoing > 0
+    ) >= 16 then
+      select s.stripe into v_stripe
+      from geneva.children_stripes s
+      where s.parent_id = p_parent_id and s.ongoing > 0
+      order by s.ongoing, s.stripe
+      limit 1
+      for update skip locked;
+    end if;
+    if v_stripe is not null then
+      update geneva.children_stripes s
+      set ongoing = s.ongoing + v_count
+      where s.parent_id = p_parent_id and s.stripe = v_stripe;
+    else
+      -- (new stripes after the parent's last: creations are ordered by the
+      -- parent's row lock, and no end inserts one)
+      insert into geneva.children_stripes (parent_id, stripe, ongoing)
+      select p_parent_id, l.last + i, v_count / v_stripes + case when i <= v_count % v_stripes then 1 else 0 end
+      from (
+        select coalesce(max(s.stripe), 0) as last from geneva.children_stripes s where s.parent_id = p_parent_id
+      ) l
+      cross join generate_series(1, v_stripes) i;
+    end if;
+  end if;
   update geneva.workflows w
-  set children = w.children + p_created,
-    children_ended = w.children_ended + p_ended
+  set children = w.children + v_count,
+    children_ended = w.children + v_count - geneva._children_ongoing(p_parent_id)
   where w.id = p_parent_id
   returning w.* into v_parent;
   if found then
     perform geneva._children_join(v_parent);
   end if;
   return v_parent;
+end;
+$$;
+
+-- geneva._child_ended: counts a child's end on its parent without waiting
+-- for its siblings' ends: one taken from a stripe of the parent's
+-- (geneva.children_stripes), the first that still counts ongoing children
+-- and that no other transaction holds (for update skip locked), so that
+-- ends on different connections take different stripes; only when every such
+-- stripe is held does it wait, for the first. Only an end that may make
+-- the parent's join due takes the parent's row lock: one that brings its
+-- stripe to 0, or any end of a parent whose type has a join that waits for
+-- fewer than all ("any", N). Under the lock, in statements of their own
+-- (which see every end committed while this one waited), it writes the
+-- parent's children_ended as the stripes say, deletes the parent's stripes
+-- once no child is ongoing, and asks whether the join is due
+-- (geneva._children_join).
+--
+-- Exactly once: every stripe's last end takes the parent's lock, and the
+-- last to take it sees the others' ends committed (each held the lock to
+-- its commit; the ends before a stripe's last on it committed before its
+-- row was theirs), so it finds every stripe at 0 when all are; an earlier
+-- one that finds the join due sends its event, and the join, once sent
+-- it, is not picked again. A creation takes the parent's row lock before
+-- it counts its children (geneva._children_count), so an end that takes
+-- it after sees them, and one before it is seen by the creation's own
+-- question.
+--
+-- Called by: geneva._children_ended (a child ended).
+-- Locks: a stripe, then the parent's row (after the child's row, which its
+-- caller holds: see docs/children.md on lock order).
+create or replace function geneva._child_ended(p_parent_id bigint, p_child_id bigint)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_stripe integer;
+  v_left integer;
+  v_ongoing integer;
+  v_parent geneva.workflows;
+begin
+  select s.stripe into v_stripe
+  from geneva.children_stripes s
+  where s.parent_id = p_parent_id and s.ongoing > 0
+  order by s.stripe
+  limit 1
+  for update skip locked;
+  if not found then
+    -- every stripe that counts some is another transaction's: the first
+    -- (one brought to 0 meanwhile is passed over)
+    select s.stripe into v_stripe
+    from geneva.children_stripes s
+    where s.parent_id = p_parent_id and s.ongoing > 0
+    order by s.stripe
+    limit 1
+    for update;
+  end if;
+  if v_stripe is null then
+    return;
+  end if;
+  update geneva.children_stripes s
+  set ongoing = s.ongoing - 1
+  where s.parent_id = p_parent_id and s.stripe = v_stripe
+  returning s.ongoing into v_left;
+
+  -- not its stripe's last child: the join waits for more, unless the
+  -- parent's type has a join that waits for fewer than all (read from its
+  -- definition, not from the join's execution: one scheduled by a
+  -- transaction not committed yet is not seen here, and its claim would
+  -- not see this end)
+  if v_left > 0 and not exists (
+    select from geneva.workflows w
+    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+    cross join lateral jsonb_array_elements(d.definition -> 'steps') st (step)
+    where w.id = p_parent_id
+      and st.step -> 'await' ? 'children'
+      and st.step -> 'await' -> 'children' <> '"all"'::jsonb
+  ) then
+    return;
+  end if;
+
+  perform from geneva.workflows w where w.id = p_parent_id for no key update;
+  v_ongoing := geneva._children_ongoing(p_parent_id);
+  if v_ongoing = 0 then
+    delete from geneva.children_stripes s where s.parent_id = p_parent_id;
+  end if;
+  update geneva.workflows w
+  set children_ended = w.children - v_ongoing
+  where w.id = p_parent_id
+  returning w.* into v_parent;
+  if found then
+    perform geneva._children_join(v_parent);
+  end if;
 end;
 $$;
 
@@ -13386,7 +13602,7 @@ execute function geneva._trg_step_executions_guard_delete();
 
 -- geneva._children_ended: what a workflow's end means to its family. A
 -- child that ends (finished or canceled; a paused one has not) is counted on
--- its parent (geneva._children_count), whose join may be due now; a parent
+-- its parent's stripes (geneva._child_ended), whose join may be due now; a parent
 -- that is canceled cancels its ongoing children in the same transaction
 -- (geneva._cancel_workflow, each logged: a ready or paused child at once, a
 -- performing one at its step's end), and their ends cancel theirs in turn.
@@ -13415,7 +13631,7 @@ begin
     end loop;
   end if;
   if p_workflow.parent_id is not null then
-    perform geneva._children_count(p_workflow.parent_id, 0, 1);
+    perform geneva._child_ended(p_workflow.parent_id, p_workflow.id);
   end if;
 end;
 $$;
@@ -13424,7 +13640,7 @@ $$;
 -- it never leaves them, see workflows_guard_state) sets off, whichever
 -- function ends it (a step's end, an operator's cancel or skip, a timeout, a
 -- hero's deletion, housekeeping's repair): its family is told
--- (geneva._children_ended: a child is counted on its parent, a canceled
+-- (geneva._children_ended: a child is counted on its parent's stripes, a canceled
 -- parent cancels its ongoing children), then it is counted in
 -- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
 --
@@ -14813,11 +15029,19 @@ select
   w.definition_version,
   w.started_version,
   -- its parent and its tree's root (create_workflow's p_parent_id; NULL for
-  -- a root), and its children: how many, how many ended (docs/children.md)
+  -- a root), and its children: how many, how many ended (docs/children.md;
+  -- geneva._children_ended_now's expression, inline: the view's readers
+  -- are not granted the function, nor the stripes)
   w.parent_id,
   w.root_id,
   w.children,
-  w.children_ended,
+  case when w.children = w.children_ended then w.children_ended
+    else w.children - coalesce((
+      select sum(s.ongoing)::integer
+      from geneva.children_stripes s
+      where s.parent_id = w.id
+    ), 0)
+  end as children_ended,
   -- the earliest instant its last step can start: exact when the steps'
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
   -- ended (geneva.final_step_at: granted to the readers of this view, as
@@ -15706,7 +15930,8 @@ comment on view geneva.action_log is
 -- state, and when it ended (finished or canceled; NULL while ongoing: a
 -- paused child has not ended), and the root of its tree. A parent's counts
 -- by state are a group by of it (`geneva show` prints them); the counts its
--- join decides on are the parent's row (children, children_ended).
+-- join decides on are the parent's children and its stripes' ends
+-- (geneva.workflow_list's children and children_ended).
 --
 -- Reads across history (docs/history.md): a tree moves into history whole,
 -- so a moved parent's children are there too.

@@ -133,6 +133,10 @@ type Workflow struct {
 	// Children counts the children created with this workflow as their
 	// parent, ChildrenEnded those of them that have finished or been
 	// canceled: the counts its join ("await": {"children": …}) decides on.
+	// GetWorkflow and ListWorkflows count the ends as they are; a verb's row
+	// (PauseWorkflow, CancelWorkflow, …) carries the count as stored on the
+	// parent's row, which may lag behind its children's ends while some run
+	// (docs/children.md, "How ends are counted"): read it with GetWorkflow.
 	Children      int `db:"children"`
 	ChildrenEnded int `db:"children_ended"`
 	// FinalStepAt is the earliest instant the workflow's last step can

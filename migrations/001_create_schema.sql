@@ -140,10 +140,13 @@ create table geneva.workflows (
   -- a parent first. See docs/children.md.
   parent_id bigint,
   root_id bigint,
-  -- a parent's children: how many were created, and how many have ended
-  -- (finished or canceled), kept under the parent's row lock by
-  -- create_workflows and geneva._children_ended, so that a join
-  -- ("await": {"children": …}) is decided by the one end that makes it hold
+  -- a parent's children: how many were created (by create_workflows,
+  -- under the parent's row lock), and how many have ended (finished or
+  -- canceled). A child's end counts on a stripe of
+  -- geneva.children_stripes, not here: children_ended is written under the
+  -- parent's row lock when a creation or an end that may make its join due
+  -- takes it, so it is exact once every child has ended and never over
+  -- otherwise; geneva._children_ended_now reads the exact count
   children integer not null default 0,
   children_ended integer not null default 0,
   -- a child's key among its parent's children (create_workflows'
@@ -194,6 +197,25 @@ create index workflows_parent_id on geneva.workflows (parent_id, id) where paren
 
 -- A parent's children by key (create_workflows' p_child_keys): one each.
 create unique index workflows_child_key on geneva.workflows (parent_id, child_key) where child_key is not null;
+
+-- A parent's children not ended yet, counted on stripes, so that a child's
+-- end does not wait for its siblings' ends (docs/children.md, "How ends are
+-- counted"): a creation adds its children to one stripe, or spreads a long
+-- list over up to 16 new ones, so that a parent's ongoing children are on
+-- some 16 stripes (geneva._children_count, under the parent's row lock); a child's end takes one from the first stripe that still
+-- counts some and that no other transaction holds (for update skip locked:
+-- geneva._child_ended), so that ends on different connections take
+-- different stripes. The parent's ongoing children are the sum. The end
+-- that brings a stripe to 0 takes the parent's row lock and asks whether
+-- its join is due. Rows only while a family has ongoing children: the end
+-- that finds them all ended deletes its parent's rows. Not a foreign key,
+-- as parent_id.
+create table geneva.children_stripes (
+  parent_id bigint not null,
+  stripe integer not null,
+  ongoing integer not null,
+  primary key (parent_id, stripe)
+);
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,

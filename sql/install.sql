@@ -75,7 +75,8 @@
 --   children      api/create_workflows (p_parent_id); a child's end:
 --                 children/_children_ended (from the trigger
 --                 counts/workflows_ended: every end, whoever ends it),
---                 children/_children_count, children/_children_join
+--                 children/_child_ended (a child's end on its stripe),
+--                 children/_children_count (a creation), children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
 --                 engine/_end_running)
@@ -86,7 +87,8 @@
 -- idempotency_keys; operator_actions (the action log); limits, limit_keys,
 -- limit_slots, limit_windows; queue_notifications (when each River queue was
 -- last woken); schedules, schedule_firings; housekeeping_settings,
--- housekeeping_rounds; runaways (housekeeping's runaway flags); the
+-- housekeeping_rounds; runaways (housekeeping's runaway flags);
+-- children_stripes (a parent's children counted by stripe); the
 -- counters ended_workflow_counts,
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour; history
@@ -212,6 +214,8 @@ $$;
 {{ template "limits/_limit_next.sql" . }}
 {{ template "limits/_limit_admit.sql" . }}
 {{ template "children/_await_name.sql" . }}
+{{ template "children/_children_ongoing.sql" . }}
+{{ template "children/_children_ended_now.sql" . }}
 {{ template "engine/_workflow_id.sql" . }}
 {{ template "engine/_execution_id.sql" . }}
 {{ template "events/_await_names.sql" . }}
@@ -279,6 +283,7 @@ $$;
 {{ template "children/_check_children_await.sql" . }}
 {{ template "children/_children_join.sql" . }}
 {{ template "children/_children_count.sql" . }}
+{{ template "children/_child_ended.sql" . }}
 {{ template "children/_start_children.sql" . }}
 
 -- Schedules.

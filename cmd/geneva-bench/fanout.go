@@ -17,8 +17,11 @@ import (
 //   - one parent fans out -fanout-children children of one no-op step and
 //     joins: BenchFanout's first step starts them (Step.StartChildren:
 //     created with its success, in one transaction), its second awaits
-//     them all (worker.JoinAll); every child's end counts on the one
-//     parent's row, under its lock. The children's steps/s is compared
+//     them all (worker.JoinAll); every child's end counts on a stripe of
+//     the parent's counts (geneva.children_stripes: the 10,000 spread over
+//     16), the first no other transaction holds, and only a stripe's last
+//     end takes the parent's row lock (docs/children.md, "How ends are
+//     counted"). The children's steps/s is compared
 //     with every step its own job (Bench, InlineSteps -1, as many steps)
 //     and with the same one-step workflows without a parent, both run just
 //     before it by the same worker;
@@ -410,7 +413,7 @@ func fanoutProse(o options) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The fan-out rows measure children and their join ([docs/children.md](../docs/children.md)), after each column's throughput runs, on its settings, with a worker of %d slots (which knows every type of these runs), each run after a VACUUM and a CHECKPOINT. "+
-		"One parent: a workflow whose first step starts %d children of one no-op step (`Step.StartChildren`: created with its success, in the transaction that records it) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on the parent's row, under its lock. "+
+		"One parent: a workflow whose first step starts %d children of one no-op step (`Step.StartChildren`: created with its success, in the transaction that records it) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on a stripe of the parent's counts, the first no other transaction holds, and only a stripe's last end takes the parent's row lock. "+
 		"The children's steps/s is their steps over the time from the first child's `created_at` to the last child's step's `finished_at` (the database's clock, each its transaction's start); "+
 		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile. "+
 		"To tell the children's creation from their ends, the same children are then created beforehand (the parent first, whose first step then creates none; the children by the benchmark, %d a call, with no worker running), and a worker runs them, timed from the first child's step's `started_at` to the last one's `finished_at` as River's ceiling is; beside the same without a parent, run just before it.",

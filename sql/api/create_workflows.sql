@@ -10,9 +10,11 @@
 --
 -- Called by: applications (any SQL client, goclient's CreateWorkflows),
 -- geneva.create_workflow.
--- Locks: inserts only (and an expired idempotency key's row, taken over). A
--- concurrent create for the same type and hero, or with the same type and
--- idempotency key, waits for the first to commit or roll back.
+-- Locks: inserts only (and an expired idempotency key's row, taken over;
+-- with p_parent_id, the parent's row, then the stripes it counts them on:
+-- geneva._children_count). A concurrent create for the same type and hero,
+-- or with the same type and idempotency key, waits for the first to commit
+-- or roll back.
 -- Raises: 22004 for a NULL argument or a NULL hero id; 22023 for an empty
 -- hero type or hero id, for p_groups or p_idempotency_keys of another
 -- length than p_hero_ids, for an array of more than one dimension or not
@@ -40,7 +42,8 @@
 -- (p_child_keys).
 --
 -- p_parent_id: the workflows are children of that workflow (docs/children.md):
--- counted on its row (children), which is locked for it, so that its join
+-- counted on its row (children) and its stripes (geneva._children_count),
+-- under its row lock, so that its join
 -- ("await": {"children": …}) counts them; canceling it cancels them. P0002
 -- for an unknown parent, 55000 for one that has ended (finished or
 -- canceled); a paused parent may have children.
@@ -131,6 +134,7 @@ declare
   v_workflow geneva.workflows;
   v_detail text;
   v_parent geneva.workflows;
+  v_from integer;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
     or p_skip_ongoing is null then
@@ -202,8 +206,10 @@ begin
       hint = 'Pass NULL to create a child without a key.';
   end if;
 
-  -- the parent: locked, so that its children are counted one creation or
-  -- end after another (geneva._children_count), and ongoing
+  -- the parent: locked, so that its children are counted one creation
+  -- after another (geneva._children_count), ordered against its join's
+  -- decision and its cancel's cascade (not against its children's ends,
+  -- which count on their stripes), and ongoing
   if p_parent_id is not null then
     select w.* into v_parent
     from geneva.workflows w
@@ -388,9 +394,7 @@ begin
   end if;
 
   if p_parent_id is not null then
-    perform geneva._children_count(
-      p_parent_id, cardinality(v_created), case when v_first_step is null then cardinality(v_created) else 0 end
-    );
+    perform geneva._children_count(p_parent_id, v_created, v_first_step is null);
   end if;
 
   if v_first_step is null then
@@ -431,10 +435,15 @@ begin
     from k, waits w;
   end if;
 
-  perform geneva._advance_many(
-    v_created, array_fill('first'::text, array[cardinality(v_created)]), null, null, null, null,
-    null, v_wait_keys
-  );
+  -- (a hundred a call: _advance_many reads back the River jobs it inserts
+  -- by a loop over them for each execution, which over 10,000 at once
+  -- cost 10 s; bench/NOTES.md)
+  for v_from in 1 .. cardinality(v_created) by 100 loop
+    perform geneva._advance_many(
+      v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
+      null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
+    );
+  end loop;
 
   return v_result;
 end;

@@ -30,6 +30,8 @@ begin
             table = 'workflows';
   end if;
 
+  -- (its children's ends as they are now: docs/children.md)
+  v_workflow.children_ended := geneva._children_ended_now(v_workflow.id, v_workflow.children, v_workflow.children_ended);
   return v_workflow;
 end;
 $$;

@@ -75,7 +75,8 @@ begin
     'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
        w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
        w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, w.parent_id, w.root_id, w.children, w.children_ended,
+       w.started_version, w.parent_id, w.root_id, w.children,
+       geneva._children_ended_now(w.id, w.children, w.children_ended),
        le.error_class_name, le.error_message, le.step_name, le.finished_at
      from (select w.* from %s order by w.id desc limit $2) w
      left join lateral (

@@ -1,6 +1,6 @@
 -- geneva._children_ended: what a workflow's end means to its family. A
 -- child that ends (finished or canceled; a paused one has not) is counted on
--- its parent (geneva._children_count), whose join may be due now; a parent
+-- its parent's stripes (geneva._child_ended), whose join may be due now; a parent
 -- that is canceled cancels its ongoing children in the same transaction
 -- (geneva._cancel_workflow, each logged: a ready or paused child at once, a
 -- performing one at its step's end), and their ends cancel theirs in turn.
@@ -29,7 +29,7 @@ begin
     end loop;
   end if;
   if p_workflow.parent_id is not null then
-    perform geneva._children_count(p_workflow.parent_id, 0, 1);
+    perform geneva._child_ended(p_workflow.parent_id, p_workflow.id);
   end if;
 end;
 $$;

@@ -7,17 +7,21 @@
 -- consumes the event when it starts, as any awaited event). A join is due
 -- as it begins (geneva._insert_execution): one that has not been claimed
 -- yet is picked all the same, and its claim finds the event. The rule is
--- the step's in the current definition: all (the parent's children_ended
--- has reached children: at once when it has none), any (one), or N.
+-- the step's in the current definition: all (every child has ended, as
+-- geneva._children_ended_now counts them: at once when it has none), any
+-- (one), or N.
 --
--- Exactly once: the caller holds the parent's row lock, which every change
--- of the parent's counts and every claim of its executions takes, so the
--- ends of the last two children are decided one after the other, the second
--- seeing the first's; an execution whose event has been sent (and not
--- consumed yet: it is the workflow's one geneva:children event pending) is
--- not picked again.
+-- Exactly once: the caller holds the parent's row lock, which every
+-- creation of children, every end that may make the join due
+-- (geneva._child_ended) and every claim of the parent's executions takes,
+-- and the counts are read in a statement of this function's own, after
+-- the lock: the ends of the last two children are decided one after the
+-- other, the second seeing the first's; an execution whose event has been
+-- sent (and not consumed yet: it is the workflow's one geneva:children
+-- event pending) is not picked again.
 --
--- Called by: geneva._children_count (a child created or ended), and
+-- Called by: geneva._children_count (children created),
+-- geneva._child_ended (a child ended), and
 -- geneva.start_steps (a join at its first claim, whose event has not come:
 -- its condition may have held before the join began; the claim then starts
 -- it with the event). Takes the awaiting execution's lock (after the
@@ -34,6 +38,7 @@ declare
   v_rule jsonb;
   v_needed integer;
   v_counts jsonb;
+  v_ended integer;
 begin
   if p_parent.finished_at is not null or p_parent.canceled_at is not null then
     return;
@@ -57,18 +62,19 @@ begin
   into v_rule
   from geneva.workflow_definitions d
   where d.workflow_type = p_parent.workflow_type;
+  v_ended := geneva._children_ended_now(p_parent.id, p_parent.children, p_parent.children_ended);
   v_needed := case
     when v_rule = '"any"'::jsonb then 1
     when jsonb_typeof(v_rule) = 'number' then v_rule::text::integer
     else p_parent.children
   end;
-  if p_parent.children_ended < v_needed then
+  if v_ended < v_needed then
     return;
   end if;
 
   select jsonb_build_object(
       'children', p_parent.children,
-      'ended', p_parent.children_ended,
+      'ended', v_ended,
       'finished', count(*) filter (where c.finished_at is not null),
       'canceled', count(*) filter (where c.canceled_at is not null)
     )

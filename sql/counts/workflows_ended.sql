@@ -2,7 +2,7 @@
 -- it never leaves them, see workflows_guard_state) sets off, whichever
 -- function ends it (a step's end, an operator's cancel or skip, a timeout, a
 -- hero's deletion, housekeeping's repair): its family is told
--- (geneva._children_ended: a child is counted on its parent, a canceled
+-- (geneva._children_ended: a child is counted on its parent's stripes, a canceled
 -- parent cancels its ongoing children), then it is counted in
 -- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
 --

@@ -3,7 +3,8 @@
 -- state, and when it ended (finished or canceled; NULL while ongoing: a
 -- paused child has not ended), and the root of its tree. A parent's counts
 -- by state are a group by of it (`geneva show` prints them); the counts its
--- join decides on are the parent's row (children, children_ended).
+-- join decides on are the parent's children and its stripes' ends
+-- (geneva.workflow_list's children and children_ended).
 --
 -- Reads across history (docs/history.md): a tree moves into history whole,
 -- so a moved parent's children are there too.

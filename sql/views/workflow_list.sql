@@ -42,11 +42,19 @@ select
   w.definition_version,
   w.started_version,
   -- its parent and its tree's root (create_workflow's p_parent_id; NULL for
-  -- a root), and its children: how many, how many ended (docs/children.md)
+  -- a root), and its children: how many, how many ended (docs/children.md;
+  -- geneva._children_ended_now's expression, inline: the view's readers
+  -- are not granted the function, nor the stripes)
   w.parent_id,
   w.root_id,
   w.children,
-  w.children_ended,
+  case when w.children = w.children_ended then w.children_ended
+    else w.children - coalesce((
+      select sum(s.ongoing)::integer
+      from geneva.children_stripes s
+      where s.parent_id = w.id
+    ), 0)
+  end as children_ended,
   -- the earliest instant its last step can start: exact when the steps'
   -- "after" offsets decide, a lower bound with waits and awaits; NULL once
   -- ended (geneva.final_step_at: granted to the readers of this view, as
