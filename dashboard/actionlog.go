@@ -14,7 +14,7 @@ import (
 // callers), suggested by the Actions page's filter (TestActionVerbs keeps
 // the list whole).
 var actionVerbs = []string{
-	"bulk_workflows", "cancel_workflow", "create_schedule", "define_limit", "define_workflow", "delete_schedule", "housekeep",
+	"archive", "bulk_workflows", "cancel_workflow", "create_schedule", "define_limit", "define_workflow", "delete_schedule", "housekeep",
 	"pause_schedule", "pause_workflow", "resume_schedule", "resume_workflow", "retry_workflow", "schedule_step",
 	"send_event", "send_hero_event", "set_housekeeping_settings", "skip_step", "track_hero", "untrack_hero",
 }

@@ -9,7 +9,7 @@
 -- writes, define_limit, create_schedule when it writes, pause_schedule and
 -- resume_schedule when they change it, delete_schedule,
 -- set_housekeeping_settings when something is given, housekeep when given
--- arguments, track_hero, untrack_hero).
+-- arguments, track_hero, untrack_hero, drop_archived_partition as archive).
 --
 -- performed_by is session_user, the login role (not current_user: the verbs
 -- run as the owner). The transaction-local setting geneva.actor adds to the
