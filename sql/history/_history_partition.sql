@@ -16,8 +16,10 @@
 -- geneva._history_ahead (the partitions ahead). When the day has none:
 -- takes a transaction-level advisory lock (one creator at a time: a second
 -- waits, then finds the partition the first made) and an exclusive lock on
--- the parent tables as it creates one (partitions are created ahead, so a
--- move rarely does).
+-- the three parent tables at once, without waiting (partitions are created
+-- ahead, so a move rarely does). Returns NULL when a reader holds any of
+-- them: the creation is put off to a later round rather than risk a
+-- deadlock with a reader that locks them one by one.
 create or replace function geneva._history_partition(p_day date)
 returns date
 language plpgsql
@@ -75,6 +77,17 @@ begin
     v_suffix := to_char(v_from, 'YYYYMMDD') || '_' || v_n;
   end loop;
 
+  -- the three parents at once, without waiting: a reader across history
+  -- (a view, get_workflow) locks them one by one as it plans, and a creator
+  -- waiting for one while holding another would meet it in a deadlock; a
+  -- reader holding any puts the creation off (NULL: the next round's, the
+  -- partitions being made ahead)
+  begin
+    lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
+      in access exclusive mode nowait;
+  exception when lock_not_available then
+    return null;
+  end;
   foreach v_table in array array['workflows_history', 'step_executions_history', 'events_history'] loop
     execute format('create table geneva.%I partition of geneva.%I for values from (%L) to (%L)',
       v_table || '_' || v_suffix, v_table, v_from, v_to);
