@@ -1074,8 +1074,9 @@ create table geneva.runaways (
 
 -- The counts of ended workflows, so that geneva.workflow_counts reads a few
 -- rows instead of counting the whole history. Triggers on geneva.workflows
--- append a row to ended_workflow_count_deltas for every workflow that ends,
--- is inserted ended or is deleted ended (sql/counts/workflows_count_*.sql);
+-- append a row to ended_workflow_count_deltas for every workflow that ends
+-- or is inserted ended (sql/counts/workflows_count_*.sql); a history
+-- partition's drop takes its workflows off (geneva._history_forget);
 -- geneva._fold_workflow_counts folds them into ended_workflow_counts. The
 -- count of a type and state is its row there plus its deltas.
 create table geneva.ended_workflow_counts (
@@ -1398,7 +1399,7 @@ begin;
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
 --   geneva.moving       _move_to_history: ended workflows moved into history
---                       (history_guard; workflows_count_deleted)
+--                       (history_guard)
 --   geneva.retention    housekeep: ended history deleted; _move_to_history:
 --                       moved rows deleted from the live tables;
 --                       _history_retention: history_counts deleted
@@ -11766,8 +11767,8 @@ $$;
 --
 -- Called by: geneva._move_ended (housekeeping's move, which passes whole
 -- trees it has locked), tests. Sets geneva.moving and geneva.retention
--- around its writes (the history guards, the live tables' delete guards,
--- and workflows_count_deleted's WHEN read them). Locks the workflows' rows
+-- around its writes (the history guards and the live tables' delete guards
+-- read it). Locks the workflows' rows
 -- (for update, skip locked), and the rows of geneva.history_counts it adds
 -- to.
 -- Returns the ids moved.
@@ -13724,35 +13725,6 @@ for each row
 -- (finished or canceled: workflows_state_valid ties each to its timestamp)
 when (new.finished_at is not null or new.canceled_at is not null)
 execute function geneva._trg_workflows_count_inserted();
-
--- geneva._trg_workflows_count_deleted: counts an ended workflow deleted
--- (housekeeping's retention) in geneva.ended_workflow_count_deltas, for
--- geneva.workflow_counts. A workflow moved into history
--- (geneva._move_to_history, geneva.moving 'on') is not deleted: it is
--- counted until its partition is dropped.
---
--- The trigger's WHEN clause picks the rows: any other write to a workflow
--- costs an expression, not a call.
--- Fired by: the trigger workflows_count_deleted, after delete on
--- geneva.workflows, for each ended row.
-create or replace function geneva._trg_workflows_count_deleted()
-returns trigger
-language plpgsql
-volatile
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
-  values (old.workflow_type, old.state, -1);
-  return null;
-end;
-$$;
-
-create or replace trigger workflows_count_deleted
-after delete on geneva.workflows
-for each row
-when (old.state in ('finished', 'canceled') and pg_catalog.current_setting('geneva.moving', true) is distinct from 'on')
-execute function geneva._trg_workflows_count_deleted();
 
 -- geneva._trg_step_executions_count_inserted: counts an execution inserted
 -- already ended (history imported by hand; the engine inserts only

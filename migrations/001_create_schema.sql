@@ -641,8 +641,9 @@ create table geneva.runaways (
 
 -- The counts of ended workflows, so that geneva.workflow_counts reads a few
 -- rows instead of counting the whole history. Triggers on geneva.workflows
--- append a row to ended_workflow_count_deltas for every workflow that ends,
--- is inserted ended or is deleted ended (sql/counts/workflows_count_*.sql);
+-- append a row to ended_workflow_count_deltas for every workflow that ends
+-- or is inserted ended (sql/counts/workflows_count_*.sql); a history
+-- partition's drop takes its workflows off (geneva._history_forget);
 -- geneva._fold_workflow_counts folds them into ended_workflow_counts. The
 -- count of a type and state is its row there plus its deltas.
 create table geneva.ended_workflow_counts (

@@ -109,7 +109,7 @@
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
 --   geneva.moving       _move_to_history: ended workflows moved into history
---                       (history_guard; workflows_count_deleted)
+--                       (history_guard)
 --   geneva.retention    housekeep: ended history deleted; _move_to_history:
 --                       moved rows deleted from the live tables;
 --                       _history_retention: history_counts deleted
@@ -361,7 +361,6 @@ $$;
 {{ template "children/_children_ended.sql" . }}
 {{ template "counts/workflows_ended.sql" . }}
 {{ template "counts/workflows_count_inserted.sql" . }}
-{{ template "counts/workflows_count_deleted.sql" . }}
 {{ template "counts/step_executions_count_inserted.sql" . }}
 {{ template "guards/counts_guard.sql" . }}
 {{ template "guards/workflow_definitions_guard.sql" . }}

@@ -17,8 +17,8 @@
 --
 -- Called by: geneva._move_ended (housekeeping's move, which passes whole
 -- trees it has locked), tests. Sets geneva.moving and geneva.retention
--- around its writes (the history guards, the live tables' delete guards,
--- and workflows_count_deleted's WHEN read them). Locks the workflows' rows
+-- around its writes (the history guards and the live tables' delete guards
+-- read it). Locks the workflows' rows
 -- (for update, skip locked), and the rows of geneva.history_counts it adds
 -- to.
 -- Returns the ids moved.
