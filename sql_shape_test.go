@@ -530,11 +530,13 @@ func routerFile(t *testing.T, code fs.FS, name, text string) error {
 	if strings.HasPrefix(function, "_") {
 		return nil
 	}
-	if view, ok := strings.CutPrefix(function, "cells_"); ok {
-		if _, err := fs.Stat(code, "views/"+view+".sql"); err != nil {
-			t.Errorf("%s: a router's cells_ function reads a view of the cells: sql/views/%s.sql does not exist", name, view)
+	for _, prefix := range []string{"cells_", "cell_"} { // every cell's rows of a view; one cell's, by id
+		if view, ok := strings.CutPrefix(function, prefix); ok {
+			if _, err := fs.Stat(code, "views/"+view+".sql"); err != nil {
+				t.Errorf("%s: a router's %s function reads a view of the cells: sql/views/%s.sql does not exist", name, prefix, view)
+			}
+			return nil
 		}
-		return nil
 	}
 	if _, err := fs.Stat(code, "api/"+function+".sql"); err != nil {
 		t.Errorf("%s: the router's public functions are the public API's: sql/api/%s.sql does not exist", name, function)

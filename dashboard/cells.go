@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"sync/atomic"
 )
 
 // A dashboard started with a cells' router's URL (docs/cells.md) reads
@@ -11,30 +10,10 @@ import (
 // dashboard's own queries make show that cell (the queue lags, each cell's
 // counts on the overview).
 
-// routerState caches whether the database is a router: 0 not known yet, 1
-// no, 2 yes.
-type routerState struct{ v atomic.Int32 }
-
-// onRouter says whether the dashboard reads a cells' router (which has
-// geneva.cells_workflow_counts()). An error reads as no, asked again next
-// time.
+// onRouter says whether the dashboard reads a cells' router
+// (goclient's OnRouter, cached).
 func (h *handler) onRouter(ctx context.Context) bool {
-	switch h.router.v.Load() {
-	case 1:
-		return false
-	case 2:
-		return true
-	}
-	var router bool
-	if err := h.db.QueryRow(ctx, `select pg_catalog.to_regprocedure('geneva.cells_workflow_counts()') is not null`).Scan(&router); err != nil {
-		return false
-	}
-	if router {
-		h.router.v.Store(2)
-	} else {
-		h.router.v.Store(1)
-	}
-	return router
+	return h.client.OnRouter(ctx)
 }
 
 // cellCounts is a cell's ongoing and ended workflows, by state.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/dbtest"
 	"github.com/geneva-dev/geneva/promgeneva"
 )
@@ -104,4 +105,48 @@ func TestCellsPages(t *testing.T) {
 	require.Contains(t, bodies[fmt.Sprintf("/workflows/%d", w.gatewayTimeout[0])], "GatewayTimeout")
 	require.Regexp(t, regexp.MustCompile(`(?s)Steps ended per minute.*<svg class="chart"`), bodies["/"])
 	require.False(t, strings.Contains(bodies["/"], "No workflows yet"))
+
+	// One workflow's rows of a view are read from the one cell its id routes
+	// to (geneva.cell_<view>), not from every cell's whole view: with the
+	// other cell's views renamed away, the workflow page and goclient's
+	// reads of that workflow work, where a read of a whole view fails.
+	id := w.canceled
+	other := cells[1-int(id&(partitions-1))%2]
+	page := fmt.Sprintf("/workflows/%d", id)
+	before := get(t, h, page)
+	require.Equal(t, http.StatusOK, before.status, "%s: %s", page, before.body)
+	views := []string{"workflow_timeline", "workflow_children", "workflow_list", "action_log", "awaiting_events", "workflow_blockers"}
+	for _, view := range views {
+		_, err := other.Exec(ctx, fmt.Sprintf("alter view geneva.%s rename to %s_away", view, view))
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		for _, view := range views {
+			_, _ = other.Exec(ctx, fmt.Sprintf("alter view geneva.%s_away rename to %s", view, view))
+		}
+	})
+	_, err := router.Exec(ctx, "select count(*) from geneva.workflow_timeline")
+	require.ErrorContains(t, err, "does not exist", "a whole view is read from every cell")
+	r := get(t, h, page)
+	require.Equal(t, http.StatusOK, r.status, "%s: %s", page, r.body)
+	require.Equal(t, strings.Count(before.body, "<tr"), strings.Count(r.body, "<tr"), "the same rows")
+	client := goclient.New(router)
+	require.True(t, client.OnRouter(ctx))
+	timeline, err := client.Timeline(ctx, id)
+	require.NoError(t, err)
+	require.NotEmpty(t, timeline)
+	actions, err := client.ActionLog(ctx, &goclient.ActionLogParams{WorkflowID: id})
+	require.NoError(t, err)
+	require.NotEmpty(t, actions, "the cancel")
+	require.Equal(t, actions[0].Cell, names[int(id&(partitions-1))%2])
+	_, err = client.ChildCounts(ctx, id)
+	require.NoError(t, err)
+	_, err = client.Retries(ctx, id)
+	require.NoError(t, err)
+	_, err = client.AwaitingEvents(ctx, &goclient.AwaitingEventsParams{WorkflowID: id})
+	require.NoError(t, err)
+	_, err = client.CountAwaitingEvents(ctx, &goclient.AwaitingEventsParams{WorkflowID: id})
+	require.NoError(t, err)
+	_, err = client.WorkflowBlockers(ctx, &goclient.WorkflowBlockersParams{WorkflowID: id})
+	require.NoError(t, err)
 }

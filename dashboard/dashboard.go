@@ -183,8 +183,6 @@ type handler struct {
 	logger    *slog.Logger
 	next      http.Handler
 	templates map[string]*template.Template
-	// router tells whether the database is a cells' router (onRouter)
-	router routerState
 
 	// beforeBulkCall, when set (by tests), runs before each batch of a bulk
 	// action (each call of geneva.bulk_workflows), to play a concurrent

@@ -236,9 +236,13 @@ const maxPayload = 2000
 // receivedEvents reads the events the workflow's executions from id from
 // on received (geneva.workflow_timeline).
 func (h *handler) receivedEvents(ctx context.Context, workflowID, from int64) (map[int64]*receivedEvent, error) {
+	view := "geneva.workflow_timeline"
+	if h.onRouter(ctx) { // the one cell the id routes to
+		view = "geneva.cell_workflow_timeline($1::bigint)"
+	}
 	rows, err := h.db.Query(ctx, `select execution_id, event_name, left(event_payload::text, $3) as payload,
 		length(event_payload::text) > $3 as truncated, event_sent_by, event_sent_at
-		from geneva.workflow_timeline
+		from `+view+`
 		where workflow_id = $1 and execution_id >= $2 and event_id is not null`, workflowID, from, maxPayload)
 	list, err := collect[receivedEvent](rows, err)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +25,9 @@ type DB interface {
 // holds nothing but its DB.
 type Client struct {
 	db DB
+
+	// router caches OnRouter: 0 not known yet, 1 no, 2 yes.
+	router atomic.Int32
 }
 
 // New returns a client that runs on db: a *pgxpool.Pool, or a pgx.Tx to

@@ -189,9 +189,13 @@ func (c *Client) AwaitingEvents(ctx context.Context, params *AwaitingEventsParam
 	if params == nil {
 		params = &AwaitingEventsParams{}
 	}
+	from := "geneva.awaiting_events"
+	if params.WorkflowID != 0 {
+		from = c.oneWorkflow(ctx, "awaiting_events", "$4")
+	}
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, workflow_state,
 		execution_id, step_name, event, waiting_since, timeout_at, on_timeout, events, since, `+cellColumn("a")+`
-		from geneva.awaiting_events a
+		from `+from+` a
 		where ($1::text is null or workflow_type = $1) and ($2::text is null or $2 = any (events))
 		  and ($4::bigint is null or workflow_id = $4)
 		order by timeout_at nulls last, execution_id limit $3`,
@@ -205,8 +209,12 @@ func (c *Client) CountAwaitingEvents(ctx context.Context, params *AwaitingEvents
 	if params == nil {
 		params = &AwaitingEventsParams{}
 	}
+	from := "geneva.awaiting_events"
+	if params.WorkflowID != 0 {
+		from = c.oneWorkflow(ctx, "awaiting_events", "$3")
+	}
 	var n int64
-	err := c.db.QueryRow(ctx, `select count(*) from geneva.awaiting_events
+	err := c.db.QueryRow(ctx, `select count(*) from `+from+`
 		where ($1::text is null or workflow_type = $1) and ($2::text is null or $2 = any (events))
 		  and ($3::bigint is null or workflow_id = $3)`,
 		nullIfZero(params.WorkflowType), nullIfZero(params.Event), nullIfZero(params.WorkflowID)).Scan(&n)

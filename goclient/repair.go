@@ -35,7 +35,7 @@ func (c *Client) RetryWorkflow(ctx context.Context, workflowID int64, fromStep s
 // RetriedFrom it is), oldest first (the geneva.workflow_list view).
 func (c *Client) Retries(ctx context.Context, workflowID int64) ([]int64, error) {
 	rows, err := c.db.Query(ctx,
-		"select workflow_id from geneva.workflow_list where retried_from = $1 order by workflow_id", workflowID)
+		"select workflow_id from "+c.oneWorkflow(ctx, "workflow_list", "$1")+" where retried_from = $1 order by workflow_id", workflowID)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -56,7 +56,7 @@ type ChildCount struct {
 func (c *Client) ChildCounts(ctx context.Context, parentID int64) ([]ChildCount, error) {
 	rows, err := c.db.Query(ctx, `
 		select state, count(*)::integer
-		from geneva.workflow_children
+		from `+c.oneWorkflow(ctx, "workflow_children", "$1")+`
 		where parent_id = $1
 		group by state
 		order by array_position(array['ready', 'performing', 'paused', 'finished', 'canceled'], state)`, parentID)
@@ -222,8 +222,11 @@ func (c *Client) ActionLog(ctx context.Context, params *ActionLogParams) ([]*Act
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
+	from := "geneva.action_log"
 	if params.WorkflowID != 0 {
-		conds = append(conds, "workflow_id = "+arg(params.WorkflowID))
+		ref := arg(params.WorkflowID)
+		conds = append(conds, "workflow_id = "+ref)
+		from = c.oneWorkflow(ctx, "action_log", ref)
 	}
 	if params.Verb != "" {
 		conds = append(conds, "verb = "+arg(params.Verb))
@@ -246,6 +249,6 @@ func (c *Client) ActionLog(ctx context.Context, params *ActionLogParams) ([]*Act
 		where = " where " + strings.Join(conds, " and ")
 	}
 	rows, err := c.db.Query(ctx, `select action_id, at, performed_by, actor, verb, workflow_id, arguments, result,
-		bulk_action_id, `+cellColumn("l")+` from geneva.action_log l`+where+` order by action_id desc limit `+arg(limit), args...)
+		bulk_action_id, `+cellColumn("l")+` from `+from+` l`+where+` order by action_id desc limit `+arg(limit), args...)
 	return collect[Action](rows, err)
 }

@@ -50,7 +50,7 @@ func (c *Client) Timeline(ctx context.Context, workflowID int64) ([]*TimelineEnt
 	rows, err := c.db.Query(ctx, `select execution_id, step_name, state, outcome, scheduled_for, started_at,
 		finished_at, queue_lag, run_time, error_class_name, error_message, reattempt_reason, cursor,
 		continues_from_id, error_classes, http_url, event_id, event_name, event_payload, event_sent_by, event_sent_at
-		from geneva.workflow_timeline where workflow_id = $1 order by execution_id`, workflowID)
+		from `+c.oneWorkflow(ctx, "workflow_timeline", "$1")+` where workflow_id = $1 order by execution_id`, workflowID)
 	return collect[TimelineEntry](rows, err)
 }
 
@@ -404,10 +404,14 @@ func (c *Client) WorkflowBlockers(ctx context.Context, params *WorkflowBlockersP
 	if params == nil {
 		params = &WorkflowBlockersParams{}
 	}
+	from := "geneva.workflow_blockers"
+	if params.WorkflowID != 0 {
+		from = c.oneWorkflow(ctx, "workflow_blockers", "$1")
+	}
 	rows, err := c.db.Query(ctx, `select workflow_id, workflow_type, hero_type, hero_id, execution_id, step_name,
 		  scheduled_for, reason, held_until, event, limit_kind, limit_name, key, in_progress, concurrency,
 		  position, waiting, starts_in_window, rate, per, queue, queue_reported_at, queue_paused_at, last_fetched_at
-		from geneva.workflow_blockers
+		from `+from+`
 		where ($1::bigint is null or workflow_id = $1) and ($2::text is null or reason = $2)
 		order by execution_id, reason, limit_kind, limit_name, key limit $3`,
 		nullIfZero(params.WorkflowID), nullIfZero(string(params.Reason)), limitOrAll(params.Limit))

@@ -290,7 +290,7 @@ func TestCells(t *testing.T) {
 	rows, err := router.Query(ctx, `
 		select p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid)
 		from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-		where n.nspname = 'geneva' and p.proname !~ '^(_|cells_)' order by 1`)
+		where n.nspname = 'geneva' and p.proname !~ '^(_|cells?_)' order by 1`)
 	require.NoError(t, err)
 	type signature struct{ Name, Arguments, Result string }
 	routed, err := pgx.CollectRows(rows, pgx.RowToStructByPos[signature])

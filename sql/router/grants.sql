@@ -63,6 +63,12 @@ grant execute on function
   geneva.cells_workflow_children,
   geneva.cells_workflow_list,
   geneva.cells_workflow_timeline,
+  geneva.cell_workflow_timeline,
+  geneva.cell_workflow_children,
+  geneva.cell_workflow_list,
+  geneva.cell_action_log,
+  geneva.cell_awaiting_events,
+  geneva.cell_workflow_blockers,
   geneva.now,
   geneva.get_housekeeping_settings
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};

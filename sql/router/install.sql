@@ -33,6 +33,10 @@
 -- Views: workflow_counts and engine_metrics, the cells' columns, merged
 -- from cells_workflow_counts and cells_engine_metrics (RUN ON ALL, each
 -- cell's rows with a cell column; public, as a view's reader calls them).
+-- A read of one workflow's rows of a view (its timeline, children,
+-- retries, actions, awaits, blockers) calls cell_<view>(id), RUN ON the id:
+-- one cell, filtered there, not every cell's whole view (goclient and the
+-- dashboard do, through a router).
 -- The operator verbs go through a _cell_* or _cells_* helper that passes
 -- the caller (_router_actor) for the cells' action log.
 
@@ -95,8 +99,10 @@
 {{ template "router/set_housekeeping_settings.sql" . }}
 {{ template "router/cells_action_log.sql" . }}
 {{ template "router/action_log.sql" . }}
+{{ template "router/cell_action_log.sql" . }}
 {{ template "router/cells_awaiting_events.sql" . }}
 {{ template "router/awaiting_events.sql" . }}
+{{ template "router/cell_awaiting_events.sql" . }}
 {{ template "router/cells_definition_steps.sql" . }}
 {{ template "router/definition_steps.sql" . }}
 {{ template "router/cells_definition_versions.sql" . }}
@@ -127,10 +133,14 @@
 {{ template "router/stuck_executions.sql" . }}
 {{ template "router/cells_workflow_blockers.sql" . }}
 {{ template "router/workflow_blockers.sql" . }}
+{{ template "router/cell_workflow_blockers.sql" . }}
 {{ template "router/cells_workflow_children.sql" . }}
 {{ template "router/workflow_children.sql" . }}
+{{ template "router/cell_workflow_children.sql" . }}
 {{ template "router/cells_workflow_list.sql" . }}
 {{ template "router/workflow_list.sql" . }}
+{{ template "router/cell_workflow_list.sql" . }}
 {{ template "router/cells_workflow_timeline.sql" . }}
 {{ template "router/workflow_timeline.sql" . }}
+{{ template "router/cell_workflow_timeline.sql" . }}
 {{ template "router/grants.sql" . }}
