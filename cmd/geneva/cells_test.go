@@ -89,6 +89,19 @@ func TestMigrateCells(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &bulk), out)
 	require.Equal(t, 20, bulk.Acted, out)
 	require.Equal(t, 20, bulk.Matched, out)
+	// the tables of rows from one cell each end with the cell's column
+	dbName := func(u string) string { return u[strings.LastIndex(u, "/")+1 : strings.Index(u, "?")] }
+	for _, args := range [][]string{{"ls", "--state", "paused"}, {"actions"}} {
+		out, err = cli(t, router, args...)
+		require.NoError(t, err)
+		require.Regexp(t, `(?m)^(id|action) .* cell$`, out, "%v: the header", args)
+		for _, cell := range cells {
+			require.Contains(t, out, dbName(cell), "%v: the rows of both cells", args)
+		}
+	}
+	out, err = cli(t, cells[0], "actions")
+	require.NoError(t, err)
+	require.NotRegexp(t, `(?m) cell$`, out, "a cell's own tables have no cell column")
 
 	// partition 1, on the second cell, moves to a third
 	third := empty(t)

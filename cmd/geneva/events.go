@@ -74,14 +74,15 @@ func printAwaiting(out io.Writer, awaiting []*goclient.AwaitingEvent, now time.T
 		return err
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "workflow\ttype\thero\tstate\tstep\tevent\twaiting since\ttimeout at\tthen")
+	cells := report.WithCells(awaiting, func(a *goclient.AwaitingEvent) string { return a.Cell })
+	fmt.Fprintln(w, "workflow\ttype\thero\tstate\tstep\tevent\twaiting since\ttimeout at\tthen"+report.CellColumn(cells, "cell"))
 	for _, a := range awaiting {
 		timeout := ""
 		if a.TimeoutAt != nil {
 			timeout = report.Stamp(*a.TimeoutAt) + " (" + relative(a.TimeoutAt.Sub(now)) + ")"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.WorkflowID, a.WorkflowType, a.HeroType, a.HeroID,
-			a.WorkflowState, a.StepName, awaited(a), report.Stamp(a.WaitingSince), timeout, a.OnTimeout)
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", a.WorkflowID, a.WorkflowType, a.HeroType, a.HeroID,
+			a.WorkflowState, a.StepName, awaited(a), report.Stamp(a.WaitingSince), timeout, a.OnTimeout, report.CellColumn(cells, a.Cell))
 	}
 	return w.Flush()
 }

@@ -52,7 +52,8 @@ func printLimitUsage(out io.Writer, usage []*goclient.LimitUsage, now time.Time)
 		return err
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "limit\tkind\tkey\tin progress\twaiting\twaiting since\tstarts in window\twindow ends")
+	cells := report.WithCells(usage, func(u *goclient.LimitUsage) string { return u.Cell })
+	fmt.Fprintln(w, "limit\tkind\tkey\tin progress\twaiting\twaiting since\tstarts in window\twindow ends"+report.CellColumn(cells, "cell"))
 	for _, u := range usage {
 		key := u.Key
 		if key == "" {
@@ -69,8 +70,8 @@ func printLimitUsage(out io.Writer, usage []*goclient.LimitUsage, now time.Time)
 		if u.Rate != nil || u.StartsInWindow > 0 {
 			starts = outOf(u.StartsInWindow, u.Rate)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", u.LimitName, u.Kind, key,
-			outOf(u.InProgress, u.Concurrency), u.Waiting, since, starts, windowEnd)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s%s\n", u.LimitName, u.Kind, key,
+			outOf(u.InProgress, u.Concurrency), u.Waiting, since, starts, windowEnd, report.CellColumn(cells, u.Cell))
 	}
 	return w.Flush()
 }

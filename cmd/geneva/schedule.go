@@ -171,7 +171,8 @@ func printSchedules(out io.Writer, schedules []*goclient.Schedule, now time.Time
 		return err
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "name\tcron\ttz\ttype\thero\tstate\tnext fire\tlast fire\tlast workflow\tfired\tskipped\tlast skip")
+	cells := report.WithCells(schedules, func(s *goclient.Schedule) string { return s.Cell })
+	fmt.Fprintln(w, "name\tcron\ttz\ttype\thero\tstate\tnext fire\tlast fire\tlast workflow\tfired\tskipped\tlast skip"+report.CellColumn(cells, "cell"))
 	for _, s := range schedules {
 		state, next := "active", report.Stamp(s.NextFireAt)+" ("+relative(s.NextFireAt.Sub(now))+")"
 		if s.Paused {
@@ -190,8 +191,8 @@ func printSchedules(out io.Writer, schedules []*goclient.Schedule, now time.Time
 		if s.LastSkipReason != nil {
 			skip = report.Stamp(*s.LastSkippedSlot) + ": " + *s.LastSkipReason
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Cron, s.Timezone, s.WorkflowType,
-			s.HeroType, s.HeroID, state, next, last, workflow, s.FiredCount, s.SkippedCount, skip)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%d\t%d\t%s%s\n", s.Name, s.Cron, s.Timezone, s.WorkflowType,
+			s.HeroType, s.HeroID, state, next, last, workflow, s.FiredCount, s.SkippedCount, skip, report.CellColumn(cells, s.Cell))
 	}
 	return w.Flush()
 }

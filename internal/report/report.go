@@ -59,7 +59,8 @@ func Paused(out io.Writer, paused []*goclient.PausedWorkflow) error {
 		return err
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "id\ttype\thero\tnext step\tpaused for\twhy")
+	cells := WithCells(paused, func(p *goclient.PausedWorkflow) string { return p.Cell })
+	fmt.Fprintln(w, "id\ttype\thero\tnext step\tpaused for\twhy"+CellColumn(cells, "cell"))
 	for _, p := range paused {
 		why := "paused by an operator or the step"
 		switch {
@@ -70,8 +71,8 @@ func Paused(out io.Writer, paused []*goclient.PausedWorkflow) error {
 		case p.LastErrorMessage != nil && Deref(p.ErrorStepName) == Deref(p.NextStepName):
 			why = Deref(p.LastErrorClass) + ": " + *p.LastErrorMessage
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s\n", p.WorkflowID, p.WorkflowType, p.HeroType, p.HeroID,
-			Deref(p.NextStepName), Duration(p.PausedFor), why)
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%s\t%s%s\n", p.WorkflowID, p.WorkflowType, p.HeroType, p.HeroID,
+			Deref(p.NextStepName), Duration(p.PausedFor), why, CellColumn(cells, p.Cell))
 	}
 	return w.Flush()
 }
@@ -271,7 +272,8 @@ func ActionLog(out io.Writer, actions []*goclient.Action, withWorkflow bool) {
 	if withWorkflow {
 		header += "\tworkflow"
 	}
-	fmt.Fprintln(w, header+"\targuments\tresult")
+	cells := WithCells(actions, func(a *goclient.Action) string { return a.Cell })
+	fmt.Fprintln(w, header+"\targuments\tresult"+CellColumn(cells, "cell"))
 	for _, a := range actions {
 		by := a.PerformedBy
 		if a.Actor != nil {
@@ -289,7 +291,7 @@ func ActionLog(out io.Writer, actions []*goclient.Action, withWorkflow bool) {
 			}
 			fmt.Fprintf(w, "\t%s", workflow)
 		}
-		fmt.Fprintf(w, "\t%s\t%s\n", shorten(string(a.Arguments), 60), shorten(string(a.Result), 60))
+		fmt.Fprintf(w, "\t%s\t%s%s\n", shorten(string(a.Arguments), 60), shorten(string(a.Result), 60), CellColumn(cells, a.Cell))
 	}
 	w.Flush()
 }
@@ -417,10 +419,11 @@ func Stuck(out io.Writer, stuck []*goclient.StuckExecution) error {
 		return err
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by")
+	cells := WithCells(stuck, func(e *goclient.StuckExecution) string { return e.Cell })
+	fmt.Fprintln(w, "execution\tworkflow\ttype\thero\tstep\tstate\tsilent for\toverdue by"+CellColumn(cells, "cell"))
 	for _, e := range stuck {
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
-			e.HeroType, e.HeroID, e.StepName, e.State, Duration(e.SilentFor), Duration(e.OverdueBy))
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s %s\t%s\t%s\t%s\t%s%s\n", e.ExecutionID, e.WorkflowID, e.WorkflowType,
+			e.HeroType, e.HeroID, e.StepName, e.State, Duration(e.SilentFor), Duration(e.OverdueBy), CellColumn(cells, e.Cell))
 	}
 	return w.Flush()
 }
@@ -434,10 +437,11 @@ func Runaways(out io.Writer, list []*goclient.RunawayWorkflow) error {
 	}
 	fmt.Fprintln(out, "Runaway workflows (flagged by housekeeping, not stopped):")
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "workflow\ttype\thero\tstate\texecutions\tmost repeated step\trepeats\tflagged")
+	cells := WithCells(list, func(r *goclient.RunawayWorkflow) string { return r.Cell })
+	fmt.Fprintln(w, "workflow\ttype\thero\tstate\texecutions\tmost repeated step\trepeats\tflagged"+CellColumn(cells, "cell"))
 	for _, r := range list {
-		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%d\t%s\t%d\t%s\n", r.WorkflowID, r.WorkflowType, r.HeroType, r.HeroID,
-			r.State, r.Executions, r.StepName, r.Repeats, Stamp(r.FlaggedAt))
+		fmt.Fprintf(w, "%d\t%s\t%s %s\t%s\t%d\t%s\t%d\t%s%s\n", r.WorkflowID, r.WorkflowType, r.HeroType, r.HeroID,
+			r.State, r.Executions, r.StepName, r.Repeats, Stamp(r.FlaggedAt), CellColumn(cells, r.Cell))
 	}
 	return w.Flush()
 }
@@ -472,16 +476,33 @@ func Stats(out io.Writer, stats []*goclient.StepStat) error {
 		return (time.Duration(*s * float64(time.Second))).Round(time.Millisecond).String()
 	}
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "type\tstep\texecutions\truns\tlag p50\tlag p95\trun p50\trun p95\toutcomes")
+	cells := WithCells(stats, func(s *goclient.StepStat) string { return s.Cell })
+	fmt.Fprintln(w, "type\tstep\texecutions\truns\tlag p50\tlag p95\trun p50\trun p95\toutcomes"+CellColumn(cells, "cell"))
 	for _, s := range stats {
 		var outcomes []string
 		for outcome, n := range s.Outcomes {
 			outcomes = append(outcomes, fmt.Sprintf("%s=%d", outcome, n))
 		}
 		slices.Sort(outcomes)
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", s.WorkflowType, s.StepName, s.Executions, s.Runs,
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s%s\n", s.WorkflowType, s.StepName, s.Executions, s.Runs,
 			seconds(s.QueueLagP50Seconds), seconds(s.QueueLagP95Seconds), seconds(s.RunTimeP50Seconds),
-			seconds(s.RunTimeP95Seconds), strings.Join(outcomes, " "))
+			seconds(s.RunTimeP95Seconds), strings.Join(outcomes, " "), CellColumn(cells, s.Cell))
 	}
 	return w.Flush()
+}
+
+// WithCells says whether rows were read through a cells' router
+// (docs/cells.md): one of them has a cell. A table of them then ends with a
+// cell column (CellColumn).
+func WithCells[T any](rows []T, cell func(T) string) bool {
+	return slices.ContainsFunc(rows, func(r T) bool { return cell(r) != "" })
+}
+
+// CellColumn is a table's last column, a tab and value, in a table WithCells
+// found cells in; else nothing.
+func CellColumn(cells bool, value string) string {
+	if !cells {
+		return ""
+	}
+	return "\t" + value
 }
