@@ -398,7 +398,7 @@ func TestCells(t *testing.T) {
 // and its cell's workflows wait for it (docs/cells.md).
 func TestCellsWorkers(t *testing.T) {
 	ctx := context.Background()
-	cells, _, router := cellsSetup(t)
+	cells, cellURLs, router := cellsSetup(t)
 
 	var ran atomic.Int64
 	greet := worker.NewWorkflow("Greet", nil).
@@ -445,21 +445,67 @@ func TestCellsWorkers(t *testing.T) {
 	waitFor("400 workflows finished", func() bool { finished, _ := counts(router); return finished == 400 })
 	require.EqualValues(t, 400, ran.Load())
 
-	// cell 0's worker stops: cell 1's workflows still finish, cell 0's wait
+	// cell 0's worker is now a process of its own, whose steps hang, and it
+	// is SIGKILLed with steps in progress: cell 1's workflows still finish,
+	// cell 0's wait
 	require.NoError(t, workers[0].Stop(ctx))
+	child := exec.Command(os.Args[0], "-test.run=^TestCellsWorkerChild$", "-test.count=1")
+	child.Env = append(os.Environ(), "GENEVA_CELL_CHILD_URL="+cellURLs[0])
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { _ = child.Process.Kill() }) // if the test fails before it
 	_, before0 := counts(cells[0])
 	create(400, 600)
 	_, all0 := counts(cells[0])
 	_, all1 := counts(cells[1])
 	require.Greater(t, all0, before0, "some new heroes are cell 0's")
+	inProgress := func() (n int) {
+		require.NoError(t, cells[0].QueryRow(ctx,
+			"select count(*) from geneva.step_executions where state = 'in_progress'").Scan(&n))
+		return n
+	}
+	waitFor("cell 0's child worker running steps", func() bool { return inProgress() > 0 })
+	require.NoError(t, child.Process.Kill())
+	_ = child.Wait()
 	waitFor("cell 1's workflows finished", func() bool { finished, _ := counts(cells[1]); return finished == all1 })
 	finished0, _ := counts(cells[0])
 	require.Equal(t, before0, finished0, "cell 0's new workflows wait for its worker")
+	require.Positive(t, inProgress(), "the killed worker's steps are left in progress")
 
-	// its worker back, everything finishes
+	// its worker back, housekeeping recovers the killed worker's steps, and
+	// everything finishes, each step's success recorded once
 	start(cells[0])
+	_, err := cells[0].Exec(ctx, "select geneva.housekeep(p_stuck_in_progress_after => interval '0')")
+	require.NoError(t, err)
 	waitFor("600 workflows finished", func() bool { finished, _ := counts(router); return finished == 600 })
-	require.EqualValues(t, 600, ran.Load())
+	for _, cell := range cells[:2] {
+		var twice int
+		require.NoError(t, cell.QueryRow(ctx, `select count(*) from (
+			select workflow_id from geneva.step_executions where outcome = 'success'
+			group by workflow_id having count(*) > 1) x`).Scan(&twice))
+		require.Zero(t, twice)
+	}
+}
+
+// TestCellsWorkerChild is TestCellsWorkers' worker process on a cell (its
+// GENEVA_CELL_CHILD_URL): Greet's steps hang until it is killed.
+func TestCellsWorkerChild(t *testing.T) {
+	cellURL := os.Getenv("GENEVA_CELL_CHILD_URL")
+	if cellURL == "" {
+		t.Skip("TestCellsWorkers' worker process")
+	}
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, cellURL)
+	require.NoError(t, err)
+	hang := worker.NewWorkflow("Greet", nil).
+		Step("hello", func(ctx context.Context, step *worker.Step) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, nil)
+	w, err := worker.New(pool, &worker.Config{Workflows: []*worker.Workflow{hang}, Logger: slog.New(slog.DiscardHandler),
+		StepTimeout: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(ctx))
+	select {} // until killed
 }
 
 // TestCellsRefused: a cell's partitions are a power of two, and a database
