@@ -394,7 +394,7 @@ func TestCells(t *testing.T) {
 }
 
 // TestCellsWorkers: a worker on each cell finishes the workflows created
-// through the router; one cell's worker stopped does not stop the other's,
+// through the router; one cell's worker SIGKILLed does not stop the other's,
 // and its cell's workflows wait for it (docs/cells.md).
 func TestCellsWorkers(t *testing.T) {
 	ctx := context.Background()
