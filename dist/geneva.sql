@@ -12048,8 +12048,9 @@ $$;
 --
 -- What a partition held leaves geneva.workflow_counts: its counts by type
 -- and state (geneva.history_counts, kept by the move: the partition itself
--- is not read) are taken off, and its rows of history_counts deleted
--- (geneva._history_forget).
+-- is not read) are taken off, and its rows of history_counts deleted; its
+-- events leave geneva.event_stats (their rows of history_event_counts
+-- deleted): geneva._history_forget.
 --
 -- Locks: the three history parents, ACCESS EXCLUSIVE (as DROP and DETACH
 -- of a partition take them), asked for without waiting: when a reader of
@@ -12411,9 +12412,10 @@ comment on function geneva.archive_partition_rows(text, bigint, integer) is
 -- no file holds. A partition already gone returns false: dropping again
 -- after a crash is harmless.
 --
--- Its workflows leave geneva.workflow_counts: an attached partition's, as
--- retention's drop takes them off (geneva._history_forget: its days'
--- geneva.history_counts); a detached one left the counts when housekeeping
+-- Its workflows leave geneva.workflow_counts, and its events
+-- geneva.event_stats: an attached partition's, as retention's drop takes
+-- them off (geneva._history_forget: its days' geneva.history_counts and
+-- history_event_counts); a detached one left the counts when housekeeping
 -- detached it.
 --
 -- Called by: operators, `geneva archive`. Records the action

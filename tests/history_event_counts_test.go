@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,11 @@ func TestHistoryEventCounts(t *testing.T) {
 		require.Equal(t, [3]int64{3, 4, 1}, historyEventCounts(t, b),
 			"three rows of the day (Approval approved and other, Note noted): four events, one consumed")
 		require.Equal(t, before, eventStats(t, b))
+		// (and reads no history partition: its plan names none)
+		plan := strings.Join(texts(t, b, b.conn, "explain select * from geneva.event_stats"), "\n")
+		require.Contains(t, plan, "history_event_counts")
+		require.NotContains(t, plan, "events_history")
+		require.NotContains(t, plan, "workflows_history")
 
 		// a second move adds to the day's rows
 		b.setNow(t, t0.Add(hours(3)))

@@ -8,9 +8,10 @@
 -- no file holds. A partition already gone returns false: dropping again
 -- after a crash is harmless.
 --
--- Its workflows leave geneva.workflow_counts: an attached partition's, as
--- retention's drop takes them off (geneva._history_forget: its days'
--- geneva.history_counts); a detached one left the counts when housekeeping
+-- Its workflows leave geneva.workflow_counts, and its events
+-- geneva.event_stats: an attached partition's, as retention's drop takes
+-- them off (geneva._history_forget: its days' geneva.history_counts and
+-- history_event_counts); a detached one left the counts when housekeeping
 -- detached it.
 --
 -- Called by: operators, `geneva archive`. Records the action
