@@ -1490,6 +1490,20 @@ begin
 end;
 $$;
 
+-- A database made from an earlier migrations/001_create_schema.sql (tern
+-- records version 1 either way: migrations/README.md) lacks the tables 001
+-- gained since; named here rather than failing on the first object that
+-- reads one.
+do $$
+begin
+  if pg_catalog.to_regclass('geneva.history_event_counts') is null then
+    raise exception 'geneva.history_event_counts is missing: this database was made by an earlier migrations/001_create_schema.sql'
+      using errcode = '55000',
+            hint = 'Recreate a development database (migrations/README.md), or create the table as migrations/001_create_schema.sql does and install again: the install folds the events already in history.';
+  end if;
+end;
+$$;
+
 -- Clock and private helpers, in dependency order.
 -- geneva.now(): the engine's clock.
 --

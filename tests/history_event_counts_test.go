@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -192,7 +193,8 @@ func TestHistoryEventCounts(t *testing.T) {
 	})
 
 	// History moved by an earlier Geneva, whose move folded no events: the
-	// install (geneva migrate) folds them, once.
+	// install (geneva migrate) folds them, once; a database whose 001 had
+	// no such table is named as such.
 	t.Run("MigrateFoldsEarlierHistory", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -216,5 +218,24 @@ func TestHistoryEventCounts(t *testing.T) {
 			require.Equal(t, folded, historyEventCounts(t, b))
 			require.Equal(t, before, eventStats(t, b))
 		}
+
+		// a database made by an earlier 001, without the table: migrate
+		// says so; with the table created as 001 does, it folds them
+		_, err = b.conn.Exec(b.ctx, "drop table geneva.history_event_counts cascade")
+		require.NoError(t, err)
+		_, err = geneva.Migrate(b.ctx, b.pool, nil)
+		require.ErrorContains(t, err, "this database was made by an earlier migrations/001_create_schema.sql")
+		schema, err := os.ReadFile("../migrations/001_create_schema.sql")
+		require.NoError(t, err)
+		_, table, ok := strings.Cut(string(schema), "\ncreate table geneva.history_event_counts (")
+		require.True(t, ok)
+		table, _, ok = strings.Cut(table, "\n);")
+		require.True(t, ok)
+		_, err = b.conn.Exec(b.ctx, "create table geneva.history_event_counts ("+table+"\n)")
+		require.NoError(t, err)
+		_, err = geneva.Migrate(b.ctx, b.pool, nil)
+		require.NoError(t, err)
+		require.Equal(t, folded, historyEventCounts(t, b))
+		require.Equal(t, before, eventStats(t, b))
 	})
 }
