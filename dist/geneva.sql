@@ -1282,6 +1282,24 @@ create table geneva.history_counts (
   primary key (ended_on, workflow_type, state),
   constraint history_counts_state_valid check (state in ('finished', 'canceled'))
 );
+
+-- The events history holds, folded as history_counts folds its workflows:
+-- by the day their workflows ended, the workflow type and the event's name,
+-- how many were sent, how many a step consumed, and when the last was sent.
+-- Written by the move (geneva._move_to_history adds each batch's events,
+-- which never change again once moved), deleted by retention with its
+-- partition (geneva._history_forget), read by geneva.event_stats, which
+-- then reads no history partition. A few rows a day; written under
+-- sql/guards/history_guard.sql.
+create table geneva.history_event_counts (
+  ended_on date not null,
+  workflow_type text not null,
+  event text not null,
+  sent bigint not null,
+  consumed bigint not null,
+  last_sent_at timestamptz not null,
+  primary key (ended_on, workflow_type, event)
+);
 update public.geneva_schema_version set version = 1;
 commit;
 \endif
@@ -1383,8 +1401,9 @@ begin;
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour; history
 -- (docs/history.md): workflows_history, step_executions_history,
--- events_history (partitioned by the day a workflow ended) and
--- history_counts. No role but the
+-- events_history (partitioned by the day a workflow ended),
+-- history_counts and history_event_counts (what history holds, folded by
+-- day). No role but the
 -- owner may touch any; the guards refuse what no function does, even the
 -- owner's hand-written SQL.
 --
@@ -1398,11 +1417,13 @@ begin;
 --   geneva.ending       _end_executions: an execution ended
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
---   geneva.moving       _move_to_history: ended workflows moved into history
---                       (history_guard)
+--   geneva.moving       _move_to_history: ended workflows moved into history,
+--                       their counts and events' counts folded;
+--                       _history_event_counts_fill (history_guard)
 --   geneva.retention    housekeep: ended history deleted; _move_to_history:
 --                       moved rows deleted from the live tables;
---                       _history_retention: history_counts deleted
+--                       _history_forget: history_counts and
+--                       history_event_counts deleted
 --                       (history_guard, workflows_guard_delete, step_executions_guard_delete,
 --                       events_guard, idempotency_keys_guard,
 --                       operator_actions_guard)
@@ -1465,6 +1486,20 @@ begin
      and pg_catalog.current_setting('geneva.installing_cell', true) is distinct from 'on' then
     raise exception 'this database is a cell (docs/cells.md): upgrade it with geneva migrate, which keeps its ids'' partitions'
       using errcode = '55000';
+  end if;
+end;
+$$;
+
+-- A database made from an earlier migrations/001_create_schema.sql (tern
+-- records version 1 either way: migrations/README.md) lacks the tables 001
+-- gained since; named here rather than failing on the first object that
+-- reads one.
+do $$
+begin
+  if pg_catalog.to_regclass('geneva.history_event_counts') is null then
+    raise exception 'geneva.history_event_counts is missing: this database was made by an earlier migrations/001_create_schema.sql'
+      using errcode = '55000',
+            hint = 'Recreate a development database (migrations/README.md), or create the table as migrations/001_create_schema.sql does and install again: the install folds the events already in history.';
   end if;
 end;
 $$;
@@ -11757,7 +11792,10 @@ $$;
 -- The move is not a deletion: the counts (geneva.workflow_counts) still
 -- count the workflow; retention's drop of its partition will, by what
 -- geneva.history_counts (added to here, by day, type and state) says the
--- partition holds.
+-- partition holds. Its events are folded likewise into
+-- geneva.history_event_counts (by day, type and event name: sent, consumed,
+-- last sent), in the statement that inserts them into history, for
+-- geneva.event_stats.
 --
 -- Of p_ids, only the workflows that have ended and that no other
 -- transaction holds are moved (skip locked: the rest wait for another
@@ -11769,8 +11807,9 @@ $$;
 -- trees it has locked), tests. Sets geneva.moving and geneva.retention
 -- around its writes (the history guards and the live tables' delete guards
 -- read it). Locks the workflows' rows
--- (for update, skip locked), and the rows of geneva.history_counts it adds
--- to.
+-- (for update, skip locked), and the rows of geneva.history_counts and
+-- history_event_counts it adds to, in their keys' order (the order a
+-- second round moving at once takes them in).
 -- Returns the ids moved.
 create or replace function geneva._move_to_history(p_ids bigint[])
 returns bigint[]
@@ -11817,11 +11856,27 @@ begin
   from geneva.step_executions e
   join geneva.workflows w on w.id = e.workflow_id
   where e.workflow_id = any(v_ids);
-  insert into geneva.events_history
-  select x.*, (w.transitioned_at at time zone 'UTC')::date
-  from geneva.events x
-  join geneva.workflows w on w.id = x.workflow_id
-  where x.workflow_id = any(v_ids);
+  -- the events, and what they add to geneva.history_event_counts (by day,
+  -- type and name: geneva.event_stats reads these, not the partitions),
+  -- from the rows the insert returns
+  with moved as (
+    insert into geneva.events_history
+    select x.*, (w.transitioned_at at time zone 'UTC')::date
+    from geneva.events x
+    join geneva.workflows w on w.id = x.workflow_id
+    where x.workflow_id = any(v_ids)
+    returning ended_on, workflow_id, name, consumed_by, sent_at
+  )
+  insert into geneva.history_event_counts as c (ended_on, workflow_type, event, sent, consumed, last_sent_at)
+  select m.ended_on, w.workflow_type, m.name, count(*), count(m.consumed_by), max(m.sent_at)
+  from moved m
+  join geneva.workflows w on w.id = m.workflow_id
+  group by 1, 2, 3
+  order by 1, 2, 3
+  on conflict (ended_on, workflow_type, event) do update
+  set sent = c.sent + excluded.sent,
+      consumed = c.consumed + excluded.consumed,
+      last_sent_at = greatest(c.last_sent_at, excluded.last_sent_at);
 
   -- what history holds, for retention's counts (geneva.history_counts)
   insert into geneva.history_counts as c (ended_on, workflow_type, state, workflows, step_executions)
@@ -11830,6 +11885,7 @@ begin
   from geneva.workflows w
   where w.id = any(v_ids)
   group by 1, 2, 3
+  order by 1, 2, 3
   on conflict (ended_on, workflow_type, state) do update
   set workflows = c.workflows + excluded.workflows,
       step_executions = c.step_executions + excluded.step_executions;
@@ -11957,7 +12013,11 @@ $$;
 -- as it is dropped or detached: the workflows that ended on its days
 -- (geneva.history_counts, filled by the move) are taken off
 -- geneva.workflow_counts (ended_workflow_count_deltas), and their
--- history_counts rows deleted, without reading the partition.
+-- history_counts rows deleted, without reading the partition; so are their
+-- events' counts (geneva.history_event_counts, filled by the move): they
+-- leave geneva.event_stats. A detached partition's workflows and events are
+-- counted no more, as a dropped one's: what geneva archive writes out later
+-- is no longer the engine's.
 --
 -- Called by: geneva._history_retention (a partition dropped or detached),
 -- geneva.drop_archived_partition (an attached partition dropped by geneva
@@ -11986,6 +12046,8 @@ begin
   perform pg_catalog.set_config('geneva.retention', 'on', true);
   delete from geneva.history_counts c
   where c.ended_on >= p_lower and c.ended_on < p_upper;
+  delete from geneva.history_event_counts c
+  where c.ended_on >= p_lower and c.ended_on < p_upper;
   perform pg_catalog.set_config('geneva.retention', '', true);
   return query select v_w, v_e;
 end;
@@ -12000,8 +12062,9 @@ $$;
 --
 -- What a partition held leaves geneva.workflow_counts: its counts by type
 -- and state (geneva.history_counts, kept by the move: the partition itself
--- is not read) are taken off, and its rows of history_counts deleted
--- (geneva._history_forget).
+-- is not read) are taken off, and its rows of history_counts deleted; its
+-- events leave geneva.event_stats (their rows of history_event_counts
+-- deleted): geneva._history_forget.
 --
 -- Locks: the three history parents, ACCESS EXCLUSIVE (as DROP and DETACH
 -- of a partition take them), asked for without waiting: when a reader of
@@ -12071,6 +12134,51 @@ begin
     v_executions := v_executions + v_e;
   end loop;
   return query select v_partitions, v_workflows, v_executions;
+end;
+$$;
+
+-- geneva._history_event_counts_fill: folds into geneva.history_event_counts
+-- the events of history that no move folded (docs/history.md, "Counts and
+-- invariants"): those moved by an earlier Geneva, before the move folded
+-- them, which geneva.event_stats, reading the folded counts only, would no
+-- longer count. A day is folded when history holds workflows that ended on
+-- it (geneva.history_counts, the move's) and history_event_counts has no row
+-- of it: its events are read from their partition (pruned by the day),
+-- counted by type and name, and inserted. Idempotent: a day folded once has
+-- its rows, and the move folds every later day's events as it moves them; a
+-- day without events is read again at each call (its partition's events of
+-- that day: none, with daily partitions). A detached partition's days are
+-- no longer in history_counts (its events are counted no more, as its
+-- workflows).
+--
+-- Called by: sql/install.sql, at every install (geneva migrate, psql -f
+-- dist/geneva.sql), after the move that folds was installed in the same
+-- transaction. Sets geneva.moving around its insert (history_guard).
+-- Returns the days folded.
+create or replace function geneva._history_event_counts_fill()
+returns integer
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_days date[];
+begin
+  select coalesce(array_agg(distinct c.ended_on), '{}') into v_days
+  from geneva.history_counts c
+  where not exists (select from geneva.history_event_counts e where e.ended_on = c.ended_on);
+  if cardinality(v_days) = 0 then
+    return 0;
+  end if;
+  perform pg_catalog.set_config('geneva.moving', 'on', true);
+  insert into geneva.history_event_counts (ended_on, workflow_type, event, sent, consumed, last_sent_at)
+  select x.ended_on, w.workflow_type, x.name, count(*), count(x.consumed_by), max(x.sent_at)
+  from geneva.events_history x
+  join geneva.workflows_history w on w.id = x.workflow_id and w.ended_on = x.ended_on
+  where x.ended_on = any(v_days) and w.ended_on = any(v_days)
+  group by 1, 2, 3;
+  perform pg_catalog.set_config('geneva.moving', '', true);
+  return (select count(distinct e.ended_on)::integer from geneva.history_event_counts e where e.ended_on = any(v_days));
 end;
 $$;
 
@@ -12318,22 +12426,26 @@ comment on function geneva.archive_partition_rows(text, bigint, integer) is
 -- no file holds. A partition already gone returns false: dropping again
 -- after a crash is harmless.
 --
--- Its workflows leave geneva.workflow_counts: an attached partition's, as
--- retention's drop takes them off (geneva._history_forget: its days'
--- geneva.history_counts); a detached one left the counts when housekeeping
+-- Its workflows leave geneva.workflow_counts, and its events
+-- geneva.event_stats: an attached partition's, as retention's drop takes
+-- them off (geneva._history_forget: its days' geneva.history_counts and
+-- history_event_counts); a detached one left the counts when housekeeping
 -- detached it.
 --
 -- Called by: operators, `geneva archive`. Records the action
 -- (geneva._log_action, verb archive).
 -- Locks: an attached partition's three parents (geneva.workflows_history,
--- step_executions_history, events_history), ACCESS EXCLUSIVE, as DETACH
--- takes them: readers of history wait, claims and ends do not (the live
--- tables are not locked); a detached partition's tables only.
+-- step_executions_history, events_history, with their partitions), ACCESS
+-- EXCLUSIVE, as DETACH takes them; a detached partition's tables only;
+-- all asked for without waiting (a reader of history holding any makes
+-- the call fail, 55P03, rather than queue readers behind it or deadlock
+-- with one). Claims and ends never wait: the live tables are not locked.
 -- Returns true when it dropped the partition, false when there was none.
 -- Raises: 22004 for a NULL argument; 22023 for a name that is not a history
 -- partition's, and for one whose range ends after the retention's horizon
 -- (geneva._archive_horizon); 55000 when the partition holds another number
--- of workflows than p_workflows.
+-- of workflows than p_workflows; 55P03 when a reader holds a lock on the
+-- history tables (nothing dropped: call again).
 create or replace function geneva.drop_archived_partition(p_partition text, p_workflows bigint)
 returns boolean
 language plpgsql
@@ -12354,12 +12466,24 @@ begin
   end if;
   perform geneva._archive_horizon(v_part.upper_day);
 
-  if v_part.attached then
-    lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
-      in access exclusive mode;
-  end if;
-  execute format('lock table geneva.%I, geneva.%I, geneva.%I in access exclusive mode',
-    v_part.partition_name, v_part.executions_table, v_part.events_table);
+  -- without waiting: a reader of history (a view, get_workflow) holds the
+  -- parents while it runs and locks them one by one as it plans, so a drop
+  -- waiting for one while holding another would queue every reader behind
+  -- it, or meet that reader in a deadlock; it fails now and is run again
+  -- (geneva archive says so)
+  begin
+    if v_part.attached then
+      lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
+        in access exclusive mode nowait;
+    end if;
+    execute format('lock table geneva.%I, geneva.%I, geneva.%I in access exclusive mode nowait',
+      v_part.partition_name, v_part.executions_table, v_part.events_table);
+  exception when lock_not_available then
+    raise exception 'history partition % is being read: not dropped, try again', p_partition
+      using errcode = '55P03',
+            detail = 'A reader of history (a view, get_workflow, a list) holds a lock on the history tables; dropping waits for no reader.',
+            hint = 'Run geneva archive (or drop_archived_partition) again: the partition is written again whole, then dropped.';
+  end;
 
   execute format('select count(*) from geneva.%I', v_part.partition_name) into v_count;
   if v_count <> p_workflows then
@@ -13912,7 +14036,8 @@ execute function geneva._trg_workflow_definitions_guard();
 -- schedule_firings, operator_actions, idempotency_keys, runaways, the kept counts'
 -- five tables, the history tables (workflows_history, step_executions_history,
 -- events_history: the parents here, each partition as
--- geneva._history_partition creates it) and history_counts.
+-- geneva._history_partition creates it), history_counts and
+-- history_event_counts.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -14050,6 +14175,11 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.history_counts
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.history_event_counts
 for each statement
 execute function geneva._trg_truncate_guard();
 
@@ -14424,11 +14554,14 @@ execute function geneva._trg_runaways_guard();
 -- geneva.moving to 'on', transaction-local, around its writes); updating or
 -- deleting any of their rows (history does not change; retention drops or
 -- detaches a partition, it deletes no row); writing geneva.history_counts
--- (the counts retention takes off workflow_counts) other than through the
--- move, or deleting its rows other than through retention
--- (geneva._history_retention, geneva.retention 'on'). A hand-written row
--- would show a workflow that never ran, or make the counts lie when its
--- partition goes.
+-- (the counts retention takes off workflow_counts) or
+-- geneva.history_event_counts (the events geneva.event_stats counts in
+-- history) other than through the move (and, for the events' counts of
+-- history an earlier Geneva moved, geneva._history_event_counts_fill), or
+-- deleting their rows other than
+-- through retention (geneva._history_forget, geneva.retention 'on'). A
+-- hand-written row would show a workflow that never ran, or make the counts
+-- lie when its partition goes.
 --
 -- The rules are the triggers' WHEN clauses: the function runs only to
 -- refuse. Row triggers on a partitioned table stand on each partition
@@ -14437,8 +14570,9 @@ execute function geneva._trg_runaways_guard();
 -- and on each partition: geneva._history_partition).
 -- Fired by: the trigger history_guard, before insert, update or delete, for
 -- each row, on the three history tables unless geneva.moving is 'on' (the
--- move inserts only), and on geneva.history_counts unless geneva.moving
--- (the move's upsert) or geneva.retention (retention's delete) is 'on'.
+-- move inserts only), and on geneva.history_counts and history_event_counts
+-- unless geneva.moving (the move's upsert) or geneva.retention (retention's
+-- delete) is 'on'.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_history_guard()
 returns trigger
@@ -14482,6 +14616,23 @@ when (
 )
 execute function geneva._trg_history_guard();
 
+create or replace trigger history_guard
+before insert or update or delete on geneva.history_event_counts
+for each row
+when (
+  pg_catalog.current_setting('geneva.moving', true) is distinct from 'on'
+  and pg_catalog.current_setting('geneva.retention', true) is distinct from 'on'
+)
+execute function geneva._trg_history_guard();
+
+
+-- History moved before the move folded its events (an earlier Geneva's):
+-- folded now, once (geneva._history_event_counts_fill: idempotent).
+do $$
+begin
+  perform geneva._history_event_counts_fill();
+end;
+$$;
 
 -- Views, last.
 -- geneva._workflows_all: every workflow, live and moved into history
@@ -14538,8 +14689,9 @@ comment on view geneva._step_executions_all is
 -- ended. The same columns as geneva.events, in its order, then ended_on.
 -- See geneva._workflows_all for the pruning.
 --
--- Called by: the views that read across history (geneva.workflow_timeline,
--- event_stats). Granted to no one.
+-- Called by: the views that read across history (geneva.workflow_timeline;
+-- geneva.event_stats reads history's events folded, not here). Granted to
+-- no one.
 create or replace view geneva._events_all as
 select x.*, 'infinity'::date as ended_on
 from geneva.events x
@@ -15437,23 +15589,38 @@ comment on view geneva.awaiting_events is
 
 -- geneva.event_stats: the events kept (geneva.events, then
 -- geneva.events_history once their workflow moved into history, until
--- retention drops its partition: docs/history.md), per workflow type and event
--- name: how many were sent, consumed by a step, and are still waiting for a
--- step that awaits them, and when the last one was sent.
+-- retention drops or detaches its partition: docs/history.md), per workflow
+-- type and event name: how many were sent, consumed by a step, and are still
+-- waiting for a step that awaits them (in history: never consumed before
+-- their workflow ended), and when the last one was sent.
 --
--- For operators and metrics (promgeneva's events gauges). Counts every kept
--- event: its cost grows with the events of the retention window.
+-- For operators and metrics (promgeneva's events gauges, at every scrape).
+-- The live events are counted here (joined to their workflows for the
+-- type); the moved ones are not read: the move folds them into
+-- geneva.history_event_counts (by day, type and name; they never change
+-- again) and retention takes a partition's days off it when it drops or
+-- detaches the partition (geneva._history_forget). So its cost follows the
+-- live tables (ongoing work, and what ended within move_after) and a few
+-- rows a day of retention, not the events history holds.
 create or replace view geneva.event_stats as
 select
-  w.workflow_type,
-  ev.name as event,
-  count(*) as sent,
-  count(ev.consumed_by) as consumed,
-  count(*) - count(ev.consumed_by) as pending,
-  max(ev.sent_at) as last_sent_at
-from geneva._events_all ev
-join geneva._workflows_all w on w.id = ev.workflow_id and w.ended_on = ev.ended_on
-group by w.workflow_type, ev.name;
+  s.workflow_type,
+  s.event,
+  sum(s.sent)::bigint as sent,
+  sum(s.consumed)::bigint as consumed,
+  (sum(s.sent) - sum(s.consumed))::bigint as pending,
+  max(s.last_sent_at) as last_sent_at
+from (
+  select w.workflow_type, ev.name as event, count(*) as sent, count(ev.consumed_by) as consumed,
+    max(ev.sent_at) as last_sent_at
+  from geneva.events ev
+  join geneva.workflows w on w.id = ev.workflow_id
+  group by w.workflow_type, ev.name
+  union all
+  select c.workflow_type, c.event, c.sent, c.consumed, c.last_sent_at
+  from geneva.history_event_counts c
+) s
+group by s.workflow_type, s.event;
 
 comment on view geneva.event_stats is
 'Events kept, per workflow type and event name: sent, consumed, pending, last sent.';

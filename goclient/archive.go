@@ -83,7 +83,10 @@ func (c *Client) ArchivePartitionRows(ctx context.Context, partition string, aft
 //
 // Errors: ErrIllegalTransition when the partition holds another number of
 // workflows (write it again); ErrInvalidArgument for a name that is not a
-// history partition's, or one retention still keeps.
+// history partition's, or one retention still keeps; a *pgconn.PgError of
+// SQLSTATE 55P03 (lock_not_available) when a reader of history holds a lock
+// on the history tables: the drop waits for no reader, nothing was dropped,
+// call it again.
 func (c *Client) DropArchivedPartition(ctx context.Context, partition string, workflows int64) (bool, error) {
 	var dropped bool
 	if err := c.db.QueryRow(ctx, "select geneva.drop_archived_partition($1, $2)", partition, workflows).Scan(&dropped); err != nil {

@@ -222,9 +222,9 @@ func (c *Client) CountAwaitingEvents(ctx context.Context, params *AwaitingEvents
 }
 
 // EventStat is a row of the geneva.event_stats view: the events of one name
-// sent to the workflows of one type, among those the database keeps
-// (housekeeping deletes an ended workflow's events with it, so the counts
-// can fall).
+// sent to the workflows of one type, among those the database keeps: live,
+// or moved into history with their workflow (housekeeping's retention drops
+// them with their history partition, so the counts can fall).
 type EventStat struct {
 	WorkflowType string `db:"workflow_type"`
 	Event        string `db:"event"`

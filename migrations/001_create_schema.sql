@@ -849,3 +849,21 @@ create table geneva.history_counts (
   primary key (ended_on, workflow_type, state),
   constraint history_counts_state_valid check (state in ('finished', 'canceled'))
 );
+
+-- The events history holds, folded as history_counts folds its workflows:
+-- by the day their workflows ended, the workflow type and the event's name,
+-- how many were sent, how many a step consumed, and when the last was sent.
+-- Written by the move (geneva._move_to_history adds each batch's events,
+-- which never change again once moved), deleted by retention with its
+-- partition (geneva._history_forget), read by geneva.event_stats, which
+-- then reads no history partition. A few rows a day; written under
+-- sql/guards/history_guard.sql.
+create table geneva.history_event_counts (
+  ended_on date not null,
+  workflow_type text not null,
+  event text not null,
+  sent bigint not null,
+  consumed bigint not null,
+  last_sent_at timestamptz not null,
+  primary key (ended_on, workflow_type, event)
+);

@@ -24,7 +24,7 @@
 //	geneva_awaiting_workflows{workflow_type, event}     workflows whose step awaits an event that has not come (paused ones too); one awaiting any of several, under each name
 //	geneva_joins_waiting{workflow_type}                 workflows whose step is a join waiting for its children ("await": {"children": …})
 //	geneva_join_children_ongoing{workflow_type}         the children those joins wait on that have not ended
-//	geneva_events_sent{workflow_type, event}            events kept (sent and not yet deleted by housekeeping)
+//	geneva_events_sent{workflow_type, event}            events kept (sent, live or moved into history, and not yet dropped by retention)
 //	geneva_events_consumed{workflow_type, event}        of those, consumed by a step
 //	geneva_events_pending{workflow_type, event}         of those, not consumed yet
 //	geneva_limit_in_progress{kind, limit, key}          executions holding a slot of a limit key (geneva.limit_usage)
@@ -183,13 +183,13 @@ var metrics = map[string]metric{
 	},
 	"events_sent": {
 		desc: prometheus.NewDesc("geneva_events_sent",
-			"Events sent and kept (geneva.event_stats), per workflow type and event. A gauge, not a counter: housekeeping deletes an ended workflow's events with it, so it can fall.",
+			"Events sent and kept (geneva.event_stats: live, or moved into history with their workflow), per workflow type and event. A gauge, not a counter: housekeeping's retention drops an ended workflow's events with its history partition, so it can fall.",
 			[]string{"workflow_type", "event"}, nil),
 		labels: typeAndEvent(),
 	},
 	"events_consumed": {
 		desc: prometheus.NewDesc("geneva_events_consumed",
-			"Events kept that a step consumed (geneva.event_stats), per workflow type and event. A gauge, not a counter: housekeeping deletes an ended workflow's events with it, so it can fall.",
+			"Events kept that a step consumed (geneva.event_stats), per workflow type and event. A gauge, not a counter: housekeeping's retention drops an ended workflow's events with its history partition, so it can fall.",
 			[]string{"workflow_type", "event"}, nil),
 		labels: typeAndEvent(),
 	},

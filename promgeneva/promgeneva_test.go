@@ -264,7 +264,8 @@ func TestHandlerQueryFails(t *testing.T) {
 // The events' gauges: workflows awaiting per type and event (from
 // geneva.awaiting_events), and the events kept per type and event, sent,
 // consumed and pending (from geneva.event_stats), which fall when
-// housekeeping deletes an ended workflow's events: gauges, not counters. A
+// retention drops an ended workflow's events with its history partition:
+// gauges, not counters. A
 // reader may scrape them.
 func TestEventMetrics(t *testing.T) {
 	t.Parallel()

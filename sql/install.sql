@@ -93,8 +93,9 @@
 -- ended_workflow_count_deltas, ended_execution_deltas,
 -- ended_executions_by_minute, ended_executions_by_hour; history
 -- (docs/history.md): workflows_history, step_executions_history,
--- events_history (partitioned by the day a workflow ended) and
--- history_counts. No role but the
+-- events_history (partitioned by the day a workflow ended),
+-- history_counts and history_event_counts (what history holds, folded by
+-- day). No role but the
 -- owner may touch any; the guards refuse what no function does, even the
 -- owner's hand-written SQL.
 --
@@ -108,11 +109,13 @@
 --   geneva.ending       _end_executions: an execution ended
 --                       (step_executions_guard_state, counts_guard)
 --   geneva.defining     define_workflow (workflow_definitions_guard)
---   geneva.moving       _move_to_history: ended workflows moved into history
---                       (history_guard)
+--   geneva.moving       _move_to_history: ended workflows moved into history,
+--                       their counts and events' counts folded;
+--                       _history_event_counts_fill (history_guard)
 --   geneva.retention    housekeep: ended history deleted; _move_to_history:
 --                       moved rows deleted from the live tables;
---                       _history_retention: history_counts deleted
+--                       _history_forget: history_counts and
+--                       history_event_counts deleted
 --                       (history_guard, workflows_guard_delete, step_executions_guard_delete,
 --                       events_guard, idempotency_keys_guard,
 --                       operator_actions_guard)
@@ -175,6 +178,20 @@ begin
      and pg_catalog.current_setting('geneva.installing_cell', true) is distinct from 'on' then
     raise exception 'this database is a cell (docs/cells.md): upgrade it with geneva migrate, which keeps its ids'' partitions'
       using errcode = '55000';
+  end if;
+end;
+$$;
+
+-- A database made from an earlier migrations/001_create_schema.sql (tern
+-- records version 1 either way: migrations/README.md) lacks the tables 001
+-- gained since; named here rather than failing on the first object that
+-- reads one.
+do $$
+begin
+  if pg_catalog.to_regclass('geneva.history_event_counts') is null then
+    raise exception 'geneva.history_event_counts is missing: this database was made by an earlier migrations/001_create_schema.sql'
+      using errcode = '55000',
+            hint = 'Recreate a development database (migrations/README.md), or create the table as migrations/001_create_schema.sql does and install again: the install folds the events already in history.';
   end if;
 end;
 $$;
@@ -330,6 +347,7 @@ $$;
 {{ template "history/_history_ahead.sql" . }}
 {{ template "history/_history_forget.sql" . }}
 {{ template "history/_history_retention.sql" . }}
+{{ template "history/_history_event_counts_fill.sql" . }}
 {{ template "history/_archive_partition.sql" . }}
 {{ template "history/_archive_horizon.sql" . }}
 {{ template "api/archive_partitions.sql" . }}
@@ -375,6 +393,14 @@ $$;
 {{ template "guards/idempotency_keys_guard.sql" . }}
 {{ template "guards/runaways_guard.sql" . }}
 {{ template "guards/history_guard.sql" . }}
+
+-- History moved before the move folded its events (an earlier Geneva's):
+-- folded now, once (geneva._history_event_counts_fill: idempotent).
+do $$
+begin
+  perform geneva._history_event_counts_fill();
+end;
+$$;
 
 -- Views, last.
 {{ template "views/_workflows_all.sql" . }}

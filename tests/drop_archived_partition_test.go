@@ -67,6 +67,55 @@ func TestDropArchivedPartition(t *testing.T) {
 		require.Zero(t, b.partitionTables(t, name))
 	})
 
+	// A reader of history (another connection, its transaction open after
+	// reading a moved workflow's timeline) holds the history tables: the
+	// drop does not wait for it (nor queue readers behind it, nor meet one
+	// in a deadlock) but fails at once with 55P03, dropping nothing; once
+	// the reader is done, the same call drops it. Both for an attached
+	// partition (its parents) and a detached one (its own tables).
+	t.Run("FailsFastWhileReadersHoldHistory", func(t *testing.T) {
+		t.Parallel()
+		for _, detached := range []bool{false, true} {
+			b := setup(t)
+			ids, name := archiveFixture(t, b)
+			if detached {
+				b.detachByHand(t, name)
+			}
+			reader := b.session(t)
+			tx, err := reader.conn.Begin(b.ctx)
+			require.NoError(t, err)
+			sql := "select count(*) from geneva.workflow_timeline where workflow_id = $1"
+			if detached {
+				sql = "select count(*) from geneva." + name + " where id = $1"
+			}
+			var n int
+			require.NoError(t, tx.QueryRow(b.ctx, sql, ids[0]).Scan(&n))
+			require.NotZero(t, n)
+
+			done := inBackground(func() error {
+				_, err := b.conn.Exec(b.ctx, "select geneva.drop_archived_partition($1, $2)", name, len(ids))
+				return err
+			})
+			select {
+			case err := <-done:
+				pgErr := requireCode(t, err, "55P03")
+				require.Contains(t, pgErr.Message, "try again")
+			case <-time.After(10 * time.Second):
+				t.Fatal("drop_archived_partition waited for the reader")
+			}
+			require.Equal(t, 3, b.partitionTables(t, name), "nothing dropped")
+			if !detached {
+				require.Equal(t, int64(len(ids)), b.endedCounts(t), "the counts untouched")
+			}
+
+			require.NoError(t, tx.Commit(b.ctx))
+			var dropped bool
+			require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.drop_archived_partition($1, $2)", name, len(ids)).Scan(&dropped))
+			require.True(t, dropped)
+			require.Zero(t, b.partitionTables(t, name))
+		}
+	})
+
 	// Another number of workflows than the archive wrote: nothing dropped.
 	// Younger than the retention: refused.
 	t.Run("RefusesWhatNoFileHolds", func(t *testing.T) {

@@ -2,8 +2,8 @@
 -- (psql -v n=N -v days_ago=D -f history_fill.sql): :n ended workflows of a
 -- type 'old' (5 completed executions and 1 event each) that ended :days_ago
 -- days ago (default 1), as housekeeping's move leaves them: in the history
--- tables, under their day's partition, counted in geneva.history_counts and
--- geneva.workflow_counts. Written as the move writes (geneva.moving 'on':
+-- tables, under their day's partition, counted in geneva.history_counts,
+-- history_event_counts and geneva.workflow_counts. Written as the move writes (geneva.moving 'on':
 -- the history guards let it), in one statement a table rather than through
 -- the live tables: the rows are what geneva._move_to_history would insert.
 \if :{?days_ago}
@@ -32,6 +32,12 @@ insert into geneva.history_counts as c (ended_on, workflow_type, state, workflow
 values ((now() at time zone 'UTC')::date - :days_ago, 'old', 'finished', :n, 5 * :n)
 on conflict (ended_on, workflow_type, state) do update
 set workflows = c.workflows + excluded.workflows, step_executions = c.step_executions + excluded.step_executions;
+-- (and their events in geneva.history_event_counts, for geneva.event_stats)
+insert into geneva.history_event_counts as c (ended_on, workflow_type, event, sent, consumed, last_sent_at)
+values ((now() at time zone 'UTC')::date - :days_ago, 'old', 'paid', :n, 0,
+  date_trunc('day', now() at time zone 'UTC') - :days_ago * interval '1 day' + interval '12 hours')
+on conflict (ended_on, workflow_type, event) do update
+set sent = c.sent + excluded.sent, last_sent_at = greatest(c.last_sent_at, excluded.last_sent_at);
 -- (workflow_counts counts them, as it counted them before they moved)
 select set_config('geneva.folding', 'on', false);
 insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta) values ('old', 'finished', :n);

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 
 	"github.com/geneva-dev/geneva/goclient"
@@ -28,8 +31,13 @@ type archived struct {
 	// File is the archive written; Written, the workflows it holds.
 	File    string `db:"file"`
 	Written int64  `db:"written"`
-	// Dropped is false when the partition was gone by the time of the drop.
+	// Dropped is false when the partition was gone by the time of the drop,
+	// or when Busy.
 	Dropped bool `db:"dropped"`
+	// Busy is true when readers of history held a lock on it: its file is
+	// written, but the partition was not dropped (SQLSTATE 55P03; the next
+	// run writes it again and drops it).
+	Busy bool `db:"busy"`
 }
 
 func newArchiveCmd(opts *options) *cobra.Command {
@@ -50,7 +58,10 @@ once its file is written and synced. DATE may not be after the retention's
 horizon (now - retention): archive does not drop what retention keeps.
 
 Run it again after a failure: a partition not yet dropped is written again
-(its file replaced whole), one already dropped is not listed. A partition
+(its file replaced whole), one already dropped is not listed. The drop waits
+for no reader of history: when one holds the history tables, the partition
+is reported "not dropped" (its file is written), the others go on, and the
+command exits with an error saying to run it again. A partition
 that changed between the write and the drop is not dropped (its file is
 written again by the next run). docs/history.md loads an archive back into a
 table for inspection. Needs the operator role.`,
@@ -73,15 +84,22 @@ table for inspection. Needs the operator role.`,
 				return err
 			}
 			done := []archived{}
+			busy := 0
 			for _, partition := range partitions {
 				result, err := archivePartition(ctx, env, dir, partition)
 				if err != nil {
 					return fmt.Errorf("archiving %s: %w", partition.Name, err)
 				}
 				done = append(done, result)
+				if result.Busy {
+					busy++
+				}
 				if !asJSON {
 					state := "dropped"
-					if !result.Dropped {
+					switch {
+					case result.Busy:
+						state = "not dropped: readers of history held it (run geneva archive again)"
+					case !result.Dropped:
 						state = "already gone"
 					}
 					env.printf("%s (%s to %s): %d workflows written to %s; %s\n", result.Name,
@@ -89,10 +107,15 @@ table for inspection. Needs the operator role.`,
 				}
 			}
 			if asJSON {
-				return report.JSON(env.stdout, done)
-			}
-			if len(done) == 0 {
+				if err := report.JSON(env.stdout, done); err != nil {
+					return err
+				}
+			} else if len(done) == 0 {
 				env.printf("No history partitions end on or before %s.\n", before)
+			}
+			if busy > 0 {
+				return fmt.Errorf("%d of %d partitions written but not dropped: readers of history held them "+
+					"(the drop waits for no reader); run geneva archive again", busy, len(done))
 			}
 			return nil
 		}),
@@ -140,6 +163,13 @@ func archivePartition(ctx context.Context, env *environment, dir string, partiti
 	}
 
 	result.Dropped, err = env.client.DropArchivedPartition(ctx, partition.Name, written)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.LockNotAvailable {
+		// a reader held the history tables: the file stays, the next run
+		// writes the partition again and drops it
+		result.Busy = true
+		return result, nil
+	}
 	return result, err
 }
 

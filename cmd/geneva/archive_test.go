@@ -140,6 +140,46 @@ func TestArchive(t *testing.T) {
 	}
 }
 
+// A reader of history holding its tables: geneva archive writes the file,
+// does not drop the partition (the drop waits for no reader), says so and
+// exits with an error saying to run it again; the next run drops it.
+func TestArchiveReadersHoldHistory(t *testing.T) {
+	conf := dbtest.NewConfig(t)
+	ids := movedWorkflows(t, conf.URL())
+	operator := withClock(dbtest.URLAs(conf, dbtest.Operator), "2030-02-10T12:00:00Z")
+	dir := filepath.Join(t.TempDir(), "archive")
+	file := filepath.Join(dir, "workflows_2030-01-01.jsonl")
+
+	ctx := context.Background()
+	reader, err := pgx.Connect(ctx, conf.URL())
+	require.NoError(t, err)
+	defer reader.Close(ctx)
+	tx, err := reader.Begin(ctx)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow(ctx, "select count(*) from geneva.workflows_history").Scan(&n))
+	require.Equal(t, len(ids), n)
+
+	out, err := cli(t, operator, "archive", "--before", "2030-01-02", "--to", dir)
+	require.ErrorContains(t, err, "1 of 1 partitions written but not dropped")
+	require.ErrorContains(t, err, "run geneva archive again")
+	require.Contains(t, out, "3 workflows written to "+file+"; not dropped: readers of history held it")
+	require.Equal(t, ids, archivedIDs(t, file))
+	out, err = cli(t, operator, "archive", "--before", "2030-01-02", "--to", dir, "--json")
+	require.Error(t, err)
+	var done []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out[:strings.LastIndex(out, "]")+1]), &done), out)
+	require.Len(t, done, 1)
+	require.Equal(t, true, done[0]["busy"])
+	require.Equal(t, false, done[0]["dropped"])
+
+	require.NoError(t, tx.Commit(ctx))
+	out, err = cli(t, operator, "archive", "--before", "2030-01-02", "--to", dir)
+	require.NoError(t, err)
+	require.Contains(t, out, "3 workflows written to "+file+"; dropped")
+	require.Equal(t, ids, archivedIDs(t, file))
+}
+
 // archivedIDs reads an archive's workflow ids, line by line.
 func archivedIDs(t *testing.T, file string) []int64 {
 	t.Helper()

@@ -8,22 +8,26 @@
 -- no file holds. A partition already gone returns false: dropping again
 -- after a crash is harmless.
 --
--- Its workflows leave geneva.workflow_counts: an attached partition's, as
--- retention's drop takes them off (geneva._history_forget: its days'
--- geneva.history_counts); a detached one left the counts when housekeeping
+-- Its workflows leave geneva.workflow_counts, and its events
+-- geneva.event_stats: an attached partition's, as retention's drop takes
+-- them off (geneva._history_forget: its days' geneva.history_counts and
+-- history_event_counts); a detached one left the counts when housekeeping
 -- detached it.
 --
 -- Called by: operators, `geneva archive`. Records the action
 -- (geneva._log_action, verb archive).
 -- Locks: an attached partition's three parents (geneva.workflows_history,
--- step_executions_history, events_history), ACCESS EXCLUSIVE, as DETACH
--- takes them: readers of history wait, claims and ends do not (the live
--- tables are not locked); a detached partition's tables only.
+-- step_executions_history, events_history, with their partitions), ACCESS
+-- EXCLUSIVE, as DETACH takes them; a detached partition's tables only;
+-- all asked for without waiting (a reader of history holding any makes
+-- the call fail, 55P03, rather than queue readers behind it or deadlock
+-- with one). Claims and ends never wait: the live tables are not locked.
 -- Returns true when it dropped the partition, false when there was none.
 -- Raises: 22004 for a NULL argument; 22023 for a name that is not a history
 -- partition's, and for one whose range ends after the retention's horizon
 -- (geneva._archive_horizon); 55000 when the partition holds another number
--- of workflows than p_workflows.
+-- of workflows than p_workflows; 55P03 when a reader holds a lock on the
+-- history tables (nothing dropped: call again).
 create or replace function geneva.drop_archived_partition(p_partition text, p_workflows bigint)
 returns boolean
 language plpgsql
@@ -44,12 +48,24 @@ begin
   end if;
   perform geneva._archive_horizon(v_part.upper_day);
 
-  if v_part.attached then
-    lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
-      in access exclusive mode;
-  end if;
-  execute format('lock table geneva.%I, geneva.%I, geneva.%I in access exclusive mode',
-    v_part.partition_name, v_part.executions_table, v_part.events_table);
+  -- without waiting: a reader of history (a view, get_workflow) holds the
+  -- parents while it runs and locks them one by one as it plans, so a drop
+  -- waiting for one while holding another would queue every reader behind
+  -- it, or meet that reader in a deadlock; it fails now and is run again
+  -- (geneva archive says so)
+  begin
+    if v_part.attached then
+      lock table geneva.workflows_history, geneva.step_executions_history, geneva.events_history
+        in access exclusive mode nowait;
+    end if;
+    execute format('lock table geneva.%I, geneva.%I, geneva.%I in access exclusive mode nowait',
+      v_part.partition_name, v_part.executions_table, v_part.events_table);
+  exception when lock_not_available then
+    raise exception 'history partition % is being read: not dropped, try again', p_partition
+      using errcode = '55P03',
+            detail = 'A reader of history (a view, get_workflow, a list) holds a lock on the history tables; dropping waits for no reader.',
+            hint = 'Run geneva archive (or drop_archived_partition) again: the partition is written again whole, then dropped.';
+  end;
 
   execute format('select count(*) from geneva.%I', v_part.partition_name) into v_count;
   if v_count <> p_workflows then

@@ -6,11 +6,14 @@
 -- geneva.moving to 'on', transaction-local, around its writes); updating or
 -- deleting any of their rows (history does not change; retention drops or
 -- detaches a partition, it deletes no row); writing geneva.history_counts
--- (the counts retention takes off workflow_counts) other than through the
--- move, or deleting its rows other than through retention
--- (geneva._history_retention, geneva.retention 'on'). A hand-written row
--- would show a workflow that never ran, or make the counts lie when its
--- partition goes.
+-- (the counts retention takes off workflow_counts) or
+-- geneva.history_event_counts (the events geneva.event_stats counts in
+-- history) other than through the move (and, for the events' counts of
+-- history an earlier Geneva moved, geneva._history_event_counts_fill), or
+-- deleting their rows other than
+-- through retention (geneva._history_forget, geneva.retention 'on'). A
+-- hand-written row would show a workflow that never ran, or make the counts
+-- lie when its partition goes.
 --
 -- The rules are the triggers' WHEN clauses: the function runs only to
 -- refuse. Row triggers on a partitioned table stand on each partition
@@ -19,8 +22,9 @@
 -- and on each partition: geneva._history_partition).
 -- Fired by: the trigger history_guard, before insert, update or delete, for
 -- each row, on the three history tables unless geneva.moving is 'on' (the
--- move inserts only), and on geneva.history_counts unless geneva.moving
--- (the move's upsert) or geneva.retention (retention's delete) is 'on'.
+-- move inserts only), and on geneva.history_counts and history_event_counts
+-- unless geneva.moving (the move's upsert) or geneva.retention (retention's
+-- delete) is 'on'.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_history_guard()
 returns trigger
@@ -57,6 +61,15 @@ execute function geneva._trg_history_guard();
 
 create or replace trigger history_guard
 before insert or update or delete on geneva.history_counts
+for each row
+when (
+  pg_catalog.current_setting('geneva.moving', true) is distinct from 'on'
+  and pg_catalog.current_setting('geneva.retention', true) is distinct from 'on'
+)
+execute function geneva._trg_history_guard();
+
+create or replace trigger history_guard
+before insert or update or delete on geneva.history_event_counts
 for each row
 when (
   pg_catalog.current_setting('geneva.moving', true) is distinct from 'on'

@@ -16,7 +16,8 @@
 -- schedule_firings, operator_actions, idempotency_keys, runaways, the kept counts'
 -- five tables, the history tables (workflows_history, step_executions_history,
 -- events_history: the parents here, each partition as
--- geneva._history_partition creates it) and history_counts.
+-- geneva._history_partition creates it), history_counts and
+-- history_event_counts.
 -- Raises: 55000, naming the table.
 create or replace function geneva._trg_truncate_guard()
 returns trigger
@@ -154,5 +155,10 @@ execute function geneva._trg_truncate_guard();
 
 create or replace trigger truncate_guard
 before truncate on geneva.history_counts
+for each statement
+execute function geneva._trg_truncate_guard();
+
+create or replace trigger truncate_guard
+before truncate on geneva.history_event_counts
 for each statement
 execute function geneva._trg_truncate_guard();

@@ -2,7 +2,11 @@
 -- as it is dropped or detached: the workflows that ended on its days
 -- (geneva.history_counts, filled by the move) are taken off
 -- geneva.workflow_counts (ended_workflow_count_deltas), and their
--- history_counts rows deleted, without reading the partition.
+-- history_counts rows deleted, without reading the partition; so are their
+-- events' counts (geneva.history_event_counts, filled by the move): they
+-- leave geneva.event_stats. A detached partition's workflows and events are
+-- counted no more, as a dropped one's: what geneva archive writes out later
+-- is no longer the engine's.
 --
 -- Called by: geneva._history_retention (a partition dropped or detached),
 -- geneva.drop_archived_partition (an attached partition dropped by geneva
@@ -30,6 +34,8 @@ begin
   perform pg_catalog.set_config('geneva.folding', '', true);
   perform pg_catalog.set_config('geneva.retention', 'on', true);
   delete from geneva.history_counts c
+  where c.ended_on >= p_lower and c.ended_on < p_upper;
+  delete from geneva.history_event_counts c
   where c.ended_on >= p_lower and c.ended_on < p_upper;
   perform pg_catalog.set_config('geneva.retention', '', true);
   return query select v_w, v_e;

@@ -7,8 +7,9 @@
 --
 -- What a partition held leaves geneva.workflow_counts: its counts by type
 -- and state (geneva.history_counts, kept by the move: the partition itself
--- is not read) are taken off, and its rows of history_counts deleted
--- (geneva._history_forget).
+-- is not read) are taken off, and its rows of history_counts deleted; its
+-- events leave geneva.event_stats (their rows of history_event_counts
+-- deleted): geneva._history_forget.
 --
 -- Locks: the three history parents, ACCESS EXCLUSIVE (as DROP and DETACH
 -- of a partition take them), asked for without waiting: when a reader of

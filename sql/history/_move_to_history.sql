@@ -7,7 +7,10 @@
 -- The move is not a deletion: the counts (geneva.workflow_counts) still
 -- count the workflow; retention's drop of its partition will, by what
 -- geneva.history_counts (added to here, by day, type and state) says the
--- partition holds.
+-- partition holds. Its events are folded likewise into
+-- geneva.history_event_counts (by day, type and event name: sent, consumed,
+-- last sent), in the statement that inserts them into history, for
+-- geneva.event_stats.
 --
 -- Of p_ids, only the workflows that have ended and that no other
 -- transaction holds are moved (skip locked: the rest wait for another
@@ -19,8 +22,9 @@
 -- trees it has locked), tests. Sets geneva.moving and geneva.retention
 -- around its writes (the history guards and the live tables' delete guards
 -- read it). Locks the workflows' rows
--- (for update, skip locked), and the rows of geneva.history_counts it adds
--- to.
+-- (for update, skip locked), and the rows of geneva.history_counts and
+-- history_event_counts it adds to, in their keys' order (the order a
+-- second round moving at once takes them in).
 -- Returns the ids moved.
 create or replace function geneva._move_to_history(p_ids bigint[])
 returns bigint[]
@@ -67,11 +71,27 @@ begin
   from geneva.step_executions e
   join geneva.workflows w on w.id = e.workflow_id
   where e.workflow_id = any(v_ids);
-  insert into geneva.events_history
-  select x.*, (w.transitioned_at at time zone 'UTC')::date
-  from geneva.events x
-  join geneva.workflows w on w.id = x.workflow_id
-  where x.workflow_id = any(v_ids);
+  -- the events, and what they add to geneva.history_event_counts (by day,
+  -- type and name: geneva.event_stats reads these, not the partitions),
+  -- from the rows the insert returns
+  with moved as (
+    insert into geneva.events_history
+    select x.*, (w.transitioned_at at time zone 'UTC')::date
+    from geneva.events x
+    join geneva.workflows w on w.id = x.workflow_id
+    where x.workflow_id = any(v_ids)
+    returning ended_on, workflow_id, name, consumed_by, sent_at
+  )
+  insert into geneva.history_event_counts as c (ended_on, workflow_type, event, sent, consumed, last_sent_at)
+  select m.ended_on, w.workflow_type, m.name, count(*), count(m.consumed_by), max(m.sent_at)
+  from moved m
+  join geneva.workflows w on w.id = m.workflow_id
+  group by 1, 2, 3
+  order by 1, 2, 3
+  on conflict (ended_on, workflow_type, event) do update
+  set sent = c.sent + excluded.sent,
+      consumed = c.consumed + excluded.consumed,
+      last_sent_at = greatest(c.last_sent_at, excluded.last_sent_at);
 
   -- what history holds, for retention's counts (geneva.history_counts)
   insert into geneva.history_counts as c (ended_on, workflow_type, state, workflows, step_executions)
@@ -80,6 +100,7 @@ begin
   from geneva.workflows w
   where w.id = any(v_ids)
   group by 1, 2, 3
+  order by 1, 2, 3
   on conflict (ended_on, workflow_type, state) do update
   set workflows = c.workflows + excluded.workflows,
       step_executions = c.step_executions + excluded.step_executions;

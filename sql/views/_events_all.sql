@@ -4,8 +4,9 @@
 -- ended. The same columns as geneva.events, in its order, then ended_on.
 -- See geneva._workflows_all for the pruning.
 --
--- Called by: the views that read across history (geneva.workflow_timeline,
--- event_stats). Granted to no one.
+-- Called by: the views that read across history (geneva.workflow_timeline;
+-- geneva.event_stats reads history's events folded, not here). Granted to
+-- no one.
 create or replace view geneva._events_all as
 select x.*, 'infinity'::date as ended_on
 from geneva.events x
