@@ -22,7 +22,7 @@
 // throughput bars quote: the sweep of slots durable and non-durable with
 // River beside it, River's ceiling, batching's before, HTTP steps, the steady
 // load and create_workflow's rates, a keyed send beside an unkeyed one: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
-// (awaits, limits, fairness, fan-out, keyed sends, growth to a million, schedules,
+// (awaits, limits, fairness, fan-out, keyed sends, growth as history grows, schedules,
 // resumable steps, and the unbatched runs with every step its own job) are
 // selected by name; all of them took 13 to 23 minutes on that machine.
 //
