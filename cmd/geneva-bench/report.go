@@ -111,6 +111,9 @@ type growthRow struct {
 	// claims and ends: the best run's steps/s, and the least PostgreSQL CPU
 	// a step (µs; 0 when it cannot be seen)
 	steps, cpuPerStep float64
+	// the same on a database of the same server whose history is empty,
+	// run beside them (0: none)
+	refSteps, refCPUPerStep float64
 }
 
 type viewTime struct {
@@ -508,6 +511,7 @@ func (r *results) growthMarkdown(o options, settings string) string {
 		return ""
 	}
 	var b strings.Builder
+	b2 := &b
 	b.WriteString("## Cost as finished history grows\n\n")
 	fmt.Fprintf(&b, "At each size, history holds that many finished workflows (ended over 29 days: 30 day partitions; "+
 		"BenchHistory of 3 steps, BenchHistoryPay of 5, BenchHistoryMail of 2, a parent of 3 children in 100; "+
@@ -516,7 +520,8 @@ func (r *results) growthMarkdown(o options, settings string) string {
 		"as housekeeping's move writes them, the last %d into the live tables and moved by housekeeping's rounds (timed, durable: the move row); "+
 		"then `vacuum analyze` and a checkpoint. Then, %s: create_workflow (one per transaction, sequential, %d calls), "+
 		"claims and ends (%d workflows × %d no-op steps through a worker at %d slots, as the headline's; the best of %d runs; "+
-		"PostgreSQL's CPU a step, the least), each view or read's query and each page of the web dashboard (package dashboard, served in process), "+
+		"PostgreSQL's CPU a step, the least; each run beside one on another database of the same server whose history is empty, the pair's order alternating, "+
+		"so that the host's drifting load weighs on both: the ÷ rows), each view or read's query and each page of the web dashboard (package dashboard, served in process), "+
 		"best of 3 (of 1 when one took over 10 s); `scrape` is promgeneva's query, each Prometheus scrape's. "+
 		"A figure past the first size's is followed by its ratio to that one (issue 50's bars: claims and ends within 5%%, every read within 2×).\n\n",
 		o.growthMoved, o.growthMoved, settings, o.growthCreates, o.growthWorkflows, o.steps, o.workers, o.growthRuns)
@@ -543,7 +548,22 @@ func (r *results) growthMarkdown(o options, settings string) string {
 		b.WriteString("\n")
 	}
 	line("claims and ends, steps/s", func(g growthRow) float64 { return g.steps }, "%.0f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refSteps }, "%.0f")
+	ratio := func(name string, a, b func(g growthRow) float64) {
+		fmt.Fprintf(b2, "| %s |", name)
+		for _, g := range r.growth {
+			if a(g) <= 0 || b(g) <= 0 {
+				b2.WriteString(" — |")
+				continue
+			}
+			fmt.Fprintf(b2, " %.2f× |", a(g)/b(g))
+		}
+		b2.WriteString("\n")
+	}
+	ratio("claims and ends ÷ beside it (bar: ≥ 0.95×)", func(g growthRow) float64 { return g.steps }, func(g growthRow) float64 { return g.refSteps })
 	line("PostgreSQL CPU a step, µs", func(g growthRow) float64 { return g.cpuPerStep }, "%.0f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCPUPerStep }, "%.0f")
+	ratio("PostgreSQL CPU a step ÷ beside it (bar: ≤ 1.05×)", func(g growthRow) float64 { return g.cpuPerStep }, func(g growthRow) float64 { return g.refCPUPerStep })
 	line("create_workflow p50, ms", func(g growthRow) float64 { return g.create.p50 }, "%.2f")
 	line("create_workflow p99, ms", func(g growthRow) float64 { return g.create.p99 }, "%.2f")
 	for i, v := range base.views {
