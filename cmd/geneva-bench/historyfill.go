@@ -71,11 +71,11 @@ func reserveHistoryFill(ctx context.Context, pool *pgxpool.Pool, first, last int
 	return f, nil
 }
 
-// fillWorkflows is the fill's workflows lo..hi, one row each, as the CTE w:
-// g, id, workflow_type, state, n (its executions), retried, cancel ('error',
-// 'external' or NULL), steps, ended (its end: transitioned_at), started
-// (its first step's start), lag0 (its first step's queue lag), and its
-// parent's id for a child. Parameters: $1 lo, $2 hi, $3 the fill's first,
+// fillWorkflows is the fill's workflows lo..hi, one row each, as the CTE w
+// (materialized: computed once a statement): g, id, kind, workflow_type,
+// state, cancel ('error', 'external' or NULL), retried, steps, n (its
+// executions), ended (its end: transitioned_at), and its parent's id for a
+// child. Parameters: $1 lo, $2 hi, $3 the fill's first,
 // $4 its last, $5 the first's workflow id, $6 its first execution id, $7 its
 // first event id, $8 the fill's now.
 const fillWorkflows = `w as materialized (
