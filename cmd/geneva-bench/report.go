@@ -114,6 +114,7 @@ type growthRow struct {
 	// the same on a database of the same server whose history is empty,
 	// run beside them (0: none)
 	refSteps, refCPUPerStep float64
+	refCreate               latency
 }
 
 type viewTime struct {
@@ -518,7 +519,7 @@ func (r *results) growthMarkdown(o options, settings string) string {
 		"1 in 10 with a step retried after an error, 1 in 20 canceled by an error, 1 in 100 by an operator; 1 in 5 with a consumed event; "+
 		"some 3.3 executions a workflow), written beforehand with durability off: all but the last %d of a size straight into the history partitions "+
 		"as housekeeping's move writes them, the last %d into the live tables and moved by housekeeping's rounds (timed, durable: the move row); "+
-		"then `vacuum analyze` and a checkpoint. Then, %s: create_workflow (one per transaction, sequential, %d calls), "+
+		"then `vacuum analyze` and a checkpoint. Then, %s: create_workflow (one per transaction, sequential, %d calls, each beside one on the empty database below), "+
 		"claims and ends (%d workflows × %d no-op steps through a worker at %d slots, as the headline's; the best of %d runs; "+
 		"PostgreSQL's CPU a step, the least; each run beside one on another database of the same server whose history is empty, the pair's order alternating, "+
 		"so that the host's drifting load weighs on both: the ÷ rows), each view or read's query and each page of the web dashboard (package dashboard, served in process), "+
@@ -565,7 +566,9 @@ func (r *results) growthMarkdown(o options, settings string) string {
 	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCPUPerStep }, "%.0f")
 	ratio("PostgreSQL CPU a step ÷ beside it (bar: ≤ 1.05×)", func(g growthRow) float64 { return g.cpuPerStep }, func(g growthRow) float64 { return g.refCPUPerStep })
 	line("create_workflow p50, ms", func(g growthRow) float64 { return g.create.p50 }, "%.2f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCreate.p50 }, "%.2f")
 	line("create_workflow p99, ms", func(g growthRow) float64 { return g.create.p99 }, "%.2f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCreate.p99 }, "%.2f")
 	for i, v := range base.views {
 		line(v.name+", ms", func(g growthRow) float64 {
 			if i < len(g.views) {
