@@ -178,6 +178,7 @@ func (b *bench) growth(ctx context.Context) error {
 		// empty, on the same server (the pair's order alternating), so that
 		// the host's load, which drifts, weighs on both
 		start = time.Now()
+		var cpu, refCPU []float64
 		for i := range b.o.growthRuns {
 			for _, on := range [][2]*bench{{b, ref}, {ref, b}}[i%2] {
 				if on == nil {
@@ -187,14 +188,24 @@ func (b *bench) growth(ctx context.Context) error {
 				if err != nil {
 					return fmt.Errorf("claims and ends: %w", err)
 				}
-				if on == b {
-					row.steps, row.cpuPerStep = bestRun(row.steps, row.cpuPerStep, stats)
-				} else {
-					row.refSteps, row.refCPUPerStep = bestRun(row.refSteps, row.refCPUPerStep, stats)
+				perStep := 0.0
+				if stats.serverCPU > 0 && stats.units > 0 {
+					perStep = float64(stats.serverCPU) / float64(time.Microsecond) / float64(stats.units)
 				}
+				which := "growth"
+				if on == b {
+					row.steps = max(row.steps, stats.rate())
+					cpu = append(cpu, perStep)
+				} else {
+					which = "empty"
+					row.refSteps = max(row.refSteps, stats.rate())
+					refCPU = append(refCPU, perStep)
+				}
+				logf("    run %d on the %s database: %.0f steps/s, %.0f µs of PostgreSQL CPU a step", i+1, which, stats.rate(), perStep)
 			}
 		}
-		logf("  %d runs of %d workflows × %d steps in %s: best %.0f steps/s, %.0f µs of PostgreSQL CPU a step (history empty, beside it: %.0f steps/s, %.0f µs)",
+		row.cpuPerStep, row.refCPUPerStep = median(cpu), median(refCPU)
+		logf("  %d runs of %d workflows × %d steps in %s: best %.0f steps/s, median %.0f µs of PostgreSQL CPU a step (history empty, beside it: %.0f steps/s, %.0f µs)",
 			b.o.growthRuns, b.o.growthWorkflows, b.o.steps, time.Since(start).Round(time.Millisecond),
 			row.steps, row.cpuPerStep, row.refSteps, row.refCPUPerStep)
 
@@ -249,17 +260,19 @@ func (b *bench) growth(ctx context.Context) error {
 	return nil
 }
 
-// bestRun keeps the best steps/s and the least PostgreSQL CPU a step (µs)
-// of the runs so far and stats.
-func bestRun(steps, cpuPerStep float64, stats runStats) (float64, float64) {
-	steps = max(steps, stats.rate())
-	if stats.serverCPU > 0 && stats.units > 0 {
-		perStep := float64(stats.serverCPU) / float64(time.Microsecond) / float64(stats.units)
-		if cpuPerStep == 0 || perStep < cpuPerStep {
-			cpuPerStep = perStep
-		}
+// median is the middle of values (the mean of the two middle ones), 0 for
+// none. The PostgreSQL CPU a step of a run is read from the server's process
+// tree, which a backend of other work leaving during the run can throw off
+// (once at 10,000,000: 22 µs): the median leaves such a run out.
+func median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
 	}
-	return steps, cpuPerStep
+	v := slices.Sorted(slices.Values(values))
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // growthReference returns a bench on another database of the throwaway

@@ -108,8 +108,8 @@ type growthRow struct {
 	direct, moved        int
 	directTook, moveTook time.Duration
 	dbBytes              int64
-	// claims and ends: the best run's steps/s, and the least PostgreSQL CPU
-	// a step (µs; 0 when it cannot be seen)
+	// claims and ends: the best run's steps/s, and the runs' median
+	// PostgreSQL CPU a step (µs; 0 when it cannot be seen)
 	steps, cpuPerStep float64
 	// the same on a database of the same server whose history is empty,
 	// run beside them (0: none)
@@ -521,7 +521,7 @@ func (r *results) growthMarkdown(o options, settings string) string {
 		"as housekeeping's move writes them, the last %d into the live tables and moved by housekeeping's rounds (timed, durable: the move row); "+
 		"then `vacuum analyze` and a checkpoint. Then, %s: create_workflow (one per transaction, sequential, %d calls, each beside one on the empty database below), "+
 		"claims and ends (%d workflows × %d no-op steps through a worker at %d slots, as the headline's; the best of %d runs; "+
-		"PostgreSQL's CPU a step, the least; each run beside one on another database of the same server whose history is empty, the pair's order alternating, "+
+		"PostgreSQL's CPU a step, the median; each run beside one on another database of the same server whose history is empty, the pair's order alternating, "+
 		"so that the host's drifting load weighs on both: the ÷ rows), each view or read's query and each page of the web dashboard (package dashboard, served in process), "+
 		"best of 3 (of 1 when one took over 10 s); `scrape` is promgeneva's query, each Prometheus scrape's. "+
 		"A figure past the first size's is followed by its ratio to that one (issue 50's bars: claims and ends within 5%%, every read within 2×).\n\n",
