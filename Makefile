@@ -74,7 +74,7 @@ bench/full: ## The same with every run: also awaits, limits, fairness, fan-out, 
 	$(GO) run ./cmd/geneva-bench -runs full $(BENCHFLAGS)
 
 .PHONY: bench-growth
-bench-growth: ## Measure the claims and ends, create_workflow, every view, read, metrics query and dashboard page as history grows to 10,000,000 finished workflows (issue 50's growth rows; the history written straight into its partitions, a slice moved by housekeeping and timed; some 40 minutes and 15 GB of disk on 2 cores; a throwaway PostgreSQL unless DATABASE_URL is set); prints how long each part took; writes bench/RESULTS-growth.md. GROWTH sets the sizes (default 0,1000000,10000000); BENCHFLAGS passes flags, e.g. BENCHFLAGS='-growth-runs 5'
+bench-growth: ## Measure the claims and ends, create_workflow, every view, read, metrics query and dashboard page as history grows to 10,000,000 finished workflows (issue 50's growth rows; the history written straight into its partitions, a slice moved by housekeeping and timed; some 30 minutes and 15 GB of disk on a busy 2-core machine; a throwaway PostgreSQL unless DATABASE_URL is set); prints how long each part took; writes bench/RESULTS-growth.md. GROWTH sets the sizes (default 0,1000000,10000000); BENCHFLAGS passes flags, e.g. BENCHFLAGS='-growth-runs 5'
 	$(GO) run ./cmd/geneva-bench -runs growth -growth $(GROWTH) -results bench/RESULTS-growth.md $(BENCHFLAGS)
 
 .PHONY: bench-sql
