@@ -5,6 +5,8 @@
 
 GO ?= go
 WITHPG := $(GO) run ./internal/cmd/withpg --
+# the sizes of make bench-growth (finished workflows in history)
+GROWTH ?= 0,1000000,10000000
 
 .DEFAULT_GOAL := help
 
@@ -68,8 +70,12 @@ bench: ## Measure Geneva beside raw River on a durable and a non-durable server,
 	$(GO) run ./cmd/geneva-bench $(BENCHFLAGS)
 
 .PHONY: bench/full
-bench/full: ## The same with every run: also awaits, limits, fairness, fan-out, growth to 1M finished workflows, schedules, resumable steps (13-23 minutes on 2 cores)
+bench/full: ## The same with every run: also awaits, limits, fairness, fan-out, growth to 1M finished workflows (make bench-growth: to 10M), schedules, resumable steps (13-23 minutes on 2 cores)
 	$(GO) run ./cmd/geneva-bench -runs full $(BENCHFLAGS)
+
+.PHONY: bench-growth
+bench-growth: ## Measure the claims and ends, create_workflow, every view, read, metrics query and dashboard page as history grows to 10,000,000 finished workflows (issue 50's growth rows; the history written straight into its partitions, a slice moved by housekeeping and timed; some 30 minutes and 15 GB of disk on a busy 2-core machine; a throwaway PostgreSQL unless DATABASE_URL is set); prints how long each part took; writes bench/RESULTS-growth.md. GROWTH sets the sizes (default 0,1000000,10000000); BENCHFLAGS passes flags, e.g. BENCHFLAGS='-growth-runs 5'
+	$(GO) run ./cmd/geneva-bench -runs growth -growth $(GROWTH) -results bench/RESULTS-growth.md $(BENCHFLAGS)
 
 .PHONY: bench-sql
 bench-sql: sql ## Measure the claim and end path's cost to PostgreSQL on one connection, alone (bench/micro/run.sh; writes dist/geneva.sql first; a throwaway PostgreSQL unless DATABASE_URL is set). MICROFLAGS passes flags and what to compare, e.g. MICROFLAGS='-b 32 HEAD~1 tree'

@@ -22,7 +22,7 @@
 // throughput bars quote: the sweep of slots durable and non-durable with
 // River beside it, River's ceiling, batching's before, HTTP steps, the steady
 // load and create_workflow's rates, a keyed send beside an unkeyed one: 8 minutes on a busy 2-core machine (bench/NOTES.md). The rest
-// (awaits, limits, fairness, fan-out, keyed sends, growth to a million, schedules,
+// (awaits, limits, fairness, fan-out, keyed sends, growth as history grows, schedules,
 // resumable steps, and the unbatched runs with every step its own job) are
 // selected by name; all of them took 13 to 23 minutes on that machine.
 //
@@ -76,9 +76,17 @@ type options struct {
 	sweep          []int
 	growthCreates  int
 	growthLive     bool
-	schedules      int
-	results        string
-	profile        bool
+	// growthMoved: workflows of each growth size written into the live
+	// tables and moved by housekeeping (timed), the rest straight into
+	// history (-1: all moved); growthWorkflows and growthRuns: the claims
+	// and ends timed at each size
+	growthMoved     int
+	growthWorkflows int
+	growthRuns      int
+	growthFillConns int
+	schedules       int
+	results         string
+	profile         bool
 
 	resumableIterations int
 
@@ -152,6 +160,10 @@ func main() {
 	flag.BoolVar(&o.createOneByOne, "create-one-by-one", false, "create the runs' workflows one create_workflow call at a time, 100 a transaction (before create_workflows; default: create_workflows, 100 a call)")
 	flag.StringVar(&growth, "growth", "0,100000,1000000", "finished workflows in the tables at each growth measurement")
 	flag.IntVar(&o.growthCreates, "growth-creates", 500, "create_workflow calls timed at each growth size")
+	flag.IntVar(&o.growthMoved, "growth-moved", 10000, "finished workflows of each growth size written into the live tables and moved into history by housekeeping's own rounds, timed (the growth rows' move); the rest are written straight into the history partitions as the move writes them, set-based, so that 10,000,000 take minutes (-1: every one through the live tables and the move, hours at 10,000,000)")
+	flag.IntVar(&o.growthWorkflows, "growth-workflows", 2000, "workflows of -steps steps in the claims and ends timed at each growth size (a worker at -workers slots, as the headline's)")
+	flag.IntVar(&o.growthFillConns, "growth-fill-conns", 2, "connections writing the growth run's history straight into the partitions at once (setup)")
+	flag.IntVar(&o.growthRuns, "growth-runs", 3, "runs of -growth-workflows at each growth size (the best counts)")
 	flag.BoolVar(&o.growthLive, "growth-live", false, "leave the growth run's finished workflows in the live tables (no housekeeping move into history: the tables as they were before docs/history.md), to compare")
 	flag.IntVar(&o.schedules, "schedules", 10000, "schedules, none due, beside which fire_schedules is timed (also with none and 1,000; 0: skip it)")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the results (empty: nowhere); bench/NOTES.md, if there, is appended")

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -16,7 +14,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/geneva-dev/geneva/dashboard"
 	"github.com/geneva-dev/geneva/goclient"
 	"github.com/geneva-dev/geneva/internal/protocol"
 )
@@ -559,106 +556,6 @@ func (b *bench) createThroughput(ctx context.Context) error {
 	return err
 }
 
-// growth fills the tables with finished history and, at each size, times
-// create_workflow, each dashboard view, the metrics scrape's query and the web
-// dashboard's pages.
-func (b *bench) growth(ctx context.Context) error {
-	client := goclient.New(b.pool)
-	have := 0
-	for _, size := range slices.Sorted(slices.Values(b.o.growth)) {
-		fmt.Fprintf(os.Stderr, "geneva-bench: growth: filling to %d finished workflows\n", size)
-		// The history is setup, not measured: a throwaway server writes it
-		// non-durably, then is made as the first throughput runs had it again
-		// and checkpointed before the timings.
-		first := b.r.profiles[0]
-		if first.set && first.durable && size > have {
-			if err := b.setDurability(ctx, false); err != nil {
-				return err
-			}
-		}
-		if err := fillHistory(ctx, b.pool, have, size); err != nil {
-			return err
-		}
-		if first.set && first.durable && size > have {
-			if err := b.setDurability(ctx, true); err != nil {
-				return err
-			}
-		}
-		have = max(have, size)
-		// housekeeping's rounds, as the workers run them every minute, move
-		// what ended more than move_after ago into history (docs/history.md:
-		// the live tables keep the last hour's) and fold the counts of the
-		// history just written (geneva.workflow_counts); setup, not measured
-		// (-growth-live: rounds that move nothing, as before history)
-		if b.o.growthLive {
-			if _, err := b.pool.Exec(ctx, `select geneva.set_housekeeping_settings(p_move_after => interval '1000 years');
-				select geneva.housekeep(p_keep_forever => true)`); err != nil {
-				return err
-			}
-		} else {
-			moveStart := time.Now()
-			moved, err := moveToHistory(ctx, b.pool)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "geneva-bench: growth: moved %d ended workflows into history in %s\n", moved, time.Since(moveStart).Round(time.Millisecond))
-		}
-		if _, err := b.pool.Exec(ctx, "vacuum analyze geneva.workflows, geneva.step_executions, geneva.workflows_history, geneva.step_executions_history"); err != nil {
-			return err
-		}
-		if _, err := b.pool.Exec(ctx, "checkpoint"); err != nil {
-			return err
-		}
-
-		var creates []time.Duration
-		for range b.o.growthCreates {
-			start := time.Now()
-			if _, err := client.CreateWorkflow(ctx, "BenchCreate", "User", b.hero(), nil); err != nil {
-				return err
-			}
-			creates = append(creates, time.Since(start))
-		}
-		row := growthRow{size: size, create: percentiles(creates)}
-
-		var sample int64
-		if err := b.pool.QueryRow(ctx, "select coalesce(max(id), 0) from geneva.workflows where workflow_type = 'BenchHistory'").Scan(&sample); err != nil {
-			return err
-		}
-		for _, view := range []struct{ name, sql string }{
-			{"workflow_counts", "select * from geneva.workflow_counts"},
-			{"paused_workflows", "select * from geneva.paused_workflows"},
-			{"stuck_executions", "select * from geneva.stuck_executions"},
-			{"workflow_timeline", fmt.Sprintf("select * from geneva.workflow_timeline where workflow_id = %d", sample)},
-			{"step_stats", "select * from geneva.step_stats"},
-			{"engine_metrics", "select * from geneva.engine_metrics"}, // each Prometheus scrape
-		} {
-			best := time.Duration(1<<63 - 1)
-			for range 3 {
-				start := time.Now()
-				rows, err := b.pool.Query(ctx, view.sql)
-				if err != nil {
-					return err
-				}
-				for rows.Next() {
-				}
-				rows.Close()
-				if err := rows.Err(); err != nil {
-					return fmt.Errorf("%s: %w", view.name, err)
-				}
-				best = min(best, time.Since(start))
-			}
-			row.views = append(row.views, viewTime{name: view.name, took: best})
-		}
-		pages, err := dashboardPages(ctx, b.pool, sample)
-		if err != nil {
-			return err
-		}
-		row.views = append(row.views, pages...)
-		b.r.growth = append(b.r.growth, row)
-	}
-	return nil
-}
-
 // moveToHistory runs housekeeping's rounds (history's move, no retention)
 // until they move nothing more, in rounds of 10,000 trees (the setting's
 // batch of 1,000 would take a thousand rounds to a million), and returns
@@ -677,78 +574,6 @@ func moveToHistory(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			return total, nil
 		}
 	}
-}
-
-// dashboardPages times the dashboard's pages (best of 3), served in process.
-func dashboardPages(ctx context.Context, pool *pgxpool.Pool, sample int64) ([]viewTime, error) {
-	handler, err := dashboard.New(pool, nil)
-	if err != nil {
-		return nil, err
-	}
-	if sample == 0 { // no history yet: the newest workflow
-		if err := pool.QueryRow(ctx, "select coalesce(max(id), 0) from geneva.workflows").Scan(&sample); err != nil {
-			return nil, err
-		}
-	}
-	var times []viewTime
-	for _, page := range []struct{ name, path string }{
-		{"page /", "/"},
-		{"page /workflows", "/workflows?type=BenchHistory"},
-		{"page /workflows/ID", fmt.Sprintf("/workflows/%d", sample)},
-		{"page /paused", "/paused"},
-		{"page /stats", "/stats"},
-	} {
-		best := time.Duration(1<<63 - 1)
-		for range 3 {
-			req := httptest.NewRequestWithContext(ctx, http.MethodGet, page.path, nil)
-			rec := httptest.NewRecorder()
-			start := time.Now()
-			handler.ServeHTTP(rec, req)
-			best = min(best, time.Since(start))
-			if rec.Code != http.StatusOK {
-				return nil, fmt.Errorf("dashboard %s: %d %s", page.path, rec.Code, rec.Body.String())
-			}
-		}
-		times = append(times, viewTime{name: page.name, took: best})
-	}
-	return times, nil
-}
-
-// fillHistory adds finished workflows (three completed executions each) until
-// the tables hold size of them, in chunks, as if they had ended over the last
-// thirty days.
-func fillHistory(ctx context.Context, pool *pgxpool.Pool, have, size int) error {
-	const chunk = 100_000
-	for from := have; from < size; from += chunk {
-		to := min(from+chunk, size)
-		_, err := pool.Exec(ctx, `
-			with new as (
-			  insert into geneva.workflows (
-			    workflow_type, hero_type, hero_id, state, created_at, updated_at, started_at,
-			    transitioned_at, finished_at
-			  )
-			  select 'BenchHistory', 'User', 'history-' || g, 'finished', t - interval '1 hour', t,
-			    t - interval '1 hour', t, t
-			  from generate_series($1::bigint + 1, $2::bigint) g,
-			    lateral (select now() - (g % 30) * interval '1 day' - (g % 86400) * interval '1 second' as t) at
-			  returning id, finished_at
-			)
-			insert into geneva.step_executions (
-			  workflow_id, step_name, attempt, state, outcome, scheduled_for, started_at, completed_at,
-			  finished_at, created_at, updated_at
-			)
-			select new.id, s.name, 1, 'completed', 'success',
-			  new.finished_at - s.back, new.finished_at - s.back + interval '5 milliseconds',
-			  new.finished_at - s.back + interval '20 milliseconds', new.finished_at - s.back + interval '20 milliseconds',
-			  new.finished_at - s.back, new.finished_at - s.back + interval '20 milliseconds'
-			from new
-			cross join (values ('a', interval '40 minutes'), ('b', interval '20 minutes'), ('c', interval '0')) s(name, back)`,
-			from, to)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // latency is a distribution in milliseconds.

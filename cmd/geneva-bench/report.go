@@ -103,6 +103,18 @@ type growthRow struct {
 	size   int
 	create latency
 	views  []viewTime
+	// the fill: workflows written straight into history and in how long,
+	// workflows moved by housekeeping and in how long, the database's size
+	direct, moved        int
+	directTook, moveTook time.Duration
+	dbBytes              int64
+	// claims and ends: the best run's steps/s, and the runs' median
+	// PostgreSQL CPU a step (µs; 0 when it cannot be seen)
+	steps, cpuPerStep float64
+	// the same on a database of the same server whose history is empty,
+	// run beside them (0: none)
+	refSteps, refCPUPerStep float64
+	refCreate               latency
 }
 
 type viewTime struct {
@@ -141,10 +153,10 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	o := r.options
 	fmt.Fprintf(&b, "# Geneva benchmark\n\n%s\n", r.machine)
-	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -runs %s -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -unbatched-own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -schedules %d -http-workflows %d -resumable-iterations %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d -fanout-children %d -fanout-parents %d -keyed-workflows %d -keyed-sends %d -cells-seconds %d -cells-workflows %d` on %s; the whole run took %s.\n\n",
+	fmt.Fprintf(&b, "Run with `go run ./cmd/geneva-bench -runs %s -durability %s -workflows %d -warmup %d -steps %d -sweep %s -workers %d -pool %d -inline-steps %d -own-jobs=%t -unbatched=%t -unbatched-own-jobs=%t -river-same-slots=%t -ceiling-jobs %d -ceiling-workers %d -ceiling-pool %d -geneva-ceiling=%t -sample-every %s -fetch-cooldown %s -steady-rate %d -steady-for %s -creates %d -create-conns %d -growth %s -growth-moved %d -growth-workflows %d -growth-runs %d -schedules %d -http-workflows %d -resumable-iterations %d -await-rate %d -await-for %s -await-burst %d -await-conns %d -await-per-tx %d -limit-workflows %d -limit-groups %d -limit-pairs %d -fair-big %d -fair-groups %d -fair-small %d -fanout-children %d -fanout-parents %d -keyed-workflows %d -keyed-sends %d -cells-seconds %d -cells-workflows %d` on %s; the whole run took %s.\n\n",
 		runsText(o.runs), o.durability, o.workflows, o.warmup, o.steps, listArg(o.sweep), o.workers, o.pool, o.inlineSteps, o.ownJobs, o.unbatched, o.unbatchedOwnJobs, o.riverSlots,
 		o.ceilingJobs, o.ceilingWorkers, o.ceilingPool, o.genevaCeiling, o.sampleEvery, o.fetchCooldown, o.steadyRate, o.steadyFor,
-		o.creates, o.createConns, listArg(o.growth), o.schedules, o.httpWorkflows, o.resumableIterations, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
+		o.creates, o.createConns, listArg(o.growth), o.growthMoved, o.growthWorkflows, o.growthRuns, o.schedules, o.httpWorkflows, o.resumableIterations, o.awaitRate, o.awaitFor, o.awaitBurst, o.awaitConns, o.awaitPerTx,
 		o.limitWorkflows, o.limitGroups, o.limitPairs, o.fairBig, o.fairGroups, o.fairSmall, o.fanoutChildren, o.fanoutParents, o.keyedWorkflows, o.keyedSends, o.cellsSeconds, o.cellsWorkflows, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
 
 	// Throughput: one column per durability.
@@ -362,24 +374,7 @@ func (r *results) markdown() string {
 		b.WriteString("\n")
 	}
 
-	if len(r.growth) > 0 {
-		b.WriteString("## Cost as finished history grows\n\n")
-		fmt.Fprintf(&b, "create_workflow latency (one per transaction, sequential), each dashboard view's query time (engine_metrics is a Prometheus scrape's one query) and each page of the web dashboard (package dashboard, served in process) (best of 3), %s. "+
-			"The finished history is written beforehand (on a throwaway server with durability off, then back on and a checkpoint).\n\n", settings)
-		b.WriteString("| finished workflows | create p50 | create p95 |")
-		for _, v := range r.growth[0].views {
-			fmt.Fprintf(&b, " %s |", v.name)
-		}
-		b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(r.growth[0].views)) + "\n")
-		for _, g := range r.growth {
-			fmt.Fprintf(&b, "| %d | %.2f ms | %.2f ms |", g.size, g.create.p50, g.create.p95)
-			for _, v := range g.views {
-				fmt.Fprintf(&b, " %.1f ms |", float64(v.took)/float64(time.Millisecond))
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("\n")
-	}
+	b.WriteString(r.growthMarkdown(o, settings))
 	b.WriteString(r.cells.markdown(o, settings))
 	b.WriteString(r.schedulesMarkdown(settings))
 	b.WriteString(r.resumable.markdown())
@@ -508,4 +503,107 @@ func createdHow(o options) string {
 		return "one create_workflow call at a time, 100 a transaction"
 	}
 	return "geneva.create_workflows, 100 a call"
+}
+
+// growthMarkdown is the growth rows: a measure a row, a size a column, each
+// figure after the first size's with its ratio to that one.
+func (r *results) growthMarkdown(o options, settings string) string {
+	if len(r.growth) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b2 := &b
+	b.WriteString("## Cost as finished history grows\n\n")
+	fmt.Fprintf(&b, "At each size, history holds that many finished workflows (ended over 29 days: 30 day partitions; "+
+		"BenchHistory of 3 steps, BenchHistoryPay of 5, BenchHistoryMail of 2, a parent of 3 children in 100; "+
+		"1 in 10 with a step retried after an error, 1 in 20 canceled by an error, 1 in 100 by an operator; 1 in 5 with a consumed event; "+
+		"some 3.3 executions a workflow), written beforehand with durability off: all but the last %d of a size straight into the history partitions "+
+		"as housekeeping's move writes them, the last %d into the live tables and moved by housekeeping's rounds (timed, durable: the move row); "+
+		"then `vacuum analyze` and a checkpoint. Then, %s: create_workflow (one per transaction, sequential, %d calls, each beside one on the empty database below), "+
+		"claims and ends (%d workflows × %d no-op steps through a worker at %d slots, as the headline's; the best of %d runs; "+
+		"PostgreSQL's CPU a step, the median; each run beside one on another database of the same server whose history is empty, the pair's order alternating, "+
+		"so that the host's drifting load weighs on both: the ÷ rows), each view or read's query and each page of the web dashboard (package dashboard, served in process), "+
+		"best of 3 (of 1 when one took over 10 s); `scrape` is promgeneva's query, each Prometheus scrape's. "+
+		"A figure past the first size's is followed by its ratio to that one (issue 50's bars: claims and ends within 5%%, every read within 2×).\n\n",
+		o.growthMoved, o.growthMoved, settings, o.growthCreates, o.growthWorkflows, o.steps, o.workers, o.growthRuns)
+	b.WriteString("| finished workflows |")
+	for _, g := range r.growth {
+		fmt.Fprintf(&b, " %s |", thousands(int64(g.size)))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(r.growth)) + "\n")
+	base := r.growth[0]
+	line := func(name string, value func(g growthRow) float64, format string) {
+		fmt.Fprintf(&b, "| %s |", name)
+		for i, g := range r.growth {
+			v := value(g)
+			if v <= 0 {
+				b.WriteString(" — |")
+				continue
+			}
+			fmt.Fprintf(&b, " "+format, v)
+			if i > 0 && value(base) > 0 {
+				fmt.Fprintf(&b, " (%.2f×)", v/value(base))
+			}
+			b.WriteString(" |")
+		}
+		b.WriteString("\n")
+	}
+	line("claims and ends, steps/s", func(g growthRow) float64 { return g.steps }, "%.0f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refSteps }, "%.0f")
+	ratio := func(name string, a, b func(g growthRow) float64) {
+		fmt.Fprintf(b2, "| %s |", name)
+		for _, g := range r.growth {
+			if a(g) <= 0 || b(g) <= 0 {
+				b2.WriteString(" — |")
+				continue
+			}
+			fmt.Fprintf(b2, " %.2f× |", a(g)/b(g))
+		}
+		b2.WriteString("\n")
+	}
+	ratio("claims and ends ÷ beside it (bar: ≥ 0.95×)", func(g growthRow) float64 { return g.steps }, func(g growthRow) float64 { return g.refSteps })
+	line("PostgreSQL CPU a step, µs", func(g growthRow) float64 { return g.cpuPerStep }, "%.0f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCPUPerStep }, "%.0f")
+	ratio("PostgreSQL CPU a step ÷ beside it (bar: ≤ 1.05×)", func(g growthRow) float64 { return g.cpuPerStep }, func(g growthRow) float64 { return g.refCPUPerStep })
+	line("create_workflow p50, ms", func(g growthRow) float64 { return g.create.p50 }, "%.2f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCreate.p50 }, "%.2f")
+	line("create_workflow p99, ms", func(g growthRow) float64 { return g.create.p99 }, "%.2f")
+	line("the same, history empty, beside it", func(g growthRow) float64 { return g.refCreate.p99 }, "%.2f")
+	for i, v := range base.views {
+		line(v.name+", ms", func(g growthRow) float64 {
+			if i < len(g.views) {
+				return float64(g.views[i].took) / float64(time.Millisecond)
+			}
+			return 0
+		}, "%.1f")
+	}
+	line("the move (housekeeping's rounds), µs a workflow", func(g growthRow) float64 {
+		if g.moved == 0 {
+			return 0
+		}
+		return float64(g.moveTook) / float64(time.Microsecond) / float64(g.moved)
+	}, "%.0f")
+	b.WriteString("| written straight into history (setup) |")
+	for _, g := range r.growth {
+		if g.direct == 0 {
+			b.WriteString(" — |")
+			continue
+		}
+		fmt.Fprintf(&b, " %s in %s |", thousands(int64(g.direct)), g.directTook.Round(time.Second))
+	}
+	b.WriteString("\n| the database's size |")
+	for _, g := range r.growth {
+		fmt.Fprintf(&b, " %.1f GB |", float64(g.dbBytes)/1e9)
+	}
+	b.WriteString("\n\n")
+	return b.String()
+}
+
+// thousands prints n with commas between its thousands.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -45,7 +45,7 @@ var benchRuns = []benchRun{
 		func(o *options) { o.keyedWorkflows, o.keyedSends = 0, 0 }},
 	{"fairness", "a big group's backlog beside small groups under a limit by group",
 		func(o *options) { o.fairBig = 0 }},
-	{"growth", "create_workflow, the views and the dashboard's pages as finished history grows (to 1,000,000)",
+	{"growth", "claims and ends, create_workflow, the views, reads and metrics query and the dashboard's pages as finished history grows (-growth's sizes; make bench-growth: to 10,000,000)",
 		func(o *options) { o.growth = nil }},
 	{"schedules", "fire_schedules beside 0, 1,000 and -schedules schedules",
 		func(o *options) { o.schedules = 0 }},
