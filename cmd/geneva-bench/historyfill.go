@@ -181,7 +181,7 @@ const fillEvents = `ev (` + fillEventColumns + `, ended) as (
 )`
 
 // fillDirect writes w, x and ev into history in one statement (w and x
-// computed once), with what the move adds to geneva.history_counts and the
+// computed once), with what the move adds to geneva.history_counts and history_event_counts and the
 // deltas the live tables' count triggers would have appended.
 const fillDirect = `with ` + fillWorkflows + `, ` + fillExecutions + `, ` + fillEvents + `,
 iw as (
@@ -200,10 +200,21 @@ ie as (
 ic as (
   insert into geneva.history_counts as c (ended_on, workflow_type, state, workflows, step_executions)
   select (w.ended at time zone 'UTC')::date, w.workflow_type, w.state, count(*), sum(w.n)
-  from w group by 1, 2, 3
+  from w group by 1, 2, 3 order by 1, 2, 3
   on conflict (ended_on, workflow_type, state) do update
   set workflows = c.workflows + excluded.workflows,
       step_executions = c.step_executions + excluded.step_executions
+),
+-- and its fold of the events, by day, type and name (geneva.event_stats)
+iec as (
+  insert into geneva.history_event_counts as c (ended_on, workflow_type, event, sent, consumed, last_sent_at)
+  select (ev.ended at time zone 'UTC')::date, w.workflow_type, ev.name, count(*), count(ev.consumed_by), max(ev.sent_at)
+  from ev join w on w.id = ev.workflow_id
+  group by 1, 2, 3 order by 1, 2, 3
+  on conflict (ended_on, workflow_type, event) do update
+  set sent = c.sent + excluded.sent,
+      consumed = c.consumed + excluded.consumed,
+      last_sent_at = greatest(c.last_sent_at, excluded.last_sent_at)
 ),
 -- workflows_count_inserted's deltas, one a type and state
 iwd as (
@@ -236,7 +247,8 @@ var historyFillChunk int64 = 100_000
 // transactions of historyFillChunk, as geneva._move_to_history would write
 // them had they ended in the live tables and been moved: the history rows
 // under the day each ended (ended_on, its transitioned_at's UTC date), and
-// what the move adds to geneva.history_counts; and the counts the live tables'
+// what the move adds to geneva.history_counts and
+// geneva.history_event_counts; and the counts the live tables'
 // triggers would have appended when they were inserted ended
 // (geneva.ended_workflow_count_deltas: the move is not a deletion, so
 // workflow_counts counts them; geneva.ended_execution_deltas for the
@@ -244,10 +256,6 @@ var historyFillChunk int64 = 100_000
 // housekeeping folds. Through the guards' sanctioned settings: geneva.moving
 // (the move's, sql/guards/history_guard.sql) and geneva.folding (the folds',
 // sql/guards/counts_guard.sql), transaction-local.
-//
-// TODO(evstats): when wip/evstats' folded events count table (written by the
-// move) is merged, write it here too, from the events inserted below, as the
-// move would.
 func (f *historyFill) writeDirect(ctx context.Context, pool *pgxpool.Pool, lo, hi int64, conns int, progress func(done int64)) error {
 	var (
 		next, done atomic.Int64

@@ -52,6 +52,8 @@ func TestHistoryFillAsMoved(t *testing.T) {
 		"select jsonb_agg(to_jsonb(e) order by id) from geneva.step_executions_history e",
 		"select jsonb_agg(to_jsonb(e) order by id) from geneva.events_history e",
 		"select jsonb_agg(to_jsonb(c) order by ended_on, workflow_type, state) from geneva.history_counts c",
+		"select jsonb_agg(to_jsonb(c) order by ended_on, workflow_type, event) from geneva.history_event_counts c",
+		"select jsonb_agg(to_jsonb(s) order by workflow_type, event) from geneva.event_stats s",
 		"select jsonb_agg(to_jsonb(c) order by workflow_type, state) from geneva.workflow_counts c",
 		"select jsonb_agg(to_jsonb(c) order by hour, workflow_type, step_name, outcome) from geneva.ended_executions_by_hour c",
 		"select jsonb_agg(to_jsonb(c) order by minute, workflow_type, step_name, outcome) from geneva.ended_executions_by_minute c",
