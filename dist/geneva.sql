@@ -7448,10 +7448,11 @@ comment on function geneva.list_workflows(jsonb, integer) is
 -- (workflows_ongoing_type); newest_id is then a walk back from each
 -- table's and history partition's newest id to its first match, in the
 -- history partitions between the first and last day that hold one
--- (geneva.history_counts names them). Any other filter is a search: the count reads every matching
--- workflow, live and in history (docs/history.md): a filter an index serves
--- (hero, paused, ongoing, error class, parent) costs what it matches, any
--- other every workflow, and grows with history.
+-- (geneva.history_counts names them). Any other filter is a search: the
+-- count reads every matching workflow, live and in history
+-- (docs/history.md): a filter an index serves (hero, paused, ongoing,
+-- error class, parent) costs what it matches, any other every workflow,
+-- and grows with history.
 -- Raises: 22004 for a NULL filter; 22023 for a bad filter, 22001 for a
 -- filter's string over 1024 bytes (as geneva._workflow_filter).
 create or replace function geneva.count_workflows(p_filter jsonb default '{}')
