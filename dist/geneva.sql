@@ -7374,7 +7374,8 @@ comment on function geneva._workflow_filter(jsonb) is
 -- workflows moved into history are listed with the live ones
 -- (docs/history.md): the filter reads both, and each workflow's latest
 -- error is read from its own table or partition (its ended_on: a probe
--- pruned to one at run time).
+-- pruned to one at run time), by a second statement planned once a
+-- session, so that a call plans the page only.
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
@@ -7421,6 +7422,10 @@ stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  -- (rows of geneva._workflows_all, whose columns are workflows_history's:
+  -- its type, as the views are installed after this function)
+  v_page geneva.workflows_history[];
 begin
   if p_limit is null then
     raise exception 'limit must not be null' using errcode = '22004';
@@ -7429,24 +7434,31 @@ begin
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
   end if;
 
-  return query execute format(
-    'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
-       w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
-       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, w.parent_id, w.root_id, w.children,
-       geneva._children_ended_now(w.id, w.children, w.children_ended),
-       le.error_class_name, le.error_message, le.step_name, le.finished_at
-     from (select w.* from %s order by w.id desc limit $2) w
-     left join lateral (
-       select le.error_class_name, le.error_message, le.step_name, le.finished_at
-       from geneva._step_executions_all le
-       where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
-       order by le.id desc
-       limit 1
-     ) le on true
-     order by w.id desc',
+  -- the page: planned with the filter's clauses and values, at each call
+  execute format(
+    'select array(select w::geneva.workflows_history from (select w.* from %s order by w.id desc limit $2) w order by w.id desc)',
     geneva._workflow_filter(p_filter)
-  ) using p_filter, p_limit;
+  ) into v_page using p_filter, p_limit;
+
+  -- its latest errors: a static statement, planned once a session (an
+  -- EXECUTE is planned at each call, over every partition), each probe
+  -- pruned at run time to its workflow's table or partition (ended_on)
+  return query
+  select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
+    w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
+    w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
+    w.started_version, w.parent_id, w.root_id, w.children,
+    geneva._children_ended_now(w.id, w.children, w.children_ended),
+    le.error_class_name, le.error_message, le.step_name, le.finished_at
+  from unnest(v_page) with ordinality w
+  left join lateral (
+    select le.error_class_name, le.error_message, le.step_name, le.finished_at
+    from geneva._step_executions_all le
+    where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
+    order by le.id desc
+    limit 1
+  ) le on true
+  order by w.ordinality;
 end;
 $$;
 
@@ -7462,9 +7474,20 @@ comment on function geneva.list_workflows(jsonb, integer) is
 -- up_to_id set to newest_id, on those it counted and not on workflows
 -- created since). Takes no locks.
 --
--- p_filter is the one workflow filter (geneva._workflow_filter). The count
--- reads every matching workflow: a filter an index serves (hero, paused,
--- ongoing, error class) costs what it matches, any other the whole table.
+-- p_filter is the one workflow filter (geneva._workflow_filter). A filter of
+-- a type, an ended state (finished, canceled), both or neither is answered
+-- from the folded counts, whatever history holds: the ended workflows by
+-- type and state (geneva.ended_workflow_counts plus its deltas, what
+-- geneva.workflow_counts reads, which count the moved workflows until
+-- retention drops their partition) and, without a state, the ongoing ones
+-- (workflows_ongoing_type); newest_id is then a walk back from each
+-- table's and history partition's newest id to its first match, in the
+-- history partitions between the first and last day that hold one
+-- (geneva.history_counts names them). Any other filter is a search: the
+-- count reads every matching workflow, live and in history
+-- (docs/history.md): a filter an index serves (hero, paused, ongoing,
+-- error class, parent) costs what it matches, any other every workflow,
+-- and grows with history.
 -- Raises: 22004 for a NULL filter; 22023 for a bad filter, 22001 for a
 -- filter's string over 1024 bytes (as geneva._workflow_filter).
 create or replace function geneva.count_workflows(p_filter jsonb default '{}')
@@ -7477,16 +7500,75 @@ stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_from constant text := geneva._workflow_filter(p_filter);
+  v_type text := p_filter ->> 'type';
+  v_state text := p_filter ->> 'state';
+  v_first date;
+  v_last date;
+  v_count bigint;
+  v_newest bigint;
 begin
-  return query execute format(
-    'select count(*), max(w.id) from %s',
-    geneva._workflow_filter(p_filter)
-  ) using p_filter;
+  if p_filter - 'type' - 'state' <> '{}' or coalesce(v_state, 'finished') not in ('finished', 'canceled') then
+    return query execute format(
+      'select count(*), max(w.id) from %s',
+      v_from
+    ) using p_filter;
+    return;
+  end if;
+
+  -- folded: the ended ones by type and state, and the ongoing ones
+  select coalesce(sum(c.workflows), 0)::bigint into v_count
+  from (
+    select e.workflow_type, e.state, e.workflows from geneva.ended_workflow_counts e
+    union all
+    select d.workflow_type, d.state, d.delta from geneva.ended_workflow_count_deltas d
+  ) c
+  where (v_type is null or c.workflow_type = v_type) and (v_state is null or c.state = v_state);
+  if v_state is null then
+    v_count := v_count + (
+      select count(*)
+      from geneva.workflows w
+      where w.finished_at is null and w.canceled_at is null and (v_type is null or w.workflow_type = v_type)
+    );
+  end if;
+  if v_count = 0 then
+    return query select 0::bigint, null::bigint;
+    return;
+  end if;
+
+  -- the newest: each branch's newest id walked back to its first match, in
+  -- the history partitions from the first to the last day that holds one.
+  -- (Static statements: planned once a session, not at each call as an
+  -- EXECUTE is, over every partition; the days prune at run time.)
+  select min(c.ended_on), max(c.ended_on) into v_first, v_last
+  from geneva.history_counts c
+  where c.workflows > 0 and (v_type is null or c.workflow_type = v_type) and (v_state is null or c.state = v_state);
+  select max(x.id) into v_newest
+  from (
+    (select w.id
+     from geneva.workflows w
+     where (v_type is null or w.workflow_type = v_type)
+       and (v_state is distinct from 'finished' or w.finished_at is not null)
+       and (v_state is distinct from 'canceled' or w.canceled_at is not null)
+     order by w.id desc
+     limit 1)
+    union all
+    (select w.id
+     from geneva.workflows_history w
+     where w.ended_on between v_first and v_last
+       and (v_type is null or w.workflow_type = v_type)
+       and (v_state is distinct from 'finished' or w.finished_at is not null)
+       and (v_state is distinct from 'canceled' or w.canceled_at is not null)
+     order by w.id desc
+     limit 1)
+  ) x;
+  return query select v_count, v_newest;
 end;
 $$;
 
 comment on function geneva.count_workflows(jsonb) is
-'How many workflows the filter matches (geneva._workflow_filter''s keys), and the highest id among them.';
+'How many workflows the filter matches (geneva._workflow_filter''s keys), and the highest id among them; a type and an ended state are counted from the folded counts.';
 
 -- geneva.step_history: a workflow's step executions, in order; those of a
 -- workflow moved into history (docs/history.md) from
@@ -14985,7 +15067,17 @@ comment on view geneva.runaway_workflows is
 -- its event are joined on (id, ended_on) in geneva._step_executions_all,
 -- _workflows_all and _events_all, each in its own table or partition; a
 -- moved workflow's executions are read from each history partition's
--- step_executions_history_workflow_id.
+-- step_executions_history_workflow_id, its events from
+-- events_history_workflow_id (an execution receives its own workflow's
+-- events: the join names the workflow, so that a filter by workflow_id
+-- reaches the events' index too, where a probe by event id would cost
+-- every partition's primary key a row). The planner, which counts a few
+-- rows of one workflow in every partition, would choose a parallel plan
+-- whose workers take longer to start than the read takes (14 ms against
+-- 0.6 ms for one workflow at a million in history): the view names
+-- pg_catalog.current_schema(), which is parallel unsafe, so that no query
+-- of it is planned parallel (the condition is folded away once that is
+-- decided: it costs nothing at run time).
 create or replace view geneva.workflow_timeline as
 select
   e.workflow_id,
@@ -15017,7 +15109,9 @@ select
 from geneva._step_executions_all e
 join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on
 left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-left join geneva._events_all ev on ev.id = e.event_id and ev.ended_on = e.ended_on
+left join geneva._events_all ev
+  on ev.id = e.event_id and ev.ended_on = e.ended_on and ev.workflow_id = e.workflow_id
+where pg_catalog.current_schema() is not null or true
 order by e.workflow_id, e.id;
 
 comment on view geneva.workflow_timeline is

@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -112,6 +114,90 @@ func TestCountWorkflows(t *testing.T) {
 		n, newest = countOf(t, b, b.conn, `{"state": "paused"}`)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, later, *newest)
+	})
+
+	// A filter of a type, an ended state, both or neither is answered from
+	// the folded counts (docs/history.md "What reads across it"): it is the
+	// real count, with the same newest id, while the workflows are live,
+	// after their move into history (some ended live since), after
+	// retention drops a day, and after the fold.
+	t.Run("FoldedCountsAreRealCounts", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.define(t, "One", `{"steps": [{"name": "only"}]}`)
+		b.define(t, "Two", `{"steps": [{"name": "only"}]}`)
+		end := func(workflowType, hero string, cancel bool) {
+			id := b.create(t, workflowType, hero)
+			if cancel {
+				b.call(t, "cancel_workflow", id)
+				return
+			}
+			b.complete(t, b.run(t, id).ExecutionID, "success", nil)
+		}
+		end("One", "a", false)
+		end("One", "b", false)
+		end("One", "c", true)
+		end("Two", "d", false)
+		b.setNow(t, t0.Add(24*time.Hour))
+		end("One", "e", false)
+		end("Two", "f", true)
+		b.create(t, "One", "ongoing1")
+		b.create(t, "Two", "ongoing2")
+
+		filters := []string{`{}`, `{"type": "One"}`, `{"type": "Two"}`, `{"type": "Nope"}`,
+			`{"state": "finished"}`, `{"state": "canceled"}`,
+			`{"type": "One", "state": "finished"}`, `{"type": "One", "state": "canceled"}`, `{"type": "Two", "state": "canceled"}`}
+		type rowQueryer interface {
+			queryer
+			QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+		}
+		check := func(stage string, q rowQueryer) {
+			t.Helper()
+			for _, filter := range filters {
+				var f struct {
+					Type  *string `json:"type"`
+					State *string `json:"state"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(filter), &f))
+				var want int64
+				var wantNewest *int64
+				require.NoError(t, q.QueryRow(b.ctx, `select count(*), max(w.id) from geneva._workflows_all w
+					where ($1::text is null or w.workflow_type = $1) and ($2::text is null or w.state = $2)`,
+					f.Type, f.State).Scan(&want, &wantNewest))
+				n, newest := countOf(t, b, q, filter)
+				require.Equal(t, want, n, "%s: %s", stage, filter)
+				require.Equal(t, wantNewest, newest, "%s: %s", stage, filter)
+			}
+		}
+		check("live", b.conn)
+
+		b.setNow(t, t0.Add(26*time.Hour))
+		require.Equal(t, 6, b.histRound(t, "").WorkflowsMoved)
+		end("Two", "g", false) // ended, live
+		check("moved", b.conn)
+
+		// the first day's partition ended over a day ago (see TestHistory's
+		// CountsFollowTheDropNotTheMove): its four workflows go
+		b.setNow(t, t0.Add(38*time.Hour))
+		require.Equal(t, 4, b.histRound(t, "p_retention => interval '1 day'").WorkflowsCleanedUp)
+		check("dropped", b.conn)
+		_, err := b.conn.Exec(b.ctx, "select geneva.housekeep()")
+		require.NoError(t, err)
+		check("folded", b.conn)
+
+		// a workflow that ends is counted at once, in its transaction
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(b.ctx) //nolint:errcheck
+		var ongoing int64
+		require.NoError(t, tx.QueryRow(b.ctx, "select id from geneva.workflows where hero_id = 'ongoing2'").Scan(&ongoing))
+		_, err = tx.Exec(b.ctx, "select geneva.cancel_workflow($1)", ongoing)
+		require.NoError(t, err)
+		check("ended in the transaction", tx)
+		n, newest := countOf(t, b, tx, `{"type": "Two", "state": "canceled"}`)
+		require.Equal(t, ongoing, deref(newest))
+		require.Equal(t, int64(2), n) // f, in history, and this one
 	})
 
 	t.Run("BadInput", func(t *testing.T) {

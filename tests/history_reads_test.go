@@ -2,6 +2,7 @@ package tests
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,6 +162,32 @@ func TestHistoryReads(t *testing.T) {
 		require.Equal(t, []int64{6, ongoing}, []int64{n, newest})
 		require.NoError(t, b.conn.QueryRow(b.ctx, `select * from geneva.count_workflows('{"state": "ongoing"}')`).Scan(&n, &newest))
 		require.Equal(t, []int64{1, ongoing}, []int64{n, newest})
+	})
+
+	// workflow_timeline is never planned parallel (its comment: the workers
+	// would start slower than one workflow's read), even where PostgreSQL is
+	// told to run every query it may in a worker (force_parallel_mode,
+	// debug_parallel_query from PostgreSQL 16); the same join without the
+	// view is.
+	t.Run("TimelineIsNotPlannedParallel", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ids := historyFixture(t, b)
+		b.moveToHistory(t, ids[0])
+		tx, err := b.conn.Begin(b.ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(b.ctx) //nolint:errcheck
+		_, err = tx.Exec(b.ctx, `select set_config(name, 'on', true) from pg_settings
+			where name in ('force_parallel_mode', 'debug_parallel_query')`)
+		require.NoError(t, err)
+		plan := func(sql string) string {
+			rows := texts(t, b, tx, "explain "+sql, ids[0])
+			return strings.Join(rows, "\n")
+		}
+		require.Contains(t, plan(`select * from geneva._step_executions_all e
+			join geneva._workflows_all w on w.id = e.workflow_id and w.ended_on = e.ended_on where e.workflow_id = $1`), "Gather")
+		require.NotContains(t, plan("select * from geneva.workflow_timeline where workflow_id = $1"), "Gather")
+		require.NotContains(t, plan("select * from geneva.workflow_timeline where workflow_id <> $1"), "Gather")
 	})
 
 	// The verbs on a moved workflow answer as on an ended live one: 55000,

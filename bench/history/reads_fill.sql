@@ -2,9 +2,12 @@
 -- with :n ended workflows in history (5 executions and 1 event each, ended
 -- over the last 30 days: 30 day partitions), then 1,000 live ongoing ones.
 -- For bench/history/reads.sh: the reads across live ∪ history at that volume.
--- Run as a superuser (it writes the history tables directly, as no function
--- does).
+-- Run as a superuser (it writes the history tables and the counts directly,
+-- as no function does: geneva.moving and geneva.folding, the flags of the
+-- move and the fold, are set for the session so that the guards let it).
 \set ON_ERROR_STOP on
+set geneva.moving = 'on';
+set geneva.folding = 'on';
 select geneva.define_workflow('Type' || i, '{"steps":[{"name":"a"},{"name":"b"},{"name":"c"},{"name":"d"},{"name":"e"}]}')
 from generate_series(0, 9) i;
 select count(geneva._history_partition(d::date))
@@ -36,6 +39,17 @@ from geneva.workflows_history w,
 insert into geneva.events_history (id, workflow_id, name, payload, sent_at, sent_by, ended_on)
 select w.id, w.id, 'ping', '{"n": 1}', w.transitioned_at, 'bench', w.ended_on
 from geneva.workflows_history w;
+
+-- what the move and the fold would have counted (geneva.history_counts,
+-- geneva.ended_workflow_counts: geneva.workflow_counts, count_workflows)
+insert into geneva.history_counts (ended_on, workflow_type, state, workflows, step_executions)
+select w.ended_on, w.workflow_type, w.state, count(*), count(*) * 5
+from geneva.workflows_history w
+group by 1, 2, 3;
+insert into geneva.ended_workflow_counts (workflow_type, state, workflows)
+select c.workflow_type, c.state, sum(c.workflows)
+from geneva.history_counts c
+group by 1, 2;
 
 select setval('geneva.workflows_id_seq', :n + 1);
 select setval('geneva.step_executions_id_seq', :n * 5 + 1);

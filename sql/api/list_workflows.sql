@@ -16,7 +16,8 @@
 -- workflows moved into history are listed with the live ones
 -- (docs/history.md): the filter reads both, and each workflow's latest
 -- error is read from its own table or partition (its ended_on: a probe
--- pruned to one at run time).
+-- pruned to one at run time), by a second statement planned once a
+-- session, so that a call plans the page only.
 -- Raises: 22004 for a NULL filter or limit; 22023 for a limit outside 1 to
 -- 10000 and a bad filter, 22001 for a filter's string over 1024 bytes (as
 -- geneva._workflow_filter).
@@ -63,6 +64,10 @@ stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  -- (rows of geneva._workflows_all, whose columns are workflows_history's:
+  -- its type, as the views are installed after this function)
+  v_page geneva.workflows_history[];
 begin
   if p_limit is null then
     raise exception 'limit must not be null' using errcode = '22004';
@@ -71,24 +76,31 @@ begin
     raise exception 'limit % is not between 1 and 10000', p_limit using errcode = '22023';
   end if;
 
-  return query execute format(
-    'select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
-       w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
-       w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
-       w.started_version, w.parent_id, w.root_id, w.children,
-       geneva._children_ended_now(w.id, w.children, w.children_ended),
-       le.error_class_name, le.error_message, le.step_name, le.finished_at
-     from (select w.* from %s order by w.id desc limit $2) w
-     left join lateral (
-       select le.error_class_name, le.error_message, le.step_name, le.finished_at
-       from geneva._step_executions_all le
-       where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
-       order by le.id desc
-       limit 1
-     ) le on true
-     order by w.id desc',
+  -- the page: planned with the filter's clauses and values, at each call
+  execute format(
+    'select array(select w::geneva.workflows_history from (select w.* from %s order by w.id desc limit $2) w order by w.id desc)',
     geneva._workflow_filter(p_filter)
-  ) using p_filter, p_limit;
+  ) into v_page using p_filter, p_limit;
+
+  -- its latest errors: a static statement, planned once a session (an
+  -- EXECUTE is planned at each call, over every partition), each probe
+  -- pruned at run time to its workflow's table or partition (ended_on)
+  return query
+  select w.id, w.workflow_type, w.hero_type, w.hero_id, w.state, w.current_step_name, w.next_step_name,
+    w.allow_multiple, w.requested_action, w.created_at, w.updated_at, w.started_at, w.transitioned_at,
+    w.paused_at, w.finished_at, w.canceled_at, w.group_name, w.retried_from, w.definition_version,
+    w.started_version, w.parent_id, w.root_id, w.children,
+    geneva._children_ended_now(w.id, w.children, w.children_ended),
+    le.error_class_name, le.error_message, le.step_name, le.finished_at
+  from unnest(v_page) with ordinality w
+  left join lateral (
+    select le.error_class_name, le.error_message, le.step_name, le.finished_at
+    from geneva._step_executions_all le
+    where le.workflow_id = w.id and le.ended_on = w.ended_on and le.error_class_name is not null
+    order by le.id desc
+    limit 1
+  ) le on true
+  order by w.ordinality;
 end;
 $$;
 
