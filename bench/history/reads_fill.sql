@@ -50,6 +50,8 @@ insert into geneva.ended_workflow_counts (workflow_type, state, workflows)
 select c.workflow_type, c.state, sum(c.workflows)
 from geneva.history_counts c
 group by 1, 2;
+-- and the events' fold (geneva.history_event_counts), as the move writes it
+select geneva._history_event_counts_fill();
 
 select setval('geneva.workflows_id_seq', :n + 1);
 select setval('geneva.step_executions_id_seq', :n * 5 + 1);
