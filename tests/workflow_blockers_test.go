@@ -59,6 +59,27 @@ func (b *testBundle) reportQueue(t *testing.T, queue string, at time.Time, pause
 func TestWorkflowBlockers(t *testing.T) {
 	t.Parallel()
 
+	// The queue branch probes River's last fetch once a queue that no
+	// worker serves, after the distinct: planned per definition's queue, its
+	// estimate passed jit_above_cost (411,000 on a fresh database), and
+	// every read of one workflow's blockers (its dashboard page) compiled
+	// 186 functions: half a second.
+	t.Run("PlannedUnderJIT", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		for _, q := range []string{
+			"select * from geneva.workflow_blockers where workflow_id = 1",
+			"select * from geneva.workflow_blockers",
+		} {
+			var cost, jitAbove float64
+			require.NoError(t, b.pool.QueryRow(b.ctx, "select current_setting('jit_above_cost')::float8").Scan(&jitAbove))
+			var plan []map[string]map[string]any
+			require.NoError(t, b.pool.QueryRow(b.ctx, "explain (format json) "+q).Scan(&plan))
+			cost = plan[0]["Plan"]["Total Cost"].(float64)
+			require.Less(t, cost, jitAbove, q)
+		}
+	})
+
 	t.Run("ItsWaitHasNotPassed", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

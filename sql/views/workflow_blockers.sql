@@ -205,30 +205,35 @@ from geneva.step_executions e
 join geneva.workflows w on w.id = e.workflow_id
 join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
 -- the queues of the definitions no worker serves, each read once, not per
--- execution (distinct: a subquery of its own)
+-- execution (distinct: a subquery of its own), and River's last fetch of
+-- each of those, probed after the distinct (so the planner counts a probe a
+-- queue, not one a definition's queue: its estimate stays under JIT's)
 join (
-  select distinct on (n.queue) n.queue, rq.updated_at as reported_at, rq.paused_at,
+  select q.queue, q.reported_at, q.paused_at,
     -- (River's last fetch: each state's and priority's most recently
     -- scheduled job of the queue, the last River fetched of those, read by
     -- River's fetching index, a probe each: the newest fetch of a queue
     -- River fetches by priority, then scheduled time; never a scan of the
     -- queue's jobs. None without a worker's report kept.)
-    case when rq.name is not null then (
+    case when q.reported then (
       select max(x.attempted_at)
       from (values ('running'), ('completed'), ('retryable'), ('cancelled'), ('discarded')) as s (state)
       cross join generate_series(1, 4) as p (priority)
       cross join lateral (
         select j.attempted_at
         from public.river_job j
-        where j.state = s.state::public.river_job_state and j.queue = n.queue and j.priority = p.priority
+        where j.state = s.state::public.river_job_state and j.queue = q.queue and j.priority = p.priority
         order by j.scheduled_at desc, j.id desc
         limit 1
       ) x
     ) end as last_fetched_at
-  from geneva.workflow_definitions qd
-  cross join lateral unnest(qd.step_queues || qd.queue) as n (queue)
-  left join public.river_queue rq on rq.name = n.queue
-  where rq.name is null or rq.paused_at is not null or rq.updated_at < geneva.now() - interval '15 minutes'
+  from (
+    select distinct on (n.queue) n.queue, rq.name is not null as reported, rq.updated_at as reported_at, rq.paused_at
+    from geneva.workflow_definitions qd
+    cross join lateral unnest(qd.step_queues || qd.queue) as n (queue)
+    left join public.river_queue rq on rq.name = n.queue
+    where rq.name is null or rq.paused_at is not null or rq.updated_at < geneva.now() - interval '15 minutes'
+  ) q
 ) u
   -- (the step's queue, as geneva._step_queue has it)
   on u.queue = coalesce(d.step_queues[array_position(d.step_names, e.step_name)], d.queue)
