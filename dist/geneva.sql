@@ -7623,6 +7623,12 @@ begin
   v_new.canceled_at := null;
   v_new.hero_missing_at := null;
   v_new.retried_from := p_workflow_id;
+  -- a child's new run is a child of the same parent, counted on it below;
+  -- it is not its parent's step's child (the original keeps the key), and
+  -- has no children of its own yet
+  v_new.child_key := null;
+  v_new.children := 0;
+  v_new.children_ended := 0;
   -- a new run, under the version current now
   v_new.definition_version := v_definition.version;
   v_new.started_version := v_definition.version;
@@ -7640,6 +7646,18 @@ begin
             constraint = 'workflows_one_ongoing_per_hero';
   end;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- a child's new run counts on its parent (geneva._children_count, under
+  -- its row lock, taken after the child's as a child's end takes it), ended
+  -- or not, as the child it repeats did: its end is then counted as any
+  -- child's, and the parent's join waits for it while it has not begun
+  -- (a parent moved into history, its children all ended, counts none)
+  if v_new.parent_id is not null then
+    perform from geneva.workflows w where w.id = v_new.parent_id for no key update;
+    if found then
+      perform geneva._children_count(v_new.parent_id, array[v_new.id], false);
+    end if;
+  end if;
 
   perform geneva._insert_execution(v_new, v_definition, v_step, v_now, true, p_await => true);
 
@@ -7668,10 +7686,16 @@ $$;
 -- with attempt 1 and no cursor. By default the step is the one that would
 -- run next: for a workflow paused or canceled, its next_step_name (the step
 -- that failed, for one paused or canceled by an error); for a finished one,
--- the first step.
+-- the first step. A child's new run is a child of the same parent
+-- (docs/children.md): counted on it (children, a stripe) whether the parent
+-- has ended or not, without the original's child key (a step that runs again
+-- does not start it twice: the original holds the key) and with no children
+-- of its own.
 --
--- Locks: the original's workflow row, then its active execution. Records the
--- action (geneva._log_action) on the original.
+-- Locks: the original's workflow row, then its active execution; for a
+-- child, then its parent's row and a stripe (geneva._children_count), in a
+-- child's end's order. Records the action (geneva._log_action) on the
+-- original.
 -- Returns the new workflow's id.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- ready or performing workflow; WF001 when its type is no longer defined;
