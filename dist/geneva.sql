@@ -3588,6 +3588,25 @@ as $$
   end;
 $$;
 
+-- geneva._workflow_now: a workflow's row as its readers see it now: its
+-- children_ended counted as the stripes say now (geneva._children_ended_now),
+-- not as last written, which may lag while some children are ongoing.
+--
+-- Called by: the verbs that return a workflow's row (geneva.cancel_workflow,
+-- pause_workflow, resume_workflow, skip_step, schedule_step), after their
+-- change. Takes no locks.
+create or replace function geneva._workflow_now(p_workflow geneva.workflows)
+returns geneva.workflows
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  p_workflow.children_ended := geneva._children_ended_now(p_workflow.id, p_workflow.children, p_workflow.children_ended);
+  return p_workflow;
+end;
+$$;
+
 -- geneva._workflow_id: a new workflow's id (hero_type, hero_id, parent_id).
 --
 -- The next value of geneva.workflows_id_seq. The arguments are for a cell
@@ -6687,7 +6706,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._pause_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._pause_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.pause_workflow(bigint) is
@@ -6823,7 +6843,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._resume_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._resume_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.resume_workflow(bigint) is
@@ -6913,7 +6934,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._cancel_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._cancel_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.cancel_workflow(bigint) is
@@ -6994,7 +7016,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._skip_step(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._skip_step(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.skip_step(bigint) is
@@ -7070,7 +7093,8 @@ begin
   perform geneva._log_action(
     'schedule_step', p_workflow_id, jsonb_build_object('step_name', p_step_name), geneva._action_result(v_workflow)
   );
-  return v_workflow;
+  -- (its children's ends as they are now)
+  return geneva._workflow_now(v_workflow);
 end;
 $$;
 
