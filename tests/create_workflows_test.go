@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,42 @@ func TestCreateWorkflows(t *testing.T) {
 			require.Equal(t, want, key, "hero %d's wait key", i)
 			require.Equal(t, want == nil, job != nil, "hero %d has a job unless it waits", i)
 		}
+	})
+
+	// A list of more than a hundred is inserted without ON CONFLICT first,
+	// and again with it when that meets a duplicate: it skips, and refuses,
+	// as a short list does.
+	t.Run("ALongListSkipsAsAShortOneDoes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		ongoing := b.create(t, "ThreeSteps", "50")
+		heroes := make([]string, 0, 151)
+		for i := range 150 {
+			heroes = append(heroes, strconv.Itoa(i))
+		}
+		heroes = append(heroes, "7")
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.create_workflows('ThreeSteps', 'User', $1)", heroes)
+		pgErr := requireCode(t, err, "23505")
+		require.Contains(t, pgErr.Message, "User 50 already has")
+
+		var ids []*int64
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select geneva.create_workflows('ThreeSteps', 'User', $1, p_skip_ongoing => true)", heroes).Scan(&ids))
+		require.Len(t, ids, 151)
+		created := 0
+		for i, id := range ids {
+			if i == 50 || i == 150 {
+				require.Nil(t, id, "hero %s", heroes[i])
+				continue
+			}
+			require.NotNil(t, id, "hero %s", heroes[i])
+			require.Equal(t, "ready", b.workflow(t, *id).State)
+			created++
+		}
+		require.Equal(t, 149, created)
+		require.Equal(t, "ready", b.workflow(t, ongoing).State)
 	})
 
 	t.Run("FinishesEachAtOnceWithoutSteps", func(t *testing.T) {

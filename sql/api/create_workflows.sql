@@ -147,6 +147,7 @@ declare
   v_wait interval;
   v_queue text;
   v_jobs regclass;
+  v_skips boolean;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
     or p_skip_ongoing is null then
@@ -322,31 +323,16 @@ begin
 
   -- the only inserter of workflows (sql/guards/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
-  if p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    -- a rival creating the same hero's workflow is waited for, then seen; a
-    -- hero twice in the list is inserted once
-    insert into geneva.workflows (
-      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-      parent_id, root_id, child_key
-    )
-    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
-      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
-      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
-    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
-    where v_create is null or v_create[u.ord]
-    order by u.ord
-    on conflict (workflow_type, hero_type, hero_id)
-      where finished_at is null and canceled_at is null and not allow_multiple
-      do nothing;
-    get diagnostics v_inserted = row_count;
-  else
-    -- under repeatable read and serializable, ON CONFLICT meets a rival
-    -- committed after the snapshot with a serialization failure; a plain
-    -- insert reports the duplicate as one (the same insert, without ON
-    -- CONFLICT)
+  v_skips := p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed';
+  if not v_skips or cardinality(v_created) > 100 then
+    -- a plain insert: under repeatable read and serializable, ON CONFLICT
+    -- meets a rival committed after the snapshot with a serialization
+    -- failure, where a plain insert reports the duplicate as one; and a
+    -- list of more than a hundred tries it first, as ON CONFLICT's
+    -- speculative insertion costs a fifth more a row (bench/NOTES.md: a
+    -- fan-out's 10,000 children), and goes on below when it meets a
+    -- duplicate (a shorter list does not: each such try is a
+    -- subtransaction, and a transaction of many would overflow their cache)
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
@@ -366,6 +352,28 @@ begin
       get stacked diagnostics v_detail = pg_exception_detail;
       v_inserted := -1;
     end;
+  end if;
+  if v_skips and (v_inserted is null or v_inserted = -1) then
+    -- a rival creating the same hero's workflow is waited for, then seen; a
+    -- hero twice in the list is inserted once
+    v_detail := null;
+    insert into geneva.workflows (
+      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+      parent_id, root_id, child_key
+    )
+    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord]
+    order by u.ord
+    on conflict (workflow_type, hero_type, hero_id)
+      where finished_at is null and canceled_at is null and not allow_multiple
+      do nothing;
+    get diagnostics v_inserted = row_count;
   end if;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
