@@ -1708,10 +1708,18 @@ immutable
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  -- (the elements are read one by one only when their whole length exceeds
-  -- one element's limit)
+  -- (the elements are read only when their whole length exceeds one
+  -- element's limit, and geneva._check_length is called for the first one
+  -- over it alone: called for each, a fan-out's 10,000 hero ids cost 40 ms;
+  -- bench/NOTES.md)
   if octet_length(array_to_string(p_values, '')) > p_limit then
-    perform geneva._check_length(v, p_limit, p_argument) from unnest(p_values) v;
+    perform geneva._check_length(v.v, p_limit, p_argument)
+    from (
+      select u.v from unnest(p_values) with ordinality as u (v, ord)
+      where octet_length(u.v) > p_limit
+      order by u.ord
+      limit 1
+    ) v;
   end if;
 end;
 $$;
@@ -3621,6 +3629,25 @@ as $$
     when p_children = p_children_ended then p_children_ended
     else p_children - geneva._children_ongoing(p_workflow_id)
   end;
+$$;
+
+-- geneva._workflow_now: a workflow's row as its readers see it now: its
+-- children_ended counted as the stripes say now (geneva._children_ended_now),
+-- not as last written, which may lag while some children are ongoing.
+--
+-- Called by: the verbs that return a workflow's row (geneva.cancel_workflow,
+-- pause_workflow, resume_workflow, skip_step, schedule_step), after their
+-- change. Takes no locks.
+create or replace function geneva._workflow_now(p_workflow geneva.workflows)
+returns geneva.workflows
+language plpgsql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  p_workflow.children_ended := geneva._children_ended_now(p_workflow.id, p_workflow.children, p_workflow.children_ended);
+  return p_workflow;
+end;
 $$;
 
 -- geneva._workflow_id: a new workflow's id (hero_type, hero_id, parent_id).
@@ -6178,13 +6205,21 @@ comment on function geneva.define_limit(text, integer, integer, interval, text) 
 -- p_trace_context: the W3C traceparent of the request creating the
 -- workflows, stored with each (see create_workflow); NULL or '' stores none.
 --
--- The first steps of two or more workflows are scheduled as every later
--- step is, set-wise, by geneva._advance_many (its move "first"), whose
--- header says what a schedule writes; the workflow rows are inserted as
--- that move leaves them (ready, the first step next), so they are written
--- once. A single workflow's (create_workflow's) is scheduled by
--- geneva._insert_execution, which costs one row less than the set-wise
--- statement's fixed share. Either way, a first step held to its type's
+-- The workflow rows are inserted as scheduling their first step leaves them
+-- (ready, the first step next), so they are written once. The first steps
+-- of two or more workflows are scheduled set-wise by one statement here,
+-- which writes what geneva._advance_many's move "first" would (its header
+-- says what a schedule writes: an execution, and its River job unless it
+-- waits behind a limit's key), but draws each job's id from River's
+-- sequence, so that the executions name their jobs without reading them
+-- back; every value but the ids, the hero and the wait key is the call's
+-- own (one type, one step, one wait): a fan-out's 10,000 children, with
+-- this and their checks, cost 29% fewer instructions than through
+-- _advance_many a hundred at a time (bench/NOTES.md). A first step that awaits an event is scheduled by
+-- _advance_many itself, a hundred a call. A single workflow's
+-- (create_workflow's) is scheduled by geneva._insert_execution, which
+-- costs one row less than the set-wise statement's fixed share. Either
+-- way, a first step held to its type's
 -- concurrency only, due now and awaiting no event, whose key is full and
 -- has executions waiting already, waits behind them at once, without a job
 -- (geneva._limit_wait_behind).
@@ -6236,6 +6271,11 @@ declare
   v_detail text;
   v_parent geneva.workflows;
   v_from integer;
+  v_heroes text[];
+  v_wait interval;
+  v_queue text;
+  v_jobs regclass;
+  v_skips boolean;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
     or p_skip_ongoing is null then
@@ -6411,31 +6451,16 @@ begin
 
   -- the only inserter of workflows (sql/guards/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
-  if p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    -- a rival creating the same hero's workflow is waited for, then seen; a
-    -- hero twice in the list is inserted once
-    insert into geneva.workflows (
-      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-      parent_id, root_id, child_key
-    )
-    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
-      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
-      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
-    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
-    where v_create is null or v_create[u.ord]
-    order by u.ord
-    on conflict (workflow_type, hero_type, hero_id)
-      where finished_at is null and canceled_at is null and not allow_multiple
-      do nothing;
-    get diagnostics v_inserted = row_count;
-  else
-    -- under repeatable read and serializable, ON CONFLICT meets a rival
-    -- committed after the snapshot with a serialization failure; a plain
-    -- insert reports the duplicate as one (the same insert, without ON
-    -- CONFLICT)
+  v_skips := p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed';
+  if not v_skips or cardinality(v_created) > 100 then
+    -- a plain insert: under repeatable read and serializable, ON CONFLICT
+    -- meets a rival committed after the snapshot with a serialization
+    -- failure, where a plain insert reports the duplicate as one; and a
+    -- list of more than a hundred tries it first, as ON CONFLICT's
+    -- speculative insertion costs a fifth more a row (bench/NOTES.md: a
+    -- fan-out's 10,000 children), and goes on below when it meets a
+    -- duplicate (a shorter list does not: each such try is a
+    -- subtransaction, and a transaction of many would overflow their cache)
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
@@ -6456,15 +6481,40 @@ begin
       v_inserted := -1;
     end;
   end if;
+  if v_skips and (v_inserted is null or v_inserted = -1) then
+    -- a rival creating the same hero's workflow is waited for, then seen; a
+    -- hero twice in the list is inserted once
+    v_detail := null;
+    insert into geneva.workflows (
+      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+      parent_id, root_id, child_key
+    )
+    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord]
+    order by u.ord
+    on conflict (workflow_type, hero_type, hero_id)
+      where finished_at is null and canceled_at is null and not allow_multiple
+      do nothing;
+    get diagnostics v_inserted = row_count;
+  end if;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- the heroes skipped (p_skip_ongoing): NULL in the result
+  -- (an id drawn above names a row only when this call inserted it; v_create
+  -- says so after, for the statements below, which read the created by it)
   if p_skip_ongoing and v_inserted <> cardinality(v_created) then
-    select array_agg(w.id order by w.id) into v_created
-    from geneva.workflows w
-    where w.id = any (v_created);
-    select array_agg(case when v_result[o] = any (v_created) then v_result[o] end order by o) into v_result
-    from generate_series(1, v_count) o;
+    select array_agg(w.id is not null order by u.ord),
+      array_agg(w.id order by u.ord),
+      array_agg(w.id order by u.ord) filter (where w.id is not null)
+    into v_create, v_result, v_created
+    from unnest(v_ids) with ordinality as u (id, ord)
+    left join geneva.workflows w on w.id = u.id and (v_create is null or v_create[u.ord]);
     if v_created is null then
       return v_result;
     end if;
@@ -6536,15 +6586,68 @@ begin
     from k, waits w;
   end if;
 
-  -- (a hundred a call: _advance_many reads back the River jobs it inserts
-  -- by a loop over them for each execution, which over 10,000 at once
-  -- cost 10 s; bench/NOTES.md)
-  for v_from in 1 .. cardinality(v_created) by 100 loop
-    perform geneva._advance_many(
-      v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
-      null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
-    );
-  end loop;
+  if v_definition.step_await_timeouts[1] is not null then
+    -- a first step that awaits an event: _advance_many's move "first", a
+    -- hundred a call (it reads back the River jobs it inserts by a loop
+    -- over them for each execution, which over 10,000 at once cost 10 s;
+    -- bench/NOTES.md)
+    for v_from in 1 .. cardinality(v_created) by 100 loop
+      perform geneva._advance_many(
+        v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
+        null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
+      );
+    end loop;
+    return v_result;
+  end if;
+
+  -- the first steps, set-wise (see above): what _advance_many's move
+  -- "first" writes for a step that awaits nothing, of a workflow just
+  -- inserted (no operator's request, not started inline, no slot carried):
+  -- an execution scheduled after the step's wait, with a River job due
+  -- then, or, with a wait key, waiting for it without a job
+  select array_agg(p_hero_ids[u.ord] order by u.ord) into v_heroes
+  from generate_series(1, v_count) as u (ord)
+  where v_create is null or v_create[u.ord];
+  v_wait := geneva._step_wait(v_definition.step_waits[1], v_definition.step_afters[1], v_now, v_now);
+  v_queue := geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_first_step);
+  v_jobs := pg_catalog.pg_get_serial_sequence('public.river_job', 'id');
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
+  with planned as materialized (
+    select c.workflow_id, c.hero_id, c.wait_key, geneva._execution_id(c.workflow_id) as execution_id,
+      case when c.wait_key is null then pg_catalog.nextval(v_jobs) end as job_id
+    from unnest(v_created, v_heroes, v_wait_keys) with ordinality as c (workflow_id, hero_id, wait_key, ord)
+    order by c.ord
+  ),
+  jobs as (
+    insert into public.river_job (
+      id, args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
+    )
+    select p.job_id,
+      geneva._step_job_args(p.execution_id, p.workflow_id, p_workflow_type, p_hero_type, p.hero_id, v_first_step),
+      'geneva_step',
+      25,
+      v_definition.priority,
+      v_queue,
+      now() + greatest(v_wait, interval '0'),
+      case when geneva._step_job_available(v_wait) then 'available' else 'scheduled' end::public.river_job_state,
+      '{}',
+      '{}'
+    from planned p
+    where p.job_id is not null
+    order by p.execution_id
+  )
+  insert into geneva.step_executions (
+    id, workflow_id, step_name, attempt, state, scheduled_for, job_id, limit_wait_key, created_at, updated_at
+  )
+  select p.execution_id, p.workflow_id, v_first_step, 1, 'scheduled', v_now + v_wait, p.job_id, p.wait_key, v_now, v_now
+  from planned p
+  order by p.execution_id;
+  perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- River hears of the jobs due now (geneva._notify_insert)
+  if v_wait <= interval '0' and (v_wait_keys is null or array_position(v_wait_keys, null) is not null) then
+    perform geneva._notify_insert(v_queue);
+  end if;
 
   return v_result;
 end;
@@ -6722,7 +6825,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._pause_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._pause_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.pause_workflow(bigint) is
@@ -6858,7 +6962,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._resume_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._resume_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.resume_workflow(bigint) is
@@ -6948,7 +7053,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._cancel_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._cancel_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.cancel_workflow(bigint) is
@@ -7029,7 +7135,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._skip_step(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._skip_step(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.skip_step(bigint) is
@@ -7105,7 +7212,8 @@ begin
   perform geneva._log_action(
     'schedule_step', p_workflow_id, jsonb_build_object('step_name', p_step_name), geneva._action_result(v_workflow)
   );
-  return v_workflow;
+  -- (its children's ends as they are now)
+  return geneva._workflow_now(v_workflow);
 end;
 $$;
 
@@ -7740,6 +7848,12 @@ begin
   v_new.canceled_at := null;
   v_new.hero_missing_at := null;
   v_new.retried_from := p_workflow_id;
+  -- a child's new run is a child of the same parent, counted on it below;
+  -- it is not its parent's step's child (the original keeps the key), and
+  -- has no children of its own yet
+  v_new.child_key := null;
+  v_new.children := 0;
+  v_new.children_ended := 0;
   -- a new run, under the version current now
   v_new.definition_version := v_definition.version;
   v_new.started_version := v_definition.version;
@@ -7757,6 +7871,18 @@ begin
             constraint = 'workflows_one_ongoing_per_hero';
   end;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- a child's new run counts on its parent (geneva._children_count, under
+  -- its row lock, taken after the child's as a child's end takes it), ended
+  -- or not, as the child it repeats did: its end is then counted as any
+  -- child's, and the parent's join waits for it while it has not begun
+  -- (a parent moved into history, its children all ended, counts none)
+  if v_new.parent_id is not null then
+    perform from geneva.workflows w where w.id = v_new.parent_id for no key update;
+    if found then
+      perform geneva._children_count(v_new.parent_id, array[v_new.id], false);
+    end if;
+  end if;
 
   perform geneva._insert_execution(v_new, v_definition, v_step, v_now, true, p_await => true);
 
@@ -7785,10 +7911,16 @@ $$;
 -- with attempt 1 and no cursor. By default the step is the one that would
 -- run next: for a workflow paused or canceled, its next_step_name (the step
 -- that failed, for one paused or canceled by an error); for a finished one,
--- the first step.
+-- the first step. A child's new run is a child of the same parent
+-- (docs/children.md): counted on it (children, a stripe) whether the parent
+-- has ended or not, without the original's child key (a step that runs again
+-- does not start it twice: the original holds the key) and with no children
+-- of its own.
 --
--- Locks: the original's workflow row, then its active execution. Records the
--- action (geneva._log_action) on the original.
+-- Locks: the original's workflow row, then its active execution; for a
+-- child, then its parent's row and a stripe (geneva._children_count), in a
+-- child's end's order. Records the action (geneva._log_action) on the
+-- original.
 -- Returns the new workflow's id.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- ready or performing workflow; WF001 when its type is no longer defined;

@@ -233,6 +233,7 @@ $$;
 {{ template "children/_await_name.sql" . }}
 {{ template "children/_children_ongoing.sql" . }}
 {{ template "children/_children_ended_now.sql" . }}
+{{ template "children/_workflow_now.sql" . }}
 {{ template "engine/_workflow_id.sql" . }}
 {{ template "engine/_execution_id.sql" . }}
 {{ template "events/_await_names.sql" . }}

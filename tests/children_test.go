@@ -661,3 +661,37 @@ func TestChildrenLimitByParent(t *testing.T) {
 	_, err = b.conn.Exec(b.ctx, `select geneva.define_workflow('Bad', '{"concurrency": {"by": "tenant", "limit": 1}, "steps": [{"name": "a"}]}')`)
 	require.Contains(t, requireCode(t, err, "22023").Message, "is not group, hero, type or parent")
 }
+
+// TestChildrenCountsVerbs: a verb's returned row carries its children's
+// ends as they are now, as get_workflow's does, not the row's stored
+// count, which lags while some children are ongoing (an end that is not its
+// stripe's last does not write the parent's row). Before, pause_workflow
+// and the others returned the stored count.
+func TestChildrenCountsVerbs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.defineFamily(t, `"all"`)
+	parent := b.create(t, "Parent", "1")
+	fan := b.run(t, parent)
+	// (two children on one stripe: the first's end leaves it counting one)
+	var ids []int64
+	require.NoError(t, b.conn.QueryRow(b.ctx,
+		"select geneva.create_workflows('Child', 'User', array['a', 'b'], p_parent_id => $1)", parent).Scan(&ids))
+	b.complete(t, fan.ExecutionID, "success", nil)
+	b.finishChild(t, ids[0])
+	var stored int
+	require.NoError(t, b.conn.QueryRow(b.ctx, "select children_ended from geneva.workflows where id = $1", parent).Scan(&stored))
+	require.Zero(t, stored, "the stored count lags")
+
+	for _, call := range []string{"pause_workflow($1)", "resume_workflow($1)", "schedule_step($1, 'join')",
+		"skip_step($1)", "cancel_workflow($1)"} {
+		var children, ended int
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select children, children_ended from geneva."+call, parent).Scan(&children, &ended), call)
+		want := [2]int{2, 1}
+		if call == "cancel_workflow($1)" {
+			want = [2]int{2, 2} // its cascade canceled the other
+		}
+		require.Equal(t, want, [2]int{children, ended}, call)
+	}
+}

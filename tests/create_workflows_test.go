@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,82 @@ func TestCreateWorkflows(t *testing.T) {
 				require.Equal(t, want, read(id), "%s: a list's first step as one's", workflowType)
 			}
 		}
+	})
+
+	// A hero skipped (p_skip_ongoing) takes no other's place: each created
+	// workflow's first step waits behind its own group's key (or has its
+	// job), as the one it is. Before, the keys were read by the list's
+	// places, the skipped one's included, and the hero after it took the
+	// skipped one's key.
+	t.Run("ASkipLeavesEachItsOwnWaitKey", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.define(t, "Limited", `{"concurrency": {"by": "group", "limit": 1}, "steps": [{"name": "a"}]}`)
+		// the workflow's active execution's wait key and job
+		waits := func(id int64) (key *string, job *int64) {
+			require.NoError(t, b.conn.QueryRow(b.ctx, `select limit_wait_key, job_id from geneva.step_executions
+				where workflow_id = $1 and state in ('scheduled', 'in_progress')`, id).Scan(&key, &job))
+			return key, job
+		}
+		var holder, waiter, ongoing int64
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('Limited', 'User', 'holder', p_group => 'full')").Scan(&holder))
+		b.run(t, holder)
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('Limited', 'User', 'waiter', p_group => 'full')").Scan(&waiter))
+		_, started := b.startStep(t, b.active(t, waiter).ID, nil)
+		require.False(t, started)
+		full, _ := waits(waiter)
+		require.NotNil(t, full, "the key is full, and has a waiter")
+		require.NoError(t, b.conn.QueryRow(b.ctx, "select geneva.create_workflow('Limited', 'User', 'ongoing', p_group => 'free')").Scan(&ongoing))
+
+		var ids []*int64
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.create_workflows('Limited', 'User',
+			array['a', 'ongoing', 'b', 'c'], p_groups => array['free', 'free', 'full', 'other'], p_skip_ongoing => true)`).Scan(&ids))
+		require.Len(t, ids, 4)
+		require.Nil(t, ids[1])
+		for i, want := range []*string{nil, nil, full, nil} {
+			if i == 1 {
+				continue
+			}
+			key, job := waits(*ids[i])
+			require.Equal(t, want, key, "hero %d's wait key", i)
+			require.Equal(t, want == nil, job != nil, "hero %d has a job unless it waits", i)
+		}
+	})
+
+	// A list of more than a hundred is inserted without ON CONFLICT first,
+	// and again with it when that meets a duplicate: it skips, and refuses,
+	// as a short list does.
+	t.Run("ALongListSkipsAsAShortOneDoes", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.defineThreeSteps(t)
+		ongoing := b.create(t, "ThreeSteps", "50")
+		heroes := make([]string, 0, 151)
+		for i := range 150 {
+			heroes = append(heroes, strconv.Itoa(i))
+		}
+		heroes = append(heroes, "7")
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.create_workflows('ThreeSteps', 'User', $1)", heroes)
+		pgErr := requireCode(t, err, "23505")
+		require.Contains(t, pgErr.Message, "User 50 already has")
+
+		var ids []*int64
+		require.NoError(t, b.conn.QueryRow(b.ctx,
+			"select geneva.create_workflows('ThreeSteps', 'User', $1, p_skip_ongoing => true)", heroes).Scan(&ids))
+		require.Len(t, ids, 151)
+		created := 0
+		for i, id := range ids {
+			if i == 50 || i == 150 {
+				require.Nil(t, id, "hero %s", heroes[i])
+				continue
+			}
+			require.NotNil(t, id, "hero %s", heroes[i])
+			require.Equal(t, "ready", b.workflow(t, *id).State)
+			created++
+		}
+		require.Equal(t, 149, created)
+		require.Equal(t, "ready", b.workflow(t, ongoing).State)
 	})
 
 	t.Run("FinishesEachAtOnceWithoutSteps", func(t *testing.T) {

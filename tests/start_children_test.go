@@ -248,3 +248,63 @@ func (b *testBundle) executionsOfChildren(t *testing.T, parentID int64) []childE
 	require.NoError(t, err)
 	return out
 }
+
+// TestRetryChild: an operator's retry of a child is a new child of the same
+// parent, counted on it as a creation is (children, a stripe), whose end is
+// then counted as any child's: the parent's counts stay exact and its join
+// waits for it; the new run leaves the original its child key (which a
+// step's children always carry) and has no children of its own. Before, the
+// retry copied the key (23505 on workflows_child_key), and a retry of a
+// child without a key ended uncounted: children_ended over children.
+func TestRetryChild(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.defineFamily(t, `"all"`)
+	parent := b.create(t, "Parent", "1")
+	fan := b.run(t, parent)
+	require.NoError(t, b.endWithChildren(fan.ExecutionID, "success", `[
+		{"type": "Child", "hero_type": "User", "hero_id": "7"},
+		{"type": "Child", "hero_type": "User", "hero_id": "8"}
+	]`))
+	var first, second int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select min(id), max(id) from geneva.workflows where parent_id = $1`, parent).
+		Scan(&first, &second))
+
+	// the first child canceled, then retried: three children, one ended
+	b.call(t, "cancel_workflow", first)
+	require.Equal(t, familyRow{Children: 2, ChildrenEnded: 1}, b.family(t, parent))
+	var retried int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.retry_workflow($1)`, first).Scan(&retried))
+	var key *string
+	var children int
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select child_key, children from geneva.workflows where id = $1`, retried).
+		Scan(&key, &children))
+	require.Nil(t, key)
+	require.Zero(t, children)
+	require.Equal(t, familyRow{ParentID: &parent, RootID: &parent}, b.family(t, retried))
+	require.Equal(t, familyRow{Children: 3, ChildrenEnded: 1}, b.family(t, parent))
+
+	// the second child's end leaves the join waiting for the retried one
+	b.finishChild(t, second)
+	require.Equal(t, familyRow{Children: 3, ChildrenEnded: 2}, b.family(t, parent))
+	require.Zero(t, b.joinEvents(t, parent))
+	join := b.active(t, parent)
+	_, started := b.startStep(t, join.ID, nil)
+	require.False(t, started)
+
+	// its end makes the join due, once, with every count exact
+	b.finishChild(t, retried)
+	require.Equal(t, familyRow{Children: 3, ChildrenEnded: 3}, b.family(t, parent))
+	require.Equal(t, 1, b.joinEvents(t, parent))
+	var stored int
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select children_ended from geneva.workflows where id = $1`, parent).Scan(&stored))
+	require.Equal(t, 3, stored)
+
+	// a retry of a child whose parent has ended counts on it too
+	b.call(t, "cancel_workflow", parent)
+	var again int64
+	require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.retry_workflow($1)`, retried).Scan(&again))
+	require.Equal(t, familyRow{Children: 4, ChildrenEnded: 3}, b.family(t, parent))
+	b.finishChild(t, again)
+	require.Equal(t, familyRow{Children: 4, ChildrenEnded: 4}, b.family(t, parent))
+}

@@ -77,13 +77,21 @@
 -- p_trace_context: the W3C traceparent of the request creating the
 -- workflows, stored with each (see create_workflow); NULL or '' stores none.
 --
--- The first steps of two or more workflows are scheduled as every later
--- step is, set-wise, by geneva._advance_many (its move "first"), whose
--- header says what a schedule writes; the workflow rows are inserted as
--- that move leaves them (ready, the first step next), so they are written
--- once. A single workflow's (create_workflow's) is scheduled by
--- geneva._insert_execution, which costs one row less than the set-wise
--- statement's fixed share. Either way, a first step held to its type's
+-- The workflow rows are inserted as scheduling their first step leaves them
+-- (ready, the first step next), so they are written once. The first steps
+-- of two or more workflows are scheduled set-wise by one statement here,
+-- which writes what geneva._advance_many's move "first" would (its header
+-- says what a schedule writes: an execution, and its River job unless it
+-- waits behind a limit's key), but draws each job's id from River's
+-- sequence, so that the executions name their jobs without reading them
+-- back; every value but the ids, the hero and the wait key is the call's
+-- own (one type, one step, one wait): a fan-out's 10,000 children, with
+-- this and their checks, cost 29% fewer instructions than through
+-- _advance_many a hundred at a time (bench/NOTES.md). A first step that awaits an event is scheduled by
+-- _advance_many itself, a hundred a call. A single workflow's
+-- (create_workflow's) is scheduled by geneva._insert_execution, which
+-- costs one row less than the set-wise statement's fixed share. Either
+-- way, a first step held to its type's
 -- concurrency only, due now and awaiting no event, whose key is full and
 -- has executions waiting already, waits behind them at once, without a job
 -- (geneva._limit_wait_behind).
@@ -135,6 +143,11 @@ declare
   v_detail text;
   v_parent geneva.workflows;
   v_from integer;
+  v_heroes text[];
+  v_wait interval;
+  v_queue text;
+  v_jobs regclass;
+  v_skips boolean;
 begin
   if p_workflow_type is null or p_hero_type is null or p_hero_ids is null or p_allow_multiple is null
     or p_skip_ongoing is null then
@@ -310,31 +323,16 @@ begin
 
   -- the only inserter of workflows (sql/guards/workflows_guard_columns.sql)
   perform pg_catalog.set_config('geneva.inserting', 'on', true);
-  if p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    -- a rival creating the same hero's workflow is waited for, then seen; a
-    -- hero twice in the list is inserted once
-    insert into geneva.workflows (
-      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
-      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
-      parent_id, root_id, child_key
-    )
-    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
-      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
-      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
-      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
-      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
-    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
-    where v_create is null or v_create[u.ord]
-    order by u.ord
-    on conflict (workflow_type, hero_type, hero_id)
-      where finished_at is null and canceled_at is null and not allow_multiple
-      do nothing;
-    get diagnostics v_inserted = row_count;
-  else
-    -- under repeatable read and serializable, ON CONFLICT meets a rival
-    -- committed after the snapshot with a serialization failure; a plain
-    -- insert reports the duplicate as one (the same insert, without ON
-    -- CONFLICT)
+  v_skips := p_skip_ongoing or pg_catalog.current_setting('transaction_isolation') = 'read committed';
+  if not v_skips or cardinality(v_created) > 100 then
+    -- a plain insert: under repeatable read and serializable, ON CONFLICT
+    -- meets a rival committed after the snapshot with a serialization
+    -- failure, where a plain insert reports the duplicate as one; and a
+    -- list of more than a hundred tries it first, as ON CONFLICT's
+    -- speculative insertion costs a fifth more a row (bench/NOTES.md: a
+    -- fan-out's 10,000 children), and goes on below when it meets a
+    -- duplicate (a shorter list does not: each such try is a
+    -- subtransaction, and a transaction of many would overflow their cache)
     begin
       insert into geneva.workflows (
         id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
@@ -355,15 +353,40 @@ begin
       v_inserted := -1;
     end;
   end if;
+  if v_skips and (v_inserted is null or v_inserted = -1) then
+    -- a rival creating the same hero's workflow is waited for, then seen; a
+    -- hero twice in the list is inserted once
+    v_detail := null;
+    insert into geneva.workflows (
+      id, workflow_type, hero_type, hero_id, state, next_step_name, allow_multiple, created_at, updated_at,
+      transitioned_at, finished_at, trace_context, group_name, definition_version, started_version,
+      parent_id, root_id, child_key
+    )
+    select v_ids[u.ord], p_workflow_type, p_hero_type, u.hero_id,
+      case when v_first_step is null then 'finished' else 'ready' end, v_first_step, p_allow_multiple, v_now, v_now,
+      case when v_first_step is null then v_now end, case when v_first_step is null then v_now end,
+      v_trace_context, p_groups[u.ord], v_definition.version, v_definition.version,
+      p_parent_id, coalesce(v_parent.root_id, v_parent.id), p_child_keys[u.ord]
+    from unnest(p_hero_ids) with ordinality as u (hero_id, ord)
+    where v_create is null or v_create[u.ord]
+    order by u.ord
+    on conflict (workflow_type, hero_type, hero_id)
+      where finished_at is null and canceled_at is null and not allow_multiple
+      do nothing;
+    get diagnostics v_inserted = row_count;
+  end if;
   perform pg_catalog.set_config('geneva.inserting', '', true);
 
   -- the heroes skipped (p_skip_ongoing): NULL in the result
+  -- (an id drawn above names a row only when this call inserted it; v_create
+  -- says so after, for the statements below, which read the created by it)
   if p_skip_ongoing and v_inserted <> cardinality(v_created) then
-    select array_agg(w.id order by w.id) into v_created
-    from geneva.workflows w
-    where w.id = any (v_created);
-    select array_agg(case when v_result[o] = any (v_created) then v_result[o] end order by o) into v_result
-    from generate_series(1, v_count) o;
+    select array_agg(w.id is not null order by u.ord),
+      array_agg(w.id order by u.ord),
+      array_agg(w.id order by u.ord) filter (where w.id is not null)
+    into v_create, v_result, v_created
+    from unnest(v_ids) with ordinality as u (id, ord)
+    left join geneva.workflows w on w.id = u.id and (v_create is null or v_create[u.ord]);
     if v_created is null then
       return v_result;
     end if;
@@ -435,15 +458,68 @@ begin
     from k, waits w;
   end if;
 
-  -- (a hundred a call: _advance_many reads back the River jobs it inserts
-  -- by a loop over them for each execution, which over 10,000 at once
-  -- cost 10 s; bench/NOTES.md)
-  for v_from in 1 .. cardinality(v_created) by 100 loop
-    perform geneva._advance_many(
-      v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
-      null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
-    );
-  end loop;
+  if v_definition.step_await_timeouts[1] is not null then
+    -- a first step that awaits an event: _advance_many's move "first", a
+    -- hundred a call (it reads back the River jobs it inserts by a loop
+    -- over them for each execution, which over 10,000 at once cost 10 s;
+    -- bench/NOTES.md)
+    for v_from in 1 .. cardinality(v_created) by 100 loop
+      perform geneva._advance_many(
+        v_created[v_from : v_from + 99], array_fill('first'::text, array[least(100, cardinality(v_created) - v_from + 1)]),
+        null, null, null, null, null, v_wait_keys[v_from : v_from + 99]
+      );
+    end loop;
+    return v_result;
+  end if;
+
+  -- the first steps, set-wise (see above): what _advance_many's move
+  -- "first" writes for a step that awaits nothing, of a workflow just
+  -- inserted (no operator's request, not started inline, no slot carried):
+  -- an execution scheduled after the step's wait, with a River job due
+  -- then, or, with a wait key, waiting for it without a job
+  select array_agg(p_hero_ids[u.ord] order by u.ord) into v_heroes
+  from generate_series(1, v_count) as u (ord)
+  where v_create is null or v_create[u.ord];
+  v_wait := geneva._step_wait(v_definition.step_waits[1], v_definition.step_afters[1], v_now, v_now);
+  v_queue := geneva._step_queue(v_definition.step_names, v_definition.step_queues, v_definition.queue, v_first_step);
+  v_jobs := pg_catalog.pg_get_serial_sequence('public.river_job', 'id');
+  perform pg_catalog.set_config('geneva.inserting', 'on', true);
+  with planned as materialized (
+    select c.workflow_id, c.hero_id, c.wait_key, geneva._execution_id(c.workflow_id) as execution_id,
+      case when c.wait_key is null then pg_catalog.nextval(v_jobs) end as job_id
+    from unnest(v_created, v_heroes, v_wait_keys) with ordinality as c (workflow_id, hero_id, wait_key, ord)
+    order by c.ord
+  ),
+  jobs as (
+    insert into public.river_job (
+      id, args, kind, max_attempts, priority, queue, scheduled_at, state, metadata, tags
+    )
+    select p.job_id,
+      geneva._step_job_args(p.execution_id, p.workflow_id, p_workflow_type, p_hero_type, p.hero_id, v_first_step),
+      'geneva_step',
+      25,
+      v_definition.priority,
+      v_queue,
+      now() + greatest(v_wait, interval '0'),
+      case when geneva._step_job_available(v_wait) then 'available' else 'scheduled' end::public.river_job_state,
+      '{}',
+      '{}'
+    from planned p
+    where p.job_id is not null
+    order by p.execution_id
+  )
+  insert into geneva.step_executions (
+    id, workflow_id, step_name, attempt, state, scheduled_for, job_id, limit_wait_key, created_at, updated_at
+  )
+  select p.execution_id, p.workflow_id, v_first_step, 1, 'scheduled', v_now + v_wait, p.job_id, p.wait_key, v_now, v_now
+  from planned p
+  order by p.execution_id;
+  perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- River hears of the jobs due now (geneva._notify_insert)
+  if v_wait <= interval '0' and (v_wait_keys is null or array_position(v_wait_keys, null) is not null) then
+    perform geneva._notify_insert(v_queue);
+  end if;
 
   return v_result;
 end;

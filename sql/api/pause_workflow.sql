@@ -25,7 +25,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._pause_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._pause_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.pause_workflow(bigint) is

@@ -31,7 +31,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._resume_workflow(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._resume_workflow(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.resume_workflow(bigint) is

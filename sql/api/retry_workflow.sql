@@ -14,10 +14,16 @@
 -- with attempt 1 and no cursor. By default the step is the one that would
 -- run next: for a workflow paused or canceled, its next_step_name (the step
 -- that failed, for one paused or canceled by an error); for a finished one,
--- the first step.
+-- the first step. A child's new run is a child of the same parent
+-- (docs/children.md): counted on it (children, a stripe) whether the parent
+-- has ended or not, without the original's child key (a step that runs again
+-- does not start it twice: the original holds the key) and with no children
+-- of its own.
 --
--- Locks: the original's workflow row, then its active execution. Records the
--- action (geneva._log_action) on the original.
+-- Locks: the original's workflow row, then its active execution; for a
+-- child, then its parent's row and a stripe (geneva._children_count), in a
+-- child's end's order. Records the action (geneva._log_action) on the
+-- original.
 -- Returns the new workflow's id.
 -- Raises: 22004 for a NULL id; P0002 for an unknown workflow; 55000 for a
 -- ready or performing workflow; WF001 when its type is no longer defined;

@@ -68,7 +68,8 @@ begin
   perform geneva._log_action(
     'schedule_step', p_workflow_id, jsonb_build_object('step_name', p_step_name), geneva._action_result(v_workflow)
   );
-  return v_workflow;
+  -- (its children's ends as they are now)
+  return geneva._workflow_now(v_workflow);
 end;
 $$;
 

@@ -20,7 +20,8 @@ volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select * from geneva._skip_step(p_workflow_id, null);
+  -- (its children's ends as they are now: geneva._workflow_now)
+  select n.* from geneva._skip_step(p_workflow_id, null) w cross join lateral geneva._workflow_now(w) n;
 $$;
 
 comment on function geneva.skip_step(bigint) is

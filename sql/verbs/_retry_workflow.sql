@@ -77,6 +77,12 @@ begin
   v_new.canceled_at := null;
   v_new.hero_missing_at := null;
   v_new.retried_from := p_workflow_id;
+  -- a child's new run is a child of the same parent, counted on it below;
+  -- it is not its parent's step's child (the original keeps the key), and
+  -- has no children of its own yet
+  v_new.child_key := null;
+  v_new.children := 0;
+  v_new.children_ended := 0;
   -- a new run, under the version current now
   v_new.definition_version := v_definition.version;
   v_new.started_version := v_definition.version;
@@ -94,6 +100,18 @@ begin
             constraint = 'workflows_one_ongoing_per_hero';
   end;
   perform pg_catalog.set_config('geneva.inserting', '', true);
+
+  -- a child's new run counts on its parent (geneva._children_count, under
+  -- its row lock, taken after the child's as a child's end takes it), ended
+  -- or not, as the child it repeats did: its end is then counted as any
+  -- child's, and the parent's join waits for it while it has not begun
+  -- (a parent moved into history, its children all ended, counts none)
+  if v_new.parent_id is not null then
+    perform from geneva.workflows w where w.id = v_new.parent_id for no key update;
+    if found then
+      perform geneva._children_count(v_new.parent_id, array[v_new.id], false);
+    end if;
+  end if;
 
   perform geneva._insert_execution(v_new, v_definition, v_step, v_now, true, p_await => true);
 

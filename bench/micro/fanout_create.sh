@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench/micro/fanout_create.sh: the instructions PostgreSQL spends creating
+# one parent's children with its step's end (fanout_create.sql: one
+# complete_steps of N children, 10,000 by default, as geneva-bench's
+# fan-out run creates them), for the schema of the working tree, a schema
+# file or git refs, each in a fresh database, counted by valgrind
+# (callgrind) as bench/micro/instructions.sh counts the claim and end.
+#
+#   bash bench/micro/fanout_create.sh [-n 10000] main tree
+#
+# Starts its own PostgreSQL under valgrind (fsync off: the instructions,
+# not the disk), one database per schema. 10,000 children take some
+# minutes a schema (valgrind runs some 50 times slower).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+command -v valgrind >/dev/null || { echo "fanout_create.sh: valgrind is not installed" >&2; exit 1; }
+bin=${PG_BIN:-$(dirname "$(command -v pg_ctl 2>/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl | sort -V | tail -1)")}
+n=10000
+while getopts "n:" flag; do
+  case $flag in
+    n) n=$OPTARG ;;
+    *) exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- tree
+
+work=$(mktemp -d)
+chmod 755 "$work"
+as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$*"; else bash -c "$*"; fi; }
+[ "$(id -u)" = 0 ] && chown postgres "$work"
+port=$(( 57000 + RANDOM % 1000 ))
+as_pg "'$bin/initdb' -D '$work/pg' -A trust -U postgres >/dev/null"
+cat > "$work/postgres.sh" <<EOS
+#!/bin/bash
+exec valgrind --tool=callgrind --callgrind-out-file='$work/cg.%p' --toggle-collect=plpgsql_inline_handler \
+  --dump-instr=no '$bin/postgres' -D '$work/pg' -p $port -k '$work' -c listen_addresses=127.0.0.1 \
+  -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c autovacuum=off -c jit=off \
+  -c shared_buffers=256MB -c max_wal_size=4GB -c max_connections=20
+EOS
+chmod 755 "$work/postgres.sh"
+as_pg "'$work/postgres.sh' > '$work/log' 2>&1 &"
+cleanup() {
+  as_pg "'$bin/pg_ctl' -D '$work/pg' stop -m fast" >/dev/null 2>&1 || true
+  # (valgrind may still write the server's profiles for a while)
+  for _ in $(seq 1 100); do rm -rf "$work" 2>/dev/null && break; sleep 0.2; done
+}
+trap cleanup EXIT
+for _ in $(seq 1 120); do
+  psql -qX -h 127.0.0.1 -p "$port" -U postgres -c "select 1" >/dev/null 2>&1 && break
+  sleep 1
+done
+
+i=0
+for what in "$@"; do
+  i=$((i + 1))
+  if [ "$what" = tree ]; then
+    cp "$root/dist/geneva.sql" "$work/$i.sql"
+  elif [ -f "$what" ]; then
+    cp "$what" "$work/$i.sql"
+  else
+    git -C "$root" show "$what:dist/geneva.sql" > "$work/$i.sql"
+  fi
+  psql -qX -h 127.0.0.1 -p "$port" -U postgres -c "create database fan$i" >/dev/null
+  psql -qX -h 127.0.0.1 -p "$port" -U postgres -d "fan$i" -v ON_ERROR_STOP=1 -f "$work/$i.sql" >/dev/null
+  before=$(ls "$work"/cg.* 2>/dev/null | sort || true)
+  out=$(psql -X -h 127.0.0.1 -p "$port" -U postgres -d "fan$i" -v n="$n" -f "$here/fanout_create.sql" 2>&1) || {
+    echo "$out" >&2
+    exit 1
+  }
+  # (the backend's profile is written when it exits, slowly under valgrind)
+  best=0
+  for _ in $(seq 1 120); do
+    sleep 2
+    for f in $(comm -13 <(echo "$before") <(ls "$work"/cg.* | sort)); do
+      t=$(grep -E "^(summary|totals):" "$f" | tail -1 | awk '{print $2}')
+      if [ -n "$t" ] && [ "$t" -gt "$best" ]; then best=$t; fi
+    done
+    [ "$best" -gt 0 ] && break
+  done
+  echo "$what: $(echo "$out" | grep -o 'children=[0-9]*') instructions=$best per_child=$((best / n))"
+done
