@@ -62,13 +62,23 @@ func reserveHistoryFill(ctx context.Context, pool *pgxpool.Pool, first, last int
 	if err != nil {
 		return nil, fmt.Errorf("reserving ids: %w", err)
 	}
-	_, err = pool.Exec(ctx, `select count(geneva._history_partition(d::date))
+	if err := historyPartitions(ctx, pool, now); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// historyPartitions creates the day partitions the fill writes into, the
+// 30 days before now (retention's default window), as housekeeping would
+// have created them over a month.
+func historyPartitions(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
+	_, err := pool.Exec(ctx, `select count(geneva._history_partition(d::date))
 		from generate_series((($1::timestamptz - interval '29 days 3 hours') at time zone 'UTC')::date,
 		  (($1::timestamptz - interval '3 hours') at time zone 'UTC')::date, interval '1 day') d`, now)
 	if err != nil {
-		return nil, fmt.Errorf("history partitions: %w", err)
+		return fmt.Errorf("history partitions: %w", err)
 	}
-	return f, nil
+	return nil
 }
 
 // fillWorkflows is the fill's workflows lo..hi, one row each, as the CTE w

@@ -514,7 +514,8 @@ func (r *results) growthMarkdown(o options, settings string) string {
 	var b strings.Builder
 	b2 := &b
 	b.WriteString("## Cost as finished history grows\n\n")
-	fmt.Fprintf(&b, "At each size, history holds that many finished workflows (ended over 29 days: 30 day partitions; "+
+	fmt.Fprintf(&b, "At each size, history holds that many finished workflows (ended over 29 days: 30 day partitions, created before the first size, "+
+		"so that every size reads over the same partitions, as a database past its first month does; a fresh install has three; "+
 		"BenchHistory of 3 steps, BenchHistoryPay of 5, BenchHistoryMail of 2, a parent of 3 children in 100; "+
 		"1 in 10 with a step retried after an error, 1 in 20 canceled by an error, 1 in 100 by an operator; 1 in 5 with a consumed event; "+
 		"some 3.3 executions a workflow), written beforehand with durability off: all but the last %d of a size straight into the history partitions "+
