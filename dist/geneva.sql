@@ -15613,6 +15613,54 @@ group by 1;
 comment on view geneva.queue_lag is
 'Per queue: executions due but not started (their workflow ready) and the oldest one''s wait.';
 
+-- geneva.awaiting_events: what waits for which event: every scheduled step
+-- execution that awaits an event (its definition's "await") none of which has
+-- come for its workflow yet, with since when it waits (after the step's own
+-- wait), when its timeout falls and what then happens. A paused workflow's
+-- kept execution is listed too (workflow_state says so); an execution whose
+-- event has come, and that is only waiting for its job, is not. event is
+-- the name it awaits (the first, for an await of any of several); events
+-- every name it awaits; since, wait (only events sent after the step was
+-- reached count) or kept.
+--
+-- For operators (the dashboard's Waiting page, `geneva events`) and metrics
+-- (workflows awaiting, per type and event). Reads step_executions_awaiting,
+-- then each row's workflow and events by primary key and
+-- events_workflow_name.
+create or replace view geneva.awaiting_events as
+select
+  w.id as workflow_id,
+  w.workflow_type,
+  w.hero_type,
+  w.hero_id,
+  w.state as workflow_state,
+  e.id as execution_id,
+  e.step_name,
+  e.await_event as event,
+  e.await_from as waiting_since,
+  e.await_until as timeout_at,
+  coalesce(
+    d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
+    'run'
+  ) as on_timeout,
+  -- (appended: create or replace view keeps the columns above in place)
+  coalesce(e.await_names, array[e.await_event]) as events,
+  case when e.await_after is not null then 'wait' else 'kept' end as since
+from geneva.step_executions e
+join geneva.workflows w on w.id = e.workflow_id
+left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+where e.state = 'scheduled'
+  and e.await_event is not null
+  and e.event_id is null
+  and not exists (
+    select from geneva.events ev
+    where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
+      and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
+  );
+
+comment on view geneva.awaiting_events is
+'Steps waiting for an event: workflow, step, event, since when, timeout at and what the timeout does.';
+
 -- geneva.engine_metrics: the engine's state as metric samples, in one cheap
 -- query, for Prometheus (package promgeneva serves it at /metrics) and any
 -- other monitoring that reads SQL. Right whatever workers run or died: it
@@ -15660,6 +15708,13 @@ comment on view geneva.queue_lag is
 --                        housekeeping's move (a parent with ongoing
 --                        children keeps its ended tree there); a backlog
 --                        that grows means the move does not keep up.
+--   joins_waiting        workflows whose scheduled step is a join ("await":
+--                        {"children": …}) still waiting for its children
+--                        (geneva.awaiting_events' event geneva:children;
+--                        paused ones too), per type.
+--   join_children_ongoing  the children those joins wait on that have not
+--                        ended (children less their ends, counted on
+--                        geneva.children_stripes), per type.
 --
 -- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
@@ -15668,7 +15723,9 @@ comment on view geneva.queue_lag is
 -- and the ended executions' counts kept per minute
 -- (ended_executions_by_minute and ended_execution_deltas), the catalog
 -- (the history partitions) and geneva.history_counts (a few rows a day),
--- and the ended workflows waiting to move (workflows_ended_transitioned_at):
+-- the ended workflows waiting to move (workflows_ended_transitioned_at),
+-- and the waiting joins (geneva.awaiting_events, their parents' rows by
+-- primary key and their stripes; never history):
 -- its cost follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)
@@ -15760,58 +15817,25 @@ union all
 select 'workflows_to_move', null, null, null, count(*)::double precision
 from geneva.workflows w
 where (w.finished_at is not null or w.canceled_at is not null)
-  and w.transitioned_at < geneva.now() - (select s.move_after from geneva.housekeeping_settings s);
+  and w.transitioned_at < geneva.now() - (select s.move_after from geneva.housekeeping_settings s)
+union all
+select m.metric, j.workflow_type, null, null, m.value
+from (
+  select a.workflow_type, count(*)::double precision as joins,
+    -- (geneva._children_ended_now's expression, inline: a view's reader is
+    -- not granted the function)
+    sum(case when w.children = w.children_ended then 0
+      else coalesce((select sum(s.ongoing) from geneva.children_stripes s where s.parent_id = w.id), 0)
+    end)::double precision as ongoing
+  from geneva.awaiting_events a
+  join geneva.workflows w on w.id = a.workflow_id
+  where a.event = 'geneva:children'
+  group by a.workflow_type
+) j
+cross join lateral (values ('joins_waiting', j.joins), ('join_children_ongoing', j.ongoing)) m (metric, value);
 
 comment on view geneva.engine_metrics is
 'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';
-
--- geneva.awaiting_events: what waits for which event: every scheduled step
--- execution that awaits an event (its definition's "await") none of which has
--- come for its workflow yet, with since when it waits (after the step's own
--- wait), when its timeout falls and what then happens. A paused workflow's
--- kept execution is listed too (workflow_state says so); an execution whose
--- event has come, and that is only waiting for its job, is not. event is
--- the name it awaits (the first, for an await of any of several); events
--- every name it awaits; since, wait (only events sent after the step was
--- reached count) or kept.
---
--- For operators (the dashboard's Waiting page, `geneva events`) and metrics
--- (workflows awaiting, per type and event). Reads step_executions_awaiting,
--- then each row's workflow and events by primary key and
--- events_workflow_name.
-create or replace view geneva.awaiting_events as
-select
-  w.id as workflow_id,
-  w.workflow_type,
-  w.hero_type,
-  w.hero_id,
-  w.state as workflow_state,
-  e.id as execution_id,
-  e.step_name,
-  e.await_event as event,
-  e.await_from as waiting_since,
-  e.await_until as timeout_at,
-  coalesce(
-    d.definition -> 'steps' -> (array_position(d.step_names, e.step_name) - 1) -> 'await' ->> 'on_timeout',
-    'run'
-  ) as on_timeout,
-  -- (appended: create or replace view keeps the columns above in place)
-  coalesce(e.await_names, array[e.await_event]) as events,
-  case when e.await_after is not null then 'wait' else 'kept' end as since
-from geneva.step_executions e
-join geneva.workflows w on w.id = e.workflow_id
-left join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-where e.state = 'scheduled'
-  and e.await_event is not null
-  and e.event_id is null
-  and not exists (
-    select from geneva.events ev
-    where ev.workflow_id = e.workflow_id and ev.name = any (coalesce(e.await_names, array[e.await_event]))
-      and ev.consumed_by is null and ev.id > coalesce(e.await_after, 0)
-  );
-
-comment on view geneva.awaiting_events is
-'Steps waiting for an event: workflow, step, event, since when, timeout at and what the timeout does.';
 
 -- geneva.event_stats: the events kept (geneva.events, then
 -- geneva.events_history once their workflow moved into history, until

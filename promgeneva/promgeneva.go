@@ -1,10 +1,9 @@
 // Package promgeneva serves Geneva's engine metrics to Prometheus: one
-// prometheus.Collector that reads the geneva.engine_metrics view, the
-// events' views geneva.awaiting_events and geneva.event_stats, the limits'
-// geneva.limit_usage and geneva.schedule_list, and the joins waiting for
-// their children (geneva.awaiting_events' event geneva:children, with
-// geneva.workflow_list's counts), at each scrape (one query), so
-// the numbers are right whatever workers run or died.
+// prometheus.Collector that reads the geneva.engine_metrics view (the joins
+// waiting for their children among its rows), the events' views
+// geneva.awaiting_events and geneva.event_stats, and the limits'
+// geneva.limit_usage and geneva.schedule_list, at each scrape (one query),
+// so the numbers are right whatever workers run or died.
 //
 //	http.Handle("/metrics", promgeneva.Handler(pool))
 //
@@ -68,12 +67,15 @@ type DB interface {
 }
 
 // Query is the collector's one query per scrape: the rows of
-// geneva.engine_metrics, then the events' gauges in the same shape (metric,
+// geneva.engine_metrics (the joins' among them, per workflow type: read
+// from the live tables, where geneva.workflow_list would read history
+// too, and through a cells' router every cell's whole), then the events'
+// gauges in the same shape (metric,
 // workflow_type, step_name, label, value), the event's name as the label
 // (a workflow awaiting any of several events counted under each of them),
 // then the limits' (geneva.limit_usage), its kind, limit and key in the
 // places of workflow_type, step_name and label, then the schedules', the
-// schedule's name as the label, then the joins', per workflow type. The
+// schedule's name as the label. The
 // limits' and the schedules' rows are grouped by their labels: through a
 // cells' router (docs/cells.md) each cell has its own row of a limit key or
 // a schedule's name, and a series is the cells' sum (a schedule's lag their
@@ -122,17 +124,7 @@ cross join lateral (values
   ('schedule_skipped_slots', s.skipped),
   ('schedule_paused', s.paused)
 ) m (metric, value)
-union all
-select m.metric, j.workflow_type, '', '', m.value
-from (
-  select a.workflow_type, count(*)::double precision as joins,
-    sum(w.children - w.children_ended)::double precision as ongoing
-  from geneva.awaiting_events a
-  join geneva.workflow_list w on w.workflow_id = a.workflow_id
-  where a.event = 'geneva:children'
-  group by a.workflow_type
-) j
-cross join lateral (values ('joins_waiting', j.joins), ('join_children_ongoing', j.ongoing)) m (metric, value)`
+`
 
 // Timeout bounds a scrape's query (Prometheus's own scrape timeout is 10s by
 // default).

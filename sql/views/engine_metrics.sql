@@ -45,6 +45,13 @@
 --                        housekeeping's move (a parent with ongoing
 --                        children keeps its ended tree there); a backlog
 --                        that grows means the move does not keep up.
+--   joins_waiting        workflows whose scheduled step is a join ("await":
+--                        {"children": …}) still waiting for its children
+--                        (geneva.awaiting_events' event geneva:children;
+--                        paused ones too), per type.
+--   join_children_ongoing  the children those joins wait on that have not
+--                        ended (children less their ends, counted on
+--                        geneva.children_stripes), per type.
 --
 -- Reads workflows_ongoing_type for the ongoing states, each paused workflow's
 -- last ended execution (step_executions_workflow_id), the partial indexes
@@ -53,7 +60,9 @@
 -- and the ended executions' counts kept per minute
 -- (ended_executions_by_minute and ended_execution_deltas), the catalog
 -- (the history partitions) and geneva.history_counts (a few rows a day),
--- and the ended workflows waiting to move (workflows_ended_transitioned_at):
+-- the ended workflows waiting to move (workflows_ended_transitioned_at),
+-- and the waiting joins (geneva.awaiting_events, their parents' rows by
+-- primary key and their stripes; never history):
 -- its cost follows the ongoing workflows, not the history nor the load. (geneva.now()
 -- is written out in each condition rather than read from a CTE: the planner
 -- estimates the ranges from its value, and picks index scans.)
@@ -145,7 +154,22 @@ union all
 select 'workflows_to_move', null, null, null, count(*)::double precision
 from geneva.workflows w
 where (w.finished_at is not null or w.canceled_at is not null)
-  and w.transitioned_at < geneva.now() - (select s.move_after from geneva.housekeeping_settings s);
+  and w.transitioned_at < geneva.now() - (select s.move_after from geneva.housekeeping_settings s)
+union all
+select m.metric, j.workflow_type, null, null, m.value
+from (
+  select a.workflow_type, count(*)::double precision as joins,
+    -- (geneva._children_ended_now's expression, inline: a view's reader is
+    -- not granted the function)
+    sum(case when w.children = w.children_ended then 0
+      else coalesce((select sum(s.ongoing) from geneva.children_stripes s where s.parent_id = w.id), 0)
+    end)::double precision as ongoing
+  from geneva.awaiting_events a
+  join geneva.workflows w on w.id = a.workflow_id
+  where a.event = 'geneva:children'
+  group by a.workflow_type
+) j
+cross join lateral (values ('joins_waiting', j.joins), ('join_children_ongoing', j.ongoing)) m (metric, value);
 
 comment on view geneva.engine_metrics is
 'The engine''s state as gauge samples (metric, workflow_type, step_name, label, value) for Prometheus; one cheap query.';
