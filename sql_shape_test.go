@@ -172,6 +172,12 @@ func TestSQLShape(t *testing.T) {
 		text := string(b)
 		base := strings.TrimSuffix(path.Base(name), ".sql")
 
+		// Geneva takes no advisory lock (docs/security.md): any role that can
+		// connect may take and hold the same one, and stall whoever waits.
+		if strings.Contains(text, "pg_advisory") {
+			t.Errorf("%s: takes an advisory lock, which any login role may hold; lock a row of a table granted to no one", name)
+		}
+
 		// A cell's ids carry their partition only if every id is drawn by
 		// the helpers a cell replaces (docs/cells.md).
 		for seq, helper := range map[string]string{"workflows_id_seq": "_workflow_id", "step_executions_id_seq": "_execution_id"} {

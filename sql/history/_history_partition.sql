@@ -14,8 +14,11 @@
 --
 -- Called by: geneva._move_to_history (the days its workflows ended on), and
 -- geneva._history_ahead (the partitions ahead). When the day has none:
--- takes a transaction-level advisory lock (one creator at a time: a second
--- waits, then finds the partition the first made) and an exclusive lock on
+-- locks the row of geneva.housekeeping_settings (one creator at a time: a
+-- second waits, then finds the partition the first made; a row of a table
+-- granted to no one, which no other role may lock, where an advisory lock
+-- held by any login role would stall every round: docs/security.md) and
+-- takes an exclusive lock on
 -- the three parent tables at once, without waiting (partitions are created
 -- ahead, so a move rarely does). Returns NULL when a reader holds any of
 -- them: the creation is put off to a later round rather than risk a
@@ -46,7 +49,7 @@ begin
 
   -- one creator at a time (two rounds, or a round and an operator's
   -- housekeep, may want the same day): the second waits, then finds it
-  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('geneva._history_partition'));
+  select s.partition_interval into v_interval from geneva.housekeeping_settings s for update;
   select b.lower_day into v_from
   from geneva._history_bounds('workflows_history') b
   where b.lower_day <= p_day and p_day < b.upper_day;
@@ -54,7 +57,6 @@ begin
     return v_from;
   end if;
 
-  select s.partition_interval into v_interval from geneva.housekeeping_settings s;
   v_from := case when v_interval = interval '1 week' then date_trunc('week', p_day)::date else p_day end;
   v_to := (v_from + coalesce(v_interval, interval '1 day'))::date;
   for v_bound in select b.lower_day, b.upper_day from geneva._history_bounds('workflows_history') b loop
