@@ -635,9 +635,10 @@ create unique index workflows_child_key on geneva.workflows (parent_id, child_ke
 -- end does not wait for its siblings' ends (docs/children.md, "How ends are
 -- counted"): a creation adds its children to one stripe, or spreads a long
 -- list over up to 16 new ones, so that a parent's ongoing children are on
--- some 16 stripes (geneva._children_count, under the parent's row lock); a child's end takes one from the first stripe that still
+-- some 16 stripes (geneva._children_count, under the parent's row lock);
+-- a child's end takes one from the first stripe that still
 -- counts some and that no other transaction holds (for update skip locked:
--- geneva._child_ended), so that ends on different connections take
+-- geneva._trg_workflows_ended), so that ends on different connections take
 -- different stripes. The parent's ongoing children are the sum. The end
 -- that brings a stripe to 0 takes the parent's row lock and asks whether
 -- its join is due. Rows only while a family has ongoing children: the end
@@ -647,6 +648,13 @@ create table geneva.children_stripes (
   parent_id bigint not null,
   stripe integer not null,
   ongoing integer not null,
+  -- whether the parent's type has a join that waits for fewer than all
+  -- ("any", N: geneva._partial_join), so that every end, not only a
+  -- stripe's last, takes the parent's row lock: written with the stripe
+  -- (geneva._children_count) and when the type is defined again
+  -- (geneva.define_workflow), so that an end reads it with its stripe, not
+  -- from the parent's definition
+  partial_join boolean not null default false,
   primary key (parent_id, stripe)
 );
 
@@ -1380,10 +1388,11 @@ begin;
 --   events        api/send_event, api/send_hero_event (events/_send_event);
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
---   children      api/create_workflows (p_parent_id); a child's end:
---                 children/_children_ended (from the trigger
---                 counts/workflows_ended: every end, whoever ends it),
---                 children/_child_ended (a child's end on its stripe),
+--   children      api/create_workflows (p_parent_id); a child's end: the
+--                 trigger counts/workflows_ended (every end, whoever ends
+--                 it: a child's on its stripe, children/_children_ended a
+--                 canceled parent's), children/_child_ended (the parent's
+--                 lock and join, when they may be needed),
 --                 children/_children_count (a creation), children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
@@ -5615,8 +5624,10 @@ $$;
 -- at most 1 MiB (as its jsonb text).
 --
 -- Locks: the definition row (upsert); deletes the type's versions past the
--- latest 100; on a new or changed definition, the type's ongoing workflows
--- (in id order), whose definition_version becomes the new version. Records the action (geneva._log_action)
+-- latest 100; on a new or changed definition, the stripes of the type's
+-- parents whose partial_join changes (geneva.children_stripes), then the
+-- type's ongoing workflows (in id order), whose definition_version becomes
+-- the new version. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
 -- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
@@ -6007,6 +6018,16 @@ begin
     -- the latest versions are kept (each change is in the action log too)
     delete from geneva.workflow_definition_versions v
     where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
+    -- the stripes of the type's ongoing parents keep whether its join
+    -- waits for fewer than all (geneva._partial_join: read by each child's
+    -- end with its stripe, geneva._trg_workflows_ended); taken before the
+    -- parents' rows, as a child's end takes its stripe before its parent's
+    update geneva.children_stripes s
+    set partial_join = geneva._partial_join(p_definition)
+    from geneva.workflows w
+    where w.id = s.parent_id
+      and w.workflow_type = p_workflow_type
+      and s.partial_join is distinct from geneva._partial_join(p_definition);
     -- the type's ongoing workflows follow the new version from their next
     -- step on: their definition_version says so now (locked in id order, as
     -- every verb of several workflows locks them)
@@ -8557,6 +8578,29 @@ begin
 end;
 $$;
 
+-- geneva._partial_join: whether a definition has a join that waits for
+-- fewer than all its children ("await": {"children": "any" | N}), whose
+-- every child's end, not only a stripe's last, may make it due: the flag
+-- geneva.children_stripes keeps beside each stripe.
+--
+-- Called by: geneva._children_count (a creation's new stripes),
+-- geneva.define_workflow (the type's ongoing parents' stripes).
+-- Takes no locks.
+create or replace function geneva._partial_join(p_definition jsonb)
+returns boolean
+language sql
+immutable
+parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select exists (
+    select
+    from jsonb_array_elements(p_definition -> 'steps') st (step)
+    where st.step -> 'await' ? 'children'
+      and st.step -> 'await' -> 'children' <> '"all"'::jsonb
+  );
+$$;
+
 -- geneva._children_count: counts the children a creation made on their
 -- parent: those created ongoing on its stripes (geneva.children_stripes),
 -- and all of them on the parent's row (children; children_ended, as the
@@ -8567,7 +8611,9 @@ $$;
 -- update skip locked), else a new one; a longer list is spread over new
 -- stripes, one for each 128 children, up to 16. So a parent's ongoing
 -- children are spread over some 16 stripes, however they were created,
--- and as many ends count side by side. A creation never waits for a
+-- and as many ends count side by side; each new stripe keeps whether the
+-- parent's type has a join that waits for fewer than all
+-- (geneva._partial_join). A creation never waits for a
 -- child's end: it takes only stripes no one holds, or new ones.
 --
 -- Called by: geneva.create_workflows (p_created: the ids created;
@@ -8608,8 +8654,14 @@ begin
     else
       -- (new stripes after the parent's last: creations are ordered by the
       -- parent's row lock, and no end inserts one)
-      insert into geneva.children_stripes (parent_id, stripe, ongoing)
-      select p_parent_id, l.last + i, v_count / v_stripes + case when i <= v_count % v_stripes then 1 else 0 end
+      insert into geneva.children_stripes (parent_id, stripe, ongoing, partial_join)
+      select p_parent_id, l.last + i, v_count / v_stripes + case when i <= v_count % v_stripes then 1 else 0 end,
+        coalesce((
+          select geneva._partial_join(d.definition)
+          from geneva.workflows w
+          join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+          where w.id = p_parent_id
+        ), false)
       from (
         select coalesce(max(s.stripe), 0) as last from geneva.children_stripes s where s.parent_id = p_parent_id
       ) l
@@ -8628,19 +8680,21 @@ begin
 end;
 $$;
 
--- geneva._child_ended: counts a child's end on its parent without waiting
--- for its siblings' ends: one taken from a stripe of the parent's
--- (geneva.children_stripes), the first that still counts ongoing children
--- and that no other transaction holds (for update skip locked), so that
--- ends on different connections take different stripes; only when every such
--- stripe is held does it wait, for the first. Only an end that may make
--- the parent's join due takes the parent's row lock: one that brings its
--- stripe to 0, or any end of a parent whose type has a join that waits for
--- fewer than all ("any", N). Under the lock, in statements of their own
--- (which see every end committed while this one waited), it writes the
--- parent's children_ended as the stripes say, deletes the parent's stripes
--- once no child is ongoing, and asks whether the join is due
--- (geneva._children_join).
+-- geneva._child_ended: the rest of a child's end on its parent, after
+-- geneva._trg_workflows_ended has tried to count it on a stripe of the
+-- parent's (geneva.children_stripes) that no other transaction holds: when
+-- every stripe that still counts some was another's (p_counted false), it
+-- waits for the first of them and counts the end there (one brought to 0
+-- meanwhile is passed over). Only an end that may make the parent's join
+-- due goes on to take the parent's row lock: one that brought its stripe to
+-- 0, or any end of a parent whose type has a join that waits for fewer than
+-- all ("any", N: the stripe's partial_join, kept from the definition, not
+-- read from the join's execution: one scheduled by a transaction not
+-- committed yet is not seen here, and its claim would not see this end).
+-- Under the lock, in statements of their own (which see every end committed
+-- while this one waited), it writes the parent's children_ended as the
+-- stripes say, deletes the parent's stripes once no child is ongoing, and
+-- asks whether the join is due (geneva._children_join).
 --
 -- Exactly once: every stripe's last end takes the parent's lock, and the
 -- last to take it sees the others' ends committed (each held the lock to
@@ -8652,59 +8706,41 @@ $$;
 -- it after sees them, and one before it is seen by the creation's own
 -- question.
 --
--- Called by: geneva._children_ended (a child ended).
+-- Called by: geneva._trg_workflows_ended (a child ended), when its stripe
+-- came to 0, its parent's join may wait for fewer than all, or it found no
+-- stripe free (p_counted false).
 -- Locks: a stripe, then the parent's row (after the child's row, which its
 -- caller holds: see docs/children.md on lock order).
-create or replace function geneva._child_ended(p_parent_id bigint, p_child_id bigint)
+drop function if exists geneva._child_ended(bigint, bigint);
+
+create or replace function geneva._child_ended(p_parent_id bigint, p_counted boolean)
 returns void
 language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_stripe integer;
   v_left integer;
+  v_partial boolean;
   v_ongoing integer;
   v_parent geneva.workflows;
 begin
-  select s.stripe into v_stripe
-  from geneva.children_stripes s
-  where s.parent_id = p_parent_id and s.ongoing > 0
-  order by s.stripe
-  limit 1
-  for update skip locked;
-  if not found then
-    -- every stripe that counts some is another transaction's: the first
-    -- (one brought to 0 meanwhile is passed over)
-    select s.stripe into v_stripe
-    from geneva.children_stripes s
-    where s.parent_id = p_parent_id and s.ongoing > 0
-    order by s.stripe
-    limit 1
-    for update;
-  end if;
-  if v_stripe is null then
-    return;
-  end if;
-  update geneva.children_stripes s
-  set ongoing = s.ongoing - 1
-  where s.parent_id = p_parent_id and s.stripe = v_stripe
-  returning s.ongoing into v_left;
-
-  -- not its stripe's last child: the join waits for more, unless the
-  -- parent's type has a join that waits for fewer than all (read from its
-  -- definition, not from the join's execution: one scheduled by a
-  -- transaction not committed yet is not seen here, and its claim would
-  -- not see this end)
-  if v_left > 0 and not exists (
-    select from geneva.workflows w
-    join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
-    cross join lateral jsonb_array_elements(d.definition -> 'steps') st (step)
-    where w.id = p_parent_id
-      and st.step -> 'await' ? 'children'
-      and st.step -> 'await' -> 'children' <> '"all"'::jsonb
-  ) then
-    return;
+  if not p_counted then
+    update geneva.children_stripes s
+    set ongoing = s.ongoing - 1
+    where s.parent_id = p_parent_id
+      and s.stripe = (
+        select f.stripe
+        from geneva.children_stripes f
+        where f.parent_id = p_parent_id and f.ongoing > 0
+        order by f.stripe
+        limit 1
+        for update
+      )
+    returning s.ongoing, s.partial_join into v_left, v_partial;
+    if not found or v_left > 0 and not v_partial then
+      return;
+    end if;
   end if;
 
   perform from geneva.workflows w where w.id = p_parent_id for no key update;
@@ -13959,17 +13995,16 @@ for each row
 when (pg_catalog.current_setting('geneva.retention', true) is distinct from 'on')
 execute function geneva._trg_step_executions_guard_delete();
 
--- geneva._children_ended: what a workflow's end means to its family. A
--- child that ends (finished or canceled; a paused one has not) is counted on
--- its parent's stripes (geneva._child_ended), whose join may be due now; a parent
--- that is canceled cancels its ongoing children in the same transaction
+-- geneva._children_ended: what a canceled parent's end means to its
+-- children: it cancels its ongoing children in the same transaction
 -- (geneva._cancel_workflow, each logged: a ready or paused child at once, a
 -- performing one at its step's end), and their ends cancel theirs in turn.
+-- (A child's own end is counted on its parent's stripes by the trigger
+-- itself: geneva._trg_workflows_ended.)
 --
 -- Called by: geneva._trg_workflows_ended (a trigger: every end counts,
--- whichever function ends the workflow), for a workflow that ends with a
--- parent, or is canceled with ongoing children; a workflow without family
--- pays a test, not a call.
+-- whichever function ends the workflow), for a workflow canceled with
+-- ongoing children; a workflow without family pays a test, not a call.
 create or replace function geneva._children_ended(p_workflow geneva.workflows)
 returns void
 language plpgsql
@@ -13979,28 +14014,24 @@ as $$
 declare
   v_child bigint;
 begin
-  if p_workflow.canceled_at is not null and p_workflow.children > p_workflow.children_ended then
-    for v_child in
-      select c.id
-      from geneva.workflows c
-      where c.parent_id = p_workflow.id and c.finished_at is null and c.canceled_at is null
-      order by c.id
-    loop
-      perform geneva._cancel_workflow(v_child, null);
-    end loop;
-  end if;
-  if p_workflow.parent_id is not null then
-    perform geneva._child_ended(p_workflow.parent_id, p_workflow.id);
-  end if;
+  for v_child in
+    select c.id
+    from geneva.workflows c
+    where c.parent_id = p_workflow.id and c.finished_at is null and c.canceled_at is null
+    order by c.id
+  loop
+    perform geneva._cancel_workflow(v_child, null);
+  end loop;
 end;
 $$;
 
 -- geneva._trg_workflows_ended: what a workflow's end (finished or canceled:
 -- it never leaves them, see workflows_guard_state) sets off, whichever
 -- function ends it (a step's end, an operator's cancel or skip, a timeout, a
--- hero's deletion, housekeeping's repair): its family is told
--- (geneva._children_ended: a child is counted on its parent's stripes, a canceled
--- parent cancels its ongoing children), then it is counted in
+-- hero's deletion, housekeeping's repair): its family is told (a canceled
+-- parent cancels its ongoing children: geneva._children_ended; a child is
+-- counted on its parent's stripes, here, and geneva._child_ended when its
+-- parent's join may be due), then it is counted in
 -- geneva.ended_workflow_count_deltas, for geneva.workflow_counts.
 --
 -- One trigger for both: a trigger's WHEN clause is parsed and prepared anew
@@ -14017,9 +14048,35 @@ language plpgsql
 volatile
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_left integer;
+  v_partial boolean;
 begin
-  if new.parent_id is not null or new.canceled_at is not null and new.children > new.children_ended then
+  if new.canceled_at is not null and new.children > new.children_ended then
     perform geneva._children_ended(new);
+  end if;
+  if new.parent_id is not null then
+    -- a child's end: one taken from the first stripe of its parent's that
+    -- still counts some and that no other transaction holds, so that ends
+    -- on different connections take different stripes; the rest
+    -- (geneva._child_ended: waiting for a stripe when every one is
+    -- another's, the parent's row lock and its join) only when it may be
+    -- needed, so that most ends cost this one statement
+    update geneva.children_stripes s
+    set ongoing = s.ongoing - 1
+    where s.parent_id = new.parent_id
+      and s.stripe = (
+        select f.stripe
+        from geneva.children_stripes f
+        where f.parent_id = new.parent_id and f.ongoing > 0
+        order by f.stripe
+        limit 1
+        for update skip locked
+      )
+    returning s.ongoing, s.partial_join into v_left, v_partial;
+    if not found or v_left = 0 or v_partial then
+      perform geneva._child_ended(new.parent_id, found);
+    end if;
   end if;
   insert into geneva.ended_workflow_count_deltas (workflow_type, state, delta)
   values (new.workflow_type, new.state, 1);

@@ -202,9 +202,10 @@ create unique index workflows_child_key on geneva.workflows (parent_id, child_ke
 -- end does not wait for its siblings' ends (docs/children.md, "How ends are
 -- counted"): a creation adds its children to one stripe, or spreads a long
 -- list over up to 16 new ones, so that a parent's ongoing children are on
--- some 16 stripes (geneva._children_count, under the parent's row lock); a child's end takes one from the first stripe that still
+-- some 16 stripes (geneva._children_count, under the parent's row lock);
+-- a child's end takes one from the first stripe that still
 -- counts some and that no other transaction holds (for update skip locked:
--- geneva._child_ended), so that ends on different connections take
+-- geneva._trg_workflows_ended), so that ends on different connections take
 -- different stripes. The parent's ongoing children are the sum. The end
 -- that brings a stripe to 0 takes the parent's row lock and asks whether
 -- its join is due. Rows only while a family has ongoing children: the end
@@ -214,6 +215,13 @@ create table geneva.children_stripes (
   parent_id bigint not null,
   stripe integer not null,
   ongoing integer not null,
+  -- whether the parent's type has a join that waits for fewer than all
+  -- ("any", N: geneva._partial_join), so that every end, not only a
+  -- stripe's last, takes the parent's row lock: written with the stripe
+  -- (geneva._children_count) and when the type is defined again
+  -- (geneva.define_workflow), so that an end reads it with its stripe, not
+  -- from the parent's definition
+  partial_join boolean not null default false,
   primary key (parent_id, stripe)
 );
 

@@ -72,10 +72,11 @@
 --   events        api/send_event, api/send_hero_event (events/_send_event);
 --                 the await is the claim's and the move's
 --   schedules     api/fire_schedules
---   children      api/create_workflows (p_parent_id); a child's end:
---                 children/_children_ended (from the trigger
---                 counts/workflows_ended: every end, whoever ends it),
---                 children/_child_ended (a child's end on its stripe),
+--   children      api/create_workflows (p_parent_id); a child's end: the
+--                 trigger counts/workflows_ended (every end, whoever ends
+--                 it: a child's on its stripe, children/_children_ended a
+--                 canceled parent's), children/_child_ended (the parent's
+--                 lock and join, when they may be needed),
 --                 children/_children_count (a creation), children/_children_join
 --                 (also at a join's claim, start_steps); a running step's
 --                 children, with its end: children/_start_children (from
@@ -300,6 +301,7 @@ $$;
 -- Children.
 {{ template "children/_check_children_await.sql" . }}
 {{ template "children/_children_join.sql" . }}
+{{ template "children/_partial_join.sql" . }}
 {{ template "children/_children_count.sql" . }}
 {{ template "children/_child_ended.sql" . }}
 {{ template "children/_start_children.sql" . }}

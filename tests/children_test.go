@@ -270,6 +270,53 @@ func TestChildren(t *testing.T) {
 		}
 	})
 
+	t.Run("JoinRuleRedefined", func(t *testing.T) {
+		// a child's end reads whether its parent's join waits for fewer than
+		// all from its stripe (partial_join), which follows the type's
+		// definition when it is defined again
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFamily(t, `"all"`)
+		parent := b.create(t, "Parent", "1")
+		fan := b.run(t, parent)
+		var children []int64
+		require.NoError(t, b.conn.QueryRow(b.ctx, `select geneva.create_workflows('Child', 'User', array['1-a', '1-b', '1-c'],
+			p_parent_id => $1)`, parent).Scan(&children))
+		b.complete(t, fan.ExecutionID, "success", nil)
+		partial := func() (stripes int, partial []bool) {
+			require.NoError(t, b.conn.QueryRow(b.ctx, `select count(*), array_agg(distinct partial_join)
+				from geneva.children_stripes where parent_id = $1`, parent).Scan(&stripes, &partial))
+			return stripes, partial
+		}
+		// the count on the parent's row, written only under its lock
+		stored := func() (ended int) {
+			require.NoError(t, b.conn.QueryRow(b.ctx, `select children_ended from geneva.workflows where id = $1`, parent).Scan(&ended))
+			return ended
+		}
+		stripes, flags := partial()
+		require.Equal(t, 1, stripes) // the three on one stripe: no end but the last brings it to 0
+		require.Equal(t, []bool{false}, flags)
+
+		b.defineFamily(t, `"any"`)
+		_, flags = partial()
+		require.Equal(t, []bool{true}, flags)
+		b.finishChild(t, children[0])
+		require.Equal(t, 1, b.joinEvents(t, parent))
+		require.Equal(t, 1, stored())
+
+		b.defineFamily(t, `"all"`)
+		_, flags = partial()
+		require.Equal(t, []bool{false}, flags)
+		b.finishChild(t, children[1]) // counted on its stripe only: the parent's row waits for the last
+		require.Equal(t, 1, stored())
+		b.finishChild(t, children[2])
+		require.Equal(t, 3, stored())
+		require.Equal(t, 1, b.joinEvents(t, parent))
+		stripes, _ = partial()
+		require.Zero(t, stripes)
+	})
+
 	t.Run("JoinTimesOut", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -37,8 +37,10 @@
 -- at most 1 MiB (as its jsonb text).
 --
 -- Locks: the definition row (upsert); deletes the type's versions past the
--- latest 100; on a new or changed definition, the type's ongoing workflows
--- (in id order), whose definition_version becomes the new version. Records the action (geneva._log_action)
+-- latest 100; on a new or changed definition, the stripes of the type's
+-- parents whose partial_join changes (geneva.children_stripes), then the
+-- type's ongoing workflows (in id order), whose definition_version becomes
+-- the new version. Records the action (geneva._log_action)
 -- when it writes: a new or changed definition, not a worker's start-up
 -- registering the same one again.
 -- Raises: 22004 for a NULL argument; 22001 for a definition over 1 MiB;
@@ -429,6 +431,16 @@ begin
     -- the latest versions are kept (each change is in the action log too)
     delete from geneva.workflow_definition_versions v
     where v.workflow_type = p_workflow_type and v.version <= v_version - v_versions_kept;
+    -- the stripes of the type's ongoing parents keep whether its join
+    -- waits for fewer than all (geneva._partial_join: read by each child's
+    -- end with its stripe, geneva._trg_workflows_ended); taken before the
+    -- parents' rows, as a child's end takes its stripe before its parent's
+    update geneva.children_stripes s
+    set partial_join = geneva._partial_join(p_definition)
+    from geneva.workflows w
+    where w.id = s.parent_id
+      and w.workflow_type = p_workflow_type
+      and s.partial_join is distinct from geneva._partial_join(p_definition);
     -- the type's ongoing workflows follow the new version from their next
     -- step on: their definition_version says so now (locked in id order, as
     -- every verb of several workflows locks them)

@@ -8,7 +8,9 @@
 -- update skip locked), else a new one; a longer list is spread over new
 -- stripes, one for each 128 children, up to 16. So a parent's ongoing
 -- children are spread over some 16 stripes, however they were created,
--- and as many ends count side by side. A creation never waits for a
+-- and as many ends count side by side; each new stripe keeps whether the
+-- parent's type has a join that waits for fewer than all
+-- (geneva._partial_join). A creation never waits for a
 -- child's end: it takes only stripes no one holds, or new ones.
 --
 -- Called by: geneva.create_workflows (p_created: the ids created;
@@ -49,8 +51,14 @@ begin
     else
       -- (new stripes after the parent's last: creations are ordered by the
       -- parent's row lock, and no end inserts one)
-      insert into geneva.children_stripes (parent_id, stripe, ongoing)
-      select p_parent_id, l.last + i, v_count / v_stripes + case when i <= v_count % v_stripes then 1 else 0 end
+      insert into geneva.children_stripes (parent_id, stripe, ongoing, partial_join)
+      select p_parent_id, l.last + i, v_count / v_stripes + case when i <= v_count % v_stripes then 1 else 0 end,
+        coalesce((
+          select geneva._partial_join(d.definition)
+          from geneva.workflows w
+          join geneva.workflow_definitions d on d.workflow_type = w.workflow_type
+          where w.id = p_parent_id
+        ), false)
       from (
         select coalesce(max(s.stripe), 0) as last from geneva.children_stripes s where s.parent_id = p_parent_id
       ) l
