@@ -656,7 +656,14 @@ create table geneva.children_stripes (
   -- from the parent's definition
   partial_join boolean not null default false,
   primary key (parent_id, stripe)
-);
+)
+-- Pages filled to a tenth by inserts (a parent's 16 stripes take about
+-- one): a stripe is updated at each of its children's ends, every update a
+-- new version on its page (HOT), and a page is pruned only when its free
+-- space falls under what the fill factor keeps, so that a lookup walks a
+-- short chain of versions, not the hundred and more a full page holds
+-- (bench/NOTES.md)
+with (fillfactor = 10);
 
 -- create_workflow's idempotency keys: a key given again within its type's
 -- "idempotency_ttl" returns the workflow it first created, ended or not,
