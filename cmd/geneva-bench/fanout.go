@@ -169,6 +169,7 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 	var err error
 	for i := range max(b.o.fanoutRounds, 1) {
 		var r fanoutRound
+		began := time.Now()
 		spans := []func() error{
 			func() (err error) {
 				// Each step its own job: as many steps as children, in -steps-step workflows.
@@ -196,8 +197,8 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 			}
 		}
 		f.rounds = append(f.rounds, r)
-		fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, round %d: one parent's %d children %.0f steps/s, each step its own job %.0f, without a parent %.0f (÷ each step its own job %s)\n",
-			p.name, i+1, n, r.one.rate(), r.ownJobs.rate(), r.roots.rate(), ratioText(r.one, r.ownJobs))
+		fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, round %d: one parent's %d children %.0f steps/s, each step its own job %.0f, without a parent %.0f (÷ each step its own job %s); the round took %s\n",
+			p.name, i+1, n, r.one.rate(), r.ownJobs.rate(), r.roots.rate(), ratioText(r.one, r.ownJobs), time.Since(began).Round(100*time.Millisecond))
 	}
 	f.pool()
 	if f.rootsEndsOnly, err = b.createdBeforehand(ctx, config(b.o.inlineSteps), n, false); err != nil {
@@ -220,11 +221,10 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 
 // spanRun creates n workflows of the type (a hundred a call) while a worker
 // of the configuration runs, waits until they are finished, and times
-// their steps as the fan-out runs time the children (childrenSpan).
+// their steps as the fan-out runs time the children (childrenSpan). It
+// settles once, in measure (it settled twice before -fanout-rounds: the
+// second VACUUM and CHECKPOINT found nothing to do).
 func (b *bench) spanRun(ctx context.Context, config childConfig, workflowType string, n int) (stats runStats, created time.Duration, err error) {
-	if err := b.settle(ctx); err != nil {
-		return runStats{}, 0, err
-	}
 	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		first, last, err := b.createBatch(ctx, workflowType, n, nil)
 		if err == nil {
@@ -265,10 +265,8 @@ func (b *bench) childrenSpan(ctx context.Context, where string, arg1, arg2 any) 
 // configuration runs, and waits until it has joined them and finished. It
 // returns the children's steps over the time from the first child's
 // creation to the last child's end, and the join's latency (joinLatencies).
+// It settles once, in measure, as spanRun.
 func (b *bench) fanoutRun(ctx context.Context, config childConfig, children int) (stats runStats, created, firstStep time.Duration, join latency, err error) {
-	if err := b.settle(ctx); err != nil {
-		return runStats{}, 0, 0, latency{}, err
-	}
 	var parent int64
 	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		var err error
