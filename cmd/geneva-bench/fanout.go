@@ -23,8 +23,11 @@ import (
 //     end takes the parent's row lock (docs/children.md, "How ends are
 //     counted"). The children's steps/s is compared
 //     with every step its own job (Bench, InlineSteps -1, as many steps)
-//     and with the same one-step workflows without a parent, both run just
-//     before it by the same worker;
+//     and with the same one-step workflows without a parent, by the same
+//     worker configuration: the three in -fanout-rounds rounds, each a span
+//     of its own, the order rotated each round (a run's rate swings from
+//     one span to the next on a shared machine: the rows pool the rounds
+//     and show each round's ratio);
 //   - where the parent's cost lies, creation or ends: the same children
 //     created beforehand (by the benchmark, a hundred a call, with no
 //     worker running), then a worker started and timed from the first
@@ -85,11 +88,24 @@ func startChildren(step *worker.Step) error {
 
 // fanoutResults are the fan-out runs at one durability.
 type fanoutResults struct {
+	// rounds are the three timed spans' rounds (-fanout-rounds), in the
+	// order they ran
+	rounds []fanoutRound
+	// the rounds pooled (mergeRuns: all their steps over all their time)
 	ownJobs runStats // Bench, each step its own job, as many steps as the children
 	roots   runStats // the same one-step workflows without a parent
 	one     runStats // one parent's children
-	// oneJoin is the one parent's join latency; manyJoin the many parents'
-	oneJoin, manyJoin latency
+	// manyJoin is the many parents' join latency (the one parent's is each
+	// round's)
+	manyJoin latency
+	// the children's ends alone: created beforehand, with their parent and
+	// without one (run once, after the rounds)
+	endsOnly, rootsEndsOnly runStats
+}
+
+// fanoutRound is one round of the three timed spans.
+type fanoutRound struct {
+	ownJobs, roots, one runStats
 	// the time from each run's first workflow's creation to its last one's
 	// (the steps run meanwhile)
 	ownJobsCreated, rootsCreated, oneCreated time.Duration
@@ -98,15 +114,47 @@ type fanoutResults struct {
 	// first step's start: their creation, its commit and River's fetch,
 	// when none of them runs
 	oneFirstStep time.Duration
-	// the children's ends alone: created beforehand, with their parent and
-	// without one
-	endsOnly, rootsEndsOnly runStats
+	// oneJoin is the one parent's join latency
+	oneJoin latency
+}
+
+// pool sets the pooled runs from the rounds.
+func (f *fanoutResults) pool() {
+	var ownJobs, roots, one []runStats
+	for _, r := range f.rounds {
+		ownJobs, roots, one = append(ownJobs, r.ownJobs), append(roots, r.roots), append(one, r.one)
+	}
+	f.ownJobs, f.roots, f.one = mergeRuns(ownJobs...), mergeRuns(roots...), mergeRuns(one...)
+}
+
+// meanOf is the mean over the rounds of a duration of each.
+func (f fanoutResults) meanOf(d func(r fanoutRound) time.Duration) time.Duration {
+	if len(f.rounds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, r := range f.rounds {
+		sum += d(r)
+	}
+	return sum / time.Duration(len(f.rounds))
+}
+
+// roundsText is each round's figure, in the order they ran, " / " between.
+func (f fanoutResults) roundsText(figure func(r fanoutRound) string) string {
+	texts := make([]string, len(f.rounds))
+	for i, r := range f.rounds {
+		texts[i] = figure(r)
+	}
+	return strings.Join(texts, " / ")
 }
 
 // fanoutRuns runs the fan-out runs of one durability, one after the other,
-// with the same worker configuration (which runs every type): each step its
-// own job, the children without a parent, one parent, the ends alone
-// without a parent and with one, many parents one after another.
+// with the same worker configuration (which runs every type): in each of
+// -fanout-rounds rounds each step its own job, the children without a
+// parent and one parent, the first of them rotated each round (round i
+// starts with the i-th, so that no run always comes first or last); then,
+// once, the ends alone without a parent and with one, many parents one
+// after another.
 func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 	n := b.o.fanoutChildren
 	if n <= 0 {
@@ -119,16 +167,40 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 	}
 	f := &p.fanout
 	var err error
-	// Each step its own job: as many steps as children, in -steps-step workflows.
-	if f.ownJobs, f.ownJobsCreated, err = b.spanRun(ctx, config(-1), "Bench", max(n/max(b.o.steps, 1), 1)); err != nil {
-		return fmt.Errorf("each step its own job: %w", err)
+	for i := range max(b.o.fanoutRounds, 1) {
+		var r fanoutRound
+		began := time.Now()
+		spans := []func() error{
+			func() (err error) {
+				// Each step its own job: as many steps as children, in -steps-step workflows.
+				if r.ownJobs, r.ownJobsCreated, err = b.spanRun(ctx, config(-1), "Bench", max(n/max(b.o.steps, 1), 1)); err != nil {
+					return fmt.Errorf("each step its own job: %w", err)
+				}
+				return nil
+			},
+			func() (err error) {
+				if r.roots, r.rootsCreated, err = b.spanRun(ctx, config(b.o.inlineSteps), fanoutChild, n); err != nil {
+					return fmt.Errorf("one-step workflows without a parent: %w", err)
+				}
+				return nil
+			},
+			func() (err error) {
+				if r.one, r.oneCreated, r.oneFirstStep, r.oneJoin, err = b.fanoutRun(ctx, config(b.o.inlineSteps), n); err != nil {
+					return fmt.Errorf("one parent: %w", err)
+				}
+				return nil
+			},
+		}
+		for k := range spans {
+			if err := spans[(i+k)%len(spans)](); err != nil {
+				return fmt.Errorf("round %d: %w", i+1, err)
+			}
+		}
+		f.rounds = append(f.rounds, r)
+		fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, round %d: one parent's %d children %.0f steps/s, each step its own job %.0f, without a parent %.0f (÷ each step its own job %s); the round took %s\n",
+			p.name, i+1, n, r.one.rate(), r.ownJobs.rate(), r.roots.rate(), ratioText(r.one, r.ownJobs), time.Since(began).Round(100*time.Millisecond))
 	}
-	if f.roots, f.rootsCreated, err = b.spanRun(ctx, config(b.o.inlineSteps), fanoutChild, n); err != nil {
-		return fmt.Errorf("one-step workflows without a parent: %w", err)
-	}
-	if f.one, f.oneCreated, f.oneFirstStep, f.oneJoin, err = b.fanoutRun(ctx, config(b.o.inlineSteps), n); err != nil {
-		return fmt.Errorf("one parent: %w", err)
-	}
+	f.pool()
 	if f.rootsEndsOnly, err = b.createdBeforehand(ctx, config(b.o.inlineSteps), n, false); err != nil {
 		return fmt.Errorf("one-step workflows without a parent, created beforehand: %w", err)
 	}
@@ -140,19 +212,19 @@ func (b *bench) fanoutRuns(ctx context.Context, p *profileResults) error {
 			return fmt.Errorf("%d parents: %w", parents, err)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, %d slots: one parent's %d children %.0f steps/s (÷ each step its own job %s; ÷ without a parent %s), join %.1f ms; created beforehand %.0f (÷ without a parent %s); %d parents one after another, join %s\n",
-		p.name, b.o.workers, n, f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneJoin.p50,
+	fmt.Fprintf(os.Stderr, "geneva-bench: %s: fan-out, %d slots: one parent's %d children %.0f steps/s (÷ each step its own job %s pooled, by round %s; ÷ without a parent %s), join %s ms; created beforehand %.0f (÷ without a parent %s); %d parents one after another, join %s\n",
+		p.name, b.o.workers, n, f.one.rate(), ratioText(f.one, f.ownJobs), f.roundsText(func(r fanoutRound) string { return ratioText(r.one, r.ownJobs) }),
+		ratioText(f.one, f.roots), f.roundsText(func(r fanoutRound) string { return fmt.Sprintf("%.1f", r.oneJoin.p50) }),
 		f.endsOnly.rate(), ratioText(f.endsOnly, f.rootsEndsOnly), b.o.fanoutParents, f.manyJoin)
 	return nil
 }
 
 // spanRun creates n workflows of the type (a hundred a call) while a worker
 // of the configuration runs, waits until they are finished, and times
-// their steps as the fan-out runs time the children (childrenSpan).
+// their steps as the fan-out runs time the children (childrenSpan). It
+// settles once, in measure (it settled twice before -fanout-rounds: the
+// second VACUUM and CHECKPOINT found nothing to do).
 func (b *bench) spanRun(ctx context.Context, config childConfig, workflowType string, n int) (stats runStats, created time.Duration, err error) {
-	if err := b.settle(ctx); err != nil {
-		return runStats{}, 0, err
-	}
 	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		first, last, err := b.createBatch(ctx, workflowType, n, nil)
 		if err == nil {
@@ -193,10 +265,8 @@ func (b *bench) childrenSpan(ctx context.Context, where string, arg1, arg2 any) 
 // configuration runs, and waits until it has joined them and finished. It
 // returns the children's steps over the time from the first child's
 // creation to the last child's end, and the join's latency (joinLatencies).
+// It settles once, in measure, as spanRun.
 func (b *bench) fanoutRun(ctx context.Context, config childConfig, children int) (stats runStats, created, firstStep time.Duration, join latency, err error) {
-	if err := b.settle(ctx); err != nil {
-		return runStats{}, 0, 0, latency{}, err
-	}
 	var parent int64
 	stats, err = b.measure(ctx, config, func(ctx context.Context) (int, time.Duration, error) {
 		var err error
@@ -360,24 +430,54 @@ func fanoutRows(o options, row func(label string, value func(p *profileResults) 
 	if n <= 0 {
 		return
 	}
-	row(fmt.Sprintf("fan-out: one parent, %d children of one no-op step, %d slots, children's steps/s (÷ each step its own job, bar ≥ 0.9×; ÷ the same workflows without a parent)", n, o.workers),
+	row(fmt.Sprintf("fan-out: one parent, %d children of one no-op step, %d slots, children's steps/s%s (÷ each step its own job, bar ≥ 0.9×%s; ÷ the same workflows without a parent)", n, o.workers, roundsLabel(o), byRoundLabel(o)),
 		func(p *profileResults) string { return p.fanout.oneText() })
-	row(fmt.Sprintf("each step its own job, %d slots, steps/s (%d workflows × %d steps, run beside the fan-out runs)", o.workers, max(n/max(o.steps, 1), 1), o.steps),
-		func(p *profileResults) string { return createdText(p.fanout.ownJobs, p.fanout.ownJobsCreated) })
-	row(fmt.Sprintf("the same %d one-step workflows without a parent, %d slots, steps/s", n, o.workers),
-		func(p *profileResults) string { return createdText(p.fanout.roots, p.fanout.rootsCreated) })
+	row(fmt.Sprintf("each step its own job, %d slots, steps/s (%d workflows × %d steps, run beside the fan-out runs%s)", o.workers, max(n/max(o.steps, 1), 1), o.steps, roundsLabel(o)),
+		func(p *profileResults) string {
+			return p.fanout.createdText(p.fanout.ownJobs, func(r fanoutRound) (runStats, time.Duration) { return r.ownJobs, r.ownJobsCreated })
+		})
+	row(fmt.Sprintf("the same %d one-step workflows without a parent, %d slots, steps/s%s", n, o.workers, roundsLabel(o)),
+		func(p *profileResults) string {
+			return p.fanout.createdText(p.fanout.roots, func(r fanoutRound) (runStats, time.Duration) { return r.roots, r.rootsCreated })
+		})
 	row(fmt.Sprintf("fan-out: the same %d children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand)", n),
 		func(p *profileResults) string { return p.fanout.endsOnlyText() })
-	row(fmt.Sprintf("fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; %d parents of %d, one after another; the one parent of %d)", o.fanoutParents, max(n/max(o.fanoutParents, 1), 1), n),
+	each := ""
+	if o.fanoutRounds > 1 {
+		each = ", each round"
+	}
+	row(fmt.Sprintf("fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; %d parents of %d, one after another; the one parent of %d%s)", o.fanoutParents, max(n/max(o.fanoutParents, 1), 1), n, each),
 		func(p *profileResults) string { return p.fanout.joinText() })
 }
 
-// oneText is the one parent's children's steps/s and its ratios.
+// roundsLabel says, in a row's label, that the row pools the rounds.
+func roundsLabel(o options) string {
+	if o.fanoutRounds > 1 {
+		return fmt.Sprintf(", %d rounds pooled", o.fanoutRounds)
+	}
+	return ""
+}
+
+// byRoundLabel says, in a row's label, that the ratio is shown by round too.
+func byRoundLabel(o options) string {
+	if o.fanoutRounds > 1 {
+		return ", pooled and by round"
+	}
+	return ""
+}
+
+// oneText is the one parent's children's steps/s and its ratios: pooled,
+// and each round's.
 func (f fanoutResults) oneText() string {
 	if f.one.units == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("**%.0f** (**%s**; %s; their first step %.1f s after their creation began)", f.one.rate(), ratioText(f.one, f.ownJobs), ratioText(f.one, f.roots), f.oneFirstStep.Seconds())
+	ratio := fmt.Sprintf("**%s**", ratioText(f.one, f.ownJobs))
+	if len(f.rounds) > 1 {
+		ratio = fmt.Sprintf("**%s** pooled; rounds %s", ratioText(f.one, f.ownJobs), f.roundsText(func(r fanoutRound) string { return ratioText(r.one, r.ownJobs) }))
+	}
+	return fmt.Sprintf("**%.0f** (%s; ÷ without a parent %s; their first step %.1f s after their creation began)", f.one.rate(), ratio, ratioText(f.one, f.roots),
+		f.meanOf(func(r fanoutRound) time.Duration { return r.oneFirstStep }).Seconds())
 }
 
 // endsOnlyText is the children's ends alone and their ratio to the same
@@ -389,32 +489,46 @@ func (f fanoutResults) endsOnlyText() string {
 	return fmt.Sprintf("%.0f (%s; %.0f)", f.endsOnly.rate(), ratioText(f.endsOnly, f.rootsEndsOnly), f.rootsEndsOnly.rate())
 }
 
-// createdText is a run's steps/s and how long its workflows' creation took.
-func createdText(s runStats, created time.Duration) string {
-	if s.units == 0 {
+// createdText is a kind of run's pooled steps/s, how long its workflows'
+// creation took (the rounds' mean) and, with more than one round, each
+// round's steps/s.
+func (f fanoutResults) createdText(pooled runStats, of func(r fanoutRound) (runStats, time.Duration)) string {
+	if pooled.units == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f (created in %.1f s)", s.rate(), created.Seconds())
+	created := f.meanOf(func(r fanoutRound) time.Duration { _, d := of(r); return d })
+	text := fmt.Sprintf("%.0f (created in %.1f s", pooled.rate(), created.Seconds())
+	if len(f.rounds) > 1 {
+		text += "; rounds " + f.roundsText(func(r fanoutRound) string { s, _ := of(r); return fmt.Sprintf("%.0f", s.rate()) })
+	}
+	return text + ")"
 }
 
-// joinText is the many parents' join latencies and the one parent's.
+// joinText is the many parents' join latencies and the one parent's, each
+// round's.
 func (f fanoutResults) joinText() string {
-	if f.oneJoin.n == 0 {
+	if len(f.rounds) == 0 || f.rounds[0].oneJoin.n == 0 {
 		return "—"
 	}
-	one := fmt.Sprintf("%.1f", f.oneJoin.p50)
+	texts := make([]string, len(f.rounds))
+	for i, r := range f.rounds {
+		texts[i] = fmt.Sprintf("%.1f", r.oneJoin.p50)
+	}
+	one := strings.Join(texts, ", ")
 	if f.manyJoin.n == 0 {
 		return one
 	}
 	return fmt.Sprintf("**%.1f / %.1f** (n=%d); %s", f.manyJoin.p50, f.manyJoin.p99, f.manyJoin.n, one)
 }
 
-// fanoutCosts adds the fan-out runs' rows to a durability's cost table.
+// fanoutCosts adds the fan-out runs' rows to a durability's cost table: the
+// rounds' runs pooled (mergeRuns), as the throughput rows.
 func fanoutCosts(o options, p *profileResults, cost func(label string, s runStats)) {
 	f := p.fanout
-	cost(fmt.Sprintf("each step its own job, %d slots (beside the fan-out runs)", o.workers), f.ownJobs)
-	cost(fmt.Sprintf("%d one-step workflows without a parent, %d slots", o.fanoutChildren, o.workers), f.roots)
-	cost(fmt.Sprintf("fan-out: one parent's %d children, %d slots", o.fanoutChildren, o.workers), f.one)
+	pooled := roundsLabel(o)
+	cost(fmt.Sprintf("each step its own job, %d slots (beside the fan-out runs%s)", o.workers, pooled), f.ownJobs)
+	cost(fmt.Sprintf("%d one-step workflows without a parent, %d slots%s", o.fanoutChildren, o.workers, pooled), f.roots)
+	cost(fmt.Sprintf("fan-out: one parent's %d children, %d slots%s", o.fanoutChildren, o.workers, pooled), f.one)
 	cost(fmt.Sprintf("%d one-step workflows without a parent, created beforehand, %d slots", o.fanoutChildren, o.workers), f.rootsEndsOnly)
 	cost(fmt.Sprintf("fan-out: one parent's %d children, created beforehand, %d slots", o.fanoutChildren, o.workers), f.endsOnly)
 }
@@ -429,10 +543,11 @@ func fanoutProse(o options) string {
 	fmt.Fprintf(&b, "The fan-out rows measure children and their join ([docs/children.md](../docs/children.md)), after each column's throughput runs, on its settings, with a worker of %d slots (which knows every type of these runs), each run after a VACUUM and a CHECKPOINT. "+
 		"One parent: a workflow whose first step starts %d children of one no-op step (`Step.StartChildren`: created with its success, in the transaction that records it) and whose second step joins them (`worker.Await{Children: worker.JoinAll}`); every child's end counts on a stripe of the parent's counts, the first no other transaction holds, and only a stripe's last end takes the parent's row lock. "+
 		"The children's steps/s is their steps over the time from the first child's `created_at` to the last child's step's `finished_at` (the database's clock, each its transaction's start); "+
-		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way, run just before it in that order. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile. "+
+		"it is compared with every step its own River job (%d workflows of %d no-op steps, InlineSteps -1: a child's one step always has its own job) and with the same %d one-step workflows without a parent, both created by the benchmark %d a call and timed the same way. \"Created in\" is the time from a run's first workflow's `created_at` to its last one's: the steps run meanwhile. "+
 		"The children are created in one transaction (their `created_at` its start, one for all), and none runs before it commits: \"their first step … after their creation began\" is the time from their `created_at` to the first child's step's `started_at` (their creation, its commit and River's fetch), within their timed span. "+
+		"%s"+
 		"To tell the children's creation from their ends, the same children are then created beforehand (the parent first, whose first step then creates none; the children by the benchmark, %d a call, with no worker running), and a worker runs them, timed from the first child's step's `started_at` to the last one's `finished_at` as River's ceiling is; beside the same without a parent, run just before it.",
-		o.workers, n, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall, fanoutPerCall)
+		o.workers, n, max(n/max(o.steps, 1), 1), o.steps, n, fanoutPerCall, fanoutRoundsProse(o), fanoutPerCall)
 	if o.fanoutParents > 1 {
 		fmt.Fprintf(&b, " The join's latency needs many parents: %d parents, one after another with one worker (each created when the one before it has finished, so that its own children are the only work, as the one parent's are; "+
 			"parents at once would measure the queue: a join made due waits behind the other parents' children whose River jobs came first), each fans out %d children and joins them; "+
@@ -441,4 +556,16 @@ func fanoutProse(o options) string {
 	}
 	b.WriteString("\n\n")
 	return b.String()
+}
+
+// fanoutRoundsProse says how the three timed runs were run: in rounds, or
+// once.
+func fanoutRoundsProse(o options) string {
+	if o.fanoutRounds <= 1 {
+		return "The three ran once, one after the other: each step its own job, without a parent, the one parent. "
+	}
+	return fmt.Sprintf("The three ran in %d rounds, each run a span of its own (a worker started and stopped for it, after a VACUUM and a CHECKPOINT), the order rotated each round (each step its own job, without a parent, the one parent; then without a parent, the one parent, each step its own job; and so on), so that no run always comes first or last: "+
+		"the rows pool the rounds (all their steps over all their time), the bar's ratio is the pooled figures', the rounds' own ratios and steps/s follow in the order the rounds ran, and \"created in\" and \"their first step\" are the rounds' means; "+
+		"the cost table's rows of these three pool the rounds too (figures per step weighted by steps), and the one parent's join latency is each round's, in order. "+
+		"The runs that follow (created beforehand, the many parents) ran once, after the rounds. ", o.fanoutRounds)
 }

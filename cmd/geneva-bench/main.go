@@ -106,6 +106,7 @@ type options struct {
 
 	fanoutChildren int
 	fanoutParents  int
+	fanoutRounds   int
 
 	keyedWorkflows int
 	keyedSends     int
@@ -182,6 +183,7 @@ func main() {
 	flag.IntVar(&o.fairSmall, "fair-small", 10, "workflows of each small group of the fairness run")
 	flag.IntVar(&o.fanoutChildren, "fanout-children", 10000, "children of one no-op step that one parent fans out and joins, at each durability, beside as many steps each its own job and as many one-step workflows without a parent (0: skip the fan-out runs)")
 	flag.IntVar(&o.fanoutParents, "fanout-parents", 100, "parents, one after another, of the fan-out run that measures the join's latency (p50 / p99), sharing -fanout-children children (1: only the one parent's)")
+	flag.IntVar(&o.fanoutRounds, "fanout-rounds", 3, "rounds of the fan-out runs' three timed spans (each step its own job, the one-step workflows without a parent, the one parent's children), their order rotated each round; the rows pool the rounds and show each round's ratio")
 	flag.IntVar(&o.keyedWorkflows, "keyed-workflows", 1000, "workflows that receive the keyed-send run's events, at each durability (0: skip that run)")
 	flag.IntVar(&o.keyedSends, "keyed-sends", 10000, "events sent in each half of each round of the keyed-send run: without keys, then with a key each (0: skip that run)")
 	flag.IntVar(&o.cellsSeconds, "cells-seconds", 3, "seconds pgbench times each call of the cells run (bench/cells/run.sh -T; 0: skip it)")

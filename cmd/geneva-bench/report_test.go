@@ -216,35 +216,49 @@ func TestLimitRows(t *testing.T) {
 func TestFanoutRows(t *testing.T) {
 	t.Parallel()
 
-	o := options{sweep: []int{32}, workers: 32, steps: 5, sampleEvery: 10 * time.Millisecond, fanoutChildren: 10000, fanoutParents: 100}
+	o := options{sweep: []int{32}, workers: 32, steps: 5, sampleEvery: 10 * time.Millisecond, fanoutChildren: 10000, fanoutParents: 100, fanoutRounds: 2}
 	run := func(steps int, seconds float64) runStats {
 		return runStats{units: steps, elapsed: time.Duration(seconds * float64(time.Second)), commits: int64(steps)}
 	}
+	f := fanoutResults{
+		rounds: []fanoutRound{
+			{
+				ownJobs: run(10000, 10), roots: run(10000, 12.5), one: run(10000, 11),
+				ownJobsCreated: 2 * time.Second, rootsCreated: 2500 * time.Millisecond, oneFirstStep: 1400 * time.Millisecond,
+				oneJoin: latency{p50: 21.74, p99: 21.74, max: 21.74, n: 1},
+			},
+			{
+				ownJobs: run(10000, 5), roots: run(10000, 7.5), one: run(10000, 9),
+				ownJobsCreated: 1 * time.Second, rootsCreated: 1500 * time.Millisecond, oneFirstStep: 600 * time.Millisecond,
+				oneJoin: latency{p50: 15.02, p99: 15.02, max: 15.02, n: 1},
+			},
+		},
+		endsOnly: run(10000, 8), rootsEndsOnly: run(10000, 5),
+		manyJoin: latency{p50: 12.34, p95: 30, p99: 41.06, max: 47, n: 100},
+	}
+	f.pool()
 	r := &results{
 		options: o,
 		profiles: []*profileResults{
-			{name: "durable", durable: true, set: true, sweep: []sweepRow{{slots: 32}}, fanout: fanoutResults{
-				ownJobs: run(10000, 10), roots: run(10000, 12.5), one: run(10000, 11),
-				endsOnly: run(10000, 8), rootsEndsOnly: run(10000, 5),
-				ownJobsCreated: 2 * time.Second, rootsCreated: 2500 * time.Millisecond, oneFirstStep: 1400 * time.Millisecond,
-				oneJoin:  latency{p50: 21.74, p99: 21.74, max: 21.74, n: 1},
-				manyJoin: latency{p50: 12.34, p95: 30, p99: 41.06, max: 47, n: 100},
-			}},
+			{name: "durable", durable: true, set: true, sweep: []sweepRow{{slots: 32}}, fanout: f},
 			{name: "non-durable", set: true, sweep: []sweepRow{{slots: 32}}}, // its fan-out runs failed to record
 		},
 	}
+	// Pooled: 20,000 steps over 20 s (one parent), 15 s (each step its own
+	// job), 20 s (without a parent); by round 909 ÷ 1000 and 1111 ÷ 2000.
 	text := r.markdown()
 	for _, want := range []string{
-		"| fan-out: one parent, 10000 children of one no-op step, 32 slots, children's steps/s (÷ each step its own job, bar ≥ 0.9×; ÷ the same workflows without a parent) | **909** (**0.91×**; 1.14×; their first step 1.4 s after their creation began) | — |\n",
-		"| each step its own job, 32 slots, steps/s (2000 workflows × 5 steps, run beside the fan-out runs) | 1000 (created in 2.0 s) | — |\n",
-		"| the same 10000 one-step workflows without a parent, 32 slots, steps/s | 800 (created in 2.5 s) | — |\n",
-		"| fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; 100 parents of 100, one after another; the one parent of 10000) | **12.3 / 41.1** (n=100); 21.7 | — |\n",
-		"| fan-out: one parent's 10000 children, 32 slots | 909 | 1.00 |",
+		"| fan-out: one parent, 10000 children of one no-op step, 32 slots, children's steps/s, 2 rounds pooled (÷ each step its own job, bar ≥ 0.9×, pooled and by round; ÷ the same workflows without a parent) | **1000** (**0.75×** pooled; rounds 0.91× / 0.56×; ÷ without a parent 1.00×; their first step 1.0 s after their creation began) | — |\n",
+		"| each step its own job, 32 slots, steps/s (2000 workflows × 5 steps, run beside the fan-out runs, 2 rounds pooled) | 1333 (created in 1.5 s; rounds 1000 / 2000) | — |\n",
+		"| the same 10000 one-step workflows without a parent, 32 slots, steps/s, 2 rounds pooled | 1000 (created in 2.0 s; rounds 800 / 1333) | — |\n",
+		"| fan-out: the last child's end → the join step's start, p50 / p99 (ms) (bar: p99 ≤ 50; 100 parents of 100, one after another; the one parent of 10000, each round) | **12.3 / 41.1** (n=100); 21.7, 15.0 | — |\n",
+		"| fan-out: one parent's 10000 children, 32 slots, 2 rounds pooled | 1000 | 1.00 |",
 		"| fan-out: the same 10000 children created beforehand, their ends alone, steps/s (÷ the same workflows without a parent, created beforehand) | 1250 (0.62×; 2000) | — |\n",
 		"One parent: a workflow whose first step starts 10000 children of one no-op step",
 		"none runs before it commits",
+		"The three ran in 2 rounds",
 		"100 parents, one after another with one worker",
-		"-fanout-children 10000 -fanout-parents 100 ",
+		"-fanout-children 10000 -fanout-parents 100 -fanout-rounds 2 ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("markdown() lacks %q", want)
@@ -252,10 +266,25 @@ func TestFanoutRows(t *testing.T) {
 	}
 
 	// Only the one parent's join.
-	f := r.profiles[0].fanout
 	f.manyJoin = latency{}
-	if got, want := f.joinText(), "21.7"; got != want {
+	if got, want := f.joinText(), "21.7, 15.0"; got != want {
 		t.Errorf("joinText() of the one parent = %q, want %q", got, want)
+	}
+
+	// One round: the ratio alone, no rounds.
+	r.options.fanoutRounds = 1
+	one := fanoutResults{rounds: f.rounds[:1]}
+	one.pool()
+	r.profiles[0].fanout = one
+	text = r.markdown()
+	for _, want := range []string{
+		"| fan-out: one parent, 10000 children of one no-op step, 32 slots, children's steps/s (÷ each step its own job, bar ≥ 0.9×; ÷ the same workflows without a parent) | **909** (**0.91×**; ÷ without a parent 1.14×; their first step 1.4 s after their creation began) | — |\n",
+		"| each step its own job, 32 slots, steps/s (2000 workflows × 5 steps, run beside the fan-out runs) | 1000 (created in 2.0 s) | — |\n",
+		"The three ran once",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("markdown() of one round lacks %q", want)
+		}
 	}
 
 	// A skipped run leaves no rows and no prose.

@@ -39,7 +39,7 @@ var benchRuns = []benchRun{
 		func(o *options) { o.awaitFor, o.awaitBurst = 0, 0 }},
 	{"limits", "a concurrency limit never reached and a saturated one, each beside runs without limits",
 		func(o *options) { o.limitWorkflows = 0 }},
-	{"fanout", "one parent fanning out -fanout-children children of one no-op step and joining them, beside each step its own job; the join's latency over -fanout-parents parents",
+	{"fanout", "one parent fanning out -fanout-children children of one no-op step and joining them, beside each step its own job, in -fanout-rounds rounds; the join's latency over -fanout-parents parents",
 		func(o *options) { o.fanoutChildren = 0 }},
 	{"keys", "send_event with an event key beside without one (issue 49's bar: a key costs at most 10%)",
 		func(o *options) { o.keyedWorkflows, o.keyedSends = 0, 0 }},
