@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -106,6 +107,23 @@ func TestCellsPages(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`(?s)Steps ended per minute.*<svg class="chart"`), bodies["/"])
 	require.False(t, strings.Contains(bodies["/"], "No workflows yet"))
 
+	// The error filter's suggestions: each cell's classes, merged
+	// (geneva.error_classes through the router: a few rows a cell), with the
+	// router's step_errors view renamed away, which read every cell's whole
+	// view once a class
+	_, err := router.Exec(ctx, "alter view geneva.step_errors rename to step_errors_away")
+	require.NoError(t, err)
+	r := get(t, h, "/workflows")
+	_, err = router.Exec(ctx, "alter view geneva.step_errors_away rename to step_errors")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Regexp(t, `(?s)<datalist id="error-classes">.*<option value="CardDeclined">.*<option value="GatewayTimeout">.*</datalist>`, r.body)
+	rows, err := router.Query(ctx, "select geneva.error_classes(1)")
+	require.NoError(t, err)
+	classes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"CardDeclined"}, classes, "at most the limit, merged")
+
 	// One workflow's rows of a view are read from the one cell its id routes
 	// to (geneva.cell_<view>), not from every cell's whole view: with the
 	// other cell's views renamed away, the workflow page and goclient's
@@ -125,9 +143,9 @@ func TestCellsPages(t *testing.T) {
 			_, _ = other.Exec(ctx, fmt.Sprintf("alter view geneva.%s_away rename to %s", view, view))
 		}
 	})
-	_, err := router.Exec(ctx, "select count(*) from geneva.workflow_timeline")
+	_, err = router.Exec(ctx, "select count(*) from geneva.workflow_timeline")
 	require.ErrorContains(t, err, "does not exist", "a whole view is read from every cell")
-	r := get(t, h, page)
+	r = get(t, h, page)
 	require.Equal(t, http.StatusOK, r.status, "%s: %s", page, r.body)
 	require.Equal(t, strings.Count(before.body, "<tr"), strings.Count(r.body, "<tr"), "the same rows")
 	client := goclient.New(router)

@@ -148,21 +148,11 @@ func (h *handler) listWorkflows(ctx context.Context, f *filter) ([]*goclient.Lis
 const maxErrorClasses = 100
 
 // errorClasses lists the error classes that executions carry, in order, for
-// the filter's suggestions: one index probe per class (a loose scan of
-// step_executions_error_class_name), however many executions carry each.
+// the filter's suggestions (geneva.error_classes: one index probe per class,
+// however many executions carry each; through a cells' router, a few rows
+// from each cell, not every cell's whole view once a class).
 func (h *handler) errorClasses(ctx context.Context) ([]string, error) {
-	rows, err := h.db.Query(ctx, `
-		with recursive classes as (
-		  (select e.error_class_name as name from geneva.step_errors e order by e.error_class_name limit 1)
-		  union all
-		  select (
-		    select e.error_class_name from geneva.step_errors e
-		    where e.error_class_name > c.name order by e.error_class_name limit 1
-		  )
-		  from classes c
-		  where c.name is not null
-		)
-		select name from classes where name is not null limit $1`, maxErrorClasses)
+	rows, err := h.db.Query(ctx, `select geneva.error_classes($1)`, maxErrorClasses)
 	if err != nil {
 		return nil, err
 	}

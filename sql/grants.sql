@@ -93,6 +93,7 @@ grant execute on function
   geneva.final_step_at,
   geneva.list_workflows,
   geneva.count_workflows,
+  geneva.error_classes,
   geneva.step_history,
   geneva.get_step_execution
 to {{ .role_reader }}, {{ .role_app }}, {{ .role_operator }}, {{ .role_worker }};

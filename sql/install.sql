@@ -286,6 +286,7 @@ $$;
 {{ template "verbs/_workflow_filter.sql" . }}
 {{ template "api/list_workflows.sql" . }}
 {{ template "api/count_workflows.sql" . }}
+{{ template "api/error_classes.sql" . }}
 {{ template "api/step_history.sql" . }}
 {{ template "api/get_step_execution.sql" . }}
 {{ template "verbs/_retry_workflow.sql" . }}

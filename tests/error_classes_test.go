@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -58,6 +59,37 @@ func TestErrorClasses(t *testing.T) {
 			from geneva.paused_workflows where workflow_id = $1`, id).Scan(&class, &classes))
 		require.Equal(t, "SmtpTimeout", class)
 		require.Equal(t, []string{"SmtpTimeout", "Timeout"}, classes)
+	})
+
+	t.Run("ListedOnceInOrder", func(t *testing.T) {
+		// geneva.error_classes, the dashboard's suggestions: each class the
+		// executions carry, once, in order, at most the limit, read as a
+		// dashboard reads it (a member of geneva_reader)
+		t.Parallel()
+		b := setup(t)
+		b.setNow(t, t0)
+		b.defineFailing(t, "")
+		for i, class := range []string{"Timeout", "BadCard", "Timeout", "Refused"} {
+			id := b.create(t, "Failing", strconv.Itoa(i))
+			b.fail(t, b.run(t, id).ExecutionID, []string{class}, "failed")
+		}
+		id := b.create(t, "Failing", "ok")
+		b.complete(t, b.run(t, id).ExecutionID, "pause", nil) // no class
+
+		classes := func(limit int) []string {
+			var all []string
+			for _, row := range viewRows[struct{ Class string }](t, b, "select geneva.error_classes($1)", limit) {
+				all = append(all, row.Class)
+			}
+			return all
+		}
+		require.Equal(t, []string{"BadCard", "Refused", "Timeout"}, classes(100))
+		require.Equal(t, []string{"BadCard", "Refused"}, classes(2))
+
+		_, err := b.conn.Exec(b.ctx, "select geneva.error_classes(null)")
+		requireCode(t, err, "22004")
+		_, err = b.conn.Exec(b.ctx, "select geneva.error_classes(0)")
+		requireCode(t, err, "22023")
 	})
 
 	t.Run("NoClassesWithoutAnError", func(t *testing.T) {

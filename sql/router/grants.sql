@@ -38,6 +38,7 @@ grant execute on function
   geneva.get_workflow,
   geneva.list_workflows,
   geneva.count_workflows,
+  geneva.error_classes,
   geneva.step_history,
   geneva.get_step_execution,
   geneva.final_step_at,

@@ -28,7 +28,7 @@
 --   by id         get_workflow, pause_workflow, resume_workflow,
 --                 cancel_workflow, skip_step, retry_workflow, send_event,
 --                 step_history, get_step_execution, final_step_at
---   on all cells  list_workflows, count_workflows, bulk_workflows
+--   on all cells  list_workflows, count_workflows, error_classes, bulk_workflows
 --                 (merged), define_workflow, define_limit (each cell's)
 -- Views: workflow_counts and engine_metrics, the cells' columns, merged
 -- from cells_workflow_counts and cells_engine_metrics (RUN ON ALL, each
@@ -69,6 +69,8 @@
 {{ template "router/list_workflows.sql" . }}
 {{ template "router/_cells_count_workflows.sql" . }}
 {{ template "router/count_workflows.sql" . }}
+{{ template "router/_cells_error_classes.sql" . }}
+{{ template "router/error_classes.sql" . }}
 {{ template "router/_cells_define_workflow.sql" . }}
 {{ template "router/define_workflow.sql" . }}
 {{ template "router/_cells_bulk_workflows.sql" . }}
