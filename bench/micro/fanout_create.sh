@@ -38,31 +38,8 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- tree
 
-work=$(mktemp -d)
-chmod 755 "$work"
-as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$*"; else bash -c "$*"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$work"
-port=$(( 57000 + RANDOM % 1000 ))
-as_pg "'$bin/initdb' -D '$work/pg' -A trust -U postgres >/dev/null"
-cat > "$work/postgres.sh" <<EOS
-#!/bin/bash
-exec valgrind --tool=callgrind --callgrind-out-file='$work/cg.%p' --toggle-collect=plpgsql_inline_handler \
-  --dump-instr=no '$bin/postgres' -D '$work/pg' -p $port -k '$work' -c listen_addresses=127.0.0.1 \
-  -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c autovacuum=off -c jit=off \
-  -c shared_buffers=256MB -c max_wal_size=4GB -c max_connections=20
-EOS
-chmod 755 "$work/postgres.sh"
-as_pg "'$work/postgres.sh' > '$work/log' 2>&1 &"
-cleanup() {
-  as_pg "'$bin/pg_ctl' -D '$work/pg' stop -m fast" >/dev/null 2>&1 || true
-  # (valgrind may still write the server's profiles for a while)
-  for _ in $(seq 1 100); do rm -rf "$work" 2>/dev/null && break; sleep 0.2; done
-}
-trap cleanup EXIT
-for _ in $(seq 1 120); do
-  psql -qX -h 127.0.0.1 -p "$port" -U postgres -c "select 1" >/dev/null 2>&1 && break
-  sleep 1
-done
+# shellcheck source=valgrind_server.sh
+. "$here/valgrind_server.sh"
 
 i=0
 for what in "$@"; do

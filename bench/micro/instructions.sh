@@ -34,30 +34,8 @@ while [ $# -gt 0 ]; do
 done
 [ ${#whats[@]} -gt 0 ] || whats=(tree)
 
-work=$(mktemp -d)
-chmod 755 "$work"
-as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$*"; else bash -c "$*"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$work"
-port=$(( 56000 + RANDOM % 1000 ))
-as_pg "'$bin/initdb' -D '$work/pg' -A trust -U postgres >/dev/null"
-cat > "$work/postgres.sh" <<EOF
-#!/bin/bash
-exec valgrind --tool=callgrind --callgrind-out-file='$work/cg.%p' --toggle-collect=plpgsql_inline_handler \
-  --dump-instr=no '$bin/postgres' -D '$work/pg' -p $port -k '$work' -c listen_addresses=127.0.0.1 \
-  -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c autovacuum=off -c jit=off \
-  -c shared_buffers=256MB -c max_wal_size=4GB -c max_connections=20
-EOF
-chmod 755 "$work/postgres.sh"
-as_pg "'$work/postgres.sh' > '$work/log' 2>&1 &"
-# (the server, slow under valgrind, may still write its files for a while
-# after the signal: wait for it to go before removing them)
-trap 'pkill -f "$work/pg" 2>/dev/null || true
-  for _ in $(seq 1 100); do pgrep -f "$work/pg" >/dev/null || break; sleep 0.2; done
-  rm -rf "$work"' EXIT
-for _ in $(seq 1 120); do
-  psql -qX "postgres://postgres@127.0.0.1:$port/postgres" -c "select 1" >/dev/null 2>&1 && break
-  sleep 1
-done
+# shellcheck source=valgrind_server.sh
+. "$here/valgrind_server.sh"
 
 for what in "${whats[@]}"; do
   before=$(ls "$work"/cg.* 2>/dev/null | sort || true)
