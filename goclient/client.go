@@ -22,7 +22,8 @@ type DB interface {
 }
 
 // Client calls Geneva's SQL functions for an application or operator. It
-// holds nothing but its DB.
+// holds its DB and whether that is a cells' router (OnRouter, asked once);
+// it is safe for concurrent use when its DB is.
 type Client struct {
 	db DB
 
